@@ -1,0 +1,204 @@
+/**
+ * The public contract of the storage lib: what a commit is, what a participant
+ * derives, what a snapshot reads. Implementations live beside this file.
+ */
+import type { JsonValue, Row, TableManifest, Lsn } from '@mmdb/core';
+
+/** A primary-key tuple, in `primary_key` order. */
+export type PkTuple = JsonValue[];
+
+/** A row as stored: its key, version (1 on insert, +1 per write), the LSN that wrote it, its values. */
+export interface StoredRow {
+  readonly schema: string;
+  readonly pk: PkTuple;
+  readonly version: number;
+  readonly lsn: Lsn;
+  readonly values: Row;
+}
+
+/** Preconditions of one row write (spec §3.2). */
+export type Precondition =
+  | { readonly kind: 'insert' } // the row must be absent → conflict
+  | { readonly kind: 'if_match'; readonly version: number | '*' } // absent → precondition_failed; other version → write_conflict
+  | { readonly kind: 'exists' }; // the row must exist → row_not_found (used by SQL UPDATE)
+
+export interface RowPutChange {
+  readonly op: 'put';
+  readonly schema: string;
+  /** Full row values (missing optional columns get their default or stay absent). */
+  readonly row: Row;
+  readonly precondition?: Precondition;
+}
+
+export interface RowDeleteChange {
+  readonly op: 'delete';
+  readonly schema: string;
+  readonly pk: PkTuple;
+  readonly precondition?: Precondition;
+}
+
+/** A change addressed to one participant (e.g. a standalone vector put or fts document). */
+export interface CustomChange {
+  readonly op: 'custom';
+  /** The participant's `name`. */
+  readonly participant: string;
+  readonly type: string;
+  readonly payload: JsonValue;
+}
+
+export interface SchemaPutChange {
+  readonly op: 'schema_put';
+  /** The manifest TOML text, kept verbatim for GET. */
+  readonly toml: string;
+}
+
+export interface SchemaDropChange {
+  readonly op: 'schema_drop';
+  readonly schema: string;
+}
+
+export type Change = RowPutChange | RowDeleteChange | CustomChange | SchemaPutChange | SchemaDropChange;
+
+/** What the coordinator records for an Idempotency-Key, in the same frame as the write. */
+export interface IdempotencyRecord {
+  readonly key: string;
+  /** Hash of (method, route, body): a replay with another hash is a `conflict`. */
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  /** The response to store, computed from the commit's results (so it carries the new version). */
+  readonly render: (results: readonly ChangeResult[]) => StoredResponse;
+}
+
+export interface StoredResponse {
+  readonly status: number;
+  readonly body: JsonValue;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface CommitRequest {
+  /** Applied in order, all or nothing, in one frame. */
+  readonly changes: readonly Change[];
+  readonly idempotency?: IdempotencyRecord;
+}
+
+export type ChangeResult =
+  | { readonly op: 'put'; readonly schema: string; readonly pk: PkTuple; readonly version: number; readonly created: boolean }
+  | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple; readonly deleted: boolean; readonly version: number | null }
+  | { readonly op: 'custom'; readonly participant: string; readonly result: JsonValue }
+  | { readonly op: 'schema_put'; readonly schema: string; readonly created: boolean }
+  | { readonly op: 'schema_drop'; readonly schema: string; readonly dropped: boolean };
+
+export interface CommitResult {
+  readonly lsn: Lsn;
+  readonly results: readonly ChangeResult[];
+  /** Set when the Idempotency-Key was already committed with the same fingerprint: nothing was written. */
+  readonly replayed?: StoredResponse;
+}
+
+/** One raw key write. `value: null` deletes the key. */
+export interface KeyWrite {
+  readonly key: Buffer;
+  readonly value: Buffer | null;
+}
+
+/** A row change as participants see it: images before and after, the manifest in force. */
+export interface RowChangeEvent {
+  readonly schema: string;
+  readonly manifest: TableManifest;
+  readonly pk: PkTuple;
+  readonly before: StoredRow | null;
+  readonly after: StoredRow | null;
+}
+
+/** Read access while deriving: committed state plus the earlier writes of the same group. */
+export interface DeriveContext {
+  readonly lsn: Lsn;
+  get(key: Buffer): Promise<Buffer | undefined>;
+  /** Keys in [gte, lt), merged with the group's pending writes, in key order. */
+  range(opts: { gte: Buffer; lt: Buffer; limit?: number; reverse?: boolean }): Promise<Array<[Buffer, Buffer]>>;
+  getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined>;
+  manifest(schema: string): TableManifest | undefined;
+}
+
+/** A frame after decoding: what participants apply and followers ship. */
+export interface CommittedFrame {
+  readonly version: number;
+  readonly epoch: number;
+  readonly lsn: Lsn;
+  readonly time: number;
+  /** The logical changes, as JSON (row puts carry the full stored row and version). */
+  readonly changes: readonly LoggedChange[];
+  /** Every key write of the frame, row keys and derived keys alike. */
+  readonly writes: readonly KeyWrite[];
+}
+
+export type LoggedChange =
+  | { readonly op: 'put'; readonly schema: string; readonly pk: PkTuple; readonly version: number; readonly values: Row }
+  | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple }
+  | { readonly op: 'custom'; readonly participant: string; readonly type: string; readonly payload: JsonValue }
+  | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string }
+  | { readonly op: 'schema_drop'; readonly schema: string };
+
+/**
+ * A derived-write producer (secondary index, fts, vector, graph). Registered on a
+ * store before it opens; the coordinator calls it for every change of a request,
+ * and after durability applies frames to it in LSN order.
+ */
+export interface CommitParticipant {
+  readonly name: string;
+  /** Key writes implied by a row change. Throwing a DbError rejects that request alone. */
+  deriveRow?(change: RowChangeEvent, ctx: DeriveContext): Promise<readonly KeyWrite[]> | readonly KeyWrite[];
+  /** Key writes for a custom change addressed to this participant, and the result returned to the caller. */
+  deriveCustom?(
+    change: CustomChange,
+    ctx: DeriveContext,
+  ): Promise<{ writes: readonly KeyWrite[]; result: JsonValue }> | { writes: readonly KeyWrite[]; result: JsonValue };
+  /** Checks a schema before it is registered (throw validation_failed), and derives writes for its (re)registration. */
+  deriveSchema?(manifest: TableManifest, previous: TableManifest | undefined, ctx: DeriveContext): Promise<readonly KeyWrite[]> | readonly KeyWrite[];
+  /** Key ranges [gte, lt) holding this participant's entries for a schema; cleared when the schema is dropped. */
+  dropRanges?(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]>;
+  /** Applies a durable frame to in-memory structures. Called in LSN order, before callers resolve. */
+  apply?(frame: CommittedFrame): void;
+  /** Loads the participant's checkpoint at open; returns the LSN it covers (frames after it are replayed through apply). */
+  open?(store: StoreReader): Promise<Lsn>;
+  /** Writes a checkpoint of in-memory state (returns the LSN it covers); called by store.checkpoint() and at close. */
+  checkpoint?(store: StoreReader): Promise<Lsn>;
+}
+
+/** A consistent view of one tenant store (an explicit classic-level snapshot). */
+export interface Snapshot {
+  getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined>;
+  /** Rows in pk order, in batches. `prefix` fixes the leading pk columns; `gte`/`lt` etc. bound the pk tuple. */
+  scanRows(schema: string, opts?: ScanOptions): AsyncIterable<StoredRow[]>;
+  /** Rows through a secondary index, in index order, in batches. Bounds apply to the index's value tuple. */
+  scanIndex(schema: string, index: string, opts?: ScanOptions): AsyncIterable<StoredRow[]>;
+  rawGet(key: Buffer): Promise<Buffer | undefined>;
+  rawRange(opts: { gte: Buffer; lt: Buffer; reverse?: boolean; limit?: number; batchSize?: number }): AsyncIterable<Array<[Buffer, Buffer]>>;
+  /** Frees the snapshot. Reads after release fail. */
+  release(): Promise<void>;
+}
+
+export interface ScanOptions {
+  /** Equality on the leading tuple components. */
+  readonly prefix?: PkTuple;
+  readonly gt?: PkTuple;
+  readonly gte?: PkTuple;
+  readonly lt?: PkTuple;
+  readonly lte?: PkTuple;
+  readonly reverse?: boolean;
+  readonly limit?: number;
+  /** Rows per batch (default 256). */
+  readonly batchSize?: number;
+}
+
+/** Read-side handle given to participants at open/checkpoint. */
+export interface StoreReader {
+  snapshot(): Snapshot;
+  manifests(): TableManifest[];
+  /** Writes raw keys outside the log (participant checkpoints only), durably. */
+  writeCheckpoint(writes: readonly KeyWrite[]): Promise<void>;
+  readonly lastLsn: Lsn;
+}
+
+/** Evaluates a manifest CHECK expression against a row; registered by the query engine. `false` fails; `null`/`true` pass (SQL rule). */
+export type CheckEvaluator = (expr: string, row: Row, manifest: TableManifest) => boolean | null;
