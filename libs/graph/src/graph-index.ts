@@ -1,0 +1,354 @@
+/**
+ * The graph engine of one tenant store: a `CommitParticipant` that derives edge
+ * keys in the row's frame, and the reader that serves traversals from an
+ * in-memory adjacency per relation (built lazily from the `E` keys, then kept
+ * current from applied frames).
+ *
+ * @example
+ *   const graph = new GraphIndex();
+ *   const store = await TenantStore.open({ dir, participants: [graph] });
+ *   await store.registerSchema(toml);          // with [[relations]] name = "cites" ...
+ *   await store.put('lib.papers', { id: 'a', cites: ['b', 'c'] });
+ *   await graph.neighbors('lib.papers', 'cites', 'a'); // ['b', 'c']
+ */
+import { DbError, type JsonValue, type Lsn, type RelationDef, type Row, type TableManifest } from '@mmdb/core';
+import {
+  decodeKey,
+  prefixRange,
+  type CommitParticipant,
+  type CommittedFrame,
+  type DeriveContext,
+  type KeyWrite,
+  type RowChangeEvent,
+  type StoreReader,
+} from '@mmdb/storage';
+import { Adjacency } from './adjacency';
+import { decodeEdgeValue, edgesOfRow, edgeWrites, EDGE_SPACE, FORWARD, relationRange, schemaEdgeRange } from './edges';
+import { tupleOfNode } from './node';
+import { bfs, dijkstra, shortestPath, type DijkstraResult, type Visit, type WeightFn } from './traverse';
+
+/** Deepest BFS / path search a request may ask for. */
+export const MAX_DEPTH = 64;
+export const DEFAULT_DEPTH = 3;
+
+/** A relation as the reader resolves it: where it is declared and what it links. */
+export interface ResolvedRelation {
+  /** The schema whose rows make the edges (where `[[relations]]` is declared). */
+  readonly schema: string;
+  readonly def: RelationDef;
+}
+
+interface RelState {
+  /** JSON of the definition the adjacency was built for. */
+  readonly def: string;
+  adj?: Adjacency;
+  building?: Promise<Adjacency>;
+  /** Edge writes applied while the initial scan runs, replayed after it. */
+  pending?: KeyWrite[];
+}
+
+const E_BYTE = EDGE_SPACE.charCodeAt(0);
+const ROW_SPACE = 'R';
+
+export class GraphIndex implements CommitParticipant {
+  readonly name = 'graph';
+  private reader?: StoreReader;
+  private readonly rels = new Map<string, RelState>();
+
+  // ---- participant: writes -------------------------------------------------
+
+  deriveRow(change: RowChangeEvent): readonly KeyWrite[] {
+    const m = change.manifest;
+    if (m.relations.length === 0) return [];
+    const writes: KeyWrite[] = [];
+    for (const rel of m.relations) {
+      const before = change.before ? edgesOfRow(rel, m, change.pk, change.before.values) : [];
+      const after = change.after ? edgesOfRow(rel, m, change.pk, change.after.values) : [];
+      writes.push(...edgeWrites(m.id, rel.name, before, after));
+    }
+    return writes;
+  }
+
+  async deriveSchema(manifest: TableManifest, previous: TableManifest | undefined, ctx: DeriveContext): Promise<readonly KeyWrite[]> {
+    for (const rel of manifest.relations) checkRelation(manifest, rel, ctx);
+    if (!previous || sameRelations(previous, manifest)) return [];
+    // Relations changed on a table that may hold rows: rewrite its edges from its rows.
+    const writes: KeyWrite[] = [];
+    const [gte, lt] = schemaEdgeRange(manifest.id);
+    for (const [key] of await ctx.range({ gte, lt })) writes.push({ key, value: null });
+    if (manifest.relations.length === 0) return writes;
+    const rows = prefixRange(ROW_SPACE, [manifest.id]);
+    const fresh = new Map<string, KeyWrite>();
+    for (const [key] of await ctx.range(rows)) {
+      const pk = decodeKey(key).slice(1);
+      const row = await ctx.getRow(manifest.id, pk);
+      if (!row) continue;
+      for (const rel of manifest.relations) {
+        for (const w of edgeWrites(manifest.id, rel.name, [], edgesOfRow(rel, manifest, pk, row.values))) fresh.set(w.key.toString('latin1'), w);
+      }
+    }
+    const out = writes.filter((w) => !fresh.has(w.key.toString('latin1')));
+    out.push(...fresh.values());
+    return out;
+  }
+
+  dropRanges(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]> {
+    return [schemaEdgeRange(manifest.id)];
+  }
+
+  // ---- participant: frames and open -----------------------------------------
+
+  async open(store: StoreReader): Promise<Lsn> {
+    this.reader = store;
+    // Edge keys are durable in the store; adjacencies are built on first use.
+    return store.lastLsn;
+  }
+
+  /** Gives the engine its store when it was not opened as a participant (apps/api EngineHooks). */
+  attach(store: StoreReader): void {
+    this.reader ??= store;
+  }
+
+  apply(frame: CommittedFrame): void {
+    for (const c of frame.changes) {
+      if (c.op === 'schema_put' || c.op === 'schema_drop') this.forgetSchema(c.schema);
+    }
+    if (this.rels.size === 0) return;
+    for (const w of frame.writes) {
+      if (w.key[0] !== E_BYTE) continue;
+      const t = decodeKey(w.key);
+      if (t[2] !== FORWARD) continue;
+      const st = this.rels.get(relKey(t[0] as string, t[1] as string));
+      if (!st) continue;
+      if (st.adj) applyWrite(st.adj, t, w.value);
+      else st.pending?.push(w);
+    }
+  }
+
+  private forgetSchema(schema: string): void {
+    for (const k of [...this.rels.keys()]) if (k.startsWith(`${schema}\u0000`)) this.rels.delete(k);
+  }
+
+  // ---- reader --------------------------------------------------------------
+
+  /**
+   * Finds `rel` for a request on `schema`: declared on `schema`, or declared on an
+   * edge table whose source is `schema`. Unknown schema → `schema_not_found`;
+   * unknown relation → `not_found`.
+   */
+  resolve(schema: string, rel: string): ResolvedRelation {
+    const manifests = this.store().manifests();
+    const m = manifests.find((x) => x.id === schema);
+    if (!m) throw new DbError('schema_not_found', `schema "${schema}" is not registered`, { schema });
+    const own = m.relations.find((r) => r.name === rel);
+    if (own) return { schema, def: own };
+    for (const other of manifests) {
+      const r = other.relations.find((x) => x.name === rel && x.source === schema);
+      if (r) return { schema: other.id, def: r };
+    }
+    throw new DbError('not_found', `relation "${rel}" is not declared on schema "${schema}" (nor on an edge table whose source is it)`, {
+      schema,
+      rel,
+    });
+  }
+
+  /** The adjacency of a relation, built from the store on first use. */
+  async adjacency(schema: string, rel: string): Promise<{ relation: ResolvedRelation; adj: Adjacency }> {
+    const relation = this.resolve(schema, rel);
+    const key = relKey(relation.schema, relation.def.name);
+    const def = JSON.stringify(relation.def);
+    let st = this.rels.get(key);
+    if (!st || st.def !== def) {
+      st = { def };
+      this.rels.set(key, st);
+    }
+    if (st.adj) return { relation, adj: st.adj };
+    st.building ??= this.build(key, st, relation);
+    return { relation, adj: await st.building };
+  }
+
+  private async build(key: string, st: RelState, relation: ResolvedRelation): Promise<Adjacency> {
+    st.pending = [];
+    // The snapshot is taken after `pending` starts collecting, so every frame is
+    // either in the snapshot, in `pending`, or both (applying twice is harmless).
+    const snap = this.store().snapshot();
+    const adj = new Adjacency();
+    try {
+      const { gte, lt } = relationRange(relation.schema, relation.def.name, FORWARD);
+      for await (const batch of snap.rawRange({ gte, lt, batchSize: 4096 })) {
+        for (const [k, v] of batch) {
+          const t = decodeKey(k);
+          const val = decodeEdgeValue(v);
+          adj.append({ src: t[3] as string, dst: t[4] as string, owner: t[5] as string | null, ...val });
+        }
+      }
+    } catch (e) {
+      if (this.rels.get(key) === st) this.rels.delete(key);
+      throw e;
+    } finally {
+      await snap.release();
+    }
+    for (const w of st.pending) applyWrite(adj, decodeKey(w.key), w.value);
+    st.pending = undefined;
+    st.adj = adj;
+    st.building = undefined;
+    return adj;
+  }
+
+  private store(): StoreReader {
+    if (!this.reader) throw new DbError('internal_error', 'graph index is not attached to a store');
+    return this.reader;
+  }
+
+  /** Distinct neighbour node strings of `node` along `rel`. */
+  async neighbors(schema: string, rel: string, node: string): Promise<string[]> {
+    const { adj } = await this.adjacency(schema, rel);
+    return adj.neighbors(node);
+  }
+
+  /** Breadth-first visit from `src`, `depth` hops at most (0..MAX_DEPTH), the source first. */
+  async bfs(schema: string, rel: string, src: string, depth: number = DEFAULT_DEPTH): Promise<Visit[]> {
+    checkDepth(depth, 'depth');
+    const { adj } = await this.adjacency(schema, rel);
+    return bfs(adj, src, depth);
+  }
+
+  /** Whether `dst` is reachable from `src` in at most `maxDepth` hops, with a fewest-hops path. */
+  async path(schema: string, rel: string, src: string, dst: string, maxDepth: number = MAX_DEPTH): Promise<{ reachable: boolean; path: string[] }> {
+    checkDepth(maxDepth, 'max_depth');
+    const { adj } = await this.adjacency(schema, rel);
+    const p = shortestPath(adj, src, dst, maxDepth);
+    return p ? { reachable: true, path: p } : { reachable: false, path: [] };
+  }
+
+  /**
+   * Least-weight path. Edge weight: `weights["<from>|<to>"]` if given, else the row's
+   * `weightField` column (default: the relation's `weight` column), else 1.
+   */
+  async dijkstra(
+    schema: string,
+    rel: string,
+    src: string,
+    dst: string,
+    opts: { weightField?: string; weights?: Readonly<Record<string, number>> } = {},
+  ): Promise<DijkstraResult> {
+    const overrides = opts.weights ? checkWeights(opts.weights) : undefined;
+    const { relation, adj } = await this.adjacency(schema, rel);
+    const field = opts.weightField === undefined || opts.weightField === relation.def.weight ? undefined : opts.weightField;
+    const out = adj.out;
+    const names = adj.names;
+    const base: WeightFn =
+      field === undefined
+        ? (u, k) => out[u]!.w[k]
+        : (u, k) => {
+            const p = out[u]!.props?.[k];
+            const v = p?.[field];
+            return v === undefined ? NaN : v;
+          };
+    const weight: WeightFn = overrides
+      ? (u, k) => {
+          const o = overrides.get(`${names[u]}|${names[out[u]!.to[k]]}`);
+          return o === undefined ? base(u, k) : o;
+        }
+      : base;
+    return dijkstra(adj, src, dst, weight);
+  }
+
+  /**
+   * Rows of the relation's source table that point at `pk` (one hop inbound).
+   * A self-relation (source = target) is refused: its direction is ambiguous.
+   */
+  async reverse(schema: string, rel: string, pk: string): Promise<Row[]> {
+    const relation = this.resolve(schema, rel);
+    if (relation.def.source === relation.def.target) {
+      throw new DbError(
+        'validation_failed',
+        `relation "${rel}" links ${relation.def.source} to itself: reverse traversal is only defined when the source and target tables differ (use neighbors on the relation instead)`,
+        { rel },
+      );
+    }
+    const { adj } = await this.adjacency(schema, rel);
+    const sources = adj.sources(pk);
+    const sm = this.store().manifests().find((m) => m.id === relation.def.source);
+    if (!sm || sources.length === 0) return [];
+    const snap = this.store().snapshot();
+    try {
+      const rows: Row[] = [];
+      for (const s of sources) {
+        let tuple: JsonValue[];
+        try {
+          tuple = tupleOfNode(s, sm);
+        } catch {
+          continue; // a key text that cannot be a key of the source table names no row
+        }
+        const r = await snap.getRow(sm.id, tuple);
+        if (r) rows.push(r.values);
+      }
+      return rows;
+    } finally {
+      await snap.release();
+    }
+  }
+}
+
+function relKey(schema: string, rel: string): string {
+  return `${schema}\u0000${rel}`;
+}
+
+function applyWrite(adj: Adjacency, t: JsonValue[], value: Buffer | null): void {
+  const src = t[3] as string;
+  const dst = t[4] as string;
+  const owner = t[5] as string | null;
+  if (value === null) adj.remove(src, dst, owner);
+  else adj.put({ src, dst, owner, ...decodeEdgeValue(value) });
+}
+
+function checkDepth(d: number, name: string): void {
+  if (!Number.isInteger(d) || d < 0 || d > MAX_DEPTH) {
+    throw new DbError('validation_failed', `${name} must be an integer from 0 to ${MAX_DEPTH}, got ${d}`, { field: name });
+  }
+}
+
+function checkWeights(weights: Readonly<Record<string, number>>): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const [k, v] of Object.entries(weights)) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+      throw new DbError('validation_failed', `weights_json["${k}"] must be a finite number >= 0, got ${JSON.stringify(v)}`, { field: 'weights_json' });
+    }
+    if (!k.includes('|')) throw new DbError('validation_failed', `weights_json key "${k}" must be "<from>|<to>"`, { field: 'weights_json' });
+    m.set(k, v);
+  }
+  return m;
+}
+
+function sameRelations(a: TableManifest, b: TableManifest): boolean {
+  return JSON.stringify(a.relations) === JSON.stringify(b.relations) && JSON.stringify(a.primary_key) === JSON.stringify(b.primary_key);
+}
+
+/** Semantic checks beyond the grammar: key arity against registered tables. */
+function checkRelation(m: TableManifest, rel: RelationDef, ctx: DeriveContext): void {
+  const where = `relations "${rel.name}"`;
+  const target = rel.target === m.id ? m : ctx.manifest(rel.target);
+  if (target && target.primary_key.length !== rel.columns.length) {
+    throw new DbError(
+      'validation_failed',
+      `manifest: ${where}: columns has ${rel.columns.length} column(s) but ${rel.target} has a ${target.primary_key.length}-column primary key (a composite target key needs one column per key part)`,
+      { key: `${where}.columns` },
+    );
+  }
+  if (rel.source_columns) {
+    const source = rel.source === m.id ? m : ctx.manifest(rel.source);
+    if (source && source.primary_key.length !== rel.source_columns.length) {
+      throw new DbError(
+        'validation_failed',
+        `manifest: ${where}: source_columns has ${rel.source_columns.length} column(s) but ${rel.source} has a ${source.primary_key.length}-column primary key`,
+        { key: `${where}.source_columns` },
+      );
+    }
+  } else if (rel.source !== m.id) {
+    throw new DbError('validation_failed', `manifest: ${where}: source must be this table unless source_columns names the edge table's source key`, {
+      key: `${where}.source`,
+    });
+  }
+}
+
