@@ -1,0 +1,42 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_CONFIG, AppConfig } from './config';
+import { FEATURE_MODULES } from './features';
+import { HealthController } from './health/health.controller';
+import { Metrics } from './health/metrics.service';
+import { AuthGuard } from './http/auth.guard';
+import { ErrorFilter } from './http/error.filter';
+import { SystemStore } from './system/system-store';
+import { TenantsController } from './system/tenants.controller';
+import { Pressure } from './tenancy/pressure';
+import { TenantRegistry } from './tenancy/tenant-registry';
+import { SchemasModule } from './schemas/schemas.module';
+import { RowsModule } from './rows/rows.module';
+
+/** Providers every feature module can inject: config, tenants, metrics, the system store. */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(config: AppConfig, system: SystemStore): DynamicModule {
+    return {
+      module: CoreModule,
+      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: SystemStore, useValue: system }, Pressure, TenantRegistry, Metrics],
+      exports: [APP_CONFIG, SystemStore, Pressure, TenantRegistry, Metrics],
+    };
+  }
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, system: SystemStore): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [CoreModule.forRoot(config, system), SchemasModule, RowsModule, ...FEATURE_MODULES],
+      controllers: [HealthController, TenantsController],
+      providers: [
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: ErrorFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,99 @@
+import * as path from 'path';
+import { isUlid } from '@mmdb/core';
+
+/** Everything the server reads from its environment, validated once at start. */
+export interface AppConfig {
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
+  /** Plain HTTP, for running behind a TLS-terminating proxy only (DB_INSECURE_HTTP=1). */
+  readonly insecureHttp: boolean;
+  readonly operatorToken?: string;
+  readonly bootstrapTenant?: string;
+  readonly bootstrapToken?: string;
+  readonly idempotencyTtlMs: number;
+  /** JSON / text body cap (spec §8). */
+  readonly bodyLimit: number;
+  /** NDJSON `_batch`: longest accepted line, and the most bytes one stream may send. */
+  readonly ndjsonLineMax: number;
+  readonly ndjsonStreamMax: number;
+  /** Commits in flight per tenant before writes answer 503. */
+  readonly commitQueueMax: number;
+  /** Free bytes under the data directory below which writes answer 503 and /ready reports disk pressure. */
+  readonly minFreeBytes: number;
+  /** fsync each commit group (false only for throwaway test runs). */
+  readonly sync: boolean;
+  readonly logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, def: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be a boolean (1/0, true/false), got "${raw}"`);
+}
+
+const TOKEN_RE = /^[A-Za-z0-9._~+/=-]{16,512}$/;
+
+/** Reads and validates the configuration; throws ConfigError naming the variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const dataDir = path.resolve(env.DB_DATA_DIR || './data');
+  const host = env.DB_HOST || '127.0.0.1';
+  const port = int(env, 'DB_PORT', 8443, 0, 65535);
+  const tlsCert = env.DB_TLS_CERT || undefined;
+  const tlsKey = env.DB_TLS_KEY || undefined;
+  if (!!tlsCert !== !!tlsKey) throw new ConfigError('DB_TLS_CERT and DB_TLS_KEY must be set together');
+  const insecureHttp = bool(env, 'DB_INSECURE_HTTP', false);
+  const operatorToken = env.DB_OPERATOR_TOKEN || undefined;
+  if (operatorToken !== undefined && !TOKEN_RE.test(operatorToken)) {
+    throw new ConfigError('DB_OPERATOR_TOKEN must be 16-512 characters of [A-Za-z0-9._~+/=-]');
+  }
+  const bootstrapTenant = env.DB_BOOTSTRAP_TENANT || undefined;
+  const bootstrapToken = env.DB_BOOTSTRAP_TOKEN || undefined;
+  if (!!bootstrapTenant !== !!bootstrapToken) throw new ConfigError('DB_BOOTSTRAP_TENANT and DB_BOOTSTRAP_TOKEN must be set together');
+  if (bootstrapTenant !== undefined && !isUlid(bootstrapTenant)) throw new ConfigError('DB_BOOTSTRAP_TENANT must be a ULID');
+  if (bootstrapToken !== undefined && !TOKEN_RE.test(bootstrapToken)) {
+    throw new ConfigError('DB_BOOTSTRAP_TOKEN must be 16-512 characters of [A-Za-z0-9._~+/=-]');
+  }
+  if (operatorToken !== undefined && operatorToken === bootstrapToken) throw new ConfigError('DB_OPERATOR_TOKEN must differ from DB_BOOTSTRAP_TOKEN');
+  const logLevel = (env.DB_LOG_LEVEL || 'info') as AppConfig['logLevel'];
+  if (!['silent', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new ConfigError(`DB_LOG_LEVEL must be silent|error|warn|info|debug`);
+  return {
+    dataDir,
+    host,
+    port,
+    tlsCert,
+    tlsKey,
+    insecureHttp,
+    operatorToken,
+    bootstrapTenant: bootstrapTenant?.toUpperCase(),
+    bootstrapToken,
+    idempotencyTtlMs: int(env, 'DB_IDEMPOTENCY_TTL_MS', 24 * 3600 * 1000, 1000),
+    bodyLimit: 8 * 1024 * 1024,
+    ndjsonLineMax: int(env, 'DB_NDJSON_LINE_MAX', 1024 * 1024, 64),
+    ndjsonStreamMax: int(env, 'DB_NDJSON_STREAM_MAX', 1024 * 1024 * 1024, 1024),
+    commitQueueMax: int(env, 'DB_COMMIT_QUEUE_MAX', 4096, 1),
+    minFreeBytes: int(env, 'DB_MIN_FREE_BYTES', 64 * 1024 * 1024, 0),
+    sync: bool(env, 'DB_SYNC', true),
+    logLevel,
+  };
+}
+
+/** Injection token for the AppConfig. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

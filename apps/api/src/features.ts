@@ -1,0 +1,7 @@
+/**
+ * The feature modules of the app (vector, fts, graph, query, ...). Each feature adds one
+ * import and one array entry here; see apps/api/DESIGN.md ("Adding a feature").
+ */
+import type { Type } from '@nestjs/common';
+
+export const FEATURE_MODULES: Type<unknown>[] = [];

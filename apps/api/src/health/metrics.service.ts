@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+const LATENCY_BUCKETS = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
+
+/**
+ * The service's Prometheus metrics (one registry per app instance). Features observe
+ * through the public fields, e.g. `metrics.queryLatency.observe({ surface: 'sql' }, ms)`.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'db_http_requests_total',
+    help: 'HTTP requests by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpLatency = new Histogram({
+    name: 'db_http_request_duration_ms',
+    help: 'HTTP request latency in milliseconds by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  /** Query latency (plan, SQL, NL, search surfaces observe it). */
+  readonly queryLatency = new Histogram({
+    name: 'db_query_latency_ms',
+    help: 'Query execution latency in milliseconds by surface',
+    labelNames: ['surface'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly replicationFrames = new Counter({
+    name: 'db_replication_frames_total',
+    help: 'Log frames shipped to or applied from replication peers',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  });
+  readonly planCacheHits = new Counter({
+    name: 'db_plan_cache_hits_total',
+    help: 'Plan cache hits (normalized SQL, plan shapes, NL intents)',
+    labelNames: ['surface'] as const,
+    registers: [this.registry],
+  });
+  /** Changes per commit request and requests per group, as seen from the HTTP side. */
+  readonly commitGroupSize = new Histogram({
+    name: 'db_commit_group_size',
+    help: 'Commit requests per durable group (one sync batch)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers: [this.registry],
+  });
+  readonly commitChanges = new Histogram({
+    name: 'db_commit_changes',
+    help: 'Row changes per commit request',
+    buckets: [1, 10, 100, 1000, 10000],
+    registers: [this.registry],
+  });
+  readonly commitQueueDepth = new Gauge({
+    name: 'db_commit_queue_depth',
+    help: 'Writes in flight per tenant store, sampled at scrape',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly openStores = new Gauge({ name: 'db_open_tenant_stores', help: 'Tenant stores open on this node', registers: [this.registry] });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'db_process_' });
+  }
+}

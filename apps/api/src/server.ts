@@ -1,0 +1,111 @@
+import 'reflect-metadata';
+import * as fs from 'fs';
+import { Logger, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { newUlid } from '@mmdb/core';
+import { AppModule } from './app.module';
+import type { AppConfig } from './config';
+import { Metrics } from './health/metrics.service';
+import { SystemStore } from './system/system-store';
+import { loadOrCreateTls } from './tls';
+
+export interface Server {
+  readonly app: NestFastifyApplication;
+  readonly system: SystemStore;
+  /** `https://host:port` once listening. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
+  silent: [],
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  info: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+/** Provisions the bootstrap tenant, or a first tenant on an empty data directory (printed once). */
+async function provisionAtStart(config: AppConfig, system: SystemStore, log: Logger): Promise<void> {
+  if (config.bootstrapTenant && config.bootstrapToken) {
+    const { created } = await system.ensureTenant(config.bootstrapTenant, config.bootstrapToken);
+    log.log(`bootstrap tenant ${config.bootstrapTenant} ${created ? 'created' : 'present'}`);
+  } else if (system.tenantCount === 0) {
+    const { tenant, token } = await system.createTenant();
+    // Printed once to stdout: only the token's hash is kept.
+    process.stdout.write(`first start: provisioned tenant ${tenant}\n  tenant: ${tenant}\n  token:  ${token}\n(the token is shown only now)\n`);
+  }
+}
+
+/** Builds the app (not listening yet). */
+export async function createServer(config: AppConfig): Promise<Server> {
+  const log = new Logger('Server');
+  Logger.overrideLogger(LEVELS[config.logLevel]);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const system = await SystemStore.open(config.dataDir);
+  try {
+    await provisionAtStart(config, system, log);
+    let https: { key: string; cert: string; minVersion: 'TLSv1.3'; maxVersion: 'TLSv1.3' } | undefined;
+    if (!config.insecureHttp) {
+      const tls = loadOrCreateTls(config);
+      if (tls.generated) log.log(`made a self-signed certificate for localhost at ${tls.certPath}`);
+      https = { key: tls.key, cert: tls.cert, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
+    } else {
+      log.warn('DB_INSECURE_HTTP is set: serving plain HTTP (only behind a TLS-terminating proxy)');
+    }
+    const adapter = new FastifyAdapter({
+      ...(https ? { https } : {}),
+      bodyLimit: config.bodyLimit,
+      genReqId: () => newUlid(),
+      requestIdHeader: false,
+      routerOptions: { maxParamLength: 2048 },
+      keepAliveTimeout: 65_000,
+      logger: false,
+    } as any);
+    const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, system), adapter, {
+      logger: LEVELS[config.logLevel],
+      abortOnError: false,
+    });
+    const fastify = app.getHttpAdapter().getInstance();
+    // NDJSON bodies reach the handler as the raw stream; the rows controller counts its bytes.
+    fastify.addContentTypeParser('application/x-ndjson', (_req: unknown, payload: unknown, done: (e: Error | null, b?: unknown) => void) =>
+      done(null, payload),
+    );
+    const metrics = app.get(Metrics);
+    fastify.addHook('onRequest', async (req: any, reply: any) => {
+      reply.header('x-db-request-id', req.id);
+    });
+    fastify.addHook('onResponse', async (req: any, reply: any) => {
+      const labels = { method: req.method, route: req.routeOptions?.url ?? 'unmatched', status: String(reply.statusCode) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpLatency.observe(labels, reply.elapsedTime);
+    });
+    app.enableShutdownHooks();
+    await app.init();
+    const server: Server = {
+      app,
+      system,
+      url: '',
+      close: async () => {
+        await app.close();
+        await system.close();
+      },
+    };
+    return server;
+  } catch (e) {
+    await system.close();
+    throw e;
+  }
+}
+
+/** Builds the app and listens on DB_HOST:DB_PORT. */
+export async function startServer(config: AppConfig): Promise<Server> {
+  const server = await createServer(config);
+  await server.app.listen(config.port, config.host);
+  const addr = server.app.getHttpServer().address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  server.url = `${config.insecureHttp ? 'http' : 'https'}://${host}:${port}`;
+  return server;
+}

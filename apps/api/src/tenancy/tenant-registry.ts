@@ -1,0 +1,167 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { DbError } from '@mmdb/core';
+import { APP_CONFIG, AppConfig } from '../config';
+import { EngineContext, EngineFactory, EngineHooks, participantsOf } from './engines';
+import { openTenantStore, TenantStore } from './store-port';
+import { Pressure } from './pressure';
+
+/**
+ * One tenant's open store and the feature engines built for it. Controllers get it from
+ * the request (`@TenantCtx()`), after the auth guard has checked the token.
+ */
+export class TenantHandle {
+  private inflight = 0;
+
+  constructor(
+    readonly tenant: string,
+    readonly store: TenantStore,
+    private readonly engines: ReadonlyMap<string, unknown>,
+    private readonly pressure: Pressure,
+    private readonly queueMax: number,
+  ) {}
+
+  /** The engine a feature registered under `name` (see DESIGN.md). */
+  engine<T>(name: string): T {
+    if (!this.engines.has(name)) throw new DbError('internal_error', `no engine "${name}" is registered`);
+    return this.engines.get(name) as T;
+  }
+
+  /** Writes waiting on this tenant's store right now. */
+  get pending(): number {
+    return this.inflight;
+  }
+
+  /**
+   * Runs one write against the store with admission control: 503 `service_unavailable`
+   * (retry: true) when the tenant's commit queue is full or the disk is under its floor.
+   * Every mutating route goes through here (rows, schemas, and feature writes).
+   */
+  async write<T>(fn: (store: TenantStore) => Promise<T>): Promise<T> {
+    const p = this.pressure.writeBlocker();
+    if (p) throw new DbError('service_unavailable', `writes are refused: ${p}`, { pressure: p });
+    if (this.inflight >= this.queueMax) {
+      this.pressure.noteQueueFull();
+      throw new DbError('service_unavailable', `the commit queue of this tenant is full (${this.queueMax} writes waiting)`, { pressure: 'commit_queue_full' });
+    }
+    this.inflight++;
+    try {
+      return await fn(this.store);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException)?.code === 'ENOSPC' || /ENOSPC|No space left/i.test(String((e as Error)?.message))) {
+        this.pressure.noteDiskFull();
+        throw new DbError('service_unavailable', 'the disk is full: writes are refused', { pressure: 'disk_full' });
+      }
+      throw e;
+    } finally {
+      this.inflight--;
+    }
+  }
+
+  /** `store.commit` through the admission control of `write`. */
+  commit(req: unknown): Promise<any> {
+    return this.write((s) => s.commit(req));
+  }
+}
+
+/**
+ * The per-tenant composition root: opens one TenantStore per tenant lazily under
+ * `<dataDir>/tenants/<tenant>`, with the participants of every registered engine.
+ */
+@Injectable()
+export class TenantRegistry implements OnApplicationShutdown {
+  private readonly log = new Logger('TenantRegistry');
+  private readonly factories = new Map<string, EngineFactory>();
+  private readonly handles = new Map<string, Promise<TenantHandle>>();
+  private sealed = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    readonly pressure: Pressure,
+  ) {}
+
+  /**
+   * Registers a feature's per-store engine. Call it from the feature module's constructor;
+   * engines are built in registration order each time a tenant store opens.
+   *
+   * @example
+   *   constructor(tenants: TenantRegistry) {
+   *     tenants.registerEngine('vector', (ctx) => new VectorIndexes({ dir: ctx.dir }));
+   *   }
+   */
+  registerEngine<T>(name: string, factory: EngineFactory<T>): void {
+    if (this.sealed) throw new Error(`engine "${name}" registered after a tenant store was opened`);
+    if (this.factories.has(name)) throw new Error(`engine "${name}" is registered twice`);
+    this.factories.set(name, factory);
+  }
+
+  get engineNames(): string[] {
+    return [...this.factories.keys()];
+  }
+
+  tenantDir(tenant: string): string {
+    return path.join(this.config.dataDir, 'tenants', tenant);
+  }
+
+  /** The tenant's handle, opening its store on first use. The caller has checked the tenant exists. */
+  get(tenant: string): Promise<TenantHandle> {
+    let h = this.handles.get(tenant);
+    if (!h) {
+      h = this.open(tenant);
+      this.handles.set(tenant, h);
+      h.catch(() => this.handles.delete(tenant));
+    }
+    return h;
+  }
+
+  /** Handles already open (for /ready and /metrics). */
+  async openHandles(): Promise<TenantHandle[]> {
+    const out: TenantHandle[] = [];
+    for (const h of this.handles.values()) {
+      try {
+        out.push(await h);
+      } catch {
+        /* a failed open is not a handle */
+      }
+    }
+    return out;
+  }
+
+  private async open(tenant: string): Promise<TenantHandle> {
+    this.sealed = true;
+    const dir = this.tenantDir(tenant);
+    fs.mkdirSync(dir, { recursive: true });
+    const ctx: EngineContext = { tenant, dir };
+    const engines = new Map<string, unknown>();
+    const participants: unknown[] = [];
+    for (const [name, factory] of this.factories) {
+      const engine = await factory(ctx);
+      engines.set(name, engine);
+      participants.push(...participantsOf(engine));
+    }
+    const store = await openTenantStore({ dir: path.join(dir, 'store'), participants, sync: this.config.sync });
+    for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
+    this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
+    return new TenantHandle(tenant, store, engines, this.pressure, this.config.commitQueueMax);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const all = await this.openHandles();
+    this.handles.clear();
+    for (const h of all) {
+      for (const name of [...this.factories.keys()].reverse()) {
+        try {
+          await (h.engine(name) as EngineHooks)?.close?.();
+        } catch (e) {
+          this.log.error(`closing engine ${name} of ${h.tenant}: ${(e as Error).message}`);
+        }
+      }
+      try {
+        await h.store.close();
+      } catch (e) {
+        this.log.error(`closing store of ${h.tenant}: ${(e as Error).message}`);
+      }
+    }
+  }
+}
