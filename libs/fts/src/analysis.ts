@@ -1,0 +1,130 @@
+/**
+ * Analysis: text → tokens (term + position). One analyzer per full-text field,
+ * named in the manifest (`[[fulltext]] analyzer = "english"`).
+ *
+ * - `english` (default): Unicode word tokenization, lowercase, accent folding,
+ *   English stop words, Porter2 (Snowball English) stemming.
+ * - `standard`: the same without stemming.
+ * - `simple`: tokenize, lowercase, fold accents; no stop words, no stemming.
+ * - `keyword`: the whole text, lowercased and trimmed, is one term.
+ *
+ * Positions count every word, stop words included, so a phrase query analyzed the
+ * same way keeps its gaps ("wing in a slipstream" matches only that exact run).
+ *
+ * @example
+ *   const a = analyzerFor({ analyzer: 'english' });
+ *   a.analyze('Flows past Wings'); // [{term:'flow',pos:0},{term:'past',pos:1},{term:'wing',pos:2}]
+ */
+import { DbError } from '@mmdb/core';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const porter2: (w: string) => string = require('wink-porter2-stemmer');
+
+export interface Token {
+  readonly term: string;
+  readonly pos: number;
+}
+
+export interface Analyzer {
+  readonly name: string;
+  /** Tokens of a text, in position order. */
+  analyze(text: string): Token[];
+  /** Normalizes a prefix of a `prefix*` query: folded and lowercased, never stemmed. */
+  normalizePrefix(prefix: string): string;
+}
+
+/** English stop words (Lucene's classic English set plus common question words). */
+export const ENGLISH_STOPWORDS: readonly string[] = [
+  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of',
+  'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
+  'what', 'which', 'who', 'whom', 'how', 'when', 'where', 'why', 'can', 'could', 'do', 'does', 'did', 'has', 'have',
+  'had', 'been', 'being', 'were', 'would', 'should', 'may', 'might', 'must', 'its', 'from', 'than', 'so', 'any',
+  'some', 'other', 'also', 'about', 'we', 'our', 'us', 'i', 'me', 'my', 'you', 'your', 'he', 'she', 'him', 'her',
+  'his', 'them', 'those', 'all', 'each', 'both', 'only', 'very', 'same', 'over', 'under', 'between', 'through',
+  'one', 'after', 'before', 'while', 'up', 'down', 'out', 'off', 'again', 'further', 'once', 'here', 'more', 'most',
+  'own', 'nor', 'too', 'just', 'now', 'am', 'having', 'doing', 'because', 'until', 'against', 'during', 'above',
+  'below', 'ever',
+];
+
+export const ANALYZER_NAMES = ['english', 'standard', 'simple', 'keyword'] as const;
+export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
+
+const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+const MARKS = /\p{M}+/gu;
+
+/** Lowercase and strip combining marks after NFD (é → e, ß stays ß, ﬁ → fi via NFKD). */
+export function fold(s: string): string {
+  const lower = s.toLowerCase();
+  // ASCII fast path: nothing to fold.
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(lower)) return lower;
+  return lower.normalize('NFKD').replace(MARKS, '');
+}
+
+/** Unicode word tokens of a text (letters and digits; inner apostrophes kept then dropped). */
+export function tokenize(text: string): Array<{ word: string; pos: number }> {
+  const out: Array<{ word: string; pos: number }> = [];
+  let pos = 0;
+  for (const m of text.matchAll(WORD)) {
+    out.push({ word: m[0], pos: pos++ });
+  }
+  return out;
+}
+
+function stem(word: string): string {
+  // Porter2 is defined on English letters; leave numbers and other scripts alone.
+  return /^[a-z]+$/.test(word) ? porter2(word) : word;
+}
+
+class WordAnalyzer implements Analyzer {
+  constructor(
+    readonly name: string,
+    private readonly stop: ReadonlySet<string>,
+    private readonly stemming: boolean,
+  ) {}
+
+  analyze(text: string): Token[] {
+    const out: Token[] = [];
+    for (const { word, pos } of tokenize(text)) {
+      let w = fold(word).replace(/['’]/g, '');
+      if (w.endsWith('s') && /['’]s$/.test(fold(word))) w = w.slice(0, -1); // possessive: wing's → wing
+      if (!w || this.stop.has(w)) continue;
+      out.push({ term: this.stemming ? stem(w) : w, pos });
+    }
+    return out;
+  }
+
+  normalizePrefix(prefix: string): string {
+    return fold(prefix);
+  }
+}
+
+class KeywordAnalyzer implements Analyzer {
+  readonly name = 'keyword';
+  analyze(text: string): Token[] {
+    const t = fold(text.trim());
+    return t ? [{ term: t, pos: 0 }] : [];
+  }
+  normalizePrefix(prefix: string): string {
+    return fold(prefix);
+  }
+}
+
+/** The analyzer for a field declaration; `stopwords` replaces the analyzer's list. */
+export function analyzerFor(def: { analyzer?: string; stopwords?: readonly string[] }): Analyzer {
+  const name = def.analyzer ?? 'english';
+  const stop = (dflt: readonly string[]) => new Set((def.stopwords ?? dflt).map((w) => fold(w)));
+  switch (name) {
+    case 'english':
+      return new WordAnalyzer(name, stop(ENGLISH_STOPWORDS), true);
+    case 'standard':
+      return new WordAnalyzer(name, stop(ENGLISH_STOPWORDS), false);
+    case 'simple':
+      return new WordAnalyzer(name, stop([]), false);
+    case 'keyword':
+      return new KeywordAnalyzer();
+    default:
+      throw new DbError('validation_failed', `unknown full-text analyzer "${name}" (known: ${ANALYZER_NAMES.join(', ')})`, {
+        field: 'analyzer',
+      });
+  }
+}

@@ -1,0 +1,92 @@
+import { FieldIndex } from './field-index';
+import { compileQuery, searchClauses, type SearchContext } from './query';
+import { parseQuery } from './query-parser';
+import { analyzerFor } from './analysis';
+import { bm25, idf } from './similarity';
+
+/** A corpus indexed straight into a FieldIndex, positions kept beside it (the participant reads them from the store). */
+function build(docs: Record<string, string>) {
+  const a = analyzerFor({ analyzer: 'english' });
+  const ix = new FieldIndex();
+  const pos = new Map<string, number[]>();
+  let total = 0;
+  for (const [id, text] of Object.entries(docs)) {
+    const toks = a.analyze(text);
+    const by = new Map<string, number[]>();
+    for (const t of toks) by.set(t.term, [...(by.get(t.term) ?? []), t.pos]);
+    for (const [t, ps] of by) {
+      ix.setPosting(t, id, ps.length);
+      pos.set(`${t}|${id}`, ps);
+    }
+    ix.setDoc(id, toks.length);
+    total += toks.length;
+  }
+  ix.setStats(Object.keys(docs).length, total);
+  const ctx: SearchContext = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async (t, d) => pos.get(`${t}|${d}`) };
+  const run = (q: string, k = 10) => searchClauses(compileQuery(parseQuery(q), a), ctx, k);
+  return { ix, run };
+}
+
+describe('BM25 top-k', () => {
+  const corpus = {
+    d1: 'shock wave shock',
+    d2: 'shock tube experiments on the wave',
+    d3: 'boundary layer',
+    d4: 'boundary layer transition and shock interaction in a boundary layer',
+  };
+
+  it('matches hand-computed scores', async () => {
+    const { run } = build(corpus);
+    // lengths: d1 3, d2 4 (shock tube experi wave), d3 2, d4 7 → avgdl 4; 'shock' df 3 of N 4
+    const idfShock = Math.log(1 + (4 - 3 + 0.5) / (3 + 0.5));
+    const s = (tf: number, dl: number) => (idfShock * tf * 2.2) / (tf + 1.2 * (1 - 0.75 + (0.75 * dl) / 4));
+    const r = await run('shock');
+    expect(r.map((x) => x.doc_id)).toEqual(['d1', 'd2', 'd4']);
+    expect(r[0].score).toBeCloseTo(s(2, 3), 12);
+    expect(r[1].score).toBeCloseTo(s(1, 4), 12);
+    expect(r[2].score).toBeCloseTo(s(1, 7), 12);
+    expect(idf(4, 3)).toBeCloseTo(idfShock, 15);
+    expect(bm25(idfShock, 2, 3, 4, { k1: 1.2, b: 0.75 })).toBeCloseTo(s(2, 3), 15);
+  });
+
+  it('phrases need adjacent positions (stop-word gaps kept)', async () => {
+    const { run } = build({ ...corpus, d5: 'layer boundary', d6: 'wave of shock' });
+    expect((await run('"boundary layer"')).map((x) => x.doc_id)).toEqual(['d3', 'd4']);
+    expect((await run('"shock wave"')).map((x) => x.doc_id)).toEqual(['d1']);
+    expect((await run('"wave of shock"')).map((x) => x.doc_id)).toEqual(['d6']);
+    expect((await run('"wave shock"')).map((x) => x.doc_id)).toEqual(['d1']); // shock wave *shock*
+    expect((await run('"tube shock"')).map((x) => x.doc_id)).toEqual([]);
+  });
+
+  it('required, excluded and prefix clauses', async () => {
+    const { run } = build(corpus);
+    expect((await run('+shock +wave')).map((x) => x.doc_id).sort()).toEqual(['d1', 'd2']);
+    expect((await run('shock -tube')).map((x) => x.doc_id)).toEqual(['d1', 'd4']);
+    expect((await run('+boundary shock')).map((x) => x.doc_id)).toEqual(['d4', 'd3']);
+    expect((await run('experi*')).map((x) => x.doc_id)).toEqual(['d2']);
+    expect((await run('+nothing shock'))).toEqual([]);
+    expect((await run('the of'))).toEqual([]);
+  });
+
+  it('breaks ties by doc id', async () => {
+    const { run } = build({ b: 'equal words', a: 'equal words', c: 'equal words' });
+    expect((await run('equal')).map((x) => x.doc_id)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('MaxScore gives exactly the exhaustive top-k on a random Zipfian corpus', async () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const vocab = Array.from({ length: 300 }, (_, i) => `w${i}x`);
+    const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(Math.pow(rnd(), 3) * vocab.length))];
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 2000; i++) docs[`doc${i}`] = Array.from({ length: 3 + Math.floor(rnd() * 30) }, zipf).join(' ');
+    const { run } = build(docs);
+    for (let qn = 0; qn < 40; qn++) {
+      const q = Array.from({ length: 1 + Math.floor(rnd() * 5) }, zipf).join(' ');
+      const fast = await run(q, 10);
+      const all = await run(q, 2000);
+      expect(fast.map((x) => x.doc_id)).toEqual(all.slice(0, 10).map((x) => x.doc_id));
+      for (let i = 0; i < fast.length; i++) expect(fast[i].score).toBeCloseTo(all[i].score, 10);
+    }
+  });
+});

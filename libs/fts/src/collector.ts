@@ -1,0 +1,172 @@
+/**
+ * Top-k over boolean clauses, document at a time.
+ * - With required clauses: leapfrog over them (shortest list leads), optional
+ *   clauses only add score, and a doc whose bound cannot reach the heap's
+ *   threshold is not scored further.
+ * - Without: MaxScore (Turtle & Flood). Optional scorers are sorted by upper bound;
+ *   the cheapest prefix whose bounds sum below the threshold is "non-essential":
+ *   it never proposes candidates, it is only probed for docs an essential scorer
+ *   found, and probing stops as soon as the doc cannot reach the threshold. So
+ *   common terms (small bounds) stop being scanned once the heap is full.
+ * Ties go to the smaller doc id.
+ */
+import { NO_MORE, type Scorer } from './scorer';
+
+export interface Hit {
+  readonly ord: number;
+  readonly score: number;
+}
+
+class TopK {
+  private readonly h: Hit[] = [];
+  constructor(
+    private readonly k: number,
+    private readonly ids: readonly string[],
+  ) {}
+
+  /** a ranks below b */
+  private worse(a: Hit, b: Hit): boolean {
+    return a.score < b.score || (a.score === b.score && this.ids[a.ord] > this.ids[b.ord]);
+  }
+
+  get full(): boolean {
+    return this.h.length >= this.k;
+  }
+
+  /** The score a doc must reach to enter (−∞ until full). */
+  get threshold(): number {
+    return this.full ? this.h[0].score : -Infinity;
+  }
+
+  offer(ord: number, score: number): boolean {
+    const hit = { ord, score };
+    const h = this.h;
+    if (h.length < this.k) {
+      h.push(hit);
+      let i = h.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!this.worse(h[i], h[p])) break;
+        [h[i], h[p]] = [h[p], h[i]];
+        i = p;
+      }
+      return true;
+    }
+    if (!this.worse(h[0], hit)) return false;
+    h[0] = hit;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && this.worse(h[l], h[m])) m = l;
+      if (r < h.length && this.worse(h[r], h[m])) m = r;
+      if (m === i) break;
+      [h[i], h[m]] = [h[m], h[i]];
+      i = m;
+    }
+    return true;
+  }
+
+  sorted(): Hit[] {
+    return [...this.h].sort((a, b) => (this.worse(a, b) ? 1 : this.worse(b, a) ? -1 : 0));
+  }
+}
+
+/** True when a bound cannot reach the threshold (a relative epsilon absorbs summation order). */
+const below = (bound: number, threshold: number): boolean => bound < threshold - Math.abs(threshold) * 1e-12;
+
+function excluded(mustNot: readonly Scorer[], d: number): boolean {
+  for (const s of mustNot) if (s.advance(d) === d) return true;
+  return false;
+}
+
+export interface CollectStats {
+  /** Docs fully or partly scored. */
+  candidates: number;
+}
+
+export function topK(
+  must: readonly Scorer[],
+  should: readonly Scorer[],
+  mustNot: readonly Scorer[],
+  k: number,
+  ids: readonly string[],
+  stats: CollectStats = { candidates: 0 },
+): Hit[] {
+  const top = new TopK(k, ids);
+  if (must.length > 0) {
+    const req = [...must].sort((a, b) => a.n - b.n);
+    const lead = req[0];
+    const optUb = should.reduce((s, x) => s + x.ub, 0);
+    let d = lead.doc();
+    while (d !== NO_MORE) {
+      let t = d;
+      for (let j = 1; j < req.length; j++) {
+        t = req[j].advance(d);
+        if (t !== d) break;
+      }
+      if (t !== d) {
+        d = lead.advance(t);
+        continue;
+      }
+      if (!excluded(mustNot, d)) {
+        stats.candidates++;
+        let score = 0;
+        for (const r of req) score += r.score();
+        if (!below(score + optUb, top.threshold)) {
+          for (const s of should) if (s.advance(d) === d) score += s.score();
+          top.offer(d, score);
+        }
+      }
+      d = lead.next();
+    }
+    return top.sorted();
+  }
+
+  const sc = [...should].sort((a, b) => a.ub - b.ub);
+  const m = sc.length;
+  const prefix = new Float64Array(m);
+  let acc = 0;
+  for (let j = 0; j < m; j++) prefix[j] = acc += sc[j].ub;
+  let fe = 0; // first essential scorer
+  // per-scorer parts, summed in one fixed order so a doc's score never depends on the pruning path
+  const part = new Float64Array(m);
+  for (;;) {
+    let cand = NO_MORE;
+    for (let j = fe; j < m; j++) {
+      const x = sc[j].doc();
+      if (x < cand) cand = x;
+    }
+    if (cand === NO_MORE) break;
+    let score = 0;
+    part.fill(0);
+    for (let j = fe; j < m; j++) {
+      const s = sc[j];
+      if (s.doc() === cand) {
+        score += part[j] = s.score();
+        s.next();
+      }
+    }
+    if (excluded(mustNot, cand)) continue;
+    stats.candidates++;
+    let pruned = false;
+    const th = top.threshold;
+    for (let j = fe - 1; j >= 0; j--) {
+      if (below(score + prefix[j], th)) {
+        pruned = true;
+        break;
+      }
+      const s = sc[j];
+      if (s.advance(cand) === cand) score += part[j] = s.score();
+    }
+    if (pruned) continue;
+    score = 0;
+    for (let j = 0; j < m; j++) score += part[j];
+    if (top.offer(cand, score) && top.full) {
+      const nt = top.threshold;
+      while (fe < m && below(prefix[fe], nt)) fe++;
+    }
+  }
+  return top.sorted();
+}

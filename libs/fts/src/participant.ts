@@ -1,0 +1,331 @@
+/**
+ * The fts CommitParticipant: derives postings, per-doc entries and field totals as
+ * key writes of the row's frame (rows of tables with [[fulltext]] fields) or of a
+ * standalone document's frame (`custom` changes `put_doc` / `delete_doc`), keeps the
+ * in-memory FieldIndex of every field current from applied frames, and answers
+ * searches.
+ *
+ * @example
+ *   const fts = new FtsParticipant();
+ *   const store = await TenantStore.open({ dir, participants: [fts] });
+ *   await store.commit({ changes: [FtsParticipant.putDoc('notes', 'body', 'n1', 'shock waves')] });
+ *   await fts.search('notes', 'body', '"shock wave"'); // [{ doc_id: 'n1', score: … }]
+ */
+import { DbError, type FullTextDef, type JsonValue, type TableManifest } from '@mmdb/core';
+import type {
+  CommitParticipant,
+  CommittedFrame,
+  CustomChange,
+  DeriveContext,
+  KeyWrite,
+  PkTuple,
+  RowChangeEvent,
+  StoreReader,
+} from '@mmdb/storage';
+import { analyzerFor, type Analyzer } from './analysis';
+import {
+  configKey,
+  decodeDoc,
+  decodeDocLength,
+  decodeFtsKey,
+  decodePositions,
+  decodeStats,
+  docKey,
+  encodeDoc,
+  encodePosting,
+  encodeStats,
+  postingKey,
+  postingTf,
+  statsKey,
+  tableRange,
+} from './codec';
+import { FieldIndex } from './field-index';
+import { compileQuery, searchClauses, type RankedDoc } from './query';
+import { parseQuery } from './query-parser';
+import { DEFAULT_BM25, type Bm25Params } from './similarity';
+import type { CollectStats } from './collector';
+
+export const FTS_PARTICIPANT = 'fts';
+/** Default and largest `limit` of a search. */
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 1000;
+
+/** Settings of one field: from its manifest declaration, or a standalone field's defaults. */
+export interface FieldSettings {
+  readonly analyzer: string;
+  readonly stopwords?: readonly string[];
+  readonly k1: number;
+  readonly b: number;
+}
+
+/** The doc id of a row: its single pk value as text, or the JSON of a composite pk. */
+export function pkDocId(pk: PkTuple): string {
+  return pk.length === 1 ? String(pk[0]) : JSON.stringify(pk);
+}
+
+const fkey = (table: string, field: string) => `${table}\u0000${field}`;
+
+interface PutDocPayload {
+  table: string;
+  field: string;
+  doc_id: string;
+  text: string | null;
+}
+
+export class FtsParticipant implements CommitParticipant {
+  readonly name = FTS_PARTICIPANT;
+  private reader?: StoreReader;
+  private readonly fields = new Map<string, FieldIndex>();
+  /** Standalone fields, as created by their first POST. */
+  private readonly standalone = new Map<string, FieldSettings>();
+  private readonly analyzers = new Map<string, Analyzer>();
+  private manifestCache: Map<string, TableManifest> | null = null;
+
+  /** A `custom` change that indexes (or replaces) a standalone document. */
+  static putDoc(table: string, field: string, docId: string, text: string): CustomChange {
+    return { op: 'custom', participant: FTS_PARTICIPANT, type: 'put_doc', payload: { table, field, doc_id: docId, text } };
+  }
+
+  /** A `custom` change that removes a standalone document. */
+  static deleteDoc(table: string, field: string, docId: string): CustomChange {
+    return { op: 'custom', participant: FTS_PARTICIPANT, type: 'delete_doc', payload: { table, field, doc_id: docId, text: null } };
+  }
+
+  // ---- derivation (inside the commit, before durability) ----
+
+  deriveSchema(manifest: TableManifest): KeyWrite[] {
+    for (const def of manifest.fulltext) {
+      const col = manifest.columns.find((c) => c.name === def.field);
+      if (!col) throw new DbError('validation_failed', `fulltext field "${def.field}" is not a column of ${manifest.id}`, { field: 'fulltext.field' });
+      if (col.ty !== 'str') throw new DbError('validation_failed', `fulltext field "${def.field}" must be a str column, not ${col.ty}`, { field: 'fulltext.field' });
+      analyzerFor(def); // throws validation_failed for an unknown analyzer
+      if (!(def.k1 >= 0) || !(def.b >= 0 && def.b <= 1))
+        throw new DbError('validation_failed', `fulltext field "${def.field}": k1 must be ≥ 0 and b in [0, 1]`, { field: 'fulltext' });
+    }
+    return [];
+  }
+
+  dropRanges(manifest: TableManifest): Array<readonly [Buffer, Buffer]> {
+    const r = tableRange(manifest.id);
+    return [[r.gte, r.lt]];
+  }
+
+  async deriveRow(ch: RowChangeEvent, ctx: DeriveContext): Promise<KeyWrite[]> {
+    if (ch.manifest.fulltext.length === 0) return [];
+    const doc = pkDocId(ch.pk);
+    const out: KeyWrite[] = [];
+    for (const def of ch.manifest.fulltext) {
+      const before = ch.before?.values[def.field];
+      const after = ch.after?.values[def.field];
+      const text = typeof after === 'string' ? after : null;
+      if (ch.before && typeof before === 'string' && before === text) continue;
+      out.push(...(await this.docWrites(ch.schema, def.field, doc, text, this.analyzer(def), ctx)));
+    }
+    return out;
+  }
+
+  async deriveCustom(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    const p = ch.payload as unknown as PutDocPayload;
+    if (!p || typeof p.table !== 'string' || typeof p.field !== 'string' || typeof p.doc_id !== 'string')
+      throw new DbError('validation_failed', 'fts change needs table, field and doc_id strings');
+    if (ch.type === 'put_doc') {
+      if (typeof p.text !== 'string') throw new DbError('validation_failed', 'fts document needs a "text" string', { field: 'text' });
+      const writes: KeyWrite[] = [];
+      let settings: FieldSettings | undefined = this.declared(p.table, p.field, ctx.manifest(p.table)) ?? this.standalone.get(fkey(p.table, p.field));
+      if (!settings) {
+        const raw = await ctx.get(configKey(p.table, p.field));
+        if (raw) settings = JSON.parse(raw.toString('utf8')) as FieldSettings;
+        else {
+          settings = { analyzer: 'english', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b };
+          writes.push({ key: configKey(p.table, p.field), value: Buffer.from(JSON.stringify(settings)) });
+        }
+      }
+      const existed = (await ctx.get(docKey(p.table, p.field, p.doc_id))) !== undefined;
+      const analyzer = this.analyzer(settings);
+      writes.push(...(await this.docWrites(p.table, p.field, p.doc_id, p.text, analyzer, ctx)));
+      return { writes, result: { doc_id: p.doc_id, created: !existed } };
+    }
+    if (ch.type === 'delete_doc') {
+      const existed = (await ctx.get(docKey(p.table, p.field, p.doc_id))) !== undefined;
+      const writes = existed ? await this.docWrites(p.table, p.field, p.doc_id, null, analyzerFor({}), ctx) : [];
+      return { writes, result: { doc_id: p.doc_id, deleted: existed } };
+    }
+    throw new DbError('validation_failed', `unknown fts change type "${ch.type}"`);
+  }
+
+  /** Writes that turn the stored entry of `doc` into `text` (null: remove it), keeping totals exact. */
+  private async docWrites(table: string, field: string, doc: string, text: string | null, analyzer: Analyzer, ctx: DeriveContext): Promise<KeyWrite[]> {
+    const out: KeyWrite[] = [];
+    const dk = docKey(table, field, doc);
+    const oldRaw = await ctx.get(dk);
+    const old = oldRaw ? decodeDoc(oldRaw) : null;
+    const positions = new Map<string, number[]>();
+    let length = 0;
+    if (text !== null) {
+      for (const t of analyzer.analyze(text)) {
+        length++;
+        const ps = positions.get(t.term);
+        if (ps) ps.push(t.pos);
+        else positions.set(t.term, [t.pos]);
+      }
+    }
+    if (old) for (const t of old.terms) if (!positions.has(t)) out.push({ key: postingKey(table, field, t, doc), value: null });
+    for (const [t, ps] of positions) out.push({ key: postingKey(table, field, t, doc), value: encodePosting(ps) });
+    out.push({ key: dk, value: text === null ? null : encodeDoc(length, [...positions.keys()]) });
+    if (old || text !== null) {
+      const sk = statsKey(table, field);
+      const s = decodeStats(await ctx.get(sk));
+      const docs = s.docs + (text !== null ? 1 : 0) - (old ? 1 : 0);
+      const total = s.total + length - (old ? old.length : 0);
+      out.push({ key: sk, value: docs === 0 ? null : encodeStats({ docs, total }) });
+    }
+    return out;
+  }
+
+  // ---- in-memory state (after durability) ----
+
+  async open(reader: StoreReader): Promise<number> {
+    this.reader = reader;
+    this.fields.clear();
+    this.standalone.clear();
+    this.manifestCache = null;
+    const snap = reader.snapshot();
+    try {
+      for await (const batch of snap.rawRange({ gte: Buffer.from('F'), lt: Buffer.from('G'), batchSize: 4096 })) {
+        for (const [k, v] of batch) this.applyWrite(k, v, true);
+      }
+    } finally {
+      await snap.release();
+    }
+    return reader.lastLsn;
+  }
+
+  apply(frame: CommittedFrame): void {
+    for (const ch of frame.changes) {
+      if (ch.op === 'schema_put' || ch.op === 'schema_drop') this.manifestCache = null;
+      if (ch.op === 'schema_drop') this.dropTable(ch.schema);
+    }
+    // doc removals last, so postings of a removed doc still find its ordinal
+    for (const w of frame.writes) if (w.key[0] === 0x46) this.applyWrite(w.key, w.value, false);
+    for (const w of frame.writes) if (w.key[0] === 0x46 && w.value === null) this.applyWrite(w.key, null, true);
+  }
+
+  private applyWrite(key: Buffer, value: Buffer | null, docRemovals: boolean): void {
+    const k = decodeFtsKey(key);
+    if (!k) return;
+    if (k.kind === 'c') {
+      if (value) this.standalone.set(fkey(k.table, k.field), JSON.parse(value.toString('utf8')) as FieldSettings);
+      else this.standalone.delete(fkey(k.table, k.field));
+      return;
+    }
+    const fi = this.fieldIndex(k.table, k.field);
+    if (k.kind === 'p') {
+      if (value) fi.setPosting(k.term, k.doc, postingTf(value));
+      else fi.removePosting(k.term, k.doc);
+    } else if (k.kind === 'd') {
+      if (value) fi.setDoc(k.doc, decodeDocLength(value));
+      else if (docRemovals) fi.removeDoc(k.doc);
+    } else if (k.kind === 's') {
+      if (value) {
+        const s = decodeStats(value);
+        fi.setStats(s.docs, s.total);
+      } else fi.setStats(0, 0);
+    }
+  }
+
+  private fieldIndex(table: string, field: string): FieldIndex {
+    const key = fkey(table, field);
+    let fi = this.fields.get(key);
+    if (!fi) {
+      fi = new FieldIndex();
+      this.fields.set(key, fi);
+    }
+    return fi;
+  }
+
+  private dropTable(table: string): void {
+    for (const key of [...this.fields.keys()]) if (key.startsWith(`${table}\u0000`)) this.fields.delete(key);
+    for (const key of [...this.standalone.keys()]) if (key.startsWith(`${table}\u0000`)) this.standalone.delete(key);
+  }
+
+  // ---- settings ----
+
+  private manifestOf(table: string): TableManifest | undefined {
+    if (!this.reader) return undefined;
+    if (!this.manifestCache) this.manifestCache = new Map(this.reader.manifests().map((m) => [m.id, m]));
+    return this.manifestCache.get(table);
+  }
+
+  private declared(table: string, field: string, m: TableManifest | undefined): FullTextDef | undefined {
+    return m?.fulltext.find((f) => f.field === field);
+  }
+
+  /** The settings of a field, or undefined when neither a manifest nor a standalone POST created it. */
+  settings(table: string, field: string): FieldSettings | undefined {
+    return this.declared(table, field, this.manifestOf(table)) ?? this.standalone.get(fkey(table, field));
+  }
+
+  private analyzer(s: FieldSettings): Analyzer {
+    const sig = `${s.analyzer}|${s.stopwords ? s.stopwords.join('\u0000') : '-'}`;
+    let a = this.analyzers.get(sig);
+    if (!a) {
+      a = analyzerFor(s);
+      this.analyzers.set(sig, a);
+    }
+    return a;
+  }
+
+  // ---- search ----
+
+  /**
+   * Ranks the documents of `table`/`field` for `q` (syntax in README.md) by BM25, best
+   * first, ties by doc id. Throws validation_failed for a bad q or limit, not_found for
+   * a table/field no manifest declares and no POST created.
+   */
+  async search(table: string, field: string, q: string, limit: number = DEFAULT_LIMIT, stats?: CollectStats): Promise<RankedDoc[]> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+      throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
+    const parsed = parseQuery(q);
+    const s = this.settings(table, field);
+    if (!s) {
+      const m = this.manifestOf(table);
+      if (m) throw new DbError('not_found', `field "${field}" of table "${table}" is not a full-text field`, { table, field });
+      throw new DbError('not_found', `no full-text table "${table}" with field "${field}"`, { table, field });
+    }
+    const clauses = compileQuery(parsed, this.analyzer(s));
+    const index = this.fields.get(fkey(table, field)) ?? new FieldIndex();
+    const params: Bm25Params = { k1: s.k1, b: s.b };
+    let snap: ReturnType<StoreReader['snapshot']> | undefined;
+    const reader = this.reader;
+    try {
+      return await searchClauses(
+        clauses,
+        {
+          index,
+          params,
+          positions: async (term, doc) => {
+            if (!reader) return undefined;
+            snap ??= reader.snapshot();
+            const v = await snap.rawGet(postingKey(table, field, term, doc));
+            return v ? decodePositions(v) : undefined;
+          },
+        },
+        limit,
+        stats,
+      );
+    } finally {
+      await snap?.release();
+    }
+  }
+
+  /** Document count and total length of a field (as committed), for diagnostics and tests. */
+  fieldStats(table: string, field: string): { docs: number; total: number; liveDocs: number; terms: number } {
+    const fi = this.fields.get(fkey(table, field));
+    return { docs: fi?.docs ?? 0, total: fi?.total ?? 0, liveDocs: fi?.liveDocs ?? 0, terms: fi?.terms.size ?? 0 };
+  }
+
+  /** Document frequency of an analyzed term, for tests and explain. */
+  docFreq(table: string, field: string, term: string): number {
+    return this.fields.get(fkey(table, field))?.terms.get(term)?.n ?? 0;
+  }
+}

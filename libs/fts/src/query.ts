@@ -1,0 +1,193 @@
+/**
+ * Query → Weight → Scorer (as in Lucene/Tantivy).
+ * - A Query is the analyzed request: terms, phrases, prefixes, their occurrence.
+ * - A Weight binds a query to the statistics of the index at one moment (N, avgdl,
+ *   document frequencies → idf, upper bounds).
+ * - A Scorer is a cursor over matching doc ordinals (see scorer.ts).
+ */
+import type { Analyzer } from './analysis';
+import type { FieldIndex } from './field-index';
+import type { Occur, ParsedClause } from './query-parser';
+import { ListScorer, TermScorer, type Scorer } from './scorer';
+import { bm25, idf, type Bm25Params } from './similarity';
+import { topK, type CollectStats } from './collector';
+
+/** What a weight needs: the field's in-memory index, its BM25 parameters, and positions from a snapshot. */
+export interface SearchContext {
+  readonly index: FieldIndex;
+  readonly params: Bm25Params;
+  /** Positions of `term` in `doc`, read from a storage snapshot (undefined if absent there). */
+  positions(term: string, doc: string): Promise<number[] | undefined>;
+}
+
+export interface Weight {
+  scorer(): Scorer;
+}
+
+export interface Query {
+  /** null when the query can match nothing. */
+  createWeight(ctx: SearchContext): Promise<Weight | null> | Weight | null;
+}
+
+const avgdlOf = (ix: FieldIndex): number => (ix.docs > 0 ? ix.total / ix.docs : 1) || 1;
+
+export class TermQuery implements Query {
+  constructor(
+    readonly term: string,
+    readonly boost = 1,
+  ) {}
+  createWeight(ctx: SearchContext): Weight | null {
+    const ix = ctx.index;
+    const list = ix.terms.get(this.term);
+    if (!list || list.n === 0) return null;
+    const w = idf(Math.max(ix.docs, list.n), list.n) * this.boost;
+    const avgdl = avgdlOf(ix);
+    return { scorer: () => new TermScorer(list, w, ix.docLen, avgdl, ix.minLen, ctx.params) };
+  }
+}
+
+const listWeight = (docs: Int32Array, scores: Float64Array): Weight => ({ scorer: () => new ListScorer(docs, scores) });
+
+/** Terms at fixed relative positions; scored as one pseudo-term (tf = phrase frequency, idf = Σ idf). */
+export class PhraseQuery implements Query {
+  constructor(readonly terms: ReadonlyArray<{ term: string; offset: number }>) {}
+
+  async createWeight(ctx: SearchContext): Promise<Weight | null> {
+    const ix = ctx.index;
+    const lists = this.terms.map((t) => ix.terms.get(t.term));
+    if (lists.some((l) => !l || l.n === 0)) return null;
+    const ls = lists as NonNullable<(typeof lists)[number]>[];
+    let sumIdf = 0;
+    for (const l of ls) sumIdf += idf(Math.max(ix.docs, l.n), l.n);
+    const avgdl = avgdlOf(ix);
+    // candidates: docs holding every term (in-memory intersection)
+    const order = ls.map((_, j) => j).sort((a, b) => ls[a].n - ls[b].n);
+    const lead = ls[order[0]];
+    const cand: number[] = [];
+    const cursors = new Int32Array(ls.length);
+    outer: for (let i = 0; i < lead.n; i++) {
+      const d = lead.docs[i];
+      for (const j of order) {
+        const l = ls[j];
+        const at = l.seek(d, cursors[j]);
+        cursors[j] = at;
+        if (at >= l.n || l.docs[at] !== d) continue outer;
+      }
+      cand.push(d);
+    }
+    const docs: number[] = [];
+    const scores: number[] = [];
+    const CHUNK = 128;
+    for (let c = 0; c < cand.length; c += CHUNK) {
+      const part = cand.slice(c, c + CHUNK);
+      const freqs = await Promise.all(part.map((d) => this.freq(ctx, ix.docIds[d])));
+      part.forEach((d, i) => {
+        if (freqs[i] > 0) {
+          docs.push(d);
+          scores.push(bm25(sumIdf, freqs[i], ix.docLen[d], avgdl, ctx.params));
+        }
+      });
+    }
+    return docs.length ? listWeight(Int32Array.from(docs), Float64Array.from(scores)) : null;
+  }
+
+  private async freq(ctx: SearchContext, doc: string): Promise<number> {
+    if (!doc) return 0;
+    const pos = await Promise.all(this.terms.map((t) => ctx.positions(t.term, doc)));
+    if (pos.some((p) => !p)) return 0;
+    const sets = pos.slice(1).map((p) => new Set(p));
+    let f = 0;
+    for (const p0 of pos[0] as number[]) {
+      const start = p0 - this.terms[0].offset;
+      if (sets.every((s, j) => s.has(start + this.terms[j + 1].offset))) f++;
+    }
+    return f;
+  }
+}
+
+/** Every indexed term starting with a prefix (at most MAX_EXPANSIONS, in term order); a doc scores the sum of its matched terms. */
+export class PrefixQuery implements Query {
+  static readonly MAX_EXPANSIONS = 256;
+  constructor(readonly prefix: string) {}
+
+  createWeight(ctx: SearchContext): Weight | null {
+    const ix = ctx.index;
+    const terms = ix.expandPrefix(this.prefix, PrefixQuery.MAX_EXPANSIONS);
+    if (terms.length === 0) return null;
+    const acc = new Map<number, number>();
+    for (const t of terms) {
+      const tw = new TermQuery(t).createWeight(ctx);
+      if (!tw) continue;
+      const s = tw.scorer();
+      for (let d = s.doc(); s.i < s.n; d = s.next()) acc.set(d, (acc.get(d) ?? 0) + s.score());
+    }
+    const docs = Int32Array.from([...acc.keys()].sort((a, b) => a - b));
+    const scores = Float64Array.from(docs, (d) => acc.get(d) as number);
+    return listWeight(docs, scores);
+  }
+}
+
+export interface BooleanClause {
+  readonly occur: Occur;
+  readonly query: Query;
+}
+
+/** Analyzes parsed clauses with the field's analyzer. Stop-word-only clauses drop out; equal terms merge (boost = count). */
+export function compileQuery(parsed: readonly ParsedClause[], analyzer: Analyzer): BooleanClause[] {
+  const out: BooleanClause[] = [];
+  const shouldTerms = new Map<string, number>();
+  const add = (occur: Occur, term: string) => {
+    if (occur === 'should') shouldTerms.set(term, (shouldTerms.get(term) ?? 0) + 1);
+    else out.push({ occur, query: new TermQuery(term) });
+  };
+  for (const c of parsed) {
+    if (c.kind === 'prefix') {
+      const p = analyzer.normalizePrefix(c.text);
+      if (p) out.push({ occur: c.occur, query: new PrefixQuery(p) });
+      continue;
+    }
+    const toks = analyzer.analyze(c.text);
+    if (toks.length === 0) continue;
+    if (c.kind === 'phrase' && toks.length > 1) {
+      const base = toks[0].pos;
+      out.push({ occur: c.occur, query: new PhraseQuery(toks.map((t) => ({ term: t.term, offset: t.pos - base }))) });
+      continue;
+    }
+    for (const t of toks) add(c.occur, t.term);
+  }
+  for (const [term, n] of shouldTerms) out.push({ occur: 'should', query: new TermQuery(term, n) });
+  return out;
+}
+
+export interface RankedDoc {
+  readonly doc_id: string;
+  readonly score: number;
+}
+
+/** Runs compiled clauses: weights first (phrases read positions), then one synchronous top-k pass. */
+export async function searchClauses(
+  clauses: readonly BooleanClause[],
+  ctx: SearchContext,
+  k: number,
+  stats?: CollectStats,
+): Promise<RankedDoc[]> {
+  // phrase weights read the store; bind them first so the term weights and the
+  // scoring pass below see one state of the in-memory index
+  const phraseWeights = new Map<BooleanClause, Weight | null>();
+  for (const c of clauses) if (c.query instanceof PhraseQuery) phraseWeights.set(c, await c.query.createWeight(ctx));
+  const must: Scorer[] = [];
+  const should: Scorer[] = [];
+  const mustNot: Scorer[] = [];
+  for (const c of clauses) {
+    // term and prefix weights are synchronous: no await between binding and scoring
+    const w = phraseWeights.has(c) ? phraseWeights.get(c) : (c.query.createWeight(ctx) as Weight | null);
+    if (!w) {
+      if (c.occur === 'must') return [];
+      continue;
+    }
+    (c.occur === 'must' ? must : c.occur === 'should' ? should : mustNot).push(w.scorer());
+  }
+  if (must.length === 0 && should.length === 0) return [];
+  const hits = topK(must, should, mustNot, k, ctx.index.docIds, stats);
+  return hits.map((h) => ({ doc_id: ctx.index.docIds[h.ord], score: h.score }));
+}

@@ -1,0 +1,93 @@
+/**
+ * Scorers: cursors over sorted doc ordinals that score the current doc, with an
+ * upper bound of any score they can give (used by MaxScore to skip work).
+ */
+import type { PostingList } from './field-index';
+import { bm25, type Bm25Params } from './similarity';
+
+export const NO_MORE = 0x7fffffff;
+
+export abstract class Scorer {
+  i = 0;
+  constructor(
+    readonly docs: Int32Array,
+    readonly n: number,
+    /** No call of `score()` returns more. */
+    readonly ub: number,
+  ) {}
+
+  doc(): number {
+    return this.i < this.n ? this.docs[this.i] : NO_MORE;
+  }
+
+  next(): number {
+    this.i++;
+    return this.doc();
+  }
+
+  /** Moves to the first doc ≥ target and returns it. */
+  advance(target: number): number {
+    const d = this.docs;
+    let lo = this.i;
+    if (lo >= this.n || d[lo] >= target) return this.doc();
+    let step = 1;
+    let hi = this.n;
+    while (lo + step < hi && d[lo + step] < target) {
+      lo += step;
+      step *= 2;
+    }
+    hi = Math.min(hi, lo + step + 1);
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (d[mid] < target) lo = mid + 1;
+      else hi = mid;
+    }
+    this.i = lo;
+    return this.doc();
+  }
+
+  abstract score(): number;
+}
+
+/** BM25 of one term over its in-memory posting list. */
+export class TermScorer extends Scorer {
+  private readonly tfs: Int32Array;
+  private readonly k1: number;
+  private readonly kb: number;
+  private readonly num: number;
+  constructor(
+    list: PostingList,
+    private readonly idfValue: number,
+    private readonly docLen: Int32Array,
+    avgdl: number,
+    minLen: number,
+    p: Bm25Params,
+  ) {
+    // bound: score grows with tf and shrinks with dl
+    super(list.docs, list.n, bm25(idfValue, list.maxTf, Math.min(minLen, avgdl), avgdl, p));
+    this.tfs = list.tfs;
+    this.k1 = p.k1 * (1 - p.b);
+    this.kb = (p.k1 * p.b) / avgdl;
+    this.num = idfValue * (p.k1 + 1);
+  }
+
+  score(): number {
+    const tf = this.tfs[this.i];
+    return (this.num * tf) / (tf + this.k1 + this.kb * this.docLen[this.docs[this.i]]);
+  }
+}
+
+/** Precomputed scores (phrases, prefix expansions, exclusions). */
+export class ListScorer extends Scorer {
+  constructor(
+    docs: Int32Array,
+    private readonly scores: Float64Array,
+  ) {
+    let ub = 0;
+    for (let i = 0; i < scores.length; i++) if (scores[i] > ub) ub = scores[i];
+    super(docs, docs.length, ub);
+  }
+  score(): number {
+    return this.scores[this.i];
+  }
+}
