@@ -1,0 +1,109 @@
+/**
+ * Read-your-group's-writes views used while a group of requests is prepared.
+ * Lookups go: this request's own writes → earlier requests of the group → the store.
+ */
+import type { TableManifest } from '@mmdb/core';
+import type { DeriveContext, KeyWrite, PkTuple, StoredRow } from './api';
+
+/** Where a RequestContext reads what no pending write covers. */
+export interface KeyReader {
+  get(key: Buffer): Promise<Buffer | undefined>;
+  range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
+}
+import { decodeRow, rowKey } from './records';
+
+const bin = (b: Buffer) => b.toString('latin1');
+const unbin = (s: string) => Buffer.from(s, 'latin1');
+
+/** Pending key writes in order, last write per key wins. */
+export class WriteSet {
+  readonly map = new Map<string, Buffer | null>();
+
+  set(key: Buffer, value: Buffer | null): void {
+    const k = bin(key);
+    this.map.delete(k); // keep the latest write last
+    this.map.set(k, value);
+  }
+
+  has(key: Buffer): boolean {
+    return this.map.has(bin(key));
+  }
+
+  lookup(key: Buffer): Buffer | null | undefined {
+    return this.map.get(bin(key));
+  }
+
+  writes(): KeyWrite[] {
+    return [...this.map].map(([k, v]) => ({ key: unbin(k), value: v }));
+  }
+
+  mergeInto(other: WriteSet): void {
+    for (const [k, v] of this.map) {
+      other.map.delete(k);
+      other.map.set(k, v);
+    }
+  }
+
+  /** Entries with keys in [gte, lt). */
+  inRange(gte: Buffer, lt: Buffer): Array<[Buffer, Buffer | null]> {
+    const out: Array<[Buffer, Buffer | null]> = [];
+    for (const [k, v] of this.map) {
+      const kb = unbin(k);
+      if (Buffer.compare(kb, gte) >= 0 && Buffer.compare(kb, lt) < 0) out.push([kb, v]);
+    }
+    return out;
+  }
+}
+
+/** The DeriveContext of one request inside a group. */
+export class RequestContext implements DeriveContext {
+  readonly own = new WriteSet();
+
+  constructor(
+    readonly lsn: number,
+    private readonly base: KeyReader | null,
+    private readonly group: WriteSet,
+    private readonly manifestOf: (schema: string) => TableManifest | undefined,
+  ) {}
+
+  put(key: Buffer, value: Buffer | null): void {
+    this.own.set(key, value);
+  }
+
+  async get(key: Buffer): Promise<Buffer | undefined> {
+    const a = this.own.lookup(key);
+    if (a !== undefined) return a ?? undefined;
+    const b = this.group.lookup(key);
+    if (b !== undefined) return b ?? undefined;
+    return this.base ? this.base.get(key) : undefined;
+  }
+
+  async range(opts: { gte: Buffer; lt: Buffer; limit?: number; reverse?: boolean }): Promise<Array<[Buffer, Buffer]>> {
+    const pending = new Map<string, Buffer | null>();
+    for (const [k, v] of this.group.inRange(opts.gte, opts.lt)) pending.set(bin(k), v);
+    for (const [k, v] of this.own.inRange(opts.gte, opts.lt)) pending.set(bin(k), v);
+    const limit = opts.limit ?? -1;
+    const dbLimit = limit < 0 ? -1 : limit + pending.size;
+    const merged = new Map<string, Buffer>();
+    if (this.base) {
+      for (const [k, v] of await this.base.range({ gte: opts.gte, lt: opts.lt, limit: dbLimit, reverse: !!opts.reverse })) merged.set(bin(k), v);
+    }
+    for (const [k, v] of pending) {
+      if (v === null) merged.delete(k);
+      else merged.set(k, v);
+    }
+    const keys = [...merged.keys()].sort((a, b) => Buffer.compare(unbin(a), unbin(b)));
+    if (opts.reverse) keys.reverse();
+    const picked = limit < 0 ? keys : keys.slice(0, limit);
+    return picked.map((k) => [unbin(k), merged.get(k)!]);
+  }
+
+  async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
+    const v = await this.get(rowKey(schema, pk));
+    return v === undefined ? undefined : decodeRow(schema, pk, v);
+  }
+
+  manifest(schema: string): TableManifest | undefined {
+    return this.manifestOf(schema);
+  }
+}

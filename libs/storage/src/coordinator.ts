@@ -1,0 +1,480 @@
+/**
+ * The commit coordinator: the single writer of a tenant store (ARCHITECTURE.md §2).
+ *
+ * Requests queue up; each turn takes every waiting request (group commit), prepares
+ * them one by one against committed state plus the earlier requests of the group,
+ * gives each successful one the next LSN and one frame, and writes every frame and
+ * every key of the group in one `batch(..., { sync })`. A request that fails its checks
+ * is rejected alone. After durability the frames are applied in LSN order, then the
+ * callers resolve, then the frames go out on the change feed.
+ */
+import { DbError, Row, TableManifest, coerceValue, isDbError } from '@mmdb/core';
+import type {
+  ChangeResult,
+  CheckEvaluator,
+  CommitParticipant,
+  CommitRequest,
+  CommitResult,
+  CommittedFrame,
+  CustomChange,
+  LoggedChange,
+  PkTuple,
+  Precondition,
+  RowDeleteChange,
+  RowPutChange,
+  StoredResponse,
+  StoredRow,
+} from './api';
+import { KeyReader, RequestContext, WriteSet } from './context';
+import { encodeFrame, FRAME_VERSION } from './frame';
+import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
+import { parseManifest } from './manifest';
+import { encodeRow, fkIndexName, idempotencyKey, json, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
+import type { Db } from './snapshot';
+
+export interface SchemaEntry {
+  readonly manifest: TableManifest;
+  readonly toml: string;
+}
+
+export interface CoordinatorHost {
+  readonly db: Db;
+  readonly sync: boolean;
+  readonly queueLimit: number;
+  readonly maxGroup: number;
+  epoch(): number;
+  schema(id: string): SchemaEntry | undefined;
+  schemas(): Iterable<SchemaEntry>;
+  participants(): readonly CommitParticipant[];
+  checkEvaluator(): CheckEvaluator | undefined;
+  /** Extra store-local writes for the group's batch (segment index). */
+  groupMeta(frames: readonly { lsn: number; bytes: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
+  /** Applies durable frames in LSN order (catalog, participants); drops finished schemas. */
+  applyDurable(frames: readonly CommittedFrame[], dropped: readonly TableManifest[]): Promise<void>;
+  /** Publishes frames on the change feed. */
+  publish(frames: readonly CommittedFrame[]): void;
+  onWriteError(e: Error): DbError;
+}
+
+interface Pending {
+  readonly req: CommitRequest;
+  readonly resolve: (r: CommitResult) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+interface Prepared {
+  readonly pending: Pending;
+  readonly result?: CommitResult;
+  readonly error?: unknown;
+  readonly frame?: CommittedFrame;
+  readonly bytes?: Buffer;
+  readonly dropped?: TableManifest[];
+}
+
+interface IdempotencyStored {
+  fingerprint: string;
+  expiresAt: number;
+  response: StoredResponse;
+}
+
+export class Coordinator {
+  private queue: Pending[] = [];
+  private running = false;
+  private closed = false;
+  private rowidNext = new Map<string, number>();
+  private readonly base: KeyReader;
+  lastLsn: number;
+
+  constructor(
+    private readonly host: CoordinatorHost,
+    lastLsn: number,
+  ) {
+    this.lastLsn = lastLsn;
+    const db = host.db;
+    this.base = {
+      get: (key) => db.get(key),
+      range: (o) => db.iterator(o).all() as Promise<Array<[Buffer, Buffer]>>,
+    };
+  }
+
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  submit(req: CommitRequest): Promise<CommitResult> {
+    if (this.closed) return Promise.reject(new DbError('service_unavailable', 'the store is closing'));
+    if (this.queue.length >= this.host.queueLimit) {
+      return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
+    }
+    return new Promise<CommitResult>((resolve, reject) => {
+      this.queue.push({ req, resolve, reject });
+      if (!this.running) void this.pump();
+    });
+  }
+
+  /** Resolves when the queue is empty and no group is being written. */
+  async drain(): Promise<void> {
+    while (this.running || this.queue.length) await new Promise((r) => setTimeout(r, 1));
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  private async pump(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length) {
+        let n = Math.min(this.queue.length, this.host.maxGroup);
+        // A schema drop ends its group: its keys are cleared before anything after it runs.
+        const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes.some((c) => c.op === 'schema_drop'));
+        if (dropAt >= 0) n = dropAt + 1;
+        await this.runGroup(this.queue.splice(0, n));
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async runGroup(items: Pending[]): Promise<void> {
+    const group = new WriteSet();
+    const groupSchemas = new Map<string, SchemaEntry | null>();
+    const startLsn = this.lastLsn;
+    const rowidBefore = new Map(this.rowidNext);
+    let lsn = startLsn;
+    const prepared: Prepared[] = [];
+    for (const p of items) {
+      try {
+        const r = await this.prepare(p, group, groupSchemas, lsn + 1);
+        if (r.frame) lsn = r.frame.lsn;
+        prepared.push(r);
+      } catch (e) {
+        prepared.push({ pending: p, error: e });
+      }
+    }
+    const framed = prepared.filter((p) => p.frame);
+    if (framed.length) {
+      const ops: Array<{ type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer }> = [];
+      for (const [k, v] of group.map) {
+        const key = Buffer.from(k, 'latin1');
+        ops.push(v === null ? { type: 'del', key } : { type: 'put', key, value: v });
+      }
+      for (const p of framed) ops.push({ type: 'put', key: logKey(p.frame!.lsn), value: p.bytes! });
+      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length })))) {
+        ops.push(m.value === null ? { type: 'del', key: m.key } : { type: 'put', key: m.key, value: m.value });
+      }
+      try {
+        await this.host.db.batch(ops, { sync: this.host.sync });
+      } catch (e) {
+        this.rowidNext = rowidBefore;
+        const err = this.host.onWriteError(e as Error);
+        for (const p of prepared) p.pending.reject(p.error ?? err);
+        return;
+      }
+      this.lastLsn = lsn;
+      const frames = framed.map((p) => p.frame!);
+      await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []));
+      this.resolveAll(prepared);
+      this.host.publish(frames);
+    } else {
+      this.resolveAll(prepared);
+    }
+  }
+
+  private resolveAll(prepared: Prepared[]): void {
+    for (const p of prepared) {
+      if (p.error !== undefined) p.pending.reject(p.error);
+      else p.pending.resolve(p.result!);
+    }
+  }
+
+  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, lsn: number): Promise<Prepared> {
+    const req = p.req;
+    if (!Array.isArray(req.changes) || req.changes.length === 0) throw new DbError('validation_failed', 'a commit needs at least one change');
+    if (req.changes.some((c) => c.op === 'schema_drop') && req.changes.some((c) => c.op !== 'schema_drop')) {
+      throw new DbError('validation_failed', 'a schema drop cannot share a commit with other changes');
+    }
+    const ownSchemas = new Map<string, SchemaEntry | null>();
+    const schemaOf = (id: string): SchemaEntry | undefined => {
+      if (ownSchemas.has(id)) return ownSchemas.get(id) ?? undefined;
+      if (groupSchemas.has(id)) return groupSchemas.get(id) ?? undefined;
+      return this.host.schema(id);
+    };
+    const ctx = new RequestContext(lsn, this.base, group, (id) => schemaOf(id)?.manifest);
+
+    if (req.idempotency) {
+      const prior = await ctx.get(idempotencyKey(req.idempotency.key));
+      if (prior) {
+        const rec = parseJson<IdempotencyStored>(prior);
+        if (rec.expiresAt > Date.now()) {
+          if (rec.fingerprint !== req.idempotency.fingerprint) {
+            throw new DbError('conflict', `Idempotency-Key "${req.idempotency.key}" was already used with a different request`);
+          }
+          return { pending: p, result: { lsn: this.lastLsn, results: [], replayed: rec.response } };
+        }
+      }
+    }
+
+    const results: ChangeResult[] = [];
+    const logged: LoggedChange[] = [];
+    const dropped: TableManifest[] = [];
+    const rowids = new Map<string, number>();
+    for (const [i, change] of req.changes.entries()) {
+      try {
+        switch (change.op) {
+          case 'put':
+            await this.put(ctx, change, results, logged, rowids);
+            break;
+          case 'delete':
+            await this.del(ctx, change, results, logged);
+            break;
+          case 'custom':
+            await this.custom(ctx, change, results, logged);
+            break;
+          case 'schema_put': {
+            const entry = await this.schemaPut(ctx, change.toml, schemaOf);
+            results.push({ op: 'schema_put', schema: entry.manifest.id, created: !schemaOf(entry.manifest.id) });
+            ownSchemas.set(entry.manifest.id, entry);
+            logged.push({ op: 'schema_put', schema: entry.manifest.id, toml: entry.toml });
+            break;
+          }
+          case 'schema_drop': {
+            const m = schemaOf(change.schema)?.manifest;
+            if (!m) {
+              results.push({ op: 'schema_drop', schema: change.schema, dropped: false });
+              break;
+            }
+            for (const other of this.allManifests(groupSchemas, ownSchemas)) {
+              const fk = other.foreign_keys.find((f) => f.references === m.id);
+              if (fk && other.id !== m.id) {
+                throw new DbError('validation_failed', `schema "${m.id}" is referenced by foreign key "${fk.name}" of "${other.id}"; drop that schema first`);
+              }
+            }
+            ctx.put(metaKey('schema', m.id), null);
+            ctx.put(metaKey('dropping', m.id), json(m));
+            ownSchemas.set(m.id, null);
+            dropped.push(m);
+            results.push({ op: 'schema_drop', schema: m.id, dropped: true });
+            logged.push({ op: 'schema_drop', schema: m.id });
+            break;
+          }
+          default:
+            throw new DbError('validation_failed', `unknown change op "${(change as { op: string }).op}"`);
+        }
+      } catch (e) {
+        if (isDbError(e) && req.changes.length > 1 && e.details.index === undefined) {
+          throw new DbError(e.code, e.message, { ...e.details, index: i });
+        }
+        throw e;
+      }
+    }
+
+    if (req.idempotency) {
+      const response = req.idempotency.render(results);
+      const rec: IdempotencyStored = { fingerprint: req.idempotency.fingerprint, expiresAt: req.idempotency.expiresAt, response };
+      ctx.put(idempotencyKey(req.idempotency.key), json(rec));
+    }
+    if (ctx.own.map.size === 0) {
+      return { pending: p, result: { lsn: this.lastLsn, results } };
+    }
+    const writes = ctx.own.writes();
+    const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged, writes };
+    const bytes = encodeFrame(frame);
+    ctx.own.mergeInto(group);
+    for (const [k, v] of ownSchemas) groupSchemas.set(k, v);
+    for (const [k, v] of rowids) this.rowidNext.set(k, Math.max(this.rowidNext.get(k) ?? 0, v));
+    return { pending: p, frame, bytes, dropped, result: { lsn, results } };
+  }
+
+  private allManifests(groupSchemas: Map<string, SchemaEntry | null>, own: Map<string, SchemaEntry | null>): TableManifest[] {
+    const all = new Map<string, TableManifest>();
+    for (const e of this.host.schemas()) all.set(e.manifest.id, e.manifest);
+    for (const m of [groupSchemas, own]) for (const [k, v] of m) v ? all.set(k, v.manifest) : all.delete(k);
+    return [...all.values()];
+  }
+
+  private manifest(ctx: RequestContext, schema: string): TableManifest {
+    const m = ctx.manifest(schema);
+    if (!m) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
+    return m;
+  }
+
+  /** Checks and normalizes a row: known columns, types, defaults, required. */
+  private normalize(m: TableManifest, row: Row): Row {
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) throw new DbError('invalid_body', 'a row must be a JSON object');
+    const out: Row = {};
+    for (const k of Object.keys(row)) {
+      if (!m.columns.some((c) => c.name === k)) throw new DbError('validation_failed', `unknown column "${k}" in ${m.id}`, { field: k });
+    }
+    for (const c of m.columns) {
+      let v = row[c.name];
+      if (v === undefined || v === null) {
+        if (c.default !== undefined && v === undefined) v = c.default;
+        else if (c.required) throw new DbError('missing_required', `column "${c.name}" is required in ${m.id}`, { field: c.name });
+        else {
+          if (v === null) out[c.name] = null;
+          continue;
+        }
+      }
+      out[c.name] = coerceValue(c.name, c.ty, v, c.dim);
+    }
+    return out;
+  }
+
+  private checkPrecondition(pre: Precondition | undefined, before: StoredRow | undefined, schema: string, pk: PkTuple): void {
+    if (!pre) return;
+    const name = `${schema}/${canonicalJson(pk)}`;
+    switch (pre.kind) {
+      case 'insert':
+        if (before) throw new DbError('conflict', `row ${name} already exists`, { current_version: before.version });
+        return;
+      case 'exists':
+        if (!before) throw new DbError('row_not_found', `row ${name} does not exist`);
+        return;
+      case 'if_match':
+        if (!before) throw new DbError('precondition_failed', `If-Match given but row ${name} does not exist`);
+        if (pre.version !== '*' && pre.version !== before.version) {
+          throw new DbError('write_conflict', `row ${name} is at version ${before.version}, not ${pre.version}`, { current_version: before.version });
+        }
+    }
+  }
+
+  private async nextRowid(ctx: RequestContext, schema: string, rowids: Map<string, number>): Promise<number> {
+    let next = rowids.get(schema) ?? this.rowidNext.get(schema);
+    if (next === undefined) {
+      const r = prefixRange(KEYSPACE.row, [schema]);
+      const last = await ctx.range({ ...r, reverse: true, limit: 1 });
+      const head = keyOf(KEYSPACE.row, [schema]).length;
+      next = last.length ? Number(decodeTuple(last[0][0], head)[0]) + 1 : 1;
+    }
+    rowids.set(schema, next + 1);
+    return next;
+  }
+
+  private async put(ctx: RequestContext, ch: RowPutChange, results: ChangeResult[], logged: LoggedChange[], rowids: Map<string, number>): Promise<void> {
+    const m = this.manifest(ctx, ch.schema);
+    const input = ch.row;
+    if (m.hidden_rowid && input && typeof input === 'object' && (input as Row)._rowid == null) {
+      ch = { ...ch, row: { ...input, _rowid: await this.nextRowid(ctx, m.id, rowids) } };
+    }
+    const values = this.normalize(m, ch.row);
+    if (m.hidden_rowid && typeof values._rowid === 'number') {
+      rowids.set(m.id, Math.max(rowids.get(m.id) ?? this.rowidNext.get(m.id) ?? 1, values._rowid + 1));
+    }
+    const pk = pkOf(m, values);
+    pk.forEach((v, i) => {
+      if (v === null) throw new DbError('missing_required', `primary key column "${m.primary_key[i]}" is required in ${m.id}`, { field: m.primary_key[i] });
+    });
+    const before = await ctx.getRow(m.id, pk);
+    this.checkPrecondition(ch.precondition, before, m.id, pk);
+    const after: StoredRow = { schema: m.id, pk, version: (before?.version ?? 0) + 1, lsn: ctx.lsn, values };
+    const evaluate = this.host.checkEvaluator();
+    if (evaluate) {
+      for (const c of m.checks) {
+        if (evaluate(c.expr, values, m) === false) {
+          throw new DbError('check_violation', `row fails CHECK constraint "${c.name}" (${c.expr}) of ${m.id}`, { constraint: c.name });
+        }
+      }
+    }
+    ctx.put(rowKey(m.id, pk), encodeRow(after.version, after.lsn, values));
+    for (const fk of m.foreign_keys) {
+      const vals = fk.columns.map((c) => values[c] ?? null);
+      if (vals.some((v) => v === null)) continue;
+      const target = ctx.manifest(fk.references);
+      if (!target || !(await ctx.getRow(target.id, vals))) {
+        throw new DbError('fk_violation', `foreign key "${fk.name}" of ${m.id}: no row ${fk.references}/${canonicalJson(vals)}`, { constraint: fk.name });
+      }
+    }
+    await this.derive(ctx, m, pk, before ?? null, after);
+    logged.push({ op: 'put', schema: m.id, pk, version: after.version, values });
+    results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
+  }
+
+  private async del(ctx: RequestContext, ch: RowDeleteChange, results: ChangeResult[], logged: LoggedChange[]): Promise<void> {
+    const m = this.manifest(ctx, ch.schema);
+    if (!Array.isArray(ch.pk) || ch.pk.length !== m.primary_key.length) {
+      throw new DbError('validation_failed', `${m.id} has a ${m.primary_key.length}-column primary key (${m.primary_key.join(', ')})`);
+    }
+    const pk = m.primary_key.map((c, i) => {
+      const col = m.columns.find((x) => x.name === c)!;
+      return coerceValue(c, col.ty, ch.pk[i]);
+    });
+    const before = await ctx.getRow(m.id, pk);
+    this.checkPrecondition(ch.precondition, before, m.id, pk);
+    if (!before) {
+      results.push({ op: 'delete', schema: m.id, pk, deleted: false, version: null });
+      return;
+    }
+    ctx.put(rowKey(m.id, pk), null);
+    await this.derive(ctx, m, pk, before, null);
+    // Restrict: no row may still reference this one (checked after this request's own deletes).
+    for (const e of this.host.schemas()) {
+      const other = ctx.manifest(e.manifest.id);
+      if (!other) continue;
+      for (const fk of other.foreign_keys) {
+        if (fk.references !== m.id || fk.on_delete !== 'restrict') continue;
+        const hits = await ctx.range({ ...prefixRange(KEYSPACE.index, [other.id, fkIndexName(fk.name), ...pk]), limit: 1 });
+        if (hits.length) {
+          throw new DbError('fk_violation', `row ${m.id}/${canonicalJson(pk)} is still referenced by ${other.id} through foreign key "${fk.name}"`, {
+            constraint: fk.name,
+          });
+        }
+      }
+    }
+    logged.push({ op: 'delete', schema: m.id, pk });
+    results.push({ op: 'delete', schema: m.id, pk, deleted: true, version: before.version });
+  }
+
+  private async derive(ctx: RequestContext, m: TableManifest, pk: PkTuple, before: StoredRow | null, after: StoredRow | null): Promise<void> {
+    const ev = { schema: m.id, manifest: m, pk, before, after };
+    for (const part of this.host.participants()) {
+      if (!part.deriveRow) continue;
+      for (const w of await part.deriveRow(ev, ctx)) ctx.put(w.key, w.value);
+    }
+  }
+
+  private async custom(ctx: RequestContext, ch: CustomChange, results: ChangeResult[], logged: LoggedChange[]): Promise<void> {
+    const part = this.host.participants().find((x) => x.name === ch.participant);
+    if (!part?.deriveCustom) throw new DbError('validation_failed', `no participant "${ch.participant}" takes custom changes`);
+    const { writes, result } = await part.deriveCustom(ch, ctx);
+    for (const w of writes) ctx.put(w.key, w.value);
+    logged.push({ op: 'custom', participant: ch.participant, type: ch.type, payload: ch.payload });
+    results.push({ op: 'custom', participant: ch.participant, result });
+  }
+
+  private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined): Promise<SchemaEntry> {
+    if (typeof toml !== 'string') throw new DbError('validation_failed', 'a manifest must be TOML text');
+    const m = parseManifest(toml);
+    if (m.hidden_rowid) {
+      const c = m.columns.find((x) => x.name === '_rowid');
+      if (m.primary_key.length !== 1 || m.primary_key[0] !== '_rowid' || c?.ty !== 'i64') {
+        throw new DbError('validation_failed', 'manifest: hidden_rowid: needs primary_key = ["_rowid"] and an i64 column "_rowid"', { key: 'hidden_rowid' });
+      }
+    }
+    m.foreign_keys.forEach((fk, i) => {
+      const target = fk.references === m.id ? m : schemaOf(fk.references)?.manifest;
+      if (!target) throw new DbError('validation_failed', `manifest: foreign_keys[${i}].references: no schema "${fk.references}" is registered`, { key: `foreign_keys[${i}].references` });
+      if (fk.ref_columns.length && canonicalJson(fk.ref_columns as string[]) !== canonicalJson(target.primary_key as string[])) {
+        throw new DbError('validation_failed', `manifest: foreign_keys[${i}].ref_columns: must be the primary key of ${target.id} (${target.primary_key.join(', ')})`, {
+          key: `foreign_keys[${i}].ref_columns`,
+        });
+      }
+      if (fk.columns.length !== target.primary_key.length) {
+        throw new DbError('validation_failed', `manifest: foreign_keys[${i}].columns: ${target.id} has a ${target.primary_key.length}-column primary key`, {
+          key: `foreign_keys[${i}].columns`,
+        });
+      }
+    });
+    const prev = schemaOf(m.id)?.manifest;
+    if (prev && canonicalJson(prev.primary_key as string[]) !== canonicalJson(m.primary_key as string[])) {
+      const any = await ctx.range({ ...prefixRange(KEYSPACE.row, [m.id]), limit: 1 });
+      if (any.length) throw new DbError('validation_failed', `manifest: primary_key: cannot change the primary key of ${m.id} while it has rows`, { key: 'primary_key' });
+    }
+    for (const part of this.host.participants()) {
+      if (!part.deriveSchema) continue;
+      for (const w of await part.deriveSchema(m, prev, ctx)) ctx.put(w.key, w.value);
+    }
+    ctx.put(metaKey('schema', m.id), json({ toml }));
+    return { manifest: m, toml };
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The log frame codec, format v1 (../FORMAT.md). One frame per committed request:
+ *
+ *   u8  format version (1)
+ *   u32 body length (big-endian)
+ *   u32 CRC32C of the body
+ *   body:
+ *     u64 epoch | u64 lsn | u64 time (ms) |
+ *     u32 n | n bytes: logical changes as UTF-8 JSON |
+ *     u32 writes | per write: u8 kind (0 put, 1 delete) | u32 key length | key | [u32 value length | value]
+ *
+ * Decoding checks the version, the length and the checksum before reading the body,
+ * and throws `corrupt_log` naming what failed.
+ */
+import * as CRC32C from 'crc-32/crc32c';
+import { DbError } from '@mmdb/core';
+import type { CommittedFrame, KeyWrite, LoggedChange } from './api';
+
+export const FRAME_VERSION = 1;
+const HEADER = 9;
+
+export function crc32cOf(b: Uint8Array): number {
+  return CRC32C.buf(b) >>> 0;
+}
+
+export interface FrameInput {
+  readonly epoch: number;
+  readonly lsn: number;
+  readonly time: number;
+  readonly changes: readonly LoggedChange[];
+  readonly writes: readonly KeyWrite[];
+}
+
+export function encodeFrame(f: FrameInput): Buffer {
+  const changes = Buffer.from(JSON.stringify(f.changes), 'utf8');
+  let size = 24 + 4 + changes.length + 4;
+  for (const w of f.writes) size += 1 + 4 + w.key.length + (w.value ? 4 + w.value.length : 0);
+  const out = Buffer.allocUnsafe(HEADER + size);
+  let p = HEADER;
+  out.writeBigUInt64BE(BigInt(f.epoch), p);
+  out.writeBigUInt64BE(BigInt(f.lsn), p + 8);
+  out.writeBigUInt64BE(BigInt(f.time), p + 16);
+  p += 24;
+  out.writeUInt32BE(changes.length, p);
+  p += 4;
+  changes.copy(out, p);
+  p += changes.length;
+  out.writeUInt32BE(f.writes.length, p);
+  p += 4;
+  for (const w of f.writes) {
+    out[p++] = w.value ? 0 : 1;
+    out.writeUInt32BE(w.key.length, p);
+    p += 4;
+    w.key.copy(out, p);
+    p += w.key.length;
+    if (w.value) {
+      out.writeUInt32BE(w.value.length, p);
+      p += 4;
+      w.value.copy(out, p);
+      p += w.value.length;
+    }
+  }
+  out[0] = FRAME_VERSION;
+  out.writeUInt32BE(size, 1);
+  out.writeUInt32BE(crc32cOf(out.subarray(HEADER)), 5);
+  return out;
+}
+
+function corrupt(why: string): never {
+  throw new DbError('corrupt_log', `log frame: ${why}`);
+}
+
+/** Reads the header fields without decoding the body (for scans that only need the LSN). */
+export function frameLsn(b: Uint8Array): number {
+  if (b.length < HEADER + 16) corrupt('shorter than its header');
+  return Number(Buffer.from(b.buffer, b.byteOffset, b.byteLength).readBigUInt64BE(HEADER + 8));
+}
+
+export function decodeFrame(input: Uint8Array): CommittedFrame {
+  const b = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  if (b.length < HEADER) corrupt(`${b.length} bytes is shorter than the ${HEADER}-byte header`);
+  const version = b[0];
+  if (version !== FRAME_VERSION) corrupt(`unknown format version ${version}`);
+  const size = b.readUInt32BE(1);
+  if (size !== b.length - HEADER) corrupt(`body length ${b.length - HEADER} differs from the header's ${size} (torn write)`);
+  const body = b.subarray(HEADER);
+  const crc = b.readUInt32BE(5);
+  if (crc32cOf(body) !== crc) corrupt('checksum mismatch');
+  try {
+    let p = 0;
+    const epoch = Number(body.readBigUInt64BE(p));
+    const lsn = Number(body.readBigUInt64BE(p + 8));
+    const time = Number(body.readBigUInt64BE(p + 16));
+    p += 24;
+    const n = body.readUInt32BE(p);
+    p += 4;
+    const changes = JSON.parse(body.toString('utf8', p, p + n)) as LoggedChange[];
+    p += n;
+    const count = body.readUInt32BE(p);
+    p += 4;
+    const writes: KeyWrite[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      const kind = body[p++];
+      const kl = body.readUInt32BE(p);
+      p += 4;
+      const key = Buffer.from(body.subarray(p, p + kl));
+      p += kl;
+      let value: Buffer | null = null;
+      if (kind === 0) {
+        const vl = body.readUInt32BE(p);
+        p += 4;
+        value = Buffer.from(body.subarray(p, p + vl));
+        p += vl;
+      } else if (kind !== 1) corrupt(`unknown write kind ${kind}`);
+      writes[i] = { key, value };
+    }
+    if (p !== body.length) corrupt(`${body.length - p} trailing bytes`);
+    return { version, epoch, lsn, time, changes, writes };
+  } catch (e) {
+    if (e instanceof DbError) throw e;
+    return corrupt(`undecodable body: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,71 @@
+/** Row records and the key layouts of the R, I, L, M and K keyspaces. */
+import type { JsonValue, Row, TableManifest } from '@mmdb/core';
+import type { PkTuple, StoredRow } from './api';
+import { KEYSPACE, keyOf, decodeTuple, encodeTuple } from './keys';
+
+export function rowKey(schema: string, pk: readonly JsonValue[]): Buffer {
+  return keyOf(KEYSPACE.row, [schema, ...pk]);
+}
+
+/** The pk tuple of a row key of `schema`. */
+export function pkOfRowKey(key: Uint8Array, schemaPrefixLength: number): PkTuple {
+  return decodeTuple(key, schemaPrefixLength);
+}
+
+export function encodeRow(version: number, lsn: number, values: Row): Buffer {
+  return Buffer.from(JSON.stringify([version, lsn, values]), 'utf8');
+}
+
+export function decodeRow(schema: string, pk: PkTuple, b: Uint8Array): StoredRow {
+  const [version, lsn, values] = JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')) as [number, number, Row];
+  return { schema, pk, version, lsn, values };
+}
+
+export function pkOf(manifest: TableManifest, values: Row): PkTuple {
+  return manifest.primary_key.map((c) => values[c] ?? null);
+}
+
+/** Index entry: I ‖ (schema, index, ...values, ...pk) → empty. */
+export function indexKey(schema: string, index: string, values: readonly JsonValue[], pk: readonly JsonValue[]): Buffer {
+  return keyOf(KEYSPACE.index, [schema, index, ...values, ...pk]);
+}
+
+export const EMPTY = Buffer.alloc(0);
+
+/** Name of the implicit index that backs a foreign key's restrict check. */
+export function fkIndexName(fkName: string): string {
+  return `fk:${fkName}`;
+}
+
+/** Every index the store maintains for a manifest: declared ones plus one per foreign key. */
+export function maintainedIndexes(m: TableManifest): Array<{ name: string; columns: readonly string[]; unique: boolean }> {
+  return [...m.indexes, ...m.foreign_keys.map((fk) => ({ name: fkIndexName(fk.name), columns: fk.columns, unique: false }))];
+}
+
+export function logKey(lsn: number): Buffer {
+  const b = Buffer.allocUnsafe(9);
+  b[0] = KEYSPACE.log.charCodeAt(0);
+  b.writeBigUInt64BE(BigInt(lsn), 1);
+  return b;
+}
+
+export const LOG_START = logKey(0);
+export const LOG_END = Buffer.from([KEYSPACE.log.charCodeAt(0) + 1]);
+
+export function metaKey(...parts: JsonValue[]): Buffer {
+  return keyOf(KEYSPACE.meta, parts);
+}
+
+export function idempotencyKey(key: string): Buffer {
+  return keyOf(KEYSPACE.idempotency, [key]);
+}
+
+export function json(v: unknown): Buffer {
+  return Buffer.from(JSON.stringify(v), 'utf8');
+}
+
+export function parseJson<T>(b: Uint8Array): T {
+  return JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')) as T;
+}
+
+export { encodeTuple };

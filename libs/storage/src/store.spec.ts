@@ -1,0 +1,220 @@
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { DbError } from '@mmdb/core';
+import { TenantStore } from './store';
+
+const USERS = `
+namespace = "shop"
+table = "users"
+primary_key = ["id"]
+[[columns]]
+name = "id"
+ty = "str"
+required = true
+[[columns]]
+name = "email"
+ty = "str"
+[[columns]]
+name = "age"
+ty = "i64"
+default = 0
+[[indexes]]
+name = "by_email"
+columns = ["email"]
+unique = true
+`;
+
+const ORDERS = `
+namespace = "shop"
+table = "orders"
+primary_key = ["id"]
+[[columns]]
+name = "id"
+ty = "i64"
+required = true
+[[columns]]
+name = "user_id"
+ty = "str"
+[[columns]]
+name = "total"
+ty = "f64"
+[[indexes]]
+name = "by_total"
+columns = ["total"]
+[[foreign_keys]]
+name = "owner"
+columns = ["user_id"]
+references = "shop.users"
+`;
+
+async function code(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    if (e instanceof DbError) return e.code;
+    throw e;
+  }
+}
+
+describe('TenantStore', () => {
+  let dir: string;
+  let store: TenantStore;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'store-'));
+    store = await TenantStore.open({ dir });
+    await store.registerSchema(USERS);
+    await store.registerSchema(ORDERS);
+  });
+
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('puts, versions, reads and deletes a row', async () => {
+    const r1 = await store.put('shop.users', { id: 'u1', email: 'a@x' });
+    expect(r1.results[0]).toMatchObject({ op: 'put', version: 1, created: true });
+    const r2 = await store.put('shop.users', { id: 'u1', email: 'b@x' });
+    expect(r2.results[0]).toMatchObject({ version: 2, created: false });
+    const snap = store.snapshot();
+    const row = await snap.getRow('shop.users', ['u1']);
+    await snap.release();
+    expect(row).toMatchObject({ version: 2, values: { id: 'u1', email: 'b@x', age: 0 } });
+    const d = await store.delete('shop.users', ['u1']);
+    expect(d.results[0]).toMatchObject({ deleted: true });
+    const d2 = await store.delete('shop.users', ['u1']);
+    expect(d2.results[0]).toMatchObject({ deleted: false });
+  });
+
+  it('applies the If-Match table of spec §3.2 and insert-only writes', async () => {
+    expect(await code(store.put('shop.users', { id: 'u1' }, { kind: 'if_match', version: '*' }))).toBe('precondition_failed');
+    expect(await code(store.put('shop.users', { id: 'u1' }, { kind: 'if_match', version: 1 }))).toBe('precondition_failed');
+    await store.put('shop.users', { id: 'u1' });
+    expect(await code(store.put('shop.users', { id: 'u1' }, { kind: 'if_match', version: 1 }))).toBe('ok');
+    const e = await store.put('shop.users', { id: 'u1' }, { kind: 'if_match', version: 1 }).catch((x) => x);
+    expect(e).toBeInstanceOf(DbError);
+    expect(e.code).toBe('write_conflict');
+    expect(e.details.current_version).toBe(2);
+    expect(await code(store.put('shop.users', { id: 'u1' }, { kind: 'if_match', version: '*' }))).toBe('ok');
+    expect(await code(store.put('shop.users', { id: 'u1' }, { kind: 'insert' }))).toBe('conflict');
+    expect(await code(store.put('shop.users', { id: 'u2' }, { kind: 'insert' }))).toBe('ok');
+  });
+
+  it('checks types, required columns and unknown columns', async () => {
+    expect(await code(store.put('shop.users', { id: 'u1', age: 'x' }))).toBe('type_mismatch');
+    expect(await code(store.put('shop.users', { id: 'u1', age: 1.5 }))).toBe('type_mismatch');
+    expect(await code(store.put('shop.users', { email: 'e' }))).toBe('missing_required');
+    expect(await code(store.put('shop.users', { id: 'u1', nope: 1 }))).toBe('validation_failed');
+    expect(await code(store.put('shop.nope', { id: 'u1' }))).toBe('schema_not_found');
+  });
+
+  it('enforces unique indexes, also within one group of concurrent requests', async () => {
+    await store.put('shop.users', { id: 'u1', email: 'same' });
+    expect(await code(store.put('shop.users', { id: 'u2', email: 'same' }))).toBe('conflict');
+    const results = await Promise.all(['a', 'b', 'c'].map((id) => code(store.put('shop.users', { id, email: 'race' }))));
+    expect(results.filter((r) => r === 'ok')).toHaveLength(1);
+    expect(results.filter((r) => r === 'conflict')).toHaveLength(2);
+    // Updating the holder of a unique value keeps it.
+    expect(await code(store.put('shop.users', { id: 'u1', email: 'same', age: 3 }))).toBe('ok');
+  });
+
+  it('checks foreign keys on write and restricts deletes of referenced rows', async () => {
+    expect(await code(store.put('shop.orders', { id: 1, user_id: 'ghost', total: 1 }))).toBe('fk_violation');
+    await store.put('shop.users', { id: 'u1' });
+    await store.put('shop.orders', { id: 1, user_id: 'u1', total: 1 });
+    expect(await code(store.delete('shop.users', ['u1']))).toBe('fk_violation');
+    await store.commit({
+      changes: [
+        { op: 'delete', schema: 'shop.orders', pk: [1] },
+        { op: 'delete', schema: 'shop.users', pk: ['u1'] },
+      ],
+    });
+    const snap = store.snapshot();
+    expect(await snap.getRow('shop.users', ['u1'])).toBeUndefined();
+    await snap.release();
+  });
+
+  it('commits a multi-row batch all or nothing, naming the failing change', async () => {
+    const e = await store
+      .commit({
+        changes: [
+          { op: 'put', schema: 'shop.users', row: { id: 'a' } },
+          { op: 'put', schema: 'shop.users', row: { id: 'b', age: 'bad' } },
+        ],
+      })
+      .catch((x) => x);
+    expect(e.code).toBe('type_mismatch');
+    expect(e.details.index).toBe(1);
+    const snap = store.snapshot();
+    expect(await snap.getRow('shop.users', ['a'])).toBeUndefined();
+    await snap.release();
+  });
+
+  it('scans by pk and by index in order', async () => {
+    for (const [id, total] of [[3, 9.5], [1, -2], [2, 100], [-5, 0]] as const) await store.put('shop.orders', { id, total });
+    const snap = store.snapshot();
+    const ids: number[] = [];
+    for await (const b of snap.scanRows('shop.orders')) ids.push(...b.map((r) => r.pk[0] as number));
+    expect(ids).toEqual([-5, 1, 2, 3]);
+    const totals: number[] = [];
+    for await (const b of snap.scanIndex('shop.orders', 'by_total', { gte: [0], lt: [50] })) totals.push(...b.map((r) => r.values.total as number));
+    expect(totals).toEqual([0, 9.5]);
+    await snap.release();
+  });
+
+  it('replays an Idempotency-Key and refuses it with another fingerprint', async () => {
+    const idem = (fingerprint: string) => ({
+      key: '01J0000000000000000000000A',
+      fingerprint,
+      expiresAt: Date.now() + 60_000,
+      render: (rs: readonly unknown[]) => ({ status: 200, body: { n: rs.length } }),
+    });
+    const first = await store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: 'i1' } }], idempotency: idem('f1') });
+    expect(first.replayed).toBeUndefined();
+    const again = await store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: 'i1' } }], idempotency: idem('f1') });
+    expect(again.replayed).toEqual({ status: 200, body: { n: 1 } });
+    const snap = store.snapshot();
+    expect((await snap.getRow('shop.users', ['i1']))?.version).toBe(1);
+    await snap.release();
+    expect(await code(store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: 'i1' } }], idempotency: idem('f2') }))).toBe('conflict');
+  });
+
+  it('drops a schema with its rows and index entries, and verify finds nothing amiss', async () => {
+    await store.put('shop.users', { id: 'u1', email: 'e1' });
+    await store.put('shop.orders', { id: 1, user_id: 'u1', total: 3 });
+    expect((await store.verify()).ok).toBe(true);
+    expect(await code(store.dropSchema('shop.users'))).toBe('validation_failed'); // still referenced
+    expect(await store.dropSchema('shop.orders')).toBe(true);
+    expect(await store.dropSchema('shop.orders')).toBe(false);
+    await store.registerSchema(ORDERS);
+    const snap = store.snapshot();
+    const rows: unknown[] = [];
+    for await (const b of snap.scanRows('shop.orders')) rows.push(...b);
+    await snap.release();
+    expect(rows).toEqual([]);
+    expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('keeps everything across a reopen and publishes frames on the change feed', async () => {
+    const seen: number[] = [];
+    const sub = store.changes.subscribe((f) => seen.push(f.lsn));
+    await store.put('shop.users', { id: 'u1' });
+    await store.put('shop.users', { id: 'u2' });
+    sub.unsubscribe();
+    expect(seen).toEqual([store.lastLsn - 1, store.lastLsn]);
+    const last = store.lastLsn;
+    await store.close();
+    store = await TenantStore.open({ dir });
+    expect(store.lastLsn).toBe(last);
+    expect(store.manifests().map((m) => m.id)).toEqual(['shop.orders', 'shop.users']);
+    const snap = store.snapshot();
+    expect((await snap.getRow('shop.users', ['u2']))?.version).toBe(1);
+    await snap.release();
+    const frames = [];
+    for await (const f of store.frames(last)) frames.push(f);
+    expect(frames[0].changes[0]).toMatchObject({ op: 'put', schema: 'shop.users', pk: ['u2'] });
+  });
+});

@@ -1,0 +1,414 @@
+/**
+ * One tenant's store: a classic-level database holding the log (L), catalog and
+ * metadata (M), rows (R), indexes (I), derived entries (F, V, E) and idempotency
+ * records (K). All writes go through the commit coordinator; reads go through
+ * explicit snapshots.
+ *
+ * @example
+ *   const store = await TenantStore.open({ dir: '/data/t1' });
+ *   await store.registerSchema('namespace = "shop"\ntable = "users"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "str"');
+ *   await store.put('shop.users', { id: 'u1' });
+ *   const snap = store.snapshot();
+ *   await snap.getRow('shop.users', ['u1']); // { version: 1, values: { id: 'u1' }, ... }
+ *   await snap.release();
+ */
+import { statfs } from 'fs/promises';
+import { ClassicLevel } from 'classic-level';
+import { Observable, Subject } from 'rxjs';
+import { DbError, Row, TableManifest } from '@mmdb/core';
+import type {
+  CheckEvaluator,
+  CommitParticipant,
+  CommitRequest,
+  CommitResult,
+  CommittedFrame,
+  KeyWrite,
+  PkTuple,
+  Precondition,
+  Snapshot,
+  StoreReader,
+} from './api';
+import { Coordinator, SchemaEntry } from './coordinator';
+import { decodeFrame } from './frame';
+import { indexParticipant } from './index-participant';
+import { KEYSPACE, prefixRange } from './keys';
+import { parseManifest } from './manifest';
+import { LOG_END, LOG_START, logKey, metaKey, parseJson } from './records';
+import { SegmentIndex } from './segments';
+import { Db, LevelSnapshotReader } from './snapshot';
+import { verifyStore, VerifyReport } from './verify';
+
+export interface StoreOptions {
+  /** Directory of the classic-level database (created if missing). */
+  readonly dir: string;
+  /** Derived-write producers (fts, vector, graph), in the order they run. Secondary indexes always run first. */
+  readonly participants?: readonly CommitParticipant[];
+  /** `batch(..., { sync })` per group; true (the default) makes every acknowledged commit durable. */
+  readonly sync?: boolean;
+  /** Fencing epoch stamped in every frame (default: the stored one, or 0). */
+  readonly epoch?: number;
+  /** Requests waiting beyond this are refused with 503 service_unavailable (default 10,000). */
+  readonly queueLimit?: number;
+  /** Most requests in one group commit (default 1,024). */
+  readonly maxGroup?: number;
+  /** Frames per log segment (default 4,096). */
+  readonly segmentFrames?: number;
+  /** Free bytes under which writes are refused as disk-full (default 64 MiB). */
+  readonly minFreeBytes?: number;
+  /** What to do when the log's tail fails its checksum at open: fail (default) or drop the bad tail frames. */
+  readonly onCorruptTail?: 'fail' | 'truncate';
+  readonly checkEvaluator?: CheckEvaluator;
+}
+
+export interface RecoveryReport {
+  readonly lastLsn: number;
+  /** Frames whose checksum was verified at open. */
+  readonly framesVerified: number;
+  /** LSNs of frames that failed verification (dropped when onCorruptTail is "truncate"). */
+  readonly corrupt: readonly number[];
+  /** Frames replayed into participants' in-memory state, per participant. */
+  readonly replayed: Readonly<Record<string, number>>;
+  /** Schemas whose interrupted drop was finished at open. */
+  readonly finishedDrops: readonly string[];
+}
+
+export interface StoreHealth {
+  readonly writable: boolean;
+  /** Why writes may be refused: null when healthy. */
+  readonly pressure: null | 'disk_full' | 'queue_full' | 'closed';
+  readonly queueDepth: number;
+  readonly lastLsn: number;
+  readonly freeBytes: number | null;
+}
+
+const VERIFY_TAIL = 1024;
+
+export class TenantStore implements StoreReader {
+  private readonly catalog = new Map<string, SchemaEntry>();
+  private readonly feed = new Subject<CommittedFrame>();
+  private coordinator!: Coordinator;
+  private participantList: CommitParticipant[];
+  private checkFn: CheckEvaluator | undefined;
+  private epochValue = 0;
+  private closed = false;
+  private diskFull = false;
+  private freeBytes: number | null = null;
+  private lastDiskCheck = 0;
+  readonly segments: SegmentIndex;
+  recovery!: RecoveryReport;
+
+  /** Every frame after it is durable and applied, in LSN order. */
+  readonly changes: Observable<CommittedFrame> = this.feed.asObservable();
+
+  private constructor(
+    readonly db: Db,
+    private readonly opts: StoreOptions,
+  ) {
+    this.participantList = [indexParticipant, ...(opts.participants ?? [])];
+    this.checkFn = opts.checkEvaluator;
+    this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
+  }
+
+  static async open(opts: StoreOptions): Promise<TenantStore> {
+    const db = new ClassicLevel<Buffer, Buffer>(opts.dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    const store = new TenantStore(db, opts);
+    try {
+      await store.recover();
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
+    return store;
+  }
+
+  get lastLsn(): number {
+    return this.coordinator.lastLsn;
+  }
+
+  get epoch(): number {
+    return this.epochValue;
+  }
+
+  get dir(): string {
+    return this.opts.dir;
+  }
+
+  private async recover(): Promise<void> {
+    const finishedDrops: string[] = [];
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['dropping']))) {
+      for (const [k, v] of batch) {
+        const m = parseJson<TableManifest>(v);
+        await this.clearSchema(m);
+        await this.db.del(k);
+        finishedDrops.push(m.id);
+      }
+    }
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['schema']))) {
+      for (const [, v] of batch) {
+        const { toml } = parseJson<{ toml: string }>(v);
+        const manifest = parseManifest(toml);
+        this.catalog.set(manifest.id, { manifest, toml });
+      }
+    }
+    const storedEpoch = await this.db.get(metaKey('epoch'));
+    this.epochValue = this.opts.epoch ?? (storedEpoch ? parseJson<number>(storedEpoch) : 0);
+    if (this.opts.epoch !== undefined) await this.db.put(metaKey('epoch'), Buffer.from(JSON.stringify(this.opts.epoch)));
+    await this.segments.load();
+
+    const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
+    let lastLsn = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
+
+    // Participants load their checkpoints; frames after the oldest one are replayed.
+    const from = new Map<CommitParticipant, number>();
+    for (const p of this.participantList) if (p.open) from.set(p, await p.open(this));
+    const replayFrom = Math.min(lastLsn, ...from.values());
+    const verifyFrom = Math.max(0, Math.min(replayFrom, lastLsn - VERIFY_TAIL));
+
+    const frames: CommittedFrame[] = [];
+    const corrupt: number[] = [];
+    let verified = 0;
+    for await (const batch of this.rawRange({ gte: logKey(verifyFrom + 1), lt: LOG_END })) {
+      for (const [k, v] of batch) {
+        const lsn = Number(k.readBigUInt64BE(1));
+        try {
+          const f = decodeFrame(v);
+          if (f.lsn !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${f.lsn}`);
+          verified++;
+          if (lsn > replayFrom) frames.push(f);
+        } catch (e) {
+          corrupt.push(lsn);
+          if (!(e instanceof DbError)) throw e;
+        }
+      }
+    }
+    if (corrupt.length) {
+      const tailStart = corrupt[0];
+      const onlyTail = corrupt.every((l, i) => l === tailStart + i) && corrupt[corrupt.length - 1] === lastLsn;
+      if (this.opts.onCorruptTail !== 'truncate' || !onlyTail) {
+        throw new DbError('corrupt_log', `log frames failed verification at open: lsn ${corrupt.join(', ')}${onlyTail ? ' (the tail; open with onCorruptTail "truncate" to drop them)' : ''}`, {
+          corrupt,
+        });
+      }
+      for (const l of corrupt) await this.db.del(logKey(l));
+      lastLsn = tailStart - 1;
+      frames.splice(frames.findIndex((f) => f.lsn >= tailStart) >>> 0);
+    }
+    const replayed: Record<string, number> = {};
+    for (const [p, lsn] of from) {
+      let n = 0;
+      for (const f of frames) {
+        if (f.lsn > lsn && f.lsn <= lastLsn) {
+          p.apply?.(f);
+          n++;
+        }
+      }
+      replayed[p.name] = n;
+    }
+    this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
+    this.recovery = { lastLsn, framesVerified: verified, corrupt, replayed, finishedDrops };
+  }
+
+  private coordinatorHost() {
+    return {
+      db: this.db,
+      sync: this.opts.sync ?? true,
+      queueLimit: this.opts.queueLimit ?? 10_000,
+      maxGroup: this.opts.maxGroup ?? 1024,
+      epoch: () => this.epochValue,
+      schema: (id: string) => this.catalog.get(id),
+      schemas: () => this.catalog.values(),
+      participants: () => this.participantList,
+      checkEvaluator: () => this.checkFn,
+      groupMeta: (frames: readonly { lsn: number; bytes: number }[]) => this.segments.record(frames),
+      applyDurable: async (frames: readonly CommittedFrame[], dropped: readonly TableManifest[]) => {
+        for (const f of frames) {
+          for (const c of f.changes) {
+            if (c.op === 'schema_put') this.catalog.set(c.schema, { manifest: parseManifest(c.toml), toml: c.toml });
+            else if (c.op === 'schema_drop') this.catalog.delete(c.schema);
+          }
+          for (const p of this.participantList) p.apply?.(f);
+        }
+        for (const m of dropped) {
+          await this.clearSchema(m);
+          await this.db.del(metaKey('dropping', m.id));
+        }
+        this.diskFull = false;
+      },
+      publish: (frames: readonly CommittedFrame[]) => {
+        for (const f of frames) this.feed.next(f);
+      },
+      onWriteError: (e: Error) => {
+        if (/ENOSPC|no space left/i.test(e.message)) {
+          this.diskFull = true;
+          return new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
+        }
+        return new DbError('internal_error', `write failed: ${e.message}`);
+      },
+    };
+  }
+
+  /** Removes every key of a dropped schema: rows and each participant's ranges. */
+  private async clearSchema(m: TableManifest): Promise<void> {
+    const rows = prefixRange(KEYSPACE.row, [m.id]);
+    await this.db.clear({ gte: rows.gte, lt: rows.lt });
+    for (const p of this.participantList) for (const [gte, lt] of p.dropRanges?.(m) ?? []) await this.db.clear({ gte, lt });
+  }
+
+  // ---- writes -------------------------------------------------------------
+
+  /** Commits a request atomically in one frame; throws a DbError when a check fails (nothing is written). */
+  async commit(req: CommitRequest): Promise<CommitResult> {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    await this.checkDisk();
+    if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
+    return this.coordinator.submit(req);
+  }
+
+  async put(schema: string, row: Row, precondition?: Precondition): Promise<CommitResult> {
+    return this.commit({ changes: [{ op: 'put', schema, row, ...(precondition ? { precondition } : {}) }] });
+  }
+
+  async delete(schema: string, pk: PkTuple, precondition?: Precondition): Promise<CommitResult> {
+    return this.commit({ changes: [{ op: 'delete', schema, pk, ...(precondition ? { precondition } : {}) }] });
+  }
+
+  /** Registers or updates a schema from its TOML manifest. */
+  async registerSchema(toml: string): Promise<{ id: string; created: boolean }> {
+    const r = await this.commit({ changes: [{ op: 'schema_put', toml }] });
+    const res = r.results[0] as { schema: string; created: boolean };
+    return { id: res.schema, created: res.created };
+  }
+
+  /** Drops a schema with its rows and every derived entry. False when it was not registered. */
+  async dropSchema(id: string): Promise<boolean> {
+    const r = await this.commit({ changes: [{ op: 'schema_drop', schema: id }] });
+    return (r.results[0] as { dropped: boolean }).dropped;
+  }
+
+  setCheckEvaluator(fn: CheckEvaluator | undefined): void {
+    this.checkFn = fn;
+  }
+
+  // ---- reads --------------------------------------------------------------
+
+  manifest(id: string): TableManifest | undefined {
+    return this.catalog.get(id)?.manifest;
+  }
+
+  manifests(): TableManifest[] {
+    return [...this.catalog.values()].map((e) => e.manifest).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  schemaToml(id: string): string | undefined {
+    return this.catalog.get(id)?.toml;
+  }
+
+  snapshot(): Snapshot {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    return new LevelSnapshotReader(this.db, this.db.snapshot(), (id) => this.manifest(id));
+  }
+
+  /** Raw range over the live store (not a snapshot); for recovery and maintenance. */
+  private async *rawRange(r: { gte: Buffer; lt: Buffer }): AsyncIterable<Array<[Buffer, Buffer]>> {
+    const it = this.db.iterator({ gte: r.gte, lt: r.lt });
+    try {
+      for (;;) {
+        const e = await it.nextv(256);
+        if (!e.length) return;
+        yield e as Array<[Buffer, Buffer]>;
+      }
+    } finally {
+      await it.close();
+    }
+  }
+
+  /** Frames with lsn >= from, decoded and verified, in order. */
+  async *frames(from = 1): AsyncIterable<CommittedFrame> {
+    for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [, v] of batch) yield decodeFrame(v);
+  }
+
+  // ---- maintenance --------------------------------------------------------
+
+  async writeCheckpoint(writes: readonly KeyWrite[]): Promise<void> {
+    await this.db.batch(
+      writes.map((w) => (w.value === null ? { type: 'del' as const, key: w.key } : { type: 'put' as const, key: w.key, value: w.value })),
+      { sync: true },
+    );
+  }
+
+  /** Asks every participant with in-memory state to checkpoint, and records the LSNs they cover. */
+  async checkpoint(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const p of this.participantList) {
+      if (!p.checkpoint) continue;
+      const lsn = await p.checkpoint(this);
+      await this.db.put(metaKey('checkpoint', p.name), Buffer.from(JSON.stringify(lsn)), { sync: true });
+      out[p.name] = lsn;
+    }
+    return out;
+  }
+
+  /** Records how far a follower has applied the log (retention keeps what it still needs). */
+  async registerFollower(id: string, appliedLsn: number): Promise<void> {
+    await this.db.put(metaKey('follower', id), Buffer.from(JSON.stringify(appliedLsn)), { sync: true });
+  }
+
+  /**
+   * Drops whole log segments that no checkpoint and no follower still needs. The
+   * newest segment is always kept. Returns the segment numbers dropped.
+   */
+  async truncateLog(): Promise<number[]> {
+    let needed = this.lastLsn;
+    for (const p of this.participantList) {
+      if (!p.open) continue;
+      const v = await this.db.get(metaKey('checkpoint', p.name));
+      needed = Math.min(needed, v ? parseJson<number>(v) : 0);
+    }
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['follower']))) for (const [, v] of batch) needed = Math.min(needed, parseJson<number>(v));
+    return this.segments.dropThrough(needed);
+  }
+
+  /** Rebuilds every derived entry from the rows and reports each difference. */
+  async verify(): Promise<VerifyReport> {
+    await this.coordinator.drain();
+    return verifyStore(this.db, this.manifests(), this.participantList);
+  }
+
+  private async checkDisk(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastDiskCheck < 1000) return;
+    this.lastDiskCheck = now;
+    try {
+      const s = await statfs(this.opts.dir);
+      this.freeBytes = Number(s.bavail) * Number(s.bsize);
+      this.diskFull = this.freeBytes < (this.opts.minFreeBytes ?? 64 * 1024 * 1024);
+    } catch {
+      this.freeBytes = null;
+    }
+  }
+
+  async health(): Promise<StoreHealth> {
+    this.lastDiskCheck = 0;
+    await this.checkDisk();
+    const depth = this.coordinator.depth;
+    const queueFull = depth >= (this.opts.queueLimit ?? 10_000);
+    const pressure = this.closed ? 'closed' : this.diskFull ? 'disk_full' : queueFull ? 'queue_full' : null;
+    return { writable: pressure === null, pressure, queueDepth: depth, lastLsn: this.lastLsn, freeBytes: this.freeBytes };
+  }
+
+  /** Waits for queued commits, checkpoints participants, and closes the database. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.coordinator.drain();
+    this.closed = true;
+    this.coordinator.close();
+    try {
+      await this.checkpoint();
+    } finally {
+      this.feed.complete();
+      await this.db.close();
+    }
+  }
+}
+
