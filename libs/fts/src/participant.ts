@@ -190,14 +190,18 @@ export class FtsParticipant implements CommitParticipant {
     this.standalone.clear();
     this.manifestCache = null;
     const snap = reader.snapshot();
+    let covered = 0;
     try {
+      // the F keyspace is the whole state: the LSN it covers is the last frame's
+      for await (const batch of snap.rawRange({ gte: Buffer.from('L'), lt: Buffer.from('M'), reverse: true, limit: 1 }))
+        for (const [k] of batch) covered = Number(k.readBigUInt64BE(1));
       for await (const batch of snap.rawRange({ gte: Buffer.from('F'), lt: Buffer.from('G'), batchSize: 4096 })) {
         for (const [k, v] of batch) this.applyWrite(k, v, true);
       }
     } finally {
       await snap.release();
     }
-    return reader.lastLsn;
+    return covered;
   }
 
   apply(frame: CommittedFrame): void {

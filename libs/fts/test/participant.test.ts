@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TenantStore } from '@mmdb/storage';
+import { FtsParticipant, idf, bm25 } from '@mmdb/fts';
+
+const MANIFEST = `
+namespace = "lib"
+table = "papers"
+primary_key = ["id"]
+[[columns]]
+name = "id"
+ty = "i64"
+required = true
+[[columns]]
+name = "title"
+ty = "str"
+[[columns]]
+name = "body"
+ty = "str"
+[[fulltext]]
+field = "title"
+analyzer = "standard"
+k1 = 2.0
+b = 0.5
+[[fulltext]]
+field = "body"
+`;
+
+describe('FtsParticipant on a real store', () => {
+  let dir: string;
+  let store: TenantStore;
+  let fts: FtsParticipant;
+
+  const open = async () => {
+    fts = new FtsParticipant();
+    store = await TenantStore.open({ dir, participants: [fts], sync: false });
+  };
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fts-'));
+    await open();
+    await store.registerSchema(MANIFEST);
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('indexes rows in their commit and keeps statistics exact over update and delete', async () => {
+    await store.commit({
+      changes: [
+        { op: 'put', schema: 'lib.papers', row: { id: 1, title: 'Shock waves', body: 'shock waves in supersonic flow' } },
+        { op: 'put', schema: 'lib.papers', row: { id: 2, title: 'Boundary layers', body: 'the boundary layer of a flat plate' } },
+        { op: 'put', schema: 'lib.papers', row: { id: 3, title: 'Heat', body: 'heat transfer' } },
+      ],
+    });
+    // body (english): 1 → shock wave supersonic flow (4); 2 → boundary layer flat plate (4); 3 → heat transfer (2)
+    expect(fts.fieldStats('lib.papers', 'body')).toMatchObject({ docs: 3, total: 10, liveDocs: 3 });
+    expect((await fts.search('lib.papers', 'body', 'flow')).map((h) => h.doc_id)).toEqual(['1']);
+
+    await store.put('lib.papers', { id: 1, title: 'Shock waves', body: 'laminar flow and more flow' });
+    expect(fts.fieldStats('lib.papers', 'body')).toMatchObject({ docs: 3, total: 9 }); // 1 is now laminar flow flow (3)
+    expect(fts.docFreq('lib.papers', 'body', 'shock')).toBe(0);
+    expect(fts.docFreq('lib.papers', 'body', 'flow')).toBe(1);
+
+    await store.delete('lib.papers', [2]);
+    expect(fts.fieldStats('lib.papers', 'body')).toMatchObject({ docs: 2, liveDocs: 2 });
+    expect(fts.docFreq('lib.papers', 'body', 'boundari')).toBe(0);
+    expect(await fts.search('lib.papers', 'body', 'boundary')).toEqual([]);
+
+    // a row without the text leaves the field
+    await store.put('lib.papers', { id: 3, title: 'Heat' });
+    expect(fts.fieldStats('lib.papers', 'body')).toMatchObject({ docs: 1 });
+  });
+
+  it('scores with the field’s own k1/b and analyzer (hand-computed)', async () => {
+    await store.commit({
+      changes: [
+        { op: 'put', schema: 'lib.papers', row: { id: 1, title: 'running running fast', body: 'x' } },
+        { op: 'put', schema: 'lib.papers', row: { id: 2, title: 'running', body: 'x' } },
+      ],
+    });
+    // standard analyzer: no stemming, so "run" does not match "running"
+    expect(await fts.search('lib.papers', 'title', 'run')).toEqual([]);
+    const r = await fts.search('lib.papers', 'title', 'running');
+    const w = idf(2, 2);
+    const p = { k1: 2.0, b: 0.5 };
+    expect(r.map((h) => h.doc_id)).toEqual(['1', '2']);
+    expect(r[0].score).toBeCloseTo(bm25(w, 2, 3, 2, p), 12);
+    expect(r[1].score).toBeCloseTo(bm25(w, 1, 1, 2, p), 12);
+    expect(r[0].score).toBeCloseTo((Math.log(1 + 0.5 / 2.5) * 2 * 3) / (2 + 2 * (0.5 + (0.5 * 3) / 2)), 12);
+  });
+
+  it('standalone documents: created by the first put, replaced, deleted, phrase-searchable', async () => {
+    const put = (id: string, text: string) => store.commit({ changes: [FtsParticipant.putDoc('notes', 'text', id, text)] });
+    expect(fts.settings('notes', 'text')).toBeUndefined();
+    const r1 = await put('a', 'the shock wave hit the wing');
+    expect(r1.results[0]).toMatchObject({ op: 'custom', result: { doc_id: 'a', created: true } });
+    await put('b', 'a wave of shock');
+    expect(fts.settings('notes', 'text')).toMatchObject({ analyzer: 'english' });
+    expect((await fts.search('notes', 'text', '"shock wave"')).map((h) => h.doc_id)).toEqual(['a']);
+    expect((await fts.search('notes', 'text', '"wave of shock"')).map((h) => h.doc_id)).toEqual(['b']);
+    const r2 = await put('a', 'nothing here');
+    expect(r2.results[0]).toMatchObject({ result: { created: false } });
+    expect(await fts.search('notes', 'text', '"shock wave"')).toEqual([]);
+    expect(fts.fieldStats('notes', 'text')).toMatchObject({ docs: 2, total: 3 }); // a: noth (here is a stop word); b: wave shock
+    await store.commit({ changes: [FtsParticipant.deleteDoc('notes', 'text', 'b')] });
+    expect(fts.fieldStats('notes', 'text')).toMatchObject({ docs: 1 });
+  });
+
+  it('rejects unknown tables/fields and bad queries with the spec codes', async () => {
+    await expect(fts.search('nope', 'text', 'x')).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('nope') });
+    await expect(fts.search('lib.papers', 'id', 'x')).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('"id"') });
+    await expect(fts.search('lib.papers', 'body', '')).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(fts.search('lib.papers', 'body', '"open')).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(fts.search('lib.papers', 'body', 'x', 0)).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(store.commit({ changes: [{ op: 'custom', participant: 'fts', type: 'put_doc', payload: { table: 't', field: 'f', doc_id: 'x' } }] })).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+  });
+
+  it('a restart keeps postings, statistics and standalone fields', async () => {
+    await store.put('lib.papers', { id: 7, title: 'Hypersonic heat', body: 'heat transfer at hypersonic speed' });
+    await store.commit({ changes: [FtsParticipant.putDoc('notes', 'text', 'n', 'hypersonic inlets')] });
+    const before = await fts.search('lib.papers', 'body', 'hypersonic heat');
+    const statsBefore = fts.fieldStats('lib.papers', 'body');
+    await store.close();
+    await open();
+    expect(await fts.search('lib.papers', 'body', 'hypersonic heat')).toEqual(before);
+    expect(fts.fieldStats('lib.papers', 'body')).toEqual(statsBefore);
+    expect((await fts.search('notes', 'text', '"hypersonic inlets"')).map((h) => h.doc_id)).toEqual(['n']);
+  });
+});
