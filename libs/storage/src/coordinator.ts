@@ -289,7 +289,12 @@ export class Coordinator {
   private allManifests(groupSchemas: Map<string, SchemaEntry | null>, own: Map<string, SchemaEntry | null>): TableManifest[] {
     const all = new Map<string, TableManifest>();
     for (const e of this.host.schemas()) all.set(e.manifest.id, e.manifest);
-    for (const m of [groupSchemas, own]) for (const [k, v] of m) v ? all.set(k, v.manifest) : all.delete(k);
+    for (const m of [groupSchemas, own]) {
+      for (const [k, v] of m) {
+        if (v) all.set(k, v.manifest);
+        else all.delete(k);
+      }
+    }
     return [...all.values()];
   }
 

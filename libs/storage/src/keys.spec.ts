@@ -1,0 +1,99 @@
+import type { JsonValue } from '@mmdb/core';
+import { decodeKey, decodeTuple, encodeTuple, keyOf, prefixEnd, prefixRange } from './keys';
+
+/** The order the encoding promises: kind first (null < false < true < number < string), then value. */
+function kind(v: JsonValue): number {
+  if (v === null) return 0;
+  if (v === false) return 1;
+  if (v === true) return 2;
+  if (typeof v === 'number') return 3;
+  if (typeof v === 'string') return 4;
+  return 5;
+}
+
+function compareValue(a: JsonValue, b: JsonValue): number {
+  const ka = kind(a);
+  const kb = kind(b);
+  if (ka !== kb) return ka - kb;
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  return 0;
+}
+
+function compareTuple(a: JsonValue[], b: JsonValue[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = compareValue(a[i], b[i]);
+    if (c) return c;
+  }
+  return a.length - b.length;
+}
+
+// A seeded generator so failures reproduce.
+function rng(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+}
+
+function randomValue(r: () => number): JsonValue {
+  const k = Math.floor(r() * 7);
+  const ints = [0, 1, -1, 2 ** 53 - 1, -(2 ** 53 - 1), 255, 256, -256, 65536];
+  switch (k) {
+    case 0:
+      return null;
+    case 1:
+      return r() < 0.5;
+    case 2:
+      return ints[Math.floor(r() * ints.length)];
+    case 3:
+      return Math.floor((r() - 0.5) * 2 ** 40);
+    case 4:
+      return (r() - 0.5) * 1e6;
+    default: {
+      const alphabet = ['a', 'b', 'z', '\u0000', '\u00ff', 'é', '😀', 'A', '0', '\u0001'];
+      const n = Math.floor(r() * 5);
+      let s = '';
+      for (let i = 0; i < n; i++) s += alphabet[Math.floor(r() * alphabet.length)];
+      return s;
+    }
+  }
+}
+
+describe('tuple key encoding', () => {
+  it('sorts bytewise exactly as the tuple comparator, over random composite tuples', () => {
+    const r = rng(42);
+    const tuples: JsonValue[][] = [];
+    for (let i = 0; i < 3000; i++) {
+      const n = 1 + Math.floor(r() * 3);
+      tuples.push(Array.from({ length: n }, () => randomValue(r)));
+    }
+    const byBytes = [...tuples].sort((a, b) => Buffer.compare(encodeTuple(a), encodeTuple(b)));
+    const byValue = [...tuples].sort(compareTuple);
+    for (let i = 0; i < tuples.length; i++) expect(compareTuple(byBytes[i], byValue[i])).toBe(0);
+  });
+
+  it('sorts i64 numerically with negatives first', () => {
+    const xs = [5, -1, 0, -(2 ** 53 - 1), 2 ** 53 - 1, 300, -300, 1, 2 ** 31, -(2 ** 31)];
+    const sorted = [...xs].sort((a, b) => Buffer.compare(encodeTuple([a]), encodeTuple([b])));
+    expect(sorted).toEqual([...xs].sort((a, b) => a - b));
+  });
+
+  it('round-trips values, including NUL bytes inside strings and JSON values', () => {
+    const t: JsonValue[] = [null, true, false, 0, -2.5, 'a\u0000b', '', 'é😀', [1, { b: 2, a: 1 }], { x: null }];
+    expect(decodeTuple(encodeTuple(t))).toEqual(t);
+    expect(decodeKey(keyOf('R', ['s', 1]))).toEqual(['s', 1]);
+  });
+
+  it('keeps a string prefix apart from a longer string (component boundaries)', () => {
+    const a = encodeTuple(['ab', 'c']);
+    const b = encodeTuple(['abc']);
+    expect(Buffer.compare(a, b)).toBeLessThan(0);
+    const { gte, lt } = prefixRange('R', ['ab']);
+    const k = keyOf('R', ['ab', 'zzz']);
+    expect(Buffer.compare(k, gte) >= 0 && Buffer.compare(k, lt) < 0).toBe(true);
+    const other = keyOf('R', ['abc']);
+    expect(Buffer.compare(other, gte) >= 0 && Buffer.compare(other, lt) < 0).toBe(false);
+    expect(prefixEnd(Buffer.from([1]))).toEqual(Buffer.from([1, 0xff]));
+  });
+});
