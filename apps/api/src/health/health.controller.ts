@@ -25,18 +25,30 @@ export class HealthController {
     if (require !== undefined && require !== 'write' && require !== 'read') {
       throw new DbError('validation_failed', 'query "require" must be "write" or "read"');
     }
-    const pressure = this.tenants.pressure.reasons();
+    this.tenants.pressure.refresh();
     const handles = await this.tenants.openHandles();
+    const pressure = new Set<string>();
+    if (this.tenants.pressure.diskFull) pressure.add('disk_full');
+    let queueDepth = 0;
+    let readable = true;
+    for (const h of handles) {
+      const health = await h.store.health();
+      queueDepth += health.queueDepth;
+      if (health.pressure) pressure.add(health.pressure);
+      if (health.pressure === 'closed') readable = false;
+    }
+    const writable = pressure.size === 0;
     const body = {
-      status: pressure.length ? 'degraded' : 'ok',
-      pressure,
-      writable: this.tenants.pressure.writeBlocker() === null,
-      readable: true,
+      status: writable ? 'ok' : 'degraded',
+      pressure: pressure.size ? [...pressure].join(',') : null,
+      writable,
+      readable,
       open_stores: handles.length,
-      free_bytes: Number.isFinite(this.tenants.pressure.free) ? this.tenants.pressure.free : null,
+      queue_depth: queueDepth,
+      free_bytes: this.tenants.pressure.free,
     };
-    if (require === 'write' && pressure.length) {
-      throw new DbError('service_unavailable', `not ready for writes: ${pressure.join(', ')}`, body);
+    if ((require === 'write' && !writable) || (require === 'read' && !readable)) {
+      throw new DbError('service_unavailable', `not ready for ${require}s: ${body.pressure}`, body);
     }
     return body;
   }
@@ -48,7 +60,7 @@ export class HealthController {
     const handles = await this.tenants.openHandles();
     this.metrics.openStores.set(handles.length);
     this.metrics.commitQueueDepth.reset();
-    for (const h of handles) this.metrics.commitQueueDepth.set({ tenant: h.tenant }, h.pending);
+    for (const h of handles) this.metrics.commitQueueDepth.set({ tenant: h.tenant }, (await h.store.health()).queueDepth);
     return this.metrics.registry.metrics();
   }
 

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { RowsController } from './rows.controller';
+import { RowsService } from './rows.service';
 
-@Module({})
+@Module({ controllers: [RowsController], providers: [RowsService], exports: [RowsService] })
 export class RowsModule {}

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { SchemasController } from './schemas.controller';
 
-@Module({})
+@Module({ controllers: [SchemasController] })
 export class SchemasModule {}

@@ -1,21 +1,22 @@
-/**
- * The one place apps/api touches the storage lib's TenantStore class.
- * (Kept separate so the rest of the app imports the store type from here.)
- */
-import * as storage from '@mmdb/storage';
+/** The one place apps/api opens a TenantStore (libs/storage). */
+import { TenantStore, type CommitParticipant } from '@mmdb/storage';
 
-/** The per-tenant store (libs/storage `TenantStore`). */
-// Until @mmdb/storage exports the class, the type is opaque here.
-export type TenantStore = any;
+export { TenantStore };
 
 export interface OpenStoreOptions {
   readonly dir: string;
   readonly participants: readonly unknown[];
   readonly sync: boolean;
+  readonly queueLimit: number;
+  readonly minFreeBytes: number;
 }
 
-export async function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
-  const cls = (storage as any).TenantStore;
-  if (!cls) throw new Error('@mmdb/storage does not export TenantStore yet');
-  return cls.open({ dir: opts.dir, participants: [...opts.participants], sync: opts.sync });
+export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
+  return TenantStore.open({
+    dir: opts.dir,
+    participants: opts.participants as CommitParticipant[],
+    sync: opts.sync,
+    queueLimit: opts.queueLimit,
+    minFreeBytes: opts.minFreeBytes,
+  });
 }

@@ -4,6 +4,8 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { DbError } from '@mmdb/core';
 import { APP_CONFIG, AppConfig } from '../config';
 import { EngineContext, EngineFactory, EngineHooks, participantsOf } from './engines';
+import type { CommitRequest, CommitResult } from '@mmdb/storage';
+import { Metrics } from '../health/metrics.service';
 import { openTenantStore, TenantStore } from './store-port';
 import { Pressure } from './pressure';
 
@@ -12,14 +14,10 @@ import { Pressure } from './pressure';
  * the request (`@TenantCtx()`), after the auth guard has checked the token.
  */
 export class TenantHandle {
-  private inflight = 0;
-
   constructor(
     readonly tenant: string,
     readonly store: TenantStore,
     private readonly engines: ReadonlyMap<string, unknown>,
-    private readonly pressure: Pressure,
-    private readonly queueMax: number,
   ) {}
 
   /** The engine a feature registered under `name` (see DESIGN.md). */
@@ -28,39 +26,24 @@ export class TenantHandle {
     return this.engines.get(name) as T;
   }
 
-  /** Writes waiting on this tenant's store right now. */
-  get pending(): number {
-    return this.inflight;
-  }
-
   /**
-   * Runs one write against the store with admission control: 503 `service_unavailable`
-   * (retry: true) when the tenant's commit queue is full or the disk is under its floor.
-   * Every mutating route goes through here (rows, schemas, and feature writes).
+   * Runs one write against the store. The store itself refuses writes with 503
+   * `service_unavailable` (retry: true) when its commit queue is full or the disk is under
+   * its floor; a raw ENOSPC that escapes is mapped to the same answer here.
    */
   async write<T>(fn: (store: TenantStore) => Promise<T>): Promise<T> {
-    const p = this.pressure.writeBlocker();
-    if (p) throw new DbError('service_unavailable', `writes are refused: ${p}`, { pressure: p });
-    if (this.inflight >= this.queueMax) {
-      this.pressure.noteQueueFull();
-      throw new DbError('service_unavailable', `the commit queue of this tenant is full (${this.queueMax} writes waiting)`, { pressure: 'commit_queue_full' });
-    }
-    this.inflight++;
     try {
       return await fn(this.store);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException)?.code === 'ENOSPC' || /ENOSPC|No space left/i.test(String((e as Error)?.message))) {
-        this.pressure.noteDiskFull();
+      if ((e as NodeJS.ErrnoException)?.code === 'ENOSPC') {
         throw new DbError('service_unavailable', 'the disk is full: writes are refused', { pressure: 'disk_full' });
       }
       throw e;
-    } finally {
-      this.inflight--;
     }
   }
 
-  /** `store.commit` through the admission control of `write`. */
-  commit(req: unknown): Promise<any> {
+  /** `store.commit` through `write`. */
+  commit(req: CommitRequest): Promise<CommitResult> {
     return this.write((s) => s.commit(req));
   }
 }
@@ -79,6 +62,7 @@ export class TenantRegistry implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     readonly pressure: Pressure,
+    private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -140,10 +124,34 @@ export class TenantRegistry implements OnApplicationShutdown {
       engines.set(name, engine);
       participants.push(...participantsOf(engine));
     }
-    const store = await openTenantStore({ dir: path.join(dir, 'store'), participants, sync: this.config.sync });
+    const store = await openTenantStore({
+      dir: path.join(dir, 'store'),
+      participants,
+      sync: this.config.sync,
+      queueLimit: this.config.commitQueueMax,
+      minFreeBytes: this.config.minFreeBytes,
+    });
+    this.observeGroups(store);
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
-    return new TenantHandle(tenant, store, engines, this.pressure, this.config.commitQueueMax);
+    return new TenantHandle(tenant, store, engines);
+  }
+
+  /** Frames of one durable group are published together in one tick: count them as a group. */
+  private observeGroups(store: TenantStore): void {
+    let n = 0;
+    store.changes.subscribe((frame) => {
+      if (n === 0) {
+        setImmediate(() => {
+          this.metrics.commitGroupSize.observe(n);
+          n = 0;
+        });
+      }
+      n++;
+      let rows = 0;
+      for (const c of frame.changes) if (c.op === 'put' || c.op === 'delete') rows++;
+      if (rows) this.metrics.commitChanges.observe(rows);
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,0 +1,47 @@
+import * as crypto from 'crypto';
+import { DbError, isUlid, isUuid } from '@mmdb/core';
+import type { ChangeResult, IdempotencyRecord, StoredResponse } from '@mmdb/storage';
+
+/** The Idempotency-Key header, validated (ULID or UUID), or undefined. */
+export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const raw = headers['idempotency-key'];
+  if (raw === undefined) return undefined;
+  const key: string = Array.isArray(raw) ? raw[0] : raw;
+  if (isUlid(key as unknown)) return key.toUpperCase();
+  if (isUuid(key as unknown)) return key.toLowerCase();
+  throw new DbError('validation_failed', 'Idempotency-Key must be a ULID or a UUID');
+}
+
+/** A hash of what makes a request "the same": method, path and query, and the body bytes. */
+export function fingerprint(method: string, url: string, body: string | Buffer): string {
+  return crypto.createHash('sha256').update(method).update('\0').update(url).update('\0').update(body).digest('hex');
+}
+
+/**
+ * Builds the `CommitRequest.idempotency` record for a mutating request, or undefined when
+ * it carries no Idempotency-Key. `render` turns the commit's results into the response that
+ * a replay returns (status, body, ETag).
+ *
+ * @example
+ *   const idem = idempotencyFor(req, ttlMs, (r) => ({ status: 200, body: {...} }));
+ *   const res = await t.commit({ changes, idempotency: idem });
+ *   if (res.replayed) return replay(reply, res.replayed);
+ */
+export function idempotencyFor(
+  req: { method: string; url: string; headers: Record<string, string | string[] | undefined>; body?: unknown },
+  ttlMs: number,
+  render: (results: readonly ChangeResult[]) => StoredResponse,
+): IdempotencyRecord | undefined {
+  const key = idempotencyKeyOf(req.headers);
+  if (!key) return undefined;
+  const body = typeof req.body === 'string' || Buffer.isBuffer(req.body) ? req.body : JSON.stringify(req.body ?? null);
+  return { key, fingerprint: fingerprint(req.method, req.url, body), expiresAt: Date.now() + ttlMs, render };
+}
+
+/** Answers with a stored response (status, headers, body). */
+export function replay(reply: { status(n: number): unknown; header(k: string, v: string): unknown }, stored: StoredResponse): unknown {
+  reply.status(stored.status);
+  for (const [k, v] of Object.entries(stored.headers ?? {})) reply.header(k, v);
+  reply.header('x-db-idempotent-replay', 'true');
+  return stored.body;
+}

@@ -1,0 +1,90 @@
+import type { Readable } from 'stream';
+import { DbError } from '@mmdb/core';
+
+export interface NdjsonLimits {
+  /** Longest accepted line in bytes. */
+  readonly lineMax: number;
+  /** Most bytes one stream may carry. */
+  readonly streamMax: number;
+}
+
+export interface NdjsonLine {
+  /** 1-based line number in the stream. */
+  readonly line: number;
+  readonly value: unknown;
+}
+
+/**
+ * Reads an NDJSON stream line by line, counting bytes itself (fastify's body limit does not
+ * apply to a raw stream): a line over `lineMax` or a stream over `streamMax` throws
+ * `payload_too_large` naming the line; a line that is not JSON throws `invalid_body`.
+ * Blank lines are skipped. `onLine` may be async (it is awaited: that is the backpressure).
+ */
+export async function readNdjson(
+  stream: Readable,
+  limits: NdjsonLimits,
+  onLine: (l: NdjsonLine) => void | Promise<void>,
+  hash?: (chunk: Buffer) => void,
+): Promise<{ lines: number; bytes: number }> {
+  let total = 0;
+  let lineNo = 0;
+  let parts: Buffer[] = [];
+  let partBytes = 0;
+  const emit = async (buf: Buffer) => {
+    lineNo++;
+    let s = buf.toString('utf8');
+    if (s.endsWith('\r')) s = s.slice(0, -1);
+    if (s.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(s);
+    } catch (e) {
+      throw new DbError('invalid_body', `line ${lineNo} is not valid JSON: ${(e as Error).message}`, { line: lineNo });
+    }
+    await onLine({ line: lineNo, value });
+  };
+  // After a failure the rest of the body is still read (and discarded, up to the stream cap)
+  // so the client, which may be writing the whole body before reading, gets our answer.
+  let failed: unknown;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > limits.streamMax) {
+      failed ??= new DbError('payload_too_large', `NDJSON stream is over its ${limits.streamMax}-byte cap (at line ${lineNo + 1})`, {
+        line: lineNo + 1,
+      });
+      break;
+    }
+    if (failed) continue;
+    try {
+      hash?.(chunk);
+      let start = 0;
+      for (;;) {
+        const nl = chunk.indexOf(0x0a, start);
+        if (nl < 0) break;
+        const piece = chunk.subarray(start, nl);
+        if (partBytes + piece.length > limits.lineMax) throw tooLong(lineNo + 1, limits.lineMax);
+        const line = parts.length ? Buffer.concat([...parts, piece]) : piece;
+        parts = [];
+        partBytes = 0;
+        await emit(line);
+        start = nl + 1;
+      }
+      if (start < chunk.length) {
+        const rest = chunk.subarray(start);
+        partBytes += rest.length;
+        if (partBytes > limits.lineMax) throw tooLong(lineNo + 1, limits.lineMax);
+        parts.push(rest);
+      }
+    } catch (e) {
+      failed = e;
+    }
+  }
+  if (failed) throw failed;
+  if (partBytes > 0) await emit(Buffer.concat(parts));
+  return { lines: lineNo, bytes: total };
+}
+
+function tooLong(line: number, max: number): DbError {
+  return new DbError('payload_too_large', `NDJSON line ${line} is longer than ${max} bytes`, { line, line_max: max });
+}
+

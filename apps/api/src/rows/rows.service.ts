@@ -1,0 +1,274 @@
+import * as crypto from 'crypto';
+import type { Readable } from 'stream';
+import { Inject, Injectable } from '@nestjs/common';
+import { DbError, isDbError, JsonValue, Row, TableManifest } from '@mmdb/core';
+import { keyOf, KEYSPACE, type ChangeResult, type CommitResult, type Precondition, type RowPutChange, type StoredResponse } from '@mmdb/storage';
+import { APP_CONFIG, AppConfig } from '../config';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+import { etag } from './if-match';
+import { fingerprint, idempotencyFor, idempotencyKeyOf } from './idempotency';
+import { readNdjson } from './ndjson';
+import { formatPk } from './pk';
+
+export interface ReqLike {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body?: unknown;
+}
+
+/** What a handler returns: a fresh answer, or a stored one replayed for an Idempotency-Key. */
+export interface Answer {
+  readonly status: number;
+  readonly body: JsonValue;
+  readonly headers: Record<string, string>;
+  readonly replayed?: boolean;
+}
+
+function fromStored(s: StoredResponse): Answer {
+  return { status: s.status, body: s.body, headers: { ...(s.headers ?? {}) }, replayed: true };
+}
+
+function putAnswer(r: ChangeResult): StoredResponse {
+  if (r.op !== 'put') throw new DbError('internal_error', `unexpected commit result ${r.op}`);
+  return { status: 200, body: { schema: r.schema, pk: formatPk(r.pk), version: r.version, created: r.created }, headers: { etag: etag(r.version) } };
+}
+
+/** The rows API (spec §4.3) on top of `TenantStore.commit` and snapshot reads. */
+@Injectable()
+export class RowsService {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  manifest(t: TenantHandle, schema: string): TableManifest {
+    const m = t.store.manifest(schema);
+    if (!m) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`, { schema });
+    return m;
+  }
+
+  private async commitOne(t: TenantHandle, req: ReqLike, changes: RowPutChange[] | any[], render: (r: readonly ChangeResult[]) => StoredResponse): Promise<Answer> {
+    const idempotency = idempotencyFor(req, this.config.idempotencyTtlMs, render);
+    const res: CommitResult = await t.commit({ changes, idempotency });
+    if (res.replayed) return fromStored(res.replayed);
+    const s = render(res.results);
+    return { status: s.status, body: s.body, headers: { ...(s.headers ?? {}) } };
+  }
+
+  /** POST rows/{schema}: upsert (or insert-only with expect=insert). */
+  upsert(t: TenantHandle, req: ReqLike, schema: string, row: unknown, expect?: string): Promise<Answer> {
+    this.manifest(t, schema);
+    const pre = this.expectPre(expect);
+    const r = asRow(row);
+    return this.commitOne(t, req, [{ op: 'put', schema, row: r, ...(pre ? { precondition: pre } : {}) }], (res) => putAnswer(res[0]));
+  }
+
+  /** PUT rows/{schema}/{pk}: the body's key must agree with the path's. */
+  put(t: TenantHandle, req: ReqLike, schema: string, pk: JsonValue[], body: unknown, pre?: Precondition): Promise<Answer> {
+    const m = this.manifest(t, schema);
+    const row: Row = { ...asRow(body) };
+    m.primary_key.forEach((col, i) => {
+      if (row[col] === undefined) row[col] = pk[i];
+      else if (JSON.stringify(normalizeKeyValue(row[col])) !== JSON.stringify(pk[i])) {
+        throw new DbError('validation_failed', `body primary key column "${col}" (${JSON.stringify(row[col])}) disagrees with the path (${JSON.stringify(pk[i])})`, {
+          field: col,
+        });
+      }
+    });
+    return this.commitOne(t, req, [{ op: 'put', schema, row, ...(pre ? { precondition: pre } : {}) }], (res) => putAnswer(res[0]));
+  }
+
+  /** DELETE rows/{schema}/{pk}: idempotent `{deleted}`. */
+  delete(t: TenantHandle, req: ReqLike, schema: string, pk: JsonValue[], pre?: Precondition): Promise<Answer> {
+    this.manifest(t, schema);
+    return this.commitOne(t, req, [{ op: 'delete', schema, pk, ...(pre ? { precondition: pre } : {}) }], (res) => {
+      const r = res[0];
+      return { status: 200, body: { deleted: r.op === 'delete' && r.deleted } };
+    });
+  }
+
+  /** GET rows/{schema}/{pk}: the row's values, with its version as ETag. */
+  async get(t: TenantHandle, schema: string, pk: JsonValue[]): Promise<Answer> {
+    this.manifest(t, schema);
+    const snap = t.store.snapshot();
+    try {
+      const row = await snap.getRow(schema, pk);
+      if (!row) throw new DbError('row_not_found', `no row ${formatPk(pk)} in ${schema}`, { schema, pk: formatPk(pk) });
+      return { status: 200, body: row.values, headers: { etag: etag(row.version) } };
+    } finally {
+      await snap.release();
+    }
+  }
+
+  /** `_batch` with a JSON array: all rows in one frame, all or nothing; a bad row is named by its index. */
+  async batch(t: TenantHandle, req: ReqLike, schema: string, body: unknown, expect?: string): Promise<Answer> {
+    this.manifest(t, schema);
+    if (!Array.isArray(body)) throw new DbError('validation_failed', '_batch expects a JSON array of row objects (or NDJSON with Content-Type: application/x-ndjson)');
+    const pre = this.expectPre(expect);
+    const changes = body.map((r, i) => {
+      if (!isObject(r)) throw new DbError('validation_failed', `row ${i} is not a JSON object`, { index: i });
+      return { op: 'put' as const, schema, row: r as Row, ...(pre ? { precondition: pre } : {}) };
+    });
+    const render = (res: readonly ChangeResult[]): StoredResponse => ({
+      status: 200,
+      body: {
+        schema,
+        count: res.length,
+        created: res.filter((r) => r.op === 'put' && r.created).length,
+        results: res.map((r) => (r.op === 'put' ? { pk: formatPk(r.pk), version: r.version, created: r.created } : null)),
+      },
+    });
+    try {
+      return await this.commitOne(t, req, changes, render);
+    } catch (e) {
+      // The store names the failing change by index when there are several; say it for one too.
+      if (isDbError(e) && changes.length === 1 && e.details.index === undefined) throw new DbError(e.code, e.message, { ...e.details, index: 0 });
+      throw e;
+    }
+  }
+
+  /**
+   * `_batch` with NDJSON: rows are committed `chunk` at a time, each chunk one frame. A bad line
+   * fails its whole chunk (nothing of it is kept); earlier chunks stay committed, later lines are
+   * not applied. With an Idempotency-Key the record rides in the last chunk's frame.
+   */
+  async ndjson(t: TenantHandle, req: ReqLike, schema: string, stream: Readable, chunkParam?: string, expect?: string): Promise<Answer> {
+    this.manifest(t, schema);
+    const chunkSize = parseChunk(chunkParam);
+    const pre = this.expectPre(expect);
+    const key = idempotencyKeyOf(req.headers);
+    const hash = crypto.createHash('sha256');
+    const limits = { lineMax: this.config.ndjsonLineMax, streamMax: this.config.ndjsonStreamMax };
+    const render = (committed: number, chunks: number): StoredResponse => ({ status: 200, body: { schema, committed, chunks } });
+
+    if (key) {
+      // A key already used: hash the whole body, then replay or refuse. Nothing is written.
+      const stored = await lookupIdempotency(t, key);
+      if (stored) {
+        await readNdjson(stream, { lineMax: Number.MAX_SAFE_INTEGER, streamMax: limits.streamMax }, () => undefined, (c) => hash.update(c));
+        if (stored.fingerprint !== fingerprint(req.method, req.url, hash.digest('hex'))) {
+          throw new DbError('conflict', `Idempotency-Key "${key}" was already used with a different request`);
+        }
+        return fromStored(stored.response);
+      }
+    }
+
+    type Chunk = { rows: Row[]; lines: number[] };
+    let current: Chunk = { rows: [], lines: [] };
+    let held: Chunk | null = null; // a full chunk waits until we know whether it is the last one
+    let inflight: Promise<void> | null = null;
+    let committed = 0;
+    let chunks = 0;
+    const commitChunk = async (c: Chunk, last: boolean) => {
+      const changes = c.rows.map((row) => ({ op: 'put' as const, schema, row, ...(pre ? { precondition: pre } : {}) }));
+      const idempotency =
+        last && key
+          ? { key, fingerprint: fingerprint(req.method, req.url, hash.digest('hex')), expiresAt: Date.now() + this.config.idempotencyTtlMs, render: () => render(committed + c.rows.length, chunks + (c.rows.length ? 1 : 0)) }
+          : undefined;
+      try {
+        await t.commit({ changes, idempotency });
+      } catch (e) {
+        throw chunkError(e, c, committed);
+      }
+      committed += c.rows.length;
+      if (c.rows.length) chunks++;
+    };
+    const launch = async (c: Chunk) => {
+      if (inflight) await inflight;
+      const p = commitChunk(c, false);
+      inflight = p;
+      p.catch(() => undefined);
+    };
+    try {
+      await readNdjson(
+        stream,
+        limits,
+        async ({ line, value }) => {
+          if (!isObject(value)) throw new DbError('validation_failed', `line ${line} is not a JSON object`, { line });
+          if (held) {
+            await launch(held);
+            held = null;
+          }
+          current.rows.push(value as Row);
+          current.lines.push(line);
+          if (current.rows.length >= chunkSize) {
+            held = current;
+            current = { rows: [], lines: [] };
+          }
+        },
+        key ? (c) => hash.update(c) : undefined,
+      );
+    } catch (e) {
+      // An earlier chunk's failure comes first; else a full chunk read before the bad line is
+      // still committed (as it would have been without holding it back), then we report.
+      if (inflight) await inflight;
+      if (isDbError(e) && e.details.committed === undefined && held) await commitChunk(held, false);
+      throw withProgress(e, committed, current.lines[0]);
+    }
+    if (inflight) await inflight;
+    const rest = [held, current].filter((c): c is Chunk => !!c && c.rows.length > 0);
+    if (rest.length === 0 && key) rest.push({ rows: [], lines: [] }); // records the key alone
+    for (let i = 0; i < rest.length; i++) await commitChunk(rest[i], i === rest.length - 1);
+    return answer(render(committed, chunks));
+  }
+
+  private expectPre(expect?: string): Precondition | undefined {
+    if (expect === undefined || expect === '') return undefined;
+    if (expect === 'insert') return { kind: 'insert' };
+    throw new DbError('validation_failed', 'query "expect" may only be "insert"');
+  }
+}
+
+function answer(s: StoredResponse): Answer {
+  return { status: s.status, body: s.body, headers: { ...(s.headers ?? {}) } };
+}
+
+/** Reads the stored Idempotency-Key record (keyspace K, written by the commit coordinator). */
+async function lookupIdempotency(t: TenantHandle, key: string): Promise<{ fingerprint: string; expiresAt: number; response: StoredResponse } | undefined> {
+  const snap = t.store.snapshot();
+  try {
+    const raw = await snap.rawGet(keyOf(KEYSPACE.idempotency, [key]));
+    if (!raw) return undefined;
+    const rec = JSON.parse(raw.toString('utf8'));
+    return rec.expiresAt > Date.now() ? rec : undefined;
+  } finally {
+    await snap.release();
+  }
+}
+
+function chunkError(e: unknown, c: { lines: number[] }, committed: number): unknown {
+  if (!isDbError(e)) return e;
+  const idx = typeof e.details.index === 'number' ? e.details.index : c.lines.length === 1 ? 0 : undefined;
+  const line = idx !== undefined ? c.lines[idx] : undefined;
+  const { index: _i, ...rest } = e.details as Record<string, unknown>;
+  return new DbError(e.code, line !== undefined ? `line ${line}: ${e.message}` : e.message, {
+    ...rest,
+    ...(line !== undefined ? { line } : {}),
+    committed,
+    chunk_discarded: { first_line: c.lines[0], last_line: c.lines[c.lines.length - 1] },
+  });
+}
+
+function withProgress(e: unknown, committed: number, chunkFirstLine: number | undefined): unknown {
+  if (!isDbError(e) || e.details.committed !== undefined) return e;
+  const first = chunkFirstLine ?? (e.details.line as number | undefined);
+  return new DbError(e.code, e.message, { ...e.details, committed, ...(first !== undefined ? { chunk_discarded: { first_line: first } } : {}) });
+}
+
+function parseChunk(raw?: string): number {
+  if (raw === undefined || raw === '') return 1000;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 10000) throw new DbError('validation_failed', 'query "chunk" must be an integer from 1 to 10000');
+  return Number(raw);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function asRow(v: unknown): Row {
+  if (!isObject(v)) throw new DbError('validation_failed', 'the body must be a JSON object (a row)');
+  return v as Row;
+}
+
+/** Body key values compare in stored form (a timestamp string becomes epoch ms by the store; compare as given otherwise). */
+function normalizeKeyValue(v: JsonValue): JsonValue {
+  return v;
+}

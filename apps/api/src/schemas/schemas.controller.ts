@@ -1,0 +1,90 @@
+import { Controller, Delete, Get, Header, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DbError, TableManifest } from '@mmdb/core';
+import type { ChangeResult, StoredResponse } from '@mmdb/storage';
+import { APP_CONFIG, AppConfig } from '../config';
+import { OperatorOnly, TenantCtx } from '../http/decorators';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+import { idempotencyFor } from '../rows/idempotency';
+
+/** Spec §4.2: TOML manifests in and out as text/plain. */
+@Controller('v1/tenants/:tenant/schemas')
+export class SchemasController {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  @Get()
+  list(@TenantCtx() t: TenantHandle): string[] {
+    return t.store.manifests().map((m) => m.id);
+  }
+
+  @Post()
+  @HttpCode(200)
+  async register(@TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    if (typeof req.body !== 'string') throw new DbError('invalid_body', 'a schema is a TOML manifest sent as Content-Type: text/plain');
+    const render = (res: readonly ChangeResult[]): StoredResponse => {
+      const r = res[0] as Extract<ChangeResult, { op: 'schema_put' }>;
+      return { status: 200, body: { id: r.schema, tenant: t.tenant, created: r.created } };
+    };
+    return this.run(t, req, reply, [{ op: 'schema_put', toml: req.body }], render);
+  }
+
+  /** Drops every schema (operator only), referencing schemas before the ones they reference. */
+  @OperatorOnly()
+  @Delete()
+  async dropAll(@TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    const order = dropOrder(t.store.manifests());
+    const render = (res: readonly ChangeResult[]): StoredResponse => {
+      const ids = res.filter((r) => r.op === 'schema_drop' && r.dropped).map((r) => (r as { schema: string }).schema);
+      return { status: 200, body: { deleted: ids.length, ids } };
+    };
+    if (order.length === 0) return render([]).body;
+    return this.run(t, req, reply, order.map((schema) => ({ op: 'schema_drop', schema })), render);
+  }
+
+  @Get(':id')
+  @Header('content-type', 'text/plain; charset=utf-8')
+  get(@TenantCtx() t: TenantHandle, @Param('id') id: string): string {
+    const toml = t.store.schemaToml(id);
+    if (toml === undefined) throw new DbError('schema_not_found', `no schema is registered as "${id}"`, { schema: id });
+    return toml;
+  }
+
+  /** Drops one schema with its rows and every derived entry: 204, or 404 when absent. */
+  @Delete(':id')
+  async drop(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    if (!t.store.manifest(id)) throw new DbError('schema_not_found', `no schema is registered as "${id}"`, { schema: id });
+    const render = (res: readonly ChangeResult[]): StoredResponse => {
+      const r = res[0] as Extract<ChangeResult, { op: 'schema_drop' }>;
+      return r.dropped
+        ? { status: 204, body: null }
+        : { status: 404, body: { error: 'schema_not_found', message: `no schema is registered as "${id}"`, request_id: String(req.id), retry: false } };
+    };
+    const out = await this.run(t, req, reply, [{ op: 'schema_drop', schema: id }], render);
+    return reply.statusCode === 204 ? undefined : out;
+  }
+
+  private async run(t: TenantHandle, req: FastifyRequest, reply: FastifyReply, changes: any[], render: (r: readonly ChangeResult[]) => StoredResponse) {
+    const idempotency = idempotencyFor(req, this.config.idempotencyTtlMs, render);
+    const res = await t.commit({ changes, idempotency });
+    const s = res.replayed ?? render(res.results);
+    if (res.replayed) reply.header('x-db-idempotent-replay', 'true');
+    reply.status(s.status);
+    for (const [k, v] of Object.entries(s.headers ?? {})) reply.header(k, v);
+    return s.body;
+  }
+}
+
+/** Schemas in an order where each comes before the schemas its foreign keys reference. */
+function dropOrder(ms: TableManifest[]): string[] {
+  const left = new Map(ms.map((m) => [m.id, m]));
+  const out: string[] = [];
+  while (left.size) {
+    const free = [...left.values()].filter((m) => ![...left.values()].some((o) => o.id !== m.id && o.foreign_keys.some((f) => f.references === m.id)));
+    const next = free.length ? free : [...left.values()]; // a cycle: let the store say why
+    for (const m of next) {
+      out.push(m.id);
+      left.delete(m.id);
+    }
+  }
+  return out;
+}
