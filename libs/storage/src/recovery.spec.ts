@@ -1,0 +1,199 @@
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { ClassicLevel } from 'classic-level';
+import { DbError } from '@mmdb/core';
+import type { CommitParticipant, CommittedFrame, StoreReader } from './api';
+import { keyOf } from './keys';
+import { logKey, metaKey } from './records';
+import { TenantStore } from './store';
+
+const T = `namespace = "t"
+table = "kv"
+primary_key = ["k"]
+[[columns]]
+name = "k"
+ty = "i64"
+[[columns]]
+name = "v"
+ty = "str"
+[[indexes]]
+name = "by_v"
+columns = ["v"]
+`;
+
+/** An in-memory participant that counts puts, checkpoints that count with its LSN. */
+class Counter implements CommitParticipant {
+  readonly name = 'counter';
+  count = 0;
+  lsn = 0;
+  applied: number[] = [];
+  apply(f: CommittedFrame): void {
+    this.count += f.changes.filter((c) => c.op === 'put').length;
+    this.lsn = f.lsn;
+    this.applied.push(f.lsn);
+  }
+  async open(store: StoreReader): Promise<number> {
+    const snap = store.snapshot();
+    const v = await snap.rawGet(keyOf('M', ['ckpt', 'counter']));
+    await snap.release();
+    if (!v) return 0;
+    ({ count: this.count, lsn: this.lsn } = JSON.parse(v.toString()));
+    return this.lsn;
+  }
+  async checkpoint(store: StoreReader): Promise<number> {
+    await store.writeCheckpoint([{ key: keyOf('M', ['ckpt', 'counter']), value: Buffer.from(JSON.stringify({ count: this.count, lsn: this.lsn })) }]);
+    return this.lsn;
+  }
+}
+
+describe('recovery, checkpoints, segments, verify', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'recovery-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function fill(store: TenantStore, from: number, n: number) {
+    for (let i = from; i < from + n; i++) await store.put('t.kv', { k: i, v: `v${i % 3}` });
+  }
+
+  it('loads a checkpoint and replays only the frames after it', async () => {
+    let c = new Counter();
+    let store = await TenantStore.open({ dir, participants: [c] });
+    await store.registerSchema(T);
+    await fill(store, 0, 5);
+    await store.checkpoint();
+    const at = store.lastLsn;
+    await fill(store, 5, 3);
+    // Simulate a crash after the checkpoint: close the db without a new checkpoint.
+    await (store as unknown as { db: ClassicLevel<Buffer, Buffer> }).db.close();
+    c = new Counter();
+    store = await TenantStore.open({ dir, participants: [c] });
+    expect(c.count).toBe(8);
+    expect(c.applied).toEqual([at + 1, at + 2, at + 3]);
+    expect(store.recovery.replayed).toEqual({ counter: 3 });
+    await store.close();
+  });
+
+  it('detects a corrupt tail by checksum, refuses to open, and drops it only when asked', async () => {
+    let store = await TenantStore.open({ dir });
+    await store.registerSchema(T);
+    await fill(store, 0, 4);
+    const last = store.lastLsn;
+    await store.close();
+    const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    const frame = (await db.get(logKey(last)))!;
+    const bad = Buffer.from(frame);
+    bad[bad.length - 1] ^= 0xff;
+    await db.put(logKey(last), bad);
+    await db.close();
+
+    const e = await TenantStore.open({ dir }).catch((x) => x);
+    expect(e).toBeInstanceOf(DbError);
+    expect(e.code).toBe('corrupt_log');
+    expect(e.details.corrupt).toEqual([last]);
+
+    store = await TenantStore.open({ dir, onCorruptTail: 'truncate' });
+    expect(store.recovery.corrupt).toEqual([last]);
+    expect(store.lastLsn).toBe(last - 1);
+    await store.put('t.kv', { k: 100, v: 'x' });
+    expect(store.lastLsn).toBe(last);
+    await store.close();
+  });
+
+  it('refuses to open over a corrupt frame in the middle of the log, even with truncate', async () => {
+    let store = await TenantStore.open({ dir });
+    await store.registerSchema(T);
+    await fill(store, 0, 4);
+    const mid = store.lastLsn - 2;
+    await store.close();
+    const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.put(logKey(mid), Buffer.from([1, 0, 0, 0, 1, 0, 0, 0, 0, 7]));
+    await db.close();
+    const e = await TenantStore.open({ dir, onCorruptTail: 'truncate' }).catch((x) => x);
+    expect(e.code).toBe('corrupt_log');
+    expect(e.details.corrupt).toEqual([mid]);
+    store = undefined as never;
+  });
+
+  it('numbers frames into segments and truncates only what every checkpoint and follower covers', async () => {
+    const c = new Counter();
+    const store = await TenantStore.open({ dir, participants: [c], segmentFrames: 4 });
+    await store.registerSchema(T); // lsn 1
+    await fill(store, 0, 11); // lsn 2..12 → segments 0,1,2
+    expect(store.segments.list().map((s) => [s.segment, s.first, s.last, s.frames])).toEqual([
+      [0, 1, 4, 4],
+      [1, 5, 8, 4],
+      [2, 9, 12, 4],
+    ]);
+    // No checkpoint yet: the counter still needs everything.
+    expect(await store.truncateLog()).toEqual([]);
+    await store.checkpoint(); // covers lsn 12
+    await store.registerFollower('f1', 6);
+    expect(await store.truncateLog()).toEqual([0]); // the follower still needs 7..
+    await store.registerFollower('f1', 12);
+    expect(await store.truncateLog()).toEqual([1]); // never the newest segment
+    const lsns: number[] = [];
+    for await (const f of store.frames(1)) lsns.push(f.lsn);
+    expect(lsns).toEqual([9, 10, 11, 12]);
+    await store.close();
+  });
+
+  it('verify reports a missing, an extra and a changed derived key', async () => {
+    const store = await TenantStore.open({ dir });
+    await store.registerSchema(T);
+    await fill(store, 0, 6);
+    expect(await store.verify()).toMatchObject({ ok: true, rows: 6 });
+    const idx = (v: string, k: number) => keyOf('I', ['t.kv', 'by_v', v, k]);
+    await store.db.del(idx('v1', 1));
+    await store.db.put(idx('zz', 99), Buffer.alloc(0));
+    await store.db.put(idx('v2', 2), Buffer.from('junk'));
+    const r = await store.verify();
+    expect(r.ok).toBe(false);
+    expect(r.differences.map((d) => d.kind).sort()).toEqual(['different', 'extra', 'missing']);
+    await store.close();
+  });
+
+  it('finishes a schema drop that a crash interrupted', async () => {
+    let store = await TenantStore.open({ dir });
+    await store.registerSchema(T);
+    await fill(store, 0, 3);
+    const manifest = store.manifest('t.kv')!;
+    await store.close();
+    // A crash right after the drop frame: catalog entry gone, marker written, keys not yet cleared.
+    const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.batch([
+      { type: 'del', key: metaKey('schema', 't.kv') },
+      { type: 'put', key: metaKey('dropping', 't.kv'), value: Buffer.from(JSON.stringify(manifest)) },
+    ]);
+    await db.close();
+    store = await TenantStore.open({ dir });
+    expect(store.recovery.finishedDrops).toEqual(['t.kv']);
+    const left = await store.db.keys({ gte: keyOf('R', ['t.kv']), lt: keyOf('S', []) }).all();
+    expect(left).toEqual([]);
+    await store.close();
+  });
+
+  it('refuses writes with 503 when free disk space is under the floor, and reports it in health', async () => {
+    const store = await TenantStore.open({ dir, minFreeBytes: Number.MAX_SAFE_INTEGER });
+    const e = await store.registerSchema(T).catch((x) => x);
+    expect(e.code).toBe('service_unavailable');
+    expect(e.retry).toBe(true);
+    expect(await store.health()).toMatchObject({ writable: false, pressure: 'disk_full' });
+    await store.close();
+  });
+
+  it('refuses requests beyond the queue limit with 503, and commits the rest', async () => {
+    const store = await TenantStore.open({ dir, queueLimit: 4 });
+    await store.registerSchema(T);
+    const rs = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store.put('t.kv', { k: i, v: 'x' })));
+    const refused = rs.filter((r) => r.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason.code).toBe('service_unavailable');
+    const snap = store.snapshot();
+    let n = 0;
+    for await (const b of snap.scanRows('t.kv')) n += b.length;
+    await snap.release();
+    expect(n).toBe(rs.length - refused.length);
+    await store.close();
+  });
+});
