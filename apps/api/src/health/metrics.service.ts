@@ -67,5 +67,9 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'db_process_' });
+    // Series exist (at zero) from the start, so dashboards and alerts see them.
+    for (const surface of ['plan', 'sql', 'nl', 'es', 'vector', 'fts', 'graph']) this.queryLatency.zero({ surface });
+    for (const surface of ['plan', 'sql', 'nl']) this.planCacheHits.inc({ surface }, 0);
+    for (const direction of ['in', 'out']) this.replicationFrames.inc({ direction }, 0);
   }
 }
