@@ -38,9 +38,8 @@ export interface ResolvedRelation {
   readonly def: RelationDef;
 }
 
+/** One relation's adjacency; dropped when a frame changes its declaring schema. */
 interface RelState {
-  /** JSON of the definition the adjacency was built for. */
-  readonly def: string;
   adj?: Adjacency;
   building?: Promise<Adjacency>;
   /** Edge writes applied while the initial scan runs, replayed after it. */
@@ -54,6 +53,8 @@ export class GraphIndex implements CommitParticipant {
   readonly name = 'graph';
   private reader?: StoreReader;
   private readonly rels = new Map<string, RelState>();
+  /** (request schema, rel) → resolution; cleared whenever a frame changes any schema. */
+  private readonly resolved = new Map<string, ResolvedRelation>();
 
   // ---- participant: writes -------------------------------------------------
 
@@ -120,7 +121,10 @@ export class GraphIndex implements CommitParticipant {
 
   apply(frame: CommittedFrame): void {
     for (const c of frame.changes) {
-      if (c.op === 'schema_put' || c.op === 'schema_drop') this.forgetSchema(c.schema);
+      if (c.op === 'schema_put' || c.op === 'schema_drop') {
+        this.forgetSchema(c.schema);
+        this.resolved.clear();
+      }
     }
     if (this.rels.size === 0) return;
     for (const w of frame.writes) {
@@ -146,6 +150,13 @@ export class GraphIndex implements CommitParticipant {
    * unknown relation → `not_found`.
    */
   resolve(schema: string, rel: string): ResolvedRelation {
+    const key = relKey(schema, rel);
+    let r = this.resolved.get(key);
+    if (!r) this.resolved.set(key, (r = this.lookup(schema, rel)));
+    return r;
+  }
+
+  private lookup(schema: string, rel: string): ResolvedRelation {
     const manifests = this.store().manifests();
     const m = manifests.find((x) => x.id === schema);
     if (!m) throw new DbError('schema_not_found', `schema "${schema}" is not registered`, { schema });
@@ -165,12 +176,8 @@ export class GraphIndex implements CommitParticipant {
   async adjacency(schema: string, rel: string): Promise<{ relation: ResolvedRelation; adj: Adjacency }> {
     const relation = this.resolve(schema, rel);
     const key = relKey(relation.schema, relation.def.name);
-    const def = JSON.stringify(relation.def);
     let st = this.rels.get(key);
-    if (!st || st.def !== def) {
-      st = { def };
-      this.rels.set(key, st);
-    }
+    if (!st) this.rels.set(key, (st = {}));
     if (st.adj) return { relation, adj: st.adj };
     st.building ??= this.build(key, st, relation);
     return { relation, adj: await st.building };

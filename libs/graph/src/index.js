@@ -1,0 +1,25 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.ownerImplied = exports.decodeEdgeValue = exports.reverseKey = exports.forwardKey = exports.edgeWrites = exports.edgesOfRow = exports.tupleOfNode = exports.nodeOfValue = exports.nodeOf = exports.dijkstra = exports.shortestPath = exports.bfs = exports.Adjacency = exports.DEFAULT_DEPTH = exports.MAX_DEPTH = exports.GraphIndex = void 0;
+var graph_index_1 = require("./graph-index");
+Object.defineProperty(exports, "GraphIndex", { enumerable: true, get: function () { return graph_index_1.GraphIndex; } });
+Object.defineProperty(exports, "MAX_DEPTH", { enumerable: true, get: function () { return graph_index_1.MAX_DEPTH; } });
+Object.defineProperty(exports, "DEFAULT_DEPTH", { enumerable: true, get: function () { return graph_index_1.DEFAULT_DEPTH; } });
+var adjacency_1 = require("./adjacency");
+Object.defineProperty(exports, "Adjacency", { enumerable: true, get: function () { return adjacency_1.Adjacency; } });
+var traverse_1 = require("./traverse");
+Object.defineProperty(exports, "bfs", { enumerable: true, get: function () { return traverse_1.bfs; } });
+Object.defineProperty(exports, "shortestPath", { enumerable: true, get: function () { return traverse_1.shortestPath; } });
+Object.defineProperty(exports, "dijkstra", { enumerable: true, get: function () { return traverse_1.dijkstra; } });
+var node_1 = require("./node");
+Object.defineProperty(exports, "nodeOf", { enumerable: true, get: function () { return node_1.nodeOf; } });
+Object.defineProperty(exports, "nodeOfValue", { enumerable: true, get: function () { return node_1.nodeOfValue; } });
+Object.defineProperty(exports, "tupleOfNode", { enumerable: true, get: function () { return node_1.tupleOfNode; } });
+var edges_1 = require("./edges");
+Object.defineProperty(exports, "edgesOfRow", { enumerable: true, get: function () { return edges_1.edgesOfRow; } });
+Object.defineProperty(exports, "edgeWrites", { enumerable: true, get: function () { return edges_1.edgeWrites; } });
+Object.defineProperty(exports, "forwardKey", { enumerable: true, get: function () { return edges_1.forwardKey; } });
+Object.defineProperty(exports, "reverseKey", { enumerable: true, get: function () { return edges_1.reverseKey; } });
+Object.defineProperty(exports, "decodeEdgeValue", { enumerable: true, get: function () { return edges_1.decodeEdgeValue; } });
+Object.defineProperty(exports, "ownerImplied", { enumerable: true, get: function () { return edges_1.ownerImplied; } });
+//# sourceMappingURL=index.js.map

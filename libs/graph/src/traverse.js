@@ -1,0 +1,239 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.bfs = bfs;
+exports.shortestPath = shortestPath;
+exports.dijkstra = dijkstra;
+/**
+ * Traversals over an Adjacency's integer arrays: breadth-first visit, shortest
+ * hop path, and Dijkstra with a pluggable edge weight. Scratch arrays are kept
+ * per adjacency and reset by a generation stamp, so a traversal costs what it
+ * visits, not the size of the graph.
+ */
+const core_1 = require("@mmdb/core");
+class Scratch {
+    stamp = new Int32Array(0);
+    gen = 0;
+    queue = new Int32Array(0);
+    depth = new Int32Array(0);
+    parent = new Int32Array(0);
+    dist = new Float64Array(0);
+    /** Starts a traversal over `n` nodes: every node reads as unvisited. */
+    begin(n) {
+        if (this.stamp.length < n) {
+            const cap = Math.max(n, this.stamp.length * 2, 64);
+            this.stamp = new Int32Array(cap);
+            this.queue = new Int32Array(cap);
+            this.depth = new Int32Array(cap);
+            this.parent = new Int32Array(cap);
+            this.dist = new Float64Array(cap);
+            this.gen = 0;
+        }
+        if (++this.gen >= 0x7fffffff) {
+            this.stamp.fill(0);
+            this.gen = 1;
+        }
+    }
+}
+const scratches = new WeakMap();
+function scratchOf(adj) {
+    let s = scratches.get(adj);
+    if (!s)
+        scratches.set(adj, (s = new Scratch()));
+    s.begin(adj.nodeCount);
+    return s;
+}
+/** Nodes reachable from `src` within `maxDepth` hops, in visit order, `src` first at depth 0. */
+function bfs(adj, src, maxDepth) {
+    const start = adj.idOf(src);
+    if (start === undefined)
+        return [{ node: src, depth: 0 }];
+    const s = scratchOf(adj);
+    const { stamp, queue, depth } = s;
+    const gen = s.gen;
+    const out = adj.out;
+    let head = 0;
+    let tail = 0;
+    queue[tail] = start;
+    depth[tail++] = 0;
+    stamp[start] = gen;
+    while (head < tail) {
+        const u = queue[head];
+        const du = depth[head++];
+        if (du >= maxDepth)
+            continue;
+        const o = out[u];
+        if (!o)
+            continue;
+        const to = o.to;
+        for (let k = 0; k < to.length; k++) {
+            const v = to[k];
+            if (stamp[v] === gen)
+                continue;
+            stamp[v] = gen;
+            queue[tail] = v;
+            depth[tail++] = du + 1;
+        }
+    }
+    const names = adj.names;
+    const visits = new Array(tail);
+    for (let k = 0; k < tail; k++)
+        visits[k] = { node: names[queue[k]], depth: depth[k] };
+    return visits;
+}
+/** A shortest (fewest hops) path from `src` to `dst` of at most `maxDepth` hops, or null. */
+function shortestPath(adj, src, dst, maxDepth) {
+    if (src === dst)
+        return [src];
+    const start = adj.idOf(src);
+    const goal = adj.idOf(dst);
+    if (start === undefined || goal === undefined)
+        return null;
+    const s = scratchOf(adj);
+    const { stamp, queue, depth, parent } = s;
+    const gen = s.gen;
+    const out = adj.out;
+    let head = 0;
+    let tail = 0;
+    queue[tail] = start;
+    depth[tail++] = 0;
+    stamp[start] = gen;
+    parent[start] = -1;
+    while (head < tail) {
+        const u = queue[head];
+        const du = depth[head++];
+        if (du >= maxDepth)
+            continue;
+        const o = out[u];
+        if (!o)
+            continue;
+        const to = o.to;
+        for (let k = 0; k < to.length; k++) {
+            const v = to[k];
+            if (stamp[v] === gen)
+                continue;
+            stamp[v] = gen;
+            parent[v] = u;
+            if (v === goal)
+                return unwind(adj, parent, goal);
+            queue[tail] = v;
+            depth[tail++] = du + 1;
+        }
+    }
+    return null;
+}
+function unwind(adj, parent, goal) {
+    const ids = [];
+    for (let v = goal; v !== -1; v = parent[v])
+        ids.push(v);
+    ids.reverse();
+    return ids.map((i) => adj.names[i]);
+}
+/**
+ * Least total weight path from `src` to `dst`. Missing weights count 1; a negative
+ * or non-finite weight met on the way is a `validation_failed` (Dijkstra needs w ≥ 0).
+ * Unreachable: an empty path and `total_weight: null`.
+ */
+function dijkstra(adj, src, dst, weight) {
+    if (src === dst)
+        return { path: [src], total_weight: 0 };
+    const start = adj.idOf(src);
+    const goal = adj.idOf(dst);
+    if (start === undefined || goal === undefined)
+        return { path: [], total_weight: null };
+    const s = scratchOf(adj);
+    const { stamp, parent, dist } = s;
+    // stamp === gen: dist/parent valid for this run; settled nodes are recognised by stale heap keys.
+    const gen = s.gen;
+    const out = adj.out;
+    const heap = new MinHeap();
+    stamp[start] = gen;
+    dist[start] = 0;
+    parent[start] = -1;
+    heap.push(0, start);
+    while (heap.size > 0) {
+        const d = heap.topKey();
+        const u = heap.pop();
+        if (d > dist[u])
+            continue; // stale entry
+        if (u === goal)
+            return { path: unwind(adj, parent, goal), total_weight: d };
+        const o = out[u];
+        if (!o)
+            continue;
+        const to = o.to;
+        for (let k = 0; k < to.length; k++) {
+            let w = weight(u, k);
+            if (Number.isNaN(w))
+                w = 1;
+            else if (!(w >= 0) || w === Infinity) {
+                throw new core_1.DbError('validation_failed', `edge ${adj.names[u]}|${adj.names[to[k]]} has weight ${w}: dijkstra needs finite weights >= 0`, {
+                    field: 'weight',
+                });
+            }
+            const v = to[k];
+            const nd = d + w;
+            if (stamp[v] !== gen || nd < dist[v]) {
+                stamp[v] = gen;
+                dist[v] = nd;
+                parent[v] = u;
+                heap.push(nd, v);
+            }
+        }
+    }
+    return { path: [], total_weight: null };
+}
+/** A binary min-heap of (key, node) on growable parallel arrays. */
+class MinHeap {
+    keys = [];
+    vals = [];
+    get size() {
+        return this.keys.length;
+    }
+    topKey() {
+        return this.keys[0];
+    }
+    push(key, val) {
+        const keys = this.keys;
+        const vals = this.vals;
+        let i = keys.length;
+        keys.push(key);
+        vals.push(val);
+        while (i > 0) {
+            const p = (i - 1) >> 1;
+            if (keys[p] <= key)
+                break;
+            keys[i] = keys[p];
+            vals[i] = vals[p];
+            i = p;
+        }
+        keys[i] = key;
+        vals[i] = val;
+    }
+    pop() {
+        const keys = this.keys;
+        const vals = this.vals;
+        const top = vals[0];
+        const lastKey = keys.pop();
+        const lastVal = vals.pop();
+        const n = keys.length;
+        if (n > 0) {
+            let i = 0;
+            for (;;) {
+                const l = 2 * i + 1;
+                if (l >= n)
+                    break;
+                const r = l + 1;
+                const c = r < n && keys[r] < keys[l] ? r : l;
+                if (keys[c] >= lastKey)
+                    break;
+                keys[i] = keys[c];
+                vals[i] = vals[c];
+                i = c;
+            }
+            keys[i] = lastKey;
+            vals[i] = lastVal;
+        }
+        return top;
+    }
+}
+//# sourceMappingURL=traverse.js.map
