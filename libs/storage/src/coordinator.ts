@@ -83,6 +83,8 @@ export class Coordinator {
   private closed = false;
   private rowidNext = new Map<string, number>();
   private readonly base: KeyReader;
+  /** Row values read ahead for the current group (one getMany instead of a get per change). */
+  private prefetched: Map<string, Buffer | undefined> | null = null;
   lastLsn: number;
 
   constructor(
@@ -92,7 +94,11 @@ export class Coordinator {
     this.lastLsn = lastLsn;
     const db = host.db;
     this.base = {
-      get: (key) => db.get(key),
+      get: (key) => {
+        const k = key.toString('latin1');
+        if (this.prefetched?.has(k)) return Promise.resolve(this.prefetched.get(k));
+        return db.get(key);
+      },
       range: (o) => db.iterator(o).all() as Promise<Array<[Buffer, Buffer]>>,
     };
   }
@@ -142,6 +148,7 @@ export class Coordinator {
     const startLsn = this.lastLsn;
     const rowidBefore = new Map(this.rowidNext);
     let lsn = startLsn;
+    await this.prefetch(items);
     const prepared: Prepared[] = [];
     for (const p of items) {
       try {
@@ -152,6 +159,7 @@ export class Coordinator {
         prepared.push({ pending: p, error: e });
       }
     }
+    this.prefetched = null;
     const framed = prepared.filter((p) => p.frame);
     if (framed.length) {
       const ops: Array<{ type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer }> = [];
@@ -179,6 +187,24 @@ export class Coordinator {
     } else {
       this.resolveAll(prepared);
     }
+  }
+
+  /** Reads the current value of every row the group's puts and deletes name, in one getMany. */
+  private async prefetch(items: readonly Pending[]): Promise<void> {
+    const keys: Buffer[] = [];
+    for (const p of items) {
+      for (const c of p.req.changes ?? []) {
+        if (c.op !== 'put' && c.op !== 'delete') continue;
+        const m = this.host.schema(c.schema)?.manifest;
+        if (!m) continue;
+        const pk = c.op === 'delete' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
+        if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
+        keys.push(rowKey(m.id, pk));
+      }
+    }
+    if (keys.length < 2) return;
+    const values = await this.host.db.getMany(keys);
+    this.prefetched = new Map(keys.map((k, i) => [k.toString('latin1'), values[i]]));
   }
 
   private resolveAll(prepared: Prepared[]): void {
