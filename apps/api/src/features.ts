@@ -3,5 +3,6 @@
  * import and one array entry here; see apps/api/DESIGN.md ("Adding a feature").
  */
 import type { Type } from '@nestjs/common';
+import { GraphModule } from './graph/graph.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule];
