@@ -70,9 +70,17 @@ export function tokenize(text: string): Array<{ word: string; pos: number }> {
   return out;
 }
 
+const STEM_CACHE_MAX = 200_000;
+const stemCache = new Map<string, string>();
+
 function stem(word: string): string {
+  const hit = stemCache.get(word);
+  if (hit !== undefined) return hit;
   // Porter2 is defined on English letters; leave numbers and other scripts alone.
-  return /^[a-z]+$/.test(word) ? porter2(word) : word;
+  const s = /^[a-z]+$/.test(word) ? porter2(word) : word;
+  if (stemCache.size >= STEM_CACHE_MAX) stemCache.clear();
+  stemCache.set(word, s);
+  return s;
 }
 
 class WordAnalyzer implements Analyzer {
@@ -85,8 +93,11 @@ class WordAnalyzer implements Analyzer {
   analyze(text: string): Token[] {
     const out: Token[] = [];
     for (const { word, pos } of tokenize(text)) {
-      let w = fold(word).replace(/['’]/g, '');
-      if (w.endsWith('s') && /['’]s$/.test(fold(word))) w = w.slice(0, -1); // possessive: wing's → wing
+      let w = fold(word);
+      if (w.includes("'") || w.includes('’')) {
+        if (/['’]s$/.test(w)) w = w.slice(0, -2); // possessive: wing's → wing
+        w = w.replace(/['’]/g, '');
+      }
       if (!w || this.stop.has(w)) continue;
       out.push({ term: this.stemming ? stem(w) : w, pos });
     }

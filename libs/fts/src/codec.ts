@@ -2,8 +2,7 @@
  * Key layout and value codecs of the fts keyspace ('F'). Every key starts with
  * the table (schema id, or standalone table name) and the field:
  *
- *   F [table, field, 'p', term, doc]  → varint tf, then tf varint position gaps
- *   F [table, field, 'd', doc]        → varint length, varint n, n × (varint bytes, utf8 term)
+ *   F [table, field, 'd', doc]        → the doc's postings: length, then per term: term, tf, position gaps
  *   F [table, field, 's']             → JSON {docs, total}: document count, total length
  *   F [table, field, 'c']             → JSON {analyzer}: a standalone field's settings
  */
@@ -11,8 +10,6 @@ import { keyOf, prefixRange, decodeKey } from '@mmdb/storage';
 
 export const SPACE = 'F';
 
-export const postingKey = (table: string, field: string, term: string, doc: string): Buffer =>
-  keyOf(SPACE, [table, field, 'p', term, doc]);
 export const docKey = (table: string, field: string, doc: string): Buffer => keyOf(SPACE, [table, field, 'd', doc]);
 export const statsKey = (table: string, field: string): Buffer => keyOf(SPACE, [table, field, 's']);
 export const configKey = (table: string, field: string): Buffer => keyOf(SPACE, [table, field, 'c']);
@@ -20,7 +17,6 @@ export const tableRange = (table: string): { gte: Buffer; lt: Buffer } => prefix
 export const fieldRange = (table: string, field: string): { gte: Buffer; lt: Buffer } => prefixRange(SPACE, [table, field]);
 
 export type DecodedKey =
-  | { kind: 'p'; table: string; field: string; term: string; doc: string }
   | { kind: 'd'; table: string; field: string; doc: string }
   | { kind: 's'; table: string; field: string }
   | { kind: 'c'; table: string; field: string };
@@ -29,7 +25,6 @@ export function decodeFtsKey(key: Buffer): DecodedKey | undefined {
   if (key[0] !== SPACE.charCodeAt(0)) return undefined;
   const t = decodeKey(key) as string[];
   const [table, field, kind] = t;
-  if (kind === 'p') return { kind, table, field, term: t[3], doc: t[4] };
   if (kind === 'd') return { kind, table, field, doc: t[3] };
   if (kind === 's' || kind === 'c') return { kind, table, field };
   return undefined;
@@ -87,48 +82,61 @@ class Reader {
   }
 }
 
-/** A posting value: the term frequency and the (sorted) positions. */
-export function encodePosting(positions: readonly number[]): Buffer {
-  const w = new Writer().varint(positions.length);
-  let prev = 0;
-  for (const p of positions) {
-    w.varint(p - prev);
-    prev = p;
+/**
+ * A document's postings (doc-major): field length, then per distinct term its text,
+ * term frequency and position gaps. One key per (doc, field) keeps indexing at a few
+ * key writes per document; the term-major lists are built in memory from these.
+ */
+export function encodeDocEntry(length: number, postings: ReadonlyMap<string, readonly number[]>): Buffer {
+  const w = new Writer().varint(length).varint(postings.size);
+  for (const [term, ps] of postings) {
+    w.bytes(Buffer.from(term, 'utf8')).varint(ps.length);
+    let prev = 0;
+    for (const p of ps) {
+      w.varint(p - prev);
+      prev = p;
+    }
   }
   return w.done();
 }
 
-export function postingTf(value: Uint8Array): number {
-  return new Reader(value).varint();
+export interface DocEntry {
+  readonly length: number;
+  readonly terms: string[];
+  readonly tfs: number[];
 }
 
-export function decodePositions(value: Uint8Array): number[] {
-  const r = new Reader(value);
-  const tf = r.varint();
-  const out = new Array<number>(tf);
-  let p = 0;
-  for (let i = 0; i < tf; i++) out[i] = p += r.varint();
-  return out;
-}
-
-/** A per-document entry: the field length (tokens indexed) and its distinct terms (to delete exactly). */
-export function encodeDoc(length: number, terms: readonly string[]): Buffer {
-  const w = new Writer().varint(length).varint(terms.length);
-  for (const t of terms) w.bytes(Buffer.from(t, 'utf8'));
-  return w.done();
-}
-
-export function decodeDocLength(value: Uint8Array): number {
-  return new Reader(value).varint();
-}
-
-export function decodeDoc(value: Uint8Array): { length: number; terms: string[] } {
+/** Length, terms and frequencies (positions skipped). */
+export function decodeDocEntry(value: Uint8Array): DocEntry {
   const r = new Reader(value);
   const length = r.varint();
   const n = r.varint();
   const terms: string[] = [];
-  for (let i = 0; i < n; i++) terms.push(r.bytes().toString('utf8'));
-  return { length, terms };
+  const tfs: number[] = [];
+  for (let i = 0; i < n; i++) {
+    terms.push(r.bytes().toString('utf8'));
+    const tf = r.varint();
+    tfs.push(tf);
+    for (let j = 0; j < tf; j++) r.varint();
+  }
+  return { length, terms, tfs };
+}
+
+/** Every term's positions of a doc entry. */
+export function decodeDocPositions(value: Uint8Array): Map<string, number[]> {
+  const r = new Reader(value);
+  r.varint();
+  const n = r.varint();
+  const out = new Map<string, number[]>();
+  for (let i = 0; i < n; i++) {
+    const term = r.bytes().toString('utf8');
+    const tf = r.varint();
+    const ps: number[] = new Array(tf);
+    let p = 0;
+    for (let j = 0; j < tf; j++) ps[j] = p += r.varint();
+    out.set(term, ps);
+  }
+  return out;
 }
 
 export interface FieldStats {

@@ -14,11 +14,8 @@ function build(docs: Record<string, string>) {
     const toks = a.analyze(text);
     const by = new Map<string, number[]>();
     for (const t of toks) by.set(t.term, [...(by.get(t.term) ?? []), t.pos]);
-    for (const [t, ps] of by) {
-      ix.setPosting(t, id, ps.length);
-      pos.set(`${t}|${id}`, ps);
-    }
-    ix.setDoc(id, toks.length);
+    for (const [t, ps] of by) pos.set(`${t}|${id}`, ps);
+    ix.putDoc(id, toks.length, [...by.keys()], [...by.values()].map((ps) => ps.length));
     total += toks.length;
   }
   ix.setStats(Object.keys(docs).length, total);

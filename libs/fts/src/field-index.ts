@@ -1,13 +1,14 @@
 /**
  * The in-memory index of one (table, field): doc ordinals, field lengths and, per
  * term, a sorted posting list (doc ordinal, term frequency) in typed arrays.
- * It mirrors the F keyspace exactly: the participant feeds it every F key write of
+ * It mirrors the F keyspace exactly: the participant feeds it every doc entry of
  * every applied frame (and a full scan at open), so it is current the moment a
  * commit resolves. Positions stay in the store; phrase queries read them from a
  * snapshot.
  */
 
 export class PostingList {
+  constructor(readonly term = '') {}
   docs = new Int32Array(4);
   tfs = new Int32Array(4);
   n = 0;
@@ -84,7 +85,10 @@ export class FieldIndex {
   docIds: string[] = [];
   /** Field length by ordinal. */
   docLen = new Int32Array(16);
+  /** Posting list by term. */
   readonly terms = new Map<string, PostingList>();
+  /** The distinct terms of each live doc (by ordinal), to remove it exactly. */
+  private readonly docTerms: Array<PostingList[] | undefined> = [];
   /** Document count and total length, as in the field's stats key. */
   docs = 0;
   total = 0;
@@ -96,9 +100,11 @@ export class FieldIndex {
     return this.ordOf.get(doc);
   }
 
-  private ensure(doc: string): number {
+  /** Indexes (or replaces) a doc: its length and its distinct terms with their frequencies. */
+  putDoc(doc: string, length: number, terms: readonly string[], tfs: readonly number[]): void {
     let o = this.ordOf.get(doc);
-    if (o === undefined) {
+    if (o !== undefined) this.unlink(o);
+    else {
       o = this.docIds.length;
       this.docIds.push(doc);
       this.ordOf.set(doc, o);
@@ -108,43 +114,41 @@ export class FieldIndex {
         this.docLen = nl;
       }
     }
-    return o;
-  }
-
-  setPosting(term: string, doc: string, tf: number): void {
-    const o = this.ensure(doc);
-    let pl = this.terms.get(term);
-    if (!pl) {
-      pl = new PostingList();
-      this.terms.set(term, pl);
-      this.sorted = null;
-    }
-    pl.set(o, tf);
-  }
-
-  removePosting(term: string, doc: string): void {
-    const o = this.ordOf.get(doc);
-    const pl = this.terms.get(term);
-    if (o === undefined || !pl) return;
-    pl.remove(o);
-    if (pl.n === 0) {
-      this.terms.delete(term);
-      this.sorted = null;
-    }
-  }
-
-  setDoc(doc: string, length: number): void {
-    const o = this.ensure(doc);
     this.docLen[o] = length;
     if (length < this.minLen) this.minLen = length;
+    const lists: PostingList[] = new Array(terms.length);
+    for (let i = 0; i < terms.length; i++) {
+      let pl = this.terms.get(terms[i]);
+      if (!pl) {
+        pl = new PostingList(terms[i]);
+        this.terms.set(terms[i], pl);
+        this.sorted = null;
+      }
+      pl.set(o, tfs[i]);
+      lists[i] = pl;
+    }
+    this.docTerms[o] = lists;
   }
 
   removeDoc(doc: string): void {
     const o = this.ordOf.get(doc);
     if (o === undefined) return;
+    this.unlink(o);
     this.ordOf.delete(doc);
     this.docIds[o] = '';
     this.docLen[o] = 0;
+  }
+
+  private unlink(o: number): void {
+    const lists = this.docTerms[o];
+    if (!lists) return;
+    for (const pl of lists) pl.remove(o);
+    this.docTerms[o] = undefined;
+    for (const pl of lists)
+      if (pl.n === 0 && this.terms.get(pl.term) === pl) {
+        this.terms.delete(pl.term);
+        this.sorted = null;
+      }
   }
 
   setStats(docs: number, total: number): void {

@@ -25,17 +25,13 @@ import type {
 import { analyzerFor, type Analyzer } from './analysis';
 import {
   configKey,
-  decodeDoc,
-  decodeDocLength,
+  decodeDocEntry,
+  decodeDocPositions,
   decodeFtsKey,
-  decodePositions,
   decodeStats,
   docKey,
-  encodeDoc,
-  encodePosting,
+  encodeDocEntry,
   encodeStats,
-  postingKey,
-  postingTf,
   statsKey,
   tableRange,
 } from './codec';
@@ -119,7 +115,9 @@ export class FtsParticipant implements CommitParticipant {
       const after = ch.after?.values[def.field];
       const text = typeof after === 'string' ? after : null;
       if (ch.before && typeof before === 'string' && before === text) continue;
-      out.push(...(await this.docWrites(ch.schema, def.field, doc, text, this.analyzer(def), ctx)));
+      // a row that had no text has no entry (a new row needs no read); else read the entry to stay exact
+      const hadEntry = typeof before === 'string' ? undefined : false;
+      out.push(...(await this.docWrites(ch.schema, def.field, doc, text, this.analyzer(def), ctx, hadEntry)));
     }
     return out;
   }
@@ -154,11 +152,19 @@ export class FtsParticipant implements CommitParticipant {
   }
 
   /** Writes that turn the stored entry of `doc` into `text` (null: remove it), keeping totals exact. */
-  private async docWrites(table: string, field: string, doc: string, text: string | null, analyzer: Analyzer, ctx: DeriveContext): Promise<KeyWrite[]> {
+  private async docWrites(
+    table: string,
+    field: string,
+    doc: string,
+    text: string | null,
+    analyzer: Analyzer,
+    ctx: DeriveContext,
+    hadEntry?: false,
+  ): Promise<KeyWrite[]> {
     const out: KeyWrite[] = [];
     const dk = docKey(table, field, doc);
-    const oldRaw = await ctx.get(dk);
-    const old = oldRaw ? decodeDoc(oldRaw) : null;
+    const oldRaw = hadEntry === false ? undefined : await ctx.get(dk);
+    const old = oldRaw ? decodeDocEntry(oldRaw) : null;
     const positions = new Map<string, number[]>();
     let length = 0;
     if (text !== null) {
@@ -169,16 +175,13 @@ export class FtsParticipant implements CommitParticipant {
         else positions.set(t.term, [t.pos]);
       }
     }
-    if (old) for (const t of old.terms) if (!positions.has(t)) out.push({ key: postingKey(table, field, t, doc), value: null });
-    for (const [t, ps] of positions) out.push({ key: postingKey(table, field, t, doc), value: encodePosting(ps) });
-    out.push({ key: dk, value: text === null ? null : encodeDoc(length, [...positions.keys()]) });
-    if (old || text !== null) {
-      const sk = statsKey(table, field);
-      const s = decodeStats(await ctx.get(sk));
-      const docs = s.docs + (text !== null ? 1 : 0) - (old ? 1 : 0);
-      const total = s.total + length - (old ? old.length : 0);
-      out.push({ key: sk, value: docs === 0 ? null : encodeStats({ docs, total }) });
-    }
+    if (!old && text === null) return out;
+    out.push({ key: dk, value: text === null ? null : encodeDocEntry(length, positions) });
+    const sk = statsKey(table, field);
+    const s = decodeStats(await ctx.get(sk));
+    const docs = s.docs + (text !== null ? 1 : 0) - (old ? 1 : 0);
+    const total = s.total + length - (old ? old.length : 0);
+    out.push({ key: sk, value: docs === 0 ? null : encodeStats({ docs, total }) });
     return out;
   }
 
@@ -196,7 +199,7 @@ export class FtsParticipant implements CommitParticipant {
       for await (const batch of snap.rawRange({ gte: Buffer.from('L'), lt: Buffer.from('M'), reverse: true, limit: 1 }))
         for (const [k] of batch) covered = Number(k.readBigUInt64BE(1));
       for await (const batch of snap.rawRange({ gte: Buffer.from('F'), lt: Buffer.from('G'), batchSize: 4096 })) {
-        for (const [k, v] of batch) this.applyWrite(k, v, true);
+        for (const [k, v] of batch) this.applyWrite(k, v);
       }
     } finally {
       await snap.release();
@@ -209,12 +212,10 @@ export class FtsParticipant implements CommitParticipant {
       if (ch.op === 'schema_put' || ch.op === 'schema_drop') this.manifestCache = null;
       if (ch.op === 'schema_drop') this.dropTable(ch.schema);
     }
-    // doc removals last, so postings of a removed doc still find its ordinal
-    for (const w of frame.writes) if (w.key[0] === 0x46) this.applyWrite(w.key, w.value, false);
-    for (const w of frame.writes) if (w.key[0] === 0x46 && w.value === null) this.applyWrite(w.key, null, true);
+    for (const w of frame.writes) if (w.key[0] === 0x46) this.applyWrite(w.key, w.value);
   }
 
-  private applyWrite(key: Buffer, value: Buffer | null, docRemovals: boolean): void {
+  private applyWrite(key: Buffer, value: Buffer | null): void {
     const k = decodeFtsKey(key);
     if (!k) return;
     if (k.kind === 'c') {
@@ -223,12 +224,11 @@ export class FtsParticipant implements CommitParticipant {
       return;
     }
     const fi = this.fieldIndex(k.table, k.field);
-    if (k.kind === 'p') {
-      if (value) fi.setPosting(k.term, k.doc, postingTf(value));
-      else fi.removePosting(k.term, k.doc);
-    } else if (k.kind === 'd') {
-      if (value) fi.setDoc(k.doc, decodeDocLength(value));
-      else if (docRemovals) fi.removeDoc(k.doc);
+    if (k.kind === 'd') {
+      if (value) {
+        const e = decodeDocEntry(value);
+        fi.putDoc(k.doc, e.length, e.terms, e.tfs);
+      } else fi.removeDoc(k.doc);
     } else if (k.kind === 's') {
       if (value) {
         const s = decodeStats(value);
@@ -301,6 +301,16 @@ export class FtsParticipant implements CommitParticipant {
     const params: Bm25Params = { k1: s.k1, b: s.b };
     let snap: ReturnType<StoreReader['snapshot']> | undefined;
     const reader = this.reader;
+    const entries = new Map<string, Promise<Map<string, number[]> | undefined>>();
+    const entry = (doc: string) => {
+      let e = entries.get(doc);
+      if (!e) {
+        snap ??= (reader as StoreReader).snapshot();
+        e = snap.rawGet(docKey(table, field, doc)).then((v) => (v ? decodeDocPositions(v) : undefined));
+        entries.set(doc, e);
+      }
+      return e;
+    };
     try {
       return await searchClauses(
         clauses,
@@ -309,9 +319,7 @@ export class FtsParticipant implements CommitParticipant {
           params,
           positions: async (term, doc) => {
             if (!reader) return undefined;
-            snap ??= reader.snapshot();
-            const v = await snap.rawGet(postingKey(table, field, term, doc));
-            return v ? decodePositions(v) : undefined;
+            return (await entry(doc))?.get(term);
           },
         },
         limit,
