@@ -1,0 +1,80 @@
+/** Tables as SQL sees them: manifests of the store, with SQLite affinities and hidden columns. */
+import type { Affinity } from '@mmdb/plan';
+import type { ColumnDef, TableManifest } from '@mmdb/core';
+import { parse as parseToml } from 'smol-toml';
+import type { TableInfo } from './exec/context';
+import { affinityOf, type BindTable } from './front/binder';
+
+/** The part of the store the engine uses (TenantStore satisfies it). */
+export interface SqlStore {
+  manifest(id: string): TableManifest | undefined;
+  manifests(): TableManifest[];
+  schemaToml(id: string): string | undefined;
+  registerSchema(toml: string): Promise<{ id: string; created: boolean }>;
+  dropSchema(id: string): Promise<boolean>;
+  commit(req: import('@mmdb/storage').CommitRequest): Promise<import('@mmdb/storage').CommitResult>;
+  snapshot(): import('@mmdb/storage').Snapshot;
+}
+
+export const DEFAULT_NAMESPACE = 'main';
+export const SQL_TYPE_PREFIX = 'sql:';
+
+export function tyAffinity(c: ColumnDef): Affinity {
+  switch (c.ty) {
+    case 'i64': case 'timestamp': case 'bool': return 'integer';
+    case 'f64': return 'real';
+    case 'str': return 'text';
+    default: return 'blob';
+  }
+}
+
+export interface SqlTable extends TableInfo, BindTable {
+  readonly manifest: TableManifest;
+  /** Affinity per manifest column, in manifest order. */
+  readonly affs: readonly Affinity[];
+  /** Declared SQL type per column (from the column description `sql:TYPE`, else the manifest type). */
+  readonly sqlTypes: readonly string[];
+}
+
+const cache = new WeakMap<TableManifest, SqlTable>();
+
+export function sqlTable(store: SqlStore, m: TableManifest): SqlTable {
+  const hit = cache.get(m);
+  if (hit) return hit;
+  let descs: Record<string, string> = {};
+  const toml = store.schemaToml(m.id);
+  if (toml && toml.includes(SQL_TYPE_PREFIX)) {
+    try {
+      const doc = parseToml(toml) as { columns?: Array<{ name: string; description?: string }> };
+      for (const c of doc.columns ?? []) if (c.description?.startsWith(SQL_TYPE_PREFIX)) descs[c.name] = c.description.slice(SQL_TYPE_PREFIX.length);
+    } catch {
+      descs = {};
+    }
+  }
+  const sqlTypes = m.columns.map((c) => descs[c.name] ?? c.ty);
+  const affs = m.columns.map((c) => (descs[c.name] !== undefined ? affinityOf(descs[c.name]) : tyAffinity(c)));
+  const hidden = !!m.hidden_rowid;
+  const intPk = m.primary_key.length === 1 && affs[m.columns.findIndex((c) => c.name === m.primary_key[0])] === 'integer' ? m.primary_key[0] : undefined;
+  const t: SqlTable = {
+    id: m.id,
+    manifest: m,
+    affs,
+    sqlTypes,
+    pk: m.primary_key,
+    hiddenRowid: hidden,
+    cols: [...m.columns.map((c, i) => ({ name: c.name, aff: affs[i] })), { name: '#version' }],
+    columns: m.columns.map((c, i) => ({ name: c.name, aff: affs[i], ...(hidden && c.name === '_rowid' ? { hidden: true } : {}) })),
+    rowid: hidden ? '_rowid' : intPk,
+  };
+  cache.set(m, t);
+  return t;
+}
+
+/** Finds a manifest by SQL name: `ns.t`, or `t` in the default namespace; case-insensitive. */
+export function findManifest(store: SqlStore, name: string): TableManifest | undefined {
+  const id = name.includes('.') ? name : `${DEFAULT_NAMESPACE}.${name}`;
+  const exact = store.manifest(id);
+  if (exact) return exact;
+  const lower = id.toLowerCase();
+  return store.manifests().find((m) => m.id.toLowerCase() === lower);
+}

@@ -1,0 +1,94 @@
+/** Aggregate states with SQLite semantics. */
+import { DbError } from '@mmdb/core';
+import type { AggregateCall } from '@mmdb/plan';
+import { checkInt, compareValues, hashKey, toNumeric, toText, type Value } from '../values';
+
+export interface AggState { step(args: Value[]): void; result(): Value }
+
+export function makeAggregate(spec: AggregateCall): AggState {
+  const inner = base(spec);
+  if (!spec.distinct) return inner;
+  const seen = new Set<string>();
+  return {
+    step(args) {
+      if (args[0] === null) return;
+      const k = hashKey(args[0]);
+      if (seen.has(k)) return;
+      seen.add(k);
+      inner.step(args);
+    },
+    result: () => inner.result(),
+  };
+}
+
+function base(spec: AggregateCall): AggState {
+  switch (spec.fn.toLowerCase()) {
+    case 'count': {
+      let n = 0n;
+      if (spec.star || spec.args.length === 0) return { step: () => void n++, result: () => n };
+      return { step: (a) => { if (a[0] !== null) n++; }, result: () => n };
+    }
+    case 'sum':
+    case 'total':
+    case 'avg': {
+      let isum = 0n;
+      let fsum = 0;
+      let real = false;
+      let cnt = 0;
+      const fn = spec.fn.toLowerCase();
+      return {
+        step(a) {
+          const v = a[0];
+          if (v === null) return;
+          cnt++;
+          const n = typeof v === 'string' ? toNumeric(v)! : v;
+          if (typeof n === 'bigint' && !real) {
+            isum += n;
+            if (fn === 'sum' && (isum > 9223372036854775807n || isum < -9223372036854775808n)) checkInt(isum);
+          } else {
+            if (!real) { fsum = Number(isum); real = true; }
+            fsum += Number(n);
+          }
+        },
+        result() {
+          if (fn === 'total') return real ? fsum : Number(isum);
+          if (cnt === 0) return null;
+          if (fn === 'avg') return (real ? fsum : Number(isum)) / cnt;
+          return real ? fsum : isum;
+        },
+      };
+    }
+    case 'min':
+    case 'max': {
+      const sign = spec.fn.toLowerCase() === 'min' ? -1 : 1;
+      let best: Value = null;
+      return {
+        step(a) {
+          const v = a[0];
+          if (v === null) return;
+          if (best === null || compareValues(v, best) * sign > 0) best = v;
+        },
+        result: () => best,
+      };
+    }
+    case 'group_concat':
+    case 'string_agg': {
+      let s: string | null = null;
+      const isAgg = spec.fn.toLowerCase() === 'string_agg';
+      return {
+        step(a) {
+          if (a[0] === null) return;
+          const sep = a.length > 1 ? (a[1] === null ? '' : toText(a[1])!) : isAgg ? ',' : ',';
+          s = s === null ? toText(a[0])! : s + sep + toText(a[0])!;
+        },
+        result: () => s,
+      };
+    }
+    case 'any_value': {
+      let v: Value = null;
+      let set = false;
+      return { step: (a) => { v = a[0]; set = true; }, result: () => (set ? v : null) };
+    }
+  }
+  throw new DbError('validation_failed', `no such aggregate function: ${spec.fn}`);
+}

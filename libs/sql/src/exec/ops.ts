@@ -1,0 +1,459 @@
+/** Operators: each plan node compiles to an Op whose run() yields batches of tuples. */
+import { DbError } from '@mmdb/core';
+import { visit, type NodeOf, type PlanNode, type PlanVisitor } from '@mmdb/plan';
+import { compareValues, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
+import type { ExecCtx } from './context';
+import { ExprCompiler, type CompileInfo, type Compiled } from './expr';
+import { Scope, type ColInfo, type Env } from './scope';
+import { makeAggregate } from './aggregates';
+
+export const BATCH = 1024;
+
+export interface Op {
+  readonly node: PlanNode;
+  readonly cols: readonly ColInfo[];
+  readonly children: readonly Op[];
+  run(ctx: ExecCtx, up: Env | null): Iterable<Tuple[]>;
+}
+
+interface C { ctx: ExecCtx; outer: Scope | null; info: CompileInfo }
+
+function qualify(alias: string | undefined, name: string): string {
+  return alias ? `${alias}.${name}` : name;
+}
+
+function* slices(rows: Tuple[], ctx: ExecCtx): Iterable<Tuple[]> {
+  for (let i = 0; i < rows.length; i += BATCH) {
+    ctx.check();
+    yield i === 0 && rows.length <= BATCH ? rows : rows.slice(i, i + BATCH);
+  }
+}
+
+function drain(op: Op, ctx: ExecCtx, up: Env | null): Tuple[] {
+  const out: Tuple[] = [];
+  for (const b of op.run(ctx, up)) {
+    for (const r of b) out.push(r);
+  }
+  return out;
+}
+
+function expr(c: C, cols: readonly ColInfo[]) {
+  const scope = new Scope(cols, c.outer);
+  const comp = new ExprCompiler(c.ctx);
+  return (e: Parameters<ExprCompiler['compile']>[0]) => comp.compile(e, scope, c.info);
+}
+
+function mk(node: PlanNode, cols: readonly ColInfo[], children: Op[], run: (ctx: ExecCtx, up: Env | null) => Iterable<Tuple[]>): Op {
+  return { node, cols, children, run };
+}
+
+/** Wraps an op to count rows and time for explain. */
+function instrument(op: Op, ctx: ExecCtx): Op {
+  if (!ctx.explain) return op;
+  const st = { rows: 0, ms: 0 };
+  ctx.stats.set(op.node, st);
+  return {
+    ...op,
+    *run(c, up) {
+      const it = op.run(c, up)[Symbol.iterator]();
+      for (;;) {
+        const t0 = performance.now();
+        const r = it.next();
+        st.ms += performance.now() - t0;
+        if (r.done) return;
+        st.rows += r.value.length;
+        yield r.value;
+      }
+    },
+  };
+}
+
+const leafCols = (ctx: ExecCtx, schema: string, alias: string | undefined): ColInfo[] =>
+  ctx.table(schema).cols.map((c) => ({ name: c.name.startsWith('#') ? `${c.name}:${alias ?? schema}` : qualify(alias, c.name), aff: c.aff }));
+
+const VISITOR: PlanVisitor<Op, C> = {
+  scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx)),
+  get: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx)),
+  index_scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx)),
+  cte_ref: (n, c) => {
+    const cols = c.ctx.cteCols.get(n.name.toLowerCase());
+    if (!cols) throw new DbError('validation_failed', `no such table: ${n.name}`);
+    return mk(n, cols.map((x) => ({ name: qualify(n.alias ?? n.name, x.name), aff: x.aff })), [], (ctx) => slices(ctx.ctes.get(n.name.toLowerCase()) ?? [], ctx));
+  },
+  values: (n, c) => {
+    const e = expr(c, []);
+    const rows = n.rows.map((r) => r.map(e));
+    if (rows.some((r) => r.length !== n.columns.length)) throw new DbError('validation_failed', 'all VALUES rows must have the same number of terms');
+    return mk(n, n.columns.map((name) => ({ name })), [], function* (ctx, up) {
+      ctx.check();
+      yield rows.map((r) => r.map((f) => f([], up)));
+    });
+  },
+  filter: (n, c) => {
+    const input = compile(n.input, c);
+    const pred = expr(c, input.cols)(n.predicate);
+    return mk(n, input.cols, [input], function* (ctx, up) {
+      for (const b of input.run(ctx, up)) {
+        ctx.check();
+        const out: Tuple[] = [];
+        for (const r of b) {
+          const v = pred(r, up);
+          if (v !== null && v !== 0n && (typeof v === 'bigint' || truthy(v) === true)) out.push(r);
+        }
+        if (out.length) yield out;
+      }
+    });
+  },
+  project: (n, c) => {
+    const input = compile(n.input, c);
+    const e = expr(c, input.cols);
+    const fs = n.columns.map((col) => e(col.expr));
+    const scope = new Scope(input.cols, c.outer);
+    const cols = n.columns.map((col) => ({ name: col.name, aff: col.expr.kind === 'col' ? col.expr.affinity ?? scope.resolve(col.expr.name).aff : col.expr.kind === 'cast' ? col.expr.to : undefined }));
+    return mk(n, cols, [input], function* (ctx, up) {
+      for (const b of input.run(ctx, up)) {
+        const out = new Array<Tuple>(b.length);
+        for (let i = 0; i < b.length; i++) {
+          const r = b[i];
+          const t = new Array<Value>(fs.length);
+          for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
+          out[i] = t;
+        }
+        yield out;
+      }
+    });
+  },
+  join: (n, c) => joinOp(n, c),
+  aggregate: (n, c) => {
+    const input = compile(n.input, c);
+    const e = expr(c, input.cols);
+    const keys = n.group.map((g) => e(g.expr));
+    const aggs = n.aggregates.map((a) => ({ spec: a, args: a.args.map(e) }));
+    const scope = new Scope(input.cols, c.outer);
+    const cols: ColInfo[] = [
+      ...n.group.map((g) => ({ name: g.name, aff: g.expr.kind === 'col' ? scope.resolve(g.expr.name).aff : undefined })),
+      ...n.aggregates.map((a) => ({ name: a.name })),
+    ];
+    return mk(n, cols, [input], function* (ctx, up) {
+      const groups = new Map<string, { key: Tuple; states: ReturnType<typeof makeAggregate>[] }>();
+      const fresh = () => aggs.map((a) => makeAggregate(a.spec));
+      for (const b of input.run(ctx, up)) {
+        ctx.check();
+        for (const r of b) {
+          const kv = keys.map((k) => k(r, up));
+          const k = tupleKey(kv);
+          let g = groups.get(k);
+          if (!g) {
+            g = { key: kv, states: fresh() };
+            groups.set(k, g);
+            ctx.hold(1);
+          }
+          for (let i = 0; i < aggs.length; i++) {
+            const a = aggs[i];
+            g.states[i].step(a.args.map((f) => f(r, up)));
+          }
+        }
+      }
+      if (groups.size === 0 && keys.length === 0) groups.set('', { key: [], states: fresh() });
+      const out: Tuple[] = [];
+      for (const g of groups.values()) out.push([...g.key, ...g.states.map((s) => s.result())]);
+      ctx.release(groups.size);
+      yield* slices(out, ctx);
+    });
+  },
+  sort: (n, c) => {
+    const input = compile(n.input, c);
+    const e = expr(c, input.cols);
+    const keys = n.keys.map((k) => ({ f: e(k.expr), desc: !!k.desc, nullsFirst: k.nulls ? k.nulls === 'first' : !k.desc }));
+    return mk(n, input.cols, [input], function* (ctx, up) {
+      const rows: { r: Tuple; k: Value[] }[] = [];
+      for (const b of input.run(ctx, up)) {
+        ctx.check();
+        ctx.hold(b.length);
+        for (const r of b) rows.push({ r, k: keys.map((k) => k.f(r, up)) });
+      }
+      rows.sort((x, y) => {
+        for (let i = 0; i < keys.length; i++) {
+          const a = x.k[i];
+          const bb = y.k[i];
+          if (a === null || bb === null) {
+            if (a === bb) continue;
+            const kf = keys[i].nullsFirst;
+            return (a === null) === kf ? -1 : 1;
+          }
+          const d = compareValues(a, bb);
+          if (d !== 0) return keys[i].desc ? -d : d;
+        }
+        return 0;
+      });
+      ctx.release(rows.length);
+      const lim = n.limit !== undefined ? Math.min(n.limit, rows.length) : rows.length;
+      const out = new Array<Tuple>(lim);
+      for (let i = 0; i < lim; i++) out[i] = rows[i].r;
+      yield* slices(out, ctx);
+    });
+  },
+  limit: (n, c) => {
+    const input = compile(n.input, c);
+    const e = expr(c, []);
+    const lim = n.limit ? e(n.limit) : null;
+    const off = n.offset ? e(n.offset) : null;
+    return mk(n, input.cols, [input], function* (ctx, up) {
+      let l = lim ? toInteger(lim([], up)) : null;
+      let o = off ? toInteger(off([], up)) ?? 0n : 0n;
+      if (l !== null && l < 0n) l = null;
+      if (o < 0n) o = 0n;
+      let left = l === null ? Infinity : Number(l);
+      let skip = Number(o);
+      if (left === 0) return;
+      for (const b of input.run(ctx, up)) {
+        let batch = b;
+        if (skip > 0) {
+          if (batch.length <= skip) { skip -= batch.length; continue; }
+          batch = batch.slice(skip);
+          skip = 0;
+        }
+        if (batch.length >= left) { yield batch.slice(0, left); return; }
+        left -= batch.length;
+        yield batch;
+      }
+    });
+  },
+  distinct: (n, c) => {
+    const input = compile(n.input, c);
+    return mk(n, input.cols, [input], function* (ctx, up) {
+      const seen = new Set<string>();
+      for (const b of input.run(ctx, up)) {
+        const out: Tuple[] = [];
+        for (const r of b) {
+          const k = tupleKey(r);
+          if (!seen.has(k)) { seen.add(k); out.push(r); }
+        }
+        ctx.hold(out.length);
+        if (out.length) yield out;
+      }
+      ctx.release(seen.size);
+    });
+  },
+  set_op: (n, c) => {
+    const left = compile(n.left, c);
+    const right = compile(n.right, c);
+    if (left.cols.length !== right.cols.length) {
+      throw new DbError('validation_failed', `SELECTs to the left and right of ${n.kind.toUpperCase()} do not have the same number of result columns`);
+    }
+    return mk(n, left.cols, [left, right], (ctx, up) => setOp(n, left, right, ctx, up));
+  },
+  with: (n, c) => {
+    const kids: Op[] = [];
+    const defs: { name: string; op: Op; rec?: { base: Op; step: Op; all: boolean } }[] = [];
+    for (const cte of n.ctes) {
+      const name = cte.name.toLowerCase();
+      const rename = (cols: readonly ColInfo[]) => {
+        if (cte.columns && cte.columns.length !== cols.length) throw new DbError('validation_failed', `table ${cte.name} has ${cols.length} values for ${cte.columns.length} columns`);
+        return cols.map((x, i) => ({ name: cte.columns?.[i] ?? x.name.slice(x.name.lastIndexOf('.') + 1), aff: x.aff }));
+      };
+      if (cte.recursive && cte.plan.op === 'set_op' && cte.plan.kind === 'union') {
+        const base = compile(cte.plan.left, c);
+        c.ctx.cteCols.set(name, rename(base.cols));
+        const step = compile(cte.plan.right, c);
+        defs.push({ name, op: base, rec: { base, step, all: !!cte.plan.all } });
+        kids.push(base, step);
+      } else {
+        const op = compile(cte.plan, c);
+        c.ctx.cteCols.set(name, rename(op.cols));
+        defs.push({ name, op });
+        kids.push(op);
+      }
+    }
+    const input = compile(n.input, c);
+    return mk(n, input.cols, [...kids, input], function* (ctx, up) {
+      const saved = defs.map((d) => ctx.ctes.get(d.name));
+      try {
+        for (const d of defs) {
+          if (!d.rec) { const rows = drain(d.op, ctx, up); ctx.hold(rows.length); ctx.ctes.set(d.name, rows); continue; }
+          const seen = new Set<string>();
+          const all: Tuple[] = [];
+          let work = drain(d.rec.base, ctx, up);
+          if (!d.rec.all) work = work.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
+          while (work.length) {
+            ctx.check();
+            ctx.hold(work.length);
+            for (const r of work) all.push(r);
+            ctx.ctes.set(d.name, work);
+            let next = drain(d.rec.step, ctx, up);
+            if (!d.rec.all) next = next.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
+            work = next;
+          }
+          ctx.ctes.set(d.name, all);
+        }
+        yield* input.run(ctx, up);
+      } finally {
+        defs.forEach((d, i) => (saved[i] ? ctx.ctes.set(d.name, saved[i]!) : ctx.ctes.delete(d.name)));
+      }
+    });
+  },
+  insert: (n, c) => {
+    const input = compile(n.input, c);
+    const tcols = leafCols(c.ctx, n.schema, undefined);
+    const ret = n.returning ? n.returning.map((r) => expr(c, tcols)(r.expr)) : null;
+    return mk(n, (n.returning ?? []).map((r) => ({ name: r.name })), [input], function* (ctx, up) {
+      if (!ctx.writer) throw new DbError('validation_failed', 'writes are not allowed here');
+      for (const b of input.run(ctx, up)) {
+        const out: Tuple[] = [];
+        for (const r of b) {
+          const stored = ctx.writer.insert(n, r);
+          if (stored && ret) out.push(ret.map((f) => f(stored, up)));
+        }
+        if (out.length) yield out;
+      }
+    });
+  },
+  update: (n, c) => {
+    const input = compile(n.input, c);
+    const e = expr(c, input.cols);
+    const info = c.ctx.table(n.schema);
+    const sets = n.set.map((s) => {
+      const i = info.cols.findIndex((x) => x.name.toLowerCase() === s.column.toLowerCase());
+      if (i < 0) throw new DbError('validation_failed', `no such column: ${s.column}`, { column: s.column });
+      return { i, f: e(s.expr) };
+    });
+    const tcols = leafCols(c.ctx, n.schema, undefined);
+    const ret = n.returning ? n.returning.map((r) => expr(c, tcols)(r.expr)) : null;
+    const width = info.cols.length;
+    return mk(n, (n.returning ?? []).map((r) => ({ name: r.name })), [input], function* (ctx, up) {
+      if (!ctx.writer) throw new DbError('validation_failed', 'writes are not allowed here');
+      const rows = drain(input, ctx, up);
+      const out: Tuple[] = [];
+      for (const r of rows) {
+        const before = r.slice(0, width);
+        const after = before.slice();
+        for (const s of sets) after[s.i] = s.f(r, up);
+        const stored = ctx.writer.update(n, before, after);
+        if (ret) out.push(ret.map((f) => f(stored, up)));
+      }
+      if (out.length) yield out;
+    });
+  },
+  delete: (n, c) => {
+    const input = compile(n.input, c);
+    const width = c.ctx.table(n.schema).cols.length;
+    return mk(n, [], [input], function* (ctx, up) {
+      if (!ctx.writer) throw new DbError('validation_failed', 'writes are not allowed here');
+      for (const r of drain(input, ctx, up)) ctx.writer.delete(n, r.slice(0, width));
+    });
+  },
+};
+
+function joinOp(n: NodeOf<'join'>, c: C): Op {
+  const left = compile(n.left, c);
+  const right = compile(n.right, c);
+  const both = [...left.cols, ...right.cols];
+  const on = n.on ? expr(c, both)(n.on) : null;
+  const kind = n.kind;
+  const outCols = kind === 'semi' || kind === 'anti' ? left.cols : both;
+  const rw = right.cols.length;
+  const lw = left.cols.length;
+  const nullsR: Value[] = new Array(rw).fill(null);
+  const nullsL: Value[] = new Array(lw).fill(null);
+  const hash = n.strategy === 'hash' && n.equi && n.equi.length > 0;
+  const lk: Compiled[] = hash ? n.equi!.map((q) => expr(c, left.cols)(q.left)) : [];
+  const rk: Compiled[] = hash ? n.equi!.map((q) => expr(c, right.cols)(q.right)) : [];
+  const pass = (v: Value) => v !== null && v !== 0n && (typeof v === 'bigint' || truthy(v) === true);
+  return mk(n, outCols, [left, right], function* (ctx, up) {
+    const rrows = drain(right, ctx, up);
+    ctx.hold(rrows.length);
+    let table: Map<string, number[]> | null = null;
+    if (hash) {
+      table = new Map();
+      rrows.forEach((r, i) => {
+        const kv = rk.map((f) => f(r, up));
+        if (kv.some((v) => v === null)) return;
+        const k = tupleKey(kv);
+        const l = table!.get(k);
+        if (l) l.push(i); else table!.set(k, [i]);
+      });
+    }
+    const matchedR = kind === 'right' || kind === 'full' ? new Uint8Array(rrows.length) : null;
+    const all = rrows.map((_, i) => i);
+    for (const b of left.run(ctx, up)) {
+      ctx.check();
+      let out: Tuple[] = [];
+      for (const l of b) {
+        let cands: number[] = all;
+        if (table) {
+          const kv = lk.map((f) => f(l, up));
+          cands = kv.some((v) => v === null) ? [] : table.get(tupleKey(kv)) ?? [];
+        }
+        let matched = false;
+        for (const i of cands) {
+          const r = rrows[i];
+          const row = l.concat(r);
+          if (on && !pass(on(row, up))) continue;
+          matched = true;
+          if (kind === 'semi' || kind === 'anti') break;
+          if (matchedR) matchedR[i] = 1;
+          out.push(row);
+          if (out.length >= BATCH) { yield out; out = []; ctx.check(); }
+        }
+        if (kind === 'semi' && matched) out.push(l);
+        else if (kind === 'anti' && !matched) out.push(l);
+        else if (!matched && (kind === 'left' || kind === 'full')) out.push(l.concat(nullsR));
+      }
+      if (out.length) yield out;
+    }
+    if (matchedR) {
+      const out: Tuple[] = [];
+      matchedR.forEach((m, i) => { if (!m) out.push(nullsL.concat(rrows[i])); });
+      if (out.length) yield* slices(out, ctx);
+    }
+    ctx.release(rrows.length);
+  });
+}
+
+function* setOp(n: NodeOf<'set_op'>, left: Op, right: Op, ctx: ExecCtx, up: Env | null): Iterable<Tuple[]> {
+  if (n.kind === 'union' && n.all) {
+    yield* left.run(ctx, up);
+    yield* right.run(ctx, up);
+    return;
+  }
+  if (n.kind === 'union') {
+    const seen = new Set<string>();
+    for (const op of [left, right]) {
+      for (const b of op.run(ctx, up)) {
+        const out = b.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
+        ctx.hold(out.length);
+        if (out.length) yield out;
+      }
+    }
+    ctx.release(seen.size);
+    return;
+  }
+  const counts = new Map<string, number>();
+  for (const b of right.run(ctx, up)) for (const r of b) { const k = tupleKey(r); counts.set(k, (counts.get(k) ?? 0) + 1); }
+  ctx.hold(counts.size);
+  const emitted = new Set<string>();
+  const out: Tuple[] = [];
+  for (const b of left.run(ctx, up)) {
+    for (const r of b) {
+      const k = tupleKey(r);
+      const cnt = counts.get(k) ?? 0;
+      if (n.all) {
+        if (n.kind === 'intersect' && cnt > 0) { out.push(r); counts.set(k, cnt - 1); }
+        else if (n.kind === 'except') { if (cnt > 0) counts.set(k, cnt - 1); else out.push(r); }
+      } else if (!emitted.has(k)) {
+        if ((n.kind === 'intersect') === cnt > 0) { out.push(r); emitted.add(k); }
+      }
+    }
+  }
+  ctx.release(counts.size);
+  yield* slices(out, ctx);
+}
+
+export function compile(node: PlanNode, c: C): Op {
+  return instrument(visit(node, VISITOR, c), c.ctx);
+}
+
+/** Compiles a plan against an enclosing scope (null at top level). */
+export function compilePlan(node: PlanNode, ctx: ExecCtx, outer: Scope | null, info: CompileInfo = { outerDepth: 0 }): Op {
+  return compile(node, { ctx, outer, info });
+}

@@ -1,0 +1,54 @@
+import { DbError } from '@mmdb/core';
+import type { Affinity } from '@mmdb/plan';
+import type { Tuple } from '../values';
+
+/** One output column of an operator. */
+export interface ColInfo { readonly name: string; readonly aff?: Affinity }
+
+/** Name resolution for compiled expressions: this operator's input columns, then enclosing queries'. */
+export class Scope {
+  private readonly index = new Map<string, number>();
+  constructor(readonly cols: readonly ColInfo[], readonly parent: Scope | null = null) {
+    cols.forEach((c, i) => {
+      const k = c.name.toLowerCase();
+      if (!this.index.has(k)) this.index.set(k, i);
+      else this.index.set(k, -2); // ambiguous
+    });
+  }
+
+  /** Index of `name` here, -1 when absent. Unqualified names also match a unique `x.name`. */
+  find(name: string): number {
+    const k = name.toLowerCase();
+    const i = this.index.get(k);
+    if (i === -2) throw new DbError('validation_failed', `ambiguous column name: ${name}`);
+    if (i !== undefined) return i;
+    if (!k.includes('.')) {
+      let found = -1;
+      this.cols.forEach((c, j) => {
+        const n = c.name.toLowerCase();
+        if (n.endsWith('.' + k)) {
+          if (found >= 0) throw new DbError('validation_failed', `ambiguous column name: ${name}`);
+          found = j;
+        }
+      });
+      return found;
+    }
+    return -1;
+  }
+
+  /** (depth, index) of a name: depth 0 is this scope. */
+  resolve(name: string): { depth: number; index: number; aff?: Affinity } {
+    let s: Scope | null = this;
+    let depth = 0;
+    while (s) {
+      const i = s.find(name);
+      if (i >= 0) return { depth, index: i, aff: s.cols[i].aff };
+      s = s.parent;
+      depth++;
+    }
+    throw new DbError('validation_failed', `no such column: ${name}`, { column: name });
+  }
+}
+
+/** Run-time environment: the current row and the rows of enclosing queries. */
+export interface Env { readonly row: Tuple; readonly up: Env | null }

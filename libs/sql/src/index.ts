@@ -1,0 +1,10 @@
+export { SqlEngine } from './engine';
+export type { QueryOptions, RawResult } from './engine';
+export { parseSql } from './front/parser';
+export { tokenize } from './front/lexer';
+export { Binder, affinityOf } from './front/binder';
+export * from './values';
+export { optimize, PASSES } from './optimizer/optimizer';
+export type { PassReport } from './optimizer/optimizer';
+export { PlanCache } from './plan-cache';
+export { formatResult } from './format';

@@ -1,0 +1,2 @@
+import type { Pass } from './optimizer';
+export const hashJoin: Pass = { name: 'hash_join', run: (plan) => plan };

@@ -1,0 +1,2 @@
+import type { Pass } from './optimizer';
+export const limitPushdown: Pass = { name: 'limit_pushdown', run: (plan) => plan };

@@ -1,0 +1,37 @@
+/**
+ * The optimizer: a list of named passes over the plan tree. Each pass can be switched off,
+ * is timed, and is followed by a plan check (the plan must still validate).
+ */
+import { DbError } from '@mmdb/core';
+import { validatePlan, type PlanNode } from '@mmdb/plan';
+import type { TableInfo } from '../exec/context';
+import { constantFolding } from './constant-folding';
+import { predicatePushdown } from './predicate-pushdown';
+import { hashJoin } from './hash-join';
+import { pkSelection } from './pk-selection';
+import { limitPushdown } from './limit-pushdown';
+
+export interface OptCatalog { table(id: string): TableInfo & { manifest?: import('@mmdb/core').TableManifest } }
+export interface OptOptions { disabled?: readonly string[]; noIndex?: boolean }
+export interface Pass { readonly name: string; run(plan: PlanNode, cat: OptCatalog, opts: OptOptions): PlanNode }
+export interface PassReport { name: string; time_ms: number; changed: boolean }
+
+export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, pkSelection, hashJoin, limitPushdown];
+
+export function optimize(plan: PlanNode, cat: OptCatalog, opts: OptOptions = {}): { plan: PlanNode; passes: PassReport[] } {
+  const passes: PassReport[] = [];
+  let cur = plan;
+  for (const p of PASSES) {
+    if (opts.disabled?.includes(p.name)) continue;
+    const t0 = performance.now();
+    const next = p.run(cur, cat, opts);
+    try {
+      validatePlan(next);
+    } catch (e) {
+      throw new DbError('internal_error', `optimizer pass ${p.name} produced an invalid plan: ${(e as Error).message}`);
+    }
+    passes.push({ name: p.name, time_ms: Math.round((performance.now() - t0) * 1000) / 1000, changed: next !== cur });
+    cur = next;
+  }
+  return { plan: cur, passes };
+}

@@ -1,0 +1,4 @@
+export * from './parse';
+export * from './format';
+export * from './runner';
+export * from './targets';
