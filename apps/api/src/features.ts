@@ -4,5 +4,6 @@
  */
 import type { Type } from '@nestjs/common';
 import { GraphModule } from './graph/graph.module';
+import { FtsModule } from './fts/fts.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule];

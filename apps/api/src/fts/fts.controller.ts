@@ -1,0 +1,32 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { DbError } from '@mmdb/core';
+import { DEFAULT_LIMIT, FtsParticipant } from '@mmdb/fts';
+import { TenantCtx } from '../http/decorators';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+
+/** Spec §4.9: BM25 search over a table's full-text field, and standalone documents. */
+@Controller('v1/tenants/:tenant/fts/:table/:field')
+export class FtsController {
+  @Get()
+  search(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Query() q: Record<string, unknown>) {
+    let limit = DEFAULT_LIMIT;
+    if (q.limit !== undefined) {
+      if (typeof q.limit !== 'string' || !/^\d+$/.test(q.limit)) throw new DbError('validation_failed', 'limit must be a positive integer', { field: 'limit' });
+      limit = Number(q.limit);
+    }
+    if (q.q !== undefined && typeof q.q !== 'string') throw new DbError('validation_failed', 'q must be given once', { field: 'q' });
+    return t.engine<FtsParticipant>('fts').search(table, field, (q.q as string | undefined) ?? '', limit);
+  }
+
+  @Post()
+  @HttpCode(200)
+  async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Body() body: unknown) {
+    const b = body as Record<string, unknown> | null;
+    if (!b || typeof b !== 'object' || Array.isArray(b)) throw new DbError('validation_failed', 'body must be an object {doc_id, text}');
+    if (typeof b.doc_id !== 'string' || b.doc_id === '') throw new DbError('validation_failed', 'doc_id is required and must be a non-empty string', { field: 'doc_id' });
+    if (typeof b.text !== 'string') throw new DbError('validation_failed', 'text is required and must be a string', { field: 'text' });
+    const r = await t.commit({ changes: [FtsParticipant.putDoc(table, field, b.doc_id, b.text)] });
+    const res = r.results[0] as { result?: unknown } | undefined;
+    return { ...(res?.result as object), lsn: r.lsn };
+  }
+}
