@@ -87,7 +87,7 @@ async function runDataset(name, edges, opts) {
 async function main() {
   const targets = [];
   if (!flag('no-store')) targets.push(require('./store-target').storeTarget({ syntheticThroughStore: !flag('skip-synthetic-store') }));
-  if (opt('https')) targets.push(require('./https-target').httpsTarget(opt('https')));
+  if (flag('https')) targets.push(require('./https-target').httpsTarget());
   const small = flag('quick');
   const all = [];
   all.push(...(await runDataset('ca-GrQc', loadGrQc(), { nNeighbors: 2000, nBfs: 1000, nDijkstra: 300, targets })));

@@ -17,9 +17,9 @@ class SqlitePeer {
     // the outer query keeps each node at its least depth.
     this.qBfs = this.db.prepare(`
       WITH RECURSIVE walk(node, depth) AS (
-        SELECT ?1, 0
+        SELECT @src, 0
         UNION
-        SELECT e.dst, w.depth + 1 FROM walk w JOIN edges e ON e.src = w.node WHERE w.depth < ?2
+        SELECT e.dst, w.depth + 1 FROM walk w JOIN edges e ON e.src = w.node WHERE w.depth < @depth
       )
       SELECT node, MIN(depth) AS depth FROM walk GROUP BY node ORDER BY depth`);
     this.qOut = this.db.prepare('SELECT dst, w FROM edges WHERE src = ?').raw();
@@ -30,7 +30,7 @@ class SqlitePeer {
   }
 
   bfs(src, depth) {
-    return this.qBfs.all(src, depth);
+    return this.qBfs.all({ src, depth });
   }
 
   /** Dijkstra in the application over one indexed SELECT per settled node (SQL has no priority queue). */

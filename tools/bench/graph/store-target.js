@@ -61,6 +61,7 @@ function storeTarget({ syntheticThroughStore }) {
       const tLoad = Date.now() - t0;
       const t1 = Date.now();
       await g.neighbors('bench.edges', 'link', edges[0][0]); // builds the adjacency from the E keys
+      await new Promise((r) => setTimeout(r, 2000)); // let background compaction settle
       console.log(`${name}: store load ${tLoad} ms (${edges.length} rows), adjacency build from store ${Date.now() - t1} ms`);
       return {
         label: 'in-process GraphIndex+store',
