@@ -260,8 +260,14 @@ export class SqlEngine {
         })));
         return { kind: 'ddl', statement: 'alter_table', schema: m.id };
       }
-      case 'reindex':
+      case 'reindex': {
+        // indexes are maintained in the commit itself: REINDEX only checks the name
+        const n = st.name?.toLowerCase();
+        if (n && !findManifest(this.store, n) && !this.store.manifests().some((m) => m.indexes.some((i) => i.name.toLowerCase() === n))) {
+          throw new DbError('validation_failed', `unable to identify the object to be reindexed: ${st.name}`);
+        }
         return { kind: 'ddl', statement: 'reindex' };
+      }
       case 'unsupported':
         throw new DbError('unsupported_sql', `${st.construct} is not supported`, { construct: st.construct });
       default:

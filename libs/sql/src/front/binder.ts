@@ -396,6 +396,7 @@ export class Binder {
     if (e.args.some(hasAggregate)) throw new DbError('validation_failed', `misuse of aggregate function ${e.name}()`);
     if (e.filter) throw new DbError('unsupported_sql', 'aggregate FILTER clause is not supported', { construct: 'FILTER' });
     const args = e.args.map((a) => this.expr(a, scope, null));
+    if (e.distinct && args.length !== 1) throw new DbError('validation_failed', 'DISTINCT aggregates must have exactly one argument');
     if (e.name === 'count' && !e.star && args.length !== 1) throw new DbError('validation_failed', 'wrong number of arguments to function count()');
     if (['sum', 'avg', 'total', 'min', 'max'].includes(e.name) && args.length !== 1) throw new DbError('validation_failed', `wrong number of arguments to function ${e.name}()`);
     const call: AggregateCall = { name: '', fn: e.name, args, ...(e.distinct ? { distinct: true } : {}), ...(e.star ? { star: true } : {}) };
