@@ -29,7 +29,10 @@ function refDepths(edges: Array<[string, string, number]>, src: string, maxDepth
   let frontier = [src];
   for (let d = 1; d <= maxDepth; d++) {
     const next: string[] = [];
-    for (const u of frontier) for (const [a, b] of edges) if (a === u && !depth.has(b)) (depth.set(b, d), next.push(b));
+    for (const u of frontier) for (const [a, b] of edges) if (a === u && !depth.has(b)) {
+          depth.set(b, d);
+          next.push(b);
+        }
     frontier = next;
   }
   return depth;

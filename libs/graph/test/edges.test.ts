@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import { decodeKey, type CommittedFrame, type TenantStore } from '@mmdb/storage';
-import type { GraphIndex } from '@mmdb/graph';
+import type { GraphIndex } from '../src';
 import { openStore, tempDir } from './fixtures';
 
 const AUTHORS = `

@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { TenantStore } from '@mmdb/storage';
-import { GraphIndex } from '@mmdb/graph';
+import { GraphIndex } from '../src';
 
 export const GRQC = path.resolve(__dirname, '../../../../shared/datasets/graph/CA-GrQc.txt');
 
@@ -106,7 +106,10 @@ export function refDijkstra(adj: Map<string, string[]>, w: (a: string, b: string
   for (;;) {
     let best: string | undefined;
     let bd = Infinity;
-    for (const [k, v] of dist) if (!done.has(k) && v < bd) (best = k), (bd = v);
+    for (const [k, v] of dist) if (!done.has(k) && v < bd) {
+        best = k;
+        bd = v;
+      }
     if (best === undefined) return null;
     if (best === dst) return bd;
     done.add(best);

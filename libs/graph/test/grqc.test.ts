@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import type { TenantStore } from '@mmdb/storage';
-import type { GraphIndex } from '@mmdb/graph';
+import type { GraphIndex } from '../src';
 import { AUTHORS_TOML, EDGES_TOML, openStore, readGrQc, refAdjacency, refBfs, refDijkstra, tempDir, weightOf } from './fixtures';
 
 const S = 'grqc.edges';
