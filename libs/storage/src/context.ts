@@ -62,7 +62,8 @@ export class RequestContext implements DeriveContext {
   constructor(
     readonly lsn: number,
     private readonly base: KeyReader | null,
-    private readonly group: WriteSet,
+    /** Pending writes under this request's own, newest first (this group, then the group being written). */
+    private readonly layers: readonly WriteSet[],
     private readonly manifestOf: (schema: string) => TableManifest | undefined,
   ) {}
 
@@ -73,14 +74,16 @@ export class RequestContext implements DeriveContext {
   async get(key: Buffer): Promise<Buffer | undefined> {
     const a = this.own.lookup(key);
     if (a !== undefined) return a ?? undefined;
-    const b = this.group.lookup(key);
-    if (b !== undefined) return b ?? undefined;
+    for (const layer of this.layers) {
+      const b = layer.lookup(key);
+      if (b !== undefined) return b ?? undefined;
+    }
     return this.base ? this.base.get(key) : undefined;
   }
 
   async range(opts: { gte: Buffer; lt: Buffer; limit?: number; reverse?: boolean }): Promise<Array<[Buffer, Buffer]>> {
     const pending = new Map<string, Buffer | null>();
-    for (const [k, v] of this.group.inRange(opts.gte, opts.lt)) pending.set(bin(k), v);
+    for (let i = this.layers.length - 1; i >= 0; i--) for (const [k, v] of this.layers[i].inRange(opts.gte, opts.lt)) pending.set(bin(k), v);
     for (const [k, v] of this.own.inRange(opts.gte, opts.lt)) pending.set(bin(k), v);
     const limit = opts.limit ?? -1;
     const dbLimit = limit < 0 ? -1 : limit + pending.size;

@@ -71,6 +71,19 @@ interface Prepared {
   readonly dropped?: TableManifest[];
 }
 
+interface PreparedGroup {
+  readonly writes: WriteSet;
+  readonly schemas: Map<string, SchemaEntry | null>;
+  readonly prepared: Prepared[];
+  readonly rowidBefore: Map<string, number>;
+  readonly hasDrop: boolean;
+  readonly lastLsn: number;
+}
+
+interface Flight extends PreparedGroup {
+  readonly done: Promise<boolean>;
+}
+
 interface IdempotencyStored {
   fingerprint: string;
   expiresAt: number;
@@ -85,13 +98,18 @@ export class Coordinator {
   private readonly base: KeyReader;
   /** Row values read ahead for the current group (one getMany instead of a get per change). */
   private prefetched: Map<string, Buffer | undefined> | null = null;
+  /** The last durable LSN. */
   lastLsn: number;
+  /** The last LSN handed out (ahead of lastLsn while a group is being written). */
+  private nextLsn: number;
+  readonly stats = { groups: 0, requests: 0, frames: 0 };
 
   constructor(
     private readonly host: CoordinatorHost,
     lastLsn: number,
   ) {
     this.lastLsn = lastLsn;
+    this.nextLsn = lastLsn;
     const db = host.db;
     this.base = {
       get: (key) => {
@@ -129,64 +147,102 @@ export class Coordinator {
 
   private async pump(): Promise<void> {
     this.running = true;
+    // The group being written. The next group is prepared on top of its writes while its
+    // fsync runs, and written once it is durable (a pipeline of depth two).
+    let flight: Flight | null = null;
     try {
-      while (this.queue.length) {
+      while (this.queue.length || flight) {
+        if (!this.queue.length) {
+          await flight!.done;
+          flight = null;
+          continue;
+        }
+        // Let callers resolved by the last group (and every request issued in this turn
+        // of the event loop) queue up first, so that they share the next group's fsync.
+        await new Promise<void>((r) => setImmediate(r));
+        // A schema drop ends its group: its keys are cleared before anything after it is prepared.
+        if (flight?.hasDrop) {
+          await flight.done;
+          flight = null;
+        }
         let n = Math.min(this.queue.length, this.host.maxGroup);
-        // A schema drop ends its group: its keys are cleared before anything after it runs.
-        const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes.some((c) => c.op === 'schema_drop'));
+        const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        await this.runGroup(this.queue.splice(0, n));
+        const group = await this.prepareGroup(this.queue.splice(0, n), flight);
+        if (flight) {
+          const ok = await flight.done;
+          flight = null;
+          if (!ok) {
+            // It was prepared on writes that never became durable.
+            this.nextLsn = this.lastLsn;
+            for (const p of group.prepared) p.pending.reject(p.error ?? new DbError('service_unavailable', 'an earlier commit group failed to write; retry'));
+            continue;
+          }
+        }
+        flight = { ...group, done: this.writeGroup(group) };
       }
     } finally {
       this.running = false;
     }
   }
 
-  private async runGroup(items: Pending[]): Promise<void> {
-    const group = new WriteSet();
-    const groupSchemas = new Map<string, SchemaEntry | null>();
-    const startLsn = this.lastLsn;
+  private async prepareGroup(items: Pending[], below: Flight | null): Promise<PreparedGroup> {
+    const writes = new WriteSet();
+    const schemas = new Map<string, SchemaEntry | null>();
     const rowidBefore = new Map(this.rowidNext);
-    let lsn = startLsn;
     await this.prefetch(items);
     const prepared: Prepared[] = [];
     for (const p of items) {
       try {
-        const r = await this.prepare(p, group, groupSchemas, lsn + 1);
-        if (r.frame) lsn = r.frame.lsn;
+        const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
+        if (r.frame) this.nextLsn = r.frame.lsn;
         prepared.push(r);
       } catch (e) {
         prepared.push({ pending: p, error: e });
       }
     }
     this.prefetched = null;
-    const framed = prepared.filter((p) => p.frame);
-    if (framed.length) {
-      const ops: Array<{ type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer }> = [];
-      for (const [k, v] of group.map) {
-        const key = Buffer.from(k, 'latin1');
-        ops.push(v === null ? { type: 'del', key } : { type: 'put', key, value: v });
-      }
-      for (const p of framed) ops.push({ type: 'put', key: logKey(p.frame!.lsn), value: p.bytes! });
-      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length })))) {
-        ops.push(m.value === null ? { type: 'del', key: m.key } : { type: 'put', key: m.key, value: m.value });
-      }
-      try {
-        await this.host.db.batch(ops, { sync: this.host.sync });
-      } catch (e) {
-        this.rowidNext = rowidBefore;
-        const err = this.host.onWriteError(e as Error);
-        for (const p of prepared) p.pending.reject(p.error ?? err);
-        return;
-      }
-      this.lastLsn = lsn;
-      const frames = framed.map((p) => p.frame!);
-      await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []));
-      this.resolveAll(prepared);
-      this.host.publish(frames);
-    } else {
-      this.resolveAll(prepared);
+    const hasDrop = prepared.some((p) => p.dropped?.length);
+    return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
+  }
+
+  /** Writes a prepared group in one sync batch, then applies, resolves and publishes it. False if the write failed. */
+  private async writeGroup(g: PreparedGroup): Promise<boolean> {
+    const framed = g.prepared.filter((p) => p.frame);
+    if (!framed.length) {
+      this.resolveAll(g.prepared);
+      return true;
     }
+    const ops: Array<{ type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer }> = [];
+    for (const [k, v] of g.writes.map) {
+      const key = Buffer.from(k, 'latin1');
+      ops.push(v === null ? { type: 'del', key } : { type: 'put', key, value: v });
+    }
+    for (const p of framed) ops.push({ type: 'put', key: logKey(p.frame!.lsn), value: p.bytes! });
+    for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length })))) {
+      ops.push(m.value === null ? { type: 'del', key: m.key } : { type: 'put', key: m.key, value: m.value });
+    }
+    try {
+      await this.host.db.batch(ops, { sync: this.host.sync });
+    } catch (e) {
+      this.rowidNext = g.rowidBefore;
+      this.nextLsn = this.lastLsn;
+      const err = this.host.onWriteError(e as Error);
+      for (const p of g.prepared) p.pending.reject(p.error ?? err);
+      return false;
+    }
+    this.lastLsn = g.lastLsn;
+    this.stats.groups++;
+    this.stats.requests += g.prepared.length;
+    this.stats.frames += framed.length;
+    const frames = framed.map((p) => p.frame!);
+    try {
+      await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []));
+    } finally {
+      this.resolveAll(g.prepared);
+      this.host.publish(frames);
+    }
+    return true;
   }
 
   /** Reads the current value of every row the group's puts and deletes name, in one getMany. */
@@ -214,7 +270,7 @@ export class Coordinator {
     }
   }
 
-  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, lsn: number): Promise<Prepared> {
+  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: Flight | null, lsn: number): Promise<Prepared> {
     const req = p.req;
     if (!Array.isArray(req.changes) || req.changes.length === 0) throw new DbError('validation_failed', 'a commit needs at least one change');
     if (req.changes.some((c) => c.op === 'schema_drop') && req.changes.some((c) => c.op !== 'schema_drop')) {
@@ -224,9 +280,10 @@ export class Coordinator {
     const schemaOf = (id: string): SchemaEntry | undefined => {
       if (ownSchemas.has(id)) return ownSchemas.get(id) ?? undefined;
       if (groupSchemas.has(id)) return groupSchemas.get(id) ?? undefined;
+      if (below?.schemas.has(id)) return below.schemas.get(id) ?? undefined;
       return this.host.schema(id);
     };
-    const ctx = new RequestContext(lsn, this.base, group, (id) => schemaOf(id)?.manifest);
+    const ctx = new RequestContext(lsn, this.base, below ? [group, below.writes] : [group], (id) => schemaOf(id)?.manifest);
 
     if (req.idempotency) {
       const prior = await ctx.get(idempotencyKey(req.idempotency.key));
@@ -236,7 +293,7 @@ export class Coordinator {
           if (rec.fingerprint !== req.idempotency.fingerprint) {
             throw new DbError('conflict', `Idempotency-Key "${req.idempotency.key}" was already used with a different request`);
           }
-          return { pending: p, result: { lsn: this.lastLsn, results: [], replayed: rec.response } };
+          return { pending: p, result: { lsn: this.nextLsn, results: [], replayed: rec.response } };
         }
       }
     }
@@ -301,7 +358,7 @@ export class Coordinator {
       ctx.put(idempotencyKey(req.idempotency.key), json(rec));
     }
     if (ctx.own.map.size === 0) {
-      return { pending: p, result: { lsn: this.lastLsn, results } };
+      return { pending: p, result: { lsn: this.nextLsn, results } };
     }
     const writes = ctx.own.writes();
     const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged, writes };

@@ -43,7 +43,7 @@ export async function verifyStore(db: Db, manifests: readonly TableManifest[], p
     const byId = new Map(manifests.map((m) => [m.id, m]));
     for (const m of manifests) {
       const expected = new WriteSet();
-      const ctx = new RequestContext(0, base, expected, (id) => byId.get(id));
+      const ctx = new RequestContext(0, base, [expected], (id) => byId.get(id));
       const head = keyOf(KEYSPACE.row, [m.id]).length;
       for (const [k, v] of (await db.iterator({ ...prefixRange(KEYSPACE.row, [m.id]), snapshot: snap }).all()) as Array<[Buffer, Buffer]>) {
         const row: StoredRow = decodeRow(m.id, decodeTuple(k, head), v);
