@@ -31,6 +31,8 @@ export interface QueryOptions {
   timeoutMs?: number;
   /** Rows a query may hold in memory (default 2,000,000). */
   maxRows?: number;
+  /** Plan-cache key (set by run() for single SELECTs). */
+  cacheKey?: string;
 }
 
 export interface ColumnMeta { name: string; type: string }
@@ -69,6 +71,9 @@ export class SqlEngine {
   async run(sql: string, opts: QueryOptions = {}): Promise<RawResult[]> {
     const stmts = parseSql(sql);
     const params = (opts.params ?? []).map(paramValue);
+    if (stmts.some((x) => x.kind !== 'select')) this.planCache.clear();
+    const cacheKey = stmts.length === 1 && stmts[0].kind === 'select' ? sql.trim().replace(/\s+/g, ' ') : undefined;
+    opts = { ...opts, cacheKey };
     const out: RawResult[] = [];
     let txn: Txn | null = null;
     const queryId = opts.queryId ?? newUlid();
@@ -130,7 +135,7 @@ export class SqlEngine {
   private async statement(st: Stmt, params: Value[], txn: Txn, opts: QueryOptions, running: Running): Promise<RawResult> {
     switch (st.kind) {
       case 'select': {
-        const plan = this.bind(st);
+        const plan = this.bindCached(st, opts);
         return this.query(plan.plan, plan.names, params, txn, opts, running);
       }
       case 'insert': {
@@ -307,7 +312,34 @@ export class SqlEngine {
     return new ExprCompiler(ctx).compile(bound, new Scope([]))([], null);
   }
 
-  /** Binds a SELECT (through the plan cache). */
+  /** Binds a SELECT through the plan cache (keyed by the statement's text; DDL clears it). */
+  private bindCached(st: Select, opts: QueryOptions): { plan: PlanNode; names: string[] } {
+    const k = opts.cacheKey;
+    if (k) {
+      const hit = this.planCache.get(k) as { plan: PlanNode; names: string[] } | undefined;
+      if (hit) return hit;
+    }
+    const b = this.bind(st);
+    if (k) this.planCache.set(k, b);
+    return b;
+  }
+
+  /** Runs a JSON plan tree (POST /query): validated, optimized, executed on one snapshot. */
+  async runPlan(plan: PlanNode, opts: QueryOptions = {}): Promise<Extract<RawResult, { kind: 'select' }>> {
+    const queryId = opts.queryId ?? newUlid();
+    const running: Running = { ctx: null, cancelled: false };
+    this.running.set(queryId, running);
+    try {
+      if (plan.op === 'insert' || plan.op === 'update' || plan.op === 'delete') {
+        throw new DbError('validation_failed', 'write nodes run through /sql or the row endpoints', { path: '$.op' });
+      }
+      return (await this.query(plan, [], (opts.params ?? []).map(paramValue), null, opts, running)) as Extract<RawResult, { kind: 'select' }>;
+    } finally {
+      this.running.delete(queryId);
+    }
+  }
+
+  /** Binds a SELECT. */
   private bind(st: Select): { plan: PlanNode; names: string[] } {
     const b = new Binder(this.catalog()).bindSelect(st, null);
     return { plan: b.plan, names: b.names };
@@ -430,6 +462,19 @@ export class SqlEngine {
           }
           leaves.set(n, out);
         })());
+      }
+      if (n.op === 'insert') {
+        const t = this.table(n.schema);
+        if (t.pk.length === 1 && !t.hiddenRowid && t.affs[t.manifest.columns.findIndex((c) => c.name === t.pk[0])] === 'integer') {
+          jobs.push((async () => {
+            let next = 1n;
+            for await (const b of snap.scanRows(t.id, { reverse: true, limit: 1 })) for (const r of b) {
+              const v = r.values[t.pk[0]];
+              if (typeof v === 'number') next = BigInt(v) + 1n;
+            }
+            this.maxPkHint.set(t.id, next);
+          })());
+        }
       }
       for (const c of planChildren(n)) walk(c);
       forEachSubplan(n, walk);

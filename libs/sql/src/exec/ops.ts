@@ -100,7 +100,7 @@ const VISITOR: PlanVisitor<Op, C> = {
           const v = pred(r, up);
           if (v !== null && v !== 0n && (typeof v === 'bigint' || truthy(v) === true)) out.push(r);
         }
-        if (out.length) yield out;
+        yield out; // empty batches too: they let the driver yield to the event loop (cancellation)
       }
     });
   },
@@ -153,6 +153,7 @@ const VISITOR: PlanVisitor<Op, C> = {
             g.states[i].step(a.args.map((f) => f(r, up)));
           }
         }
+        yield [];
       }
       if (groups.size === 0 && keys.length === 0) groups.set('', { key: [], states: fresh() });
       const out: Tuple[] = [];
@@ -171,6 +172,7 @@ const VISITOR: PlanVisitor<Op, C> = {
         ctx.check();
         ctx.hold(b.length);
         for (const r of b) rows.push({ r, k: keys.map((k) => k.f(r, up)) });
+        yield [];
       }
       rows.sort((x, y) => {
         for (let i = 0; i < keys.length; i++) {
@@ -230,7 +232,7 @@ const VISITOR: PlanVisitor<Op, C> = {
           if (!seen.has(k)) { seen.add(k); out.push(r); }
         }
         ctx.hold(out.length);
-        if (out.length) yield out;
+        yield out;
       }
       ctx.release(seen.size);
     });
@@ -399,7 +401,7 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
         else if (kind === 'anti' && !matched) out.push(l);
         else if (!matched && (kind === 'left' || kind === 'full')) out.push(l.concat(nullsR));
       }
-      if (out.length) yield out;
+      yield out;
     }
     if (matchedR) {
       const out: Tuple[] = [];

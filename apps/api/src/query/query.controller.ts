@@ -1,0 +1,79 @@
+import { Body, Controller, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DbError, isUlid, newUlid } from '@mmdb/core';
+import { validatePlan } from '@mmdb/plan';
+import { formatResult, type SqlEngine } from '@mmdb/sql';
+import { Caller, TenantCtx } from '../http/decorators';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+import type { Principal } from '../system/system-store';
+import { Metrics } from '../health/metrics.service';
+import { QueryRegistry } from './query.registry';
+import type { SqlTenantEngine } from './query.module';
+
+function queryId(h: string | undefined): string {
+  if (h === undefined) return newUlid();
+  if (!isUlid(h)) throw new DbError('validation_failed', 'X-DB-Query-Id must be a ULID', { header: 'X-DB-Query-Id' });
+  return h.toUpperCase();
+}
+
+@Controller()
+export class QueryController {
+  constructor(private readonly registry: QueryRegistry, private readonly metrics: Metrics) {}
+
+  private engine(t: TenantHandle): SqlEngine {
+    const e = t.engine<SqlTenantEngine>('sql').engine;
+    if (!e) throw new DbError('service_unavailable', 'SQL engine not attached yet');
+    return e;
+  }
+
+  private async timed<T>(surface: string, engine: SqlEngine, id: string, tenant: string, fn: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const hits = engine.planCache.hits;
+    this.registry.begin(id, tenant, engine);
+    try {
+      return await fn();
+    } finally {
+      this.registry.end(id);
+      this.metrics.queryLatency.observe({ surface }, performance.now() - t0);
+      if (engine.planCache.hits > hits) this.metrics.planCacheHits.inc({ surface }, engine.planCache.hits - hits);
+    }
+  }
+
+  @Post('v1/tenants/:tenant/sql')
+  @HttpCode(200)
+  async sql(@TenantCtx() t: TenantHandle, @Body() body: unknown, @Headers('x-db-query-id') qid: string | undefined, @Query('explain') explain: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+    if (!body || typeof body !== 'object' || typeof (body as { sql?: unknown }).sql !== 'string') {
+      throw new DbError('validation_failed', 'body must be {sql: string, params?: array, format?: "objects"|"arrays"}', { field: 'sql' });
+    }
+    const b = body as { sql: string; params?: unknown; format?: unknown };
+    if (b.params !== undefined && !Array.isArray(b.params)) throw new DbError('validation_failed', 'params must be an array', { field: 'params' });
+    if (b.format !== undefined && b.format !== 'objects' && b.format !== 'arrays') throw new DbError('validation_failed', 'format must be "objects" or "arrays"', { field: 'format' });
+    const id = queryId(qid);
+    reply.header('x-db-query-id', id);
+    const engine = this.engine(t);
+    const results = await this.timed('sql', engine, id, t.tenant, () =>
+      engine.run(b.sql, { params: b.params as unknown[] | undefined, queryId: id, explain: explain === 'true', deleteMode: 'translate' }),
+    );
+    const last = [...results].reverse().find((r) => r.kind !== 'transaction') ?? results[results.length - 1];
+    if (!last) throw new DbError('validation_failed', 'no statement to run');
+    return formatResult(last, (b.format as 'objects' | 'arrays') ?? 'objects');
+  }
+
+  @Post('v1/tenants/:tenant/query')
+  @HttpCode(200)
+  async query(@TenantCtx() t: TenantHandle, @Body() body: unknown, @Headers('x-db-query-id') qid: string | undefined, @Query('explain') explain: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+    const plan = validatePlan(body);
+    const id = queryId(qid);
+    reply.header('x-db-query-id', id);
+    const engine = this.engine(t);
+    const r = await this.timed('plan', engine, id, t.tenant, () => engine.runPlan(plan, { queryId: id, explain: explain === 'true' }));
+    const env = formatResult(r) as { rows: unknown[]; explain?: unknown };
+    return explain === 'true' ? { rows: env.rows, explain: r.explain } : env.rows;
+  }
+
+  @Post('v1/queries/:id/cancel')
+  @HttpCode(200)
+  cancel(@Param('id') id: string, @Caller() who: Principal) {
+    return { cancelled: this.registry.cancel(id.toUpperCase(), who.operator ? undefined : who.tenant ?? '') };
+  }
+}

@@ -1,0 +1,29 @@
+import { applyAffinity, compareValues, realToText, textToNumeric, toInteger } from './values';
+
+describe('values (SQLite semantics)', () => {
+  it('reads numeric prefixes of text', () => {
+    expect(textToNumeric('12abc')).toBe(12n);
+    expect(textToNumeric(' 1.5e2x')).toBe(150);
+    expect(textToNumeric('abc')).toBe(0n);
+  });
+  it('formats reals like %!.15g', () => {
+    expect(realToText(2)).toBe('2.0');
+    expect(realToText(1e20)).toBe('1.0e+20');
+    expect(realToText(0.1 + 0.2)).toBe('0.3');
+    expect(realToText(1e-5)).toBe('1.0e-05');
+  });
+  it('orders NULL < numbers < text, ints and reals by value', () => {
+    expect(compareValues(null, 0n)).toBeLessThan(0);
+    expect(compareValues(1n, 1.0)).toBe(0);
+    expect(compareValues(2n, 1.5)).toBeGreaterThan(0);
+    expect(compareValues(99n, 'a')).toBeLessThan(0);
+  });
+  it('applies affinities', () => {
+    expect(applyAffinity('42', 'integer')).toBe(42n);
+    expect(applyAffinity('4.0', 'integer')).toBe(4n);
+    expect(applyAffinity('x', 'integer')).toBe('x');
+    expect(applyAffinity(3n, 'real')).toBe(3);
+    expect(applyAffinity(3n, 'text')).toBe('3');
+    expect(toInteger(1e30)).toBe(9223372036854775807n);
+  });
+});

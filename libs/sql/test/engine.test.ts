@@ -1,0 +1,144 @@
+/** The engine over a real TenantStore in a temp dir. */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { TenantStore } from '@mmdb/storage';
+import { DbError } from '@mmdb/core';
+import { SqlEngine, formatResult, type RawResult } from '@mmdb/sql';
+
+let dir: string;
+let store: TenantStore;
+let sql: SqlEngine;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sql-'));
+  store = await TenantStore.open({ dir, sync: false });
+  sql = new SqlEngine(store);
+  store.setCheckEvaluator(sql.checkEvaluator);
+  await sql.run(`CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER CHECK (age >= 0), score REAL);
+                 CREATE TABLE orders(id INTEGER PRIMARY KEY, user_id INTEGER REFERENCES users(id), amount REAL);
+                 CREATE TABLE notes(body TEXT)`);
+  await sql.run(`INSERT INTO users VALUES (1,'ann',30,1.5),(2,'bob',20,NULL),(3,'cy',40,3.0)`);
+  await sql.run(`INSERT INTO orders VALUES (10,1,5.0),(11,1,7.5),(12,2,1.0)`);
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function one(q: string, opts = {}): Promise<RawResult> {
+  const r = await sql.run(q, opts);
+  return r[r.length - 1];
+}
+
+async function rows(q: string, params?: unknown[]): Promise<unknown[]> {
+  return (formatResult(await one(q, { params }), 'arrays') as { rows: unknown[] }).rows;
+}
+
+describe('SqlEngine', () => {
+  it('creates manifests from CREATE TABLE (types, NOT NULL, CHECK, FK, hidden row id)', () => {
+    const u = store.manifest('main.users')!;
+    expect(u.primary_key).toEqual(['id']);
+    expect(u.columns.map((c) => [c.name, c.ty, c.required])).toEqual([['id', 'i64', false], ['name', 'str', true], ['age', 'i64', false], ['score', 'f64', false]]);
+    expect(u.checks[0].expr).toBe('age >= 0');
+    expect(store.manifest('main.orders')!.foreign_keys[0].references).toBe('main.users');
+    const n = store.manifest('main.notes')!;
+    expect(n.hidden_rowid).toBe(true);
+    expect(n.primary_key).toEqual(['_rowid']);
+  });
+
+  it('joins, groups and orders', async () => {
+    expect(await rows('SELECT u.name, count(o.id), sum(o.amount) FROM users u LEFT JOIN orders o ON o.user_id = u.id GROUP BY u.name ORDER BY 1')).toEqual([
+      ['ann', 2, 12.5], ['bob', 1, 1], ['cy', 0, null],
+    ]);
+  });
+
+  it('binds $n parameters and answers envelopes with column types', async () => {
+    const env = formatResult(await one('SELECT name, age FROM users WHERE age > $1 ORDER BY age', { params: [25] }));
+    expect(env).toEqual({ kind: 'select', columns: [{ name: 'name', type: 'text' }, { name: 'age', type: 'integer' }], rows: [{ name: 'ann', age: 30 }, { name: 'cy', age: 40 }] });
+  });
+
+  it('gives duplicate output columns distinct names', async () => {
+    const env = formatResult(await one('SELECT 1 AS a, 2 AS a, 3')) as { columns: { name: string }[] };
+    expect(env.columns.map((c) => c.name)).toEqual(['a', 'a_2', '3']);
+  });
+
+  it('INSERT … RETURNING and UPDATE … RETURNING', async () => {
+    const ins = formatResult(await one(`INSERT INTO users(name, age) VALUES ('dee', 5) RETURNING id, name`));
+    expect(ins).toMatchObject({ kind: 'insert', schema: 'main.users', returning: [{ id: 4, name: 'dee' }] });
+    const up = formatResult(await one(`UPDATE users SET age = age + 1 WHERE age < 25 RETURNING name, age`));
+    expect(up).toMatchObject({ kind: 'update', schema: 'main.users', count: 2 });
+    expect((up as { rows: unknown[] }).rows).toEqual(expect.arrayContaining([{ name: 'bob', age: 21 }, { name: 'dee', age: 6 }]));
+  });
+
+  it('DELETE only translates by default', async () => {
+    const d = formatResult(await one('DELETE FROM users WHERE age > 25'));
+    expect(d).toEqual({ kind: 'delete', schema: 'main.users', pks: [[1], [3]] });
+    expect(await rows('SELECT count(*) FROM users')).toEqual([[3]]);
+    const d1 = formatResult(await one('DELETE FROM users WHERE id = 2'));
+    expect(d1).toMatchObject({ pk: [2] });
+  });
+
+  it('enforces CHECK through the store with check_violation naming the constraint', async () => {
+    await expect(sql.run(`INSERT INTO users VALUES (9,'x',-1,0)`)).rejects.toMatchObject({ code: 'check_violation' });
+    await expect(sql.run(`INSERT INTO users VALUES (9,NULL,1,0)`)).rejects.toMatchObject({ code: 'missing_required' });
+  });
+
+  it('commits BEGIN … COMMIT as one frame, ROLLBACK discards', async () => {
+    await sql.run(`BEGIN; INSERT INTO notes VALUES ('a'); INSERT INTO notes VALUES ('b'); COMMIT;`);
+    await sql.run(`BEGIN; INSERT INTO notes VALUES ('c'); ROLLBACK;`);
+    expect(await rows('SELECT body FROM notes ORDER BY body')).toEqual([['a'], ['b']]);
+  });
+
+  it('a transaction that lost to a concurrent write fails with write_conflict', async () => {
+    const slow = sql.run(`BEGIN; UPDATE users SET age = 99 WHERE id = 1; COMMIT;`);
+    // a write to the same row lands between the transaction's read and its commit
+    await store.put('main.users', { id: 1, name: 'ann', age: 31, score: 1.5 });
+    const r = await slow.then(() => null, (e: DbError) => e);
+    // either the transaction read after the write (no conflict) or it lost: never a silent overwrite of a newer version
+    if (r) expect(r.code).toBe('write_conflict');
+    else expect(await rows('SELECT age FROM users WHERE id = 1')).toEqual([[99]]);
+  });
+
+  it('SQLite arithmetic: integer division, division by zero, overflow is an error', async () => {
+    expect(await rows('SELECT 7/2, 7.0/2, 1/0, 5 % 0, -7 % 3')).toEqual([[3, 3.5, null, null, -1]]);
+    await expect(sql.run('SELECT 9223372036854775807 + 1')).rejects.toMatchObject({ code: 'validation_failed' });
+  });
+
+  it('correlated subqueries, EXISTS, IN, CTEs and recursive CTEs', async () => {
+    expect(await rows('SELECT name FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id) ORDER BY name')).toEqual([['ann'], ['bob']]);
+    expect(await rows('SELECT name, (SELECT max(amount) FROM orders o WHERE o.user_id = u.id) FROM users u ORDER BY id')).toEqual([['ann', 7.5], ['bob', 1], ['cy', null]]);
+    expect(await rows('WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n WHERE x < 5) SELECT sum(x) FROM n')).toEqual([[15]]);
+  });
+
+  it('explain reports passes and per-node rows', async () => {
+    const r = await one('SELECT name FROM users WHERE id = 2', { explain: true });
+    const ex = (r as { explain: { passes: { name: string }[]; tree: { rows_out: number } } }).explain;
+    expect(ex.passes.map((p) => p.name)).toEqual(['constant_folding', 'predicate_pushdown', 'pk_selection', 'hash_join', 'limit_pushdown']);
+    expect(ex.tree.rows_out).toBe(1);
+  });
+
+  it('counts plan cache hits for repeated statements', async () => {
+    const before = sql.planCache.hits;
+    await sql.run('SELECT * FROM users');
+    await sql.run('SELECT  *  FROM users');
+    expect(sql.planCache.hits).toBe(before + 1);
+  });
+
+  it('stops a query over its memory budget with resource_exhausted', async () => {
+    await expect(sql.run('SELECT * FROM users a, users b, users c ORDER BY 1', { maxRows: 10 })).rejects.toMatchObject({ code: 'resource_exhausted' });
+  });
+
+  it('cancels a running query with query_cancelled', async () => {
+    await sql.run('INSERT INTO notes SELECT * FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n WHERE x < 300) SELECT x FROM n)');
+    const p = sql.run('SELECT count(*) FROM notes a, notes b, notes c', { queryId: '01J00000000000000000000000' });
+    setTimeout(() => sql.cancel('01J00000000000000000000000'), 30);
+    await expect(p).rejects.toMatchObject({ code: 'query_cancelled' });
+  });
+
+  it('runs JSON plan trees', async () => {
+    const r = await sql.runPlan({ op: 'filter', input: { op: 'scan', schema: 'main.users' }, predicate: { kind: 'binary', op: '>', left: { kind: 'col', name: 'age' }, right: { kind: 'lit', value: 25 } } });
+    expect(r.rows.length).toBe(2);
+  });
+});
