@@ -10,7 +10,7 @@
  * Value: empty, or JSON `{ "w": weight?, "p": { numeric column: value }? }`.
  */
 import type { JsonValue, RelationDef, Row, TableManifest } from '@mmdb/core';
-import { keyOf, prefixRange, type KeyWrite, type PkTuple } from '@mmdb/storage';
+import { decodeKey, keyOf, prefixRange, type KeyWrite, type PkTuple } from '@mmdb/storage';
 import { nodeOf, nodeOfValue } from './node';
 
 export const EDGE_SPACE = 'E';
@@ -150,4 +150,35 @@ export function schemaEdgeRange(schema: string): readonly [Buffer, Buffer] {
 /** [gte, lt) of one relation's forward (or reverse) keys. */
 export function relationRange(schema: string, rel: string, dir: typeof FORWARD | typeof REVERSE): { gte: Buffer; lt: Buffer } {
   return prefixRange(EDGE_SPACE, [schema, rel, dir]);
+}
+
+const T_NULL = 0x01;
+const T_STR = 0x30;
+
+/**
+ * The (first end, second end, owner) of an edge key whose first `prefixLength` bytes are
+ * its relation range prefix: a fast path for the bulk build (native UTF-8 slices instead of
+ * the general tuple decoder), falling back to `decodeKey` for escaped NUL bytes.
+ */
+export function decodeEdgeEnds(key: Buffer, prefixLength: number): [string, string, string | null] {
+  let pos = prefixLength;
+  const read = (): string | null | undefined => {
+    const tag = key[pos];
+    if (tag === T_NULL) {
+      pos++;
+      return null;
+    }
+    if (tag !== T_STR) return undefined;
+    const end = key.indexOf(0, pos + 1);
+    if (end < 0 || key[end + 1] === 0xff) return undefined;
+    const s = key.toString('utf8', pos + 1, end);
+    pos = end + 1;
+    return s;
+  };
+  const a = read();
+  const b = a == null ? undefined : read();
+  const o = b == null ? undefined : read();
+  if (typeof a === 'string' && typeof b === 'string' && o !== undefined && pos === key.length) return [a, b, o];
+  const t = decodeKey(key);
+  return [t[3] as string, t[4] as string, t[5] as string | null];
 }

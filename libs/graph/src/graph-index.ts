@@ -23,7 +23,7 @@ import {
   type StoreReader,
 } from '@mmdb/storage';
 import { Adjacency } from './adjacency';
-import { decodeEdgeValue, edgesOfRow, edgeWrites, EDGE_SPACE, FORWARD, relationRange, schemaEdgeRange } from './edges';
+import { decodeEdgeEnds, decodeEdgeValue, edgesOfRow, edgeWrites, EDGE_SPACE, FORWARD, relationRange, schemaEdgeRange } from './edges';
 import { tupleOfNode } from './node';
 import { bfs, dijkstra, shortestPath, type DijkstraResult, type Visit, type WeightFn } from './traverse';
 
@@ -193,9 +193,9 @@ export class GraphIndex implements CommitParticipant {
       const { gte, lt } = relationRange(relation.schema, relation.def.name, FORWARD);
       for await (const batch of snap.rawRange({ gte, lt, batchSize: 4096 })) {
         for (const [k, v] of batch) {
-          const t = decodeKey(k);
-          const val = decodeEdgeValue(v);
-          adj.append({ src: t[3] as string, dst: t[4] as string, owner: t[5] as string | null, ...val });
+          const [src, dst, owner] = decodeEdgeEnds(k, gte.length);
+          if (v.length === 0) adj.append({ src, dst, owner });
+          else adj.append({ src, dst, owner, ...decodeEdgeValue(v) });
         }
       }
     } catch (e) {
