@@ -17,6 +17,7 @@ export default [
         'error',
         {
           enforceBuildableLibDependency: true,
+          allowCircularSelfDependency: true,
           allow: [],
           depConstraints: [
             lib('core'),
