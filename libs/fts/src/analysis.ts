@@ -32,7 +32,7 @@ export interface Analyzer {
   normalizePrefix(prefix: string): string;
 }
 
-/** English stop words (Lucene's classic English set plus common question words). */
+/** English stop words: Lucene's classic English set, question words and other function words (no content words). */
 export const ENGLISH_STOPWORDS: readonly string[] = [
   'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of',
   'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
@@ -43,6 +43,17 @@ export const ENGLISH_STOPWORDS: readonly string[] = [
   'one', 'after', 'before', 'while', 'up', 'down', 'out', 'off', 'again', 'further', 'once', 'here', 'more', 'most',
   'own', 'nor', 'too', 'just', 'now', 'am', 'having', 'doing', 'because', 'until', 'against', 'during', 'above',
   'below', 'ever',
+  // further function words (common English stop lists)
+  'also', 'although', 'always', 'among', 'amongst', 'another', 'anyhow', 'anyone', 'anything', 'anyway', 'anywhere', 'became',
+  'become', 'becomes', 'becoming', 'beforehand', 'behind', 'beside', 'besides', 'beyond', 'cannot', 'done', 'either', 'else',
+  'elsewhere', 'enough', 'etc', 'even', 'every', 'everyone', 'everything', 'everywhere', 'except', 'few', 'former', 'formerly',
+  'hence', 'hereafter', 'hereby', 'herein', 'hereupon', 'hers', 'herself', 'himself', 'however', 'indeed', 'itself', 'latter',
+  'latterly', 'least', 'less', 'many', 'meanwhile', 'mine', 'moreover', 'much', 'myself', 'namely', 'neither', 'never',
+  'nevertheless', 'next', 'nobody', 'none', 'noone', 'nothing', 'nowhere', 'often', 'onto', 'others', 'otherwise', 'ours',
+  'ourselves', 'per', 'perhaps', 'please', 'rather', 'seem', 'seemed', 'seeming', 'seems', 'several', 'since', 'still',
+  'thence', 'thereafter', 'thereby', 'therefore', 'therein', 'thereupon', 'though', 'thus', 'together', 'toward', 'towards', 'upon',
+  'via', 'whatever', 'whence', 'whenever', 'whereafter', 'whereas', 'whereby', 'wherein', 'whereupon', 'wherever', 'whether', 'whither',
+  'whoever', 'whole', 'whose', 'within', 'without', 'yet', 'yours', 'yourself', 'yourselves',
 ];
 
 export const ANALYZER_NAMES = ['english', 'standard', 'simple', 'keyword'] as const;

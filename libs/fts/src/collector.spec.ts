@@ -61,7 +61,7 @@ describe('BM25 top-k', () => {
     expect((await run('shock -tube')).map((x) => x.doc_id)).toEqual(['d1', 'd4']);
     expect((await run('+boundary shock')).map((x) => x.doc_id)).toEqual(['d4', 'd3']);
     expect((await run('experi*')).map((x) => x.doc_id)).toEqual(['d2']);
-    expect((await run('+nothing shock'))).toEqual([]);
+    expect((await run('+absent shock'))).toEqual([]);
     expect((await run('the of'))).toEqual([]);
   });
 

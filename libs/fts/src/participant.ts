@@ -36,7 +36,7 @@ import {
   tableRange,
 } from './codec';
 import { FieldIndex } from './field-index';
-import { compileQuery, searchClauses, type RankedDoc } from './query';
+import { type SearchContext, compileQuery, searchClauses, searchWithFeedback, type FeedbackOptions, type RankedDoc } from './query';
 import { parseQuery } from './query-parser';
 import { DEFAULT_BM25, type Bm25Params } from './similarity';
 import type { CollectStats } from './collector';
@@ -286,7 +286,14 @@ export class FtsParticipant implements CommitParticipant {
    * first, ties by doc id. Throws validation_failed for a bad q or limit, not_found for
    * a table/field no manifest declares and no POST created.
    */
-  async search(table: string, field: string, q: string, limit: number = DEFAULT_LIMIT, stats?: CollectStats): Promise<RankedDoc[]> {
+  async search(
+    table: string,
+    field: string,
+    q: string,
+    limit: number = DEFAULT_LIMIT,
+    opts: { feedback?: 'none' | 'rm3'; rm3?: FeedbackOptions; stats?: CollectStats } = {},
+  ): Promise<RankedDoc[]> {
+    const stats = opts.stats;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
       throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
     const parsed = parseQuery(q);
@@ -311,20 +318,19 @@ export class FtsParticipant implements CommitParticipant {
       }
       return e;
     };
+    const ctx: SearchContext = {
+      index,
+      params,
+      positions: async (term, doc) => (reader ? (await entry(doc))?.get(term) : undefined),
+      termVector: async (doc) => {
+        if (!reader) return undefined;
+        const e = await entry(doc);
+        return e && new Map([...e].map(([t, ps]) => [t, ps.length]));
+      },
+    };
     try {
-      return await searchClauses(
-        clauses,
-        {
-          index,
-          params,
-          positions: async (term, doc) => {
-            if (!reader) return undefined;
-            return (await entry(doc))?.get(term);
-          },
-        },
-        limit,
-        stats,
-      );
+      if (opts.feedback === 'rm3') return await searchWithFeedback(clauses, ctx, limit, opts.rm3, stats);
+      return await searchClauses(clauses, ctx, limit, stats);
     } finally {
       await snap?.release();
     }

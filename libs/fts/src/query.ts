@@ -18,6 +18,8 @@ export interface SearchContext {
   readonly params: Bm25Params;
   /** Positions of `term` in `doc`, read from a storage snapshot (undefined if absent there). */
   positions(term: string, doc: string): Promise<number[] | undefined>;
+  /** A doc's term frequencies (for relevance feedback), read from the same snapshot. */
+  termVector?(doc: string): Promise<ReadonlyMap<string, number> | undefined>;
 }
 
 export interface Weight {
@@ -190,4 +192,62 @@ export async function searchClauses(
   if (must.length === 0 && should.length === 0) return [];
   const hits = topK(must, should, mustNot, k, ctx.index.docIds, stats);
   return hits.map((h) => ({ doc_id: ctx.index.docIds[h.ord], score: h.score }));
+}
+
+/** Pseudo-relevance feedback (RM3): expand the scored terms with the best terms of the first-round top docs. */
+export interface FeedbackOptions {
+  /** First-round docs taken as relevant (default 10). */
+  readonly docs?: number;
+  /** Expansion terms added (default 20). */
+  readonly terms?: number;
+  /** Weight of the expansion model against the original query, 0..1 (default 0.5). */
+  readonly weight?: number;
+}
+
+/**
+ * RM3 (Lavrenko & Croft's relevance model, interpolated as in Anserini): the first round's
+ * top docs give P(w|R) ∝ Σ_d P(w|d)·P(d|q) (P(d|q) ∝ e^score), the best `terms` words form
+ * the expansion model, mixed with the query's own term model by `weight`; the mixture's
+ * weights become term boosts of a second BM25 round. Required, excluded, phrase and prefix
+ * clauses are kept as they are.
+ */
+export async function searchWithFeedback(
+  clauses: readonly BooleanClause[],
+  ctx: SearchContext,
+  k: number,
+  fb: FeedbackOptions = {},
+  stats?: CollectStats,
+): Promise<RankedDoc[]> {
+  const R = fb.docs ?? 10;
+  const T = fb.terms ?? 20;
+  const lambda = fb.weight ?? 0.5;
+  const first = await searchClauses(clauses, ctx, Math.max(k, R), stats);
+  const terms = clauses.filter((c) => c.occur === 'should' && c.query instanceof TermQuery) as Array<{ occur: Occur; query: TermQuery }>;
+  if (!ctx.termVector || first.length === 0 || terms.length === 0 || lambda <= 0) return first.slice(0, k);
+  const top = first.slice(0, R);
+  const vectors = await Promise.all(top.map((h) => (ctx.termVector as NonNullable<SearchContext['termVector']>)(h.doc_id)));
+  const max = top[0].score;
+  const rel = new Map<string, number>();
+  let z = 0;
+  top.forEach((h, i) => {
+    const v = vectors[i];
+    if (!v) return;
+    let dl = 0;
+    for (const tf of v.values()) dl += tf;
+    if (dl === 0) return;
+    const w = Math.exp(h.score - max);
+    z += w;
+    for (const [t, tf] of v) rel.set(t, (rel.get(t) ?? 0) + (w * tf) / dl);
+  });
+  if (z === 0) return first.slice(0, k);
+  const expansion = [...rel].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, T);
+  const esum = expansion.reduce((s, [, v]) => s + v, 0);
+  const qlen = terms.reduce((s, c) => s + c.query.boost, 0);
+  // weights scaled by the query length so the kept clauses (phrases…) stay comparable
+  const mix = new Map<string, number>();
+  for (const c of terms) mix.set(c.query.term, (mix.get(c.query.term) ?? 0) + (1 - lambda) * c.query.boost);
+  for (const [t, v] of expansion) mix.set(t, (mix.get(t) ?? 0) + (lambda * v * qlen) / esum);
+  const second: BooleanClause[] = clauses.filter((c) => !(c.occur === 'should' && c.query instanceof TermQuery));
+  for (const [t, w] of mix) second.push({ occur: 'should', query: new TermQuery(t, w) });
+  return searchClauses(second, ctx, k, stats);
 }

@@ -38,8 +38,8 @@ class Ours {
   async insertBatch(docs) {
     await this.store.commit({ changes: docs.map((d) => ({ op: 'put', schema: 'bench.docs', row: { id: d.id, body: d.body } })) });
   }
-  async search(q, limit) {
-    return (await this.fts.search('bench.docs', 'body', q, limit)).map((h) => h.doc_id);
+  async search(q, limit, opts) {
+    return (await this.fts.search('bench.docs', 'body', q, limit, opts)).map((h) => h.doc_id);
   }
   async close() {
     await this.store.close();

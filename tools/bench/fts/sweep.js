@@ -10,26 +10,33 @@ const { words } = require('./peers');
 function build(docs, analyzer, textOf) {
   const ix = new fts.FieldIndex();
   const pos = new Map();
+  const vectors = new Map();
   let total = 0;
   for (const d of docs) {
     const toks = analyzer.analyze(textOf(d));
     const by = new Map();
     for (const t of toks) (by.get(t.term) || by.set(t.term, []).get(t.term)).push(t.pos);
     for (const [t, ps] of by) pos.set(`${t}|${d.id}`, ps);
+    vectors.set(d.id, new Map([...by].map(([t, ps]) => [t, ps.length])));
     ix.putDoc(d.id, toks.length, [...by.keys()], [...by.values()].map((ps) => ps.length));
     total += toks.length;
   }
   ix.setStats(docs.length, total);
-  return { ix, pos };
+  return { ix, pos, vectors };
 }
 
-async function run(docs, queries, qrels, { analyzer = 'english', stopwords, k1 = 1.2, b = 0.75, textOf = (d) => d.body }) {
+const built = new Map();
+async function run(docs, queries, qrels, { analyzer = 'english', stopwords, k1 = 1.2, b = 0.75, textOf = (d) => d.body, rm3 }) {
   const a = fts.analyzerFor({ analyzer, stopwords });
-  const { ix, pos } = build(docs, a, textOf);
-  const ctx = { index: ix, params: { k1, b }, positions: async (t, d) => pos.get(`${t}|${d}`) };
-  return evaluateAsync(queries, qrels, async (q) =>
-    (await fts.searchClauses(fts.compileQuery(fts.parseQuery(q.text), a), ctx, 1000)).map((h) => h.doc_id),
-  );
+  const key = `${analyzer}|${stopwords}|${textOf}`;
+  if (!built.has(key)) built.set(key, build(docs, a, textOf));
+  const { ix, pos, vectors } = built.get(key);
+  const ctx = { index: ix, params: { k1, b }, positions: async (t, d) => pos.get(`${t}|${d}`), termVector: async (d) => vectors.get(d) };
+  return evaluateAsync(queries, qrels, async (q) => {
+    const clauses = fts.compileQuery(fts.parseQuery(q.text), a);
+    const hits = rm3 ? await fts.searchWithFeedback(clauses, ctx, 1000, rm3) : await fts.searchClauses(clauses, ctx, 1000);
+    return hits.map((h) => h.doc_id);
+  });
 }
 
 async function main() {
@@ -41,6 +48,11 @@ async function main() {
   if (mode === 'grid') {
     for (const k1 of [0.6, 0.9, 1.2, 1.5, 2.0])
       for (const b of [0.3, 0.5, 0.75, 0.9, 1.0]) show(`k1=${k1} b=${b}`, await run(docs, queries, qrels, { k1, b }));
+  } else if (mode === 'rm3') {
+    for (const k1 of [0.9, 1.2, 1.5, 2.0])
+      for (const b of [0.5, 0.75, 0.9]) show(`rm3 k1=${k1} b=${b}`, await run(docs, queries, qrels, { k1, b, rm3: {} }));
+    for (const [d, t, w] of [[5, 20, 0.5], [10, 10, 0.5], [10, 40, 0.5], [10, 20, 0.3], [10, 20, 0.7], [20, 20, 0.5]])
+      show(`rm3 docs=${d} terms=${t} weight=${w}`, await run(docs, queries, qrels, { rm3: { docs: d, terms: t, weight: w } }));
   } else {
     show('english (default)', await run(docs, queries, qrels, {}));
     show('english, no stop words', await run(docs, queries, qrels, { stopwords: [] }));
