@@ -145,8 +145,9 @@ export class GraphIndex implements CommitParticipant {
   // ---- reader --------------------------------------------------------------
 
   /**
-   * Finds `rel` for a request on `schema`: declared on `schema`, or declared on an
-   * edge table whose source is `schema`. Unknown schema → `schema_not_found`;
+   * Finds `rel` for a request on `schema`: declared on `schema`, else a relation of that
+   * name on another table whose source (then: target) is `schema`, so that
+   * `/graph/{target}/reverse?rel=` works from the target's side. Unknown schema → `schema_not_found`;
    * unknown relation → `not_found`.
    */
   resolve(schema: string, rel: string): ResolvedRelation {
@@ -162,11 +163,13 @@ export class GraphIndex implements CommitParticipant {
     if (!m) throw new DbError('schema_not_found', `schema "${schema}" is not registered`, { schema });
     const own = m.relations.find((r) => r.name === rel);
     if (own) return { schema, def: own };
-    for (const other of manifests) {
-      const r = other.relations.find((x) => x.name === rel && x.source === schema);
-      if (r) return { schema: other.id, def: r };
+    for (const end of ['source', 'target'] as const) {
+      for (const other of manifests) {
+        const r = other.relations.find((x) => x.name === rel && x[end] === schema);
+        if (r) return { schema: other.id, def: r };
+      }
     }
-    throw new DbError('not_found', `relation "${rel}" is not declared on schema "${schema}" (nor on an edge table whose source is it)`, {
+    throw new DbError('not_found', `relation "${rel}" is not declared on schema "${schema}", nor on a table whose relation starts or ends there`, {
       schema,
       rel,
     });

@@ -164,6 +164,7 @@ describe('edges follow their rows', () => {
     const rows = await graph.reverse('lib.papers', 'written_by', 'bob');
     expect(rows.map((r) => r.id).sort()).toEqual([1, 3, 4]);
     expect(rows.find((r) => r.id === 1)).toMatchObject({ author: 'bob', cost: 5 });
+    expect((await graph.reverse('lib.authors', 'written_by', 'bob')).map((r) => r.id).sort()).toEqual([1, 3, 4]); // from the target's side
     await expect(graph.reverse('lib.papers', 'cites', '3')).rejects.toMatchObject({ code: 'validation_failed', message: expect.stringMatching(/itself/) });
   });
 
