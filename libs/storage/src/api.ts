@@ -128,7 +128,11 @@ export interface CommittedFrame {
   readonly time: number;
   /** The logical changes, as JSON (row puts carry the full stored row and version). */
   readonly changes: readonly LoggedChange[];
-  /** Every key write of the frame, row keys and derived keys alike. */
+  /**
+   * Every derived key write of the frame (indexes, postings, vectors, edges, idempotency
+   * record). Row keys are implied by the `put`/`delete` changes; `frameKeyWrites(frame)`
+   * returns both, which is what a follower applies.
+   */
   readonly writes: readonly KeyWrite[];
 }
 

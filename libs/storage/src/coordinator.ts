@@ -71,6 +71,8 @@ interface Prepared {
   readonly dropped?: TableManifest[];
 }
 
+const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+
 interface PreparedGroup {
   readonly writes: WriteSet;
   readonly schemas: Map<string, SchemaEntry | null>;
@@ -360,7 +362,9 @@ export class Coordinator {
     if (ctx.own.map.size === 0) {
       return { pending: p, result: { lsn: this.nextLsn, results } };
     }
-    const writes = ctx.own.writes();
+    // Row keys are implied by the logical changes (frameKeyWrites rebuilds them); the
+    // frame carries every other key write.
+    const writes = ctx.own.writes().filter((w) => w.key[0] !== ROW_PREFIX);
     const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged, writes };
     const bytes = encodeFrame(frame);
     ctx.own.mergeInto(group);

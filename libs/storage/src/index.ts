@@ -7,4 +7,4 @@ export { TenantStore } from './store';
 export type { StoreOptions, RecoveryReport, StoreHealth } from './store';
 export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
-export { rowKey, indexKey, fkIndexName } from './records';
+export { rowKey, indexKey, fkIndexName, frameKeyWrites } from './records';

@@ -1,6 +1,6 @@
 /** Row records and the key layouts of the R, I, L, M and K keyspaces. */
 import type { JsonValue, Row, TableManifest } from '@mmdb/core';
-import type { PkTuple, StoredRow } from './api';
+import type { CommittedFrame, KeyWrite, PkTuple, StoredRow } from './api';
 import { KEYSPACE, keyOf, decodeTuple, encodeTuple } from './keys';
 
 export function rowKey(schema: string, pk: readonly JsonValue[]): Buffer {
@@ -69,3 +69,16 @@ export function parseJson<T>(b: Uint8Array): T {
 }
 
 export { encodeTuple };
+
+/**
+ * Every key write a frame stands for: the row keys implied by its put/delete changes,
+ * then the derived writes it carries. This is what a follower applies.
+ */
+export function frameKeyWrites(frame: CommittedFrame): KeyWrite[] {
+  const out: KeyWrite[] = [];
+  for (const c of frame.changes) {
+    if (c.op === 'put') out.push({ key: rowKey(c.schema, c.pk), value: encodeRow(c.version, frame.lsn, c.values) });
+    else if (c.op === 'delete') out.push({ key: rowKey(c.schema, c.pk), value: null });
+  }
+  return out.concat(frame.writes);
+}
