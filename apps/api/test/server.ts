@@ -104,7 +104,9 @@ export class TestServer {
       headers['content-type'] ??= opts.contentType ?? 'application/json';
     }
     return new Promise((resolve, reject) => {
+      let answered = false;
       const req = https.request(this.url + p, { method, headers, agent: this.agent, ca: this.ca }, (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
@@ -119,8 +121,22 @@ export class TestServer {
         });
         res.on('error', reject);
       });
-      req.on('error', reject);
-      req.end(body);
+      // A server may answer (413) and close before the whole body is sent: that is not an error here.
+      req.on('error', (e) => {
+        if (!answered) reject(e);
+      });
+      if (body === undefined || body.length < 1 << 20) {
+        req.end(body);
+        return;
+      }
+      // Large bodies are written piece by piece, stopping once an answer has come.
+      const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
+      void (async () => {
+        for (let off = 0; off < buf.length && !answered && !req.destroyed; off += 1 << 16) {
+          if (!req.write(buf.subarray(off, off + (1 << 16)))) await new Promise((r) => req.once('drain', r).once('close', r));
+        }
+        if (!answered && !req.destroyed) req.end();
+      })();
     });
   }
 }
