@@ -30,13 +30,16 @@ export async function inProcessTarget(): Promise<SltTarget & { engine: SqlEngine
   };
 }
 
-/** Runs statements through `POST /v1/tenants/{tenant}/sql` (rows as arrays; integers vs reals from the column values). */
+/**
+ * Runs statements through `POST /v1/tenants/{tenant}/sql` (rows as arrays). Over HTTP DELETE only
+ * translates (spec §4.5), so scripts that DELETE and then read differ; JSON also loses 1.0 vs 1.
+ */
 export function httpTarget(base: string, tenant: string, token: string, fetchImpl: typeof fetch = fetch): SltTarget {
   const call = async (sql: string) => {
     const res = await fetchImpl(`${base}/v1/tenants/${tenant}/sql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-db-delete-mode': 'execute' },
-      body: JSON.stringify({ sql, format: 'arrays', delete_mode: 'execute' }),
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ sql, format: 'arrays' }),
     });
     const body = (await res.json()) as { kind?: string; rows?: unknown[][]; message?: string };
     if (!res.ok) throw new Error(body.message ?? `HTTP ${res.status}`);

@@ -1,0 +1,70 @@
+/**
+ * SQL benchmark: the same fixed query set over 100,000 rows, run by our engine (real TenantStore,
+ * sync off) and by SQLite (better-sqlite3, in memory) in the same run. Prints per-query times and ratios.
+ * Run: node tools/bench/sql/run.js   (ROWS=100000 by default)
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import Database from 'better-sqlite3';
+import { TenantStore } from '@mmdb/storage';
+import { SqlEngine } from '@mmdb/sql';
+
+const N = Number(process.env.ROWS ?? 100_000);
+
+const QUERIES: [string, string][] = [
+  ['pk lookup', 'SELECT * FROM orders WHERE id = 77777'],
+  ['pk range', 'SELECT count(*), sum(amount) FROM orders WHERE id > 5000 AND id <= 6000'],
+  ['3-table join + group by', 'SELECT c.region, p.category, count(*), sum(o.amount) FROM orders o JOIN customers c ON o.customer_id = c.id JOIN products p ON o.product_id = p.id GROUP BY c.region, p.category'],
+  ['order by … limit', 'SELECT id, amount FROM orders ORDER BY amount DESC LIMIT 10'],
+  ['correlated subquery', 'SELECT c.id FROM customers c WHERE c.id < 200 AND (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) > 10'],
+  ['recursive CTE', 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10000) SELECT sum(x) FROM n'],
+];
+
+async function time(fn: () => unknown, reps: number): Promise<number> {
+  await fn();
+  const t0 = performance.now();
+  for (let i = 0; i < reps; i++) await fn();
+  return (performance.now() - t0) / reps;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sql-'));
+  const store = await TenantStore.open({ dir, sync: false });
+  const sql = new SqlEngine(store);
+  const db = new Database(':memory:');
+  const ddl = [
+    'CREATE TABLE customers(id INTEGER PRIMARY KEY, region TEXT)',
+    'CREATE TABLE products(id INTEGER PRIMARY KEY, category TEXT)',
+    'CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER, product_id INTEGER, amount REAL)',
+  ];
+  for (const d of ddl) { db.exec(d); await sql.run(d); }
+  const load = async (table: string, rows: string[]) => {
+    for (let i = 0; i < rows.length; i += 1000) {
+      const s = `INSERT INTO ${table} VALUES ${rows.slice(i, i + 1000).join(',')}`;
+      db.exec(s);
+      await sql.run(s);
+    }
+  };
+  const regions = ['north', 'south', 'east', 'west'];
+  await load('customers', Array.from({ length: N / 10 }, (_, i) => `(${i + 1}, '${regions[i % 4]}')`));
+  await load('products', Array.from({ length: 100 }, (_, i) => `(${i + 1}, 'cat${i % 10}')`));
+  await load('orders', Array.from({ length: N }, (_, i) => `(${i + 1}, ${(i * 7919) % (N / 10) + 1}, ${(i % 100) + 1}, ${((i * 31) % 1000) / 10})`));
+  const out: { q: string; ours: number; sqlite: number; ratio: number }[] = [];
+  for (const [name, q] of QUERIES) {
+    const reps = name.startsWith('pk') ? 200 : 3;
+    const ours = await time(() => sql.run(q), reps);
+    const stmt = db.prepare(q);
+    const lite = await time(() => stmt.all(), reps);
+    out.push({ q: name, ours, sqlite: lite, ratio: ours / lite });
+  }
+  console.log(`rows: ${N}`);
+  console.log('query'.padEnd(28) + 'ours ms'.padStart(12) + 'sqlite ms'.padStart(12) + 'ratio'.padStart(10));
+  for (const r of out) console.log(r.q.padEnd(28) + r.ours.toFixed(3).padStart(12) + r.sqlite.toFixed(3).padStart(12) + r.ratio.toFixed(1).padStart(10));
+  const ratios = out.map((r) => r.ratio).sort((a, b) => a - b);
+  console.log(`median ratio: ${ratios[Math.floor(ratios.length / 2)].toFixed(1)}x, worst: ${ratios[ratios.length - 1].toFixed(1)}x`);
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+void main();
