@@ -260,7 +260,7 @@ export class TenantStore implements StoreReader {
   /** Commits a request atomically in one frame; throws a DbError when a check fails (nothing is written). */
   async commit(req: CommitRequest): Promise<CommitResult> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
-    await this.checkDisk();
+    if (Date.now() - this.lastDiskCheck >= 1000) await this.checkDisk();
     if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
     return this.coordinator.submit(req);
   }
@@ -331,10 +331,12 @@ export class TenantStore implements StoreReader {
   // ---- maintenance --------------------------------------------------------
 
   async writeCheckpoint(writes: readonly KeyWrite[]): Promise<void> {
-    await this.db.batch(
-      writes.map((w) => (w.value === null ? { type: 'del' as const, key: w.key } : { type: 'put' as const, key: w.key, value: w.value })),
-      { sync: true },
-    );
+    const batch = this.db.batch();
+    for (const w of writes) {
+      if (w.value === null) batch.del(w.key);
+      else batch.put(w.key, w.value);
+    }
+    await batch.write({ sync: true });
   }
 
   /** Asks every participant with in-memory state to checkpoint, and records the LSNs they cover. */
