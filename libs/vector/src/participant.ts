@@ -1,0 +1,275 @@
+/**
+ * The vector CommitParticipant of one tenant store, and its reader (top-k).
+ *
+ * Writes: a standalone put/delete is a `custom` change; a row of a schema whose manifest
+ * declares `[vector]` derives its entry from the row. Both become key writes under V in
+ * the same frame as the change. `apply` then feeds the frame's V writes to the in-memory
+ * tables, so the state is a pure function of the keys (live, replay and rebuild alike).
+ *
+ * @example
+ *   const vectors = new VectorParticipant();
+ *   const store = await TenantStore.open({ dir, participants: [vectors] });
+ *   await store.commit({ changes: [VectorParticipant.put('docs', { id: 'a', embedding: [1, 0] })] });
+ *   vectors.topk('docs', { vector: [1, 0], k: 5 }); // [{ id: 'a', distance: 0, metadata: null }]
+ */
+import { DbError, type JsonValue, type Lsn, type TableManifest, type VectorIndexKind } from '@mmdb/core';
+import type { CommitParticipant, CommittedFrame, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, Snapshot, StoreReader } from '@mmdb/storage';
+import { VectorTable, type Match, type TableSpec } from './table';
+import { CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, metaKey, parseKey, tableRange } from './keys';
+import { parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, type Metadata } from './validate';
+import type { VectorMetric } from './metric';
+
+export const PARTICIPANT = 'vector';
+const CHUNK = 8 << 20;
+
+export interface PutEntry {
+  id: string;
+  embedding: number[];
+  metadata?: Metadata | null;
+  metric?: VectorMetric;
+}
+
+export interface TopKRequest {
+  vector: unknown;
+  k?: unknown;
+  mode?: unknown;
+  filter?: unknown;
+  metric?: unknown;
+}
+
+interface StoredSpec extends TableSpec {
+  /** The row column holding the vector, for manifest tables. */
+  column?: string;
+}
+
+/** The store's last LSN; read from the log's tail when the store cannot say yet (during its open). */
+async function lastLsnOf(store: StoreReader, snap: Snapshot): Promise<Lsn> {
+  try {
+    const n = store.lastLsn;
+    if (typeof n === 'number') return n;
+  } catch {
+    /* the coordinator is not up while the store opens */
+  }
+  for await (const batch of snap.rawRange({ gte: Buffer.from('L'), lt: Buffer.from('M'), reverse: true, limit: 1 }))
+    for (const [k] of batch) return Number(k.readBigUInt64BE(1));
+  return 0;
+}
+
+/** A row's id in its vector table: the single pk value as text, or the pk tuple as JSON. */
+export function rowVectorId(pk: readonly JsonValue[]): string {
+  return pk.length === 1 ? String(pk[0]) : JSON.stringify(pk);
+}
+
+export class VectorParticipant implements CommitParticipant {
+  readonly name = PARTICIPANT;
+  private readonly tables = new Map<string, VectorTable>();
+  private readonly dirty = new Set<string>();
+  private readonly chunksOf = new Map<string, number>();
+  private applied: Lsn = 0;
+  /** How the last open went (tests and benchmarks read it). */
+  readonly stats = { openedFrom: 'none' as 'none' | 'checkpoint' | 'keys', checkpointLsn: 0, checkpoints: 0 };
+
+  /** Builds the custom change for a standalone put (checks the body; the lock is checked at commit). */
+  static put(table: string, body: unknown): CustomChange {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new DbError('validation_failed', 'body must be an object {id, embedding, metadata?, metric?}');
+    const b = body as Record<string, unknown>;
+    const payload = {
+      table: parseTableName(table),
+      id: parseId(b.id),
+      embedding: Array.from(parseVector('embedding', b.embedding)),
+      metadata: parseMetadata('metadata', b.metadata),
+      metric: parseMetric(b.metric) ?? null,
+    };
+    return { op: 'custom', participant: PARTICIPANT, type: 'put', payload };
+  }
+
+  static delete(table: string, id: string): CustomChange {
+    return { op: 'custom', participant: PARTICIPANT, type: 'delete', payload: { table: parseTableName(table), id: parseId(id) } };
+  }
+
+  // ---- derive (inside the commit, before the frame is written) ----
+
+  async deriveCustom(change: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    const p = change.payload as Record<string, JsonValue>;
+    const table = parseTableName(p.table);
+    const id = parseId(p.id);
+    if (ctx.manifest(table)) throw new DbError('validation_failed', `"${table}" is a schema: its vectors are written through its rows`, { field: 'table' });
+    const ek = entryKey(table, id);
+    const existed = (await ctx.get(ek)) !== undefined;
+    if (change.type === 'delete') return { writes: existed ? [{ key: ek, value: null }] : [], result: { id, deleted: existed } };
+    if (change.type !== 'put') throw new DbError('validation_failed', `unknown vector change "${change.type}"`);
+    const embedding = parseVector('embedding', p.embedding);
+    const metric = parseMetric(p.metric);
+    const metadata = parseMetadata('metadata', p.metadata);
+    const writes: KeyWrite[] = [];
+    const raw = await ctx.get(metaKey(table));
+    if (raw) {
+      const spec = JSON.parse(raw.toString('utf8')) as StoredSpec;
+      if (metric && metric !== spec.metric)
+        throw new DbError('metric_mismatch', `table "${table}" is locked to metric ${spec.metric}, not ${metric}`, { field: 'metric', expected: spec.metric });
+      parseVector('embedding', p.embedding, spec.dim);
+    } else {
+      const spec: StoredSpec = { dim: embedding.length, metric: metric ?? 'cosine', index: 'auto', params: {} };
+      writes.push({ key: metaKey(table), value: Buffer.from(JSON.stringify(spec)) });
+    }
+    writes.push({ key: ek, value: encodeEntry(embedding, metadata) });
+    return { writes, result: { id, table, created: !existed } };
+  }
+
+  deriveSchema(m: TableManifest, previous: TableManifest | undefined): KeyWrite[] {
+    if (!m.vector) return [];
+    const v = m.vector;
+    const pv = previous?.vector;
+    if (pv && (pv.dim !== v.dim || pv.metric !== v.metric || pv.column !== v.column))
+      throw new DbError('validation_failed', `[vector] of "${m.id}" is locked to ${pv.column}/${pv.dim}/${pv.metric}`, { field: 'vector' });
+    const existing = this.tables.get(m.id);
+    if (!pv && existing) throw new DbError('validation_failed', `a vector table "${m.id}" already exists`, { field: 'vector' });
+    const spec: StoredSpec = { dim: v.dim, metric: v.metric, index: v.index as VectorIndexKind, params: v.params, column: v.column };
+    return [{ key: metaKey(m.id), value: Buffer.from(JSON.stringify(spec)) }];
+  }
+
+  deriveRow(c: RowChangeEvent): KeyWrite[] {
+    const v = c.manifest.vector;
+    if (!v) return [];
+    const id = rowVectorId(c.pk);
+    const value = c.after?.values[v.column];
+    if (value === undefined || value === null) return c.before?.values[v.column] != null ? [{ key: entryKey(c.schema, id), value: null }] : [];
+    const embedding = parseVector(v.column, value, v.dim);
+    const metadata: Metadata = {};
+    for (const [k, x] of Object.entries(c.after!.values)) if (k !== v.column) metadata[k] = x;
+    return [{ key: entryKey(c.schema, id), value: encodeEntry(embedding, metadata) }];
+  }
+
+  dropRanges(m: TableManifest): Array<[Buffer, Buffer]> {
+    const r = tableRange(m.id);
+    return [[r.gte, r.lt]];
+  }
+
+  // ---- apply (after durability, in LSN order) ----
+
+  apply(frame: CommittedFrame): void {
+    for (const ch of frame.changes) if (ch.op === 'schema_drop') this.dropTable(ch.schema);
+    for (const w of frame.writes) this.applyWrite(w.key, w.value);
+    if (frame.lsn > this.applied) this.applied = frame.lsn;
+  }
+
+  private dropTable(name: string): void {
+    this.tables.delete(name);
+    this.dirty.add(name);
+  }
+
+  private applyWrite(key: Buffer, value: Buffer | null): void {
+    const k = parseKey(key);
+    if (!k) return;
+    if (k.kind === 'm') {
+      if (value === null) return this.dropTable(k.table);
+      const spec = JSON.parse(value.toString('utf8')) as StoredSpec;
+      const t = this.tables.get(k.table);
+      if (!t || t.spec.dim !== spec.dim || t.spec.metric !== spec.metric) this.tables.set(k.table, new VectorTable(k.table, spec));
+      this.dirty.add(k.table);
+    } else if (k.kind === 'e') {
+      const t = this.tables.get(k.table);
+      if (!t) return;
+      if (value === null) t.delete(k.id);
+      else {
+        const e = decodeEntry(value);
+        t.upsert(k.id, e.embedding, e.metadata);
+      }
+      this.dirty.add(k.table);
+    }
+  }
+
+  // ---- read ----
+
+  /** The table, or 404 `not_found`. */
+  table(name: string): VectorTable {
+    const t = this.tables.get(name);
+    if (!t) throw new DbError('not_found', `no vector table "${name}"`, { table: name });
+    return t;
+  }
+
+  tableNames(): string[] {
+    return [...this.tables.keys()];
+  }
+
+  /** Top-k over a table, checking the request (spec §4.8). */
+  topk(name: string, body: TopKRequest): Match[] {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new DbError('validation_failed', 'body must be an object {vector, k?, mode?, filter?, metric?}');
+    const t = this.table(name);
+    const q = parseVector('vector', body.vector, t.spec.dim);
+    const k = parseK(body.k);
+    const mode = parseMode(body.mode);
+    const metric = parseMetric(body.metric);
+    if (metric && metric !== t.spec.metric)
+      throw new DbError('metric_mismatch', `table "${name}" is locked to metric ${t.spec.metric}, not ${metric}`, { field: 'metric', expected: t.spec.metric });
+    const filter = parseMetadata('filter', body.filter);
+    return t.topk(q, { k, mode, filter });
+  }
+
+  // ---- durability ----
+
+  async open(store: StoreReader): Promise<Lsn> {
+    const snap = store.snapshot();
+    try {
+      const rec = await snap.rawGet(CHECKPOINT_KEY);
+      if (rec) {
+        const { lsn, tables } = JSON.parse(rec.toString('utf8')) as { lsn: Lsn; tables: Record<string, number> };
+        for (const [name, chunks] of Object.entries(tables)) {
+          const parts: Buffer[] = [];
+          for (let i = 0; i < chunks; i++) {
+            const c = await snap.rawGet(chunkKey(name, i));
+            if (!c) break; // dropped after the checkpoint: the replay drops it too
+            parts.push(c);
+          }
+          if (parts.length !== chunks) continue;
+          this.tables.set(name, VectorTable.deserialize(name, Buffer.concat(parts)));
+          this.chunksOf.set(name, chunks);
+        }
+        this.applied = lsn;
+        Object.assign(this.stats, { openedFrom: 'checkpoint', checkpointLsn: lsn });
+        return lsn;
+      }
+      // no checkpoint yet: the V keys are the whole truth as of this snapshot
+      // specs sort after their entries ('m' > 'e'): create the tables first
+      const entries: Array<[Buffer, Buffer]> = [];
+      for await (const batch of snap.rawRange({ ...ALL_TABLES, batchSize: 1024 }))
+        for (const [k, v] of batch) {
+          const pk = parseKey(k);
+          if (pk?.kind === 'm') this.applyWrite(k, v);
+          else if (pk?.kind === 'e') entries.push([k, v]);
+        }
+      for (const [k, v] of entries) this.applyWrite(k, v);
+      const last = await lastLsnOf(store, snap);
+      this.applied = last;
+      Object.assign(this.stats, { openedFrom: 'keys', checkpointLsn: 0 });
+      return last;
+    } finally {
+      await snap.release();
+    }
+  }
+
+  async checkpoint(store: StoreReader): Promise<Lsn> {
+    const lsn = this.applied;
+    const writes: KeyWrite[] = [];
+    const tables: Record<string, number> = {};
+    for (const [name, t] of this.tables) {
+      if (!this.dirty.has(name) && this.chunksOf.has(name)) {
+        tables[name] = this.chunksOf.get(name)!;
+        continue;
+      }
+      const img = t.serialize();
+      const n = Math.max(1, Math.ceil(img.length / CHUNK));
+      for (let i = 0; i < n; i++) writes.push({ key: chunkKey(name, i), value: img.subarray(i * CHUNK, (i + 1) * CHUNK) });
+      for (let i = n; i < (this.chunksOf.get(name) ?? 0); i++) writes.push({ key: chunkKey(name, i), value: null });
+      tables[name] = n;
+    }
+    writes.push({ key: CHECKPOINT_KEY, value: Buffer.from(JSON.stringify({ lsn, tables })) });
+    // images were taken synchronously at `lsn`; frames applied during the write mark tables dirty again
+    this.dirty.clear();
+    for (const name of [...this.chunksOf.keys()]) if (!(name in tables)) this.chunksOf.delete(name);
+    for (const [name, n] of Object.entries(tables)) this.chunksOf.set(name, n);
+    await store.writeCheckpoint(writes);
+    this.stats.checkpoints++;
+    return lsn;
+  }
+}

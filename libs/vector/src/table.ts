@@ -1,0 +1,292 @@
+/**
+ * One table's vectors: id ↔ label map, metadata and its equality postings, the float
+ * slab, and the index chosen for the table. Pure in-memory; the participant feeds it
+ * committed frames and checkpoints it.
+ */
+import { DbError, type JsonValue, type VectorIndexKind } from '@mmdb/core';
+import type { AnnIndex, Hit, IndexContext, SearchMode } from './ann';
+import { ExactIndex, exactOver } from './exact';
+import { HnswIndex } from './hnsw';
+import { IvfIndex } from './ivf';
+import { normalize, scorer, type VectorMetric } from './metric';
+import { VectorSlab } from './slab';
+import type { Metadata } from './validate';
+
+/** `auto`: below this many vectors a table is searched exactly (no index kept). */
+export const EXACT_MAX = 2000;
+/** `auto`: from this many vectors on, a table moves to IVF-PQ (compressed codes). */
+export const AUTO_IVFPQ_MIN = 2_000_000;
+/** A filter matching at most this many entries is answered by an exact scan of its members. */
+export const FILTER_EXACT_MAX = 20_000;
+/** IVF indexes retrain when the table has grown past this multiple of their training size. */
+const RETRAIN_GROWTH = 4;
+
+export interface TableSpec {
+  readonly dim: number;
+  readonly metric: VectorMetric;
+  readonly index: VectorIndexKind;
+  readonly params: Readonly<Record<string, number>>;
+}
+
+export interface Match {
+  id: string;
+  distance: number;
+  metadata: Metadata | null;
+}
+
+export interface TopKOptions {
+  k: number;
+  mode: SearchMode;
+  /** Metadata equalities; every one must hold. */
+  filter?: Metadata | null;
+}
+
+function postingKey(field: string, v: JsonValue): string {
+  return `${field}\u0000${canonical(v)}`;
+}
+
+function canonical(v: JsonValue): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  return `{${Object.keys(v)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+    .join(',')}}`;
+}
+
+/** Which index kind serves the table at its current size. */
+export function chooseKind(spec: TableSpec, size: number): 'exact' | 'hnsw' | 'ivf' | 'ivfpq' {
+  switch (spec.index) {
+    case 'exact':
+      return 'exact';
+    case 'hnsw':
+      return spec.metric === 'manhattan' ? 'ivf' : 'hnsw';
+    case 'ivfpq':
+      return size < EXACT_MAX ? 'exact' : 'ivfpq';
+    default:
+      if (size < EXACT_MAX) return 'exact';
+      if (size >= AUTO_IVFPQ_MIN) return 'ivfpq';
+      return spec.metric === 'manhattan' ? 'ivf' : 'hnsw';
+  }
+}
+
+export class VectorTable {
+  private readonly labelOf = new Map<string, number>();
+  private idOf: (string | null)[] = [];
+  private meta: (Metadata | null)[] = [];
+  private free: number[] = [];
+  private readonly postings = new Map<string, Set<number>>();
+  slab: VectorSlab;
+  private index: AnnIndex;
+  private readonly ctx: IndexContext;
+  /** Set by `rebuild(kind)`: the table keeps that kind instead of choosing by size. */
+  private pinned: AnnIndex['kind'] | null = null;
+
+  constructor(readonly name: string, readonly spec: TableSpec) {
+    this.slab = new VectorSlab(spec.dim);
+    const self = this;
+    this.ctx = {
+      metric: spec.metric,
+      dim: spec.dim,
+      get slab() {
+        return self.slab;
+      },
+      params: spec.params,
+    };
+    this.index = new ExactIndex(this.ctx);
+    if (spec.index === 'hnsw' && spec.metric !== 'manhattan') this.index = new HnswIndex(this.ctx);
+  }
+
+  get size(): number {
+    return this.labelOf.size;
+  }
+
+  get kind(): AnnIndex['kind'] {
+    return this.index.kind;
+  }
+
+  has(id: string): boolean {
+    return this.labelOf.has(id);
+  }
+
+  /** Adds or replaces `id`. `embedding` must already have the table's dimension. */
+  upsert(id: string, embedding: ArrayLike<number>, metadata: Metadata | null): void {
+    if (embedding.length !== this.spec.dim)
+      throw new DbError('dim_mismatch', `embedding has ${embedding.length} dimensions; the table is locked to ${this.spec.dim}`);
+    const v = Float32Array.from(embedding);
+    if (this.spec.metric === 'cosine') normalize(v);
+    let label = this.labelOf.get(id);
+    if (label === undefined) {
+      label = this.free.length ? this.free.pop()! : this.idOf.length;
+      this.labelOf.set(id, label);
+      this.idOf[label] = id;
+    } else this.unpost(label);
+    this.meta[label] = metadata;
+    this.post(label);
+    this.slab.set(label, v);
+    this.index.add(label);
+    this.maybeRebuild();
+  }
+
+  delete(id: string): boolean {
+    const label = this.labelOf.get(id);
+    if (label === undefined) return false;
+    this.index.remove(label);
+    this.unpost(label);
+    this.slab.clear(label);
+    this.labelOf.delete(id);
+    this.idOf[label] = null;
+    this.meta[label] = null;
+    this.free.push(label);
+    return true;
+  }
+
+  private post(label: number): void {
+    const m = this.meta[label];
+    if (!m) return;
+    for (const [f, v] of Object.entries(m)) {
+      const key = postingKey(f, v);
+      let s = this.postings.get(key);
+      if (!s) this.postings.set(key, (s = new Set()));
+      s.add(label);
+    }
+  }
+
+  private unpost(label: number): void {
+    const m = this.meta[label];
+    if (!m) return;
+    for (const [f, v] of Object.entries(m)) {
+      const key = postingKey(f, v);
+      const s = this.postings.get(key);
+      if (!s) continue;
+      s.delete(label);
+      if (s.size === 0) this.postings.delete(key);
+    }
+  }
+
+  private maybeRebuild(): void {
+    const want = this.pinned ?? chooseKind(this.spec, this.size);
+    const cur = this.index;
+    const stale = (cur.kind === 'ivf' || cur.kind === 'ivfpq') && this.size > RETRAIN_GROWTH * Math.max(1, (cur as IvfIndex).trainedOn);
+    if (want === cur.kind && !stale) return;
+    if (want === 'exact' && cur.kind !== 'exact') return; // an index once built stays
+    this.index = this.build(want);
+  }
+
+  /** Builds the given kind over every live vector (used on growth and by benchmarks). */
+  rebuild(kind?: AnnIndex['kind']): void {
+    this.pinned = kind ?? null;
+    this.index = this.build(kind ?? chooseKind(this.spec, this.size));
+  }
+
+  private build(kind: AnnIndex['kind']): AnnIndex {
+    switch (kind) {
+      case 'exact':
+        return new ExactIndex(this.ctx);
+      case 'hnsw': {
+        const h = new HnswIndex(this.ctx);
+        for (let l = 0; l < this.slab.high; l++) if (this.slab.live[l]) h.add(l);
+        return h;
+      }
+      default:
+        return new IvfIndex(this.ctx, kind === 'ivfpq');
+    }
+  }
+
+  /** Labels matching every equality of `filter` (smallest posting first), or null for no filter. */
+  private matching(filter: Metadata | null | undefined): Set<number> | number[] | null {
+    if (!filter) return null;
+    const entries = Object.entries(filter);
+    if (entries.length === 0) return null;
+    const sets: Set<number>[] = [];
+    for (const [f, v] of entries) {
+      const s = this.postings.get(postingKey(f, v));
+      if (!s) return [];
+      sets.push(s);
+    }
+    sets.sort((a, b) => a.size - b.size);
+    if (sets.length === 1) return sets[0];
+    const out: number[] = [];
+    for (const l of sets[0]) if (sets.every((s) => s.has(l))) out.push(l);
+    return out;
+  }
+
+  /** The k closest entries, closest first. Query length must equal the table's dimension. */
+  topk(query: ArrayLike<number>, o: TopKOptions): Match[] {
+    if (query.length !== this.spec.dim)
+      throw new DbError('dim_mismatch', `"vector" has ${query.length} dimensions; the table is locked to ${this.spec.dim}`, { field: 'vector' });
+    const q = Float32Array.from(query);
+    if (this.spec.metric === 'cosine') normalize(q);
+    const members = this.matching(o.filter);
+    let hits: Hit[];
+    if (members === null) hits = this.index.search(q, { k: o.k, mode: o.mode });
+    else {
+      const n = Array.isArray(members) ? members.length : members.size;
+      if (n === 0) return [];
+      if (n <= FILTER_EXACT_MAX || this.index.kind === 'exact') hits = exactOver(this.ctx, q, members, o.k);
+      else {
+        const set = Array.isArray(members) ? new Set(members) : members;
+        hits = this.index.search(q, { k: o.k, mode: o.mode, filter: (l) => set.has(l) });
+        // the index may fall short of k under a filter: the exact scan of the members never does
+        if (hits.length < Math.min(o.k, n)) hits = exactOver(this.ctx, q, members, o.k);
+      }
+    }
+    const finish = scorer(this.spec.metric).finish;
+    const out: Match[] = [];
+    for (const h of hits) {
+      const id = this.idOf[h.label];
+      if (id == null) continue;
+      out.push({ id, distance: finish(h.score), metadata: this.meta[h.label] });
+    }
+    return out;
+  }
+
+  /** Bytes held by the index beside the float vectors. */
+  indexBytes(): number {
+    return this.index.memoryBytes();
+  }
+
+  /** The index itself (benchmarks read IVF-PQ code sizes from it). */
+  get ann(): AnnIndex {
+    return this.index;
+  }
+
+  /** Checkpoint image: a JSON header (ids, metadata, kind), the slab, the index bytes. */
+  serialize(): Buffer {
+    const head = Buffer.from(
+      JSON.stringify({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high }),
+      'utf8',
+    );
+    const slab = this.slab.serialize();
+    const idx = this.index.serialize();
+    const lens = Buffer.alloc(12);
+    lens.writeUInt32LE(head.length, 0);
+    lens.writeUInt32LE(slab.length, 4);
+    lens.writeUInt32LE(idx.length, 8);
+    return Buffer.concat([lens, head, slab, idx]);
+  }
+
+  static deserialize(name: string, b: Buffer): VectorTable {
+    const hl = b.readUInt32LE(0);
+    const sl = b.readUInt32LE(4);
+    const il = b.readUInt32LE(8);
+    const h = JSON.parse(b.subarray(12, 12 + hl).toString('utf8'));
+    const t = new VectorTable(name, h.spec);
+    t.slab = VectorSlab.deserialize(t.spec.dim, h.high, b.subarray(12 + hl, 12 + hl + sl));
+    t.idOf = h.ids;
+    t.meta = h.meta;
+    for (let l = 0; l < t.idOf.length; l++) {
+      const id = t.idOf[l];
+      if (id == null) t.free.push(l);
+      else {
+        t.labelOf.set(id, l);
+        t.post(l);
+      }
+    }
+    const idx = b.subarray(12 + hl + sl, 12 + hl + sl + il);
+    if (h.kind === 'hnsw') t.index = new HnswIndex(t.ctx, idx);
+    else if (h.kind === 'ivf' || h.kind === 'ivfpq') t.index = new IvfIndex(t.ctx, h.kind === 'ivfpq', idx);
+    else t.index = new ExactIndex(t.ctx);
+    return t;
+  }
+}

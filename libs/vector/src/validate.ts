@@ -1,0 +1,67 @@
+/** Input checks shared by every caller (HTTP, SQL): they throw the spec's codes. */
+import { DbError, type JsonValue } from '@mmdb/core';
+import { SEARCH_MODES, type SearchMode } from './ann';
+import { isMetric, type VectorMetric } from './metric';
+
+/** Largest `k` a top-k accepts. */
+export const MAX_K = 1000;
+/** Largest dimension a table may lock. */
+export const MAX_DIM = 4096;
+
+/** A finite, non-empty array of numbers → Float32Array; `dim`, when known, must match (`dim_mismatch`). */
+export function parseVector(field: string, v: unknown, dim?: number): Float32Array {
+  if (!Array.isArray(v)) throw new DbError('validation_failed', `"${field}" must be an array of numbers`, { field });
+  if (v.length === 0) throw new DbError('validation_failed', `"${field}" must not be empty`, { field });
+  if (v.length > MAX_DIM) throw new DbError('validation_failed', `"${field}" has ${v.length} components; at most ${MAX_DIM}`, { field });
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (typeof x !== 'number') throw new DbError('validation_failed', `"${field}[${i}]" is not a number`, { field });
+    if (!Number.isFinite(x)) throw new DbError('validation_failed', `"${field}[${i}]" is not finite`, { field });
+    out[i] = x;
+  }
+  if (dim !== undefined && v.length !== dim)
+    throw new DbError('dim_mismatch', `"${field}" has ${v.length} dimensions; the table is locked to ${dim}`, { field, expected: dim, got: v.length });
+  return out;
+}
+
+export function parseK(v: unknown): number {
+  if (v === undefined || v === null) return 10;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_K)
+    throw new DbError('validation_failed', `"k" must be an integer from 1 to ${MAX_K}`, { field: 'k' });
+  return v;
+}
+
+export function parseMode(v: unknown): SearchMode {
+  if (v === undefined || v === null) return 'high_recall';
+  if (typeof v !== 'string' || !(SEARCH_MODES as readonly string[]).includes(v))
+    throw new DbError('validation_failed', `"mode" must be one of ${SEARCH_MODES.join(', ')}`, { field: 'mode' });
+  return v as SearchMode;
+}
+
+export function parseMetric(v: unknown): VectorMetric | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!isMetric(v)) throw new DbError('validation_failed', `"metric" must be one of cosine, dot, l2, manhattan`, { field: 'metric' });
+  return v;
+}
+
+export type Metadata = { [k: string]: JsonValue };
+
+export function parseMetadata(field: string, v: unknown): Metadata | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'object' || Array.isArray(v)) throw new DbError('validation_failed', `"${field}" must be an object`, { field });
+  return v as Metadata;
+}
+
+export function parseId(v: unknown): string {
+  if (typeof v !== 'string' || v.length === 0 || v.length > 512)
+    throw new DbError('validation_failed', '"id" must be a non-empty string (at most 512 characters)', { field: 'id' });
+  return v;
+}
+
+/** Standalone vector table names: letters, digits, `_`, `-`, `.` (a manifest's `ns.table` included). */
+export function parseTableName(v: unknown): string {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(v))
+    throw new DbError('validation_failed', 'table name must be 1–128 letters, digits, "_", "-" or "."', { field: 'table' });
+  return v;
+}

@@ -1,0 +1,120 @@
+/**
+ * One suite over every index kind and metric, through the public VectorTable door:
+ * recall@10 on a real MNIST slice against float64 brute force, filters, delete/replace.
+ */
+import { VectorTable, type VectorMetric } from '@mmdb/vector';
+import { bruteForce, recall, refDistance, shippedGroundTruth, slice } from './mnist';
+
+const N = 3000;
+const Q = 20;
+const data = slice(N, Q);
+
+type Kind = 'exact' | 'hnsw' | 'ivf' | 'ivfpq';
+const CASES: Array<[Kind, VectorMetric, number]> = [
+  ['exact', 'cosine', 1],
+  ['exact', 'dot', 1],
+  ['exact', 'l2', 1],
+  ['exact', 'manhattan', 1],
+  ['hnsw', 'cosine', 0.95],
+  ['hnsw', 'dot', 0.9],
+  ['hnsw', 'l2', 0.95],
+  ['ivf', 'cosine', 0.9],
+  ['ivf', 'dot', 0.85],
+  ['ivf', 'l2', 0.9],
+  ['ivf', 'manhattan', 0.9],
+  ['ivfpq', 'cosine', 0.85],
+  ['ivfpq', 'dot', 0.85],
+  ['ivfpq', 'l2', 0.85],
+  ['ivfpq', 'manhattan', 0.85],
+];
+
+function build(kind: Kind, metric: VectorMetric): VectorTable {
+  // built as `exact`, then moved to `kind` in one build; small PQ training keeps the suite fast
+  const t = new VectorTable('t', { dim: data.dim, metric, index: 'exact', params: { train_sample: 1000, iters: 4 } });
+  data.base.forEach((v, i) => t.upsert(String(i), v, { digit: data.labels[i], even: data.labels[i] % 2 === 0 }));
+  t.rebuild(kind);
+  expect(t.kind).toBe(kind);
+  return t;
+}
+
+describe.each(CASES)('%s / %s', (kind, metric, minRecall) => {
+  let t: VectorTable;
+  const truth = data.queries.map((q) => bruteForce(metric, data.base, q, 10));
+  beforeAll(() => {
+    t = build(kind, metric);
+  });
+
+  it(`recall@10 (high_recall) ≥ ${minRecall} and distances are the documented ones`, () => {
+    let r = 0;
+    data.queries.forEach((q, qi) => {
+      const got = t.topk(q, { k: 10, mode: 'high_recall' });
+      expect(got).toHaveLength(10);
+      for (let i = 1; i < got.length; i++) expect(got[i].distance).toBeGreaterThanOrEqual(got[i - 1].distance);
+      for (const m of got) {
+        const ref = refDistance(metric, q, data.base[Number(m.id)]);
+        expect(Math.abs(m.distance - ref)).toBeLessThanOrEqual(1e-3 * Math.max(1, Math.abs(ref)));
+      }
+      r += recall(got.map((m) => m.id), truth[qi]);
+    });
+    expect(r / Q).toBeGreaterThanOrEqual(minRecall);
+  });
+
+  it('fast mode answers k results with some recall', () => {
+    let r = 0;
+    data.queries.forEach((q, qi) => {
+      const got = t.topk(q, { k: 10, mode: 'fast' });
+      expect(got).toHaveLength(10);
+      r += recall(got.map((m) => m.id), truth[qi]);
+    });
+    expect(r / Q).toBeGreaterThanOrEqual(kind === 'exact' ? 1 : 0.5);
+  });
+
+  it('a filter is exact in membership and never falls short of k', () => {
+    for (const [filter, keep] of [
+      [{ digit: 3 }, (i: number) => data.labels[i] === 3],
+      [{ digit: 4, even: true }, (i: number) => data.labels[i] === 4],
+    ] as const) {
+      const q = data.queries[0];
+      const got = t.topk(q, { k: 10, mode: 'fast', filter });
+      expect(got).toHaveLength(10);
+      for (const m of got) expect(keep(Number(m.id))).toBe(true);
+      expect(got.map((m) => Number(m.id))).toEqual(bruteForce(metric, data.base, q, 10, keep));
+    }
+    expect(t.topk(data.queries[0], { k: 10, mode: 'fast', filter: { digit: 11 } })).toEqual([]);
+    expect(t.topk(data.queries[0], { k: 10, mode: 'fast', filter: { digit: 3, even: true } })).toEqual([]);
+  });
+
+  it('delete removes and a put with an existing id replaces', () => {
+    const q = data.queries[1];
+    const first = t.topk(q, { k: 1, mode: 'high_recall' })[0];
+    expect(t.delete(first.id)).toBe(true);
+    expect(t.delete(first.id)).toBe(false);
+    expect(t.topk(q, { k: 10, mode: 'high_recall' }).map((m) => m.id)).not.toContain(first.id);
+    // put another id's vector under `first.id`'s id: the query itself becomes the nearest
+    t.upsert(first.id, q, { digit: 99 });
+    const again = t.topk(q, { k: 1, mode: 'high_recall' })[0];
+    expect(again.id).toBe(first.id);
+    expect(again.metadata).toEqual({ digit: 99 });
+    expect(again.distance).toBeCloseTo(refDistance(metric, q, q), 3);
+    expect(t.topk(q, { k: 5, mode: 'fast', filter: { digit: 99 } }).map((m) => m.id)).toEqual([first.id]);
+  });
+
+  it('a checkpoint image restores the same answers', () => {
+    const copy = VectorTable.deserialize('t', t.serialize());
+    expect(copy.kind).toBe(t.kind);
+    expect(copy.size).toBe(t.size);
+    for (const q of data.queries.slice(0, 5)) expect(copy.topk(q, { k: 10, mode: 'high_recall' })).toEqual(t.topk(q, { k: 10, mode: 'high_recall' }));
+  });
+});
+
+describe('exact search against the shipped ground truth (full 9,000 base)', () => {
+  it.each(['l2', 'cosine'] as const)('%s', (metric) => {
+    const full = slice(9000, 20);
+    const t = new VectorTable('full', { dim: full.dim, metric, index: 'exact', params: {} });
+    full.base.forEach((v, i) => t.upsert(String(i), v, null));
+    const gt = shippedGroundTruth(metric, 20);
+    full.queries.forEach((q, qi) => {
+      expect(t.topk(q, { k: 10, mode: 'high_recall' }).map((m) => Number(m.id))).toEqual(gt[qi].slice(0, 10));
+    });
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * The participant against a real TenantStore (classic-level in a temp dir): standalone
+ * puts, manifest rows, the lock rules, delete/replace, same-frame commits, restart from
+ * a checkpoint plus replay, and restart without one.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TenantStore, keyOf, type CommittedFrame } from '@mmdb/storage';
+import { VectorParticipant } from '@mmdb/vector';
+import { bruteForce, recall, slice } from './mnist';
+
+jest.setTimeout(120_000);
+const data = slice(2500, 10);
+let dir: string;
+
+async function open(): Promise<{ store: TenantStore; vectors: VectorParticipant }> {
+  const vectors = new VectorParticipant();
+  const store = await TenantStore.open({ dir, participants: [vectors], sync: false });
+  return { store, vectors };
+}
+
+async function putAll(store: TenantStore, table: string, from: number, to: number, metric?: string) {
+  for (let i = from; i < to; i += 250) {
+    const changes = [];
+    for (let j = i; j < Math.min(to, i + 250); j++)
+      changes.push(VectorParticipant.put(table, { id: String(j), embedding: data.base[j], metadata: { digit: data.labels[j] }, metric }));
+    await store.commit({ changes });
+  }
+}
+
+const errCode = async (p: Promise<unknown> | (() => unknown)) => {
+  try {
+    await (typeof p === 'function' ? p() : p);
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+  return 'none';
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mmdb-vector-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+test('standalone table: first put locks dim and metric; topk, filter, delete and replace', async () => {
+  const { store, vectors } = await open();
+  await putAll(store, 'digits', 0, 2500, 'l2');
+  const t = vectors.table('digits');
+  expect(t.spec).toMatchObject({ dim: 784, metric: 'l2' });
+  expect(t.kind).toBe('hnsw'); // past the exact threshold
+
+  expect(await errCode(store.commit({ changes: [VectorParticipant.put('digits', { id: 'x', embedding: [1, 2, 3] })] }))).toBe('dim_mismatch');
+  expect(await errCode(store.commit({ changes: [VectorParticipant.put('digits', { id: 'x', embedding: data.base[0], metric: 'cosine' })] }))).toBe(
+    'metric_mismatch',
+  );
+  expect(await errCode(() => vectors.topk('digits', { vector: data.queries[0], metric: 'dot' }))).toBe('metric_mismatch');
+  expect(await errCode(() => vectors.topk('digits', { vector: [1, 2] }))).toBe('dim_mismatch');
+  expect(await errCode(() => vectors.topk('nope', { vector: [1, 2] }))).toBe('not_found');
+  for (const bad of [{ vector: [] }, { vector: [NaN] }, { vector: ['1'] }, { vector: data.queries[0], k: 0 }, { vector: data.queries[0], k: 1001 }, { vector: data.queries[0], mode: 'turbo' }])
+    expect(await errCode(() => vectors.topk('digits', bad))).toBe('validation_failed');
+
+  let r = 0;
+  data.queries.forEach((q) => {
+    const got = vectors.topk('digits', { vector: q, k: 10 });
+    r += recall(got.map((m) => m.id), bruteForce('l2', data.base, q, 10));
+  });
+  expect(r / data.queries.length).toBeGreaterThanOrEqual(0.95);
+
+  const filtered = vectors.topk('digits', { vector: data.queries[0], k: 10, filter: { digit: 7 }, mode: 'fast' });
+  expect(filtered.map((m) => Number(m.id))).toEqual(bruteForce('l2', data.base, data.queries[0], 10, (i) => data.labels[i] === 7));
+
+  const top = vectors.topk('digits', { vector: data.queries[0], k: 1 })[0];
+  const del = await store.commit({ changes: [VectorParticipant.delete('digits', top.id)] });
+  expect(del.results[0]).toMatchObject({ result: { deleted: true } });
+  expect(vectors.topk('digits', { vector: data.queries[0], k: 10 }).map((m) => m.id)).not.toContain(top.id);
+  const rep = await store.commit({ changes: [VectorParticipant.put('digits', { id: '5', embedding: data.queries[0], metadata: { digit: -1 } })] });
+  expect(rep.results[0]).toMatchObject({ result: { id: '5', created: false } });
+  expect(vectors.topk('digits', { vector: data.queries[0], k: 1 })[0]).toEqual({ id: '5', distance: 0, metadata: { digit: -1 } });
+  expect(t.size).toBe(2499);
+  await store.close();
+});
+
+test('default metric is cosine; of two racing first puts with different lengths, one locks and the other is refused', async () => {
+  const { store, vectors } = await open();
+  const res = await Promise.allSettled([
+    store.commit({ changes: [VectorParticipant.put('c', { id: 'a', embedding: [1, 0, 0] })] }),
+    store.commit({ changes: [VectorParticipant.put('c', { id: 'b', embedding: [1, 0] })] }),
+  ]);
+  const won = res.findIndex((r) => r.status === 'fulfilled');
+  const lost = res[1 - won];
+  expect(won).toBeGreaterThanOrEqual(0);
+  expect(lost.status === 'rejected' && (lost.reason as { code: string }).code).toBe('dim_mismatch');
+  const t = vectors.table('c');
+  expect(t.spec).toMatchObject({ metric: 'cosine', dim: won === 0 ? 3 : 2 });
+  const q = won === 0 ? [2, 0, 0] : [2, 0];
+  expect(vectors.topk('c', { vector: q })).toEqual([{ id: won === 0 ? 'a' : 'b', distance: 0, metadata: null }]);
+  await store.close();
+});
+
+const MANIFEST = `
+namespace = "img"
+table = "digits"
+primary_key = ["id"]
+[[columns]]
+name = "id"
+ty = "i64"
+[[columns]]
+name = "label"
+ty = "i64"
+[[columns]]
+name = "emb"
+ty = "vector"
+dim = 784
+[vector]
+column = "emb"
+dim = 784
+metric = "cosine"
+`;
+
+test('manifest rows: the vector commits in the row frame; deleting the row deletes it', async () => {
+  const { store, vectors } = await open();
+  await store.registerSchema(MANIFEST);
+  expect(vectors.table('img.digits').spec).toMatchObject({ dim: 784, metric: 'cosine' });
+  const frames: CommittedFrame[] = [];
+  const sub = store.changes.subscribe((f) => frames.push(f));
+  await store.put('img.digits', { id: 1, label: data.labels[1], emb: data.base[1] });
+  await store.put('img.digits', { id: 2, label: data.labels[2], emb: data.base[2] });
+  const vkey = keyOf('V', ['img.digits', 'e', '1']);
+  const f1 = frames.find((f) => f.changes.some((c) => c.op === 'put' && c.pk[0] === 1))!;
+  expect(f1.writes.some((w) => w.key.equals(vkey) && w.value !== null)).toBe(true);
+
+  expect(vectors.topk('img.digits', { vector: data.base[1], k: 2 })[0]).toMatchObject({ id: '1', metadata: { id: 1, label: data.labels[1] } });
+  expect(vectors.topk('img.digits', { vector: data.base[1], k: 5, filter: { label: data.labels[2] } }).map((m) => m.id)).toEqual(
+    data.labels[1] === data.labels[2] ? ['1', '2'] : ['2'],
+  );
+  expect(await errCode(store.put('img.digits', { id: 3, label: 0, emb: [1, 2] }))).toMatch(/dim_mismatch|type_mismatch/);
+  expect(await errCode(store.commit({ changes: [VectorParticipant.put('img.digits', { id: 'z', embedding: data.base[0] })] }))).toBe('validation_failed');
+
+  await store.delete('img.digits', [1]);
+  const f2 = frames[frames.length - 1];
+  expect(f2.writes.some((w) => w.key.equals(vkey) && w.value === null)).toBe(true);
+  expect(vectors.topk('img.digits', { vector: data.base[1], k: 5 }).map((m) => m.id)).toEqual(['2']);
+  sub.unsubscribe();
+  await store.close();
+});
+
+test('restart: loads the checkpoint and replays later frames; without one, rebuilds from the keys', async () => {
+  let { store, vectors } = await open();
+  await putAll(store, 'digits', 0, 2200, 'l2');
+  await store.checkpoint();
+  // after the checkpoint: 300 more, one replace, one delete
+  await putAll(store, 'digits', 2200, 2500);
+  await store.commit({ changes: [VectorParticipant.put('digits', { id: '0', embedding: data.queries[1], metadata: { digit: 42 } })] });
+  await store.commit({ changes: [VectorParticipant.delete('digits', '1')] });
+  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
+  const lsn = store.lastLsn;
+  // stop without a final checkpoint: reopen a copy of the state as a crash would leave it
+  const frozen = (store as unknown as { db: { close(): Promise<void> } }).db;
+  await frozen.close();
+
+  ({ store, vectors } = await open());
+  expect(vectors.stats.openedFrom).toBe('checkpoint');
+  expect(vectors.stats.checkpointLsn).toBeLessThan(lsn);
+  expect(store.recovery.replayed.vector).toBe(lsn - vectors.stats.checkpointLsn);
+  expect(vectors.table('digits').kind).toBe('hnsw');
+  expect(vectors.table('digits').size).toBe(2499);
+  expect(data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  expect(vectors.topk('digits', { vector: data.queries[1], k: 1 })[0]).toMatchObject({ id: '0', metadata: { digit: 42 } });
+  await store.close(); // checkpoints at close
+
+  ({ store, vectors } = await open());
+  expect(vectors.stats.checkpointLsn).toBe(lsn);
+  expect(data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  await store.close();
+});
+
+test('no checkpoint at all: the V keys rebuild the tables', async () => {
+  let { store, vectors } = await open();
+  await putAll(store, 'few', 0, 300, 'manhattan');
+  const before = vectors.topk('few', { vector: data.queries[0], k: 10 });
+  await (store as unknown as { db: { close(): Promise<void> } }).db.close();
+  ({ store, vectors } = await open());
+  expect(vectors.stats.openedFrom).toBe('keys');
+  expect(vectors.topk('few', { vector: data.queries[0], k: 10 })).toEqual(before);
+  await store.close();
+});
