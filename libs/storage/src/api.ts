@@ -171,6 +171,20 @@ export interface CommitParticipant {
 
 /** A consistent view of one tenant store (an explicit classic-level snapshot). */
 export interface Snapshot {
+  /** The last durable LSN when the snapshot was taken. */
+  readonly lsn: Lsn;
+  /**
+   * True when no commit group was between its write and its apply at that moment: the
+   * snapshot then holds exactly the frames up to `lsn`, and `tableLsn` describes it.
+   * (A snapshot taken in that gap may also hold the writes of a group not yet acknowledged.)
+   */
+  readonly stable: boolean;
+  /**
+   * LSN of the last frame, at or before `lsn`, that changed this schema's rows or manifest
+   * since the store opened (0 if none). Two stable snapshots with the same `tableLsn` hold
+   * the same rows for that schema, so a reader may cache what it decoded from one.
+   */
+  tableLsn(schema: string): Lsn;
   getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined>;
   /** Rows in pk order, in batches. `prefix` fixes the leading pk columns; `gte`/`lt` etc. bound the pk tuple. */
   scanRows(schema: string, opts?: ScanOptions): AsyncIterable<StoredRow[]>;

@@ -105,6 +105,8 @@ export class Coordinator {
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
   readonly stats = { groups: 0, requests: 0, frames: 0 };
+  /** True from the moment a group's batch is issued until its frames are applied. */
+  writing = false;
 
   constructor(
     private readonly host: CoordinatorHost,
@@ -228,8 +230,11 @@ export class Coordinator {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
+      this.writing = true;
       await batch.write({ sync: this.host.sync });
     } catch (e) {
+      this.writing = false;
+      if (batch.status === 'open') await batch.close();
       this.rowidNext = g.rowidBefore;
       this.nextLsn = this.lastLsn;
       const err = this.host.onWriteError(e as Error);
@@ -244,6 +249,7 @@ export class Coordinator {
     try {
       await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []));
     } finally {
+      this.writing = false;
       this.resolveAll(g.prepared);
       this.host.publish(frames);
     }

@@ -21,11 +21,24 @@ export function boundsFor(space: string, head: readonly unknown[], o: ScanOption
 export class LevelSnapshotReader implements Snapshot {
   private released = false;
 
+  readonly lsn: number;
+  readonly stable: boolean;
+  private readonly tableLsns: ReadonlyMap<string, number>;
+
   constructor(
     private readonly db: Db,
     private readonly snap: LevelSnapshot,
     private readonly manifestOf: (schema: string) => TableManifest | undefined,
-  ) {}
+    at: { lsn: number; stable: boolean; tableLsns: ReadonlyMap<string, number> } = { lsn: 0, stable: false, tableLsns: new Map() },
+  ) {
+    this.lsn = at.lsn;
+    this.stable = at.stable;
+    this.tableLsns = at.tableLsns;
+  }
+
+  tableLsn(schema: string): number {
+    return this.tableLsns.get(schema) ?? 0;
+  }
 
   private manifest(schema: string): TableManifest {
     const m = this.manifestOf(schema);

@@ -218,3 +218,36 @@ describe('TenantStore', () => {
     expect(frames[0].changes[0]).toMatchObject({ op: 'put', schema: 'shop.users', pk: ['u2'] });
   });
 });
+
+describe('snapshot table versions', () => {
+  it('moves a schema\'s tableLsn only when its rows or manifest change, and marks quiet snapshots stable', async () => {
+    const { mkdtempSync } = await import('fs');
+    const dir = mkdtempSync(join(tmpdir(), 'tv-'));
+    const store = await TenantStore.open({ dir });
+    await store.registerSchema(USERS);
+    await store.registerSchema(ORDERS);
+    await store.put('shop.users', { id: 'u1' });
+    const a = store.snapshot();
+    expect(a.stable).toBe(true);
+    expect(a.lsn).toBe(store.lastLsn);
+    expect(a.tableLsn('shop.users')).toBe(store.lastLsn);
+    const ordersAt = a.tableLsn('shop.orders');
+    await store.put('shop.users', { id: 'u2' });
+    const b = store.snapshot();
+    expect(b.tableLsn('shop.users')).toBeGreaterThan(a.tableLsn('shop.users'));
+    expect(b.tableLsn('shop.orders')).toBe(ordersAt);
+    // A snapshot taken while a group is being written is not stable.
+    const pending = store.put('shop.users', { id: 'u3' });
+    let sawUnstable = false;
+    while (!sawUnstable) {
+      const s = store.snapshot();
+      sawUnstable = !s.stable;
+      await s.release();
+      if (!sawUnstable) await new Promise((r) => setImmediate(r));
+    }
+    await pending;
+    await Promise.all([a.release(), b.release()]);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -85,6 +85,8 @@ const VERIFY_TAIL = 1024;
 
 export class TenantStore implements StoreReader {
   private readonly catalog = new Map<string, SchemaEntry>();
+  /** LSN of the last applied frame that changed each schema's rows or manifest (0: not since open). */
+  private readonly tableLsns = new Map<string, number>();
   private readonly feed = new Subject<CommittedFrame>();
   private coordinator!: Coordinator;
   private participantList: CommitParticipant[];
@@ -96,6 +98,8 @@ export class TenantStore implements StoreReader {
   private lastDiskCheck = 0;
   readonly segments: SegmentIndex;
   recovery!: RecoveryReport;
+  /** The log's last LSN while participants open (before the coordinator exists). */
+  private openingLsn = 0;
 
   /** Every frame after it is durable and applied, in LSN order. */
   readonly changes: Observable<CommittedFrame> = this.feed.asObservable();
@@ -123,7 +127,7 @@ export class TenantStore implements StoreReader {
   }
 
   get lastLsn(): number {
-    return this.coordinator.lastLsn;
+    return this.coordinator ? this.coordinator.lastLsn : this.openingLsn;
   }
 
   get epoch(): number {
@@ -158,6 +162,7 @@ export class TenantStore implements StoreReader {
 
     const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
     let lastLsn = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
+    this.openingLsn = lastLsn;
 
     // Participants load their checkpoints; frames after the oldest one are replayed.
     const from = new Map<CommitParticipant, number>();
@@ -224,6 +229,7 @@ export class TenantStore implements StoreReader {
       applyDurable: async (frames: readonly CommittedFrame[], dropped: readonly TableManifest[]) => {
         for (const f of frames) {
           for (const c of f.changes) {
+            if ('schema' in c) this.tableLsns.set(c.schema, f.lsn);
             if (c.op === 'schema_put') this.catalog.set(c.schema, { manifest: parseManifest(c.toml), toml: c.toml });
             else if (c.op === 'schema_drop') this.catalog.delete(c.schema);
           }
@@ -306,7 +312,14 @@ export class TenantStore implements StoreReader {
 
   snapshot(): Snapshot {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
-    return new LevelSnapshotReader(this.db, this.db.snapshot(), (id) => this.manifest(id));
+    // Stable: no group is between its batch and its apply, so the snapshot holds exactly
+    // the frames up to lastLsn and tableLsn() describes it.
+    const stable = !this.coordinator?.writing;
+    return new LevelSnapshotReader(this.db, this.db.snapshot(), (id) => this.manifest(id), {
+      lsn: this.lastLsn,
+      stable,
+      tableLsns: new Map(this.tableLsns),
+    });
   }
 
   /** Raw range over the live store (not a snapshot); for recovery and maintenance. */
