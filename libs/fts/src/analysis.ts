@@ -60,6 +60,7 @@ export const ANALYZER_NAMES = ['english', 'standard', 'simple', 'keyword'] as co
 export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+const ASCII_WORD = /[a-z0-9]+(?:'[a-z]+)*/g;
 const MARKS = /\p{M}+/gu;
 
 /** Lowercase and strip combining marks after NFD (é → e, ß stays ß, ﬁ → fi via NFKD). */
@@ -103,8 +104,14 @@ class WordAnalyzer implements Analyzer {
 
   analyze(text: string): Token[] {
     const out: Token[] = [];
-    for (const { word, pos } of tokenize(text)) {
-      let w = fold(word);
+    const folded = fold(text);
+    // eslint-disable-next-line no-control-regex
+    const re = /^[\x00-\x7f]*$/.test(folded) ? ASCII_WORD : WORD;
+    re.lastIndex = 0;
+    let pos = -1;
+    for (let m = re.exec(folded); m; m = re.exec(folded)) {
+      pos++;
+      let w = m[0];
       if (w.includes("'") || w.includes('’')) {
         if (/['’]s$/.test(w)) w = w.slice(0, -2); // possessive: wing's → wing
         w = w.replace(/['’]/g, '');

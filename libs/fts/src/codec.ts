@@ -88,16 +88,31 @@ class Reader {
  * key writes per document; the term-major lists are built in memory from these.
  */
 export function encodeDocEntry(length: number, postings: ReadonlyMap<string, readonly number[]>): Buffer {
-  const w = new Writer().varint(length).varint(postings.size);
+  let cap = 20;
+  for (const [term, ps] of postings) cap += term.length * 3 + 10 + ps.length * 5;
+  const buf = Buffer.allocUnsafe(cap);
+  let n = 0;
+  const varint = (v: number) => {
+    while (v >= 0x80) {
+      buf[n++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    buf[n++] = v;
+  };
+  varint(length);
+  varint(postings.size);
   for (const [term, ps] of postings) {
-    w.bytes(Buffer.from(term, 'utf8')).varint(ps.length);
+    const len = Buffer.byteLength(term, 'utf8');
+    varint(len);
+    n += buf.write(term, n, len, 'utf8');
+    varint(ps.length);
     let prev = 0;
     for (const p of ps) {
-      w.varint(p - prev);
+      varint(p - prev);
       prev = p;
     }
   }
-  return w.done();
+  return Buffer.from(buf.subarray(0, n));
 }
 
 export interface DocEntry {

@@ -84,6 +84,8 @@ function excluded(mustNot: readonly Scorer[], d: number): boolean {
 export interface CollectStats {
   /** Docs fully or partly scored. */
   candidates: number;
+  /** Block ranges skipped by their block-max bound. */
+  skips?: number;
 }
 
 export function topK(
@@ -139,6 +141,29 @@ export function topK(
       if (x < cand) cand = x;
     }
     if (cand === NO_MORE) break;
+    if (top.full) {
+      // block-max: bound every doc up to the nearest end of any scorer's current block
+      // (non-essential scorers are moved to the candidate first: no doc before it is left)
+      let upto = NO_MORE;
+      for (let j = 0; j < m; j++) {
+        const s = sc[j];
+        if (j < fe) s.advance(cand);
+        if (s.i >= s.n) continue;
+        const last = s.docs[s.blockEnd(s.i) - 1];
+        if (last < upto) upto = last;
+      }
+      let bound = 0;
+      for (let j = 0; j < m; j++) {
+        const s = sc[j];
+        if (s.doc() <= upto) bound += s.blockUb(s.i);
+      }
+      if (below(bound, top.threshold)) {
+        stats.skips = (stats.skips ?? 0) + 1;
+        if (upto === NO_MORE) break;
+        for (let j = fe; j < m; j++) sc[j].advance(upto + 1);
+        continue;
+      }
+    }
     let score = 0;
     part.fill(0);
     for (let j = fe; j < m; j++) {

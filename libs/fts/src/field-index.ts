@@ -14,6 +14,48 @@ export class PostingList {
   n = 0;
   /** An upper bound of the term frequency over the list (exact after inserts; may be stale-high after deletes). */
   maxTf = 0;
+  /**
+   * Per block of BLOCK postings: the largest tf and the smallest dl/tf. BM25's saturation
+   * tf/(tf + c0 + c1·dl) = 1/(1 + c0/tf + c1·dl/tf) is then bounded by
+   * 1/(1 + c0/maxTf + c1·min(dl/tf)) for any avgdl (block-max bounds).
+   */
+  blockMaxTf = new Int32Array(0);
+  blockMinRatio = new Float32Array(0);
+  /** Postings from this index on have stale block data. */
+  private dirtyFrom = 0;
+  static readonly BLOCK = 64;
+
+  /** Brings the block bounds up to date (only the blocks touched since the last call). */
+  ensureBlocks(docLen: Int32Array): void {
+    if (this.dirtyFrom >= this.n) return;
+    const B = PostingList.BLOCK;
+    const nb = Math.ceil(this.n / B);
+    if (this.blockMaxTf.length < nb) {
+      const cap = Math.max(nb, this.blockMaxTf.length * 2, 4);
+      const a = new Int32Array(cap);
+      a.set(this.blockMaxTf);
+      const b = new Float32Array(cap);
+      b.set(this.blockMinRatio);
+      this.blockMaxTf = a;
+      this.blockMinRatio = b;
+    }
+    for (let blk = Math.floor(this.dirtyFrom / B); blk < nb; blk++) {
+      let mt = 0;
+      let mr = Infinity;
+      const end = Math.min(this.n, (blk + 1) * B);
+      for (let i = blk * B; i < end; i++) {
+        const tf = this.tfs[i];
+        if (tf > mt) mt = tf;
+        const r = docLen[this.docs[i]] / tf;
+        if (r < mr) mr = r;
+      }
+      this.blockMaxTf[blk] = mt;
+      // stored as float32: round down so the bound stays a bound
+      const f = Math.fround(mr);
+      this.blockMinRatio[blk] = f > mr ? mr * (1 - 1e-6) : f;
+    }
+    this.dirtyFrom = this.n;
+  }
 
   /** Index of the first entry with doc ≥ target, searching from `from`. */
   seek(target: number, from = 0): number {
@@ -39,6 +81,7 @@ export class PostingList {
     if (tf > this.maxTf) this.maxTf = tf;
     const n = this.n;
     if (n === 0 || this.docs[n - 1] < doc) {
+      if (n < this.dirtyFrom) this.dirtyFrom = n;
       this.grow(n + 1);
       this.docs[n] = doc;
       this.tfs[n] = tf;
@@ -46,6 +89,7 @@ export class PostingList {
       return;
     }
     const i = this.seek(doc);
+    if (i < this.dirtyFrom) this.dirtyFrom = i;
     if (i < n && this.docs[i] === doc) {
       this.tfs[i] = tf;
       return;
@@ -61,6 +105,7 @@ export class PostingList {
   remove(doc: number): boolean {
     const i = this.seek(doc);
     if (i >= this.n || this.docs[i] !== doc) return false;
+    if (i < this.dirtyFrom) this.dirtyFrom = i;
     this.docs.copyWithin(i, i + 1, this.n);
     this.tfs.copyWithin(i, i + 1, this.n);
     this.n--;

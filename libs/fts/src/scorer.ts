@@ -2,7 +2,9 @@
  * Scorers: cursors over sorted doc ordinals that score the current doc, with an
  * upper bound of any score they can give (used by MaxScore to skip work).
  */
-import type { PostingList } from './field-index';
+import { PostingList } from './field-index';
+
+const BLOCK = PostingList.BLOCK;
 import { bm25, type Bm25Params } from './similarity';
 
 export const NO_MORE = 0x7fffffff;
@@ -47,6 +49,16 @@ export abstract class Scorer {
   }
 
   abstract score(): number;
+
+  /** Index one past the last posting of the block holding posting i (block-max skipping). */
+  blockEnd(_i: number): number {
+    return this.n;
+  }
+
+  /** A bound of the scores in the block holding posting i. */
+  blockUb(_i: number): number {
+    return this.ub;
+  }
 }
 
 /** BM25 of one term over its in-memory posting list. */
@@ -56,7 +68,7 @@ export class TermScorer extends Scorer {
   private readonly kb: number;
   private readonly num: number;
   constructor(
-    list: PostingList,
+    private readonly list: PostingList,
     private readonly idfValue: number,
     private readonly docLen: Int32Array,
     avgdl: number,
@@ -66,6 +78,7 @@ export class TermScorer extends Scorer {
     // bound: score grows with tf and shrinks with dl
     super(list.docs, list.n, bm25(idfValue, list.maxTf, Math.min(minLen, avgdl), avgdl, p));
     this.tfs = list.tfs;
+    list.ensureBlocks(docLen);
     this.k1 = p.k1 * (1 - p.b);
     this.kb = (p.k1 * p.b) / avgdl;
     this.num = idfValue * (p.k1 + 1);
@@ -74,6 +87,16 @@ export class TermScorer extends Scorer {
   score(): number {
     const tf = this.tfs[this.i];
     return (this.num * tf) / (tf + this.k1 + this.kb * this.docLen[this.docs[this.i]]);
+  }
+
+  override blockEnd(i: number): number {
+    return Math.min(this.n, (Math.floor(i / BLOCK) + 1) * BLOCK);
+  }
+
+  override blockUb(i: number): number {
+    const b = Math.floor(i / BLOCK);
+    // this.k1 is k1·(1−b), this.kb is k1·b/avgdl: see PostingList.blockMinRatio
+    return this.num / (1 + this.k1 / this.list.blockMaxTf[b] + this.kb * this.list.blockMinRatio[b]);
   }
 }
 
