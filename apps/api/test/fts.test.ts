@@ -43,6 +43,11 @@ describe('fts routes over real HTTPS (spec §4.9)', () => {
     expect(r.json[0].score).toBeGreaterThan(r.json[1].score);
     expect((await get(`/lib.papers/body?q=${encodeURIComponent('"boundary layer" -shock')}`)).json.map((h: any) => h.doc_id)).toEqual(['p2']);
     expect((await get(`/lib.papers/body?q=shock&limit=1`)).json).toHaveLength(1);
+    // relevance feedback: same matches plus expansion terms from the first round's top docs
+    const fb = await get(`/lib.papers/body?q=supersonic&feedback=rm3`);
+    expect(fb.status).toBe(200);
+    expect(fb.json[0].doc_id).toBe('p1');
+    expect(fb.json.map((h: any) => h.doc_id)).toContain('p3'); // shares "shock wave" with p1
   });
 
   it('standalone documents: first POST creates the field, searchable when the call returns', async () => {
@@ -62,6 +67,7 @@ describe('fts routes over real HTTPS (spec §4.9)', () => {
       [get('/lib.papers/body'), 400, 'validation_failed', 'q'],
       [get(`/lib.papers/body?q=${encodeURIComponent('"open')}`), 400, 'validation_failed', 'unterminated'],
       [get('/lib.papers/body?q=x&limit=0'), 400, 'validation_failed', 'limit'],
+      [get('/lib.papers/body?q=x&feedback=magic'), 400, 'validation_failed', 'feedback'],
       [get('/nope/text?q=x'), 404, 'not_found', 'nope'],
       [get('/lib.papers/id?q=x'), 404, 'not_found', 'id'],
     ];

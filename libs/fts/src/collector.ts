@@ -134,6 +134,7 @@ export function topK(
   let fe = 0; // first essential scorer
   // per-scorer parts, summed in one fixed order so a doc's score never depends on the pruning path
   const part = new Float64Array(m);
+  let checkedUpto = -1;
   for (;;) {
     let cand = NO_MORE;
     for (let j = fe; j < m; j++) {
@@ -141,7 +142,7 @@ export function topK(
       if (x < cand) cand = x;
     }
     if (cand === NO_MORE) break;
-    if (top.full) {
+    if (top.full && cand > checkedUpto) {
       // block-max: bound every doc up to the nearest end of any scorer's current block
       // (non-essential scorers are moved to the candidate first: no doc before it is left)
       let upto = NO_MORE;
@@ -163,6 +164,7 @@ export function topK(
         for (let j = fe; j < m; j++) sc[j].advance(upto + 1);
         continue;
       }
+      checkedUpto = upto; // this window may hold a winner: score its docs without re-checking
     }
     let score = 0;
     part.fill(0);

@@ -15,7 +15,9 @@ export class FtsController {
       limit = Number(q.limit);
     }
     if (q.q !== undefined && typeof q.q !== 'string') throw new DbError('validation_failed', 'q must be given once', { field: 'q' });
-    return t.engine<FtsParticipant>('fts').search(table, field, (q.q as string | undefined) ?? '', limit);
+    const feedback = q.feedback ?? 'none';
+    if (feedback !== 'none' && feedback !== 'rm3') throw new DbError('validation_failed', 'feedback must be "none" or "rm3"', { field: 'feedback' });
+    return t.engine<FtsParticipant>('fts').search(table, field, (q.q as string | undefined) ?? '', limit, { feedback });
   }
 
   @Post()
