@@ -20,7 +20,8 @@ function build(docs: Record<string, string>) {
   }
   ix.setStats(Object.keys(docs).length, total);
   const ctx: SearchContext = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async (t, d) => pos.get(`${t}|${d}`) };
-  const run = (q: string, k = 10) => searchClauses(compileQuery(parseQuery(q), a), ctx, k);
+  const run = (q: string, k = 10, stats?: { candidates: number; skips?: number; tierExits?: number }) =>
+    searchClauses(compileQuery(parseQuery(q), a), ctx, k, stats);
   return { ix, run };
 }
 
@@ -85,5 +86,47 @@ describe('BM25 top-k', () => {
       expect(fast.map((x) => x.doc_id)).toEqual(all.slice(0, 10).map((x) => x.doc_id));
       for (let i = 0; i < fast.length; i++) expect(fast[i].score).toBeCloseTo(all[i].score, 10);
     }
+  });
+
+  it('champion tiers and block-max skipping keep the exact top-k on long posting lists', async () => {
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const vocab = Array.from({ length: 60 }, (_, i) => `v${i}x`);
+    const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(Math.pow(rnd(), 2.5) * vocab.length))];
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 12000; i++) docs[`d${i}`] = Array.from({ length: 2 + Math.floor(rnd() * 20) }, zipf).join(' ');
+    const { run, ix } = build(docs);
+    expect(ix.terms.get('v0x')!.n).toBeGreaterThan(4096);
+    const stats = { candidates: 0, skips: 0, tierExits: 0 };
+    for (let qn = 0; qn < 30; qn++) {
+      let q = Array.from({ length: 1 + Math.floor(rnd() * 3) }, zipf).join(' ');
+      if (qn % 5 === 4) q += ` -${zipf()}`;
+      if (q.split(' ').every((w) => w.startsWith('-'))) continue;
+      const fast = await run(q, 10, stats);
+      // independent brute force over the raw lists
+      const words = q.split(' ');
+      const pos = words.filter((w) => !w.startsWith('-'));
+      const neg = words.filter((w) => w.startsWith('-')).map((w) => w.slice(1));
+      const avgdl = ix.total / ix.docs;
+      const scores = new Map<string, number>();
+      for (const w of new Set(pos)) {
+        const l = ix.terms.get(w);
+        if (!l) continue;
+        const boost = pos.filter((x) => x === w).length;
+        const wi = idf(ix.docs, l.n) * boost;
+        for (let i = 0; i < l.n; i++) {
+          const id = ix.docIds[l.docs[i]];
+          scores.set(id, (scores.get(id) ?? 0) + bm25(wi, l.tfs[i], ix.docLen[l.docs[i]], avgdl, { k1: 1.2, b: 0.75 }));
+        }
+      }
+      for (const w of neg) {
+        const l = ix.terms.get(w);
+        for (let i = 0; l && i < l.n; i++) scores.delete(ix.docIds[l.docs[i]]);
+      }
+      const all = [...scores].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1));
+      expect(fast.map((x) => x.doc_id)).toEqual(all.slice(0, 10).map((x) => x[0]));
+      for (let i = 0; i < fast.length; i++) expect(fast[i].score).toBeCloseTo(all[i][1], 10);
+    }
+    expect(stats.tierExits + stats.skips).toBeGreaterThan(0);
   });
 });

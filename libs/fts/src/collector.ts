@@ -86,6 +86,8 @@ export interface CollectStats {
   candidates: number;
   /** Block ranges skipped by their block-max bound. */
   skips?: number;
+  /** Searches finished by the champion tiers alone. */
+  tierExits?: number;
 }
 
 export function topK(
@@ -128,10 +130,35 @@ export function topK(
 
   const sc = [...should].sort((a, b) => a.ub - b.ub);
   const m = sc.length;
+  // Champion tiers: score the tier docs first by random access; if no doc outside every
+  // tier can reach the threshold they set, the top-k is final. Otherwise they are skipped
+  // below (already offered) and the heap starts high.
+  let seeded: Set<number> | null = null;
+  const tiers = sc.map((s) => (s.n >= 4096 ? s.tier() : null));
+  if (tiers.some((t) => t)) {
+    seeded = new Set<number>();
+    for (const t of tiers) if (t) for (const d of t.docs) seeded.add(d);
+    for (const d of seeded) {
+      if (mustNot.length && mustNot.some((x) => x.contains(d))) continue;
+      let score = 0;
+      for (let j = 0; j < m; j++) score += sc[j].scoreDoc(d);
+      if (score > 0) {
+        stats.candidates++;
+        top.offer(d, score);
+      }
+    }
+    let rest = 0;
+    for (let j = 0; j < m; j++) rest += tiers[j] ? (tiers[j] as { restUb: number }).restUb : sc[j].ub;
+    if (top.full && below(rest, top.threshold)) {
+      stats.tierExits = (stats.tierExits ?? 0) + 1;
+      return top.sorted();
+    }
+  }
   const prefix = new Float64Array(m);
   let acc = 0;
   for (let j = 0; j < m; j++) prefix[j] = acc += sc[j].ub;
   let fe = 0; // first essential scorer
+  if (top.full) while (fe < m && below(prefix[fe], top.threshold)) fe++;
   // per-scorer parts, summed in one fixed order so a doc's score never depends on the pruning path
   const part = new Float64Array(m);
   let checkedUpto = -1;
@@ -176,6 +203,7 @@ export function topK(
       }
     }
     if (excluded(mustNot, cand)) continue;
+    if (seeded?.has(cand)) continue;
     stats.candidates++;
     let pruned = false;
     const th = top.threshold;

@@ -77,8 +77,78 @@ export class PostingList {
     return lo;
   }
 
-  set(doc: number, tf: number): void {
+  /**
+   * Champion tier (lists of at least TIER_MIN postings): the ordinals (ascending) of the
+   * postings with the best dl/tf-based saturation, and bounds (max tf, min dl/tf) over every
+   * other posting — including postings added or changed since the tier was chosen. A doc
+   * outside the tier scores at most the rest bound for this term, whatever N or avgdl.
+   */
+  tierDocs: Int32Array | null = null;
+  /** Outside the tier: the shortest field length per tf (tf < 256), exact for any k1/b/avgdl. */
+  restMinDl = new Int32Array(256).fill(0x7fffffff);
+  /** Outside the tier, tf ≥ 256: max tf and min dl/tf. */
+  restMaxTf = 0;
+  restMinRatio = Infinity;
+  private changesSinceTier = 0;
+  static readonly TIER_MIN = 4096;
+
+  /** Builds (or rebuilds, after many changes) the champion tier. */
+  ensureTier(docLen: Int32Array, c0: number, c1: number): boolean {
+    if (this.n < PostingList.TIER_MIN) return false;
+    if (this.tierDocs && this.changesSinceTier * 8 < this.n) return true;
+    const n = this.n;
+    const key = new Float64Array(n);
+    for (let i = 0; i < n; i++) key[i] = (c0 + c1 * docLen[this.docs[i]]) / this.tfs[i];
+    const size = Math.max(256, Math.ceil(n / 32));
+    const cut = key.slice().sort()[size - 1];
+    const champ: number[] = [];
+    this.restMinDl.fill(0x7fffffff);
+    this.restMaxTf = 0;
+    this.restMinRatio = Infinity;
+    this.tierDocs = null;
+    for (let i = 0; i < n; i++) {
+      if (key[i] <= cut && champ.length < size) champ.push(this.docs[i]);
+      else this.widenRest(this.tfs[i], docLen[this.docs[i]]);
+    }
+    this.tierDocs = Int32Array.from(champ);
+    this.changesSinceTier = 0;
+    return true;
+  }
+
+  private widenRest(tf: number, dl: number): void {
+    if (tf < 256) {
+      if (dl < this.restMinDl[tf]) this.restMinDl[tf] = dl;
+      return;
+    }
+    if (tf > this.restMaxTf) this.restMaxTf = tf;
+    const r = dl / tf;
+    if (r < this.restMinRatio) this.restMinRatio = r;
+  }
+
+  /** Largest BM25 saturation tf/(tf + c0 + c1·dl) of any posting outside the tier. */
+  restSaturation(c0: number, c1: number): number {
+    let best = 0;
+    const m = this.restMinDl;
+    for (let tf = 1; tf < 256; tf++) {
+      const dl = m[tf];
+      if (dl === 0x7fffffff) continue;
+      const v = tf / (tf + c0 + c1 * dl);
+      if (v > best) best = v;
+    }
+    if (this.restMaxTf > 0) best = Math.max(best, 1 / (1 + c0 / this.restMaxTf + c1 * this.restMinRatio));
+    return best;
+  }
+
+  /** Widens the rest bounds for a posting written after the tier was chosen. */
+  private noteChange(tf: number, dl: number): void {
+    if (!this.tierDocs) return;
+    this.changesSinceTier++;
+    this.widenRest(tf, dl);
+  }
+
+  set(doc: number, tf: number, dl = 0): void {
     if (tf > this.maxTf) this.maxTf = tf;
+    this.noteChange(tf, dl);
     const n = this.n;
     if (n === 0 || this.docs[n - 1] < doc) {
       if (n < this.dirtyFrom) this.dirtyFrom = n;
@@ -106,6 +176,7 @@ export class PostingList {
     const i = this.seek(doc);
     if (i >= this.n || this.docs[i] !== doc) return false;
     if (i < this.dirtyFrom) this.dirtyFrom = i;
+    if (this.tierDocs) this.changesSinceTier++;
     this.docs.copyWithin(i, i + 1, this.n);
     this.tfs.copyWithin(i, i + 1, this.n);
     this.n--;
@@ -169,7 +240,7 @@ export class FieldIndex {
         this.terms.set(terms[i], pl);
         this.sorted = null;
       }
-      pl.set(o, tfs[i]);
+      pl.set(o, tfs[i], length);
       lists[i] = pl;
     }
     this.docTerms[o] = lists;

@@ -50,6 +50,42 @@ export abstract class Scorer {
 
   abstract score(): number;
 
+  /** Whether `doc` is in the list (random access; the cursor does not move). */
+  contains(doc: number): boolean {
+    let lo = 0;
+    let hi = this.n;
+    const d = this.docs;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (d[mid] < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.n && d[lo] === doc;
+  }
+
+  /** Score of `doc` by random access (0 when absent); the cursor does not move. */
+  scoreDoc(doc: number): number {
+    let lo = 0;
+    let hi = this.n;
+    const d = this.docs;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (d[mid] < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= this.n || d[lo] !== doc) return 0;
+    const at = this.i;
+    this.i = lo;
+    const s = this.score();
+    this.i = at;
+    return s;
+  }
+
+  /** Champion docs and a bound for every doc outside them (null: no tier, use `ub`). */
+  tier(): { docs: Int32Array; restUb: number } | null {
+    return null;
+  }
+
   /** Index one past the last posting of the block holding posting i (block-max skipping). */
   blockEnd(_i: number): number {
     return this.n;
@@ -87,6 +123,14 @@ export class TermScorer extends Scorer {
   score(): number {
     const tf = this.tfs[this.i];
     return (this.num * tf) / (tf + this.k1 + this.kb * this.docLen[this.docs[this.i]]);
+  }
+
+  override tier(): { docs: Int32Array; restUb: number } | null {
+    if (!this.list.ensureTier(this.docLen, this.k1, this.kb)) return null;
+    const l = this.list;
+    // num·saturation, with num = idf·(k1+1); rounding up a hair keeps it a bound
+    const restUb = Math.min(this.ub, this.num * l.restSaturation(this.k1, this.kb) * (1 + 1e-12));
+    return { docs: l.tierDocs as Int32Array, restUb };
   }
 
   override blockEnd(i: number): number {
