@@ -20,6 +20,7 @@ import {
   applyAffinity, compareValues, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
 } from './values';
 import { PlanCache } from './plan-cache';
+import { TableCache, lowerBound, pkKeyOf } from './exec/table-cache';
 
 export interface QueryOptions {
   params?: unknown[];
@@ -53,10 +54,14 @@ interface Running { ctx: ExecCtx | null; cancelled: boolean; tenant?: string }
 
 export class SqlEngine {
   private readonly views = new Map<string, Select>();
+  /** Decoded tuples per table, reused across queries whose stable snapshot has the same table LSN. */
+  readonly tables: TableCache;
   private readonly running = new Map<string, Running>();
   readonly planCache = new PlanCache(500);
 
-  constructor(readonly store: SqlStore, readonly tenant?: string) {}
+  constructor(readonly store: SqlStore, readonly tenant?: string) {
+    this.tables = TableCache.of(store);
+  }
 
   /** Cancels a running query of this engine; false when it is not running. */
   cancel(queryId: string): boolean {
@@ -414,13 +419,9 @@ export class SqlEngine {
       if (!p) {
         p = (async () => {
           const t = this.table(schema);
-          const out: Tuple[] = [];
-          for await (const batch of snap.scanRows(t.id)) {
-            ctx.check();
-            ctx.hold(batch.length);
-            for (const r of batch) out.push(toTuple(t, r));
-          }
-          return this.overlay(t, out, txn);
+          const base = await this.tables.rows(snap, t, () => readTable(snap, t, () => ctx.check()));
+          ctx.hold(base.length);
+          return this.overlay(t, base as Tuple[], txn);
         })();
         fullScans.set(schema, p);
       }
@@ -435,6 +436,9 @@ export class SqlEngine {
           const t = this.table(n.schema);
           const key = n.key.map((e, i) => storeKey(t, t.pk[i], constant(e)));
           if (key.some((k) => k === undefined)) { leaves.set(n, []); return; }
+          const cached = this.tables.lookup(snap, t);
+          if (cached) { const r = cached.byPk.get(pkKeyOf(key)); leaves.set(n, r ? [r] : []); return; }
+          this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
           const r = await snap.getRow(t.id, key as PkTuple);
           leaves.set(n, r ? [toTuple(t, r)] : []);
         })());
@@ -448,11 +452,22 @@ export class SqlEngine {
           const lo = n.lower ? storeKey(t, bcol, constant(n.lower.value)) : undefined;
           const hi = n.upper ? storeKey(t, bcol, constant(n.upper.value)) : undefined;
           if ((n.lower && lo === undefined) || (n.upper && hi === undefined)) { leaves.set(n, []); return; }
+          const cached = this.tables.lookup(snap, t);
+          if (cached && n.index === 'primary' && cached.pkNums && !prefix.length && (lo === undefined || typeof lo === 'number') && (hi === undefined || typeof hi === 'number')) {
+            const a = cached.pkNums;
+            const from = lo === undefined ? 0 : lowerBound(a, lo as number, !n.lower!.inclusive);
+            const to = hi === undefined ? a.length : lowerBound(a, hi as number, !!n.upper!.inclusive);
+            const rows = from < to ? cached.rows.slice(from, to) : [];
+            ctx.hold(rows.length);
+            leaves.set(n, rows);
+            return;
+          }
           const opts: import('@mmdb/storage').ScanOptions = {
             ...(prefix.length && lo === undefined && hi === undefined ? { prefix: prefix as PkTuple } : {}),
             ...(lo !== undefined ? { [n.lower!.inclusive ? 'gte' : 'gt']: [...prefix, lo] } : prefix.length && hi !== undefined ? { gte: prefix } : {}),
             ...(hi !== undefined ? { [n.upper!.inclusive ? 'lte' : 'lt']: [...prefix, hi] } : prefix.length && lo !== undefined ? { lte: [...prefix, '\uffff'] } : {}),
           } as never;
+          this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
           const iter = n.index === 'primary' ? snap.scanRows(t.id, opts) : snap.scanIndex(t.id, n.index, opts);
           const out: Tuple[] = [];
           for await (const batch of iter) {
@@ -607,6 +622,17 @@ function stripDot(e: Expr): Expr {
 
 function pkKey(pk: PkTuple): string {
   return tupleKey(pk.map((v) => fromJson(v, undefined)));
+}
+
+/** Every row of a table from a snapshot, decoded, in pk order, with the stored pks. */
+async function readTable(snap: import('@mmdb/storage').Snapshot, t: SqlTable, check: () => void): Promise<{ rows: Tuple[]; pks: unknown[][] }> {
+  const rows: Tuple[] = [];
+  const pks: unknown[][] = [];
+  for await (const batch of snap.scanRows(t.id, { batchSize: 1024 })) {
+    check();
+    for (const r of batch) { rows.push(toTuple(t, r)); pks.push(r.pk); }
+  }
+  return { rows, pks };
 }
 
 /** A stored row → tuple in manifest column order, then its version. */

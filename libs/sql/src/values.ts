@@ -142,12 +142,15 @@ export function compareValues(a: Value, b: Value): number {
   return a! < b! ? -1 : a! > b! ? 1 : 0;
 }
 
+const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
+const SAFE_MIN = -SAFE_MAX;
+
 /** Key string used for hashing (grouping, distinct, hash joins): 1 and 1.0 share a key. */
 export function hashKey(v: Value): string {
   if (v === null) return 'n';
   if (typeof v === 'string') return 's' + v;
-  if (typeof v === 'bigint') return 'i' + v.toString();
-  if (Number.isInteger(v) && Math.abs(v) < 9.2e18) return 'i' + BigInt(v).toString();
+  if (typeof v === 'bigint') return v <= SAFE_MAX && v >= SAFE_MIN ? 'i' + Number(v) : 'i' + v.toString();
+  if (Number.isInteger(v) && Math.abs(v) < 9.2e18) return Math.abs(v) <= Number.MAX_SAFE_INTEGER ? 'i' + v : 'i' + BigInt(v).toString();
   return 'r' + v;
 }
 

@@ -1,6 +1,7 @@
 /** Operators: each plan node compiles to an Op whose run() yields batches of tuples. */
 import { DbError } from '@mmdb/core';
-import { visit, type NodeOf, type PlanNode, type PlanVisitor } from '@mmdb/plan';
+import { visit, type Expr, type NodeOf, type PlanNode, type PlanVisitor } from '@mmdb/plan';
+import { conjuncts } from '../optimizer/util';
 import { compareValues, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
 import type { ExecCtx } from './context';
 import { ExprCompiler, type CompileInfo, type Compiled } from './expr';
@@ -25,7 +26,7 @@ function qualify(alias: string | undefined, name: string): string {
 function* slices(rows: Tuple[], ctx: ExecCtx): Iterable<Tuple[]> {
   for (let i = 0; i < rows.length; i += BATCH) {
     ctx.check();
-    yield i === 0 && rows.length <= BATCH ? rows : rows.slice(i, i + BATCH);
+    yield rows.slice(i, i + BATCH); // a copy: leaf rows may be shared with the table cache
   }
 }
 
@@ -137,20 +138,33 @@ const VISITOR: PlanVisitor<Op, C> = {
     return mk(n, cols, [input], function* (ctx, up) {
       const groups = new Map<string, { key: Tuple; states: ReturnType<typeof makeAggregate>[] }>();
       const fresh = () => aggs.map((a) => makeAggregate(a.spec));
+      // argument arrays are reused row to row: aggregate states read them, never keep them
+      const argv = aggs.map((a) => new Array<Value>(a.args.length));
+      const nk = keys.length;
+      let only: { key: Tuple; states: ReturnType<typeof makeAggregate>[] } | null = null;
       for (const b of input.run(ctx, up)) {
         ctx.check();
         for (const r of b) {
-          const kv = keys.map((k) => k(r, up));
-          const k = tupleKey(kv);
-          let g = groups.get(k);
-          if (!g) {
-            g = { key: kv, states: fresh() };
-            groups.set(k, g);
-            ctx.hold(1);
+          let g: { key: Tuple; states: ReturnType<typeof makeAggregate>[] } | undefined;
+          if (nk === 0) {
+            if (!only) { only = { key: [], states: fresh() }; groups.set('', only); ctx.hold(1); }
+            g = only;
+          } else {
+            const kv = new Array<Value>(nk);
+            for (let i = 0; i < nk; i++) kv[i] = keys[i](r, up);
+            const k = tupleKey(kv);
+            g = groups.get(k);
+            if (!g) {
+              g = { key: kv, states: fresh() };
+              groups.set(k, g);
+              ctx.hold(1);
+            }
           }
           for (let i = 0; i < aggs.length; i++) {
-            const a = aggs[i];
-            g.states[i].step(a.args.map((f) => f(r, up)));
+            const fs = aggs[i].args;
+            const av = argv[i];
+            for (let j = 0; j < fs.length; j++) av[j] = fs[j](r, up);
+            g.states[i].step(av);
           }
         }
         yield [];
@@ -166,32 +180,95 @@ const VISITOR: PlanVisitor<Op, C> = {
     const input = compile(n.input, c);
     const e = expr(c, input.cols);
     const keys = n.keys.map((k) => ({ f: e(k.expr), desc: !!k.desc, nullsFirst: k.nulls ? k.nulls === 'first' : !k.desc }));
+    const nk = keys.length;
     return mk(n, input.cols, [input], function* (ctx, up) {
-      const rows: { r: Tuple; k: Value[] }[] = [];
-      for (const b of input.run(ctx, up)) {
-        ctx.check();
-        ctx.hold(b.length);
-        for (const r of b) rows.push({ r, k: keys.map((k) => k.f(r, up)) });
-        yield [];
-      }
-      rows.sort((x, y) => {
-        for (let i = 0; i < keys.length; i++) {
-          const a = x.k[i];
-          const bb = y.k[i];
+      // slots of rows and their key values, column-wise (slot i's key j at kv[i * nk + j]); seq = input order
+      const rows: Tuple[] = [];
+      const kv: Value[] = [];
+      const seq: number[] = [];
+      const cmp = (x: number, y: number): number => {
+        for (let i = 0; i < nk; i++) {
+          const a = kv[x * nk + i];
+          const bb = kv[y * nk + i];
           if (a === null || bb === null) {
             if (a === bb) continue;
-            const kf = keys[i].nullsFirst;
-            return (a === null) === kf ? -1 : 1;
+            return (a === null) === keys[i].nullsFirst ? -1 : 1;
           }
           const d = compareValues(a, bb);
           if (d !== 0) return keys[i].desc ? -d : d;
         }
-        return 0;
-      });
-      ctx.release(rows.length);
-      const lim = n.limit !== undefined ? Math.min(n.limit, rows.length) : rows.length;
-      const out = new Array<Tuple>(lim);
-      for (let i = 0; i < lim; i++) out[i] = rows[i].r;
+        return seq[x] - seq[y]; // ties keep input order (a stable sort)
+      };
+      const lim = n.limit;
+      if (lim === 0) return;
+      // top-N (ORDER BY … LIMIT): a max-heap of `lim` slots plus one scratch slot for the candidate
+      const topN = lim !== undefined && lim < 1 << 16;
+      const heap: number[] = [];
+      const down = (i: number) => {
+        const len = heap.length;
+        for (;;) {
+          const l = 2 * i + 1;
+          if (l >= len) return;
+          const r = l + 1;
+          const m = r < len && cmp(heap[r], heap[l]) > 0 ? r : l;
+          if (cmp(heap[m], heap[i]) <= 0) return;
+          const t = heap[m]; heap[m] = heap[i]; heap[i] = t;
+          i = m;
+        }
+      };
+      const rise = (i: number) => {
+        while (i > 0) {
+          const p = (i - 1) >> 1;
+          if (cmp(heap[i], heap[p]) <= 0) return;
+          const t = heap[p]; heap[p] = heap[i]; heap[i] = t;
+          i = p;
+        }
+      };
+      let held = 0;
+      let n0 = 0;
+      for (const b of input.run(ctx, up)) {
+        ctx.check();
+        for (const r of b) {
+          const no = n0++;
+          if (!topN) {
+            rows.push(r);
+            seq.push(no);
+            for (let j = 0; j < nk; j++) kv.push(keys[j].f(r, up));
+            continue;
+          }
+          if (heap.length < lim!) {
+            const slot = heap.length;
+            rows[slot] = r; seq[slot] = no;
+            for (let j = 0; j < nk; j++) kv[slot * nk + j] = keys[j].f(r, up);
+            heap.push(slot);
+            rise(slot);
+            continue;
+          }
+          const sc = lim!; // the scratch slot
+          seq[sc] = no;
+          for (let j = 0; j < nk; j++) kv[sc * nk + j] = keys[j].f(r, up);
+          if (cmp(sc, heap[0]) >= 0) continue;
+          const slot = heap[0];
+          rows[slot] = r; seq[slot] = no;
+          for (let j = 0; j < nk; j++) kv[slot * nk + j] = kv[sc * nk + j];
+          down(0);
+        }
+        const grow = topN ? heap.length - held : b.length;
+        ctx.hold(grow);
+        held += grow;
+        yield [];
+      }
+      let order: number[];
+      if (topN) order = heap.sort(cmp);
+      else {
+        order = new Array<number>(rows.length);
+        for (let i = 0; i < rows.length; i++) order[i] = i;
+        order.sort(cmp);
+        if (lim !== undefined && order.length > lim) order.length = lim;
+      }
+      ctx.release(held);
+      const out = new Array<Tuple>(order.length);
+      for (let i = 0; i < order.length; i++) out[i] = rows[order[i]];
       yield* slices(out, ctx);
     });
   },
@@ -350,14 +427,21 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
   const left = compile(n.left, c);
   const right = compile(n.right, c);
   const both = [...left.cols, ...right.cols];
-  const on = n.on ? expr(c, both)(n.on) : null;
+  const hash = n.strategy === 'hash' && n.equi && n.equi.length > 0;
+  // with a hash join, the equi conjuncts are met by the hash match itself: only the rest is evaluated
+  let residual: Expr | undefined = n.on;
+  if (hash && n.on) {
+    const eq = new Set(n.equi!.flatMap((q) => [JSON.stringify([q.left, q.right]), JSON.stringify([q.right, q.left])]));
+    const rest = conjuncts(n.on).filter((x) => !(x.kind === 'binary' && x.op === '=' && eq.has(JSON.stringify([x.left, x.right]))));
+    residual = rest.length ? rest.reduce((a, b) => ({ kind: 'binary', op: 'and', left: a, right: b })) : undefined;
+  }
+  const on = residual ? expr(c, both)(residual) : null;
   const kind = n.kind;
   const outCols = kind === 'semi' || kind === 'anti' ? left.cols : both;
   const rw = right.cols.length;
   const lw = left.cols.length;
   const nullsR: Value[] = new Array(rw).fill(null);
   const nullsL: Value[] = new Array(lw).fill(null);
-  const hash = n.strategy === 'hash' && n.equi && n.equi.length > 0;
   const lk: Compiled[] = hash ? n.equi!.map((q) => expr(c, left.cols)(q.left)) : [];
   const rk: Compiled[] = hash ? n.equi!.map((q) => expr(c, right.cols)(q.right)) : [];
   const pass = (v: Value) => v !== null && v !== 0n && (typeof v === 'bigint' || truthy(v) === true);

@@ -1,0 +1,198 @@
+/**
+ * The decoded-table cache (a buffer pool of decoded tuples), one per store.
+ *
+ * A full read of a table decodes every stored row into a tuple; doing that for every query is what
+ * made scans slow. Storage tells us when two snapshots hold the same rows of a schema: two *stable*
+ * snapshots with the same `tableLsn(schema)` do. So the tuples decoded from one stable snapshot are
+ * kept, keyed by (schema, table LSN, table layout), and reused by later queries whose stable snapshot
+ * has the same table LSN. A query therefore still sees exactly its snapshot.
+ *
+ * Never cached: reads from an unstable snapshot (a commit group was between its write and its apply),
+ * and a transaction's own writes (the engine overlays those on a copy, per query).
+ *
+ * Bounded by a row budget (default 1,000,000 decoded rows, `SQL_TABLE_CACHE_ROWS` or the constructor
+ * argument), least recently used tables evicted first; a table larger than the whole budget is not kept.
+ */
+import type { Snapshot } from '@mmdb/storage';
+import type { Tuple } from '../values';
+import type { SqlTable } from '../catalog';
+
+/** Key of a row in `byPk`: the stored pk value itself for one-column keys, else the pk tuple as JSON. */
+export type PkKey = string | number | boolean | null;
+
+export function pkKeyOf(pk: readonly unknown[]): PkKey {
+  if (pk.length === 1) {
+    const v = pk[0];
+    if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
+  }
+  return JSON.stringify(pk);
+}
+
+export interface CachedTable {
+  readonly schema: string;
+  readonly lsn: number;
+  /** The layout the tuples were decoded with (a manifest change gives a new SqlTable). */
+  readonly table: SqlTable;
+  /** Decoded rows in primary-key order. Shared: operators never mutate tuples. */
+  readonly rows: readonly Tuple[];
+  /** pk → row, built while loading. */
+  readonly byPk: ReadonlyMap<PkKey, Tuple>;
+  /** For a one-column numeric primary key: the stored keys in order (binary search for pk ranges). */
+  readonly pkNums: Float64Array | null;
+  /** Lazily built secondary orders: index name → row positions in index order. */
+  readonly orders: Map<string, Int32Array>;
+}
+
+export interface TableCacheStats {
+  hits: number;
+  misses: number;
+  evictions: number;
+  rows: number;
+  tables: number;
+  budgetRows: number;
+}
+
+const DEFAULT_BUDGET = Number(process.env.SQL_TABLE_CACHE_ROWS ?? 1_000_000);
+
+export class TableCache {
+  private readonly entries = new Map<string, CachedTable>(); // LRU order: oldest first
+  private readonly loading = new Map<string, Promise<CachedTable | null>>();
+  private held = 0;
+  hits = 0;
+  misses = 0;
+  evictions = 0;
+
+  constructor(readonly budgetRows: number = DEFAULT_BUDGET) {}
+
+  private static readonly perStore = new WeakMap<object, TableCache>();
+
+  /** The cache of a store (shared by every engine over it). */
+  static of(store: object): TableCache {
+    let c = TableCache.perStore.get(store);
+    if (!c) TableCache.perStore.set(store, (c = new TableCache()));
+    return c;
+  }
+
+  stats(): TableCacheStats {
+    return { hits: this.hits, misses: this.misses, evictions: this.evictions, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows };
+  }
+
+  /** The cached rows of `t` valid for `snap`, or undefined (never for an unstable snapshot). */
+  lookup(snap: Snapshot, t: SqlTable): CachedTable | undefined {
+    if (!snap.stable) return undefined;
+    const e = this.entries.get(t.id);
+    if (!e || e.lsn !== snap.tableLsn(t.id) || e.table !== t) return undefined;
+    this.entries.delete(t.id);
+    this.entries.set(t.id, e);
+    this.hits++;
+    return e;
+  }
+
+  /**
+   * The rows of `t` as `snap` holds them: from the cache, or read with `read` (which yields stored
+   * rows in pk order, already decoded into tuples, with their pk) and kept when the snapshot is stable.
+   * Concurrent loads of the same (schema, LSN) share one read.
+   */
+  async rows(snap: Snapshot, t: SqlTable, read: () => Promise<{ rows: Tuple[]; pks: unknown[][] }>): Promise<readonly Tuple[]> {
+    const hit = this.lookup(snap, t);
+    if (hit) return hit.rows;
+    this.misses++;
+    if (!snap.stable) return (await read()).rows;
+    const lsn = snap.tableLsn(t.id);
+    const key = `${t.id}\u0000${lsn}`;
+    let p = this.loading.get(key);
+    const mine = !p;
+    if (!p) {
+      p = read().then(({ rows, pks }) => this.admit(t, lsn, rows, pks));
+      this.loading.set(key, p);
+      p.then(() => this.loading.delete(key), () => this.loading.delete(key));
+    }
+    let e: CachedTable | null;
+    try {
+      e = await p;
+    } catch (err) {
+      // another query's load failed (e.g. it was cancelled): read our own copy
+      if (mine) throw err;
+      return (await read()).rows;
+    }
+    if (e && e.table === t) return e.rows;
+    // not admitted (larger than the budget) or another layout: read our own copy
+    return (await read()).rows;
+  }
+
+  private admit(t: SqlTable, lsn: number, rows: Tuple[], pks: unknown[][]): CachedTable | null {
+    if (rows.length > this.budgetRows) return null;
+    const byPk = new Map<PkKey, Tuple>();
+    for (let i = 0; i < rows.length; i++) byPk.set(pkKeyOf(pks[i]), rows[i]);
+    let pkNums: Float64Array | null = null;
+    const pkCol = t.pk.length === 1 ? t.manifest.columns.find((c) => c.name === t.pk[0]) : undefined;
+    if (pkCol && (pkCol.ty === 'i64' || pkCol.ty === 'f64' || pkCol.ty === 'timestamp') && pks.every((k) => typeof k[0] === 'number')) {
+      pkNums = new Float64Array(pks.length);
+      for (let i = 0; i < pks.length; i++) pkNums[i] = pks[i][0] as number;
+    }
+    const e: CachedTable = { schema: t.id, lsn, table: t, rows, byPk, pkNums, orders: new Map() };
+    const old = this.entries.get(t.id);
+    if (old) { this.held -= old.rows.length; this.entries.delete(t.id); }
+    this.entries.set(t.id, e);
+    this.held += rows.length;
+    for (const [k, v] of this.entries) {
+      if (this.held <= this.budgetRows) break;
+      if (v === e) continue;
+      this.entries.delete(k);
+      this.held -= v.rows.length;
+      this.evictions++;
+    }
+    return e;
+  }
+
+  private readonly seen = new Map<string, number>();
+  private readonly warming = new Set<Promise<unknown>>();
+
+  /**
+   * Called when a point or range read missed the cache. A table read twice at the same table LSN is
+   * read-mostly: load it whole in the background (on its own stable snapshot) so later reads hit.
+   * A table written between reads is never loaded this way, so write-heavy tables cost nothing.
+   */
+  noteMiss(snap: Snapshot, t: SqlTable, open: () => Snapshot, read: (snap: Snapshot) => Promise<{ rows: Tuple[]; pks: unknown[][] }>): void {
+    if (!snap.stable) return;
+    const lsn = snap.tableLsn(t.id);
+    if (this.seen.get(t.id) !== lsn) { this.seen.set(t.id, lsn); return; }
+    this.seen.delete(t.id);
+    const key = `${t.id}\u0000${lsn}`;
+    if (this.loading.has(key)) return;
+    const w = (async () => {
+      const s = open();
+      try {
+        if (!s.stable || s.tableLsn(t.id) !== lsn) return;
+        await this.rows(s, t, () => read(s));
+      } finally {
+        await s.release();
+      }
+    })().catch(() => undefined);
+    this.warming.add(w);
+    void w.finally(() => this.warming.delete(w));
+  }
+
+  /** Resolves when no background load is running (benchmarks and tests wait for a warm cache). */
+  async settled(): Promise<void> {
+    while (this.warming.size) await Promise.all([...this.warming]);
+  }
+
+  /** Drops every entry (tests, memory pressure). */
+  clear(): void {
+    this.entries.clear();
+    this.held = 0;
+  }
+}
+
+/** First position in sorted `a` with a[i] > x when `strict`, else with a[i] >= x. */
+export function lowerBound(a: Float64Array, x: number, strict: boolean): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (strict ? a[mid] <= x : a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,140 @@
+/** The decoded-table cache over a real TenantStore: reuse per table LSN, snapshot consistency, budget. */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { TenantStore, type Snapshot } from '@mmdb/storage';
+import { SqlEngine, formatResult } from '@mmdb/sql';
+import { TableCache } from '../src/exec/table-cache';
+import { sqlTable } from '../src/catalog';
+import { toTuple } from '../src/engine';
+
+let dir: string;
+let store: TenantStore;
+let sql: SqlEngine;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sql-cache-'));
+  store = await TenantStore.open({ dir, sync: false });
+  sql = new SqlEngine(store);
+  await sql.run('CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); CREATE TABLE u(id INTEGER PRIMARY KEY, w INTEGER)');
+  await sql.run(`INSERT INTO t VALUES (1,'a'),(2,'b'),(3,'c')`);
+  await sql.run('INSERT INTO u VALUES (1,10),(2,20),(3,30)');
+});
+
+afterEach(async () => {
+  await sql.tables.settled();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const rows = async (q: string) => {
+  const r = await sql.run(q, { deleteMode: 'execute' });
+  return (formatResult(r[r.length - 1], 'arrays') as { rows: unknown[] }).rows;
+};
+
+/** The same snapshot, reporting itself unstable (as one taken while a commit group is being applied). */
+const unstable = (s: Snapshot): Snapshot => Object.create(s, { stable: { value: false } }) as Snapshot;
+
+async function readAll(s: Snapshot, id: string) {
+  const t = sqlTable(store, store.manifest(id)!);
+  const out = { rows: [] as ReturnType<typeof toTuple>[], pks: [] as unknown[][] };
+  for await (const b of s.scanRows(id)) for (const r of b) { out.rows.push(toTuple(t, r)); out.pks.push(r.pk); }
+  return out;
+}
+
+describe('TableCache', () => {
+  it('reuses decoded rows while the table LSN is unchanged, and reloads after a write', async () => {
+    const c = sql.tables;
+    expect(await rows('SELECT v FROM t ORDER BY id')).toEqual([['a'], ['b'], ['c']]);
+    const after1 = c.stats();
+    expect(await rows('SELECT v FROM t ORDER BY id DESC')).toEqual([['c'], ['b'], ['a']]);
+    expect(c.stats().hits).toBeGreaterThan(after1.hits);
+    expect(c.stats().misses).toBe(after1.misses);
+    // a write to t changes its table LSN: the next read decodes again and sees the new row
+    await sql.run(`INSERT INTO t VALUES (4,'d')`);
+    expect(await rows('SELECT count(*) FROM t')).toEqual([[4]]);
+    expect(c.stats().misses).toBe(after1.misses + 1);
+    // a write to another table leaves t's entry valid
+    await sql.run('INSERT INTO u VALUES (4,40)');
+    const before = c.stats();
+    expect(await rows('SELECT count(*) FROM t')).toEqual([[4]]);
+    expect(c.stats().hits).toBe(before.hits + 1);
+    // pk get and pk range are served from the cached entry and agree with the store
+    expect(await rows('SELECT v FROM t WHERE id = 4')).toEqual([['d']]);
+    expect(await rows('SELECT v FROM t WHERE id > 1 AND id <= 3')).toEqual([['b'], ['c']]);
+    expect(await rows('SELECT v FROM t WHERE id >= 5')).toEqual([]);
+  });
+
+  it('keeps snapshot consistency: an older snapshot never sees rows cached from a newer one', async () => {
+    const id = 'main.t';
+    const old = store.snapshot();
+    await sql.run(`UPDATE t SET v = 'B' WHERE id = 2`);
+    const cur = store.snapshot();
+    try {
+      expect(old.stable && cur.stable).toBe(true);
+      expect(cur.tableLsn(id)).toBeGreaterThan(old.tableLsn(id));
+      const c = new TableCache(100);
+      const t = sqlTable(store, store.manifest(id)!);
+      const fresh = await c.rows(cur, t, () => readAll(cur, id));
+      expect(fresh.map((r) => r[1])).toEqual(['a', 'B', 'c']);
+      expect(c.lookup(old, t)).toBeUndefined();
+      const past = await c.rows(old, t, () => readAll(old, id));
+      expect(past.map((r) => r[1])).toEqual(['a', 'b', 'c']);
+    } finally {
+      await old.release();
+      await cur.release();
+    }
+  });
+
+  it('never caches what an unstable snapshot read', async () => {
+    const s = store.snapshot();
+    try {
+      const c = new TableCache(100);
+      const t = sqlTable(store, store.manifest('main.t')!);
+      const u = unstable(s);
+      expect((await c.rows(u, t, () => readAll(u, 'main.t'))).length).toBe(3);
+      expect(c.stats().tables).toBe(0);
+      expect(c.lookup(u, t)).toBeUndefined();
+      await c.rows(s, t, () => readAll(s, 'main.t'));
+      expect(c.lookup(s, t)).toBeDefined();
+      expect(c.lookup(u, t)).toBeUndefined();
+    } finally {
+      await s.release();
+    }
+  });
+
+  it("never caches a transaction's own writes", async () => {
+    const r = await sql.run(`BEGIN; INSERT INTO t VALUES (9,'z'); SELECT count(*) FROM t; ROLLBACK;`);
+    expect((formatResult(r[2], 'arrays') as { rows: unknown[] }).rows).toEqual([[4]]);
+    expect(await rows('SELECT count(*) FROM t')).toEqual([[3]]);
+    expect(await rows('SELECT count(*) FROM t')).toEqual([[3]]);
+  });
+
+  it('evicts the least recently used table past its row budget, and skips tables larger than it', async () => {
+    const s = store.snapshot();
+    try {
+      const c = new TableCache(5);
+      const t = sqlTable(store, store.manifest('main.t')!);
+      const u = sqlTable(store, store.manifest('main.u')!);
+      await c.rows(s, t, () => readAll(s, 'main.t'));
+      await c.rows(s, u, () => readAll(s, 'main.u'));
+      expect(c.stats()).toMatchObject({ tables: 1, rows: 3, evictions: 1 });
+      expect(c.lookup(s, t)).toBeUndefined();
+      expect(c.lookup(s, u)).toBeDefined();
+      const tiny = new TableCache(2);
+      expect((await tiny.rows(s, t, () => readAll(s, 'main.t'))).length).toBe(3);
+      expect(tiny.stats().tables).toBe(0);
+    } finally {
+      await s.release();
+    }
+  });
+
+  it('loads a table read twice at the same LSN in the background, so point reads hit', async () => {
+    await rows('SELECT w FROM u WHERE id = 2');
+    await rows('SELECT w FROM u WHERE id = 3');
+    await sql.tables.settled();
+    const before = sql.tables.stats();
+    expect(await rows('SELECT w FROM u WHERE id = 2')).toEqual([[20]]);
+    expect(sql.tables.stats().hits).toBe(before.hits + 1);
+  });
+});
