@@ -2,6 +2,7 @@
  * Read-your-group's-writes views used while a group of requests is prepared.
  * Lookups go: this request's own writes → earlier requests of the group → the store.
  */
+import BTree from 'sorted-btree';
 import type { TableManifest } from '@mmdb/core';
 import type { DeriveContext, KeyWrite, PkTuple, StoredRow } from './api';
 
@@ -15,42 +16,59 @@ import { decodeRow, rowKey } from './records';
 const bin = (b: Buffer) => b.toString('latin1');
 const unbin = (s: string) => Buffer.from(s, 'latin1');
 
-/** Pending key writes in order, last write per key wins. */
+/**
+ * Pending key writes, last write per key wins, kept in key order (a B+ tree over the
+ * keys as latin1 strings, which compare like the bytes) so that range reads over a
+ * group of thousands of writes stay logarithmic.
+ */
 export class WriteSet {
-  readonly map = new Map<string, Buffer | null>();
+  private readonly tree = new BTree<string, Buffer | null>();
+
+  get size(): number {
+    return this.tree.size;
+  }
 
   set(key: Buffer, value: Buffer | null): void {
-    const k = bin(key);
-    this.map.delete(k); // keep the latest write last
-    this.map.set(k, value);
+    this.tree.set(bin(key), value);
   }
 
   has(key: Buffer): boolean {
-    return this.map.has(bin(key));
+    return this.tree.has(bin(key));
   }
 
   lookup(key: Buffer): Buffer | null | undefined {
-    return this.map.get(bin(key));
+    return this.tree.get(bin(key));
+  }
+
+  /** Entries in key order, keys as latin1 strings. */
+  entries(): IterableIterator<[string, Buffer | null]> {
+    return this.tree.entries();
   }
 
   writes(): KeyWrite[] {
-    return [...this.map].map(([k, v]) => ({ key: unbin(k), value: v }));
+    const out: KeyWrite[] = [];
+    this.tree.forEachPair((k, v) => {
+      out.push({ key: unbin(k), value: v });
+    });
+    return out;
   }
 
   mergeInto(other: WriteSet): void {
-    for (const [k, v] of this.map) {
-      other.map.delete(k);
-      other.map.set(k, v);
-    }
+    this.tree.forEachPair((k, v) => {
+      other.tree.set(k, v);
+    });
   }
 
-  /** Entries with keys in [gte, lt). */
+  clear(): void {
+    this.tree.clear();
+  }
+
+  /** Entries with keys in [gte, lt), in key order. */
   inRange(gte: Buffer, lt: Buffer): Array<[Buffer, Buffer | null]> {
     const out: Array<[Buffer, Buffer | null]> = [];
-    for (const [k, v] of this.map) {
-      const kb = unbin(k);
-      if (Buffer.compare(kb, gte) >= 0 && Buffer.compare(kb, lt) < 0) out.push([kb, v]);
-    }
+    this.tree.forRange(bin(gte), bin(lt), false, (k, v) => {
+      out.push([unbin(k), v]);
+    });
     return out;
   }
 }

@@ -29,7 +29,7 @@ import { KeyReader, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { encodeRow, fkIndexName, idempotencyKey, json, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
+import { encodeRow, fkIndexName, idempotencyKey, indexEntry, json, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
 import type { Db } from './snapshot';
 
 export interface SchemaEntry {
@@ -220,7 +220,7 @@ export class Coordinator {
     // A chained batch: abstract-level's array form costs several times more per key.
     const batch = this.host.db.batch();
     try {
-      for (const [k, v] of g.writes.map) {
+      for (const [k, v] of g.writes.entries()) {
         const key = Buffer.from(k, 'latin1');
         if (v === null) batch.del(key);
         else batch.put(key, v);
@@ -234,7 +234,7 @@ export class Coordinator {
       await batch.write({ sync: this.host.sync });
     } catch (e) {
       this.writing = false;
-      if (batch.status === 'open') await batch.close();
+      await batch.close().catch(() => undefined);
       this.rowidNext = g.rowidBefore;
       this.nextLsn = this.lastLsn;
       const err = this.host.onWriteError(e as Error);
@@ -267,6 +267,13 @@ export class Coordinator {
         const pk = c.op === 'delete' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
         keys.push(rowKey(m.id, pk));
+        if (c.op !== 'put') continue;
+        // The unique-index entries the put will check (a miss only falls back to a get).
+        for (const idx of m.indexes) {
+          if (!idx.unique) continue;
+          const vals = idx.columns.map((col) => (c.row as Row)[col]);
+          if (vals.every((v) => v !== undefined && v !== null)) keys.push(indexEntry(m.id, idx, vals, pk).key);
+        }
       }
     }
     if (keys.length < 2) return;
@@ -368,7 +375,7 @@ export class Coordinator {
       const rec: IdempotencyStored = { fingerprint: req.idempotency.fingerprint, expiresAt: req.idempotency.expiresAt, response };
       ctx.put(idempotencyKey(req.idempotency.key), json(rec));
     }
-    if (ctx.own.map.size === 0) {
+    if (ctx.own.size === 0) {
       return { pending: p, result: { lsn: this.nextLsn, results } };
     }
     // Row keys are implied by the logical changes (frameKeyWrites rebuilds them); the

@@ -6,7 +6,7 @@
 import { DbError, TableManifest } from '@mmdb/core';
 import type { CommitParticipant, DeriveContext, KeyWrite, RowChangeEvent, StoredRow } from './api';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
-import { EMPTY, decodeRow, indexKey, maintainedIndexes } from './records';
+import { decodeRow, indexEntry, maintainedIndexes } from './records';
 
 type Idx = ReturnType<typeof maintainedIndexes>[number];
 
@@ -14,13 +14,12 @@ function valuesOf(idx: Idx, row: StoredRow) {
   return idx.columns.map((c) => row.values[c] ?? null);
 }
 
-async function checkUnique(idx: Idx, schema: string, row: StoredRow, ctx: DeriveContext): Promise<void> {
+/** A unique entry is keyed by its values: another row's pk under the same key is a clash. */
+async function checkUnique(idx: Idx, schema: string, row: StoredRow, entry: { key: Buffer; value: Buffer }, get: (k: Buffer) => Promise<Buffer | undefined>): Promise<void> {
   const vals = valuesOf(idx, row);
   if (vals.some((v) => v === null)) return; // SQL: NULLs never clash
-  const r = prefixRange(KEYSPACE.index, [schema, idx.name, ...vals]);
-  const hits = await ctx.range({ ...r, limit: 2 });
-  const mine = indexKey(schema, idx.name, vals, row.pk);
-  if (hits.some(([k]) => !k.equals(mine))) {
+  const holder = await get(entry.key);
+  if (holder && !holder.equals(entry.value)) {
     throw new DbError('conflict', `unique index "${idx.name}" on ${schema} already has (${idx.columns.join(', ')}) = ${canonicalJson(vals)}`, {
       index: idx.name,
     });
@@ -33,13 +32,14 @@ export const indexParticipant: CommitParticipant = {
   async deriveRow(ch: RowChangeEvent, ctx: DeriveContext): Promise<KeyWrite[]> {
     const out: KeyWrite[] = [];
     for (const idx of maintainedIndexes(ch.manifest)) {
-      const beforeKey = ch.before ? indexKey(ch.schema, idx.name, valuesOf(idx, ch.before), ch.before.pk) : null;
-      const afterKey = ch.after ? indexKey(ch.schema, idx.name, valuesOf(idx, ch.after), ch.after.pk) : null;
-      if (beforeKey && afterKey && beforeKey.equals(afterKey)) continue;
-      if (beforeKey) out.push({ key: beforeKey, value: null });
-      if (afterKey) {
-        if (idx.unique) await checkUnique(idx, ch.schema, ch.after!, ctx);
-        out.push({ key: afterKey, value: EMPTY });
+      const before = ch.before ? indexEntry(ch.schema, idx, valuesOf(idx, ch.before), ch.before.pk) : null;
+      const after = ch.after ? indexEntry(ch.schema, idx, valuesOf(idx, ch.after), ch.after.pk) : null;
+      if (before && after && before.key.equals(after.key) && before.value.equals(after.value)) continue;
+      if (before) out.push({ key: before.key, value: null });
+      if (after) {
+        // The row's own old entry is deleted first, so it never clashes with itself.
+        if (idx.unique) await checkUnique(idx, ch.schema, ch.after!, after, (k) => (before && k.equals(before.key) ? Promise.resolve(undefined) : ctx.get(k)));
+        out.push(after);
       }
     }
     return out;
@@ -70,7 +70,8 @@ export const indexParticipant: CommitParticipant = {
             if (seen.has(sig)) throw new DbError('conflict', `unique index "${idx.name}" cannot be built: (${idx.columns.join(', ')}) = ${canonicalJson(vals)} appears more than once`, { index: idx.name });
             seen.set(sig, '');
           }
-          out.push({ key: indexKey(m.id, idx.name, vals, row.pk), value: EMPTY });
+          const e = indexEntry(m.id, idx, vals, row.pk);
+          out.push({ key: e.key, value: e.value });
         }
       }
     }

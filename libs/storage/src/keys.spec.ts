@@ -85,6 +85,14 @@ describe('tuple key encoding', () => {
     expect(decodeKey(keyOf('R', ['s', 1]))).toEqual(['s', 1]);
   });
 
+  it('encodes long strings (the chunked path) with escaped NULs, in order', () => {
+    const long = (tail: string) => 'x'.repeat(40) + tail;
+    const vals = [long('\u0000a'), long(''), long('\u0000'), long('a\u0000\u0000b'), long('b'), long('a')];
+    for (const v of vals) expect(decodeTuple(encodeTuple([v, 1]))).toEqual([v, 1]);
+    const byBytes = [...vals].sort((a, b) => Buffer.compare(encodeTuple([a]), encodeTuple([b])));
+    expect(byBytes).toEqual([...vals].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+  });
+
   it('keeps a string prefix apart from a longer string (component boundaries)', () => {
     const a = encodeTuple(['ab', 'c']);
     const b = encodeTuple(['abc']);

@@ -35,33 +35,66 @@ export const KEYSPACE = {
   idempotency: 'K',
 } as const;
 
-const numBuf = Buffer.alloc(8);
+/** Builds a key from chunks: small parts go to a byte array, long strings as whole buffers. */
+class KeyBuilder {
+  private chunks: Buffer[] = [];
+  private bytes: number[] = [];
 
-function pushString(out: number[], tag: number, s: string): void {
-  out.push(tag);
-  const b = Buffer.from(s, 'utf8');
-  for (let i = 0; i < b.length; i++) {
-    const c = b[i];
-    out.push(c);
-    if (c === 0) out.push(0xff);
+  byte(b: number): void {
+    this.bytes.push(b);
   }
-  out.push(0);
+
+  private flush(): void {
+    if (this.bytes.length) {
+      this.chunks.push(Buffer.from(this.bytes));
+      this.bytes = [];
+    }
+  }
+
+  string(tag: number, s: string): void {
+    this.bytes.push(tag);
+    const b = Buffer.from(s, 'utf8');
+    if (b.length < 32) {
+      for (let i = 0; i < b.length; i++) {
+        this.bytes.push(b[i]);
+        if (b[i] === 0) this.bytes.push(0xff);
+      }
+    } else {
+      this.flush();
+      let from = 0;
+      for (let z = b.indexOf(0); z >= 0; z = b.indexOf(0, from)) {
+        this.chunks.push(b.subarray(from, z + 1), ESCAPE);
+        from = z + 1;
+      }
+      this.chunks.push(b.subarray(from));
+    }
+    this.bytes.push(0);
+  }
+
+  done(): Buffer {
+    if (!this.chunks.length) return Buffer.from(this.bytes);
+    this.flush();
+    return Buffer.concat(this.chunks);
+  }
 }
 
-function pushValue(out: number[], v: JsonValue): void {
-  if (v === null || v === undefined) out.push(T_NULL);
-  else if (v === false) out.push(T_FALSE);
-  else if (v === true) out.push(T_TRUE);
+const ESCAPE = Buffer.from([0xff]);
+const numBuf = Buffer.alloc(8);
+
+function pushValue(out: KeyBuilder, v: JsonValue): void {
+  if (v === null || v === undefined) out.byte(T_NULL);
+  else if (v === false) out.byte(T_FALSE);
+  else if (v === true) out.byte(T_TRUE);
   else if (typeof v === 'number') {
     numBuf.writeDoubleBE(v === 0 ? 0 : v); // folds -0 into 0
-    out.push(T_NUM);
-    if (numBuf[0] & 0x80) for (let i = 0; i < 8; i++) out.push(~numBuf[i] & 0xff);
+    out.byte(T_NUM);
+    if (numBuf[0] & 0x80) for (let i = 0; i < 8; i++) out.byte(~numBuf[i] & 0xff);
     else {
-      out.push(numBuf[0] | 0x80);
-      for (let i = 1; i < 8; i++) out.push(numBuf[i]);
+      out.byte(numBuf[0] | 0x80);
+      for (let i = 1; i < 8; i++) out.byte(numBuf[i]);
     }
-  } else if (typeof v === 'string') pushString(out, T_STR, v);
-  else pushString(out, T_JSON, canonicalJson(v));
+  } else if (typeof v === 'string') out.string(T_STR, v);
+  else out.string(T_JSON, canonicalJson(v));
 }
 
 /** JSON text with object keys sorted, so equal values encode equally. */
@@ -73,16 +106,17 @@ export function canonicalJson(v: JsonValue): string {
 }
 
 export function encodeTuple(values: readonly JsonValue[]): Buffer {
-  const out: number[] = [];
+  const out = new KeyBuilder();
   for (const v of values) pushValue(out, v);
-  return Buffer.from(out);
+  return out.done();
 }
 
 /** A key in one keyspace: the one-byte prefix, then the tuple. */
 export function keyOf(space: string, values: readonly JsonValue[]): Buffer {
-  const out: number[] = [space.charCodeAt(0)];
+  const out = new KeyBuilder();
+  out.byte(space.charCodeAt(0));
   for (const v of values) pushValue(out, v);
-  return Buffer.from(out);
+  return out.done();
 }
 
 function readString(b: Uint8Array, pos: number): [string, number] {

@@ -32,6 +32,23 @@ export function indexKey(schema: string, index: string, values: readonly JsonVal
 
 export const EMPTY = Buffer.alloc(0);
 
+/**
+ * The I-key entry of one row in one index. A unique index with all values non-null
+ * keys by the values alone and stores the pk tuple as the value, so a uniqueness check
+ * is a point read; otherwise the key is (values, pk) with an empty value, so equal
+ * values (and NULLs in unique indexes) sit side by side.
+ */
+export function indexEntry(schema: string, idx: { name: string; unique: boolean }, values: readonly JsonValue[], pk: readonly JsonValue[]): { key: Buffer; value: Buffer } {
+  if (idx.unique && values.every((v) => v !== null)) return { key: keyOf(KEYSPACE.index, [schema, idx.name, ...values]), value: encodeTuple(pk) };
+  return { key: indexKey(schema, idx.name, values, pk), value: EMPTY };
+}
+
+/** The pk tuple an index entry points at (see indexEntry). */
+export function pkOfIndexEntry(key: Uint8Array, value: Uint8Array, headLength: number, columns: number): PkTuple {
+  const t = decodeTuple(key, headLength);
+  return t.length > columns ? t.slice(columns) : decodeTuple(value);
+}
+
 /** Name of the implicit index that backs a foreign key's restrict check. */
 export function fkIndexName(fkName: string): string {
   return `fk:${fkName}`;

@@ -3,7 +3,7 @@ import type { ClassicLevel } from 'classic-level';
 import { DbError, TableManifest } from '@mmdb/core';
 import type { PkTuple, ScanOptions, Snapshot, StoredRow } from './api';
 import { KEYSPACE, decodeTuple, keyOf, prefixEnd } from './keys';
-import { decodeRow, maintainedIndexes, rowKey } from './records';
+import { decodeRow, maintainedIndexes, pkOfIndexEntry, rowKey } from './records';
 
 export type Db = ClassicLevel<Buffer, Buffer>;
 type LevelSnapshot = ReturnType<Db['snapshot']>;
@@ -78,12 +78,12 @@ export class LevelSnapshotReader implements Snapshot {
     const idx = maintainedIndexes(m).find((i) => i.name === index);
     if (!idx) throw new DbError('not_found', `schema "${schema}" has no index "${index}"`);
     const headLen = keyOf(KEYSPACE.index, [schema, index]).length;
-    const it = this.db.iterator({ ...boundsFor(KEYSPACE.index, [schema, index], opts), reverse: !!opts.reverse, limit: opts.limit ?? -1, values: false, snapshot: this.snap });
+    const it = this.db.iterator({ ...boundsFor(KEYSPACE.index, [schema, index], opts), reverse: !!opts.reverse, limit: opts.limit ?? -1, snapshot: this.snap });
     try {
       for (;;) {
         const entries = await it.nextv(opts.batchSize ?? 256);
         if (entries.length === 0) return;
-        const pks = entries.map(([k]) => decodeTuple(k, headLen).slice(idx.columns.length));
+        const pks = entries.map(([k, v]) => pkOfIndexEntry(k, v, headLen, idx.columns.length));
         const vals = await this.db.getMany(pks.map((pk) => rowKey(schema, pk)), { snapshot: this.snap });
         const rows: StoredRow[] = [];
         vals.forEach((v, i) => {

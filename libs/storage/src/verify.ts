@@ -53,7 +53,7 @@ export async function verifyStore(db: Db, manifests: readonly TableManifest[], p
           for (const w of await p.deriveRow({ schema: m.id, manifest: m, pk: row.pk, before: null, after: row }, ctx)) ctx.put(w.key, w.value);
         }
         ctx.own.mergeInto(expected);
-        ctx.own.map.clear();
+        ctx.own.clear();
       }
       for (const p of participants) {
         for (const [gte, lt] of p.dropRanges?.(m) ?? []) {
