@@ -27,13 +27,22 @@ import type {
   Precondition,
   Snapshot,
   StoreReader,
+  StoredResponse,
+  StoredRow,
 } from './api';
+
+/** An Idempotency-Key record as committed: the request's fingerprint and the response to replay. */
+export interface IdempotencyRecordStored {
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  readonly response: StoredResponse;
+}
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
 import { KEYSPACE, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { LOG_END, LOG_START, logKey, metaKey, parseJson } from './records';
+import { LOG_END, LOG_START, decodeRow, idempotencyKey, logKey, metaKey, parseJson, rowKey } from './records';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
 import { verifyStore, VerifyReport } from './verify';
@@ -308,6 +317,25 @@ export class TenantStore implements StoreReader {
 
   schemaToml(id: string): string | undefined {
     return this.catalog.get(id)?.toml;
+  }
+
+  /**
+   * The latest committed version of one row, read without an explicit snapshot (a point
+   * read is consistent on its own). Throws schema_not_found for an unknown schema.
+   */
+  async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    if (!this.catalog.has(schema)) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
+    const v = await this.db.get(rowKey(schema, pk));
+    return v === undefined ? undefined : decodeRow(schema, pk, v);
+  }
+
+  /** The live Idempotency-Key record committed with an earlier request, if any. */
+  async idempotencyRecord(key: string): Promise<IdempotencyRecordStored | undefined> {
+    const v = await this.db.get(idempotencyKey(key));
+    if (!v) return undefined;
+    const rec = parseJson<IdempotencyRecordStored>(v);
+    return rec.expiresAt > Date.now() ? rec : undefined;
   }
 
   snapshot(): Snapshot {

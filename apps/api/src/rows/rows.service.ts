@@ -2,7 +2,7 @@ import * as crypto from 'crypto';
 import type { Readable } from 'stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { DbError, isDbError, JsonValue, Row, TableManifest } from '@mmdb/core';
-import { keyOf, KEYSPACE, type ChangeResult, type CommitResult, type Precondition, type RowPutChange, type StoredResponse } from '@mmdb/storage';
+import type { ChangeResult, CommitResult, IdempotencyRecordStored, Precondition, RowPutChange, StoredResponse } from '@mmdb/storage';
 import { APP_CONFIG, AppConfig } from '../config';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { etag } from './if-match';
@@ -88,14 +88,9 @@ export class RowsService {
   /** GET rows/{schema}/{pk}: the row's values, with its version as ETag. */
   async get(t: TenantHandle, schema: string, pk: JsonValue[]): Promise<Answer> {
     this.manifest(t, schema);
-    const snap = t.store.snapshot();
-    try {
-      const row = await snap.getRow(schema, pk);
-      if (!row) throw new DbError('row_not_found', `no row ${formatPk(pk)} in ${schema}`, { schema, pk: formatPk(pk) });
-      return { status: 200, body: row.values, headers: { etag: etag(row.version) } };
-    } finally {
-      await snap.release();
-    }
+    const row = await t.store.getRow(schema, pk);
+    if (!row) throw new DbError('row_not_found', `no row ${formatPk(pk)} in ${schema}`, { schema, pk: formatPk(pk) });
+    return { status: 200, body: row.values, headers: { etag: etag(row.version) } };
   }
 
   /** `_batch` with a JSON array: all rows in one frame, all or nothing; a bad row is named by its index. */
@@ -221,17 +216,9 @@ function answer(s: StoredResponse): Answer {
   return { status: s.status, body: s.body, headers: { ...(s.headers ?? {}) } };
 }
 
-/** Reads the stored Idempotency-Key record (keyspace K, written by the commit coordinator). */
-async function lookupIdempotency(t: TenantHandle, key: string): Promise<{ fingerprint: string; expiresAt: number; response: StoredResponse } | undefined> {
-  const snap = t.store.snapshot();
-  try {
-    const raw = await snap.rawGet(keyOf(KEYSPACE.idempotency, [key]));
-    if (!raw) return undefined;
-    const rec = JSON.parse(raw.toString('utf8'));
-    return rec.expiresAt > Date.now() ? rec : undefined;
-  } finally {
-    await snap.release();
-  }
+/** The stored Idempotency-Key record, if one is live. */
+function lookupIdempotency(t: TenantHandle, key: string): Promise<IdempotencyRecordStored | undefined> {
+  return t.store.idempotencyRecord(key);
 }
 
 function chunkError(e: unknown, c: { lines: number[] }, committed: number): unknown {
