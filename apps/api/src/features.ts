@@ -6,5 +6,6 @@ import type { Type } from '@nestjs/common';
 import { GraphModule } from './graph/graph.module';
 import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
+import { VectorModule } from './vector/vector.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule];

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DbError } from '@mmdb/core';
 import type { AnnIndex, Hit, IndexContext, SearchParams } from './ann';
 
-export const HNSW_DEFAULTS = { m: 16, ef_construction: 200, ef_fast: 16, ef_high_recall: 96, seed: 100 };
+export const HNSW_DEFAULTS = { m: 16, ef_construction: 200, ef_fast: 40, ef_high_recall: 128, seed: 100 };
 
 const SPACE: Record<string, SpaceName> = { cosine: 'cosine', dot: 'ip', l2: 'l2' };
 

@@ -5,4 +5,5 @@ export { HNSW_DEFAULTS } from './hnsw';
 export { IVF_DEFAULTS, IvfIndex } from './ivf';
 export * from './validate';
 export { readFvecs, readIvecs } from './fvecs';
+export { rng } from './kmeans';
 export { VectorParticipant, PARTICIPANT, rowVectorId, type PutEntry, type TopKRequest } from './participant';

@@ -65,6 +65,8 @@ export class IvfIndex implements AnnIndex {
   private dsub = 0;
   private ksub = 0;
   private book: Float32Array = new Float32Array(0);
+  /** l2/cosine: per list, ‖b‖² + 2·c_s·b for every sub-centroid b (so a query's table is one add per cell). */
+  private listTerms: Float32Array | null = null;
   private lists: List[] = [];
   private listOf: Int32Array = new Int32Array(0);
   private posOf: Int32Array = new Int32Array(0);
@@ -231,13 +233,26 @@ export class IvfIndex implements AnnIndex {
     const cand = new TopK(R);
     const { m, ksub } = this;
     const table = new Float32Array(m * ksub);
+    const terms = metric === 'manhattan' ? null : this.terms();
+    let qTable: Float32Array | null = null;
     if (metric === 'dot') this.fillTable(table, q, -1);
+    else if (terms) {
+      // ‖q−c−b‖² = ‖q−c‖² + (‖b‖² + 2c·b) − 2q·b: the last term is shared by every list
+      qTable = new Float32Array(m * ksub);
+      this.fillTable(qTable, q, -1);
+      for (let i = 0; i < qTable.length; i++) qTable[i] *= 2;
+    }
+    const cells = m * ksub;
     for (const c of lists) {
       const L = this.lists[c];
       if (L.n === 0) continue;
       let base = 0;
       if (metric === 'dot') {
         for (let i = 0; i < dim; i++) base -= q[i] * this.centroids[c * dim + i];
+      } else if (terms && qTable) {
+        for (let i = 0; i < dim; i++) base += (q[i] - this.centroids[c * dim + i]) ** 2;
+        const o = c * cells;
+        for (let i = 0; i < cells; i++) table[i] = terms[o + i] + qTable[i];
       } else this.fillTable(table, q, c);
       const codes = L.codes;
       for (let i = 0; i < L.n; i++) {
@@ -252,6 +267,22 @@ export class IvfIndex implements AnnIndex {
     const top = new TopK(p.k);
     for (const h of cand.sorted()) top.push(raw(q, slab.data, h.label * dim), h.label);
     return top.sorted();
+  }
+
+  private terms(): Float32Array {
+    if (this.listTerms) return this.listTerms;
+    const { m, ksub, dsub, book, nlist } = this;
+    const dim = this.ctx.dim;
+    const t = new Float32Array(nlist * m * ksub);
+    for (let c = 0; c < nlist; c++)
+      for (let s = 0; s < m; s++)
+        for (let j = 0; j < ksub; j++) {
+          let v = 0;
+          const bo = (s * ksub + j) * dsub;
+          for (let i = 0; i < dsub; i++) v += book[bo + i] * (book[bo + i] + 2 * this.centroids[c * dim + s * dsub + i]);
+          t[(c * m + s) * ksub + j] = v;
+        }
+    return (this.listTerms = t);
   }
 
   /** Lookup table of the query against every sub-space centroid; `list` < 0: the dot table (−q·b). */
@@ -280,7 +311,7 @@ export class IvfIndex implements AnnIndex {
   memoryBytes(): number {
     let n = 0;
     for (const L of this.lists) n += L.n;
-    return n * (this.m + 4) + this.centroids.byteLength + this.book.byteLength;
+    return n * (this.m + 4) + this.centroids.byteLength + this.book.byteLength + (this.listTerms?.byteLength ?? 0);
   }
 
   /** Bytes of the PQ codes alone (m per vector). */

@@ -1,0 +1,231 @@
+/**
+ * Vector benchmark (see README.md): MNIST, synthetic 100k×128 beside raw hnswlib-node,
+ * filtered top-k at 10% and 1%, and IVF-PQ at scale. Every table prints the ceiling
+ * measured in the same run.
+ */
+import { join } from 'node:path';
+import { HierarchicalNSW } from 'hnswlib-node';
+import { HNSW_DEFAULTS, VectorTable, readFvecs, readIvecs, rng, type IvfIndex, type VectorMetric } from '@mmdb/vector';
+import { startServer, type Server } from './https';
+
+const args = process.argv.slice(2);
+const flag = (n: string) => args.includes(`--${n}`);
+const opt = (n: string, d: number) => {
+  const i = args.indexOf(`--${n}`);
+  return i >= 0 ? Number(args[i + 1]) : d;
+};
+const QUICK = flag('quick');
+const HTTPS = !flag('no-https');
+const MNIST = join(__dirname, '../../../../shared/datasets/mnist');
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+const f2 = (x: number) => x.toFixed(2);
+const f3 = (x: number) => x.toFixed(3);
+
+function table(title: string, head: string[], rows: (string | number)[][]): void {
+  console.log(`\n### ${title}\n`);
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+}
+
+function recallAt(got: string[], truth: number[], k = 10): number {
+  const t = new Set(truth.slice(0, k).map(String));
+  return got.slice(0, k).filter((g) => t.has(g)).length / k;
+}
+
+interface Run {
+  recall: number;
+  p50: number;
+  p99: number;
+}
+
+async function timeQueries(queries: number[][], truth: number[][], run: (q: number[]) => Promise<string[]> | string[]): Promise<Run> {
+  const lat: number[] = [];
+  let r = 0;
+  // warm-up
+  for (const q of queries.slice(0, 20)) await run(q);
+  for (let i = 0; i < queries.length; i++) {
+    const t0 = now();
+    const got = await run(queries[i]);
+    lat.push(now() - t0);
+    r += recallAt(got, truth[i]);
+  }
+  return { recall: r / queries.length, p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+function rows2d(data: Float32Array, dim: number, n: number): number[][] {
+  return Array.from({ length: n }, (_, r) => Array.from(data.subarray(r * dim, (r + 1) * dim)));
+}
+
+/** Exact top-k by brute force (float64), optionally over a subset. */
+function groundTruth(metric: VectorMetric, base: Float32Array, n: number, dim: number, qs: number[][], k: number, keep?: (i: number) => boolean): number[][] {
+  const t = new VectorTable('gt', { dim, metric, index: 'exact', params: {} });
+  for (let i = 0; i < n; i++) if (!keep || keep(i)) t.upsert(String(i), base.subarray(i * dim, (i + 1) * dim), null);
+  return qs.map((q) => t.topk(q, { k, mode: 'high_recall' }).map((m) => Number(m.id)));
+}
+
+/** Seeded clustered data: `c` gaussian clusters in [-1,1]^dim, σ = 0.2. */
+function clustered(n: number, dim: number, seed: number, c = 100): Float32Array {
+  const r = rng(seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(r() || 1e-12)) * Math.cos(2 * Math.PI * r());
+  const centers = Float32Array.from({ length: c * dim }, () => r() * 2 - 1);
+  const out = new Float32Array(n * dim);
+  for (let i = 0; i < n; i++) {
+    const k = Math.floor(r() * c);
+    for (let j = 0; j < dim; j++) out[i * dim + j] = centers[k * dim + j] + 0.2 * gauss();
+  }
+  return out;
+}
+
+function rawHnsw(metric: VectorMetric, data: Float32Array, n: number, dim: number) {
+  const space = metric === 'dot' ? 'ip' : (metric as 'l2' | 'cosine');
+  const h = new HierarchicalNSW(space, dim);
+  h.initIndex({ maxElements: n, m: HNSW_DEFAULTS.m, efConstruction: HNSW_DEFAULTS.ef_construction, randomSeed: HNSW_DEFAULTS.seed });
+  for (let i = 0; i < n; i++) h.addPoint(Array.from(data.subarray(i * dim, (i + 1) * dim)), i);
+  return h;
+}
+
+async function loadHttps(srv: Server, table: string, data: Float32Array, n: number, dim: number, metric: VectorMetric, meta?: (i: number) => object) {
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      await srv.post(`/vector/${table}/put`, { id: String(i), embedding: Array.from(data.subarray(i * dim, (i + 1) * dim)), metric, metadata: meta?.(i) });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+}
+
+export async function main(): Promise<void> {
+  console.log(`vector benchmark — node ${process.version}, ${QUICK ? 'quick' : 'full'} run, HNSW m=${HNSW_DEFAULTS.m} ef_construction=${HNSW_DEFAULTS.ef_construction} ef fast/high_recall=${HNSW_DEFAULTS.ef_fast}/${HNSW_DEFAULTS.ef_high_recall}`);
+  const srv = HTTPS ? await startServer() : null;
+  try {
+    // ---- 1. MNIST ----
+    const base = readFvecs(join(MNIST, 'base.fvecs'));
+    const nq = QUICK ? 200 : 1000;
+    const mq = rows2d(readFvecs(join(MNIST, 'query.fvecs')).data, base.dim, nq);
+    const rows1: (string | number)[][] = [];
+    for (const metric of ['l2', 'cosine'] as const) {
+      const gt = readIvecs(join(MNIST, `groundtruth_${metric}_top100.ivecs`), nq);
+      const t = new VectorTable('mnist', { dim: base.dim, metric, index: 'auto', params: {} });
+      const b0 = now();
+      for (let i = 0; i < base.n; i++) t.upsert(String(i), base.data.subarray(i * base.dim, (i + 1) * base.dim), null);
+      const build = now() - b0;
+      const raw = rawHnsw(metric, base.data, base.n, base.dim);
+      for (const mode of ['high_recall', 'fast'] as const) {
+        const ours = await timeQueries(mq, gt, (q) => t.topk(q, { k: 10, mode }).map((m) => m.id));
+        raw.setEf(mode === 'fast' ? HNSW_DEFAULTS.ef_fast : HNSW_DEFAULTS.ef_high_recall);
+        const ceil = await timeQueries(mq, gt, (q) => raw.searchKnn(q, 10).neighbors.map(String));
+        rows1.push([metric, mode, 'in-process', f3(ours.recall), f2(ours.p50), f2(ours.p99), f3(ceil.recall), f2(ceil.p99), f2(ours.p99 / ceil.p99), Math.round(build)]);
+      }
+      if (srv) {
+        const name = `mnist_${metric}`;
+        const l0 = now();
+        await loadHttps(srv, name, base.data, base.n, base.dim, metric);
+        const load = now() - l0;
+        for (const mode of ['high_recall', 'fast'] as const) {
+          const ours = await timeQueries(mq, gt, async (q) => ((await srv.post(`/vector/${name}/topk`, { vector: q, k: 10, mode })) as any[]).map((m) => m.id));
+          const inproc = await timeQueries(mq, gt, (q) => t.topk(q, { k: 10, mode }).map((m) => m.id));
+          rows1.push([metric, mode, 'HTTPS', f3(ours.recall), f2(ours.p50), f2(ours.p99), f3(inproc.recall) + ' (in-process)', f2(inproc.p99), f2(ours.p99 - inproc.p99) + ' ms added', Math.round(load)]);
+        }
+      }
+    }
+    table(
+      `1. MNIST 9,000 × 784, ${nq} queries, recall@10 against the shipped exact ground truth (ceiling: raw hnswlib-node, same parameters)`,
+      ['metric', 'mode', 'path', 'recall@10', 'p50 ms', 'p99 ms', 'ceiling recall', 'ceiling p99 ms', 'ratio / HTTPS cost', 'build or load ms'],
+      rows1,
+    );
+
+    // ---- 2 + 3. synthetic 100k × 128 ----
+    const N = opt('n', QUICK ? 20_000 : 100_000);
+    const D = 128;
+    const sq = QUICK ? 200 : 500;
+    const syn = clustered(N, D, 42);
+    const sQueries = rows2d(clustered(sq, D, 4242), D, sq);
+    const metric: VectorMetric = 'l2';
+    const gt2 = groundTruth(metric, syn, N, D, sQueries, 10);
+    const rows2: (string | number)[][] = [];
+    const b0 = now();
+    const t2 = new VectorTable('syn', { dim: D, metric, index: 'auto', params: {} });
+    for (let i = 0; i < N; i++) t2.upsert(String(i), syn.subarray(i * D, (i + 1) * D), { b10: i % 10, b100: i % 100 });
+    const ourBuild = now() - b0;
+    const r0 = now();
+    const raw2 = rawHnsw(metric, syn, N, D);
+    const rawBuild = now() - r0;
+    rows2.push(['build (in-process)', '', '', '', Math.round(ourBuild), Math.round(rawBuild), f2(ourBuild / rawBuild)]);
+    let httpLoad = 0;
+    if (srv) {
+      const l0 = now();
+      await loadHttps(srv, 'syn', syn, N, D, metric, (i) => ({ b10: i % 10, b100: i % 100 }));
+      httpLoad = now() - l0;
+      rows2.push(['build over HTTPS (16 puts in flight)', '', '', '', Math.round(httpLoad), Math.round(rawBuild), f2(httpLoad / rawBuild)]);
+    }
+    for (const mode of ['high_recall', 'fast'] as const) {
+      raw2.setEf(mode === 'fast' ? HNSW_DEFAULTS.ef_fast : HNSW_DEFAULTS.ef_high_recall);
+      const ceil = await timeQueries(sQueries, gt2, (q) => raw2.searchKnn(q, 10).neighbors.map(String));
+      const ours = await timeQueries(sQueries, gt2, (q) => t2.topk(q, { k: 10, mode }).map((m) => m.id));
+      rows2.push([`${mode} in-process`, f3(ours.recall), f2(ours.p50), f2(ours.p99), f3(ceil.recall), f2(ceil.p99), f2(ours.p99 / ceil.p99)]);
+      if (srv) {
+        const h = await timeQueries(sQueries, gt2, async (q) => ((await srv.post('/vector/syn/topk', { vector: q, k: 10, mode })) as any[]).map((m) => m.id));
+        rows2.push([`${mode} HTTPS`, f3(h.recall), f2(h.p50), f2(h.p99), f3(ceil.recall), f2(ceil.p99), f2(h.p99 / ceil.p99)]);
+      }
+    }
+    table(
+      `2. Synthetic clustered ${N.toLocaleString()} × ${D} (seed 42, l2), ${sq} queries; ceiling: raw hnswlib-node in this run`,
+      ['what', 'recall@10', 'p50 ms (build: ours ms)', 'p99 ms (build: raw ms)', 'ceiling recall', 'ceiling p99 ms', 'ratio'],
+      rows2,
+    );
+
+    const rows3: (string | number)[][] = [];
+    for (const [field, sel, mod] of [
+      ['b10', '10%', 10],
+      ['b100', '1%', 100],
+    ] as const) {
+      const fq = sQueries.slice(0, QUICK ? 100 : 200);
+      const gtf = groundTruth(metric, syn, N, D, fq, 10, (i) => i % mod === 3);
+      const filter = { [field]: 3 };
+      raw2.setEf(HNSW_DEFAULTS.ef_high_recall);
+      const ceil = await timeQueries(fq, gtf, (q) => raw2.searchKnn(q, 10, (l) => l % mod === 3).neighbors.map(String));
+      for (const mode of ['high_recall', 'fast'] as const) {
+        const ours = await timeQueries(fq, gtf, (q) => t2.topk(q, { k: 10, mode, filter }).map((m) => m.id));
+        rows3.push([sel, mode, 'in-process', f3(ours.recall), f2(ours.p99), f3(ceil.recall), f2(ceil.p99)]);
+        if (srv) {
+          const h = await timeQueries(fq, gtf, async (q) => ((await srv.post('/vector/syn/topk', { vector: q, k: 10, mode, filter })) as any[]).map((m) => m.id));
+          rows3.push([sel, mode, 'HTTPS', f3(h.recall), f2(h.p99), f3(ceil.recall), f2(ceil.p99)]);
+        }
+      }
+    }
+    table('3. Filtered top-k on the synthetic set (ceiling: raw hnswlib-node with a filter callback, ef high_recall)', ['selectivity', 'mode', 'path', 'recall@10', 'p99 ms', 'ceiling recall', 'ceiling p99 ms'], rows3);
+
+    // ---- 4. IVF-PQ at scale ----
+    const NP = opt('ivfpq-n', QUICK ? 100_000 : 1_000_000);
+    const big = NP === N ? syn : clustered(NP, D, 7);
+    // loaded as `exact` (no index upkeep), then trained once over the whole corpus
+    const pq = new VectorTable('pq', { dim: D, metric, index: 'exact', params: {} });
+    const p0 = now();
+    for (let i = 0; i < NP; i++) pq.upsert(String(i), big.subarray(i * D, (i + 1) * D), null);
+    pq.rebuild('ivfpq');
+    const pqBuild = now() - p0;
+    const pqq = rows2d(clustered(200, D, 777), D, 200);
+    const gtp = groundTruth(metric, big, NP, D, pqq, 10);
+    const ivf = pq.ann as IvfIndex;
+    const rows4: (string | number)[][] = [];
+    for (const mode of ['high_recall', 'fast'] as const) {
+      const ours = await timeQueries(pqq, gtp, (q) => pq.topk(q, { k: 10, mode }).map((m) => m.id));
+      rows4.push([NP.toLocaleString(), mode, ivf.nlist, f3(ours.recall), f2(ours.p50), f2(ours.p99), (ivf.codeBytes() / 2 ** 20).toFixed(1), ((NP * D * 4) / 2 ** 20).toFixed(1), `1/${Math.round((NP * D * 4) / ivf.codeBytes())}`, Math.round(pqBuild / 1000)]);
+    }
+    table(
+      `4. IVF-PQ (own: k-means coarse quantizer, PQ ${D / 4}×8-bit residual codes, exact re-rank), synthetic clustered ${NP.toLocaleString()} × ${D}, 200 queries`,
+      ['vectors', 'mode', 'nlist', 'recall@10', 'p50 ms', 'p99 ms', 'codes MiB', 'float32 MiB', 'codes/float32', 'build s'],
+      rows4,
+    );
+  } finally {
+    await srv?.stop();
+  }
+}
