@@ -49,4 +49,16 @@ describe('analysis', () => {
   it('does not stem numbers or non-Latin words', () => {
     expect(terms('english', '1950s 東京')).toEqual(['1950s', '東京']);
   });
+
+  it('termPositions (the indexing path) agrees with analyze', () => {
+    for (const name of ['english', 'standard', 'simple', 'keyword']) {
+      const a = analyzerFor({ analyzer: name });
+      for (const text of ['The flows of heated wings, flows again', "the wing's edge", 'Crème brûlée 42 x', '']) {
+        const want = new Map<string, number[]>();
+        const toks = a.analyze(text);
+        for (const t of toks) want.set(t.term, [...(want.get(t.term) ?? []), t.pos]);
+        expect(a.termPositions(text)).toEqual({ length: toks.length, positions: want });
+      }
+    }
+  });
 });

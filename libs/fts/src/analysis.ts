@@ -30,6 +30,18 @@ export interface Analyzer {
   analyze(text: string): Token[];
   /** Normalizes a prefix of a `prefix*` query: folded and lowercased, never stemmed. */
   normalizePrefix(prefix: string): string;
+  /** The indexing form: every term's positions and the number of tokens (same result as `analyze`). */
+  termPositions(text: string): { length: number; positions: Map<string, number[]> };
+}
+
+function groupTokens(tokens: Token[]): { length: number; positions: Map<string, number[]> } {
+  const positions = new Map<string, number[]>();
+  for (const t of tokens) {
+    const ps = positions.get(t.term);
+    if (ps) ps.push(t.pos);
+    else positions.set(t.term, [t.pos]);
+  }
+  return { length: tokens.length, positions };
 }
 
 /** English stop words: Lucene's classic English set, question words and other function words (no content words). */
@@ -125,10 +137,42 @@ class WordAnalyzer implements Analyzer {
   normalizePrefix(prefix: string): string {
     return fold(prefix);
   }
+
+  /** word (folded, ASCII) → term, or '' for a stop word: one lookup per token on the indexing path */
+  private readonly memo = new Map<string, string>();
+
+  termPositions(text: string): { length: number; positions: Map<string, number[]> } {
+    const folded = fold(text);
+    // eslint-disable-next-line no-control-regex
+    if (!/^[\x00-\x7f]*$/.test(folded) || folded.includes("'")) return groupTokens(this.analyze(text));
+    const positions = new Map<string, number[]>();
+    const re = /[a-z0-9]+/g;
+    let pos = -1;
+    let length = 0;
+    for (let m = re.exec(folded); m; m = re.exec(folded)) {
+      pos++;
+      const w = m[0];
+      let term = this.memo.get(w);
+      if (term === undefined) {
+        term = this.stop.has(w) ? '' : this.stemming ? stem(w) : w;
+        if (this.memo.size >= STEM_CACHE_MAX) this.memo.clear();
+        this.memo.set(w, term);
+      }
+      if (term === '') continue;
+      length++;
+      const ps = positions.get(term);
+      if (ps) ps.push(pos);
+      else positions.set(term, [pos]);
+    }
+    return { length, positions };
+  }
 }
 
 class KeywordAnalyzer implements Analyzer {
   readonly name = 'keyword';
+  termPositions(text: string): { length: number; positions: Map<string, number[]> } {
+    return groupTokens(this.analyze(text));
+  }
   analyze(text: string): Token[] {
     const t = fold(text.trim());
     return t ? [{ term: t, pos: 0 }] : [];

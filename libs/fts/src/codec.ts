@@ -102,9 +102,17 @@ export function encodeDocEntry(length: number, postings: ReadonlyMap<string, rea
   varint(length);
   varint(postings.size);
   for (const [term, ps] of postings) {
-    const len = Buffer.byteLength(term, 'utf8');
-    varint(len);
-    n += buf.write(term, n, len, 'utf8');
+    // ASCII terms (the common case) are copied by hand: cheaper than a native call per term
+    let ascii = term.length < 128;
+    for (let i = 0; ascii && i < term.length; i++) if (term.charCodeAt(i) > 0x7f) ascii = false;
+    if (ascii) {
+      buf[n++] = term.length;
+      for (let i = 0; i < term.length; i++) buf[n++] = term.charCodeAt(i);
+    } else {
+      const len = Buffer.byteLength(term, 'utf8');
+      varint(len);
+      n += buf.write(term, n, len, 'utf8');
+    }
     varint(ps.length);
     let prev = 0;
     for (const p of ps) {
@@ -122,6 +130,23 @@ export interface DocEntry {
 }
 
 /** Length, terms and frequencies (positions skipped). */
+/** A short term's text: by hand when ASCII, else utf8. */
+function readTerm(r: Reader, buf: Uint8Array): string {
+  const len = r.varint();
+  const start = r.pos;
+  r.pos += len;
+  if (len < 32) {
+    let s = '';
+    for (let i = start; i < start + len; i++) {
+      const c = buf[i];
+      if (c > 0x7f) return Buffer.from(buf.buffer, buf.byteOffset + start, len).toString('utf8');
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return Buffer.from(buf.buffer, buf.byteOffset + start, len).toString('utf8');
+}
+
 export function decodeDocEntry(value: Uint8Array): DocEntry {
   const r = new Reader(value);
   const length = r.varint();
@@ -129,7 +154,7 @@ export function decodeDocEntry(value: Uint8Array): DocEntry {
   const terms: string[] = [];
   const tfs: number[] = [];
   for (let i = 0; i < n; i++) {
-    terms.push(r.bytes().toString('utf8'));
+    terms.push(readTerm(r, value));
     const tf = r.varint();
     tfs.push(tf);
     for (let j = 0; j < tf; j++) r.varint();
@@ -144,7 +169,7 @@ export function decodeDocPositions(value: Uint8Array): Map<string, number[]> {
   const n = r.varint();
   const out = new Map<string, number[]>();
   for (let i = 0; i < n; i++) {
-    const term = r.bytes().toString('utf8');
+    const term = readTerm(r, value);
     const tf = r.varint();
     const ps: number[] = new Array(tf);
     let p = 0;

@@ -26,6 +26,7 @@ import { analyzerFor, type Analyzer } from './analysis';
 import {
   configKey,
   decodeDocEntry,
+  type DocEntry,
   decodeDocPositions,
   decodeFtsKey,
   decodeStats,
@@ -76,6 +77,8 @@ export class FtsParticipant implements CommitParticipant {
   private readonly standalone = new Map<string, FieldSettings>();
   private readonly analyzers = new Map<string, Analyzer>();
   private manifestCache: Map<string, TableManifest> | null = null;
+  /** Decoded doc entries by the value buffer derive produced: apply skips decoding when the frame carries the same buffer. */
+  private readonly derived = new WeakMap<Buffer, DocEntry>();
 
   /** A `custom` change that indexes (or replaces) a standalone document. */
   static putDoc(table: string, field: string, docId: string, text: string): CustomChange {
@@ -165,18 +168,16 @@ export class FtsParticipant implements CommitParticipant {
     const dk = docKey(table, field, doc);
     const oldRaw = hadEntry === false ? undefined : await ctx.get(dk);
     const old = oldRaw ? decodeDocEntry(oldRaw) : null;
-    const positions = new Map<string, number[]>();
-    let length = 0;
-    if (text !== null) {
-      for (const t of analyzer.analyze(text)) {
-        length++;
-        const ps = positions.get(t.term);
-        if (ps) ps.push(t.pos);
-        else positions.set(t.term, [t.pos]);
-      }
-    }
+    const { length, positions } = text !== null ? analyzer.termPositions(text) : { length: 0, positions: new Map<string, number[]>() };
     if (!old && text === null) return out;
-    out.push({ key: dk, value: text === null ? null : encodeDocEntry(length, positions) });
+    let value: Buffer | null = null;
+    if (text !== null) {
+      value = encodeDocEntry(length, positions);
+      const tfs: number[] = [];
+      for (const ps of positions.values()) tfs.push(ps.length);
+      this.derived.set(value, { length, terms: [...positions.keys()], tfs });
+    }
+    out.push({ key: dk, value });
     const sk = statsKey(table, field);
     const s = decodeStats(await ctx.get(sk));
     const docs = s.docs + (text !== null ? 1 : 0) - (old ? 1 : 0);
@@ -226,7 +227,7 @@ export class FtsParticipant implements CommitParticipant {
     const fi = this.fieldIndex(k.table, k.field);
     if (k.kind === 'd') {
       if (value) {
-        const e = decodeDocEntry(value);
+        const e = this.derived.get(value) ?? decodeDocEntry(value);
         fi.putDoc(k.doc, e.length, e.terms, e.tfs);
       } else fi.removeDoc(k.doc);
     } else if (k.kind === 's') {
