@@ -74,15 +74,26 @@ export class SqlEngine {
 
   /** Runs a script; one result per statement (BEGIN…COMMIT commits its writes as one frame). */
   async run(sql: string, opts: QueryOptions = {}): Promise<RawResult[]> {
+    const queryId = opts.queryId ?? `#${++this.seq}`;
+    const running: Running = { ctx: null, cancelled: false };
+    // a single SELECT seen before: its optimized plan, no parse/bind/optimize
+    const key = cacheKeyOf(sql);
+    const hit = this.planCache.get(key) as Prepared | undefined;
+    if (hit && this.fresh(hit)) {
+      this.running.set(queryId, running);
+      try {
+        return [await this.query(hit.plan, hit.names, (opts.params ?? []).map(paramValue), null, opts, running, hit)];
+      } finally {
+        this.running.delete(queryId);
+      }
+    }
     const stmts = parseSql(sql);
     const params = (opts.params ?? []).map(paramValue);
     if (stmts.some((x) => x.kind !== 'select')) this.planCache.clear();
-    const cacheKey = stmts.length === 1 && stmts[0].kind === 'select' ? sql.trim().replace(/\s+/g, ' ') : undefined;
+    const cacheKey = stmts.length === 1 && stmts[0].kind === 'select' ? key : undefined;
     opts = { ...opts, cacheKey };
     const out: RawResult[] = [];
     let txn: Txn | null = null;
-    const queryId = opts.queryId ?? newUlid();
-    const running: Running = { ctx: null, cancelled: false };
     this.running.set(queryId, running);
     try {
       for (const st of stmts) {
@@ -108,6 +119,14 @@ export class SqlEngine {
     } finally {
       this.running.delete(queryId);
     }
+  }
+
+  private seq = 0;
+
+  /** A prepared plan is valid while every table it read at bind time has the same manifest. */
+  private fresh(p: Prepared): boolean {
+    for (const [id, m] of p.deps) if (this.store.manifest(id) !== m) return false;
+    return true;
   }
 
   private async commit(txn: Txn): Promise<void> {
@@ -140,8 +159,13 @@ export class SqlEngine {
   private async statement(st: Stmt, params: Value[], txn: Txn, opts: QueryOptions, running: Running): Promise<RawResult> {
     switch (st.kind) {
       case 'select': {
-        const plan = this.bindCached(st, opts);
-        return this.query(plan.plan, plan.names, params, txn, opts, running);
+        if (!opts.cacheKey || txn.overlay.size > 0) {
+          const b = this.bind(st);
+          return this.query(b.plan, b.names, params, txn, opts, running);
+        }
+        const p = this.prepare(st);
+        this.planCache.set(opts.cacheKey, p);
+        return this.query(p.plan, p.names, params, txn, opts, running, p);
       }
       case 'insert': {
         const m = this.requireTable(st.table);
@@ -317,16 +341,20 @@ export class SqlEngine {
     return new ExprCompiler(ctx).compile(bound, new Scope([]))([], null);
   }
 
-  /** Binds a SELECT through the plan cache (keyed by the statement's text; DDL clears it). */
-  private bindCached(st: Select, opts: QueryOptions): { plan: PlanNode; names: string[] } {
-    const k = opts.cacheKey;
-    if (k) {
-      const hit = this.planCache.get(k) as { plan: PlanNode; names: string[] } | undefined;
-      if (hit) return hit;
-    }
-    const b = this.bind(st);
-    if (k) this.planCache.set(k, b);
-    return b;
+  /** Binds and optimizes a SELECT once, remembering the manifests it was bound against. */
+  private prepare(st: Select): Prepared {
+    const deps = new Map<string, TableManifest>();
+    const b = new Binder({
+      table: (name) => {
+        const m = findManifest(this.store, name);
+        if (!m) return undefined;
+        deps.set(m.id, m);
+        return sqlTable(this.store, m);
+      },
+      view: (name) => this.views.get(name.toLowerCase()),
+    }).bindSelect(st, null);
+    const o = optimize(b.plan, this.optCatalog());
+    return { plan: o.plan, names: b.names, passes: o.passes, deps: [...deps], leaves: leafNodes(o.plan) };
   }
 
   /** Runs a JSON plan tree (POST /query): validated, optimized, executed on one snapshot. */
@@ -360,7 +388,7 @@ export class SqlEngine {
   }
 
   private optCatalog() {
-    return { table: (id: string) => this.table(id) };
+    return { table: (id: string) => this.table(id), rowCount: (id: string) => this.tables.rowCount(id) };
   }
 
   private ctx(params: Value[], leaf: (n: PlanNode) => Tuple[], writer: Writer | null, opts: QueryOptions): ExecCtx {
@@ -375,9 +403,10 @@ export class SqlEngine {
   }
 
   /** Runs a plan (already bound): optimize, preload leaves from one snapshot, execute. */
-  async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running): Promise<RawResult> {
+  async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
     const t0 = performance.now();
-    const { plan, passes } = optimize(plan0, this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const { plan, passes } = prepared ?? optimize(plan0, this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const leafList = prepared?.leaves ?? leafNodes(plan);
     const snap = this.store.snapshot();
     const leaves = new Map<PlanNode, Tuple[]>();
     let ctx: ExecCtx | null = null;
@@ -385,7 +414,7 @@ export class SqlEngine {
       const writer = txn ? this.writer(txn) : null;
       ctx = this.ctx(params, (n) => leaves.get(n) ?? [], writer, opts);
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
-      await this.preload(plan, snap, leaves, txn, ctx);
+      await this.preload(leafList, snap, leaves, txn, ctx);
       const op = compilePlan(plan, ctx, null);
       const rows: Tuple[] = [];
       let last = Date.now();
@@ -411,7 +440,7 @@ export class SqlEngine {
   }
 
   /** Loads the rows of every leaf node (scan/get/index_scan) from the snapshot, with the transaction's own writes overlaid. */
-  private async preload(plan: PlanNode, snap: import('@mmdb/storage').Snapshot, leaves: Map<PlanNode, Tuple[]>, txn: Txn | null, ctx: ExecCtx): Promise<void> {
+  private async preload(nodes: readonly PlanNode[], snap: import('@mmdb/storage').Snapshot, leaves: Map<PlanNode, Tuple[]>, txn: Txn | null, ctx: ExecCtx): Promise<void> {
     const fullScans = new Map<string, Promise<Tuple[]>>();
     const jobs: Promise<void>[] = [];
     const scanAll = (schema: string) => {
@@ -491,10 +520,8 @@ export class SqlEngine {
           })());
         }
       }
-      for (const c of planChildren(n)) walk(c);
-      forEachSubplan(n, walk);
     };
-    walk(plan);
+    for (const n of nodes) walk(n);
     void params;
     await Promise.all(jobs);
   }
@@ -712,6 +739,37 @@ function paramValue(v: unknown): Value {
   if (typeof v === 'boolean') return v ? 1n : 0n;
   if (typeof v === 'bigint') return v;
   return JSON.stringify(v);
+}
+
+/**
+ * Plan-cache key of a statement: its text with whitespace runs collapsed, unless it holds quotes or
+ * comments (where whitespace can matter), then the exact text.
+ */
+function cacheKeyOf(sql: string): string {
+  return /--|\/\*|['"`[]/.test(sql) ? sql : sql.trim().replace(/\s+/g, ' ');
+}
+
+/** A SELECT bound and optimized once (the plan cache's entries). */
+interface Prepared {
+  plan: PlanNode;
+  names: string[];
+  passes: PassReport[];
+  /** Manifests the statement was bound against: a different manifest makes the entry stale. */
+  deps: [string, TableManifest][];
+  /** The nodes preload reads: scan/get/index_scan (and insert), also inside subqueries. */
+  leaves: PlanNode[];
+}
+
+/** Every node of a plan that reads storage (scan/get/index_scan, insert's key hint), subqueries included. */
+function leafNodes(plan: PlanNode): PlanNode[] {
+  const out: PlanNode[] = [];
+  const walk = (n: PlanNode) => {
+    if (n.op === 'scan' || n.op === 'get' || n.op === 'index_scan' || n.op === 'insert') out.push(n);
+    for (const c of planChildren(n)) walk(c);
+    forEachSubplan(n, walk);
+  };
+  walk(plan);
+  return out;
 }
 
 /** Subquery plans inside a node's expressions. */

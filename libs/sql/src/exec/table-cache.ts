@@ -77,6 +77,11 @@ export class TableCache {
     return { hits: this.hits, misses: this.misses, evictions: this.evictions, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows };
   }
 
+  /** Rows of the cached version of a table (any LSN): an estimate for the optimizer. */
+  rowCount(id: string): number | undefined {
+    return this.entries.get(id)?.rows.length;
+  }
+
   /** The cached rows of `t` valid for `snap`, or undefined (never for an unstable snapshot). */
   lookup(snap: Snapshot, t: SqlTable): CachedTable | undefined {
     if (!snap.stable) return undefined;

@@ -8,15 +8,20 @@ import type { TableInfo } from '../exec/context';
 import { constantFolding } from './constant-folding';
 import { predicatePushdown } from './predicate-pushdown';
 import { hashJoin } from './hash-join';
-import { pkSelection } from './pk-selection';
+import { indexSelection, pkSelection } from './pk-selection';
 import { limitPushdown } from './limit-pushdown';
+import { joinOrdering } from './join-ordering';
 
-export interface OptCatalog { table(id: string): TableInfo & { manifest?: import('@mmdb/core').TableManifest } }
+export interface OptCatalog {
+  table(id: string): TableInfo & { manifest?: import('@mmdb/core').TableManifest };
+  /** Rows of a table when known (the table cache), for join ordering. */
+  rowCount?(id: string): number | undefined;
+}
 export interface OptOptions { disabled?: readonly string[]; noIndex?: boolean }
 export interface Pass { readonly name: string; run(plan: PlanNode, cat: OptCatalog, opts: OptOptions): PlanNode }
 export interface PassReport { name: string; time_ms: number; changed: boolean }
 
-export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, pkSelection, hashJoin, limitPushdown];
+export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown];
 
 export function optimize(plan: PlanNode, cat: OptCatalog, opts: OptOptions = {}): { plan: PlanNode; passes: PassReport[] } {
   const passes: PassReport[] = [];
