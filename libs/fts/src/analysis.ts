@@ -144,14 +144,17 @@ class WordAnalyzer implements Analyzer {
   termPositions(text: string): { length: number; positions: Map<string, number[]> } {
     const folded = fold(text);
     // eslint-disable-next-line no-control-regex
-    if (!/^[\x00-\x7f]*$/.test(folded) || folded.includes("'")) return groupTokens(this.analyze(text));
+    if (!/^[\x00-\x7f]*$/.test(folded)) return groupTokens(this.analyze(text));
     const positions = new Map<string, number[]>();
-    const re = /[a-z0-9]+/g;
+    const re = ASCII_WORD;
+    re.lastIndex = 0;
     let pos = -1;
     let length = 0;
     for (let m = re.exec(folded); m; m = re.exec(folded)) {
       pos++;
-      const w = m[0];
+      let w = m[0];
+      if (w.includes("'")) w = (w.endsWith("'s") ? w.slice(0, -2) : w).replace(/'/g, '');
+      if (!w) continue;
       let term = this.memo.get(w);
       if (term === undefined) {
         term = this.stop.has(w) ? '' : this.stemming ? stem(w) : w;

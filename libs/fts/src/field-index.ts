@@ -15,10 +15,14 @@ export class PostingList {
   /** An upper bound of the term frequency over the list (exact after inserts; may be stale-high after deletes). */
   maxTf = 0;
   /**
-   * Per block of BLOCK postings: the largest tf and the smallest dl/tf. BM25's saturation
-   * tf/(tf + c0 + c1·dl) = 1/(1 + c0/tf + c1·dl/tf) is then bounded by
-   * 1/(1 + c0/maxTf + c1·min(dl/tf)) for any avgdl (block-max bounds).
+   * Per block of BLOCK postings ("impacts", parameter-free): the shortest field length of
+   * its tf = 1 and of its tf = 2 postings, and over its tf ≥ 3 postings the largest tf and
+   * the smallest dl/tf. BM25 saturation tf/(tf + c0 + c1·dl) grows with tf and shrinks with
+   * dl, so the block bound is max(sat(1, minDl1), sat(2, minDl2), 1/(1 + c0/maxTf3 + c1·minRatio3))
+   * for any k1, b and avgdl.
    */
+  blockMinDl1 = new Int32Array(0);
+  blockMinDl2 = new Int32Array(0);
   blockMaxTf = new Int32Array(0);
   blockMinRatio = new Float32Array(0);
   /** Postings from this index on have stale block data. */
@@ -32,23 +36,39 @@ export class PostingList {
     const nb = Math.ceil(this.n / B);
     if (this.blockMaxTf.length < nb) {
       const cap = Math.max(nb, this.blockMaxTf.length * 2, 4);
-      const a = new Int32Array(cap);
-      a.set(this.blockMaxTf);
+      const grow32 = (x: Int32Array) => {
+        const a = new Int32Array(cap);
+        a.set(x);
+        return a;
+      };
+      this.blockMaxTf = grow32(this.blockMaxTf);
+      this.blockMinDl1 = grow32(this.blockMinDl1);
+      this.blockMinDl2 = grow32(this.blockMinDl2);
       const b = new Float32Array(cap);
       b.set(this.blockMinRatio);
-      this.blockMaxTf = a;
       this.blockMinRatio = b;
     }
     for (let blk = Math.floor(this.dirtyFrom / B); blk < nb; blk++) {
       let mt = 0;
       let mr = Infinity;
+      let d1 = 0x7fffffff;
+      let d2 = 0x7fffffff;
       const end = Math.min(this.n, (blk + 1) * B);
       for (let i = blk * B; i < end; i++) {
         const tf = this.tfs[i];
-        if (tf > mt) mt = tf;
-        const r = docLen[this.docs[i]] / tf;
-        if (r < mr) mr = r;
+        const dl = docLen[this.docs[i]];
+        if (tf === 1) {
+          if (dl < d1) d1 = dl;
+        } else if (tf === 2) {
+          if (dl < d2) d2 = dl;
+        } else {
+          if (tf > mt) mt = tf;
+          const r = dl / tf;
+          if (r < mr) mr = r;
+        }
       }
+      this.blockMinDl1[blk] = d1;
+      this.blockMinDl2[blk] = d2;
       this.blockMaxTf[blk] = mt;
       // stored as float32: round down so the bound stays a bound
       const f = Math.fround(mr);

@@ -139,8 +139,19 @@ export class TermScorer extends Scorer {
 
   override blockUb(i: number): number {
     const b = Math.floor(i / BLOCK);
-    // this.k1 is k1·(1−b), this.kb is k1·b/avgdl: see PostingList.blockMinRatio
-    return this.num / (1 + this.k1 / this.list.blockMaxTf[b] + this.kb * this.list.blockMinRatio[b]);
+    const l = this.list;
+    // this.k1 is c0 = k1·(1−b), this.kb is c1 = k1·b/avgdl: see PostingList.blockMinDl1
+    const c0 = this.k1;
+    const c1 = this.kb;
+    let s = 1 / (1 + c0 + c1 * l.blockMinDl1[b]);
+    const s2 = 2 / (2 + c0 + c1 * l.blockMinDl2[b]);
+    if (s2 > s) s = s2;
+    const mt = l.blockMaxTf[b];
+    if (mt > 0) {
+      const s3 = 1 / (1 + c0 / mt + c1 * l.blockMinRatio[b]);
+      if (s3 > s) s = s3;
+    }
+    return this.num * s * (1 + 1e-12);
   }
 }
 

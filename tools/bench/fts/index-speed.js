@@ -2,7 +2,7 @@
 // Durable indexing throughput: Cranfield docs (repeated with fresh ids up to --docs) as rows
 // through a real TenantStore (sync: true) with and without the [[fulltext]] field, beside
 // SQLite FTS5 (WAL, synchronous=FULL) with the same batch per transaction.
-// Usage: node tools/bench/fts/index-speed.js [--docs 20000] [--batch 1000]
+// Usage: node tools/bench/fts/index-speed.js [--docs 20000] [--batch 1000] [--https]
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -12,6 +12,7 @@ const { FtsParticipant } = require('@mmdb/fts');
 const { loadDocs } = require('./data');
 const { Fts5 } = require('./peers');
 const { manifest } = require('./ours');
+const { HttpsOurs } = require('./https');
 
 const args = process.argv.slice(2);
 const opt = (n, d) => (args.includes(`--${n}`) ? Number(args[args.indexOf(`--${n}`) + 1]) : d);
@@ -58,6 +59,14 @@ async function main() {
   const rows = [];
   rows.push(['TenantStore rows, no [[fulltext]] (store alone)', await storeRun(false)]);
   rows.push(['TenantStore rows + FtsParticipant (ours)', await storeRun(true)]);
+  if (args.includes('--https')) {
+    const h = await HttpsOurs.open();
+    if (!h) console.log('(https skipped: build the server first with `npx tsc -b tsconfig.build.json`)');
+    else {
+      rows.push(['ours over HTTPS: POST /rows/bench.docs/_batch (DB_SYNC=true)', await timed((b) => h.insertBatch(b))]);
+      await h.close();
+    }
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fts5-ix-'));
   const f = new Fts5(path.join(dir, 'x.db'));
   rows.push(['SQLite FTS5 porter (WAL, synchronous=FULL)', await timed(async (b) => f.insertBatch(b))]);
@@ -66,7 +75,7 @@ async function main() {
   console.log(`Durable indexing: ${N} Cranfield docs (avg ~90 words), ${BATCH} per commit/transaction; node ${process.version}, ${os.cpus().length} cores, load avg ${os.loadavg()[0].toFixed(1)}`);
   console.log('| system | docs/s | vs FTS5 |');
   console.log('|---|---|---|');
-  for (const [n, v] of rows) console.log(`| ${n} | ${Math.round(v)} | ${(v / rows[2][1]).toFixed(2)}× |`);
+  for (const [n, v] of rows) console.log(`| ${n} | ${Math.round(v)} | ${(v / rows.find((r) => r[0].startsWith('SQLite'))[1]).toFixed(2)}× |`);
 }
 main().catch((e) => {
   console.error(e);
