@@ -3,6 +3,7 @@ import { compileQuery, searchClauses, type SearchContext } from './query';
 import { parseQuery } from './query-parser';
 import { analyzerFor } from './analysis';
 import { bm25, idf } from './similarity';
+import { collectorTuning } from './collector';
 
 /** A corpus indexed straight into a FieldIndex, positions kept beside it (the participant reads them from the store). */
 function build(docs: Record<string, string>) {
@@ -97,8 +98,10 @@ describe('BM25 top-k', () => {
     for (let i = 0; i < 12000; i++) docs[`d${i}`] = Array.from({ length: 2 + Math.floor(rnd() * 20) }, zipf).join(' ');
     const { run, ix } = build(docs);
     expect(ix.terms.get('v0x')!.n).toBeGreaterThan(4096);
-    const stats = { candidates: 0, skips: 0, tierExits: 0 };
-    for (let qn = 0; qn < 30; qn++) {
+    const stats = { candidates: 0, skips: 0, tierExits: 0, taat: 0 };
+    for (let qn = 0; qn < 60; qn++) {
+      // the second half runs with term-at-a-time enabled for every multi-term disjunction
+      collectorTuning.taatMinPostings = qn < 30 ? 50_000 : 0;
       let q = Array.from({ length: 1 + Math.floor(rnd() * 3) }, zipf).join(' ');
       if (qn % 5 === 4) q += ` -${zipf()}`;
       if (q.split(' ').every((w) => w.startsWith('-'))) continue;
@@ -127,6 +130,8 @@ describe('BM25 top-k', () => {
       expect(fast.map((x) => x.doc_id)).toEqual(all.slice(0, 10).map((x) => x[0]));
       for (let i = 0; i < fast.length; i++) expect(fast[i].score).toBeCloseTo(all[i][1], 10);
     }
+    collectorTuning.taatMinPostings = 50_000;
     expect(stats.tierExits + stats.skips).toBeGreaterThan(0);
+    expect(stats.taat).toBeGreaterThan(0);
   });
 });

@@ -73,6 +73,34 @@ class TopK {
   }
 }
 
+/**
+ * Term-at-a-time for disjunctions of several very common terms (as Lucene's BooleanScorer
+ * does for top-level disjunctions): when their postings outnumber half the docs, bounds
+ * prune little and a straight pass adding each list into a dense score array, then one scan
+ * with the heap, is cheaper than document-at-a-time. Lists are added in the same order the
+ * DAAT path sums them, so scores (and ties) are identical.
+ */
+/** Tuning knobs (tests lower them to exercise every path on small corpora). */
+export const collectorTuning = { taatMinPostings: 50_000 };
+let scratch = new Float64Array(0);
+
+function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats): Hit[] {
+  if (scratch.length < size) scratch = new Float64Array(Math.max(size, scratch.length * 2));
+  const acc = scratch;
+  acc.fill(0, 0, size);
+  for (const s of sc) for (s.i = 0; s.i < s.n; s.i++) acc[s.docs[s.i]] += s.score();
+  for (const x of mustNot) for (let i = 0; i < x.n; i++) acc[x.docs[i]] = 0;
+  let th = -Infinity;
+  for (let d = 0; d < size; d++) {
+    const v = acc[d];
+    if (v === 0 || v < th) continue;
+    stats.candidates++;
+    if (top.offer(d, v) && top.full) th = top.threshold;
+  }
+  stats.taat = (stats.taat ?? 0) + 1;
+  return top.sorted();
+}
+
 /** True when a bound cannot reach the threshold (a relative epsilon absorbs summation order). */
 const below = (bound: number, threshold: number): boolean => bound < threshold - Math.abs(threshold) * 1e-12;
 
@@ -88,6 +116,8 @@ export interface CollectStats {
   skips?: number;
   /** Searches finished by the champion tiers alone. */
   tierExits?: number;
+  /** Searches run term-at-a-time. */
+  taat?: number;
 }
 
 export function topK(
@@ -130,6 +160,9 @@ export function topK(
 
   const sc = [...should].sort((a, b) => a.ub - b.ub);
   const m = sc.length;
+  let postings = 0;
+  for (const x of sc) postings += x.n;
+  if (m >= 2 && postings > collectorTuning.taatMinPostings && postings * 2 > ids.length) return taat(sc, mustNot, top, ids.length, stats);
   // Champion tiers: score the tier docs first by random access; if no doc outside every
   // tier can reach the threshold they set, the top-k is final. Otherwise they are skipped
   // below (already offered) and the heap starts high.
