@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'fs';
 import { join } from 'path';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the runner is a tool (not a lib) that this test drives over HTTP
 import { formatReport, httpTarget, runSlt } from '../../../tools/sqllogictest/src';
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
 
@@ -27,7 +28,6 @@ describe('sqllogictest select1.test over HTTPS', () => {
       return { ok: r.status < 300, status: r.status, json: async () => r.json };
     }) as unknown as typeof fetch;
     const r = await runSlt(FILE, httpTarget(srv.url, TENANT, TOKEN, fetchImpl));
-    // eslint-disable-next-line no-console
     console.log(formatReport({ ...r, file: 'select1.test (HTTP)' }) + (r.failures.length ? `\n  first failure line ${r.failures[0].line}: ${r.failures[0].reason}` : ''));
     expect(r.passed).toBeGreaterThan(1000);
     expect(r.failed).toBe(0);

@@ -1,5 +1,6 @@
 /** Tables as SQL sees them: manifests of the store, with SQLite affinities and hidden columns. */
 import type { Affinity } from '@mmdb/plan';
+import type { CommitRequest, CommitResult, Snapshot } from '@mmdb/storage';
 import type { ColumnDef, TableManifest } from '@mmdb/core';
 import { parse as parseToml } from 'smol-toml';
 import type { TableInfo } from './exec/context';
@@ -12,8 +13,8 @@ export interface SqlStore {
   schemaToml(id: string): string | undefined;
   registerSchema(toml: string): Promise<{ id: string; created: boolean }>;
   dropSchema(id: string): Promise<boolean>;
-  commit(req: import('@mmdb/storage').CommitRequest): Promise<import('@mmdb/storage').CommitResult>;
-  snapshot(): import('@mmdb/storage').Snapshot;
+  commit(req: CommitRequest): Promise<CommitResult>;
+  snapshot(): Snapshot;
 }
 
 export const DEFAULT_NAMESPACE = 'main';

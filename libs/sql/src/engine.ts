@@ -3,7 +3,7 @@
  * DML into one commit per statement (or one per BEGIN…COMMIT script).
  */
 import { DbError, newUlid, type Row, type TableManifest } from '@mmdb/core';
-import type { Change, PkTuple, StoredRow } from '@mmdb/storage';
+import type { Change, PkTuple, Precondition, ScanOptions, Snapshot, StoredRow } from '@mmdb/storage';
 import type { PlanNode, Expr } from '@mmdb/plan';
 import { children as planChildren } from '@mmdb/plan';
 import { parseSql } from './front/parser';
@@ -440,7 +440,7 @@ export class SqlEngine {
   }
 
   /** Loads the rows of every leaf node (scan/get/index_scan) from the snapshot, with the transaction's own writes overlaid. */
-  private async preload(nodes: readonly PlanNode[], snap: import('@mmdb/storage').Snapshot, leaves: Map<PlanNode, Tuple[]>, txn: Txn | null, ctx: ExecCtx): Promise<void> {
+  private async preload(nodes: readonly PlanNode[], snap: Snapshot, leaves: Map<PlanNode, Tuple[]>, txn: Txn | null, ctx: ExecCtx): Promise<void> {
     const fullScans = new Map<string, Promise<Tuple[]>>();
     const jobs: Promise<void>[] = [];
     const scanAll = (schema: string) => {
@@ -491,7 +491,7 @@ export class SqlEngine {
             leaves.set(n, rows);
             return;
           }
-          const opts: import('@mmdb/storage').ScanOptions = {
+          const opts: ScanOptions = {
             ...(prefix.length && lo === undefined && hi === undefined ? { prefix: prefix as PkTuple } : {}),
             ...(lo !== undefined ? { [n.lower!.inclusive ? 'gte' : 'gt']: [...prefix, lo] } : prefix.length && hi !== undefined ? { gte: prefix } : {}),
             ...(hi !== undefined ? { [n.upper!.inclusive ? 'lte' : 'lt']: [...prefix, hi] } : prefix.length && lo !== undefined ? { lte: [...prefix, '\uffff'] } : {}),
@@ -545,7 +545,7 @@ export class SqlEngine {
   }
 
   private writer(txn: Txn): Writer {
-    const put = (t: SqlTable, row: Row, pre: import('@mmdb/storage').Precondition | undefined) => {
+    const put = (t: SqlTable, row: Row, pre: Precondition | undefined) => {
       txn.changes.push({ op: 'put', schema: t.id, row, ...(pre ? { precondition: pre } : {}) });
       const pk = t.pk.map((p) => fromJson(row[p], t.affs[t.manifest.columns.findIndex((c) => c.name === p)]));
       let ov = txn.overlay.get(t.id);
@@ -652,7 +652,7 @@ function pkKey(pk: PkTuple): string {
 }
 
 /** Every row of a table from a snapshot, decoded, in pk order, with the stored pks. */
-async function readTable(snap: import('@mmdb/storage').Snapshot, t: SqlTable, check: () => void): Promise<{ rows: Tuple[]; pks: unknown[][] }> {
+async function readTable(snap: Snapshot, t: SqlTable, check: () => void): Promise<{ rows: Tuple[]; pks: unknown[][] }> {
   const rows: Tuple[] = [];
   const pks: unknown[][] = [];
   for await (const batch of snap.scanRows(t.id, { batchSize: 1024 })) {

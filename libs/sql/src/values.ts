@@ -78,7 +78,8 @@ export function realToText(n: number): string {
   let s: string;
   if (exp < -4 || exp >= 15) {
     s = n.toExponential(14);
-    let [mant, e] = s.split('e');
+    const [mant0, e] = s.split('e');
+    let mant = mant0;
     if (mant.includes('.')) mant = mant.replace(/0+$/, '').replace(/\.$/, '.0');
     const en = Number(e);
     s = `${mant}e${en < 0 ? '-' : '+'}${String(Math.abs(en)).padStart(2, '0')}`;

@@ -71,8 +71,8 @@ describe('differential vs SQLite', () => {
       const q = query();
       let want: unknown[][] | string;
       let got: unknown[][] | string;
-      try { want = canon(db.prepare(q).raw().all() as unknown[][]) as never; } catch (e) { want = 'error'; }
-      try { const r = await sql.run(q); got = canon((r[0] as { rows: unknown[][] }).rows) as never; answered++; } catch (e) { got = 'error'; }
+      try { want = canon(db.prepare(q).raw().all() as unknown[][]) as never; } catch { want = 'error'; }
+      try { const r = await sql.run(q); got = canon((r[0] as { rows: unknown[][] }).rows) as never; answered++; } catch { got = 'error'; }
       if (JSON.stringify(want) !== JSON.stringify(got)) mismatches.push(`${q}\n  sqlite: ${JSON.stringify(want)}\n  ours:   ${JSON.stringify(got)}`);
     }
     expect(mismatches.slice(0, 5)).toEqual([]);

@@ -7,6 +7,9 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import Database from 'better-sqlite3';
+import { spawn } from 'child_process';
+import { readFileSync } from 'fs';
+import * as https from 'https';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine } from '@mmdb/sql';
 
@@ -69,6 +72,63 @@ async function main(): Promise<void> {
   console.log(`median ratio: ${ratios[Math.floor(ratios.length / 2)].toFixed(1)}x, worst: ${ratios[ratios.length - 1].toFixed(1)}x`);
   await store.close();
   rmSync(dir, { recursive: true, force: true });
+  if (process.env.HTTPS !== '0') await httpsPkLookup();
+}
+
+/**
+ * pk lookup over HTTPS: the built server (npm run build; dist/apps/api/main.js) in a child process,
+ * the orders table loaded through POST /sql, then sequential keep-alive requests of the pk lookup.
+ */
+async function httpsPkLookup(): Promise<void> {
+  const root = join(__dirname, '../../..');
+  const main = join(root, 'dist/apps/api/main.js');
+  const data = mkdtempSync(join(tmpdir(), 'bench-sql-http-'));
+  const tenant = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+  const token = 'bench-sql-token-0123456789';
+  const proc = spawn(process.execPath, [main], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', DB_DATA_DIR: data, DB_PORT: '0', DB_HOST: '127.0.0.1', DB_LOG_LEVEL: 'warn', DB_BOOTSTRAP_TENANT: tenant, DB_BOOTSTRAP_TOKEN: token, DB_SYNC: 'false' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const url = await new Promise<string>((res, rej) => {
+      let out = '';
+      proc.stdout!.on('data', (d) => { out += d; const m = /listening on (\S+)/.exec(out); if (m) res(m[1]); });
+      proc.on('exit', (c) => rej(new Error(`server exited ${c}`)));
+    });
+    const ca = readFileSync(join(data, 'tls/cert.pem'), 'utf8');
+    const agent = new https.Agent({ keepAlive: true, ca, maxSockets: 1 });
+    const post = (body: unknown) => new Promise<number>((res, rej) => {
+      const req = https.request(`${url}/v1/tenants/${tenant}/sql`, { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (r) => {
+        r.resume();
+        r.on('end', () => res(r.statusCode!));
+      });
+      req.on('error', rej);
+      req.end(JSON.stringify(body));
+    });
+    await post({ sql: 'CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER, product_id INTEGER, amount REAL)' });
+    for (let i = 0; i < N; i += 1000) {
+      const rows = Array.from({ length: Math.min(1000, N - i) }, (_, j) => { const k = i + j; return `(${k + 1}, ${(k * 7919) % (N / 10) + 1}, ${(k % 100) + 1}, ${((k * 31) % 1000) / 10})`; });
+      await post({ sql: `INSERT INTO orders VALUES ${rows.join(',')}` });
+    }
+    const q = { sql: 'SELECT * FROM orders WHERE id = $1', params: [77777] };
+    for (let i = 0; i < 500; i++) await post(q);
+    const lat: number[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const t0 = performance.now();
+      const st = await post(q);
+      lat.push(performance.now() - t0);
+      if (st !== 200) throw new Error(`HTTP ${st}`);
+    }
+    lat.sort((a, b) => a - b);
+    const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
+    console.log(`pk lookup over HTTPS (keep-alive, sequential, ${lat.length} requests): p50 ${pct(50).toFixed(3)} ms, p99 ${pct(99).toFixed(3)} ms (target p99 <= 2 ms)`);
+    agent.destroy();
+  } finally {
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.once('exit', r));
+    rmSync(data, { recursive: true, force: true });
+  }
 }
 
 void main();

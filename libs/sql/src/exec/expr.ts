@@ -2,7 +2,7 @@
 import { DbError } from '@mmdb/core';
 import type { Affinity, Expr, PlanNode } from '@mmdb/plan';
 import {
-  applyAffinity, bool, checkInt, compareValues, hashKey, I64_MIN, overflow, toInteger, toNumeric, toReal, toText, truthy,
+  applyAffinity, checkInt, compareValues, hashKey, I64_MIN, overflow, toInteger, toNumeric, toReal, toText, truthy,
   type Tuple, type Value,
 } from '../values';
 import { likeMatch, SCALAR_FUNCTIONS } from './functions';

@@ -45,7 +45,7 @@ export function likeMatch(value: string, pattern: string, escape: string | null,
 function substr(a: Value[]): Value {
   if (a[0] === null || a[1] === null || (a.length > 2 && a[2] === null)) return null;
   const s = toText(a[0])!;
-  let start = Number(toInteger(a[1]));
+  const start = Number(toInteger(a[1]));
   const len = a.length > 2 ? Number(toInteger(a[2])) : undefined;
   const chars = Array.from(s);
   let from: number;

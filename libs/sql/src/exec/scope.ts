@@ -37,15 +37,10 @@ export class Scope {
   }
 
   /** (depth, index) of a name: depth 0 is this scope. */
-  resolve(name: string): { depth: number; index: number; aff?: Affinity } {
-    let s: Scope | null = this;
-    let depth = 0;
-    while (s) {
-      const i = s.find(name);
-      if (i >= 0) return { depth, index: i, aff: s.cols[i].aff };
-      s = s.parent;
-      depth++;
-    }
+  resolve(name: string, depth = 0): { depth: number; index: number; aff?: Affinity } {
+    const i = this.find(name);
+    if (i >= 0) return { depth, index: i, aff: this.cols[i].aff };
+    if (this.parent) return this.parent.resolve(name, depth + 1);
     throw new DbError('validation_failed', `no such column: ${name}`, { column: name });
   }
 }

@@ -93,7 +93,7 @@ class Parser {
       this.eatKw('COLUMN');
       return { kind: 'alter_add', table, column: this.columnDef([], []) };
     }
-    if (this.eatKw('BEGIN')) { this.eatKw('DEFERRED') || this.eatKw('IMMEDIATE') || this.eatKw('EXCLUSIVE'); this.eatKw('TRANSACTION'); return { kind: 'begin' }; }
+    if (this.eatKw('BEGIN')) { if (!this.eatKw('DEFERRED') && !this.eatKw('IMMEDIATE')) this.eatKw('EXCLUSIVE'); this.eatKw('TRANSACTION'); return { kind: 'begin' }; }
     if (this.eatKw('COMMIT') || this.eatKw('END')) { this.eatKw('TRANSACTION'); return { kind: 'commit' }; }
     if (this.eatKw('ROLLBACK')) { this.eatKw('TRANSACTION'); if (this.isKw('TO')) unsupported('ROLLBACK TO SAVEPOINT'); return { kind: 'rollback' }; }
     if (this.eatKw('REINDEX')) { const name = this.cur.kind === 'eof' || this.isOp(';') ? undefined : this.qname(); return { kind: 'reindex', name }; }
@@ -116,7 +116,7 @@ class Parser {
       do {
         columns.push(this.name());
         if (this.eatKw('COLLATE')) this.name();
-        this.eatKw('ASC') || this.eatKw('DESC');
+        if (!this.eatKw('ASC')) this.eatKw('DESC');
       } while (this.eatOp(','));
       this.op(')');
       if (this.eatKw('WHERE')) unsupported('partial index');
@@ -188,7 +188,7 @@ class Parser {
     const out: string[] = [];
     do {
       out.push(this.name());
-      if (allowOrder) { if (this.eatKw('COLLATE')) this.name(); this.eatKw('ASC') || this.eatKw('DESC'); }
+      if (allowOrder) { if (this.eatKw('COLLATE')) this.name(); if (!this.eatKw('ASC')) this.eatKw('DESC'); }
     } while (this.eatOp(','));
     this.op(')');
     return out;
@@ -585,7 +585,7 @@ class Parser {
       }
       return { t: 'unary', op, arg };
     }
-    let e = this.primary();
+    const e = this.primary();
     while (this.eatKw('COLLATE')) this.name();
     return e;
   }
