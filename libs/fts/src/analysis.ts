@@ -79,7 +79,6 @@ const MARKS = /\p{M}+/gu;
 export function fold(s: string): string {
   const lower = s.toLowerCase();
   // ASCII fast path: nothing to fold.
-  // eslint-disable-next-line no-control-regex
   if (/^[\x00-\x7f]*$/.test(lower)) return lower;
   return lower.normalize('NFKD').replace(MARKS, '');
 }
@@ -117,8 +116,7 @@ class WordAnalyzer implements Analyzer {
   analyze(text: string): Token[] {
     const out: Token[] = [];
     const folded = fold(text);
-    // eslint-disable-next-line no-control-regex
-    const re = /^[\x00-\x7f]*$/.test(folded) ? ASCII_WORD : WORD;
+      const re = /^[\x00-\x7f]*$/.test(folded) ? ASCII_WORD : WORD;
     re.lastIndex = 0;
     let pos = -1;
     for (let m = re.exec(folded); m; m = re.exec(folded)) {
@@ -143,8 +141,7 @@ class WordAnalyzer implements Analyzer {
 
   termPositions(text: string): { length: number; positions: Map<string, number[]> } {
     const folded = fold(text);
-    // eslint-disable-next-line no-control-regex
-    if (!/^[\x00-\x7f]*$/.test(folded)) return groupTokens(this.analyze(text));
+      if (!/^[\x00-\x7f]*$/.test(folded)) return groupTokens(this.analyze(text));
     const positions = new Map<string, number[]>();
     const re = ASCII_WORD;
     re.lastIndex = 0;

@@ -30,36 +30,6 @@ export function decodeFtsKey(key: Buffer): DecodedKey | undefined {
   return undefined;
 }
 
-class Writer {
-  private buf = Buffer.allocUnsafe(64);
-  private n = 0;
-  private room(k: number): void {
-    if (this.n + k <= this.buf.length) return;
-    const nb = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + k));
-    this.buf.copy(nb, 0, 0, this.n);
-    this.buf = nb;
-  }
-  varint(v: number): this {
-    this.room(10);
-    while (v >= 0x80) {
-      this.buf[this.n++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    this.buf[this.n++] = v;
-    return this;
-  }
-  bytes(b: Buffer): this {
-    this.varint(b.length);
-    this.room(b.length);
-    b.copy(this.buf, this.n);
-    this.n += b.length;
-    return this;
-  }
-  done(): Buffer {
-    return Buffer.from(this.buf.subarray(0, this.n));
-  }
-}
-
 class Reader {
   pos = 0;
   constructor(private readonly buf: Uint8Array) {}
