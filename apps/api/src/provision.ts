@@ -9,6 +9,7 @@
  * (the store is locked), pass `--url https://host:port` and DB_OPERATOR_TOKEN: it calls the
  * operator routes. Tokens are printed once; only their hashes are stored.
  */
+import { readFileSync } from 'fs';
 import * as https from 'https';
 import * as http from 'http';
 import * as path from 'path';
@@ -25,7 +26,7 @@ async function viaHttp(url: string, method: string, p: string): Promise<any> {
   const mod = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
     // The server's certificate may be self-signed: pass DB_TLS_CA=<cert.pem> to verify it.
-    const ca = process.env.DB_TLS_CA ? require('fs').readFileSync(process.env.DB_TLS_CA) : undefined;
+    const ca = process.env.DB_TLS_CA ? readFileSync(process.env.DB_TLS_CA) : undefined;
     const req = mod.request(url + p, { method, headers: { authorization: `Bearer ${token}` }, ...(url.startsWith('https:') ? { ca, rejectUnauthorized: !!ca } : {}) }, (res) => {
       let s = '';
       res.on('data', (d) => (s += d));

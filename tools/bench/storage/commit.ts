@@ -10,7 +10,7 @@
  * classic-level loop of `batch(..., { sync: true })` writing the same row and index keys
  * in batches of the same sizes, measured in the same run.
  */
-import { mkdtempSync, rmSync } from 'fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'fs';
 import { join } from 'path';
 import { ClassicLevel } from 'classic-level';
 import { TenantStore, keyOf } from '@mmdb/storage';
@@ -36,7 +36,7 @@ columns = ["v"]
 `;
 
 function tmp(name: string): string {
-  require('fs').mkdirSync(base, { recursive: true });
+  mkdirSync(base, { recursive: true });
   return mkdtempSync(join(base, `bench-${name}-`));
 }
 
