@@ -11,8 +11,8 @@ import type { Stmt, Select } from './front/ast';
 import { Binder, type BindCatalog } from './front/binder';
 import { findManifest, sqlTable, type SqlStore, type SqlTable } from './catalog';
 import { createTableToml, manifestToml } from './ddl';
-import { ExecCtx, type Writer } from './exec/context';
-import { compilePlan } from './exec/ops';
+import { ExecCtx, type Budget, type Writer } from './exec/context';
+import { compilePlan, type Op } from './exec/ops';
 import { ExprCompiler } from './exec/expr';
 import { Scope } from './exec/scope';
 import { optimize, type PassReport } from './optimizer/optimizer';
@@ -20,7 +20,7 @@ import {
   applyAffinity, compareValues, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
 } from './values';
 import { PlanCache } from './plan-cache';
-import { TableCache, lowerBound, pkKeyOf } from './exec/table-cache';
+import { TableCache, lowerBound, pkKeyOf, type CachedTable } from './exec/table-cache';
 
 export interface QueryOptions {
   params?: unknown[];
@@ -77,12 +77,23 @@ export class SqlEngine {
     const queryId = opts.queryId ?? `#${++this.seq}`;
     const running: Running = { ctx: null, cancelled: false };
     // a single SELECT seen before: its optimized plan, no parse/bind/optimize
-    const key = cacheKeyOf(sql);
+    let key = this.keyMemo.get(sql);
+    if (key === undefined) {
+      key = cacheKeyOf(sql);
+      if (this.keyMemo.size >= 2000) this.keyMemo.clear();
+      this.keyMemo.set(sql, key);
+    }
     const hit = this.planCache.get(key) as Prepared | undefined;
     if (hit && this.fresh(hit)) {
+      const params = (opts.params ?? []).map(paramValue);
+      if (hit.small && !opts.explain) {
+        // a small plan whose leaves the table cache holds at the store's current LSNs: no await at all
+        const r = this.querySmall(hit, params, opts);
+        if (r) return [r];
+      }
       this.running.set(queryId, running);
       try {
-        return [await this.query(hit.plan, hit.names, (opts.params ?? []).map(paramValue), null, opts, running, hit)];
+        return [await this.query(hit.plan, hit.names, params, null, opts, running, hit)];
       } finally {
         this.running.delete(queryId);
       }
@@ -122,6 +133,8 @@ export class SqlEngine {
   }
 
   private seq = 0;
+  /** Statement text → its plan-cache key (normalizing whitespace costs more than a map lookup). */
+  private readonly keyMemo = new Map<string, string>();
 
   /** A prepared plan is valid while every table it read at bind time has the same manifest. */
   private fresh(p: Prepared): boolean {
@@ -337,7 +350,7 @@ export class SqlEngine {
 
   private constant(e: import('./front/ast').AExpr): Value {
     const bound = new Binder(this.catalog()).expr(e, { items: [], parent: null, ctes: new Map() } as never, null);
-    const ctx = this.ctx([], () => [], null, {});
+    const ctx = this.ctx([], null, {});
     return new ExprCompiler(ctx).compile(bound, new Scope([]))([], null);
   }
 
@@ -354,7 +367,7 @@ export class SqlEngine {
       view: (name) => this.views.get(name.toLowerCase()),
     }).bindSelect(st, null);
     const o = optimize(b.plan, this.optCatalog());
-    return { plan: o.plan, names: b.names, passes: o.passes, deps: [...deps], leaves: leafNodes(o.plan) };
+    return { plan: o.plan, names: b.names, passes: o.passes, deps: [...deps], leaves: leafNodes(o.plan), pool: [], small: isSmall(o.plan) };
   }
 
   /** Runs a JSON plan tree (POST /query): validated, optimized, executed on one snapshot. */
@@ -391,31 +404,45 @@ export class SqlEngine {
     return { table: (id: string) => this.table(id), rowCount: (id: string) => this.tables.rowCount(id) };
   }
 
-  private ctx(params: Value[], leaf: (n: PlanNode) => Tuple[], writer: Writer | null, opts: QueryOptions): ExecCtx {
-    return new ExecCtx(
-      params,
-      (id) => this.table(id),
-      leaf,
-      { maxRows: opts.maxRows ?? 2_000_000, deadline: Date.now() + (opts.timeoutMs ?? 30_000) },
-      writer,
-      !!opts.explain,
-    );
+  private budget(opts: QueryOptions): Budget {
+    return { maxRows: opts.maxRows ?? 2_000_000, deadline: Date.now() + (opts.timeoutMs ?? 30_000) };
   }
 
-  /** Runs a plan (already bound): optimize, preload leaves from one snapshot, execute. */
+  private ctx(params: Value[], writer: Writer | null, opts: QueryOptions): ExecCtx {
+    return new ExecCtx(params, (id) => this.table(id), this.budget(opts), writer, !!opts.explain);
+  }
+
+  /**
+   * Runs a plan (already bound): optimize, preload leaves, execute.
+   * A prepared plan's compiled operator tree is taken from its pool (and put back after a successful
+   * run), so a repeated statement compiles nothing. Leaves are answered from the table cache at the
+   * store's current table LSNs when every one of them can be (no storage snapshot at all); otherwise
+   * from one storage snapshot.
+   */
   async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
     const t0 = performance.now();
     const { plan, passes } = prepared ?? optimize(plan0, this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
     const leafList = prepared?.leaves ?? leafNodes(plan);
-    const snap = this.store.snapshot();
-    const leaves = new Map<PlanNode, Tuple[]>();
-    let ctx: ExecCtx | null = null;
+    const writer = txn ? this.writer(txn) : null;
+    const pool = prepared && !opts.explain ? prepared.pool : null;
+    const inst = pool?.pop();
+    let ctx: ExecCtx;
+    let op: Op | null = null;
+    if (inst) {
+      try { inst.ctx.reset(params, this.budget(opts), writer); } catch (e) { pool!.push(inst); throw e; }
+      ctx = inst.ctx;
+      op = inst.op;
+    } else {
+      ctx = this.ctx(params, writer, opts);
+    }
+    let snap: Snapshot | null = null;
     try {
-      const writer = txn ? this.writer(txn) : null;
-      ctx = this.ctx(params, (n) => leaves.get(n) ?? [], writer, opts);
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
-      await this.preload(leafList, snap, leaves, txn, ctx);
-      const op = compilePlan(plan, ctx, null);
+      if (!(!txn || txn.overlay.size === 0) || !this.preloadCurrent(leafList, ctx)) {
+        snap = this.store.snapshot();
+        await this.preload(leafList, snap, ctx.leaves, txn, ctx);
+      }
+      if (!op) op = compilePlan(plan, ctx, null);
       const rows: Tuple[] = [];
       let last = Date.now();
       for (const b of op.run(ctx, null)) {
@@ -427,16 +454,104 @@ export class SqlEngine {
         }
         ctx.check();
       }
-      const outNames = names.length ? names : op.cols.map((c) => c.name);
-      const width = outNames.length;
-      const trimmed = rows.map((r) => (r.length > width ? r.slice(0, width) : r));
-      const res: RawResult = { kind: 'select', names: outNames, rows: trimmed };
+      const res: RawResult = this.selectResult(names, op, rows);
       if (opts.explain) res.explain = { passes, plan, tree: explainTree(plan, ctx), total_ms: round(performance.now() - t0) };
+      ctx.leaves.clear();
+      if (pool && pool.length < POOL_SIZE) pool.push({ ctx, op });
       return res;
     } finally {
       if (running) running.ctx = null;
-      await snap.release();
+      if (snap) await snap.release();
     }
+  }
+
+  /**
+   * Runs a small prepared plan synchronously when every leaf is answered from the table cache at
+   * the store's current table LSNs; undefined when one is not (the caller takes the general path).
+   * "Small" (Prepared.small) = no join, CTE, set operation or subquery, and only pk `get`s and
+   * primary-key ranges as leaves: the work is bounded by the rows of those leaves (at most
+   * SMALL_ROWS here), so not yielding to the event loop cannot starve a cancel request for long.
+   */
+  private querySmall(p: Prepared, params: Value[], opts: QueryOptions): RawResult | undefined {
+    const inst = p.pool.pop();
+    let ctx: ExecCtx;
+    let op: Op | null = null;
+    if (inst) {
+      try { inst.ctx.reset(params, this.budget(opts), null); } catch (e) { p.pool.push(inst); throw e; }
+      ctx = inst.ctx;
+      op = inst.op;
+    } else {
+      ctx = this.ctx(params, null, opts);
+    }
+    let ok = false;
+    try {
+      if (!this.preloadCurrent(p.leaves, ctx, SMALL_ROWS)) return undefined;
+      if (!op) op = compilePlan(p.plan, ctx, null);
+      const rows: Tuple[] = [];
+      for (const b of op.run(ctx, null)) for (const r of b) rows.push(r);
+      ok = true;
+      return this.selectResult(p.names, op, rows);
+    } finally {
+      ctx.leaves.clear();
+      if (op && (ok || !inst) && p.pool.length < POOL_SIZE) p.pool.push({ ctx, op });
+    }
+  }
+
+  private selectResult(names: string[], op: Op, rows: Tuple[]): Extract<RawResult, { kind: 'select' }> {
+    const outNames = names.length ? names : op.cols.map((c) => c.name);
+    const width = outNames.length;
+    let trimmed = rows;
+    for (let i = 0; i < rows.length; i++) {
+      if (rows[i].length > width) { trimmed = rows.map((r) => (r.length > width ? r.slice(0, width) : r)); break; }
+    }
+    return { kind: 'select', names: outNames, rows: trimmed };
+  }
+
+  /**
+   * Answers every leaf from the table cache as the store holds it now (no snapshot), or none:
+   * false when one leaf cannot be (no current entry, a secondary index, an insert's key hint).
+   */
+  private preloadCurrent(nodes: readonly PlanNode[], ctx: ExecCtx, maxRows = Infinity): boolean {
+    const got: Tuple[][] = [];
+    let total = 0;
+    for (const n of nodes) {
+      if (n.op !== 'scan' && n.op !== 'get' && n.op !== 'index_scan') return false;
+      const t = this.table(n.schema);
+      const e = this.tables.current(t);
+      if (!e) return false;
+      const rows = this.fromEntry(n, t, e, ctx);
+      if (!rows || (total += rows.length) > maxRows) return false;
+      got.push(rows);
+    }
+    for (let i = 0; i < nodes.length; i++) {
+      ctx.hold(got[i].length);
+      ctx.leaves.set(nodes[i], got[i]);
+    }
+    return true;
+  }
+
+  /** A leaf's rows from a cached table, or undefined when the entry cannot answer it. */
+  private fromEntry(n: PlanNode, t: SqlTable, e: CachedTable, ctx: ExecCtx): Tuple[] | undefined {
+    if (n.op === 'scan') return (n.limit !== undefined ? e.rows.slice(0, n.limit) : e.rows) as Tuple[];
+    if (n.op === 'get') {
+      const key = n.key.map((x, i) => storeKey(t, t.pk[i], constantOf(x, ctx)));
+      if (key.some((k) => k === undefined)) return [];
+      const r = e.byPk.get(pkKeyOf(key));
+      return r ? [r] : [];
+    }
+    if (n.op === 'index_scan') {
+      if (n.index !== 'primary' || !e.pkNums || (n.prefix ?? []).length) return undefined;
+      const col = t.pk[0];
+      const lo = n.lower ? storeKey(t, col, constantOf(n.lower.value, ctx)) : undefined;
+      const hi = n.upper ? storeKey(t, col, constantOf(n.upper.value, ctx)) : undefined;
+      if ((n.lower && lo === undefined) || (n.upper && hi === undefined)) return [];
+      if ((lo !== undefined && typeof lo !== 'number') || (hi !== undefined && typeof hi !== 'number')) return undefined;
+      const a = e.pkNums;
+      const from = lo === undefined ? 0 : lowerBound(a, lo, !n.lower!.inclusive);
+      const to = hi === undefined ? a.length : lowerBound(a, hi, !!n.upper!.inclusive);
+      return from < to ? (e.rows.slice(from, to) as Tuple[]) : [];
+    }
+    return undefined;
   }
 
   /** Loads the rows of every leaf node (scan/get/index_scan) from the snapshot, with the transaction's own writes overlaid. */
@@ -456,17 +571,16 @@ export class SqlEngine {
       }
       return p;
     };
-    const params = ctx.params;
-    const constant = (e: Expr): Value => new ExprCompiler(ctx).compile(e, new Scope([]))([], null);
+    const constant = (e: Expr): Value => constantOf(e, ctx);
     const walk = (n: PlanNode) => {
       if (n.op === 'scan') jobs.push(scanAll(n.schema).then((rows) => { leaves.set(n, n.limit !== undefined ? rows.slice(0, n.limit) : rows); }));
       else if (n.op === 'get') {
         jobs.push((async () => {
           const t = this.table(n.schema);
+          const cached = this.tables.lookup(snap, t);
+          if (cached) { leaves.set(n, this.fromEntry(n, t, cached, ctx)!); return; }
           const key = n.key.map((e, i) => storeKey(t, t.pk[i], constant(e)));
           if (key.some((k) => k === undefined)) { leaves.set(n, []); return; }
-          const cached = this.tables.lookup(snap, t);
-          if (cached) { const r = cached.byPk.get(pkKeyOf(key)); leaves.set(n, r ? [r] : []); return; }
           this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
           const r = await snap.getRow(t.id, key as PkTuple);
           leaves.set(n, r ? [toTuple(t, r)] : []);
@@ -482,13 +596,10 @@ export class SqlEngine {
           const hi = n.upper ? storeKey(t, bcol, constant(n.upper.value)) : undefined;
           if ((n.lower && lo === undefined) || (n.upper && hi === undefined)) { leaves.set(n, []); return; }
           const cached = this.tables.lookup(snap, t);
-          if (cached && n.index === 'primary' && cached.pkNums && !prefix.length && (lo === undefined || typeof lo === 'number') && (hi === undefined || typeof hi === 'number')) {
-            const a = cached.pkNums;
-            const from = lo === undefined ? 0 : lowerBound(a, lo as number, !n.lower!.inclusive);
-            const to = hi === undefined ? a.length : lowerBound(a, hi as number, !!n.upper!.inclusive);
-            const rows = from < to ? cached.rows.slice(from, to) : [];
-            ctx.hold(rows.length);
-            leaves.set(n, rows);
+          const fromCache = cached && this.fromEntry(n, t, cached, ctx);
+          if (fromCache) {
+            ctx.hold(fromCache.length);
+            leaves.set(n, fromCache);
             return;
           }
           const opts: ScanOptions = {
@@ -522,7 +633,6 @@ export class SqlEngine {
       }
     };
     for (const n of nodes) walk(n);
-    void params;
     await Promise.all(jobs);
   }
 
@@ -625,7 +735,7 @@ export class SqlEngine {
       const e = (core.columns[0] as { expr: import('./front/ast').AExpr }).expr;
       const scope = { items: [{ alias: manifest.table, internal: '', cols: t.columns.map((c) => ({ ...c })) }], parent: null, ctes: new Map() };
       const bound = stripDot(new Binder(this.catalog()).expr(e, scope as never, null));
-      const ctx = this.ctx([], () => [], null, {});
+      const ctx = this.ctx([], null, {});
       f = new ExprCompiler(ctx).compile(bound, new Scope(t.cols));
       this.checks.set(k, f);
     }
@@ -758,6 +868,44 @@ interface Prepared {
   deps: [string, TableManifest][];
   /** The nodes preload reads: scan/get/index_scan (and insert), also inside subqueries. */
   leaves: PlanNode[];
+  /** Idle compiled operator trees of the plan, each bound to its own ExecCtx (see ExecCtx.reset). */
+  pool: { ctx: ExecCtx; op: Op }[];
+  /** Runs synchronously when its leaves are cached (querySmall). */
+  small: boolean;
+}
+
+/** Leaf rows up to which a small plan runs synchronously (querySmall). */
+const SMALL_ROWS = 4096;
+
+/** Whether a plan is small (see querySmall): pk gets and pk ranges under per-row operators only. */
+function isSmall(plan: PlanNode): boolean {
+  let ok = true;
+  const walk = (n: PlanNode) => {
+    if (!ok) return;
+    if (n.op === 'join' || n.op === 'with' || n.op === 'set_op' || n.op === 'scan' || n.op === 'cte_ref' || n.op === 'insert' || n.op === 'update' || n.op === 'delete') { ok = false; return; }
+    if (n.op === 'index_scan' && n.index !== 'primary') { ok = false; return; }
+    forEachSubplan(n, () => { ok = false; });
+    for (const c of planChildren(n)) walk(c);
+  };
+  walk(plan);
+  return ok;
+}
+
+/** Idle compiled trees kept per cached plan (concurrent runs beyond this compile their own). */
+const POOL_SIZE = 4;
+
+const NO_COLUMNS = new Scope([]);
+
+/** The value of a constant expression (a literal, a `$n`, or a folded-out expression of them). */
+function constantOf(e: Expr, ctx: ExecCtx): Value {
+  if (e.kind === 'param') {
+    const v = ctx.params[e.index - 1];
+    if (v === undefined) throw new DbError('validation_failed', `no value bound for $${e.index}`);
+    return v;
+  }
+  let f = ctx.constants.get(e);
+  if (!f) ctx.constants.set(e, (f = new ExprCompiler(ctx).compile(e, NO_COLUMNS)));
+  return f([], null);
 }
 
 /** Every node of a plan that reads storage (scan/get/index_scan, insert's key hint), subqueries included. */

@@ -28,24 +28,56 @@ export interface Budget {
   readonly deadline: number;
 }
 
-/** Per-query execution state. */
+/**
+ * Execution state of one query. A compiled operator tree is bound to one ExecCtx for its life; the
+ * engine keeps idle (tree, ctx) pairs per cached plan and `reset`s the ctx for the next query, so a
+ * tree is never used by two queries at once (each query takes a pair out of the pool, or compiles
+ * its own) and nothing per-query survives a reset: params, leaf rows, budget, writer, CTE rows,
+ * the held-row count, and (through `epoch`) the results of uncorrelated subqueries.
+ */
 export class ExecCtx {
   readonly ctes = new Map<string, Tuple[]>();
+  /** Compile-time: columns of the CTEs in scope. */
   readonly cteCols = new Map<string, readonly ColInfo[]>();
   readonly stats = new Map<PlanNode, NodeStats>();
+  /** Rows of the leaf nodes (scan/get/index_scan), filled before the operators run. */
+  readonly leaves = new Map<PlanNode, Tuple[]>();
+  /** Compiled constant expressions of leaf keys and bounds (they read params at call time). */
+  readonly constants = new Map<object, (row: Tuple, up: null) => Value>();
+  /** Highest `$n` the compiled expressions read (checked again on reset). */
+  maxParam = 0;
+  /** Bumped by every reset: per-query caches inside compiled closures compare it. */
+  epoch = 0;
   cancelled = false;
   private held = 0;
   private ticks = 0;
 
   constructor(
-    readonly params: Value[],
+    public params: Value[],
     readonly table: (schema: string) => TableInfo,
-    /** Rows preloaded for leaf nodes (scan/get/index_scan), by node. */
-    readonly leafRows: (node: PlanNode) => Tuple[],
-    readonly budget: Budget,
-    readonly writer: Writer | null,
+    public budget: Budget,
+    public writer: Writer | null,
     readonly explain: boolean,
   ) {}
+
+  /** Rows preloaded for a leaf node. */
+  leafRows(node: PlanNode): Tuple[] {
+    return this.leaves.get(node) ?? [];
+  }
+
+  /** Readies a ctx (and the tree compiled against it) for another query. */
+  reset(params: Value[], budget: Budget, writer: Writer | null): void {
+    if (params.length < this.maxParam) throw new DbError('validation_failed', `no value bound for $${params.length + 1}`);
+    this.params = params;
+    this.budget = budget;
+    this.writer = writer;
+    this.leaves.clear();
+    this.ctes.clear();
+    this.cancelled = false;
+    this.held = 0;
+    this.ticks = 0;
+    this.epoch++;
+  }
 
   /** Checked between batches: cancellation and the time budget. */
   check(): void {

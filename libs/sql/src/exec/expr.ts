@@ -90,9 +90,12 @@ export class ExprCompiler {
         return () => v;
       }
       case 'param': {
-        const v = this.ctx.params[e.index - 1];
-        if (v === undefined) throw new DbError('validation_failed', `no value bound for $${e.index}`);
-        return () => v;
+        // read per call: a compiled tree serves every query of a cached plan (ctx.reset swaps params)
+        const ctx = this.ctx;
+        const i = e.index - 1;
+        if (ctx.params[i] === undefined) throw new DbError('validation_failed', `no value bound for $${e.index}`);
+        if (e.index > ctx.maxParam) ctx.maxParam = e.index;
+        return () => ctx.params[i];
       }
       case 'col': {
         const r = scope.resolve(e.name);
@@ -179,8 +182,11 @@ export class ExprCompiler {
         const affB = sub.op.cols[0]?.aff;
         const conv = comparer(affA, affB);
         let cache: { set: Set<string>; hasNull: boolean; empty: boolean } | null = null;
+        let epoch = -1;
+        const ctx = this.ctx;
         const load = (r: Tuple, u: Env | null) => {
-          if (cache && !sub.correlated) return cache;
+          if (cache && !sub.correlated && epoch === ctx.epoch) return cache;
+          epoch = ctx.epoch;
           const set = new Set<string>();
           let hasNull = false;
           let empty = true;
@@ -209,8 +215,11 @@ export class ExprCompiler {
         const sub = this.subquery(e.plan, scope, info);
         const not = !!e.not;
         let cached: Value | undefined;
+        let epoch = -1;
+        const ctx = this.ctx;
         return (r, u) => {
-          if (cached !== undefined && !sub.correlated) return cached;
+          if (cached !== undefined && !sub.correlated && epoch === ctx.epoch) return cached;
+          epoch = ctx.epoch;
           let found = false;
           for (const batch of sub.op.run(this.ctx, { row: r, up: u })) if (batch.length) { found = true; break; }
           cached = found !== not ? 1n : 0n;
@@ -220,8 +229,11 @@ export class ExprCompiler {
       case 'subquery': {
         const sub = this.subquery(e.plan, scope, info);
         let cached: Value | undefined;
+        let epoch = -1;
+        const ctx = this.ctx;
         return (r, u) => {
-          if (cached !== undefined && !sub.correlated) return cached;
+          if (cached !== undefined && !sub.correlated && epoch === ctx.epoch) return cached;
+          epoch = ctx.epoch;
           let v: Value = null;
           outer: for (const batch of sub.op.run(this.ctx, { row: r, up: u })) for (const row of batch) { v = row[0]; break outer; }
           cached = v;

@@ -13,7 +13,7 @@
  * Bounded by a row budget (default 1,000,000 decoded rows, `SQL_TABLE_CACHE_ROWS` or the constructor
  * argument), least recently used tables evicted first; a table larger than the whole budget is not kept.
  */
-import type { Snapshot } from '@mmdb/storage';
+import type { CommittedFrame, Snapshot } from '@mmdb/storage';
 import type { Tuple } from '../values';
 import type { SqlTable } from '../catalog';
 
@@ -26,6 +26,11 @@ export function pkKeyOf(pk: readonly unknown[]): PkKey {
     if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
   }
   return JSON.stringify(pk);
+}
+
+/** The store's feed of committed frames (an rxjs Observable; only `subscribe` is used). */
+export interface FrameFeed {
+  subscribe(o: { next: (f: CommittedFrame) => void; complete: () => void; error: (e: unknown) => void }): unknown;
 }
 
 export interface CachedTable {
@@ -67,10 +72,54 @@ export class TableCache {
   private static readonly perStore = new WeakMap<object, TableCache>();
 
   /** The cache of a store (shared by every engine over it). */
-  static of(store: object): TableCache {
+  static of(store: object & { changes?: FrameFeed }): TableCache {
     let c = TableCache.perStore.get(store);
-    if (!c) TableCache.perStore.set(store, (c = new TableCache()));
+    if (!c) {
+      TableCache.perStore.set(store, (c = new TableCache()));
+      if (store.changes) c.track(store.changes);
+    }
     return c;
+  }
+
+  /**
+   * Newest table LSN known per schema: from every published frame (the store publishes a frame
+   * synchronously after applying it, before the writer's promise continues) and from stable
+   * snapshots. Only kept while `tracking` (subscribed to the store's frames).
+   */
+  private readonly known = new Map<string, number>();
+  private tracking = false;
+
+  /** Follows the store's committed frames, so `current` can answer without a snapshot. */
+  track(feed: FrameFeed): void {
+    this.tracking = true;
+    feed.subscribe({
+      next: (f) => {
+        for (const c of f.changes) if ('schema' in c) this.raise(c.schema, f.lsn);
+      },
+      complete: () => { this.tracking = false; this.clear(); },
+      error: () => { this.tracking = false; this.clear(); },
+    });
+  }
+
+  private raise(schema: string, lsn: number): void {
+    if ((this.known.get(schema) ?? -1) < lsn) this.known.set(schema, lsn);
+  }
+
+  /**
+   * The cached rows of `t` as the store holds them *now*, without a snapshot: the entry whose
+   * table LSN is the newest the store has applied for the schema. Every frame applied after the
+   * entry's stable snapshot was published to us and raised `known` past the entry's LSN, so a
+   * match means no committed write touched the table since. (A group written but not yet applied
+   * and acknowledged is not seen: the read is ordered before that write.)
+   */
+  current(t: SqlTable): CachedTable | undefined {
+    if (!this.tracking) return undefined;
+    const e = this.entries.get(t.id);
+    if (!e || e.table !== t || e.lsn !== this.known.get(t.id)) return undefined;
+    this.entries.delete(t.id);
+    this.entries.set(t.id, e);
+    this.hits++;
+    return e;
   }
 
   stats(): TableCacheStats {
@@ -85,6 +134,7 @@ export class TableCache {
   /** The cached rows of `t` valid for `snap`, or undefined (never for an unstable snapshot). */
   lookup(snap: Snapshot, t: SqlTable): CachedTable | undefined {
     if (!snap.stable) return undefined;
+    this.raise(t.id, snap.tableLsn(t.id));
     const e = this.entries.get(t.id);
     if (!e || e.lsn !== snap.tableLsn(t.id) || e.table !== t) return undefined;
     this.entries.delete(t.id);
@@ -136,6 +186,7 @@ export class TableCache {
       for (let i = 0; i < pks.length; i++) pkNums[i] = pks[i][0] as number;
     }
     const e: CachedTable = { schema: t.id, lsn, table: t, rows, byPk, pkNums, orders: new Map() };
+    this.raise(t.id, lsn);
     const old = this.entries.get(t.id);
     if (old) { this.held -= old.rows.length; this.entries.delete(t.id); }
     this.entries.set(t.id, e);

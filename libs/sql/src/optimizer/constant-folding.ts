@@ -28,7 +28,7 @@ function toLit(v: Value): Expr | null {
 export const constantFolding: Pass = {
   name: 'constant_folding',
   run: (plan) => {
-    const ctx = new ExecCtx([], () => { throw new Error('no tables at plan time'); }, () => [], { maxRows: 1000, deadline: Date.now() + 1000 }, null, false);
+    const ctx = new ExecCtx([], () => { throw new Error('no tables at plan time'); }, { maxRows: 1000, deadline: Date.now() + 1000 }, null, false);
     const comp = new ExprCompiler(ctx);
     let changed = false;
     const fold = (e: Expr): Expr => {
