@@ -182,6 +182,19 @@ describe('TenantStore', () => {
     expect(await code(store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: 'i1' } }], idempotency: idem('f2') }))).toBe('conflict');
   });
 
+  it('purges expired Idempotency-Key records in a frame, keeping live ones', async () => {
+    const idem = (key: string, expiresAt: number) => ({ key, fingerprint: 'f', expiresAt, render: () => ({ status: 200, body: null }) });
+    const now = Date.now();
+    await store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: 'p1' } }], idempotency: idem('01J0000000000000000000000B', now + 1000) });
+    await store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: 'p2' } }], idempotency: idem('01J0000000000000000000000C', now + 60_000) });
+    expect(await store.purgeIdempotency(now + 5000)).toBe(1);
+    expect(await store.idempotencyRecord('01J0000000000000000000000C')).toBeDefined();
+    expect(await store.db.get(Buffer.concat([Buffer.from('K'), Buffer.from([0x30]), Buffer.from('01J0000000000000000000000B'), Buffer.from([0])]))).toBeUndefined();
+    const last = [];
+    for await (const f of store.frames(store.lastLsn)) last.push(f);
+    expect(last[0].changes[0]).toMatchObject({ op: 'custom', participant: 'idempotency', type: 'purge' });
+  });
+
   it('drops a schema with its rows and index entries, and verify finds nothing amiss', async () => {
     await store.put('shop.users', { id: 'u1', email: 'e1' });
     await store.put('shop.orders', { id: 1, user_id: 'u1', total: 3 });

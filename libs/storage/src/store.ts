@@ -40,6 +40,7 @@ export interface IdempotencyRecordStored {
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
+import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
 import { KEYSPACE, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { LOG_END, LOG_START, decodeRow, idempotencyKey, logKey, metaKey, parseJson, rowKey } from './records';
@@ -67,6 +68,8 @@ export interface StoreOptions {
   /** What to do when the log's tail fails its checksum at open: fail (default) or drop the bad tail frames. */
   readonly onCorruptTail?: 'fail' | 'truncate';
   readonly checkEvaluator?: CheckEvaluator;
+  /** How often expired Idempotency-Key records are purged (default 10 minutes; 0 turns it off). */
+  readonly idempotencyPurgeMs?: number;
 }
 
 export interface RecoveryReport {
@@ -109,6 +112,7 @@ export class TenantStore implements StoreReader {
   recovery!: RecoveryReport;
   /** The log's last LSN while participants open (before the coordinator exists). */
   private openingLsn = 0;
+  private purgeTimer: NodeJS.Timeout | undefined;
 
   /** Every frame after it is durable and applied, in LSN order. */
   readonly changes: Observable<CommittedFrame> = this.feed.asObservable();
@@ -117,7 +121,7 @@ export class TenantStore implements StoreReader {
     readonly db: Db,
     private readonly opts: StoreOptions,
   ) {
-    this.participantList = [indexParticipant, ...(opts.participants ?? [])];
+    this.participantList = [indexParticipant, idempotencyParticipant, ...(opts.participants ?? [])];
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
   }
@@ -220,6 +224,11 @@ export class TenantStore implements StoreReader {
       replayed[p.name] = n;
     }
     this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
+    const every = this.opts.idempotencyPurgeMs ?? 10 * 60_000;
+    if (every > 0) {
+      this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
+      this.purgeTimer.unref();
+    }
     this.recovery = { lastLsn, framesVerified: verified, corrupt, replayed, finishedDrops };
   }
 
@@ -328,6 +337,12 @@ export class TenantStore implements StoreReader {
     if (!this.catalog.has(schema)) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
     const v = await this.db.get(rowKey(schema, pk));
     return v === undefined ? undefined : decodeRow(schema, pk, v);
+  }
+
+  /** Deletes (in a frame) up to `limit` Idempotency-Key records whose expiry is at or before `now`. */
+  async purgeIdempotency(now: number = Date.now(), limit = 10_000): Promise<number> {
+    const r = await this.commit({ changes: [{ op: 'custom', participant: IDEMPOTENCY_PARTICIPANT, type: 'purge', payload: { now, limit } }] });
+    return (r.results[0] as { result: { purged: number } }).result.purged;
   }
 
   /** The live Idempotency-Key record committed with an earlier request, if any. */
@@ -443,6 +458,7 @@ export class TenantStore implements StoreReader {
   /** Waits for queued commits, checkpoints participants, and closes the database. */
   async close(): Promise<void> {
     if (this.closed) return;
+    clearInterval(this.purgeTimer);
     await this.coordinator.drain();
     this.closed = true;
     this.coordinator.close();
