@@ -31,11 +31,16 @@ function base(spec: AggregateCall): AggState {
     case 'sum':
     case 'total':
     case 'avg': {
+      // integers: exact in `small` (a double) while its magnitude stays below 2^53, moved into
+      // the bigint `isum` before it could leave that range (bigint arithmetic allocates)
       let isum = 0n;
+      let small = 0;
+      let big = false;
       let fsum = 0;
       let real = false;
       let cnt = 0;
       const fn = spec.fn.toLowerCase();
+      const SAFE = 2 ** 52;
       return {
         step(a) {
           const v = a[0];
@@ -43,14 +48,21 @@ function base(spec: AggregateCall): AggState {
           cnt++;
           const n = typeof v === 'string' ? toNumeric(v)! : v;
           if (typeof n === 'bigint' && !real) {
+            if (!big && n < 4503599627370496n && n > -4503599627370496n && small < SAFE && small > -SAFE) {
+              small += Number(n); // partial sums below 2^53: exact, and far from overflowing
+              return;
+            }
+            // from here on every step in bigint, so an overflow is caught where SQLite's is
+            if (!big) { big = true; isum = BigInt(small); small = 0; }
             isum += n;
             if (fn === 'sum' && (isum > 9223372036854775807n || isum < -9223372036854775808n)) checkInt(isum);
           } else {
-            if (!real) { fsum = Number(isum); real = true; }
+            if (!real) { fsum = Number(isum + BigInt(small)); small = 0; isum = 0n; real = true; }
             fsum += Number(n);
           }
         },
         result() {
+          if (small !== 0) { isum += BigInt(small); small = 0; }
           if (fn === 'total') return real ? fsum : Number(isum);
           if (cnt === 0) return null;
           if (fn === 'avg') return (real ? fsum : Number(isum)) / cnt;

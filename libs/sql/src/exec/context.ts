@@ -36,7 +36,7 @@ export interface Budget {
  * the held-row count, and (through `epoch`) the results of uncorrelated subqueries.
  */
 export class ExecCtx {
-  readonly ctes = new Map<string, Tuple[]>();
+  readonly ctes = new Map<string, readonly Tuple[]>();
   /** Compile-time: columns of the CTEs in scope. */
   readonly cteCols = new Map<string, readonly ColInfo[]>();
   readonly stats = new Map<PlanNode, NodeStats>();

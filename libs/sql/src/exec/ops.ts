@@ -15,6 +15,12 @@ export interface Op {
   readonly cols: readonly ColInfo[];
   readonly children: readonly Op[];
   run(ctx: ExecCtx, up: Env | null): Iterable<Tuple[]>;
+  /**
+   * Every output row at once, without generators (read-only: it may be a leaf's or a CTE's own
+   * array). Only per-row operators over such inputs have it; `drain` uses it when present, which
+   * is what makes a recursive CTE's many tiny steps cheap.
+   */
+  all?(ctx: ExecCtx, up: Env | null): readonly Tuple[];
 }
 
 interface C { ctx: ExecCtx; outer: Scope | null; info: CompileInfo }
@@ -23,14 +29,16 @@ function qualify(alias: string | undefined, name: string): string {
   return alias ? `${alias}.${name}` : name;
 }
 
-function* slices(rows: Tuple[], ctx: ExecCtx): Iterable<Tuple[]> {
+function* slices(rows: readonly Tuple[], ctx: ExecCtx): Iterable<Tuple[]> {
   for (let i = 0; i < rows.length; i += BATCH) {
     ctx.check();
     yield rows.slice(i, i + BATCH); // a copy: leaf rows may be shared with the table cache
   }
 }
 
-function drain(op: Op, ctx: ExecCtx, up: Env | null): Tuple[] {
+/** All rows of an op (read-only). */
+function drain(op: Op, ctx: ExecCtx, up: Env | null): readonly Tuple[] {
+  if (op.all) return op.all(ctx, up);
   const out: Tuple[] = [];
   for (const b of op.run(ctx, up)) {
     for (const r of b) out.push(r);
@@ -44,9 +52,12 @@ function expr(c: C, cols: readonly ColInfo[]) {
   return (e: Parameters<ExprCompiler['compile']>[0]) => comp.compile(e, scope, c.info);
 }
 
-function mk(node: PlanNode, cols: readonly ColInfo[], children: Op[], run: (ctx: ExecCtx, up: Env | null) => Iterable<Tuple[]>): Op {
-  return { node, cols, children, run };
+function mk(node: PlanNode, cols: readonly ColInfo[], children: Op[], run: (ctx: ExecCtx, up: Env | null) => Iterable<Tuple[]>, all?: Op['all']): Op {
+  return all ? { node, cols, children, run, all } : { node, cols, children, run };
 }
+
+/** A leaf's rows as they are (read-only), for `all`. */
+const leafAll = (n: PlanNode) => (ctx: ExecCtx): readonly Tuple[] => { ctx.check(); return ctx.leafRows(n); };
 
 /** Wraps an op to count rows and time for explain. */
 function instrument(op: Op, ctx: ExecCtx): Op {
@@ -55,6 +66,7 @@ function instrument(op: Op, ctx: ExecCtx): Op {
   ctx.stats.set(op.node, st);
   return {
     ...op,
+    all: undefined, // explain counts rows per batch: every run goes through run()
     *run(c, up) {
       const it = op.run(c, up)[Symbol.iterator]();
       for (;;) {
@@ -73,22 +85,23 @@ const leafCols = (ctx: ExecCtx, schema: string, alias: string | undefined): ColI
   ctx.table(schema).cols.map((c) => ({ name: c.name.startsWith('#') ? `${c.name}:${alias ?? schema}` : qualify(alias, c.name), aff: c.aff }));
 
 const VISITOR: PlanVisitor<Op, C> = {
-  scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx)),
-  get: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx)),
-  index_scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx)),
+  scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
+  get: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
+  index_scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
   cte_ref: (n, c) => {
     const cols = c.ctx.cteCols.get(n.name.toLowerCase());
     if (!cols) throw new DbError('validation_failed', `no such table: ${n.name}`);
-    return mk(n, cols.map((x) => ({ name: qualify(n.alias ?? n.name, x.name), aff: x.aff })), [], (ctx) => slices(ctx.ctes.get(n.name.toLowerCase()) ?? [], ctx));
+    const name = n.name.toLowerCase();
+    return mk(n, cols.map((x) => ({ name: qualify(n.alias ?? n.name, x.name), aff: x.aff })), [],
+      (ctx) => slices(ctx.ctes.get(name) ?? [], ctx),
+      (ctx) => { ctx.check(); return ctx.ctes.get(name) ?? []; });
   },
   values: (n, c) => {
     const e = expr(c, []);
     const rows = n.rows.map((r) => r.map(e));
     if (rows.some((r) => r.length !== n.columns.length)) throw new DbError('validation_failed', 'all VALUES rows must have the same number of terms');
-    return mk(n, n.columns.map((name) => ({ name })), [], function* (ctx, up) {
-      ctx.check();
-      yield rows.map((r) => r.map((f) => f([], up)));
-    });
+    const all = (ctx: ExecCtx, up: Env | null) => { ctx.check(); return rows.map((r) => r.map((f) => f([], up))); };
+    return mk(n, n.columns.map((name) => ({ name })), [], function* (ctx, up) { yield all(ctx, up); }, all);
   },
   filter: (n, c) => {
     const input = compile(n.input, c);
@@ -103,7 +116,17 @@ const VISITOR: PlanVisitor<Op, C> = {
         }
         yield out; // empty batches too: they let the driver yield to the event loop (cancellation)
       }
-    });
+    }, input.all && ((ctx, up) => {
+      const rows = input.all!(ctx, up);
+      const out: Tuple[] = [];
+      for (let i = 0; i < rows.length; i++) {
+        if ((i & (BATCH - 1)) === BATCH - 1) ctx.check();
+        const r = rows[i];
+        const v = pred(r, up);
+        if (v !== null && v !== 0n && (typeof v === 'bigint' || truthy(v) === true)) out.push(r);
+      }
+      return out;
+    }));
   },
   project: (n, c) => {
     const input = compile(n.input, c);
@@ -122,7 +145,18 @@ const VISITOR: PlanVisitor<Op, C> = {
         }
         yield out;
       }
-    });
+    }, input.all && ((ctx, up) => {
+      const rows = input.all!(ctx, up);
+      const out = new Array<Tuple>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        if ((i & (BATCH - 1)) === BATCH - 1) ctx.check();
+        const r = rows[i];
+        const t = new Array<Value>(fs.length);
+        for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
+        out[i] = t;
+      }
+      return out;
+    }));
   },
   join: (n, c) => joinOp(n, c),
   aggregate: (n, c) => {
