@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** The per-series children of the request counter and histogram, for one method/route/status. */
+interface RequestSeries {
+  readonly count: { inc(): void };
+  readonly latency: { observe(v: number): void };
+}
+
 const LATENCY_BUCKETS = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
 /**
@@ -64,6 +70,25 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly openStores = new Gauge({ name: 'db_open_tenant_stores', help: 'Tenant stores open on this node', registers: [this.registry] });
+
+  /** Series children by "method route status" (bounded: methods, route patterns and statuses are finite). */
+  private readonly requestSeries = new Map<string, RequestSeries>();
+
+  /**
+   * Counts one answered HTTP request (the onResponse hook). The label children are looked up
+   * once per series and kept, instead of prom-client hashing a label object twice per request.
+   */
+  observeRequest(method: string, route: string, status: number, ms: number): void {
+    const key = `${method} ${route} ${status}`;
+    let s = this.requestSeries.get(key);
+    if (!s) {
+      const labels = { method, route, status: String(status) };
+      s = { count: this.httpRequests.labels(labels), latency: this.httpLatency.labels(labels) };
+      this.requestSeries.set(key, s);
+    }
+    s.count.inc();
+    s.latency.observe(ms);
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'db_process_' });

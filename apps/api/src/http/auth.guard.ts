@@ -9,6 +9,12 @@ import { AuthedRequest, OPERATOR_ONLY, PUBLIC_ROUTE } from './decorators';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 
+/** A route's @Public() / @OperatorOnly() flags, read once per handler. */
+interface RouteFlags {
+  readonly isPublic: boolean;
+  readonly operatorOnly: boolean;
+}
+
 /**
  * Spec §5: every route except @Public() needs `Authorization: Bearer <token>`.
  * Missing, malformed, unknown or another tenant's token → 401; a valid token on an
@@ -18,6 +24,9 @@ const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 @Injectable()
 export class AuthGuard implements CanActivate {
   private readonly operatorHash?: Buffer;
+  private readonly flags = new WeakMap<object, RouteFlags>();
+  /** One frozen principal per tenant (no allocation per request). */
+  private readonly principals = new Map<string, Principal>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -28,9 +37,24 @@ export class AuthGuard implements CanActivate {
     if (config.operatorToken) this.operatorHash = crypto.createHash('sha256').update(config.operatorToken).digest();
   }
 
-  async canActivate(ctx: ExecutionContext): Promise<boolean> {
-    const targets = [ctx.getHandler(), ctx.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+  private routeFlags(ctx: ExecutionContext): RouteFlags {
+    const handler = ctx.getHandler();
+    let f = this.flags.get(handler);
+    if (!f) {
+      const targets = [handler, ctx.getClass()];
+      f = {
+        isPublic: !!this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets),
+        operatorOnly: !!this.reflector.getAllAndOverride<boolean>(OPERATOR_ONLY, targets),
+      };
+      this.flags.set(handler, f);
+    }
+    return f;
+  }
+
+  /** Synchronous when the tenant's store is already open (the common case); a promise while it opens. */
+  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
+    const flags = this.routeFlags(ctx);
+    if (flags.isPublic) return true;
     const req = ctx.switchToHttp().getRequest<AuthedRequest & { headers: Record<string, string | undefined>; params?: Record<string, string> }>();
     const principal = this.authenticate(req.headers.authorization);
     let tenant = req.params?.tenant;
@@ -42,12 +66,20 @@ export class AuthGuard implements CanActivate {
         throw new DbError('unauthorized', 'the bearer token is not scoped to this tenant');
       }
     }
-    if (this.reflector.getAllAndOverride<boolean>(OPERATOR_ONLY, targets) && !principal.operator) {
+    if (flags.operatorOnly && !principal.operator) {
       throw new DbError('forbidden', 'this route needs the operator token');
     }
     req.principal = principal;
-    if (tenant !== undefined) req.tenantHandle = await this.tenants.get(tenant);
-    return true;
+    if (tenant === undefined) return true;
+    const open = this.tenants.peek(tenant);
+    if (open) {
+      req.tenantHandle = open;
+      return true;
+    }
+    return this.tenants.get(tenant).then((h) => {
+      req.tenantHandle = h;
+      return true;
+    });
   }
 
   private authenticate(header: string | undefined): Principal {
@@ -55,12 +87,25 @@ export class AuthGuard implements CanActivate {
     const m = BEARER.exec(header);
     if (!m) throw new DbError('unauthorized', 'malformed Authorization header: expected "Bearer <token>"');
     const token = m[1];
+    // A token resolved before is a tenant token: it was compared with the operator token
+    // (constant time, below) before it was first resolved, and the operator token is fixed.
+    const known = this.system.knownTenantToken(token);
+    if (known !== undefined) return this.tenantPrincipal(known);
     if (this.operatorHash) {
       const h = crypto.createHash('sha256').update(token).digest();
       if (crypto.timingSafeEqual(h, this.operatorHash)) return { tenant: null, operator: true };
     }
     const tenant = this.system.tenantOfToken(token);
     if (!tenant) throw new DbError('unauthorized', 'unknown bearer token');
-    return { tenant, operator: false };
+    return this.tenantPrincipal(tenant);
+  }
+
+  private tenantPrincipal(tenant: string): Principal {
+    let p = this.principals.get(tenant);
+    if (!p) {
+      p = Object.freeze({ tenant, operator: false });
+      this.principals.set(tenant, p);
+    }
+    return p;
   }
 }

@@ -37,6 +37,13 @@ export function newToken(): string {
 export class SystemStore {
   private readonly tokens = new Map<string, TokenRecord>();
   private readonly tenants = new Map<string, TenantRecord>();
+  /**
+   * Tokens already resolved, token → tenant, so the auth path hashes a token once rather than
+   * on every request. Only tenant tokens that resolved go in (unknown tokens are not kept, so
+   * garbage cannot fill it); cleared when it reaches its cap; a revoked token is dropped.
+   */
+  private readonly resolved = new Map<string, string>();
+  static readonly RESOLVED_CAP = 10_000;
 
   private constructor(private readonly db: ClassicLevel<string, string>) {}
 
@@ -56,9 +63,21 @@ export class SystemStore {
     await this.db.close();
   }
 
-  /** The tenant a token belongs to, or undefined. */
+  /** The tenant a token belongs to, or undefined (remembers a token that resolved). */
   tenantOfToken(token: string): string | undefined {
-    return this.tokens.get(hashToken(token))?.tenant;
+    const hit = this.resolved.get(token);
+    if (hit !== undefined) return hit;
+    const tenant = this.tokens.get(hashToken(token))?.tenant;
+    if (tenant !== undefined) {
+      if (this.resolved.size >= SystemStore.RESOLVED_CAP) this.resolved.clear();
+      this.resolved.set(token, tenant);
+    }
+    return tenant;
+  }
+
+  /** The tenant of a token resolved before (no hashing), or undefined. */
+  knownTenantToken(token: string): string | undefined {
+    return this.resolved.get(token);
   }
 
   hasTenant(tenant: string): boolean {
@@ -117,6 +136,7 @@ export class SystemStore {
     if (!this.tokens.has(hash)) return false;
     await this.db.del('token:' + hash, { sync: true } as any);
     this.tokens.delete(hash);
+    this.resolved.delete(token);
     return true;
   }
 }

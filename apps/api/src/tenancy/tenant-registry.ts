@@ -57,6 +57,8 @@ export class TenantRegistry implements OnApplicationShutdown {
   private readonly log = new Logger('TenantRegistry');
   private readonly factories = new Map<string, EngineFactory>();
   private readonly handles = new Map<string, Promise<TenantHandle>>();
+  /** Handles whose store is open, for the synchronous fast path of the auth guard. */
+  private readonly ready = new Map<string, TenantHandle>();
   private sealed = false;
 
   constructor(
@@ -94,9 +96,19 @@ export class TenantRegistry implements OnApplicationShutdown {
     if (!h) {
       h = this.open(tenant);
       this.handles.set(tenant, h);
-      h.catch(() => this.handles.delete(tenant));
+      h.then(
+        (handle) => {
+          if (this.handles.get(tenant) === h) this.ready.set(tenant, handle);
+        },
+        () => this.handles.delete(tenant),
+      );
     }
     return h;
+  }
+
+  /** The tenant's handle if its store is already open (no promise, no microtask), else undefined. */
+  peek(tenant: string): TenantHandle | undefined {
+    return this.ready.get(tenant);
   }
 
   /** Handles already open (for /ready and /metrics). */
@@ -157,6 +169,7 @@ export class TenantRegistry implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     const all = await this.openHandles();
     this.handles.clear();
+    this.ready.clear();
     for (const h of all) {
       for (const name of [...this.factories.keys()].reverse()) {
         try {
