@@ -8,7 +8,7 @@ type Spec = Record<string, Field | `${Field}?`>;
 const NODE_SPECS: Record<string, Spec> = {
   scan: { schema: 'str', alias: 'str?', limit: 'num?' },
   get: { schema: 'str', alias: 'str?', key: 'exprs' },
-  index_scan: { schema: 'str', alias: 'str?', index: 'str', prefix: 'exprs?', lower: 'bound?', upper: 'bound?', reverse: 'bool?' },
+  index_scan: { schema: 'str', alias: 'str?', index: 'str', prefix: 'exprs?', lower: 'bound?', upper: 'bound?', reverse: 'bool?', top: 'num?' },
   filter: { input: 'node', predicate: 'expr' },
   project: { input: 'node', columns: 'named' },
   join: { kind: 'str', left: 'node', right: 'node', on: 'expr?', equi: 'equi?', strategy: 'str?' },

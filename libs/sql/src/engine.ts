@@ -20,7 +20,7 @@ import {
   applyAffinity, compareValues, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
 } from './values';
 import { PlanCache } from './plan-cache';
-import { TableCache, lowerBound, pkKeyOf, type CachedTable } from './exec/table-cache';
+import { TableCache, lowerBound, pkKeyOf, topByScan, topRows, type CachedTable } from './exec/table-cache';
 
 export interface QueryOptions {
   params?: unknown[];
@@ -539,6 +539,14 @@ export class SqlEngine {
       const r = e.byPk.get(pkKeyOf(key));
       return r ? [r] : [];
     }
+    if (n.op === 'index_scan' && n.top !== undefined) {
+      const col = topColumn(n, t);
+      if (n.index === 'primary' && t.pk.length === 1) {
+        // the rows are in pk order already, and a one-column pk has no ties
+        return (n.reverse ? e.rows.slice(Math.max(0, e.rows.length - n.top)) : e.rows.slice(0, n.top)) as Tuple[];
+      }
+      return topRows(e, n.index, col, n.top, !!n.reverse);
+    }
     if (n.op === 'index_scan') {
       if (n.index !== 'primary' || !e.pkNums || (n.prefix ?? []).length) return undefined;
       const col = t.pk[0];
@@ -584,6 +592,40 @@ export class SqlEngine {
           this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
           const r = await snap.getRow(t.id, key as PkTuple);
           leaves.set(n, r ? [toTuple(t, r)] : []);
+        })());
+      } else if (n.op === 'index_scan' && n.top !== undefined) {
+        jobs.push((async () => {
+          const t = this.table(n.schema);
+          const col = topColumn(n, t);
+          const cached = this.tables.lookup(snap, t);
+          let rows: Tuple[];
+          if (cached) rows = this.fromEntry(n, t, cached, ctx)!;
+          else if (['i64', 'f64', 'timestamp'].includes(t.manifest.columns[col].ty)) {
+            // numbers: the index's key order is their comparison order: read it until the n-th
+            // entry and its ties, then put the rows back in pk order
+            this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
+            const top = n.top!;
+            const opts: ScanOptions = { reverse: !!n.reverse, batchSize: Math.max(16, Math.min(1024, top + 1)) };
+            const iter = n.index === 'primary' ? snap.scanRows(t.id, opts) : snap.scanIndex(t.id, n.index, opts);
+            rows = [];
+            let last: Value = null;
+            read: for await (const batch of iter) {
+              ctx.check();
+              for (const r of batch) {
+                const tu = toTuple(t, r);
+                if (rows.length >= top && compareValues(tu[col], last) !== 0) break read;
+                rows.push(tu);
+                last = tu[col];
+              }
+            }
+            if (top === 0) rows = [];
+            const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+            rows.sort((a, b) => { for (const i of pkIdx) { const d = compareValues(a[i], b[i]); if (d) return d; } return 0; });
+          } else {
+            rows = topByScan(await scanAll(n.schema), col, n.top!, !!n.reverse);
+          }
+          ctx.hold(rows.length);
+          leaves.set(n, rows);
         })());
       } else if (n.op === 'index_scan') {
         jobs.push((async () => {
@@ -874,6 +916,15 @@ interface Prepared {
   small: boolean;
 }
 
+/** The manifest column an `index_scan` with `top` orders by (its index's first column); checks the node. */
+function topColumn(n: PlanNode & { op: 'index_scan' }, t: SqlTable): number {
+  if (n.prefix?.length || n.lower || n.upper) throw new DbError('validation_failed', 'index_scan: top cannot be combined with prefix, lower or upper', { path: '$.top' });
+  if (!Number.isInteger(n.top) || n.top! < 0) throw new DbError('validation_failed', 'index_scan: top must be a non-negative integer', { path: '$.top' });
+  const cols = n.index === 'primary' ? t.pk : t.manifest.indexes.find((i) => i.name === n.index)?.columns;
+  if (!cols?.length) throw new DbError('validation_failed', `no index ${n.index} on ${t.id}`, { path: '$.index' });
+  return t.manifest.columns.findIndex((c) => c.name === cols[0]);
+}
+
 /** Leaf rows up to which a small plan runs synchronously (querySmall). */
 const SMALL_ROWS = 4096;
 
@@ -883,7 +934,7 @@ function isSmall(plan: PlanNode): boolean {
   const walk = (n: PlanNode) => {
     if (!ok) return;
     if (n.op === 'join' || n.op === 'with' || n.op === 'set_op' || n.op === 'scan' || n.op === 'cte_ref' || n.op === 'insert' || n.op === 'update' || n.op === 'delete') { ok = false; return; }
-    if (n.op === 'index_scan' && n.index !== 'primary') { ok = false; return; }
+    if (n.op === 'index_scan' && n.index !== 'primary' && n.top === undefined) { ok = false; return; }
     forEachSubplan(n, () => { ok = false; });
     for (const c of planChildren(n)) walk(c);
   };
@@ -942,7 +993,7 @@ export function forEachSubplan(n: PlanNode, f: (p: PlanNode) => void): void {
 function explainTree(plan: PlanNode, ctx: ExecCtx): unknown {
   const node = (n: PlanNode): unknown => {
     const st = ctx.stats.get(n);
-    const detail = n.op === 'scan' || n.op === 'get' || n.op === 'index_scan' ? `${n.schema}${'index' in n ? ` via ${n.index}` : ''}` : n.op === 'join' ? `${n.kind} ${n.strategy ?? 'nested_loop'}` : undefined;
+    const detail = n.op === 'scan' || n.op === 'get' || n.op === 'index_scan' ? `${n.schema}${'index' in n ? ` via ${n.index}` : ''}${n.op === 'index_scan' && n.top !== undefined ? ` top ${n.top}${n.reverse ? ' reverse' : ''}` : ''}` : n.op === 'join' ? `${n.kind} ${n.strategy ?? 'nested_loop'}` : undefined;
     return { op: n.op, ...(detail ? { detail } : {}), rows_out: st?.rows ?? 0, time_ms: round(st?.ms ?? 0), children: planChildren(n).map(node) };
   };
   return node(plan);
