@@ -84,12 +84,12 @@ export class VectorTable {
 
   constructor(readonly name: string, readonly spec: TableSpec) {
     this.slab = new VectorSlab(spec.dim);
-    const self = this;
+    const slabOf = () => this.slab; // the slab is replaced on restore: read it through the table
     this.ctx = {
       metric: spec.metric,
       dim: spec.dim,
       get slab() {
-        return self.slab;
+        return slabOf();
       },
       params: spec.params,
     };

@@ -50,7 +50,7 @@ export async function startServer(): Promise<Server> {
   });
   const ca = fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8');
   const agent = new https.Agent({ keepAlive: true, maxSockets: 16, ca });
-  const post = (p: string, body: unknown) =>
+  const once = (p: string, body: unknown) =>
     new Promise<any>((resolve, reject) => {
       const data = Buffer.from(JSON.stringify(body));
       const req = https.request(
@@ -69,6 +69,17 @@ export async function startServer(): Promise<Server> {
       req.on('error', reject);
       req.end(data);
     });
+  // a keep-alive socket the server has just closed fails with EPIPE/ECONNRESET: retry (puts are upserts)
+  const post = async (p: string, body: unknown): Promise<any> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await once(p, body);
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (attempt >= 3 || (code !== 'EPIPE' && code !== 'ECONNRESET')) throw new Error(`${(e as Error).message}\nserver stderr: ${err.slice(-2000)}`);
+      }
+    }
+  };
   return {
     proc,
     dir,

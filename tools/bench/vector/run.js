@@ -17,7 +17,7 @@ require.extensions['.ts'] = function (module, filename) {
   const out = transformSync(src, { filename, jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' }, module: { type: 'commonjs' } });
   module._compile(out.code, filename);
 };
-require('./bench.ts')
+require(process.argv.includes('--restart') ? './restart.ts' : './bench.ts')
   .main()
   .catch((e) => {
     console.error(e);
