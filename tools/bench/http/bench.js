@@ -1,21 +1,27 @@
 #!/usr/bin/env node
 /**
- * HTTP benchmark of apps/api over HTTPS with keep-alive, load generated from this process
- * (autocannon) against the built server in a child process.
+ * HTTP benchmark of apps/api over HTTPS with keep-alive: load generated from this process
+ * (autocannon) against the built server running in a child process.
  *
- *   npm run build && node tools/bench/http/bench.js [--duration 10] [--connections 64] [--rows 200000]
+ *   npm run build && node tools/bench/http/bench.js [--duration 10] [--rounds 3] [--connections 64] [--rows 200000] [--warmup 3] [--serial 2000]
  *
- * Measures, in one run on the same server: the no-op route (`GET /v1/tenants/{t}/_ping`: TLS,
- * routing, auth, request id, metrics, JSON reply — the ceiling of this stack), GET row, durable
- * PUT row (fsync per commit group), then NDJSON ingest rows/s of 5-column rows with one
- * secondary index. Prints req/s, p50/p99 and the ratio to the no-op route.
+ * One server, one run: schema + 10,000 preloaded rows, then a warm-up (JIT, TLS sessions,
+ * store caches: every route for --warmup seconds and a small NDJSON ingest), then --rounds
+ * rounds. Each round runs, back to back, the no-op route (`GET /v1/tenants/{t}/_ping`: TLS,
+ * routing, auth, request id, metrics, JSON reply — the ceiling of this stack), GET row and
+ * durable PUT row (--duration seconds each, --connections connections), then an NDJSON ingest
+ * of --rows fresh 5-column rows with one secondary index (chunk 10000, durable). The routes are
+ * interleaved in every round (in reverse order every other round) so that a change in machine
+ * load hits all of them alike, and each route's ratio is taken against the no-op route of the
+ * same round. The table shows the median round (median req/s, p50, p99, ratio; the ratio's
+ * median over rounds); every round is printed too. Beside throughput it reports the server
+ * process's CPU time (user + system, from /proc) per request or per row: on a shared, loaded
+ * machine req/s swings with the neighbours' load, CPU per request much less. Last, --serial requests one at a time on one connection (no-op and GET row): per-request
+ * latency of the stack without queueing, p50/p99 in ms with µs resolution.
  */
-const { spawn } = require('child_process');
-const fs = require('fs');
-const https = require('https');
 const os = require('os');
-const path = require('path');
-const autocannon = require('autocannon');
+const https = require('https');
+const h = require('./harness');
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -23,159 +29,111 @@ const opt = (name, def) => {
   return i >= 0 ? Number(args[i + 1]) : def;
 };
 const DURATION = opt('duration', 10);
+const ROUNDS = opt('rounds', 5);
 const CONNECTIONS = opt('connections', 64);
 const INGEST_ROWS = opt('rows', 200_000);
-const PRELOAD = 10_000;
-const ROOT = path.join(__dirname, '../../..');
-const MAIN = path.join(ROOT, 'dist/apps/api/main.js');
-const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
-const TOKEN = 'bench-token-0123456789abcdef';
-const T = `/v1/tenants/${TENANT}`;
+const WARMUP = opt('warmup', 3);
+const SERIAL = opt('serial', 2000);
+const TARGET_INGEST = 50_000;
 
-const TOML = `namespace = "bench"
-table = "items"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "name"
-ty = "str"
-[[columns]]
-name = "category"
-ty = "str"
-[[columns]]
-name = "price"
-ty = "f64"
-[[columns]]
-name = "qty"
-ty = "i64"
-[[indexes]]
-name = "by_category"
-columns = ["category"]
-`;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
-function row(id) {
-  return { id, name: `item-${id}`, category: `cat-${id % 97}`, price: (id % 1000) / 10, qty: id % 13 };
-}
-
-async function startServer() {
-  if (!fs.existsSync(MAIN)) throw new Error('build first: npm run build (dist/apps/api/main.js is missing)');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-http-'));
-  const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, DB_DATA_DIR: dir, DB_PORT: '0', DB_LOG_LEVEL: 'error', DB_BOOTSTRAP_TENANT: TENANT, DB_BOOTSTRAP_TOKEN: TOKEN },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
+/** `n` requests one after another on one keep-alive connection; latencies in ms. */
+async function serial(srv, pathOf, n) {
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: srv.agent.options.ca });
+  const one = (p) =>
+    new Promise((resolve, reject) => {
+      const t0 = process.hrtime.bigint();
+      const req = https.request(srv.url + p, { agent, headers: { authorization: `Bearer ${h.TOKEN}` } }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${p}: ${res.statusCode}`))));
+      });
+      req.on('error', reject);
+      req.end();
     });
-    proc.on('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { proc, url, dir, ca: fs.readFileSync(path.join(dir, 'tls/cert.pem')) };
-}
-
-function request(srv, method, p, body, contentType) {
-  return new Promise((resolve, reject) => {
-    const req = https.request(srv.url + p, { method, ca: srv.ca, headers: { authorization: `Bearer ${TOKEN}`, ...(contentType ? { 'content-type': contentType } : {}) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function cannon(srv, title, requests) {
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url: srv.url,
-        connections: CONNECTIONS,
-        duration: DURATION,
-        pipelining: 1,
-        headers: { authorization: `Bearer ${TOKEN}` },
-        requests,
-      },
-      (err, r) => {
-        if (err) return reject(err);
-        const bad = r.non2xx + r.errors + r.timeouts;
-        resolve({ title, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total, bad });
-      },
-    );
-  });
+  for (let i = 0; i < 200; i++) await one(pathOf(i)); // warm this connection
+  const ms = [];
+  for (let i = 0; i < n; i++) ms.push(await one(pathOf(i)));
+  agent.destroy();
+  ms.sort((a, b) => a - b);
+  return { p50: ms[Math.floor(n * 0.5)], p99: ms[Math.floor(n * 0.99)], max: ms[n - 1] };
 }
 
 async function main() {
-  const srv = await startServer();
+  const srv = await h.startServer();
   try {
-    let r = await request(srv, 'POST', `${T}/schemas`, TOML, 'text/plain');
-    if (r.status !== 200) throw new Error(`schema: ${r.status} ${r.text}`);
-    const pre = [];
-    for (let i = 0; i < PRELOAD; i++) pre.push(JSON.stringify(row(i)));
-    r = await request(srv, 'POST', `${T}/rows/bench.items/_batch?chunk=5000`, pre.join('\n'), 'application/x-ndjson');
-    if (r.status !== 200) throw new Error(`preload: ${r.status} ${r.text}`);
+    await h.prepare(srv);
+    const routes = ['noop', 'get', 'put'];
+    const load = { connections: CONNECTIONS, duration: DURATION };
 
-    const rand = () => Math.floor(Math.random() * PRELOAD);
-    // warm-up (JIT, TLS sessions)
-    await new Promise((res) => autocannon({ url: srv.url + `${T}/_ping`, connections: CONNECTIONS, duration: 2, headers: { authorization: `Bearer ${TOKEN}` } }, res));
-    const results = [];
-    results.push(await cannon(srv, 'no-op GET _ping', [{ method: 'GET', path: `${T}/_ping` }]));
-    results.push(
-      await cannon(srv, 'GET row', [
-        {
-          method: 'GET',
-          setupRequest: (req) => ({ ...req, path: `${T}/rows/bench.items/${rand()}` }),
-        },
-      ]),
-    );
-    results.push(
-      await cannon(srv, 'PUT row (durable)', [
-        {
-          method: 'PUT',
-          headers: { 'content-type': 'application/json' },
-          setupRequest: (req) => {
-            const id = rand();
-            const { id: _id, ...rest } = row(id);
-            rest.qty = Math.floor(Math.random() * 1000);
-            return { ...req, path: `${T}/rows/bench.items/${id}`, body: JSON.stringify(rest) };
-          },
-        },
-      ]),
-    );
+    // Warm-up: not measured.
+    for (const r of routes) await h.cannon(srv, r, { connections: CONNECTIONS, duration: WARMUP });
+    await h.ingest(srv, h.ndjsonBody(5_000_000, 20_000));
 
-    // NDJSON ingest of fresh rows (durable, chunk 10000), body built before the clock starts.
-    const lines = [];
-    for (let i = 0; i < INGEST_ROWS; i++) lines.push(JSON.stringify(row(1_000_000 + i)));
-    const body = Buffer.from(lines.join('\n'));
-    const t0 = process.hrtime.bigint();
-    r = await request(srv, 'POST', `${T}/rows/bench.items/_batch?chunk=10000`, body, 'application/x-ndjson');
-    const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-    if (r.status !== 200) throw new Error(`ingest: ${r.status} ${r.text}`);
-    const ingest = INGEST_ROWS / secs;
-
-    const noop = results[0].rps;
-    console.log(`\nHTTPS keep-alive, ${CONNECTIONS} connections, ${DURATION}s per route, node ${process.version}, ${os.cpus().length} cores\n`);
-    console.log('| route | req/s | p50 ms | p99 ms | vs no-op | target | non-2xx/errors |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
-    const target = { 'GET row': 0.7, 'PUT row (durable)': 0.5 };
-    for (const x of results) {
-      const ratio = x.rps / noop;
-      const t = target[x.title];
-      console.log(`| ${x.title} | ${x.rps.toFixed(0)} | ${x.p50} | ${x.p99} | ${(ratio * 100).toFixed(0)}% | ${t ? `≥ ${t * 100}% ${ratio >= t ? 'ok' : 'MISSED'}` : ''} | ${x.bad} |`);
+    const rounds = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const round = {};
+      for (const r of i % 2 ? [...routes].reverse() : routes) {
+        const cpu0 = h.cpuSeconds(srv.proc.pid);
+        round[r] = await h.cannon(srv, r, load);
+        round[r].cpuUs = ((h.cpuSeconds(srv.proc.pid) - cpu0) * 1e6) / round[r].total;
+      }
+      for (const r of routes) round[r].ratio = round[r].rps / round.noop.rps;
+      const body = h.ndjsonBody(1_000_000 + i * INGEST_ROWS, INGEST_ROWS);
+      const cpu0 = h.cpuSeconds(srv.proc.pid);
+      const secs = await h.ingest(srv, body);
+      round.ingest = { secs, rowsPerSec: INGEST_ROWS / secs, cpuUs: ((h.cpuSeconds(srv.proc.pid) - cpu0) * 1e6) / INGEST_ROWS };
+      rounds.push(round);
+      process.stderr.write(
+        `round ${i + 1}/${ROUNDS}: ${routes.map((r) => `${r} ${round[r].rps.toFixed(0)}/s`).join(', ')}, ndjson ${round.ingest.rowsPerSec.toFixed(0)} rows/s\n`,
+      );
     }
-    console.log(`\n| NDJSON ingest (5 columns, 1 secondary index, chunk 10000, durable) | rows | seconds | rows/s | target |`);
+    const lat = {
+      noop: await serial(srv, () => `${h.T}/_ping`, SERIAL),
+      get: await serial(srv, (i) => `${h.T}/rows/bench.items/${(i * 7919) % h.PRELOAD}`, SERIAL),
+    };
+
+    console.log(
+      `\nHTTPS keep-alive, ${CONNECTIONS} connections, ${ROUNDS} rounds × ${DURATION}s per route after a ${WARMUP}s warm-up, node ${process.version}, ${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}\n`,
+    );
+    console.log('| route (median of rounds) | req/s | p50 ms | p99 ms | vs no-op (same round) | target | server CPU µs/req | non-2xx/errors |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of routes) {
+      const sc = h.SCENARIOS[r];
+      const ratio = median(rounds.map((x) => x[r].ratio));
+      const bad = rounds.reduce((a, x) => a + x[r].bad, 0);
+      const target = sc.target ? `≥ ${sc.target * 100}% ${ratio >= sc.target ? 'ok' : 'MISSED'}` : '';
+      console.log(
+        `| ${sc.title} | ${median(rounds.map((x) => x[r].rps)).toFixed(0)} | ${median(rounds.map((x) => x[r].p50))} | ${median(rounds.map((x) => x[r].p99))} | ${(ratio * 100).toFixed(0)}% | ${target} | ${median(rounds.map((x) => x[r].cpuUs)).toFixed(0)} | ${bad} |`,
+      );
+    }
+    const ingest = median(rounds.map((x) => x.ingest.rowsPerSec));
+    console.log(`\n| NDJSON ingest (5 columns, 1 secondary index, chunk 10000, durable) | rows per round | median s | median rows/s | target | server CPU µs/row |`);
+    console.log('|---|---:|---:|---:|---:|---:|');
+    console.log(
+      `| POST _batch application/x-ndjson | ${INGEST_ROWS} | ${median(rounds.map((x) => x.ingest.secs)).toFixed(2)} | ${ingest.toFixed(0)} | ≥ ${TARGET_INGEST} ${ingest >= TARGET_INGEST ? 'ok' : 'MISSED'} | ${median(rounds.map((x) => x.ingest.cpuUs)).toFixed(1)} |`,
+    );
+    console.log(`\n| one client, one request at a time (${SERIAL} requests) | p50 ms | p99 ms | max ms | target p99 |`);
     console.log('|---|---:|---:|---:|---:|');
-    console.log(`| POST _batch application/x-ndjson | ${INGEST_ROWS} | ${secs.toFixed(2)} | ${ingest.toFixed(0)} | ≥ 50000 ${ingest >= 50000 ? 'ok' : 'MISSED'} |`);
+    console.log(`| no-op GET _ping | ${lat.noop.p50.toFixed(3)} | ${lat.noop.p99.toFixed(3)} | ${lat.noop.max.toFixed(1)} | |`);
+    console.log(`| GET row (pk lookup) | ${lat.get.p50.toFixed(3)} | ${lat.get.p99.toFixed(3)} | ${lat.get.max.toFixed(1)} | ≤ 2 ${lat.get.p99 <= 2 ? 'ok' : 'MISSED'} |`);
+    console.log('\nevery round:');
+    console.log('| round | no-op req/s | GET req/s (ratio) | PUT req/s (ratio) | NDJSON rows/s |');
+    console.log('|---:|---:|---:|---:|---:|');
+    rounds.forEach((x, i) =>
+      console.log(
+        `| ${i + 1} | ${x.noop.rps.toFixed(0)} | ${x.get.rps.toFixed(0)} (${(x.get.ratio * 100).toFixed(0)}%) | ${x.put.rps.toFixed(0)} (${(x.put.ratio * 100).toFixed(0)}%) | ${x.ingest.rowsPerSec.toFixed(0)} |`,
+      ),
+    );
   } finally {
-    srv.proc.kill('SIGTERM');
-    await new Promise((r) => srv.proc.once('exit', r));
-    fs.rmSync(srv.dir, { recursive: true, force: true });
+    await srv.stop();
   }
 }
 

@@ -154,4 +154,16 @@ async function ingest(srv, body, chunk = 10000) {
   return secs;
 }
 
-module.exports = { ROOT, MAIN, TENANT, TOKEN, T, PRELOAD, row, startServer, request, prepare, SCENARIOS, cannon, ndjsonBody, ingest };
+/** CPU seconds (user + system) the process `pid` has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
+module.exports = {
+  cpuSeconds, ROOT, MAIN, TENANT, TOKEN, T, PRELOAD, row, startServer, request, prepare, SCENARIOS, cannon, ndjsonBody, ingest };

@@ -49,10 +49,16 @@ function main() {
   for (const n of p.nodes) byId.set(n.id, n);
   const parent = new Map();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  // A native frame's name can be wrong (napi functions of addons show unrelated names, e.g.
+  // classic-level's db_get as "HierarchicalNSW"), so it is labelled with its JS caller.
   const label = (n) => {
     const cf = n.callFrame;
-    const f = cf.url ? `${cf.url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^file:\/\//, '')}:${cf.lineNumber + 1}` : '(native)';
-    return `${cf.functionName || '(anonymous)'} ${f}`;
+    if (!cf.url) {
+      const p = parent.has(n.id) ? byId.get(parent.get(n.id)).callFrame : null;
+      const via = p && p.url ? ` via ${p.functionName || '(anonymous)'} ${p.url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^file:\/\//, '')}` : '';
+      return `${cf.functionName || '(anonymous)'} (native${via})`;
+    }
+    return `${cf.functionName || '(anonymous)'} ${cf.url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^file:\/\//, '')}:${cf.lineNumber + 1}`;
   };
   const special = new Set(['(idle)', '(program)', '(garbage collector)', '(root)']);
   // component of a node: its own, else nearest ancestor's

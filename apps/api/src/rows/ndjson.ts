@@ -30,18 +30,21 @@ export async function readNdjson(
   let lineNo = 0;
   let parts: Buffer[] = [];
   let partBytes = 0;
-  const emit = async (buf: Buffer) => {
+  // Per line: no promise unless `onLine` returns one (a full chunk waiting for its commit).
+  const emit = (buf: Buffer): void | Promise<void> => {
     lineNo++;
-    let s = buf.toString('utf8');
-    if (s.endsWith('\r')) s = s.slice(0, -1);
-    if (s.trim() === '') return;
+    let end = buf.length;
+    if (end > 0 && buf[end - 1] === 0x0d) end--;
+    if (isBlank(buf, end)) return;
+    const s = buf.toString('utf8', 0, end);
+    if (buf[firstNonSpace(buf, end)] >= 0x80 && s.trim() === '') return; // Unicode-only whitespace
     let value: unknown;
     try {
       value = JSON.parse(s);
     } catch (e) {
       throw new DbError('invalid_body', `line ${lineNo} is not valid JSON: ${(e as Error).message}`, { line: lineNo });
     }
-    await onLine({ line: lineNo, value });
+    return onLine({ line: lineNo, value });
   };
   // After a failure the rest of the body is still read (and discarded, up to the stream cap)
   // so the client, which may be writing the whole body before reading, gets our answer.
@@ -66,7 +69,8 @@ export async function readNdjson(
         const line = parts.length ? Buffer.concat([...parts, piece]) : piece;
         parts = [];
         partBytes = 0;
-        await emit(line);
+        const wait = emit(line);
+        if (wait) await wait;
         start = nl + 1;
       }
       if (start < chunk.length) {
@@ -82,6 +86,18 @@ export async function readNdjson(
   if (failed) throw failed;
   if (partBytes > 0) await emit(Buffer.concat(parts));
   return { lines: lineNo, bytes: total };
+}
+
+/** Index of the first byte in [0, end) that is not ASCII space, tab or CR (`end` if none). */
+function firstNonSpace(buf: Buffer, end: number): number {
+  let i = 0;
+  while (i < end && (buf[i] === 0x20 || buf[i] === 0x09 || buf[i] === 0x0d)) i++;
+  return i;
+}
+
+/** Only ASCII whitespace (the common blank line); Unicode whitespace is checked on the string. */
+function isBlank(buf: Buffer, end: number): boolean {
+  return firstNonSpace(buf, end) === end;
 }
 
 function tooLong(line: number, max: number): DbError {

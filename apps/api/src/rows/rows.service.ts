@@ -153,7 +153,7 @@ export class RowsService {
     let committed = 0;
     let chunks = 0;
     const commitChunk = async (c: Chunk, last: boolean) => {
-      const changes = c.rows.map((row) => ({ op: 'put' as const, schema, row, ...(pre ? { precondition: pre } : {}) }));
+      const changes: RowPutChange[] = pre ? c.rows.map((row) => ({ op: 'put', schema, row, precondition: pre })) : c.rows.map((row) => ({ op: 'put', schema, row }));
       const idempotency =
         last && key
           ? { key, fingerprint: fingerprint(req.method, req.url, hash.digest('hex')), expiresAt: Date.now() + this.config.idempotencyTtlMs, render: () => render(committed + c.rows.length, chunks + (c.rows.length ? 1 : 0)) }
@@ -176,18 +176,21 @@ export class RowsService {
       await readNdjson(
         stream,
         limits,
-        async ({ line, value }) => {
+        ({ line, value }) => {
           if (!isObject(value)) throw new DbError('validation_failed', `line ${line} is not a JSON object`, { line });
-          if (held) {
-            await launch(held);
-            held = null;
-          }
-          current.rows.push(value as Row);
-          current.lines.push(line);
-          if (current.rows.length >= chunkSize) {
-            held = current;
-            current = { rows: [], lines: [] };
-          }
+          const add = () => {
+            current.rows.push(value as Row);
+            current.lines.push(line);
+            if (current.rows.length >= chunkSize) {
+              held = current;
+              current = { rows: [], lines: [] };
+            }
+          };
+          // Synchronous for every line but the first after a full chunk (no promise per row).
+          if (!held) return add();
+          const full = held;
+          held = null;
+          return launch(full).then(add);
         },
         key ? (c) => hash.update(c) : undefined,
       );
