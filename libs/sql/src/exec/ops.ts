@@ -169,45 +169,65 @@ const VISITOR: PlanVisitor<Op, C> = {
       ...n.group.map((g) => ({ name: g.name, aff: g.expr.kind === 'col' ? scope.resolve(g.expr.name).aff : undefined })),
       ...n.aggregates.map((a) => ({ name: a.name })),
     ];
-    return mk(n, cols, [input], function* (ctx, up) {
-      const groups = new Map<string, { key: Tuple; states: ReturnType<typeof makeAggregate>[] }>();
-      const fresh = () => aggs.map((a) => makeAggregate(a.spec));
-      // argument arrays are reused row to row: aggregate states read them, never keep them
-      const argv = aggs.map((a) => new Array<Value>(a.args.length));
-      const nk = keys.length;
-      let only: { key: Tuple; states: ReturnType<typeof makeAggregate>[] } | null = null;
-      for (const b of input.run(ctx, up)) {
-        ctx.check();
-        for (const r of b) {
-          let g: { key: Tuple; states: ReturnType<typeof makeAggregate>[] } | undefined;
-          if (nk === 0) {
-            if (!only) { only = { key: [], states: fresh() }; groups.set('', only); ctx.hold(1); }
-            g = only;
-          } else {
-            const kv = new Array<Value>(nk);
-            for (let i = 0; i < nk; i++) kv[i] = keys[i](r, up);
-            const k = tupleKey(kv);
-            g = groups.get(k);
-            if (!g) {
-              g = { key: kv, states: fresh() };
-              groups.set(k, g);
-              ctx.hold(1);
-            }
-          }
-          for (let i = 0; i < aggs.length; i++) {
-            const fs = aggs[i].args;
-            const av = argv[i];
-            for (let j = 0; j < fs.length; j++) av[j] = fs[j](r, up);
-            g.states[i].step(av);
+    type Group = { key: Tuple; states: ReturnType<typeof makeAggregate>[] };
+    const nk = keys.length;
+    const na = aggs.length;
+    /** One batch into the groups (a plain function: the hot loop stays out of the generator). */
+    const feed = (b: readonly Tuple[], from: number, to: number, up: Env | null, groups: Map<string, Group>, argv: Value[][], fresh: () => Group['states'], ctx: ExecCtx) => {
+      let only = nk === 0 ? groups.get('') : undefined;
+      for (let x = from; x < to; x++) {
+        const r = b[x];
+        let g: Group | undefined;
+        if (nk === 0) {
+          if (!only) { only = { key: [], states: fresh() }; groups.set('', only); ctx.hold(1); }
+          g = only;
+        } else {
+          const kv = new Array<Value>(nk);
+          for (let i = 0; i < nk; i++) kv[i] = keys[i](r, up);
+          const k = tupleKey(kv);
+          g = groups.get(k);
+          if (!g) {
+            g = { key: kv, states: fresh() };
+            groups.set(k, g);
+            ctx.hold(1);
           }
         }
-        yield [];
+        const states = g.states;
+        for (let i = 0; i < na; i++) {
+          const fs = aggs[i].args;
+          const av = argv[i];
+          for (let j = 0; j < fs.length; j++) av[j] = fs[j](r, up);
+          states[i].step(av);
+        }
       }
-      if (groups.size === 0 && keys.length === 0) groups.set('', { key: [], states: fresh() });
+    };
+    const finish = (groups: Map<string, Group>, fresh: () => Group['states'], ctx: ExecCtx): Tuple[] => {
+      if (groups.size === 0 && nk === 0) groups.set('', { key: [], states: fresh() });
       const out: Tuple[] = [];
       for (const g of groups.values()) out.push([...g.key, ...g.states.map((s) => s.result())]);
       ctx.release(groups.size);
-      yield* slices(out, ctx);
+      return out;
+    };
+    return mk(n, cols, [input], function* (ctx, up) {
+      const groups = new Map<string, Group>();
+      const fresh = () => aggs.map((a) => makeAggregate(a.spec));
+      // argument arrays are reused row to row: aggregate states read them, never keep them
+      const argv = aggs.map((a) => new Array<Value>(a.args.length));
+      if (input.all) {
+        const rows = input.all(ctx, up);
+        for (let i = 0; i < rows.length; i += BATCH) {
+          ctx.check();
+          feed(rows, i, Math.min(rows.length, i + BATCH), up, groups, argv, fresh, ctx);
+          if (i + BATCH < rows.length) yield [];
+        }
+      } else {
+        for (const b of input.run(ctx, up)) {
+          ctx.check();
+          feed(b, 0, b.length, up, groups, argv, fresh, ctx);
+          yield [];
+        }
+      }
+      yield* slices(finish(groups, fresh, ctx), ctx);
     });
   },
   sort: (n, c) => {
@@ -379,9 +399,8 @@ const VISITOR: PlanVisitor<Op, C> = {
       }
     }
     const input = compile(n.input, c);
-    return mk(n, input.cols, [...kids, input], function* (ctx, up) {
-      const saved = defs.map((d) => ctx.ctes.get(d.name));
-      try {
+    /** Evaluates every CTE into ctx.ctes (a plain function: the recursion's loop stays out of the generator). */
+    const materialize = (ctx: ExecCtx, up: Env | null) => {
         for (const d of defs) {
           if (!d.rec) { const rows = drain(d.op, ctx, up); ctx.hold(rows.length); ctx.ctes.set(d.name, rows); continue; }
           const seen = new Set<string>();
@@ -399,6 +418,11 @@ const VISITOR: PlanVisitor<Op, C> = {
           }
           ctx.ctes.set(d.name, all);
         }
+    };
+    return mk(n, input.cols, [...kids, input], function* (ctx, up) {
+      const saved = defs.map((d) => ctx.ctes.get(d.name));
+      try {
+        materialize(ctx, up);
         yield* input.run(ctx, up);
       } finally {
         defs.forEach((d, i) => (saved[i] ? ctx.ctes.set(d.name, saved[i]!) : ctx.ctes.delete(d.name)));
