@@ -162,24 +162,39 @@ export function topK(
   const m = sc.length;
   let postings = 0;
   for (const x of sc) postings += x.n;
-  if (m >= 2 && postings > collectorTuning.taatMinPostings && postings * 2 > ids.length) return taat(sc, mustNot, top, ids.length, stats);
+  // term-at-a-time only when at least two lists are long: one common term among rare ones
+  // is MaxScore's best case (it turns non-essential at once)
+  const bySize = sc.map((x) => x.n).sort((a, b) => b - a);
+  if (m >= 2 && postings > collectorTuning.taatMinPostings && postings * 2 > ids.length && bySize[1] * 8 > ids.length)
+    return taat(sc, mustNot, top, ids.length, stats);
   // Champion tiers: score the tier docs first by random access; if no doc outside every
   // tier can reach the threshold they set, the top-k is final. Otherwise they are skipped
   // below (already offered) and the heap starts high.
   let seeded: Set<number> | null = null;
-  const tiers = sc.map((s) => (s.n >= 4096 ? s.tier() : null));
-  if (tiers.some((t) => t)) {
+  // tiers only when every list has one: with a rarer term in the query, its docs set the
+  // threshold and seeding the common terms' champions would be wasted work
+  const tiers = sc.every((s) => s.n >= 4096) ? sc.map((s) => s.tier()) : sc.map(() => null);
+  if (tiers.length > 0 && tiers.every((t) => t)) {
     seeded = new Set<number>();
     for (const t of tiers) if (t) for (const d of t.docs) seeded.add(d);
-    for (const d of seeded) {
-      if (mustNot.length && mustNot.some((x) => x.contains(d))) continue;
+    const seeds = Int32Array.from(seeded).sort();
+    // ascending walk: every cursor only moves forward (galloping), then all are rewound
+    for (const d of seeds) {
+      let skip = false;
+      for (const x of mustNot) if (x.advance(d) === d) skip = true;
+      if (skip) continue;
       let score = 0;
-      for (let j = 0; j < m; j++) score += sc[j].scoreDoc(d);
+      for (let j = 0; j < m; j++) {
+        const s = sc[j];
+        if (s.advance(d) === d) score += s.score();
+      }
       if (score > 0) {
         stats.candidates++;
         top.offer(d, score);
       }
     }
+    for (const s of sc) s.i = 0;
+    for (const x of mustNot) x.i = 0;
     let rest = 0;
     for (let j = 0; j < m; j++) rest += tiers[j] ? (tiers[j] as { restUb: number }).restUb : sc[j].ub;
     if (top.full && below(rest, top.threshold)) {

@@ -29,25 +29,50 @@ export class PostingList {
   private dirtyFrom = 0;
   static readonly BLOCK = 64;
 
+  private growBlocks(nb: number): void {
+    if (this.blockMaxTf.length >= nb) return;
+    const cap = Math.max(nb, this.blockMaxTf.length * 2, 4);
+    const grow32 = (x: Int32Array) => {
+      const a = new Int32Array(cap);
+      a.set(x);
+      return a;
+    };
+    this.blockMaxTf = grow32(this.blockMaxTf);
+    this.blockMinDl1 = grow32(this.blockMinDl1);
+    this.blockMinDl2 = grow32(this.blockMinDl2);
+    const b = new Float32Array(cap);
+    b.set(this.blockMinRatio);
+    this.blockMinRatio = b;
+  }
+
+  private appendBlock(i: number, tf: number, dl: number): void {
+    const B = PostingList.BLOCK;
+    const blk = Math.floor(i / B);
+    this.growBlocks(blk + 1);
+    if (i % B === 0) {
+      this.blockMinDl1[blk] = 0x7fffffff;
+      this.blockMinDl2[blk] = 0x7fffffff;
+      this.blockMaxTf[blk] = 0;
+      this.blockMinRatio[blk] = Infinity;
+    }
+    if (tf === 1) {
+      if (dl < this.blockMinDl1[blk]) this.blockMinDl1[blk] = dl;
+    } else if (tf === 2) {
+      if (dl < this.blockMinDl2[blk]) this.blockMinDl2[blk] = dl;
+    } else {
+      if (tf > this.blockMaxTf[blk]) this.blockMaxTf[blk] = tf;
+      const r = Math.fround(dl / tf);
+      const safe = r > dl / tf ? (dl / tf) * (1 - 1e-6) : r;
+      if (safe < this.blockMinRatio[blk]) this.blockMinRatio[blk] = safe;
+    }
+  }
+
   /** Brings the block bounds up to date (only the blocks touched since the last call). */
   ensureBlocks(docLen: Int32Array): void {
     if (this.dirtyFrom >= this.n) return;
     const B = PostingList.BLOCK;
     const nb = Math.ceil(this.n / B);
-    if (this.blockMaxTf.length < nb) {
-      const cap = Math.max(nb, this.blockMaxTf.length * 2, 4);
-      const grow32 = (x: Int32Array) => {
-        const a = new Int32Array(cap);
-        a.set(x);
-        return a;
-      };
-      this.blockMaxTf = grow32(this.blockMaxTf);
-      this.blockMinDl1 = grow32(this.blockMinDl1);
-      this.blockMinDl2 = grow32(this.blockMinDl2);
-      const b = new Float32Array(cap);
-      b.set(this.blockMinRatio);
-      this.blockMinRatio = b;
-    }
+    this.growBlocks(nb);
     for (let blk = Math.floor(this.dirtyFrom / B); blk < nb; blk++) {
       let mt = 0;
       let mr = Infinity;
@@ -119,8 +144,14 @@ export class PostingList {
     const n = this.n;
     const key = new Float64Array(n);
     for (let i = 0; i < n; i++) key[i] = (c0 + c1 * docLen[this.docs[i]]) / this.tfs[i];
-    const size = Math.max(256, Math.ceil(n / 32));
-    const cut = key.slice().sort()[size - 1];
+    // the cut: the 1/128 quantile of a strided sample (O(n); the tier's size is approximate,
+    // its bound exact, since the rest bound is taken over every posting left out)
+    const stride = Math.max(1, Math.floor(n / 4096));
+    const sample: number[] = [];
+    for (let i = 0; i < n; i += stride) sample.push(key[i]);
+    sample.sort((x, y) => x - y);
+    const cut = sample[Math.max(0, Math.floor(sample.length / 128) - 1)];
+    const size = Math.ceil(n / 64); // cap, should many postings tie at the cut
     const champ: number[] = [];
     this.restMinDl.fill(0x7fffffff);
     this.restMaxTf = 0;
@@ -171,11 +202,15 @@ export class PostingList {
     this.noteChange(tf, dl);
     const n = this.n;
     if (n === 0 || this.docs[n - 1] < doc) {
-      if (n < this.dirtyFrom) this.dirtyFrom = n;
       this.grow(n + 1);
       this.docs[n] = doc;
       this.tfs[n] = tf;
       this.n = n + 1;
+      // appends keep block data current (a list built by appends never needs a rescan)
+      if (this.dirtyFrom === n) {
+        this.appendBlock(n, tf, dl);
+        this.dirtyFrom = n + 1;
+      } else if (n < this.dirtyFrom) this.dirtyFrom = n;
       return;
     }
     const i = this.seek(doc);

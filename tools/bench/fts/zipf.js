@@ -157,12 +157,17 @@ async function main() {
   const ctx = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async () => undefined };
   const stats = { candidates: 0, skips: 0, tierExits: 0, taat: 0 };
   // term and prefix queries run synchronously inside searchClauses; time the whole call
-  const oursLat = await latAsync((q) => fts.searchClauses(fts.compileQuery(fts.parseQuery(q), analyzer), ctx, 10, stats), qs);
+  const run = (q) => fts.searchClauses(fts.compileQuery(fts.parseQuery(q), analyzer), ctx, 10, stats);
+  // first pass: every list is touched for the first time (tiers built, scratch allocated);
+  // second pass: the same queries again, as a warmed-up server sees them
+  const coldLat = await latAsync(run, qs);
   const cand = stats.candidates / (qs.length + 20);
+  const oursLat = await latAsync(run, qs);
   const fts5Lat = await lat((q) => fts5.search(q, 10), qs);
-  rows.push({ what: `top-10, ${N} docs, ${qs.length} queries of 1–4 words`, name: 'ours (MaxScore + block-max + champion tiers; TAAT for common-term disjunctions)', value: `${fmt(oursLat)}; ${Math.round(cand)} docs offered/query; ${stats.tierExits || 0} tier exits, ${stats.taat || 0} term-at-a-time, ${stats.skips || 0} block skips` });
+  rows.push({ what: `top-10, ${N} docs, ${qs.length} queries of 1–4 words, first pass (cold)`, name: 'ours (MaxScore + block-max + champion tiers; TAAT for common-term disjunctions)', value: `${fmt(coldLat)}; ${Math.round(cand)} docs offered/query` });
+  rows.push({ what: `top-10, ${N} docs, ${qs.length} queries of 1–4 words, second pass (warm)`, name: 'ours (same)', value: `${fmt(oursLat)}; over both passes ${stats.tierExits || 0} tier exits, ${stats.taat || 0} term-at-a-time, ${stats.skips || 0} block skips` });
   rows.push({ what: `top-10, ${N} docs, ${qs.length} queries of 1–4 words`, name: 'SQLite FTS5 bm25()', value: fmt(fts5Lat) });
-  rows.push({ what: 'p99 ratio (wall / cpu)', name: 'FTS5 / ours', value: `${(fts5Lat.p99 / oursLat.p99).toFixed(1)}× / ${(fts5Lat.cpu99 / oursLat.cpu99).toFixed(1)}×` });
+  rows.push({ what: 'p99 ratio (wall / cpu), FTS5 vs our cold pass', name: 'FTS5 / ours', value: `${(fts5Lat.p99 / coldLat.p99).toFixed(1)}× / ${(fts5Lat.cpu99 / coldLat.cpu99).toFixed(1)}×` });
   fts5.close();
   fs.rmSync(tmp, { recursive: true, force: true });
 
