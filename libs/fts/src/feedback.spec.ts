@@ -1,0 +1,44 @@
+import { analyzerFor } from './analysis';
+import { FieldIndex } from './field-index';
+import { compileQuery, searchClauses, searchWithFeedback, type SearchContext } from './query';
+import { parseQuery } from './query-parser';
+
+describe('RM3 feedback', () => {
+  const docs: Record<string, string> = {
+    a: 'hypersonic inlet shock boundary',
+    b: 'hypersonic inlet shock',
+    c: 'inlet shock boundary ramp', // no "hypersonic": reachable only through expansion
+    d: 'laminar pipe flow',
+    e: 'inlet shock ramp turbulent',
+  };
+  const an = analyzerFor({ analyzer: 'english' });
+  const ix = new FieldIndex();
+  const vec = new Map<string, Map<string, number>>();
+  let total = 0;
+  for (const [id, text] of Object.entries(docs)) {
+    const { length, positions } = an.termPositions(text);
+    const tf = new Map([...positions].map(([t, p]) => [t, p.length]));
+    vec.set(id, tf);
+    ix.putDoc(id, length, [...tf.keys()], [...tf.values()]);
+    total += length;
+  }
+  ix.setStats(Object.keys(docs).length, total);
+  const ctx: SearchContext = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async () => undefined, termVector: async (d) => vec.get(d) };
+
+  it('adds docs sharing the top docs’ vocabulary, keeping the original matches first', async () => {
+    const plain = await searchClauses(compileQuery(parseQuery('hypersonic'), an), ctx, 10);
+    expect(plain.map((h) => h.doc_id).sort()).toEqual(['a', 'b']);
+    const fb = await searchWithFeedback(compileQuery(parseQuery('hypersonic'), an), ctx, 10, { docs: 2, terms: 5, weight: 0.5 });
+    const ids = fb.map((h) => h.doc_id);
+    expect(ids.slice(0, 2).sort()).toEqual(['a', 'b']);
+    expect(ids).toContain('c');
+    expect(ids).not.toContain('d');
+  });
+
+  it('keeps excluded clauses excluded and weight 0 is plain BM25', async () => {
+    const fb = await searchWithFeedback(compileQuery(parseQuery('hypersonic -turbulent'), an), ctx, 10, { docs: 2, terms: 5, weight: 0.5 });
+    expect(fb.map((h) => h.doc_id)).not.toContain('e');
+    const same = await searchWithFeedback(compileQuery(parseQuery('hypersonic'), an), ctx, 10, { weight: 0 });
+    expect(same).toEqual(await searchClauses(compileQuery(parseQuery('hypersonic'), an), ctx, 10));
+  });
+});
