@@ -42,7 +42,6 @@ describe('sqllogictest corpus', () => {
       const t = await inProcessTarget();
       try {
         const r = await runSlt(join(CORPUS, f), t);
-        // eslint-disable-next-line no-console
         console.log(formatReport({ ...r, file: f }) + (r.failures.length ? `\n  first failure line ${r.failures[0].line}: ${r.failures[0].reason}` : ''));
         expect(r.passed).toBeGreaterThan(0);
         expect(r.failed).toBeLessThanOrEqual(ALLOWED_FAILURES[f] ?? 0);
