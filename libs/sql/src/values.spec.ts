@@ -1,4 +1,4 @@
-import { applyAffinity, compareValues, realToText, textToNumeric, toInteger } from './values';
+import { applyAffinity, compareValues, joinKey, realToText, textToNumeric, toInteger } from './values';
 
 describe('values (SQLite semantics)', () => {
   it('reads numeric prefixes of text', () => {
@@ -25,5 +25,15 @@ describe('values (SQLite semantics)', () => {
     expect(applyAffinity(3n, 'real')).toBe(3);
     expect(applyAffinity(3n, 'text')).toBe('3');
     expect(toInteger(1e30)).toBe(9223372036854775807n);
+  });
+  it('joinKey gives equal values one key (1 and 1.0 alike) and different values or classes different keys', () => {
+    expect(joinKey(1n)).toBe(joinKey(1));
+    expect(new Map([[joinKey(0n), 1]]).get(joinKey(-0))).toBe(1); // Map keys compare -0 and 0 alike
+    expect(joinKey(2n ** 60n)).toBe(joinKey(2 ** 60));
+    expect(joinKey(9007199254740993n)).not.toBe(joinKey(9007199254740992n));
+    expect(joinKey(1.5)).not.toBe(joinKey(1n));
+    expect(joinKey('1')).not.toBe(joinKey(1n));
+    expect(joinKey('i1')).not.toBe(joinKey(1n));
+    for (const v of [1n, 1.5, 'x', 2n ** 62n, -(2 ** 55)]) expect(new Map([[joinKey(v), 1]]).get(joinKey(v))).toBe(1);
   });
 });

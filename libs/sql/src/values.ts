@@ -155,6 +155,17 @@ export function hashKey(v: Value): string {
   return 'r' + v;
 }
 
+/**
+ * A Map key for one value with hashKey's equality (1 and 1.0 share a key) that avoids building a
+ * string for numbers: the number itself for integers within ±2^53 and for non-integers, else hashKey.
+ * Numbers and strings never collide as Map keys, so the two forms can share a map.
+ */
+export function joinKey(v: Exclude<Value, null>): number | string {
+  if (typeof v === 'bigint') return v <= SAFE_MAX && v >= SAFE_MIN ? Number(v) : hashKey(v);
+  if (typeof v === 'number') return !Number.isInteger(v) || Math.abs(v) <= Number.MAX_SAFE_INTEGER ? v : hashKey(v);
+  return hashKey(v);
+}
+
 export function tupleKey(t: readonly Value[]): string {
   if (t.length === 1) return hashKey(t[0]);
   let s = '';

@@ -2,7 +2,7 @@
 import { DbError } from '@mmdb/core';
 import { visit, type Expr, type NodeOf, type PlanNode, type PlanVisitor } from '@mmdb/plan';
 import { conjuncts } from '../optimizer/util';
-import { compareValues, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
+import { compareValues, joinKey, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
 import type { ExecCtx } from './context';
 import { ExprCompiler, type CompileInfo, type Compiled } from './expr';
 import { Scope, type ColInfo, type Env } from './scope';
@@ -34,6 +34,15 @@ function* slices(rows: readonly Tuple[], ctx: ExecCtx): Iterable<Tuple[]> {
     ctx.check();
     yield rows.slice(i, i + BATCH); // a copy: leaf rows may be shared with the table cache
   }
+}
+
+/** a ++ b (faster than Array.prototype.concat for short tuples). */
+function cat(a: Tuple, b: Tuple): Tuple {
+  const n = a.length;
+  const out = new Array<Value>(n + b.length);
+  for (let i = 0; i < n; i++) out[i] = a[i];
+  for (let i = 0; i < b.length; i++) out[n + i] = b[i];
+  return out;
 }
 
 /** All rows of an op (read-only). */
@@ -503,47 +512,75 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
   const lk: Compiled[] = hash ? n.equi!.map((q) => expr(c, left.cols)(q.left)) : [];
   const rk: Compiled[] = hash ? n.equi!.map((q) => expr(c, right.cols)(q.right)) : [];
   const pass = (v: Value) => v !== null && v !== 0n && (typeof v === 'bigint' || truthy(v) === true);
+  const nk = lk.length;
+  /** Hash key of a row's equi values (null: a NULL key, which matches nothing). */
+  const keyOf = (fs: Compiled[], r: Tuple, up: Env | null): unknown => {
+    if (nk === 1) {
+      const v = fs[0](r, up);
+      return v === null ? null : joinKey(v);
+    }
+    const kv = new Array<Value>(nk);
+    for (let i = 0; i < nk; i++) {
+      const v = fs[i](r, up);
+      if (v === null) return null;
+      kv[i] = v;
+    }
+    return tupleKey(kv);
+  };
+  const NONE: number[] = [];
+  /**
+   * Joins left rows from `from` on into `out` until it holds BATCH rows (at a left-row boundary);
+   * returns the next left index. A plain function: the probe loop stays out of the generator.
+   */
+  const probe = (b: readonly Tuple[], from: number, out: Tuple[], rrows: readonly Tuple[], table: Map<unknown, number[]> | null, all: number[], matchedR: Uint8Array | null, up: Env | null): number => {
+    for (let x = from; x < b.length; x++) {
+      const l = b[x];
+      let cands: number[] = all;
+      if (table) {
+        const k = keyOf(lk, l, up);
+        cands = k === null ? NONE : table.get(k) ?? NONE;
+      }
+      let matched = false;
+      for (let ci = 0; ci < cands.length; ci++) {
+        const i = cands[ci];
+        const row = cat(l, rrows[i]);
+        if (on && !pass(on(row, up))) continue;
+        matched = true;
+        if (kind === 'semi' || kind === 'anti') break;
+        if (matchedR) matchedR[i] = 1;
+        out.push(row);
+      }
+      if (kind === 'semi' && matched) out.push(l);
+      else if (kind === 'anti' && !matched) out.push(l);
+      else if (!matched && (kind === 'left' || kind === 'full')) out.push(l.concat(nullsR));
+      if (out.length >= BATCH) return x + 1;
+    }
+    return b.length;
+  };
   return mk(n, outCols, [left, right], function* (ctx, up) {
     const rrows = drain(right, ctx, up);
     ctx.hold(rrows.length);
-    let table: Map<string, number[]> | null = null;
+    let table: Map<unknown, number[]> | null = null;
     if (hash) {
       table = new Map();
-      rrows.forEach((r, i) => {
-        const kv = rk.map((f) => f(r, up));
-        if (kv.some((v) => v === null)) return;
-        const k = tupleKey(kv);
-        const l = table!.get(k);
-        if (l) l.push(i); else table!.set(k, [i]);
-      });
+      for (let i = 0; i < rrows.length; i++) {
+        const k = keyOf(rk, rrows[i], up);
+        if (k === null) continue;
+        const l = table.get(k);
+        if (l) l.push(i); else table.set(k, [i]);
+      }
     }
     const matchedR = kind === 'right' || kind === 'full' ? new Uint8Array(rrows.length) : null;
-    const all = rrows.map((_, i) => i);
+    const all = table ? NONE : rrows.map((_, i) => i);
     for (const b of left.run(ctx, up)) {
       ctx.check();
-      let out: Tuple[] = [];
-      for (const l of b) {
-        let cands: number[] = all;
-        if (table) {
-          const kv = lk.map((f) => f(l, up));
-          cands = kv.some((v) => v === null) ? [] : table.get(tupleKey(kv)) ?? [];
-        }
-        let matched = false;
-        for (const i of cands) {
-          const r = rrows[i];
-          const row = l.concat(r);
-          if (on && !pass(on(row, up))) continue;
-          matched = true;
-          if (kind === 'semi' || kind === 'anti') break;
-          if (matchedR) matchedR[i] = 1;
-          out.push(row);
-          if (out.length >= BATCH) { yield out; out = []; ctx.check(); }
-        }
-        if (kind === 'semi' && matched) out.push(l);
-        else if (kind === 'anti' && !matched) out.push(l);
-        else if (!matched && (kind === 'left' || kind === 'full')) out.push(l.concat(nullsR));
+      if (b.length === 0) { yield []; continue; }
+      for (let x = 0; x < b.length;) {
+        const out: Tuple[] = [];
+        x = probe(b, x, out, rrows, table, all, matchedR, up);
+        yield out;
+        ctx.check();
       }
-      yield out;
     }
     if (matchedR) {
       const out: Tuple[] = [];
