@@ -15,7 +15,7 @@
 import { DbError, type JsonValue, type Lsn, type TableManifest, type VectorIndexKind } from '@mmdb/core';
 import type { CommitParticipant, CommittedFrame, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, Snapshot, StoreReader } from '@mmdb/storage';
 import { VectorTable, type Match, type TableSpec } from './table';
-import { CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, metaKey, parseKey, tableRange } from './keys';
+import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, metaKey, parseKey, tableRange } from './keys';
 import { parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, type Metadata } from './validate';
 import type { VectorMetric } from './metric';
 
@@ -149,7 +149,9 @@ export class VectorParticipant implements CommitParticipant {
 
   apply(frame: CommittedFrame): void {
     for (const ch of frame.changes) if (ch.op === 'schema_drop') this.dropTable(ch.schema);
-    for (const w of frame.writes) this.applyWrite(w.key, w.value);
+    // a frame's writes may come in key order, where a table's spec ('m') sorts after its entries ('e')
+    for (const w of frame.writes) if (w.key[0] === V_BYTE && parseKey(w.key)?.kind === 'm') this.applyWrite(w.key, w.value);
+    for (const w of frame.writes) if (w.key[0] === V_BYTE && parseKey(w.key)?.kind !== 'm') this.applyWrite(w.key, w.value);
     if (frame.lsn > this.applied) this.applied = frame.lsn;
   }
 

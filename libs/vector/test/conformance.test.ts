@@ -32,7 +32,7 @@ const CASES: Array<[Kind, VectorMetric, number, number]> = [
 
 function build(kind: Kind, metric: VectorMetric): VectorTable {
   // built as `exact`, then moved to `kind` in one build; small PQ training keeps the suite fast
-  const t = new VectorTable('t', { dim: data.dim, metric, index: 'exact', params: { train_sample: 1000, iters: 4 } });
+  const t = new VectorTable('t', { dim: data.dim, metric, index: 'exact', params: kind === 'ivfpq' ? { pq_train: 1000, iters: 4 } : {} });
   data.base.forEach((v, i) => t.upsert(String(i), v, { digit: data.labels[i], even: data.labels[i] % 2 === 0 }));
   t.rebuild(kind);
   expect(t.kind).toBe(kind);
