@@ -483,17 +483,19 @@ export class SqlEngine {
     } else {
       ctx = this.ctx(params, null, opts);
     }
-    let ok = false;
+    // a tree goes back to the pool unless it failed while running (it may hold a half-run state)
+    let reusable = true;
     try {
       if (!this.preloadCurrent(p.leaves, ctx, SMALL_ROWS)) return undefined;
       if (!op) op = compilePlan(p.plan, ctx, null);
+      reusable = false;
       const rows: Tuple[] = [];
       for (const b of op.run(ctx, null)) for (const r of b) rows.push(r);
-      ok = true;
+      reusable = true;
       return this.selectResult(p.names, op, rows);
     } finally {
       ctx.leaves.clear();
-      if (op && (ok || !inst) && p.pool.length < POOL_SIZE) p.pool.push({ ctx, op });
+      if (op && reusable && p.pool.length < POOL_SIZE) p.pool.push({ ctx, op });
     }
   }
 
