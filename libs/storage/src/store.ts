@@ -342,7 +342,8 @@ export class TenantStore implements StoreReader {
   /** Deletes (in a frame) up to `limit` Idempotency-Key records whose expiry is at or before `now`. */
   async purgeIdempotency(now: number = Date.now(), limit = 10_000): Promise<number> {
     const r = await this.commit({ changes: [{ op: 'custom', participant: IDEMPOTENCY_PARTICIPANT, type: 'purge', payload: { now, limit } }] });
-    return (r.results[0] as { result: { purged: number } }).result.purged;
+    const res = r.results[0];
+    return res.op === 'custom' ? (res.result as { purged: number }).purged : 0;
   }
 
   /** The live Idempotency-Key record committed with an earlier request, if any. */
