@@ -7,3 +7,5 @@ export { Scorer, TermScorer, ListScorer, NO_MORE } from './scorer';
 export { topK, collectorTuning, type Hit, type CollectStats } from './collector';
 export * from './query';
 export * from './participant';
+export * from './proximity';
+export * from './rank';
