@@ -68,6 +68,25 @@ export const ENGLISH_STOPWORDS: readonly string[] = [
   'whoever', 'whole', 'whose', 'within', 'without', 'yet', 'yours', 'yourself', 'yourselves',
 ];
 
+/**
+ * Query-side stop words: words of request phrasing that name the kind of answer wanted
+ * rather than its subject ("what papers are available on…", "find documents
+ * discussing…"), as in the query stop lists of TREC description topics. Dropped from a
+ * query's bare optional words only (see `CompileOptions.queryStopTerms`), never indexed away.
+ */
+export const QUERY_STOPWORDS: readonly string[] = [
+  'available', 'paper', 'papers', 'possible', 'exist', 'exists', 'existing', 'information', 'give', 'given', 'find', 'known',
+  'literature', 'published', 'reference', 'references', 'report', 'reports', 'document', 'documents', 'describe', 'discuss',
+  'concerning', 'regarding', 'relevant', 'interested', 'anyone', 'work', 'done', 'made',
+];
+
+/** QUERY_STOPWORDS as the analyzer's terms (stemmed like the field's words). */
+export function queryStopTerms(a: Analyzer, words: readonly string[] = QUERY_STOPWORDS): Set<string> {
+  const out = new Set<string>();
+  for (const w of words) for (const t of a.analyze(w)) out.add(t.term);
+  return out;
+}
+
 export const ANALYZER_NAMES = ['english', 'standard', 'simple', 'keyword'] as const;
 export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
 

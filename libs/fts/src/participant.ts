@@ -22,7 +22,7 @@ import type {
   RowChangeEvent,
   StoreReader,
 } from '@mmdb/storage';
-import { analyzerFor, type Analyzer } from './analysis';
+import { analyzerFor, queryStopTerms, type Analyzer } from './analysis';
 import {
   configKey,
   decodeDocEntry,
@@ -37,12 +37,25 @@ import {
   tableRange,
 } from './codec';
 import { FieldIndex } from './field-index';
-import { type SearchContext, compileQuery, searchClauses, searchWithFeedback, type FeedbackOptions, type RankedDoc } from './query';
+import { type SearchContext, compileQuery, type FeedbackOptions, type RankedDoc } from './query';
+import { rankClauses, type RankOptions } from './rank';
 import { parseQuery } from './query-parser';
 import { DEFAULT_BM25, type Bm25Params } from './similarity';
 import type { CollectStats } from './collector';
 
 export const FTS_PARTICIPANT = 'fts';
+/**
+ * Ranking options of a search; every default is the best measured general setting
+ * (README "Ranking"), and `{ feedback: 'none', proximity: 'none', queryStopwords: 'none' }`
+ * is plain BM25.
+ */
+export interface SearchOptions extends RankOptions {
+  /** `auto` (default): drop QUERY_STOPWORDS from bare optional words for the english/standard analyzers; `none`: keep them. */
+  readonly queryStopwords?: 'auto' | 'none';
+  readonly rm3?: FeedbackOptions;
+  readonly stats?: CollectStats;
+}
+
 /** Default and largest `limit` of a search. */
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
@@ -282,6 +295,13 @@ export class FtsParticipant implements CommitParticipant {
 
   // ---- search ----
 
+  private readonly qstops = new WeakMap<Analyzer, Set<string>>();
+  private queryStops(a: Analyzer): Set<string> {
+    let s = this.qstops.get(a);
+    if (!s) this.qstops.set(a, (s = queryStopTerms(a)));
+    return s;
+  }
+
   /**
    * Ranks the documents of `table`/`field` for `q` (syntax in README.md) by BM25, best
    * first, ties by doc id. Throws validation_failed for a bad q or limit, not_found for
@@ -292,7 +312,7 @@ export class FtsParticipant implements CommitParticipant {
     field: string,
     q: string,
     limit: number = DEFAULT_LIMIT,
-    opts: { feedback?: 'none' | 'rm3'; rm3?: FeedbackOptions; stats?: CollectStats } = {},
+    opts: SearchOptions = {},
   ): Promise<RankedDoc[]> {
     const stats = opts.stats;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
@@ -304,7 +324,9 @@ export class FtsParticipant implements CommitParticipant {
       if (m) throw new DbError('not_found', `field "${field}" of table "${table}" is not a full-text field`, { table, field });
       throw new DbError('not_found', `no full-text table "${table}" with field "${field}"`, { table, field });
     }
-    const clauses = compileQuery(parsed, this.analyzer(s));
+    const analyzer = this.analyzer(s);
+    const qstop = (opts.queryStopwords ?? 'auto') === 'auto' && (analyzer.name === 'english' || analyzer.name === 'standard');
+    const clauses = compileQuery(parsed, analyzer, { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined });
     const index = this.fields.get(fkey(table, field)) ?? new FieldIndex();
     const params: Bm25Params = { k1: s.k1, b: s.b };
     let snap: ReturnType<StoreReader['snapshot']> | undefined;
@@ -330,8 +352,7 @@ export class FtsParticipant implements CommitParticipant {
       },
     };
     try {
-      if (opts.feedback === 'rm3') return await searchWithFeedback(clauses, ctx, limit, opts.rm3, stats);
-      return await searchClauses(clauses, ctx, limit, stats);
+      return await rankClauses(clauses, ctx, limit, { ...opts, stats });
     } finally {
       await snap?.release();
     }

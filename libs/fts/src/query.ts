@@ -134,8 +134,18 @@ export interface BooleanClause {
   readonly query: Query;
 }
 
+/** Options of `compileQuery`. */
+export interface CompileOptions {
+  /**
+   * Query-side stop words (analyzed terms): bare optional words of request phrasing
+   * ("papers", "available"…) dropped from the query, unless that would leave no positive
+   * clause. Never applied to required words, phrases or prefixes; documents keep them.
+   */
+  readonly queryStopTerms?: ReadonlySet<string>;
+}
+
 /** Analyzes parsed clauses with the field's analyzer. Stop-word-only clauses drop out; equal terms merge (boost = count). */
-export function compileQuery(parsed: readonly ParsedClause[], analyzer: Analyzer): BooleanClause[] {
+export function compileQuery(parsed: readonly ParsedClause[], analyzer: Analyzer, opts: CompileOptions = {}): BooleanClause[] {
   const out: BooleanClause[] = [];
   const shouldTerms = new Map<string, number>();
   const add = (occur: Occur, term: string) => {
@@ -156,6 +166,11 @@ export function compileQuery(parsed: readonly ParsedClause[], analyzer: Analyzer
       continue;
     }
     for (const t of toks) add(c.occur, t.term);
+  }
+  const qs = opts.queryStopTerms;
+  if (qs && qs.size) {
+    const kept = [...shouldTerms.keys()].filter((t) => !qs.has(t));
+    if (kept.length > 0 || out.some((c) => c.occur !== 'must_not')) for (const t of [...shouldTerms.keys()]) if (qs.has(t)) shouldTerms.delete(t);
   }
   for (const [term, n] of shouldTerms) out.push({ occur: 'should', query: new TermQuery(term, n) });
   return out;
@@ -217,11 +232,13 @@ export async function searchWithFeedback(
   k: number,
   fb: FeedbackOptions = {},
   stats?: CollectStats,
+  /** Both rounds' ranking (default plain BM25, `searchClauses`); the ranking pipeline passes BM25 + proximity. */
+  round: (clauses: readonly BooleanClause[], k: number) => Promise<RankedDoc[]> = (c, n) => searchClauses(c, ctx, n, stats),
 ): Promise<RankedDoc[]> {
   const R = fb.docs ?? 10;
   const T = fb.terms ?? 20;
   const lambda = fb.weight ?? 0.5;
-  const first = await searchClauses(clauses, ctx, Math.max(k, R), stats);
+  const first = await round(clauses, Math.max(k, R));
   const terms = clauses.filter((c) => c.occur === 'should' && c.query instanceof TermQuery) as Array<{ occur: Occur; query: TermQuery }>;
   if (!ctx.termVector || first.length === 0 || terms.length === 0 || lambda <= 0) return first.slice(0, k);
   const top = first.slice(0, R);
@@ -249,5 +266,5 @@ export async function searchWithFeedback(
   for (const [t, v] of expansion) mix.set(t, (mix.get(t) ?? 0) + (lambda * v * qlen) / esum);
   const second: BooleanClause[] = clauses.filter((c) => !(c.occur === 'should' && c.query instanceof TermQuery));
   for (const [t, w] of mix) second.push({ occur: 'should', query: new TermQuery(t, w) });
-  return searchClauses(second, ctx, k, stats);
+  return round(second, k);
 }

@@ -1,7 +1,11 @@
 /**
- * The ranking pipeline of a search: BM25 (optionally with RM3 feedback) as the first
- * phase, then term-proximity rescoring of its first ranks. Every stage can be switched
- * off, so plain BM25 stays reachable (`feedback: 'none', proximity: 'none'`).
+ * The ranking pipeline of a search (defaults in RANKING_DEFAULTS):
+ *  1. BM25 of the query's words, its first PROXIMITY_WINDOW ranks rescored by term
+ *     proximity (BM25TP, proximity.ts) — `proximity: 'none'` skips it;
+ *  2. RM3 pseudo-relevance feedback: the best docs of step 1 expand the query, and a
+ *     second, plain BM25 round over the expanded query is the result — `feedback: 'none'`
+ *     makes step 1 the result.
+ * With both off (and no query stop words at compile time) a search is plain BM25.
  */
 import type { CollectStats } from './collector';
 import { PROXIMITY_WINDOW, rescoreProximity } from './proximity';
@@ -25,19 +29,26 @@ export interface RankOptions {
 
 /** What a search does when the caller does not say. */
 export const RANKING_DEFAULTS: { readonly feedback: FeedbackMode; readonly proximity: ProximityMode } = {
-  feedback: 'none',
-  proximity: 'none',
+  feedback: 'rm3',
+  proximity: 'bm25tp',
 };
 
 export async function rankClauses(clauses: readonly BooleanClause[], ctx: SearchContext, k: number, opts: RankOptions = {}): Promise<RankedDoc[]> {
   const feedback = opts.feedback ?? RANKING_DEFAULTS.feedback;
   const proximity = opts.proximity ?? RANKING_DEFAULTS.proximity;
   const window = opts.proximityWindow ?? PROXIMITY_WINDOW;
-  // a fixed window keeps the top k of a smaller limit a prefix of a larger one
-  const depth = proximity === 'none' ? k : Math.max(k, window);
-  const first =
-    feedback === 'rm3' ? await searchWithFeedback(clauses, ctx, depth, opts.rm3, opts.stats) : await searchClauses(clauses, ctx, depth, opts.stats);
-  if (proximity === 'none') return first;
-  const out = await rescoreProximity(first, clauses, ctx, { window, weight: opts.proximityWeight });
+  // a fixed window (not the limit) keeps the top k of a smaller limit a prefix of a larger one
+  // The query's own words ranked by BM25 (+ proximity): the final ranking without feedback,
+  // the choice of feedback docs with it (the expanded second round is plain BM25: measured on
+  // Cranfield, rescoring it by the original words' proximity as well did not help).
+  const own = async (n: number) => {
+    const hits = await searchClauses(clauses, ctx, proximity === 'none' ? n : Math.max(n, window), opts.stats);
+    return proximity === 'none' ? hits : rescoreProximity(hits, clauses, ctx, { window, weight: opts.proximityWeight });
+  };
+  let round = 0;
+  const out =
+    feedback === 'rm3'
+      ? await searchWithFeedback(clauses, ctx, k, opts.rm3, opts.stats, (c, n) => (round++ === 0 ? own(n) : searchClauses(c, ctx, n, opts.stats)))
+      : await own(k);
   return out.slice(0, k);
 }

@@ -27,6 +27,9 @@ b = 0.5
 field = "body"
 `;
 
+/** Plain BM25: no proximity rescoring, no feedback, no query stop words. */
+const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' } as const;
+
 describe('FtsParticipant on a real store', () => {
   let dir: string;
   let store: TenantStore;
@@ -82,14 +85,40 @@ describe('FtsParticipant on a real store', () => {
       ],
     });
     // standard analyzer: no stemming, so "run" does not match "running"
-    expect(await fts.search('lib.papers', 'title', 'run')).toEqual([]);
-    const r = await fts.search('lib.papers', 'title', 'running');
+    expect(await fts.search('lib.papers', 'title', 'run', 20, PLAIN)).toEqual([]);
+    const r = await fts.search('lib.papers', 'title', 'running', 20, PLAIN);
     const w = idf(2, 2);
     const p = { k1: 2.0, b: 0.5 };
     expect(r.map((h) => h.doc_id)).toEqual(['1', '2']);
     expect(r[0].score).toBeCloseTo(bm25(w, 2, 3, 2, p), 12);
     expect(r[1].score).toBeCloseTo(bm25(w, 1, 1, 2, p), 12);
     expect(r[0].score).toBeCloseTo((Math.log(1 + 0.5 / 2.5) * 2 * 3) / (2 + 2 * (0.5 + (0.5 * 3) / 2)), 12);
+  });
+
+  it('default ranking (proximity + RM3 + query stop words) honours required, excluded and phrase clauses', async () => {
+    const rows = [
+      'supersonic shock wave on a wing',
+      'wave tank and a shock absorber for supersonic models', // same words, far apart
+      'supersonic wing flutter',
+      'shock wave laminar boundary layer',
+      'laminar flow on a supersonic wing with a shock wave',
+      'papers available on heat',
+    ];
+    await store.commit({ changes: rows.map((body, i) => ({ op: 'put' as const, schema: 'lib.papers', row: { id: i + 1, body } })) });
+    const ids = async (q: string, opts = {}) => (await fts.search('lib.papers', 'body', q, 20, opts)).map((h) => h.doc_id);
+    // proximity: the adjacent "shock wave" ranks above the same words far apart
+    const dflt = await ids('shock wave supersonic');
+    expect(dflt.indexOf('1')).toBeLessThan(dflt.indexOf('2'));
+    for (const id of await ids('+wing shock')) expect(['1', '3', '5']).toContain(id);
+    expect(await ids('shock wave -laminar')).not.toEqual(expect.arrayContaining(['4']));
+    expect(await ids('shock wave -laminar')).not.toContain('5');
+    expect((await ids('+"shock wave" supersonic')).sort()).toEqual(['1', '4', '5']); // the phrase is required: 2 has the words apart
+    expect((await ids('"shock wave" -supersonic')).sort()).toEqual(['4']);
+    // query stop words drop request phrasing, unless nothing else is left
+    expect(await ids('papers available heat')).toEqual(['6']);
+    expect(await ids('papers available')).toEqual(['6']);
+    // plain BM25 stays reachable and differs from the default only in score, not in what matches
+    expect((await ids('shock wave supersonic', PLAIN)).sort()).toEqual(['1', '2', '3', '4', '5']);
   });
 
   it('standalone documents: created by the first put, replaced, deleted, phrase-searchable', async () => {

@@ -30,6 +30,7 @@ async function main() {
   const even = queries.filter((_, i) => i % 2 === 1);
   const a = fts.analyzerFor({ analyzer: 'english' });
   const { ix, pos } = build(docs, a);
+  const qstop = fts.queryStopTerms(a);
   const ctx = {
     index: ix,
     params: { k1: 1.2, b: 0.75 },
@@ -41,7 +42,7 @@ async function main() {
   const f5 = (qs) => evaluate(qs, qrels, (q) => fts5.search(q.text, 1000));
   const base = { all: f5(queries), odd: f5(odd), even: f5(even) };
   const run = async (label, opts) => {
-    const rank = async (q) => (await fts.rankClauses(fts.compileQuery(fts.parseQuery(q.text), a), ctx, 1000, opts)).map((h) => h.doc_id);
+    const rank = async (q) => (await fts.rankClauses(fts.compileQuery(fts.parseQuery(q.text), a, { queryStopTerms: opts.queryStop === false ? undefined : qstop }), ctx, 1000, opts)).map((h) => h.doc_id);
     const cells = [];
     for (const [k, qs] of [['all', queries], ['odd', odd], ['even', even]]) {
       const m = await evaluateAsync(qs, qrels, rank);

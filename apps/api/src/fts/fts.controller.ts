@@ -15,9 +15,18 @@ export class FtsController {
       limit = Number(q.limit);
     }
     if (q.q !== undefined && typeof q.q !== 'string') throw new DbError('validation_failed', 'q must be given once', { field: 'q' });
-    const feedback = q.feedback ?? 'none';
-    if (feedback !== 'none' && feedback !== 'rm3') throw new DbError('validation_failed', 'feedback must be "none" or "rm3"', { field: 'feedback' });
-    return t.engine<FtsParticipant>('fts').search(table, field, (q.q as string | undefined) ?? '', limit, { feedback });
+    const pick = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
+      const v = q[name];
+      if (v === undefined) return undefined;
+      if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v))
+        throw new DbError('validation_failed', `${name} must be one of ${allowed.map((a) => `"${a}"`).join(', ')}`, { field: name });
+      return v as T;
+    };
+    // omitted → the documented defaults (rm3, bm25tp, auto); all three "none" → plain BM25
+    const feedback = pick('feedback', ['none', 'rm3'] as const);
+    const proximity = pick('proximity', ['none', 'bm25tp'] as const);
+    const queryStopwords = pick('query_stopwords', ['none', 'auto'] as const);
+    return t.engine<FtsParticipant>('fts').search(table, field, (q.q as string | undefined) ?? '', limit, { feedback, proximity, queryStopwords });
   }
 
   @Post()
