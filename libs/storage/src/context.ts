@@ -17,38 +17,37 @@ const bin = (b: Buffer) => b.toString('latin1');
 const unbin = (s: string) => Buffer.from(s, 'latin1');
 
 /**
- * Pending key writes, last write per key wins, kept in key order (a B+ tree over the
- * keys as latin1 strings, which compare like the bytes) so that range reads over a
- * group of thousands of writes stay logarithmic.
+ * Pending key writes, last write per key wins, kept in key order (a B+ tree ordered by
+ * Buffer.compare) so that range reads over a group of thousands of writes stay logarithmic.
  */
 export class WriteSet {
-  private readonly tree = new BTree<string, Buffer | null>();
+  private readonly tree = new BTree<Buffer, Buffer | null>(undefined, Buffer.compare);
 
   get size(): number {
     return this.tree.size;
   }
 
   set(key: Buffer, value: Buffer | null): void {
-    this.tree.set(bin(key), value);
+    this.tree.set(key, value);
   }
 
   has(key: Buffer): boolean {
-    return this.tree.has(bin(key));
+    return this.tree.has(key);
   }
 
   lookup(key: Buffer): Buffer | null | undefined {
-    return this.tree.get(bin(key));
+    return this.tree.get(key);
   }
 
-  /** Entries in key order, keys as latin1 strings. */
-  entries(): IterableIterator<[string, Buffer | null]> {
+  /** Entries in key order. */
+  entries(): IterableIterator<[Buffer, Buffer | null]> {
     return this.tree.entries();
   }
 
   writes(): KeyWrite[] {
     const out: KeyWrite[] = [];
-    this.tree.forEachPair((k, v) => {
-      out.push({ key: unbin(k), value: v });
+    this.tree.forEachPair((key, value) => {
+      out.push({ key, value });
     });
     return out;
   }
@@ -66,8 +65,8 @@ export class WriteSet {
   /** Entries with keys in [gte, lt), in key order. */
   inRange(gte: Buffer, lt: Buffer): Array<[Buffer, Buffer | null]> {
     const out: Array<[Buffer, Buffer | null]> = [];
-    this.tree.forRange(bin(gte), bin(lt), false, (k, v) => {
-      out.push([unbin(k), v]);
+    this.tree.forRange(gte, lt, false, (k, v) => {
+      out.push([k, v]);
     });
     return out;
   }

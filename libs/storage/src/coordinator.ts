@@ -220,8 +220,7 @@ export class Coordinator {
     // A chained batch: abstract-level's array form costs several times more per key.
     const batch = this.host.db.batch();
     try {
-      for (const [k, v] of g.writes.entries()) {
-        const key = Buffer.from(k, 'latin1');
+      for (const [key, v] of g.writes.entries()) {
         if (v === null) batch.del(key);
         else batch.put(key, v);
       }

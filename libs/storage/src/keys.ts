@@ -35,66 +35,48 @@ export const KEYSPACE = {
   idempotency: 'K',
 } as const;
 
-/** Builds a key from chunks: small parts go to a byte array, long strings as whole buffers. */
-class KeyBuilder {
-  private chunks: Buffer[] = [];
-  private bytes: number[] = [];
-
-  byte(b: number): void {
-    this.bytes.push(b);
-  }
-
-  private flush(): void {
-    if (this.bytes.length) {
-      this.chunks.push(Buffer.from(this.bytes));
-      this.bytes = [];
-    }
-  }
-
-  string(tag: number, s: string): void {
-    this.bytes.push(tag);
-    const b = Buffer.from(s, 'utf8');
-    if (b.length < 32) {
-      for (let i = 0; i < b.length; i++) {
-        this.bytes.push(b[i]);
-        if (b[i] === 0) this.bytes.push(0xff);
-      }
-    } else {
-      this.flush();
-      let from = 0;
-      for (let z = b.indexOf(0); z >= 0; z = b.indexOf(0, from)) {
-        this.chunks.push(b.subarray(from, z + 1), ESCAPE);
-        from = z + 1;
-      }
-      this.chunks.push(b.subarray(from));
-    }
-    this.bytes.push(0);
-  }
-
-  done(): Buffer {
-    if (!this.chunks.length) return Buffer.from(this.bytes);
-    this.flush();
-    return Buffer.concat(this.chunks);
-  }
-}
-
-const ESCAPE = Buffer.from([0xff]);
 const numBuf = Buffer.alloc(8);
 
-function pushValue(out: KeyBuilder, v: JsonValue): void {
-  if (v === null || v === undefined) out.byte(T_NULL);
-  else if (v === false) out.byte(T_FALSE);
-  else if (v === true) out.byte(T_TRUE);
+/** Encoded size of one component (strings measured in UTF-8, plus one byte per NUL escape). */
+function sizeOf(v: JsonValue): number {
+  if (v === null || v === undefined || typeof v === 'boolean') return 1;
+  if (typeof v === 'number') return 9;
+  const s = typeof v === 'string' ? v : canonicalJson(v);
+  let n = Buffer.byteLength(s, 'utf8') + 2;
+  for (let i = s.indexOf('\u0000'); i >= 0; i = s.indexOf('\u0000', i + 1)) n++;
+  return n;
+}
+
+function writeString(out: Buffer, pos: number, tag: number, s: string): number {
+  out[pos++] = tag;
+  if (s.indexOf('\u0000') < 0) pos += out.write(s, pos, 'utf8');
+  else {
+    const b = Buffer.from(s, 'utf8');
+    for (let i = 0; i < b.length; i++) {
+      out[pos++] = b[i];
+      if (b[i] === 0) out[pos++] = 0xff;
+    }
+  }
+  out[pos++] = 0;
+  return pos;
+}
+
+/** Writes one component at `pos`; returns the position after it. */
+function writeValue(out: Buffer, pos: number, v: JsonValue): number {
+  if (v === null || v === undefined) out[pos++] = T_NULL;
+  else if (v === false) out[pos++] = T_FALSE;
+  else if (v === true) out[pos++] = T_TRUE;
   else if (typeof v === 'number') {
     numBuf.writeDoubleBE(v === 0 ? 0 : v); // folds -0 into 0
-    out.byte(T_NUM);
-    if (numBuf[0] & 0x80) for (let i = 0; i < 8; i++) out.byte(~numBuf[i] & 0xff);
+    out[pos++] = T_NUM;
+    if (numBuf[0] & 0x80) for (let i = 0; i < 8; i++) out[pos++] = ~numBuf[i] & 0xff;
     else {
-      out.byte(numBuf[0] | 0x80);
-      for (let i = 1; i < 8; i++) out.byte(numBuf[i]);
+      out[pos++] = numBuf[0] | 0x80;
+      for (let i = 1; i < 8; i++) out[pos++] = numBuf[i];
     }
-  } else if (typeof v === 'string') out.string(T_STR, v);
-  else out.string(T_JSON, canonicalJson(v));
+  } else if (typeof v === 'string') pos = writeString(out, pos, T_STR, v);
+  else pos = writeString(out, pos, T_JSON, canonicalJson(v));
+  return pos;
 }
 
 /** JSON text with object keys sorted, so equal values encode equally. */
@@ -106,17 +88,23 @@ export function canonicalJson(v: JsonValue): string {
 }
 
 export function encodeTuple(values: readonly JsonValue[]): Buffer {
-  const out = new KeyBuilder();
-  for (const v of values) pushValue(out, v);
-  return out.done();
+  let n = 0;
+  for (const v of values) n += sizeOf(v);
+  const out = Buffer.allocUnsafe(n);
+  let pos = 0;
+  for (const v of values) pos = writeValue(out, pos, v);
+  return out;
 }
 
 /** A key in one keyspace: the one-byte prefix, then the tuple. */
 export function keyOf(space: string, values: readonly JsonValue[]): Buffer {
-  const out = new KeyBuilder();
-  out.byte(space.charCodeAt(0));
-  for (const v of values) pushValue(out, v);
-  return out.done();
+  let n = 1;
+  for (const v of values) n += sizeOf(v);
+  const out = Buffer.allocUnsafe(n);
+  out[0] = space.charCodeAt(0);
+  let pos = 1;
+  for (const v of values) pos = writeValue(out, pos, v);
+  return out;
 }
 
 function readString(b: Uint8Array, pos: number): [string, number] {
