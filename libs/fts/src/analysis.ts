@@ -160,16 +160,30 @@ class WordAnalyzer implements Analyzer {
 
   termPositions(text: string): { length: number; positions: Map<string, number[]> } {
     const folded = fold(text);
-      if (!/^[\x00-\x7f]*$/.test(folded)) return groupTokens(this.analyze(text));
+    if (!/^[\x00-\x7f]*$/.test(folded)) return groupTokens(this.analyze(text));
+    // ASCII: a hand-written scan with the same tokens as ASCII_WORD ([a-z0-9]+('[a-z]+)*),
+    // without a match object per token
     const positions = new Map<string, number[]>();
-    const re = ASCII_WORD;
-    re.lastIndex = 0;
+    const n = folded.length;
     let pos = -1;
     let length = 0;
-    for (let m = re.exec(folded); m; m = re.exec(folded)) {
+    let i = 0;
+    while (i < n) {
+      if (!isAlnum(folded.charCodeAt(i))) {
+        i++;
+        continue;
+      }
+      const start = i++;
+      while (i < n && isAlnum(folded.charCodeAt(i))) i++;
+      let apos = false;
+      while (i + 1 < n && folded.charCodeAt(i) === 39 && isLower(folded.charCodeAt(i + 1))) {
+        apos = true;
+        i += 2;
+        while (i < n && isLower(folded.charCodeAt(i))) i++;
+      }
       pos++;
-      let w = m[0];
-      if (w.includes("'")) w = (w.endsWith("'s") ? w.slice(0, -2) : w).replace(/'/g, '');
+      let w = folded.slice(start, i);
+      if (apos) w = (w.endsWith("'s") ? w.slice(0, -2) : w).replace(/'/g, '');
       if (!w) continue;
       let term = this.memo.get(w);
       if (term === undefined) {
@@ -186,6 +200,9 @@ class WordAnalyzer implements Analyzer {
     return { length, positions };
   }
 }
+
+const isLower = (c: number): boolean => c >= 97 && c <= 122;
+const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
 
 class KeywordAnalyzer implements Analyzer {
   readonly name = 'keyword';
