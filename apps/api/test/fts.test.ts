@@ -68,6 +68,8 @@ describe('fts routes over real HTTPS (spec §4.9)', () => {
       [get(`/lib.papers/body?q=${encodeURIComponent('"open')}`), 400, 'validation_failed', 'unterminated'],
       [get('/lib.papers/body?q=x&limit=0'), 400, 'validation_failed', 'limit'],
       [get('/lib.papers/body?q=x&feedback=magic'), 400, 'validation_failed', 'feedback'],
+      [get('/lib.papers/body?q=x&proximity=near'), 400, 'validation_failed', 'proximity'],
+      [get('/lib.papers/body?q=x&query_stopwords=yes'), 400, 'validation_failed', 'query_stopwords'],
       [get('/nope/text?q=x'), 404, 'not_found', 'nope'],
       [get('/lib.papers/id?q=x'), 404, 'not_found', 'id'],
     ];
