@@ -2,7 +2,6 @@
  * Read-your-group's-writes views used while a group of requests is prepared.
  * Lookups go: this request's own writes → earlier requests of the group → the store.
  */
-import BTree from 'sorted-btree';
 import type { TableManifest } from '@mmdb/core';
 import type { DeriveContext, KeyWrite, PkTuple, StoredRow } from './api';
 
@@ -17,59 +16,73 @@ const bin = (b: Buffer) => b.toString('latin1');
 const unbin = (s: string) => Buffer.from(s, 'latin1');
 
 /**
- * Pending key writes, last write per key wins, kept in key order (a B+ tree ordered by
- * Buffer.compare) so that range reads over a group of thousands of writes stay logarithmic.
+ * Pending key writes, last write per key wins. A hash map serves writes and point reads;
+ * the keys' sorted order (latin1 strings compare like the bytes) is built on the first
+ * range read and then kept up to date by binary insertion, so write-only requests never
+ * pay for ordering and range reads stay logarithmic to find.
  */
 export class WriteSet {
-  private readonly tree = new BTree<Buffer, Buffer | null>(undefined, Buffer.compare);
+  private readonly map = new Map<string, [Buffer, Buffer | null]>();
+  private sorted: string[] | null = null;
 
   get size(): number {
-    return this.tree.size;
+    return this.map.size;
   }
 
   set(key: Buffer, value: Buffer | null): void {
-    this.tree.set(key, value);
+    const k = bin(key);
+    if (this.sorted && !this.map.has(k)) this.sorted.splice(lowerBound(this.sorted, k), 0, k);
+    this.map.set(k, [key, value]);
   }
 
   has(key: Buffer): boolean {
-    return this.tree.has(key);
+    return this.map.has(bin(key));
   }
 
   lookup(key: Buffer): Buffer | null | undefined {
-    return this.tree.get(key);
+    return this.map.get(bin(key))?.[1];
   }
 
-  /** Entries in key order. */
+  /** Entries in the order they were first written. */
   entries(): IterableIterator<[Buffer, Buffer | null]> {
-    return this.tree.entries();
+    return this.map.values();
   }
 
   writes(): KeyWrite[] {
     const out: KeyWrite[] = [];
-    this.tree.forEachPair((key, value) => {
-      out.push({ key, value });
-    });
+    for (const [key, value] of this.map.values()) out.push({ key, value });
     return out;
   }
 
   mergeInto(other: WriteSet): void {
-    this.tree.forEachPair((k, v) => {
-      other.tree.set(k, v);
-    });
+    for (const [key, value] of this.map.values()) other.set(key, value);
   }
 
   clear(): void {
-    this.tree.clear();
+    this.map.clear();
+    this.sorted = null;
   }
 
   /** Entries with keys in [gte, lt), in key order. */
   inRange(gte: Buffer, lt: Buffer): Array<[Buffer, Buffer | null]> {
+    if (!this.map.size) return [];
+    if (!this.sorted) this.sorted = [...this.map.keys()].sort();
+    const hi = bin(lt);
     const out: Array<[Buffer, Buffer | null]> = [];
-    this.tree.forRange(gte, lt, false, (k, v) => {
-      out.push([k, v]);
-    });
+    for (let i = lowerBound(this.sorted, bin(gte)); i < this.sorted.length && this.sorted[i] < hi; i++) out.push(this.map.get(this.sorted[i])!);
     return out;
   }
+}
+
+function lowerBound(a: readonly string[], k: string): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid] < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The DeriveContext of one request inside a group. */
