@@ -55,7 +55,10 @@ export class WriteSet {
   }
 
   mergeInto(other: WriteSet): void {
-    for (const [key, value] of this.map.values()) other.set(key, value);
+    for (const [k, entry] of this.map) {
+      if (other.sorted && !other.map.has(k)) other.sorted.splice(lowerBound(other.sorted, k), 0, k);
+      other.map.set(k, entry);
+    }
   }
 
   clear(): void {
