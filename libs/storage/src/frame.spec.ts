@@ -74,3 +74,24 @@ describe('log frame codec v1', () => {
     }
   });
 });
+
+describe('frames written by the store', () => {
+  it('log put changes exactly as JSON.stringify would (the coordinator pre-serializes them)', async () => {
+    const { mkdtempSync, rmSync } = await import('fs');
+    const { tmpdir } = await import('os');
+    const { TenantStore } = await import('./store');
+    const dir = mkdtempSync(join(tmpdir(), 'frame-json-'));
+    const store = await TenantStore.open({ dir });
+    await store.registerSchema('namespace = "a"\ntable = "b"\nprimary_key = ["k"]\n[[columns]]\nname = "k"\nty = "str"\n[[columns]]\nname = "j"\nty = "json"\n');
+    await store.put('a.b', { k: 'x"\u00e9', j: { z: [1, 'two', null], a: 'é' } });
+    for await (const f of store.frames(store.lastLsn)) {
+      const bytes = encodeFrame(f);
+      expect(decodeFrame(bytes)).toEqual(f);
+      expect(f.changes[0]).toEqual({ op: 'put', schema: 'a.b', pk: ['x"\u00e9'], version: 1, values: { k: 'x"\u00e9', j: { z: [1, 'two', null], a: 'é' } } });
+      const raw = await store.db.get(Buffer.concat([Buffer.from('L'), Buffer.from(f.lsn.toString(16).padStart(16, '0'), 'hex')]));
+      expect(raw!.equals(bytes)).toBe(true);
+    }
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -101,13 +101,14 @@ async function rawLoop(size: number): Promise<number> {
   const r = await timed(async (stop) => {
     let n = 0;
     while (!stop()) {
-      const ops: Array<{ type: 'put'; key: Buffer; value: Buffer }> = [];
+      // A chained batch: the fastest way classic-level takes a batch (the array form costs more per key).
+      const batch = db.batch();
       for (let i = 0; i < size; i++) {
         const k = next++;
-        ops.push({ type: 'put', key: keyOf('R', ['bench.kv', k]), value: Buffer.from(JSON.stringify([1, k, { k, v: `v${k % 100}`, n: k }])) });
-        ops.push({ type: 'put', key: keyOf('I', ['bench.kv', 'by_v', `v${k % 100}`, k]), value: Buffer.alloc(0) });
+        batch.put(keyOf('R', ['bench.kv', k]), Buffer.from(JSON.stringify([1, k, { k, v: `v${k % 100}`, n: k }])));
+        batch.put(keyOf('I', ['bench.kv', 'by_v', `v${k % 100}`, k]), Buffer.alloc(0));
       }
-      await db.batch(ops, { sync: true });
+      await batch.write({ sync: true });
       n += size;
     }
     return n;
