@@ -7,7 +7,8 @@ import type { DeriveContext, KeyWrite, PkTuple, StoredRow } from './api';
 
 /** Where a RequestContext reads what no pending write covers. */
 export interface KeyReader {
-  get(key: Buffer): Promise<Buffer | undefined>;
+  /** `bin`, when given, is the key as a latin1 string. */
+  get(key: Buffer, bin?: string): Promise<Buffer | undefined>;
   range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
 }
 import { decodeRow, rowKey } from './records';
@@ -41,6 +42,11 @@ export class WriteSet {
 
   lookup(key: Buffer): Buffer | null | undefined {
     return this.map.get(bin(key))?.[1];
+  }
+
+  /** lookup() by the key's latin1 string (computed once by a caller probing several sets). */
+  lookupBin(k: string): Buffer | null | undefined {
+    return this.map.get(k)?.[1];
   }
 
   /** Entries in the order they were first written. */
@@ -105,13 +111,14 @@ export class RequestContext implements DeriveContext {
   }
 
   async get(key: Buffer): Promise<Buffer | undefined> {
-    const a = this.own.lookup(key);
+    const k = bin(key);
+    const a = this.own.lookupBin(k);
     if (a !== undefined) return a ?? undefined;
     for (const layer of this.layers) {
-      const b = layer.lookup(key);
+      const b = layer.lookupBin(k);
       if (b !== undefined) return b ?? undefined;
     }
-    return this.base ? this.base.get(key) : undefined;
+    return this.base ? this.base.get(key, k) : undefined;
   }
 
   async range(opts: { gte: Buffer; lt: Buffer; limit?: number; reverse?: boolean }): Promise<Array<[Buffer, Buffer]>> {

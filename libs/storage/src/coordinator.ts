@@ -72,6 +72,8 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+/** Column names per manifest (manifests are immutable once parsed). */
+const columnNames = new WeakMap<TableManifest, Set<string>>();
 
 interface PreparedGroup {
   readonly writes: WriteSet;
@@ -116,9 +118,11 @@ export class Coordinator {
     this.nextLsn = lastLsn;
     const db = host.db;
     this.base = {
-      get: (key) => {
-        const k = key.toString('latin1');
-        if (this.prefetched?.has(k)) return Promise.resolve(this.prefetched.get(k));
+      get: (key, bin) => {
+        if (this.prefetched) {
+          const k = bin ?? key.toString('latin1');
+          if (this.prefetched.has(k)) return Promise.resolve(this.prefetched.get(k));
+        }
         return db.get(key);
       },
       range: (o) => db.iterator(o).all() as Promise<Array<[Buffer, Buffer]>>,
@@ -410,8 +414,10 @@ export class Coordinator {
   private normalize(m: TableManifest, row: Row): Row {
     if (row === null || typeof row !== 'object' || Array.isArray(row)) throw new DbError('invalid_body', 'a row must be a JSON object');
     const out: Row = {};
-    for (const k of Object.keys(row)) {
-      if (!m.columns.some((c) => c.name === k)) throw new DbError('validation_failed', `unknown column "${k}" in ${m.id}`, { field: k });
+    let known = columnNames.get(m);
+    if (!known) columnNames.set(m, (known = new Set(m.columns.map((c) => c.name))));
+    for (const k in row) {
+      if (!known.has(k)) throw new DbError('validation_failed', `unknown column "${k}" in ${m.id}`, { field: k });
     }
     for (const c of m.columns) {
       let v = row[c.name];
