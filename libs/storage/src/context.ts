@@ -5,10 +5,15 @@
 import type { TableManifest } from '@mmdb/core';
 import type { DeriveContext, KeyWrite, PkTuple, StoredRow } from './api';
 
+/** Marks "not known without a read". */
+export const MISS: unique symbol = Symbol('miss');
+
 /** Where a RequestContext reads what no pending write covers. */
 export interface KeyReader {
   /** `bin`, when given, is the key as a latin1 string. */
   get(key: Buffer, bin?: string): Promise<Buffer | undefined>;
+  /** A value known without I/O (null: known absent), else MISS. */
+  peek?(bin: string): Buffer | null | typeof MISS;
   range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
 }
 import { decodeRow, rowKey } from './records';
@@ -144,6 +149,23 @@ export class RequestContext implements DeriveContext {
   async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
     const v = await this.get(rowKey(schema, pk));
     return v === undefined ? undefined : decodeRow(schema, pk, v);
+  }
+
+  /**
+   * getRow answered without waiting when the row is among the pending writes or was
+   * read ahead; MISS when only the store can say (then call getRow).
+   */
+  getRowNow(schema: string, pk: PkTuple): StoredRow | undefined | typeof MISS {
+    const key = rowKey(schema, pk);
+    const k = bin(key);
+    let v: Buffer | null | undefined = this.own.lookupBin(k);
+    for (let i = 0; v === undefined && i < this.layers.length; i++) v = this.layers[i].lookupBin(k);
+    if (v === undefined) {
+      const b = this.base?.peek?.(k);
+      if (b === MISS || b === undefined) return MISS;
+      v = b;
+    }
+    return v === null ? undefined : decodeRow(schema, pk, v);
   }
 
   manifest(schema: string): TableManifest | undefined {

@@ -25,7 +25,7 @@ import type {
   StoredResponse,
   StoredRow,
 } from './api';
-import { KeyReader, RequestContext, WriteSet } from './context';
+import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
@@ -126,6 +126,10 @@ export class Coordinator {
         return db.get(key);
       },
       range: (o) => db.iterator(o).all() as Promise<Array<[Buffer, Buffer]>>,
+      peek: (bin) => {
+        if (!this.prefetched?.has(bin)) return MISS;
+        return this.prefetched.get(bin) ?? null;
+      },
     };
   }
 
@@ -478,7 +482,8 @@ export class Coordinator {
     pk.forEach((v, i) => {
       if (v === null) throw new DbError('missing_required', `primary key column "${m.primary_key[i]}" is required in ${m.id}`, { field: m.primary_key[i] });
     });
-    const before = await ctx.getRow(m.id, pk);
+    const now = ctx.getRowNow(m.id, pk);
+    const before = now === MISS ? await ctx.getRow(m.id, pk) : now;
     this.checkPrecondition(ch.precondition, before, m.id, pk);
     const after: StoredRow = { schema: m.id, pk, version: (before?.version ?? 0) + 1, lsn: ctx.lsn, values };
     const evaluate = this.host.checkEvaluator();
@@ -512,7 +517,8 @@ export class Coordinator {
       const col = m.columns.find((x) => x.name === c)!;
       return coerceValue(c, col.ty, ch.pk[i]);
     });
-    const before = await ctx.getRow(m.id, pk);
+    const now = ctx.getRowNow(m.id, pk);
+    const before = now === MISS ? await ctx.getRow(m.id, pk) : now;
     this.checkPrecondition(ch.precondition, before, m.id, pk);
     if (!before) {
       results.push({ op: 'delete', schema: m.id, pk, deleted: false, version: null });
@@ -542,7 +548,8 @@ export class Coordinator {
     const ev = { schema: m.id, manifest: m, pk, before, after };
     for (const part of this.host.participants()) {
       if (!part.deriveRow) continue;
-      for (const w of await part.deriveRow(ev, ctx)) ctx.put(w.key, w.value);
+      const r = part.deriveRow(ev, ctx);
+      for (const w of r instanceof Promise ? await r : r) ctx.put(w.key, w.value);
     }
   }
 

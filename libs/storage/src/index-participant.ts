@@ -29,8 +29,10 @@ async function checkUnique(idx: Idx, schema: string, row: StoredRow, entry: { ke
 export const indexParticipant: CommitParticipant = {
   name: 'index',
 
-  async deriveRow(ch: RowChangeEvent, ctx: DeriveContext): Promise<KeyWrite[]> {
+  // Synchronous unless a unique index needs a read: most rows then cost no await at all.
+  deriveRow(ch: RowChangeEvent, ctx: DeriveContext): KeyWrite[] | Promise<KeyWrite[]> {
     const out: KeyWrite[] = [];
+    const checks: Array<() => Promise<void>> = [];
     for (const idx of maintainedIndexes(ch.manifest)) {
       const before = ch.before ? indexEntry(ch.schema, idx, valuesOf(idx, ch.before), ch.before.pk) : null;
       const after = ch.after ? indexEntry(ch.schema, idx, valuesOf(idx, ch.after), ch.after.pk) : null;
@@ -38,11 +40,15 @@ export const indexParticipant: CommitParticipant = {
       if (before) out.push({ key: before.key, value: null });
       if (after) {
         // The row's own old entry is deleted first, so it never clashes with itself.
-        if (idx.unique) await checkUnique(idx, ch.schema, ch.after!, after, (k) => (before && k.equals(before.key) ? Promise.resolve(undefined) : ctx.get(k)));
+        if (idx.unique) checks.push(() => checkUnique(idx, ch.schema, ch.after!, after, (k) => (before && k.equals(before.key) ? Promise.resolve(undefined) : ctx.get(k))));
         out.push(after);
       }
     }
-    return out;
+    if (!checks.length) return out;
+    return (async () => {
+      for (const c of checks) await c();
+      return out;
+    })();
   },
 
   async deriveSchema(m: TableManifest, prev: TableManifest | undefined, ctx: DeriveContext): Promise<KeyWrite[]> {
