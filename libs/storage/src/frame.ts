@@ -47,16 +47,22 @@ export function encodeFrame(f: FrameInput): Buffer {
   p += changes.length;
   out.writeUInt32BE(f.writes.length, p);
   p += 4;
+  // TypedArray.set and plain byte stores: cheaper than Buffer.copy/writeUInt32BE for small keys.
+  const u32 = (n: number) => {
+    out[p] = n >>> 24;
+    out[p + 1] = (n >>> 16) & 0xff;
+    out[p + 2] = (n >>> 8) & 0xff;
+    out[p + 3] = n & 0xff;
+    p += 4;
+  };
   for (const w of f.writes) {
     out[p++] = w.value ? 0 : 1;
-    out.writeUInt32BE(w.key.length, p);
-    p += 4;
-    w.key.copy(out, p);
+    u32(w.key.length);
+    out.set(w.key, p);
     p += w.key.length;
     if (w.value) {
-      out.writeUInt32BE(w.value.length, p);
-      p += 4;
-      w.value.copy(out, p);
+      u32(w.value.length);
+      out.set(w.value, p);
       p += w.value.length;
     }
   }
