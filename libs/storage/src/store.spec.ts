@@ -264,3 +264,43 @@ describe('snapshot table versions', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('getRow read cache', () => {
+  it('never serves a row older than the last acknowledged write, also under concurrent writes and drops', async () => {
+    const { mkdtempSync } = await import('fs');
+    const dir = mkdtempSync(join(tmpdir(), 'rc-'));
+    const store = await TenantStore.open({ dir, rowCacheRows: 8 });
+    await store.registerSchema(USERS);
+    expect(await store.getRow('shop.users', ['u1'])).toBeUndefined(); // caches "absent"
+    await store.put('shop.users', { id: 'u1', age: 1 });
+    expect((await store.getRow('shop.users', ['u1']))?.values.age).toBe(1);
+    // Readers racing writers: every read sees at least the version acknowledged before it started.
+    let acked = 1;
+    const writer = (async () => {
+      for (let i = 2; i <= 60; i++) {
+        await store.put('shop.users', { id: 'u1', age: i });
+        acked = i;
+      }
+    })();
+    const readers = Array.from({ length: 4 }, async () => {
+      for (let i = 0; i < 80; i++) {
+        const floor = acked;
+        const r = await store.getRow('shop.users', ['u1']);
+        expect(r!.values.age as number).toBeGreaterThanOrEqual(floor);
+        // More keys than the cache holds, so eviction runs too.
+        await store.getRow('shop.users', [`other${i % 12}`]);
+      }
+    });
+    await Promise.all([writer, ...readers]);
+    expect((await store.getRow('shop.users', ['u1']))?.values.age).toBe(60);
+    await store.delete('shop.users', ['u1']);
+    expect(await store.getRow('shop.users', ['u1'])).toBeUndefined();
+    await store.put('shop.users', { id: 'u2' });
+    expect(await store.getRow('shop.users', ['u2'])).toBeDefined(); // now cached
+    await store.dropSchema('shop.users');
+    await store.registerSchema(USERS);
+    expect(await store.getRow('shop.users', ['u2'])).toBeUndefined();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

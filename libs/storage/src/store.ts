@@ -68,6 +68,8 @@ export interface StoreOptions {
   /** What to do when the log's tail fails its checksum at open: fail (default) or drop the bad tail frames. */
   readonly onCorruptTail?: 'fail' | 'truncate';
   readonly checkEvaluator?: CheckEvaluator;
+  /** Rows kept by getRow's read cache (default 100,000; 0 turns it off). Snapshot reads never use it. */
+  readonly rowCacheRows?: number;
   /** How often expired Idempotency-Key records are purged (default 10 minutes; 0 turns it off). */
   readonly idempotencyPurgeMs?: number;
 }
@@ -99,6 +101,14 @@ export class TenantStore implements StoreReader {
   private readonly catalog = new Map<string, SchemaEntry>();
   /** LSN of the last applied frame that changed each schema's rows or manifest (0: not since open). */
   private readonly tableLsns = new Map<string, number>();
+  /**
+   * Recently read row records by row key (latin1), null for a known-absent row; oldest
+   * evicted first. Entries are dropped when a frame changes their row, before callers resolve.
+   */
+  private readonly rowCache = new Map<string, Buffer | null>();
+  private readonly rowCacheMax: number;
+  /** Counts applied groups, so a read that raced an apply is not cached. */
+  private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
   private coordinator!: Coordinator;
   private participantList: CommitParticipant[];
@@ -124,6 +134,7 @@ export class TenantStore implements StoreReader {
     this.participantList = [indexParticipant, idempotencyParticipant, ...(opts.participants ?? [])];
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
+    this.rowCacheMax = opts.rowCacheRows ?? 100_000;
   }
 
   static async open(opts: StoreOptions): Promise<TenantStore> {
@@ -245,9 +256,13 @@ export class TenantStore implements StoreReader {
       checkEvaluator: () => this.checkFn,
       groupMeta: (frames: readonly { lsn: number; bytes: number }[]) => this.segments.record(frames),
       applyDurable: async (frames: readonly CommittedFrame[], dropped: readonly TableManifest[]) => {
+        this.applySeq++;
+        const cacheOn = this.rowCache.size > 0;
         for (const f of frames) {
           for (const c of f.changes) {
             if ('schema' in c) this.tableLsns.set(c.schema, f.lsn);
+            if (cacheOn && (c.op === 'put' || c.op === 'delete')) this.rowCache.delete(rowKey(c.schema, c.pk).toString('latin1'));
+            else if (cacheOn && c.op === 'schema_drop') this.rowCache.clear();
             if (c.op === 'schema_put') this.catalog.set(c.schema, { manifest: parseManifest(c.toml), toml: c.toml });
             else if (c.op === 'schema_drop') this.catalog.delete(c.schema);
           }
@@ -335,7 +350,18 @@ export class TenantStore implements StoreReader {
   async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (!this.catalog.has(schema)) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
-    const v = await this.db.get(rowKey(schema, pk));
+    const key = rowKey(schema, pk);
+    const k = key.toString('latin1');
+    const cached = this.rowCache.get(k);
+    if (cached !== undefined) return cached === null ? undefined : decodeRow(schema, pk, cached);
+    const seq = this.applySeq;
+    const v = await this.db.get(key);
+    // Cache only a value no group could have changed while it was read: none was being
+    // written, and none was applied since the read began.
+    if (seq === this.applySeq && !this.coordinator.writing && this.rowCacheMax > 0) {
+      if (this.rowCache.size >= this.rowCacheMax) this.rowCache.delete(this.rowCache.keys().next().value!);
+      this.rowCache.set(k, v ?? null);
+    }
     return v === undefined ? undefined : decodeRow(schema, pk, v);
   }
 
