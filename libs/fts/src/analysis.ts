@@ -32,6 +32,40 @@ export interface Analyzer {
   normalizePrefix(prefix: string): string;
   /** The indexing form: every term's positions and the number of tokens (same result as `analyze`). */
   termPositions(text: string): { length: number; positions: Map<string, number[]> };
+  /**
+   * The same as `termPositions`, in flat form for encoding: the distinct terms in order of
+   * first occurrence, their frequencies and their positions grouped by term. The typed
+   * arrays are the analyzer's scratch, valid until its next call.
+   */
+  analyzeDoc(text: string): DocTerms;
+}
+
+/** A document's terms in indexing form (see `Analyzer.analyzeDoc`). */
+export interface DocTerms {
+  /** Number of tokens kept (the field length). */
+  readonly length: number;
+  /** Distinct terms, in order of first occurrence (a fresh array). */
+  readonly terms: string[];
+  /** tfs[i]: frequency of terms[i] (scratch: entries [0, terms.length)). */
+  readonly tfs: Int32Array;
+  /** Positions, ascending, of terms[0], then terms[1], … (scratch: Σ tfs entries). */
+  readonly positions: Int32Array;
+}
+
+/** DocTerms of a `termPositions` result (the general path). */
+function docTermsOf(r: { length: number; positions: Map<string, number[]> }): DocTerms {
+  const terms = [...r.positions.keys()];
+  const tfs = new Int32Array(terms.length);
+  let total = 0;
+  for (const ps of r.positions.values()) total += ps.length;
+  const positions = new Int32Array(total);
+  let i = 0;
+  let k = 0;
+  for (const ps of r.positions.values()) {
+    tfs[i++] = ps.length;
+    for (const p of ps) positions[k++] = p;
+  }
+  return { length: r.length, terms, tfs, positions };
 }
 
 function groupTokens(tokens: Token[]): { length: number; positions: Map<string, number[]> } {
@@ -158,6 +192,232 @@ class WordAnalyzer implements Analyzer {
   /** word (folded, ASCII) → term, or '' for a stop word: one lookup per token on the indexing path */
   private readonly memo = new Map<string, string>();
 
+  // ---- analyzeDoc: ASCII words interned by their char codes (no string per token) ----
+  /** open addressing: word index + 1, 0 = empty */
+  private slots = new Int32Array(1 << 12);
+  private wordHash = new Int32Array(1024);
+  private wordStart = new Int32Array(1024);
+  private wordLen = new Int32Array(1024);
+  /** term id of each word, -1 for a stop word */
+  private wordTerm = new Int32Array(1024);
+  private pool = new Uint8Array(1 << 14);
+  private poolUsed = 0;
+  private nWords = 0;
+  private readonly termIds = new Map<string, number>();
+  private termStr: string[] = [];
+  // per-doc scratch
+  private gen = 0;
+  private seen = new Int32Array(1024);
+  private local = new Int32Array(1024);
+  private localTerm = new Int32Array(256);
+  private localTf = new Int32Array(256);
+  private localOff = new Int32Array(256);
+  private tokLocal = new Int32Array(1024);
+  private tokPos = new Int32Array(1024);
+  private outPos = new Int32Array(1024);
+
+  private resetIntern(): void {
+    this.slots = new Int32Array(1 << 12);
+    this.poolUsed = 0;
+    this.nWords = 0;
+    this.termIds.clear();
+    this.termStr = [];
+  }
+
+  /** Term id of the word b[start, end) (lowercase ASCII bytes) with hash h; -1 for a stop word. */
+  private lookup(b: Buffer, start: number, end: number, h: number): number {
+    const len = end - start;
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    for (let i = (h ^ (h >>> 13)) & mask; ; i = (i + 1) & mask) {
+      const e = slots[i];
+      if (e === 0) return this.insertWord(b, start, end, h, i);
+      const w = e - 1;
+      if (this.wordHash[w] === h && this.wordLen[w] === len) {
+        const pool = this.pool;
+        const p = this.wordStart[w] - start;
+        let j = start;
+        while (j < end && pool[p + j] === b[j]) j++;
+        if (j === end) return this.wordTerm[w];
+      }
+    }
+  }
+
+  private insertWord(b: Buffer, start: number, end: number, h: number, slot: number): number {
+    const word = b.toString('latin1', start, end);
+    const t = this.stop.has(word) ? -1 : this.termId(this.stemming ? stem(word) : word);
+    const w = this.nWords++;
+    if (w >= this.wordHash.length) {
+      const g = (a: Int32Array) => {
+        const x = new Int32Array(a.length * 2);
+        x.set(a);
+        return x;
+      };
+      this.wordHash = g(this.wordHash);
+      this.wordStart = g(this.wordStart);
+      this.wordLen = g(this.wordLen);
+      this.wordTerm = g(this.wordTerm);
+    }
+    const len = end - start;
+    if (this.poolUsed + len > this.pool.length) {
+      const x = new Uint8Array(Math.max(this.pool.length * 2, this.poolUsed + len));
+      x.set(this.pool);
+      this.pool = x;
+    }
+    const p = this.poolUsed;
+    this.pool.set(b.subarray(start, end), p);
+    this.poolUsed += len;
+    this.wordHash[w] = h;
+    this.wordStart[w] = p;
+    this.wordLen[w] = len;
+    this.wordTerm[w] = t;
+    this.slots[slot] = w + 1;
+    if (this.nWords * 2 > this.slots.length) this.rehash();
+    return t;
+  }
+
+  private rehash(): void {
+    const slots = new Int32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    for (let w = 0; w < this.nWords; w++) {
+      const h = this.wordHash[w];
+      let i = (h ^ (h >>> 13)) & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = w + 1;
+    }
+    this.slots = slots;
+  }
+
+  private termId(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.termStr.length;
+      this.termStr.push(term);
+      this.termIds.set(term, id);
+      if (id >= this.seen.length) {
+        const seen = new Int32Array(this.seen.length * 2);
+        seen.set(this.seen);
+        this.seen = seen;
+        const local = new Int32Array(seen.length);
+        local.set(this.local);
+        this.local = local;
+      }
+    }
+    return id;
+  }
+
+  /** the text as bytes (ASCII check and scan buffer) */
+  private bytes = Buffer.allocUnsafe(1 << 14);
+  private aposBytes = Buffer.allocUnsafe(256);
+
+  analyzeDoc(text: string): DocTerms {
+    if (this.bytes.length < text.length * 3) this.bytes = Buffer.allocUnsafe(text.length * 3);
+    const b = this.bytes;
+    const n = b.write(text, 0, 'utf8');
+    // fold() of ASCII text is its lowercase (done below, byte by byte); other text goes the general way
+    if (n !== text.length) return docTermsOf(this.termPositions(text));
+    if (this.nWords >= STEM_CACHE_MAX) this.resetIntern();
+    const gen = ++this.gen;
+    // the same tokens as termPositions' scan ([a-z0-9]+('[a-z]+)*) over the lowercased bytes
+    let pos = -1;
+    let length = 0;
+    let count = 0;
+    let ntok = 0;
+    let i = 0;
+    while (i < n) {
+      let c = b[i];
+      if (c >= 65 && c <= 90) c += 32;
+      if (!((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) {
+        i++;
+        continue;
+      }
+      b[i] = c;
+      const start = i;
+      let h = c;
+      for (i++; i < n; i++) {
+        c = b[i];
+        if (c >= 65 && c <= 90) c += 32;
+        if (!((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) break;
+        b[i] = c;
+        h = (Math.imul(h, 31) + c) | 0;
+      }
+      let apos = false;
+      while (i + 1 < n && b[i] === 39 && isLowerOrUpper(b[i + 1])) {
+        apos = true;
+        i += 2;
+        while (i < n && isLowerOrUpper(b[i])) i++;
+      }
+      pos++;
+      let t: number;
+      if (apos) {
+        let w = b.toString('latin1', start, i).toLowerCase();
+        w = (w.endsWith("'s") ? w.slice(0, -2) : w).replace(/'/g, '');
+        if (!w) continue;
+        if (this.aposBytes.length < w.length) this.aposBytes = Buffer.allocUnsafe(w.length * 2);
+        const ab = this.aposBytes;
+        let wh = 0;
+        for (let j = 0; j < w.length; j++) {
+          const x = w.charCodeAt(j);
+          ab[j] = x;
+          wh = j === 0 ? x : (Math.imul(wh, 31) + x) | 0;
+        }
+        t = this.lookup(ab, 0, w.length, wh);
+      } else t = this.lookup(b, start, i, h);
+      if (t < 0) continue;
+      length++;
+      let l: number;
+      if (this.seen[t] !== gen) {
+        this.seen[t] = gen;
+        l = count++;
+        this.local[t] = l;
+        if (l >= this.localTerm.length) this.growLocal();
+        this.localTerm[l] = t;
+        this.localTf[l] = 1;
+      } else {
+        l = this.local[t];
+        this.localTf[l]++;
+      }
+      if (ntok >= this.tokLocal.length) this.growTok();
+      this.tokLocal[ntok] = l;
+      this.tokPos[ntok] = pos;
+      ntok++;
+    }
+    // positions grouped by term (a counting sort: stable, so ascending within each term)
+    const terms: string[] = new Array(count);
+    const off = this.localOff;
+    let acc = 0;
+    for (let l = 0; l < count; l++) {
+      terms[l] = this.termStr[this.localTerm[l]];
+      off[l] = acc;
+      acc += this.localTf[l];
+    }
+    if (this.outPos.length < ntok) this.outPos = new Int32Array(this.tokLocal.length);
+    const out = this.outPos;
+    for (let k = 0; k < ntok; k++) out[off[this.tokLocal[k]]++] = this.tokPos[k];
+    return { length, terms, tfs: this.localTf, positions: out };
+  }
+
+  private growLocal(): void {
+    const g = (a: Int32Array) => {
+      const b = new Int32Array(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    this.localTerm = g(this.localTerm);
+    this.localTf = g(this.localTf);
+    this.localOff = new Int32Array(this.localTerm.length);
+  }
+
+  private growTok(): void {
+    const g = (a: Int32Array) => {
+      const b = new Int32Array(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    this.tokLocal = g(this.tokLocal);
+    this.tokPos = g(this.tokPos);
+  }
+
   termPositions(text: string): { length: number; positions: Map<string, number[]> } {
     const folded = fold(text);
     if (!/^[\x00-\x7f]*$/.test(folded)) return groupTokens(this.analyze(text));
@@ -202,10 +462,14 @@ class WordAnalyzer implements Analyzer {
 }
 
 const isLower = (c: number): boolean => c >= 97 && c <= 122;
+const isLowerOrUpper = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
 const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
 
 class KeywordAnalyzer implements Analyzer {
   readonly name = 'keyword';
+  analyzeDoc(text: string): DocTerms {
+    return docTermsOf(this.termPositions(text));
+  }
   termPositions(text: string): { length: number; positions: Map<string, number[]> } {
     return groupTokens(this.analyze(text));
   }

@@ -93,10 +93,73 @@ export function encodeDocEntry(length: number, postings: ReadonlyMap<string, rea
   return Buffer.from(buf.subarray(0, n));
 }
 
+let scratch = Buffer.allocUnsafe(1 << 16);
+
+/**
+ * The same bytes as `encodeDocEntry`, from a document's flat form (`Analyzer.analyzeDoc`):
+ * no Map, no per-term arrays; written into a reused buffer, then copied out once.
+ */
+export function encodeDocTerms(d: {
+  readonly length: number;
+  readonly terms: readonly string[];
+  readonly tfs: ArrayLike<number>;
+  readonly positions: ArrayLike<number>;
+}): Buffer {
+  const { terms, tfs, positions } = d;
+  const nt = terms.length;
+  let cap = 20;
+  let np = 0;
+  for (let t = 0; t < nt; t++) {
+    cap += terms[t].length * 3 + 10;
+    np += tfs[t];
+  }
+  cap += np * 5;
+  if (scratch.length < cap) scratch = Buffer.allocUnsafe(Math.max(cap, scratch.length * 2));
+  const buf = scratch;
+  let n = 0;
+  const varint = (v: number) => {
+    while (v >= 0x80) {
+      buf[n++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    buf[n++] = v;
+  };
+  varint(d.length);
+  varint(nt);
+  let k = 0;
+  for (let t = 0; t < nt; t++) {
+    const term = terms[t];
+    let ascii = term.length < 128;
+    for (let i = 0; ascii && i < term.length; i++) if (term.charCodeAt(i) > 0x7f) ascii = false;
+    if (ascii) {
+      buf[n++] = term.length;
+      for (let i = 0; i < term.length; i++) buf[n++] = term.charCodeAt(i);
+    } else {
+      const len = Buffer.byteLength(term, 'utf8');
+      varint(len);
+      n += buf.write(term, n, len, 'utf8');
+    }
+    const tf = tfs[t];
+    if (tf < 0x80) buf[n++] = tf;
+    else varint(tf);
+    let prev = 0;
+    for (const end = k + tf; k < end; k++) {
+      const p = positions[k];
+      const gap = p - prev;
+      prev = p;
+      if (gap < 0x80) buf[n++] = gap;
+      else varint(gap);
+    }
+  }
+  const out = Buffer.allocUnsafe(n);
+  buf.copy(out, 0, 0, n);
+  return out;
+}
+
 export interface DocEntry {
   readonly length: number;
   readonly terms: string[];
-  readonly tfs: number[];
+  readonly tfs: ArrayLike<number>;
 }
 
 /** Length, terms and frequencies (positions skipped). */
@@ -154,6 +217,10 @@ export interface FieldStats {
   readonly total: number;
 }
 
-export const encodeStats = (s: FieldStats): Buffer => Buffer.from(JSON.stringify(s));
+/** `JSON.stringify({docs, total})`, formatted by hand (integers: the same bytes). */
+export const encodeStats = (s: FieldStats): Buffer =>
+  Number.isSafeInteger(s.docs) && Number.isSafeInteger(s.total)
+    ? Buffer.from(`{"docs":${s.docs},"total":${s.total}}`, 'latin1')
+    : Buffer.from(JSON.stringify({ docs: s.docs, total: s.total }));
 export const decodeStats = (b: Uint8Array | undefined): FieldStats =>
   b ? (JSON.parse(Buffer.from(b).toString('utf8')) as FieldStats) : { docs: 0, total: 0 };

@@ -7,6 +7,9 @@
  * snapshot.
  */
 
+/** The rest bounds of a list without a tier (shared, never written: a tier allocates its own). */
+const REST_UNSET = new Int32Array(256).fill(0x7fffffff);
+
 export class PostingList {
   constructor(readonly term = '') {}
   docs = new Int32Array(4);
@@ -46,10 +49,9 @@ export class PostingList {
   }
 
   private appendBlock(i: number, tf: number, dl: number): void {
-    const B = PostingList.BLOCK;
-    const blk = Math.floor(i / B);
-    this.growBlocks(blk + 1);
-    if (i % B === 0) {
+    const blk = i >> 6; // BLOCK = 64
+    if (blk >= this.blockMaxTf.length) this.growBlocks(blk + 1);
+    if ((i & 63) === 0) {
       this.blockMinDl1[blk] = 0x7fffffff;
       this.blockMinDl2[blk] = 0x7fffffff;
       this.blockMaxTf[blk] = 0;
@@ -130,7 +132,7 @@ export class PostingList {
    */
   tierDocs: Int32Array | null = null;
   /** Outside the tier: the shortest field length per tf (tf < 256), exact for any k1/b/avgdl. */
-  restMinDl = new Int32Array(256).fill(0x7fffffff);
+  restMinDl = REST_UNSET;
   /** Outside the tier, tf ≥ 256: max tf and min dl/tf. */
   restMaxTf = 0;
   restMinRatio = Infinity;
@@ -153,6 +155,7 @@ export class PostingList {
     const cut = sample[Math.max(0, Math.floor(sample.length / 128) - 1)];
     const size = Math.ceil(n / 64); // cap, should many postings tie at the cut
     const champ: number[] = [];
+    if (this.restMinDl === REST_UNSET) this.restMinDl = new Int32Array(256);
     this.restMinDl.fill(0x7fffffff);
     this.restMaxTf = 0;
     this.restMinRatio = Infinity;
@@ -202,7 +205,7 @@ export class PostingList {
     this.noteChange(tf, dl);
     const n = this.n;
     if (n === 0 || this.docs[n - 1] < doc) {
-      this.grow(n + 1);
+      if (n >= this.docs.length) this.grow(n + 1);
       this.docs[n] = doc;
       this.tfs[n] = tf;
       this.n = n + 1;
@@ -241,9 +244,11 @@ export class PostingList {
   private grow(need: number): void {
     if (need <= this.docs.length) return;
     const cap = Math.max(need, this.docs.length * 2);
-    const d = new Int32Array(cap);
+    // one allocation for both arrays
+    const buf = new ArrayBuffer(cap * 8);
+    const d = new Int32Array(buf, 0, cap);
     d.set(this.docs.subarray(0, this.n));
-    const t = new Int32Array(cap);
+    const t = new Int32Array(buf, cap * 4, cap);
     t.set(this.tfs.subarray(0, this.n));
     this.docs = d;
     this.tfs = t;
@@ -272,7 +277,7 @@ export class FieldIndex {
   }
 
   /** Indexes (or replaces) a doc: its length and its distinct terms with their frequencies. */
-  putDoc(doc: string, length: number, terms: readonly string[], tfs: readonly number[]): void {
+  putDoc(doc: string, length: number, terms: readonly string[], tfs: ArrayLike<number>): void {
     let o = this.ordOf.get(doc);
     if (o !== undefined) this.unlink(o);
     else {

@@ -29,9 +29,11 @@ import {
   type DocEntry,
   decodeDocPositions,
   decodeFtsKey,
+  type DecodedKey,
   decodeStats,
   docKey,
-  encodeDocEntry,
+  encodeDocTerms,
+  type FieldStats,
   encodeStats,
   statsKey,
   tableRange,
@@ -92,6 +94,9 @@ export class FtsParticipant implements CommitParticipant {
   private manifestCache: Map<string, TableManifest> | null = null;
   /** Decoded doc entries by the value buffer derive produced: apply skips decoding when the frame carries the same buffer. */
   private readonly derived = new WeakMap<Buffer, DocEntry>();
+  private readonly derivedStats = new WeakMap<Buffer, FieldStats>();
+  /** Decoded keys by the key buffers derive produced (apply skips decoding them). */
+  private readonly derivedKeys = new WeakMap<Buffer, DecodedKey>();
 
   /** A `custom` change that indexes (or replaces) a standalone document. */
   static putDoc(table: string, field: string, docId: string, text: string): CustomChange {
@@ -181,21 +186,30 @@ export class FtsParticipant implements CommitParticipant {
     const dk = docKey(table, field, doc);
     const oldRaw = hadEntry === false ? undefined : await ctx.get(dk);
     const old = oldRaw ? decodeDocEntry(oldRaw) : null;
-    const { length, positions } = text !== null ? analyzer.termPositions(text) : { length: 0, positions: new Map<string, number[]>() };
     if (!old && text === null) return out;
     let value: Buffer | null = null;
+    let length = 0;
     if (text !== null) {
-      value = encodeDocEntry(length, positions);
-      const tfs: number[] = [];
-      for (const ps of positions.values()) tfs.push(ps.length);
-      this.derived.set(value, { length, terms: [...positions.keys()], tfs });
+      const d = analyzer.analyzeDoc(text);
+      length = d.length;
+      value = encodeDocTerms(d);
+      this.derived.set(value, { length, terms: d.terms, tfs: d.tfs.slice(0, d.terms.length) });
     }
     out.push({ key: dk, value });
+    this.derivedKeys.set(dk, { kind: 'd', table, field, doc });
     const sk = statsKey(table, field);
-    const s = decodeStats(await ctx.get(sk));
+    this.derivedKeys.set(sk, { kind: 's', table, field });
+    const raw = await ctx.get(sk);
+    // the totals this participant just wrote (same group) need no JSON parse
+    const s = (raw && this.derivedStats.get(raw)) ?? decodeStats(raw);
     const docs = s.docs + (text !== null ? 1 : 0) - (old ? 1 : 0);
     const total = s.total + length - (old ? old.length : 0);
-    out.push({ key: sk, value: docs === 0 ? null : encodeStats({ docs, total }) });
+    let sv: Buffer | null = null;
+    if (docs !== 0) {
+      sv = encodeStats({ docs, total });
+      this.derivedStats.set(sv, { docs, total });
+    }
+    out.push({ key: sk, value: sv });
     return out;
   }
 
@@ -230,7 +244,7 @@ export class FtsParticipant implements CommitParticipant {
   }
 
   private applyWrite(key: Buffer, value: Buffer | null): void {
-    const k = decodeFtsKey(key);
+    const k = this.derivedKeys.get(key) ?? decodeFtsKey(key);
     if (!k) return;
     if (k.kind === 'c') {
       if (value) this.standalone.set(fkey(k.table, k.field), JSON.parse(value.toString('utf8')) as FieldSettings);
@@ -245,7 +259,7 @@ export class FtsParticipant implements CommitParticipant {
       } else fi.removeDoc(k.doc);
     } else if (k.kind === 's') {
       if (value) {
-        const s = decodeStats(value);
+        const s = this.derivedStats.get(value) ?? decodeStats(value);
         fi.setStats(s.docs, s.total);
       } else fi.setStats(0, 0);
     }
