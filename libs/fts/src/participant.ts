@@ -193,7 +193,11 @@ export class FtsParticipant implements CommitParticipant {
       const d = analyzer.analyzeDoc(text);
       length = d.length;
       value = encodeDocTerms(d);
-      this.derived.set(value, { length, terms: d.terms, tfs: d.tfs.slice(0, d.terms.length) });
+      // a plain array (on the JS heap): a typed copy this small would cost a backing store per doc
+      const nt = d.terms.length;
+      const tfs: number[] = new Array(nt);
+      for (let i = 0; i < nt; i++) tfs[i] = d.tfs[i];
+      this.derived.set(value, { length, terms: d.terms, tfs });
     }
     out.push({ key: dk, value });
     this.derivedKeys.set(dk, { kind: 'd', table, field, doc });
