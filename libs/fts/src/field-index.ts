@@ -24,48 +24,48 @@ export class PostingList {
    * dl, so the block bound is max(sat(1, minDl1), sat(2, minDl2), 1/(1 + c0/maxTf3 + c1·minRatio3))
    * for any k1, b and avgdl.
    */
-  blockMinDl1 = new Int32Array(0);
-  blockMinDl2 = new Int32Array(0);
-  blockMaxTf = new Int32Array(0);
-  blockMinRatio = new Float32Array(0);
+  blocks = new Int32Array(0);
+  /** The same memory as `blocks`, read as float32: the min dl/tf of block b is blockRatio[4b + 3]. */
+  blockRatio = new Float32Array(0);
   /** Postings from this index on have stale block data. */
   private dirtyFrom = 0;
   static readonly BLOCK = 64;
+  /**
+   * Per block b, four slots of `blocks` (one cache line for the whole upkeep of an append):
+   * [4b] min dl of its tf = 1 postings, [4b + 1] of its tf = 2 postings, [4b + 2] max tf of
+   * the rest, [4b + 3] min dl/tf of the rest (float32, in `blockRatio`).
+   */
+  static readonly BLOCK_SLOTS = 4;
 
   private growBlocks(nb: number): void {
-    if (this.blockMaxTf.length >= nb) return;
-    const cap = Math.max(nb, this.blockMaxTf.length * 2, 4);
-    const grow32 = (x: Int32Array) => {
-      const a = new Int32Array(cap);
-      a.set(x);
-      return a;
-    };
-    this.blockMaxTf = grow32(this.blockMaxTf);
-    this.blockMinDl1 = grow32(this.blockMinDl1);
-    this.blockMinDl2 = grow32(this.blockMinDl2);
-    const b = new Float32Array(cap);
-    b.set(this.blockMinRatio);
-    this.blockMinRatio = b;
+    if (this.blocks.length >= nb * 4) return;
+    const cap = Math.max(nb, (this.blocks.length >> 2) * 2, 4);
+    const buf = new ArrayBuffer(cap * 16);
+    const blocks = new Int32Array(buf);
+    blocks.set(this.blocks);
+    this.blocks = blocks;
+    this.blockRatio = new Float32Array(buf);
   }
 
   private appendBlock(i: number, tf: number, dl: number): void {
-    const blk = i >> 6; // BLOCK = 64
-    if (blk >= this.blockMaxTf.length) this.growBlocks(blk + 1);
+    const at = (i >> 6) << 2; // BLOCK = 64, 4 slots per block
+    if (at >= this.blocks.length) this.growBlocks((i >> 6) + 1);
+    const bl = this.blocks;
     if ((i & 63) === 0) {
-      this.blockMinDl1[blk] = 0x7fffffff;
-      this.blockMinDl2[blk] = 0x7fffffff;
-      this.blockMaxTf[blk] = 0;
-      this.blockMinRatio[blk] = Infinity;
+      bl[at] = 0x7fffffff;
+      bl[at + 1] = 0x7fffffff;
+      bl[at + 2] = 0;
+      this.blockRatio[at + 3] = Infinity;
     }
     if (tf === 1) {
-      if (dl < this.blockMinDl1[blk]) this.blockMinDl1[blk] = dl;
+      if (dl < bl[at]) bl[at] = dl;
     } else if (tf === 2) {
-      if (dl < this.blockMinDl2[blk]) this.blockMinDl2[blk] = dl;
+      if (dl < bl[at + 1]) bl[at + 1] = dl;
     } else {
-      if (tf > this.blockMaxTf[blk]) this.blockMaxTf[blk] = tf;
+      if (tf > bl[at + 2]) bl[at + 2] = tf;
       const r = Math.fround(dl / tf);
       const safe = r > dl / tf ? (dl / tf) * (1 - 1e-6) : r;
-      if (safe < this.blockMinRatio[blk]) this.blockMinRatio[blk] = safe;
+      if (safe < this.blockRatio[at + 3]) this.blockRatio[at + 3] = safe;
     }
   }
 
@@ -94,12 +94,13 @@ export class PostingList {
           if (r < mr) mr = r;
         }
       }
-      this.blockMinDl1[blk] = d1;
-      this.blockMinDl2[blk] = d2;
-      this.blockMaxTf[blk] = mt;
+      const at = blk * 4;
+      this.blocks[at] = d1;
+      this.blocks[at + 1] = d2;
+      this.blocks[at + 2] = mt;
       // stored as float32: round down so the bound stays a bound
       const f = Math.fround(mr);
-      this.blockMinRatio[blk] = f > mr ? mr * (1 - 1e-6) : f;
+      this.blockRatio[at + 3] = f > mr ? mr * (1 - 1e-6) : f;
     }
     this.dirtyFrom = this.n;
   }
@@ -244,11 +245,9 @@ export class PostingList {
   private grow(need: number): void {
     if (need <= this.docs.length) return;
     const cap = Math.max(need, this.docs.length * 2);
-    // one allocation for both arrays
-    const buf = new ArrayBuffer(cap * 8);
-    const d = new Int32Array(buf, 0, cap);
+    const d = new Int32Array(cap);
     d.set(this.docs.subarray(0, this.n));
-    const t = new Int32Array(buf, cap * 4, cap);
+    const t = new Int32Array(cap);
     t.set(this.tfs.subarray(0, this.n));
     this.docs = d;
     this.tfs = t;

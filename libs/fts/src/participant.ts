@@ -29,7 +29,6 @@ import {
   type DocEntry,
   decodeDocPositions,
   decodeFtsKey,
-  type DecodedKey,
   decodeStats,
   docKey,
   encodeDocTerms,
@@ -77,6 +76,19 @@ export function pkDocId(pk: PkTuple): string {
 
 const fkey = (table: string, field: string) => `${table}\u0000${field}`;
 
+/** What derive produced, by the value buffer: apply skips decoding when the frame carries the same buffer. */
+interface DerivedDoc extends DocEntry {
+  readonly kind: 'd';
+  readonly table: string;
+  readonly field: string;
+  readonly doc: string;
+}
+interface DerivedStats extends FieldStats {
+  readonly kind: 's';
+  readonly table: string;
+  readonly field: string;
+}
+
 interface PutDocPayload {
   table: string;
   field: string;
@@ -92,11 +104,8 @@ export class FtsParticipant implements CommitParticipant {
   private readonly standalone = new Map<string, FieldSettings>();
   private readonly analyzers = new Map<string, Analyzer>();
   private manifestCache: Map<string, TableManifest> | null = null;
-  /** Decoded doc entries by the value buffer derive produced: apply skips decoding when the frame carries the same buffer. */
-  private readonly derived = new WeakMap<Buffer, DocEntry>();
-  private readonly derivedStats = new WeakMap<Buffer, FieldStats>();
-  /** Decoded keys by the key buffers derive produced (apply skips decoding them). */
-  private readonly derivedKeys = new WeakMap<Buffer, DecodedKey>();
+  /** Decoded doc entries and totals by the value buffer derive produced (see DerivedDoc). */
+  private readonly derived = new WeakMap<Buffer, DerivedDoc | DerivedStats>();
 
   /** A `custom` change that indexes (or replaces) a standalone document. */
   static putDoc(table: string, field: string, docId: string, text: string): CustomChange {
@@ -197,21 +206,20 @@ export class FtsParticipant implements CommitParticipant {
       const nt = d.terms.length;
       const tfs: number[] = new Array(nt);
       for (let i = 0; i < nt; i++) tfs[i] = d.tfs[i];
-      this.derived.set(value, { length, terms: d.terms, tfs });
+      this.derived.set(value, { kind: 'd', table, field, doc, length, terms: d.terms, tfs });
     }
     out.push({ key: dk, value });
-    this.derivedKeys.set(dk, { kind: 'd', table, field, doc });
     const sk = statsKey(table, field);
-    this.derivedKeys.set(sk, { kind: 's', table, field });
     const raw = await ctx.get(sk);
     // the totals this participant just wrote (same group) need no JSON parse
-    const s = (raw && this.derivedStats.get(raw)) ?? decodeStats(raw);
+    const prev = raw && this.derived.get(raw);
+    const s = prev && prev.kind === 's' ? prev : decodeStats(raw);
     const docs = s.docs + (text !== null ? 1 : 0) - (old ? 1 : 0);
     const total = s.total + length - (old ? old.length : 0);
     let sv: Buffer | null = null;
     if (docs !== 0) {
       sv = encodeStats({ docs, total });
-      this.derivedStats.set(sv, { docs, total });
+      this.derived.set(sv, { kind: 's', table, field, docs, total });
     }
     out.push({ key: sk, value: sv });
     return out;
@@ -248,7 +256,15 @@ export class FtsParticipant implements CommitParticipant {
   }
 
   private applyWrite(key: Buffer, value: Buffer | null): void {
-    const k = this.derivedKeys.get(key) ?? decodeFtsKey(key);
+    // a value this participant derived: no key or value decoding
+    const dv = value && this.derived.get(value);
+    if (dv) {
+      const fi = this.fieldIndex(dv.table, dv.field);
+      if (dv.kind === 'd') fi.putDoc(dv.doc, dv.length, dv.terms, dv.tfs);
+      else fi.setStats(dv.docs, dv.total);
+      return;
+    }
+    const k = decodeFtsKey(key);
     if (!k) return;
     if (k.kind === 'c') {
       if (value) this.standalone.set(fkey(k.table, k.field), JSON.parse(value.toString('utf8')) as FieldSettings);
@@ -258,12 +274,12 @@ export class FtsParticipant implements CommitParticipant {
     const fi = this.fieldIndex(k.table, k.field);
     if (k.kind === 'd') {
       if (value) {
-        const e = this.derived.get(value) ?? decodeDocEntry(value);
+        const e = decodeDocEntry(value);
         fi.putDoc(k.doc, e.length, e.terms, e.tfs);
       } else fi.removeDoc(k.doc);
     } else if (k.kind === 's') {
       if (value) {
-        const s = this.derivedStats.get(value) ?? decodeStats(value);
+        const s = decodeStats(value);
         fi.setStats(s.docs, s.total);
       } else fi.setStats(0, 0);
     }

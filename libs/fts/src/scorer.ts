@@ -140,15 +140,17 @@ export class TermScorer extends Scorer {
   override blockUb(i: number): number {
     const b = Math.floor(i / BLOCK);
     const l = this.list;
-    // this.k1 is c0 = k1·(1−b), this.kb is c1 = k1·b/avgdl: see PostingList.blockMinDl1
+    // this.k1 is c0 = k1·(1−b), this.kb is c1 = k1·b/avgdl: see PostingList.blocks
     const c0 = this.k1;
     const c1 = this.kb;
-    let s = 1 / (1 + c0 + c1 * l.blockMinDl1[b]);
-    const s2 = 2 / (2 + c0 + c1 * l.blockMinDl2[b]);
+    const at = b * 4;
+    const bl = l.blocks;
+    let s = 1 / (1 + c0 + c1 * bl[at]);
+    const s2 = 2 / (2 + c0 + c1 * bl[at + 1]);
     if (s2 > s) s = s2;
-    const mt = l.blockMaxTf[b];
+    const mt = bl[at + 2];
     if (mt > 0) {
-      const s3 = 1 / (1 + c0 / mt + c1 * l.blockMinRatio[b]);
+      const s3 = 1 / (1 + c0 / mt + c1 * l.blockRatio[at + 3]);
       if (s3 > s) s = s3;
     }
     return this.num * s * (1 + 1e-12);
