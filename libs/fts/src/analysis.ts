@@ -193,13 +193,10 @@ class WordAnalyzer implements Analyzer {
   private readonly memo = new Map<string, string>();
 
   // ---- analyzeDoc: ASCII words interned by their char codes (no string per token) ----
-  /** open addressing: word index + 1, 0 = empty */
-  private slots = new Int32Array(1 << 12);
-  private wordHash = new Int32Array(1024);
-  private wordStart = new Int32Array(1024);
-  private wordLen = new Int32Array(1024);
-  /** term id of each word, -1 for a stop word */
-  private wordTerm = new Int32Array(1024);
+  // Interleaved so that a token touches few cache lines: a slot holds [hash, word + 1]
+  // (0: empty), a word [start in pool, length, term id (-1: stop word), hash].
+  private slots = new Int32Array(2 << 12);
+  private words = new Int32Array(4 * 1024);
   private pool = new Uint8Array(1 << 14);
   private poolUsed = 0;
   private nWords = 0;
@@ -207,8 +204,8 @@ class WordAnalyzer implements Analyzer {
   private termStr: string[] = [];
   // per-doc scratch
   private gen = 0;
-  private seen = new Int32Array(1024);
-  private local = new Int32Array(1024);
+  /** per term id: [2t] the doc (gen) it was last seen in, [2t + 1] its index in that doc */
+  private seen = new Int32Array(2 * 1024);
   private localTerm = new Int32Array(256);
   private localTf = new Int32Array(256);
   private localOff = new Int32Array(256);
@@ -217,7 +214,7 @@ class WordAnalyzer implements Analyzer {
   private outPos = new Int32Array(1024);
 
   private resetIntern(): void {
-    this.slots = new Int32Array(1 << 12);
+    this.slots = new Int32Array(2 << 12);
     this.poolUsed = 0;
     this.nWords = 0;
     this.termIds.clear();
@@ -228,17 +225,19 @@ class WordAnalyzer implements Analyzer {
   private lookup(b: Buffer, start: number, end: number, h: number): number {
     const len = end - start;
     const slots = this.slots;
-    const mask = slots.length - 1;
-    for (let i = (h ^ (h >>> 13)) & mask; ; i = (i + 1) & mask) {
-      const e = slots[i];
+    const mask = (slots.length >> 1) - 1;
+    for (let i = slotOf(h, mask); ; i = (i + 1) & mask) {
+      const e = slots[2 * i + 1];
       if (e === 0) return this.insertWord(b, start, end, h, i);
-      const w = e - 1;
-      if (this.wordHash[w] === h && this.wordLen[w] === len) {
+      if (slots[2 * i] !== h) continue;
+      const at = 4 * (e - 1);
+      const words = this.words;
+      if (words[at + 1] === len) {
         const pool = this.pool;
-        const p = this.wordStart[w] - start;
+        const p = words[at] - start;
         let j = start;
         while (j < end && pool[p + j] === b[j]) j++;
-        if (j === end) return this.wordTerm[w];
+        if (j === end) return words[at + 2];
       }
     }
   }
@@ -247,16 +246,10 @@ class WordAnalyzer implements Analyzer {
     const word = b.toString('latin1', start, end);
     const t = this.stop.has(word) ? -1 : this.termId(this.stemming ? stem(word) : word);
     const w = this.nWords++;
-    if (w >= this.wordHash.length) {
-      const g = (a: Int32Array) => {
-        const x = new Int32Array(a.length * 2);
-        x.set(a);
-        return x;
-      };
-      this.wordHash = g(this.wordHash);
-      this.wordStart = g(this.wordStart);
-      this.wordLen = g(this.wordLen);
-      this.wordTerm = g(this.wordTerm);
+    if (4 * w >= this.words.length) {
+      const x = new Int32Array(this.words.length * 2);
+      x.set(this.words);
+      this.words = x;
     }
     const len = end - start;
     if (this.poolUsed + len > this.pool.length) {
@@ -265,25 +258,28 @@ class WordAnalyzer implements Analyzer {
       this.pool = x;
     }
     const p = this.poolUsed;
-    this.pool.set(b.subarray(start, end), p);
+    for (let j = 0; j < len; j++) this.pool[p + j] = b[start + j];
     this.poolUsed += len;
-    this.wordHash[w] = h;
-    this.wordStart[w] = p;
-    this.wordLen[w] = len;
-    this.wordTerm[w] = t;
-    this.slots[slot] = w + 1;
-    if (this.nWords * 2 > this.slots.length) this.rehash();
+    const at = 4 * w;
+    this.words[at] = p;
+    this.words[at + 1] = len;
+    this.words[at + 2] = t;
+    this.words[at + 3] = h;
+    this.slots[2 * slot] = h;
+    this.slots[2 * slot + 1] = w + 1;
+    if (this.nWords * 4 > this.slots.length) this.rehash();
     return t;
   }
 
   private rehash(): void {
     const slots = new Int32Array(this.slots.length * 2);
-    const mask = slots.length - 1;
+    const mask = (slots.length >> 1) - 1;
     for (let w = 0; w < this.nWords; w++) {
-      const h = this.wordHash[w];
-      let i = (h ^ (h >>> 13)) & mask;
-      while (slots[i] !== 0) i = (i + 1) & mask;
-      slots[i] = w + 1;
+      const h = this.words[4 * w + 3];
+      let i = slotOf(h, mask);
+      while (slots[2 * i + 1] !== 0) i = (i + 1) & mask;
+      slots[2 * i] = h;
+      slots[2 * i + 1] = w + 1;
     }
     this.slots = slots;
   }
@@ -294,13 +290,10 @@ class WordAnalyzer implements Analyzer {
       id = this.termStr.length;
       this.termStr.push(term);
       this.termIds.set(term, id);
-      if (id >= this.seen.length) {
+      if (2 * id >= this.seen.length) {
         const seen = new Int32Array(this.seen.length * 2);
         seen.set(this.seen);
         this.seen = seen;
-        const local = new Int32Array(seen.length);
-        local.set(this.local);
-        this.local = local;
       }
     }
     return id;
@@ -366,15 +359,16 @@ class WordAnalyzer implements Analyzer {
       if (t < 0) continue;
       length++;
       let l: number;
-      if (this.seen[t] !== gen) {
-        this.seen[t] = gen;
+      const seen = this.seen;
+      if (seen[2 * t] !== gen) {
+        seen[2 * t] = gen;
         l = count++;
-        this.local[t] = l;
+        seen[2 * t + 1] = l;
         if (l >= this.localTerm.length) this.growLocal();
         this.localTerm[l] = t;
         this.localTf[l] = 1;
       } else {
-        l = this.local[t];
+        l = seen[2 * t + 1];
         this.localTf[l]++;
       }
       if (ntok >= this.tokLocal.length) this.growTok();
@@ -459,6 +453,13 @@ class WordAnalyzer implements Analyzer {
     }
     return { length, positions };
   }
+}
+
+/** A word hash's home slot: the polynomial hash of similar words (w1, w2, …) differs in its low bits by little, so it is mixed first (murmur3's finalizer) or linear probing would pile them into long runs. */
+function slotOf(h: number, mask: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) & mask;
 }
 
 const isLower = (c: number): boolean => c >= 97 && c <= 122;

@@ -48,6 +48,18 @@ describe('indexing fast path', () => {
     });
   }
 
+  it('stays exact across the reset of its word table (more than 200,000 distinct words)', () => {
+    const general = analyzerFor({ analyzer: 'simple' });
+    const fast = analyzerFor({ analyzer: 'simple' });
+    const word = (i: number) => `w${i.toString(36)}`;
+    const docs: string[] = [];
+    for (let d = 0; d < 210; d++) docs.push(Array.from({ length: 1000 }, (_, k) => word(d * 1000 + k)).join(' ') + ' common wing');
+    for (const t of [...docs, docs[0], 'common wing WING wing']) {
+      const want = general.termPositions(t);
+      expect(encodeDocTerms(fast.analyzeDoc(t)).equals(encodeDocEntry(want.length, want.positions))).toBe(true);
+    }
+  });
+
   it('reads the Cranfield docs (the comparison above covers real text)', () => {
     expect(texts.length).toBe(200);
   });
