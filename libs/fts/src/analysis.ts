@@ -193,10 +193,10 @@ class WordAnalyzer implements Analyzer {
   private readonly memo = new Map<string, string>();
 
   // ---- analyzeDoc: ASCII words interned by their char codes (no string per token) ----
-  // Interleaved so that a token touches few cache lines: a slot holds [hash, word + 1]
-  // (0: empty), a word [start in pool, length, term id (-1: stop word), hash].
-  private slots = new Int32Array(2 << 12);
-  private words = new Int32Array(4 * 1024);
+  // The word table: open addressing, 8 ints per slot so that a token's lookup reads one
+  // cache line: [hash, term id + 2 (0: empty, 1: stop word), length, start in pool (words
+  // over 16 bytes), then the word's first 16 bytes packed little-endian].
+  private slots = new Int32Array(8 << 12);
   private pool = new Uint8Array(1 << 14);
   private poolUsed = 0;
   private nWords = 0;
@@ -214,7 +214,7 @@ class WordAnalyzer implements Analyzer {
   private outPos = new Int32Array(1024);
 
   private resetIntern(): void {
-    this.slots = new Int32Array(2 << 12);
+    this.slots = new Int32Array(8 << 12);
     this.poolUsed = 0;
     this.nWords = 0;
     this.termIds.clear();
@@ -225,61 +225,59 @@ class WordAnalyzer implements Analyzer {
   private lookup(b: Buffer, start: number, end: number, h: number): number {
     const len = end - start;
     const slots = this.slots;
-    const mask = (slots.length >> 1) - 1;
-    for (let i = slotOf(h, mask); ; i = (i + 1) & mask) {
-      const e = slots[2 * i + 1];
+    const mask = (slots.length >> 3) - 1;
+    probe: for (let i = slotOf(h, mask); ; i = (i + 1) & mask) {
+      const at = i << 3;
+      const e = slots[at + 1];
       if (e === 0) return this.insertWord(b, start, end, h, i);
-      if (slots[2 * i] !== h) continue;
-      const at = 4 * (e - 1);
-      const words = this.words;
-      if (words[at + 1] === len) {
+      if (slots[at] !== h || slots[at + 2] !== len) continue;
+      const inline = len < 16 ? len : 16;
+      for (let j = 0; j < inline; j++)
+        if (b[start + j] !== ((slots[at + 4 + (j >> 2)] >>> ((j & 3) << 3)) & 0xff)) continue probe;
+      if (len > 16) {
         const pool = this.pool;
-        const p = words[at] - start;
-        let j = start;
-        while (j < end && pool[p + j] === b[j]) j++;
-        if (j === end) return words[at + 2];
+        const p = slots[at + 3] - start;
+        for (let j = start + 16; j < end; j++) if (pool[p + j] !== b[j]) continue probe;
       }
+      return e - 2;
     }
   }
 
   private insertWord(b: Buffer, start: number, end: number, h: number, slot: number): number {
     const word = b.toString('latin1', start, end);
     const t = this.stop.has(word) ? -1 : this.termId(this.stemming ? stem(word) : word);
-    const w = this.nWords++;
-    if (4 * w >= this.words.length) {
-      const x = new Int32Array(this.words.length * 2);
-      x.set(this.words);
-      this.words = x;
-    }
     const len = end - start;
-    if (this.poolUsed + len > this.pool.length) {
-      const x = new Uint8Array(Math.max(this.pool.length * 2, this.poolUsed + len));
-      x.set(this.pool);
-      this.pool = x;
+    const at = slot << 3;
+    const slots = this.slots;
+    slots[at] = h;
+    slots[at + 1] = t + 2;
+    slots[at + 2] = len;
+    slots[at + 4] = slots[at + 5] = slots[at + 6] = slots[at + 7] = 0;
+    for (let j = 0; j < len && j < 16; j++) slots[at + 4 + (j >> 2)] |= b[start + j] << ((j & 3) << 3);
+    if (len > 16) {
+      if (this.poolUsed + len > this.pool.length) {
+        const x = new Uint8Array(Math.max(this.pool.length * 2, this.poolUsed + len));
+        x.set(this.pool);
+        this.pool = x;
+      }
+      const p = this.poolUsed;
+      for (let j = 0; j < len; j++) this.pool[p + j] = b[start + j];
+      this.poolUsed += len;
+      slots[at + 3] = p;
     }
-    const p = this.poolUsed;
-    for (let j = 0; j < len; j++) this.pool[p + j] = b[start + j];
-    this.poolUsed += len;
-    const at = 4 * w;
-    this.words[at] = p;
-    this.words[at + 1] = len;
-    this.words[at + 2] = t;
-    this.words[at + 3] = h;
-    this.slots[2 * slot] = h;
-    this.slots[2 * slot + 1] = w + 1;
-    if (this.nWords * 4 > this.slots.length) this.rehash();
+    if (++this.nWords * 2 > slots.length >> 3) this.rehash();
     return t;
   }
 
   private rehash(): void {
-    const slots = new Int32Array(this.slots.length * 2);
-    const mask = (slots.length >> 1) - 1;
-    for (let w = 0; w < this.nWords; w++) {
-      const h = this.words[4 * w + 3];
-      let i = slotOf(h, mask);
-      while (slots[2 * i + 1] !== 0) i = (i + 1) & mask;
-      slots[2 * i] = h;
-      slots[2 * i + 1] = w + 1;
+    const old = this.slots;
+    const slots = new Int32Array(old.length * 2);
+    const mask = (slots.length >> 3) - 1;
+    for (let from = 0; from < old.length; from += 8) {
+      if (old[from + 1] === 0) continue;
+      let i = slotOf(old[from], mask);
+      while (slots[(i << 3) + 1] !== 0) i = (i + 1) & mask;
+      slots.set(old.subarray(from, from + 8), i << 3);
     }
     this.slots = slots;
   }
