@@ -1,8 +1,8 @@
 'use strict';
 
-/** Runs `fn(q)` over every query (after a warm-up pass over the first few) and returns latency percentiles in ms. */
+/** Runs `fn(q)` over every query (after `warm` warm-up calls cycling over the queries) and returns latency percentiles in ms. */
 async function measure(queries, fn, warm = Math.min(20, queries.length)) {
-  for (let i = 0; i < warm; i++) await fn(queries[i]);
+  for (let i = 0; i < warm; i++) await fn(queries[i % queries.length]);
   const t = new Float64Array(queries.length);
   for (let i = 0; i < queries.length; i++) {
     const s = process.hrtime.bigint();
