@@ -1,20 +1,7 @@
 #!/usr/bin/env node
 // Runs sqllogictest files through the engine in-process: node tools/sqllogictest/slt.js <file.test>...
-// (TypeScript is compiled on the fly with @swc/register-free swc: we reuse jest's transformer via @swc/core.)
-const { transformSync } = require('@swc/core');
-const fs = require('fs');
 const path = require('path');
-const Module = require('module');
-const root = path.resolve(__dirname, '../..');
-const origResolve = Module._resolveFilename;
-Module._resolveFilename = function (request, parent, ...rest) {
-  const m = /^@mmdb\/([a-z-]+)$/.exec(request);
-  if (m) request = path.join(root, 'libs', m[1], 'src/index.ts');
-  return origResolve.call(this, request, parent, ...rest);
-};
-require.extensions['.ts'] = function (module, filename) {
-  const src = fs.readFileSync(filename, 'utf8');
-  const out = transformSync(src, { filename, jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' }, module: { type: 'commonjs' } });
-  module._compile(out.code, filename);
-};
+// TypeScript on the fly, @mmdb/* mapped to the libs' sources by tsconfig.base.json's paths.
+process.env.SWC_NODE_PROJECT = process.env.SWC_NODE_PROJECT || path.join(__dirname, '../..', 'tsconfig.base.json');
+require('@swc-node/register');
 require('./src/cli.ts');
