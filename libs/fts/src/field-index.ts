@@ -15,6 +15,8 @@ export class PostingList {
   docs = new Int32Array(4);
   tfs = new Int32Array(4);
   n = 0;
+  /** Its number in the owning FieldIndex (`lists`). */
+  id = -1;
   /** An upper bound of the term frequency over the list (exact after inserts; may be stale-high after deletes). */
   maxTf = 0;
   /**
@@ -262,8 +264,20 @@ export class FieldIndex {
   docLen = new Int32Array(16);
   /** Posting list by term. */
   readonly terms = new Map<string, PostingList>();
-  /** The distinct terms of each live doc (by ordinal), to remove it exactly. */
-  private readonly docTerms: Array<PostingList[] | undefined> = [];
+  /**
+   * The distinct terms of each live doc, to remove it exactly: the ids of its posting lists
+   * (`lists[id]`) in one append-only arena, the doc's run at docStart[o], docCount[o] long.
+   * Plain ints rather than an array of references per doc: nothing per doc for the garbage
+   * collector to copy, promote and mark.
+   */
+  private arena = new Int32Array(1024);
+  private arenaUsed = 0;
+  /** Arena entries of replaced or removed docs (reclaimed by compaction). */
+  private arenaGarbage = 0;
+  private docStart = new Int32Array(16);
+  private docCount = new Int32Array(16);
+  private readonly lists: Array<PostingList | undefined> = [];
+  private readonly freeListIds: number[] = [];
   /** Document count and total length, as in the field's stats key. */
   docs = 0;
   total = 0;
@@ -284,25 +298,60 @@ export class FieldIndex {
       this.docIds.push(doc);
       this.ordOf.set(doc, o);
       if (o >= this.docLen.length) {
-        const nl = new Int32Array(this.docLen.length * 2);
-        nl.set(this.docLen);
-        this.docLen = nl;
+        const g = (a: Int32Array) => {
+          const x = new Int32Array(a.length * 2);
+          x.set(a);
+          return x;
+        };
+        this.docLen = g(this.docLen);
+        this.docStart = g(this.docStart);
+        this.docCount = g(this.docCount);
       }
     }
     this.docLen[o] = length;
     if (length < this.minLen) this.minLen = length;
-    const lists: PostingList[] = new Array(terms.length);
-    for (let i = 0; i < terms.length; i++) {
+    const nt = terms.length;
+    if (this.arenaUsed + nt > this.arena.length) this.growArena(nt);
+    const start = this.arenaUsed;
+    const arena = this.arena;
+    for (let i = 0; i < nt; i++) {
       let pl = this.terms.get(terms[i]);
       if (!pl) {
         pl = new PostingList(terms[i]);
         this.terms.set(terms[i], pl);
         this.sorted = null;
+        pl.id = this.freeListIds.length ? (this.freeListIds.pop() as number) : this.lists.length;
+        this.lists[pl.id] = pl;
       }
       pl.set(o, tfs[i], length);
-      lists[i] = pl;
+      arena[start + i] = pl.id;
     }
-    this.docTerms[o] = lists;
+    this.arenaUsed = start + nt;
+    this.docStart[o] = start;
+    this.docCount[o] = nt;
+  }
+
+  /** Room for `need` more arena entries: compacts when most of it is garbage, else grows. */
+  private growArena(need: number): void {
+    if (this.arenaGarbage * 2 > this.arenaUsed) {
+      const live = this.arenaUsed - this.arenaGarbage;
+      const a = new Int32Array(Math.max(1024, (live + need) * 2));
+      let n = 0;
+      for (let o = 0; o < this.docIds.length; o++) {
+        const c = this.docCount[o];
+        if (c === 0) continue;
+        a.set(this.arena.subarray(this.docStart[o], this.docStart[o] + c), n);
+        this.docStart[o] = n;
+        n += c;
+      }
+      this.arena = a;
+      this.arenaUsed = n;
+      this.arenaGarbage = 0;
+      return;
+    }
+    const a = new Int32Array(Math.max(this.arena.length * 2, this.arenaUsed + need));
+    a.set(this.arena.subarray(0, this.arenaUsed));
+    this.arena = a;
   }
 
   removeDoc(doc: string): void {
@@ -315,15 +364,21 @@ export class FieldIndex {
   }
 
   private unlink(o: number): void {
-    const lists = this.docTerms[o];
-    if (!lists) return;
-    for (const pl of lists) pl.remove(o);
-    this.docTerms[o] = undefined;
-    for (const pl of lists)
+    const c = this.docCount[o];
+    if (c === 0) return;
+    const start = this.docStart[o];
+    for (let i = start; i < start + c; i++) (this.lists[this.arena[i]] as PostingList).remove(o);
+    for (let i = start; i < start + c; i++) {
+      const pl = this.lists[this.arena[i]] as PostingList;
       if (pl.n === 0 && this.terms.get(pl.term) === pl) {
         this.terms.delete(pl.term);
         this.sorted = null;
+        this.lists[pl.id] = undefined;
+        this.freeListIds.push(pl.id);
       }
+    }
+    this.docCount[o] = 0;
+    this.arenaGarbage += c;
   }
 
   setStats(docs: number, total: number): void {
