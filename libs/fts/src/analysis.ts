@@ -50,6 +50,13 @@ export interface DocTerms {
   readonly tfs: Int32Array;
   /** Positions, ascending, of terms[0], then terms[1], … (scratch: Σ tfs entries). */
   readonly positions: Int32Array;
+  /**
+   * Fast path only (scratch): the analyzer's ids of `terms` and its pool of their UTF-8
+   * bytes (term id t: `info[2t]` offset, `info[2t + 1]` length), so an encoder copies
+   * compact bytes instead of reading each term string.
+   */
+  readonly ids?: Int32Array;
+  readonly termPool?: { readonly bytes: Uint8Array; readonly info: Int32Array };
 }
 
 /** DocTerms of a `termPositions` result (the general path). */
@@ -213,7 +220,11 @@ class WordAnalyzer implements Analyzer {
   private tokPos = new Int32Array(1024);
   private outPos = new Int32Array(1024);
 
+  /** UTF-8 bytes of every term id (DocTerms.termPool) */
+  private termPool = { bytes: new Uint8Array(1 << 14), info: new Int32Array(2 * 1024), used: 0 };
+
   private resetIntern(): void {
+    this.termPool.used = 0;
     this.slots = new Int32Array(8 << 12);
     this.poolUsed = 0;
     this.nWords = 0;
@@ -288,6 +299,22 @@ class WordAnalyzer implements Analyzer {
       id = this.termStr.length;
       this.termStr.push(term);
       this.termIds.set(term, id);
+      const utf8 = Buffer.from(term, 'utf8');
+      const tp = this.termPool;
+      if (tp.used + utf8.length > tp.bytes.length) {
+        const x = new Uint8Array(Math.max(tp.bytes.length * 2, tp.used + utf8.length));
+        x.set(tp.bytes);
+        tp.bytes = x;
+      }
+      if (2 * id + 1 >= tp.info.length) {
+        const x = new Int32Array(tp.info.length * 2);
+        x.set(tp.info);
+        tp.info = x;
+      }
+      tp.bytes.set(utf8, tp.used);
+      tp.info[2 * id] = tp.used;
+      tp.info[2 * id + 1] = utf8.length;
+      tp.used += utf8.length;
       if (2 * id >= this.seen.length) {
         const seen = new Int32Array(this.seen.length * 2);
         seen.set(this.seen);
@@ -386,7 +413,7 @@ class WordAnalyzer implements Analyzer {
     if (this.outPos.length < ntok) this.outPos = new Int32Array(this.tokLocal.length);
     const out = this.outPos;
     for (let k = 0; k < ntok; k++) out[off[this.tokLocal[k]]++] = this.tokPos[k];
-    return { length, terms, tfs: this.localTf, positions: out };
+    return { length, terms, tfs: this.localTf, positions: out, ids: this.localTerm, termPool: this.termPool };
   }
 
   private growLocal(): void {

@@ -104,13 +104,15 @@ export function encodeDocTerms(d: {
   readonly terms: readonly string[];
   readonly tfs: ArrayLike<number>;
   readonly positions: ArrayLike<number>;
+  readonly ids?: ArrayLike<number>;
+  readonly termPool?: { readonly bytes: Uint8Array; readonly info: Int32Array };
 }): Buffer {
-  const { terms, tfs, positions } = d;
+  const { terms, tfs, positions, ids, termPool } = d;
   const nt = terms.length;
   let cap = 20;
   let np = 0;
   for (let t = 0; t < nt; t++) {
-    cap += terms[t].length * 3 + 10;
+    cap += (termPool && ids ? termPool.info[2 * ids[t] + 1] : terms[t].length * 3) + 10;
     np += tfs[t];
   }
   cap += np * 5;
@@ -128,16 +130,27 @@ export function encodeDocTerms(d: {
   varint(nt);
   let k = 0;
   for (let t = 0; t < nt; t++) {
-    const term = terms[t];
-    let ascii = term.length < 128;
-    for (let i = 0; ascii && i < term.length; i++) if (term.charCodeAt(i) > 0x7f) ascii = false;
-    if (ascii) {
-      buf[n++] = term.length;
-      for (let i = 0; i < term.length; i++) buf[n++] = term.charCodeAt(i);
+    if (termPool && ids) {
+      // the term's UTF-8 bytes from the analyzer's pool: varint length + bytes, as below
+      const at = 2 * ids[t];
+      const off = termPool.info[at];
+      const len = termPool.info[at + 1];
+      if (len < 0x80) buf[n++] = len;
+      else varint(len);
+      const bytes = termPool.bytes;
+      for (let i = 0; i < len; i++) buf[n++] = bytes[off + i];
     } else {
-      const len = Buffer.byteLength(term, 'utf8');
-      varint(len);
-      n += buf.write(term, n, len, 'utf8');
+      const term = terms[t];
+      let ascii = term.length < 128;
+      for (let i = 0; ascii && i < term.length; i++) if (term.charCodeAt(i) > 0x7f) ascii = false;
+      if (ascii) {
+        buf[n++] = term.length;
+        for (let i = 0; i < term.length; i++) buf[n++] = term.charCodeAt(i);
+      } else {
+        const len = Buffer.byteLength(term, 'utf8');
+        varint(len);
+        n += buf.write(term, n, len, 'utf8');
+      }
     }
     const tf = tfs[t];
     if (tf < 0x80) buf[n++] = tf;
