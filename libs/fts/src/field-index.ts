@@ -15,6 +15,9 @@ export class PostingList {
   docs = new Int32Array(4);
   tfs = new Int32Array(4);
   n = 0;
+  /** docs[n - 1] (-1 when empty) and docs.length, on the object: an append reads neither array. */
+  private last = -1;
+  private capacity = 4;
   /** Its number in the owning FieldIndex (`lists`). */
   id = -1;
   /** An upper bound of the term frequency over the list (exact after inserts; may be stale-high after deletes). */
@@ -49,25 +52,44 @@ export class PostingList {
     this.blockRatio = new Float32Array(buf);
   }
 
+  // The open block's impacts, also kept on the object so an append reads no array (the
+  // array copy is written through); runBlock = -1 when they must be reloaded.
+  private runBlock = -1;
+  private runDl1 = 0;
+  private runDl2 = 0;
+  private runMaxTf = 0;
+  private runRatio = 0;
+
   private appendBlock(i: number, tf: number, dl: number): void {
-    const at = (i >> 6) << 2; // BLOCK = 64, 4 slots per block
-    if (at >= this.blocks.length) this.growBlocks((i >> 6) + 1);
+    const blk = i >> 6; // BLOCK = 64, 4 slots per block
+    const at = blk << 2;
+    if (at >= this.blocks.length) this.growBlocks(blk + 1);
     const bl = this.blocks;
     if ((i & 63) === 0) {
-      bl[at] = 0x7fffffff;
-      bl[at + 1] = 0x7fffffff;
-      bl[at + 2] = 0;
-      this.blockRatio[at + 3] = Infinity;
+      this.runBlock = blk;
+      this.runDl1 = bl[at] = 0x7fffffff;
+      this.runDl2 = bl[at + 1] = 0x7fffffff;
+      this.runMaxTf = bl[at + 2] = 0;
+      this.runRatio = this.blockRatio[at + 3] = Infinity;
+    } else if (this.runBlock !== blk) {
+      this.runBlock = blk;
+      this.runDl1 = bl[at];
+      this.runDl2 = bl[at + 1];
+      this.runMaxTf = bl[at + 2];
+      this.runRatio = this.blockRatio[at + 3];
     }
     if (tf === 1) {
-      if (dl < bl[at]) bl[at] = dl;
+      if (dl < this.runDl1) this.runDl1 = bl[at] = dl;
     } else if (tf === 2) {
-      if (dl < bl[at + 1]) bl[at + 1] = dl;
+      if (dl < this.runDl2) this.runDl2 = bl[at + 1] = dl;
     } else {
-      if (tf > bl[at + 2]) bl[at + 2] = tf;
+      if (tf > this.runMaxTf) this.runMaxTf = bl[at + 2] = tf;
       const r = Math.fround(dl / tf);
       const safe = r > dl / tf ? (dl / tf) * (1 - 1e-6) : r;
-      if (safe < this.blockRatio[at + 3]) this.blockRatio[at + 3] = safe;
+      if (safe < this.runRatio) {
+        this.blockRatio[at + 3] = safe;
+        this.runRatio = Math.fround(safe); // what the float32 slot holds
+      }
     }
   }
 
@@ -104,6 +126,7 @@ export class PostingList {
       const f = Math.fround(mr);
       this.blockRatio[at + 3] = f > mr ? mr * (1 - 1e-6) : f;
     }
+    this.runBlock = -1;
     this.dirtyFrom = this.n;
   }
 
@@ -207,8 +230,9 @@ export class PostingList {
     if (tf > this.maxTf) this.maxTf = tf;
     this.noteChange(tf, dl);
     const n = this.n;
-    if (n === 0 || this.docs[n - 1] < doc) {
-      if (n >= this.docs.length) this.grow(n + 1);
+    if (doc > this.last) {
+      if (n >= this.capacity) this.grow(n + 1);
+      this.last = doc;
       this.docs[n] = doc;
       this.tfs[n] = tf;
       this.n = n + 1;
@@ -241,6 +265,7 @@ export class PostingList {
     this.docs.copyWithin(i, i + 1, this.n);
     this.tfs.copyWithin(i, i + 1, this.n);
     this.n--;
+    this.last = this.n > 0 ? this.docs[this.n - 1] : -1;
     return true;
   }
 
@@ -253,6 +278,7 @@ export class PostingList {
     t.set(this.tfs.subarray(0, this.n));
     this.docs = d;
     this.tfs = t;
+    this.capacity = cap;
   }
 }
 
