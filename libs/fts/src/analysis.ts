@@ -329,8 +329,9 @@ class WordAnalyzer implements Analyzer {
   private aposBytes = Buffer.allocUnsafe(256);
 
   analyzeDoc(text: string): DocTerms {
-    if (this.bytes.length < text.length * 3) this.bytes = Buffer.allocUnsafe(text.length * 3);
-    const b = this.bytes;
+    // (a text over ~300 KB gets a buffer of its own, not kept)
+    if (this.bytes.length < text.length * 3 && text.length <= 1 << 18) this.bytes = Buffer.allocUnsafe(text.length * 3);
+    const b = this.bytes.length >= text.length * 3 ? this.bytes : Buffer.allocUnsafe(text.length * 3);
     const n = b.write(text, 0, 'utf8');
     // fold() of ASCII text is its lowercase (done below, byte by byte); other text goes the general way
     if (n !== text.length) return docTermsOf(this.termPositions(text));
