@@ -41,10 +41,6 @@ export class WriteSet {
     this.map.set(k, [key, value]);
   }
 
-  has(key: Buffer): boolean {
-    return this.map.has(bin(key));
-  }
-
   lookup(key: Buffer): Buffer | null | undefined {
     return this.map.get(bin(key))?.[1];
   }

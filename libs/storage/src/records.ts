@@ -7,11 +7,6 @@ export function rowKey(schema: string, pk: readonly JsonValue[]): Buffer {
   return keyOf(KEYSPACE.row, [schema, ...pk]);
 }
 
-/** The pk tuple of a row key of `schema`. */
-export function pkOfRowKey(key: Uint8Array, schemaPrefixLength: number): PkTuple {
-  return decodeTuple(key, schemaPrefixLength);
-}
-
 export function encodeRow(version: number, lsn: number, values: Row): Buffer {
   return Buffer.from(JSON.stringify([version, lsn, values]), 'utf8');
 }
@@ -84,8 +79,6 @@ export function json(v: unknown): Buffer {
 export function parseJson<T>(b: Uint8Array): T {
   return JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')) as T;
 }
-
-export { encodeTuple };
 
 /**
  * Every key write a frame stands for: the row keys implied by its put/delete changes,
