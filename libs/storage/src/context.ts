@@ -111,14 +111,17 @@ export class RequestContext implements DeriveContext {
     this.own.set(key, value);
   }
 
+  /** The newest pending write of a key (null: a pending delete), or undefined when none is pending. */
+  private pending(k: string): Buffer | null | undefined {
+    let v = this.own.lookupBin(k);
+    for (let i = 0; v === undefined && i < this.layers.length; i++) v = this.layers[i].lookupBin(k);
+    return v;
+  }
+
   async get(key: Buffer): Promise<Buffer | undefined> {
     const k = bin(key);
-    const a = this.own.lookupBin(k);
-    if (a !== undefined) return a ?? undefined;
-    for (const layer of this.layers) {
-      const b = layer.lookupBin(k);
-      if (b !== undefined) return b ?? undefined;
-    }
+    const v = this.pending(k);
+    if (v !== undefined) return v ?? undefined;
     return this.base ? this.base.get(key, k) : undefined;
   }
 
@@ -154,8 +157,7 @@ export class RequestContext implements DeriveContext {
   getRowNow(schema: string, pk: PkTuple): StoredRow | undefined | typeof MISS {
     const key = rowKey(schema, pk);
     const k = bin(key);
-    let v: Buffer | null | undefined = this.own.lookupBin(k);
-    for (let i = 0; v === undefined && i < this.layers.length; i++) v = this.layers[i].lookupBin(k);
+    let v = this.pending(k);
     if (v === undefined) {
       const b = this.base?.peek?.(k);
       if (b === MISS || b === undefined) return MISS;
