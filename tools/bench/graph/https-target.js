@@ -2,47 +2,21 @@
 // on 127.0.0.1 with a temp data dir, loads the edges through the row batch route, and
 // times GET /graph/... over one keep-alive TLS 1.3 connection, one request at a time.
 'use strict';
-const { spawn } = require('child_process');
 const fs = require('fs');
 const https = require('https');
 const os = require('os');
 const path = require('path');
 const { MANIFESTS } = require('./store-target');
 
-const ROOT = path.resolve(__dirname, '../../..');
+const { ROOT, startBuiltServer } = require('../server');
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'graph-bench-token-0123456789';
 
 function startServer(dataDir) {
-  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/apps/api/main.js')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      DB_DATA_DIR: dataDir,
-      DB_PORT: '0',
-      DB_HOST: '127.0.0.1',
-      DB_LOG_LEVEL: 'warn',
-      DB_BOOTSTRAP_TENANT: TENANT,
-      DB_BOOTSTRAP_TOKEN: TOKEN,
-      DB_OPERATOR_TOKEN: 'graph-bench-operator-0123456789',
-      DB_SYNC: 'false', // bulk load speed; reads are what is measured
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  proc.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}\n${err}`)), 30_000);
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, url: m[1] });
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));
+  return startBuiltServer(dataDir, {
+    tenant: TENANT,
+    token: TOKEN,
+    env: { DB_OPERATOR_TOKEN: 'graph-bench-operator-0123456789', DB_SYNC: 'false' }, // bulk load speed; reads are what is measured
   });
 }
 

@@ -1,0 +1,42 @@
+// Starts the BUILT server (dist/apps/api/main.js; `npm run build`) on 127.0.0.1 with its data in
+// `dataDir` and a bootstrap tenant, for the benchmarks that measure through HTTPS. Resolves with
+// the child process and the URL it printed ("listening on <url>").
+'use strict';
+const { spawn } = require('child_process');
+const path = require('path');
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function startBuiltServer(dataDir, { tenant, token, env = {} }) {
+  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/apps/api/main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      DB_DATA_DIR: dataDir,
+      DB_PORT: '0',
+      DB_HOST: '127.0.0.1',
+      DB_LOG_LEVEL: 'warn',
+      DB_BOOTSTRAP_TENANT: tenant,
+      DB_BOOTSTRAP_TOKEN: token,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}\n${err}`)), 30_000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ proc, url: m[1] });
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));
+  });
+}
+
+module.exports = { ROOT, startBuiltServer };
