@@ -103,6 +103,7 @@ describe('schemas and rows over real HTTPS (spec §4.2, §4.3, §3.2, §7)', () 
       const g = await req('GET', '/rows/shop.items/1');
       expect(g.status).toBe(200);
       expect(g.json).toEqual({ id: 1, name: 'apple', price: 2 });
+      expect(g.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(g.headers.etag).toBe('"2"');
       const n = await req('GET', '/rows/shop.items/999');
       expect(n.status).toBe(404);

@@ -50,6 +50,11 @@ export class WriteSet {
     return this.map.get(k)?.[1];
   }
 
+  /** Calls fn with each entry's key (as its latin1 string) and value, in the order first written. */
+  forEachBin(fn: (k: string, value: Buffer | null) => void): void {
+    for (const [k, entry] of this.map) fn(k, entry[1]);
+  }
+
   /** Entries in the order they were first written. */
   entries(): IterableIterator<[Buffer, Buffer | null]> {
     return this.map.values();

@@ -49,8 +49,13 @@ export interface CoordinatorHost {
   checkEvaluator(): CheckEvaluator | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
   groupMeta(frames: readonly { lsn: number; bytes: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
-  /** Applies durable frames in LSN order (catalog, participants); drops finished schemas. */
-  applyDurable(frames: readonly CommittedFrame[], dropped: readonly TableManifest[]): Promise<void>;
+  /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
+  cachedRow(bin: string): Buffer | null | undefined;
+  /**
+   * Applies durable frames in LSN order (catalog, participants, the read cache from the
+   * group's key writes); drops finished schemas.
+   */
+  applyDurable(frames: readonly CommittedFrame[], dropped: readonly TableManifest[], writes: WriteSet): Promise<void>;
   /** Publishes frames on the change feed. */
   publish(frames: readonly CommittedFrame[]): void;
   onWriteError(e: Error): DbError;
@@ -119,16 +124,22 @@ export class Coordinator {
     const db = host.db;
     this.base = {
       get: (key, bin) => {
-        if (this.prefetched) {
-          const k = bin ?? key.toString('latin1');
-          if (this.prefetched.has(k)) return Promise.resolve(this.prefetched.get(k));
+        const k = bin ?? key.toString('latin1');
+        if (this.prefetched?.has(k)) return Promise.resolve(this.prefetched.get(k));
+        if (key[0] === ROW_PREFIX) {
+          const c = host.cachedRow(k);
+          if (c !== undefined) return Promise.resolve(c ?? undefined);
         }
         return db.get(key);
       },
       range: (o) => db.iterator(o).all() as Promise<Array<[Buffer, Buffer]>>,
       peek: (bin) => {
-        if (!this.prefetched?.has(bin)) return MISS;
-        return this.prefetched.get(bin) ?? null;
+        if (this.prefetched?.has(bin)) return this.prefetched.get(bin) ?? null;
+        if (bin.charCodeAt(0) === ROW_PREFIX) {
+          const c = host.cachedRow(bin);
+          if (c !== undefined) return c;
+        }
+        return MISS;
       },
     };
   }
@@ -254,7 +265,7 @@ export class Coordinator {
     this.stats.frames += framed.length;
     const frames = framed.map((p) => p.frame!);
     try {
-      await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []));
+      await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []), g.writes);
     } finally {
       this.writing = false;
       this.resolveAll(g.prepared);
@@ -263,9 +274,13 @@ export class Coordinator {
     return true;
   }
 
-  /** Reads the current value of every row the group's puts and deletes name, in one getMany. */
+  /**
+   * Reads the current value of every row the group's puts and deletes name: from the store's
+   * read cache where it holds them, the rest in one getMany.
+   */
   private async prefetch(items: readonly Pending[]): Promise<void> {
     const keys: Buffer[] = [];
+    const known = new Map<string, Buffer | undefined>();
     for (const p of items) {
       for (const c of p.req.changes ?? []) {
         if (c.op !== 'put' && c.op !== 'delete') continue;
@@ -273,7 +288,11 @@ export class Coordinator {
         if (!m) continue;
         const pk = c.op === 'delete' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
-        keys.push(rowKey(m.id, pk));
+        const key = rowKey(m.id, pk);
+        const bin = key.toString('latin1');
+        const cached = this.host.cachedRow(bin);
+        if (cached !== undefined) known.set(bin, cached ?? undefined);
+        else keys.push(key);
         if (c.op !== 'put') continue;
         // The unique-index entries the put will check (a miss only falls back to a get).
         for (const idx of m.indexes) {
@@ -283,9 +302,12 @@ export class Coordinator {
         }
       }
     }
-    if (keys.length < 2) return;
-    const values = await this.host.db.getMany(keys);
-    this.prefetched = new Map(keys.map((k, i) => [k.toString('latin1'), values[i]]));
+    // One missing key is read by the fallback get as cheaply as by a getMany.
+    if (keys.length >= 2) {
+      const values = await this.host.db.getMany(keys);
+      for (let i = 0; i < keys.length; i++) known.set(keys[i].toString('latin1'), values[i]);
+    }
+    if (known.size) this.prefetched = known;
   }
 
   private resolveAll(prepared: Prepared[]): void {

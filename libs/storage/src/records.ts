@@ -16,6 +16,17 @@ export function decodeRow(schema: string, pk: PkTuple, b: Uint8Array): StoredRow
   return { schema, pk, version, lsn, values };
 }
 
+/**
+ * A row record's version, LSN and values JSON, split off the record text without parsing the
+ * values: encodeRow writes `[version,lsn,{...}]` with JSON.stringify, so the values start after
+ * the second comma and end before the closing bracket.
+ */
+export function splitRowRecord(text: string): { version: number; lsn: number; json: string } {
+  const a = text.indexOf(',');
+  const b = text.indexOf(',', a + 1);
+  return { version: Number(text.slice(1, a)), lsn: Number(text.slice(a + 1, b)), json: text.slice(b + 1, text.length - 1) };
+}
+
 export function pkOf(manifest: TableManifest, values: Row): PkTuple {
   return manifest.primary_key.map((c) => values[c] ?? null);
 }

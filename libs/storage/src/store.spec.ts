@@ -303,4 +303,66 @@ describe('getRow read cache', () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('writes committed rows through, so reads and the next commit need no store read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rc-'));
+    const store = await TenantStore.open({ dir, sync: false });
+    await store.registerSchema(USERS);
+    await store.commit({ changes: Array.from({ length: 20 }, (_, i) => ({ op: 'put' as const, schema: 'shop.users', row: { id: `u${i}`, email: `u${i}@x`, age: i } })) });
+    const db = store.db as unknown as { get: (...a: unknown[]) => unknown; getMany: (...a: unknown[]) => unknown };
+    const realGet = db.get.bind(db);
+    const realGetMany = db.getMany.bind(db);
+    const rowReads: string[] = [];
+    db.get = (key: unknown, ...rest: unknown[]) => {
+      if ((key as Buffer)[0] === 'R'.charCodeAt(0)) rowReads.push('get');
+      return realGet(key, ...rest);
+    };
+    db.getMany = (keys: unknown, ...rest: unknown[]) => {
+      if ((keys as Buffer[]).some((k) => k[0] === 'R'.charCodeAt(0))) rowReads.push('getMany');
+      return realGetMany(keys, ...rest);
+    };
+    try {
+      // Reads of rows just written come from the cache, with the committed version.
+      const r = await store.getRow('shop.users', ['u7']);
+      expect(r).toMatchObject({ version: 1, values: { id: 'u7', email: 'u7@x', age: 7 } });
+      // Concurrent updates of cached rows form groups whose current versions come from the cache.
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: `u${i}`, email: `u${i}@x`, age: 100 + i }, precondition: { kind: 'if_match', version: 1 } }] })),
+      );
+      expect(results.map((x) => (x.results[0] as { version: number }).version)).toEqual(Array(20).fill(2));
+      expect(rowReads).toEqual([]);
+      const j = await store.getRowJson('shop.users', ['u3']);
+      expect(j).toEqual({ version: 2, lsn: expect.any(Number), json: JSON.stringify({ id: 'u3', email: 'u3@x', age: 103 }) });
+      expect(JSON.parse(j!.json)).toEqual((await store.getRow('shop.users', ['u3']))!.values);
+      // A failed commit leaves the cached row as it was.
+      await expect(store.commit({ changes: [{ op: 'put', schema: 'shop.users', row: { id: 'u3', age: 1 }, precondition: { kind: 'if_match', version: 1 } }] })).rejects.toThrow(DbError);
+      expect((await store.getRow('shop.users', ['u3']))!.values.age).toBe(103);
+      await store.delete('shop.users', ['u4']);
+      expect(await store.getRow('shop.users', ['u4'])).toBeUndefined();
+      expect(await store.getRowJson('shop.users', ['u4'])).toBeUndefined();
+      expect(rowReads).toEqual([]);
+    } finally {
+      db.get = realGet;
+      db.getMany = realGetMany;
+    }
+    // After a restart the cache is empty and the store answers the same.
+    await store.close();
+    const again = await TenantStore.open({ dir, sync: false });
+    expect(await again.getRowJson('shop.users', ['u3'])).toEqual({ version: 2, lsn: expect.any(Number), json: JSON.stringify({ id: 'u3', email: 'u3@x', age: 103 }) });
+    expect(await again.getRow('shop.users', ['u4'])).toBeUndefined();
+    await again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a row with non-ASCII text and nested JSON splits into the same values as a parse', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rc-'));
+    const store = await TenantStore.open({ dir, sync: false, rowCacheRows: 0 });
+    await store.registerSchema(USERS);
+    await store.put('shop.users', { id: 'ü,1', email: 'a,"b"]@x', age: -3 });
+    const j = await store.getRowJson('shop.users', ['ü,1']);
+    expect(JSON.parse(j!.json)).toEqual({ id: 'ü,1', email: 'a,"b"]@x', age: -3 });
+    expect(j!.version).toBe(1);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

@@ -37,16 +37,19 @@ export interface IdempotencyRecordStored {
   readonly expiresAt: number;
   readonly response: StoredResponse;
 }
+import type { WriteSet } from './context';
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
 import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
 import { KEYSPACE, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { LOG_END, LOG_START, decodeRow, idempotencyKey, logKey, metaKey, parseJson, rowKey } from './records';
+import { LOG_END, LOG_START, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
 import { verifyStore, VerifyReport } from './verify';
+
+const ROW_KEY_PREFIX = KEYSPACE.row.charCodeAt(0);
 
 export interface StoreOptions {
   /** Directory of the classic-level database (created if missing). */
@@ -102,10 +105,12 @@ export class TenantStore implements StoreReader {
   /** LSN of the last applied frame that changed each schema's rows or manifest (0: not since open). */
   private readonly tableLsns = new Map<string, number>();
   /**
-   * Recently read row records by row key (latin1), null for a known-absent row; oldest
-   * evicted first. Entries are dropped when a frame changes their row, before callers resolve.
+   * Recently read or written row records by row key (latin1): the record's JSON text, null
+   * for a known-absent row; oldest evicted first. Reads fill it; each applied group writes its
+   * rows through (before its callers resolve), so it always holds committed values. Strings,
+   * not Buffers: a small Buffer pins its whole 8 KiB allocation slab.
    */
-  private readonly rowCache = new Map<string, Buffer | null>();
+  private readonly rowCache = new Map<string, string | null>();
   private readonly rowCacheMax: number;
   /** Counts applied groups, so a read that raced an apply is not cached. */
   private applySeq = 0;
@@ -255,20 +260,29 @@ export class TenantStore implements StoreReader {
       participants: () => this.participantList,
       checkEvaluator: () => this.checkFn,
       groupMeta: (frames: readonly { lsn: number; bytes: number }[]) => this.segments.record(frames),
-      applyDurable: async (frames: readonly CommittedFrame[], dropped: readonly TableManifest[]) => {
+      cachedRow: (bin: string) => {
+        const c = this.rowCache.get(bin);
+        return c === undefined ? undefined : c === null ? null : Buffer.from(c, 'utf8');
+      },
+      applyDurable: async (frames: readonly CommittedFrame[], droppedSchemas: readonly TableManifest[], writes: WriteSet) => {
         this.applySeq++;
-        const cacheOn = this.rowCache.size > 0;
+        let dropped = false;
         for (const f of frames) {
           for (const c of f.changes) {
             if ('schema' in c) this.tableLsns.set(c.schema, f.lsn);
-            if (cacheOn && (c.op === 'put' || c.op === 'delete')) this.rowCache.delete(rowKey(c.schema, c.pk).toString('latin1'));
-            else if (cacheOn && c.op === 'schema_drop') this.rowCache.clear();
+            if (c.op === 'schema_drop') dropped = true;
             if (c.op === 'schema_put') this.catalog.set(c.schema, { manifest: parseManifest(c.toml), toml: c.toml });
             else if (c.op === 'schema_drop') this.catalog.delete(c.schema);
           }
           for (const p of this.participantList) p.apply?.(f);
         }
-        for (const m of dropped) {
+        if (dropped) this.rowCache.clear();
+        else if (this.rowCacheMax > 0) {
+          writes.forEachBin((k, v) => {
+            if (k.charCodeAt(0) === ROW_KEY_PREFIX) this.cacheRow(k, v === null ? null : v.toString('utf8'));
+          });
+        }
+        for (const m of droppedSchemas) {
           await this.clearSchema(m);
           await this.db.del(metaKey('dropping', m.id));
         }
@@ -348,21 +362,42 @@ export class TenantStore implements StoreReader {
    * read is consistent on its own). Throws schema_not_found for an unknown schema.
    */
   async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
+    const text = await this.rowRecord(schema, pk);
+    if (text === undefined) return undefined;
+    const [version, lsn, values] = JSON.parse(text) as [number, number, Row];
+    return { schema, pk, version, lsn, values };
+  }
+
+  /**
+   * getRow's row with its values as the JSON text they are stored as (no parse and no
+   * re-serialization), for answering a read as stored.
+   */
+  async getRowJson(schema: string, pk: PkTuple): Promise<{ version: number; lsn: number; json: string } | undefined> {
+    const text = await this.rowRecord(schema, pk);
+    return text === undefined ? undefined : splitRowRecord(text);
+  }
+
+  /** The row's record text, through the read cache. */
+  private async rowRecord(schema: string, pk: PkTuple): Promise<string | undefined> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (!this.catalog.has(schema)) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
     const key = rowKey(schema, pk);
     const k = key.toString('latin1');
     const cached = this.rowCache.get(k);
-    if (cached !== undefined) return cached === null ? undefined : decodeRow(schema, pk, cached);
+    if (cached !== undefined) return cached ?? undefined;
     const seq = this.applySeq;
     const v = await this.db.get(key);
+    const text = v === undefined ? undefined : v.toString('utf8');
     // Cache only a value no group could have changed while it was read: none was being
     // written, and none was applied since the read began.
-    if (seq === this.applySeq && !this.coordinator.writing && this.rowCacheMax > 0) {
-      if (this.rowCache.size >= this.rowCacheMax) this.rowCache.delete(this.rowCache.keys().next().value!);
-      this.rowCache.set(k, v ?? null);
-    }
-    return v === undefined ? undefined : decodeRow(schema, pk, v);
+    if (seq === this.applySeq && !this.coordinator.writing && this.rowCacheMax > 0) this.cacheRow(k, text ?? null);
+    return text;
+  }
+
+  private cacheRow(k: string, text: string | null): void {
+    if (this.rowCache.has(k)) this.rowCache.delete(k);
+    else if (this.rowCache.size >= this.rowCacheMax) this.rowCache.delete(this.rowCache.keys().next().value!);
+    this.rowCache.set(k, text);
   }
 
   /** Deletes (in a frame) up to `limit` Idempotency-Key records whose expiry is at or before `now`. */

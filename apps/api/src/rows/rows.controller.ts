@@ -11,6 +11,10 @@ function send(reply: FastifyReply, a: Answer): unknown {
   reply.status(a.status);
   for (const [k, v] of Object.entries(a.headers)) reply.header(k, v);
   if (a.replayed) reply.header('x-db-idempotent-replay', 'true');
+  if (a.json !== undefined) {
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return a.json;
+  }
   return a.body;
 }
 
