@@ -6,8 +6,10 @@ import { HealthController } from './health/health.controller';
 import { Metrics } from './health/metrics.service';
 import { AuthGuard } from './http/auth.guard';
 import { ErrorFilter } from './http/error.filter';
+import { RateLimitGuard } from './http/rate-limit.guard';
 import { SystemStore } from './system/system-store';
 import { TenantsController } from './system/tenants.controller';
+import { TokensController } from './system/tokens.controller';
 import { Pressure } from './tenancy/pressure';
 import { TenantRegistry } from './tenancy/tenant-registry';
 import { SchemasModule } from './schemas/schemas.module';
@@ -32,9 +34,11 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CoreModule.forRoot(config, system), SchemasModule, RowsModule, ...FEATURE_MODULES],
-      controllers: [HealthController, TenantsController],
+      controllers: [HealthController, TenantsController, TokensController],
       providers: [
+        // Guards run in this order: the rate limit needs the token AuthGuard resolved.
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],
     };

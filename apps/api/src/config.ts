@@ -26,6 +26,10 @@ export interface AppConfig {
   /** fsync each commit group (false only for throwaway test runs). */
   readonly sync: boolean;
   readonly logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+  /** Sustained requests per second per tenant token (0: no rate limit). */
+  readonly rateLimitRps: number;
+  /** Requests one tenant token may send at once above the sustained rate (the bucket's size). */
+  readonly rateLimitBurst: number;
 }
 
 export class ConfigError extends Error {}
@@ -72,6 +76,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     throw new ConfigError('DB_BOOTSTRAP_TOKEN must be 16-512 characters of [A-Za-z0-9._~+/=-]');
   }
   if (operatorToken !== undefined && operatorToken === bootstrapToken) throw new ConfigError('DB_OPERATOR_TOKEN must differ from DB_BOOTSTRAP_TOKEN');
+  const rateLimitRps = int(env, 'DB_RATE_LIMIT_RPS', 20_000, 0, 10_000_000);
+  // BURST defaults to 40,000, or to 2 × DB_RATE_LIMIT_RPS when only that is set.
+  const rpsSet = env.DB_RATE_LIMIT_RPS !== undefined && env.DB_RATE_LIMIT_RPS !== '';
+  const rateLimitBurst = int(env, 'DB_RATE_LIMIT_BURST', rpsSet ? Math.max(1, 2 * rateLimitRps) : 40_000, 1, 100_000_000);
   const logLevel = (env.DB_LOG_LEVEL || 'info') as AppConfig['logLevel'];
   if (!['silent', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new ConfigError(`DB_LOG_LEVEL must be silent|error|warn|info|debug`);
   return {
@@ -92,6 +100,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     minFreeBytes: int(env, 'DB_MIN_FREE_BYTES', 64 * 1024 * 1024, 0),
     sync: bool(env, 'DB_SYNC', true),
     logLevel,
+    rateLimitRps,
+    rateLimitBurst,
   };
 }
 

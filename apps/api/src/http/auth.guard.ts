@@ -3,11 +3,17 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { DbError } from '@mmdb/core';
 import { APP_CONFIG, AppConfig } from '../config';
-import { SystemStore, Principal } from '../system/system-store';
+import { SystemStore, Principal, TokenEntry } from '../system/system-store';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { AuthedRequest, OPERATOR_ONLY, PUBLIC_ROUTE } from './decorators';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
+const OPERATOR: Principal = Object.freeze({ tenant: null, operator: true });
+
+/** What the guard puts on the request besides `AuthedRequest`: the tenant token's live entry (unset for the operator). */
+export interface TokenRequest extends AuthedRequest {
+  authToken?: TokenEntry;
+}
 
 /** A route's @Public() / @OperatorOnly() flags, read once per handler. */
 interface RouteFlags {
@@ -20,6 +26,7 @@ interface RouteFlags {
  * Missing, malformed, unknown or another tenant's token → 401; a valid token on an
  * @OperatorOnly() route → 403. On a `/v1/tenants/:tenant/` route it also opens the
  * tenant's store and puts the handle on the request for `@TenantCtx()`.
+ * An expired token → 401 "the bearer token has expired"; a revoked one is unknown.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -55,8 +62,9 @@ export class AuthGuard implements CanActivate {
   canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
     const flags = this.routeFlags(ctx);
     if (flags.isPublic) return true;
-    const req = ctx.switchToHttp().getRequest<AuthedRequest & { headers: Record<string, string | undefined>; params?: Record<string, string> }>();
-    const principal = this.authenticate(req.headers.authorization);
+    const req = ctx.switchToHttp().getRequest<TokenRequest & { headers: Record<string, string | undefined>; params?: Record<string, string> }>();
+    const entry = this.authenticate(req.headers.authorization);
+    const principal = entry === null ? OPERATOR : this.tenantPrincipal(entry.tenant);
     let tenant = req.params?.tenant;
     if (tenant !== undefined) {
       tenant = tenant.toUpperCase();
@@ -70,6 +78,7 @@ export class AuthGuard implements CanActivate {
       throw new DbError('forbidden', 'this route needs the operator token');
     }
     req.principal = principal;
+    if (entry !== null) req.authToken = entry;
     if (tenant === undefined) return true;
     const open = this.tenants.peek(tenant);
     if (open) {
@@ -82,22 +91,26 @@ export class AuthGuard implements CanActivate {
     });
   }
 
-  private authenticate(header: string | undefined): Principal {
+  /** The live entry of a tenant token, or null for the operator token; else throws 401. */
+  private authenticate(header: string | undefined): TokenEntry | null {
     if (!header) throw new DbError('unauthorized', 'missing Authorization: Bearer header');
     const m = BEARER.exec(header);
     if (!m) throw new DbError('unauthorized', 'malformed Authorization header: expected "Bearer <token>"');
     const token = m[1];
+    const now = Date.now();
     // A token resolved before is a tenant token: it was compared with the operator token
     // (constant time, below) before it was first resolved, and the operator token is fixed.
-    const known = this.system.knownTenantToken(token);
-    if (known !== undefined) return this.tenantPrincipal(known);
+    // The cache hit costs a map lookup and one number compared (its expiry): no hashing.
+    const known = this.system.knownToken(token, now);
+    if (known !== undefined) return known;
     if (this.operatorHash) {
       const h = crypto.createHash('sha256').update(token).digest();
-      if (crypto.timingSafeEqual(h, this.operatorHash)) return { tenant: null, operator: true };
+      if (crypto.timingSafeEqual(h, this.operatorHash)) return null;
     }
-    const tenant = this.system.tenantOfToken(token);
-    if (!tenant) throw new DbError('unauthorized', 'unknown bearer token');
-    return this.tenantPrincipal(tenant);
+    const e = this.system.resolveToken(token, now);
+    if (e === 'expired') throw new DbError('unauthorized', 'the bearer token has expired');
+    if (e === 'unknown') throw new DbError('unauthorized', 'unknown bearer token (never issued, or revoked)');
+    return e;
   }
 
   private tenantPrincipal(tenant: string): Principal {

@@ -15,10 +15,71 @@ export interface TenantRecord {
   readonly created: number;
 }
 
-interface TokenRecord {
-  readonly tenant: string;
+/** A token as the API shows it: never the secret nor its hash. Times in ms since the epoch. */
+export interface TokenInfo {
+  readonly token_id: string;
   readonly created: number;
+  /** When the token stops working (ms since the epoch), or null: it never expires. */
+  readonly expires_at: number | null;
 }
+
+/** A newly issued token: the secret is in this answer only. */
+export interface IssuedToken extends TokenInfo {
+  readonly tenant: string;
+  readonly token: string;
+}
+
+/** On disk at `token:<sha256 hex>`. Records written before token ids lack `id`/`expires_at`. */
+interface TokenRecord {
+  tenant: string;
+  created: number;
+  id?: string;
+  expires_at?: number | null;
+}
+
+/**
+ * A token in memory: one mutable object per token, shared by every index (by hash, by id,
+ * and the resolved-token cache), so an expiry set by a rotation or a revocation is seen
+ * by the auth path at once without touching the cache.
+ */
+export class TokenEntry {
+  /** Expiry in ms since the epoch; Infinity when the token never expires; -Infinity once revoked. */
+  expires: number;
+  revoked = false;
+  /** The secret, while this entry is in the resolved-token cache (memory only), so a revocation can drop it. */
+  cachedAs: string | undefined = undefined;
+  /**
+   * The rate limiter's state for this token (GCRA theoretical arrival time, in
+   * performance.now() ms). Kept here so it lives and dies with the token: constant memory
+   * per token, nothing to evict.
+   */
+  rateTat = 0;
+
+  constructor(
+    readonly hash: string,
+    readonly tenant: string,
+    readonly id: string,
+    readonly created: number,
+    expiresAt: number | null,
+  ) {
+    this.expires = expiresAt ?? Infinity;
+  }
+
+  get expiresAt(): number | null {
+    return this.expires === Infinity ? null : this.expires;
+  }
+
+  info(): TokenInfo {
+    return { token_id: this.id, created: this.created, expires_at: this.expiresAt };
+  }
+
+  record(): TokenRecord {
+    return { tenant: this.tenant, created: this.created, id: this.id, expires_at: this.expiresAt };
+  }
+}
+
+/** Why a token did not resolve. */
+export type TokenRefusal = 'unknown' | 'expired';
 
 /** sha256 of a token; only this is ever stored. Tokens are 256-bit random, so a fast hash suffices. */
 export function hashToken(token: string): string {
@@ -30,32 +91,72 @@ export function newToken(): string {
   return 'mmdb_' + crypto.randomBytes(32).toString('base64url');
 }
 
+/** Longest `ttl_seconds`: 10 years. */
+export const MAX_TTL_SECONDS = 10 * 365 * 86400;
+/** Longest `grace_seconds` on a rotation: 30 days. */
+export const MAX_GRACE_SECONDS = 30 * 86400;
+/** Default `grace_seconds` on a rotation: the old token keeps working this long. */
+export const DEFAULT_GRACE_SECONDS = 300;
+/**
+ * An expired token's record is kept this long after it expired (so it answers
+ * "token expired" rather than "unknown"), then purged on the next start or on the next
+ * token change of its tenant.
+ */
+export const EXPIRED_RETENTION_MS = 7 * 86400 * 1000;
+
 /**
  * The service's own small store (`<dataDir>/_system`, classic-level): tenants and the
- * hashes of their tokens. All token hashes are kept in memory for the auth path.
+ * hashes of their tokens, with each token's public id and expiry. Everything is kept in
+ * memory for the auth path; writes go to disk (sync) before memory changes.
  */
 export class SystemStore {
-  private readonly tokens = new Map<string, TokenRecord>();
+  private readonly byHash = new Map<string, TokenEntry>();
+  private readonly byId = new Map<string, TokenEntry>();
   private readonly tenants = new Map<string, TenantRecord>();
   /**
-   * Tokens already resolved, token → tenant, so the auth path hashes a token once rather than
-   * on every request. Only tenant tokens that resolved go in (unknown tokens are not kept, so
-   * garbage cannot fill it); cleared when it reaches its cap; a revoked token is dropped.
+   * Tokens already resolved, secret → entry, so the auth path hashes a token once rather than
+   * on every request. Only live tenant tokens go in (unknown and expired tokens are not kept,
+   * so garbage cannot fill it); cleared when it reaches its cap; a revoked token is dropped at
+   * once; an expired one when it is next presented.
    */
-  private readonly resolved = new Map<string, string>();
+  private readonly resolved = new Map<string, TokenEntry>();
   static readonly RESOLVED_CAP = 10_000;
+
+  /** Token and tenant changes run one at a time (check, then write, then update memory). */
+  private chain: Promise<unknown> = Promise.resolve();
 
   private constructor(private readonly db: ClassicLevel<string, string>) {}
 
-  static async open(dataDir: string): Promise<SystemStore> {
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  static async open(dataDir: string, now: number = Date.now()): Promise<SystemStore> {
     fs.mkdirSync(dataDir, { recursive: true });
     const db = new ClassicLevel<string, string>(path.join(dataDir, '_system'), { valueEncoding: 'utf8' });
     await db.open();
     const s = new SystemStore(db);
+    const ops: Array<{ type: 'put'; key: string; value: string } | { type: 'del'; key: string }> = [];
     for await (const [k, v] of db.iterator()) {
       if (k.startsWith('tenant:')) s.tenants.set(k.slice(7), JSON.parse(v));
-      else if (k.startsWith('token:')) s.tokens.set(k.slice(6), JSON.parse(v));
+      else if (k.startsWith('token:')) {
+        const hash = k.slice(6);
+        const rec = JSON.parse(v) as TokenRecord;
+        const expiresAt = typeof rec.expires_at === 'number' ? rec.expires_at : null;
+        if (expiresAt !== null && expiresAt + EXPIRED_RETENTION_MS <= now) {
+          ops.push({ type: 'del', key: k });
+          continue;
+        }
+        // A record from before token ids: give it one, persisted below.
+        const id = typeof rec.id === 'string' && isUlid(rec.id) ? rec.id : newUlid();
+        const e = new TokenEntry(hash, rec.tenant, id, rec.created, expiresAt);
+        if (id !== rec.id) ops.push({ type: 'put', key: k, value: JSON.stringify(e.record()) });
+        s.index(e);
+      }
     }
+    if (ops.length) await db.batch(ops, { sync: true });
     return s;
   }
 
@@ -63,21 +164,54 @@ export class SystemStore {
     await this.db.close();
   }
 
-  /** The tenant a token belongs to, or undefined (remembers a token that resolved). */
-  tenantOfToken(token: string): string | undefined {
-    const hit = this.resolved.get(token);
-    if (hit !== undefined) return hit;
-    const tenant = this.tokens.get(hashToken(token))?.tenant;
-    if (tenant !== undefined) {
-      if (this.resolved.size >= SystemStore.RESOLVED_CAP) this.resolved.clear();
-      this.resolved.set(token, tenant);
-    }
-    return tenant;
+  private index(e: TokenEntry): void {
+    this.byHash.set(e.hash, e);
+    this.byId.set(e.id, e);
   }
 
-  /** The tenant of a token resolved before (no hashing), or undefined. */
-  knownTenantToken(token: string): string | undefined {
-    return this.resolved.get(token);
+  private unindex(e: TokenEntry): void {
+    e.revoked = true;
+    e.expires = -Infinity;
+    this.byHash.delete(e.hash);
+    this.byId.delete(e.id);
+    if (e.cachedAs !== undefined) {
+      this.resolved.delete(e.cachedAs);
+      e.cachedAs = undefined;
+    }
+  }
+
+  /**
+   * The live entry of a token resolved before (no hashing: one map lookup and a number
+   * compared), or undefined (then call `resolveToken`). An entry that expired since is
+   * dropped from the cache and reported as undefined.
+   */
+  knownToken(token: string, now: number): TokenEntry | undefined {
+    const e = this.resolved.get(token);
+    if (e === undefined) return undefined;
+    if (e.expires > now) return e;
+    this.resolved.delete(token);
+    e.cachedAs = undefined;
+    return undefined;
+  }
+
+  /** Hashes and looks up a token: its live entry (remembered for next time), or why not. */
+  resolveToken(token: string, now: number): TokenEntry | TokenRefusal {
+    const e = this.byHash.get(hashToken(token));
+    if (e === undefined) return 'unknown';
+    if (e.expires <= now) return 'expired';
+    if (this.resolved.size >= SystemStore.RESOLVED_CAP) {
+      for (const c of this.resolved.values()) c.cachedAs = undefined;
+      this.resolved.clear();
+    }
+    this.resolved.set(token, e);
+    e.cachedAs = token;
+    return e;
+  }
+
+  /** The tenant a live token belongs to, or undefined. */
+  tenantOfToken(token: string, now: number = Date.now()): string | undefined {
+    const e = this.knownToken(token, now) ?? this.resolveToken(token, now);
+    return typeof e === 'string' ? undefined : e.tenant;
   }
 
   hasTenant(tenant: string): boolean {
@@ -92,51 +226,151 @@ export class SystemStore {
     return this.tenants.size;
   }
 
-  /** Creates a tenant (a new ULID unless given) with one new token; the token is returned once. */
-  async createTenant(tenant: string = newUlid()): Promise<{ tenant: string; token: string }> {
+  private requireTenant(tenant: string): string {
     tenant = tenant.toUpperCase();
-    if (!isUlid(tenant)) throw new DbError('validation_failed', 'tenant must be a ULID');
-    if (this.tenants.has(tenant)) throw new DbError('conflict', `tenant ${tenant} already exists`);
-    const token = newToken();
-    await this.ensureTenant(tenant, token);
-    return { tenant, token };
+    if (!this.tenants.has(tenant)) throw new DbError('not_found', `tenant ${tenant} does not exist`);
+    return tenant;
   }
 
-  /** Makes sure the tenant exists and the token is one of its tokens (idempotent). */
-  async ensureTenant(tenant: string, token: string): Promise<{ created: boolean }> {
+  /** Creates a tenant (a new ULID unless given) with one new token; the token is returned once. */
+  createTenant(tenant: string = newUlid()): Promise<IssuedToken> {
+    return this.serial(async () => {
+      tenant = tenant.toUpperCase();
+      if (!isUlid(tenant)) throw new DbError('validation_failed', 'tenant must be a ULID');
+      if (this.tenants.has(tenant)) throw new DbError('conflict', `tenant ${tenant} already exists`);
+      const token = newToken();
+      await this.ensureTenantNow(tenant, token);
+      return this.issued(this.byHash.get(hashToken(token))!, token);
+    });
+  }
+
+  /**
+   * Makes sure the tenant exists and the token is one of its tokens (idempotent): the
+   * bootstrap tenant at start. A token already present keeps its id and expiry; a revoked
+   * (deleted) one comes back without expiry.
+   */
+  ensureTenant(tenant: string, token: string): Promise<{ created: boolean }> {
+    return this.serial(() => this.ensureTenantNow(tenant, token));
+  }
+
+  private async ensureTenantNow(tenant: string, token: string): Promise<{ created: boolean }> {
     tenant = tenant.toUpperCase();
     const hash = hashToken(token);
-    const owner = this.tokens.get(hash);
+    const owner = this.byHash.get(hash);
     if (owner && owner.tenant !== tenant) throw new DbError('conflict', 'this token already belongs to another tenant');
     const created = !this.tenants.has(tenant);
     const now = Date.now();
     const ops: Array<{ type: 'put'; key: string; value: string }> = [];
     const tRec: TenantRecord = this.tenants.get(tenant) ?? { tenant, created: now };
     if (created) ops.push({ type: 'put', key: 'tenant:' + tenant, value: JSON.stringify(tRec) });
-    const kRec: TokenRecord = owner ?? { tenant, created: now };
-    if (!owner) ops.push({ type: 'put', key: 'token:' + hash, value: JSON.stringify(kRec) });
+    const entry = owner ?? new TokenEntry(hash, tenant, newUlid(now), now, null);
+    if (!owner) ops.push({ type: 'put', key: 'token:' + hash, value: JSON.stringify(entry.record()) });
     if (ops.length) await this.db.batch(ops, { sync: true });
     this.tenants.set(tenant, tRec);
-    this.tokens.set(hash, kRec);
+    if (!owner) this.index(entry);
     return { created };
   }
 
-  /** Issues one more token for an existing tenant. */
-  async issueToken(tenant: string): Promise<string> {
-    tenant = tenant.toUpperCase();
-    if (!this.tenants.has(tenant)) throw new DbError('not_found', `tenant ${tenant} does not exist`);
-    const token = newToken();
-    await this.ensureTenant(tenant, token);
-    return token;
+  /** The tenant's tokens that still work (expired and revoked ones are left out), oldest first. */
+  listTokens(tenant: string, now: number = Date.now()): TokenInfo[] {
+    tenant = this.requireTenant(tenant);
+    const out: TokenInfo[] = [];
+    for (const e of this.byId.values()) if (e.tenant === tenant && e.expires > now) out.push(e.info());
+    return out.sort((a, b) => (a.token_id < b.token_id ? -1 : a.token_id > b.token_id ? 1 : 0));
   }
 
-  /** Revokes a token; returns whether it existed. */
-  async revokeToken(token: string): Promise<boolean> {
-    const hash = hashToken(token);
-    if (!this.tokens.has(hash)) return false;
-    await this.db.del('token:' + hash, { sync: true } as any);
-    this.tokens.delete(hash);
-    this.resolved.delete(token);
-    return true;
+  /** Issues one more token for an existing tenant; `ttlSeconds` absent or null: no expiry. */
+  issueToken(tenant: string, ttlSeconds: number | null = null): Promise<IssuedToken> {
+    return this.serial(async () => {
+      tenant = this.requireTenant(tenant);
+      const now = Date.now();
+      const { entry, token } = this.mint(tenant, now, ttlSeconds === null ? null : now + ttlSeconds * 1000);
+      await this.write(tenant, now, [{ type: 'put', key: 'token:' + entry.hash, value: JSON.stringify(entry.record()) }]);
+      this.index(entry);
+      return this.issued(entry, token);
+    });
+  }
+
+  /**
+   * Revokes a token by its id: it stops working at once. Returns whether a live token was
+   * revoked (false for an unknown id, another tenant's id, or a token already revoked; an
+   * expired token's record is removed and also answers false).
+   */
+  revokeTokenById(tenant: string, tokenId: string, now: number = Date.now()): Promise<boolean> {
+    return this.serial(async () => {
+      tenant = this.requireTenant(tenant);
+      const e = this.byId.get(tokenId.toUpperCase());
+      if (e === undefined || e.tenant !== tenant) return false;
+      const live = e.expires > now;
+      await this.write(tenant, now, [{ type: 'del', key: 'token:' + e.hash }]);
+      this.unindex(e);
+      return live;
+    });
+  }
+
+  /** Revokes a token by its secret; returns whether it existed. */
+  revokeToken(token: string): Promise<boolean> {
+    return this.serial(async () => {
+      const e = this.byHash.get(hashToken(token));
+      if (e === undefined) return false;
+      await this.write(e.tenant, Date.now(), [{ type: 'del', key: 'token:' + e.hash }]);
+      this.unindex(e);
+      return true;
+    });
+  }
+
+  /**
+   * Rotates a live token: a new token for the same tenant, and the old one expires
+   * `graceSeconds` from now (0: at once; never later than it would have anyway).
+   * The new token lives `ttlSeconds` (null: no expiry; undefined: as long as the old one
+   * was issued for). One sync write for both. Unknown, revoked or expired id → 404.
+   */
+  rotateToken(tenant: string, tokenId: string, graceSeconds: number, ttlSeconds?: number | null): Promise<IssuedToken> {
+    return this.serial(async () => {
+      tenant = this.requireTenant(tenant);
+      const now = Date.now();
+      const old = this.byId.get(tokenId.toUpperCase());
+      if (old === undefined || old.tenant !== tenant || old.expires <= now) {
+        throw new DbError('not_found', `token ${tokenId} is not a live token of tenant ${tenant}`);
+      }
+      const ttlMs = ttlSeconds === undefined ? (old.expires === Infinity ? null : old.expires - old.created) : ttlSeconds === null ? null : ttlSeconds * 1000;
+      const { entry, token } = this.mint(tenant, now, ttlMs === null ? null : now + ttlMs);
+      const oldExpires = Math.min(old.expires, now + graceSeconds * 1000);
+      const oldRec = { ...old.record(), expires_at: oldExpires };
+      await this.write(tenant, now, [
+        { type: 'put', key: 'token:' + entry.hash, value: JSON.stringify(entry.record()) },
+        { type: 'put', key: 'token:' + old.hash, value: JSON.stringify(oldRec) },
+      ]);
+      old.expires = oldExpires;
+      if (oldExpires <= now && old.cachedAs !== undefined) {
+        this.resolved.delete(old.cachedAs);
+        old.cachedAs = undefined;
+      }
+      this.index(entry);
+      return this.issued(entry, token);
+    });
+  }
+
+  private mint(tenant: string, now: number, expiresAt: number | null): { entry: TokenEntry; token: string } {
+    const token = newToken();
+    return { entry: new TokenEntry(hashToken(token), tenant, newUlid(now), now, expiresAt), token };
+  }
+
+  private issued(e: TokenEntry, token: string): IssuedToken {
+    return { tenant: e.tenant, token_id: e.id, token, created: e.created, expires_at: e.expiresAt };
+  }
+
+  /**
+   * One sync batch: the given ops plus the purge of this tenant's tokens that expired more
+   * than EXPIRED_RETENTION_MS ago (so expired records cannot pile up between starts).
+   */
+  private async write(tenant: string, now: number, ops: Array<{ type: 'put'; key: string; value: string } | { type: 'del'; key: string }>): Promise<void> {
+    const stale: TokenEntry[] = [];
+    for (const e of this.byId.values()) {
+      if (e.tenant === tenant && e.expires !== Infinity && e.expires + EXPIRED_RETENTION_MS <= now) stale.push(e);
+    }
+    for (const e of stale) ops.push({ type: 'del', key: 'token:' + e.hash });
+    await this.db.batch(ops, { sync: true });
+    for (const e of stale) this.unindex(e);
   }
 }

@@ -1,8 +1,8 @@
-import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { OperatorOnly } from '../http/decorators';
 import { SystemStore } from './system-store';
 
-/** Operator-only provisioning over HTTP (the same operations as the provisioning command). */
+/** Operator-only tenant provisioning over HTTP (a tenant's tokens: tokens.controller.ts). */
 @OperatorOnly()
 @Controller('v1/tenants')
 export class TenantsController {
@@ -13,17 +13,10 @@ export class TenantsController {
     return this.system.listTenants();
   }
 
-  /** Creates a tenant and its first token; the token is shown only in this answer. */
+  /** Creates a tenant and its first token → `{tenant, token_id, token, created, expires_at}`; the token is shown only in this answer. */
   @Post()
   @HttpCode(201)
   create() {
     return this.system.createTenant();
-  }
-
-  /** Issues one more token for the tenant. */
-  @Post(':tenant/tokens')
-  @HttpCode(201)
-  async token(@Param('tenant') tenant: string) {
-    return { tenant: tenant.toUpperCase(), token: await this.system.issueToken(tenant) };
   }
 }
