@@ -265,6 +265,29 @@ describe('snapshot table versions', () => {
   });
 });
 
+/** Records the store reads of row keys (R keyspace) made through store.db. */
+function spyRowReads(store: TenantStore): { rowReads: string[]; restore: () => void } {
+  const db = store.db as unknown as { get: (...a: unknown[]) => unknown; getMany: (...a: unknown[]) => unknown };
+  const realGet = db.get;
+  const realGetMany = db.getMany;
+  const rowReads: string[] = [];
+  db.get = function (this: unknown, key: unknown, ...rest: unknown[]) {
+    if ((key as Buffer)[0] === 'R'.charCodeAt(0)) rowReads.push('get');
+    return realGet.call(db, key, ...rest);
+  };
+  db.getMany = function (this: unknown, keys: unknown, ...rest: unknown[]) {
+    if ((keys as Buffer[]).some((k) => k[0] === 'R'.charCodeAt(0))) rowReads.push('getMany');
+    return realGetMany.call(db, keys, ...rest);
+  };
+  return {
+    rowReads,
+    restore: () => {
+      db.get = realGet;
+      db.getMany = realGetMany;
+    },
+  };
+}
+
 describe('getRow read cache', () => {
   it('never serves a row older than the last acknowledged write, also under concurrent writes and drops', async () => {
     const { mkdtempSync } = await import('fs');
@@ -309,18 +332,7 @@ describe('getRow read cache', () => {
     const store = await TenantStore.open({ dir, sync: false });
     await store.registerSchema(USERS);
     await store.commit({ changes: Array.from({ length: 20 }, (_, i) => ({ op: 'put' as const, schema: 'shop.users', row: { id: `u${i}`, email: `u${i}@x`, age: i } })) });
-    const db = store.db as unknown as { get: (...a: unknown[]) => unknown; getMany: (...a: unknown[]) => unknown };
-    const realGet = db.get.bind(db);
-    const realGetMany = db.getMany.bind(db);
-    const rowReads: string[] = [];
-    db.get = (key: unknown, ...rest: unknown[]) => {
-      if ((key as Buffer)[0] === 'R'.charCodeAt(0)) rowReads.push('get');
-      return realGet(key, ...rest);
-    };
-    db.getMany = (keys: unknown, ...rest: unknown[]) => {
-      if ((keys as Buffer[]).some((k) => k[0] === 'R'.charCodeAt(0))) rowReads.push('getMany');
-      return realGetMany(keys, ...rest);
-    };
+    const { rowReads, restore } = spyRowReads(store);
     try {
       // Reads of rows just written come from the cache, with the committed version.
       const r = await store.getRow('shop.users', ['u7']);
@@ -342,8 +354,7 @@ describe('getRow read cache', () => {
       expect(await store.getRowJson('shop.users', ['u4'])).toBeUndefined();
       expect(rowReads).toEqual([]);
     } finally {
-      db.get = realGet;
-      db.getMany = realGetMany;
+      restore();
     }
     // After a restart the cache is empty and the store answers the same.
     await store.close();
@@ -351,6 +362,32 @@ describe('getRow read cache', () => {
     expect(await again.getRowJson('shop.users', ['u3'])).toEqual({ version: 2, lsn: expect.any(Number), json: JSON.stringify({ id: 'u3', email: 'u3@x', age: 103 }) });
     expect(await again.getRow('shop.users', ['u4'])).toBeUndefined();
     await again.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a bulk group updates the rows already cached but does not add its other rows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rc-'));
+    const store = await TenantStore.open({ dir, sync: false, rowCacheRows: 64 }); // bulk: over 4 key writes
+    await store.registerSchema(USERS);
+    await store.put('shop.users', { id: 'hot', age: 1 }); // small group: written through
+    const bulk = (age: number) =>
+      store.commit({ changes: Array.from({ length: 10 }, (_, i) => ({ op: 'put' as const, schema: 'shop.users', row: { id: i ? `b${i}` : 'hot', age } })) });
+    await bulk(2);
+    const { rowReads, restore } = spyRowReads(store);
+    try {
+      expect((await store.getRow('shop.users', ['hot']))!.values.age).toBe(2); // updated in place
+      expect(rowReads).toEqual([]);
+      expect((await store.getRow('shop.users', ['b3']))!.values.age).toBe(2); // not cached by the bulk group
+      expect(rowReads).toEqual(['get']);
+      await bulk(3); // reads the uncached rows' versions (one getMany)
+      rowReads.length = 0;
+      expect((await store.getRow('shop.users', ['hot']))!.values.age).toBe(3);
+      expect((await store.getRow('shop.users', ['b3']))!.values.age).toBe(3); // cached by the read, updated by the group
+      expect(rowReads).toEqual([]);
+    } finally {
+      restore();
+    }
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

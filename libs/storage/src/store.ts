@@ -45,6 +45,7 @@ import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-p
 import { KEYSPACE, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { LOG_END, LOG_START, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
+import { RowCache } from './row-cache';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
 import { verifyStore, VerifyReport } from './verify';
@@ -110,8 +111,7 @@ export class TenantStore implements StoreReader {
    * rows through (before its callers resolve), so it always holds committed values. Strings,
    * not Buffers: a small Buffer pins its whole 8 KiB allocation slab.
    */
-  private readonly rowCache = new Map<string, string | null>();
-  private readonly rowCacheMax: number;
+  private readonly rowCache: RowCache<string | null>;
   /** Counts applied groups, so a read that raced an apply is not cached. */
   private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
@@ -139,7 +139,7 @@ export class TenantStore implements StoreReader {
     this.participantList = [indexParticipant, idempotencyParticipant, ...(opts.participants ?? [])];
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
-    this.rowCacheMax = opts.rowCacheRows ?? 100_000;
+    this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
   }
 
   static async open(opts: StoreOptions): Promise<TenantStore> {
@@ -277,9 +277,12 @@ export class TenantStore implements StoreReader {
           for (const p of this.participantList) p.apply?.(f);
         }
         if (dropped) this.rowCache.clear();
-        else if (this.rowCacheMax > 0) {
+        else if (this.rowCache.size > 0 || writes.size <= this.rowCache.bulk) {
+          // A bulk group (a load) updates the rows already cached but does not displace them.
+          const through = writes.size <= this.rowCache.bulk;
           writes.forEachBin((k, v) => {
-            if (k.charCodeAt(0) === ROW_KEY_PREFIX) this.cacheRow(k, v === null ? null : v.toString('utf8'));
+            if (k.charCodeAt(0) !== ROW_KEY_PREFIX) return;
+            if (through || this.rowCache.has(k)) this.rowCache.set(k, v === null ? null : v.toString('utf8'));
           });
         }
         for (const m of droppedSchemas) {
@@ -390,14 +393,8 @@ export class TenantStore implements StoreReader {
     const text = v === undefined ? undefined : v.toString('utf8');
     // Cache only a value no group could have changed while it was read: none was being
     // written, and none was applied since the read began.
-    if (seq === this.applySeq && !this.coordinator.writing && this.rowCacheMax > 0) this.cacheRow(k, text ?? null);
+    if (seq === this.applySeq && !this.coordinator.writing) this.rowCache.set(k, text ?? null);
     return text;
-  }
-
-  private cacheRow(k: string, text: string | null): void {
-    if (this.rowCache.has(k)) this.rowCache.delete(k);
-    else if (this.rowCache.size >= this.rowCacheMax) this.rowCache.delete(this.rowCache.keys().next().value!);
-    this.rowCache.set(k, text);
   }
 
   /** Deletes (in a frame) up to `limit` Idempotency-Key records whose expiry is at or before `now`. */

@@ -10,7 +10,9 @@ import { ColumnDef, coerceValue, DbError, JsonValue, TableManifest } from '@mmdb
  * bool `true`/`false`, str the text as is.
  */
 export function parsePkSegment(raw: string, m: TableManifest): JsonValue[] {
-  const cols = m.primary_key.map((name) => m.columns.find((c) => c.name === name)!);
+  const cols = pkColumns(m);
+  // Most keys carry no escapes: skip decoding them.
+  if (cols.length === 1 && raw.indexOf('%') < 0 && raw[0] !== '[') return [fromText(cols[0], raw)];
   let decodedWhole: string;
   try {
     decodedWhole = decodeURIComponent(raw);
@@ -42,6 +44,14 @@ export function parsePkSegment(raw: string, m: TableManifest): JsonValue[] {
     }
     return fromText(cols[i], s);
   });
+}
+
+/** The primary-key column definitions of a manifest, in key order (manifests are immutable). */
+const pkColumnsOf = new WeakMap<TableManifest, ColumnDef[]>();
+function pkColumns(m: TableManifest): ColumnDef[] {
+  let cols = pkColumnsOf.get(m);
+  if (!cols) pkColumnsOf.set(m, (cols = m.primary_key.map((name) => m.columns.find((c) => c.name === name)!)));
+  return cols;
 }
 
 function coercePk(col: ColumnDef, v: unknown): JsonValue {
@@ -88,6 +98,7 @@ export function formatPk(pk: readonly JsonValue[]): string {
 
 /** The raw (still percent-encoded) last path segment of a URL. */
 export function lastRawSegment(url: string): string {
-  const path = url.split('?')[0];
-  return path.slice(path.lastIndexOf('/') + 1);
+  const q = url.indexOf('?');
+  const end = q < 0 ? url.length : q;
+  return url.slice(url.lastIndexOf('/', end - 1) + 1, end);
 }
