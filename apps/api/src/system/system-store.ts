@@ -208,12 +208,6 @@ export class SystemStore {
     return e;
   }
 
-  /** The tenant a live token belongs to, or undefined. */
-  tenantOfToken(token: string, now: number = Date.now()): string | undefined {
-    const e = this.knownToken(token, now) ?? this.resolveToken(token, now);
-    return typeof e === 'string' ? undefined : e.tenant;
-  }
-
   hasTenant(tenant: string): boolean {
     return this.tenants.has(tenant);
   }
@@ -305,17 +299,6 @@ export class SystemStore {
       await this.write(tenant, now, [{ type: 'del', key: 'token:' + e.hash }]);
       this.unindex(e);
       return live;
-    });
-  }
-
-  /** Revokes a token by its secret; returns whether it existed. */
-  revokeToken(token: string): Promise<boolean> {
-    return this.serial(async () => {
-      const e = this.byHash.get(hashToken(token));
-      if (e === undefined) return false;
-      await this.write(e.tenant, Date.now(), [{ type: 'del', key: 'token:' + e.hash }]);
-      this.unindex(e);
-      return true;
     });
   }
 
