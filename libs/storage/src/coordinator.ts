@@ -29,7 +29,7 @@ import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { encodeRow, fkIndexName, idempotencyKey, indexEntry, json, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
+import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
 import type { Db } from './snapshot';
 
 export interface SchemaEntry {
@@ -79,6 +79,24 @@ interface Prepared {
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
+
+/**
+ * A request's logged changes with their JSON text, so that a put's values, serialized once
+ * for its row record, are reused in the frame (`json()` is exactly JSON.stringify(changes)).
+ */
+class ChangeLog {
+  readonly changes: LoggedChange[] = [];
+  private readonly parts: string[] = [];
+
+  add(change: LoggedChange, text: string = JSON.stringify(change)): void {
+    this.changes.push(change);
+    this.parts.push(text);
+  }
+
+  json(): string {
+    return `[${this.parts.join(',')}]`;
+  }
+}
 
 interface PreparedGroup {
   readonly writes: WriteSet;
@@ -346,7 +364,7 @@ export class Coordinator {
     }
 
     const results: ChangeResult[] = [];
-    const logged: LoggedChange[] = [];
+    const logged = new ChangeLog();
     const dropped: TableManifest[] = [];
     const rowids = new Map<string, number>();
     for (const [i, change] of req.changes.entries()) {
@@ -365,7 +383,7 @@ export class Coordinator {
             const entry = await this.schemaPut(ctx, change.toml, schemaOf);
             results.push({ op: 'schema_put', schema: entry.manifest.id, created: !schemaOf(entry.manifest.id) });
             ownSchemas.set(entry.manifest.id, entry);
-            logged.push({ op: 'schema_put', schema: entry.manifest.id, toml: entry.toml });
+            logged.add({ op: 'schema_put', schema: entry.manifest.id, toml: entry.toml });
             break;
           }
           case 'schema_drop': {
@@ -385,7 +403,7 @@ export class Coordinator {
             ownSchemas.set(m.id, null);
             dropped.push(m);
             results.push({ op: 'schema_drop', schema: m.id, dropped: true });
-            logged.push({ op: 'schema_drop', schema: m.id });
+            logged.add({ op: 'schema_drop', schema: m.id });
             break;
           }
           default:
@@ -410,8 +428,8 @@ export class Coordinator {
     // Row keys are implied by the logical changes (frameKeyWrites rebuilds them); the
     // frame carries every other key write.
     const writes = ctx.own.writes().filter((w) => w.key[0] !== ROW_PREFIX);
-    const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged, writes };
-    const bytes = encodeFrame(frame);
+    const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes };
+    const bytes = encodeFrame(frame, logged.json());
     ctx.own.mergeInto(group);
     for (const [k, v] of ownSchemas) groupSchemas.set(k, v);
     for (const [k, v] of rowids) this.rowidNext.set(k, Math.max(this.rowidNext.get(k) ?? 0, v));
@@ -490,7 +508,7 @@ export class Coordinator {
     return next;
   }
 
-  private async put(ctx: RequestContext, ch: RowPutChange, results: ChangeResult[], logged: LoggedChange[], rowids: Map<string, number>): Promise<void> {
+  private async put(ctx: RequestContext, ch: RowPutChange, results: ChangeResult[], logged: ChangeLog, rowids: Map<string, number>): Promise<void> {
     const m = this.manifest(ctx, ch.schema);
     const input = ch.row;
     if (m.hidden_rowid && input && typeof input === 'object' && (input as Row)._rowid == null) {
@@ -516,7 +534,9 @@ export class Coordinator {
         }
       }
     }
-    ctx.put(rowKey(m.id, pk), encodeRow(after.version, after.lsn, values));
+    // The values are serialized once: for the row record and for the frame's change.
+    const valuesJson = JSON.stringify(values);
+    ctx.put(rowKey(m.id, pk), encodeRowJson(after.version, after.lsn, valuesJson));
     for (const fk of m.foreign_keys) {
       const vals = fk.columns.map((c) => values[c] ?? null);
       if (vals.some((v) => v === null)) continue;
@@ -526,11 +546,14 @@ export class Coordinator {
       }
     }
     await this.derive(ctx, m, pk, before ?? null, after);
-    logged.push({ op: 'put', schema: m.id, pk, version: after.version, values });
+    logged.add(
+      { op: 'put', schema: m.id, pk, version: after.version, values },
+      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${JSON.stringify(pk)},"version":${after.version},"values":${valuesJson}}`,
+    );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
   }
 
-  private async del(ctx: RequestContext, ch: RowDeleteChange, results: ChangeResult[], logged: LoggedChange[]): Promise<void> {
+  private async del(ctx: RequestContext, ch: RowDeleteChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
     const m = this.manifest(ctx, ch.schema);
     if (!Array.isArray(ch.pk) || ch.pk.length !== m.primary_key.length) {
       throw new DbError('validation_failed', `${m.id} has a ${m.primary_key.length}-column primary key (${m.primary_key.join(', ')})`);
@@ -562,7 +585,7 @@ export class Coordinator {
         }
       }
     }
-    logged.push({ op: 'delete', schema: m.id, pk });
+    logged.add({ op: 'delete', schema: m.id, pk });
     results.push({ op: 'delete', schema: m.id, pk, deleted: true, version: before.version });
   }
 
@@ -575,12 +598,12 @@ export class Coordinator {
     }
   }
 
-  private async custom(ctx: RequestContext, ch: CustomChange, results: ChangeResult[], logged: LoggedChange[]): Promise<void> {
+  private async custom(ctx: RequestContext, ch: CustomChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
     const part = this.host.participants().find((x) => x.name === ch.participant);
     if (!part?.deriveCustom) throw new DbError('validation_failed', `no participant "${ch.participant}" takes custom changes`);
     const { writes, result } = await part.deriveCustom(ch, ctx);
     for (const w of writes) ctx.put(w.key, w.value);
-    logged.push({ op: 'custom', participant: ch.participant, type: ch.type, payload: ch.payload });
+    logged.add({ op: 'custom', participant: ch.participant, type: ch.type, payload: ch.payload });
     results.push({ op: 'custom', participant: ch.participant, result });
   }
 

@@ -31,8 +31,9 @@ export interface FrameInput {
   readonly writes: readonly KeyWrite[];
 }
 
-export function encodeFrame(f: FrameInput): Buffer {
-  const changes = Buffer.from(JSON.stringify(f.changes), 'utf8');
+/** `changesJson`, when the caller has it, must be exactly JSON.stringify(f.changes). */
+export function encodeFrame(f: FrameInput, changesJson: string = JSON.stringify(f.changes)): Buffer {
+  const changes = Buffer.from(changesJson, 'utf8');
   let size = 24 + 4 + changes.length + 4;
   for (const w of f.writes) size += 1 + 4 + w.key.length + (w.value ? 4 + w.value.length : 0);
   const out = Buffer.allocUnsafe(HEADER + size);

@@ -8,7 +8,12 @@ export function rowKey(schema: string, pk: readonly JsonValue[]): Buffer {
 }
 
 export function encodeRow(version: number, lsn: number, values: Row): Buffer {
-  return Buffer.from(JSON.stringify([version, lsn, values]), 'utf8');
+  return encodeRowJson(version, lsn, JSON.stringify(values));
+}
+
+/** encodeRow with the values already serialized (JSON.stringify(values)). */
+export function encodeRowJson(version: number, lsn: number, valuesJson: string): Buffer {
+  return Buffer.from(`[${version},${lsn},${valuesJson}]`, 'utf8');
 }
 
 export function decodeRow(schema: string, pk: PkTuple, b: Uint8Array): StoredRow {

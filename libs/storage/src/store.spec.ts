@@ -403,3 +403,30 @@ describe('getRow read cache', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('frame text', () => {
+  it('the frames a commit writes re-encode to the same bytes (values serialized once, exactly as JSON.stringify)', async () => {
+    const { encodeFrame, decodeFrame } = await import('./frame');
+    const { LOG_START, LOG_END } = await import('./records');
+    const dir = mkdtempSync(join(tmpdir(), 'ft-'));
+    const store = await TenantStore.open({ dir, sync: false });
+    await store.registerSchema(USERS);
+    await store.commit({
+      changes: [
+        { op: 'put', schema: 'shop.users', row: { id: 'ü "q" \\ \u2028', email: 'a@x', age: -5 } },
+        { op: 'put', schema: 'shop.users', row: { id: 'big', age: 9007199254740991 } },
+        { op: 'put', schema: 'shop.users', row: { id: 'none', email: null } },
+      ],
+    });
+    await store.put('shop.users', { id: 'big', age: 0 });
+    await store.delete('shop.users', ['none']);
+    let n = 0;
+    for await (const [, bytes] of store.db.iterator({ gte: LOG_START, lt: LOG_END })) {
+      expect(encodeFrame(decodeFrame(bytes))).toEqual(bytes);
+      n++;
+    }
+    expect(n).toBeGreaterThanOrEqual(4);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
