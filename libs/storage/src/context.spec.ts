@@ -36,4 +36,20 @@ describe('WriteSet', () => {
       ['2', null],
     ]);
   });
+
+  it('merging into an empty set moves the entries over and leaves the source empty', () => {
+    const k = (s: string) => Buffer.from(s);
+    const from = new WriteSet();
+    from.set(k('b'), k('2'));
+    from.set(k('a'), k('1'));
+    expect(from.inRange(k('a'), k('z')).length).toBe(2); // builds the sorted key list
+    const into = new WriteSet();
+    from.mergeInto(into);
+    expect(from.size).toBe(0);
+    expect(from.lookup(k('a'))).toBeUndefined();
+    into.set(k('c'), k('3'));
+    expect(into.inRange(k('a'), k('z')).map(([key]) => key.toString())).toEqual(['a', 'b', 'c']);
+    from.set(k('d'), k('4')); // the source is usable again and shares nothing with the target
+    expect(into.lookup(k('d'))).toBeUndefined();
+  });
 });

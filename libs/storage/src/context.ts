@@ -28,7 +28,7 @@ const unbin = (s: string) => Buffer.from(s, 'latin1');
  * pay for ordering and range reads stay logarithmic to find.
  */
 export class WriteSet {
-  private readonly map = new Map<string, [Buffer, Buffer | null]>();
+  private map = new Map<string, [Buffer, Buffer | null]>();
   private sorted: string[] | null = null;
 
   get size(): number {
@@ -66,7 +66,16 @@ export class WriteSet {
     return out;
   }
 
+  /** Moves this set's entries into `other` (this set is left empty). */
   mergeInto(other: WriteSet): void {
+    if (other.map.size === 0) {
+      // The first request of a group: hand the map over instead of copying it.
+      other.map = this.map;
+      other.sorted = this.sorted;
+      this.map = new Map();
+      this.sorted = null;
+      return;
+    }
     for (const [k, entry] of this.map) {
       if (other.sorted && !other.map.has(k)) other.sorted.splice(lowerBound(other.sorted, k), 0, k);
       other.map.set(k, entry);
