@@ -16,7 +16,7 @@ import { DbError, type JsonValue, type Lsn, type TableManifest, type VectorIndex
 import type { CommitParticipant, CommittedFrame, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, Snapshot, StoreReader } from '@mmdb/storage';
 import { VectorTable, type Match, type TableSpec } from './table';
 import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, metaKey, parseKey, tableRange } from './keys';
-import { parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, type Metadata } from './validate';
+import { checkVector, parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, toNumbers, type Metadata } from './validate';
 import type { VectorMetric } from './metric';
 
 export const PARTICIPANT = 'vector';
@@ -76,7 +76,7 @@ export class VectorParticipant implements CommitParticipant {
     const payload = {
       table: parseTableName(table),
       id: parseId(b.id),
-      embedding: Array.from(parseVector('embedding', b.embedding)),
+      embedding: toNumbers(parseVector('embedding', b.embedding)),
       metadata: parseMetadata('metadata', b.metadata),
       metric: parseMetric(b.metric) ?? null,
     };
@@ -198,7 +198,7 @@ export class VectorParticipant implements CommitParticipant {
   topk(name: string, body: TopKRequest): Match[] {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new DbError('validation_failed', 'body must be an object {vector, k?, mode?, filter?, metric?}');
     const t = this.table(name);
-    const q = parseVector('vector', body.vector, t.spec.dim);
+    const q = checkVector('vector', body.vector, t.spec.dim); // not copied: topk copies it into the table's query buffer
     const k = parseK(body.k);
     const mode = parseMode(body.mode);
     const metric = parseMetric(body.metric);

@@ -81,9 +81,12 @@ export class VectorTable {
   private readonly ctx: IndexContext;
   /** Set by `rebuild(kind)`: the table keeps that kind instead of choosing by size. */
   private pinned: AnnIndex['kind'] | null = null;
+  /** The query of the running `topk` (normalised in place for cosine): one buffer, no allocation per query. */
+  private readonly query: Float32Array;
 
   constructor(readonly name: string, readonly spec: TableSpec) {
     this.slab = new VectorSlab(spec.dim);
+    this.query = new Float32Array(spec.dim);
     const slabOf = () => this.slab; // the slab is replaced on restore: read it through the table
     this.ctx = {
       metric: spec.metric,
@@ -215,7 +218,9 @@ export class VectorTable {
   topk(query: ArrayLike<number>, o: TopKOptions): Match[] {
     if (query.length !== this.spec.dim)
       throw new DbError('dim_mismatch', `"vector" has ${query.length} dimensions; the table is locked to ${this.spec.dim}`, { field: 'vector' });
-    const q = Float32Array.from(query);
+    // topk is synchronous and no index keeps the query: one buffer per table serves every call
+    const q = this.query;
+    q.set(query);
     if (this.spec.metric === 'cosine') normalize(q);
     const members = this.matching(o.filter);
     let hits: Hit[];

@@ -8,20 +8,43 @@ export const MAX_K = 1000;
 /** Largest dimension a table may lock. */
 export const MAX_DIM = 4096;
 
+/**
+ * Checks that `v` is a finite, non-empty array of numbers of length `dim` (when known:
+ * `dim_mismatch`), without copying it: the query path hands it straight to
+ * `VectorTable.topk`, which copies it into the table's query buffer.
+ */
+export function checkVector(field: string, v: unknown, dim?: number): readonly number[] {
+  if (!Array.isArray(v)) throw new DbError('validation_failed', `"${field}" must be an array of numbers`, { field });
+  const n = v.length;
+  if (n === 0) throw new DbError('validation_failed', `"${field}" must not be empty`, { field });
+  if (n > MAX_DIM) throw new DbError('validation_failed', `"${field}" has ${n} components; at most ${MAX_DIM}`, { field });
+  // one tight loop: `x - x` is 0 for a finite number, NaN for ±Infinity and NaN
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    if (typeof x !== 'number' || x - x !== 0) throw badComponent(field, i, x);
+  }
+  if (dim !== undefined && n !== dim)
+    throw new DbError('dim_mismatch', `"${field}" has ${n} dimensions; the table is locked to ${dim}`, { field, expected: dim, got: n });
+  return v as number[];
+}
+
+function badComponent(field: string, i: number, x: unknown): DbError {
+  if (typeof x !== 'number') return new DbError('validation_failed', `"${field}[${i}]" is not a number`, { field });
+  return new DbError('validation_failed', `"${field}[${i}]" is not finite`, { field });
+}
+
 /** A finite, non-empty array of numbers → Float32Array; `dim`, when known, must match (`dim_mismatch`). */
 export function parseVector(field: string, v: unknown, dim?: number): Float32Array {
-  if (!Array.isArray(v)) throw new DbError('validation_failed', `"${field}" must be an array of numbers`, { field });
-  if (v.length === 0) throw new DbError('validation_failed', `"${field}" must not be empty`, { field });
-  if (v.length > MAX_DIM) throw new DbError('validation_failed', `"${field}" has ${v.length} components; at most ${MAX_DIM}`, { field });
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) {
-    const x = v[i];
-    if (typeof x !== 'number') throw new DbError('validation_failed', `"${field}[${i}]" is not a number`, { field });
-    if (!Number.isFinite(x)) throw new DbError('validation_failed', `"${field}[${i}]" is not finite`, { field });
-    out[i] = x;
-  }
-  if (dim !== undefined && v.length !== dim)
-    throw new DbError('dim_mismatch', `"${field}" has ${v.length} dimensions; the table is locked to ${dim}`, { field, expected: dim, got: v.length });
+  const a = checkVector(field, v, dim);
+  const out = new Float32Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i];
+  return out;
+}
+
+/** A Float32Array as a plain array of numbers (`Array.from` on a typed array allocates ~80 bytes per element). */
+export function toNumbers(v: Float32Array): number[] {
+  const out = new Array<number>(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i];
   return out;
 }
 
