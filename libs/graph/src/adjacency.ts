@@ -1,26 +1,26 @@
 /**
- * The read-optimised, in-memory form of one relation: node strings interned to
- * dense integer ids, and per node its outgoing (and incoming) edges as parallel
- * arrays. Traversals (traverse.ts) walk the integer arrays; strings are only
- * touched at the edges of a request.
+ * The read-optimised, in-memory form of one relation, held in typed arrays only (no JS
+ * object per node or per edge, so a graph of millions of edges adds next to nothing to
+ * what the garbage collector traces or copies):
  *
- * Writes are idempotent by (src, dst, owner): `put` upserts, `remove` removes if
- * present, so re-applying a frame already seen in a snapshot is harmless.
+ * - node strings interned to dense ids by a `NodeTable` (one UTF-16 arena + hash slots);
+ * - the **base**: compressed sparse rows, forward (`fOff`/`fTo`/`fW`/`fOwner`) and reverse
+ *   (`rOff`/`rFrom`/`rOwner`), built by `compact()`; a removed base edge is a tombstone
+ *   (its `fTo`/`rFrom` entry set to -1);
+ * - the **overlay**: edges added since the last compaction, in growable parallel arrays,
+ *   chained per source (`oHeadF`/`oNextF`) and per target (`oHeadR`/`oNextR`); a removed
+ *   overlay edge is marked dead.
+ * When overlay edges plus tombstones pass `max(MIN_MERGE, base edges / 8)`, `compact()`
+ * folds them into a new base (O(nodes + edges), amortised over as many writes).
+ *
+ * An edge is addressed by its **slot**: `0 .. baseEdges-1` in the base, `baseEdges + e` for
+ * overlay edge `e`. Weights (`fW`, NaN when the row had none) and numeric props (one
+ * Float64Array column per prop name, NaN when absent) are read by slot.
+ *
+ * Writes are idempotent by (src, dst, owner): `put` upserts, `remove` removes if present,
+ * so re-applying a frame already seen in a snapshot is harmless.
  */
-
-/** Outgoing edges of one node. `owner`/`props` exist only once some edge needs them. */
-export interface OutEdges {
-  to: number[];
-  /** Weight from the manifest's weight column; NaN when the row had none. */
-  w: number[];
-  owner?: (string | null)[];
-  props?: (Readonly<Record<string, number>> | undefined)[];
-}
-
-interface InEdges {
-  from: number[];
-  owner?: (string | null)[];
-}
+import { grow, NodeTable } from './node-table';
 
 export interface EdgeInput {
   readonly src: string;
@@ -30,124 +30,419 @@ export interface EdgeInput {
   readonly props?: Readonly<Record<string, number>>;
 }
 
+/** Weight of an edge from node `from` to node `to` at `slot`; NaN means "no weight" (counts as 1). */
+export type WeightFn = (from: number, to: number, slot: number) => number;
+
+/** Overlay edges (plus tombstones) below this never trigger a compaction on their own. */
+export const MIN_MERGE = 4096;
+
+const EMPTY_I32 = new Int32Array(0);
+const EMPTY_F64 = new Float64Array(0);
+
 export class Adjacency {
-  private readonly ids = new Map<string, number>();
-  /** Node string by id. */
-  readonly names: string[] = [];
-  /** Outgoing edges by node id (undefined: none). */
-  readonly out: (OutEdges | undefined)[] = [];
-  private readonly inn: (InEdges | undefined)[] = [];
+  private readonly nodes = new NodeTable();
+  private readonly owners = new NodeTable();
   private edges = 0;
 
+  // ---- base (CSR) ----
+  /** Nodes covered by the base: `fOff`/`rOff` have `baseNodes + 1` entries. */
+  baseNodes = 0;
+  /** Edge slots in the base (live and tombstones). */
+  baseEdges = 0;
+  fOff = new Int32Array(1);
+  fTo = EMPTY_I32;
+  fW = EMPTY_F64;
+  fOwner = EMPTY_I32;
+  rOff = new Int32Array(1);
+  rFrom = EMPTY_I32;
+  rOwner = EMPTY_I32;
+  private baseDead = 0;
+
+  // ---- overlay ----
+  /** Overlay edges (live and dead). */
+  oLen = 0;
+  oSrc = new Int32Array(64);
+  oDst = new Int32Array(64);
+  oW = new Float64Array(64);
+  oOwner = new Int32Array(64);
+  /** 1 = removed. */
+  oDead = new Uint8Array(64);
+  oNextF = new Int32Array(64);
+  oNextR = new Int32Array(64);
+  /** By node id: first/last overlay edge leaving (F) or entering (R) it; -1 = none. */
+  oHeadF = new Int32Array(64).fill(-1);
+  private oTailF = new Int32Array(64).fill(-1);
+  oHeadR = new Int32Array(64).fill(-1);
+  private oTailR = new Int32Array(64).fill(-1);
+  private overlayDead = 0;
+
+  // ---- numeric props, one column per name ----
+  private readonly propNames: string[] = [];
+  private fProps: Float64Array[] = [];
+  private oProps: Float64Array[] = [];
+
+  // ---- scratch for distinct neighbour lists ----
+  private mark = new Int32Array(0);
+  private markGen = 0;
+
+  /** Compactions so far (tests, benchmark). */
+  compactions = 0;
+
   get nodeCount(): number {
-    return this.names.length;
+    return this.nodes.size;
   }
 
   get edgeCount(): number {
     return this.edges;
   }
 
-  idOf(node: string): number | undefined {
-    return this.ids.get(node);
+  /** Overlay edges and tombstones waiting for the next compaction. */
+  get pendingChanges(): number {
+    return this.oLen + this.baseDead;
   }
 
-  private intern(node: string): number {
-    let id = this.ids.get(node);
-    if (id === undefined) {
-      id = this.names.length;
-      this.ids.set(node, id);
-      this.names.push(node);
-      this.out.push(undefined);
-      this.inn.push(undefined);
-    }
-    return id;
+  /** Bytes held in typed arrays (the whole structure). */
+  get bytes(): number {
+    let b = this.nodes.bytes + this.owners.bytes;
+    for (const a of [this.fOff, this.fTo, this.fW, this.fOwner, this.rOff, this.rFrom, this.rOwner, this.oSrc, this.oDst, this.oW, this.oOwner, this.oDead])
+      b += a.byteLength;
+    for (const a of [this.oNextF, this.oNextR, this.oHeadF, this.oTailF, this.oHeadR, this.oTailR, this.mark]) b += a.byteLength;
+    for (const a of [...this.fProps, ...this.oProps]) b += a.byteLength;
+    return b;
   }
+
+  idOf(node: string): number | undefined {
+    const id = this.nodes.idOf(node);
+    return id < 0 ? undefined : id;
+  }
+
+  /** The node string of id `id`. */
+  name(id: number): string {
+    return this.nodes.name(id);
+  }
+
+  /** Weight of the edge at `slot` (NaN: none). */
+  weightOf(slot: number): number {
+    return slot < this.baseEdges ? this.fW[slot] : this.oW[slot - this.baseEdges];
+  }
+
+  /** A weight function reading prop `field` of each edge (NaN where the edge has none). */
+  propWeights(field: string): WeightFn {
+    const p = this.propNames.indexOf(field);
+    if (p < 0) return () => NaN;
+    return (_u, _v, slot) => (slot < this.baseEdges ? this.fProps[p][slot] : this.oProps[p][slot - this.baseEdges]);
+  }
+
+  /** The weight column as a weight function. */
+  weights(): WeightFn {
+    return (_u, _v, slot) => (slot < this.baseEdges ? this.fW[slot] : this.oW[slot - this.baseEdges]);
+  }
+
+  // ---- writes ----
 
   /** Adds the edge, or updates its weight/props when (src, dst, owner) is already there. */
   put(e: EdgeInput): void {
     const s = this.intern(e.src);
     const d = this.intern(e.dst);
-    const o = (this.out[s] ??= { to: [], w: [] });
-    const at = findEdge(o.to, o.owner, d, e.owner);
-    const w = e.weight ?? NaN;
-    if (at >= 0) {
-      o.w[at] = w;
-      if (e.props !== undefined || o.props) (o.props ??= new Array(o.to.length).fill(undefined))[at] = e.props;
+    const o = e.owner === null ? -1 : this.owners.intern(e.owner);
+    const slot = this.find(s, d, o);
+    if (slot < 0) {
+      this.add(s, d, o, e);
+      this.maybeCompact();
       return;
     }
-    this.append(e);
+    if (slot < this.baseEdges) {
+      this.fW[slot] = e.weight ?? NaN;
+      this.setProps(this.fProps, slot, e.props);
+    } else {
+      this.oW[slot - this.baseEdges] = e.weight ?? NaN;
+      this.setProps(this.oProps, slot - this.baseEdges, e.props);
+    }
   }
 
-  /** Adds an edge known to be new (bulk load from the store's unique keys): no duplicate scan. */
+  /**
+   * Adds an edge known to be new (bulk load from the store's unique keys): no duplicate
+   * scan and no compaction; call `compact()` after the load.
+   */
   append(e: EdgeInput): void {
     const s = this.intern(e.src);
     const d = this.intern(e.dst);
-    const o = (this.out[s] ??= { to: [], w: [] });
-    const n = o.to.length;
-    o.to.push(d);
-    o.w.push(e.weight ?? NaN);
-    if (e.owner !== null || o.owner) (o.owner ??= new Array(n).fill(null)).push(e.owner);
-    if (e.props !== undefined || o.props) (o.props ??= new Array(n).fill(undefined)).push(e.props);
-    const i = (this.inn[d] ??= { from: [] });
-    if (e.owner !== null || i.owner) (i.owner ??= new Array(i.from.length).fill(null)).push(e.owner);
-    i.from.push(s);
-    this.edges++;
+    this.add(s, d, e.owner === null ? -1 : this.owners.intern(e.owner), e);
   }
 
   /** Removes the edge (src, dst, owner) if present. */
   remove(src: string, dst: string, owner: string | null): void {
-    const s = this.ids.get(src);
-    const d = this.ids.get(dst);
-    if (s === undefined || d === undefined) return;
-    const o = this.out[s];
-    if (!o) return;
-    const at = findEdge(o.to, o.owner, d, owner);
-    if (at < 0) return;
-    swapRemove(o.to, at);
-    swapRemove(o.w, at);
-    if (o.owner) swapRemove(o.owner, at);
-    if (o.props) swapRemove(o.props, at);
-    const i = this.inn[d];
-    if (i) {
-      const j = findEdge(i.from, i.owner, s, owner);
-      if (j >= 0) {
-        swapRemove(i.from, j);
-        if (i.owner) swapRemove(i.owner, j);
+    const s = this.nodes.idOf(src);
+    const d = this.nodes.idOf(dst);
+    const o = owner === null ? -1 : this.owners.idOf(owner);
+    if (s < 0 || d < 0 || (owner !== null && o < 0)) return;
+    const slot = this.find(s, d, o);
+    if (slot < 0) return;
+    if (slot < this.baseEdges) {
+      this.fTo[slot] = -1;
+      const rFrom = this.rFrom;
+      for (let j = this.rOff[d], end = this.rOff[d + 1]; j < end; j++) {
+        if (rFrom[j] === s && this.rOwner[j] === o) {
+          rFrom[j] = -1;
+          break;
+        }
       }
+      this.baseDead++;
+    } else {
+      this.oDead[slot - this.baseEdges] = 1;
+      this.overlayDead++;
     }
     this.edges--;
+    this.maybeCompact();
   }
+
+  /** Folds the overlay and tombstones into a new base. */
+  compact(): void {
+    const n = this.nodes.size;
+    const nb = this.baseNodes;
+    const { fOff, fTo, fW, fOwner, rOff, rFrom, rOwner, oDead, oDst, oSrc, oNextF, oNextR, oHeadF, oHeadR } = this;
+    const m = this.edges;
+    const nfOff = new Int32Array(n + 1);
+    const nrOff = new Int32Array(n + 1);
+    // counts
+    for (let u = 0; u < nb; u++) {
+      let c = 0;
+      for (let k = fOff[u]; k < fOff[u + 1]; k++) if (fTo[k] >= 0) c++;
+      nfOff[u + 1] = c;
+      c = 0;
+      for (let k = rOff[u]; k < rOff[u + 1]; k++) if (rFrom[k] >= 0) c++;
+      nrOff[u + 1] = c;
+    }
+    for (let e = 0; e < this.oLen; e++) {
+      if (oDead[e]) continue;
+      nfOff[oSrc[e] + 1]++;
+      nrOff[oDst[e] + 1]++;
+    }
+    for (let u = 0; u < n; u++) {
+      nfOff[u + 1] += nfOff[u];
+      nrOff[u + 1] += nrOff[u];
+    }
+    const nfTo = new Int32Array(m);
+    const nfW = new Float64Array(m);
+    const nfOwner = new Int32Array(m);
+    const nrFrom = new Int32Array(m);
+    const nrOwner = new Int32Array(m);
+    const P = this.propNames.length;
+    const nfProps = this.propNames.map(() => new Float64Array(m));
+    for (let u = 0; u < n; u++) {
+      // forward: live base edges in order, then the overlay chain in insertion order
+      let at = nfOff[u];
+      if (u < nb) {
+        for (let k = fOff[u]; k < fOff[u + 1]; k++) {
+          if (fTo[k] < 0) continue;
+          nfTo[at] = fTo[k];
+          nfW[at] = fW[k];
+          nfOwner[at] = fOwner[k];
+          for (let p = 0; p < P; p++) nfProps[p][at] = this.fProps[p][k];
+          at++;
+        }
+      }
+      for (let e = oHeadF[u]; e >= 0; e = oNextF[e]) {
+        if (oDead[e]) continue;
+        nfTo[at] = oDst[e];
+        nfW[at] = this.oW[e];
+        nfOwner[at] = this.oOwner[e];
+        for (let p = 0; p < P; p++) nfProps[p][at] = this.oProps[p][e];
+        at++;
+      }
+      // reverse
+      at = nrOff[u];
+      if (u < nb) {
+        for (let k = rOff[u]; k < rOff[u + 1]; k++) {
+          if (rFrom[k] < 0) continue;
+          nrFrom[at] = rFrom[k];
+          nrOwner[at] = rOwner[k];
+          at++;
+        }
+      }
+      for (let e = oHeadR[u]; e >= 0; e = oNextR[e]) {
+        if (oDead[e]) continue;
+        nrFrom[at] = oSrc[e];
+        nrOwner[at] = this.oOwner[e];
+        at++;
+      }
+    }
+    this.baseNodes = n;
+    this.baseEdges = m;
+    this.fOff = nfOff;
+    this.fTo = nfTo;
+    this.fW = nfW;
+    this.fOwner = nfOwner;
+    this.rOff = nrOff;
+    this.rFrom = nrFrom;
+    this.rOwner = nrOwner;
+    this.fProps = nfProps;
+    this.baseDead = 0;
+    this.oLen = 0;
+    this.overlayDead = 0;
+    this.oHeadF.fill(-1);
+    this.oTailF.fill(-1);
+    this.oHeadR.fill(-1);
+    this.oTailR.fill(-1);
+    this.compactions++;
+  }
+
+  // ---- reads ----
 
   /** Distinct targets of `node`'s outgoing edges. */
   neighbors(node: string): string[] {
-    const id = this.ids.get(node);
-    const o = id === undefined ? undefined : this.out[id];
-    if (!o) return [];
-    const names = this.names;
-    if (!o.owner) return o.to.map((t) => names[t]);
-    return [...new Set(o.to)].map((t) => names[t]);
+    const u = this.nodes.idOf(node);
+    if (u < 0) return [];
+    const gen = this.beginMark();
+    const mark = this.mark;
+    const out: string[] = [];
+    if (u < this.baseNodes) {
+      const fTo = this.fTo;
+      for (let k = this.fOff[u], end = this.fOff[u + 1]; k < end; k++) {
+        const v = fTo[k];
+        if (v < 0 || mark[v] === gen) continue;
+        mark[v] = gen;
+        out.push(this.nodes.name(v));
+      }
+    }
+    for (let e = this.oHeadF[u]; e >= 0; e = this.oNextF[e]) {
+      const v = this.oDst[e];
+      if (this.oDead[e] || mark[v] === gen) continue;
+      mark[v] = gen;
+      out.push(this.nodes.name(v));
+    }
+    return out;
   }
 
   /** Distinct sources of `node`'s incoming edges. */
   sources(node: string): string[] {
-    const id = this.ids.get(node);
-    const i = id === undefined ? undefined : this.inn[id];
-    if (!i) return [];
-    const names = this.names;
-    if (!i.owner) return i.from.map((f) => names[f]);
-    return [...new Set(i.from)].map((f) => names[f]);
+    const u = this.nodes.idOf(node);
+    if (u < 0) return [];
+    const gen = this.beginMark();
+    const mark = this.mark;
+    const out: string[] = [];
+    if (u < this.baseNodes) {
+      const rFrom = this.rFrom;
+      for (let k = this.rOff[u], end = this.rOff[u + 1]; k < end; k++) {
+        const v = rFrom[k];
+        if (v < 0 || mark[v] === gen) continue;
+        mark[v] = gen;
+        out.push(this.nodes.name(v));
+      }
+    }
+    for (let e = this.oHeadR[u]; e >= 0; e = this.oNextR[e]) {
+      const v = this.oSrc[e];
+      if (this.oDead[e] || mark[v] === gen) continue;
+      mark[v] = gen;
+      out.push(this.nodes.name(v));
+    }
+    return out;
+  }
+
+  // ---- internals ----
+
+  private intern(node: string): number {
+    const id = this.nodes.intern(node);
+    if (id >= this.oHeadF.length) {
+      const cap = Math.max(this.oHeadF.length * 2, id + 1);
+      this.oHeadF = growFilled(this.oHeadF, cap);
+      this.oTailF = growFilled(this.oTailF, cap);
+      this.oHeadR = growFilled(this.oHeadR, cap);
+      this.oTailR = growFilled(this.oTailR, cap);
+    }
+    return id;
+  }
+
+  /** Slot of edge (s, d, o), or -1. */
+  private find(s: number, d: number, o: number): number {
+    if (s < this.baseNodes) {
+      const fTo = this.fTo;
+      for (let k = this.fOff[s], end = this.fOff[s + 1]; k < end; k++) if (fTo[k] === d && this.fOwner[k] === o) return k;
+    }
+    for (let e = this.oHeadF[s]; e >= 0; e = this.oNextF[e]) {
+      if (!this.oDead[e] && this.oDst[e] === d && this.oOwner[e] === o) return this.baseEdges + e;
+    }
+    return -1;
+  }
+
+  private add(s: number, d: number, o: number, e: EdgeInput): void {
+    const i = this.oLen++;
+    if (i >= this.oSrc.length) this.growOverlay(this.oSrc.length * 2);
+    this.oSrc[i] = s;
+    this.oDst[i] = d;
+    this.oW[i] = e.weight ?? NaN;
+    this.oOwner[i] = o;
+    this.oDead[i] = 0;
+    this.oNextF[i] = -1;
+    this.oNextR[i] = -1;
+    if (this.oTailF[s] >= 0) this.oNextF[this.oTailF[s]] = i;
+    else this.oHeadF[s] = i;
+    this.oTailF[s] = i;
+    if (this.oTailR[d] >= 0) this.oNextR[this.oTailR[d]] = i;
+    else this.oHeadR[d] = i;
+    this.oTailR[d] = i;
+    this.setProps(this.oProps, i, e.props);
+    this.edges++;
+  }
+
+  private maybeCompact(): void {
+    if (this.oLen + this.baseDead > Math.max(MIN_MERGE, this.baseEdges >> 3)) this.compact();
+  }
+
+  private growOverlay(cap: number): void {
+    this.oSrc = grow(this.oSrc, cap);
+    this.oDst = grow(this.oDst, cap);
+    this.oW = grow(this.oW, cap);
+    this.oOwner = grow(this.oOwner, cap);
+    this.oDead = grow(this.oDead, cap);
+    this.oNextF = grow(this.oNextF, cap);
+    this.oNextR = grow(this.oNextR, cap);
+    this.oProps = this.oProps.map((a) => growNaN(a, cap));
+  }
+
+  /** Writes `props` at `at` of each prop column (NaN where absent), adding columns for new names. */
+  private setProps(cols: Float64Array[], at: number, props: Readonly<Record<string, number>> | undefined): void {
+    if (props) {
+      for (const name of Object.keys(props)) {
+        if (!this.propNames.includes(name)) {
+          this.propNames.push(name);
+          this.fProps.push(new Float64Array(this.baseEdges).fill(NaN));
+          this.oProps.push(new Float64Array(this.oSrc.length).fill(NaN));
+        }
+      }
+    }
+    for (let p = 0; p < this.propNames.length; p++) {
+      const v = props?.[this.propNames[p]];
+      cols[p][at] = v === undefined ? NaN : v;
+    }
+  }
+
+  private beginMark(): number {
+    if (this.mark.length < this.nodes.size) {
+      this.mark = new Int32Array(Math.max(this.nodes.size, this.mark.length * 2, 64));
+      this.markGen = 0;
+    }
+    if (++this.markGen >= 0x7fffffff) {
+      this.mark.fill(0);
+      this.markGen = 1;
+    }
+    return this.markGen;
   }
 }
 
-function findEdge(ends: number[], owners: (string | null)[] | undefined, end: number, owner: string | null): number {
-  for (let k = 0; k < ends.length; k++) {
-    if (ends[k] === end && (owners ? owners[k] : null) === owner) return k;
-  }
-  return -1;
+function growFilled(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(n).fill(-1);
+  b.set(a);
+  return b;
 }
 
-function swapRemove<T>(a: T[], at: number): void {
-  const last = a.length - 1;
-  if (at !== last) a[at] = a[last];
-  a.pop();
+function growNaN(a: Float64Array, n: number): Float64Array {
+  const b = new Float64Array(n).fill(NaN);
+  b.set(a);
+  return b;
+}
+
+/** The weight column of `adj` as a weight function (benchmark, tests). */
+export function edgeWeights(adj: Adjacency): WeightFn {
+  return adj.weights();
 }

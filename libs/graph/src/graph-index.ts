@@ -201,6 +201,7 @@ export class GraphIndex implements CommitParticipant {
           else adj.append({ src, dst, owner, ...decodeEdgeValue(v) });
         }
       }
+      adj.compact(); // the scan's edges become the CSR base
     } catch (e) {
       if (this.rels.get(key) === st) this.rels.delete(key);
       throw e;
@@ -254,20 +255,11 @@ export class GraphIndex implements CommitParticipant {
     const overrides = opts.weights ? checkWeights(opts.weights) : undefined;
     const { relation, adj } = await this.adjacency(schema, rel);
     const field = opts.weightField === undefined || opts.weightField === relation.def.weight ? undefined : opts.weightField;
-    const out = adj.out;
-    const names = adj.names;
-    const base: WeightFn =
-      field === undefined
-        ? (u, k) => out[u]!.w[k]
-        : (u, k) => {
-            const p = out[u]!.props?.[k];
-            const v = p?.[field];
-            return v === undefined ? NaN : v;
-          };
+    const base: WeightFn = field === undefined ? adj.weights() : adj.propWeights(field);
     const weight: WeightFn = overrides
-      ? (u, k) => {
-          const o = overrides.get(`${names[u]}|${names[out[u]!.to[k]]}`);
-          return o === undefined ? base(u, k) : o;
+      ? (u, v, slot) => {
+          const o = overrides.get(`${adj.name(u)}|${adj.name(v)}`);
+          return o === undefined ? base(u, v, slot) : o;
         }
       : base;
     return dijkstra(adj, src, dst, weight);

@@ -1,5 +1,6 @@
 export { GraphIndex, MAX_DEPTH, DEFAULT_DEPTH, type ResolvedRelation } from './graph-index';
-export { Adjacency, type EdgeInput } from './adjacency';
+export { Adjacency, MIN_MERGE, edgeWeights, type EdgeInput } from './adjacency';
+export { NodeTable } from './node-table';
 export { bfs, shortestPath, dijkstra, type Visit, type DijkstraResult, type WeightFn } from './traverse';
 export { nodeOf, nodeOfValue, tupleOfNode } from './node';
 export { edgesOfRow, edgeWrites, forwardKey, reverseKey, decodeEdgeValue, ownerImplied, type Edge } from './edges';

@@ -61,9 +61,38 @@ function build(edges: Array<[string, string, number]>): Adjacency {
   return a;
 }
 
-describe('traversals against reference computations', () => {
+/** The same edges held three ways: all in the overlay, all in the CSR base, and mixed (base with tombstones + overlay). */
+const layouts: Array<[string, (edges: Array<[string, string, number]>) => Adjacency]> = [
+  ['overlay only', build],
+  [
+    'compacted base',
+    (edges) => {
+      const a = build(edges);
+      a.compact();
+      return a;
+    },
+  ],
+  [
+    'base with tombstones + overlay',
+    (edges) => {
+      const a = new Adjacency();
+      const half = edges.length >> 1;
+      for (const [src, dst, weight] of edges.slice(0, half)) a.put({ src, dst, owner: null, weight });
+      for (const [src, dst] of edges.slice(half)) a.put({ src, dst, owner: null, weight: 99 }); // wrong weight, fixed below
+      a.compact();
+      // remove a third of the base and put it back (now in the overlay); fix the weights in place
+      for (const [src, dst] of edges.slice(0, half).filter((_, i) => i % 3 === 0)) a.remove(src, dst, null);
+      for (const [src, dst, weight] of edges.slice(0, half).filter((_, i) => i % 3 === 0)) a.put({ src, dst, owner: null, weight });
+      for (const [src, dst, weight] of edges.slice(half)) a.put({ src, dst, owner: null, weight });
+      expect(a.compactions).toBe(1);
+      return a;
+    },
+  ],
+];
+
+describe.each(layouts)('traversals against reference computations (%s)', (_name, layout) => {
   const edges = randomGraph(300, 900, 7);
-  const adj = build(edges);
+  const adj = layout(edges);
 
   it('bfs visits exactly the nodes within depth, each at its shortest depth, in non-decreasing depth order', () => {
     for (const src of ['n0', 'n17', 'n123', 'n299']) {
@@ -96,7 +125,7 @@ describe('traversals against reference computations', () => {
 
   it('dijkstra matches a reference total, and its path sums to it', () => {
     const w = new Map(edges.map(([a, b, x]) => [`${a}>${b}`, x]));
-    const weight = (u: number, k: number) => adj.out[u]!.w[k];
+    const weight = adj.weights();
     for (const [s, d] of [
       ['n0', 'n1'],
       ['n3', 'n200'],
@@ -122,7 +151,7 @@ describe('traversals against reference computations', () => {
     a.put({ src: 'a', dst: 'b', owner: null });
     a.put({ src: 'b', dst: 'c', owner: null });
     a.put({ src: 'a', dst: 'c', owner: null, weight: 5 });
-    expect(dijkstra(a, 'a', 'c', (u, k) => a.out[u]!.w[k])).toEqual({ path: ['a', 'b', 'c'], total_weight: 2 });
+    expect(dijkstra(a, 'a', 'c', a.weights())).toEqual({ path: ['a', 'b', 'c'], total_weight: 2 });
     expect(dijkstra(a, 'a', 'zz', () => 1)).toEqual({ path: [], total_weight: null });
     expect(dijkstra(a, 'a', 'a', () => 1)).toEqual({ path: ['a'], total_weight: 0 });
     expect(() => dijkstra(a, 'a', 'c', () => -1)).toThrow(DbError);

@@ -1,11 +1,14 @@
 /**
- * Traversals over an Adjacency's integer arrays: breadth-first visit, shortest
- * hop path, and Dijkstra with a pluggable edge weight. Scratch arrays are kept
- * per adjacency and reset by a generation stamp, so a traversal costs what it
- * visits, not the size of the graph.
+ * Traversals over an Adjacency's typed arrays (its CSR base, then its overlay
+ * chain, for each node): breadth-first visit, shortest hop path, and Dijkstra with
+ * a pluggable edge weight. Scratch arrays are kept per adjacency and reset by a
+ * generation stamp, so a traversal costs what it visits, not the size of the graph,
+ * and allocates nothing but its answer (and Dijkstra's heap).
  */
 import { DbError } from '@mmdb/core';
-import type { Adjacency } from './adjacency';
+import type { Adjacency, WeightFn } from './adjacency';
+
+export type { WeightFn } from './adjacency';
 
 export interface Visit {
   readonly node: string;
@@ -54,7 +57,7 @@ export function bfs(adj: Adjacency, src: string, maxDepth: number): Visit[] {
   const s = scratchOf(adj);
   const { stamp, queue, depth } = s;
   const gen = s.gen;
-  const out = adj.out;
+  const { fOff, fTo, oHeadF, oNextF, oDst, oDead, baseNodes } = adj;
   let head = 0;
   let tail = 0;
   queue[tail] = start;
@@ -64,20 +67,25 @@ export function bfs(adj: Adjacency, src: string, maxDepth: number): Visit[] {
     const u = queue[head];
     const du = depth[head++];
     if (du >= maxDepth) continue;
-    const o = out[u];
-    if (!o) continue;
-    const to = o.to;
-    for (let k = 0; k < to.length; k++) {
-      const v = to[k];
-      if (stamp[v] === gen) continue;
+    if (u < baseNodes) {
+      for (let k = fOff[u], end = fOff[u + 1]; k < end; k++) {
+        const v = fTo[k];
+        if (v < 0 || stamp[v] === gen) continue;
+        stamp[v] = gen;
+        queue[tail] = v;
+        depth[tail++] = du + 1;
+      }
+    }
+    for (let e = oHeadF[u]; e >= 0; e = oNextF[e]) {
+      const v = oDst[e];
+      if (oDead[e] || stamp[v] === gen) continue;
       stamp[v] = gen;
       queue[tail] = v;
       depth[tail++] = du + 1;
     }
   }
-  const names = adj.names;
   const visits = new Array<Visit>(tail);
-  for (let k = 0; k < tail; k++) visits[k] = { node: names[queue[k]], depth: depth[k] };
+  for (let k = 0; k < tail; k++) visits[k] = { node: adj.name(queue[k]), depth: depth[k] };
   return visits;
 }
 
@@ -90,7 +98,7 @@ export function shortestPath(adj: Adjacency, src: string, dst: string, maxDepth:
   const s = scratchOf(adj);
   const { stamp, queue, depth, parent } = s;
   const gen = s.gen;
-  const out = adj.out;
+  const { fOff, fTo, oHeadF, oNextF, oDst, oDead, baseNodes } = adj;
   let head = 0;
   let tail = 0;
   queue[tail] = start;
@@ -101,12 +109,16 @@ export function shortestPath(adj: Adjacency, src: string, dst: string, maxDepth:
     const u = queue[head];
     const du = depth[head++];
     if (du >= maxDepth) continue;
-    const o = out[u];
-    if (!o) continue;
-    const to = o.to;
-    for (let k = 0; k < to.length; k++) {
-      const v = to[k];
-      if (stamp[v] === gen) continue;
+    const kEnd = u < baseNodes ? fOff[u + 1] : 0;
+    // base edges, then overlay edges (e = -1 ends the chain)
+    for (let k = u < baseNodes ? fOff[u] : 0, e = oHeadF[u]; k < kEnd || e >= 0; ) {
+      let v: number;
+      if (k < kEnd) v = fTo[k++];
+      else {
+        v = oDead[e] ? -1 : oDst[e];
+        e = oNextF[e];
+      }
+      if (v < 0 || stamp[v] === gen) continue;
       stamp[v] = gen;
       parent[v] = u;
       if (v === goal) return unwind(adj, parent, goal);
@@ -121,11 +133,8 @@ function unwind(adj: Adjacency, parent: Int32Array, goal: number): string[] {
   const ids: number[] = [];
   for (let v = goal; v !== -1; v = parent[v]) ids.push(v);
   ids.reverse();
-  return ids.map((i) => adj.names[i]);
+  return ids.map((i) => adj.name(i));
 }
-
-/** Weight of the k-th outgoing edge of node `from`; NaN means "no weight" (counts as 1). */
-export type WeightFn = (from: number, k: number) => number;
 
 export interface DijkstraResult {
   readonly path: string[];
@@ -146,7 +155,7 @@ export function dijkstra(adj: Adjacency, src: string, dst: string, weight: Weigh
   const { stamp, parent, dist } = s;
   // stamp === gen: dist/parent valid for this run; settled nodes are recognised by stale heap keys.
   const gen = s.gen;
-  const out = adj.out;
+  const { fOff, fTo, oHeadF, oNextF, oDst, oDead, baseNodes, baseEdges } = adj;
   const heap = new MinHeap();
   stamp[start] = gen;
   dist[start] = 0;
@@ -157,18 +166,26 @@ export function dijkstra(adj: Adjacency, src: string, dst: string, weight: Weigh
     const u = heap.pop();
     if (d > dist[u]) continue; // stale entry
     if (u === goal) return { path: unwind(adj, parent, goal), total_weight: d };
-    const o = out[u];
-    if (!o) continue;
-    const to = o.to;
-    for (let k = 0; k < to.length; k++) {
-      let w = weight(u, k);
+    const kEnd = u < baseNodes ? fOff[u + 1] : 0;
+    for (let k = u < baseNodes ? fOff[u] : 0, e = oHeadF[u]; k < kEnd || e >= 0; ) {
+      let v: number;
+      let slot: number;
+      if (k < kEnd) {
+        slot = k;
+        v = fTo[k++];
+      } else {
+        slot = baseEdges + e;
+        v = oDead[e] ? -1 : oDst[e];
+        e = oNextF[e];
+      }
+      if (v < 0) continue;
+      let w = weight(u, v, slot);
       if (Number.isNaN(w)) w = 1;
       else if (!(w >= 0) || w === Infinity) {
-        throw new DbError('validation_failed', `edge ${adj.names[u]}|${adj.names[to[k]]} has weight ${w}: dijkstra needs finite weights >= 0`, {
+        throw new DbError('validation_failed', `edge ${adj.name(u)}|${adj.name(v)} has weight ${w}: dijkstra needs finite weights >= 0`, {
           field: 'weight',
         });
       }
-      const v = to[k];
       const nd = d + w;
       if (stamp[v] !== gen || nd < dist[v]) {
         stamp[v] = gen;
