@@ -23,6 +23,8 @@ export interface AppConfig {
   readonly commitQueueMax: number;
   /** Free bytes under the data directory below which writes answer 503 and /ready reports disk pressure. */
   readonly minFreeBytes: number;
+  /** Each tenant store's LevelDB memtable, in bytes (a store holds up to two). */
+  readonly writeBufferBytes: number;
   /** fsync each commit group (false only for throwaway test runs). */
   readonly sync: boolean;
   readonly logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ndjsonStreamMax: int(env, 'DB_NDJSON_STREAM_MAX', 1024 * 1024 * 1024, 1024),
     commitQueueMax: int(env, 'DB_COMMIT_QUEUE_MAX', 4096, 1),
     minFreeBytes: int(env, 'DB_MIN_FREE_BYTES', 64 * 1024 * 1024, 0),
+    writeBufferBytes: int(env, 'DB_WRITE_BUFFER_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     sync: bool(env, 'DB_SYNC', true),
     logLevel,
     rateLimitRps,

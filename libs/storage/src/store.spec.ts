@@ -430,3 +430,26 @@ describe('frame text', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('LevelDB memtable size', () => {
+  it('writeBufferBytes decides when writes are flushed to table files', async () => {
+    const { readdirSync } = await import('fs');
+    const tables = async (writeBufferBytes: number | undefined) => {
+      const dir = mkdtempSync(join(tmpdir(), 'wb-'));
+      const store = await TenantStore.open({ dir, sync: false, writeBufferBytes });
+      await store.registerSchema(USERS);
+      const pad = 'x'.repeat(200);
+      for (let b = 0; b < 20; b++) {
+        await store.commit({ changes: Array.from({ length: 500 }, (_, i) => ({ op: 'put' as const, schema: 'shop.users', row: { id: `${b}-${i}-${pad}` } })) });
+      }
+      await new Promise((r) => setTimeout(r, 200)); // let a flush finish
+      const n = readdirSync(dir).filter((f) => f.endsWith('.ldb')).length;
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+      return n;
+    };
+    // About 10 MB of rows and frames: over a 1 MiB memtable many times, under the 16 MiB default.
+    expect(await tables(1024 * 1024)).toBeGreaterThan(0);
+    expect(await tables(undefined)).toBe(0);
+  });
+});

@@ -9,6 +9,7 @@ export interface OpenStoreOptions {
   readonly sync: boolean;
   readonly queueLimit: number;
   readonly minFreeBytes: number;
+  readonly writeBufferBytes: number;
 }
 
 export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
@@ -18,5 +19,6 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     sync: opts.sync,
     queueLimit: opts.queueLimit,
     minFreeBytes: opts.minFreeBytes,
+    writeBufferBytes: opts.writeBufferBytes,
   });
 }

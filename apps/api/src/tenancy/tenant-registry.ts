@@ -142,6 +142,7 @@ export class TenantRegistry implements OnApplicationShutdown {
       sync: this.config.sync,
       queueLimit: this.config.commitQueueMax,
       minFreeBytes: this.config.minFreeBytes,
+      writeBufferBytes: this.config.writeBufferBytes,
     });
     this.observeGroups(store);
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
