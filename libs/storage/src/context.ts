@@ -35,8 +35,8 @@ export class WriteSet {
     return this.map.size;
   }
 
-  set(key: Buffer, value: Buffer | null): void {
-    const k = bin(key);
+  /** `k` is bin(key) when the caller has it already. */
+  set(key: Buffer, value: Buffer | null, k: string = bin(key)): void {
     if (this.sorted && !this.map.has(k)) this.sorted.splice(lowerBound(this.sorted, k), 0, k);
     this.map.set(k, [key, value]);
   }
@@ -121,8 +121,9 @@ export class RequestContext implements DeriveContext {
     private readonly manifestOf: (schema: string) => TableManifest | undefined,
   ) {}
 
-  put(key: Buffer, value: Buffer | null): void {
-    this.own.set(key, value);
+  /** `k` is bin(key) when the caller has it already. */
+  put(key: Buffer, value: Buffer | null, k?: string): void {
+    this.own.set(key, value, k);
   }
 
   /** The newest pending write of a key (null: a pending delete), or undefined when none is pending. */
@@ -159,8 +160,8 @@ export class RequestContext implements DeriveContext {
     return picked.map((k) => [unbin(k), merged.get(k)!]);
   }
 
-  async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
-    const v = await this.get(rowKey(schema, pk));
+  async getRow(schema: string, pk: PkTuple, key: Buffer = rowKey(schema, pk)): Promise<StoredRow | undefined> {
+    const v = await this.get(key);
     return v === undefined ? undefined : decodeRow(schema, pk, v);
   }
 
@@ -168,9 +169,7 @@ export class RequestContext implements DeriveContext {
    * getRow answered without waiting when the row is among the pending writes or was
    * read ahead; MISS when only the store can say (then call getRow).
    */
-  getRowNow(schema: string, pk: PkTuple): StoredRow | undefined | typeof MISS {
-    const key = rowKey(schema, pk);
-    const k = bin(key);
+  getRowNow(schema: string, pk: PkTuple, key: Buffer = rowKey(schema, pk), k: string = bin(key)): StoredRow | undefined | typeof MISS {
     let v = this.pending(k);
     if (v === undefined) {
       const b = this.base?.peek?.(k);

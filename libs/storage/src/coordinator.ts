@@ -522,8 +522,10 @@ export class Coordinator {
     pk.forEach((v, i) => {
       if (v === null) throw new DbError('missing_required', `primary key column "${m.primary_key[i]}" is required in ${m.id}`, { field: m.primary_key[i] });
     });
-    const now = ctx.getRowNow(m.id, pk);
-    const before = now === MISS ? await ctx.getRow(m.id, pk) : now;
+    const key = rowKey(m.id, pk);
+    const bin = key.toString('latin1');
+    const now = ctx.getRowNow(m.id, pk, key, bin);
+    const before = now === MISS ? await ctx.getRow(m.id, pk, key) : now;
     this.checkPrecondition(ch.precondition, before, m.id, pk);
     const after: StoredRow = { schema: m.id, pk, version: (before?.version ?? 0) + 1, lsn: ctx.lsn, values };
     const evaluate = this.host.checkEvaluator();
@@ -536,7 +538,7 @@ export class Coordinator {
     }
     // The values are serialized once: for the row record and for the frame's change.
     const valuesJson = JSON.stringify(values);
-    ctx.put(rowKey(m.id, pk), encodeRowJson(after.version, after.lsn, valuesJson));
+    ctx.put(key, encodeRowJson(after.version, after.lsn, valuesJson), bin);
     for (const fk of m.foreign_keys) {
       const vals = fk.columns.map((c) => values[c] ?? null);
       if (vals.some((v) => v === null)) continue;
