@@ -162,7 +162,8 @@ export class Adjacency {
 
   /**
    * Adds an edge known to be new (bulk load from the store's unique keys): no duplicate
-   * scan and no compaction; call `compact()` after the load.
+   * scan and no compaction; call `compact()` after the load (traversals over a large
+   * overlay are correct but walk linked chains instead of contiguous ranges).
    */
   append(e: EdgeInput): void {
     const s = this.intern(e.src);
@@ -280,6 +281,8 @@ export class Adjacency {
     this.baseDead = 0;
     this.oLen = 0;
     this.overlayDead = 0;
+    // a bulk load leaves a large overlay behind: the next merge comes at `threshold` entries
+    if (this.oSrc.length > 2 * (this.threshold() + 1)) this.resetOverlay(64);
     this.oHeadF.fill(-1);
     this.oTailF.fill(-1);
     this.oHeadR.fill(-1);
@@ -385,8 +388,23 @@ export class Adjacency {
     this.edges++;
   }
 
+  private threshold(): number {
+    return Math.max(MIN_MERGE, this.baseEdges >> 3);
+  }
+
   private maybeCompact(): void {
-    if (this.oLen + this.baseDead > Math.max(MIN_MERGE, this.baseEdges >> 3)) this.compact();
+    if (this.oLen + this.baseDead > this.threshold()) this.compact();
+  }
+
+  private resetOverlay(cap: number): void {
+    this.oSrc = new Int32Array(cap);
+    this.oDst = new Int32Array(cap);
+    this.oW = new Float64Array(cap);
+    this.oOwner = new Int32Array(cap);
+    this.oDead = new Uint8Array(cap);
+    this.oNextF = new Int32Array(cap);
+    this.oNextR = new Int32Array(cap);
+    this.oProps = this.oProps.map(() => new Float64Array(cap).fill(NaN));
   }
 
   private growOverlay(cap: number): void {

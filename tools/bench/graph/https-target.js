@@ -89,12 +89,19 @@ function diagnose(label, c, d) {
   let serverGc = 0;
   let clientGc = 0;
   let serverSlow = 0;
+  let slowWall = 0;
+  let slowCpu = 0;
   for (const i of slow) {
     const a = c.at[i];
     const b = a + c.ms[i];
     if (overlaps(d.gcs, a, b)) serverGc++;
     if (overlaps(c.gcs, a, b)) clientGc++;
-    if (d.reqs.some((r) => r.at >= a && r.at < b && r.ms >= cut / 2)) serverSlow++;
+    const r = d.reqs.find((x) => x.at >= a && x.at < b);
+    if (r && r.ms >= cut / 2) {
+      serverSlow++;
+      slowWall += r.ms;
+      slowCpu += r.cpu;
+    }
   }
   const kinds = {};
   for (const g of d.gcs) {
@@ -110,7 +117,8 @@ function diagnose(label, c, d) {
     `  [probe] ${label}: server-side p50/p99 ${server.p50.toFixed(3)}/${server.p99.toFixed(3)} ms, server CPU ${(d.cpuMs / c.ms.length).toFixed(3)} ms/req; ` +
       `heap ${d.heapUsedMB} MB used (old ${d.spacesMB.old_space} MB, new ${d.spacesMB.new_space} MB); server GC: ${gcText || 'none'}; ` +
       `event-loop delay p99 ${d.eventLoopDelay.p99.toFixed(2)} ms; of ${slow.length} requests ≥ client p99 (${cut.toFixed(2)} ms): ` +
-      `${serverGc} overlap a server GC, ${clientGc} a client GC, ${serverSlow} were slow inside the server`,
+      `${serverGc} overlap a server GC, ${clientGc} a client GC, ${serverSlow} were slow inside the server` +
+      (serverSlow ? ` (there: wall ${(slowWall / serverSlow).toFixed(2)} ms, process CPU ${(slowCpu / serverSlow).toFixed(2)} ms on average)` : ''),
   );
 }
 

@@ -2,7 +2,8 @@
 // GRAPH_PROBE_OUT=<path prefix>) to see where an HTTPS latency tail comes from, from inside
 // the server and without touching its code:
 //   - per request: the time from the `request` event (headers parsed) to the response's
-//     `finish` (last byte handed to TLS), with its wall-clock start, and its path;
+//     `finish` (last byte handed to TLS), the process CPU time over the same span, its
+//     wall-clock start, and its path;
 //   - every GC (PerformanceObserver 'gc' entries: kind, start, duration);
 //   - event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution);
 //   - heap statistics at dump time.
@@ -41,9 +42,13 @@ if (out) {
   https.Server.prototype.emit = function (event, req, res) {
     if (event === 'request') {
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       res.once('finish', () => {
         const t1 = performance.now();
-        reqs.push({ at: origin + t0, ms: t1 - t0, url: req.url.slice(0, 48) });
+        const c = process.cpuUsage(c0);
+        // cpu: the process's CPU time over the request (all threads); wall ≫ cpu means the
+        // request waited for a core (another process ran), not that it worked or collected
+        reqs.push({ at: origin + t0, ms: t1 - t0, cpu: (c.user + c.system) / 1000, url: req.url.slice(0, 48) });
       });
     }
     return emit.apply(this, arguments);
