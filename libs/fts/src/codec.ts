@@ -237,3 +237,43 @@ export const encodeStats = (s: FieldStats): Buffer =>
     : Buffer.from(JSON.stringify({ docs: s.docs, total: s.total }));
 export const decodeStats = (b: Uint8Array | undefined): FieldStats =>
   b ? (JSON.parse(Buffer.from(b).toString('utf8')) as FieldStats) : { docs: 0, total: 0 };
+
+/**
+ * The positions of a few terms in a doc entry (undefined for a term it does not hold):
+ * other terms are skipped byte-wise, no string is made (proximity reads up to 100 entries
+ * per search and needs only the query's words).
+ */
+export function decodeTermPositions(value: Uint8Array, terms: readonly Uint8Array[]): Array<number[] | undefined> {
+  const out: Array<number[] | undefined> = new Array(terms.length).fill(undefined);
+  const r = new Reader(value);
+  r.varint();
+  const n = r.varint();
+  let left = terms.length;
+  for (let i = 0; i < n && left > 0; i++) {
+    const len = r.varint();
+    const start = r.pos;
+    r.pos += len;
+    let hit = -1;
+    for (let t = 0; t < terms.length; t++) {
+      const w = terms[t];
+      if (w.length !== len || out[t]) continue;
+      let j = 0;
+      while (j < len && value[start + j] === w[j]) j++;
+      if (j === len) {
+        hit = t;
+        break;
+      }
+    }
+    const tf = r.varint();
+    if (hit < 0) {
+      for (let j = 0; j < tf; j++) r.varint();
+      continue;
+    }
+    const ps: number[] = new Array(tf);
+    let p = 0;
+    for (let j = 0; j < tf; j++) ps[j] = p += r.varint();
+    out[hit] = ps;
+    left--;
+  }
+  return out;
+}

@@ -84,12 +84,13 @@ class TopK {
 export const collectorTuning = { taatMinPostings: 50_000 };
 let scratch = new Float64Array(0);
 
-function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats): Hit[] {
+function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Set<number> | null): Hit[] {
   if (scratch.length < size) scratch = new Float64Array(Math.max(size, scratch.length * 2));
   const acc = scratch;
   acc.fill(0, 0, size);
-  for (const s of sc) for (s.i = 0; s.i < s.n; s.i++) acc[s.docs[s.i]] += s.score();
+  for (const s of sc) s.addTo(acc);
   for (const x of mustNot) for (let i = 0; i < x.n; i++) acc[x.docs[i]] = 0;
+  if (seeded) for (const d of seeded) acc[d] = 0; // already offered
   let th = -Infinity;
   for (let d = 0; d < size; d++) {
     const v = acc[d];
@@ -118,6 +119,8 @@ export interface CollectStats {
   tierExits?: number;
   /** Searches run term-at-a-time. */
   taat?: number;
+  /** Searches whose heap was seeded with given docs (RM3's second round). */
+  seeded?: number;
 }
 
 export function topK(
@@ -127,6 +130,8 @@ export function topK(
   k: number,
   ids: readonly string[],
   stats: CollectStats = { candidates: 0 },
+  /** Doc ordinals to score first (disjunctions only): a starting threshold; the result is the same. */
+  seeds?: readonly number[],
 ): Hit[] {
   const top = new TopK(k, ids);
   if (must.length > 0) {
@@ -160,26 +165,37 @@ export function topK(
 
   const sc = [...should].sort((a, b) => a.ub - b.ub);
   const m = sc.length;
-  let postings = 0;
-  for (const x of sc) postings += x.n;
+  const postingsOf = (from: number) => {
+    let p = 0;
+    let big1 = 0;
+    let big2 = 0;
+    for (let j = from; j < m; j++) {
+      const n = sc[j].n;
+      p += n;
+      if (n > big1) [big1, big2] = [n, big1];
+      else if (n > big2) big2 = n;
+    }
+    return { postings: p, second: big2, lists: m - from };
+  };
   // term-at-a-time only when at least two lists are long: one common term among rare ones
   // is MaxScore's best case (it turns non-essential at once)
-  const bySize = sc.map((x) => x.n).sort((a, b) => b - a);
-  if (m >= 2 && postings > collectorTuning.taatMinPostings && postings * 2 > ids.length && bySize[1] * 8 > ids.length)
-    return taat(sc, mustNot, top, ids.length, stats);
-  // Champion tiers: score the tier docs first by random access; if no doc outside every
-  // tier can reach the threshold they set, the top-k is final. Otherwise they are skipped
-  // below (already offered) and the heap starts high.
-  let seeded: Set<number> | null = null;
-  // tiers only when every list has one: with a rarer term in the query, its docs set the
-  // threshold and seeding the common terms' champions would be wasted work
-  const tiers = sc.every((s) => s.n >= 4096) ? sc.map((s) => s.tier()) : sc.map(() => null);
-  if (tiers.length > 0 && tiers.every((t) => t)) {
-    seeded = new Set<number>();
-    for (const t of tiers) if (t) for (const d of t.docs) seeded.add(d);
-    const seeds = Int32Array.from(seeded).sort();
+  const taatPays = (x: { postings: number; second: number; lists: number }) =>
+    x.lists >= 2 && x.postings > collectorTuning.taatMinPostings && x.postings * 2 > ids.length && x.second * 8 > ids.length;
+  // Docs scored first by random access ("seeds"), so the heap holds real contenders before
+  // any scan; the scan then skips them. A doc outside every seed set can only score what the
+  // lists that were not fully seeded allow, which often ends the search at once.
+  let seeded = null as Set<number> | null;
+  const scoreSeeds = (docs: Iterable<number>) => {
+    const set = (seeded ??= new Set<number>());
+    const fresh: number[] = [];
+    for (const d of docs)
+      if (!set.has(d)) {
+        set.add(d);
+        fresh.push(d);
+      }
+    const list = Int32Array.from(fresh).sort();
     // ascending walk: every cursor only moves forward (galloping), then all are rewound
-    for (const d of seeds) {
+    for (const d of list) {
       let skip = false;
       for (const x of mustNot) if (x.advance(d) === d) skip = true;
       if (skip) continue;
@@ -195,11 +211,43 @@ export function topK(
     }
     for (const s of sc) s.i = 0;
     for (const x of mustNot) x.i = 0;
-    let rest = 0;
-    for (let j = 0; j < m; j++) rest += tiers[j] ? (tiers[j] as { restUb: number }).restUb : sc[j].ub;
-    if (top.full && below(rest, top.threshold)) {
-      stats.tierExits = (stats.tierExits ?? 0) + 1;
-      return top.sorted();
+  };
+  if (seeds && seeds.length > 0) {
+    // given seeds (RM3's full second round: the first round's docs)
+    scoreSeeds(seeds);
+    stats.seeded = (stats.seeded ?? 0) + 1;
+  } else {
+    if (taatPays(postingsOf(0))) return taat(sc, mustNot, top, ids.length, stats, null);
+    const TIER_MIN = 4096;
+    if (m > 1 && sc.some((x) => x.n < TIER_MIN) && sc.some((x) => x.n >= TIER_MIN)) {
+      // 1. short lists (rare words) entirely: MaxScore would offer each of their docs anyway.
+      //    Any other doc holds only long lists' words: if their bounds cannot reach the
+      //    threshold, the top-k is final (a rare word among common ones, small k).
+      let longUb = 0;
+      for (const x of sc) if (x.n >= TIER_MIN) longUb += x.ub;
+      scoreSeeds((function* () {
+        for (const x of sc) if (x.n < TIER_MIN) yield* x.docs.subarray(0, x.n);
+      })());
+      if (top.full && below(longUb, top.threshold)) {
+        stats.tierExits = (stats.tierExits ?? 0) + 1;
+        return top.sorted();
+      }
+    }
+    // 2. champion tiers of the long lists (below): their best postings; what is left of each
+    //    long list is bounded by its tier's rest bound.
+    if (sc.some((x) => x.n >= TIER_MIN)) {
+      const tiers = sc.map((x) => (x.n >= TIER_MIN ? x.tier() : null));
+      if (tiers.every((t, j) => t || sc[j].n < TIER_MIN)) {
+        scoreSeeds((function* () {
+          for (const t of tiers) if (t) yield* t.docs;
+        })());
+        let rest = 0;
+        for (let j = 0; j < m; j++) if (tiers[j]) rest += (tiers[j] as { restUb: number }).restUb;
+        if (top.full && below(rest, top.threshold)) {
+          stats.tierExits = (stats.tierExits ?? 0) + 1;
+          return top.sorted();
+        }
+      }
     }
   }
   const prefix = new Float64Array(m);
@@ -207,6 +255,8 @@ export function topK(
   for (let j = 0; j < m; j++) prefix[j] = acc += sc[j].ub;
   let fe = 0; // first essential scorer
   if (top.full) while (fe < m && below(prefix[fe], top.threshold)) fe++;
+  // seeded: the lists that must still propose candidates decide whether a dense pass pays
+  if (seeds && seeds.length > 0 && taatPays(postingsOf(fe))) return taat(sc, mustNot, top, ids.length, stats, seeded);
   // per-scorer parts, summed in one fixed order so a doc's score never depends on the pruning path
   const part = new Float64Array(m);
   let checkedUpto = -1;

@@ -27,7 +27,7 @@ import {
   configKey,
   decodeDocEntry,
   type DocEntry,
-  decodeDocPositions,
+  decodeTermPositions,
   decodeFtsKey,
   decodeStats,
   docKey,
@@ -39,7 +39,7 @@ import {
 } from './codec';
 import { FieldIndex } from './field-index';
 import { type SearchContext, compileQuery, type FeedbackOptions, type RankedDoc } from './query';
-import { rankClauses, type RankOptions } from './rank';
+import { RANKING_DEFAULTS, rankClauses, type RankOptions } from './rank';
 import { parseQuery } from './query-parser';
 import { DEFAULT_BM25, type Bm25Params } from './similarity';
 import type { CollectStats } from './collector';
@@ -51,7 +51,12 @@ export const FTS_PARTICIPANT = 'fts';
  * is plain BM25.
  */
 export interface SearchOptions extends RankOptions {
-  /** `auto` (default): drop QUERY_STOPWORDS from bare optional words for the english/standard analyzers; `none`: keep them. */
+  /**
+   * `none` (default): the query's words are analyzed like the field's; `auto`: also drop
+   * QUERY_STOPWORDS (request phrasing: papers, available…) from bare optional words, for the
+   * english/standard analyzers. Off by default: the list was written while reading the public
+   * Cranfield queries (DESIGN.md "Quality choices").
+   */
   readonly queryStopwords?: 'auto' | 'none';
   readonly rm3?: FeedbackOptions;
   readonly stats?: CollectStats;
@@ -359,30 +364,47 @@ export class FtsParticipant implements CommitParticipant {
       throw new DbError('not_found', `no full-text table "${table}" with field "${field}"`, { table, field });
     }
     const analyzer = this.analyzer(s);
-    const qstop = (opts.queryStopwords ?? 'auto') === 'auto' && (analyzer.name === 'english' || analyzer.name === 'standard');
+    const qstop = (opts.queryStopwords ?? RANKING_DEFAULTS.queryStopwords) === 'auto' && (analyzer.name === 'english' || analyzer.name === 'standard');
     const clauses = compileQuery(parsed, analyzer, { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined });
     const index = this.fields.get(fkey(table, field)) ?? new FieldIndex();
     const params: Bm25Params = { k1: s.k1, b: s.b };
     let snap: ReturnType<StoreReader['snapshot']> | undefined;
     const reader = this.reader;
-    const entries = new Map<string, Promise<Map<string, number[]> | undefined>>();
+    // doc entries read from one snapshot, once per search (proximity and RM3 share them)
+    const raw = new Map<string, Promise<Buffer | undefined>>();
     const entry = (doc: string) => {
-      let e = entries.get(doc);
+      let e = raw.get(doc);
       if (!e) {
         snap ??= (reader as StoreReader).snapshot();
-        e = snap.rawGet(docKey(table, field, doc)).then((v) => (v ? decodeDocPositions(v) : undefined));
-        entries.set(doc, e);
+        e = snap.rawGet(docKey(table, field, doc));
+        raw.set(doc, e);
       }
       return e;
+    };
+    const termBytes = new Map<string, Buffer>();
+    const bytesOf = (t: string) => {
+      let b = termBytes.get(t);
+      if (!b) termBytes.set(t, (b = Buffer.from(t, 'utf8')));
+      return b;
     };
     const ctx: SearchContext = {
       index,
       params,
-      positions: async (term, doc) => (reader ? (await entry(doc))?.get(term) : undefined),
+      positions: async (term, doc) => {
+        const v = reader ? await entry(doc) : undefined;
+        return v ? decodeTermPositions(v, [bytesOf(term)])[0] : undefined;
+      },
+      positionsOf: async (doc, terms) => {
+        const v = reader ? await entry(doc) : undefined;
+        return v ? decodeTermPositions(v, terms.map(bytesOf)) : terms.map(() => undefined);
+      },
       termVector: async (doc) => {
-        if (!reader) return undefined;
-        const e = await entry(doc);
-        return e && new Map([...e].map(([t, ps]) => [t, ps.length]));
+        const v = reader ? await entry(doc) : undefined;
+        if (!v) return undefined;
+        const e = decodeDocEntry(v);
+        const m = new Map<string, number>();
+        for (let i = 0; i < e.terms.length; i++) m.set(e.terms[i], e.tfs[i]);
+        return m;
       },
     };
     try {

@@ -84,17 +84,24 @@ export async function rescoreProximity(
   const weight = opts.weight ?? 1;
   if (terms.length < 2 || window === 0 || weight === 0) return hits.slice();
   const ix = ctx.index;
-  const weights = terms.map((t) => {
-    const df = ix.terms.get(t)?.n ?? 0;
-    return df ? idf(Math.max(ix.docs, df), df) : 0;
-  });
+  const lists = terms.map((t) => ix.terms.get(t));
+  const weights = lists.map((l) => (l && l.n ? idf(Math.max(ix.docs, l.n), l.n) : 0));
   const avgdl = (ix.docs > 0 ? ix.total / ix.docs : 1) || 1;
   const { k1, b } = ctx.params;
   const head = await Promise.all(
     hits.slice(0, window).map(async (h) => {
       const ord = ix.ordinal(h.doc_id);
       if (ord === undefined) return h;
-      const pos = await Promise.all(terms.map((t) => ctx.positions(t, h.doc_id)));
+      // a doc with fewer than two of the words has no proximity score: the in-memory lists
+      // tell, so its entry is not read
+      let present = 0;
+      for (const l of lists) {
+        if (!l) continue;
+        const at = l.seek(ord);
+        if (at < l.n && l.docs[at] === ord && ++present === 2) break;
+      }
+      if (present < 2) return h;
+      const pos = ctx.positionsOf ? await ctx.positionsOf(h.doc_id, terms) : await Promise.all(terms.map((t) => ctx.positions(t, h.doc_id)));
       const p = proximityScore(pos, weights, ix.docLen[ord], avgdl, k1, b);
       return p > 0 ? { doc_id: h.doc_id, score: h.score + weight * p } : h;
     }),

@@ -28,9 +28,10 @@ export interface RankOptions {
 }
 
 /** What a search does when the caller does not say. */
-export const RANKING_DEFAULTS: { readonly feedback: FeedbackMode; readonly proximity: ProximityMode } = {
+export const RANKING_DEFAULTS: { readonly feedback: FeedbackMode; readonly proximity: ProximityMode; readonly queryStopwords: 'auto' | 'none' } = {
   feedback: 'rm3',
   proximity: 'bm25tp',
+  queryStopwords: 'none',
 };
 
 export async function rankClauses(clauses: readonly BooleanClause[], ctx: SearchContext, k: number, opts: RankOptions = {}): Promise<RankedDoc[]> {
@@ -48,7 +49,7 @@ export async function rankClauses(clauses: readonly BooleanClause[], ctx: Search
   let round = 0;
   const out =
     feedback === 'rm3'
-      ? await searchWithFeedback(clauses, ctx, k, opts.rm3, opts.stats, (c, n) => (round++ === 0 ? own(n) : searchClauses(c, ctx, n, opts.stats)))
+      ? await searchWithFeedback(clauses, ctx, k, opts.rm3, opts.stats, (c, n, seeds) => (round++ === 0 ? own(n) : searchClauses(c, ctx, n, opts.stats, seeds)))
       : await own(k);
   return out.slice(0, k);
 }

@@ -50,6 +50,11 @@ export abstract class Scorer {
 
   abstract score(): number;
 
+  /** Adds every posting's score into acc[doc] (term-at-a-time); the same values as score(). */
+  addTo(acc: Float64Array): void {
+    for (this.i = 0; this.i < this.n; this.i++) acc[this.docs[this.i]] += this.score();
+  }
+
   /** Whether `doc` is in the list (random access; the cursor does not move). */
   contains(doc: number): boolean {
     let lo = 0;
@@ -123,6 +128,23 @@ export class TermScorer extends Scorer {
   score(): number {
     const tf = this.tfs[this.i];
     return (this.num * tf) / (tf + this.k1 + this.kb * this.docLen[this.docs[this.i]]);
+  }
+
+  override addTo(acc: Float64Array): void {
+    // score() inlined (same expression, so the same doubles), no call per posting
+    const docs = this.docs;
+    const tfs = this.tfs;
+    const dl = this.docLen;
+    const num = this.num;
+    const c0 = this.k1;
+    const c1 = this.kb;
+    const n = this.n;
+    for (let i = 0; i < n; i++) {
+      const d = docs[i];
+      const tf = tfs[i];
+      acc[d] += (num * tf) / (tf + c0 + c1 * dl[d]);
+    }
+    this.i = n;
   }
 
   override tier(): { docs: Int32Array; restUb: number } | null {

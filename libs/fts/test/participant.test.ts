@@ -95,7 +95,7 @@ describe('FtsParticipant on a real store', () => {
     expect(r[0].score).toBeCloseTo((Math.log(1 + 0.5 / 2.5) * 2 * 3) / (2 + 2 * (0.5 + (0.5 * 3) / 2)), 12);
   });
 
-  it('default ranking (proximity + RM3 + query stop words) honours required, excluded and phrase clauses', async () => {
+  it('default ranking (proximity + RM3) honours required, excluded and phrase clauses', async () => {
     const rows = [
       'supersonic shock wave on a wing',
       'wave tank and a shock absorber for supersonic models', // same words, far apart
@@ -114,9 +114,15 @@ describe('FtsParticipant on a real store', () => {
     expect(await ids('shock wave -laminar')).not.toContain('5');
     expect((await ids('+"shock wave" supersonic')).sort()).toEqual(['1', '4', '5']); // the phrase is required: 2 has the words apart
     expect((await ids('"shock wave" -supersonic')).sort()).toEqual(['4']);
-    // query stop words drop request phrasing, unless nothing else is left
-    expect(await ids('papers available heat')).toEqual(['6']);
-    expect(await ids('papers available')).toEqual(['6']);
+    // query stop words (opt-in) drop request phrasing, unless nothing else is left
+    const qs = { queryStopwords: 'auto' };
+    expect(await ids('papers available heat', qs)).toEqual(['6']);
+    expect(await ids('papers available', qs)).toEqual(['6']);
+    // off by default: "available" counts like any word
+    expect((await fts.search('lib.papers', 'body', 'available heat wing', 20)).length).toBeGreaterThan(1);
+    const on = await fts.search('lib.papers', 'body', 'papers available heat', 20, { ...PLAIN, queryStopwords: 'auto' });
+    const off = await fts.search('lib.papers', 'body', 'papers available heat', 20, PLAIN);
+    expect(off[0].score).toBeGreaterThan(on[0].score);
     // plain BM25 stays reachable and differs from the default only in score, not in what matches
     expect((await ids('shock wave supersonic', PLAIN)).sort()).toEqual(['1', '2', '3', '4', '5']);
   });

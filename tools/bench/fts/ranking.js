@@ -42,7 +42,7 @@ async function main() {
   const f5 = (qs) => evaluate(qs, qrels, (q) => fts5.search(q.text, 1000));
   const base = { all: f5(queries), odd: f5(odd), even: f5(even) };
   const run = async (label, opts) => {
-    const rank = async (q) => (await fts.rankClauses(fts.compileQuery(fts.parseQuery(q.text), a, { queryStopTerms: opts.queryStop === false ? undefined : qstop }), ctx, 1000, opts)).map((h) => h.doc_id);
+    const rank = async (q) => (await fts.rankClauses(fts.compileQuery(fts.parseQuery(q.text), a, { queryStopTerms: opts.queryStopwords === 'auto' ? qstop : undefined }), ctx, opts.limit ?? 1000, opts)).map((h) => h.doc_id);
     const cells = [];
     for (const [k, qs] of [['all', queries], ['odd', odd], ['even', even]]) {
       const m = await evaluateAsync(qs, qrels, rank);
@@ -54,13 +54,15 @@ async function main() {
   console.log('| configuration | all | odd (1st, 3rd…) | even (2nd, 4th…) |');
   console.log('|---|---|---|---|');
   console.log(`| SQLite FTS5 porter | ${['all', 'odd', 'even'].map((k) => `${base[k].map.toFixed(4)} / ${base[k].ndcg10.toFixed(4)}`).join(' | ')} |`);
+  // [label, options of rankClauses (+ queryStopwords: 'auto', limit)]; defaults: BM25TP proximity + RM3 reranking the first 300
   const configs = (process.argv[2] ? JSON.parse(process.argv[2]) : null) || [
     ['plain BM25 (feedback=none, proximity=none)', { feedback: 'none', proximity: 'none' }],
     ['BM25 + proximity', { feedback: 'none', proximity: 'bm25tp' }],
-    ['BM25 + proximity, window 1000', { feedback: 'none', proximity: 'bm25tp', proximityWindow: 1000 }],
-    ['BM25 + RM3', { feedback: 'rm3', proximity: 'none' }],
-    ['BM25 + RM3 + proximity', { feedback: 'rm3', proximity: 'bm25tp' }],
-    ['defaults', {}],
+    ['BM25 + RM3 (rerank of the first 300)', { feedback: 'rm3', proximity: 'none' }],
+    ['defaults (proximity + RM3 rerank)', {}],
+    ['defaults, top-10 only (limit 10: nDCG@10 of what a limit-10 call returns)', { limit: 10 }],
+    ['defaults, RM3 as a full second retrieval (depth 0)', { rm3: { depth: 0 } }],
+    ['defaults + query stop words (opt-in, Cranfield-written list)', { queryStopwords: 'auto' }],
   ];
   for (const [label, opts] of configs) await run(label, opts);
 }

@@ -1,87 +1,46 @@
 #!/usr/bin/env node
-// Query latency on a seeded synthetic corpus with a Zipfian vocabulary, beside SQLite FTS5
-// (porter unicode61, bm25(), ORDER BY … LIMIT 10) on the same docs and queries; and durable
-// indexing docs/s through the store on a prefix of the corpus.
-// Usage: node --max-old-space-size=8192 tools/bench/fts/zipf.js [--docs 1000000] [--store-docs 100000] [--batch 1000] [--queries 300]
-// The query side of ours is built in memory through FieldIndex.putDoc, the same structure the
-// participant maintains from applied frames (indexing 1M docs through the store is measured
-// separately with --store-docs, since it is bounded by the store's commit path).
+// Query latency at 1,000,000 documents through the real search path, beside SQLite FTS5.
+//
+//   npx tsc -b libs/fts/tsconfig.lib.json
+//   node --max-old-space-size=12000 tools/bench/fts/zipf.js        # ~8–10 min on the 2-core machine
+//     [--docs 1000000] [--batch 5000] [--queries 300] [--no-reopen] [--profile default.cpuprofile]
+//
+// 1. The seeded Zipfian corpus (zipf-corpus.js) is indexed durably as rows of a table with a
+//    [[fulltext]] field: FtsParticipant on a real TenantStore (classic-level on disk, fsync per
+//    commit), one commit per --batch docs. SQLite FTS5 (porter unicode61, WAL, synchronous=FULL,
+//    one transaction per batch) indexes the same docs in the same batches.
+// 2. The store is closed and reopened (unless --no-reopen): the participant rebuilds its
+//    in-memory index from the F keyspace, LevelDB's caches start empty — a restarted server.
+// 3. Top-10 queries through `participant.search` (the HTTP route's call):
+//    - default ranking (BM25 + proximity of the first 100 + RM3), first pass = cold (every
+//      list touched for the first time since the restart), then the same queries again = warm;
+//    - plain BM25 (feedback/proximity/query stop words off), warm, for reference;
+//    - SQLite FTS5 bm25() ORDER BY … LIMIT 10 over the same words (OR).
+//    Wall time and process CPU time (user+system) per query; load average printed beside.
 'use strict';
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const fts = require('@mmdb/fts');
+const { TenantStore } = require('@mmdb/storage');
+const { FtsParticipant } = require(process.env.FTS_MODULE || '@mmdb/fts');
 const { percentile } = require('./data');
 const { Fts5 } = require('./peers');
-const { Ours } = require('./ours');
+const { manifest } = require('./ours');
+const { V, SEED, corpus, queries } = require('./zipf-corpus');
 
 const args = process.argv.slice(2);
 const opt = (n, d) => (args.includes(`--${n}`) ? Number(args[args.indexOf(`--${n}`) + 1]) : d);
 const N = opt('docs', 1_000_000);
-const STORE_DOCS = opt('store-docs', 100_000);
-const BATCH = opt('batch', 1000);
+const BATCH = opt('batch', 5000);
 const Q = opt('queries', 300);
-const V = 50_000;
-const SEED = 42;
+const REOPEN = !args.includes('--no-reopen');
+// --profile <file>: a V8 CPU profile of the two default-ranking passes (open in Chrome devtools)
+const PROFILE = args.includes('--profile') ? args[args.indexOf('--profile') + 1] : null;
+const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' };
 
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Zipf(s = 1) over V words: inverse CDF by binary search. Words are "w<rank>" (not stemmed). */
-function zipfSampler(r) {
-  const cdf = new Float64Array(V);
-  let acc = 0;
-  for (let i = 0; i < V; i++) cdf[i] = acc += 1 / (i + 1);
-  for (let i = 0; i < V; i++) cdf[i] /= acc;
-  return () => {
-    const u = r();
-    let lo = 0;
-    let hi = V - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (cdf[mid] < u) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
-
-function* corpus(n) {
-  const r = rng(SEED);
-  const z = zipfSampler(r);
-  for (let i = 0; i < n; i++) {
-    const len = 10 + Math.floor(r() * 40);
-    const w = new Array(len);
-    for (let j = 0; j < len; j++) w[j] = `w${z()}`;
-    yield { id: `d${i}`, body: w.join(' ') };
-  }
-}
-
-function queries() {
-  const r = rng(SEED + 1);
-  const z = zipfSampler(r);
-  const out = [];
-  for (let i = 0; i < Q; i++) {
-    const k = 1 + Math.floor(r() * 4);
-    // mix popular and rarer words: half sampled by Zipf, half uniformly over ranks
-    out.push(Array.from({ length: k }, () => `w${r() < 0.5 ? z() : Math.floor(r() * V)}`).join(' '));
-  }
-  return out;
-}
-
-/** Wall-clock and on-CPU (process user+system) milliseconds per query; the machine is shared, so both are shown. */
-async function latAsync(fn, qs) {
+async function lat(fn, qs) {
   const ms = [];
   const cpu = [];
-  for (const q of qs.slice(0, 20)) await fn(q);
   for (const q of qs) {
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
@@ -90,91 +49,95 @@ async function latAsync(fn, qs) {
     const c = process.cpuUsage(c0);
     cpu.push((c.user + c.system) / 1000);
   }
+  const byQuery = ms.slice();
   ms.sort((a, b) => a - b);
   cpu.sort((a, b) => a - b);
-  return { p50: percentile(ms, 50), p99: percentile(ms, 99), max: ms[ms.length - 1], cpu50: percentile(cpu, 50), cpu99: percentile(cpu, 99) };
+  return { p50: percentile(ms, 50), p99: percentile(ms, 99), max: ms[ms.length - 1], cpu50: percentile(cpu, 50), cpu99: percentile(cpu, 99), byQuery };
 }
-const lat = latAsync;
-const fmt = (l) => `wall p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms (max ${l.max.toFixed(1)}); cpu p50 ${l.cpu50.toFixed(2)} ms, p99 ${l.cpu99.toFixed(2)} ms`;
+async function profiler() {
+  const { Session } = require('inspector');
+  const session = new Session();
+  session.connect();
+  const post = (m, p) => new Promise((res, rej) => session.post(m, p, (e, r) => (e ? rej(e) : res(r))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  return { stop: async (file) => fs.writeFileSync(file, JSON.stringify((await post('Profiler.stop')).profile)) };
+}
+const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const secs = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
 
 async function main() {
-  const qs = queries();
-  const rows = [];
+  const qs = queries(Q);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'fts-zipf-'));
+  const dir = path.join(tmp, 'store');
+  const rows = [];
+  const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)} load ${load()}]`, ...a);
+  const loadStart = load();
 
-  // durable indexing through the store (prefix of the corpus), beside FTS5 with the same batches
-  if (STORE_DOCS > 0) {
-    const ours = await Ours.open({ tmp });
-    const fts5 = new Fts5(path.join(tmp, 'ix.db'));
-    for (const [name, sys] of [
-      ['ours: rows through TenantStore (fsync per commit)', ours],
-      ['SQLite FTS5 (WAL, synchronous=FULL, one txn per batch)', fts5],
-    ]) {
-      let batch = [];
-      const t0 = process.hrtime.bigint();
-      for (const d of corpus(STORE_DOCS)) {
-        batch.push(d);
-        if (batch.length === BATCH) {
-          await sys.insertBatch(batch);
-          batch = [];
-        }
+  let fts = new FtsParticipant();
+  let store = await TenantStore.open({ dir, participants: [fts], sync: true });
+  await store.registerSchema(manifest());
+  const fts5 = new Fts5(path.join(tmp, 'fts5.db'));
+  const put = (batch) => store.commit({ changes: batch.map((d) => ({ op: 'put', schema: 'bench.docs', row: { id: d.id, body: d.body } })) });
+  for (const [name, ins] of [
+    ['ours: rows through TenantStore + FtsParticipant (fsync per commit)', put],
+    ['SQLite FTS5 (WAL, synchronous=FULL, one txn per batch)', (b) => fts5.insertBatch(b)],
+  ]) {
+    const t0 = process.hrtime.bigint();
+    let batch = [];
+    for (const d of corpus(N)) {
+      batch.push(d);
+      if (batch.length === BATCH) {
+        await ins(batch);
+        batch = [];
       }
-      if (batch.length) await sys.insertBatch(batch);
-      rows.push({ what: `index ${STORE_DOCS} docs, ${BATCH}/commit`, name, value: `${Math.round(STORE_DOCS / (Number(process.hrtime.bigint() - t0) / 1e9))} docs/s` });
     }
-    const sample = qs.slice(0, 100);
-    const a = await latAsync((q) => ours.search(q, 10), sample);
-    const b = await lat((q) => fts5.search(q, 10), sample);
-    rows.push({ what: `top-10 on the ${STORE_DOCS} store docs`, name: 'ours (through participant.search)', value: fmt(a) });
-    rows.push({ what: `top-10 on the ${STORE_DOCS} store docs`, name: 'SQLite FTS5', value: fmt(b) });
-    await ours.close();
-    fts5.close();
+    if (batch.length) await ins(batch);
+    const s = secs(t0);
+    log(`indexed ${N} docs: ${name} in ${s.toFixed(0)} s`);
+    rows.push([`index ${N} docs, ${BATCH}/commit (durable)`, name, `${Math.round(N / s)} docs/s`]);
   }
-
-  // query latency at N docs
-  const analyzer = fts.analyzerFor({ analyzer: 'english' });
-  const ix = new fts.FieldIndex();
-  const fts5 = new Fts5(path.join(tmp, 'big.db'));
-  fts5.db.pragma('synchronous = OFF');
-  let total = 0;
-  let batch = [];
-  const t0 = process.hrtime.bigint();
-  for (const d of corpus(N)) {
-    const toks = analyzer.analyze(d.body);
-    const by = new Map();
-    for (const t of toks) by.set(t.term, (by.get(t.term) || 0) + 1);
-    ix.putDoc(d.id, toks.length, [...by.keys()], [...by.values()]);
-    total += toks.length;
-    batch.push(d);
-    if (batch.length === 10000) {
-      fts5.insertBatch(batch);
-      batch = [];
-    }
+  if (fts.fieldStats('bench.docs', 'body').docs !== N) throw new Error('not every doc indexed');
+  if (REOPEN) {
+    await store.close();
+    const t0 = process.hrtime.bigint();
+    fts = new FtsParticipant();
+    store = await TenantStore.open({ dir, participants: [fts], sync: true });
+    const s = secs(t0);
+    log(`reopened in ${s.toFixed(1)} s`);
+    rows.push(['reopen the store (participant rebuilds its index from the F keyspace)', 'ours', `${s.toFixed(1)} s`]);
+    if (fts.fieldStats('bench.docs', 'body').docs !== N) throw new Error('reopen lost docs');
   }
-  if (batch.length) fts5.insertBatch(batch);
-  ix.setStats(N, total);
-  const buildS = Number(process.hrtime.bigint() - t0) / 1e9;
-  const ctx = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async () => undefined };
-  const stats = { candidates: 0, skips: 0, tierExits: 0, taat: 0 };
-  // term and prefix queries run synchronously inside searchClauses; time the whole call
-  const run = (q) => fts.searchClauses(fts.compileQuery(fts.parseQuery(q), analyzer), ctx, 10, stats);
-  // first pass: every list is touched for the first time (tiers built, scratch allocated);
-  // second pass: the same queries again, as a warmed-up server sees them
-  const coldLat = await latAsync(run, qs);
-  const cand = stats.candidates / (qs.length + 20);
-  const oursLat = await latAsync(run, qs);
-  const fts5Lat = await lat((q) => fts5.search(q, 10), qs);
-  rows.push({ what: `top-10, ${N} docs, ${qs.length} queries of 1–4 words, first pass (cold)`, name: 'ours (MaxScore + block-max + champion tiers; TAAT for common-term disjunctions)', value: `${fmt(coldLat)}; ${Math.round(cand)} docs offered/query` });
-  rows.push({ what: `top-10, ${N} docs, ${qs.length} queries of 1–4 words, second pass (warm)`, name: 'ours (same)', value: `${fmt(oursLat)}; over both passes ${stats.tierExits || 0} tier exits, ${stats.taat || 0} term-at-a-time, ${stats.skips || 0} block skips` });
-  rows.push({ what: `top-10, ${N} docs, ${qs.length} queries of 1–4 words`, name: 'SQLite FTS5 bm25()', value: fmt(fts5Lat) });
-  rows.push({ what: 'p99 ratio (wall / cpu), FTS5 vs our cold pass', name: 'FTS5 / ours', value: `${(fts5Lat.p99 / coldLat.p99).toFixed(1)}× / ${(fts5Lat.cpu99 / coldLat.cpu99).toFixed(1)}×` });
+  const search = (opts) => (q) => fts.search('bench.docs', 'body', q, 10, opts);
+  const fmt = (l) => `p50 ${l.p50.toFixed(2)} / p99 ${l.p99.toFixed(2)} ms (max ${l.max.toFixed(1)}); cpu p50 ${l.cpu50.toFixed(2)} / p99 ${l.cpu99.toFixed(2)} ms`;
+  const what = `top-10, ${N} docs, ${qs.length} queries of 1–4 words`;
+  const stats = { candidates: 0 };
+  const prof = PROFILE ? await profiler() : null;
+  const cold = await lat(search({ stats }), qs);
+  log('default cold', fmt(cold));
+  const warm = await lat(search({}), qs);
+  log('default warm', fmt(warm));
+  if (prof) await prof.stop(PROFILE);
+  const plain = await lat(search(PLAIN), qs);
+  log('plain warm', fmt(plain));
+  const f5 = await lat((q) => fts5.search(q, 10), qs);
+  log('fts5', fmt(f5));
+  rows.push([`${what}, first pass after the restart (cold)`, 'ours, default ranking (BM25 + proximity + RM3)', fmt(cold)]);
+  rows.push([`${what}, second pass (warm)`, 'ours, default ranking', fmt(warm)]);
+  rows.push([`${what}, after the above`, 'ours, plain BM25', fmt(plain)]);
+  rows.push([what, 'SQLite FTS5 bm25() (OR of the words)', fmt(f5)]);
+  rows.push(['p99 wall: FTS5 / ours (cold, warm, plain)', '', `${(f5.p99 / cold.p99).toFixed(1)}× / ${(f5.p99 / warm.p99).toFixed(1)}× / ${(f5.p99 / plain.p99).toFixed(1)}×`]);
+  const slow = qs.map((q, i) => [q, cold.byQuery[i], warm.byQuery[i]]).sort((a, b) => b[2] - a[2]).slice(0, 5);
+  await store.close();
   fts5.close();
   fs.rmSync(tmp, { recursive: true, force: true });
 
-  console.log(`Zipf(s=1) corpus: ${N} docs, 10–49 words each over a ${V}-word vocabulary (seed ${SEED}); build of both indexes ${buildS.toFixed(0)} s; node ${process.version}, ${os.cpus().length} cores`);
+  console.log(`Zipf(s=1) corpus: ${N} docs, 10–49 words each over a ${V}-word vocabulary (seed ${SEED}); node ${process.version}, ${os.cpus().length} cores; load average at start ${loadStart}, at end ${load()}`);
   console.log('| measure | system | result |');
   console.log('|---|---|---|');
-  for (const r of rows) console.log(`| ${r.what} | ${r.name} | ${r.value} |`);
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  console.log(`slowest warm default queries (ms cold / warm): ${slow.map(([q, c, w]) => `"${q}" ${c.toFixed(1)}/${w.toFixed(1)}`).join('; ')}`);
 }
 
 main().catch((e) => {

@@ -1,0 +1,60 @@
+// The seeded synthetic corpus of the 1M-doc benchmarks: Zipf(s = 1) over a 50,000-word
+// vocabulary ("w<rank>", not stemmed), 10–49 words per doc, and 1–4-word queries that mix
+// popular words (sampled by Zipf) and rarer ones (uniform over ranks).
+'use strict';
+const V = 50_000;
+const SEED = 42;
+
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Zipf(s = 1) over V words: inverse CDF by binary search. */
+function zipfSampler(r) {
+  const cdf = new Float64Array(V);
+  let acc = 0;
+  for (let i = 0; i < V; i++) cdf[i] = acc += 1 / (i + 1);
+  for (let i = 0; i < V; i++) cdf[i] /= acc;
+  return () => {
+    const u = r();
+    let lo = 0;
+    let hi = V - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cdf[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+function* corpus(n) {
+  const r = rng(SEED);
+  const z = zipfSampler(r);
+  for (let i = 0; i < n; i++) {
+    const len = 10 + Math.floor(r() * 40);
+    const w = new Array(len);
+    for (let j = 0; j < len; j++) w[j] = `w${z()}`;
+    yield { id: `d${i}`, body: w.join(' ') };
+  }
+}
+
+function queries(q) {
+  const r = rng(SEED + 1);
+  const z = zipfSampler(r);
+  const out = [];
+  for (let i = 0; i < q; i++) {
+    const k = 1 + Math.floor(r() * 4);
+    out.push(Array.from({ length: k }, () => `w${r() < 0.5 ? z() : Math.floor(r() * V)}`).join(' '));
+  }
+  return out;
+}
+
+module.exports = { V, SEED, rng, zipfSampler, corpus, queries };
