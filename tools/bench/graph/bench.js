@@ -101,7 +101,7 @@ async function runDataset(name, edges, opts) {
 async function main() {
   const targets = [];
   if (!flag('no-store')) targets.push(require('./store-target').storeTarget({ syntheticThroughStore: !flag('skip-synthetic-store') }));
-  if (flag('https')) targets.push(require('./https-target').httpsTarget({ probe: flag('probe') }));
+  if (flag('https')) targets.push(require('./https-target').httpsTarget({ probe: flag('probe'), profile: flag('profile') }));
   const small = flag('quick');
   const all = [];
   const nD = opt('dijkstra-queries');

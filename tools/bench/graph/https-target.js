@@ -18,9 +18,10 @@ const { ROOT, startBuiltServer } = require('../server');
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'graph-bench-token-0123456789';
 
-function startServer(dataDir, probeOut) {
+function startServer(dataDir, probeOut, profile) {
   const env = { DB_OPERATOR_TOKEN: 'graph-bench-operator-0123456789', DB_SYNC: 'false' }; // bulk load speed; reads are what is measured
   if (probeOut) Object.assign(env, { NODE_OPTIONS: `--require ${path.join(__dirname, 'server-probe.js')}`, GRAPH_PROBE_OUT: probeOut });
+  if (profile) env.GRAPH_PROBE_PROFILE = '1';
   return startBuiltServer(dataDir, { tenant: TENANT, token: TOKEN, env });
 }
 
@@ -122,7 +123,8 @@ function diagnose(label, c, d) {
   );
 }
 
-function httpsTarget({ probe = false } = {}) {
+function httpsTarget({ probe = false, profile = false } = {}) {
+  probe ||= profile;
   return {
     async prepare(name, edges) {
       if (!fs.existsSync(path.join(ROOT, 'dist/apps/api/main.js'))) {
@@ -130,8 +132,11 @@ function httpsTarget({ probe = false } = {}) {
         return null;
       }
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'graph-bench-https-'));
-      const probeOut = probe ? path.join(dataDir, 'probe') : undefined;
-      const { proc, url } = await startServer(dataDir, probeOut);
+      // with --profile the probe's files (dumps, .cpuprofile per window) are kept after the run
+      const probeDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), `graph-probe-${name}-`)) : dataDir;
+      const probeOut = probe ? path.join(probeDir, 'probe') : undefined;
+      if (profile) console.log(`${name}: server CPU profiles under ${probeDir} (node tools/bench/graph/profile-summary.js <file>)`);
+      const { proc, url } = await startServer(dataDir, probeOut, profile);
       const ca = fs.readFileSync(path.join(dataDir, 'tls/cert.pem'), 'utf8');
       const call = client(url, ca);
       const T = `/v1/tenants/${TENANT}`;
@@ -171,6 +176,7 @@ function httpsTarget({ probe = false } = {}) {
             d.reqs = d.reqs.filter((r) => r.at >= start - 0.01);
             d.gcs = d.gcs.filter((g) => g.at + g.ms >= start);
             diagnose(`${name} ${op}`, c, d);
+            if (profile) console.log(`  [probe] ${name} ${op}: profile ${probeOut}.${dumps - 1}.cpuprofile (the window's warm-up and loop)`);
           }
           return summarize(c.ms);
         },

@@ -54,7 +54,25 @@ if (out) {
     return emit.apply(this, arguments);
   };
 
+  // GRAPH_PROBE_PROFILE=1: a V8 CPU profile of each window, written beside the dump as .cpuprofile
+  let session = null;
+  if (process.env.GRAPH_PROBE_PROFILE === '1') {
+    const inspector = require('inspector');
+    session = new inspector.Session();
+    session.connect();
+    session.post('Profiler.enable');
+    session.post('Profiler.setSamplingInterval', { interval: 100 });
+    session.post('Profiler.start');
+  }
+
   process.on('SIGWINCH', () => {
+    if (session) {
+      const k = n;
+      session.post('Profiler.stop', (err, res) => {
+        if (!err) fs.writeFileSync(`${out}.${k}.cpuprofile`, JSON.stringify(res.profile));
+        session.post('Profiler.start');
+      });
+    }
     const h = v8.getHeapStatistics();
     const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_used_size / 1048576)]));
     const cpu = process.cpuUsage(cpu0);
