@@ -3,7 +3,7 @@ import { compileQuery, searchClauses, type SearchContext } from './query';
 import { parseQuery } from './query-parser';
 import { analyzerFor } from './analysis';
 import { bm25, idf } from './similarity';
-import { collectorTuning } from './collector';
+import { collectorTuning, type CollectStats } from './collector';
 
 /** A corpus indexed straight into a FieldIndex, positions kept beside it (the participant reads them from the store). */
 function build(docs: Record<string, string>) {
@@ -133,5 +133,52 @@ describe('BM25 top-k', () => {
     collectorTuning.taatMinPostings = 50_000;
     expect(stats.tierExits + stats.skips).toBeGreaterThan(0);
     expect(stats.taat).toBeGreaterThan(0);
+  });
+
+  it('short lists first, non-essential term-at-a-time and given seeds keep the exact top-k for k = 10, 100 and 300', async () => {
+    let seed = 23;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    // two words in more than 4,096 docs, several just below (similar idf), a long tail of rare ones
+    const vocab = Array.from({ length: 300 }, (_, i) => `r${i}x`);
+    const zipf = () => vocab[Math.min(vocab.length - 1, Math.floor(Math.pow(rnd(), 2) * vocab.length))];
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 20000; i++) docs[`d${i}`] = Array.from({ length: 2 + Math.floor(rnd() * 20) }, zipf).join(' ');
+    for (let i = 0; i < 5; i++) docs[`z${i}`] = `zzrare r0x r${i + 7}x`; // a word in 5 docs only
+    const { ix } = build(docs);
+    const a = analyzerFor({ analyzer: 'english' });
+    const ctx: SearchContext = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async () => undefined };
+    expect(ix.terms.get('r0x')!.n).toBeGreaterThan(4096);
+    const stats: CollectStats = { candidates: 0 };
+    try {
+      // fixed: two long lists with one rarer word whose bound exceeds theirs (non-essential TAAT)
+      // repeated common words (boosted) against a shorter list; a word rarer than k
+      const fixed = ['r0x r1x r25x', 'r0x r1x r150x', 'r0x r1x r2x r40x', 'r1x r0x r299x r12x', 'r0x r1x zzrare', 'r0x r0x r0x r1x r1x r5x'];
+      for (let qn = 0; qn < 80 + fixed.length * 6; qn++) {
+        const f = qn - 80;
+        const k = [10, 100, 300][(f >= 0 ? Math.floor(f / 2) : qn) % 3];
+        // term-at-a-time on for half the queries (every multi-word disjunction), off for the rest
+        collectorTuning.taatMinPostings = qn % 2 ? 1000 : 1e9;
+        const words = f >= 0 ? fixed[Math.floor(f / 6)].split(' ') : Array.from({ length: 1 + Math.floor(rnd() * 4) }, zipf);
+        if (f < 0 && qn % 4 === 1) words.push(vocab[100 + Math.floor(rnd() * 200)]); // a rare word
+        const q = words.join(' ');
+        const clauses = compileQuery(parseQuery(q), a);
+        const fast = await searchClauses(clauses, ctx, k, stats);
+        // reference: k ≥ N and no term-at-a-time — no heap ever fills, nothing is pruned
+        const taatMin = collectorTuning.taatMinPostings;
+        collectorTuning.taatMinPostings = 1e9;
+        const all = await searchClauses(clauses, ctx, 20005);
+        collectorTuning.taatMinPostings = taatMin;
+        expect(fast.map((x) => x.doc_id)).toEqual(all.slice(0, k).map((x) => x.doc_id));
+        for (let i = 0; i < fast.length; i++) expect(fast[i].score).toBe(all[i].score);
+        // seeded with docs from anywhere in the ranking: the same result
+        const seeds = [all[all.length >> 1], all[all.length - 1], all[0]].filter(Boolean).map((h) => h.doc_id);
+        expect(await searchClauses(clauses, ctx, k, stats, seeds)).toEqual(fast);
+      }
+    } finally {
+      collectorTuning.taatMinPostings = 50_000;
+    }
+    expect(stats.tierExits).toBeGreaterThan(0);
+    expect(stats.taatPartial).toBeGreaterThan(0);
+    expect(stats.seeded).toBeGreaterThan(0);
   });
 });

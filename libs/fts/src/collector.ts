@@ -68,6 +68,13 @@ class TopK {
     return true;
   }
 
+  /** A copy (same k, same hits). */
+  clone(): TopK {
+    const t = new TopK(this.k, this.ids);
+    t.h.push(...this.h);
+    return t;
+  }
+
   sorted(): Hit[] {
     return [...this.h].sort((a, b) => (this.worse(a, b) ? 1 : this.worse(b, a) ? -1 : 0));
   }
@@ -87,10 +94,46 @@ let scratch = new Float64Array(0);
 function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Set<number> | null): Hit[] {
   if (scratch.length < size) scratch = new Float64Array(Math.max(size, scratch.length * 2));
   const acc = scratch;
+  const m = sc.length;
+  stats.taat = (stats.taat ?? 0) + 1;
+  // MaxScore, term at a time (Turtle & Flood's original form): the lowest-bound lists whose
+  // bounds together stay below the best list's bound are "non-essential" — not added. The
+  // others are added into acc; a doc is then scored exactly (every list, in the fixed order)
+  // only when its partial sum plus the non-essential bounds can reach the heap. A doc holding
+  // only non-essential words can score at most their bound sum: if the final threshold is
+  // above it, skipping such docs was safe; else the search is redone with every list.
+  let ne = 0;
+  let neUb = 0;
+  while (ne < m - 1 && neUb + sc[ne].ub < sc[m - 1].ub) neUb += sc[ne++].ub;
+  const clear = () => {
+    for (const x of mustNot) for (let i = 0; i < x.n; i++) acc[x.docs[i]] = 0;
+    if (seeded) for (const d of seeded) acc[d] = 0; // already offered
+  };
+  if (ne > 0) {
+    stats.taatPartial = (stats.taatPartial ?? 0) + 1;
+    acc.fill(0, 0, size);
+    for (let j = ne; j < m; j++) sc[j].addTo(acc);
+    clear();
+    for (const s of sc) s.i = 0;
+    const trial = top.clone();
+    let th = -Infinity;
+    for (let d = 0; d < size; d++) {
+      const v = acc[d];
+      if (v === 0 || below(v + neUb, th)) continue;
+      stats.candidates++;
+      let score = 0;
+      for (let j = 0; j < m; j++) {
+        const x = sc[j];
+        if (x.advance(d) === d) score += x.score();
+      }
+      if (trial.offer(d, score) && trial.full) th = trial.threshold;
+    }
+    if (trial.full && below(neUb, trial.threshold)) return trial.sorted();
+    stats.taatRedo = (stats.taatRedo ?? 0) + 1;
+  }
   acc.fill(0, 0, size);
   for (const s of sc) s.addTo(acc);
-  for (const x of mustNot) for (let i = 0; i < x.n; i++) acc[x.docs[i]] = 0;
-  if (seeded) for (const d of seeded) acc[d] = 0; // already offered
+  clear();
   let th = -Infinity;
   for (let d = 0; d < size; d++) {
     const v = acc[d];
@@ -98,7 +141,6 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
     stats.candidates++;
     if (top.offer(d, v) && top.full) th = top.threshold;
   }
-  stats.taat = (stats.taat ?? 0) + 1;
   return top.sorted();
 }
 
@@ -119,6 +161,10 @@ export interface CollectStats {
   tierExits?: number;
   /** Searches run term-at-a-time. */
   taat?: number;
+  /** Term-at-a-time searches that left non-essential lists out. */
+  taatPartial?: number;
+  /** Term-at-a-time searches redone with every list (the non-essential bound was not beaten). */
+  taatRedo?: number;
   /** Searches whose heap was seeded with given docs (RM3's second round). */
   seeded?: number;
 }

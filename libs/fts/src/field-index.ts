@@ -407,6 +407,15 @@ export class FieldIndex {
     this.arenaGarbage += c;
   }
 
+  /**
+   * Builds the champion tier of every long list now (at open), so a restarted server's first
+   * queries do not pay for it; c0 = k1·(1 − b), c1 = k1·b/avgdl of the field.
+   */
+  prepareTiers(k1: number, b: number): void {
+    const avgdl = (this.docs > 0 ? this.total / this.docs : 1) || 1;
+    for (const pl of this.terms.values()) if (pl.n >= PostingList.TIER_MIN) pl.ensureTier(this.docLen, k1 * (1 - b), (k1 * b) / avgdl);
+  }
+
   setStats(docs: number, total: number): void {
     this.docs = docs;
     this.total = total;

@@ -249,6 +249,12 @@ export class FtsParticipant implements CommitParticipant {
     } finally {
       await snap.release();
     }
+    // champion tiers of the long lists, built once here rather than by the first queries
+    for (const [key, fi] of this.fields) {
+      const [table, field] = key.split('\u0000');
+      const st = this.settings(table, field);
+      if (st) fi.prepareTiers(st.k1, st.b);
+    }
     return covered;
   }
 

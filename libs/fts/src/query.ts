@@ -235,28 +235,33 @@ export async function scoreDocs(clauses: readonly BooleanClause[], ctx: SearchCo
     if (o !== undefined) ords.push(o);
   }
   ords.sort((a, b) => a - b);
-  const scorers: Array<{ s: Scorer; occur: Occur }> = [];
+  const sc: Scorer[] = [];
+  const kind: number[] = []; // 0 should, 1 must, 2 must_not
   for (const c of clauses) {
     const w = phraseWeights.has(c) ? phraseWeights.get(c) : (c.query.createWeight(ctx) as Weight | null);
     if (!w) {
       if (c.occur === 'must') return [];
       continue;
     }
-    scorers.push({ s: w.scorer(), occur: c.occur });
+    sc.push(w.scorer());
+    kind.push(c.occur === 'should' ? 0 : c.occur === 'must' ? 1 : 2);
   }
+  const m = sc.length;
   const out: Array<{ ord: number; score: number }> = [];
   // ascending: every cursor only moves forward (galloping)
   next: for (const d of ords) {
     let score = 0;
     let any = false;
-    for (const { s, occur } of scorers) {
+    for (let j = 0; j < m; j++) {
+      const s = sc[j];
       const hit = s.advance(d) === d;
-      if (occur === 'must_not') {
+      const o = kind[j];
+      if (o === 2) {
         if (hit) continue next;
       } else if (hit) {
         score += s.score();
         any = true;
-      } else if (occur === 'must') continue next;
+      } else if (o === 1) continue next;
     }
     if (any) out.push({ ord: d, score });
   }
@@ -288,6 +293,8 @@ export interface FeedbackOptions {
 }
 
 export const RM3_DEPTH = 300;
+/** Feedback docs of RM3 (the first round's best). */
+export const RM3_DOCS = 10;
 
 export const RM3_MAX_DF_RATIO = 1;
 
@@ -308,7 +315,7 @@ export async function searchWithFeedback(
   round: (clauses: readonly BooleanClause[], k: number, seeds?: readonly string[]) => Promise<RankedDoc[]> = (c, n, seeds) =>
     searchClauses(c, ctx, n, stats, seeds),
 ): Promise<RankedDoc[]> {
-  const R = fb.docs ?? 10;
+  const R = fb.docs ?? RM3_DOCS;
   const T = fb.terms ?? 20;
   const lambda = fb.weight ?? 0.5;
   const depth = fb.depth ?? RM3_DEPTH;

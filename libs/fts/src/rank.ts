@@ -9,7 +9,7 @@
  */
 import type { CollectStats } from './collector';
 import { PROXIMITY_WINDOW, rescoreProximity } from './proximity';
-import { searchClauses, searchWithFeedback, type BooleanClause, type FeedbackOptions, type RankedDoc, type SearchContext } from './query';
+import { RM3_DOCS, searchClauses, searchWithFeedback, type BooleanClause, type FeedbackOptions, type RankedDoc, type SearchContext } from './query';
 
 export type FeedbackMode = 'none' | 'rm3';
 export type ProximityMode = 'none' | 'bm25tp';
@@ -37,7 +37,10 @@ export const RANKING_DEFAULTS: { readonly feedback: FeedbackMode; readonly proxi
 export async function rankClauses(clauses: readonly BooleanClause[], ctx: SearchContext, k: number, opts: RankOptions = {}): Promise<RankedDoc[]> {
   const feedback = opts.feedback ?? RANKING_DEFAULTS.feedback;
   const proximity = opts.proximity ?? RANKING_DEFAULTS.proximity;
-  const window = opts.proximityWindow ?? PROXIMITY_WINDOW;
+  // With RM3 the first round's order only chooses the feedback docs (its best rm3.docs; the
+  // second round reranks the pool), so proximity rescoring needs a margin above them, not 100
+  // ranks: 3 × the feedback docs (measured on Cranfield: windows of 20–100 give the same quality).
+  const window = opts.proximityWindow ?? (feedback === 'rm3' ? Math.min(PROXIMITY_WINDOW, 3 * (opts.rm3?.docs ?? RM3_DOCS)) : PROXIMITY_WINDOW);
   // a fixed window (not the limit) keeps the top k of a smaller limit a prefix of a larger one
   // The query's own words ranked by BM25 (+ proximity): the final ranking without feedback,
   // the choice of feedback docs with it (the expanded second round is plain BM25: measured on
