@@ -111,38 +111,73 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
   };
   if (ne > 0) {
     stats.taatPartial = (stats.taatPartial ?? 0) + 1;
+    // acc only bounds (every candidate is scored exactly below), so lists can be added in
+    // any order: when the bound of the lists left out is not beaten, the best of them joins
+    // acc and the scan runs again
     acc.fill(0, 0, size);
     for (let j = ne; j < m; j++) sc[j].addTo(acc);
-    clear();
-    for (const s of sc) s.i = 0;
-    const trial = top.clone();
-    let th = -Infinity;
-    for (let d = 0; d < size; d++) {
-      const v = acc[d];
-      if (v === 0 || below(v + neUb, th)) continue;
-      stats.candidates++;
-      let score = 0;
-      for (let j = 0; j < m; j++) {
-        const x = sc[j];
-        if (x.advance(d) === d) score += x.score();
+    for (;;) {
+      clear();
+      for (const s of sc) s.i = 0;
+      const trial = top.clone();
+      let th = -Infinity;
+      // a candidate costs a cursor step in every list (cache misses over long arrays), ~ the
+      // price of adding ~1,000 postings: past that budget, adding the left-out lists
+      // (the plain pass below) is cheaper
+      let neP = 0;
+      for (let j = 0; j < ne; j++) neP += sc[j].n;
+      let budget = neP >> 10;
+      let over = false;
+      for (let d = nextAtLeast(acc, 0, size, -Infinity); d >= 0; d = nextAtLeast(acc, d + 1, size, lowest(th, neUb))) {
+        if (--budget < 0) {
+          over = true;
+          break;
+        }
+        stats.candidates++;
+        let score = 0;
+        for (let j = 0; j < m; j++) {
+          const x = sc[j];
+          if (x.advance(d) === d) score += x.score();
+        }
+        if (trial.offer(d, score) && trial.full) th = trial.threshold;
       }
-      if (trial.offer(d, score) && trial.full) th = trial.threshold;
+      for (const s of sc) s.i = 0;
+      if (over) break;
+      if (trial.full && below(neUb, trial.threshold)) return trial.sorted();
+      stats.taatRedo = (stats.taatRedo ?? 0) + 1;
+      if (ne <= 1) break; // what is left out is one list: add everything (below)
+      ne--;
+      neUb = 0;
+      for (let j = 0; j < ne; j++) neUb += sc[j].ub;
+      sc[ne].addTo(acc);
     }
-    if (trial.full && below(neUb, trial.threshold)) return trial.sorted();
-    stats.taatRedo = (stats.taatRedo ?? 0) + 1;
   }
   acc.fill(0, 0, size);
   for (const s of sc) s.addTo(acc);
   clear();
   let th = -Infinity;
-  for (let d = 0; d < size; d++) {
-    const v = acc[d];
-    if (v === 0 || v < th) continue;
+  for (let d = nextAtLeast(acc, 0, size, -Infinity); d >= 0; d = nextAtLeast(acc, d + 1, size, th)) {
     stats.candidates++;
-    if (top.offer(d, v) && top.full) th = top.threshold;
+    if (top.offer(d, acc[d]) && top.full) th = top.threshold;
   }
   return top.sorted();
 }
+
+/**
+ * The first d ≥ from with acc[d] ≠ 0 and acc[d] ≥ min, or −1. The dense scans' inner loop,
+ * kept apart so it stays small and monomorphic (optimized early, never deoptimized by the
+ * scoring around it: a scan of 1M docs in unoptimized code costs tens of ms).
+ */
+function nextAtLeast(acc: Float64Array, from: number, size: number, min: number): number {
+  for (let d = from; d < size; d++) {
+    const v = acc[d];
+    if (v !== 0 && v >= min) return d;
+  }
+  return -1;
+}
+
+/** The least partial sum that, with `rest` more, can still reach `threshold` (see `below`). */
+const lowest = (threshold: number, rest: number): number => threshold - Math.abs(threshold) * 1e-12 - rest;
 
 /** True when a bound cannot reach the threshold (a relative epsilon absorbs summation order). */
 const below = (bound: number, threshold: number): boolean => bound < threshold - Math.abs(threshold) * 1e-12;

@@ -292,7 +292,7 @@ export interface FeedbackOptions {
   readonly depth?: number;
 }
 
-export const RM3_DEPTH = 300;
+export const RM3_DEPTH = 100;
 /** Feedback docs of RM3 (the first round's best). */
 export const RM3_DOCS = 10;
 

@@ -54,11 +54,11 @@ async function main() {
   console.log('| configuration | all | odd (1st, 3rd…) | even (2nd, 4th…) |');
   console.log('|---|---|---|---|');
   console.log(`| SQLite FTS5 porter | ${['all', 'odd', 'even'].map((k) => `${base[k].map.toFixed(4)} / ${base[k].ndcg10.toFixed(4)}`).join(' | ')} |`);
-  // [label, options of rankClauses (+ queryStopwords: 'auto', limit)]; defaults: BM25TP proximity + RM3 reranking the first 300
+  // [label, options of rankClauses (+ queryStopwords: 'auto', limit)]; defaults: BM25TP proximity + RM3 reranking the first 100
   const configs = (process.argv[2] ? JSON.parse(process.argv[2]) : null) || [
     ['plain BM25 (feedback=none, proximity=none)', { feedback: 'none', proximity: 'none' }],
     ['BM25 + proximity', { feedback: 'none', proximity: 'bm25tp' }],
-    ['BM25 + RM3 (rerank of the first 300)', { feedback: 'rm3', proximity: 'none' }],
+    ['BM25 + RM3 (rerank of the first 100)', { feedback: 'rm3', proximity: 'none' }],
     ['defaults (proximity + RM3 rerank)', {}],
     ['defaults, top-10 only (limit 10: nDCG@10 of what a limit-10 call returns)', { limit: 10 }],
     ['defaults, RM3 as a full second retrieval (depth 0)', { rm3: { depth: 0 } }],
