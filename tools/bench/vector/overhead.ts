@@ -3,7 +3,7 @@
  *
  *   node tools/bench/vector/run.js --overhead [--n 100000] [--data DIR] [--rounds 2]
  *        [--warmup 3000] [--block 3000] [--cpu-prof DIR] [--mode high_recall|fast]
- *        [--server-node-args '--max-semi-space-size=64'] [--stages-only]
+ *        [--server-node-args '--max-semi-space-size=64'] [--stages-only] [--fresh]
  *
  * One built server holding the synthetic clustered set (loaded through `/put`, 16 in flight;
  * with `--data DIR` the loaded store is kept and later runs restart from its checkpoint), and
@@ -13,7 +13,8 @@
  * in-process. Then CPU per request: blocks of pings and of top-ks, with this process's
  * `process.cpuUsage()` and the server's utime+stime from /proc (10 ms ticks: blocks are
  * thousands of requests long). The server runs with `--trace-gc`; its collections during the
- * timed window are counted. `--cpu-prof DIR` also writes the server's CPU profile there.
+ * timed window are counted. `--cpu-prof DIR` also writes the server's CPU profile there;
+ * `--fresh` times on a server that has just taken the puts instead of one restarted from its checkpoint.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -114,24 +115,34 @@ export async function main(): Promise<void> {
   if (args.includes('--stages-only')) return;
 
   // the server's store: loaded once through /put, then reopened from its checkpoint
-  if (!fs.existsSync(marker)) {
-    fs.rmSync(storeDir, { recursive: true, force: true });
-    const loader = await startServer({ dataDir: storeDir });
-    const l0 = now();
-    try {
-      await loadHttps(loader, 'syn', syn, N, D, 'l2', meta);
-    } finally {
-      await loader.stop(); // SIGTERM: the store checkpoints at close
-    }
-    console.log(`loaded over HTTPS in ${f0(now() - l0)} ms`);
-    fs.writeFileSync(marker, '');
-  }
   const profDir = opt('cpu-prof', '');
   const extra = opt('server-node-args', '').split(' ').filter(Boolean);
   const nodeArgs = ['--trace-gc', ...extra, ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profDir)}`] : [])];
-  const s0 = now();
-  const srv: Server = await startServer({ dataDir: storeDir, nodeArgs });
-  console.log(`server up (from checkpoint) in ${f0(now() - s0)} ms`);
+  let srv: Server;
+  if (args.includes('--fresh')) {
+    // time on the server that has just taken the puts (no restart): a fresh store in a temp dir
+    srv = await startServer({ nodeArgs });
+    const l0 = now();
+    await loadHttps(srv, 'syn', syn, N, D, 'l2', meta);
+    console.log(`loaded over HTTPS in ${f0(now() - l0)} ms; timing on this server (not restarted)`);
+    console.log(`server quiet after ${f0(await srv.settle())} ms`);
+  } else {
+    if (!fs.existsSync(marker)) {
+      fs.rmSync(storeDir, { recursive: true, force: true });
+      const loader = await startServer({ dataDir: storeDir });
+      const l0 = now();
+      try {
+        await loadHttps(loader, 'syn', syn, N, D, 'l2', meta);
+      } finally {
+        await loader.stop(); // SIGTERM: the store checkpoints at close
+      }
+      console.log(`loaded over HTTPS in ${f0(now() - l0)} ms`);
+      fs.writeFileSync(marker, '');
+    }
+    const s0 = now();
+    srv = await startServer({ dataDir: storeDir, nodeArgs });
+    console.log(`server up (from checkpoint) in ${f0(now() - s0)} ms`);
+  }
   const pid = srv.proc.pid!;
   try {
     for (const mode of MODES) {
