@@ -69,6 +69,10 @@ export async function createServer(config: AppConfig): Promise<Server> {
       keepAliveTimeout: 65_000,
       logger: false,
     } as any);
+    // We register no Nest middleware, so @fastify/middie (which the adapter otherwise adds,
+    // and which runs on every request) is left out: the adapter reads `skipMiddie` from the
+    // object it is given.
+    Object.assign(instance, { skipMiddie: true });
     const adapter = new FastifyAdapter(instance as any);
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, system), adapter, {
       logger: LEVELS[config.logLevel],
