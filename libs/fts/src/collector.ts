@@ -39,10 +39,9 @@ class TopK {
   }
 
   offer(ord: number, score: number): boolean {
-    const hit = { ord, score };
     const h = this.h;
     if (h.length < this.k) {
-      h.push(hit);
+      h.push({ ord, score });
       let i = h.length - 1;
       while (i > 0) {
         const p = (i - 1) >> 1;
@@ -52,8 +51,10 @@ class TopK {
       }
       return true;
     }
-    if (!this.worse(h[0], hit)) return false;
-    h[0] = hit;
+    // a rejected doc allocates nothing
+    const top = h[0];
+    if (score < top.score || (score === top.score && this.ids[ord] > this.ids[top.ord])) return false;
+    h[0] = { ord, score };
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
@@ -266,13 +267,16 @@ export function topK(
   // any scan; the scan then skips them. A doc outside every seed set can only score what the
   // lists that were not fully seeded allow, which often ends the search at once.
   let seeded = null as Set<number> | null;
-  const scoreSeeds = (docs: Iterable<number>) => {
+  const scoreSeeds = (...lists: ArrayLike<number>[]) => {
     const set = (seeded ??= new Set<number>());
     const fresh: number[] = [];
-    for (const d of docs)
-      if (!set.has(d)) {
-        set.add(d);
-        fresh.push(d);
+    for (const docs of lists)
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i];
+        if (!set.has(d)) {
+          set.add(d);
+          fresh.push(d);
+        }
       }
     const list = Int32Array.from(fresh).sort();
     // ascending walk: every cursor only moves forward (galloping), then all are rewound
@@ -306,9 +310,7 @@ export function topK(
       //    threshold, the top-k is final (a rare word among common ones, small k).
       let longUb = 0;
       for (const x of sc) if (x.n >= TIER_MIN) longUb += x.ub;
-      scoreSeeds((function* () {
-        for (const x of sc) if (x.n < TIER_MIN) yield* x.docs.subarray(0, x.n);
-      })());
+      scoreSeeds(...sc.filter((x) => x.n < TIER_MIN).map((x) => x.docs.subarray(0, x.n)));
       if (top.full && below(longUb, top.threshold)) {
         stats.tierExits = (stats.tierExits ?? 0) + 1;
         return top.sorted();
@@ -319,9 +321,7 @@ export function topK(
     if (sc.some((x) => x.n >= TIER_MIN)) {
       const tiers = sc.map((x) => (x.n >= TIER_MIN ? x.tier() : null));
       if (tiers.every((t, j) => t || sc[j].n < TIER_MIN)) {
-        scoreSeeds((function* () {
-          for (const t of tiers) if (t) yield* t.docs;
-        })());
+        scoreSeeds(...tiers.filter((t) => t !== null).map((t) => (t as { docs: Int32Array }).docs));
         let rest = 0;
         for (let j = 0; j < m; j++) if (tiers[j]) rest += (tiers[j] as { restUb: number }).restUb;
         if (top.full && below(rest, top.threshold)) {
