@@ -2,7 +2,7 @@
 // Query latency at 1,000,000 documents through the real search path, beside SQLite FTS5.
 //
 //   npx tsc -b libs/fts/tsconfig.lib.json
-//   node --max-old-space-size=12000 tools/bench/fts/zipf.js        # ~8–10 min on the 2-core machine
+//   node --max-old-space-size=12000 tools/bench/fts/zipf.js        # ~5–8 min on the 2-core machine
 //     [--docs 1000000] [--batch 5000] [--queries 300] [--no-reopen] [--profile default.cpuprofile]
 //
 // 1. The seeded Zipfian corpus (zipf-corpus.js) is indexed durably as rows of a table with a
