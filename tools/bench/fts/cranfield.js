@@ -69,7 +69,7 @@ async function main() {
     console.log(
       `| ${r.name} | ${r.map.toFixed(4)} | ${r.ndcg10.toFixed(4)} | ${r.p10.toFixed(4)} | ${(r.map / base.map).toFixed(3)}× | ${(r.ndcg10 / base.ndcg10).toFixed(3)}× | ${Math.round(r.dps)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} |`,
     );
-  console.log('Plain row: the same index, queried with every ranking stage off. Defaults: BM25TP proximity rescoring (first 30 with RM3), RM3 (10 feedback docs, 20 terms, weight 0.5) reranking the first round's best 100 (or limit); no query stop words. MiniSearch indexes in memory only (not durable); FTS5 commits one synchronous WAL transaction per batch; ours one fsync\'d store commit per batch.');
+  console.log('Plain row: the same index, queried with every ranking stage off. Defaults: BM25TP proximity rescoring (first 30 with RM3), RM3 (10 feedback docs, 20 terms, weight 0.5) reranking the first round\'s best 100 (or limit); no query stop words. MiniSearch indexes in memory only (not durable); FTS5 commits one synchronous WAL transaction per batch; ours one fsync\'d store commit per batch.');
 }
 
 main().catch((e) => {
