@@ -14,7 +14,7 @@ function outOf(a: Adjacency, node: string): Array<[string, number]> {
 describe('NodeTable', () => {
   it('interns strings to dense ids and gives them back, across growth and rehashing', () => {
     const t = new NodeTable();
-    const words = ['', 'a', 'v1', 'v2', 'ünïcödé', '😀 emoji', 'x'.repeat(5000), '["eu",7]'];
+    const words = ['', 'a', 'v1', 'v2', 'ünïcödé', '😀 emoji', 'x'.repeat(5000), '["eu",7]', '😀', 'abcd', 'abcde', 'abcdef', 'abcdefg', 'abcdefgh', 'abcdefghi', '😀😀😀😀'];
     for (let i = 0; i < 20_000; i++) words.push(`n${i}`);
     const ids = words.map((w) => t.intern(w));
     expect(ids).toEqual(words.map((_, i) => i));

@@ -64,11 +64,26 @@ export class NodeTable {
     const b = this.starts[id + 1];
     const n = b - a;
     const arena = this.arena;
-    if (n <= 8) {
-      // short keys (the common case): no subarray view
-      let s = '';
-      for (let k = a; k < b; k++) s += String.fromCharCode(arena[k]);
-      return s;
+    // Short keys (the common case): one string, no subarray view and no partial strings.
+    switch (n) {
+      case 0:
+        return '';
+      case 1:
+        return String.fromCharCode(arena[a]);
+      case 2:
+        return String.fromCharCode(arena[a], arena[a + 1]);
+      case 3:
+        return String.fromCharCode(arena[a], arena[a + 1], arena[a + 2]);
+      case 4:
+        return String.fromCharCode(arena[a], arena[a + 1], arena[a + 2], arena[a + 3]);
+      case 5:
+        return String.fromCharCode(arena[a], arena[a + 1], arena[a + 2], arena[a + 3], arena[a + 4]);
+      case 6:
+        return String.fromCharCode(arena[a], arena[a + 1], arena[a + 2], arena[a + 3], arena[a + 4], arena[a + 5]);
+      case 7:
+        return String.fromCharCode(arena[a], arena[a + 1], arena[a + 2], arena[a + 3], arena[a + 4], arena[a + 5], arena[a + 6]);
+      case 8:
+        return String.fromCharCode(arena[a], arena[a + 1], arena[a + 2], arena[a + 3], arena[a + 4], arena[a + 5], arena[a + 6], arena[a + 7]);
     }
     if (n <= 4096) return String.fromCharCode.apply(null, arena.subarray(a, b) as unknown as number[]);
     let s = '';
