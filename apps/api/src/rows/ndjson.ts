@@ -31,13 +31,14 @@ export async function readNdjson(
   let parts: Buffer[] = [];
   let partBytes = 0;
   // Per line: no promise unless `onLine` returns one (a full chunk waiting for its commit).
-  const emit = (buf: Buffer): void | Promise<void> => {
+  // The line is buf[start, end): read in place, without a view object per line.
+  const emit = (buf: Buffer, start: number, end: number): void | Promise<void> => {
     lineNo++;
-    let end = buf.length;
-    if (end > 0 && buf[end - 1] === 0x0d) end--;
-    if (isBlank(buf, end)) return;
-    const s = buf.toString('utf8', 0, end);
-    if (buf[firstNonSpace(buf, end)] >= 0x80 && s.trim() === '') return; // Unicode-only whitespace
+    if (end > start && buf[end - 1] === 0x0d) end--;
+    const first = firstNonSpace(buf, start, end);
+    if (first === end) return; // blank
+    const s = buf.toString('utf8', start, end);
+    if (buf[first] >= 0x80 && s.trim() === '') return; // Unicode-only whitespace
     let value: unknown;
     try {
       value = JSON.parse(s);
@@ -64,12 +65,14 @@ export async function readNdjson(
       for (;;) {
         const nl = chunk.indexOf(0x0a, start);
         if (nl < 0) break;
-        const piece = chunk.subarray(start, nl);
-        if (partBytes + piece.length > limits.lineMax) throw tooLong(lineNo + 1, limits.lineMax);
-        const line = parts.length ? Buffer.concat([...parts, piece]) : piece;
-        parts = [];
-        partBytes = 0;
-        const wait = emit(line);
+        if (partBytes + (nl - start) > limits.lineMax) throw tooLong(lineNo + 1, limits.lineMax);
+        let wait: void | Promise<void>;
+        if (parts.length) {
+          const line = Buffer.concat([...parts, chunk.subarray(start, nl)]);
+          parts = [];
+          partBytes = 0;
+          wait = emit(line, 0, line.length);
+        } else wait = emit(chunk, start, nl);
         if (wait) await wait;
         start = nl + 1;
       }
@@ -84,20 +87,21 @@ export async function readNdjson(
     }
   }
   if (failed) throw failed;
-  if (partBytes > 0) await emit(Buffer.concat(parts));
+  if (partBytes > 0) {
+    const last = Buffer.concat(parts);
+    await emit(last, 0, last.length);
+  }
   return { lines: lineNo, bytes: total };
 }
 
-/** Index of the first byte in [0, end) that is not ASCII space, tab or CR (`end` if none). */
-function firstNonSpace(buf: Buffer, end: number): number {
-  let i = 0;
+/**
+ * Index of the first byte in [start, end) that is not ASCII space, tab or CR (`end` if none:
+ * a blank line; Unicode whitespace is checked on the string).
+ */
+function firstNonSpace(buf: Buffer, start: number, end: number): number {
+  let i = start;
   while (i < end && (buf[i] === 0x20 || buf[i] === 0x09 || buf[i] === 0x0d)) i++;
   return i;
-}
-
-/** Only ASCII whitespace (the common blank line); Unicode whitespace is checked on the string. */
-function isBlank(buf: Buffer, end: number): boolean {
-  return firstNonSpace(buf, end) === end;
 }
 
 function tooLong(line: number, max: number): DbError {

@@ -175,25 +175,25 @@ export class RowsService {
       inflight = p;
       p.catch(() => undefined);
     };
+    const add = (value: Row, line: number) => {
+      current.rows.push(value);
+      current.lines.push(line);
+      if (current.rows.length >= chunkSize) {
+        held = current;
+        current = { rows: [], lines: [] };
+      }
+    };
     try {
       await readNdjson(
         stream,
         limits,
         ({ line, value }) => {
           if (!isObject(value)) throw new DbError('validation_failed', `line ${line} is not a JSON object`, { line });
-          const add = () => {
-            current.rows.push(value as Row);
-            current.lines.push(line);
-            if (current.rows.length >= chunkSize) {
-              held = current;
-              current = { rows: [], lines: [] };
-            }
-          };
           // Synchronous for every line but the first after a full chunk (no promise per row).
-          if (!held) return add();
+          if (!held) return add(value as Row, line);
           const full = held;
           held = null;
-          return launch(full).then(add);
+          return launch(full).then(() => add(value as Row, line));
         },
         key ? (c) => hash.update(c) : undefined,
       );
