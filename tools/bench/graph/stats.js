@@ -41,31 +41,7 @@ function printTable(title, rows) {
 
 module.exports = { measure, printTable };
 
-/** CPU seconds (user + system, all threads) used so far by process `pid` (Linux /proc). */
-function cpuSeconds(pid) {
-  try {
-    const f = require('fs').readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return NaN;
-  }
-}
-
-/**
- * Waits until process `pid` (default: this one) has gone quiet: under `idle` of one core over
- * a `windowMs` window, so a timed loop never overlaps a load's tail (LevelDB compaction threads,
- * a lazy adjacency build, a GC of the load's garbage). Gives up after `maxMs`; returns the wait in ms.
- */
-async function quiesce(pid = process.pid, { idle = 0.05, windowMs = 500, maxMs = 120_000 } = {}) {
-  const t0 = Date.now();
-  for (;;) {
-    const a = cpuSeconds(pid);
-    await new Promise((r) => setTimeout(r, windowMs));
-    const b = cpuSeconds(pid);
-    if (!(b - a >= idle * (windowMs / 1000)) || Date.now() - t0 > maxMs) return Date.now() - t0;
-  }
-}
+const { quiesce } = require('../quiet');
 
 /** Percentiles (ms) of an array of latencies. */
 function summarize(ms) {

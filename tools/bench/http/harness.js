@@ -9,6 +9,7 @@ const https = require('https');
 const os = require('os');
 const path = require('path');
 const autocannon = require('autocannon');
+const { cpuSeconds } = require('../quiet');
 
 const ROOT = path.join(__dirname, '../../..');
 const MAIN = path.join(ROOT, 'dist/apps/api/main.js');
@@ -153,17 +154,6 @@ async function ingest(srv, body, chunk = 10000) {
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   if (r.status !== 200) throw new Error(`ingest: ${r.status} ${r.text}`);
   return secs;
-}
-
-/** CPU seconds (user + system) the process `pid` has used so far, from /proc (Linux); NaN elsewhere. */
-function cpuSeconds(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return NaN;
-  }
 }
 
 module.exports = {
