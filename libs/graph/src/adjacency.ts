@@ -294,47 +294,34 @@ export class Adjacency {
 
   /** Distinct targets of `node`'s outgoing edges. */
   neighbors(node: string): string[] {
-    const u = this.nodes.idOf(node);
-    if (u < 0) return [];
-    const gen = this.beginMark();
-    const mark = this.mark;
-    const out: string[] = [];
-    if (u < this.baseNodes) {
-      const fTo = this.fTo;
-      for (let k = this.fOff[u], end = this.fOff[u + 1]; k < end; k++) {
-        const v = fTo[k];
-        if (v < 0 || mark[v] === gen) continue;
-        mark[v] = gen;
-        out.push(this.nodes.name(v));
-      }
-    }
-    for (let e = this.oHeadF[u]; e >= 0; e = this.oNextF[e]) {
-      const v = this.oDst[e];
-      if (this.oDead[e] || mark[v] === gen) continue;
-      mark[v] = gen;
-      out.push(this.nodes.name(v));
-    }
-    return out;
+    return this.distinctEnds(node, this.fOff, this.fTo, this.oHeadF, this.oNextF, this.oDst);
   }
 
   /** Distinct sources of `node`'s incoming edges. */
   sources(node: string): string[] {
+    return this.distinctEnds(node, this.rOff, this.rFrom, this.oHeadR, this.oNextR, this.oSrc);
+  }
+
+  /**
+   * The distinct far ends of `node`'s edges in one direction: its CSR base row (`off`/`ends`,
+   * -1 for a deleted edge), then its overlay chain (`head`/`next`, far end in `overlayEnd`).
+   */
+  private distinctEnds(node: string, off: Int32Array, ends: Int32Array, head: Int32Array, next: Int32Array, overlayEnd: Int32Array): string[] {
     const u = this.nodes.idOf(node);
     if (u < 0) return [];
     const gen = this.beginMark();
     const mark = this.mark;
     const out: string[] = [];
     if (u < this.baseNodes) {
-      const rFrom = this.rFrom;
-      for (let k = this.rOff[u], end = this.rOff[u + 1]; k < end; k++) {
-        const v = rFrom[k];
+      for (let k = off[u], end = off[u + 1]; k < end; k++) {
+        const v = ends[k];
         if (v < 0 || mark[v] === gen) continue;
         mark[v] = gen;
         out.push(this.nodes.name(v));
       }
     }
-    for (let e = this.oHeadR[u]; e >= 0; e = this.oNextR[e]) {
-      const v = this.oSrc[e];
+    for (let e = head[u]; e >= 0; e = next[e]) {
+      const v = overlayEnd[e];
       if (this.oDead[e] || mark[v] === gen) continue;
       mark[v] = gen;
       out.push(this.nodes.name(v));

@@ -2,34 +2,18 @@ import { parseManifest } from '@mmdb/storage';
 import { DbError } from '@mmdb/core';
 import { formatPk, lastRawSegment, parsePkSegment } from './pk';
 
-const one = parseManifest(`namespace = "t"
-table = "one"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-`);
-const text = parseManifest(`namespace = "t"
-table = "text"
-primary_key = ["k"]
-[[columns]]
-name = "k"
-ty = "str"
-required = true
-`);
-const two = parseManifest(`namespace = "t"
-table = "two"
-primary_key = ["a", "b"]
-[[columns]]
-name = "a"
-ty = "str"
-required = true
-[[columns]]
-name = "b"
-ty = "i64"
-required = true
-`);
+/** A manifest `t.<table>` whose columns are the primary key, in order. */
+function keyed(table: string, columns: Array<[string, string]>) {
+  const cols = columns.map(([name, ty]) => `[[columns]]\nname = "${name}"\nty = "${ty}"\nrequired = true\n`).join('');
+  return parseManifest(`namespace = "t"\ntable = "${table}"\nprimary_key = ${JSON.stringify(columns.map(([n]) => n))}\n${cols}`);
+}
+
+const one = keyed('one', [['id', 'i64']]);
+const text = keyed('text', [['k', 'str']]);
+const two = keyed('two', [
+  ['a', 'str'],
+  ['b', 'i64'],
+]);
 
 describe('the {pk} path segment', () => {
   it('reads one-column keys plain, percent-encoded, and as a JSON array', () => {
