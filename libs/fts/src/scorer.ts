@@ -55,8 +55,8 @@ export abstract class Scorer {
     for (this.i = 0; this.i < this.n; this.i++) acc[this.docs[this.i]] += this.score();
   }
 
-  /** Whether `doc` is in the list (random access; the cursor does not move). */
-  contains(doc: number): boolean {
+  /** The first position whose doc is ≥ `doc` (`n` if none); the cursor does not move. */
+  private lowerBound(doc: number): number {
     let lo = 0;
     let hi = this.n;
     const d = this.docs;
@@ -65,20 +65,19 @@ export abstract class Scorer {
       if (d[mid] < doc) lo = mid + 1;
       else hi = mid;
     }
-    return lo < this.n && d[lo] === doc;
+    return lo;
+  }
+
+  /** Whether `doc` is in the list (random access; the cursor does not move). */
+  contains(doc: number): boolean {
+    const lo = this.lowerBound(doc);
+    return lo < this.n && this.docs[lo] === doc;
   }
 
   /** Score of `doc` by random access (0 when absent); the cursor does not move. */
   scoreDoc(doc: number): number {
-    let lo = 0;
-    let hi = this.n;
-    const d = this.docs;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (d[mid] < doc) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo >= this.n || d[lo] !== doc) return 0;
+    const lo = this.lowerBound(doc);
+    if (lo >= this.n || this.docs[lo] !== doc) return 0;
     const at = this.i;
     this.i = lo;
     const s = this.score();
