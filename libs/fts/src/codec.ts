@@ -61,36 +61,43 @@ export function encodeDocEntry(length: number, postings: ReadonlyMap<string, rea
   let cap = 20;
   for (const [term, ps] of postings) cap += term.length * 3 + 10 + ps.length * 5;
   const buf = Buffer.allocUnsafe(cap);
-  let n = 0;
-  const varint = (v: number) => {
-    while (v >= 0x80) {
-      buf[n++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    buf[n++] = v;
-  };
-  varint(length);
-  varint(postings.size);
+  let n = putVarint(buf, 0, length);
+  n = putVarint(buf, n, postings.size);
   for (const [term, ps] of postings) {
-    // ASCII terms (the common case) are copied by hand: cheaper than a native call per term
-    let ascii = term.length < 128;
-    for (let i = 0; ascii && i < term.length; i++) if (term.charCodeAt(i) > 0x7f) ascii = false;
-    if (ascii) {
-      buf[n++] = term.length;
-      for (let i = 0; i < term.length; i++) buf[n++] = term.charCodeAt(i);
-    } else {
-      const len = Buffer.byteLength(term, 'utf8');
-      varint(len);
-      n += buf.write(term, n, len, 'utf8');
-    }
-    varint(ps.length);
+    n = putTerm(buf, n, term);
+    n = putVarint(buf, n, ps.length);
     let prev = 0;
     for (const p of ps) {
-      varint(p - prev);
+      n = putVarint(buf, n, p - prev);
       prev = p;
     }
   }
   return Buffer.from(buf.subarray(0, n));
+}
+
+/** Writes `v` as a varint at `n`; returns the offset after it. */
+function putVarint(buf: Buffer, n: number, v: number): number {
+  while (v >= 0x80) {
+    buf[n++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[n++] = v;
+  return n;
+}
+
+/** Writes a term as varint byte length + UTF-8 at `n`; returns the offset after it. */
+function putTerm(buf: Buffer, n: number, term: string): number {
+  // ASCII terms (the common case) are copied by hand: cheaper than a native call per term
+  let ascii = term.length < 128;
+  for (let i = 0; ascii && i < term.length; i++) if (term.charCodeAt(i) > 0x7f) ascii = false;
+  if (ascii) {
+    buf[n++] = term.length;
+    for (let i = 0; i < term.length; i++) buf[n++] = term.charCodeAt(i);
+    return n;
+  }
+  const len = Buffer.byteLength(term, 'utf8');
+  n = putVarint(buf, n, len);
+  return n + buf.write(term, n, len, 'utf8');
 }
 
 let scratch = Buffer.allocUnsafe(1 << 16);
@@ -118,16 +125,8 @@ export function encodeDocTerms(d: {
   cap += np * 5;
   if (scratch.length < cap) scratch = Buffer.allocUnsafe(Math.max(cap, scratch.length * 2));
   const buf = scratch;
-  let n = 0;
-  const varint = (v: number) => {
-    while (v >= 0x80) {
-      buf[n++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    buf[n++] = v;
-  };
-  varint(d.length);
-  varint(nt);
+  let n = putVarint(buf, 0, d.length);
+  n = putVarint(buf, n, nt);
   let k = 0;
   for (let t = 0; t < nt; t++) {
     if (termPool && ids) {
@@ -136,32 +135,20 @@ export function encodeDocTerms(d: {
       const off = termPool.info[at];
       const len = termPool.info[at + 1];
       if (len < 0x80) buf[n++] = len;
-      else varint(len);
+      else n = putVarint(buf, n, len);
       const bytes = termPool.bytes;
       for (let i = 0; i < len; i++) buf[n++] = bytes[off + i];
-    } else {
-      const term = terms[t];
-      let ascii = term.length < 128;
-      for (let i = 0; ascii && i < term.length; i++) if (term.charCodeAt(i) > 0x7f) ascii = false;
-      if (ascii) {
-        buf[n++] = term.length;
-        for (let i = 0; i < term.length; i++) buf[n++] = term.charCodeAt(i);
-      } else {
-        const len = Buffer.byteLength(term, 'utf8');
-        varint(len);
-        n += buf.write(term, n, len, 'utf8');
-      }
-    }
+    } else n = putTerm(buf, n, terms[t]);
     const tf = tfs[t];
     if (tf < 0x80) buf[n++] = tf;
-    else varint(tf);
+    else n = putVarint(buf, n, tf);
     let prev = 0;
     for (const end = k + tf; k < end; k++) {
       const p = positions[k];
       const gap = p - prev;
       prev = p;
       if (gap < 0x80) buf[n++] = gap;
-      else varint(gap);
+      else n = putVarint(buf, n, gap);
     }
   }
   const out = Buffer.allocUnsafe(n);
