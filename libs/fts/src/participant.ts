@@ -376,13 +376,32 @@ export class FtsParticipant implements CommitParticipant {
     const params: Bm25Params = { k1: s.k1, b: s.b };
     let snap: ReturnType<StoreReader['snapshot']> | undefined;
     const reader = this.reader;
-    // doc entries read from one snapshot, once per search (proximity and RM3 share them)
+    // Doc entries read from one snapshot, once per search (proximity and RM3 share them).
+    // The entries asked for in one turn (proximity and RM3 ask for all their docs at once)
+    // are read in one rawGetMany instead of a store call each.
     const raw = new Map<string, Promise<Buffer | undefined>>();
+    let batch: Array<{ key: Buffer; resolve: (v: Buffer | undefined) => void; reject: (e: unknown) => void }> | null = null;
+    const flush = () => {
+      const b = batch!;
+      batch = null;
+      snap!.rawGetMany(b.map((x) => x.key)).then(
+        (vs) => b.forEach((x, i) => x.resolve(vs[i])),
+        (e: unknown) => b.forEach((x) => x.reject(e)),
+      );
+    };
     const entry = (doc: string) => {
       let e = raw.get(doc);
       if (!e) {
-        snap ??= (reader as StoreReader).snapshot();
-        e = snap.rawGet(docKey(table, field, doc));
+        snap ??= (reader as StoreReader).snapshot(); // taken now, so the search's finally releases it
+        e = new Promise<Buffer | undefined>((resolve, reject) => {
+          if (!batch) {
+            batch = [];
+            process.nextTick(flush);
+          }
+          batch.push({ key: docKey(table, field, doc), resolve, reject });
+        });
+        // A search that fails early leaves entries nobody awaits: no unhandled rejection.
+        e.catch(() => undefined);
         raw.set(doc, e);
       }
       return e;

@@ -191,6 +191,8 @@ export interface Snapshot {
   /** Rows through a secondary index, in index order, in batches. Bounds apply to the index's value tuple. */
   scanIndex(schema: string, index: string, opts?: ScanOptions): AsyncIterable<StoredRow[]>;
   rawGet(key: Buffer): Promise<Buffer | undefined>;
+  /** rawGet of several keys in one store call, values in the keys' order. */
+  rawGetMany(keys: readonly Buffer[]): Promise<Array<Buffer | undefined>>;
   rawRange(opts: { gte: Buffer; lt: Buffer; reverse?: boolean; limit?: number; batchSize?: number }): AsyncIterable<Array<[Buffer, Buffer]>>;
   /** Frees the snapshot. Reads after release fail. */
   release(): Promise<void>;

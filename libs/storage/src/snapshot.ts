@@ -101,6 +101,12 @@ export class LevelSnapshotReader implements Snapshot {
     return this.db.get(key, { snapshot: this.snap });
   }
 
+  async rawGetMany(keys: readonly Buffer[]): Promise<Array<Buffer | undefined>> {
+    this.live();
+    if (keys.length === 0) return [];
+    return this.db.getMany(keys as Buffer[], { snapshot: this.snap });
+  }
+
   async *rawRange(opts: { gte: Buffer; lt: Buffer; reverse?: boolean; limit?: number; batchSize?: number }): AsyncIterable<Array<[Buffer, Buffer]>> {
     this.live();
     const it = this.db.iterator({ gte: opts.gte, lt: opts.lt, reverse: !!opts.reverse, limit: opts.limit ?? -1, snapshot: this.snap });

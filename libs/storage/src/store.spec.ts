@@ -453,3 +453,26 @@ describe('LevelDB memtable size', () => {
     expect(await tables(undefined)).toBe(0);
   });
 });
+
+describe('snapshot rawGetMany', () => {
+  it('reads several keys in one call, as of the snapshot, in the keys order', async () => {
+    const { rowKey } = await import('./records');
+    const dir = mkdtempSync(join(tmpdir(), 'rgm-'));
+    const store = await TenantStore.open({ dir, sync: false });
+    await store.registerSchema(USERS);
+    await store.put('shop.users', { id: 'a', age: 1 });
+    await store.put('shop.users', { id: 'b', age: 2 });
+    const snap = store.snapshot();
+    await store.put('shop.users', { id: 'a', age: 10 });
+    await store.delete('shop.users', ['b']);
+    const keys = [rowKey('shop.users', ['b']), rowKey('shop.users', ['zz']), rowKey('shop.users', ['a'])];
+    const got = await snap.rawGetMany(keys);
+    expect(got.map((v) => (v ? JSON.parse(v.toString())[2].age : undefined))).toEqual([2, undefined, 1]);
+    expect(await snap.rawGetMany([])).toEqual([]);
+    for (let i = 0; i < keys.length; i++) expect(await snap.rawGet(keys[i])).toEqual(got[i]);
+    await snap.release();
+    await expect(snap.rawGetMany(keys)).rejects.toThrow();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
