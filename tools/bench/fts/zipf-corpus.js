@@ -2,19 +2,9 @@
 // vocabulary ("w<rank>", not stemmed), 10–49 words per doc, and 1–4-word queries that mix
 // popular words (sampled by Zipf) and rarer ones (uniform over ranks).
 'use strict';
+const { rng } = require('../rng');
 const V = 50_000;
 const SEED = 42;
-
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Zipf(s = 1) over V words: inverse CDF by binary search. */
 function zipfSampler(r) {

@@ -1,21 +1,10 @@
 // Edge lists for the graph benchmark: ca-GrQc read in place, and a seeded synthetic graph.
 'use strict';
+const { rng } = require('../rng');
 const fs = require('fs');
 const path = require('path');
 
 const GRQC = path.resolve(__dirname, '../../../../shared/datasets/graph/CA-GrQc.txt');
-
-function rng(seed) {
-  // mulberry32: small, fast, seeded.
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** ca-GrQc: line 1 is a header ("nodes<TAB>edges"), then "from<TAB>to". Weights are seeded 1..10. */
 function loadGrQc(file = GRQC) {
