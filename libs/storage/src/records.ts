@@ -17,7 +17,12 @@ export function encodeRowJson(version: number, lsn: number, valuesJson: string):
 }
 
 export function decodeRow(schema: string, pk: PkTuple, b: Uint8Array): StoredRow {
-  const [version, lsn, values] = JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')) as [number, number, Row];
+  return decodeRowText(schema, pk, Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8'));
+}
+
+/** decodeRow of the record as text (as the store's read cache holds it). */
+export function decodeRowText(schema: string, pk: PkTuple, text: string): StoredRow {
+  const [version, lsn, values] = JSON.parse(text) as [number, number, Row];
   return { schema, pk, version, lsn, values };
 }
 

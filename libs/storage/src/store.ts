@@ -44,7 +44,7 @@ import { indexParticipant } from './index-participant';
 import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
 import { KEYSPACE, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { LOG_END, LOG_START, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
+import { LOG_END, LOG_START, decodeRowText, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { RowCache } from './row-cache';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
@@ -82,8 +82,6 @@ export interface StoreOptions {
    * A store holds up to two memtables (one being flushed).
    */
   readonly writeBufferBytes?: number;
-  /** LevelDB's block cache in bytes (default 8 MiB, LevelDB's own). */
-  readonly blockCacheBytes?: number;
 }
 
 export interface RecoveryReport {
@@ -115,7 +113,7 @@ export class TenantStore implements StoreReader {
   private readonly tableLsns = new Map<string, number>();
   /**
    * Recently read or written row records by row key (latin1): the record's JSON text, null
-   * for a known-absent row; oldest evicted first. Reads fill it; each applied group writes its
+   * for a known-absent row; two generations (row-cache.ts). Reads fill it; each applied group writes its
    * rows through (before its callers resolve), so it always holds committed values. Strings,
    * not Buffers: a small Buffer pins its whole 8 KiB allocation slab.
    */
@@ -155,7 +153,6 @@ export class TenantStore implements StoreReader {
       keyEncoding: 'buffer',
       valueEncoding: 'buffer',
       writeBufferSize: opts.writeBufferBytes ?? 16 * 1024 * 1024,
-      ...(opts.blockCacheBytes ? { cacheSize: opts.blockCacheBytes } : {}),
     });
     await db.open();
     const store = new TenantStore(db, opts);
@@ -379,9 +376,7 @@ export class TenantStore implements StoreReader {
    */
   async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
     const text = await this.rowRecord(schema, pk);
-    if (text === undefined) return undefined;
-    const [version, lsn, values] = JSON.parse(text) as [number, number, Row];
-    return { schema, pk, version, lsn, values };
+    return text === undefined ? undefined : decodeRowText(schema, pk, text);
   }
 
   /**
