@@ -158,6 +158,8 @@ describe('BM25 top-k', () => {
         const k = [10, 100, 300][(f >= 0 ? Math.floor(f / 2) : qn) % 3];
         // term-at-a-time on for half the queries (every multi-word disjunction), off for the rest
         collectorTuning.taatMinPostings = qn % 2 ? 1000 : 1e9;
+        // every fourth query: room for any number of candidates (else more than 1/16 of the docs are scanned for one by one)
+        collectorTuning.taatCandidateShare = qn % 4 === 3 ? 1 : 16;
         const words = f >= 0 ? fixed[Math.floor(f / 6)].split(' ') : Array.from({ length: 1 + Math.floor(rnd() * 4) }, zipf);
         if (f < 0 && qn % 4 === 1) words.push(vocab[100 + Math.floor(rnd() * 200)]); // a rare word
         const q = words.join(' ');
@@ -176,9 +178,69 @@ describe('BM25 top-k', () => {
       }
     } finally {
       collectorTuning.taatMinPostings = 50_000;
+      collectorTuning.taatCandidateShare = 16;
     }
     expect(stats.tierExits).toBeGreaterThan(0);
     expect(stats.taatPartial).toBeGreaterThan(0);
     expect(stats.seeded).toBeGreaterThan(0);
+  });
+
+  it('term-at-a-time floors its threshold with docs the query can return (not excluded ones)', async () => {
+    let seed = 5;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const docs: Record<string, string> = {};
+    // 'alpha' in half the docs, 'beta' in most, once each among filler words
+    for (let i = 0; i < 8000; i++)
+      docs[`d${i}`] = [...(rnd() < 0.52 ? ['alpha'] : []), ...(rnd() < 0.8 ? ['beta'] : []), ...Array.from({ length: 4 + Math.floor(rnd() * 12) }, () => `f${Math.floor(rnd() * 500)}x`)].join(' ');
+    // alpha's best postings (its champion tier: tf 4 in short docs) are all in docs the query excludes
+    for (let i = 0; i < 300; i++) docs[`x${i}`] = 'alpha alpha alpha alpha banned';
+    const { ix } = build(docs);
+    const a = analyzerFor({ analyzer: 'english' });
+    const ctx: SearchContext = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async () => undefined };
+    const stats: CollectStats = { candidates: 0 };
+    const tuning = { ...collectorTuning };
+    try {
+      for (const q of ['alpha beta -banned', 'beta alpha -banned f7x']) {
+        const clauses = compileQuery(parseQuery(q), a);
+        Object.assign(collectorTuning, tuning, { taatMinPostings: 1e9, taatMinEssential: 1e9 });
+        const all = await searchClauses(clauses, ctx, 9000);
+        expect(all.some((h) => h.doc_id.startsWith('x'))).toBe(false);
+        for (const k of [5, 10, 50]) {
+          Object.assign(collectorTuning, { taatMinPostings: 0, taatMinEssential: 0, taatCandidateShare: k === 10 ? 1 : 16 });
+          const got = await searchClauses(clauses, ctx, k, stats);
+          expect(got).toEqual(all.slice(0, k));
+        }
+      }
+    } finally {
+      Object.assign(collectorTuning, tuning);
+    }
+    expect(stats.taat).toBeGreaterThan(0);
+  });
+
+  it('term-at-a-time scores each doc once when left-out lists join round after round', async () => {
+    const docs: Record<string, string> = {};
+    // no list is long enough for a champion tier: no floor, the first rounds start from nothing
+    for (let i = 0; i < 3; i++) docs[`r${i}`] = `zzrare mid common f${i}x`;
+    for (let i = 0; i < 40; i++) docs[`m${i}`] = `mid common f${i % 7}x f${i % 5}x`;
+    for (let i = 0; i < 400; i++) docs[`c${i}`] = `common f${i % 11}x f${i % 13}x f${i % 3}x`;
+    const { ix } = build(docs);
+    const a = analyzerFor({ analyzer: 'english' });
+    const ctx: SearchContext = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async () => undefined };
+    const tuning = { ...collectorTuning };
+    try {
+      const clauses = compileQuery(parseQuery('zzrare mid common'), a);
+      Object.assign(collectorTuning, { taatMinPostings: 1e9, taatMinEssential: 1e9 });
+      const all = await searchClauses(clauses, ctx, 1000);
+      for (const k of [5, 10, 60]) {
+        const stats: CollectStats = { candidates: 0 };
+        Object.assign(collectorTuning, { taatMinPostings: 0, taatMinEssential: 0 });
+        const got = await searchClauses(clauses, ctx, k, stats);
+        expect(stats.taatRedo).toBeGreaterThan(0);
+        expect(new Set(got.map((h) => h.doc_id)).size).toBe(got.length);
+        expect(got).toEqual(all.slice(0, k));
+      }
+    } finally {
+      Object.assign(collectorTuning, tuning);
+    }
   });
 });

@@ -20,7 +20,7 @@ export interface Hit {
 class TopK {
   private readonly h: Hit[] = [];
   constructor(
-    private readonly k: number,
+    readonly k: number,
     private readonly ids: readonly string[],
   ) {}
 
@@ -89,20 +89,39 @@ class TopK {
  * DAAT path sums them, so scores (and ties) are identical.
  */
 /** Tuning knobs (tests lower them to exercise every path on small corpora). */
-export const collectorTuning = { taatMinPostings: 50_000 };
+export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, taatCandidateShare: 16, taatCandidateCost: 128 };
+/** Lists this long get champion tiers (PostingList.TIER_MIN). */
+const TIER_MIN = 4096;
 let scratch = new Float64Array(0);
+/** The candidates of a term-at-a-time round (reused). */
+let found = new Int32Array(0);
 
 function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Set<number> | null): Hit[] {
   if (scratch.length < size) scratch = new Float64Array(Math.max(size, scratch.length * 2));
   const acc = scratch;
   const m = sc.length;
   stats.taat = (stats.taat ?? 0) + 1;
+  // A floor of the final threshold (no doc below it can enter): the heap's, or the exact
+  // scores of a few champion docs (thresholdFloor). It prunes from the first candidate on.
+  const floor = top.full ? top.threshold : thresholdFloor(sc, mustNot, top.k);
+  const cap = Math.floor(size / collectorTuning.taatCandidateShare);
+  if (found.length <= cap) found = new Int32Array(cap + 1);
+  /** The docs whose sum is at least `min` (ascending), or null if there are more than `cap`. */
+  const candidates = (min: number): Int32Array | null => {
+    let n = 0;
+    for (let d = nextAtLeast(acc, 0, size, min); d >= 0; d = nextAtLeast(acc, d + 1, size, min)) {
+      if (n >= cap) return null;
+      found[n++] = d;
+    }
+    return found.subarray(0, n);
+  };
   // MaxScore, term at a time (Turtle & Flood's original form): the lowest-bound lists whose
   // bounds together stay below the best list's bound are "non-essential" — not added. The
   // others are added into acc; a doc is then scored exactly (every list, in the fixed order)
   // only when its partial sum plus the non-essential bounds can reach the heap. A doc holding
   // only non-essential words can score at most their bound sum: if the final threshold is
-  // above it, skipping such docs was safe; else the search is redone with every list.
+  // above it, skipping such docs was safe; else the best left-out list joins and the
+  // candidates are looked at again.
   let ne = 0;
   let neUb = 0;
   while (ne < m - 1 && neUb + sc[ne].ub < sc[m - 1].ub) neUb += sc[ne++].ub;
@@ -112,40 +131,72 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
   };
   if (ne > 0) {
     stats.taatPartial = (stats.taatPartial ?? 0) + 1;
-    // acc only bounds (every candidate is scored exactly below), so lists can be added in
-    // any order: when the bound of the lists left out is not beaten, the best of them joins
-    // acc and the scan runs again
+    // acc only bounds (every candidate is scored exactly below), so lists can join in any order
     acc.fill(0, 0, size);
     for (let j = ne; j < m; j++) sc[j].addTo(acc);
+    // One trial across rounds: a doc scored exactly is marked −∞ in acc (sums stay −∞), so a
+    // later round neither scores nor offers it twice.
+    const trial = top.clone();
+    let th = trial.full ? Math.max(floor, trial.threshold) : floor;
+    const exact = (d: number): void => {
+      stats.candidates++;
+      let score = 0;
+      for (let j = 0; j < m; j++) {
+        const x = sc[j];
+        if (x.advance(d) === d) score += x.score();
+      }
+      acc[d] = -Infinity;
+      if (trial.offer(d, score) && trial.full) th = Math.max(floor, trial.threshold);
+    };
     for (;;) {
       clear();
       for (const s of sc) s.i = 0;
-      const trial = top.clone();
-      let th = -Infinity;
-      // a candidate costs a cursor step in every list (cache misses over long arrays), ~ the
-      // price of adding ~1,000 postings: past that budget, adding the left-out lists
-      // (the plain pass below) is cheaper
+      // a candidate costs a cursor step in every list (~0.8 µs at 1M docs, through the skip
+      // entries), about the price of adding 128 postings (collectorTuning.taatCandidateCost):
+      // past that budget, adding a left-out list is cheaper
       let neP = 0;
       for (let j = 0; j < ne; j++) neP += sc[j].n;
-      let budget = neP >> 10;
+      let budget = Math.floor(neP / collectorTuning.taatCandidateCost);
       let over = false;
-      for (let d = nextAtLeast(acc, 0, size, -Infinity); d >= 0; d = nextAtLeast(acc, d + 1, size, lowest(th, neUb))) {
-        if (--budget < 0) {
-          over = true;
-          break;
+      const c = candidates(lowest(th, neUb));
+      if (c) {
+        const vals = new Float64Array(c.length);
+        for (let i = 0; i < c.length; i++) vals[i] = acc[c[i]];
+        // the k best partial sums first (in doc order, so cursors only move forward): the
+        // trial's threshold then starts near its final value, and of the other candidates
+        // only those within neUb of it are scored
+        const best = c.length > top.k ? kthLargest(vals.slice(), top.k) : -Infinity;
+        for (let pass = 0; pass < 2 && !over; pass++) {
+          if (pass === 1) {
+            // what is left to score is known now (no cursor work): over budget, skip it all
+            let left = 0;
+            for (let i = 0; i < c.length; i++) if (vals[i] < best && vals[i] >= lowest(th, neUb)) left++;
+            if (left > budget) {
+              over = true;
+              break;
+            }
+          }
+          for (let i = 0; i < c.length; i++) {
+            const v = vals[i];
+            if (v < lowest(th, neUb) || (pass === 0 ? v < best : v >= best)) continue;
+            budget--;
+            exact(c[i]);
+          }
+          for (const s of sc) s.i = 0;
         }
-        stats.candidates++;
-        let score = 0;
-        for (let j = 0; j < m; j++) {
-          const x = sc[j];
-          if (x.advance(d) === d) score += x.score();
+      } else
+        for (let d = nextAtLeast(acc, 0, size, lowest(th, neUb)); d >= 0; d = nextAtLeast(acc, d + 1, size, lowest(th, neUb))) {
+          if (--budget < 0) {
+            over = true;
+            break;
+          }
+          exact(d);
         }
-        if (trial.offer(d, score) && trial.full) th = trial.threshold;
-      }
       for (const s of sc) s.i = 0;
-      if (over) break;
-      if (trial.full && below(neUb, trial.threshold)) return trial.sorted();
-      stats.taatRedo = (stats.taatRedo ?? 0) + 1;
+      if (!over && trial.full && below(neUb, trial.threshold)) return trial.sorted();
+      // over budget, or the left-out bound not beaten: the best left-out list joins acc
+      if (over) stats.taatOver = (stats.taatOver ?? 0) + 1;
+      else stats.taatRedo = (stats.taatRedo ?? 0) + 1;
       if (ne <= 1) break; // what is left out is one list: add everything (below)
       ne--;
       neUb = 0;
@@ -156,26 +207,114 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
   acc.fill(0, 0, size);
   for (const s of sc) s.addTo(acc);
   clear();
-  let th = -Infinity;
-  for (let d = nextAtLeast(acc, 0, size, -Infinity); d >= 0; d = nextAtLeast(acc, d + 1, size, th)) {
+  // the least score that can still enter: the floor (less a hair: a doc tying with it may
+  // win on its id), then the heap's threshold once that is higher
+  const least = lowest(floor, 0);
+  let th = top.full ? Math.max(least, top.threshold) : least;
+  for (let d = nextAtLeast(acc, 0, size, th); d >= 0; d = nextAtLeast(acc, d + 1, size, th)) {
     stats.candidates++;
-    if (top.offer(d, acc[d]) && top.full) th = top.threshold;
+    if (top.offer(d, acc[d]) && top.full) th = Math.max(least, top.threshold);
   }
   return top.sorted();
 }
 
 /**
- * The first d ≥ from with acc[d] ≠ 0 and acc[d] ≥ min, or −1. The dense scans' inner loop,
- * kept apart so it stays small and monomorphic (optimized early, never deoptimized by the
- * scoring around it: a scan of 1M docs in unoptimized code costs tens of ms).
+ * The first d ≥ from with acc[d] ≥ min, neither 0 (no posting) nor −∞ (scored already), or
+ * −1. The dense scans' inner loop, kept apart so it stays small and monomorphic (optimized
+ * early, never deoptimized by the scoring around it: a scan of 1M docs in unoptimized code
+ * costs tens of ms). With min > 0 (a threshold is known) one compare per doc does, as a zero
+ * or −∞ sum is below it: a quarter of the time of the general loop, measured at 1M docs.
  */
 function nextAtLeast(acc: Float64Array, from: number, size: number, min: number): number {
+  if (min > 0) {
+    for (let d = from; d < size; d++) if (acc[d] >= min) return d;
+    return -1;
+  }
   for (let d = from; d < size; d++) {
     const v = acc[d];
-    if (v !== 0 && v >= min) return d;
+    if (v !== 0 && v >= min && v !== -Infinity) return d;
   }
   return -1;
 }
+
+/** The k-th largest of `v` (1 ≤ k ≤ v.length); reorders `v` (quickselect). */
+function kthLargest(v: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = v.length - 1;
+  const want = k - 1; // index in descending order
+  while (lo < hi) {
+    const pivot = v[(lo + hi) >>> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (v[i] > pivot) i++;
+      while (v[j] < pivot) j--;
+      if (i <= j) {
+        const t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (want <= j) hi = j;
+    else if (want >= i) lo = i;
+    else return v[want];
+  }
+  return v[want];
+}
+
+/**
+ * A floor of the top-k threshold of a disjunction over `sc`: the k-th best exact score among
+ * a few docs of the best-bounded long list's champion tier — those it scores best alone
+ * (4k of them, at least 64), less any that an excluded clause holds. They are docs the query
+ * can return, so the final threshold is not below it. −∞ when no list has a tier or fewer
+ * than k of its docs remain.
+ */
+function thresholdFloor(sc: readonly Scorer[], mustNot: readonly Scorer[], k: number): number {
+  let best: Scorer | null = null;
+  let tier: Int32Array | null = null;
+  for (const s of sc) {
+    if (best && s.ub <= best.ub) continue;
+    const t = s.n >= TIER_MIN ? s.tier() : null;
+    if (t && t.docs.length >= k) {
+      best = s;
+      tier = t.docs;
+    }
+  }
+  if (!best || !tier) return -Infinity;
+  // this list's part of each tier doc (one cursor, ascending)
+  const docs = new Int32Array(tier.length);
+  const part = new Float64Array(tier.length);
+  let n = 0;
+  best.i = 0;
+  for (let i = 0; i < tier.length; i++) {
+    const d = tier[i];
+    if (best.advance(d) !== d) continue;
+    let out = false;
+    for (const x of mustNot) if (x.contains(d)) out = true;
+    if (out) continue;
+    docs[n] = d;
+    part[n++] = best.score();
+  }
+  best.i = 0;
+  if (n < k) return -Infinity;
+  // the best of them by that part, scored exactly (every list, the fixed order)
+  const want = Math.min(n, Math.max(4 * k, 64));
+  const cut = kthLargest(part.slice(0, n), want);
+  const exact = new Float64Array(n);
+  let e = 0;
+  for (let i = 0; i < n; i++) {
+    if (part[i] < cut) continue;
+    const d = docs[i];
+    let score = 0;
+    for (const x of sc) if (x.advance(d) === d) score += x.score();
+    exact[e++] = score;
+  }
+  for (const x of sc) x.i = 0;
+  return kthLargest(exact.subarray(0, e), k);
+}
+
 
 /** The least partial sum that, with `rest` more, can still reach `threshold` (see `below`). */
 const lowest = (threshold: number, rest: number): number => threshold - Math.abs(threshold) * 1e-12 - rest;
@@ -199,8 +338,10 @@ export interface CollectStats {
   taat?: number;
   /** Term-at-a-time searches that left non-essential lists out. */
   taatPartial?: number;
-  /** Term-at-a-time searches redone with every list (the non-essential bound was not beaten). */
+  /** Term-at-a-time rounds after which a left-out list joined (its bound was not beaten). */
   taatRedo?: number;
+  /** Term-at-a-time rounds over their candidate budget (a left-out list joins, or all are added). */
+  taatOver?: number;
   /** Searches whose heap was seeded with given docs (RM3's second round). */
   seeded?: number;
 }
@@ -303,7 +444,6 @@ export function topK(
     stats.seeded = (stats.seeded ?? 0) + 1;
   } else {
     if (taatPays(postingsOf(0))) return taat(sc, mustNot, top, ids.length, stats, null);
-    const TIER_MIN = 4096;
     if (m > 1 && sc.some((x) => x.n < TIER_MIN) && sc.some((x) => x.n >= TIER_MIN)) {
       // 1. short lists (rare words) entirely: MaxScore would offer each of their docs anyway.
       //    Any other doc holds only long lists' words: if their bounds cannot reach the
@@ -336,8 +476,13 @@ export function topK(
   for (let j = 0; j < m; j++) prefix[j] = acc += sc[j].ub;
   let fe = 0; // first essential scorer
   if (top.full) while (fe < m && below(prefix[fe], top.threshold)) fe++;
-  // seeded: the lists that must still propose candidates decide whether a dense pass pays
-  if (seeds && seeds.length > 0 && taatPays(postingsOf(fe))) return taat(sc, mustNot, top, ids.length, stats, seeded);
+  // the lists that must still propose candidates decide whether a dense pass pays: MaxScore
+  // visits every posting of its essential lists (~0.3–0.8 µs each at 1M docs, measured), a
+  // term-at-a-time pass costs ~7 ns per posting added plus ~1 ns per doc (the array's fill) —
+  // so past 1/256 of the docs (and taatMinEssential) the dense pass is the cheaper one
+  const rest = postingsOf(fe);
+  if ((seeds && seeds.length > 0 && taatPays(rest)) || (rest.postings > collectorTuning.taatMinEssential && rest.postings * 256 > ids.length))
+    return taat(sc, mustNot, top, ids.length, stats, seeded);
   // per-scorer parts, summed in one fixed order so a doc's score never depends on the pruning path
   const part = new Float64Array(m);
   let checkedUpto = -1;

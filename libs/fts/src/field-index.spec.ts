@@ -58,9 +58,14 @@ describe('FieldIndex under puts, replacements and removals', () => {
   });
 });
 
-/** Every block's impacts are the exact minima/maximum of its postings (ratio: rounded down to float32). */
+/**
+ * Every block's impacts are the exact minima/maximum of its postings (ratio: rounded down to
+ * float32), and its skip entry is its last doc.
+ */
 function checkBlocks(pl: PostingList, docLen: Int32Array): void {
   pl.ensureBlocks(docLen);
+  pl.ensureSkips();
+  for (let b = 0; b * 64 < pl.n; b++) expect(pl.skips[b]).toBe(pl.docs[Math.min(pl.n, b * 64 + 64) - 1]);
   for (let b = 0; b * 64 < pl.n; b++) {
     let d1 = 0x7fffffff;
     let d2 = 0x7fffffff;

@@ -34,6 +34,15 @@ export class PostingList {
   blockRatio = new Float32Array(0);
   /** Postings from this index on have stale block data. */
   private dirtyFrom = 0;
+  /**
+   * Skip entries: the last doc of each block of BLOCK postings (`skips[b]` =
+   * docs[min(n, (b + 1)·BLOCK) − 1]). A cursor's advance searches these first, then one
+   * block, so a jump far into a long list touches a few cache lines instead of one per
+   * step of a binary search over the whole list. Rebuilt lazily (`ensureSkips`) from the
+   * first changed posting; an append only moves `skipsFrom`, no array write.
+   */
+  skips = new Int32Array(0);
+  private skipsFrom = 0;
   static readonly BLOCK = 64;
   /**
    * Per block b, four slots of `blocks` (one cache line for the whole upkeep of an append):
@@ -128,6 +137,23 @@ export class PostingList {
     }
     this.runBlock = -1;
     this.dirtyFrom = this.n;
+  }
+
+  /** Brings the skip entries up to date (see `skips`). */
+  ensureSkips(): void {
+    const n = this.n;
+    if (this.skipsFrom >= n) return;
+    const B = PostingList.BLOCK;
+    const nb = Math.ceil(n / B);
+    if (this.skips.length < nb) {
+      const s = new Int32Array(Math.max(nb, this.skips.length * 2, 4));
+      s.set(this.skips);
+      this.skips = s;
+    }
+    const d = this.docs;
+    const sk = this.skips;
+    for (let b = Math.floor(this.skipsFrom / B); b < nb; b++) sk[b] = d[Math.min(n, (b + 1) * B) - 1];
+    this.skipsFrom = n;
   }
 
   /** Index of the first entry with doc ≥ target, searching from `from`. */
@@ -236,6 +262,7 @@ export class PostingList {
       this.docs[n] = doc;
       this.tfs[n] = tf;
       this.n = n + 1;
+      if (n < this.skipsFrom) this.skipsFrom = n;
       // appends keep block data current (a list built by appends never needs a rescan)
       if (this.dirtyFrom === n) {
         this.appendBlock(n, tf, dl);
@@ -245,6 +272,7 @@ export class PostingList {
     }
     const i = this.seek(doc);
     if (i < this.dirtyFrom) this.dirtyFrom = i;
+    if (i < this.skipsFrom) this.skipsFrom = i;
     if (i < n && this.docs[i] === doc) {
       this.tfs[i] = tf;
       return;
@@ -261,6 +289,7 @@ export class PostingList {
     const i = this.seek(doc);
     if (i >= this.n || this.docs[i] !== doc) return false;
     if (i < this.dirtyFrom) this.dirtyFrom = i;
+    if (i < this.skipsFrom) this.skipsFrom = i;
     if (this.tierDocs) this.changesSinceTier++;
     this.docs.copyWithin(i, i + 1, this.n);
     this.tfs.copyWithin(i, i + 1, this.n);
@@ -408,12 +437,17 @@ export class FieldIndex {
   }
 
   /**
-   * Builds the champion tier of every long list now (at open), so a restarted server's first
-   * queries do not pay for it; c0 = k1·(1 − b), c1 = k1·b/avgdl of the field.
+   * Builds the champion tier and the skip entries of every long list now (at open), so a
+   * restarted server's first queries do not pay for them; c0 = k1·(1 − b), c1 = k1·b/avgdl
+   * of the field.
    */
   prepareTiers(k1: number, b: number): void {
     const avgdl = (this.docs > 0 ? this.total / this.docs : 1) || 1;
-    for (const pl of this.terms.values()) if (pl.n >= PostingList.TIER_MIN) pl.ensureTier(this.docLen, k1 * (1 - b), (k1 * b) / avgdl);
+    for (const pl of this.terms.values())
+      if (pl.n >= PostingList.TIER_MIN) {
+        pl.ensureTier(this.docLen, k1 * (1 - b), (k1 * b) / avgdl);
+        pl.ensureSkips();
+      }
   }
 
   setStats(docs: number, total: number): void {

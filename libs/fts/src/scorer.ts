@@ -104,6 +104,8 @@ export abstract class Scorer {
 /** BM25 of one term over its in-memory posting list. */
 export class TermScorer extends Scorer {
   private readonly tfs: Int32Array;
+  /** The list's skip entries (last doc per block; PostingList.skips). */
+  private readonly skips: Int32Array;
   private readonly k1: number;
   private readonly kb: number;
   private readonly num: number;
@@ -119,9 +121,56 @@ export class TermScorer extends Scorer {
     super(list.docs, list.n, bm25(idfValue, list.maxTf, Math.min(minLen, avgdl), avgdl, p));
     this.tfs = list.tfs;
     list.ensureBlocks(docLen);
+    list.ensureSkips();
+    this.skips = list.skips;
     this.k1 = p.k1 * (1 - p.b);
     this.kb = (p.k1 * p.b) / avgdl;
     this.num = idfValue * (p.k1 + 1);
+  }
+
+  /**
+   * Moves to the first doc ≥ target through the skip entries: the block that holds it is
+   * found among the blocks' last docs (galloping from the current block), then the doc
+   * within that block — a long jump touches a few cache lines, not one per halving of the
+   * whole list.
+   */
+  override advance(target: number): number {
+    const d = this.docs;
+    const n = this.n;
+    let i = this.i;
+    if (i >= n || d[i] >= target) return this.doc();
+    const sk = this.skips;
+    let b = i >> 6; // BLOCK = 64
+    if (sk[b] < target) {
+      const nb = (n + 63) >> 6;
+      // the first block b' > b whose last doc is ≥ target
+      let lo = b + 1;
+      let step = 1;
+      while (lo + step < nb && sk[lo + step - 1] < target) {
+        lo += step;
+        step *= 2;
+      }
+      let hi = Math.min(nb, lo + step);
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (sk[mid] < target) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo >= nb) {
+        this.i = n;
+        return NO_MORE;
+      }
+      b = lo;
+      i = b << 6;
+    }
+    let hi = Math.min(n, (b + 1) << 6);
+    while (i < hi) {
+      const mid = (i + hi) >>> 1;
+      if (d[mid] < target) i = mid + 1;
+      else hi = mid;
+    }
+    this.i = i;
+    return d[i];
   }
 
   score(): number {
