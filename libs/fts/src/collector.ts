@@ -85,8 +85,8 @@ class TopK {
  * Term-at-a-time for disjunctions of several very common terms (as Lucene's BooleanScorer
  * does for top-level disjunctions): when their postings outnumber half the docs, bounds
  * prune little and a straight pass adding each list into a dense score array, then one scan
- * with the heap, is cheaper than document-at-a-time. Lists are added in the same order the
- * DAAT path sums them, so scores (and ties) are identical.
+ * with the heap, is cheaper than document-at-a-time. Lists are added in the canonical order
+ * every path sums in (best bound first), so scores (and ties) are identical.
  */
 /** Tuning knobs (tests lower them to exercise every path on small corpora). */
 export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, taatCandidateShare: 16, taatCandidateCost: 128 };
@@ -129,19 +129,21 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
     for (const x of mustNot) for (let i = 0; i < x.n; i++) acc[x.docs[i]] = 0;
     if (seeded) for (const d of seeded) acc[d] = 0; // already offered
   };
-  if (ne > 0) {
+  // One trial heap across rounds: a doc scored exactly is marked −∞ in acc (sums stay −∞), so
+  // a later round (or the final scan) neither scores nor offers it twice.
+  const trial = top.clone();
+  const partial = ne > 0;
+  if (partial) {
     stats.taatPartial = (stats.taatPartial ?? 0) + 1;
-    // acc only bounds (every candidate is scored exactly below), so lists can join in any order
+    // lists are added in the canonical order (best bound first) and later ones join in it too,
+    // so once every list has joined, acc holds every doc's exact score
     acc.fill(0, 0, size);
-    for (let j = ne; j < m; j++) sc[j].addTo(acc);
-    // One trial across rounds: a doc scored exactly is marked −∞ in acc (sums stay −∞), so a
-    // later round neither scores nor offers it twice.
-    const trial = top.clone();
+    for (let j = m - 1; j >= ne; j--) sc[j].addTo(acc);
     let th = trial.full ? Math.max(floor, trial.threshold) : floor;
     const exact = (d: number): void => {
       stats.candidates++;
       let score = 0;
-      for (let j = 0; j < m; j++) {
+      for (let j = m - 1; j >= 0; j--) {
         const x = sc[j];
         if (x.advance(d) === d) score += x.score();
       }
@@ -197,25 +199,30 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
       // over budget, or the left-out bound not beaten: the best left-out list joins acc
       if (over) stats.taatOver = (stats.taatOver ?? 0) + 1;
       else stats.taatRedo = (stats.taatRedo ?? 0) + 1;
-      if (ne <= 1) break; // what is left out is one list: add everything (below)
+      if (ne <= 1) break; // what is left out is one list: it joins and the sums are exact (below)
       ne--;
       neUb = 0;
       for (let j = 0; j < ne; j++) neUb += sc[j].ub;
       sc[ne].addTo(acc);
     }
   }
-  acc.fill(0, 0, size);
-  for (const s of sc) s.addTo(acc);
+  // every list in acc, in the canonical order: the rounds' acc goes on (the lists still left
+  // out join it), else it is built now
+  if (partial) for (let j = ne - 1; j >= 0; j--) sc[j].addTo(acc);
+  else {
+    acc.fill(0, 0, size);
+    for (let j = m - 1; j >= 0; j--) sc[j].addTo(acc);
+  }
   clear();
   // the least score that can still enter: the floor (less a hair: a doc tying with it may
   // win on its id), then the heap's threshold once that is higher
   const least = lowest(floor, 0);
-  let th = top.full ? Math.max(least, top.threshold) : least;
+  let th = trial.full ? Math.max(least, trial.threshold) : least;
   for (let d = nextAtLeast(acc, 0, size, th); d >= 0; d = nextAtLeast(acc, d + 1, size, th)) {
     stats.candidates++;
-    if (top.offer(d, acc[d]) && top.full) th = Math.max(least, top.threshold);
+    if (trial.offer(d, acc[d]) && trial.full) th = Math.max(least, trial.threshold);
   }
-  return top.sorted();
+  return trial.sorted();
 }
 
 /**
@@ -308,7 +315,7 @@ function thresholdFloor(sc: readonly Scorer[], mustNot: readonly Scorer[], k: nu
     if (part[i] < cut) continue;
     const d = docs[i];
     let score = 0;
-    for (const x of sc) if (x.advance(d) === d) score += x.score();
+    for (let j = sc.length - 1; j >= 0; j--) if (sc[j].advance(d) === d) score += sc[j].score();
     exact[e++] = score;
   }
   for (const x of sc) x.i = 0;
@@ -426,7 +433,7 @@ export function topK(
       for (const x of mustNot) if (x.advance(d) === d) skip = true;
       if (skip) continue;
       let score = 0;
-      for (let j = 0; j < m; j++) {
+      for (let j = m - 1; j >= 0; j--) {
         const s = sc[j];
         if (s.advance(d) === d) score += s.score();
       }
@@ -483,7 +490,8 @@ export function topK(
   const rest = postingsOf(fe);
   if ((seeds && seeds.length > 0 && taatPays(rest)) || (rest.postings > collectorTuning.taatMinEssential && rest.postings * 256 > ids.length))
     return taat(sc, mustNot, top, ids.length, stats, seeded);
-  // per-scorer parts, summed in one fixed order so a doc's score never depends on the pruning path
+  // per-scorer parts, summed in the one canonical order (best bound first: sc from last to
+  // first, as every path sums) so a doc's score never depends on the pruning path
   const part = new Float64Array(m);
   let checkedUpto = -1;
   for (;;) {
@@ -541,7 +549,7 @@ export function topK(
     }
     if (pruned) continue;
     score = 0;
-    for (let j = 0; j < m; j++) score += part[j];
+    for (let j = m - 1; j >= 0; j--) score += part[j];
     if (top.offer(cand, score) && top.full) {
       const nt = top.threshold;
       while (fe < m && below(prefix[fe], nt)) fe++;
