@@ -17,53 +17,70 @@ export interface Hit {
   readonly score: number;
 }
 
+/**
+ * The k best (score, doc) seen so far: a binary min-heap (worst on top) in two parallel
+ * arrays, so an offer that enters allocates nothing (a scan may offer thousands).
+ */
 class TopK {
-  private readonly h: Hit[] = [];
+  private readonly ords: number[] = [];
+  private readonly scores: number[] = [];
   constructor(
     readonly k: number,
     private readonly ids: readonly string[],
   ) {}
 
-  /** a ranks below b */
-  private worse(a: Hit, b: Hit): boolean {
-    return a.score < b.score || (a.score === b.score && this.ids[a.ord] > this.ids[b.ord]);
+  /** Entry a ranks below entry b */
+  private worse(a: number, b: number): boolean {
+    const sa = this.scores[a];
+    const sb = this.scores[b];
+    return sa < sb || (sa === sb && this.ids[this.ords[a]] > this.ids[this.ords[b]]);
+  }
+
+  private swap(a: number, b: number): void {
+    const o = this.ords[a];
+    this.ords[a] = this.ords[b];
+    this.ords[b] = o;
+    const s = this.scores[a];
+    this.scores[a] = this.scores[b];
+    this.scores[b] = s;
   }
 
   get full(): boolean {
-    return this.h.length >= this.k;
+    return this.ords.length >= this.k;
   }
 
   /** The score a doc must reach to enter (−∞ until full). */
   get threshold(): number {
-    return this.full ? this.h[0].score : -Infinity;
+    return this.full ? this.scores[0] : -Infinity;
   }
 
   offer(ord: number, score: number): boolean {
-    const h = this.h;
-    if (h.length < this.k) {
-      h.push({ ord, score });
-      let i = h.length - 1;
+    const n = this.ords.length;
+    if (n < this.k) {
+      this.ords.push(ord);
+      this.scores.push(score);
+      let i = n;
       while (i > 0) {
         const p = (i - 1) >> 1;
-        if (!this.worse(h[i], h[p])) break;
-        [h[i], h[p]] = [h[p], h[i]];
+        if (!this.worse(i, p)) break;
+        this.swap(i, p);
         i = p;
       }
       return true;
     }
-    // a rejected doc allocates nothing
-    const top = h[0];
-    if (score < top.score || (score === top.score && this.ids[ord] > this.ids[top.ord])) return false;
-    h[0] = { ord, score };
+    const top = this.scores[0];
+    if (score < top || (score === top && this.ids[ord] > this.ids[this.ords[0]])) return false;
+    this.ords[0] = ord;
+    this.scores[0] = score;
     let i = 0;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < h.length && this.worse(h[l], h[m])) m = l;
-      if (r < h.length && this.worse(h[r], h[m])) m = r;
+      if (l < n && this.worse(l, m)) m = l;
+      if (r < n && this.worse(r, m)) m = r;
       if (m === i) break;
-      [h[i], h[m]] = [h[m], h[i]];
+      this.swap(i, m);
       i = m;
     }
     return true;
@@ -72,12 +89,14 @@ class TopK {
   /** A copy (same k, same hits). */
   clone(): TopK {
     const t = new TopK(this.k, this.ids);
-    t.h.push(...this.h);
+    t.ords.push(...this.ords);
+    t.scores.push(...this.scores);
     return t;
   }
 
   sorted(): Hit[] {
-    return [...this.h].sort((a, b) => (this.worse(a, b) ? 1 : this.worse(b, a) ? -1 : 0));
+    const out: Hit[] = this.ords.map((ord, i) => ({ ord, score: this.scores[i] }));
+    return out.sort((a, b) => b.score - a.score || (this.ids[a.ord] < this.ids[b.ord] ? -1 : this.ids[a.ord] > this.ids[b.ord] ? 1 : 0));
   }
 }
 
@@ -95,8 +114,61 @@ const TIER_MIN = 4096;
 let scratch = new Float64Array(0);
 /** The candidates of a term-at-a-time round (reused). */
 let found = new Int32Array(0);
+/**
+ * Grow-only scratch arrays, reused by every search (collection is synchronous), handed out as
+ * views of the first n. Typed arrays of more than a few bytes live outside the JS heap, and V8
+ * answers a growing external allocation with full collections: a search allocating hundreds
+ * of KB of them made the process mark-compact about once a second, 10–20 ms a time.
+ */
+const f64s: Float64Array[] = [];
+const i32s: Int32Array[] = [];
+const F64 = { vals: 0, pick: 1, part: 2, exact: 3 } as const;
+const I32 = { docs: 0, seeds: 1, seeded: 2 } as const;
+/** Seeds' membership stamps, one per doc ordinal (reused; a search stamps with its own epoch). */
+let stamps = new Int32Array(0);
+let epoch = 0;
 
-function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Set<number> | null): Hit[] {
+/**
+ * The docs a search has scored by random access (its seeds): a stamp per doc and a list,
+ * both reused across searches — a Set of thousands of entries per search was most of a
+ * search's garbage, and young-generation collections of it showed in the p99.
+ */
+class Seeds {
+  n = 0;
+  docs = (i32s[I32.seeded] ??= new Int32Array(1024));
+  constructor(size: number) {
+    if (stamps.length < size) stamps = new Int32Array(Math.max(size, stamps.length * 2));
+    if (++epoch === 0x7fffffff) {
+      stamps.fill(0);
+      epoch = 1;
+    }
+  }
+  has(d: number): boolean {
+    return stamps[d] === epoch;
+  }
+  add(d: number): void {
+    if (stamps[d] === epoch) return;
+    stamps[d] = epoch;
+    if (this.n === this.docs.length) {
+      const g = new Int32Array(this.docs.length * 2);
+      g.set(this.docs);
+      i32s[I32.seeded] = this.docs = g;
+    }
+    this.docs[this.n++] = d;
+  }
+}
+function f64(slot: number, n: number): Float64Array {
+  let a = f64s[slot];
+  if (!a || a.length < n) f64s[slot] = a = new Float64Array(Math.max(n, (a?.length ?? 0) * 2, 1024));
+  return a.subarray(0, n);
+}
+function i32(slot: number, n: number): Int32Array {
+  let a = i32s[slot];
+  if (!a || a.length < n) i32s[slot] = a = new Int32Array(Math.max(n, (a?.length ?? 0) * 2, 1024));
+  return a.subarray(0, n);
+}
+
+function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Seeds | null): Hit[] {
   if (scratch.length < size) scratch = new Float64Array(Math.max(size, scratch.length * 2));
   const acc = scratch;
   const m = sc.length;
@@ -127,7 +199,7 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
   while (ne < m - 1 && neUb + sc[ne].ub < sc[m - 1].ub) neUb += sc[ne++].ub;
   const clear = () => {
     for (const x of mustNot) for (let i = 0; i < x.n; i++) acc[x.docs[i]] = 0;
-    if (seeded) for (const d of seeded) acc[d] = 0; // already offered
+    if (seeded) for (let i = 0; i < seeded.n; i++) acc[seeded.docs[i]] = 0; // already offered
   };
   // One trial heap across rounds: a doc scored exactly is marked −∞ in acc (sums stay −∞), so
   // a later round (or the final scan) neither scores nor offers it twice.
@@ -162,12 +234,12 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
       let over = false;
       const c = candidates(lowest(th, neUb));
       if (c) {
-        const vals = new Float64Array(c.length);
+        const vals = f64(F64.vals, c.length);
         for (let i = 0; i < c.length; i++) vals[i] = acc[c[i]];
         // the k best partial sums first (in doc order, so cursors only move forward): the
         // trial's threshold then starts near its final value, and of the other candidates
         // only those within neUb of it are scored
-        const best = c.length > top.k ? kthLargest(vals.slice(), top.k) : -Infinity;
+        const best = c.length > top.k ? kthLargest(copy(vals, F64.pick), top.k) : -Infinity;
         for (let pass = 0; pass < 2 && !over; pass++) {
           if (pass === 1) {
             // what is left to score is known now (no cursor work): over budget, skip it all
@@ -244,6 +316,13 @@ function nextAtLeast(acc: Float64Array, from: number, size: number, min: number)
   return -1;
 }
 
+/** A copy of `v` in a scratch slot. */
+function copy(v: Float64Array, slot: number): Float64Array {
+  const c = f64(slot, v.length);
+  c.set(v);
+  return c;
+}
+
 /** The k-th largest of `v` (1 ≤ k ≤ v.length); reorders `v` (quickselect). */
 function kthLargest(v: Float64Array, k: number): number {
   let lo = 0;
@@ -291,8 +370,8 @@ function thresholdFloor(sc: readonly Scorer[], mustNot: readonly Scorer[], k: nu
   }
   if (!best || !tier) return -Infinity;
   // this list's part of each tier doc (one cursor, ascending)
-  const docs = new Int32Array(tier.length);
-  const part = new Float64Array(tier.length);
+  const docs = i32(I32.docs, tier.length);
+  const part = f64(F64.part, tier.length);
   let n = 0;
   best.i = 0;
   for (let i = 0; i < tier.length; i++) {
@@ -308,8 +387,8 @@ function thresholdFloor(sc: readonly Scorer[], mustNot: readonly Scorer[], k: nu
   if (n < k) return -Infinity;
   // the best of them by that part, scored exactly (every list, the fixed order)
   const want = Math.min(n, Math.max(4 * k, 64));
-  const cut = kthLargest(part.slice(0, n), want);
-  const exact = new Float64Array(n);
+  const cut = kthLargest(copy(part.subarray(0, n), F64.pick), want);
+  const exact = f64(F64.exact, n);
   let e = 0;
   for (let i = 0; i < n; i++) {
     if (part[i] < cut) continue;
@@ -414,19 +493,14 @@ export function topK(
   // Docs scored first by random access ("seeds"), so the heap holds real contenders before
   // any scan; the scan then skips them. A doc outside every seed set can only score what the
   // lists that were not fully seeded allow, which often ends the search at once.
-  let seeded = null as Set<number> | null;
+  let seeded = null as Seeds | null;
   const scoreSeeds = (...lists: ArrayLike<number>[]) => {
-    const set = (seeded ??= new Set<number>());
-    const fresh: number[] = [];
-    for (const docs of lists)
-      for (let i = 0; i < docs.length; i++) {
-        const d = docs[i];
-        if (!set.has(d)) {
-          set.add(d);
-          fresh.push(d);
-        }
-      }
-    const list = Int32Array.from(fresh).sort();
+    const set = (seeded ??= new Seeds(ids.length));
+    const from = set.n;
+    for (const docs of lists) for (let i = 0; i < docs.length; i++) set.add(docs[i]);
+    const list = i32(I32.seeds, set.n - from);
+    list.set(set.docs.subarray(from, set.n));
+    list.sort();
     // ascending walk: every cursor only moves forward (galloping), then all are rewound
     for (const d of list) {
       let skip = false;

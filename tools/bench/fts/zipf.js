@@ -4,6 +4,8 @@
 //   npx tsc -b libs/fts/tsconfig.lib.json
 //   node --max-old-space-size=12000 tools/bench/fts/zipf.js        # ~5–8 min on the 2-core machine
 //     [--docs 1000000] [--batch 5000] [--queries 300] [--no-reopen] [--profile default.cpuprofile]
+//     [--data DIR]   keep our store in DIR, and reuse it (no indexing) when DIR already holds one
+//     [--no-fts5]    skip SQLite FTS5 (for looking at our side only)
 //
 // 1. The seeded Zipfian corpus (zipf-corpus.js) is indexed durably as rows of a table with a
 //    [[fulltext]] field: FtsParticipant on a real TenantStore (classic-level on disk, fsync per
@@ -38,6 +40,8 @@ const N = opt('docs', 1_000_000);
 const BATCH = opt('batch', 5000);
 const Q = opt('queries', 300);
 const REOPEN = !args.includes('--no-reopen');
+const DATA = args.includes('--data') ? args[args.indexOf('--data') + 1] : null;
+const FTS5 = !args.includes('--no-fts5');
 // --profile <file>: a V8 CPU profile of the two default-ranking passes (open in Chrome devtools)
 const PROFILE = args.includes('--profile') ? args[args.indexOf('--profile') + 1] : null;
 const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' };
@@ -74,19 +78,23 @@ const secs = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
 async function main() {
   const qs = queries(Q);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'fts-zipf-'));
-  const dir = path.join(tmp, 'store');
+  const dir = DATA ? path.resolve(DATA) : path.join(tmp, 'store');
+  const reuse = DATA !== null && fs.existsSync(path.join(dir, 'CURRENT'));
   const rows = [];
   const log = (...a) => console.error(`[${new Date().toISOString().slice(11, 19)} load ${load()}]`, ...a);
   const loadStart = load();
 
   let fts = new FtsParticipant();
+  const o0 = process.hrtime.bigint();
   let store = await TenantStore.open({ dir, participants: [fts], sync: true });
-  await store.registerSchema(manifest());
-  const fts5 = new Fts5(path.join(tmp, 'fts5.db'));
+  // a kept store opened again is the restart (its own reopen is not needed)
+  if (reuse) log(`opened the kept store in ${secs(o0).toFixed(1)} s`);
+  if (!reuse) await store.registerSchema(manifest());
+  const fts5 = FTS5 ? new Fts5(path.join(tmp, 'fts5.db')) : null;
   const put = (batch) => store.commit({ changes: batch.map((d) => ({ op: 'put', schema: 'bench.docs', row: { id: d.id, body: d.body } })) });
   for (const [name, ins] of [
-    ['ours: rows through TenantStore + FtsParticipant (fsync per commit)', put],
-    ['SQLite FTS5 (WAL, synchronous=FULL, one txn per batch)', (b) => fts5.insertBatch(b)],
+    ...(reuse ? [] : [['ours: rows through TenantStore + FtsParticipant (fsync per commit)', put]]),
+    ...(fts5 ? [['SQLite FTS5 (WAL, synchronous=FULL, one txn per batch)', (b) => fts5.insertBatch(b)]] : []),
   ]) {
     const t0 = process.hrtime.bigint();
     let batch = [];
@@ -103,7 +111,7 @@ async function main() {
     rows.push([`index ${N} docs, ${BATCH}/commit (durable)`, name, `${Math.round(N / s)} docs/s`]);
   }
   if (fts.fieldStats('bench.docs', 'body').docs !== N) throw new Error('not every doc indexed');
-  if (REOPEN) {
+  if (REOPEN && !reuse) {
     await store.close();
     const t0 = process.hrtime.bigint();
     fts = new FtsParticipant();
@@ -132,17 +140,18 @@ async function main() {
   await quiet('plain BM25');
   const plain = await lat(search(PLAIN), qs);
   log('plain warm', fmt(plain));
-  await quiet('FTS5');
-  const f5 = await lat((q) => fts5.search(q, 10), qs);
-  log('fts5', fmt(f5));
+  const f5 = fts5 ? (await quiet('FTS5'), await lat((q) => fts5.search(q, 10), qs)) : null;
+  if (f5) log('fts5', fmt(f5));
   rows.push([`${what}, first pass after the restart (cold)`, 'ours, default ranking (BM25 + proximity + RM3)', fmt(cold)]);
   rows.push([`${what}, second pass (warm)`, 'ours, default ranking', fmt(warm)]);
   rows.push([`${what}, after the above`, 'ours, plain BM25', fmt(plain)]);
-  rows.push([what, 'SQLite FTS5 bm25() (OR of the words)', fmt(f5)]);
-  rows.push(['p99 wall: FTS5 / ours (cold, warm, plain)', '', `${(f5.p99 / cold.p99).toFixed(1)}× / ${(f5.p99 / warm.p99).toFixed(1)}× / ${(f5.p99 / plain.p99).toFixed(1)}×`]);
+  if (f5) {
+    rows.push([what, 'SQLite FTS5 bm25() (OR of the words)', fmt(f5)]);
+    rows.push(['p99 wall: FTS5 / ours (cold, warm, plain)', '', `${(f5.p99 / cold.p99).toFixed(1)}× / ${(f5.p99 / warm.p99).toFixed(1)}× / ${(f5.p99 / plain.p99).toFixed(1)}×`]);
+  }
   const slow = qs.map((q, i) => [q, cold.byQuery[i], warm.byQuery[i]]).sort((a, b) => b[2] - a[2]).slice(0, 5);
   await store.close();
-  fts5.close();
+  fts5?.close();
   fs.rmSync(tmp, { recursive: true, force: true });
 
   console.log(`Zipf(s=1) corpus: ${N} docs, 10–49 words each over a ${V}-word vocabulary (seed ${SEED}); node ${process.version}, ${os.cpus().length} cores; load average at start ${loadStart}, at end ${load()}`);
