@@ -237,7 +237,7 @@ export async function main(): Promise<void> {
   try {
     // ---- 1. MNIST ----
     if (!flag('skip-mnist')) await mnist(srv);
-
+    if (flag('only-mnist')) return;
 
     // ---- 2 + 3. synthetic 100k × 128 ---- = readFvecs(join(MNIST, 'base.fvecs'));
     const N = opt('n', QUICK ? 20_000 : 100_000);
