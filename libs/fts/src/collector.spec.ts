@@ -160,6 +160,8 @@ describe('BM25 top-k', () => {
         collectorTuning.taatMinPostings = qn % 2 ? 1000 : 1e9;
         // every fourth query: room for any number of candidates (else more than 1/16 of the docs are scanned for one by one)
         collectorTuning.taatCandidateShare = qn % 4 === 3 ? 1 : 16;
+        // every third query seeds only the best long list's champion tier (the others count whole)
+        collectorTuning.tierSeedShare = qn % 3 === 2 ? 1 : 4;
         const words = f >= 0 ? fixed[Math.floor(f / 6)].split(' ') : Array.from({ length: 1 + Math.floor(rnd() * 4) }, zipf);
         if (f < 0 && qn % 4 === 1) words.push(vocab[100 + Math.floor(rnd() * 200)]); // a rare word
         const q = words.join(' ');
@@ -179,6 +181,7 @@ describe('BM25 top-k', () => {
     } finally {
       collectorTuning.taatMinPostings = 50_000;
       collectorTuning.taatCandidateShare = 16;
+      collectorTuning.tierSeedShare = 4;
     }
     expect(stats.tierExits).toBeGreaterThan(0);
     expect(stats.taatPartial).toBeGreaterThan(0);

@@ -108,7 +108,7 @@ class TopK {
  * every path sums in (best bound first), so scores (and ties) are identical.
  */
 /** Tuning knobs (tests lower them to exercise every path on small corpora). */
-export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, taatCandidateShare: 16, taatCandidateCost: 128 };
+export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, taatCandidateShare: 16, taatCandidateCost: 128, tierSeedShare: 4 };
 /** Lists this long get champion tiers (PostingList.TIER_MIN). */
 const TIER_MIN = 4096;
 let scratch = new Float64Array(0);
@@ -538,13 +538,22 @@ export function topK(
       }
     }
     // 2. champion tiers of the long lists (below): their best postings; what is left of each
-    //    long list is bounded by its tier's rest bound.
+    //    long list is bounded by its tier's rest bound. A list whose bound is under a quarter
+    //    of the best long list's is not seeded — its tier is the largest (it is the most
+    //    common word) and its docs barely move the threshold; its whole bound counts as rest.
     if (sc.some((x) => x.n >= TIER_MIN)) {
-      const tiers = sc.map((x) => (x.n >= TIER_MIN ? x.tier() : null));
-      if (tiers.every((t, j) => t || sc[j].n < TIER_MIN)) {
+      let bestLong = 0;
+      for (const x of sc) if (x.n >= TIER_MIN && x.ub > bestLong) bestLong = x.ub;
+      const seedTier = (x: Scorer) => x.n >= TIER_MIN && x.ub * collectorTuning.tierSeedShare >= bestLong;
+      const tiers = sc.map((x) => (seedTier(x) ? x.tier() : null));
+      if (tiers.every((t, j) => t || !seedTier(sc[j]))) {
         scoreSeeds(...tiers.filter((t) => t !== null).map((t) => (t as { docs: Int32Array }).docs));
         let rest = 0;
-        for (let j = 0; j < m; j++) if (tiers[j]) rest += (tiers[j] as { restUb: number }).restUb;
+        for (let j = 0; j < m; j++) {
+          const t = tiers[j];
+          if (t) rest += t.restUb;
+          else if (sc[j].n >= TIER_MIN) rest += sc[j].ub;
+        }
         if (top.full && below(rest, top.threshold)) {
           stats.tierExits = (stats.tierExits ?? 0) + 1;
           return top.sorted();
