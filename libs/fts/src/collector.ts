@@ -10,6 +10,7 @@
  *   common terms (small bounds) stop being scanned once the heap is full.
  * Ties go to the smaller doc id.
  */
+import { PostingList } from './field-index';
 import { NO_MORE, type Scorer } from './scorer';
 
 export interface Hit {
@@ -95,8 +96,8 @@ class TopK {
   }
 
   sorted(): Hit[] {
-    const out: Hit[] = this.ords.map((ord, i) => ({ ord, score: this.scores[i] }));
-    return out.sort((a, b) => b.score - a.score || (this.ids[a.ord] < this.ids[b.ord] ? -1 : this.ids[a.ord] > this.ids[b.ord] ? 1 : 0));
+    const at = this.ords.map((_, i) => i).sort((a, b) => (this.worse(a, b) ? 1 : this.worse(b, a) ? -1 : 0));
+    return at.map((i) => ({ ord: this.ords[i], score: this.scores[i] }));
   }
 }
 
@@ -109,11 +110,8 @@ class TopK {
  */
 /** Tuning knobs (tests lower them to exercise every path on small corpora). */
 export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, taatCandidateShare: 16, taatCandidateCost: 128, tierSeedShare: 4 };
-/** Lists this long get champion tiers (PostingList.TIER_MIN). */
-const TIER_MIN = 4096;
-let scratch = new Float64Array(0);
-/** The candidates of a term-at-a-time round (reused). */
-let found = new Int32Array(0);
+/** Lists this long get champion tiers. */
+const TIER_MIN = PostingList.TIER_MIN;
 /**
  * Grow-only scratch arrays, reused by every search (collection is synchronous), handed out as
  * views of the first n. Typed arrays of more than a few bytes live outside the JS heap, and V8
@@ -122,8 +120,8 @@ let found = new Int32Array(0);
  */
 const f64s: Float64Array[] = [];
 const i32s: Int32Array[] = [];
-const F64 = { vals: 0, pick: 1, part: 2, exact: 3 } as const;
-const I32 = { docs: 0, seeds: 1, seeded: 2 } as const;
+const F64 = { acc: 0, vals: 1, pick: 2, part: 3, exact: 4 } as const;
+const I32 = { docs: 0, seeds: 1, seeded: 2, found: 3 } as const;
 /** Seeds' membership stamps, one per doc ordinal (reused; a search stamps with its own epoch). */
 let stamps = new Int32Array(0);
 let epoch = 0;
@@ -169,15 +167,14 @@ function i32(slot: number, n: number): Int32Array {
 }
 
 function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Seeds | null): Hit[] {
-  if (scratch.length < size) scratch = new Float64Array(Math.max(size, scratch.length * 2));
-  const acc = scratch;
+  const acc = f64(F64.acc, size);
   const m = sc.length;
   stats.taat = (stats.taat ?? 0) + 1;
   // A floor of the final threshold (no doc below it can enter): the heap's, or the exact
   // scores of a few champion docs (thresholdFloor). It prunes from the first candidate on.
   const floor = top.full ? top.threshold : thresholdFloor(sc, mustNot, top.k);
   const cap = Math.floor(size / collectorTuning.taatCandidateShare);
-  if (found.length <= cap) found = new Int32Array(cap + 1);
+  const found = i32(I32.found, cap);
   /** The docs whose sum is at least `min` (ascending), or null if there are more than `cap`. */
   const candidates = (min: number): Int32Array | null => {
     let n = 0;
@@ -214,11 +211,7 @@ function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size
     let th = trial.full ? Math.max(floor, trial.threshold) : floor;
     const exact = (d: number): void => {
       stats.candidates++;
-      let score = 0;
-      for (let j = m - 1; j >= 0; j--) {
-        const x = sc[j];
-        if (x.advance(d) === d) score += x.score();
-      }
+      const score = scoreOf(sc, d);
       acc[d] = -Infinity;
       if (trial.offer(d, score) && trial.full) th = Math.max(floor, trial.threshold);
     };
@@ -316,6 +309,19 @@ function nextAtLeast(acc: Float64Array, from: number, size: number, min: number)
   return -1;
 }
 
+/**
+ * The exact score of `d`: every scorer's part, summed in the canonical order (best bound
+ * first, sc from last to first) that every path uses. Cursors move forward to `d`.
+ */
+function scoreOf(sc: readonly Scorer[], d: number): number {
+  let score = 0;
+  for (let j = sc.length - 1; j >= 0; j--) {
+    const x = sc[j];
+    if (x.advance(d) === d) score += x.score();
+  }
+  return score;
+}
+
 /** A copy of `v` in a scratch slot. */
 function copy(v: Float64Array, slot: number): Float64Array {
   const c = f64(slot, v.length);
@@ -392,10 +398,7 @@ function thresholdFloor(sc: readonly Scorer[], mustNot: readonly Scorer[], k: nu
   let e = 0;
   for (let i = 0; i < n; i++) {
     if (part[i] < cut) continue;
-    const d = docs[i];
-    let score = 0;
-    for (let j = sc.length - 1; j >= 0; j--) if (sc[j].advance(d) === d) score += sc[j].score();
-    exact[e++] = score;
+    exact[e++] = scoreOf(sc, docs[i]);
   }
   for (const x of sc) x.i = 0;
   return kthLargest(exact.subarray(0, e), k);
@@ -503,14 +506,8 @@ export function topK(
     list.sort();
     // ascending walk: every cursor only moves forward (galloping), then all are rewound
     for (const d of list) {
-      let skip = false;
-      for (const x of mustNot) if (x.advance(d) === d) skip = true;
-      if (skip) continue;
-      let score = 0;
-      for (let j = m - 1; j >= 0; j--) {
-        const s = sc[j];
-        if (s.advance(d) === d) score += s.score();
-      }
+      if (excluded(mustNot, d)) continue;
+      const score = scoreOf(sc, d);
       if (score > 0) {
         stats.candidates++;
         top.offer(d, score);
