@@ -3,7 +3,7 @@ import { compileQuery, searchClauses, type SearchContext } from './query';
 import { parseQuery } from './query-parser';
 import { analyzerFor } from './analysis';
 import { bm25, idf } from './similarity';
-import { collectorTuning, type CollectStats } from './collector';
+import { collectorTuning, TAAT_WINDOW, type CollectStats } from './collector';
 
 /** A corpus indexed straight into a FieldIndex, positions kept beside it (the participant reads them from the store). */
 function build(docs: Record<string, string>) {
@@ -158,8 +158,8 @@ describe('BM25 top-k', () => {
         const k = [10, 100, 300][(f >= 0 ? Math.floor(f / 2) : qn) % 3];
         // term-at-a-time on for half the queries (every multi-word disjunction), off for the rest
         collectorTuning.taatMinPostings = qn % 2 ? 1000 : 1e9;
-        // every fourth query: room for any number of candidates (else more than 1/16 of the docs are scanned for one by one)
-        collectorTuning.taatCandidateShare = qn % 4 === 3 ? 1 : 16;
+        // term-at-a-time's non-essential lists: probed per candidate, added to every window, or as it decides
+        collectorTuning.taatProbeCost = [16, 0, 16, 1e9][qn % 4];
         // every third query seeds only the best long list's champion tier (the others count whole)
         collectorTuning.tierSeedShare = qn % 3 === 2 ? 1 : 4;
         const words = f >= 0 ? fixed[Math.floor(f / 6)].split(' ') : Array.from({ length: 1 + Math.floor(rnd() * 4) }, zipf);
@@ -180,7 +180,7 @@ describe('BM25 top-k', () => {
       }
     } finally {
       collectorTuning.taatMinPostings = 50_000;
-      collectorTuning.taatCandidateShare = 16;
+      collectorTuning.taatProbeCost = 16;
       collectorTuning.tierSeedShare = 4;
     }
     expect(stats.tierExits).toBeGreaterThan(0);
@@ -209,7 +209,7 @@ describe('BM25 top-k', () => {
         const all = await searchClauses(clauses, ctx, 9000);
         expect(all.some((h) => h.doc_id.startsWith('x'))).toBe(false);
         for (const k of [5, 10, 50]) {
-          Object.assign(collectorTuning, { taatMinPostings: 0, taatMinEssential: 0, taatCandidateShare: k === 10 ? 1 : 16 });
+          Object.assign(collectorTuning, { taatMinPostings: 0, taatMinEssential: 0, taatProbeCost: k === 10 ? 1e9 : 16 });
           const got = await searchClauses(clauses, ctx, k, stats);
           expect(got).toEqual(all.slice(0, k));
         }
@@ -220,30 +220,55 @@ describe('BM25 top-k', () => {
     expect(stats.taat).toBeGreaterThan(0);
   });
 
-  it('term-at-a-time scores each doc once when left-out lists join round after round', async () => {
+  it('term-at-a-time over windows: lists turn non-essential as the threshold rises, dense windows add them, each doc offered once', async () => {
+    let seed = 17;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    // over three windows of docs; 'rare' and 'late' (long enough for a champion tier, so its
+    // docs floor the threshold) only in the last one: the windows before it hold no candidate
+    // once 'common' and 'mid' are non-essential; 'banned' docs, the first ordinals,
+    // hold the best 'mid' postings, and 'odd' (in no other doc)
     const docs: Record<string, string> = {};
-    // no list is long enough for a champion tier: no floor, the first rounds start from nothing
-    for (let i = 0; i < 3; i++) docs[`r${i}`] = `zzrare mid common f${i}x`;
-    for (let i = 0; i < 40; i++) docs[`m${i}`] = `mid common f${i % 7}x f${i % 5}x`;
-    for (let i = 0; i < 400; i++) docs[`c${i}`] = `common f${i % 11}x f${i % 13}x f${i % 3}x`;
+    for (let i = 0; i < 40; i++) docs[`x${i}`] = `mid mid mid common banned${i % 2 ? ' odd' : ''}`;
+    const n = 3 * TAAT_WINDOW + 500;
+    for (let i = 0; i < n; i++) {
+      const late = i >= 2 * TAAT_WINDOW;
+      const w = [...(rnd() < 0.7 ? ['common'] : []), ...(rnd() < 0.25 ? ['mid'] : []), ...(late && rnd() < 0.05 ? ['rare'] : []), ...(late && rnd() < 0.95 ? ['late'] : [])];
+      if (rnd() < 0.1) w.push(...w);
+      docs[`d${String(i).padStart(5, '0')}`] = [...w, ...Array.from({ length: 2 + Math.floor(rnd() * 12) }, () => `f${Math.floor(rnd() * 300)}x`)].join(' ');
+    }
     const { ix } = build(docs);
     const a = analyzerFor({ analyzer: 'english' });
     const ctx: SearchContext = { index: ix, params: { k1: 1.2, b: 0.75 }, positions: async () => undefined };
     const tuning = { ...collectorTuning };
+    const joins: Record<string, number> = {};
+    let partial = 0;
+    let skips = 0;
     try {
-      const clauses = compileQuery(parseQuery('zzrare mid common'), a);
-      Object.assign(collectorTuning, { taatMinPostings: 1e9, taatMinEssential: 1e9 });
-      const all = await searchClauses(clauses, ctx, 1000);
-      for (const k of [5, 10, 60]) {
-        const stats: CollectStats = { candidates: 0 };
-        Object.assign(collectorTuning, { taatMinPostings: 0, taatMinEssential: 0 });
-        const got = await searchClauses(clauses, ctx, k, stats);
-        expect(stats.taatRedo).toBeGreaterThan(0);
-        expect(new Set(got.map((h) => h.doc_id)).size).toBe(got.length);
-        expect(got).toEqual(all.slice(0, k));
+      // (the last: fewer matches than the largest k)
+      for (const q of ['rare mid common', 'common mid', 'mid common rare -banned', 'f7x common mid', 'late common', 'mid late common', 'odd f3x -banned']) {
+        const clauses = compileQuery(parseQuery(q), a);
+        Object.assign(collectorTuning, { taatMinPostings: 1e9, taatMinEssential: 1e9 });
+        const all = await searchClauses(clauses, ctx, n + 100);
+        for (const k of [1, 10, 100, 600])
+          for (const cost of [0, 16, 1e9]) {
+            const stats: CollectStats = { candidates: 0 };
+            Object.assign(collectorTuning, { taatMinPostings: 0, taatMinEssential: 0, taatProbeCost: cost });
+            const got = await searchClauses(clauses, ctx, k, stats);
+            expect(stats.taat).toBe(1);
+            joins[cost] = (joins[cost] ?? 0) + (stats.taatJoins ?? 0);
+            partial += stats.taatPartial ?? 0;
+            skips += stats.skips ?? 0;
+            expect(new Set(got.map((h) => h.doc_id)).size).toBe(got.length);
+            expect(got).toEqual(all.slice(0, k));
+          }
       }
     } finally {
       Object.assign(collectorTuning, tuning);
     }
+    // never added (probed only), added in every window with a noted doc, and as costs decide
+    expect(joins[0]).toBe(0);
+    expect(joins[1e9]).toBeGreaterThan(0);
+    expect(partial).toBeGreaterThan(0);
+    expect(skips).toBeGreaterThan(0); // windows before the first 'rare' were jumped over
   });
 });

@@ -109,7 +109,9 @@ class TopK {
  * every path sums in (best bound first), so scores (and ties) are identical.
  */
 /** Tuning knobs (tests lower them to exercise every path on small corpora). */
-export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, taatCandidateShare: 16, taatCandidateCost: 128, tierSeedShare: 4 };
+export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, tierSeedShare: 4, taatProbeCost: 16 };
+/** Docs per window of the term-at-a-time pass: its score array (32 KB) stays in cache. */
+export const TAAT_WINDOW = 4096;
 /** Lists this long get champion tiers. */
 const TIER_MIN = PostingList.TIER_MIN;
 /**
@@ -120,8 +122,11 @@ const TIER_MIN = PostingList.TIER_MIN;
  */
 const f64s: Float64Array[] = [];
 const i32s: Int32Array[] = [];
-const F64 = { acc: 0, vals: 1, pick: 2, part: 3, exact: 4 } as const;
-const I32 = { docs: 0, seeds: 1, seeded: 2, found: 3 } as const;
+const F64 = { acc: 0, prefix: 1, pick: 2, part: 3, exact: 4 } as const;
+const I32 = { docs: 0, seeds: 1, seeded: 2, cand: 3 } as const;
+/** The term-at-a-time window's noted docs, stamped with the window's epoch. */
+let mark = new Int32Array(0);
+let windowEpoch = 0;
 /** Seeds' membership stamps, one per doc ordinal (reused; a search stamps with its own epoch). */
 let stamps = new Int32Array(0);
 let epoch = 0;
@@ -167,146 +172,104 @@ function i32(slot: number, n: number): Int32Array {
 }
 
 function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Seeds | null): Hit[] {
-  const acc = f64(F64.acc, size);
   const m = sc.length;
   stats.taat = (stats.taat ?? 0) + 1;
   // A floor of the final threshold (no doc below it can enter): the heap's, or the exact
-  // scores of a few champion docs (thresholdFloor). It prunes from the first candidate on.
+  // scores of a few champion docs (thresholdFloor). It prunes from the first window on.
   const floor = top.full ? top.threshold : thresholdFloor(sc, mustNot, top.k);
-  const cap = Math.floor(size / collectorTuning.taatCandidateShare);
-  const found = i32(I32.found, cap);
-  /** The docs whose sum is at least `min` (ascending), or null if there are more than `cap`. */
-  const candidates = (min: number): Int32Array | null => {
-    let n = 0;
-    for (let d = nextAtLeast(acc, 0, size, min); d >= 0; d = nextAtLeast(acc, d + 1, size, min)) {
-      if (n >= cap) return null;
-      found[n++] = d;
-    }
-    return found.subarray(0, n);
-  };
-  // MaxScore, term at a time (Turtle & Flood's original form): the lowest-bound lists whose
-  // bounds together stay below the best list's bound are "non-essential" — not added. The
-  // others are added into acc; a doc is then scored exactly (every list, in the fixed order)
-  // only when its partial sum plus the non-essential bounds can reach the heap. A doc holding
-  // only non-essential words can score at most their bound sum: if the final threshold is
-  // above it, skipping such docs was safe; else the best left-out list joins and the
-  // candidates are looked at again.
+  // prefix[j]: the bound of lists 0..j together (sc is in ascending bound order)
+  const prefix = f64(F64.prefix, m);
+  let p = 0;
+  for (let j = 0; j < m; j++) prefix[j] = p += sc[j].ub;
+  for (const s of sc) s.i = 0;
+  for (const x of mustNot) x.i = 0;
+  const W = TAAT_WINDOW;
+  const win = f64(F64.acc, W);
+  const cand = i32(I32.cand, W);
+  if (mark.length < W) mark = new Int32Array(W);
+  let th = top.full ? Math.max(floor, top.threshold) : floor;
+  // MaxScore over windows of W docs (Lucene's MaxScoreBulkScorer): the lowest-bound lists whose
+  // bounds together cannot reach the threshold are non-essential — they propose no candidate
+  // and are only probed, by cursor, for docs the essential lists found. The essential lists
+  // are added into a window-sized array (in cache: no array the size of the field to fill or
+  // scan), list after list in the canonical summing order (best bound first), so a window
+  // doc's sum is a prefix of its exact score's sum and the probes go on adding in that order.
   let ne = 0;
-  let neUb = 0;
-  while (ne < m - 1 && neUb + sc[ne].ub < sc[m - 1].ub) neUb += sc[ne++].ub;
-  const clear = () => {
-    for (const x of mustNot) for (let i = 0; i < x.n; i++) acc[x.docs[i]] = 0;
-    if (seeded) for (let i = 0; i < seeded.n; i++) acc[seeded.docs[i]] = 0; // already offered
-  };
-  // One trial heap across rounds: a doc scored exactly is marked −∞ in acc (sums stay −∞), so
-  // a later round (or the final scan) neither scores nor offers it twice.
-  const trial = top.clone();
-  const partial = ne > 0;
-  if (partial) {
-    stats.taatPartial = (stats.taatPartial ?? 0) + 1;
-    // lists are added in the canonical order (best bound first) and later ones join in it too,
-    // so once every list has joined, acc holds every doc's exact score
-    acc.fill(0, 0, size);
-    for (let j = m - 1; j >= ne; j--) sc[j].addTo(acc);
-    let th = trial.full ? Math.max(floor, trial.threshold) : floor;
-    const exact = (d: number): void => {
-      stats.candidates++;
-      const score = scoreOf(sc, d);
-      acc[d] = -Infinity;
-      if (trial.offer(d, score) && trial.full) th = Math.max(floor, trial.threshold);
-    };
-    for (;;) {
-      clear();
-      for (const s of sc) s.i = 0;
-      // a candidate costs a cursor step in every list (~0.8 µs at 1M docs, through the skip
-      // entries), about the price of adding 128 postings (collectorTuning.taatCandidateCost):
-      // past that budget, adding a left-out list is cheaper
-      let neP = 0;
-      for (let j = 0; j < ne; j++) neP += sc[j].n;
-      let budget = Math.floor(neP / collectorTuning.taatCandidateCost);
-      let over = false;
-      const c = candidates(lowest(th, neUb));
-      if (c) {
-        const vals = f64(F64.vals, c.length);
-        for (let i = 0; i < c.length; i++) vals[i] = acc[c[i]];
-        // the k best partial sums first (in doc order, so cursors only move forward): the
-        // trial's threshold then starts near its final value, and of the other candidates
-        // only those within neUb of it are scored
-        const best = c.length > top.k ? kthLargest(copy(vals, F64.pick), top.k) : -Infinity;
-        for (let pass = 0; pass < 2 && !over; pass++) {
-          if (pass === 1) {
-            // what is left to score is known now (no cursor work): over budget, skip it all
-            let left = 0;
-            for (let i = 0; i < c.length; i++) if (vals[i] < best && vals[i] >= lowest(th, neUb)) left++;
-            if (left > budget) {
-              over = true;
-              break;
-            }
-          }
-          for (let i = 0; i < c.length; i++) {
-            const v = vals[i];
-            if (v < lowest(th, neUb) || (pass === 0 ? v < best : v >= best)) continue;
-            budget--;
-            exact(c[i]);
-          }
-          for (const s of sc) s.i = 0;
-        }
-      } else
-        for (let d = nextAtLeast(acc, 0, size, lowest(th, neUb)); d >= 0; d = nextAtLeast(acc, d + 1, size, lowest(th, neUb))) {
-          if (--budget < 0) {
-            over = true;
-            break;
-          }
-          exact(d);
-        }
-      for (const s of sc) s.i = 0;
-      if (!over && trial.full && below(neUb, trial.threshold)) return trial.sorted();
-      // over budget, or the left-out bound not beaten: the best left-out list joins acc
-      if (over) stats.taatOver = (stats.taatOver ?? 0) + 1;
-      else stats.taatRedo = (stats.taatRedo ?? 0) + 1;
-      if (ne <= 1) break; // what is left out is one list: it joins and the sums are exact (below)
-      ne--;
-      neUb = 0;
-      for (let j = 0; j < ne; j++) neUb += sc[j].ub;
-      sc[ne].addTo(acc);
+  let partial = false;
+  let base = 0;
+  let end = 0;
+  const c = { n: 0 };
+  const add = (j: number) => sc[j].addWindow(win, base, end, lowest(th, j > 0 ? prefix[j - 1] : 0), mark, windowEpoch, cand, c);
+  while (base < size) {
+    while (ne < m && below(prefix[ne], th)) ne++;
+    if (ne === m) break; // no doc can reach the threshold any more
+    if (ne > 0) partial = true;
+    // the first doc an essential list holds: windows before it hold no candidate
+    let first = NO_MORE;
+    for (let j = ne; j < m; j++) {
+      const d = sc[j].doc();
+      if (d < first) first = d;
     }
+    if (first === NO_MORE) break;
+    if (first >= base + W) {
+      base = first - (first % W);
+      stats.skips = (stats.skips ?? 0) + 1;
+    }
+    end = Math.min(size, base + W);
+    win.fill(0, 0, end - base);
+    if (++windowEpoch === 0x7fffffff) {
+      mark.fill(0);
+      windowEpoch = 1;
+    }
+    // Each list, added in turn, notes the docs its add brings within reach: with the lists
+    // after it (all of lower bound) a doc can still gain prefix[j − 1] at most. Once noted, a
+    // doc stays within reach of every later list's limit (sums grow, limits fall).
+    c.n = 0;
+    for (let j = m - 1; j >= ne; j--) add(j);
+    // excluded docs get −∞ (later adds keep it), so the check below drops them
+    for (const x of mustNot) {
+      if (x.doc() < base) x.advance(base);
+      for (; x.i < x.n && x.docs[x.i] < end; x.i++) win[x.docs[x.i] - base] = -Infinity;
+    }
+    // Where the window's noted docs are many, probing a non-essential list for each costs more
+    // than adding its postings here (a probe is a cursor jump and a score, ~taatProbeCost
+    // adds): the best non-essential list is then added too — still the canonical order.
+    let lo = ne;
+    while (lo > 0 && c.n > 0) {
+      const x = sc[lo - 1];
+      if (x.doc() < base) x.advance(base);
+      const from = x.i;
+      x.advance(end);
+      const postings = x.i - from;
+      x.i = from;
+      if (c.n * collectorTuning.taatProbeCost <= postings) break;
+      add(--lo);
+      stats.taatJoins = (stats.taatJoins ?? 0) + 1;
+    }
+    const found = cand.subarray(0, c.n).sort();
+    const min = lowest(th, lo > 0 ? prefix[lo - 1] : 0);
+    for (let ci = 0; ci < found.length; ci++) {
+      const i = found[ci];
+      let score = win[i];
+      if (score === -Infinity || !(score >= min)) continue; // excluded, or out of reach
+      const d = base + i;
+      if (seeded?.has(d)) continue; // offered already
+      stats.candidates++;
+      let out = false;
+      for (let j = lo - 1; j >= 0; j--) {
+        if (below(score + prefix[j], th)) {
+          out = true;
+          break;
+        }
+        const x = sc[j];
+        if (x.advance(d) === d) score += x.score();
+      }
+      if (!out && top.offer(d, score) && top.full && top.threshold > th) th = top.threshold;
+    }
+    base = end;
   }
-  // every list in acc, in the canonical order: the rounds' acc goes on (the lists still left
-  // out join it), else it is built now
-  if (partial) for (let j = ne - 1; j >= 0; j--) sc[j].addTo(acc);
-  else {
-    acc.fill(0, 0, size);
-    for (let j = m - 1; j >= 0; j--) sc[j].addTo(acc);
-  }
-  clear();
-  // the least score that can still enter: the floor (less a hair: a doc tying with it may
-  // win on its id), then the heap's threshold once that is higher
-  const least = lowest(floor, 0);
-  let th = trial.full ? Math.max(least, trial.threshold) : least;
-  for (let d = nextAtLeast(acc, 0, size, th); d >= 0; d = nextAtLeast(acc, d + 1, size, th)) {
-    stats.candidates++;
-    if (trial.offer(d, acc[d]) && trial.full) th = Math.max(least, trial.threshold);
-  }
-  return trial.sorted();
-}
-
-/**
- * The first d ≥ from with acc[d] ≥ min, neither 0 (no posting) nor −∞ (scored already), or
- * −1. The dense scans' inner loop, kept apart so it stays small and monomorphic (optimized
- * early, never deoptimized by the scoring around it: a scan of 1M docs in unoptimized code
- * costs tens of ms). With min > 0 (a threshold is known) one compare per doc does, as a zero
- * or −∞ sum is below it: a quarter of the time of the general loop, measured at 1M docs.
- */
-function nextAtLeast(acc: Float64Array, from: number, size: number, min: number): number {
-  if (min > 0) {
-    for (let d = from; d < size; d++) if (acc[d] >= min) return d;
-    return -1;
-  }
-  for (let d = from; d < size; d++) {
-    const v = acc[d];
-    if (v !== 0 && v >= min && v !== -Infinity) return d;
-  }
-  return -1;
+  if (partial) stats.taatPartial = (stats.taatPartial ?? 0) + 1;
+  return top.sorted();
 }
 
 /**
@@ -419,7 +382,7 @@ function excluded(mustNot: readonly Scorer[], d: number): boolean {
 export interface CollectStats {
   /** Docs fully or partly scored. */
   candidates: number;
-  /** Block ranges skipped by their block-max bound. */
+  /** Block ranges skipped by their block-max bound, and term-at-a-time jumps over windows no essential list holds. */
   skips?: number;
   /** Searches finished by the champion tiers alone. */
   tierExits?: number;
@@ -427,10 +390,8 @@ export interface CollectStats {
   taat?: number;
   /** Term-at-a-time searches that left non-essential lists out. */
   taatPartial?: number;
-  /** Term-at-a-time rounds after which a left-out list joined (its bound was not beaten). */
-  taatRedo?: number;
-  /** Term-at-a-time rounds over their candidate budget (a left-out list joins, or all are added). */
-  taatOver?: number;
+  /** Term-at-a-time windows where a non-essential list was added (dense candidates) instead of probed. */
+  taatJoins?: number;
   /** Searches whose heap was seeded with given docs (RM3's second round). */
   seeded?: number;
 }

@@ -50,9 +50,22 @@ export abstract class Scorer {
 
   abstract score(): number;
 
-  /** Adds every posting's score into acc[doc] (term-at-a-time); the same values as score(). */
-  addTo(acc: Float64Array): void {
-    for (this.i = 0; this.i < this.n; this.i++) acc[this.docs[this.i]] += this.score();
+  /**
+   * Adds the scores of the postings from the cursor up to (not including) doc `end` into
+   * win[doc − base] (a window of a term-at-a-time pass; the cursor is at a doc ≥ base) and
+   * leaves the cursor on the first doc ≥ end. Each doc whose sum reaches `min` is noted once:
+   * its window index goes to cand[c.n++] unless mark[index] already holds `epoch`. The same
+   * values as score().
+   */
+  addWindow(win: Float64Array, base: number, end: number, min: number, mark: Int32Array, epoch: number, cand: Int32Array, c: { n: number }): void {
+    for (; this.i < this.n && this.docs[this.i] < end; this.i++) {
+      const w = this.docs[this.i] - base;
+      const v = (win[w] += this.score());
+      if (v >= min && mark[w] !== epoch) {
+        mark[w] = epoch;
+        cand[c.n++] = w;
+      }
+    }
   }
 
   /** The first position whose doc is ≥ `doc` (`n` if none); the cursor does not move. */
@@ -178,7 +191,7 @@ export class TermScorer extends Scorer {
     return (this.num * tf) / (tf + this.k1 + this.kb * this.docLen[this.docs[this.i]]);
   }
 
-  override addTo(acc: Float64Array): void {
+  override addWindow(win: Float64Array, base: number, end: number, min: number, mark: Int32Array, epoch: number, cand: Int32Array, c: { n: number }): void {
     // score() inlined (same expression, so the same doubles), no call per posting
     const docs = this.docs;
     const tfs = this.tfs;
@@ -187,12 +200,21 @@ export class TermScorer extends Scorer {
     const c0 = this.k1;
     const c1 = this.kb;
     const n = this.n;
-    for (let i = 0; i < n; i++) {
+    let i = this.i;
+    let nc = c.n;
+    for (; i < n; i++) {
       const d = docs[i];
+      if (d >= end) break;
       const tf = tfs[i];
-      acc[d] += (num * tf) / (tf + c0 + c1 * dl[d]);
+      const w = d - base;
+      const v = (win[w] += (num * tf) / (tf + c0 + c1 * dl[d]));
+      if (v >= min && mark[w] !== epoch) {
+        mark[w] = epoch;
+        cand[nc++] = w;
+      }
     }
-    this.i = n;
+    this.i = i;
+    c.n = nc;
   }
 
   override tier(): { docs: Int32Array; restUb: number } | null {
