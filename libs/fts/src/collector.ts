@@ -101,13 +101,6 @@ class TopK {
   }
 }
 
-/**
- * Term-at-a-time for disjunctions of several very common terms (as Lucene's BooleanScorer
- * does for top-level disjunctions): when their postings outnumber half the docs, bounds
- * prune little and a straight pass adding each list into a dense score array, then one scan
- * with the heap, is cheaper than document-at-a-time. Lists are added in the canonical order
- * every path sums in (best bound first), so scores (and ties) are identical.
- */
 /** Tuning knobs (tests lower them to exercise every path on small corpora). */
 export const collectorTuning = { taatMinPostings: 50_000, taatMinEssential: 4096, tierSeedShare: 4, taatProbeCost: 16 };
 /** Docs per window of the term-at-a-time pass: its score array (32 KB) stays in cache. */
@@ -171,6 +164,12 @@ function i32(slot: number, n: number): Int32Array {
   return a.subarray(0, n);
 }
 
+/**
+ * Term-at-a-time for disjunctions of common terms (Lucene's MaxScoreBulkScorer): when their
+ * postings are many, adding each list into a score array beats visiting doc by doc. The
+ * docs go by in windows of TAAT_WINDOW; lists are added in the canonical order every path
+ * sums in (best bound first), so scores (and ties) are identical to the other paths'.
+ */
 function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Seeds | null): Hit[] {
   const m = sc.length;
   stats.taat = (stats.taat ?? 0) + 1;
