@@ -150,6 +150,7 @@ async function main() {
     rows.push(['p99 wall: FTS5 / ours (cold, warm, plain)', '', `${(f5.p99 / cold.p99).toFixed(1)}× / ${(f5.p99 / warm.p99).toFixed(1)}× / ${(f5.p99 / plain.p99).toFixed(1)}×`]);
   }
   const slow = qs.map((q, i) => [q, cold.byQuery[i], warm.byQuery[i]]).sort((a, b) => b[2] - a[2]).slice(0, 5);
+  const slowCold = qs.map((q, i) => [q, cold.byQuery[i], i]).sort((a, b) => b[1] - a[1]).slice(0, 5);
   await store.close();
   fts5?.close();
   fs.rmSync(tmp, { recursive: true, force: true });
@@ -159,6 +160,7 @@ async function main() {
   console.log('|---|---|---|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
   console.log(`slowest warm default queries (ms cold / warm): ${slow.map(([q, c, w]) => `"${q}" ${c.toFixed(1)}/${w.toFixed(1)}`).join('; ')}`);
+  console.log(`slowest cold default queries (ms, and place in the pass): ${slowCold.map(([q, c, i]) => `"${q}" ${c.toFixed(1)} (#${i + 1})`).join('; ')}`);
 }
 
 main().catch((e) => {
