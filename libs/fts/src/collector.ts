@@ -87,14 +87,6 @@ class TopK {
     return true;
   }
 
-  /** A copy (same k, same hits). */
-  clone(): TopK {
-    const t = new TopK(this.k, this.ids);
-    t.ords.push(...this.ords);
-    t.scores.push(...this.scores);
-    return t;
-  }
-
   sorted(): Hit[] {
     const at = this.ords.map((_, i) => i).sort((a, b) => (this.worse(a, b) ? 1 : this.worse(b, a) ? -1 : 0));
     return at.map((i) => ({ ord: this.ords[i], score: this.scores[i] }));
