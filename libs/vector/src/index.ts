@@ -1,6 +1,6 @@
 export * from './metric';
 export * from './ann';
-export { VectorTable, chooseKind, EXACT_MAX, AUTO_IVFPQ_MIN, FILTER_EXACT_MAX, type TableSpec, type Match, type TopKOptions } from './table';
+export { VectorTable, chooseKind, EXACT_MAX, AUTO_IVFPQ_MIN, filterExact, filterExactMax, type TableSpec, type Match, type TopKOptions } from './table';
 export { HNSW_DEFAULTS } from './hnsw';
 export { IVF_DEFAULTS, IvfIndex } from './ivf';
 export * from './validate';

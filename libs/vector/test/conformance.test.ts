@@ -2,7 +2,7 @@
  * One suite over every index kind and metric, through the public VectorTable door:
  * recall@10 on a real MNIST slice against float64 brute force, filters, delete/replace.
  */
-import { VectorTable, type VectorMetric } from '@mmdb/vector';
+import { VectorTable, filterExact, type VectorMetric } from '@mmdb/vector';
 import { bruteForce, recall, refDistance, shippedGroundTruth, slice } from './mnist';
 
 const N = 1500;
@@ -84,6 +84,33 @@ describe.each(CASES)('%s / %s', (kind, metric, minRecall, minFast) => {
     }
     expect(t.topk(data.queries[0], { k: 10, mode: 'fast', filter: { digit: 11 } })).toEqual([]);
     expect(t.topk(data.queries[0], { k: 10, mode: 'fast', filter: { digit: 3, even: true } })).toEqual([]);
+  });
+
+  it('a filter searched through the index keeps membership exact and k results', () => {
+    const saved = { ...filterExact };
+    const search = jest.spyOn((t as unknown as { index: { search: (...a: unknown[]) => unknown } }).index, 'search');
+    try {
+      Object.assign(filterExact, { min: 0, perSqrt: 0 }); // no filter is small enough for the exact scan
+      let r = 0;
+      let n = 0;
+      for (const [filter, keep] of [
+        [{ digit: 3 }, (i: number) => data.labels[i] === 3],
+        [{ even: false }, (i: number) => data.labels[i] % 2 === 1],
+        [{ digit: 4, even: true }, (i: number) => data.labels[i] === 4],
+      ] as const)
+        for (const q of data.queries.slice(0, 5)) {
+          const got = t.topk(q, { k: 10, mode: 'fast', filter });
+          expect(got).toHaveLength(10);
+          for (const m of got) expect(keep(Number(m.id))).toBe(true);
+          r += recall(got.map((m) => m.id), bruteForce(metric, data.base, q, 10, keep));
+          n++;
+        }
+      expect(r / n).toBeGreaterThanOrEqual(minFast);
+      if (kind !== 'exact') expect(search.mock.calls.some((c) => (c[1] as { filter?: unknown }).filter !== undefined)).toBe(true);
+    } finally {
+      Object.assign(filterExact, saved);
+      search.mockRestore();
+    }
   });
 
   it('delete removes and a put with an existing id replaces', () => {
