@@ -107,7 +107,7 @@ const TIER_MIN = PostingList.TIER_MIN;
  */
 const f64s: Float64Array[] = [];
 const i32s: Int32Array[] = [];
-const F64 = { acc: 0, prefix: 1, pick: 2, part: 3, exact: 4 } as const;
+const F64 = { acc: 0, pick: 1, part: 2, exact: 3 } as const;
 const I32 = { docs: 0, seeds: 1, seeded: 2, cand: 3 } as const;
 /** The term-at-a-time window's noted docs, stamped with the window's epoch. */
 let mark = new Int32Array(0);
@@ -161,17 +161,14 @@ function i32(slot: number, n: number): Int32Array {
  * postings are many, adding each list into a score array beats visiting doc by doc. The
  * docs go by in windows of TAAT_WINDOW; lists are added in the canonical order every path
  * sums in (best bound first), so scores (and ties) are identical to the other paths'.
+ * `prefix[j]` is the bound of lists 0..j together (sc is in ascending bound order).
  */
-function taat(sc: readonly Scorer[], mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Seeds | null): Hit[] {
+function taat(sc: readonly Scorer[], prefix: Float64Array, mustNot: readonly Scorer[], top: TopK, size: number, stats: CollectStats, seeded: Seeds | null): Hit[] {
   const m = sc.length;
   stats.taat = (stats.taat ?? 0) + 1;
   // A floor of the final threshold (no doc below it can enter): the heap's, or the exact
   // scores of a few champion docs (thresholdFloor). It prunes from the first window on.
   const floor = top.full ? top.threshold : thresholdFloor(sc, mustNot, top.k);
-  // prefix[j]: the bound of lists 0..j together (sc is in ascending bound order)
-  const prefix = f64(F64.prefix, m);
-  let p = 0;
-  for (let j = 0; j < m; j++) prefix[j] = p += sc[j].ub;
   for (const s of sc) s.i = 0;
   for (const x of mustNot) x.i = 0;
   const W = TAAT_WINDOW;
@@ -429,6 +426,10 @@ export function topK(
 
   const sc = [...should].sort((a, b) => a.ub - b.ub);
   const m = sc.length;
+  // prefix[j]: the bound of lists 0..j together (MaxScore's and term-at-a-time's essential split)
+  const prefix = new Float64Array(m);
+  let ubs = 0;
+  for (let j = 0; j < m; j++) prefix[j] = ubs += sc[j].ub;
   const postingsOf = (from: number) => {
     let p = 0;
     let big1 = 0;
@@ -473,7 +474,7 @@ export function topK(
     scoreSeeds(seeds);
     stats.seeded = (stats.seeded ?? 0) + 1;
   } else {
-    if (taatPays(postingsOf(0))) return taat(sc, mustNot, top, ids.length, stats, null);
+    if (taatPays(postingsOf(0))) return taat(sc, prefix, mustNot, top, ids.length, stats, null);
     if (m > 1 && sc.some((x) => x.n < TIER_MIN) && sc.some((x) => x.n >= TIER_MIN)) {
       // 1. short lists (rare words) entirely: MaxScore would offer each of their docs anyway.
       //    Any other doc holds only long lists' words: if their bounds cannot reach the
@@ -510,9 +511,6 @@ export function topK(
       }
     }
   }
-  const prefix = new Float64Array(m);
-  let acc = 0;
-  for (let j = 0; j < m; j++) prefix[j] = acc += sc[j].ub;
   let fe = 0; // first essential scorer
   if (top.full) while (fe < m && below(prefix[fe], top.threshold)) fe++;
   // the lists that must still propose candidates decide whether a dense pass pays: MaxScore
@@ -521,7 +519,7 @@ export function topK(
   // so past 1/256 of the docs (and taatMinEssential) the dense pass is the cheaper one
   const rest = postingsOf(fe);
   if ((seeds && seeds.length > 0 && taatPays(rest)) || (rest.postings > collectorTuning.taatMinEssential && rest.postings * 256 > ids.length))
-    return taat(sc, mustNot, top, ids.length, stats, seeded);
+    return taat(sc, prefix, mustNot, top, ids.length, stats, seeded);
   // per-scorer parts, summed in the one canonical order (best bound first: sc from last to
   // first, as every path sums) so a doc's score never depends on the pruning path
   const part = new Float64Array(m);
