@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { HierarchicalNSW } from 'hnswlib-node';
 import { HNSW_DEFAULTS, VectorTable, readFvecs, readIvecs, rng, type IvfIndex, type VectorMetric } from '@mmdb/vector';
-import { gcStats, startServer, type Server } from './https';
+import { gcStats, hostSteal, startBareServer, startServer, type BareServer, type Server } from './https';
 
 const args = process.argv.slice(2);
 const flag = (n: string) => args.includes(`--${n}`);
@@ -26,6 +26,8 @@ export function pct(xs: number[], p: number): number {
 }
 const f2 = (x: number) => x.toFixed(2);
 const f3 = (x: number) => x.toFixed(3);
+const f1 = (x: number) => x.toFixed(1);
+const FLOOR = 'floor: same body to a bare node:https server (lean client)';
 
 function table(title: string, head: string[], rows: (string | number)[][]): void {
   console.log(`\n### ${title}\n`);
@@ -43,6 +45,8 @@ interface Run {
   recall: number;
   p50: number;
   p99: number;
+  /** Host steal (% of CPU time, /proc/stat) over the timed passes this run was part of. */
+  steal: number;
 }
 
 /** What HTTPS adds over the in-process path measured in the same interleaved loop. */
@@ -63,6 +67,7 @@ async function timePaths(queries: number[][], truth: number[][], paths: Path[], 
   const lat = paths.map(() => [] as number[]);
   const rec = paths.map(() => 0);
   for (let i = 0; i < warmups; i++) for (const run of paths) await run(queries[i % queries.length]);
+  const steal = hostSteal();
   for (let r = 0; r < rounds; r++)
     for (let i = 0; i < queries.length; i++)
       for (let p = 0; p < paths.length; p++) {
@@ -72,7 +77,8 @@ async function timePaths(queries: number[][], truth: number[][], paths: Path[], 
         rec[p] += recallAt(got, truth[i]);
       }
   const n = rounds * queries.length;
-  return paths.map((_, p) => ({ recall: rec[p] / n, p50: pct(lat[p], 50), p99: pct(lat[p], 99) }));
+  const stolen = steal();
+  return paths.map((_, p) => ({ recall: rec[p] / n, p50: pct(lat[p], 50), p99: pct(lat[p], 99), steal: stolen }));
 }
 
 /** A full GC here (the loads and builds before leave marking work behind), then a quiet server. */
@@ -87,9 +93,17 @@ async function timeQueries(queries: number[][], truth: number[][], run: Path, wa
 }
 
 /**
+ * The floor of the HTTPS rows, measured in the same loops: the same body posted through the
+ * lean client to a bare node:https server in its own process (`bare-server.js`), which answers
+ * `[]`. Started beside the server in `main`.
+ */
+let bare: BareServer | null = null;
+
+/**
  * The in-process paths, then (with a server) the same top-k over HTTPS through the lean
- * client and through node:https, all interleaved query by query. The lean client is a fresh
- * connection per call (the server closes idle keep-alive sockets after 65 s).
+ * client and through node:https, and the same body to the bare server (the floor), all
+ * interleaved query by query. The lean clients are fresh connections per call (the server
+ * closes idle keep-alive sockets after 65 s).
  */
 async function timeWithHttps(
   srv: Server | null,
@@ -99,10 +113,11 @@ async function timeWithHttps(
   inproc: Path[],
   body: (q: number[]) => object,
   warmups = HTTPS_WARMUP,
-): Promise<{ inproc: Run[]; lean?: Run; node?: Run }> {
-  if (!srv) return { inproc: await timePaths(queries, truth, inproc) };
+): Promise<{ inproc: Run[]; lean?: Run; node?: Run; floor?: Run }> {
+  if (!srv || !bare) return { inproc: await timePaths(queries, truth, inproc) };
   await quiet(srv);
   const lean = await srv.lean();
+  const floor = await bare.lean();
   const gcFrom = srv.stdout().length;
   const mine: number[] = [];
   const obs = new PerformanceObserver((l) => l.getEntries().forEach((e) => mine.push(e.duration)));
@@ -112,7 +127,12 @@ async function timeWithHttps(
     const runs = await timePaths(
       queries,
       truth,
-      [...inproc, async (q) => ids(await lean.post(`/vector/${table}/topk`, body(q))), async (q) => ids(await srv.post(`/vector/${table}/topk`, body(q)))],
+      [
+        ...inproc,
+        async (q) => ids(await lean.post(`/vector/${table}/topk`, body(q))),
+        async (q) => ids(await srv.post(`/vector/${table}/topk`, body(q))),
+        async (q) => ids(await floor.post('/floor', body(q))),
+      ],
       warmups,
       HTTPS_ROUNDS,
     );
@@ -120,10 +140,11 @@ async function timeWithHttps(
     console.log(
       `(${table}: GCs during warm-up and timing — server: ${gc.scavenges} minor, ${gc.marks} major, longest ${f2(gc.maxMs)} ms; this process: ${mine.length}, longest ${f2(Math.max(0, ...mine))} ms)`,
     );
-    return { inproc: runs.slice(0, inproc.length), lean: runs[inproc.length], node: runs[inproc.length + 1] };
+    return { inproc: runs.slice(0, inproc.length), lean: runs[inproc.length], node: runs[inproc.length + 1], floor: runs[inproc.length + 2] };
   } finally {
     obs.disconnect();
     lean.close();
+    floor.close();
   }
 }
 
@@ -218,14 +239,15 @@ async function mnist(srv: Server | null): Promise<void> {
           (q) => ({ vector: q, k: 10, mode }),
         );
         const [ours, ceil] = r.inproc;
-        rows1.push([metric, mode, 'in-process', f3(ours.recall), f2(ours.p50), f2(ours.p99), f3(ceil.recall), f2(ceil.p99), f2(ours.p99 / ceil.p99), '', Math.round(build)]);
+        rows1.push([metric, mode, 'in-process', f3(ours.recall), f2(ours.p50), f2(ours.p99), f3(ceil.recall), f2(ceil.p99), f2(ours.p99 / ceil.p99), '', Math.round(build), f1(ours.steal)]);
         for (const [path, h] of [['HTTPS (lean client)', r.lean], ['HTTPS (node:https)', r.node]] as const)
-          if (h) rows1.push([metric, mode, path, f3(h.recall), f2(h.p50), f2(h.p99), f3(ceil.recall), f2(ceil.p99), f2(h.p99 / ceil.p99), added(h, ours), Math.round(load)]);
+          if (h) rows1.push([metric, mode, path, f3(h.recall), f2(h.p50), f2(h.p99), f3(ceil.recall), f2(ceil.p99), f2(h.p99 / ceil.p99), added(h, ours), Math.round(load), '']);
+        if (r.floor) rows1.push([metric, mode, FLOOR, '', f2(r.floor.p50), f2(r.floor.p99), '', '', '', '', '', '']);
       }
     }
     table(
       `1. MNIST 9,000 × 784, ${nq} queries, recall@10 against the shipped exact ground truth (ceiling: raw hnswlib-node, same parameters)`,
-      ['metric', 'mode', 'path', 'recall@10', 'p50 ms', 'p99 ms', 'ceiling recall', 'ceiling p99 ms', 'ratio', 'HTTPS − in-process p50 / p99 ms', 'build or load ms'],
+      ['metric', 'mode', 'path', 'recall@10', 'p50 ms', 'p99 ms', 'ceiling recall', 'ceiling p99 ms', 'ratio', 'HTTPS − in-process p50 / p99 ms', 'build or load ms', 'host steal %'],
       rows1,
     );
 
@@ -234,6 +256,7 @@ async function mnist(srv: Server | null): Promise<void> {
 export async function main(): Promise<void> {
   console.log(`vector benchmark — node ${process.version}, ${QUICK ? 'quick' : 'full'} run, HNSW m=${HNSW_DEFAULTS.m} ef_construction=${HNSW_DEFAULTS.ef_construction} ef fast/high_recall=${HNSW_DEFAULTS.ef_fast}/${HNSW_DEFAULTS.ef_high_recall}`);
   const srv = HTTPS ? await startServer({ nodeArgs: ['--trace-gc'] }) : null;
+  if (srv) bare = await startBareServer(join(srv.dir, 'tls'));
   try {
     // ---- 1. MNIST ----
     if (!flag('skip-mnist')) await mnist(srv);
@@ -255,13 +278,13 @@ export async function main(): Promise<void> {
     const r0 = now();
     const raw2 = rawHnsw(metric, syn, N, D);
     const rawBuild = now() - r0;
-    rows2.push(['build (in-process)', '', Math.round(ourBuild), Math.round(rawBuild), '', '', f2(ourBuild / rawBuild), '']);
+    rows2.push(['build (in-process)', '', Math.round(ourBuild), Math.round(rawBuild), '', '', f2(ourBuild / rawBuild), '', '']);
     let httpLoad = 0;
     if (srv) {
       const l0 = now();
       await loadHttps(srv, 'syn', syn, N, D, metric, (i) => ({ b10: i % 10, b100: i % 100 }));
       httpLoad = now() - l0;
-      rows2.push(['build over HTTPS (16 puts in flight)', '', Math.round(httpLoad), Math.round(rawBuild), '', '', f2(httpLoad / rawBuild), '']);
+      rows2.push(['build over HTTPS (16 puts in flight)', '', Math.round(httpLoad), Math.round(rawBuild), '', '', f2(httpLoad / rawBuild), '', '']);
     }
     for (const mode of ['high_recall', 'fast'] as const) {
       raw2.setEf(mode === 'fast' ? HNSW_DEFAULTS.ef_fast : HNSW_DEFAULTS.ef_high_recall);
@@ -274,13 +297,14 @@ export async function main(): Promise<void> {
         (q) => ({ vector: q, k: 10, mode }),
       );
       const [ours, ceil] = r.inproc;
-      rows2.push([`${mode} in-process`, f3(ours.recall), f2(ours.p50), f2(ours.p99), f3(ceil.recall), f2(ceil.p99), f2(ours.p99 / ceil.p99), '']);
+      rows2.push([`${mode} in-process`, f3(ours.recall), f2(ours.p50), f2(ours.p99), f3(ceil.recall), f2(ceil.p99), f2(ours.p99 / ceil.p99), '', f1(ours.steal)]);
       for (const [path, h] of [['HTTPS (lean client)', r.lean], ['HTTPS (node:https)', r.node]] as const)
-        if (h) rows2.push([`${mode} ${path}`, f3(h.recall), f2(h.p50), f2(h.p99), f3(ceil.recall), f2(ceil.p99), f2(h.p99 / ceil.p99), added(h, ours)]);
+        if (h) rows2.push([`${mode} ${path}`, f3(h.recall), f2(h.p50), f2(h.p99), f3(ceil.recall), f2(ceil.p99), f2(h.p99 / ceil.p99), added(h, ours), '']);
+      if (r.floor) rows2.push([`${mode} ${FLOOR}`, '', f2(r.floor.p50), f2(r.floor.p99), '', '', '', '', '']);
     }
     table(
       `2. Synthetic clustered ${N.toLocaleString()} × ${D} (seed 42, ${flag('iid') ? 'gaussian blobs' : '100 clusters of intrinsic dimension 16'}, l2), ${sq} queries; ceiling: raw hnswlib-node in this run`,
-      ['what', 'recall@10', 'p50 ms (build: ours ms)', 'p99 ms (build: raw ms)', 'ceiling recall', 'ceiling p99 ms', 'ratio', 'HTTPS − in-process p50 / p99 ms'],
+      ['what', 'recall@10', 'p50 ms (build: ours ms)', 'p99 ms (build: raw ms)', 'ceiling recall', 'ceiling p99 ms', 'ratio', 'HTTPS − in-process p50 / p99 ms', 'host steal %'],
       rows2,
     );
 
@@ -298,11 +322,12 @@ export async function main(): Promise<void> {
         // the route, both clients and the server are warm from part 2: a shorter warm-up (the 10% scans cost ms each)
         const r = await timeWithHttps(srv, 'syn', fq, gtf, [(q) => t2.topk(q, { k: 10, mode, filter }).map((m) => m.id)], (q) => ({ vector: q, k: 10, mode, filter }), 500);
         const [ours] = r.inproc;
-        rows3.push([sel, mode, 'in-process', f3(ours.recall), f2(ours.p99), f3(ceil.recall), f2(ceil.p99)]);
-        for (const [path, h] of [['HTTPS (lean client)', r.lean], ['HTTPS (node:https)', r.node]] as const) if (h) rows3.push([sel, mode, path, f3(h.recall), f2(h.p99), f3(ceil.recall), f2(ceil.p99)]);
+        rows3.push([sel, mode, 'in-process', f3(ours.recall), f2(ours.p99), f3(ceil.recall), f2(ceil.p99), f1(ours.steal)]);
+        for (const [path, h] of [['HTTPS (lean client)', r.lean], ['HTTPS (node:https)', r.node]] as const) if (h) rows3.push([sel, mode, path, f3(h.recall), f2(h.p99), f3(ceil.recall), f2(ceil.p99), '']);
+        if (r.floor) rows3.push([sel, mode, FLOOR, '', f2(r.floor.p99), '', '', '']);
       }
     }
-    if (rows3.length) table('3. Filtered top-k on the synthetic set (ceiling: raw hnswlib-node with a filter callback, ef high_recall)', ['selectivity', 'mode', 'path', 'recall@10', 'p99 ms', 'ceiling recall', 'ceiling p99 ms'], rows3);
+    if (rows3.length) table('3. Filtered top-k on the synthetic set (ceiling: raw hnswlib-node with a filter callback, ef high_recall)', ['selectivity', 'mode', 'path', 'recall@10', 'p99 ms', 'ceiling recall', 'ceiling p99 ms', 'host steal %'], rows3);
 
     // ---- 4. IVF-PQ at scale ----
     if (flag('skip-ivfpq')) return;
@@ -329,5 +354,6 @@ export async function main(): Promise<void> {
     );
   } finally {
     await srv?.stop();
+    await bare?.stop();
   }
 }

@@ -109,6 +109,51 @@ export interface ServerOptions {
   dataDir?: string;
 }
 
+/** A bare node:https server in its own process (`bare-server.js`), with the server's certificate. */
+export interface BareServer {
+  pid: number;
+  lean(): Promise<LeanClient>;
+  stop(): Promise<void>;
+}
+
+export async function startBareServer(tlsDir: string): Promise<BareServer> {
+  const proc = spawn(process.execPath, [path.join(__dirname, 'bare-server.js'), tlsDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    proc.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  const ca = fs.readFileSync(path.join(tlsDir, 'cert.pem'), 'utf8');
+  return {
+    pid: proc.pid!,
+    lean: () => leanClient(url, ca, 'none'),
+    stop: async () => {
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    },
+  };
+}
+
+/**
+ * Share of the machine's CPU time the hypervisor gave to others while our vCPUs wanted it
+ * ("steal", /proc/stat), between `hostSteal()` and the call of what it returns, in %.
+ */
+export function hostSteal(): () => number {
+  const read = () => {
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return { steal: f[7], total: f.reduce((a, b) => a + b, 0) };
+  };
+  const a = read();
+  return () => {
+    const b = read();
+    return b.total > a.total ? (100 * (b.steal - a.steal)) / (b.total - a.total) : 0;
+  };
+}
+
 export async function startServer(o: ServerOptions = {}): Promise<Server> {
   const dir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-vector-bench-'));
   fs.mkdirSync(dir, { recursive: true });

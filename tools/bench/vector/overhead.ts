@@ -3,7 +3,7 @@
  *
  *   node tools/bench/vector/run.js --overhead [--n 100000] [--data DIR] [--rounds 2]
  *        [--warmup 3000] [--block 3000] [--cpu-prof DIR] [--mode high_recall|fast]
- *        [--server-node-args '--max-semi-space-size=64'] [--stages-only] [--fresh]
+ *        [--server-node-args '--max-semi-space-size=64'] [--stages-only] [--fresh] [--filter b10|b100]
  *
  * One built server holding the synthetic clustered set (loaded through `/put`, 16 in flight;
  * with `--data DIR` the loaded store is kept and later runs restart from its checkpoint), and
@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import { HNSW_DEFAULTS, VectorTable, parseK, parseMetadata, parseMetric, parseMode, parseVector, type SearchMode } from '@mmdb/vector';
 import { parse as secureJsonParse } from 'secure-json-parse';
 import { clustered, groundTruth, loadHttps, now, pct, rows2d } from './bench';
-import { gcStats, startServer, type Server } from './https';
+import { gcStats, hostSteal, startBareServer, startServer, type Server } from './https';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => {
@@ -36,6 +36,10 @@ const ROUNDS = Number(opt('rounds', '2'));
 const WARMUP = Number(opt('warmup', '3000'));
 const BLOCK = Number(opt('block', '3000'));
 const MODES = (opt('mode', 'high_recall,fast').split(',') as SearchMode[]);
+/** `--filter b10` (10% of the set) or `--filter b100` (1%): every top-k, both sides, filtered to `{field: 3}`. */
+const FILTER_FIELD = opt('filter', '');
+const FILTER = FILTER_FIELD ? { [FILTER_FIELD]: 3 } : undefined;
+const FILTER_MOD = FILTER_FIELD ? Number(FILTER_FIELD.slice(1)) : 1;
 
 function serverCpuMs(pid: number): number {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -110,7 +114,7 @@ export async function main(): Promise<void> {
     if (keep) fs.writeFileSync(img, t.serialize());
   }
   console.log(`in-process table ready in ${f0(now() - b0)} ms`);
-  const gt = groundTruth('l2', syn, N, D, qs, 10);
+  const gt = groundTruth('l2', syn, N, D, qs, 10, FILTER ? (i) => i % FILTER_MOD === 3 : undefined);
   for (const mode of MODES) stages(t, qs, mode);
   if (args.includes('--stages-only')) return;
 
@@ -144,17 +148,21 @@ export async function main(): Promise<void> {
     console.log(`server up (from checkpoint) in ${f0(now() - s0)} ms`);
   }
   const pid = srv.proc.pid!;
+  const bare = await startBareServer(path.join(srv.dir, 'tls'));
+  const barePid = bare.pid;
   try {
     for (const mode of MODES) {
-      const body = (q: number[]) => ({ vector: q, k: 10, mode });
+      const body = (q: number[]) => ({ vector: q, k: 10, mode, filter: FILTER });
       const lean = await srv.lean();
+      const floor = await bare.lean();
       // warm-up: JIT of both ends, the connections, and the route
       for (let i = 0; i < WARMUP; i++) {
         await srv.post('/vector/syn/topk', body(qs[i % NQ]));
         await srv.get('/_ping');
         await lean.post('/vector/syn/topk', body(qs[i % NQ]));
         await lean.get('/_ping');
-        t.topk(qs[i % NQ], { k: 10, mode });
+        await floor.post('/floor', body(qs[i % NQ]));
+        t.topk(qs[i % NQ], { k: 10, mode, filter: FILTER });
       }
       // interleaved, query by query: whatever the neighbours do hits every path alike
       const paths = {
@@ -163,6 +171,7 @@ export async function main(): Promise<void> {
         leanPing: [] as number[],
         leanHttps: [] as number[],
         inproc: [] as number[],
+        floor: [] as number[],
       };
       const rec = { https: 0, leanHttps: 0, inproc: 0 };
       const recall = (got: { id: string }[], i: number) => {
@@ -170,6 +179,7 @@ export async function main(): Promise<void> {
         return got.filter((m) => truth.has(m.id)).length / 10;
       };
       const gcFrom = srv.stdout().length;
+      const steal = hostSteal();
       for (let r = 0; r < ROUNDS; r++)
         for (let i = 0; i < NQ; i++) {
           let t0 = now();
@@ -185,20 +195,24 @@ export async function main(): Promise<void> {
           rec.leanHttps += recall(await lean.post('/vector/syn/topk', body(qs[i])), i);
           paths.leanHttps.push(now() - t0);
           t0 = now();
-          rec.inproc += recall(t.topk(qs[i], { k: 10, mode }), i);
+          rec.inproc += recall(t.topk(qs[i], { k: 10, mode, filter: FILTER }), i);
           paths.inproc.push(now() - t0);
+          t0 = now();
+          await floor.post('/floor', body(qs[i]));
+          paths.floor.push(now() - t0);
         }
+      const stolen = steal();
       const gc = gcStats(srv.stdout().slice(gcFrom));
       if (args.includes("--show-gc")) console.log(srv.stdout().slice(gcFrom).split("\n").filter((l) => /Scavenge|Mark/.test(l)).slice(0, 3).join("\n"));
       const n = ROUNDS * NQ;
       // CPU per request, in blocks
-      const cpu = async (fn: (i: number) => Promise<unknown> | unknown) => {
+      const cpu = async (fn: (i: number) => Promise<unknown> | unknown, serverPid = pid) => {
         const g0 = srv.stdout().length;
         const c0 = clientCpuMs();
-        const s0 = serverCpuMs(pid);
+        const s0 = serverCpuMs(serverPid);
         const w0 = now();
         for (let i = 0; i < BLOCK; i++) await fn(i);
-        const c = { client: ((clientCpuMs() - c0) * 1000) / BLOCK, server: ((serverCpuMs(pid) - s0) * 1000) / BLOCK, wall: ((now() - w0) * 1000) / BLOCK };
+        const c = { client: ((clientCpuMs() - c0) * 1000) / BLOCK, server: ((serverCpuMs(serverPid) - s0) * 1000) / BLOCK, wall: ((now() - w0) * 1000) / BLOCK };
         await new Promise((r) => setTimeout(r, 50)); // the server's last trace lines
         return { ...c, gc: gcStats(srv.stdout().slice(g0)).scavenges };
       };
@@ -207,11 +221,13 @@ export async function main(): Promise<void> {
         ['POST topk (node:https)', await cpu((i) => srv.post('/vector/syn/topk', body(qs[i % NQ])))],
         ['GET /_ping (lean client)', await cpu(() => lean.get('/_ping'))],
         ['POST topk (lean client)', await cpu((i) => lean.post('/vector/syn/topk', body(qs[i % NQ])))],
-        ['in-process topk', await cpu((i) => t.topk(qs[i % NQ], { k: 10, mode }))],
+        ['in-process topk', await cpu((i) => t.topk(qs[i % NQ], { k: 10, mode, filter: FILTER }))],
+        ['floor: top-k body to the bare node:https server (lean client)', await cpu((i) => floor.post('/floor', body(qs[i % NQ])), barePid)],
       ];
       lean.close();
+      floor.close();
 
-      console.log(`\n### ${mode}: ${n} queries interleaved, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+      console.log(`\n### ${mode}: ${n} queries interleaved, load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, host steal ${stolen.toFixed(1)}%\n`);
       console.log('| path | recall@10 | p50 ms | p90 ms | p99 ms | max ms |');
       console.log('|---|---|---|---|---|---|');
       const row = (name: string, xs: number[], r?: number) => console.log(`| ${name} | ${r === undefined ? '' : (r / n).toFixed(3)} | ${f2(pct(xs, 50))} | ${f2(pct(xs, 90))} | ${f2(pct(xs, 99))} | ${f2(Math.max(...xs))} |`);
@@ -220,6 +236,7 @@ export async function main(): Promise<void> {
       row('no-op GET /_ping, lean client', paths.leanPing);
       row('top-k over HTTPS, lean client', paths.leanHttps, rec.leanHttps);
       row('top-k in-process', paths.inproc, rec.inproc);
+      row('floor: top-k body to a bare node:https server, lean client', paths.floor);
       const added = (xs: number[]) => `p50 ${f2(pct(xs, 50) - pct(paths.inproc, 50))} ms, p99 ${f2(pct(xs, 99) - pct(paths.inproc, 99))} ms`;
       console.log(`\nadded by HTTPS (target ≤ 1.5 ms at p99): node:https ${added(paths.https)}; lean client ${added(paths.leanHttps)}`);
       console.log(`server GC during the timed window (${4 * n} requests): ${gc.scavenges} minor, ${gc.marks} major, ${f2(gc.totalMs)} ms in all, longest ${f2(gc.maxMs)} ms`);
@@ -229,6 +246,7 @@ export async function main(): Promise<void> {
       for (const [name, c] of blocks) console.log(`| ${name} | ${f0(c.client)} | ${f0(c.server)} | ${f0(c.wall)} | ${c.gc} |`);
     }
   } finally {
+    await bare.stop();
     await srv.stop();
     if (!keep) fs.rmSync(dir, { recursive: true, force: true });
   }
