@@ -106,6 +106,24 @@ describe('SqlEngine', () => {
     await expect(sql.run('SELECT 9223372036854775807 + 1')).rejects.toMatchObject({ code: 'validation_failed' });
   });
 
+  it('follows SQLite where affinity and built-ins have corners (each checked against SQLite 3)', async () => {
+    await sql.run(`CREATE TABLE aff(a TEXT, b REAL, c NUMERIC)`);
+    await sql.run(`INSERT INTO aff VALUES (' 12', 12, ' 12 '), ('x', 1000, '5')`);
+    // BETWEEN: the lower bound takes comparisons; the upper bound stops at BETWEEN's own level
+    expect(await rows(`SELECT 1 BETWEEN 0 = 0 AND 2, 5 BETWEEN 1 AND 9 = 1, 0 BETWEEN 1 AND 0 = 0`)).toEqual([[1, 1, 1]]);
+    // IN (list): the list's values have no affinity, even CASTs; only the left operand's applies
+    expect(await rows(`SELECT '56' IN (CAST('56' AS NUMERIC), 1), a IN (12, 0), c IN ('12', 0) FROM aff ORDER BY b`)).toEqual([[0, 0, 1], [0, 0, 0]]);
+    // CASE x WHEN y compares as x = y: a TEXT against a NUMERIC column takes numeric affinity
+    expect(await rows(`SELECT CASE a WHEN c THEN 'eq' ELSE 'ne' END, a = c, CASE a WHEN 12 THEN 'eq' ELSE 'ne' END FROM aff ORDER BY b`)).toEqual([['eq', 1, 'ne'], ['ne', 0, 'ne']]);
+    // abs() of text is REAL; sign() of text that is not wholly a number is NULL
+    expect(await rows(`SELECT abs('55'), typeof(abs('55')), abs('-3abc'), sign('x'), sign(' 4 '), sign('-2.5')`)).toEqual([[55, 'real', 3, null, 1, -1]]);
+    // sum(): wholly-integer text adds as integers; any other text makes the sum REAL
+    expect(await rows(`SELECT typeof(sum(v)), sum(v) FROM (SELECT '12' AS v UNION ALL SELECT '12')`)).toEqual([['integer', 24]]);
+    expect(await rows(`SELECT typeof(sum(v)), sum(v) FROM (SELECT '12' AS v UNION ALL SELECT 'abc')`)).toEqual([['real', 12]]);
+    // replace(): an empty pattern gives X back as text, even with a NULL replacement
+    expect(await rows(`SELECT replace(1.5, '', NULL), typeof(replace(1.5, '', 'x')), replace('abc', 'b', NULL), replace(NULL, '', 'x')`)).toEqual([['1.5', 'text', null, null]]);
+  });
+
   it('correlated subqueries, EXISTS, IN, CTEs and recursive CTEs', async () => {
     expect(await rows('SELECT name FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id) ORDER BY name')).toEqual([['ann'], ['bob']]);
     expect(await rows('SELECT name, (SELECT max(amount) FROM orders o WHERE o.user_id = u.id) FROM users u ORDER BY id')).toEqual([['ann', 7.5], ['bob', 1], ['cy', null]]);

@@ -1,7 +1,7 @@
 /** Aggregate states with SQLite semantics. */
 import { DbError } from '@mmdb/core';
 import type { AggregateCall } from '@mmdb/plan';
-import { checkInt, compareValues, hashKey, toNumeric, toText, type Value } from '../values';
+import { applyAffinity, checkInt, compareValues, hashKey, toReal, toText, type Value } from '../values';
 
 export interface AggState { step(args: Value[]): void; result(): Value }
 
@@ -46,7 +46,10 @@ function base(spec: AggregateCall): AggState {
           const v = a[0];
           if (v === null) return;
           cnt++;
-          const n = typeof v === 'string' ? toNumeric(v)! : v;
+          // SQLite: text that is wholly an integer adds as one; any other text (and every real)
+          // turns the sum approximate (REAL), adding its numeric prefix ('abc' adds 0.0)
+          let n = typeof v === 'string' ? applyAffinity(v, 'numeric') : v;
+          if (typeof n === 'string') n = toReal(n)!;
           if (typeof n === 'bigint' && !real) {
             if (!big && n < 4503599627370496n && n > -4503599627370496n && small < SAFE && small > -SAFE) {
               small += Number(n); // partial sums below 2^53: exact, and far from overflowing

@@ -158,7 +158,9 @@ export class ExprCompiler {
       case 'in_list': {
         const a = c(e.arg);
         const affA = exprAffinity(e.arg, scope);
-        const items = e.list.map((x) => ({ f: c(x), cmp: comparer(affA, exprAffinity(x, scope)) }));
+        // SQLite: the values of an IN list have no affinity, even columns and CASTs ("a IN (x, y)"
+        // is "a = +x OR a = +y"); only the left operand's affinity applies.
+        const items = e.list.map((x) => ({ f: c(x), cmp: comparer(affA, undefined) }));
         const not = !!e.not;
         if (items.length === 0) return () => (not ? 1n : 0n);
         return (r, u) => {
@@ -241,22 +243,24 @@ export class ExprCompiler {
         };
       }
       case 'case': {
-        const whens = e.whens.map((w) => ({ when: c(w.when), then: c(w.then) }));
         const els = e.else ? c(e.else) : () => null;
         if (e.operand) {
           const op = c(e.operand);
-          const cmp = comparer(exprAffinity(e.operand, scope), undefined);
+          // SQLite compares `CASE x WHEN y` as `x = y`: the usual affinity rules, per WHEN
+          const affOp = exprAffinity(e.operand, scope);
+          const whens = e.whens.map((w) => ({ when: c(w.when), then: c(w.then), cmp: comparer(affOp, exprAffinity(w.when, scope)) }));
           return (r, u) => {
             const v = op(r, u);
             if (v !== null) for (const w of whens) {
               const x = w.when(r, u);
               if (x === null) continue;
-              const [p, q] = cmp(v, x);
+              const [p, q] = w.cmp(v, x);
               if (compareValues(p, q) === 0) return w.then(r, u);
             }
             return els(r, u);
           };
         }
+        const whens = e.whens.map((w) => ({ when: c(w.when), then: c(w.then) }));
         return (r, u) => {
           for (const w of whens) if (truthy(w.when(r, u)) === true) return w.then(r, u);
           return els(r, u);

@@ -1,6 +1,6 @@
 /** Scalar functions with SQLite semantics. */
 import { DbError } from '@mmdb/core';
-import { checkInt, compareValues, realToInt, toInteger, toNumeric, toReal, toText, typeName, type Value } from '../values';
+import { applyAffinity, checkInt, compareValues, realToInt, toInteger, toNumeric, toReal, toText, typeName, type Value } from '../values';
 
 type Fn = (args: Value[]) => Value;
 
@@ -79,8 +79,8 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
       if (v === null) return null;
       if (typeof v === 'bigint') return checkInt(v < 0n ? -v : v);
       if (typeof v === 'number') return Math.abs(v);
-      const n = toNumeric(v)!;
-      return typeof n === 'bigint' ? (n < 0n ? -n : n) : Math.abs(n);
+      // SQLite's abs() answers a REAL for anything but an INTEGER: abs('55') is 55.0
+      return Math.abs(toReal(v) as number);
     },
   },
   coalesce: { min: 2, max: Infinity, fn: (a) => a.find((v) => v !== null) ?? null },
@@ -98,7 +98,16 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
   trim: { min: 1, max: 2, fn: nullIfAnyNull((a) => trim(a, true, true)) },
   ltrim: { min: 1, max: 2, fn: nullIfAnyNull((a) => trim(a, true, false)) },
   rtrim: { min: 1, max: 2, fn: nullIfAnyNull((a) => trim(a, false, true)) },
-  replace: { min: 3, max: 3, fn: nullIfAnyNull((a) => { const f = toText(a[1])!; return f === '' ? toText(a[0])! : toText(a[0])!.split(f).join(toText(a[2])!); }) },
+  // SQLite: an empty pattern gives X back (as text), even when the replacement is NULL
+  replace: {
+    min: 3, max: 3,
+    fn: (a) => {
+      if (a[0] === null || a[1] === null) return null;
+      const f = toText(a[1])!;
+      if (f === '') return toText(a[0]);
+      return a[2] === null ? null : toText(a[0])!.split(f).join(toText(a[2])!);
+    },
+  },
   instr: { min: 2, max: 2, fn: nullIfAnyNull((a) => BigInt(Array.from(toText(a[0])!.slice(0, Math.max(0, toText(a[0])!.indexOf(toText(a[1])!)))).length + (toText(a[0])!.includes(toText(a[1])!) ? 1 : 0))) },
   round: {
     min: 1, max: 2,
@@ -117,7 +126,13 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
   quote: { min: 1, max: 1, fn: (a) => (a[0] === null ? 'NULL' : typeof a[0] === 'string' ? `'${a[0].replace(/'/g, "''")}'` : toText(a[0])) },
   char: { min: 0, max: Infinity, fn: (a) => String.fromCodePoint(...a.filter((v) => v !== null).map((v) => Number(toInteger(v)))) },
   unicode: { min: 1, max: 1, fn: nullIfAnyNull((a) => { const s = toText(a[0])!; return s.length ? BigInt(s.codePointAt(0)!) : null; }) },
-  sign: { min: 1, max: 1, fn: nullIfAnyNull((a) => { const n = toReal(a[0])!; return n > 0 ? 1n : n < 0 ? -1n : 0n; }) },
+  // SQLite: text that is not wholly a number has no sign (NULL); ' 4 ' and '-2.5' do
+  sign: { min: 1, max: 1, fn: nullIfAnyNull((a) => {
+    const v = typeof a[0] === 'string' ? applyAffinity(a[0], 'numeric') : a[0];
+    if (typeof v === 'string') return null;
+    const n = toReal(v)!;
+    return n > 0 ? 1n : n < 0 ? -1n : 0n;
+  }) },
   random: { min: 0, max: 0, fn: () => realToInt((Math.random() * 2 - 1) * 9.2e18) },
   concat: { min: 1, max: Infinity, fn: (a) => a.map((v) => (v === null ? '' : toText(v))).join('') },
   printf: { min: 1, max: Infinity, fn: () => { throw new DbError('unsupported_sql', 'printf is not supported', { construct: 'printf' }); } },

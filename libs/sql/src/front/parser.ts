@@ -500,7 +500,10 @@ class Parser {
       }
       if (this.isKw('REGEXP') || this.isKw('MATCH')) unsupported(this.cur.upper);
       if (this.eatKw('BETWEEN')) {
-        const low = this.cmpExpr();
+        // As in SQLite's grammar: nothing can close the BETWEEN before its AND, so the lower bound
+        // takes comparisons too (`x BETWEEN a = b AND c`); the upper bound stops at the operators
+        // of BETWEEN's own level (left-associative), so `x BETWEEN a AND b = c` is `(…) = c`.
+        const low = this.notExpr();
         this.kw('AND');
         const high = this.cmpExpr();
         l = { t: 'between', arg: l, low, high, not };
