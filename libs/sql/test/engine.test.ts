@@ -124,6 +124,15 @@ describe('SqlEngine', () => {
     expect(await rows(`SELECT replace(1.5, '', NULL), typeof(replace(1.5, '', 'x')), replace('abc', 'b', NULL), replace(NULL, '', 'x')`)).toEqual([['1.5', 'text', null, null]]);
   });
 
+  it('orders UNION/EXCEPT/INTERSECT rows tied on the ORDER BY by the other columns, as SQLite does', async () => {
+    const q = (op: string) => `SELECT a, b FROM (SELECT 1 AS a, 2 AS b UNION ALL SELECT 1, 1) ${op} SELECT 1, NULL ORDER BY 1 DESC LIMIT 2`;
+    expect(await rows(q('UNION'))).toEqual([[1, null], [1, 1]]);
+    expect(await rows(`SELECT 2 AS a, 9 AS b UNION SELECT 2, 3 UNION SELECT 1, 5 ORDER BY 1 DESC`)).toEqual([[2, 3], [2, 9], [1, 5]]);
+    expect(await rows(`SELECT 2 AS a, 9 AS b INTERSECT SELECT 2, 9 ORDER BY 1`)).toEqual([[2, 9]]);
+    // UNION ALL keeps its rows as the two sides give them
+    expect(await rows(`SELECT 2 AS a, 9 AS b UNION ALL SELECT 2, 3 ORDER BY 1`)).toEqual([[2, 9], [2, 3]]);
+  });
+
   it('correlated subqueries, EXISTS, IN, CTEs and recursive CTEs', async () => {
     expect(await rows('SELECT name FROM users u WHERE EXISTS (SELECT 1 FROM orders o WHERE o.user_id = u.id) ORDER BY name')).toEqual([['ann'], ['bob']]);
     expect(await rows('SELECT name, (SELECT max(amount) FROM orders o WHERE o.user_id = u.id) FROM users u ORDER BY id')).toEqual([['ann', 7.5], ['bob', 1], ['cy', null]]);

@@ -96,6 +96,13 @@ export class Binder {
           if (i < 0) throw new DbError('validation_failed', `ORDER BY term does not match any column in the result set`);
           return { expr: { kind: 'col', name: bound.names[i] }, desc: o.desc, ...(o.nulls ? { nulls: o.nulls } : {}) };
         });
+        // As SQLite does for UNION, EXCEPT and INTERSECT (not UNION ALL): the ORDER BY is extended
+        // by every output column it does not name, ascending, so rows tied on the named terms
+        // come out (and are cut by LIMIT) in one defined order.
+        if (s.body.t === 'compound' && !(s.body.all && s.body.op === 'union')) {
+          const named = new Set(keys.map((k) => (k.expr as { name: string }).name));
+          for (const name of bound.names) if (!named.has(name)) keys.push({ expr: { kind: 'col', name }, desc: false });
+        }
         bound = { ...bound, plan: { op: 'sort', input: bound.plan, keys } };
       }
       bound = this.applyLimit(bound, s, scope);
