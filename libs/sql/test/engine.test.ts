@@ -101,9 +101,12 @@ describe('SqlEngine', () => {
     else expect(await rows('SELECT age FROM users WHERE id = 1')).toEqual([[99]]);
   });
 
-  it('SQLite arithmetic: integer division, division by zero, overflow is an error', async () => {
+  it('SQLite arithmetic: integer division, division by zero, 64-bit overflow goes REAL, sum() overflow is an error', async () => {
     expect(await rows('SELECT 7/2, 7.0/2, 1/0, 5 % 0, -7 % 3')).toEqual([[3, 3.5, null, null, -1]]);
-    await expect(sql.run('SELECT 9223372036854775807 + 1')).rejects.toMatchObject({ code: 'validation_failed' });
+    expect(await rows('SELECT typeof(9223372036854775807 + 1), typeof(9223372036854775806 + 1), typeof(-(-9223372036854775807 - 1)), 4611686018427387904 * 4')).toEqual([
+      ['real', 'integer', 'real', 18446744073709552000],
+    ]);
+    await expect(sql.run('SELECT sum(v) FROM (SELECT 9223372036854775807 AS v UNION ALL SELECT 1)')).rejects.toMatchObject({ code: 'validation_failed' });
   });
 
   it('follows SQLite where affinity and built-ins have corners (each checked against SQLite 3)', async () => {

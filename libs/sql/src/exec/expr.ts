@@ -2,7 +2,7 @@
 import { DbError } from '@mmdb/core';
 import type { Affinity, Expr, PlanNode } from '@mmdb/plan';
 import {
-  applyAffinity, checkInt, compareValues, hashKey, I64_MIN, overflow, toInteger, toNumeric, toReal, toText, truthy,
+  applyAffinity, compareValues, hashKey, I64_MAX, I64_MIN, toInteger, toNumeric, toReal, toText, truthy,
   type Tuple, type Value,
 } from '../values';
 import { likeMatch, SCALAR_FUNCTIONS } from './functions';
@@ -41,11 +41,12 @@ export function arith(op: string, a: Value, b: Value): Value {
   const x = typeof a === 'string' ? toNumeric(a)! : a;
   const y = typeof b === 'string' ? toNumeric(b)! : b;
   if (typeof x === 'bigint' && typeof y === 'bigint') {
+    // SQLite: an integer result outside 64 bits is computed again in floating point (REAL)
     switch (op) {
-      case '+': return checkInt(x + y);
-      case '-': return checkInt(x - y);
-      case '*': return checkInt(x * y);
-      case '/': if (y === 0n) return null; if (x === I64_MIN && y === -1n) overflow(); return x / y;
+      case '+': { const z = x + y; return z > I64_MAX || z < I64_MIN ? Number(x) + Number(y) : z; }
+      case '-': { const z = x - y; return z > I64_MAX || z < I64_MIN ? Number(x) - Number(y) : z; }
+      case '*': { const z = x * y; return z > I64_MAX || z < I64_MIN ? Number(x) * Number(y) : z; }
+      case '/': if (y === 0n) return null; if (x === I64_MIN && y === -1n) return -Number(x); return x / y;
       case '%': return y === 0n ? null : x % y;
     }
   }
@@ -119,7 +120,7 @@ export class ExprCompiler {
             const v = a(r, u);
             if (v === null) return null;
             const n = typeof v === 'string' ? toNumeric(v)! : v;
-            if (typeof n === 'bigint') { if (n === I64_MIN) overflow(); return -n; }
+            if (typeof n === 'bigint') return n === I64_MIN ? -Number(n) : -n; // as SQLite: REAL past 64 bits
             return -n;
           };
           case 'not': return (r, u) => { const t = truthy(a(r, u)); return t === null ? null : t ? 0n : 1n; };
