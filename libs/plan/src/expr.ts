@@ -20,12 +20,20 @@ export type BinaryOp =
 
 export type Expr =
   | LitExpr | ColExpr | ParamExpr | UnaryExpr | BinaryExpr | LikeExpr | BetweenExpr | InListExpr
-  | InSubqueryExpr | ExistsExpr | SubqueryExpr | IsNullExpr | CaseExpr | CastExpr | CallExpr;
+  | InSubqueryExpr | ExistsExpr | SubqueryExpr | IsNullExpr | CaseExpr | CastExpr | CallExpr | CollateExpr;
+
+/**
+ * How two TEXT values compare (SQLite's collating sequences): `binary` by code point, `nocase`
+ * with ASCII A-Z folded to a-z, `rtrim` ignoring trailing spaces.
+ */
+export type Collation = 'binary' | 'nocase' | 'rtrim';
+export const COLLATIONS: readonly Collation[] = ['binary', 'nocase', 'rtrim'];
 
 /** A constant. `real: true` marks a number as floating point even when integral (1.0). */
 /** `int: true` marks `value` (a decimal string) as a 64-bit integer outside the JS safe range. */
 export interface LitExpr { readonly kind: 'lit'; readonly value: JsonValue; readonly real?: boolean; readonly int?: boolean }
-export interface ColExpr { readonly kind: 'col'; readonly name: string; readonly affinity?: Affinity }
+/** `collation`: the column's declared collating sequence (used when no explicit COLLATE applies). */
+export interface ColExpr { readonly kind: 'col'; readonly name: string; readonly affinity?: Affinity; readonly collation?: Collation }
 /** `$1` … bound from the request's `params` (1-based). */
 export interface ParamExpr { readonly kind: 'param'; readonly index: number }
 export interface UnaryExpr { readonly kind: 'unary'; readonly op: '-' | '+' | 'not' | '~'; readonly arg: Expr }
@@ -45,6 +53,8 @@ export interface CaseExpr {
   readonly else?: Expr;
 }
 export interface CastExpr { readonly kind: 'cast'; readonly arg: Expr; readonly to: Affinity }
+/** `arg COLLATE name`: the value of `arg`, compared with `collation` wherever it is an operand. */
+export interface CollateExpr { readonly kind: 'collate'; readonly arg: Expr; readonly collation: Collation }
 /** A scalar function call (abs, coalesce, nullif, length, lower, upper, substr, …). */
 export interface CallExpr { readonly kind: 'call'; readonly name: string; readonly args: readonly Expr[] }
 
@@ -61,7 +71,7 @@ export interface AggregateCall {
 
 export const EXPR_KINDS = [
   'lit', 'col', 'param', 'unary', 'binary', 'like', 'between', 'in_list', 'in_subquery', 'exists',
-  'subquery', 'is_null', 'case', 'cast', 'call',
+  'subquery', 'is_null', 'case', 'cast', 'call', 'collate',
 ] as const;
 
 export const lit = (value: JsonValue, real?: boolean): LitExpr => (real ? { kind: 'lit', value, real } : { kind: 'lit', value });

@@ -27,7 +27,7 @@ const NODE_SPECS: Record<string, Spec> = {
 
 const EXPR_SPECS: Record<string, Spec> = {
   lit: { value: 'any', real: 'bool?', int: 'bool?' },
-  col: { name: 'str', affinity: 'str?' },
+  col: { name: 'str', affinity: 'str?', collation: 'str?' },
   param: { index: 'num' },
   unary: { op: 'str', arg: 'expr' },
   binary: { op: 'str', left: 'expr', right: 'expr' },
@@ -41,6 +41,7 @@ const EXPR_SPECS: Record<string, Spec> = {
   case: { operand: 'expr?', whens: 'whens', else: 'expr?' },
   cast: { arg: 'expr', to: 'str' },
   call: { name: 'str', args: 'exprs' },
+  collate: { arg: 'expr', collation: 'str' },
 };
 
 const ENUMS: Record<string, readonly string[]> = {
@@ -50,6 +51,8 @@ const ENUMS: Record<string, readonly string[]> = {
   'insert.on_conflict': ['error', 'replace', 'ignore'],
   'cast.to': ['integer', 'real', 'numeric', 'text', 'blob'],
   'col.affinity': ['integer', 'real', 'numeric', 'text', 'blob'],
+  'col.collation': ['binary', 'nocase', 'rtrim'],
+  'collate.collation': ['binary', 'nocase', 'rtrim'],
   'unary.op': ['-', '+', 'not', '~'],
   'binary.op': ['+', '-', '*', '/', '%', '||', '=', '<>', '<', '<=', '>', '>=', 'is', 'is not', 'and', 'or', '&', '|', '<<', '>>'],
 };

@@ -1,5 +1,5 @@
 /** Tables as SQL sees them: manifests of the store, with SQLite affinities and hidden columns. */
-import type { Affinity } from '@mmdb/plan';
+import { COLLATIONS, type Affinity, type Collation } from '@mmdb/plan';
 import type { CommitRequest, CommitResult, Snapshot } from '@mmdb/storage';
 import type { ColumnDef, TableManifest } from '@mmdb/core';
 import { parse as parseToml } from 'smol-toml';
@@ -52,6 +52,15 @@ export function sqlTable(store: SqlStore, m: TableManifest): SqlTable {
       descs = {};
     }
   }
+  // `sql:TYPE COLLATE NAME`: the declared type, then the column's collating sequence
+  const colls = new Map<string, Collation>();
+  for (const [name, d] of Object.entries(descs)) {
+    const m = /\s+COLLATE\s+(\w+)$/i.exec(d);
+    if (!m) continue;
+    descs[name] = d.slice(0, m.index);
+    const c = m[1].toLowerCase() as Collation;
+    if (COLLATIONS.includes(c)) colls.set(name, c);
+  }
   const sqlTypes = m.columns.map((c) => descs[c.name] ?? c.ty);
   const affs = m.columns.map((c) => (descs[c.name] !== undefined ? affinityOf(descs[c.name]) : tyAffinity(c)));
   const hidden = !!m.hidden_rowid;
@@ -64,7 +73,7 @@ export function sqlTable(store: SqlStore, m: TableManifest): SqlTable {
     pk: m.primary_key,
     hiddenRowid: hidden,
     cols: [...m.columns.map((c, i) => ({ name: c.name, aff: affs[i] })), { name: '#version' }],
-    columns: m.columns.map((c, i) => ({ name: c.name, aff: affs[i], ...(hidden && c.name === '_rowid' ? { hidden: true } : {}) })),
+    columns: m.columns.map((c, i) => ({ name: c.name, aff: affs[i], ...(colls.has(c.name) ? { coll: colls.get(c.name) } : {}), ...(hidden && c.name === '_rowid' ? { hidden: true } : {}) })),
     rowid: hidden ? '_rowid' : intPk,
   };
   cache.set(m, t);

@@ -49,7 +49,9 @@ export function createTableToml(st: CreateTable, store: SqlStore, evalDefault: (
     doc.columns.push({ name: '_rowid', ty: 'i64', required: true, description: `${SQL_TYPE_PREFIX}INTEGER` });
   }
   for (const c of st.columns) {
-    const col: ColOut = { name: c.name, ty: columnType(c.type), description: `${SQL_TYPE_PREFIX}${c.type}` };
+    // the declared type, and a COLLATE other than BINARY, ride in the description (`sql:TEXT COLLATE NOCASE`)
+    const declared = c.collate && c.collate !== 'binary' ? `${c.type} COLLATE ${c.collate.toUpperCase()}` : c.type;
+    const col: ColOut = { name: c.name, ty: columnType(c.type), description: `${SQL_TYPE_PREFIX}${declared}` };
     if (c.notNull) col.required = true;
     if (c.default) {
       const v = toJson(evalDefault(c));
@@ -80,14 +82,18 @@ export function manifestToml(store: SqlStore, m: TableManifest, change: (d: DocO
     table: m.table,
     primary_key: [...m.primary_key],
     ...(m.hidden_rowid ? { hidden_rowid: true } : {}),
-    columns: m.columns.map((c, i) => ({
-      name: c.name,
-      ty: c.ty,
-      ...(c.required ? { required: true } : {}),
-      ...(c.default !== undefined ? { default: c.default } : {}),
-      ...(c.dim !== undefined ? { dim: c.dim } : {}),
-      ...(t.sqlTypes[i] !== c.ty ? { description: `${SQL_TYPE_PREFIX}${t.sqlTypes[i]}` } : {}),
-    })),
+    columns: m.columns.map((c, i) => {
+      const coll = t.columns[i].coll;
+      const declared = coll ? `${t.sqlTypes[i]} COLLATE ${coll.toUpperCase()}` : t.sqlTypes[i];
+      return {
+        name: c.name,
+        ty: c.ty,
+        ...(c.required ? { required: true } : {}),
+        ...(c.default !== undefined ? { default: c.default } : {}),
+        ...(c.dim !== undefined ? { dim: c.dim } : {}),
+        ...(declared !== c.ty ? { description: `${SQL_TYPE_PREFIX}${declared}` } : {}),
+      };
+    }),
     indexes: m.indexes.map((x) => ({ name: x.name, columns: [...x.columns], unique: x.unique })),
     checks: m.checks.map((c) => ({ name: c.name, expr: c.expr })),
     foreign_keys: m.foreign_keys.map((f) => ({ name: f.name, columns: [...f.columns], references: f.references, ...(f.ref_columns.length ? { ref_columns: [...f.ref_columns] } : {}) })),

@@ -127,6 +127,39 @@ describe('SqlEngine', () => {
     expect(await rows(`SELECT replace(1.5, '', NULL), typeof(replace(1.5, '', 'x')), replace('abc', 'b', NULL), replace(NULL, '', 'x')`)).toEqual([['1.5', 'text', null, null]]);
   });
 
+  it('COLLATE NOCASE / RTRIM / BINARY: explicit and declared, in comparisons, IN, CASE, ORDER BY, GROUP BY, joins and over indexes (answers checked against SQLite 3)', async () => {
+    await sql.run(`CREATE TABLE c1(id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, tag TEXT);
+                   CREATE INDEX c1_name ON c1(name); CREATE INDEX c1_tag ON c1(tag);
+                   CREATE TABLE c2(k TEXT COLLATE NOCASE, v INTEGER)`);
+    await sql.run(`INSERT INTO c1 VALUES (1,'Apple','b'),(2,'apple','B'),(3,'banana','a'),(4,'APPLE ','A'); INSERT INTO c2 VALUES ('APPLE',10),('b',20)`);
+    const ids = async (q: string) => (await rows(q)).map((r) => (r as unknown[])[0]);
+    // the declared collation of the column (an index on it must not turn this into a BINARY lookup)
+    expect(await ids(`SELECT id FROM c1 WHERE name = 'APPLE' ORDER BY id`)).toEqual([1, 2]);
+    expect(await ids(`SELECT id FROM c1 WHERE 'APPLE' = name ORDER BY id`)).toEqual([1, 2]);
+    expect(await ids(`SELECT id FROM c1 WHERE name > 'APPLE' ORDER BY id`)).toEqual([3, 4]);
+    // an explicit COLLATE wins over the column's; BINARY columns stay BINARY
+    expect(await ids(`SELECT id FROM c1 WHERE tag = 'b' ORDER BY id`)).toEqual([1]);
+    expect(await ids(`SELECT id FROM c1 WHERE tag = 'b' COLLATE NOCASE ORDER BY id`)).toEqual([1, 2]);
+    expect(await ids(`SELECT id FROM c1 WHERE name = 'apple ' COLLATE RTRIM ORDER BY id`)).toEqual([2]);
+    expect(await ids(`SELECT id FROM c1 WHERE tag COLLATE NOCASE IN ('a') ORDER BY id`)).toEqual([3, 4]);
+    expect(await ids(`SELECT id FROM c1 WHERE name IN (SELECT 'APPLE') ORDER BY id`)).toEqual([1, 2]);
+    expect(await rows(`SELECT 'a' = 'A' COLLATE NOCASE, 'a' COLLATE BINARY = 'A', 'a ' = 'a' COLLATE RTRIM, CASE name WHEN 'APPLE' THEN 1 ELSE 0 END FROM c1 WHERE id = 1`)).toEqual([[1, 0, 1, 1]]);
+    // ORDER BY and GROUP BY compare with the key's collation
+    expect(await ids(`SELECT id FROM c1 ORDER BY tag COLLATE NOCASE, id`)).toEqual([3, 4, 1, 2]);
+    expect(await ids(`SELECT id FROM c1 ORDER BY tag, id`)).toEqual([4, 2, 3, 1]);
+    expect(await ids(`SELECT id FROM c1 ORDER BY name DESC, id LIMIT 2`)).toEqual([3, 4]);
+    expect(await rows(`SELECT name, count(*) FROM c1 GROUP BY name ORDER BY 1`)).toEqual([['Apple', 2], ['APPLE ', 1], ['banana', 1]]);
+    // a derived table's column keeps the collation of its expression
+    expect(await ids(`SELECT id FROM (SELECT id, tag COLLATE NOCASE AS t FROM c1) WHERE t = 'A' ORDER BY 1`)).toEqual([3, 4]);
+    // joins: the left column's collation (BINARY for tag), so no hash join on NOCASE keys either
+    expect(await rows(`SELECT c1.id, c2.v FROM c1 JOIN c2 ON c2.k = c1.name ORDER BY 1`)).toEqual([[1, 10], [2, 10]]);
+    expect(await rows(`SELECT c1.id, c2.v FROM c1 JOIN c2 ON c1.tag = c2.k ORDER BY 1`)).toEqual([[1, 20]]);
+    // the declared collation survives a manifest rewrite
+    await sql.run(`ALTER TABLE c1 ADD COLUMN z INTEGER`);
+    expect(await ids(`SELECT id FROM c1 WHERE name = 'APPLE' ORDER BY id`)).toEqual([1, 2]);
+    await expect(sql.run(`SELECT 1 COLLATE klingon`)).rejects.toMatchObject({ code: 'validation_failed', message: 'no such collation sequence: klingon' });
+  });
+
   it('orders UNION/EXCEPT/INTERSECT rows tied on the ORDER BY by the other columns, as SQLite does', async () => {
     const q = (op: string) => `SELECT a, b FROM (SELECT 1 AS a, 2 AS b UNION ALL SELECT 1, 1) ${op} SELECT 1, NULL ORDER BY 1 DESC LIMIT 2`;
     expect(await rows(q('UNION'))).toEqual([[1, null], [1, 1]]);

@@ -1,6 +1,6 @@
 /** Compiles plan expressions into closures over (row, enclosing env). */
 import { DbError } from '@mmdb/core';
-import type { Affinity, Expr, PlanNode } from '@mmdb/plan';
+import type { Affinity, Collation, Expr, PlanNode } from '@mmdb/plan';
 import {
   applyAffinity, compareValues, hashKey, I64_MAX, I64_MIN, toInteger, toNumeric, toReal, toText, truthy,
   type Tuple, type Value,
@@ -23,7 +23,50 @@ export function exprAffinity(e: Expr, scope: Scope): Affinity | undefined {
     try { return scope.resolve(e.name).aff; } catch { return undefined; }
   }
   if (e.kind === 'cast') return e.to;
+  if (e.kind === 'collate') return exprAffinity(e.arg, scope);
   return undefined;
+}
+
+/**
+ * An operand's collating sequence, as SQLite finds it: `explicit` when a COLLATE names it (the
+ * left-most COLLATE within the operand), else a column's declared one or BINARY (through CAST and
+ * unary +); an operand that is no column and holds no COLLATE has none.
+ */
+function operandCollation(e: Expr): { coll: Collation; explicit: boolean } | undefined {
+  switch (e.kind) {
+    case 'collate': return { coll: e.collation, explicit: true };
+    case 'col': return { coll: e.collation ?? 'binary', explicit: false }; // a column without one compares BINARY
+    case 'cast': return operandCollation(e.arg);
+    case 'unary': return e.op === '+' ? operandCollation(e.arg) : explicitWithin(e.arg);
+    default: return explicitWithin(e);
+  }
+}
+function explicitWithin(e: Expr): { coll: Collation; explicit: boolean } | undefined {
+  if (e.kind === 'collate') return { coll: e.collation, explicit: true };
+  if (e.kind === 'in_subquery' || e.kind === 'exists' || e.kind === 'subquery') return undefined;
+  for (const v of Object.values(e)) {
+    if (v && typeof v === 'object' && 'kind' in v) {
+      const c = explicitWithin(v as Expr);
+      if (c) return c;
+    }
+  }
+  return undefined;
+}
+
+/** The collating sequence comparing `l` with `r`: an explicit COLLATE first (left's, then right's), then a column's. */
+export function comparisonCollation(l: Expr, r: Expr | null): Collation | undefined {
+  const a = operandCollation(l);
+  const b = r ? operandCollation(r) : undefined;
+  if (a?.explicit) return a.coll;
+  if (b?.explicit) return b.coll;
+  return a?.coll ?? b?.coll;
+}
+
+/** A TEXT value as its collating sequence compares it (identity for BINARY). */
+export function collationKey(coll: Collation | undefined): ((s: string) => string) | null {
+  if (coll === 'nocase') return (s) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  if (coll === 'rtrim') return (s) => s.replace(/ +$/, '');
+  return null;
 }
 
 function litValue(e: { value: unknown; real?: boolean; int?: boolean }): Value {
@@ -67,8 +110,18 @@ export function arith(op: string, a: Value, b: Value): Value {
   throw new DbError('internal_error', `bad arithmetic operator ${op}`);
 }
 
-/** Comparison with SQLite's affinity rules applied to the operands. */
-function comparer(affL: Affinity | undefined, affR: Affinity | undefined): (a: Value, b: Value) => [Value, Value] {
+/** Comparison with SQLite's affinity rules applied to the operands, then their collating sequence when both are TEXT. */
+function comparer(affL: Affinity | undefined, affR: Affinity | undefined, coll?: Collation): (a: Value, b: Value) => [Value, Value] {
+  const conv = affinityComparer(affL, affR);
+  const fold = collationKey(coll);
+  if (!fold) return conv;
+  return (a, b) => {
+    const [x, y] = conv(a, b);
+    return typeof x === 'string' && typeof y === 'string' ? [fold(x), fold(y)] : [x, y];
+  };
+}
+
+function affinityComparer(affL: Affinity | undefined, affR: Affinity | undefined): (a: Value, b: Value) => [Value, Value] {
   if (isNumAff(affL) && !isNumAff(affR)) return (a, b) => [a, typeof b === 'string' ? applyAffinity(b, 'numeric') : b];
   if (isNumAff(affR) && !isNumAff(affL)) return (a, b) => [typeof a === 'string' ? applyAffinity(a, 'numeric') : a, b];
   if (affL === 'text' && affR === undefined) return (a, b) => [a, b !== null && typeof b !== 'string' ? toText(b) : b];
@@ -138,8 +191,8 @@ export class ExprCompiler {
         const lo = c(e.low);
         const hi = c(e.high);
         const affA = exprAffinity(e.arg, scope);
-        const cl = comparer(affA, exprAffinity(e.low, scope));
-        const ch = comparer(affA, exprAffinity(e.high, scope));
+        const cl = comparer(affA, exprAffinity(e.low, scope), comparisonCollation(e.arg, e.low));
+        const ch = comparer(affA, exprAffinity(e.high, scope), comparisonCollation(e.arg, e.high));
         return (r, u) => {
           const v = a(r, u);
           const l = lo(r, u);
@@ -161,7 +214,7 @@ export class ExprCompiler {
         const affA = exprAffinity(e.arg, scope);
         // SQLite: the values of an IN list have no affinity, even columns and CASTs ("a IN (x, y)"
         // is "a = +x OR a = +y"); only the left operand's affinity applies.
-        const items = e.list.map((x) => ({ f: c(x), cmp: comparer(affA, undefined) }));
+        const items = e.list.map((x) => ({ f: c(x), cmp: comparer(affA, undefined, comparisonCollation(e.arg, x)) }));
         const not = !!e.not;
         if (items.length === 0) return () => (not ? 1n : 0n);
         return (r, u) => {
@@ -184,6 +237,9 @@ export class ExprCompiler {
         const not = !!e.not;
         const affB = sub.op.cols[0]?.aff;
         const conv = comparer(affA, affB);
+        // the left operand's collating sequence (the subquery's column declares none here)
+        const fold = collationKey(comparisonCollation(e.arg, null));
+        const keyOf = (v: Value) => hashKey(fold && typeof v === 'string' ? fold(v) : v);
         let cache: { set: Set<string>; hasNull: boolean; empty: boolean } | null = null;
         let epoch = -1;
         const ctx = this.ctx;
@@ -198,7 +254,7 @@ export class ExprCompiler {
               empty = false;
               const w = row[0];
               if (w === null) hasNull = true;
-              else set.add(hashKey(affA && isNumAff(affA) && typeof w === 'string' ? applyAffinity(w, 'numeric') : w));
+              else set.add(keyOf(affA && isNumAff(affA) && typeof w === 'string' ? applyAffinity(w, 'numeric') : w));
             }
           }
           cache = { set, hasNull, empty };
@@ -210,7 +266,7 @@ export class ExprCompiler {
           const v0 = a(r, u);
           if (v0 === null) return null;
           const [v] = conv(v0, affB === 'text' ? '' : 0n);
-          if (s.set.has(hashKey(v))) return not ? 0n : 1n;
+          if (s.set.has(keyOf(v))) return not ? 0n : 1n;
           return s.hasNull ? null : not ? 1n : 0n;
         };
       }
@@ -249,7 +305,7 @@ export class ExprCompiler {
           const op = c(e.operand);
           // SQLite compares `CASE x WHEN y` as `x = y`: the usual affinity rules, per WHEN
           const affOp = exprAffinity(e.operand, scope);
-          const whens = e.whens.map((w) => ({ when: c(w.when), then: c(w.then), cmp: comparer(affOp, exprAffinity(w.when, scope)) }));
+          const whens = e.whens.map((w) => ({ when: c(w.when), then: c(w.then), cmp: comparer(affOp, exprAffinity(w.when, scope), comparisonCollation(e.operand!, w.when)) }));
           return (r, u) => {
             const v = op(r, u);
             if (v !== null) for (const w of whens) {
@@ -267,6 +323,7 @@ export class ExprCompiler {
           return els(r, u);
         };
       }
+      case 'collate': return c(e.arg); // the value is the operand's; the collation acts where it is compared
       case 'cast': {
         const a = c(e.arg);
         switch (e.to) {
@@ -347,7 +404,7 @@ export class ExprCompiler {
           return BigInt.asIntN(64, sh >= 0n ? x << sh : x >> -sh);
         };
     }
-    const conv = comparer(exprAffinity(l, scope), exprAffinity(rr, scope));
+    const conv = comparer(exprAffinity(l, scope), exprAffinity(rr, scope), comparisonCollation(l, rr));
     if (op === 'is' || op === 'is not') {
       const want = op === 'is';
       return (r, u) => {

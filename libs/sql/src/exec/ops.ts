@@ -4,7 +4,7 @@ import { visit, type Expr, type NodeOf, type PlanNode, type PlanVisitor } from '
 import { conjuncts } from '../optimizer/util';
 import { compareValues, joinKey, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
 import type { ExecCtx } from './context';
-import { ExprCompiler, type CompileInfo, type Compiled } from './expr';
+import { collationKey, comparisonCollation, ExprCompiler, type CompileInfo, type Compiled } from './expr';
 import { Scope, type ColInfo, type Env } from './scope';
 import { makeAggregate } from './aggregates';
 
@@ -172,6 +172,10 @@ const VISITOR: PlanVisitor<Op, C> = {
     const input = compile(n.input, c);
     const e = expr(c, input.cols);
     const keys = n.group.map((g) => e(g.expr));
+    // a key with a collating sequence other than BINARY groups TEXT by its folded form; the group
+    // shows the first value it met
+    const folds = n.group.map((g) => collationKey(comparisonCollation(g.expr, null)));
+    const folding = folds.some((f) => f);
     const aggs = n.aggregates.map((a) => ({ spec: a, args: a.args.map(e) }));
     const scope = new Scope(input.cols, c.outer);
     const cols: ColInfo[] = [
@@ -193,7 +197,7 @@ const VISITOR: PlanVisitor<Op, C> = {
         } else {
           const kv = new Array<Value>(nk);
           for (let i = 0; i < nk; i++) kv[i] = keys[i](r, up);
-          const k = tupleKey(kv);
+          const k = folding ? tupleKey(kv.map((v, i) => (folds[i] && typeof v === 'string' ? folds[i]!(v) : v))) : tupleKey(kv);
           g = groups.get(k);
           if (!g) {
             g = { key: kv, states: fresh() };
@@ -242,7 +246,13 @@ const VISITOR: PlanVisitor<Op, C> = {
   sort: (n, c) => {
     const input = compile(n.input, c);
     const e = expr(c, input.cols);
-    const keys = n.keys.map((k) => ({ f: e(k.expr), desc: !!k.desc, nullsFirst: k.nulls ? k.nulls === 'first' : !k.desc }));
+    const keys = n.keys.map((k) => {
+      const f = e(k.expr);
+      // a key with a collating sequence other than BINARY sorts TEXT by its folded form
+      const fold = collationKey(comparisonCollation(k.expr, null));
+      const g: typeof f = fold ? (r, u) => { const v = f(r, u); return typeof v === 'string' ? fold(v) : v; } : f;
+      return { f: g, desc: !!k.desc, nullsFirst: k.nulls ? k.nulls === 'first' : !k.desc };
+    });
     const nk = keys.length;
     return mk(n, input.cols, [input], function* (ctx, up) {
       // slots of rows and their key values, column-wise (slot i's key j at kv[i * nk + j]); seq = input order

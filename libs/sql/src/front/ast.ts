@@ -1,4 +1,5 @@
 /** The SQL syntax tree produced by the parser (names not yet resolved). */
+import type { Collation } from '@mmdb/plan';
 import type { Value } from '../values';
 
 export type AExpr =
@@ -15,6 +16,7 @@ export type AExpr =
   | { t: 'isnull'; arg: AExpr; not: boolean }
   | { t: 'case'; operand?: AExpr; whens: { when: AExpr; then: AExpr }[]; else?: AExpr }
   | { t: 'cast'; arg: AExpr; type: string }
+  | { t: 'collate'; arg: AExpr; name: Collation }
   | { t: 'fn'; name: string; args: AExpr[]; distinct: boolean; star: boolean; filter?: AExpr };
 
 export type ResultCol = { t: 'expr'; expr: AExpr; alias?: string; text: string } | { t: 'star'; table?: string };
@@ -60,6 +62,8 @@ export interface ColumnSpec {
   default?: AExpr;
   check?: { name?: string; expr: AExpr; text: string };
   references?: { table: string; columns: string[] };
+  /** `COLLATE name` in the column definition. */
+  collate?: Collation;
 }
 
 export type Stmt =

@@ -1,6 +1,6 @@
 /** Binds the syntax tree to the plan tree: resolves names, expands *, plans aggregation and ordering. */
 import { DbError } from '@mmdb/core';
-import type { Affinity, AggregateCall, Expr, PlanNode, SortKey } from '@mmdb/plan';
+import type { Affinity, AggregateCall, Collation, Expr, PlanNode, SortKey } from '@mmdb/plan';
 import type { AExpr, FromItem, ResultCol, Select, SelectBody, SelectCore } from './ast';
 import { AGGREGATES } from '../exec/functions';
 
@@ -8,7 +8,7 @@ import { AGGREGATES } from '../exec/functions';
 export interface BindTable {
   readonly id: string;
   /** Visible columns in order, then hidden ones (`_rowid`). */
-  readonly columns: ReadonlyArray<{ readonly name: string; readonly aff?: Affinity; readonly hidden?: boolean }>;
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly aff?: Affinity; readonly coll?: Collation; readonly hidden?: boolean }>;
   /** Column that `rowid` names, when there is one. */
   readonly rowid?: string;
 }
@@ -18,7 +18,8 @@ export interface BindCatalog {
   view?(name: string): Select | undefined;
 }
 
-export interface Bound { plan: PlanNode; names: string[]; affs: (Affinity | undefined)[] }
+/** `colls`: each output column's collating sequence (declared or from COLLATE), when it has one. */
+export interface Bound { plan: PlanNode; names: string[]; affs: (Affinity | undefined)[]; colls?: (Collation | undefined)[] }
 
 /** Declared SQL type → SQLite affinity (§3.1 of SQLite's datatype rules). */
 export function affinityOf(type: string): Affinity {
@@ -30,8 +31,16 @@ export function affinityOf(type: string): Affinity {
   return 'numeric';
 }
 
-interface Item { alias: string; internal: string; cols: { name: string; aff?: Affinity; hidden?: boolean }[]; rowid?: string }
-interface BScope { items: Item[]; parent: BScope | null; ctes: Map<string, { names: string[]; affs: (Affinity | undefined)[] }> }
+interface ItemCol { name: string; aff?: Affinity; coll?: Collation; hidden?: boolean }
+interface Item { alias: string; internal: string; cols: ItemCol[]; rowid?: string }
+interface BScope { items: Item[]; parent: BScope | null; ctes: Map<string, { names: string[]; affs: (Affinity | undefined)[]; colls?: (Collation | undefined)[] }> }
+
+/** A column reference carrying the column's affinity and declared collation. */
+const colExpr = (name: string, c: { aff?: Affinity; coll?: Collation }): Expr => ({
+  kind: 'col', name, ...(c.aff ? { affinity: c.aff } : {}), ...(c.coll ? { collation: c.coll } : {}),
+});
+/** The collating sequence an output expression hands to the column it becomes (SQLite: a column's, or an explicit COLLATE's). */
+const collOf = (e: Expr): Collation | undefined => (e.kind === 'col' || e.kind === 'collate' ? e.collation : undefined);
 
 interface AggCtx {
   groups: { expr: Expr; key: string; name: string }[];
@@ -74,14 +83,14 @@ export class Binder {
         if (recursive && cte.select.body.t === 'compound' && cte.select.body.op === 'union') {
           const left = this.bindBody(cte.select.body.left, { ...scopeBase, ctes: new Map(ctes) }, undefined);
           const names = cte.columns ?? left.names;
-          ctes.set(name.toLowerCase(), { names, affs: left.affs });
+          ctes.set(name.toLowerCase(), { names, affs: left.affs, colls: left.colls });
           const right = this.bindBody(cte.select.body.right, { ...scopeBase, ctes: new Map(ctes) }, undefined);
-          b = { plan: { op: 'set_op', kind: 'union', all: cte.select.body.all, left: left.plan, right: right.plan }, names, affs: left.affs };
+          b = { plan: { op: 'set_op', kind: 'union', all: cte.select.body.all, left: left.plan, right: right.plan }, names, affs: left.affs, colls: left.colls };
         } else {
           b = this.bindSelect(cte.select, { ...scopeBase, ctes: new Map(ctes) });
         }
         const names = cte.columns ?? b.names;
-        ctes.set(name.toLowerCase(), { names, affs: b.affs });
+        ctes.set(name.toLowerCase(), { names, affs: b.affs, colls: b.colls });
         withNode.push({ name: name.toLowerCase(), columns: names, plan: b.plan, ...(recursive ? { recursive: true } : {}) });
       }
     }
@@ -91,17 +100,20 @@ export class Binder {
     else {
       bound = this.bindBody(s.body, scope, undefined);
       if (s.orderBy) {
+        const colls = bound.colls ?? [];
         const keys: SortKey[] = s.orderBy.map((o) => {
-          const i = this.outputIndex(o.expr, bound.names, null);
+          const term = o.expr.t === 'collate' ? o.expr.arg : o.expr;
+          const i = this.outputIndex(term, bound.names, null);
           if (i < 0) throw new DbError('validation_failed', `ORDER BY term does not match any column in the result set`);
-          return { expr: { kind: 'col', name: bound.names[i] }, desc: o.desc, ...(o.nulls ? { nulls: o.nulls } : {}) };
+          const c = colExpr(bound.names[i], { coll: colls[i] });
+          return { expr: o.expr.t === 'collate' ? { kind: 'collate', arg: c, collation: o.expr.name } : c, desc: o.desc, ...(o.nulls ? { nulls: o.nulls } : {}) };
         });
         // As SQLite does for UNION, EXCEPT and INTERSECT (not UNION ALL): the ORDER BY is extended
         // by every output column it does not name, ascending, so rows tied on the named terms
         // come out (and are cut by LIMIT) in one defined order.
         if (s.body.t === 'compound' && !(s.body.all && s.body.op === 'union')) {
-          const named = new Set(keys.map((k) => (k.expr as { name: string }).name));
-          for (const name of bound.names) if (!named.has(name)) keys.push({ expr: { kind: 'col', name }, desc: false });
+          const named = new Set(keys.map((k) => (k.expr.kind === 'collate' ? (k.expr.arg as { name: string }) : (k.expr as { name: string })).name));
+          bound.names.forEach((name, i) => { if (!named.has(name)) keys.push({ expr: colExpr(name, { coll: colls[i] }), desc: false }); });
         }
         bound = { ...bound, plan: { op: 'sort', input: bound.plan, keys } };
       }
@@ -129,7 +141,7 @@ export class Binder {
     if (l.names.length !== r.names.length) {
       throw new DbError('validation_failed', `SELECTs to the left and right of ${body.op.toUpperCase()} do not have the same number of result columns`);
     }
-    return { plan: { op: 'set_op', kind: body.op, all: body.all, left: l.plan, right: r.plan }, names: l.names, affs: l.affs };
+    return { plan: { op: 'set_op', kind: body.op, all: body.all, left: l.plan, right: r.plan }, names: l.names, affs: l.affs, colls: l.colls };
   }
 
   /** Index of an ORDER BY term among output columns: a position, an output name, or the same expression. */
@@ -193,32 +205,37 @@ export class Binder {
     const sortKeys: SortKey[] = [];
     const names = dedupe(items.map((i) => i.name));
     const simpleBind = (x: AExpr) => this.expr(x, scope, null);
+    const colls = exprs.map(collOf);
     if (orderBy.length && sel?.body.t === 'core') {
       for (const o of orderBy) {
+        // `term COLLATE x`: the term names its column as it would alone; the key compares with x
+        const explicit = o.expr.t === 'collate' ? o.expr.name : undefined;
+        const term = o.expr.t === 'collate' ? o.expr.arg : o.expr;
         let idx = -1;
-        if (o.expr.t === 'lit' && typeof o.expr.v === 'bigint') idx = this.outputIndex(o.expr, names, null);
-        else if (o.expr.t === 'id' && !o.expr.table) {
-          const i = items.findIndex((it) => it.name.toLowerCase() === (o.expr as { name: string }).name.toLowerCase() && (it.ast?.t !== 'id' || true));
+        if (term.t === 'lit' && typeof term.v === 'bigint') idx = this.outputIndex(term, names, null);
+        else if (term.t === 'id' && !term.table) {
+          const i = items.findIndex((it) => it.name.toLowerCase() === (term as { name: string }).name.toLowerCase());
           if (i >= 0) idx = i;
         }
         if (idx < 0 && !agg) {
           try {
-            const k = key(simpleBind(o.expr));
+            const k = key(simpleBind(term));
             idx = exprs.findIndex((x) => key(x) === k);
           } catch { /* bound below, errors surface there */ }
         }
         let e: Expr;
-        if (idx >= 0) e = { kind: 'col', name: names[idx] };
+        if (idx >= 0) e = colExpr(names[idx], { coll: colls[idx] });
         else {
-          const be = bindOut(o.expr);
+          const be = bindOut(term);
           const k = key(be);
           const j = exprs.findIndex((x) => key(x) === k);
-          if (j >= 0) e = { kind: 'col', name: names[j] };
+          if (j >= 0) e = colExpr(names[j], { coll: colls[j] });
           else {
             hidden.push(be);
-            e = { kind: 'col', name: `#o${hidden.length - 1}` };
+            e = colExpr(`#o${hidden.length - 1}`, { coll: collOf(be) });
           }
         }
+        if (explicit) e = { kind: 'collate', arg: e, collation: explicit };
         sortKeys.push({ expr: e, desc: o.desc, ...(o.nulls ? { nulls: o.nulls } : {}) });
       }
     }
@@ -226,7 +243,8 @@ export class Binder {
       plan = { op: 'aggregate', input: plan, group: agg.groups.map((g) => ({ name: g.name, expr: g.expr })), aggregates: agg.aggs };
       if (having) plan = { op: 'filter', input: plan, predicate: having };
     }
-    const affs = exprs.map((e) => (e.kind === 'col' ? e.affinity : e.kind === 'cast' ? e.to : undefined));
+    const affOf = (e: Expr): Affinity | undefined => (e.kind === 'col' ? e.affinity : e.kind === 'cast' ? e.to : e.kind === 'collate' ? affOf(e.arg) : undefined);
+    const affs = exprs.map(affOf);
     plan = {
       op: 'project',
       input: plan,
@@ -234,7 +252,7 @@ export class Binder {
     };
     if (core.distinct) plan = { op: 'distinct', input: plan };
     if (sortKeys.length) plan = { op: 'sort', input: plan, keys: sortKeys };
-    let b: Bound = { plan, names, affs };
+    let b: Bound = { plan, names, affs, ...(colls.some((c) => c) ? { colls } : {}) };
     if (sel) b = this.applyLimit(b, sel, scope);
     if (hidden.length) b = { ...b, plan: { op: 'project', input: b.plan, columns: names.map((n) => ({ name: n, expr: { kind: 'col', name: n } })) } };
     return b;
@@ -252,7 +270,7 @@ export class Binder {
       for (const it of items) {
         for (const c of it.cols) {
           if (c.hidden) continue;
-          out.push({ ast: null, expr: { kind: 'col', name: `${it.internal}.${c.name}`, ...(c.aff ? { affinity: c.aff } : {}) }, name: c.name });
+          out.push({ ast: null, expr: colExpr(`${it.internal}.${c.name}`, c), name: c.name });
         }
       }
       return;
@@ -273,7 +291,7 @@ export class Binder {
       agg.aggs.push({ name, fn: 'any_value', args: [e] });
       agg.aggKeys.set(ak, name);
     }
-    return { kind: 'col', name, ...(e.kind === 'col' && e.affinity ? { affinity: e.affinity } : {}) };
+    return e.kind === 'col' ? colExpr(name, { aff: e.affinity, coll: e.collation }) : { kind: 'col', name };
   }
 
   // ---- FROM
@@ -284,7 +302,7 @@ export class Binder {
       this.checkAlias(alias, scope);
       if (cte && !f.name.includes('.')) {
         const internal = this.uniqueAlias(alias);
-        scope.items.push({ alias, internal, cols: cte.names.map((n, i) => ({ name: n, aff: cte.affs[i] })) });
+        scope.items.push({ alias, internal, cols: cte.names.map((n, i) => ({ name: n, aff: cte.affs[i], coll: cte.colls?.[i] })) });
         return { op: 'cte_ref', name: f.name.toLowerCase(), alias: internal };
       }
       const view = this.cat.view?.(f.name);
@@ -325,13 +343,13 @@ export class Binder {
   private derived(sel: Select, alias: string, scope: BScope): PlanNode {
     const b = this.bindSelect(sel, { items: [], parent: scope.parent, ctes: scope.ctes });
     const internal = this.uniqueAlias(alias);
-    scope.items.push({ alias, internal, cols: b.names.map((n, i) => ({ name: n, aff: b.affs[i] })) });
-    return { op: 'project', input: b.plan, columns: b.names.map((n, i) => ({ name: `${internal}.${n}`, expr: { kind: 'col', name: n, ...(b.affs[i] ? { affinity: b.affs[i] } : {}) } })) };
+    scope.items.push({ alias, internal, cols: b.names.map((n, i) => ({ name: n, aff: b.affs[i], coll: b.colls?.[i] })) });
+    return { op: 'project', input: b.plan, columns: b.names.map((n, i) => ({ name: `${internal}.${n}`, expr: colExpr(n, { aff: b.affs[i], coll: b.colls?.[i] }) })) };
   }
 
   private colRef(it: Item, name: string): Expr {
     const c = it.cols.find((x) => x.name.toLowerCase() === name.toLowerCase())!;
-    return { kind: 'col', name: `${it.internal}.${c.name}`, ...(c.aff ? { affinity: c.aff } : {}) };
+    return colExpr(`${it.internal}.${c.name}`, c);
   }
 
   private resolve(table: string | undefined, name: string, scope: BScope | null): Expr {
@@ -341,7 +359,7 @@ export class Binder {
         if (table && it.alias.toLowerCase() !== table.toLowerCase() && it.alias.toLowerCase() !== table.toLowerCase().split('.').pop()) continue;
         let c = it.cols.find((x) => x.name.toLowerCase() === name.toLowerCase());
         if (!c && it.rowid && ['rowid', 'oid', '_rowid_'].includes(name.toLowerCase())) c = it.cols.find((x) => x.name === it.rowid);
-        if (c) matches.push({ kind: 'col', name: `${it.internal}.${c.name}`, ...(c.aff ? { affinity: c.aff } : {}) });
+        if (c) matches.push(colExpr(`${it.internal}.${c.name}`, c));
       }
       if (matches.length > 1 && !table) throw new DbError('validation_failed', `ambiguous column name: ${name}`, { column: name });
       if (matches.length) return matches[0];
@@ -356,7 +374,7 @@ export class Binder {
         const plain = this.expr(e, scope, null);
         const k = key(plain);
         const g = agg.groups.find((x) => x.key === k);
-        if (g) return { kind: 'col', name: g.name, ...(plain.kind === 'col' && plain.affinity ? { affinity: plain.affinity } : {}) };
+        if (g) return plain.kind === 'col' ? colExpr(g.name, { aff: plain.affinity, coll: plain.collation }) : { kind: 'col', name: g.name };
         if (plain.kind === 'col') return this.postAggExpr(plain, agg);
         if (plain.kind === 'lit' || plain.kind === 'param') return plain;
       } else if (e.t === 'fn' && isAggCall(e)) {
@@ -375,6 +393,7 @@ export class Binder {
       case 'isnull': return { kind: 'is_null', arg: x(e.arg), ...(e.not ? { not: true } : {}) };
       case 'case': return { kind: 'case', ...(e.operand ? { operand: x(e.operand) } : {}), whens: e.whens.map((w) => ({ when: x(w.when), then: x(w.then) })), ...(e.else ? { else: x(e.else) } : {}) };
       case 'cast': return { kind: 'cast', arg: x(e.arg), to: affinityOf(e.type) };
+      case 'collate': return { kind: 'collate', arg: x(e.arg), collation: e.name };
       case 'in': {
         if (e.list) return { kind: 'in_list', arg: x(e.arg), list: e.list.map(x), ...(e.not ? { not: true } : {}) };
         const sel: Select = e.select ?? { kind: 'select', body: { t: 'core', distinct: false, columns: [{ t: 'star' }], from: { t: 'table', name: e.table! } } };
@@ -435,7 +454,7 @@ export function hasAggregate(e: AExpr): boolean {
     case 'in': return hasAggregate(e.arg) || (e.list ?? []).some(hasAggregate);
     case 'isnull': return hasAggregate(e.arg);
     case 'case': return (!!e.operand && hasAggregate(e.operand)) || e.whens.some((w) => hasAggregate(w.when) || hasAggregate(w.then)) || (!!e.else && hasAggregate(e.else));
-    case 'cast': return hasAggregate(e.arg);
+    case 'cast': case 'collate': return hasAggregate(e.arg);
     default: return false;
   }
 }

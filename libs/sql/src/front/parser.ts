@@ -1,4 +1,5 @@
 import { DbError } from '@mmdb/core';
+import { COLLATIONS, type Collation } from '@mmdb/plan';
 import { syntaxError, tokenize, type Token } from './lexer';
 import type { AExpr, ColumnSpec, Cte, FromItem, OrderItem, ResultCol, Select, SelectBody, SelectCore, Stmt } from './ast';
 
@@ -243,7 +244,7 @@ class Parser {
       } else if (this.isKw('REFERENCES')) {
         const r = this.references();
         fks.push({ columns: [name], table: r.table, refColumns: r.columns });
-      } else if (this.eatKw('COLLATE')) this.name();
+      } else if (this.eatKw('COLLATE')) c.collate = this.collation();
       else if (this.eatKw('GENERATED') || this.isKw('AS')) unsupported('generated column');
       else break;
     }
@@ -335,8 +336,8 @@ class Parser {
   private orderList(): OrderItem[] {
     const out: OrderItem[] = [];
     do {
-      const expr = this.expr();
-      if (this.eatKw('COLLATE')) this.name();
+      let expr = this.expr();
+      if (this.eatKw('COLLATE')) expr = { t: 'collate', arg: expr, name: this.collation() };
       const desc = this.eatKw('DESC') ? true : (this.eatKw('ASC'), false);
       let nulls: 'first' | 'last' | undefined;
       if (this.eatKw('NULLS')) nulls = this.eatKw('FIRST') ? 'first' : (this.kw('LAST'), 'last');
@@ -588,9 +589,17 @@ class Parser {
       }
       return { t: 'unary', op, arg };
     }
-    const e = this.primary();
-    while (this.eatKw('COLLATE')) this.name();
+    let e = this.primary();
+    while (this.eatKw('COLLATE')) e = { t: 'collate', arg: e, name: this.collation() };
     return e;
+  }
+
+  /** The name after COLLATE: one of SQLite's built-in collating sequences. */
+  private collation(): Collation {
+    const n = this.name();
+    const c = n.toLowerCase() as Collation;
+    if (!COLLATIONS.includes(c)) throw new DbError('validation_failed', `no such collation sequence: ${n}`, { collation: n });
+    return c;
   }
 
   primary(): AExpr {

@@ -32,7 +32,7 @@ export const constantFolding: Pass = {
     const comp = new ExprCompiler(ctx);
     let changed = false;
     const fold = (e: Expr): Expr => {
-      if (e.kind === 'lit' || e.kind === 'cast') return e;
+      if (e.kind === 'lit' || e.kind === 'cast' || e.kind === 'collate') return e; // a COLLATE stays: it is part of how the value compares later
       if (pure(e)) {
         try {
           const l = toLit(comp.compile(e, new Scope([]))([], null));

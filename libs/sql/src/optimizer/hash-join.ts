@@ -1,13 +1,17 @@
 /** Turns joins with equality conditions between the two sides into hash joins. */
 import type { Affinity, Expr, PlanNode } from '@mmdb/plan';
 import type { Pass } from './optimizer';
-import { bottomUp, colsOf, conjuncts, outputNames, within } from './util';
+import { bottomUp, colsOf, conjuncts, isBinary, outputNames, within } from './util';
+import { comparisonCollation } from '../exec/expr';
 
 const cls = (a: Affinity | undefined) => (a === 'integer' || a === 'real' || a === 'numeric' ? 'num' : a === 'text' ? 'text' : undefined);
 
-/** Hashing compares keys exactly; only pairs of columns of the same affinity class compare that way in SQLite too. */
+/**
+ * Hashing compares keys exactly; only pairs of columns of the same affinity class compare that way
+ * in SQLite too, and only under the BINARY collating sequence.
+ */
 function sameClass(a: Expr, b: Expr): boolean {
-  return a.kind === 'col' && b.kind === 'col' && cls(a.affinity) !== undefined && cls(a.affinity) === cls(b.affinity);
+  return a.kind === 'col' && b.kind === 'col' && cls(a.affinity) !== undefined && cls(a.affinity) === cls(b.affinity) && isBinary(comparisonCollation(a, b));
 }
 
 export const hashJoin: Pass = {

@@ -9,7 +9,8 @@
  */
 import type { Expr, PlanNode } from '@mmdb/plan';
 import type { OptCatalog, Pass } from './optimizer';
-import { andAll, bottomUp, conjuncts } from './util';
+import { andAll, bottomUp, conjuncts, isBinary } from './util';
+import { comparisonCollation } from '../exec/expr';
 
 const isConst = (e: Expr) => e.kind === 'lit' || e.kind === 'param' || (e.kind === 'unary' && e.op === '-' && e.arg.kind === 'lit');
 
@@ -17,11 +18,13 @@ const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=
 
 interface Cmp { col: string; op: string; val: Expr; src: Expr }
 
-/** Conjuncts of the form `col op constant` (either side), column names lower case. */
+/** Conjuncts of the form `col op constant` (either side) compared as BINARY, column names lower case. */
 function comparisons(pred: Expr): Cmp[] {
   const out: Cmp[] = [];
   for (const c of conjuncts(pred)) {
     if (c.kind !== 'binary' || !['=', '<', '<=', '>', '>='].includes(c.op)) continue;
+    // keys are in BINARY order: a comparison under another collating sequence cannot use them
+    if (!isBinary(comparisonCollation(c.left, c.right))) continue;
     if (c.left.kind === 'col' && isConst(c.right)) out.push({ col: c.left.name.toLowerCase(), op: c.op, val: c.right, src: c });
     else if (c.right.kind === 'col' && isConst(c.left)) out.push({ col: c.right.name.toLowerCase(), op: FLIP[c.op] ?? c.op, val: c.left, src: c });
   }

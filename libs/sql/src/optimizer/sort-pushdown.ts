@@ -11,7 +11,7 @@
  */
 import type { Expr, PlanNode } from '@mmdb/plan';
 import type { Pass } from './optimizer';
-import { bottomUp } from './util';
+import { bottomUp, isBinary } from './util';
 
 const plain = (e: Expr) => e.kind === 'col' || e.kind === 'lit' || e.kind === 'param';
 
@@ -58,7 +58,7 @@ export const indexOrder: Pass = {
       if (n.op !== 'sort' || n.limit === undefined || n.input.op !== 'scan' || n.input.limit !== undefined) return n;
       const scan = n.input;
       const key = n.keys[0];
-      if (key.expr.kind !== 'col') return n;
+      if (key.expr.kind !== 'col' || !isBinary(key.expr.collation)) return n; // index order is BINARY order
       const desc = !!key.desc;
       const nullsFirst = key.nulls ? key.nulls === 'first' : !desc;
       if (nullsFirst === desc) return n; // not the index order or its reverse

@@ -1,4 +1,4 @@
-import { EXPR_KINDS, mapChildren, type Expr, type PlanNode } from '@mmdb/plan';
+import { EXPR_KINDS, mapChildren, type Collation, type Expr, type PlanNode } from '@mmdb/plan';
 import type { OptCatalog } from './optimizer';
 
 const EXPRS = new Set<string>(EXPR_KINDS);
@@ -45,6 +45,9 @@ export function colsOf(e: Expr): Set<string> | null {
   walk(e);
   return ok ? out : null;
 }
+
+/** True for the BINARY collating sequence (named or by default). */
+export const isBinary = (c: Collation | undefined): boolean => !c || c === 'binary';
 
 export function conjuncts(e: Expr): Expr[] {
   return e.kind === 'binary' && e.op === 'and' ? [...conjuncts(e.left), ...conjuncts(e.right)] : [e];
