@@ -149,6 +149,12 @@ describe('SqlEngine', () => {
     expect(await ids(`SELECT id FROM c1 ORDER BY tag, id`)).toEqual([4, 2, 3, 1]);
     expect(await ids(`SELECT id FROM c1 ORDER BY name DESC, id LIMIT 2`)).toEqual([3, 4]);
     expect(await rows(`SELECT name, count(*) FROM c1 GROUP BY name ORDER BY 1`)).toEqual([['Apple', 2], ['APPLE ', 1], ['banana', 1]]);
+    // DISTINCT, set operations, min/max and count(DISTINCT …) tell TEXT apart the same way
+    expect(await rows(`SELECT DISTINCT name FROM c1 ORDER BY 1`)).toEqual([['Apple'], ['APPLE '], ['banana']]);
+    expect(await rows(`SELECT DISTINCT tag COLLATE NOCASE FROM c1 ORDER BY 1`)).toHaveLength(2);
+    expect(await rows(`SELECT name FROM c1 EXCEPT SELECT 'APPLE' ORDER BY 1`)).toEqual([['APPLE '], ['banana']]);
+    expect(await rows(`SELECT 'BANANA' UNION SELECT name FROM c1 ORDER BY 1`)).toHaveLength(3);
+    expect(await rows(`SELECT min(name), max(name), min(tag), max(tag), count(DISTINCT name), count(DISTINCT tag) FROM c1`)).toEqual([['Apple', 'banana', 'A', 'b', 3, 4]]);
     // a derived table's column keeps the collation of its expression
     expect(await ids(`SELECT id FROM (SELECT id, tag COLLATE NOCASE AS t FROM c1) WHERE t = 'A' ORDER BY 1`)).toEqual([3, 4]);
     // joins: the left column's collation (BINARY for tag), so no hash join on NOCASE keys either

@@ -1,6 +1,7 @@
 /** Aggregate states with SQLite semantics. */
 import { DbError } from '@mmdb/core';
 import type { AggregateCall } from '@mmdb/plan';
+import { collationKey, comparisonCollation } from './collation';
 import { applyAffinity, checkInt, compareValues, hashKey, toReal, toText, type Value } from '../values';
 
 export interface AggState { step(args: Value[]): void; result(): Value }
@@ -9,10 +10,13 @@ export function makeAggregate(spec: AggregateCall): AggState {
   const inner = base(spec);
   if (!spec.distinct) return inner;
   const seen = new Set<string>();
+  // DISTINCT tells TEXT apart under the argument's collating sequence (count(DISTINCT name) on NOCASE)
+  const fold = spec.args.length === 1 ? collationKey(comparisonCollation(spec.args[0], null)) : null;
   return {
     step(args) {
       if (args[0] === null) return;
-      const k = hashKey(args[0]);
+      const v = args[0];
+      const k = hashKey(fold && typeof v === 'string' ? fold(v) : v);
       if (seen.has(k)) return;
       seen.add(k);
       inner.step(args);
@@ -77,11 +81,14 @@ function base(spec: AggregateCall): AggState {
     case 'max': {
       const sign = spec.fn.toLowerCase() === 'min' ? -1 : 1;
       let best: Value = null;
+      // TEXT compares under the argument's collating sequence (min(name) on a NOCASE column)
+      const fold = spec.args.length === 1 ? collationKey(comparisonCollation(spec.args[0], null)) : null;
+      const cmp = fold ? (x: Value, y: Value) => (typeof x === 'string' && typeof y === 'string' ? compareValues(fold(x), fold(y)) : compareValues(x, y)) : compareValues;
       return {
         step(a) {
           const v = a[0];
           if (v === null) return;
-          if (best === null || compareValues(v, best) * sign > 0) best = v;
+          if (best === null || cmp(v, best) * sign > 0) best = v;
         },
         result: () => best,
       };

@@ -5,6 +5,7 @@ import {
   applyAffinity, compareValues, hashKey, I64_MAX, I64_MIN, toInteger, toNumeric, toReal, toText, truthy,
   type Tuple, type Value,
 } from '../values';
+import { collationKey, comparisonCollation } from './collation';
 import { likeMatch, SCALAR_FUNCTIONS } from './functions';
 import type { Env, Scope } from './scope';
 import type { ExecCtx } from './context';
@@ -25,48 +26,6 @@ export function exprAffinity(e: Expr, scope: Scope): Affinity | undefined {
   if (e.kind === 'cast') return e.to;
   if (e.kind === 'collate') return exprAffinity(e.arg, scope);
   return undefined;
-}
-
-/**
- * An operand's collating sequence, as SQLite finds it: `explicit` when a COLLATE names it (the
- * left-most COLLATE within the operand), else a column's declared one or BINARY (through CAST and
- * unary +); an operand that is no column and holds no COLLATE has none.
- */
-function operandCollation(e: Expr): { coll: Collation; explicit: boolean } | undefined {
-  switch (e.kind) {
-    case 'collate': return { coll: e.collation, explicit: true };
-    case 'col': return { coll: e.collation ?? 'binary', explicit: false }; // a column without one compares BINARY
-    case 'cast': return operandCollation(e.arg);
-    case 'unary': return e.op === '+' ? operandCollation(e.arg) : explicitWithin(e.arg);
-    default: return explicitWithin(e);
-  }
-}
-function explicitWithin(e: Expr): { coll: Collation; explicit: boolean } | undefined {
-  if (e.kind === 'collate') return { coll: e.collation, explicit: true };
-  if (e.kind === 'in_subquery' || e.kind === 'exists' || e.kind === 'subquery') return undefined;
-  for (const v of Object.values(e)) {
-    if (v && typeof v === 'object' && 'kind' in v) {
-      const c = explicitWithin(v as Expr);
-      if (c) return c;
-    }
-  }
-  return undefined;
-}
-
-/** The collating sequence comparing `l` with `r`: an explicit COLLATE first (left's, then right's), then a column's. */
-export function comparisonCollation(l: Expr, r: Expr | null): Collation | undefined {
-  const a = operandCollation(l);
-  const b = r ? operandCollation(r) : undefined;
-  if (a?.explicit) return a.coll;
-  if (b?.explicit) return b.coll;
-  return a?.coll ?? b?.coll;
-}
-
-/** A TEXT value as its collating sequence compares it (identity for BINARY). */
-export function collationKey(coll: Collation | undefined): ((s: string) => string) | null {
-  if (coll === 'nocase') return (s) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
-  if (coll === 'rtrim') return (s) => s.replace(/ +$/, '');
-  return null;
 }
 
 function litValue(e: { value: unknown; real?: boolean; int?: boolean }): Value {

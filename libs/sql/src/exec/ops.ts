@@ -4,7 +4,8 @@ import { visit, type Expr, type NodeOf, type PlanNode, type PlanVisitor } from '
 import { conjuncts } from '../optimizer/util';
 import { compareValues, joinKey, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
 import type { ExecCtx } from './context';
-import { collationKey, comparisonCollation, ExprCompiler, type CompileInfo, type Compiled } from './expr';
+import { collationKey, comparisonCollation, outputCollation, rowKeyer } from './collation';
+import { ExprCompiler, type CompileInfo, type Compiled } from './expr';
 import { Scope, type ColInfo, type Env } from './scope';
 import { makeAggregate } from './aggregates';
 
@@ -142,7 +143,15 @@ const VISITOR: PlanVisitor<Op, C> = {
     const e = expr(c, input.cols);
     const fs = n.columns.map((col) => e(col.expr));
     const scope = new Scope(input.cols, c.outer);
-    const cols = n.columns.map((col) => ({ name: col.name, aff: col.expr.kind === 'col' ? col.expr.affinity ?? scope.resolve(col.expr.name).aff : col.expr.kind === 'cast' ? col.expr.to : undefined }));
+    const cols = n.columns.map((col) => {
+      const inner = col.expr.kind === 'col' ? scope.resolve(col.expr.name) : undefined;
+      const coll = outputCollation(col.expr, inner?.coll);
+      return {
+        name: col.name,
+        aff: col.expr.kind === 'col' ? col.expr.affinity ?? inner!.aff : col.expr.kind === 'cast' ? col.expr.to : undefined,
+        ...(coll && coll !== 'binary' ? { coll } : {}),
+      };
+    });
     return mk(n, cols, [input], function* (ctx, up) {
       for (const b of input.run(ctx, up)) {
         const out = new Array<Tuple>(b.length);
@@ -373,12 +382,13 @@ const VISITOR: PlanVisitor<Op, C> = {
   },
   distinct: (n, c) => {
     const input = compile(n.input, c);
+    const keyOf = rowKeyer(input.cols.map((x) => x.coll));
     return mk(n, input.cols, [input], function* (ctx, up) {
       const seen = new Set<string>();
       for (const b of input.run(ctx, up)) {
         const out: Tuple[] = [];
         for (const r of b) {
-          const k = tupleKey(r);
+          const k = keyOf(r);
           if (!seen.has(k)) { seen.add(k); out.push(r); }
         }
         ctx.hold(out.length);
@@ -607,11 +617,13 @@ function* setOp(n: NodeOf<'set_op'>, left: Op, right: Op, ctx: ExecCtx, up: Env 
     yield* right.run(ctx, up);
     return;
   }
+  // rows compare with the left SELECT's column collations (the right's where the left has none)
+  const keyOf = rowKeyer(left.cols.map((c, i) => c.coll ?? right.cols[i]?.coll));
   if (n.kind === 'union') {
     const seen = new Set<string>();
     for (const op of [left, right]) {
       for (const b of op.run(ctx, up)) {
-        const out = b.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
+        const out = b.filter((r) => { const k = keyOf(r); if (seen.has(k)) return false; seen.add(k); return true; });
         ctx.hold(out.length);
         if (out.length) yield out;
       }
@@ -620,13 +632,13 @@ function* setOp(n: NodeOf<'set_op'>, left: Op, right: Op, ctx: ExecCtx, up: Env 
     return;
   }
   const counts = new Map<string, number>();
-  for (const b of right.run(ctx, up)) for (const r of b) { const k = tupleKey(r); counts.set(k, (counts.get(k) ?? 0) + 1); }
+  for (const b of right.run(ctx, up)) for (const r of b) { const k = keyOf(r); counts.set(k, (counts.get(k) ?? 0) + 1); }
   ctx.hold(counts.size);
   const emitted = new Set<string>();
   const out: Tuple[] = [];
   for (const b of left.run(ctx, up)) {
     for (const r of b) {
-      const k = tupleKey(r);
+      const k = keyOf(r);
       const cnt = counts.get(k) ?? 0;
       if (n.all) {
         if (n.kind === 'intersect' && cnt > 0) { out.push(r); counts.set(k, cnt - 1); }

@@ -1,9 +1,9 @@
 import { DbError } from '@mmdb/core';
-import type { Affinity } from '@mmdb/plan';
+import type { Affinity, Collation } from '@mmdb/plan';
 import type { Tuple } from '../values';
 
-/** One output column of an operator. */
-export interface ColInfo { readonly name: string; readonly aff?: Affinity }
+/** One output column of an operator; `coll`: the collating sequence DISTINCT and set operations tell its values apart by (absent: BINARY). */
+export interface ColInfo { readonly name: string; readonly aff?: Affinity; readonly coll?: Collation }
 
 /** Name resolution for compiled expressions: this operator's input columns, then enclosing queries'. */
 export class Scope {
@@ -37,9 +37,9 @@ export class Scope {
   }
 
   /** (depth, index) of a name: depth 0 is this scope. */
-  resolve(name: string, depth = 0): { depth: number; index: number; aff?: Affinity } {
+  resolve(name: string, depth = 0): { depth: number; index: number; aff?: Affinity; coll?: Collation } {
     const i = this.find(name);
-    if (i >= 0) return { depth, index: i, aff: this.cols[i].aff };
+    if (i >= 0) return { depth, index: i, aff: this.cols[i].aff, coll: this.cols[i].coll };
     if (this.parent) return this.parent.resolve(name, depth + 1);
     throw new DbError('validation_failed', `no such column: ${name}`, { column: name });
   }

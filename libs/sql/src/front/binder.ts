@@ -141,7 +141,9 @@ export class Binder {
     if (l.names.length !== r.names.length) {
       throw new DbError('validation_failed', `SELECTs to the left and right of ${body.op.toUpperCase()} do not have the same number of result columns`);
     }
-    return { plan: { op: 'set_op', kind: body.op, all: body.all, left: l.plan, right: r.plan }, names: l.names, affs: l.affs, colls: l.colls };
+    // a compound column's collation is the left-most SELECT's that has one (SQLite's multiSelectCollSeq)
+    const colls = l.names.map((_, i) => l.colls?.[i] ?? r.colls?.[i]);
+    return { plan: { op: 'set_op', kind: body.op, all: body.all, left: l.plan, right: r.plan }, names: l.names, affs: l.affs, ...(colls.some((c) => c) ? { colls } : {}) };
   }
 
   /** Index of an ORDER BY term among output columns: a position, an output name, or the same expression. */

@@ -2,7 +2,7 @@
 import type { Affinity, Expr, PlanNode } from '@mmdb/plan';
 import type { Pass } from './optimizer';
 import { bottomUp, colsOf, conjuncts, isBinary, outputNames, within } from './util';
-import { comparisonCollation } from '../exec/expr';
+import { comparisonCollation } from '../exec/collation';
 
 const cls = (a: Affinity | undefined) => (a === 'integer' || a === 'real' || a === 'numeric' ? 'num' : a === 'text' ? 'text' : undefined);
 

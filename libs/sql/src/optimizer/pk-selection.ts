@@ -10,7 +10,7 @@
 import type { Expr, PlanNode } from '@mmdb/plan';
 import type { OptCatalog, Pass } from './optimizer';
 import { andAll, bottomUp, conjuncts, isBinary } from './util';
-import { comparisonCollation } from '../exec/expr';
+import { comparisonCollation } from '../exec/collation';
 
 const isConst = (e: Expr) => e.kind === 'lit' || e.kind === 'param' || (e.kind === 'unary' && e.op === '-' && e.arg.kind === 'lit');
 
