@@ -1,6 +1,6 @@
 /** Scalar functions with SQLite semantics. */
 import { DbError } from '@mmdb/core';
-import { applyAffinity, checkInt, compareValues, realToInt, toInteger, toNumeric, toReal, toText, typeName, type Value } from '../values';
+import { applyAffinity, checkInt, compareValues, realToInt, toInteger, toReal, toText, typeName, type Value } from '../values';
 
 type Fn = (args: Value[]) => Value;
 
