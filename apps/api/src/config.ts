@@ -27,6 +27,10 @@ export interface AppConfig {
   readonly writeBufferBytes: number;
   /** fsync each commit group (false only for throwaway test runs). */
   readonly sync: boolean;
+  /** Log retention: a tenant store checkpoints and drops old log segments after this many frames (0: by time only). */
+  readonly checkpointFrames: number;
+  /** … or after this many ms with new frames (0: by frames only). */
+  readonly checkpointMs: number;
   readonly logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   /** Sustained requests per second per tenant token (0: no rate limit). */
   readonly rateLimitRps: number;
@@ -102,6 +106,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     minFreeBytes: int(env, 'DB_MIN_FREE_BYTES', 64 * 1024 * 1024, 0),
     writeBufferBytes: int(env, 'DB_WRITE_BUFFER_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     sync: bool(env, 'DB_SYNC', true),
+    checkpointFrames: int(env, 'DB_CHECKPOINT_FRAMES', 50_000, 0),
+    checkpointMs: int(env, 'DB_CHECKPOINT_MS', 10 * 60_000, 0),
     logLevel,
     rateLimitRps,
     rateLimitBurst,

@@ -104,6 +104,8 @@ interface PutDocPayload {
 export class FtsParticipant implements CommitParticipant {
   readonly name = FTS_PARTICIPANT;
   private reader?: StoreReader;
+  /** LSN of the last frame applied to the in-memory index (its F entries are in the store with it). */
+  private applied = 0;
   private readonly fields = new Map<string, FieldIndex>();
   /** Standalone fields, as created by their first POST. */
   private readonly standalone = new Map<string, FieldSettings>();
@@ -249,6 +251,7 @@ export class FtsParticipant implements CommitParticipant {
     } finally {
       await snap.release();
     }
+    this.applied = covered;
     // champion tiers of the long lists, built once here rather than by the first queries
     for (const [key, fi] of this.fields) {
       const [table, field] = key.split('\u0000');
@@ -264,6 +267,16 @@ export class FtsParticipant implements CommitParticipant {
       if (ch.op === 'schema_drop') this.dropTable(ch.schema);
     }
     for (const w of frame.writes) if (w.key[0] === 0x46) this.applyWrite(w.key, w.value);
+    this.applied = frame.lsn;
+  }
+
+  /**
+   * Nothing to write: the F keyspace, committed in the same batch as each frame, is this
+   * participant's durable state, and `open` rebuilds the index from it. The checkpoint is the
+   * LSN applied so far, so log retention may drop the frames before it.
+   */
+  async checkpoint(): Promise<number> {
+    return this.applied;
   }
 
   private applyWrite(key: Buffer, value: Buffer | null): void {

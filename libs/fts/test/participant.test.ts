@@ -35,9 +35,9 @@ describe('FtsParticipant on a real store', () => {
   let store: TenantStore;
   let fts: FtsParticipant;
 
-  const open = async () => {
+  const open = async (segmentFrames?: number) => {
     fts = new FtsParticipant();
-    store = await TenantStore.open({ dir, participants: [fts], sync: false });
+    store = await TenantStore.open({ dir, participants: [fts], sync: false, ...(segmentFrames ? { segmentFrames } : {}) });
   };
 
   beforeEach(async () => {
@@ -165,5 +165,22 @@ describe('FtsParticipant on a real store', () => {
     expect(await fts.search('lib.papers', 'body', 'hypersonic heat')).toEqual(before);
     expect(fts.fieldStats('lib.papers', 'body')).toEqual(statsBefore);
     expect((await fts.search('notes', 'text', '"hypersonic inlets"')).map((h) => h.doc_id)).toEqual(['n']);
+  });
+
+  it('its checkpoint is the LSN it applied, so log retention drops old segments; a restart after that keeps every posting', async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+    await open(4);
+    await store.registerSchema(MANIFEST); // lsn 1
+    for (let i = 0; i < 11; i++) await store.put('lib.papers', { id: i, title: `t${i}`, body: `heat transfer ${i % 2 ? 'hypersonic' : 'subsonic'} flow` }); // lsn 2..12
+    const before = await fts.search('lib.papers', 'body', 'hypersonic heat', 20, PLAIN);
+    const m = await store.maintain();
+    expect(m.checkpoint.fts).toBe(12);
+    expect(m.dropped).toEqual([0, 1]); // lsn 1..8; segment 2 (lsn 9..12) is the newest and stays
+    await store.close();
+    await open(4);
+    expect(store.recovery.replayed.fts).toBe(0);
+    expect(await fts.search('lib.papers', 'body', 'hypersonic heat', 20, PLAIN)).toEqual(before);
+    expect(before).toHaveLength(11);
   });
 });

@@ -4,7 +4,7 @@ export { parseManifest, validateManifest } from './manifest';
 export { encodeFrame, decodeFrame, frameLsn, crc32cOf, FRAME_VERSION } from './frame';
 export type { FrameInput } from './frame';
 export { TenantStore } from './store';
-export type { StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored } from './store';
+export type { StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
 export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
 export { rowKey, indexKey, fkIndexName, frameKeyWrites } from './records';

@@ -138,6 +138,54 @@ describe('recovery, checkpoints, segments, verify', () => {
     await store.close();
   });
 
+  it('checkpoints and drops old segments in the background once checkpointFrames are past the last checkpoint, and reopens whole', async () => {
+    let c = new Counter();
+    let store = await TenantStore.open({ dir, participants: [c], segmentFrames: 4, checkpointFrames: 10, checkpointMs: 0 });
+    await store.registerSchema(T); // lsn 1
+    await fill(store, 0, 6); // lsn 7: fewer than 10 frames since open, nothing happens
+    await new Promise((r) => setTimeout(r, 1_300));
+    expect(store.maintenance.checkpoints).toBe(0);
+    expect(store.segments.list()[0].segment).toBe(0);
+    await fill(store, 6, 14); // lsn 21: 21 frames past the checkpoint at open (0)
+    const t0 = Date.now();
+    while (store.maintenance.checkpoints === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 50));
+    expect(store.maintenance).toMatchObject({ checkpoints: 1, lastCheckpointLsn: 21, lastError: null });
+    // segments 0..4 hold lsn 1..20; the checkpoint covers 21, the newest segment (5: lsn 21) stays
+    expect(store.maintenance.segmentsDropped).toBe(5);
+    expect(store.segments.list().map((x) => x.segment)).toEqual([5]);
+    // writes go on after it; a reopen replays only the frames after the counter's checkpoint
+    await fill(store, 20, 3); // lsn 22..24
+    await store.close();
+    // as if the process had died before its close-time checkpoint: the background one is the last
+    const raw = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await raw.put(keyOf('M', ['ckpt', 'counter']), Buffer.from(JSON.stringify({ count: 20, lsn: 21 })));
+    await raw.close();
+    c = new Counter();
+    store = await TenantStore.open({ dir, participants: [c], segmentFrames: 4, checkpointFrames: 0, checkpointMs: 0 });
+    expect(c.count).toBe(23);
+    expect(c.applied).toEqual([22, 23, 24]);
+    expect(store.recovery.replayed).toEqual({ counter: 3 });
+    let n = 0;
+    for await (const batch of store.snapshot().scanRows('t.kv')) n += batch.length;
+    expect(n).toBe(23);
+    await store.close();
+  });
+
+  it('checkpoints in the background after checkpointMs when frames came in, and not when none did', async () => {
+    const c = new Counter();
+    const store = await TenantStore.open({ dir, participants: [c], segmentFrames: 4, checkpointFrames: 0, checkpointMs: 100 });
+    await new Promise((r) => setTimeout(r, 350));
+    expect(store.maintenance.checkpoints).toBe(0); // no frame since open
+    await store.registerSchema(T);
+    await fill(store, 0, 10); // lsn 11
+    const t0 = Date.now();
+    while (store.maintenance.checkpoints === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 20));
+    expect(store.maintenance.checkpoints).toBeGreaterThanOrEqual(1);
+    expect(store.maintenance.lastCheckpointLsn).toBe(11);
+    expect(store.segments.list().map((x) => x.segment)).toEqual([2]);
+    await store.close();
+  });
+
   it('verify reports a missing, an extra and a changed derived key', async () => {
     const store = await TenantStore.open({ dir });
     await store.registerSchema(T);

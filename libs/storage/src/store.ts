@@ -82,6 +82,23 @@ export interface StoreOptions {
    * A store holds up to two memtables (one being flushed).
    */
   readonly writeBufferBytes?: number;
+  /**
+   * Log retention: once this many frames are past the last checkpoint, the store checkpoints
+   * every participant and drops the log segments no checkpoint (and no registered follower)
+   * still needs (default 50,000; 0: only by time, see `checkpointMs`).
+   */
+  readonly checkpointFrames?: number;
+  /** The same, once this long has passed since the last checkpoint with any frame after it (default 10 minutes; 0: off). */
+  readonly checkpointMs?: number;
+}
+
+/** What the background checkpoints have done since the store opened. */
+export interface MaintenanceStats {
+  checkpoints: number;
+  segmentsDropped: number;
+  /** LSN the last checkpoint covered (the log holds every frame after it). */
+  lastCheckpointLsn: number;
+  lastError: string | null;
 }
 
 export interface RecoveryReport {
@@ -134,6 +151,11 @@ export class TenantStore implements StoreReader {
   /** The log's last LSN while participants open (before the coordinator exists). */
   private openingLsn = 0;
   private purgeTimer: NodeJS.Timeout | undefined;
+  private maintenanceTimer: NodeJS.Timeout | undefined;
+  private maintaining: Promise<unknown> | null = null;
+  private lastCheckpointAt = Date.now();
+  /** Background checkpoints and log retention (`checkpointFrames`, `checkpointMs`). */
+  readonly maintenance: MaintenanceStats = { checkpoints: 0, segmentsDropped: 0, lastCheckpointLsn: 0, lastError: null };
 
   /** Every frame after it is durable and applied, in LSN order. */
   readonly changes: Observable<CommittedFrame> = this.feed.asObservable();
@@ -256,6 +278,45 @@ export class TenantStore implements StoreReader {
       this.purgeTimer.unref();
     }
     this.recovery = { lastLsn, framesVerified: verified, corrupt, replayed, finishedDrops };
+    this.maintenance.lastCheckpointLsn = lastLsn;
+    const everyFrames = this.opts.checkpointFrames ?? 50_000;
+    const everyMs = this.opts.checkpointMs ?? 10 * 60_000;
+    if (everyFrames > 0 || everyMs > 0) {
+      this.maintenanceTimer = setInterval(() => this.maybeMaintain(everyFrames, everyMs), everyMs > 0 ? Math.min(1_000, everyMs) : 1_000);
+      this.maintenanceTimer.unref();
+    }
+  }
+
+  /** Starts a background `maintain()` when enough frames or time have gone by since the last checkpoint. */
+  private maybeMaintain(frames: number, ms: number): void {
+    if (this.closed || this.maintaining) return;
+    const behind = this.lastLsn - this.maintenance.lastCheckpointLsn;
+    if (behind <= 0) return;
+    if (!((frames > 0 && behind >= frames) || (ms > 0 && Date.now() - this.lastCheckpointAt >= ms))) return;
+    this.maintaining = this.maintain()
+      .catch((e: unknown) => {
+        this.maintenance.lastError = e instanceof Error ? e.message : String(e);
+      })
+      .finally(() => {
+        this.maintaining = null;
+      });
+  }
+
+  /**
+   * Checkpoints every participant, then drops the log segments that no checkpoint and no
+   * registered follower still needs. Commits go on meanwhile: a checkpoint covers the LSN its
+   * participant had applied when it was taken, and later frames stay in the log.
+   */
+  async maintain(): Promise<{ checkpoint: Record<string, number>; dropped: number[] }> {
+    const lsn = this.lastLsn;
+    const checkpoint = await this.checkpoint();
+    const dropped = await this.truncateLog();
+    this.maintenance.checkpoints++;
+    this.maintenance.segmentsDropped += dropped.length;
+    this.maintenance.lastCheckpointLsn = Math.max(this.maintenance.lastCheckpointLsn, lsn);
+    this.maintenance.lastError = null;
+    this.lastCheckpointAt = Date.now();
+    return { checkpoint, dropped };
   }
 
   private coordinatorHost() {
@@ -526,6 +587,8 @@ export class TenantStore implements StoreReader {
   async close(): Promise<void> {
     if (this.closed) return;
     clearInterval(this.purgeTimer);
+    clearInterval(this.maintenanceTimer);
+    await this.maintaining;
     await this.coordinator.drain();
     this.closed = true;
     this.coordinator.close();

@@ -10,6 +10,8 @@ export interface OpenStoreOptions {
   readonly queueLimit: number;
   readonly minFreeBytes: number;
   readonly writeBufferBytes: number;
+  readonly checkpointFrames: number;
+  readonly checkpointMs: number;
 }
 
 export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
@@ -20,5 +22,7 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     queueLimit: opts.queueLimit,
     minFreeBytes: opts.minFreeBytes,
     writeBufferBytes: opts.writeBufferBytes,
+    checkpointFrames: opts.checkpointFrames,
+    checkpointMs: opts.checkpointMs,
   });
 }

@@ -143,6 +143,8 @@ export class TenantRegistry implements OnApplicationShutdown {
       queueLimit: this.config.commitQueueMax,
       minFreeBytes: this.config.minFreeBytes,
       writeBufferBytes: this.config.writeBufferBytes,
+      checkpointFrames: this.config.checkpointFrames,
+      checkpointMs: this.config.checkpointMs,
     });
     this.observeGroups(store);
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
