@@ -107,7 +107,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     writeBufferBytes: int(env, 'DB_WRITE_BUFFER_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     sync: bool(env, 'DB_SYNC', true),
     checkpointFrames: int(env, 'DB_CHECKPOINT_FRAMES', 50_000, 0),
-    checkpointMs: int(env, 'DB_CHECKPOINT_MS', 10 * 60_000, 0),
+    checkpointMs: int(env, 'DB_CHECKPOINT_MS', 60 * 60_000, 0),
     logLevel,
     rateLimitRps,
     rateLimitBurst,

@@ -88,7 +88,7 @@ export interface StoreOptions {
    * still needs (default 50,000; 0: only by time, see `checkpointMs`).
    */
   readonly checkpointFrames?: number;
-  /** The same, once this long has passed since the last checkpoint with any frame after it (default 10 minutes; 0: off). */
+  /** The same, once this long has passed since the last checkpoint with any frame after it (default 1 hour; 0: off). */
   readonly checkpointMs?: number;
 }
 
@@ -280,7 +280,7 @@ export class TenantStore implements StoreReader {
     this.recovery = { lastLsn, framesVerified: verified, corrupt, replayed, finishedDrops };
     this.maintenance.lastCheckpointLsn = lastLsn;
     const everyFrames = this.opts.checkpointFrames ?? 50_000;
-    const everyMs = this.opts.checkpointMs ?? 10 * 60_000;
+    const everyMs = this.opts.checkpointMs ?? 60 * 60_000;
     if (everyFrames > 0 || everyMs > 0) {
       this.maintenanceTimer = setInterval(() => this.maybeMaintain(everyFrames, everyMs), everyMs > 0 ? Math.min(1_000, everyMs) : 1_000);
       this.maintenanceTimer.unref();
