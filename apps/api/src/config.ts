@@ -31,6 +31,8 @@ export interface AppConfig {
   readonly checkpointFrames: number;
   /** … or after this many ms with new frames (0: by frames only). */
   readonly checkpointMs: number;
+  /** Frames per log segment, the unit retention drops. */
+  readonly logSegmentFrames: number;
   readonly logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
   /** Sustained requests per second per tenant token (0: no rate limit). */
   readonly rateLimitRps: number;
@@ -108,6 +110,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sync: bool(env, 'DB_SYNC', true),
     checkpointFrames: int(env, 'DB_CHECKPOINT_FRAMES', 50_000, 0),
     checkpointMs: int(env, 'DB_CHECKPOINT_MS', 60 * 60_000, 0),
+    logSegmentFrames: int(env, 'DB_LOG_SEGMENT_FRAMES', 4096, 16, 1 << 24),
     logLevel,
     rateLimitRps,
     rateLimitBurst,

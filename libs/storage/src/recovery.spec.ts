@@ -171,6 +171,18 @@ describe('recovery, checkpoints, segments, verify', () => {
     await store.close();
   });
 
+  it('keeps the segment size it was created with when reopened with another', async () => {
+    let store = await TenantStore.open({ dir, segmentFrames: 4 });
+    await store.registerSchema(T);
+    await fill(store, 0, 5); // lsn 6
+    await store.close();
+    store = await TenantStore.open({ dir, segmentFrames: 1000 });
+    expect(store.segments.framesPerSegment).toBe(4);
+    await fill(store, 5, 3); // lsn 7..9
+    expect(store.segments.list().map((x) => [x.segment, x.first, x.last])).toEqual([[0, 1, 4], [1, 5, 8], [2, 9, 9]]);
+    await store.close();
+  });
+
   it('checkpoints in the background after checkpointMs when frames came in, and not when none did', async () => {
     const c = new Counter();
     const store = await TenantStore.open({ dir, participants: [c], segmentFrames: 4, checkpointFrames: 0, checkpointMs: 100 });

@@ -20,21 +20,38 @@ export interface SegmentInfo {
 export class SegmentIndex {
   private readonly map = new Map<number, SegmentInfo>();
 
+  /** Frames per segment: the store's own, fixed when it was created (see `load`). */
+  private size: number;
+
   constructor(
     private readonly db: Db,
-    readonly framesPerSegment: number,
-  ) {}
+    framesPerSegment: number,
+  ) {
+    this.size = framesPerSegment;
+  }
+
+  get framesPerSegment(): number {
+    return this.size;
+  }
 
   segmentOf(lsn: number): number {
-    return Math.floor((lsn - 1) / this.framesPerSegment);
+    return Math.floor((lsn - 1) / this.size);
   }
 
   /** First LSN a segment may hold. */
   firstLsnOf(segment: number): number {
-    return segment * this.framesPerSegment + 1;
+    return segment * this.size + 1;
   }
 
+  /**
+   * Loads the index. The segment size is the one recorded when the store was created (segment
+   * numbers are LSN / size, so a store keeps its size for life); a store without a record
+   * records the size it was opened with.
+   */
   async load(): Promise<void> {
+    const stored = await this.db.get(metaKey('segment_size'));
+    if (stored) this.size = parseJson<number>(stored);
+    else await this.db.put(metaKey('segment_size'), Buffer.from(JSON.stringify(this.size)));
     const head = keyOf(KEYSPACE.meta, ['segment']).length;
     for (const [k, v] of await this.db.iterator(prefixRange(KEYSPACE.meta, ['segment'])).all()) {
       const n = Number(decodeTuple(k, head)[0]);

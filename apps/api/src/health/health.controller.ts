@@ -59,8 +59,13 @@ export class HealthController {
   async scrape(@Res({ passthrough: true }) _reply: FastifyReply): Promise<string> {
     const handles = await this.tenants.openHandles();
     this.metrics.openStores.set(handles.length);
-    this.metrics.commitQueueDepth.reset();
-    for (const h of handles) this.metrics.commitQueueDepth.set({ tenant: h.tenant }, (await h.store.health()).queueDepth);
+    for (const g of [this.metrics.commitQueueDepth, this.metrics.logSegments, this.metrics.framesSinceCheckpoint]) g.reset();
+    for (const h of handles) {
+      const tenant = { tenant: h.tenant };
+      this.metrics.commitQueueDepth.set(tenant, (await h.store.health()).queueDepth);
+      this.metrics.logSegments.set(tenant, h.store.segments.list().length);
+      this.metrics.framesSinceCheckpoint.set(tenant, h.store.lastLsn - h.store.maintenance.lastCheckpointLsn);
+    }
     return this.metrics.registry.metrics();
   }
 

@@ -70,6 +70,18 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly openStores = new Gauge({ name: 'db_open_tenant_stores', help: 'Tenant stores open on this node', registers: [this.registry] });
+  readonly logSegments = new Gauge({
+    name: 'db_log_segments',
+    help: 'Log segments a tenant store holds, sampled at scrape (retention drops those every checkpoint is past)',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly framesSinceCheckpoint = new Gauge({
+    name: 'db_log_frames_since_checkpoint',
+    help: 'Frames committed since a tenant store last checkpointed, sampled at scrape (what a restart would replay)',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
 
   /** Series children by "method route status" (bounded: methods, route patterns and statuses are finite). */
   private readonly requestSeries = new Map<string, RequestSeries>();

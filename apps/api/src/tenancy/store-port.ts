@@ -12,6 +12,7 @@ export interface OpenStoreOptions {
   readonly writeBufferBytes: number;
   readonly checkpointFrames: number;
   readonly checkpointMs: number;
+  readonly segmentFrames: number;
 }
 
 export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
@@ -24,5 +25,6 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     writeBufferBytes: opts.writeBufferBytes,
     checkpointFrames: opts.checkpointFrames,
     checkpointMs: opts.checkpointMs,
+    segmentFrames: opts.segmentFrames,
   });
 }

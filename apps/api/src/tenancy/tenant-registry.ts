@@ -145,6 +145,7 @@ export class TenantRegistry implements OnApplicationShutdown {
       writeBufferBytes: this.config.writeBufferBytes,
       checkpointFrames: this.config.checkpointFrames,
       checkpointMs: this.config.checkpointMs,
+      segmentFrames: this.config.logSegmentFrames,
     });
     this.observeGroups(store);
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
