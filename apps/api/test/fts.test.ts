@@ -1,21 +1,8 @@
 /** Full-text routes (spec §4.9) over real HTTPS against the built server. */
-import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { bootstrapEnv, PAPERS_TOML as PAPERS, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
 
-const PAPERS = `namespace = "lib"
-table = "papers"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "body"
-ty = "str"
-[[fulltext]]
-field = "body"
-`;
 
 describe('fts routes over real HTTPS (spec §4.9)', () => {
   let srv: TestServer;

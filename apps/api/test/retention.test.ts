@@ -4,23 +4,9 @@
  * drop old segments in the background (seen in /metrics), and a restart after that answers
  * every read, search and top-k as before.
  */
-import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { bootstrapEnv, PAPERS_TOML, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
-const NOTES = `namespace = "ret"
-table = "notes"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "body"
-ty = "str"
-[[fulltext]]
-field = "body"
-`;
-
 const gauge = (text: string, name: string): number => {
   const m = new RegExp(`^${name}\\{tenant="${TENANT}"\\} (\\d+)`, 'm').exec(text);
   return m ? Number(m[1]) : NaN;
@@ -38,9 +24,9 @@ describe('log retention over real HTTPS', () => {
 
   it('drops old segments in the background and restarts with every answer intact', async () => {
     srv = await new TestServer(dir, env).start();
-    expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: NOTES, contentType: 'text/plain' })).status).toBe(200);
+    expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: PAPERS_TOML, contentType: 'text/plain' })).status).toBe(200);
     // one frame per request: 60 rows, 30 vectors
-    for (let i = 0; i < 60; i++) expect((await req('PUT', `/rows/ret.notes/${i}`, { body: `note ${i} ${i % 3 === 0 ? 'hypersonic' : 'subsonic'} flow` })).status).toBe(200);
+    for (let i = 0; i < 60; i++) expect((await req('PUT', `/rows/lib.papers/p${i}`, { body: `note ${i} ${i % 3 === 0 ? 'hypersonic' : 'subsonic'} flow` })).status).toBe(200);
     for (let i = 0; i < 30; i++) expect((await req('POST', '/vector/emb/put', { id: `v${i}`, embedding: [Math.cos(i), Math.sin(i), i / 30], metric: 'l2' })).status).toBe(200);
     // 91 frames in segments of 16: the maintenance (checked each second) keeps only what its checkpoint needs
     let metrics = '';
@@ -51,16 +37,16 @@ describe('log retention over real HTTPS', () => {
     } while (gauge(metrics, 'db_log_segments') > 2 && Date.now() - t0 < 10_000);
     expect(gauge(metrics, 'db_log_segments')).toBeLessThanOrEqual(2);
     expect(gauge(metrics, 'db_log_frames_since_checkpoint')).toBeLessThan(40);
-    const search = async () => (await req('GET', `/fts/ret.notes/body?q=hypersonic&limit=100`)).json.map((h: { doc_id: string }) => h.doc_id).sort();
+    const search = async () => (await req('GET', `/fts/lib.papers/body?q=hypersonic&limit=100`)).json.map((h: { doc_id: string }) => h.doc_id).sort();
     const topk = async () => (await req('POST', '/vector/emb/topk', { vector: [1, 0, 0], k: 5 })).json;
-    const before = { hits: await search(), near: await topk(), row: (await req('GET', '/rows/ret.notes/3')).json };
+    const before = { hits: await search(), near: await topk(), row: (await req('GET', '/rows/lib.papers/p3')).json };
     expect(before.hits).toHaveLength(20);
     // a kill, not a clean stop: the restart has only the background checkpoint and the log after it
     await srv.kill();
     srv = await new TestServer(dir, env).start();
     expect(await search()).toEqual(before.hits);
     expect(await topk()).toEqual(before.near);
-    expect((await req('GET', '/rows/ret.notes/3')).json).toEqual(before.row);
-    expect((await req('GET', '/rows/ret.notes/59')).status).toBe(200);
+    expect((await req('GET', '/rows/lib.papers/p3')).json).toEqual(before.row);
+    expect((await req('GET', '/rows/lib.papers/p59')).status).toBe(200);
   }, 60_000);
 });

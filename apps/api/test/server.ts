@@ -149,6 +149,21 @@ export function bootstrapEnv(extra: Record<string, string> = {}): Record<string,
   return { DB_BOOTSTRAP_TENANT: TENANT, DB_BOOTSTRAP_TOKEN: TOKEN, DB_OPERATOR_TOKEN: OPERATOR, DB_SYNC: 'false', ...extra };
 }
 
+/** lib.papers: a string id and a body declared for full-text search. */
+export const PAPERS_TOML = `namespace = "lib"
+table = "papers"
+primary_key = ["id"]
+[[columns]]
+name = "id"
+ty = "str"
+required = true
+[[columns]]
+name = "body"
+ty = "str"
+[[fulltext]]
+field = "body"
+`;
+
 export const ITEMS_TOML = `namespace = "shop"
 table = "items"
 primary_key = ["id"]
