@@ -71,6 +71,7 @@ describe('recovery, checkpoints, segments, verify', () => {
     expect(c.count).toBe(8);
     expect(c.applied).toEqual([at + 1, at + 2, at + 3]);
     expect(store.recovery.replayed).toEqual({ counter: 3 });
+    expect(store.maintenance.lastCheckpointLsn).toBe(21); // the frames it replayed count toward the next one
     await store.close();
   });
 
@@ -165,6 +166,7 @@ describe('recovery, checkpoints, segments, verify', () => {
     expect(c.count).toBe(23);
     expect(c.applied).toEqual([22, 23, 24]);
     expect(store.recovery.replayed).toEqual({ counter: 3 });
+    expect(store.maintenance.lastCheckpointLsn).toBe(21); // the frames it replayed count toward the next one
     let n = 0;
     for await (const batch of store.snapshot().scanRows('t.kv')) n += batch.length;
     expect(n).toBe(23);

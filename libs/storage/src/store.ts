@@ -278,7 +278,9 @@ export class TenantStore implements StoreReader {
       this.purgeTimer.unref();
     }
     this.recovery = { lastLsn, framesVerified: verified, corrupt, replayed, finishedDrops };
-    this.maintenance.lastCheckpointLsn = lastLsn;
+    // the oldest checkpoint a participant opened from: a restart that replayed many frames
+    // counts them, so the next maintenance comes as soon as they reach `checkpointFrames`
+    this.maintenance.lastCheckpointLsn = Math.min(replayFrom, lastLsn);
     const everyFrames = this.opts.checkpointFrames ?? 50_000;
     const everyMs = this.opts.checkpointMs ?? 60 * 60_000;
     if (everyFrames > 0 || everyMs > 0) {
