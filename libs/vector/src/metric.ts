@@ -81,8 +81,9 @@ export interface Scorer {
 }
 
 const SCORERS: Record<VectorMetric, Scorer> = {
-  // vectors are stored normalised, so 1 − dot is 1 − cos
-  cosine: { raw: (q, s, o) => 1 - dotAt(q, s, o), finish: (r) => r },
+  // vectors are stored normalised, so 1 − dot is 1 − cos; float32 rounding can put it a hair
+  // outside [0, 2] (−4e-8 for a vector against itself), and the documented range is [0, 2]
+  cosine: { raw: (q, s, o) => 1 - dotAt(q, s, o), finish: (r) => Math.min(2, Math.max(0, r)) },
   dot: { raw: (q, s, o) => 1 - dotAt(q, s, o), finish: (r) => r },
   l2: { raw: sqL2At, finish: (r) => Math.sqrt(Math.max(0, r)) },
   manhattan: { raw: l1At, finish: (r) => r },

@@ -61,6 +61,15 @@ describe.each(CASES)('%s / %s', (kind, metric, minRecall, minFast) => {
     expect(r / Q).toBeGreaterThanOrEqual(minRecall);
   });
 
+  it('a stored vector is at distance 0 from itself, and cosine, l2 and manhattan never answer below 0', () => {
+    for (let i = 0; i < 20; i++) {
+      const got = t.topk(data.base[i], { k: 3, mode: 'high_recall' });
+      if (metric === 'dot') continue; // 1 − a·b: below 0 wherever a·b > 1
+      for (const m of got) expect(m.distance).toBeGreaterThanOrEqual(0);
+      if (kind === 'exact' || kind === 'hnsw') expect(got[0].distance).toBeLessThan(1e-5);
+    }
+  });
+
   it(`fast mode answers k results, recall@10 ≥ ${minFast}`, () => {
     let r = 0;
     data.queries.forEach((q, qi) => {
