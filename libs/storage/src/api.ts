@@ -165,8 +165,13 @@ export interface CommitParticipant {
   apply?(frame: CommittedFrame): void;
   /** Loads the participant's checkpoint at open; returns the LSN it covers (frames after it are replayed through apply). */
   open?(store: StoreReader): Promise<Lsn>;
-  /** Writes a checkpoint of in-memory state (returns the LSN it covers); called by store.checkpoint() and at close. */
-  checkpoint?(store: StoreReader): Promise<Lsn>;
+  /**
+   * Writes a checkpoint of in-memory state (returns the LSN it covers); called by
+   * store.checkpoint(), by the background maintenance and at close (`final`). A participant
+   * whose images are costly may skip a non-final one and answer the LSN of its last image:
+   * log retention then keeps every frame after that.
+   */
+  checkpoint?(store: StoreReader, opts?: { readonly final?: boolean }): Promise<Lsn>;
 }
 
 /** A consistent view of one tenant store (an explicit classic-level snapshot). */

@@ -526,11 +526,11 @@ export class TenantStore implements StoreReader {
   }
 
   /** Asks every participant with in-memory state to checkpoint, and records the LSNs they cover. */
-  async checkpoint(): Promise<Record<string, number>> {
+  async checkpoint(opts: { final?: boolean } = {}): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     for (const p of this.participantList) {
       if (!p.checkpoint) continue;
-      const lsn = await p.checkpoint(this);
+      const lsn = await p.checkpoint(this, { final: !!opts.final });
       await this.db.put(metaKey('checkpoint', p.name), Buffer.from(JSON.stringify(lsn)), { sync: true });
       out[p.name] = lsn;
     }
@@ -595,7 +595,7 @@ export class TenantStore implements StoreReader {
     this.closed = true;
     this.coordinator.close();
     try {
-      await this.checkpoint();
+      await this.checkpoint({ final: true });
     } finally {
       this.feed.complete();
       await this.db.close();

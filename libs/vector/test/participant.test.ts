@@ -185,3 +185,31 @@ test('no checkpoint at all: the V keys rebuild the tables', async () => {
   expect(vectors.topk('few', { vector: data.queries[0], k: 10 })).toEqual(before);
   await store.close();
 });
+
+test('background checkpoints image only after a tenth of the vectors changed (at least 1,000), and a crash after a skipped one replays from the last image', async () => {
+  let { store, vectors } = await open();
+  await putAll(store, 'digits', 0, 300, 'l2'); // 300 changes, no image yet
+  let m = await store.maintain();
+  expect(vectors.stats).toMatchObject({ checkpoints: 0, checkpointsSkipped: 1 });
+  expect(m.checkpoint.vector).toBe(store.lastLsn); // the V keys rebuild the tables: no frame is needed
+  await putAll(store, 'digits', 300, 2400); // 2,400 changes ≥ max(1,000, 240)
+  m = await store.maintain();
+  expect(vectors.stats).toMatchObject({ checkpoints: 1, checkpointsSkipped: 1 });
+  const imaged = store.lastLsn;
+  expect(m.checkpoint.vector).toBe(imaged);
+  await putAll(store, 'digits', 2400, 2500); // 100 changes < 1,000: skipped, the log keeps them
+  m = await store.maintain();
+  expect(vectors.stats).toMatchObject({ checkpoints: 1, checkpointsSkipped: 2 });
+  expect(m.checkpoint.vector).toBe(imaged);
+  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
+  const lsn = store.lastLsn;
+  await (store as unknown as { db: { close(): Promise<void> } }).db.close(); // a crash: no final checkpoint
+
+  ({ store, vectors } = await open());
+  expect(vectors.stats).toMatchObject({ openedFrom: 'checkpoint', checkpointLsn: imaged });
+  expect(store.recovery.replayed.vector).toBe(lsn - imaged);
+  expect(vectors.table('digits').size).toBe(2500);
+  expect(data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  await store.close(); // final: always images
+  expect(vectors.stats.checkpoints).toBe(1);
+});
