@@ -16,7 +16,7 @@ export function makeAggregate(spec: AggregateCall): AggState {
     step(args) {
       if (args[0] === null) return;
       const v = args[0];
-      const k = hashKey(fold && typeof v === 'string' ? fold(v) : v);
+      const k = hashKey(fold ? fold(v) : v);
       if (seen.has(k)) return;
       seen.add(k);
       inner.step(args);
@@ -83,7 +83,7 @@ function base(spec: AggregateCall): AggState {
       let best: Value = null;
       // TEXT compares under the argument's collating sequence (min(name) on a NOCASE column)
       const fold = spec.args.length === 1 ? collationKey(comparisonCollation(spec.args[0], null)) : null;
-      const cmp = fold ? (x: Value, y: Value) => (typeof x === 'string' && typeof y === 'string' ? compareValues(fold(x), fold(y)) : compareValues(x, y)) : compareValues;
+      const cmp = fold ? (x: Value, y: Value) => compareValues(fold(x), fold(y)) : compareValues;
       return {
         step(a) {
           const v = a[0];

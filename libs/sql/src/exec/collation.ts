@@ -3,7 +3,7 @@
  * TEXT value takes under it.
  */
 import type { Collation, Expr } from '@mmdb/plan';
-import { tupleKey, type Tuple } from '../values';
+import { tupleKey, type Tuple, type Value } from '../values';
 
 /**
  * An operand's collating sequence, as SQLite finds it: `explicit` when a COLLATE names it (the
@@ -40,10 +40,13 @@ export function comparisonCollation(l: Expr, r: Expr | null): Collation | undefi
   return a?.coll ?? b?.coll;
 }
 
-/** A TEXT value as its collating sequence compares it (identity for BINARY). */
-export function collationKey(coll: Collation | undefined): ((s: string) => string) | null {
-  if (coll === 'nocase') return (s) => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
-  if (coll === 'rtrim') return (s) => s.replace(/ +$/, '');
+/**
+ * A value as its collating sequence compares it: TEXT folded (ASCII A-Z lowered for NOCASE,
+ * trailing spaces dropped for RTRIM), anything else as it is; null for BINARY (no folding).
+ */
+export function collationKey(coll: Collation | undefined): ((v: Value) => Value) | null {
+  if (coll === 'nocase') return (v) => (typeof v === 'string' ? v.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : v);
+  if (coll === 'rtrim') return (v) => (typeof v === 'string' ? v.replace(/ +$/, '') : v);
   return null;
 }
 
@@ -61,5 +64,5 @@ export function outputCollation(e: Expr, resolved?: Collation): Collation | unde
 export function rowKeyer(colls: readonly (Collation | undefined)[]): (r: Tuple) => string {
   const folds = colls.map(collationKey);
   if (!folds.some((f) => f)) return tupleKey;
-  return (r) => tupleKey(r.map((v, i) => (folds[i] && typeof v === 'string' ? folds[i]!(v) : v)));
+  return (r) => tupleKey(r.map((v, i) => (folds[i] ? folds[i]!(v) : v)));
 }

@@ -76,7 +76,7 @@ function comparer(affL: Affinity | undefined, affR: Affinity | undefined, coll?:
   if (!fold) return conv;
   return (a, b) => {
     const [x, y] = conv(a, b);
-    return typeof x === 'string' && typeof y === 'string' ? [fold(x), fold(y)] : [x, y];
+    return [fold(x), fold(y)];
   };
 }
 
@@ -198,7 +198,7 @@ export class ExprCompiler {
         const conv = comparer(affA, affB);
         // the left operand's collating sequence (the subquery's column declares none here)
         const fold = collationKey(comparisonCollation(e.arg, null));
-        const keyOf = (v: Value) => hashKey(fold && typeof v === 'string' ? fold(v) : v);
+        const keyOf = (v: Value) => hashKey(fold ? fold(v) : v);
         let cache: { set: Set<string>; hasNull: boolean; empty: boolean } | null = null;
         let epoch = -1;
         const ctx = this.ctx;

@@ -183,8 +183,7 @@ const VISITOR: PlanVisitor<Op, C> = {
     const keys = n.group.map((g) => e(g.expr));
     // a key with a collating sequence other than BINARY groups TEXT by its folded form; the group
     // shows the first value it met
-    const folds = n.group.map((g) => collationKey(comparisonCollation(g.expr, null)));
-    const folding = folds.some((f) => f);
+    const keyOf = rowKeyer(n.group.map((g) => comparisonCollation(g.expr, null)));
     const aggs = n.aggregates.map((a) => ({ spec: a, args: a.args.map(e) }));
     const scope = new Scope(input.cols, c.outer);
     const cols: ColInfo[] = [
@@ -206,7 +205,7 @@ const VISITOR: PlanVisitor<Op, C> = {
         } else {
           const kv = new Array<Value>(nk);
           for (let i = 0; i < nk; i++) kv[i] = keys[i](r, up);
-          const k = folding ? tupleKey(kv.map((v, i) => (folds[i] && typeof v === 'string' ? folds[i]!(v) : v))) : tupleKey(kv);
+          const k = keyOf(kv);
           g = groups.get(k);
           if (!g) {
             g = { key: kv, states: fresh() };
@@ -259,7 +258,7 @@ const VISITOR: PlanVisitor<Op, C> = {
       const f = e(k.expr);
       // a key with a collating sequence other than BINARY sorts TEXT by its folded form
       const fold = collationKey(comparisonCollation(k.expr, null));
-      const g: typeof f = fold ? (r, u) => { const v = f(r, u); return typeof v === 'string' ? fold(v) : v; } : f;
+      const g: typeof f = fold ? (r, u) => fold(f(r, u)) : f;
       return { f: g, desc: !!k.desc, nullsFirst: k.nulls ? k.nulls === 'first' : !k.desc };
     });
     const nk = keys.length;
