@@ -2,6 +2,7 @@
 import { DbError } from '@mmdb/core';
 import type { Affinity, AggregateCall, Collation, Expr, PlanNode, SortKey } from '@mmdb/plan';
 import type { AExpr, FromItem, ResultCol, Select, SelectBody, SelectCore } from './ast';
+import { outputCollation } from '../exec/collation';
 import { AGGREGATES } from '../exec/functions';
 
 /** What the binder needs to know about a table. */
@@ -39,8 +40,6 @@ interface BScope { items: Item[]; parent: BScope | null; ctes: Map<string, { nam
 const colExpr = (name: string, c: { aff?: Affinity; coll?: Collation }): Expr => ({
   kind: 'col', name, ...(c.aff ? { affinity: c.aff } : {}), ...(c.coll ? { collation: c.coll } : {}),
 });
-/** The collating sequence an output expression hands to the column it becomes (SQLite: a column's, or an explicit COLLATE's). */
-const collOf = (e: Expr): Collation | undefined => (e.kind === 'col' || e.kind === 'collate' ? e.collation : undefined);
 
 interface AggCtx {
   groups: { expr: Expr; key: string; name: string }[];
@@ -207,7 +206,7 @@ export class Binder {
     const sortKeys: SortKey[] = [];
     const names = dedupe(items.map((i) => i.name));
     const simpleBind = (x: AExpr) => this.expr(x, scope, null);
-    const colls = exprs.map(collOf);
+    const colls = exprs.map((e) => outputCollation(e));
     if (orderBy.length && sel?.body.t === 'core') {
       for (const o of orderBy) {
         // `term COLLATE x`: the term names its column as it would alone; the key compares with x
@@ -234,7 +233,7 @@ export class Binder {
           if (j >= 0) e = colExpr(names[j], { coll: colls[j] });
           else {
             hidden.push(be);
-            e = colExpr(`#o${hidden.length - 1}`, { coll: collOf(be) });
+            e = colExpr(`#o${hidden.length - 1}`, { coll: outputCollation(be) });
           }
         }
         if (explicit) e = { kind: 'collate', arg: e, collation: explicit };
