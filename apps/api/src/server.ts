@@ -95,6 +95,20 @@ export async function createServer(config: AppConfig): Promise<Server> {
     });
     app.enableShutdownHooks();
     await app.init();
+    // Replaces the JSON parser Nest registers in init(). The Elasticsearch surface takes JSON
+    // bodies as ES does: an empty body is no body, and a body that is not one JSON document
+    // (NDJSON sent as application/json) reaches it as text. Other routes parse as before.
+    const defaultJson = fastify.getDefaultJsonParser('error', 'error');
+    fastify.removeContentTypeParser('application/json');
+    fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimit }, (req: any, body: string, done: (e: Error | null, b?: unknown) => void) => {
+      if (!ES_ROUTE.test(req.url)) return defaultJson(req, body, done);
+      if (body.trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(body));
+      } catch {
+        done(null, body);
+      }
+    });
     const server: Server = {
       app,
       system,
@@ -110,6 +124,8 @@ export async function createServer(config: AppConfig): Promise<Server> {
     throw e;
   }
 }
+
+const ES_ROUTE = /^\/v1\/tenants\/[^/]+\/es(\/|\?|$)/;
 
 /** Builds the app and listens on DB_HOST:DB_PORT. */
 export async function startServer(config: AppConfig): Promise<Server> {

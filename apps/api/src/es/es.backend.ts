@@ -1,0 +1,64 @@
+import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
+import type { PlanNode } from '@mmdb/plan';
+import { formatResult, type SqlEngine } from '@mmdb/sql';
+import type { EsBackend, EsChange, EsTable } from '@mmdb/es-compat';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+import type { SqlTenantEngine } from '../query/query.module';
+
+const DESCRIPTION = /^description\s*=\s*("(?:[^"\\]|\\.)*")\s*$/m;
+
+/**
+ * The composition-root implementation of the ES surface's port: manifests of the tenant store,
+ * reads through the shared plan executor (SqlEngine.runPlan), commits through the tenant handle.
+ */
+export class StoreEsBackend implements EsBackend {
+  private readonly tableCache = new WeakMap<TableManifest, EsTable>();
+
+  constructor(private readonly t: TenantHandle) {}
+
+  private engine(): SqlEngine {
+    const e = this.t.engine<SqlTenantEngine>('sql').engine;
+    if (!e) throw new DbError('service_unavailable', 'SQL engine not attached yet');
+    return e;
+  }
+
+  tables(): EsTable[] {
+    return this.t.store.manifests().map((m) => {
+      let e = this.tableCache.get(m);
+      if (!e) {
+        let description: string | undefined;
+        const toml = this.t.store.schemaToml(m.id);
+        const d = toml ? DESCRIPTION.exec(toml) : null;
+        if (d) {
+          try { description = JSON.parse(d[1]) as string; } catch { description = undefined; }
+        }
+        e = { id: m.id, description, columns: m.columns.map((c) => ({ name: c.name, ty: c.ty })), primaryKey: m.primary_key, fulltext: m.fulltext.map((f) => f.field) };
+        this.tableCache.set(m, e);
+      }
+      return e;
+    });
+  }
+
+  async read(plan: PlanNode): Promise<Array<Record<string, JsonValue>>> {
+    const r = await this.engine().runPlan(plan);
+    return formatResult(r).kind === 'select' ? ((formatResult(r) as { rows: Array<Record<string, JsonValue>> }).rows) : [];
+  }
+
+  async commit(changes: EsChange[]): Promise<number> {
+    const r = await this.t.commit({ changes: changes as never });
+    return r.lsn;
+  }
+
+  async drop(id: string): Promise<void> {
+    await this.t.write((s) => s.dropSchema(id));
+  }
+
+  async tableLsn(id: string): Promise<number> {
+    const s = this.t.store.snapshot();
+    try {
+      return s.tableLsn(id);
+    } finally {
+      await s.release();
+    }
+  }
+}

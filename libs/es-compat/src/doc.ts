@@ -1,0 +1,78 @@
+/** A document as search sees it: its row (id, source, versions) and lazily derived field values and tokens. */
+import { analyze, type Token } from './analysis';
+import { docValues, type Field, type Json, type JsonObject } from './mapping';
+
+export interface DocRow {
+  readonly _id: string;
+  readonly _source: JsonObject;
+  readonly _version: number;
+  readonly _seq_no: number;
+  readonly _primary_term: number;
+  readonly _routing?: string | null;
+}
+
+/** One searchable index: its name, mapped fields, analyzers and documents (one snapshot). */
+export interface IndexView {
+  readonly name: string;
+  readonly uuid: string;
+  readonly fields: Map<string, Field>;
+  readonly settings: JsonObject;
+  readonly docs: Doc[];
+  readonly mappings: JsonObject;
+  /** Per-field BM25 statistics, computed on first use. */
+  readonly stats: Map<string, FieldStats>;
+}
+
+export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number> }
+
+export class Doc {
+  private vals?: Map<string, Json[]>;
+  private readonly toks = new Map<string, Token[][]>();
+  constructor(readonly row: DocRow, readonly index: IndexView) {}
+
+  get id(): string { return this.row._id; }
+  get source(): JsonObject { return this.row._source; }
+
+  /** Typed values of a mapped field (empty for unmapped fields). */
+  values(path: string): Json[] {
+    if (!this.vals) this.vals = docValues(this.index.fields, this.row._source);
+    return this.vals.get(path) ?? [];
+  }
+
+  /** Tokens per value of a text field, analyzed with the field's analyzer. */
+  tokens(path: string, analyzer: string): Token[][] {
+    const k = `${path}\u0000${analyzer}`;
+    let t = this.toks.get(k);
+    if (!t) {
+      t = this.values(path).map((v) => analyze(String(v), analyzer));
+      this.toks.set(k, t);
+    }
+    return t;
+  }
+
+  /** Terms with positions across values (values separated by a position gap of 100, as in Elasticsearch). */
+  positions(path: string, analyzer: string): Map<string, number[]> {
+    const k = `#${path}\u0000${analyzer}`;
+    const cached = (this as unknown as Record<string, Map<string, number[]>>)[k];
+    if (cached) return cached;
+    const out = new Map<string, number[]>();
+    let base = 0;
+    for (const toks of this.tokens(path, analyzer)) {
+      let last = -1;
+      for (const t of toks) {
+        const p = base + t.pos;
+        last = p;
+        const l = out.get(t.term);
+        if (l) l.push(p);
+        else out.set(t.term, [p]);
+      }
+      base = (last >= 0 ? last : base) + 101;
+    }
+    (this as unknown as Record<string, Map<string, number[]>>)[k] = out;
+    return out;
+  }
+
+  length(path: string, analyzer: string): number {
+    return this.tokens(path, analyzer).reduce((s, t) => s + t.length, 0);
+  }
+}

@@ -1,0 +1,230 @@
+/** Search APIs: _search, _count, scroll, point in time, _msearch, _delete_by_query, _update_by_query. */
+import * as crypto from 'crypto';
+import { EsError, illegalArgument, parsingError, searchPhase, validation } from './errors';
+import type { Json, JsonObject } from './mapping';
+import type { EsTenant } from './tenant';
+import { prepareSearch, searchResponse, type SearchEnv } from './search';
+import { compile } from './query';
+import { writeBatch, type WriteOp } from './writes';
+import type { EsResponse, Params } from './types';
+import type { IndexView } from './doc';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const ENV: SearchEnv = { maxBuckets: 65535, maxResultWindow: 10000 };
+
+export function keepAliveMs(s: string | undefined): number {
+  if (!s) return 60000;
+  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(s);
+  if (!m) throw illegalArgument(`failed to parse setting [keep_alive] with value [${s}] as a time value: unit is missing or unrecognized`);
+  const u: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 };
+  return Number(m[1]) * (m[2] ? u[m[2]] : 1);
+}
+
+/** Errors raised while searching answer as search_phase_execution_exception (as a one-shard search does). */
+function wrap<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof EsError && ['query_shard_exception', 'illegal_argument_exception', 'number_format_exception', 'parse_exception', 'too_many_buckets_exception'].includes(e.type) && e.status === 400) {
+      if (e.type === 'illegal_argument_exception' && /^Result window|search_after|\[from\]|\[size\]|Sort must|`from`/.test(e.reason)) throw e;
+      throw searchPhase(e);
+    }
+    throw e;
+  }
+}
+
+function gc(t: EsTenant): void {
+  const now = Date.now();
+  for (const [k, s] of t.scrolls) if (s.expires < now) t.scrolls.delete(k);
+  for (const [k, p] of t.pits) if (p.expires < now) t.pits.delete(k);
+}
+
+export async function search(t: EsTenant, index: string | undefined, body: unknown, q: Params): Promise<EsResponse> {
+  gc(t);
+  const t0 = Date.now();
+  const b: JsonObject = body === undefined || body === null || body === '' ? {} : isObj(body) ? body : (() => { throw parsingError('request body must be an object'); })();
+  let views: IndexView[];
+  let pitId: string | undefined;
+  if (isObj(b.pit)) {
+    if (index !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: [indices] cannot be used with point in time;');
+    pitId = String(b.pit.id);
+    const pit = t.pits.get(pitId);
+    if (!pit) throw new EsError(404, 'search_context_missing_exception', `No search context found for id [${pitId}]`);
+    if (b.pit.keep_alive !== undefined) pit.expires = Date.now() + keepAliveMs(String(b.pit.keep_alive));
+    views = pit.views;
+  } else views = await t.views(t.resolve(index, q));
+  const body2 = { ...b };
+  delete body2.pit;
+  const env: SearchEnv = { ...ENV, lookup: (ix, id) => lookup(t, views, ix, id) };
+  const p = wrap(() => prepareSearch(views, body2, q, env));
+  if (q.scroll !== undefined) {
+    if (b.search_after !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: using [search_after] is not allowed in a scroll context;');
+    const id = crypto.randomBytes(24).toString('base64url');
+    const ctx = { prepared: p, hits: p.hits, pos: p.size, size: p.size, expires: Date.now() + keepAliveMs(q.scroll) };
+    t.scrolls.set(id, ctx);
+    return { status: 200, body: searchResponse(p, p.hits.slice(0, p.size), Date.now() - t0, { _scroll_id: id }) };
+  }
+  const page = p.hits.slice(p.from, p.from + p.size);
+  return { status: 200, body: searchResponse(p, page, Date.now() - t0, pitId ? { pit_id: pitId } : {}) };
+}
+
+function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {
+  const v = views.find((x) => x.name === ix);
+  if (v) return v.docs.find((d) => d.id === id)?.source;
+  return undefined;
+}
+
+export async function scroll(t: EsTenant, idParam: string | undefined, body: unknown, q: Params): Promise<EsResponse> {
+  gc(t);
+  const b = isObj(body) ? body : {};
+  const id = idParam ?? (b.scroll_id as string | undefined) ?? q.scroll_id;
+  if (!id) throw validation(['scrollId is missing']);
+  const ctx = t.scrolls.get(String(id));
+  if (!ctx) throw new EsError(404, 'search_phase_execution_exception', 'all shards failed', { phase: 'query', grouped: true, failed_shards: [], caused_by: { type: 'search_context_missing_exception', reason: `No search context found for id [${id}]` } });
+  const keep = (b.scroll as string | undefined) ?? q.scroll;
+  if (keep) ctx.expires = Date.now() + keepAliveMs(keep);
+  const page = ctx.hits.slice(ctx.pos, ctx.pos + ctx.size);
+  ctx.pos += ctx.size;
+  return { status: 200, body: searchResponse(ctx.prepared, page, 0, { _scroll_id: String(id) }) };
+}
+
+export function clearScroll(t: EsTenant, idParam: string | undefined, body: unknown): EsResponse {
+  const b = isObj(body) ? body : {};
+  let ids: string[] = idParam ? idParam.split(',') : Array.isArray(b.scroll_id) ? b.scroll_id.map(String) : b.scroll_id !== undefined ? [String(b.scroll_id)] : [];
+  if (ids.includes('_all')) ids = [...t.scrolls.keys()];
+  if (!ids.length) throw validation(['no scroll ids specified']);
+  let n = 0;
+  for (const id of ids) if (t.scrolls.delete(id)) n++;
+  return { status: n ? 200 : 404, body: { succeeded: true, num_freed: n } };
+}
+
+export async function openPit(t: EsTenant, index: string, q: Params): Promise<EsResponse> {
+  if (q.keep_alive === undefined) throw validation(['[keep_alive] is not specified']);
+  const rs = t.resolve(index, q);
+  const views = await t.views(rs);
+  // a point in time keeps the documents as they are now (the views are immutable snapshots)
+  const frozen = views.map((v) => ({ ...v, docs: [...v.docs], stats: new Map() }));
+  const id = crypto.randomBytes(24).toString('base64url');
+  t.pits.set(id, { views: frozen, expires: Date.now() + keepAliveMs(q.keep_alive), indices: rs.map((r) => r.ref.meta.es_index) });
+  return { status: 200, body: { id } };
+}
+
+export function closePit(t: EsTenant, body: unknown): EsResponse {
+  const id = isObj(body) ? String(body.id ?? '') : '';
+  const ok = t.pits.delete(id);
+  return { status: ok ? 200 : 404, body: { succeeded: ok, num_freed: ok ? 1 : 0 } };
+}
+
+export async function count(t: EsTenant, index: string | undefined, body: unknown, q: Params): Promise<EsResponse> {
+  const b = isObj(body) ? body : {};
+  for (const k of Object.keys(b)) if (k !== 'query') throw parsingError(`request does not support [${k}]`);
+  const views = await t.views(t.resolve(index, q));
+  const qp: Params = {};
+  for (const k of ['q', 'df', 'default_operator', 'analyzer', 'lenient', 'analyze_wildcard', 'min_score', 'terminate_after']) if (q[k] !== undefined) qp[k] = q[k];
+  const p = wrap(() => prepareSearch(views, { ...(b.query !== undefined ? { query: b.query } : {}), size: 0, track_total_hits: true }, qp, { ...ENV, lookup: (ix, id) => lookup(t, views, ix, id) }));
+  return { status: 200, body: { count: p.total, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
+}
+
+export async function msearch(t: EsTenant, index: string | undefined, text: string, q: Params): Promise<EsResponse> {
+  const t0 = Date.now();
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const responses: Json[] = [];
+  if (!lines.length) throw validation(['no requests added']);
+  for (let i = 0; i < lines.length; i += 2) {
+    let header: JsonObject;
+    let body: JsonObject;
+    try {
+      header = JSON.parse(lines[i]) as JsonObject;
+      body = lines[i + 1] === undefined ? {} : (JSON.parse(lines[i + 1]) as JsonObject);
+    } catch {
+      throw illegalArgument(`Failed to parse msearch request line ${i + 1}`);
+    }
+    const hq: Params = { ...q };
+    for (const k of ['search_type', 'preference', 'routing', 'request_cache', 'allow_partial_search_results', 'ignore_unavailable', 'allow_no_indices', 'expand_wildcards']) if (header[k] !== undefined) hq[k] = String(header[k]);
+    const ix = header.index === undefined ? index : Array.isArray(header.index) ? header.index.join(',') : String(header.index);
+    try {
+      const r = await search(t, ix, body, hq);
+      responses.push({ ...(r.body as JsonObject), status: 200 });
+    } catch (e) {
+      if (!(e instanceof EsError)) throw e;
+      responses.push(e.body() as Json);
+    }
+  }
+  return { status: 200, body: { took: Date.now() - t0, responses } };
+}
+
+interface ByQuery { kind: 'delete' | 'update'; index: string; body: unknown; q: Params }
+
+const tasks = new WeakMap<EsTenant, Map<string, JsonObject>>();
+
+export function taskResult(t: EsTenant, id: string): EsResponse {
+  const r = tasks.get(t)?.get(id);
+  if (!r) throw new EsError(404, 'resource_not_found_exception', `task [${id}] isn't running and hasn't stored its results`);
+  return { status: 200, body: r };
+}
+
+/** _delete_by_query / _update_by_query. An unbounded whole-index delete (no query or match_all, no max_docs) is refused. */
+export async function byQuery(t: EsTenant, req: ByQuery): Promise<EsResponse> {
+  const t0 = Date.now();
+  const { q } = req;
+  const b: JsonObject = isObj(req.body) ? { ...req.body } : {};
+  if (req.kind === 'delete' && b.query === undefined && q.q === undefined) throw validation(['query is missing']);
+  if (b.script !== undefined) throw illegalArgument('[_update_by_query] scripts are not supported by this service; use _update_by_query without a script (re-index in place) or update documents with a partial doc through _bulk');
+  const conflicts = q.conflicts ?? (b.conflicts as string | undefined) ?? 'abort';
+  if (!['abort', 'proceed'].includes(conflicts)) throw validation([`conflicts may only be "proceed" or "abort" but was [${conflicts}]`]);
+  const maxQ = q.max_docs !== undefined ? Number(q.max_docs) : undefined;
+  const maxB = b.max_docs !== undefined ? Number(b.max_docs) : b.size !== undefined ? Number(b.size) : undefined;
+  if (maxQ !== undefined && maxB !== undefined && maxQ !== maxB) throw illegalArgument(`[max_docs] set to two different values [${maxB}] and [${maxQ}]`);
+  const maxDocs = maxQ ?? maxB;
+  if (maxDocs !== undefined && maxDocs < 0) throw illegalArgument(`[max_docs] parameter cannot be negative, found [${maxDocs}]`);
+  if (q.scroll_size !== undefined && !/^-?\d+$/.test(q.scroll_size)) throw illegalArgument(`Failed to parse int parameter [scroll_size] with value [${q.scroll_size}]`);
+  if (q.stored_fields !== undefined) throw validation(['stored_fields is not supported in this context']);
+  if (q.requests_per_second !== undefined) {
+    const r = q.requests_per_second === 'unlimited' ? -1 : Number(q.requests_per_second);
+    if (!(r > 0 || r === -1)) throw validation(['[requests_per_second] must be a float greater than 0. Use -1 to disable throttling.']);
+  }
+  if (q.slices !== undefined && q.slices !== 'auto' && !(Number(q.slices) >= 1)) throw validation([`[slices] must be at least 1, was [${q.slices}]`]);
+  const matchAll = (x: unknown): boolean => x === undefined || (isObj(x) && Object.keys(x).length === 1 && x.match_all !== undefined);
+  if (req.kind === 'delete' && maxDocs === undefined && q.q === undefined && matchAll(b.query)) {
+    throw illegalArgument(`refusing an unbounded delete_by_query on [${req.index}]: the query matches every document and no [max_docs] is set. This service refuses whole-index deletes by query; pass max_docs (e.g. ?max_docs=1000, repeated until "deleted" is 0) or delete the index with DELETE /${req.index} and create it again`);
+  }
+  const rs = t.resolve(req.index, q);
+  const views = await t.views(rs);
+  const sq: Params = {};
+  for (const k of ['q', 'df', 'default_operator', 'analyzer', 'lenient', 'analyze_wildcard']) if (q[k] !== undefined) sq[k] = q[k];
+  const p = wrap(() => prepareSearch(views, { ...(b.query !== undefined ? { query: b.query } : {}), ...(b.sort !== undefined ? { sort: b.sort } : {}), size: 0, track_total_hits: true }, { ...sq, scroll: '1m' }, ENV));
+  let hits = p.hits;
+  if (maxDocs !== undefined) hits = hits.slice(0, maxDocs);
+  const refs = new Map(rs.map((r) => [r.ref.meta.es_index, r.ref]));
+  const ops: WriteOp[] = hits.map((h) => {
+    const ref = refs.get(h.doc.index.name)!;
+    return req.kind === 'delete'
+      ? { action: 'delete', ref, id: h.doc.id, ifSeqNo: h.doc.row._seq_no, ifPrimaryTerm: h.doc.row._primary_term }
+      : { action: 'index', ref, id: h.doc.id, source: h.doc.source, ifSeqNo: h.doc.row._seq_no, ifPrimaryTerm: h.doc.row._primary_term, routing: h.doc.row._routing ?? undefined };
+  });
+  const results = ops.length ? await writeBatch(t.state, ops) : [];
+  let done = 0;
+  let conflictsN = 0;
+  const failures: Json[] = [];
+  results.forEach((r, i) => {
+    if (r.status === 409) {
+      conflictsN++;
+      if (conflicts === 'abort') failures.push({ index: ops[i].ref.meta.es_index, type: '_doc', id: ops[i].id, cause: r.body.error as Json, status: 409 });
+    } else if (r.status < 300) done++;
+  });
+  const out: JsonObject = {
+    took: Date.now() - t0, timed_out: false, total: hits.length, [req.kind === 'delete' ? 'deleted' : 'updated']: done, batches: hits.length ? 1 : 0,
+    version_conflicts: conflictsN, noops: 0, retries: { bulk: 0, search: 0 }, throttled_millis: 0, requests_per_second: -1, throttled_until_millis: 0, failures,
+  };
+  if (req.kind === 'update') out.deleted = 0;
+  if (q.wait_for_completion === 'false') {
+    const id = `mmdb:${crypto.randomInt(1, 2 ** 31)}`;
+    let m = tasks.get(t);
+    if (!m) { m = new Map(); tasks.set(t, m); }
+    m.set(id, { completed: true, task: { node: 'mmdb', id: Number(id.split(':')[1]), type: 'transport', action: `indices:data/write/${req.kind}/byquery`, status: out, description: `${req.kind}-by-query [${req.index}]`, cancellable: true }, response: out });
+    return { status: 200, body: { task: id } };
+  }
+  return { status: failures.length ? 409 : 200, body: out };
+}
+
+export { compile };

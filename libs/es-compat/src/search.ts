@@ -1,0 +1,274 @@
+/** A search request over index views: query, post_filter, sort, paging, hits, aggregations, suggest. */
+import { EsError, illegalArgument, parsingError } from './errors';
+import type { Doc, IndexView } from './doc';
+import type { Json, JsonObject } from './mapping';
+import { compile, scriptRefused } from './query';
+import { runAggs, type AggCtx } from './aggs';
+import { runSuggest } from './suggest';
+import { highlightDoc } from './highlight';
+import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './source-filter';
+import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
+import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
+import { isDate } from './fields';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+type Params = Record<string, string | undefined>;
+
+const BODY_KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'aggs', 'aggregations', 'post_filter', 'highlight', 'track_total_hits', 'min_score', 'explain', 'version', 'seq_no_primary_term', 'docvalue_fields', 'stored_fields', 'search_after', 'suggest', 'timeout', 'terminate_after', 'track_scores', 'collapse', 'rescore', 'script_fields', 'indices_boost', 'pit', 'profile', 'fields', 'runtime_mappings', 'ext', 'slice', 'stats']);
+
+export interface SearchEnv {
+  readonly lookup?: (index: string, id: string) => JsonObject | undefined;
+  readonly maxBuckets: number;
+  readonly maxResultWindow: number;
+  readonly now?: number;
+}
+
+/** A prepared search: every matching hit in order, and how to print one. */
+export interface Prepared {
+  readonly hits: Hit[];
+  readonly total: number;
+  readonly sort: SortSpec[];
+  readonly from: number;
+  readonly size: number;
+  readonly format: (h: Hit) => JsonObject;
+  readonly aggregations?: JsonObject;
+  readonly suggest?: JsonObject;
+  readonly maxScore: number | null;
+  readonly trackTotal: boolean | number;
+  readonly restInt: boolean;
+  readonly indices: number;
+}
+
+function num(v: unknown, name: string): number | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw parsingError(`[${name}] failed to parse field [${name}]`);
+  return n;
+}
+
+/** Folds query-string parameters (q, from, size, sort, ...) into the body, as Elasticsearch does. */
+export function mergeParams(body: JsonObject, q: Params): JsonObject {
+  const b: JsonObject = { ...body };
+  for (const k of Object.keys(b)) if (!BODY_KEYS.has(k)) throw parsingError(`Unknown key for a ${typeof b[k] === 'object' && b[k] !== null ? (Array.isArray(b[k]) ? 'START_ARRAY' : 'START_OBJECT') : 'VALUE_STRING'} in [${k}].`);
+  if (q.q !== undefined) {
+    b.query = { query_string: { query: q.q, ...(q.df ? { default_field: q.df } : {}), ...(q.default_operator ? { default_operator: q.default_operator } : {}), ...(q.analyzer ? { analyzer: q.analyzer } : {}), ...(q.lenient ? { lenient: q.lenient === 'true' } : {}), ...(q.analyze_wildcard ? { analyze_wildcard: q.analyze_wildcard === 'true' } : {}) } };
+  }
+  if (q.from !== undefined) b.from = num(q.from, 'from')!;
+  if (q.size !== undefined) b.size = num(q.size, 'size')!;
+  if (q.sort !== undefined) b.sort = q.sort;
+  if (q.track_total_hits !== undefined) b.track_total_hits = q.track_total_hits === 'true' ? true : q.track_total_hits === 'false' ? false : Number(q.track_total_hits);
+  if (q.version !== undefined) b.version = q.version === 'true';
+  if (q.seq_no_primary_term !== undefined) b.seq_no_primary_term = q.seq_no_primary_term === 'true';
+  if (q.explain !== undefined) b.explain = q.explain === 'true';
+  if (q.track_scores !== undefined) b.track_scores = q.track_scores === 'true';
+  if (q.stored_fields !== undefined) b.stored_fields = q.stored_fields.split(',');
+  if (q.docvalue_fields !== undefined) b.docvalue_fields = q.docvalue_fields.split(',');
+  if (q.terminate_after !== undefined) b.terminate_after = Number(q.terminate_after);
+  if (q.min_score !== undefined) b.min_score = Number(q.min_score);
+  const src = sourceParams(q);
+  if (src) b._source = { includes: src.includes, excludes: src.excludes, ...(src.enabled ? {} : { _disabled: true }) } as JsonObject;
+  return b;
+}
+
+export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, env: SearchEnv): Prepared {
+  const b = mergeParams(body, q);
+  if (b.script_fields !== undefined) throw scriptRefused('script_fields');
+  if (q.batched_reduce_size !== undefined && Number(q.batched_reduce_size) < 2) {
+    throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: batchedReduceSize must be >= 2;');
+  }
+  const from = b.from === undefined ? 0 : Number(b.from);
+  const size = b.size === undefined ? 10 : Number(b.size);
+  if (from < 0) throw illegalArgument(`[from] parameter cannot be negative, found [${from}]`);
+  if (size < 0) throw illegalArgument(`[size] parameter cannot be negative, found [${size}]`);
+  const restInt = q.rest_total_hits_as_int === 'true';
+  const trackTotal: boolean | number = b.track_total_hits === undefined ? 10000 : (b.track_total_hits as boolean | number);
+  if (restInt && trackTotal !== true && trackTotal !== 10000 && b.track_total_hits !== undefined) {
+    throw new EsError(400, 'action_request_validation_exception', `Validation Failed: 1: [rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got ${String(trackTotal)};`);
+  }
+  const window = views.length ? Math.min(...views.map((v) => maxWindow(v, env))) : env.maxResultWindow;
+  if (!q.scroll && from + size > window) {
+    throw illegalArgument(`Result window is too large, from + size must be less than or equal to: [${window}] but was [${from + size}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`);
+  }
+  const sort = parseSort(b.sort);
+  const typedKeys = q.typed_keys === 'true';
+  const minScore = b.min_score === undefined ? null : Number(b.min_score);
+  const all: Hit[] = [];
+  const matched: Doc[] = [];
+  const postOk = new Set<Doc>();
+  const boosts = indicesBoost(b.indices_boost);
+  for (const ix of views) {
+    const scorer = compile({ ix, lookup: env.lookup }, b.query);
+    const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
+    const boost = boosts.get(ix.name) ?? 1;
+    for (const d of ix.docs) {
+      let s = scorer(d);
+      if (s === null) continue;
+      s *= boost;
+      if (minScore !== null && s < minScore) continue;
+      matched.push(d);
+      if (post && post(d) === null) continue;
+      postOk.add(d);
+      all.push({ doc: d, score: s });
+    }
+  }
+  sortHits(all, sort, views);
+  let hits = all;
+  if (b.search_after !== undefined) {
+    if (!Array.isArray(b.search_after)) throw parsingError('[search_after] must be an array');
+    if (!sort.length) throw illegalArgument('Sort must contain at least one field.');
+    if (from > 0) throw illegalArgument('`from` parameter must be set to 0 when `search_after` is used.');
+    hits = afterFilter(all, sort, b.search_after);
+  }
+  if (isObj(b.collapse)) hits = collapse(hits, String(b.collapse.field));
+  const scoreSorted = !sort.length || sort[0].field === '_score';
+  const trackScores = b.track_scores === true || scoreSorted || sort.some((s) => s.field === '_score');
+  const maxScore = !trackScores || !hits.length ? null : Math.max(...hits.map((h) => h.score));
+  const srcSpec: SourceSpec | undefined = b._source === undefined ? undefined : isObj(b._source) && b._source._disabled ? { enabled: false, includes: [], excludes: [] } : sourceSpec(b._source);
+  const storedNone = Array.isArray(b.stored_fields) ? b.stored_fields.includes('_none_') : b.stored_fields === '_none_';
+  const storedList = b.stored_fields === undefined ? undefined : Array.isArray(b.stored_fields) ? b.stored_fields.map(String) : [String(b.stored_fields)];
+  const format = (h: Hit): JsonObject => {
+    const d = h.doc;
+    const out: JsonObject = { _index: d.index.name, _type: '_doc' };
+    if (!storedNone) out._id = d.id;
+    if (b.version === true) out._version = d.row._version;
+    if (b.seq_no_primary_term === true) { out._seq_no = d.row._seq_no; out._primary_term = d.row._primary_term; }
+    out._score = trackScores ? h.score : null;
+    if (d.row._routing) out._routing = d.row._routing;
+    const wantSource = storedList === undefined || storedList.includes('_source') || b._source !== undefined;
+    if (!storedNone && wantSource) {
+      const src = filterSource(d.source, srcSpec);
+      if (src !== undefined) out._source = src;
+    }
+    const fields = docvalueFields(d, b.docvalue_fields, b.fields);
+    if (fields) out.fields = fields;
+    if (isObj(b.collapse)) {
+      const v = d.values(String(b.collapse.field));
+      out.fields = { ...((out.fields as JsonObject) ?? {}), [String(b.collapse.field)]: v.length ? [v[0]] : [] };
+    }
+    if (isObj(b.highlight)) {
+      const hl = highlightDoc(d, b.highlight, b.query as Json);
+      if (hl) out.highlight = hl;
+    }
+    if (sort.length) out.sort = printSortValues(h, sort);
+    if (b.explain === true) out._explanation = { value: h.score, description: 'sum of:', details: [] };
+    return out;
+  };
+  let aggregations: JsonObject | undefined;
+  const aggSpec = b.aggs ?? b.aggregations;
+  if (aggSpec !== undefined) {
+    if (!isObj(aggSpec)) throw parsingError('Expected [START_OBJECT] under [aggs]');
+    const allDocs = views.flatMap((v) => v.docs);
+    const filterCache = new Map<IndexView, (d: Doc) => number | null>();
+    const ctx: AggCtx = {
+      ixs: views, allDocs, typedKeys, maxBuckets: env.maxBuckets, buckets: 0,
+      filter: (fq) => {
+        const per = new Map<IndexView, (d: Doc) => number | null>();
+        return (d) => {
+          let s = per.get(d.index);
+          if (!s) { s = compile({ ix: d.index, lookup: env.lookup }, fq); per.set(d.index, s); }
+          return s(d) !== null;
+        };
+      },
+      score: () => 0,
+      topHits: (docs, spec) => topHits(docs, spec, views, env, all),
+    };
+    void filterCache;
+    aggregations = runAggs(aggSpec, matched, ctx);
+  }
+  const suggest = b.suggest === undefined ? undefined : runSuggest(b.suggest, { ixs: views, docs: views.flatMap((v) => v.docs), typedKeys, source: srcSpec });
+  void postOk;
+  return { hits, total: hits === all || b.search_after !== undefined ? all.length : hits.length, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: views.length };
+}
+
+function maxWindow(v: IndexView, env: SearchEnv): number {
+  const s = v.settings as JsonObject;
+  const w = (s.index as JsonObject | undefined)?.max_result_window ?? s['index.max_result_window'];
+  return w === undefined ? env.maxResultWindow : Number(w);
+}
+
+function indicesBoost(v: Json | undefined): Map<string, number> {
+  const m = new Map<string, number>();
+  if (Array.isArray(v)) for (const o of v) for (const [k, x] of Object.entries(o as JsonObject)) m.set(k, Number(x));
+  else if (isObj(v)) for (const [k, x] of Object.entries(v)) m.set(k, Number(x));
+  return m;
+}
+
+function collapse(hits: Hit[], field: string): Hit[] {
+  const seen = new Set<string>();
+  return hits.filter((h) => {
+    const v = h.doc.values(field);
+    const k = v.length ? JSON.stringify(v[0]) : 'null';
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefined): JsonObject | undefined {
+  const specs = [...(Array.isArray(dv) ? dv : []), ...(Array.isArray(fieldsOpt) ? fieldsOpt : [])];
+  if (!specs.length) return undefined;
+  const out: JsonObject = {};
+  for (const s of specs) {
+    const name = isObj(s) ? String(s.field) : String(s);
+    const fmt = isObj(s) && s.format !== undefined ? String(s.format) : undefined;
+    const pats = name.includes('*') ? [...d.index.fields.values()].filter((f) => new RegExp(`^${name.replace(/\./g, '\\.').replace(/\*/g, '.*')}$`).test(f.path)) : [d.index.fields.get(name)].filter((f) => f !== undefined);
+    for (const f of pats) {
+      if (!f || f.type === 'object') continue;
+      const vals = d.values(f.path);
+      if (!vals.length) continue;
+      out[f.path] = isDate(f) ? vals.map((v) => formatDate(Number(v), fmt ?? (f.def.format as string | undefined) ?? DEFAULT_DATE_FORMAT)) : vals;
+    }
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], env: SearchEnv, scored: Hit[]): JsonObject {
+  const scores = new Map(scored.map((h) => [h.doc, h.score]));
+  const hits: Hit[] = docs.map((d) => ({ doc: d, score: scores.get(d) ?? 1 }));
+  const p = prepareFromHits(hits, spec, views);
+  const from = Number(spec.from ?? 0), size = Number(spec.size ?? 3);
+  return {
+    total: { value: hits.length, relation: 'eq' },
+    max_score: p.maxScore,
+    hits: p.hits.slice(from, from + size).map(p.format) as Json,
+  };
+  void env;
+}
+
+function prepareFromHits(hits: Hit[], spec: JsonObject, views: IndexView[]): { hits: Hit[]; format: (h: Hit) => JsonObject; maxScore: number | null } {
+  const sort = parseSort(spec.sort);
+  sortHits(hits, sort, views);
+  const src = spec._source === undefined ? undefined : sourceSpec(spec._source);
+  const scoreSorted = !sort.length || sort[0].field === '_score';
+  return {
+    hits,
+    maxScore: scoreSorted && hits.length ? Math.max(...hits.map((h) => h.score)) : null,
+    format: (h) => {
+      const out: JsonObject = { _index: h.doc.index.name, _type: '_doc', _id: h.doc.id, _score: scoreSorted ? h.score : null };
+      if (spec.version === true) out._version = h.doc.row._version;
+      if (spec.seq_no_primary_term === true) { out._seq_no = h.doc.row._seq_no; out._primary_term = h.doc.row._primary_term; }
+      const s = filterSource(h.doc.source, src);
+      if (s !== undefined) out._source = s;
+      const f = docvalueFields(h.doc, spec.docvalue_fields, undefined);
+      if (f) out.fields = f;
+      if (sort.length) out.sort = printSortValues(h, sort);
+      return out;
+    },
+  };
+}
+
+/** The response body for one page of a prepared search. */
+export function searchResponse(p: Prepared, page: Hit[], took: number, extra: JsonObject = {}): JsonObject {
+  const hitsObj: JsonObject = {};
+  if (p.restInt) hitsObj.total = p.total;
+  else if (p.trackTotal !== false) {
+    const limit = p.trackTotal === true ? Infinity : Number(p.trackTotal);
+    hitsObj.total = p.total > limit ? { value: limit, relation: 'gte' } : { value: p.total, relation: 'eq' };
+  }
+  hitsObj.max_score = p.maxScore;
+  hitsObj.hits = page.map(p.format) as Json;
+  const out: JsonObject = { ...extra, took, timed_out: false, _shards: { total: p.indices, successful: p.indices, skipped: 0, failed: 0 }, hits: hitsObj };
+  if (p.aggregations) out.aggregations = p.aggregations;
+  if (p.suggest) out.suggest = p.suggest;
+  return out;
+}
