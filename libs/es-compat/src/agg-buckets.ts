@@ -2,10 +2,11 @@
 import { EsError, illegalArgument } from './errors';
 import type { Doc } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { badAgg, bucketKeyString, isObj, valueSource, type ValueSource } from './agg-util';
+import { badAgg, bucketKeyString, decimalFormat, isObj, valueSource, type ValueSource } from './agg-util';
 import { finishBuckets, type AggCtx } from './aggs';
 import { addUnit, formatDate, parseDateMath, roundDown, zoneOffset } from './dates';
 import { resolvePath } from './agg-pipelines';
+import { bigToIp, cidr, ipToBig } from './ip';
 
 export const BUCKET_TYPES = new Set(['terms', 'filters', 'filter', 'range', 'date_range', 'histogram', 'date_histogram', 'missing', 'global', 'composite', 'adjacency_matrix', 'sampler', 'nested', 'reverse_nested', 'significant_terms', 'rare_terms', 'auto_date_histogram', 'ip_range', 'geohash_grid', 'geotile_grid', 'variable_width_histogram', 'multi_terms']);
 
@@ -62,7 +63,7 @@ export function parseOrder(o: Json | undefined, dflt: Order): Order {
     const [k] = Object.keys(x);
     const dir = String(x[k]).toLowerCase();
     if (dir !== 'asc' && dir !== 'desc') throw badAgg(`Unknown terms order direction [${dir}]`);
-    return { key: k === '_term' ? '_key' : k, desc: dir === 'desc' };
+    return { key: k === '_term' || k === '_time' ? '_key' : k, desc: dir === 'desc' };
   });
 }
 
@@ -91,16 +92,25 @@ export function sortBuckets(list: Array<{ b: JsonObject; docs: Doc[]; key: Json 
   });
 }
 
-function includeExclude(p: JsonObject): (k: Json) => boolean {
+function includeExclude(p: JsonObject, vs: ValueSource, name: string): (k: Json) => boolean {
+  const norm = (v: Json): string => {
+    if (vs.kind === 'date') return String(parseDateMath(v, vs.format));
+    if (vs.kind === 'number') return String(Number(v));
+    if (vs.kind === 'boolean') return String(v === true || v === 'true' || v === 1 ? 1 : 0);
+    return String(v);
+  };
   const mk = (spec: Json | undefined, dflt: boolean): ((k: Json) => boolean) => {
     if (spec === undefined) return () => dflt;
-    if (Array.isArray(spec)) { const s = new Set(spec.map(String)); return (k) => s.has(String(k)); }
+    if (Array.isArray(spec)) { const s = new Set(spec.map(norm)); return (k) => s.has(String(k)); }
     if (isObj(spec)) {
       if (spec.partition !== undefined) {
         const n = Number(spec.num_partitions), part = Number(spec.partition);
-        return (k) => { let h = 0; for (const c of String(k)) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0; return Math.abs(h % n) === part; };
+        return (k) => partitionOf(k, n) === part;
       }
       return () => dflt;
+    }
+    if ((vs.kind !== 'string' && vs.kind !== 'other') || vs.field?.type === 'ip') {
+      throw new EsError(500, 'aggregation_execution_exception', `Aggregation [${name}] cannot support regular expression style include/exclude settings as they can only be applied to string fields. Use an array of values for include/exclude clauses`);
     }
     const rx = new RegExp(`^(?:${String(spec)})$`);
     return (k) => rx.test(String(k));
@@ -109,12 +119,51 @@ function includeExclude(p: JsonObject): (k: Json) => boolean {
   return (k) => inc(k) && !exc(k);
 }
 
+/** Elasticsearch's term partition: murmur3_x86_32 (seed 31) of the UTF-8 bytes for strings, BitMixer.mix64 for numbers. */
+export function partitionOf(k: Json, n: number): number {
+  if (typeof k === 'number') {
+    const M = (1n << 64n) - 1n;
+    let z = BigInt.asUintN(64, BigInt(Math.trunc(k)));
+    z = ((z ^ (z >> 32n)) * 0x4cd6944c5cc20b6dn) & M;
+    z = ((z ^ (z >> 29n)) * 0xfc12c5b19d3259e9n) & M;
+    z = z ^ (z >> 32n);
+    const signed = BigInt.asIntN(64, z);
+    const m = BigInt(n);
+    return Number(((signed % m) + m) % m);
+  }
+  const h = murmur3(Buffer.from(String(k), 'utf8'), 31);
+  return ((h % n) + n) % n;
+}
+
+function murmur3(data: Buffer, seed: number): number {
+  const c1 = 0xcc9e2d51, c2 = 0x1b873593;
+  let h1 = seed | 0;
+  const len = data.length;
+  const roundedEnd = len & ~3;
+  for (let i = 0; i < roundedEnd; i += 4) {
+    let k1 = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24);
+    k1 = Math.imul(k1, c1); k1 = (k1 << 15) | (k1 >>> 17); k1 = Math.imul(k1, c2);
+    h1 ^= k1; h1 = (h1 << 13) | (h1 >>> 19); h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
+  }
+  const rest = len & 3;
+  if (rest) {
+    let k1 = 0;
+    if (rest === 3) k1 = (data[roundedEnd + 2] & 0xff) << 16;
+    if (rest >= 2) k1 |= (data[roundedEnd + 1] & 0xff) << 8;
+    k1 |= data[roundedEnd] & 0xff;
+    k1 = Math.imul(k1, c1); k1 = (k1 << 15) | (k1 >>> 17); k1 = Math.imul(k1, c2); h1 ^= k1;
+  }
+  h1 ^= len;
+  h1 ^= h1 >>> 16; h1 = Math.imul(h1, 0x85ebca6b); h1 ^= h1 >>> 13; h1 = Math.imul(h1, 0xc2b2ae35); h1 ^= h1 >>> 16;
+  return h1 | 0;
+}
+
 function terms(name: string, type: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   const vs = valueSource(ctx.ixs, p, name);
   const size = p.size === undefined ? (type === 'rare_terms' ? 10000 : 10) : Number(p.size);
   if (size < 1 && type === 'terms') throw illegalArgument(`[size] must be greater than 0. Found [${size}] in [${name}]`);
   const minDoc = p.min_doc_count === undefined ? 1 : Number(p.min_doc_count);
-  const ok = includeExclude(p);
+  const ok = includeExclude(p, vs, name);
   const groups = new Map<string, { key: Json; docs: Doc[] }>();
   for (const d of docs) {
     const seen = new Set<string>();
@@ -162,7 +211,7 @@ function subsFor(subs: JsonObject, docs: Doc[], ctx: AggCtx): JsonObject {
 
 function filters(name: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   const spec = p.filters;
-  if (spec === undefined) throw badAgg(`[filters] cannot be empty.`);
+  if (spec === undefined || (isObj(spec) && !Object.keys(spec).length) || (Array.isArray(spec) && !spec.length)) throw illegalArgument(`[filters] cannot be empty.`);
   const keyed = isObj(spec);
   const entries: Array<[string, Json]> = keyed ? Object.entries(spec as JsonObject) : (spec as Json[]).map((q, i) => [String(i), q]);
   if (keyed) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -208,10 +257,38 @@ function adjacency(name: string, p: JsonObject, subs: JsonObject | undefined, do
 
 const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 
+function ipRanges(name: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx, vs: ValueSource): JsonObject {
+  const list = (p.ranges as JsonObject[]).map((r) => {
+    let from: bigint | null = null, to: bigint | null = null;
+    if (r.mask !== undefined) {
+      const c = cidr(String(r.mask));
+      if (!c) throw illegalArgument(`[${name}] invalid mask [${String(r.mask)}]`);
+      [from, to] = c;
+    } else {
+      if (r.from !== undefined && r.from !== null) from = ipToBig(String(r.from));
+      if (r.to !== undefined && r.to !== null) to = ipToBig(String(r.to));
+    }
+    const ds = docs.filter((d) => vs.values(d).some((v) => { const n = ipToBig(String(v)); return n !== null && (from === null || n >= from) && (to === null || n < to); }));
+    const b: JsonObject = { key: r.key !== undefined ? String(r.key) : r.mask !== undefined ? String(r.mask) : `${from === null ? '*' : bigToIp(from)}-${to === null ? '*' : bigToIp(to)}` };
+    if (from !== null) b.from = bigToIp(from);
+    if (to !== null) b.to = bigToIp(to);
+    b.doc_count = ds.length;
+    return { b, docs: ds };
+  });
+  const done = finishBuckets(list, subs, ctx, name);
+  if (p.keyed === true) {
+    const out: JsonObject = {};
+    done.forEach((b) => { const c = { ...b }; delete c.key; out[String(b.key)] = c; });
+    return { buckets: out };
+  }
+  return { buckets: done as Json };
+}
+
 function ranges(name: string, type: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   const vs = valueSource(ctx.ixs, p, name);
   const spec = p.ranges;
   if (!Array.isArray(spec) || !spec.length) throw illegalArgument(`No [ranges] specified for the [${name}] aggregation`);
+  if (type === 'ip_range') return ipRanges(name, p, subs, docs, ctx, vs);
   const isDateAgg = type === 'date_range';
   const zone = p.time_zone as string | undefined;
   const fmt = p.format !== undefined ? String(p.format) : vs.format;
@@ -232,6 +309,7 @@ function ranges(name: string, type: string, p: JsonObject, subs: JsonObject | un
     b.doc_count = ds.length;
     return { b, docs: ds, from, to };
   });
+  list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
   const done = finishBuckets(list, subs, ctx, name);
   if (p.keyed === true) {
     const out: JsonObject = {};
@@ -249,7 +327,7 @@ function histogram(name: string, p: JsonObject, subs: JsonObject | undefined, do
   const offset = Number(p.offset ?? 0);
   const keyFn = (v: number) => Math.floor((v - offset) / interval) * interval + offset;
   const eb = isObj(p.extended_bounds) ? p.extended_bounds : undefined;
-  return numericBuckets(name, p, subs, docs, ctx, vs, keyFn, (k) => k + interval, eb ? [Number(eb.min), Number(eb.max)] : undefined, (k) => (vs.kind === 'date' ? formatDate(k, vs.format) : undefined));
+  return numericBuckets(name, p, subs, docs, ctx, vs, keyFn, (k) => k + interval, eb ? [Number(eb.min), Number(eb.max)] : undefined, (k) => (vs.kind === 'date' ? formatDate(k, vs.format) : p.format !== undefined ? decimalFormat(k, String(p.format)) : undefined));
 }
 
 const CAL: Record<string, string> = { minute: 'm', '1m': 'm', hour: 'h', '1h': 'h', day: 'd', '1d': 'd', week: 'w', '1w': 'w', month: 'M', '1M': 'M', quarter: 'q', '1q': 'q', year: 'y', '1y': 'y', second: 's', '1s': 's' };

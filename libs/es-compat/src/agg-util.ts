@@ -3,7 +3,7 @@ import { EsError, illegalArgument } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Field, Json, JsonObject } from './mapping';
 import { isDate, isNumeric, isText, indexAnalyzer } from './fields';
-import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
+import { DEFAULT_DATE_FORMAT, formatDate, parseDate } from './dates';
 import { scriptRefused } from './query';
 
 export const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -24,12 +24,12 @@ export function valueSource(ixs: IndexView[], p: JsonObject, aggName: string): V
   if (f && isText(f) && f.def.fielddata !== true) {
     throw illegalArgument(`Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [${f.path}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.`);
   }
-  const kind: ValueSource['kind'] = !f ? (p.value_type === 'date' ? 'date' : p.value_type === 'string' ? 'string' : missing !== undefined && typeof missing === 'number' ? 'number' : 'other')
+  const kind: ValueSource['kind'] = !f ? (p.value_type === 'date' ? 'date' : p.value_type === 'string' ? 'string' : typeof missing === 'number' ? 'number' : typeof missing === 'boolean' ? 'boolean' : typeof missing === 'string' ? 'string' : 'other')
     : isDate(f) ? 'date' : isNumeric(f) ? 'number' : f.type === 'boolean' ? 'boolean' : 'string';
   const fmt = p.format !== undefined ? String(p.format) : f && isDate(f) ? String(f.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
   let missingVal: Json | undefined;
   if (missing !== undefined) {
-    if (kind === 'date' && typeof missing === 'string') missingVal = Date.parse(missing);
+    if (kind === 'date' && typeof missing === 'string') missingVal = parseDate(missing, fmt ?? DEFAULT_DATE_FORMAT) ?? Date.parse(missing);
     else if (kind === 'number') missingVal = Number(missing);
     else if (kind === 'boolean') missingVal = missing === true || missing === 'true';
     else missingVal = missing as Json;
@@ -66,7 +66,13 @@ export function asString(vs: ValueSource, n: number): string | undefined {
 }
 
 /** Java DecimalFormat patterns (`0.00`, `#,##0.0`) enough for `format` on numeric aggs. */
-export function decimalFormat(n: number, pattern: string): string {
+export function decimalFormat(n: number, full: string): string {
+  const m = /^([^#0,.]*)([#0,.]+)(.*)$/.exec(full);
+  if (!m) return String(n);
+  return m[1].replace(/'/g, '') + decimalCore(n, m[2]) + m[3].replace(/'/g, '');
+}
+
+function decimalCore(n: number, pattern: string): string {
   const [intPart, frac = ''] = pattern.split('.');
   const minFrac = (frac.match(/0/g) ?? []).length;
   const maxFrac = minFrac + (frac.match(/#/g) ?? []).length;
@@ -96,7 +102,7 @@ export function tdigestQuantile(sorted: number[], q: number): number | null {
 export function hdrPercentile(sorted: number[], p: number, digits = 3): number | null {
   const n = sorted.length;
   if (!n) return null;
-  const count = Math.max(1, Math.ceil((p / 100) * n - 1e-9));
+  const count = Math.max(1, Math.floor((p / 100) * n + 0.5));
   const v = sorted[Math.min(n, count) - 1];
   const sub = 2 ** Math.ceil(Math.log2(2 * 10 ** digits));
   const minPos = sorted.find((x) => x > 0) ?? 1;

@@ -47,6 +47,10 @@ export function parseEntry(name: string, body: unknown): { type: string; p: Json
   if (!known) throw new EsError(400, 'parsing_exception', `Unknown aggregation type [${type}] did you mean [${closest(type)}]?`, { line: 1, col: 1, caused_by: { type: 'named_object_not_found_exception', reason: `[1:1] unknown field [${type}]` } });
   const p = body[type];
   if (!isObj(p)) throw badAgg(`Expected [START_OBJECT] under [${type}], but got a [${Array.isArray(p) ? 'START_ARRAY' : 'VALUE_STRING'}] in [${name}]`);
+  if (type === 'moving_fn') {
+    const w = Number(p.window);
+    if (!Number.isInteger(w) || w <= 0) throw illegalArgument('[window] must be a positive, non-zero integer.');
+  }
   if (subs && (METRICS.has(type) && type !== 'top_hits')) {
     throw new EsError(400, 'aggregation_initialization_exception', `Aggregator [${name}] of type [${type}] cannot accept sub-aggregations`);
   }
@@ -162,10 +166,11 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
     case 'extended_stats': {
       const s = stats(xs);
       const sigma = p.sigma === undefined ? 2 : Number(p.sigma);
-      if (sigma < 0) throw illegalArgument(`[sigma] must be greater than or equal to 0. Found [${sigma}] in [${name}]`);
+      if (Number.isNaN(sigma)) throw new EsError(400, 'x_content_parse_exception', `[1:1] [extended_stats] failed to parse field [sigma]`);
+      if (sigma < 0) throw illegalArgument(`[sigma] must be greater than or equal to 0. Found [${jd(sigma)}] in [${name}]`);
       const sq = xs.reduce((a, b) => a + b * b, 0);
       const n = xs.length;
-      const variance = n ? Math.max(0, sq / n - (sum / n) ** 2) : null;
+      const variance = n ? Math.max(0, (sq - (sum * sum) / n) / n) : null;
       const sampleVar = n > 1 ? Math.max(0, (sq - (sum * sum) / n) / (n - 1)) : null;
       const sd = variance === null ? null : Math.sqrt(variance);
       const avg = n ? sum / n : null;
@@ -180,6 +185,7 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
       }, ['min', 'max', 'avg', 'sum']);
     }
     case 'median_absolute_deviation': {
+      if (p.compression !== undefined && !(Number(p.compression) > 0)) throw illegalArgument(`[compression] must be greater than 0. Found [${jd(Number(p.compression))}] in [${name}]`);
       const sorted = [...xs].sort((a, b) => a - b);
       const med = tdigestQuantile(sorted, 0.5);
       if (med === null) return { value: null };
@@ -195,13 +201,16 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
       return keyed ? { values: Object.fromEntries(entries.map((e) => [String(fmtKey(e.key)), e.value])) } : { values: entries as unknown as Json };
     }
     default: {
+      if (p.percents === null || (p.percents !== undefined && !Array.isArray(p.percents))) throw badAgg(`[percents] must be an array in [${name}]`);
       const percents = p.percents === undefined ? [1, 5, 25, 50, 75, 95, 99] : (p.percents as Json[]).map(Number);
+      if (percents.some((x) => Number.isNaN(x))) throw badAgg(`[percents] must hold numbers in [${name}]`);
+      if (isObj(p.hdr) && p.hdr.number_of_significant_value_digits === null) throw badAgg(`[number_of_significant_value_digits] must be a number in [${name}]`);
       if (Array.isArray(p.percents) && !percents.length) throw illegalArgument(`[percents] must not be empty: [${name}]`);
       if (p.hdr !== undefined && p.tdigest !== undefined) throw illegalArgument(`Cannot set [hdr] and [tdigest] at the same time`);
       const hdr = isObj(p.hdr) ? p.hdr : undefined;
       const digits = hdr?.number_of_significant_value_digits === undefined ? 3 : Number(hdr.number_of_significant_value_digits);
       if (hdr && (digits < 0 || digits > 5)) throw illegalArgument(`[numberOfSignificantValueDigits] must be between 0 and 5`);
-      if (p.tdigest !== undefined && isObj(p.tdigest) && p.tdigest.compression !== undefined && Number(p.tdigest.compression) < 0) throw illegalArgument('[compression] must be greater than or equal to 0');
+      if (isObj(p.tdigest) && p.tdigest.compression !== undefined && Number(p.tdigest.compression) < 0) throw illegalArgument(`[compression] must be greater than or equal to 0. Found [${jd(Number(p.tdigest.compression))}] in [${name}]`);
       const sorted = [...xs].sort((a, b) => a - b);
       const entries = percents.map((q) => {
         const v = hdr ? hdrPercentile(sorted, q, digits) : tdigestQuantile(sorted, q / 100);
@@ -217,6 +226,9 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
     }
   }
 }
+
+/** A double as Java prints it (1.0, -1.0, 0.5). */
+const jd = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 
 const fmtKey = (k: number): string => (Number.isInteger(k) ? `${k}.0` : String(k));
 

@@ -176,8 +176,9 @@ export async function bulk(t: EsTenant, index: string | undefined, text: string,
     try { action = JSON.parse(raw); } catch { throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]`); }
     if (!isObj(action)) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected START_OBJECT or END_OBJECT but found [${Array.isArray(action) ? 'START_ARRAY' : 'VALUE_STRING'}]`);
     const keys = Object.keys(action);
-    if (keys.length !== 1) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected START_OBJECT or END_OBJECT but found [${keys.length ? 'FIELD_NAME' : 'END_OBJECT'}]`);
-    const kind = keys[0];
+    if (keys.length === 0) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected FIELD_NAME but found [END_OBJECT]`);
+    if (keys.length !== 1) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected END_OBJECT but found [FIELD_NAME]`);
+    let kind = keys[0];
     if (!['index', 'create', 'update', 'delete'].includes(kind)) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected field [create], [delete], [index] or [update] but found [${kind}]`);
     const meta = action[kind];
     if (!isObj(meta)) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]`);
@@ -194,6 +195,7 @@ export async function bulk(t: EsTenant, index: string | undefined, text: string,
       lineNo++;
       try { source = JSON.parse(sl); } catch { source = undefined; }
     }
+    if (kind === 'index' && meta.op_type === 'create') kind = 'create';
     const ix = meta._index === undefined ? index : String(meta._index);
     const id = meta._id === undefined || meta._id === null ? undefined : String(meta._id);
     const entry: { kind: string; op?: WriteOp; error?: EsError; meta: JsonObject } = { kind, meta: { _index: ix ?? null, _id: id ?? null } };

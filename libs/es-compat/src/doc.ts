@@ -33,10 +33,22 @@ export class Doc {
   get id(): string { return this.row._id; }
   get source(): JsonObject { return this.row._source; }
 
+  private ign?: string[];
+
   /** Typed values of a mapped field (empty for unmapped fields). */
   values(path: string): Json[] {
-    if (!this.vals) this.vals = docValues(this.index.fields, this.row._source);
+    if (!this.vals) {
+      const ign = new Set<string>();
+      this.vals = docValues(this.index.fields, this.row._source, undefined, ign);
+      this.ign = [...ign].sort();
+    }
     return this.vals.get(path) ?? [];
+  }
+
+  /** Fields whose values were ignored (ignore_malformed, ignore_above): the `_ignored` metadata field. */
+  ignored(): string[] {
+    this.values('');
+    return this.ign!;
   }
 
   /** Tokens per value of a text field, analyzed with the field's analyzer. */

@@ -31,6 +31,12 @@ function include(v: unknown, paths: string[][]): unknown {
 function exclude(v: unknown, path: string[]): unknown {
   if (Array.isArray(v)) return v.map((x) => exclude(x, path));
   if (!isObj(v) || !path.length) return v;
+  if (path[0] === '**') {
+    const here = exclude(v, path.slice(1)) as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(here)) out[k] = exclude(x, path);
+    return out;
+  }
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
     if (matchSeg(path[0], k)) {

@@ -6,6 +6,7 @@
 import { EsError, mapperParsing } from './errors';
 import { isAnalyzer } from './analysis';
 import { DEFAULT_DATE_FORMAT, parseDate } from './dates';
+import { ipToBig } from './ip';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
@@ -232,7 +233,19 @@ export function malformed(f: Field, v: Json, id: string, cause?: string): EsErro
  * for text/keyword (keyword normalized), booleans. Includes multi-fields and copy_to targets.
  * With `strictId`, a malformed value (not ignore_malformed) throws mapper_parsing_exception.
  */
-export function docValues(fields: Map<string, Field>, src: Json, strictId?: string): Map<string, Json[]> {
+export function docValues(fields: Map<string, Field>, src: Json, strictId?: string, ignored?: Set<string>): Map<string, Json[]> {
+  ignoredSink = ignored ?? null;
+  try {
+    return docValuesInner(fields, src, strictId);
+  } finally {
+    ignoredSink = null;
+  }
+}
+
+/** Where `typed` records fields whose value was ignored (ignore_malformed, ignore_above): the `_ignored` metadata field. */
+let ignoredSink: Set<string> | null = null;
+
+function docValuesInner(fields: Map<string, Field>, src: Json, strictId?: string): Map<string, Json[]> {
   const out = new Map<string, Json[]>();
   const add = (path: string, vals: Json[]) => {
     const cur = out.get(path);
@@ -241,7 +254,12 @@ export function docValues(fields: Map<string, Field>, src: Json, strictId?: stri
   };
   for (const f of fields.values()) {
     if (f.type === 'object') continue;
-    const raw = valuesAt(src, f.parent ?? f.path);
+    let raw = valuesAt(src, f.parent ?? f.path);
+    if (f.type === 'geo_point' && raw.length >= 2 && raw.every((x) => typeof x === 'number')) {
+      const pairs: Json[] = [];
+      for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i], raw[i + 1]]);
+      raw = pairs;
+    }
     const vals: Json[] = [];
     for (let v of raw) {
       if (v === null) continue;
@@ -290,7 +308,10 @@ function typed(f: Field, v: Json, id?: string): Json | undefined {
       case 'keyword': case 'constant_keyword': case 'wildcard': case 'version': {
         if (typeof v === 'object' && v !== null) return fail(f, v, id);
         let s = String(v);
-        if (f.def.ignore_above !== undefined && s.length > Number(f.def.ignore_above)) return undefined;
+        if (f.def.ignore_above !== undefined && s.length > Number(f.def.ignore_above)) {
+          ignoredSink?.add(f.path);
+          return undefined;
+        }
         if (f.def.normalizer === 'lowercase') s = s.toLowerCase();
         return s;
       }
@@ -300,8 +321,15 @@ function typed(f: Field, v: Json, id?: string): Json | undefined {
         if (v === 'false' || v === '') return false;
         return fail(f, v, id);
       case 'date': case 'date_nanos': {
-        const t = parseDate(v, String(f.def.format ?? DEFAULT_DATE_FORMAT));
+        let t = parseDate(v, String(f.def.format ?? DEFAULT_DATE_FORMAT));
+        if (t !== null && f.type === 'date_nanos' && (t < 0 || t > 9214646400000)) {
+          if (id !== undefined && f.def.ignore_malformed !== true) {
+            throw new EsError(400, 'mapper_parsing_exception', `failed to parse field [${f.path}] of type [date_nanos] in document with id '${id}'. Preview of field's value: '${String(v)}'`, { caused_by: { type: 'illegal_argument_exception', reason: `date[${String(v)}] is ${t < 0 ? 'before the epoch in 1970' : 'after 2262-04-11T23:47:16.854775807'} and cannot be stored in nanosecond resolution` } });
+          }
+          t = null;
+        }
         if (t === null) {
+          if (f.def.ignore_malformed === true) ignoredSink?.add(f.path);
           if (id !== undefined && f.def.ignore_malformed !== true) {
             throw new EsError(400, 'mapper_parsing_exception', `failed to parse field [${f.path}] of type [${f.type}] in document with id '${id}'. Preview of field's value: '${String(v)}'`, { caused_by: { type: 'illegal_argument_exception', reason: `failed to parse date field [${String(v)}] with format [${String(f.def.format ?? DEFAULT_DATE_FORMAT)}]` } });
           }
@@ -312,6 +340,9 @@ function typed(f: Field, v: Json, id?: string): Json | undefined {
       case 'completion':
         if (isObj(v)) return v.input === undefined ? undefined : (v as Json);
         return String(v);
+      case 'ip':
+        if (typeof v !== 'string' || ipToBig(v) === null) return fail(f, v, id);
+        return v;
       case 'token_count':
         return String(v).split(/\s+/).filter(Boolean).length;
       default:
@@ -324,6 +355,7 @@ function typed(f: Field, v: Json, id?: string): Json | undefined {
     }
   } catch (e) {
     if (id !== undefined && f.def.ignore_malformed !== true) throw e;
+    if (f.def.ignore_malformed === true) ignoredSink?.add(f.path);
     return undefined;
   }
 }

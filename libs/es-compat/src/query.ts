@@ -56,6 +56,8 @@ function fieldOf(env: QueryEnv, name: string): Field | undefined {
 function termMatcher(env: QueryEnv, name: string, raw: unknown, boost: number, caseInsensitive = false): Scorer {
   if (name === '_id') return constant((d) => d.id === String(raw), boost);
   if (name === '_index') return constant((d) => d.index.name === String(raw), boost);
+  if (name === '_ignored') return constant((d) => d.ignored().includes(String(raw)), boost);
+  if (name === '_routing') return constant((d) => d.row._routing === String(raw), boost);
   const f = fieldOf(env, name);
   if (!f) return () => null;
   if (isText(f)) {
@@ -131,6 +133,13 @@ function existsQuery(env: QueryEnv, body: unknown): Scorer {
   if (!isObj(body) || body.field === undefined) throw parsingError('[exists] must be provided with a [field]');
   const name = String(body.field);
   const boost = boostOf(body);
+  switch (name) {
+    case '_id': case '_index': case '_type': case '_seq_no': case '_version': case '_primary_term': return () => boost;
+    case '_routing': return constant((d) => !!d.row._routing, boost);
+    case '_ignored': return constant((d) => d.ignored().length > 0, boost);
+    case '_source': case '_field_names': case '_size':
+      throw new EsError(400, 'query_shard_exception', `failed to create query: the [exists] query is not supported on the [${name}] field`, { index: env.ix.name, index_uuid: env.ix.uuid });
+  }
   const fields = name.includes('*') ? expandFields(env.ix, [name]).map((x) => x.field) : [...env.ix.fields.values()].filter((f) => f.path === name || f.path.startsWith(name + '.'));
   const leaves = fields.filter((f) => f.type !== 'object' && f.def.index !== false || (f.type !== 'object' && f.def.doc_values !== false));
   if (!leaves.length) return () => null;
@@ -166,6 +175,11 @@ export function fuzziness(f: unknown, term: string): number {
 /** Term-level pattern queries (prefix, wildcard, regexp, fuzzy) over the field's terms or keyword values. */
 function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
   const [name, p] = single(kind, body);
+  if (kind === 'regexp') {
+    const len = String(p.value ?? '').length;
+    const max = Number((env.ix.settings as JsonObject)['index.max_regex_length'] ?? 1000);
+    if (len > max) throw new EsError(400, 'query_shard_exception', `failed to create query: The length of regex [${len}] used in the Regexp Query request has exceeded the allowed maximum of [${max}]. This maximum can be set by changing the [index.max_regex_length] index level setting.`, { index: env.ix.name, index_uuid: env.ix.uuid });
+  }
   const f = fieldOf(env, name);
   if (name === '_id') {
     const t = testFor(kind, p, p.case_insensitive === true);
@@ -318,13 +332,66 @@ export function compile(env: QueryEnv, q: unknown): Scorer {
     case 'match': case 'match_phrase': case 'match_phrase_prefix': case 'match_bool_prefix': case 'multi_match':
     case 'query_string': case 'simple_query_string': case 'combined_fields':
       return compileText(env, kind, body, compile);
-    case 'geo_distance': case 'geo_bounding_box': case 'geo_shape': case 'geo_polygon': case 'distance_feature':
+    case 'distance_feature': return distanceFeature(env, body);
+    case 'geo_distance': case 'geo_bounding_box': case 'geo_shape': case 'geo_polygon':
       throw new EsError(400, 'query_shard_exception', `failed to create query: [${kind}] queries are not supported: geo and distance fields are kept in _source but not indexed by this service`);
     case 'script': case 'script_score':
       throw scriptRefused(kind);
     default:
       throw parsingError(`unknown query [${kind}]`, { caused_by: { type: 'named_object_not_found_exception', reason: `[1:1] unknown field [${kind}]` } });
   }
+}
+
+/** Parses a geo point as Elasticsearch accepts it: [lon, lat], "lat,lon", {lat, lon}. */
+export function geoPoint(v: unknown): [number, number] | null {
+  if (Array.isArray(v) && v.length >= 2) return [Number(v[1]), Number(v[0])];
+  if (typeof v === 'string') { const [a, b] = v.split(',').map(Number); return Number.isFinite(a) && Number.isFinite(b) ? [a, b] : null; }
+  if (isObj(v) && v.lat !== undefined) return [Number(v.lat), Number(v.lon)];
+  return null;
+}
+
+function haversine(a: [number, number], b: [number, number]): number {
+  const r = (x: number) => (x * Math.PI) / 180;
+  const dLat = r(b[0] - a[0]), dLon = r(b[1] - a[1]);
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(r(a[0])) * Math.cos(r(b[0])) * Math.sin(dLon / 2) ** 2;
+  return 2 * 6371008.7714 * Math.asin(Math.sqrt(h));
+}
+
+/** distance_feature on date and geo_point fields: boost · pivot / (pivot + distance), computed from the document's values. */
+function distanceFeature(env: QueryEnv, body: unknown): Scorer {
+  if (!isObj(body) || body.field === undefined || body.pivot === undefined || body.origin === undefined) throw parsingError('[distance_feature] requires [field], [pivot] and [origin]');
+  const f = fieldOf(env, String(body.field));
+  const boost = boostOf(body);
+  if (!f) return () => null;
+  const unit = (s: string): number => {
+    const m = /^([\d.]+)\s*(nanos|micros|ms|s|m|h|d|km|mi|cm|mm|m|yd|ft|in)?$/.exec(s);
+    if (!m) throw parsingError(`[distance_feature] failed to parse [pivot] value [${s}]`);
+    const u: Record<string, number> = { nanos: 1e-6, micros: 1e-3, ms: 1, s: 1000, h: 3600000, d: 86400000, km: 1000, mi: 1609.344, cm: 0.01, mm: 0.001, yd: 0.9144, ft: 0.3048, in: 0.0254 };
+    const n = Number(m[1]);
+    if (m[2] === 'm') return isDate(f) ? n * 60000 : n;
+    return m[2] ? n * u[m[2]] : n;
+  };
+  const pivot = unit(String(body.pivot));
+  if (isDate(f)) {
+    const origin = Number(queryValue(f, body.origin));
+    return (d) => {
+      const vs = d.values(f.path).map(Number);
+      if (!vs.length) return null;
+      const dist = Math.min(...vs.map((v) => Math.abs(v - origin)));
+      return (boost * pivot) / (pivot + dist);
+    };
+  }
+  if (f.type === 'geo_point') {
+    const origin = geoPoint(body.origin);
+    if (!origin) throw parsingError('[distance_feature] failed to parse [origin]');
+    return (d) => {
+      const pts = d.values(f.path).map(geoPoint).filter((x): x is [number, number] => x !== null);
+      if (!pts.length) return null;
+      const dist = Math.min(...pts.map((p) => haversine(origin, p)));
+      return (boost * pivot) / (pivot + dist);
+    };
+  }
+  throw new EsError(400, 'query_shard_exception', `failed to create query: field [${f.path}] of type [${f.type}] is not supported for [distance_feature] query`, { index: env.ix.name, index_uuid: env.ix.uuid });
 }
 
 export function scriptRefused(what: string): EsError {
@@ -338,7 +405,8 @@ function termsQuery(env: QueryEnv, body: unknown): Scorer {
   const name = keys[0];
   let vals = body[name];
   if (isObj(vals)) {
-    const src = env.lookup?.(String(vals.index ?? env.ix.name), String(vals.id));
+    const lix = String(vals.index ?? env.ix.name);
+    const src = env.lookup?.(lix, String(vals.id));
     vals = src ? (valuesOfPath(src, String(vals.path)) as Json) : [];
   }
   if (!Array.isArray(vals)) throw parsingError('[terms] query does not support values that are not an array');

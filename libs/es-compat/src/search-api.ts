@@ -12,6 +12,16 @@ import type { IndexView } from './doc';
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const ENV: SearchEnv = { maxBuckets: 65535, maxResultWindow: 10000 };
 
+/** One copy of each shard is active: asking for more times out as Elasticsearch does (503). */
+export function activeShards(q: Params, index: string): void {
+  const w = q.wait_for_active_shards;
+  if (w === undefined || w === '1' || w === '0' || w === 'all') return;
+  const n = Number(w);
+  if (Number.isInteger(n) && n > 1) {
+    throw new EsError(503, 'unavailable_shards_exception', `[${index}][0] Not enough active copies to meet shard count of [${n}] (have 1, needed ${n}). Timeout: [${q.timeout ?? '1m'}]`);
+  }
+}
+
 export function keepAliveMs(s: string | undefined): number {
   if (!s) return 60000;
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(s);
@@ -53,9 +63,10 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     if (b.pit.keep_alive !== undefined) pit.expires = Date.now() + keepAliveMs(String(b.pit.keep_alive));
     views = pit.views;
   } else views = await t.views(t.resolve(index, q));
+  await preloadLookups(t, b);
   const body2 = { ...b };
   delete body2.pit;
-  const env: SearchEnv = { ...ENV, lookup: (ix, id) => lookup(t, views, ix, id) };
+  const env: SearchEnv = { ...ENV, maxBuckets: Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), lookup: (ix, id) => lookup(t, views, ix, id) };
   const p = wrap(() => prepareSearch(views, body2, q, env));
   if (q.scroll !== undefined) {
     if (b.search_after !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: using [search_after] is not allowed in a scroll context;');
@@ -69,9 +80,27 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {
-  const v = views.find((x) => x.name === ix);
+  const v = views.find((x) => x.name === ix) ?? t.lookupViews.get(ix);
   if (v) return v.docs.find((d) => d.id === id)?.source;
   return undefined;
+}
+
+/** Loads the indices terms-lookup queries name (a missing one is index_not_found, as in Elasticsearch). */
+async function preloadLookups(t: EsTenant, body: unknown): Promise<void> {
+  const names = new Set<string>();
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!isObj(v)) return;
+    for (const [k, x] of Object.entries(v)) {
+      if (k === 'terms' && isObj(x)) for (const spec of Object.values(x)) if (isObj(spec) && spec.id !== undefined && spec.path !== undefined && spec.index !== undefined) names.add(String(spec.index));
+      walk(x);
+    }
+  };
+  walk(body);
+  for (const n of names) {
+    const [v] = await t.views(t.resolve(n));
+    if (v) t.lookupViews.set(n, v);
+  }
 }
 
 export async function scroll(t: EsTenant, idParam: string | undefined, body: unknown, q: Params): Promise<EsResponse> {
@@ -168,22 +197,23 @@ export async function byQuery(t: EsTenant, req: ByQuery): Promise<EsResponse> {
   const t0 = Date.now();
   const { q } = req;
   const b: JsonObject = isObj(req.body) ? { ...req.body } : {};
+  if (q.stored_fields !== undefined || b.stored_fields !== undefined) throw validation(['stored_fields is not supported in this context']);
   if (req.kind === 'delete' && b.query === undefined && q.q === undefined) throw validation(['query is missing']);
   if (b.script !== undefined) throw illegalArgument('[_update_by_query] scripts are not supported by this service; use _update_by_query without a script (re-index in place) or update documents with a partial doc through _bulk');
   const conflicts = q.conflicts ?? (b.conflicts as string | undefined) ?? 'abort';
   if (!['abort', 'proceed'].includes(conflicts)) throw validation([`conflicts may only be "proceed" or "abort" but was [${conflicts}]`]);
-  const maxQ = q.max_docs !== undefined ? Number(q.max_docs) : undefined;
-  const maxB = b.max_docs !== undefined ? Number(b.max_docs) : b.size !== undefined ? Number(b.size) : undefined;
-  if (maxQ !== undefined && maxB !== undefined && maxQ !== maxB) throw illegalArgument(`[max_docs] set to two different values [${maxB}] and [${maxQ}]`);
-  const maxDocs = maxQ ?? maxB;
+  const sizeQ = q.size !== undefined ? Number(q.size) : b.size !== undefined ? Number(b.size) : undefined;
+  const maxQ = q.max_docs !== undefined ? Number(q.max_docs) : b.max_docs !== undefined ? Number(b.max_docs) : undefined;
+  if (maxQ !== undefined && sizeQ !== undefined && maxQ !== sizeQ) throw illegalArgument(`[max_docs] set to two different values [${sizeQ}] and [${maxQ}]`);
+  const maxDocs = maxQ ?? sizeQ;
   if (maxDocs !== undefined && maxDocs < 0) throw illegalArgument(`[max_docs] parameter cannot be negative, found [${maxDocs}]`);
   if (q.scroll_size !== undefined && !/^-?\d+$/.test(q.scroll_size)) throw illegalArgument(`Failed to parse int parameter [scroll_size] with value [${q.scroll_size}]`);
-  if (q.stored_fields !== undefined) throw validation(['stored_fields is not supported in this context']);
   if (q.requests_per_second !== undefined) {
-    const r = q.requests_per_second === 'unlimited' ? -1 : Number(q.requests_per_second);
+    const r = Number(q.requests_per_second);
     if (!(r > 0 || r === -1)) throw validation(['[requests_per_second] must be a float greater than 0. Use -1 to disable throttling.']);
   }
-  if (q.slices !== undefined && q.slices !== 'auto' && !(Number(q.slices) >= 1)) throw validation([`[slices] must be at least 1, was [${q.slices}]`]);
+  if (q.slices !== undefined && q.slices !== 'auto' && !(Number.isInteger(Number(q.slices)) && Number(q.slices) >= 1)) throw illegalArgument(`[slices] must be a positive integer or the string "auto", but was [${q.slices}]`);
+  activeShards(q, req.index);
   const matchAll = (x: unknown): boolean => x === undefined || (isObj(x) && Object.keys(x).length === 1 && x.match_all !== undefined);
   if (req.kind === 'delete' && maxDocs === undefined && q.q === undefined && matchAll(b.query)) {
     throw illegalArgument(`refusing an unbounded delete_by_query on [${req.index}]: the query matches every document and no [max_docs] is set. This service refuses whole-index deletes by query; pass max_docs (e.g. ?max_docs=1000, repeated until "deleted" is 0) or delete the index with DELETE /${req.index} and create it again`);

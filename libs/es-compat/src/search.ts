@@ -10,6 +10,7 @@ import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './sourc
 import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
 import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
 import { isDate } from './fields';
+import { decimalFormat } from './agg-util';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 type Params = Record<string, string | undefined>;
@@ -36,7 +37,9 @@ export interface Prepared {
   readonly maxScore: number | null;
   readonly trackTotal: boolean | number;
   readonly restInt: boolean;
+  /** Shards searched (each index has its `number_of_shards`, all answered by this one node). */
   readonly indices: number;
+  readonly reducePhases?: number;
 }
 
 function num(v: unknown, name: string): number | undefined {
@@ -72,7 +75,18 @@ export function mergeParams(body: JsonObject, q: Params): JsonObject {
 
 export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, env: SearchEnv): Prepared {
   const b = mergeParams(body, q);
+  const minSetting = (key: string, dflt: number) => (views.length ? Math.min(...views.map((v) => Number((v.settings as JsonObject)[key] ?? dflt))) : dflt);
+  if (isObj(b.script_fields)) {
+    const max = minSetting('index.max_script_fields', 32);
+    const n = Object.keys(b.script_fields).length;
+    if (n > max) throw illegalArgument(`Trying to retrieve too many script_fields. Must be less than or equal to: [${max}] but was [${n}]. This limit can be set by changing the [index.max_script_fields] index level setting.`);
+  }
   if (b.script_fields !== undefined) throw scriptRefused('script_fields');
+  const dvCount = (Array.isArray(b.docvalue_fields) ? b.docvalue_fields.length : 0);
+  const maxDv = minSetting('index.max_docvalue_fields_search', 100);
+  if (dvCount > maxDv) throw illegalArgument(`Trying to retrieve too many docvalue_fields. Must be less than or equal to: [${maxDv}] but was [${dvCount}]. This limit can be set by changing the [index.max_docvalue_fields_search] index level setting.`);
+  if (typeof b.track_total_hits === 'number' && b.track_total_hits < -1) throw illegalArgument(`[track_total_hits] parameter must be positive or equals to -1, got ${b.track_total_hits}`);
+  if (b.track_total_hits === -1) b.track_total_hits = true;
   if (q.batched_reduce_size !== undefined && Number(q.batched_reduce_size) < 2) {
     throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: batchedReduceSize must be >= 2;');
   }
@@ -81,11 +95,20 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   if (from < 0) throw illegalArgument(`[from] parameter cannot be negative, found [${from}]`);
   if (size < 0) throw illegalArgument(`[size] parameter cannot be negative, found [${size}]`);
   const restInt = q.rest_total_hits_as_int === 'true';
-  const trackTotal: boolean | number = b.track_total_hits === undefined ? 10000 : (b.track_total_hits as boolean | number);
-  if (restInt && trackTotal !== true && trackTotal !== 10000 && b.track_total_hits !== undefined) {
+  const trackTotal: boolean | number = b.track_total_hits === undefined ? (restInt ? true : 10000) : (b.track_total_hits as boolean | number);
+  if (restInt && trackTotal !== true && trackTotal !== false) {
     throw new EsError(400, 'action_request_validation_exception', `Validation Failed: 1: [rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got ${String(trackTotal)};`);
   }
   const window = views.length ? Math.min(...views.map((v) => maxWindow(v, env))) : env.maxResultWindow;
+  if (q.scroll && size > window) {
+    throw illegalArgument(`Batch size is too large, size must be less than or equal to: [${window}] but was [${size}]. Scroll batch sizes cost as much memory as result windows so they are controlled by the [index.max_result_window] index level setting.`);
+  }
+  const rescores = b.rescore === undefined ? [] : (Array.isArray(b.rescore) ? b.rescore : [b.rescore]) as JsonObject[];
+  for (const r of rescores) {
+    const ws = Number(r.window_size ?? 10);
+    const maxRescore = minSetting('index.max_rescore_window', window);
+    if (ws > maxRescore) throw illegalArgument(`Rescore window [${ws}] is too large. It must be less than [${maxRescore}]. This prevents allocating massive heaps for storing the results to be rescored. This limit can be set by changing the [index.max_rescore_window] index level setting.`);
+  }
   if (!q.scroll && from + size > window) {
     throw illegalArgument(`Result window is too large, from + size must be less than or equal to: [${window}] but was [${from + size}]. See the scroll api for a more efficient way to request large data sets. This limit can be set by changing the [index.max_result_window] index level setting.`);
   }
@@ -112,6 +135,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     }
   }
   sortHits(all, sort, views);
+  if (rescores.length && !sort.length) rescore(all, rescores, env);
   let hits = all;
   if (b.search_after !== undefined) {
     if (!Array.isArray(b.search_after)) throw parsingError('[search_after] must be an array');
@@ -134,6 +158,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     if (b.seq_no_primary_term === true) { out._seq_no = d.row._seq_no; out._primary_term = d.row._primary_term; }
     out._score = trackScores ? h.score : null;
     if (d.row._routing) out._routing = d.row._routing;
+    if (d.ignored().length) out._ignored = d.ignored();
     const wantSource = storedList === undefined || storedList.includes('_source') || b._source !== undefined;
     if (!storedNone && wantSource) {
       const src = filterSource(d.source, srcSpec);
@@ -150,7 +175,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
       if (hl) out.highlight = hl;
     }
     if (sort.length) out.sort = printSortValues(h, sort);
-    if (b.explain === true) out._explanation = { value: h.score, description: 'sum of:', details: [] };
+    if (b.explain === true) out._explanation = { value: h.score, description: rescores.length ? 'rescored' : 'sum of:', details: [] };
     return out;
   };
   let aggregations: JsonObject | undefined;
@@ -177,7 +202,35 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   }
   const suggest = b.suggest === undefined ? undefined : runSuggest(b.suggest, { ixs: views, docs: views.flatMap((v) => v.docs), typedKeys, source: srcSpec });
   void postOk;
-  return { hits, total: hits === all || b.search_after !== undefined ? all.length : hits.length, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: views.length };
+  const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
+  const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
+  const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
+  return { hits, total: hits === all || b.search_after !== undefined ? all.length : hits.length, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
+}
+
+/** Query rescorer: the first window_size hits get query_weight·score ⊕ rescore_query_weight·rescore score. */
+function rescore(hits: Hit[], specs: JsonObject[], env: SearchEnv): void {
+  for (const r of specs) {
+    const q = r.query as JsonObject | undefined;
+    if (!isObj(q)) throw parsingError('[rescore] needs a [query]');
+    const ws = Number(r.window_size ?? 10);
+    const qw = Number(q.query_weight ?? 1), rw = Number(q.rescore_query_weight ?? 1);
+    const mode = String(q.score_mode ?? 'total');
+    const window = hits.slice(0, ws);
+    const scorers = new Map<IndexView, (d: Doc) => number | null>();
+    for (const h of window) {
+      let s = scorers.get(h.doc.index);
+      if (!s) { s = compile({ ix: h.doc.index, lookup: env.lookup }, q.rescore_query); scorers.set(h.doc.index, s); }
+      const x = s(h.doc);
+      const a = h.score * qw;
+      if (x === null) { (h as { score: number }).score = a; continue; }
+      const c = x * rw;
+      (h as { score: number }).score = mode === 'multiply' ? a * c : mode === 'avg' ? (a + c) / 2 : mode === 'max' ? Math.max(a, c) : mode === 'min' ? Math.min(a, c) : a + c;
+    }
+    for (const h of hits.slice(ws)) (h as { score: number }).score = h.score * qw;
+    window.sort((x, y) => y.score - x.score);
+    hits.splice(0, window.length, ...window);
+  }
 }
 
 function maxWindow(v: IndexView, env: SearchEnv): number {
@@ -216,7 +269,8 @@ function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefine
       if (!f || f.type === 'object') continue;
       const vals = d.values(f.path);
       if (!vals.length) continue;
-      out[f.path] = isDate(f) ? vals.map((v) => formatDate(Number(v), fmt ?? (f.def.format as string | undefined) ?? DEFAULT_DATE_FORMAT)) : vals;
+      out[f.path] = isDate(f) ? vals.map((v) => formatDate(Number(v), fmt === 'use_field_mapping' ? undefined : fmt ?? (f.def.format as string | undefined) ?? DEFAULT_DATE_FORMAT))
+        : fmt !== undefined && fmt !== 'use_field_mapping' && typeof vals[0] === 'number' ? vals.map((v) => decimalFormat(Number(v), fmt)) : vals;
     }
   }
   return Object.keys(out).length ? out : undefined;
@@ -260,7 +314,7 @@ function prepareFromHits(hits: Hit[], spec: JsonObject, views: IndexView[]): { h
 /** The response body for one page of a prepared search. */
 export function searchResponse(p: Prepared, page: Hit[], took: number, extra: JsonObject = {}): JsonObject {
   const hitsObj: JsonObject = {};
-  if (p.restInt) hitsObj.total = p.total;
+  if (p.restInt) hitsObj.total = p.trackTotal === false ? -1 : p.total;
   else if (p.trackTotal !== false) {
     const limit = p.trackTotal === true ? Infinity : Number(p.trackTotal);
     hitsObj.total = p.total > limit ? { value: limit, relation: 'gte' } : { value: p.total, relation: 'eq' };
@@ -268,6 +322,7 @@ export function searchResponse(p: Prepared, page: Hit[], took: number, extra: Js
   hitsObj.max_score = p.maxScore;
   hitsObj.hits = page.map(p.format) as Json;
   const out: JsonObject = { ...extra, took, timed_out: false, _shards: { total: p.indices, successful: p.indices, skipped: 0, failed: 0 }, hits: hitsObj };
+  if (p.reducePhases) out.num_reduce_phases = p.reducePhases;
   if (p.aggregations) out.aggregations = p.aggregations;
   if (p.suggest) out.suggest = p.suggest;
   return out;

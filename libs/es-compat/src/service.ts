@@ -318,14 +318,20 @@ export class EsService {
   private async stats(index: string | undefined): Promise<EsResponse> {
     const indices: JsonObject = {};
     let total = 0;
+    let shardsTotal = 0;
+    let shardsOk = 0;
     for (const r of this.tenant.resolve(index)) {
       const v = await this.tenant.state.view(r.ref);
       total += v.docs.length;
-      const prim = { docs: { count: v.docs.length, deleted: 0 }, store: { size_in_bytes: 0 }, indexing: { index_total: 0 } };
+      const prim = { docs: { count: v.docs.length, deleted: 0 }, store: { size_in_bytes: 0 }, indexing: { index_total: 0 }, fielddata: { memory_size_in_bytes: 0, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: 0, miss_count: 0 } };
       indices[r.ref.meta.es_index] = { uuid: r.ref.meta.uuid, primaries: prim, total: prim };
+      const s = r.ref.meta.settings as Record<string, Json>;
+      const n = Number(s['index.number_of_shards'] ?? 1);
+      shardsTotal += n * (1 + Number(s['index.number_of_replicas'] ?? 1));
+      shardsOk += n;
     }
-    const all = { docs: { count: total, deleted: 0 } };
-    return ok({ _shards: this.shards(Object.keys(indices).length), _all: { primaries: all, total: all }, indices });
+    const all = { docs: { count: total, deleted: 0 }, fielddata: { memory_size_in_bytes: 0, evictions: 0 } };
+    return ok({ _shards: { total: shardsTotal, successful: shardsOk, failed: 0 }, _all: { primaries: all, total: all }, indices });
   }
 
   private cluster(sub: string | undefined, m: string, body: unknown): EsResponse {
@@ -333,7 +339,18 @@ export class EsService {
       const n = this.tenant.refs().length;
       return ok({ cluster_name: 'mmdb', status: 'green', timed_out: false, number_of_nodes: 1, number_of_data_nodes: 1, active_primary_shards: n, active_shards: n, relocating_shards: 0, initializing_shards: 0, unassigned_shards: 0, delayed_unassigned_shards: 0, number_of_pending_tasks: 0, number_of_in_flight_fetch: 0, task_max_waiting_in_queue_millis: 0, active_shards_percent_as_number: 100.0 });
     }
-    if (sub === 'settings') return ok(m === 'PUT' ? { acknowledged: true, persistent: isObj(body) ? body.persistent ?? {} : {}, transient: isObj(body) ? body.transient ?? {} : {} } : { persistent: {}, transient: {} });
+    if (sub === 'settings') {
+      if (m === 'PUT') {
+        for (const part of ['persistent', 'transient']) {
+          const flat: Record<string, Json> = {};
+          const walk = (v: Json, prefix: string) => { if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, prefix ? `${prefix}.${k}` : k); else flat[prefix] = v; };
+          if (isObj(body) && isObj(body[part])) walk(body[part] as Json, '');
+          for (const [k, v] of Object.entries(flat)) if (v === null) this.tenant.clusterSettings.delete(k); else this.tenant.clusterSettings.set(k, v);
+        }
+        return ok({ acknowledged: true, persistent: isObj(body) ? body.persistent ?? {} : {}, transient: isObj(body) ? body.transient ?? {} : {} });
+      }
+      return ok({ persistent: {}, transient: Object.fromEntries(this.tenant.clusterSettings) });
+    }
     if (sub === 'state') return ok({ cluster_name: 'mmdb', metadata: { indices: {} } });
     return ok({ cluster_name: 'mmdb' });
   }

@@ -86,16 +86,29 @@ export function runSuggest(spec: unknown, ctx: SuggestCtx): JsonObject {
   return out;
 }
 
-function inputsOf(v: Json): Array<{ input: string; weight: number }> {
-  const out: Array<{ input: string; weight: number }> = [];
+function inputsOf(v: Json): Array<{ input: string; weight: number; contexts?: JsonObject }> {
+  const out: Array<{ input: string; weight: number; contexts?: JsonObject }> = [];
   for (const x of Array.isArray(v) ? v : [v]) {
     if (typeof x === 'string') out.push({ input: x, weight: 1 });
     else if (isObj(x)) {
       const w = x.weight === undefined ? 1 : Number(x.weight);
-      for (const i of Array.isArray(x.input) ? x.input : [x.input]) if (i !== undefined && i !== null) out.push({ input: String(i), weight: w });
+      const contexts = isObj(x.contexts) ? x.contexts : undefined;
+      for (const i of Array.isArray(x.input) ? x.input : [x.input]) if (i !== undefined && i !== null) out.push({ input: String(i), weight: w, contexts });
     }
   }
   return out;
+}
+
+/** Category contexts: every queried context must share a value with the input's. */
+function contextOk(want: JsonObject | undefined, have: JsonObject | undefined): boolean {
+  if (!want) return true;
+  for (const [name, spec] of Object.entries(want)) {
+    const wanted = (Array.isArray(spec) ? spec : [spec]).map((x) => (isObj(x) ? String(x.context) : String(x)));
+    const got = have?.[name];
+    const vals = (Array.isArray(got) ? got : got === undefined ? [] : [got]).map(String);
+    if (!wanted.some((w) => vals.includes(w))) return false;
+  }
+  return true;
 }
 
 function completion(ctx: SuggestCtx, field: string, prefix: string, p: JsonObject): Json {
@@ -112,7 +125,8 @@ function completion(ctx: SuggestCtx, field: string, prefix: string, p: JsonObjec
     const raw = (d.source as JsonObject);
     const vals = parentPath.split('.').reduce<Json | undefined>((o, k) => (isObj(o) ? o[k] : undefined), raw);
     if (vals === undefined) continue;
-    for (const { input, weight } of inputsOf(vals)) {
+    for (const { input, weight, contexts } of inputsOf(vals)) {
+      if (!contextOk(isObj(p.contexts) ? p.contexts : undefined, contexts)) continue;
       const n = norm(input);
       const ok = fuzzy ? editDistance(n.slice(0, want.length), want, Number(fuzzy.fuzziness ?? 1)) <= Number(fuzzy.fuzziness ?? 1) : n.startsWith(want);
       if (ok && (!best || weight > best.weight)) best = { text: input, weight };

@@ -33,6 +33,10 @@ export class EsTenant {
   readonly scrolls = new Map<string, ScrollCtx>();
   readonly pits = new Map<string, PitCtx>();
   readonly templates = new Map<string, JsonObject>();
+  /** Cluster settings set through _cluster/settings (transient and persistent, flattened). */
+  readonly clusterSettings = new Map<string, unknown>();
+  /** Views of indices named by terms-lookup queries, loaded before the search that needs them. */
+  readonly lookupViews = new Map<string, IndexView>();
   private metaCache = new Map<string, IndexMeta | undefined>();
 
   constructor(readonly backend: EsBackend) {

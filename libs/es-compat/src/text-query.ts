@@ -1,5 +1,5 @@
 /** Full-text queries: match family, multi_match, and query_string / simple_query_string (parsed to DSL). */
-import { EsError, parsingError } from './errors';
+import { EsError, illegalArgument, parsingError } from './errors';
 import type { Doc } from './doc';
 import type { Field, Json, JsonObject } from './mapping';
 import { analyze, type Token } from './analysis';
@@ -149,6 +149,9 @@ function multiMatch(env: QueryEnv, body: unknown): Scorer {
   const kind = type === 'phrase' ? 'match_phrase' : type === 'phrase_prefix' ? 'match_phrase_prefix' : type === 'bool_prefix' ? 'match_bool_prefix' : 'match';
   if (!['best_fields', 'most_fields', 'cross_fields', 'phrase', 'phrase_prefix', 'bool_prefix'].includes(type)) {
     throw parsingError(`failed to parse [multi_match] query type [${type}]. unknown type.`);
+  }
+  if (type === 'bool_prefix') {
+    for (const k of ['slop', 'cutoff_frequency']) if (body[k] !== undefined) throw illegalArgument(`[${k}] not allowed for type [bool_prefix]`);
   }
   if (type === 'cross_fields') return crossFields(env, body, fields, boost);
   const scorers = fields.map(({ field, boost: fb }) => {
