@@ -6,6 +6,7 @@ import type { EsTenant } from './tenant';
 import { writeBatch, type WriteOp, type ItemResult } from './writes';
 import { filterSource, sourceParams, sourceSpec } from './source-filter';
 import type { EsResponse, Params } from './types';
+import { activeShards } from './search-api';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -44,6 +45,7 @@ function single(r: ItemResult, q: Params): EsResponse {
 }
 
 export async function indexDoc(t: EsTenant, index: string, id: string | undefined, body: unknown, q: Params, forceCreate = false): Promise<EsResponse> {
+  activeShards(q, index);
   if (!isObj(body)) throw parsingError('request body is required');
   if (q.pipeline !== undefined) throw illegalArgument(`pipeline with id [${q.pipeline}] does not exist`);
   const opType = forceCreate ? 'create' : q.op_type ?? (id === undefined ? 'create' : 'index');
@@ -56,6 +58,7 @@ export async function indexDoc(t: EsTenant, index: string, id: string | undefine
 }
 
 export async function deleteDoc(t: EsTenant, index: string, id: string, q: Params): Promise<EsResponse> {
+  activeShards(q, index);
   const ref = t.ref(index) ?? t.refs().find((x) => index in x.meta.aliases);
   if (!ref) throw indexNotFound(index);
   const [r] = await writeBatch(t.state, [{ action: 'delete', ref, id, ...opParams(q) }]);
@@ -63,6 +66,7 @@ export async function deleteDoc(t: EsTenant, index: string, id: string, q: Param
 }
 
 export async function updateDoc(t: EsTenant, index: string, id: string, body: unknown, q: Params): Promise<EsResponse> {
+  activeShards(q, index);
   if (!isObj(body)) throw parsingError('request body is required');
   const allowed = ['doc', 'upsert', 'doc_as_upsert', 'detect_noop', 'script', 'scripted_upsert', '_source', 'lang', 'params'];
   for (const k of Object.keys(body)) if (!allowed.includes(k)) throw parsingError(`[UpdateRequest] unknown field [${k}]`);
@@ -82,6 +86,7 @@ export async function getDoc(t: EsTenant, index: string, id: string, q: Params, 
   const rs = t.resolve(index);
   if (!rs.length) throw indexNotFound(index);
   const ref = rs[0].ref;
+  t.counter(ref).get++;
   let row = await t.state.readOne(ref, id);
   // with several (virtual) shards, a get routed elsewhere than the document does not find it
   const shards = Number((ref.meta.settings as Record<string, unknown>)['index.number_of_shards'] ?? 1);

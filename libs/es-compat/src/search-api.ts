@@ -62,7 +62,20 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     if (!pit) throw new EsError(404, 'search_context_missing_exception', `No search context found for id [${pitId}]`);
     if (b.pit.keep_alive !== undefined) pit.expires = Date.now() + keepAliveMs(String(b.pit.keep_alive));
     views = pit.views;
-  } else views = await t.views(t.resolve(index, q));
+  } else {
+    const rs = t.resolve(index, q);
+    views = await t.views(rs);
+    // the shard request cache: size-0 searches are cached per index until the index changes
+    const size = q.size !== undefined ? Number(q.size) : b.size;
+    if (size === 0 && q.request_cache !== 'false' && q.scroll === undefined) {
+      for (const r of rs) {
+        const c = t.counter(r.ref);
+        const key = `${await t.backend.tableLsn(r.ref.table.id)}|${JSON.stringify(b)}|${JSON.stringify(q)}`;
+        if (c.keys.has(key)) c.hit++;
+        else { c.miss++; c.keys.add(key); }
+      }
+    }
+  }
   await preloadLookups(t, b);
   const body2 = { ...b };
   delete body2.pit;
@@ -98,8 +111,10 @@ async function preloadLookups(t: EsTenant, body: unknown): Promise<void> {
   };
   walk(body);
   for (const n of names) {
-    const [v] = await t.views(t.resolve(n));
+    const rs = t.resolve(n);
+    const [v] = await t.views(rs);
     if (v) t.lookupViews.set(n, v);
+    for (const r of rs) t.counter(r.ref).get++;
   }
 }
 
@@ -213,7 +228,14 @@ export async function byQuery(t: EsTenant, req: ByQuery): Promise<EsResponse> {
     if (!(r > 0 || r === -1)) throw validation(['[requests_per_second] must be a float greater than 0. Use -1 to disable throttling.']);
   }
   if (q.slices !== undefined && q.slices !== 'auto' && !(Number.isInteger(Number(q.slices)) && Number(q.slices) >= 1)) throw illegalArgument(`[slices] must be a positive integer or the string "auto", but was [${q.slices}]`);
-  activeShards(q, req.index);
+  let shardErr: EsError | null = null;
+  try { activeShards(q, req.index); } catch (e) { if (e instanceof EsError) shardErr = e; else throw e; }
+  if (shardErr) {
+    const views0 = await t.views(t.resolve(req.index, q));
+    const first = views0.flatMap((v) => v.docs)[0];
+    const failures = first ? [{ index: first.index.name, type: '_doc', id: first.id, cause: { type: shardErr.type, reason: `${shardErr.reason}, request: [BulkShardRequest [[${first.index.name}][0]] containing [1] requests]` }, status: 503 }] : [];
+    return { status: 503, body: { took: Date.now() - t0, timed_out: false, total: first ? 1 : 0, deleted: 0, batches: 1, version_conflicts: 0, noops: 0, retries: { bulk: 0, search: 0 }, throttled_millis: 0, requests_per_second: -1, throttled_until_millis: 0, failures } };
+  }
   const matchAll = (x: unknown): boolean => x === undefined || (isObj(x) && Object.keys(x).length === 1 && x.match_all !== undefined);
   if (req.kind === 'delete' && maxDocs === undefined && q.q === undefined && matchAll(b.query)) {
     throw illegalArgument(`refusing an unbounded delete_by_query on [${req.index}]: the query matches every document and no [max_docs] is set. This service refuses whole-index deletes by query; pass max_docs (e.g. ?max_docs=1000, repeated until "deleted" is 0) or delete the index with DELETE /${req.index} and create it again`);

@@ -143,7 +143,16 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     if (from > 0) throw illegalArgument('`from` parameter must be set to 0 when `search_after` is used.');
     hits = afterFilter(all, sort, b.search_after);
   }
-  if (isObj(b.collapse)) hits = collapse(hits, String(b.collapse.field));
+  const uncollapsed = hits.length;
+  if (isObj(b.collapse)) {
+    const inner = b.collapse.inner_hits;
+    for (const ih of Array.isArray(inner) ? inner : inner === undefined ? [] : [inner]) {
+      if (isObj(ih) && isObj(ih.collapse) && (ih.collapse.inner_hits !== undefined || ih.collapse.collapse !== undefined)) {
+        throw new EsError(400, 'parse_exception', 'collapse inside inner_hits cannot have inner_hits or another collapse');
+      }
+    }
+    hits = collapse(hits, String(b.collapse.field));
+  }
   const scoreSorted = !sort.length || sort[0].field === '_score';
   const trackScores = b.track_scores === true || scoreSorted || sort.some((s) => s.field === '_score');
   const maxScore = !trackScores || !hits.length ? null : Math.max(...hits.map((h) => h.score));
@@ -167,8 +176,35 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     const fields = docvalueFields(d, b.docvalue_fields, b.fields);
     if (fields) out.fields = fields;
     if (isObj(b.collapse)) {
-      const v = d.values(String(b.collapse.field));
-      out.fields = { ...((out.fields as JsonObject) ?? {}), [String(b.collapse.field)]: v.length ? [v[0]] : [] };
+      const cf = String(b.collapse.field);
+      const v = d.values(cf);
+      out.fields = { ...((out.fields as JsonObject) ?? {}), [cf]: v.length ? [v[0]] : [] };
+      const inner = b.collapse.inner_hits;
+      const specs = (Array.isArray(inner) ? inner : inner === undefined ? [] : [inner]) as JsonObject[];
+      if (specs.length) {
+        const key = JSON.stringify(v[0] ?? null);
+        const group = all.filter((x) => JSON.stringify(x.doc.values(cf)[0] ?? null) === key);
+        const ih: JsonObject = {};
+        for (const s of specs) {
+          const g = group.map((x) => ({ ...x }));
+          const isort = parseSort(s.sort);
+          sortHits(g, isort, views);
+          let list: Hit[] = g;
+          const icf = isObj(s.collapse) ? String(s.collapse.field) : undefined;
+          if (icf) list = collapse(list, icf);
+          const from = Number(s.from ?? 0), size = Number(s.size ?? 3);
+          const page = list.slice(from, from + size).map((x) => {
+            const o: JsonObject = { _index: x.doc.index.name, _type: '_doc', _id: x.doc.id, _score: isort.length ? null : x.score };
+            const src = filterSource(x.doc.source, s._source === undefined ? undefined : sourceSpec(s._source));
+            if (src !== undefined) o._source = src;
+            if (icf) { const iv = x.doc.values(icf); o.fields = { [icf]: iv.length ? [iv[0]] : [] }; }
+            if (isort.length) o.sort = printSortValues(x, isort);
+            return o;
+          });
+          ih[String(s.name ?? cf)] = { hits: { total: restInt ? group.length : { value: group.length, relation: 'eq' }, max_score: isort.length || !group.length ? null : Math.max(...group.map((x) => x.score)), hits: page as Json } };
+        }
+        out.inner_hits = ih;
+      }
     }
     if (isObj(b.highlight)) {
       const hl = highlightDoc(d, b.highlight, b.query as Json);
@@ -205,7 +241,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
-  return { hits, total: hits === all || b.search_after !== undefined ? all.length : hits.length, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
+  return { hits, total: b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
 }
 
 /** Query rescorer: the first window_size hits get query_weight·score ⊕ rescore_query_weight·rescore score. */

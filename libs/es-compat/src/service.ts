@@ -320,17 +320,21 @@ export class EsService {
     let total = 0;
     let shardsTotal = 0;
     let shardsOk = 0;
+    const rc = { hit: 0, miss: 0 };
     for (const r of this.tenant.resolve(index)) {
       const v = await this.tenant.state.view(r.ref);
       total += v.docs.length;
-      const prim = { docs: { count: v.docs.length, deleted: 0 }, store: { size_in_bytes: 0 }, indexing: { index_total: 0 }, fielddata: { memory_size_in_bytes: 0, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: 0, miss_count: 0 } };
+      const c = this.tenant.counter(r.ref);
+      rc.hit += c.hit;
+      rc.miss += c.miss;
+      const prim = { docs: { count: v.docs.length, deleted: 0 }, store: { size_in_bytes: 0 }, indexing: { index_total: 0 }, get: { total: c.get }, fielddata: { memory_size_in_bytes: 0, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: c.hit, miss_count: c.miss } };
       indices[r.ref.meta.es_index] = { uuid: r.ref.meta.uuid, primaries: prim, total: prim };
       const s = r.ref.meta.settings as Record<string, Json>;
       const n = Number(s['index.number_of_shards'] ?? 1);
       shardsTotal += n * (1 + Number(s['index.number_of_replicas'] ?? 1));
       shardsOk += n;
     }
-    const all = { docs: { count: total, deleted: 0 }, fielddata: { memory_size_in_bytes: 0, evictions: 0 } };
+    const all = { docs: { count: total, deleted: 0 }, fielddata: { memory_size_in_bytes: 0, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: rc.hit, miss_count: rc.miss } };
     return ok({ _shards: { total: shardsTotal, successful: shardsOk, failed: 0 }, _all: { primaries: all, total: all }, indices });
   }
 

@@ -35,6 +35,18 @@ export class EsTenant {
   readonly templates = new Map<string, JsonObject>();
   /** Cluster settings set through _cluster/settings (transient and persistent, flattened). */
   readonly clusterSettings = new Map<string, unknown>();
+  /** Per-index counters reported by _stats (gets; the shard request cache of size-0 searches). */
+  readonly counters = new Map<string, { get: number; hit: number; miss: number; keys: Set<string>; uuid: string }>();
+
+  counter(ref: IndexRef): { get: number; hit: number; miss: number; keys: Set<string>; uuid: string } {
+    let c = this.counters.get(ref.meta.es_index);
+    if (!c || c.uuid !== ref.meta.uuid) {
+      c = { get: 0, hit: 0, miss: 0, keys: new Set(), uuid: ref.meta.uuid };
+      this.counters.set(ref.meta.es_index, c);
+    }
+    return c;
+  }
+
   /** Views of indices named by terms-lookup queries, loaded before the search that needs them. */
   readonly lookupViews = new Map<string, IndexView>();
   private metaCache = new Map<string, IndexMeta | undefined>();
