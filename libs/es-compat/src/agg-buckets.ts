@@ -1,6 +1,6 @@
 /** Bucket aggregations: terms, filter(s), range, date_range, histogram, date_histogram, missing, global, composite, adjacency_matrix. */
 import { EsError, illegalArgument } from './errors';
-import type { Doc } from './doc';
+import { globalOrdinals, type Doc } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { badAgg, bucketKeyString, decimalFormat, isObj, valueSource, type ValueSource } from './agg-util';
 import { finishBuckets, type AggCtx } from './aggs';
@@ -177,8 +177,15 @@ function terms(name: string, type: string, p: JsonObject, subs: JsonObject | und
       g.docs.push(d);
     }
   }
+  // keyword terms aggregations read the index's global ordinals (execution_hint "map" does not build them)
+  const ordinals = vs.kind === 'string' && vs.field && p.execution_hint !== 'map' ? ctx.ixs.filter((ix) => ix.fields.get(vs.field!.path)?.type === vs.field!.type).map((ix) => globalOrdinals(ix, vs.field!.path)) : null;
   if (minDoc === 0) {
-    for (const d of ctx.allDocs) for (const v of vs.values(d)) {
+    if (ordinals) {
+      for (const o of ordinals) for (const key of o.terms) {
+        const k = JSON.stringify(key);
+        if (!groups.has(k) && ok(key)) groups.set(k, { key, docs: [] });
+      }
+    } else for (const d of ctx.allDocs) for (const v of vs.values(d)) {
       const key = keyOf(vs, v);
       const k = JSON.stringify(key);
       if (!groups.has(k) && ok(key)) groups.set(k, { key, docs: [] });

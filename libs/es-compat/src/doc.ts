@@ -21,6 +21,23 @@ export interface IndexView {
   readonly mappings: JsonObject;
   /** Per-field BM25 statistics, computed on first use. */
   readonly stats: Map<string, FieldStats>;
+  /** Global ordinals of keyword fields (sorted distinct terms), built by terms aggregations; cleared when documents change. */
+  readonly ordinals?: Map<string, { terms: string[]; bytes: number }>;
+}
+
+/** The sorted distinct terms of a keyword field over the whole index (cached on the view). */
+export function globalOrdinals(ix: IndexView, path: string): { terms: string[]; bytes: number } {
+  let m = ix.ordinals;
+  if (!m) { m = new Map(); (ix as { ordinals?: typeof m }).ordinals = m; }
+  let o = m.get(path);
+  if (!o) {
+    const set = new Set<string>();
+    for (const d of ix.docs) for (const v of d.values(path)) set.add(String(v));
+    const terms = [...set].sort();
+    o = { terms, bytes: terms.reduce((s, t) => s + 2 * t.length + 40, 0) };
+    m.set(path, o);
+  }
+  return o;
 }
 
 export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number> }

@@ -12,3 +12,4 @@ export { EsService, ES_VERSION } from './service';
 export type { EsBackend, EsChange, EsTable } from './port';
 export type { EsRequest, EsResponse, Params } from './types';
 export { EsError } from './errors';
+export { serialize } from './serialize';

@@ -327,7 +327,8 @@ export class EsService {
       const c = this.tenant.counter(r.ref);
       rc.hit += c.hit;
       rc.miss += c.miss;
-      const prim = { docs: { count: v.docs.length, deleted: 0 }, store: { size_in_bytes: 0 }, indexing: { index_total: 0 }, get: { total: c.get }, fielddata: { memory_size_in_bytes: 0, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: c.hit, miss_count: c.miss } };
+      const fd = [...(v.ordinals?.values() ?? [])].reduce((s, o) => s + o.bytes, 0);
+      const prim = { docs: { count: v.docs.length, deleted: 0 }, store: { size_in_bytes: 0 }, indexing: { index_total: 0 }, get: { total: c.get }, fielddata: { memory_size_in_bytes: fd, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: c.hit, miss_count: c.miss } };
       indices[r.ref.meta.es_index] = { uuid: r.ref.meta.uuid, primaries: prim, total: prim };
       const s = r.ref.meta.settings as Record<string, Json>;
       const n = Number(s['index.number_of_shards'] ?? 1);

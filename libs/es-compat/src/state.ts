@@ -79,6 +79,7 @@ export class EsState {
     const docs = [...c.byId.values()].sort((a, b) => a.row._seq_no - b.row._seq_no);
     (c.view as { docs: Doc[] }).docs = docs;
     c.view.stats.clear();
+    c.view.ordinals?.clear();
     c.dirty = false;
   }
 

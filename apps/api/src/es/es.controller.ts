@@ -2,7 +2,7 @@ import type { Readable } from 'stream';
 import { All, Controller, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError } from '@mmdb/core';
-import type { Params } from '@mmdb/es-compat';
+import { serialize, type Params } from '@mmdb/es-compat';
 import { TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { EsTenantEngine } from './es.module';
@@ -54,6 +54,6 @@ export class EsController {
     for (const [k, v] of Object.entries(r.headers ?? {})) reply.header(k, v);
     if (req.method === 'HEAD' || r.body === undefined) return reply.send();
     if (typeof r.body === 'string') return reply.header('content-type', 'text/plain; charset=UTF-8').send(r.body);
-    return reply.header('content-type', 'application/json; charset=UTF-8').send(JSON.stringify(r.body));
+    return reply.header('content-type', 'application/json; charset=UTF-8').send(serialize(r.body));
   }
 }
