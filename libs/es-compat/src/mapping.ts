@@ -82,9 +82,14 @@ function validateProps(props: Json, prefix: string): void {
   }
 }
 
-/** The flat field table: `a.b` object paths and `a.raw` multi-fields. */
+const flatCache = new WeakMap<JsonObject, Map<string, Field>>();
+
+/** The flat field table: `a.b` object paths and `a.raw` multi-fields (cached per mappings object). */
 export function flatten(mappings: JsonObject): Map<string, Field> {
+  const hit = flatCache.get(mappings);
+  if (hit) return hit;
   const out = new Map<string, Field>();
+  flatCache.set(mappings, out);
   const walk = (props: Json | undefined, prefix: string) => {
     if (!isObj(props)) return;
     for (const [name, d] of Object.entries(props)) {
@@ -128,6 +133,23 @@ export function valuesAt(src: Json, path: string): Json[] {
   return out;
 }
 
+/** Cheap pre-check: true when some key of the document has no mapping yet (only then is the mapping copied). */
+function mayAdd(node: JsonObject, obj: JsonObject): boolean {
+  const props = isObj(node.properties) ? node.properties : {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (k.includes('.')) return true;
+    const def = props[k];
+    if (!isObj(def)) { if (v !== null) return true; continue; }
+    if ((def.type === undefined || def.type === 'object') && def.enabled !== false) {
+      for (const x of Array.isArray(v) ? v : [v]) {
+        if (isObj(x)) { if (mayAdd(def, x)) return true; }
+        else if (x !== null) return true;
+      }
+    }
+  }
+  return false;
+}
+
 const DATE_DETECT = /^\d{4}[-/]\d{1,2}[-/]\d{1,2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** The dynamic mapping of one new value (null when it adds nothing). */
@@ -152,6 +174,7 @@ function dynamicType(v: Json, dateDetection: boolean): JsonObject | null {
  * (null when unchanged). `dynamic: strict` refuses a new field; `false` ignores it.
  */
 export function applyDynamic(mappings: JsonObject, src: JsonObject): JsonObject | null {
+  if (!mayAdd(mappings, src)) return null;
   let changed = false;
   const root: JsonObject = JSON.parse(JSON.stringify(mappings));
   const dateDetection = root.date_detection !== false;

@@ -3,6 +3,7 @@ import { EsError, illegalArgument, parsingError } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { compile, scriptRefused } from './query';
+import { candidates } from './candidates';
 import { runAggs, type AggCtx } from './aggs';
 import { runSuggest } from './suggest';
 import { highlightDoc } from './highlight';
@@ -123,7 +124,8 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     const scorer = compile({ ix, lookup: env.lookup }, b.query);
     const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
     const boost = boosts.get(ix.name) ?? 1;
-    for (const d of ix.docs) {
+    const cand = candidates(ix, b.query);
+    for (const d of cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs) {
       let s = scorer(d);
       if (s === null) continue;
       s *= boost;
