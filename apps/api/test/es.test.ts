@@ -27,7 +27,7 @@ describe('Elasticsearch surface with the official 7.17 client', () => {
   it('info reports 7.14.2 with the product header the client requires', async () => {
     const r = await es.info();
     expect(r.body.version.number).toBe('7.14.2');
-    expect(r.headers['x-elastic-product']).toBe('Elasticsearch');
+    expect(r.headers?.['x-elastic-product']).toBe('Elasticsearch');
     expect((await es.ping()).statusCode).toBe(200);
   });
 

@@ -72,12 +72,17 @@ export function matchField(env: QueryEnv, kind: string, f: Field, p: JsonObject,
       return s > 0 ? s : null;
     };
   });
+  return termsOperator(scorers, p, 1);
+}
+
+/** Sums the per-term scores of the terms present; `operator: and` / minimum_should_match say how many must be. */
+function termsOperator(scorers: Scorer[], p: JsonObject, boost: number): Scorer {
   const op = String(p.operator ?? 'or').toLowerCase();
   const need = op === 'and' ? scorers.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, scorers.length)) : 1;
   return (d) => {
     let n = 0, s = 0;
     for (const sc of scorers) { const x = sc(d); if (x !== null) { n++; s += x; } }
-    return n >= need ? s : null;
+    return n >= need ? s * boost : null;
   };
 }
 
@@ -185,11 +190,5 @@ function crossFields(env: QueryEnv, body: JsonObject, fields: Array<{ field: Fie
     }
     return best > 0 ? best : null;
   });
-  const op = String(body.operator ?? 'or').toLowerCase();
-  const need = op === 'and' ? perTerm.length : body.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(body.minimum_should_match, perTerm.length)) : 1;
-  return (d) => {
-    let n = 0, s = 0;
-    for (const sc of perTerm) { const x = sc(d); if (x !== null) { n++; s += x; } }
-    return n >= need ? s * boost : null;
-  };
+  return termsOperator(perTerm, body, boost);
 }

@@ -40,31 +40,11 @@ const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7ffffff
 const pick = () => WORDS[Math.floor(rnd() * WORDS.length)];
 const docAt = (i) => ({ id: `d${i}`, body: Array.from({ length: 8 }, pick).join(' '), tag: `t${i % 20}`, n: i % 1000 });
 
-const TOML = `namespace = "bench"
-table = "docs"
-primary_key = ["id"]
-
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-
-[[columns]]
-name = "body"
-ty = "str"
-
-[[columns]]
-name = "tag"
-ty = "str"
-
-[[columns]]
-name = "n"
-ty = "i64"
-
-[[fulltext]]
-field = "body"
-analyzer = "standard"
-`;
+/** The peer table: the same documents as rows, `body` in the fts postings. */
+const COLUMNS = [['id', 'str', true], ['body', 'str'], ['tag', 'str'], ['n', 'i64']];
+const TOML = ['namespace = "bench"', 'table = "docs"', 'primary_key = ["id"]',
+  ...COLUMNS.map(([name, ty, req]) => `[[columns]]\nname = "${name}"\nty = "${ty}"${req ? '\nrequired = true' : ''}`),
+  '[[fulltext]]\nfield = "body"\nanalyzer = "standard"'].join('\n');
 
 function request(agent, url, method, p, body, contentType) {
   return new Promise((resolve, reject) => {
