@@ -94,6 +94,10 @@ function instrument(op: Op, ctx: ExecCtx): Op {
 const leafCols = (ctx: ExecCtx, schema: string, alias: string | undefined): ColInfo[] =>
   ctx.table(schema).cols.map((c) => ({ name: c.name.startsWith('#') ? `${c.name}:${alias ?? schema}` : qualify(alias, c.name), aff: c.aff }));
 
+function notYet(n: PlanNode): never {
+  throw new DbError('unsupported_sql', `plan node ${n.op} has no operator yet`, { construct: n.op });
+}
+
 const VISITOR: PlanVisitor<Op, C> = {
   scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
   get: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
@@ -507,6 +511,14 @@ const VISITOR: PlanVisitor<Op, C> = {
       for (const r of drain(input, ctx, up)) ctx.writer.delete(n, r.slice(0, width));
     });
   },
+  // multi-model and window operators: exec/multimodel.ts and exec/window.ts (next commits)
+  fts_search: (n) => notYet(n),
+  vector_topk: (n) => notYet(n),
+  graph_expand: (n) => notYet(n),
+  graph_path: (n) => notYet(n),
+  graph_dijkstra: (n) => notYet(n),
+  fuse: (n) => notYet(n),
+  window: (n) => notYet(n),
 };
 
 function joinOp(n: NodeOf<'join'>, c: C): Op {

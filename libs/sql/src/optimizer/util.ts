@@ -1,4 +1,4 @@
-import { EXPR_KINDS, mapChildren, type Collation, type Expr, type PlanNode } from '@mmdb/plan';
+import { EXPR_KINDS, mapChildren, type Collation, type Expr, type NodeKind, type NodeOf, type PlanNode } from '@mmdb/plan';
 import type { OptCatalog } from './optimizer';
 
 const EXPRS = new Set<string>(EXPR_KINDS);
@@ -57,24 +57,41 @@ export function andAll(es: Expr[]): Expr | undefined {
   return es.length ? es.reduce((a, b) => ({ kind: 'binary', op: 'and', left: a, right: b })) : undefined;
 }
 
+type Names = (n: PlanNode, cat: OptCatalog) => string[] | null;
+const leafNames = (schema: string, alias: string | undefined, cat: OptCatalog): string[] =>
+  cat.table(schema).cols.map((c) => (c.name.startsWith('#') ? `${c.name}:${alias ?? schema}` : alias ? `${alias}.${c.name}` : c.name).toLowerCase());
+const same: Names = (n, cat) => outputNames((n as { input: PlanNode }).input, cat);
+const unknown: Names = () => null;
+
+/** Output column names per node kind (lower case), or null when unknown here. */
+const NAMES: { readonly [K in NodeKind]: (n: NodeOf<K>, cat: OptCatalog) => string[] | null } = {
+  scan: (n, cat) => leafNames(n.schema, n.alias, cat),
+  get: (n, cat) => leafNames(n.schema, n.alias, cat),
+  index_scan: (n, cat) => leafNames(n.schema, n.alias, cat),
+  project: (n) => n.columns.map((c) => c.name.toLowerCase()),
+  filter: same, sort: same, limit: same, distinct: same,
+  join: (n, cat) => {
+    const l = outputNames(n.left, cat);
+    const r = outputNames(n.right, cat);
+    if (!l || !r) return null;
+    return n.kind === 'semi' || n.kind === 'anti' ? l : [...l, ...r];
+  },
+  aggregate: (n) => [...n.group.map((g) => g.name.toLowerCase()), ...n.aggregates.map((a) => a.name.toLowerCase())],
+  window: (n, cat) => {
+    const i = outputNames(n.input, cat);
+    return i && [...i, ...n.functions.map((f) => f.name.toLowerCase())];
+  },
+  fts_search: (n, cat) => [...leafNames(n.schema, n.alias, cat), '_score'],
+  vector_topk: (n, cat) => [...leafNames(n.schema, n.alias, cat), '_distance'],
+  // multi-model nodes whose row columns depend on the relation's resolution: unknown to the optimizer
+  graph_expand: unknown, graph_path: unknown, graph_dijkstra: unknown,
+  fuse: unknown, set_op: unknown, values: unknown, with: unknown, cte_ref: unknown,
+  insert: unknown, update: unknown, delete: unknown,
+};
+
 /** Output column names of a node (lower case), or null when unknown here. */
 export function outputNames(n: PlanNode, cat: OptCatalog): string[] | null {
-  switch (n.op) {
-    case 'scan': case 'get': case 'index_scan': {
-      const t = cat.table(n.schema);
-      return t.cols.map((c) => (c.name.startsWith('#') ? `${c.name}:${n.alias ?? n.schema}` : n.alias ? `${n.alias}.${c.name}` : c.name).toLowerCase());
-    }
-    case 'project': return n.columns.map((c) => c.name.toLowerCase());
-    case 'filter': case 'sort': case 'limit': case 'distinct': return outputNames(n.input, cat);
-    case 'join': {
-      const l = outputNames(n.left, cat);
-      const r = outputNames(n.right, cat);
-      if (!l || !r) return null;
-      return n.kind === 'semi' || n.kind === 'anti' ? l : [...l, ...r];
-    }
-    case 'aggregate': return [...n.group.map((g) => g.name.toLowerCase()), ...n.aggregates.map((a) => a.name.toLowerCase())];
-    default: return null;
-  }
+  return (NAMES[n.op] as Names)(n, cat);
 }
 
 export const within = (cols: Set<string>, names: string[]) => [...cols].every((c) => names.includes(c));
