@@ -4,6 +4,7 @@ import type { Affinity, AggregateCall, Collation, Expr, PlanNode, SortKey } from
 import type { AExpr, FromItem, ResultCol, Select, SelectBody, SelectCore } from './ast';
 import { outputCollation } from '../exec/collation';
 import { AGGREGATES } from '../exec/functions';
+import { affinityOf } from '../affinity';
 
 /** What the binder needs to know about a table. */
 export interface BindTable {
@@ -21,16 +22,6 @@ export interface BindCatalog {
 
 /** `colls`: each output column's collating sequence (declared or from COLLATE), when it has one. */
 export interface Bound { plan: PlanNode; names: string[]; affs: (Affinity | undefined)[]; colls?: (Collation | undefined)[] }
-
-/** Declared SQL type → SQLite affinity (§3.1 of SQLite's datatype rules). */
-export function affinityOf(type: string): Affinity {
-  const t = type.toUpperCase();
-  if (t.includes('INT')) return 'integer';
-  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) return 'text';
-  if (t.includes('BLOB') || t === '') return 'blob';
-  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) return 'real';
-  return 'numeric';
-}
 
 interface ItemCol { name: string; aff?: Affinity; coll?: Collation; hidden?: boolean }
 interface Item { alias: string; internal: string; cols: ItemCol[]; rowid?: string }

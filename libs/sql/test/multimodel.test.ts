@@ -1,0 +1,192 @@
+/** Multi-model plan nodes over a real TenantStore with the fts, vector and graph participants. */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { TenantStore } from '@mmdb/storage';
+import { DbError } from '@mmdb/core';
+import { FtsParticipant } from '@mmdb/fts';
+import { VectorParticipant } from '@mmdb/vector';
+import { GraphIndex } from '@mmdb/graph';
+import type { PlanNode } from '@mmdb/plan';
+import { SqlEngine, formatResult } from '@mmdb/sql';
+
+const REVIEWS = `
+namespace = "app"
+table = "reviews"
+primary_key = ["id"]
+[[columns]]
+name = "id"
+ty = "str"
+required = true
+[[columns]]
+name = "body"
+ty = "str"
+required = true
+[[columns]]
+name = "branch"
+ty = "i64"
+required = true
+[[columns]]
+name = "emb"
+ty = "vector"
+dim = 3
+required = false
+[[columns]]
+name = "follows"
+ty = "json"
+required = false
+[vector]
+column = "emb"
+metric = "l2"
+index = "exact"
+[[fulltext]]
+field = "body"
+[[relations]]
+name = "follows"
+target = "app.reviews"
+columns = ["follows"]
+`;
+
+let dir: string;
+let store: TenantStore;
+let sql: SqlEngine;
+let fts: FtsParticipant;
+let vector: VectorParticipant;
+let graph: GraphIndex;
+
+const DATA = [
+  { id: 'a', body: 'a happy ending to the story', branch: 3, emb: [0, 0, 0], follows: ['b'] },
+  { id: 'b', body: 'the ending was sad', branch: 1, emb: [1, 0, 0], follows: ['c'] },
+  { id: 'c', body: 'no ending at all, just a story', branch: 3, emb: [2, 0, 0], follows: ['a', 'd'] },
+  { id: 'd', body: 'beginning middle and ending', branch: 3, emb: [3, 0, 0], follows: [] },
+  { id: 'e', body: 'unrelated words', branch: 2, emb: [0.5, 0, 0], follows: ['a'] },
+];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sql-mm-'));
+  fts = new FtsParticipant();
+  vector = new VectorParticipant();
+  graph = new GraphIndex();
+  store = await TenantStore.open({ dir, sync: false, participants: [fts, vector, graph] });
+  graph.attach(store);
+  sql = new SqlEngine(store, undefined, { sources: { fts, vector, graph } });
+  await store.registerSchema(REVIEWS);
+  for (const r of DATA) await store.put('app.reviews', r);
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function plan(p: PlanNode, explain = false): Promise<Record<string, unknown>[]> {
+  const r = await sql.runPlan(p, { explain });
+  return (formatResult(r) as { rows: Record<string, unknown>[] }).rows;
+}
+
+const lit = (value: unknown) => ({ kind: 'lit', value }) as never;
+const col = (name: string) => ({ kind: 'col', name }) as const;
+
+describe('vector_topk', () => {
+  it('answers the k nearest with _distance, equal to the vector reader', async () => {
+    const rows = await plan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([0.9, 0, 0]), k: 3 });
+    expect(rows.map((r) => r.id)).toEqual(['b', 'e', 'a']);
+    const direct = vector.topk('app.reviews', { vector: [0.9, 0, 0], k: 3 });
+    expect(rows.map((r) => r._distance)).toEqual(direct.map((m) => m.distance));
+  });
+
+  it('a filter over any column keeps k results whenever k rows pass', async () => {
+    const rows = await plan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([0, 0, 0]), k: 2, filter: { kind: 'binary', op: '=', left: col('branch'), right: lit(3) } });
+    expect(rows.map((r) => r.id)).toEqual(['a', 'c']);
+  });
+
+  it('another metric than the index answers exactly (an exact scan)', async () => {
+    const r = await sql.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 1, 0]), k: 2, metric: 'manhattan' }, { explain: true });
+    const rows = (formatResult(r) as { rows: Record<string, unknown>[] }).rows;
+    expect(rows.map((x) => [x.id, x._distance])).toEqual([['b', 1], ['e', 1.5]]);
+    expect(JSON.stringify(r.explain)).toMatch(/exact scan \(manhattan; the index is l2\)/);
+  });
+
+  it('a wrong vector length is dim_mismatch', async () => {
+    await expect(plan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 2]), k: 1 })).rejects.toMatchObject({ code: 'dim_mismatch' });
+  });
+});
+
+describe('fts_search', () => {
+  it('answers the route ranking with _score and the rows', async () => {
+    const rows = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'ending story', limit: 10 });
+    const direct = await fts.search('app.reviews', 'body', 'ending story', 10);
+    expect(rows.map((r) => [r.id, r._score])).toEqual(direct.map((d) => [d.doc_id, d.score]));
+    expect(rows[0].body).toBeDefined();
+  });
+
+  it('a structured query means the same as its syntax', async () => {
+    const a = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ terms: ['ending'] }], must_not: [{ terms: ['sad'] }] } } });
+    const b = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: '+ending -sad' });
+    expect(a).toEqual(b);
+    expect(a.map((r) => r.id)).not.toContain('b');
+  });
+
+  it('a filter keeps the best among the passing rows', async () => {
+    const rows = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'ending', limit: 2, filter: { kind: 'binary', op: '<>', left: col('branch'), right: lit(3) } });
+    expect(rows.map((r) => r.id)).toEqual(['b']);
+  });
+
+  it('phrase slop is refused naming the path', async () => {
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'happy ending', slop: 2 } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.slop' } });
+  });
+});
+
+describe('graph nodes', () => {
+  it('graph_expand: multi-hop as a depth range, cycle-safe, per input row', async () => {
+    const rows = await plan({
+      op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: col('id'), min_depth: 1, max_depth: null,
+      input: { op: 'filter', input: { op: 'scan', schema: 'app.reviews', alias: 's' }, predicate: { kind: 'binary', op: '=', left: col('s.id'), right: lit('a') } },
+      alias: 'r',
+    });
+    expect(rows.map((r) => [r['r._node'], r['r._depth']])).toEqual([['b', 1], ['c', 2], ['d', 3]]);
+    const bfs = await graph.bfs('app.reviews', 'follows', 'a', 64);
+    expect(bfs.slice(1).map((v) => [v.node, v.depth])).toEqual(rows.map((r) => [r['r._node'], r['r._depth']]));
+  });
+
+  it('graph_expand walks a self-relation backwards ("who follows a")', async () => {
+    const rows = await plan({ op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: lit('a'), direction: 'reverse' });
+    expect(rows.map((r) => r._node).sort()).toEqual(['c', 'e']);
+    expect(rows.every((r) => typeof r.body === 'string')).toBe(true);
+  });
+
+  it('graph_path and graph_dijkstra equal the routes', async () => {
+    const p = await plan({ op: 'graph_path', schema: 'app.reviews', rel: 'follows', src: lit('a'), dst: lit('d') });
+    expect(p.map((r) => r._node)).toEqual((await graph.path('app.reviews', 'follows', 'a', 'd')).path);
+    const d = await plan({ op: 'graph_dijkstra', schema: 'app.reviews', rel: 'follows', src: lit('e'), dst: lit('d') });
+    const route = await graph.dijkstra('app.reviews', 'follows', 'e', 'd');
+    expect(d.map((r) => r._node)).toEqual(route.path);
+    expect(d[d.length - 1]._cost).toBe(route.total_weight);
+  });
+});
+
+describe('fuse', () => {
+  it('rrf over a vector and a full-text ranking, with each input rank', async () => {
+    const rows = await plan({
+      op: 'fuse', method: 'rrf', key: ['id'], limit: 3,
+      inputs: [
+        { op: 'vector_topk', schema: 'app.reviews', vector: lit([2, 0, 0]), k: 4 },
+        { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'story', limit: 4 },
+      ],
+    });
+    // c is 1st by vector and in the text ranking: first
+    expect(rows[0].id).toBe('c');
+    expect(rows[0]._rank_1).toBe(1);
+    expect(typeof rows[0]._rank_2).toBe('number');
+    expect(rows[0]._score).toBeCloseTo(1 / 61 + 1 / (60 + (rows[0]._rank_2 as number)), 12);
+    expect(rows).toHaveLength(3);
+  });
+});
+
+describe('errors', () => {
+  it('unknown schema is schema_not_found, unknown relation not_found', async () => {
+    await expect(plan({ op: 'vector_topk', schema: 'app.nope', vector: lit([1, 2, 3]), k: 1 })).rejects.toMatchObject({ code: 'schema_not_found' });
+    await expect(plan({ op: 'graph_path', schema: 'app.reviews', rel: 'nope', src: lit('a'), dst: lit('b') })).rejects.toBeInstanceOf(DbError);
+    await expect(plan({ op: 'graph_path', schema: 'app.reviews', rel: 'nope', src: lit('a'), dst: lit('b') })).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
