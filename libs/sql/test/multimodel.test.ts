@@ -190,3 +190,32 @@ describe('errors', () => {
     await expect(plan({ op: 'graph_path', schema: 'app.reviews', rel: 'nope', src: lit('a'), dst: lit('b') })).rejects.toMatchObject({ code: 'not_found' });
   });
 });
+
+describe('SQL: pgvector operators', () => {
+  const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
+
+  it('ORDER BY col <-> $1 LIMIT k with WHERE reads vector_topk with the filter pushed in', async () => {
+    const text = 'SELECT id, emb <-> $1 AS d FROM app.reviews WHERE branch = 3 ORDER BY emb <-> $1 LIMIT 2';
+    expect(await q(text, [[0.9, 0, 0]])).toEqual([['a', 0.9], ['c', 1.1]]);
+    const p = JSON.stringify(sql.planSql(text).plan);
+    expect(p).toMatch(/"op":"vector_topk"/);
+    expect(p).toMatch(/"filter":\{"kind":"binary","op":"="/);
+    expect(p).not.toMatch(/"metric"/);
+  });
+
+  it('pgvector text literals and ORDER BY an alias', async () => {
+    expect(await q("SELECT id, emb <-> '[3,0,0]' AS d FROM app.reviews ORDER BY d LIMIT 1")).toEqual([['d', 0]]);
+  });
+
+  it('an operator of another metric answers exactly, and explain says exact scan', async () => {
+    const rows = await q('SELECT id FROM app.reviews WHERE branch <> 2 ORDER BY emb <+> $1 LIMIT 3', [[1, 1, 0]]);
+    expect(rows).toEqual([['b'], ['a'], ['c']]);
+    const r = await sql.run('SELECT id FROM app.reviews ORDER BY emb <=> $1 LIMIT 2', { params: [[1, 0.1, 0]], explain: true });
+    expect(JSON.stringify((r[0] as { explain: unknown }).explain)).toMatch(/exact scan \(cosine; the index is l2\)/);
+  });
+
+  it('never fewer than k when k rows pass', async () => {
+    const rows = await q('SELECT id FROM app.reviews WHERE body LIKE $2 ORDER BY emb <-> $1 LIMIT 10', [[0, 0, 0], '%ending%']);
+    expect(rows.map((r) => r[0])).toEqual(['a', 'b', 'c', 'd']);
+  });
+});

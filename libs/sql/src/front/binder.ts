@@ -5,6 +5,7 @@ import type { AExpr, FromItem, ResultCol, Select, SelectBody, SelectCore } from 
 import { outputCollation } from '../exec/collation';
 import { AGGREGATES } from '../exec/functions';
 import { affinityOf } from '../affinity';
+import { VECTOR_OPERATORS } from '../exec/vector-functions';
 
 /** What the binder needs to know about a table. */
 export interface BindTable {
@@ -379,7 +380,11 @@ export class Binder {
       case 'param': return { kind: 'param', index: e.index };
       case 'id': return this.resolve(e.table, e.name, scope);
       case 'unary': return { kind: 'unary', op: e.op, arg: x(e.arg) };
-      case 'bin': return { kind: 'binary', op: e.op as never, left: x(e.l), right: x(e.r) };
+      case 'bin': {
+        const v = VECTOR_OPERATORS[e.op];
+        if (v) return { kind: 'call', name: v.fn, args: [x(e.l), x(e.r)] };
+        return { kind: 'binary', op: e.op as never, left: x(e.l), right: x(e.r) };
+      }
       case 'like': return { kind: 'like', arg: x(e.arg), pattern: x(e.pattern), ...(e.escape ? { escape: x(e.escape) } : {}), ...(e.not ? { not: true } : {}), ...(e.glob ? { glob: true } : {}) };
       case 'between': return { kind: 'between', arg: x(e.arg), low: x(e.low), high: x(e.high), ...(e.not ? { not: true } : {}) };
       case 'isnull': return { kind: 'is_null', arg: x(e.arg), ...(e.not ? { not: true } : {}) };

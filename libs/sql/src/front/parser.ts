@@ -543,7 +543,8 @@ class Parser {
   }
   private bitExpr(): AExpr {
     let l = this.addExpr();
-    while (this.isOp('&') || this.isOp('|') || this.isOp('<<') || this.isOp('>>')) {
+    // pgvector's distance operators bind like the bit operators (tighter than comparisons)
+    while (this.isOp('&') || this.isOp('|') || this.isOp('<<') || this.isOp('>>') || this.isOp('<->') || this.isOp('<=>') || this.isOp('<#>') || this.isOp('<+>')) {
       const op = this.cur.text;
       this.p++;
       l = { t: 'bin', op, l, r: this.addExpr() };
