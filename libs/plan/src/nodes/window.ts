@@ -37,8 +37,9 @@ export interface WindowCall {
 
 /**
  * Computes window functions over `input` with SQLite's semantics. Output: the input's columns
- * then one column per function (named `name`); rows come ordered by the last function's
- * PARTITION BY then ORDER BY keys (stable), as SQLite's do.
+ * then one column per function (named `name`). As SQLite, functions are computed last-listed
+ * first, each over the previous one's order (which OVER () numbering sees); rows come out in the
+ * first function's PARTITION BY then ORDER BY order (stable).
  */
 export interface WindowNode { readonly op: 'window'; readonly input: PlanNode; readonly functions: readonly WindowCall[] }
 export const windowNode = (input: PlanNode, functions: readonly WindowCall[]): WindowNode => ({ op: 'window', input, functions });

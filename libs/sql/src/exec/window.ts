@@ -2,8 +2,9 @@
  * The window operator, with SQLite's semantics: rows sorted by PARTITION BY then ORDER BY keys
  * (stable), peer groups of equal ORDER BY keys, ROWS / RANGE / GROUPS frames with EXCLUDE, the
  * ranking and offset functions (which ignore the frame), first/last/nth_value and every
- * aggregate over the frame. Output: input columns then one column per function, in the sorted
- * order of the last function.
+ * aggregate over the frame. Output: input columns then one column per function. As SQLite, the
+ * functions are computed last-listed first, each over the previous one's sorted order, so the
+ * rows come out in the first function's order.
  */
 import { DbError } from '@mmdb/core';
 import type { Expr, FrameBound, NodeOf, WindowCall } from '@mmdb/plan';
@@ -88,35 +89,43 @@ export function windowOp(n: NodeOf<'window'>, c: C, compile: CompileFn): Op {
   const width = input.cols.length;
   const cols: ColInfo[] = [...input.cols, ...n.functions.map((w) => ({ name: w.name }))];
   return mk(n, cols, [input], function* (ctx, up) {
-    let rows: Tuple[] = drain(input, ctx, up).map((r) => r.slice(0, width));
+    const rows: Tuple[] = drain(input, ctx, up).map((r) => r.slice(0, width));
     ctx.hold(rows.length);
-    for (const f of fns) {
-      rows = computeOne(f, rows, ctx, up);
+    // as SQLite: the last-listed window is computed first, over the input's order (which an
+    // OVER () numbering sees); each function appends its value, so columns are put back in order
+    const vals: Value[][] = new Array(fns.length);
+    let order = rows.map((_, i) => i);
+    for (let k = fns.length - 1; k >= 0; k--) {
+      const r = computeOne(fns[k], order.map((i) => rows[i]), ctx, up);
+      order = r.order.map((j) => order[j]);
+      vals[k] = new Array(rows.length);
+      r.order.forEach((_, pos) => { vals[k][order[pos]] = r.values[pos]; });
     }
+    const out = order.map((i) => { const t = rows[i].slice(); for (let k = 0; k < fns.length; k++) t.push(vals[k][i]); return t; });
     ctx.release(rows.length);
-    yield* slices(rows, ctx);
+    yield* slices(out, ctx);
   });
 }
 
-/** Sorts by the function's partition and order keys, appends its value to every row. */
-function computeOne(f: Fn, rows: Tuple[], ctx: ExecCtx, up: Env | null): Tuple[] {
+/** Sorts by the function's partition and order keys; `order[p]` = the input index at sorted position p, `values[p]` its value. */
+function computeOne(f: Fn, rows: Tuple[], ctx: ExecCtx, up: Env | null): { order: number[]; values: Value[] } {
   const keys = [...f.partition, ...f.order];
   const kv = rows.map((r) => keys.map((k) => k.f(r, up)));
   const idx = rows.map((_, i) => i);
   idx.sort((a, b) => cmpKeys(keys, kv[a], kv[b]) || a - b);
   const np = f.partition.length;
-  const out: Tuple[] = new Array(rows.length);
+  const values: Value[] = new Array(rows.length);
   let s = 0;
   while (s < idx.length) {
     let e = s + 1;
     while (e < idx.length && cmpKeys(f.partition, kv[idx[s]].slice(0, np), kv[idx[e]].slice(0, np)) === 0) e++;
     const part = idx.slice(s, e);
     const vals = partitionValues(f, part.map((i) => rows[i]), part.map((i) => kv[i].slice(np)), ctx, up);
-    for (let j = 0; j < part.length; j++) out[s + j] = [...rows[part[j]], vals[j]];
+    for (let j = 0; j < part.length; j++) values[s + j] = vals[j];
     s = e;
     ctx.check();
   }
-  return out;
+  return { order: idx, values };
 }
 
 function offsetValue(f: Compiled | null, row: Tuple, up: Env | null, unit: string): number {
