@@ -9,7 +9,7 @@ import type { Expr } from './expr';
 export type Field =
   | 'node' | 'nodes' | 'expr' | 'str' | 'num' | 'numnull' | 'bool' | 'exprs' | 'strs' | 'nums' | 'named' | 'aggs' | 'keys'
   | 'rows' | 'ctes' | 'sets' | 'bound' | 'equi' | 'whens' | 'any' | 'ftsq' | 'fields' | 'ranking' | 'weights' | 'wfuncs'
-  | 'frame' | 'fbound';
+  | 'frame' | 'fbound' | 'meta';
 export type Spec = Readonly<Record<string, Field | `${Field}?`>>;
 export type ExprKind = Expr['kind'];
 
@@ -32,10 +32,10 @@ export const NODE_SPECS: { readonly [K in NodeKind]: Spec } = {
   update: { schema: 'str', alias: 'str', input: 'node', set: 'sets', returning: 'named?' },
   delete: { schema: 'str', alias: 'str', input: 'node' },
   fts_search: { schema: 'str', alias: 'str?', field: 'str?', fields: 'fields?', query: 'ftsq', limit: 'num?', ranking: 'ranking?', filter: 'expr?' },
-  vector_topk: { schema: 'str', alias: 'str?', column: 'str?', vector: 'expr', k: 'num', mode: 'str?', metric: 'str?', filter: 'expr?' },
-  graph_expand: { input: 'node?', schema: 'str', rel: 'str', from: 'expr', direction: 'str?', min_depth: 'num?', max_depth: 'numnull?', alias: 'str?', emit_path: 'bool?' },
-  graph_path: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', max_depth: 'num?', direction: 'str?', alias: 'str?' },
-  graph_dijkstra: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', weight_field: 'str?', weights: 'weights?', alias: 'str?' },
+  vector_topk: { schema: 'str', alias: 'str?', column: 'str?', vector: 'expr', k: 'num', mode: 'str?', metric: 'str?', filter: 'expr?', metadata: 'meta?' },
+  graph_expand: { input: 'node?', schema: 'str', rel: 'str', from: 'expr', direction: 'str?', min_depth: 'num?', max_depth: 'numnull?', alias: 'str?', emit_path: 'bool?', row_columns: 'bool?' },
+  graph_path: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', max_depth: 'num?', direction: 'str?', alias: 'str?', row_columns: 'bool?' },
+  graph_dijkstra: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', weight_field: 'str?', weights: 'weights?', alias: 'str?', row_columns: 'bool?' },
   fuse: { inputs: 'nodes', method: 'str', key: 'strs', k: 'num?', weights: 'nums?', scores: 'strs?', normalization: 'str?', limit: 'num?' },
   window: { input: 'node', functions: 'wfuncs' },
 };

@@ -34,6 +34,9 @@ function checkField(key: string, owner: string, path: string, t: Field, v: unkno
       if (!isObj(v)) fail(path, 'expected an object of numbers');
       for (const [k, x] of Object.entries(v)) if (typeof x !== 'number' || !Number.isFinite(x)) fail(`${path}.${k}`, 'expected a number');
       return;
+    case 'meta':
+      if (!isObj(v)) fail(path, 'expected an object of metadata equalities');
+      return;
     case 'ftsq': return void (typeof v === 'string' ? undefined : ftsQuery(path, v));
     case 'ranking': case 'bound': case 'frame': case 'fbound':
       return void obj(path, v, SUB_SPECS[t], t);

@@ -5,7 +5,7 @@
  */
 import { DbError, newUlid, type Row, type TableManifest } from '@mmdb/core';
 import type { StoredRow } from '@mmdb/storage';
-import type { PlanNode } from '@mmdb/plan';
+import { forEachNode, type PlanNode } from '@mmdb/plan';
 import { parseSql } from './front/parser';
 import type { AExpr, Select } from './front/ast';
 import { Binder, type BindCatalog } from './front/binder';
@@ -16,7 +16,8 @@ import type { TableCache } from './exec/table-cache';
 import { optimize, type PassReport } from './optimizer/optimizer';
 import { truthy, type Tuple, type Value } from './values';
 import { PlanCache } from './plan-cache';
-import { PlanExecutor, type Prepared, type QueryOptions, type RawResult, type Running } from './run/executor';
+import { PlanExecutor, type Prepared, type QueryOptions, type RawResult, type Running, type SelectResult } from './run/executor';
+import { annotateTypes } from './run/annotate';
 import { toTuple } from './run/leaves';
 import type { Policy, Sources } from './run/sources';
 import type { Txn } from './run/writer';
@@ -187,7 +188,20 @@ export class SqlEngine {
       if (plan.op === 'insert' || plan.op === 'update' || plan.op === 'delete') {
         throw new DbError('validation_failed', 'write nodes run through /sql or the row endpoints', { path: '$.op' });
       }
-      return (await this.exec.query(plan, [], (opts.params ?? []).map(paramValue), null, opts, running)) as Extract<RawResult, { kind: 'select' }>;
+      // a JSON plan is typed from the manifests, optimized once and cached by its text
+      const key = `plan\u0000${JSON.stringify(plan)}`;
+      let p = this.planCache.get(key) as Prepared | undefined;
+      if (!p || !this.fresh(p)) {
+        const deps = new Map<string, TableManifest>();
+        forEachNode(plan, (n) => {
+          const schema = (n as { schema?: unknown }).schema;
+          const m = typeof schema === 'string' ? this.store.manifest(schema) : undefined;
+          if (m) deps.set(m.id, m);
+        });
+        p = this.exec.prepare(annotateTypes(plan, (id) => this.exec.table(id)), [], [...deps]);
+        this.planCache.set(key, p);
+      }
+      return (await this.exec.query(p.plan, p.names, (opts.params ?? []).map(paramValue), null, opts, running, p)) as SelectResult;
     } finally {
       this.running.delete(queryId);
     }

@@ -9,3 +9,8 @@ export { optimize, PASSES } from './optimizer/optimizer';
 export type { PassReport } from './optimizer/optimizer';
 export { PlanCache } from './plan-cache';
 export { formatResult } from './format';
+export { PlanExecutor } from './run/executor';
+export type { SelectResult } from './run/executor';
+export { NO_POLICY, applyPolicy, type Policy, type Sources, type LeafNode } from './run/sources';
+export type { EnginePorts } from './engine';
+export { vectorTopkRoute, ftsSearchRoute, graphNeighborsRoute, graphBfsRoute, graphPathRoute, graphDijkstraRoute, graphReverseRoute, rowObject } from './routes';

@@ -144,9 +144,16 @@ describe('graph nodes', () => {
       input: { op: 'filter', input: { op: 'scan', schema: 'app.reviews', alias: 's' }, predicate: { kind: 'binary', op: '=', left: col('s.id'), right: lit('a') } },
       alias: 'r',
     });
-    expect(rows.map((r) => [r['r._node'], r['r._depth']])).toEqual([['b', 1], ['c', 2], ['d', 3]]);
-    const bfs = await graph.bfs('app.reviews', 'follows', 'a', 64);
-    expect(bfs.slice(1).map((v) => [v.node, v.depth])).toEqual(rows.map((r) => [r['r._node'], r['r._depth']]));
+    // a is reached again through the cycle a → b → c → a
+    expect(rows.map((r) => [r['r._node'], r['r._depth']])).toEqual([['b', 1], ['c', 2], ['a', 3], ['d', 3]]);
+    expect(rows.every((r) => r['s.id'] === 'a')).toBe(true);
+  });
+
+  it('graph_expand from depth 0 is the bfs route, with paths', async () => {
+    const rows = await plan({ op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: lit('e'), min_depth: 0, max_depth: 3, emit_path: true });
+    const bfs = await graph.bfs('app.reviews', 'follows', 'e', 3);
+    expect(rows.map((r) => [r._node, r._depth])).toEqual(bfs.map((v) => [v.node, v.depth]));
+    expect(rows.map((r) => r._path)).toEqual(['["e"]', '["e","a"]', '["e","a","b"]', '["e","a","b","c"]']);
   });
 
   it('graph_expand walks a self-relation backwards ("who follows a")', async () => {

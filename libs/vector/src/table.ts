@@ -150,6 +150,12 @@ export class VectorTable {
     return l === undefined ? undefined : this.slab.get(l);
   }
 
+  /** The metadata of `id` (null when it has none or is absent). */
+  metadataOf(id: string): Metadata | null {
+    const l = this.labelOf.get(id);
+    return l === undefined ? null : this.meta[l];
+  }
+
   /** Every id with its metadata (an implicit table's rows). */
   *entries(): Iterable<{ id: string; metadata: Metadata | null }> {
     for (let l = 0; l < this.idOf.length; l++) {

@@ -8,6 +8,7 @@ import type { EnginePeers } from '../tenancy/engines';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { QueryController } from './query.controller';
 import { QueryRegistry } from './query.registry';
+import { QueryRunner } from './query.runner';
 
 /**
  * The SQL engine of a tenant: created when its store opens, its executor's Sources port filled
@@ -26,7 +27,7 @@ export class SqlTenantEngine {
 }
 
 /** Spec §4.4 and §4.5: POST /query (plan trees), POST /sql, POST /v1/queries/{id}/cancel. */
-@Module({ controllers: [QueryController], providers: [QueryRegistry] })
+@Module({ controllers: [QueryController], providers: [QueryRegistry, QueryRunner], exports: [QueryRunner] })
 export class QueryModule {
   constructor(tenants: TenantRegistry) {
     tenants.registerEngine('sql', (ctx) => new SqlTenantEngine(ctx.tenant));

@@ -16,5 +16,7 @@ export interface GraphDijkstraNode {
   readonly weight_field?: string;
   readonly weights?: Readonly<Record<string, number>>;
   readonly alias?: string;
+  /** false: no row columns, only the traversal's (the routes use it; nothing is read but the adjacency). */
+  readonly row_columns?: boolean;
 }
 export const graphDijkstra = (n: Omit<GraphDijkstraNode, 'op'>): GraphDijkstraNode => ({ op: 'graph_dijkstra', ...n });

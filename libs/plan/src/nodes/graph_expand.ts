@@ -26,6 +26,8 @@ export interface GraphExpandNode {
   readonly min_depth?: number;
   readonly max_depth?: number | null;
   readonly alias?: string;
+  /** false: no row columns, only the traversal's (the routes use it; nothing is read but the adjacency). */
+  readonly row_columns?: boolean;
   readonly emit_path?: boolean;
 }
 export const graphExpand = (n: Omit<GraphExpandNode, 'op'>): GraphExpandNode => ({ op: 'graph_expand', ...n });

@@ -16,5 +16,7 @@ export interface GraphPathNode {
   readonly max_depth?: number;
   readonly direction?: GraphDirection;
   readonly alias?: string;
+  /** false: no row columns, only the traversal's (the routes use it; nothing is read but the adjacency). */
+  readonly row_columns?: boolean;
 }
 export const graphPath = (n: Omit<GraphPathNode, 'op'>): GraphPathNode => ({ op: 'graph_path', ...n });

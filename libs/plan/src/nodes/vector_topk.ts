@@ -1,3 +1,4 @@
+import type { JsonValue } from '@mmdb/core';
 import type { Expr } from '../expr';
 
 export type VectorMetricName = 'cosine' | 'dot' | 'l2' | 'manhattan';
@@ -25,5 +26,7 @@ export interface VectorTopkNode {
   readonly mode?: 'fast' | 'high_recall';
   readonly metric?: VectorMetricName;
   readonly filter?: Expr;
+  /** Equalities on the vector entry's metadata (the topk route's `filter`); with `filter`, both hold. */
+  readonly metadata?: Readonly<Record<string, JsonValue>>;
 }
 export const vectorTopk = (n: Omit<VectorTopkNode, 'op'>): VectorTopkNode => ({ op: 'vector_topk', ...n });

@@ -31,7 +31,7 @@ export function graphPathOp(n: NodeOf<'graph_path'> | NodeOf<'graph_dijkstra'>, 
   const g = graphLeaf(c.ctx, n);
   const head: ColInfo[] = [{ name: qualify(n.alias, '_step'), aff: 'integer' }, { name: qualify(n.alias, '_node'), aff: 'text' }];
   if (n.op === 'graph_dijkstra') head.push({ name: qualify(n.alias, '_cost'), aff: 'real' });
-  const rowCols = leafColumns(c.ctx, g.schema, n.alias);
+  const rowCols = n.row_columns === false ? [] : leafColumns(c.ctx, g.schema, n.alias);
   const width = head.length + rowCols.length;
   // a node naming no row: NULL row columns
   const pad = (r: Tuple): Tuple => (r.length < width ? [...r, ...new Array<Value>(width - r.length).fill(null)] : r);
@@ -51,7 +51,7 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
   const input = n.input ? compile(n.input, c) : null;
   const inCols = input?.cols ?? [];
   const g0 = graphLeaf(c.ctx, n);
-  const rowCols = leafColumns(c.ctx, g0.schema, n.alias);
+  const rowCols = n.row_columns === false ? [] : leafColumns(c.ctx, g0.schema, n.alias);
   const cols: ColInfo[] = [...inCols, ...rowCols, { name: qualify(n.alias, '_node'), aff: 'text' }, { name: qualify(n.alias, '_depth'), aff: 'integer' }];
   if (n.emit_path) cols.push({ name: qualify(n.alias, '_path'), aff: 'text' });
   const from = expr(c, inCols)(n.from);
@@ -68,27 +68,32 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
       for (const r of b) {
         const start = startKey(from(r, up));
         if (start === null) continue;
+        // each node once, at its least depth; the start counts as visited only from depth 0 (with
+        // min_depth ≥ 1 a cycle back to it reaches it like any node)
         const parent = new Map<string, string | null>([[start, null]]);
-        const emit = (node: string, depth: number) => {
+        const seen = new Set<string>(min === 0 ? [start] : []);
+        const pathTo = (via: string | null, node: string): string => {
+          const p: string[] = [node];
+          for (let x = via; x !== null; x = parent.get(x) ?? null) p.push(x);
+          return JSON.stringify(p.reverse());
+        };
+        const emit = (node: string, depth: number, via: string | null) => {
           const row = g.rows.get(node) ?? nulls;
           const t: Tuple = [...r, ...row, node, BigInt(depth)];
-          if (n.emit_path) {
-            const path: string[] = [];
-            for (let x: string | null = node; x !== null; x = parent.get(x) ?? null) path.push(x);
-            t.push(JSON.stringify(path.reverse()));
-          }
+          if (n.emit_path) t.push(pathTo(via, node));
           out.push(t);
         };
-        if (min === 0) emit(start, 0);
+        if (min === 0) emit(start, 0, null);
         let frontier = [start];
         for (let d = 1; (max === null || d <= max) && frontier.length; d++) {
           const next: string[] = [];
           for (const u of frontier) {
             for (const v of g.next(u)) {
-              if (parent.has(v)) continue;
-              parent.set(v, u);
-              next.push(v);
-              if (d >= min) emit(v, d);
+              if (seen.has(v)) continue;
+              seen.add(v);
+              if (v !== start) parent.set(v, u);
+              if (d >= min) emit(v, d, u);
+              if (v !== start) next.push(v);
             }
           }
           if (frontierSizes) frontierSizes[d - 1] = (frontierSizes[d - 1] ?? 0) + next.length;

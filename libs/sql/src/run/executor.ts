@@ -16,6 +16,7 @@ import { optimize, type OptCatalog, type PassReport } from '../optimizer/optimiz
 import type { Tuple, Value } from '../values';
 import { LeafReader } from './leaves';
 import { MultiModelReader } from './multimodel';
+import { ImplicitTables } from './implicit';
 import { applyPolicy, NO_POLICY, type Policy, type Sources } from './sources';
 import { explainTree, round, isSmall as isSmallPlan, leafNodes, POOL_SIZE, SMALL_ROWS } from './walks';
 import { makeWriter, type Txn } from './writer';
@@ -73,17 +74,21 @@ export class PlanExecutor {
 
   constructor(readonly sources: Sources, readonly policy: Policy = NO_POLICY) {
     this.tables = TableCache.of(sources.store);
-    this.leafReader = new LeafReader(sources.store, this.tables, (id) => this.table(id), this.maxPkHint);
-    this.multi = new MultiModelReader(sources, (id) => this.table(id), this.leafReader);
+    this.implicit = new ImplicitTables(sources);
+    this.leafReader = new LeafReader(sources.store, this.tables, (id) => this.table(id), this.maxPkHint, (t) => this.implicit.rows(t));
+    this.multi = new MultiModelReader(sources, (id) => this.table(id), this.leafReader, (t) => this.implicit.kind(t));
   }
 
-  /** A table by schema id (or SQL name), or 404 schema_not_found. */
+  /** A table by schema id (or SQL name; or a standalone vector / full-text table's implicit manifest), or 404 schema_not_found. */
   table(id: string): SqlTable {
     const store = this.sources.store;
-    const m = store.manifest(id) ?? findManifest(store, id);
+    const m = store.manifest(id) ?? findManifest(store, id) ?? this.implicit.manifest(id);
     if (!m) throw new DbError('schema_not_found', `no such table: ${id}`, { schema: id });
     return sqlTable(store, m);
   }
+
+  /** Implicit manifests of standalone vector and full-text tables (created by a first put, no manifest). */
+  readonly implicit: ImplicitTables;
 
   /** Optimizes a plan (the policy applied first) and remembers what it needs to run again. */
   prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = []): Prepared {

@@ -35,6 +35,7 @@ export class MultiModelReader {
     private readonly sources: Sources,
     private readonly table: (id: string) => SqlTable,
     private readonly leaves: LeafReader,
+    private readonly implicitKind: (t: SqlTable) => 'vector' | 'fts' | undefined,
   ) {}
 
   async preload(nodes: readonly PlanNode[], snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -61,6 +62,11 @@ export class MultiModelReader {
   /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
   private async rowsByKey(keys: readonly string[], t: SqlTable, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<Map<string, Tuple>> {
     const out = new Map<string, Tuple>();
+    if (this.implicitKind(t) === 'fts') {
+      // a standalone full-text table's row is its doc id
+      for (const k of keys) out.set(k, [k, 0n]);
+      return out;
+    }
     if (keys.length > POINT_READS || txn?.overlay.get(t.id)?.size || this.isImplicit(t)) {
       for (const r of await this.leaves.allRows(snap, t, ctx, txn)) out.set(this.keyOf(t, r), r);
       return out;
@@ -76,7 +82,7 @@ export class MultiModelReader {
   }
 
   private isImplicit(t: SqlTable): boolean {
-    return !this.sources.store.manifest(t.id);
+    return this.implicitKind(t) !== undefined;
   }
 
   private keyOf(t: SqlTable, r: Tuple): string {
@@ -110,7 +116,9 @@ export class MultiModelReader {
       rows ??= new Map((await this.leaves.allRows(snap, t, ctx, txn)).map((r) => [this.keyOf(t, r), r]));
       const col = declared === undefined ? -1 : t.manifest.columns.findIndex((c) => c.name === declared);
       hits = [];
+      const meta = n.metadata ? Object.entries(n.metadata) : null;
       for (const [id, r] of rows) {
+        if (meta && !meta.every(([f, x]) => JSON.stringify(vt.metadataOf(id)?.[f]) === JSON.stringify(x))) continue;
         const v = col >= 0 ? vectorValue(r[col]) : vt.vectorOf(id);
         if (v && v.length === q.length) hits.push({ id, distance: distance(metric, q, v) });
       }
@@ -118,7 +126,7 @@ export class MultiModelReader {
       hits = hits.slice(0, n.k);
       ctx.strategies.set(n, `exact scan (${metric}${metric !== vt.spec.metric ? `; the index is ${vt.spec.metric}` : ''}) over ${rows.size} rows`);
     } else {
-      hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...(ids ? { ids } : {}) });
+      hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...(ids ? { ids } : {}), ...(n.metadata ? { filter: n.metadata } : {}) });
       const kind = vt.kind;
       ctx.strategies.set(n, ids
         ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${kind} index (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
@@ -175,7 +183,7 @@ export class MultiModelReader {
 
   // ---- graph ----
 
-  private async graphLeaf(n: { schema: string; rel: string; direction?: 'forward' | 'reverse' | 'both' }, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
+  private async graphLeaf(n: { schema: string; rel: string; direction?: 'forward' | 'reverse' | 'both'; row_columns?: boolean }, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
     const g = need(this.sources.graph, 'graph');
     const { relation, adj } = await g.adjacency(n.schema, n.rel);
     const dir = n.direction ?? 'forward';
@@ -186,7 +194,7 @@ export class MultiModelReader {
     const schema = dir === 'reverse' ? def.source : def.target;
     const t = this.table(schema);
     const rows = new Map<string, Tuple>();
-    for (const r of await this.leaves.allRows(snap, t, ctx, txn)) rows.set(this.keyOf(t, r), r);
+    if (n.row_columns !== false) for (const r of await this.leaves.allRows(snap, t, ctx, txn)) rows.set(this.keyOf(t, r), r);
     const next = dir === 'forward' ? (x: string) => adj.neighbors(x)
       : dir === 'reverse' ? (x: string) => adj.sources(x)
       : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
