@@ -144,13 +144,20 @@ export class SqlEngine {
   }
 
   /** @internal */
-  catalog(): BindCatalog {
+  catalog(deps?: Map<string, TableManifest>): BindCatalog {
     return {
       table: (name) => {
-        const m = findManifest(this.store, name);
+        const stored = findManifest(this.store, name);
+        if (stored) deps?.set(stored.id, stored);
+        const m = stored ?? this.exec.implicit.manifest(name);
         return m ? sqlTable(this.store, m) : undefined;
       },
       view: (name) => this.views.get(name.toLowerCase()),
+      relation: (schema, rel) => {
+        const graph = this.exec.sources.graph;
+        if (!graph) throw new DbError('not_found', `relation "${rel}" is not declared (no graph reader)`, { rel });
+        return graph.resolve(this.exec.table(schema).id, rel).def;
+      },
     };
   }
 
@@ -167,15 +174,7 @@ export class SqlEngine {
   /** @internal */
   prepare(st: Select): Prepared {
     const deps = new Map<string, TableManifest>();
-    const b = new Binder({
-      table: (name) => {
-        const m = findManifest(this.store, name);
-        if (!m) return undefined;
-        deps.set(m.id, m);
-        return sqlTable(this.store, m);
-      },
-      view: (name) => this.views.get(name.toLowerCase()),
-    }).bindSelect(st, null);
+    const b = new Binder(this.catalog(deps)).bindSelect(st, null);
     return this.exec.prepare(b.plan, b.names, [...deps]);
   }
 

@@ -226,3 +226,37 @@ describe('SQL: pgvector operators', () => {
     expect(rows.map((r) => r[0])).toEqual(['a', 'b', 'c', 'd']);
   });
 });
+
+describe('SQL: table-valued functions and hybrid queries', () => {
+  const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
+
+  it('fts_search and vector_topk in FROM, joined and filtered', async () => {
+    expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', 'story', 5) AS f ORDER BY f.id")).toEqual([['a', 1], ['c', 1]]);
+    expect(await q("SELECT v.id, v._distance FROM vector_topk('app.reviews', $1, 2) v", [[2.9, 0, 0]])).toEqual([['d', expect.closeTo(0.1, 6)], ['c', expect.closeTo(0.9, 6)]]);
+    const joined = await q("SELECT r.id, r.branch FROM fts_search('app.reviews', 'body', 'ending') f JOIN app.reviews r ON r.id = f.id WHERE r.branch = 3 ORDER BY r.id");
+    expect(joined).toEqual([['a', 3], ['c', 3], ['d', 3]]);
+  });
+
+  it('graph table functions usable in FROM and joins', async () => {
+    expect(await q("SELECT g._node, g._depth, g.branch FROM graph_expand('app.reviews', 'follows', 'a', 1, 2) g")).toEqual([['b', 1, 1], ['c', 2, 3]]);
+    expect(await q("SELECT g._node FROM graph_expand('app.reviews', 'follows', 'a', 1, 1, 'reverse') g ORDER BY 1")).toEqual([['c'], ['e']]);
+    expect(await q("SELECT _step, _node FROM graph_path('app.reviews', 'follows', 'a', 'd')")).toEqual([[0, 'a'], [1, 'b'], [2, 'c'], [3, 'd']]);
+    const j = await q("SELECT r.body FROM graph_expand('app.reviews', 'follows', 'c', 1, 1) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 ORDER BY r.id");
+    expect(j).toEqual([['a happy ending to the story'], ['beginning middle and ending']]);
+  });
+
+  it('rrf table function over two ranked selects', async () => {
+    const rows = await q(`SELECT id, _rank_1, _rank_2 FROM rrf(
+        (SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
+        (SELECT id FROM fts_search('app.reviews', 'body', 'story')),
+        'id') LIMIT 2`, [[2, 0, 0]]);
+    expect(rows[0]).toEqual(['c', 1, 1]);
+  });
+
+  it('the plain RRF form people write in PostgreSQL: CTEs and row_number() OVER', async () => {
+    const rows = await q(`WITH v AS (SELECT id, row_number() OVER (ORDER BY emb <-> $1) AS r FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
+      t AS (SELECT id, row_number() OVER (ORDER BY _score DESC) AS r FROM fts_search('app.reviews', 'body', 'story'))
+      SELECT id, sum(1.0 / (60 + r)) AS score FROM (SELECT id, r FROM v UNION ALL SELECT id, r FROM t) GROUP BY id ORDER BY score DESC, id LIMIT 2`, [[2, 0, 0]]);
+    expect(rows.map((r) => r[0])).toEqual(['c', 'a']);
+  });
+});

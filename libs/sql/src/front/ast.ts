@@ -34,6 +34,7 @@ export type ResultCol = { t: 'expr'; expr: AExpr; alias?: string; text: string }
 export type FromItem =
   | { t: 'table'; name: string; alias?: string }
   | { t: 'sub'; select: Select; alias?: string }
+  | { t: 'tvf'; name: string; args: AExpr[]; alias?: string }
   | { t: 'join'; kind: 'inner' | 'left' | 'right' | 'full' | 'cross'; left: FromItem; right: FromItem; on?: AExpr; using?: string[] };
 
 export interface SelectCore {

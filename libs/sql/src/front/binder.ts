@@ -6,6 +6,7 @@ import { outputCollation } from '../exec/collation';
 import { AGGREGATES } from '../exec/functions';
 import { affinityOf } from '../affinity';
 import { VECTOR_OPERATORS } from '../exec/vector-functions';
+import { bindTableFunction } from './table-functions';
 
 /** What the binder needs to know about a table. */
 export interface BindTable {
@@ -18,6 +19,8 @@ export interface BindTable {
 
 export interface BindCatalog {
   table(name: string): BindTable | undefined;
+  /** The source and target schemas of relation `rel` seen from `schema` (graph table functions). */
+  relation?(schema: string, rel: string): { source: string; target: string };
   view?(name: string): Select | undefined;
 }
 
@@ -321,6 +324,25 @@ export class Binder {
       return { op: 'scan', schema: t.id, alias: internal };
     }
     if (f.t === 'sub') return this.derived(f.select, f.alias ?? `(subquery)`, scope);
+    if (f.t === 'tvf') {
+      const alias = f.alias ?? f.name;
+      this.checkAlias(alias, scope);
+      const internal = this.uniqueAlias(alias);
+      const cat = this.cat;
+      const r = bindTableFunction(f.name, f.args, internal, {
+        table: (n) => cat.table(n),
+        reached: (schema, rel, dir) => {
+          if (!cat.relation) throw new DbError('unsupported_sql', 'graph table functions need the graph reader', { construct: 'graph table function' });
+          const d = cat.relation(schema, rel);
+          return dir === 'reverse' ? d.source : d.target;
+        },
+        // arguments see the enclosing query's scope (correlation), not this FROM's tables
+        expr: (e) => this.expr(e, { items: [], parent: scope.parent, ctes: scope.ctes }, null),
+        select: (s) => this.bindSelect(s, { items: [], parent: scope.parent, ctes: scope.ctes }),
+      });
+      scope.items.push({ alias, internal, cols: r.cols.map((c) => ({ ...c })) });
+      return r.plan;
+    }
     const left = this.from(f.left, scope);
     const nLeft = scope.items.length;
     const right = this.from(f.right, scope);

@@ -500,7 +500,12 @@ class Parser {
       return inner;
     }
     const name = this.qname();
-    if (this.isOp('(')) unsupported('table-valued functions');
+    if (this.eatOp('(')) {
+      const args: AExpr[] = [];
+      if (!this.isOp(')')) do args.push(this.expr()); while (this.eatOp(','));
+      this.op(')');
+      return { t: 'tvf', name, args, alias: this.alias() };
+    }
     const alias = this.alias();
     if (this.eatKw('INDEXED')) { this.kw('BY'); this.name(); } else if (this.eatKw('NOT')) this.kw('INDEXED');
     return { t: 'table', name, alias };
