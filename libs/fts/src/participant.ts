@@ -452,6 +452,13 @@ export class FtsParticipant implements CommitParticipant {
     }
   }
 
+  /** Fields of a standalone (POST-created, no manifest) table; empty when there is none. */
+  standaloneFields(table: string): string[] {
+    const out: string[] = [];
+    for (const k of this.standalone.keys()) if (k.startsWith(`${table}\u0000`)) out.push(k.slice(table.length + 1));
+    return out;
+  }
+
   /** Document count and total length of a field (as committed), for diagnostics and tests. */
   fieldStats(table: string, field: string): { docs: number; total: number; liveDocs: number; terms: number } {
     const fi = this.fields.get(fkey(table, field));

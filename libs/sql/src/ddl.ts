@@ -2,7 +2,7 @@
 import { DbError, type ColumnType, type TableManifest } from '@mmdb/core';
 import { stringify } from 'smol-toml';
 import type { ColumnSpec, Stmt } from './front/ast';
-import { affinityOf } from './front/binder';
+import { affinityOf } from './affinity';
 import { DEFAULT_NAMESPACE, findManifest, SQL_TYPE_PREFIX, sqlTable, type SqlStore } from './catalog';
 import { toJson, type Value } from './values';
 

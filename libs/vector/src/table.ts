@@ -50,6 +50,8 @@ export interface TopKOptions {
   mode: SearchMode;
   /** Metadata equalities; every one must hold. */
   filter?: Metadata | null;
+  /** Only these ids (a plan's filter over row columns, evaluated by the executor); with `filter`, both hold. */
+  ids?: Iterable<string>;
 }
 
 function postingKey(field: string, v: JsonValue): string {
@@ -140,6 +142,26 @@ export class VectorTable {
     this.slab.set(label, v);
     this.index.add(label);
     this.maybeRebuild();
+  }
+
+  /** The stored vector of `id` (unit length in a cosine table), or undefined. */
+  vectorOf(id: string): Float32Array | undefined {
+    const l = this.labelOf.get(id);
+    return l === undefined ? undefined : this.slab.get(l);
+  }
+
+  /** The metadata of `id` (null when it has none or is absent). */
+  metadataOf(id: string): Metadata | null {
+    const l = this.labelOf.get(id);
+    return l === undefined ? null : this.meta[l];
+  }
+
+  /** Every id with its metadata (an implicit table's rows). */
+  *entries(): Iterable<{ id: string; metadata: Metadata | null }> {
+    for (let l = 0; l < this.idOf.length; l++) {
+      const id = this.idOf[l];
+      if (id != null) yield { id, metadata: this.meta[l] };
+    }
   }
 
   delete(id: string): boolean {
@@ -233,7 +255,16 @@ export class VectorTable {
     const q = this.query;
     q.set(query);
     if (this.spec.metric === 'cosine') normalize(q);
-    const members = this.matching(o.filter);
+    let members = this.matching(o.filter);
+    if (o.ids) {
+      const within = members && new Set(members);
+      const labels: number[] = [];
+      for (const id of o.ids) {
+        const l = this.labelOf.get(id);
+        if (l !== undefined && (!within || within.has(l))) labels.push(l);
+      }
+      members = labels;
+    }
     let hits: Hit[];
     if (members === null) hits = this.index.search(q, { k: o.k, mode: o.mode });
     else {

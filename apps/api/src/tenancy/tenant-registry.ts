@@ -148,7 +148,8 @@ export class TenantRegistry implements OnApplicationShutdown {
       segmentFrames: this.config.logSegmentFrames,
     });
     this.observeGroups(store);
-    for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
+    const peers = { engine: <T>(name: string) => engines.get(name) as T | undefined };
+    for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store, peers);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
     return new TenantHandle(tenant, store, engines);
   }

@@ -11,6 +11,7 @@ import { hashJoin } from './hash-join';
 import { indexSelection, pkSelection } from './pk-selection';
 import { limitPushdown } from './limit-pushdown';
 import { joinOrdering } from './join-ordering';
+import { topkPushdown } from './topk-pushdown';
 import { indexOrder, sortPushdown } from './sort-pushdown';
 
 export interface OptCatalog {
@@ -22,7 +23,7 @@ export interface OptOptions { disabled?: readonly string[]; noIndex?: boolean }
 export interface Pass { readonly name: string; run(plan: PlanNode, cat: OptCatalog, opts: OptOptions): PlanNode }
 export interface PassReport { name: string; time_ms: number; changed: boolean }
 
-export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
+export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, topkPushdown, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
 
 export function optimize(plan: PlanNode, cat: OptCatalog, opts: OptOptions = {}): { plan: PlanNode; passes: PassReport[] } {
   const passes: PassReport[] = [];
