@@ -7,6 +7,7 @@ import type { Doc, IndexView } from './doc';
 import type { JsonObject } from './mapping';
 import { analyze } from './analysis';
 import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
+import type { Retrieval } from './retrieval';
 
 type Postings = Map<string, Doc[]>;
 const cache = new WeakMap<Doc[], Map<string, Postings>>();
@@ -27,7 +28,28 @@ function postings(ix: IndexView, key: string, termsOf: (d: Doc) => Iterable<stri
   return p;
 }
 
+const byIdCache = new WeakMap<Doc[], Map<string, Doc>>();
+function byId(ix: IndexView): Map<string, Doc> {
+  let m = byIdCache.get(ix.docs);
+  if (!m) { m = new Map(ix.docs.map((d) => [d.id, d])); byIdCache.set(ix.docs, m); }
+  return m;
+}
+
+/** The retrieval of this search (fts_search plans), set for the duration of one candidates() call. */
+let current: Retrieval | undefined;
+
 function textDocs(ix: IndexView, path: string, analyzer: string, terms: string[]): Set<Doc> {
+  if (current?.want) {
+    current.want(ix, { path, analyzer, terms });
+    return new Set();
+  }
+  const ids = current?.ids(ix, path, analyzer, terms);
+  if (ids) {
+    const m = byId(ix);
+    const out = new Set<Doc>();
+    for (const id of ids) { const d = m.get(id); if (d) out.add(d); }
+    return out;
+  }
   const p = postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.positions(path, analyzer).keys());
   const out = new Set<Doc>();
   for (const t of terms) for (const d of p.get(t) ?? []) out.add(d);
@@ -62,8 +84,21 @@ function matchDocs(ix: IndexView, field: string, p: JsonObject): Set<Doc> | null
   return null;
 }
 
-/** A superset of the documents `q` matches in `ix`, or null when it cannot tell cheaply. */
-export function candidates(ix: IndexView, q: unknown): Set<Doc> | null {
+/**
+ * A superset of the documents `q` matches in `ix`, or null when it cannot tell cheaply. With a
+ * `retrieval`, text terms are looked up through its fts_search plans (or recorded, in collect mode).
+ */
+export function candidates(ix: IndexView, q: unknown, retrieval?: Retrieval): Set<Doc> | null {
+  const saved = current;
+  current = retrieval;
+  try {
+    return candidatesOf(ix, q);
+  } finally {
+    current = saved;
+  }
+}
+
+function candidatesOf(ix: IndexView, q: unknown): Set<Doc> | null {
   if (!isObj(q)) return null;
   const [kind] = Object.keys(q);
   const body = q[kind];
@@ -98,13 +133,13 @@ export function candidates(ix: IndexView, q: unknown): Set<Doc> | null {
       if (isKeyword(f) && f.def.normalizer === undefined) return keywordDocs(ix, f.path, [String(fp[1].value)]);
       return null;
     }
-    case 'constant_score': return isObj(body) ? candidates(ix, body.filter) : null;
+    case 'constant_score': return isObj(body) ? candidatesOf(ix, body.filter) : null;
     case 'bool': {
       if (!isObj(body)) return null;
       const list = (v: unknown) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
       let best: Set<Doc> | null = null;
       for (const c of [...list(body.must), ...list(body.filter)]) {
-        const s = candidates(ix, c);
+        const s = candidatesOf(ix, c);
         if (s && (!best || s.size < best.size)) best = s;
       }
       if (best) return best;
@@ -113,7 +148,7 @@ export function candidates(ix: IndexView, q: unknown): Set<Doc> | null {
       if (!should.length || required) return null;
       const out = new Set<Doc>();
       for (const c of should) {
-        const s = candidates(ix, c);
+        const s = candidatesOf(ix, c);
         if (!s) return null;
         for (const d of s) out.add(d);
       }

@@ -69,7 +69,9 @@ export function manifestToml(meta: IndexMeta): string {
   for (const [path, col] of Object.entries(meta.text)) lines.push('[[columns]]', `name = ${q(col)}`, 'ty = "str"', `description = ${q(path)}`, '');
   for (const [path, col] of Object.entries(meta.text)) {
     const an = String(fields.get(path)?.def.analyzer ?? 'standard');
-    lines.push('[[fulltext]]', `field = ${q(col)}`, `analyzer = ${q(FTS_ANALYZER[an] ?? 'standard')}`, '');
+    // Elasticsearch's standard, simple, whitespace and keyword analyzers drop no word: neither do these postings
+    const keepAll = an !== 'stop' && an !== 'english' && FTS_ANALYZER[an] !== undefined;
+    lines.push('[[fulltext]]', `field = ${q(col)}`, `analyzer = ${q(FTS_ANALYZER[an] ?? 'standard')}`, ...(keepAll ? ['stopwords = []'] : []), '');
   }
   return lines.join('\n');
 }

@@ -12,6 +12,8 @@ export interface EsTable {
   readonly columns: ReadonlyArray<{ readonly name: string; readonly ty: string }>;
   readonly primaryKey: readonly string[];
   readonly fulltext: readonly string[];
+  /** `[[fulltext]]` columns whose postings keep every word (no stop-word list): their search finds every document holding a term. */
+  readonly fulltextAllWords?: readonly string[];
 }
 
 export type EsChange =

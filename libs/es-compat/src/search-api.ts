@@ -8,6 +8,9 @@ import { compile } from './query';
 import { writeBatch, type WriteOp } from './writes';
 import type { EsResponse, Params } from './types';
 import type { IndexView } from './doc';
+import type { IndexRef } from './indices';
+import { candidates } from './candidates';
+import { retrieve } from './retrieval';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const ENV: SearchEnv = { maxBuckets: 65535, maxResultWindow: 10000 };
@@ -54,6 +57,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   const t0 = Date.now();
   const b: JsonObject = body === undefined || body === null || body === '' ? {} : isObj(body) ? body : (() => { throw parsingError('request body must be an object'); })();
   let views: IndexView[];
+  let refs: IndexRef[] | null = null;
   let pitId: string | undefined;
   if (isObj(b.pit)) {
     if (index !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: [indices] cannot be used with point in time;');
@@ -65,6 +69,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   } else {
     const rs = t.resolve(index, q);
     views = await t.views(rs);
+    refs = rs.map((r) => r.ref);
     // the shard request cache: size-0 searches are cached per index until the index changes
     const size = q.size !== undefined ? Number(q.size) : b.size;
     if (size === 0 && q.request_cache !== 'false' && q.scroll === undefined) {
@@ -79,7 +84,9 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   await preloadLookups(t, b);
   const body2 = { ...b };
   delete body2.pit;
-  const env: SearchEnv = { ...ENV, maxBuckets: Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), lookup: (ix, id) => lookup(t, views, ix, id) };
+  // text terms are retrieved through fts_search plans (not for a point in time: its documents are frozen)
+  const retrieval = refs ? await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: refs![i] })), (ix, r) => candidates(ix, body2.query, r)) : undefined;
+  const env: SearchEnv = { ...ENV, maxBuckets: Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), lookup: (ix, id) => lookup(t, views, ix, id), retrieval };
   const p = wrap(() => prepareSearch(views, body2, q, env));
   if (q.scroll !== undefined) {
     if (b.search_after !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: using [search_after] is not allowed in a scroll context;');
@@ -162,10 +169,12 @@ export function closePit(t: EsTenant, body: unknown): EsResponse {
 export async function count(t: EsTenant, index: string | undefined, body: unknown, q: Params): Promise<EsResponse> {
   const b = isObj(body) ? body : {};
   for (const k of Object.keys(b)) if (k !== 'query') throw parsingError(`request does not support [${k}]`);
-  const views = await t.views(t.resolve(index, q));
+  const rs = t.resolve(index, q);
+  const views = await t.views(rs);
+  const retrieval = await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: rs[i].ref })), (ix, r) => candidates(ix, b.query, r));
   const qp: Params = {};
   for (const k of ['q', 'df', 'default_operator', 'analyzer', 'lenient', 'analyze_wildcard', 'min_score', 'terminate_after']) if (q[k] !== undefined) qp[k] = q[k];
-  const p = wrap(() => prepareSearch(views, { ...(b.query !== undefined ? { query: b.query } : {}), size: 0, track_total_hits: true }, qp, { ...ENV, lookup: (ix, id) => lookup(t, views, ix, id) }));
+  const p = wrap(() => prepareSearch(views, { ...(b.query !== undefined ? { query: b.query } : {}), size: 0, track_total_hits: true }, qp, { ...ENV, lookup: (ix, id) => lookup(t, views, ix, id), retrieval }));
   return { status: 200, body: { count: p.total, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
 }
 

@@ -4,6 +4,7 @@ import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { compile, scriptRefused } from './query';
 import { candidates } from './candidates';
+import type { Retrieval } from './retrieval';
 import { runAggs, type AggCtx } from './aggs';
 import { runSuggest } from './suggest';
 import { highlightDoc } from './highlight';
@@ -23,6 +24,8 @@ export interface SearchEnv {
   readonly maxBuckets: number;
   readonly maxResultWindow: number;
   readonly now?: number;
+  /** Text lookups answered by fts_search plans (see retrieval.ts). */
+  readonly retrieval?: Retrieval;
 }
 
 /** A prepared search: every matching hit in order, and how to print one. */
@@ -124,7 +127,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     const scorer = compile({ ix, lookup: env.lookup }, b.query);
     const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
     const boost = boosts.get(ix.name) ?? 1;
-    const cand = candidates(ix, b.query);
+    const cand = candidates(ix, b.query, env.retrieval);
     for (const d of cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs) {
       let s = scorer(d);
       if (s === null) continue;

@@ -1,26 +1,20 @@
-import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
+import { type JsonValue, type TableManifest } from '@mmdb/core';
 import type { PlanNode } from '@mmdb/plan';
-import { formatResult, type SqlEngine } from '@mmdb/sql';
+import { formatResult } from '@mmdb/sql';
 import type { EsBackend, EsChange, EsTable } from '@mmdb/es-compat';
 import type { TenantHandle } from '../tenancy/tenant-registry';
-import type { SqlTenantEngine } from '../query/query.module';
+import type { QueryRunner } from '../query/query.runner';
 
 const DESCRIPTION = /^description\s*=\s*("(?:[^"\\]|\\.)*")\s*$/m;
 
 /**
  * The composition-root implementation of the ES surface's port: manifests of the tenant store,
- * reads through the shared plan executor (SqlEngine.runPlan), commits through the tenant handle.
+ * reads through the tenant's one plan executor (QueryRunner, surface "es"), commits through the tenant handle.
  */
 export class StoreEsBackend implements EsBackend {
   private readonly tableCache = new WeakMap<TableManifest, EsTable>();
 
-  constructor(private readonly t: TenantHandle) {}
-
-  private engine(): SqlEngine {
-    const e = this.t.engine<SqlTenantEngine>('sql').engine;
-    if (!e) throw new DbError('service_unavailable', 'SQL engine not attached yet');
-    return e;
-  }
+  constructor(private readonly t: TenantHandle, private readonly runner: QueryRunner) {}
 
   tables(): EsTable[] {
     return this.t.store.manifests().map((m) => {
@@ -32,7 +26,8 @@ export class StoreEsBackend implements EsBackend {
         if (d) {
           try { description = JSON.parse(d[1]) as string; } catch { description = undefined; }
         }
-        e = { id: m.id, description, columns: m.columns.map((c) => ({ name: c.name, ty: c.ty })), primaryKey: m.primary_key, fulltext: m.fulltext.map((f) => f.field) };
+        e = { id: m.id, description, columns: m.columns.map((c) => ({ name: c.name, ty: c.ty })), primaryKey: m.primary_key, fulltext: m.fulltext.map((f) => f.field),
+          fulltextAllWords: m.fulltext.filter((f) => f.stopwords?.length === 0 && ['standard', 'simple', 'keyword'].includes(f.analyzer)).map((f) => f.field) };
         this.tableCache.set(m, e);
       }
       return e;
@@ -40,8 +35,8 @@ export class StoreEsBackend implements EsBackend {
   }
 
   async read(plan: PlanNode): Promise<Array<Record<string, JsonValue>>> {
-    const r = await this.engine().runPlan(plan);
-    return formatResult(r).kind === 'select' ? ((formatResult(r) as { rows: Array<Record<string, JsonValue>> }).rows) : [];
+    const r = await this.runner.run(this.t, 'es', (engine, opts) => engine.runPlan(plan, opts));
+    return (formatResult(r) as { rows: Array<Record<string, JsonValue>> }).rows;
   }
 
   async commit(changes: EsChange[]): Promise<number> {

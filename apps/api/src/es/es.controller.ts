@@ -6,6 +6,7 @@ import { serialize, type Params } from '@mmdb/es-compat';
 import { TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { EsTenantEngine } from './es.module';
+import { QueryRunner } from '../query/query.runner';
 
 /** ES bulk/msearch bodies may be large (Elasticsearch's default http.max_content_length). */
 const NDJSON_MAX = 100 * 1024 * 1024;
@@ -34,6 +35,8 @@ function splitUrl(url: string): { path: string; query: Params } {
 /** Thin controller: every /es request goes to the tenant's EsService (libs/es-compat). */
 @Controller('v1/tenants/:tenant/es')
 export class EsController {
+  constructor(private readonly runner: QueryRunner) {}
+
   @All()
   root(@TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     return this.handle(t, req, reply);
@@ -48,7 +51,7 @@ export class EsController {
     const { path, query } = splitUrl(req.url);
     const ct = String(req.headers['content-type'] ?? '');
     const body = ct.startsWith('application/x-ndjson') && req.body && typeof (req.body as Readable).pipe === 'function' ? await readStream(req.body as Readable) : req.body;
-    const es = t.engine<EsTenantEngine>('es').of(t);
+    const es = t.engine<EsTenantEngine>('es').of(t, this.runner);
     const r = await es.handle({ method: req.method, path, query, body });
     reply.status(r.status);
     for (const [k, v] of Object.entries(r.headers ?? {})) reply.header(k, v);
