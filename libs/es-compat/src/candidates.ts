@@ -8,6 +8,7 @@ import type { JsonObject } from './mapping';
 import { analyze } from './analysis';
 import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
 import type { Retrieval } from './retrieval';
+import { parseQueryString, parseSimpleQueryString } from './query-string';
 
 type Postings = Map<string, Doc[]>;
 const cache = new WeakMap<Doc[], Map<string, Postings>>();
@@ -134,6 +135,26 @@ function candidatesOf(ix: IndexView, q: unknown): Set<Doc> | null {
       return null;
     }
     case 'constant_score': return isObj(body) ? candidatesOf(ix, body.filter) : null;
+    case 'query_string': case 'simple_query_string': {
+      if (!isObj(body) || body.query === undefined) return null;
+      const fields = Array.isArray(body.fields) && body.fields.length ? body.fields.map(String) : body.default_field !== undefined ? [String(body.default_field)] : null;
+      if (!fields || fields.some((f) => f.includes('*'))) return null;
+      try {
+        return candidatesOf(ix, kind === 'query_string' ? parseQueryString(body, fields) : parseSimpleQueryString(body, fields));
+      } catch {
+        return null;
+      }
+    }
+    case 'dis_max': {
+      if (!isObj(body) || !Array.isArray(body.queries)) return null;
+      const out = new Set<Doc>();
+      for (const c of body.queries) {
+        const s = candidatesOf(ix, c);
+        if (!s) return null;
+        for (const d of s) out.add(d);
+      }
+      return out;
+    }
     case 'bool': {
       if (!isObj(body)) return null;
       const list = (v: unknown) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);

@@ -10,6 +10,7 @@ import { col, ftsSearch, project } from '@mmdb/plan';
 import type { IndexView } from './doc';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
+import { fieldStats } from './scoring';
 
 export interface TextRequest { readonly path: string; readonly analyzer: string; readonly terms: readonly string[] }
 
@@ -44,6 +45,9 @@ export async function retrieve(backend: EsBackend, views: Array<{ view: IndexVie
     for (const [k, req] of reqs) {
       const column = ref.meta.text[req.path];
       if (!column || !ref.table.fulltextAllWords?.includes(column) || !req.terms.length || !req.terms.every((t) => SAFE_TERM.test(t))) continue;
+      // the node returns at most FTS_LIMIT hits: terms held by more documents are scored over the view
+      const st = fieldStats(view, req.path, req.analyzer);
+      if (req.terms.reduce((s, t) => s + (st.df.get(t) ?? 0), 0) >= FTS_LIMIT) continue;
       const plan = project(
         ftsSearch({ schema: ref.table.id, field: column, query: { terms: [...req.terms], operator: 'or' }, limit: FTS_LIMIT, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } }),
         [{ name: '_id', expr: col('_id') }],
