@@ -44,7 +44,6 @@ export interface FieldStats { docCount: number; sumLen: number; df: Map<string, 
 
 export class Doc {
   private vals?: Map<string, Json[]>;
-  private readonly toks = new Map<string, Token[][]>();
   constructor(readonly row: DocRow, readonly index: IndexView) {}
 
   get id(): string { return this.row._id; }
@@ -68,40 +67,46 @@ export class Doc {
     return this.ign!;
   }
 
-  /** Tokens per value of a text field, analyzed with the field's analyzer. */
+  /** Tokens per value of a text field, analyzed with the field's analyzer (not kept: `indexed` keeps what scoring needs). */
   tokens(path: string, analyzer: string): Token[][] {
-    const k = `${path}\u0000${analyzer}`;
-    let t = this.toks.get(k);
-    if (!t) {
-      t = this.values(path).map((v) => analyze(String(v), analyzer));
-      this.toks.set(k, t);
+    return this.values(path).map((v) => analyze(String(v), analyzer));
+  }
+
+  /** Per field and analyzer: term → positions, and the token count (the norm's length). */
+  private readonly idx = new Map<string, Map<string, { pos: Map<string, number[]>; len: number }>>();
+
+  private indexed(path: string, analyzer: string): { pos: Map<string, number[]>; len: number } {
+    let byAn = this.idx.get(path);
+    if (!byAn) { byAn = new Map(); this.idx.set(path, byAn); }
+    let e = byAn.get(analyzer);
+    if (!e) {
+      const pos = new Map<string, number[]>();
+      let base = 0;
+      let len = 0;
+      for (const toks of this.tokens(path, analyzer)) {
+        let last = -1;
+        for (const t of toks) {
+          const p = base + t.pos;
+          last = p;
+          len++;
+          const l = pos.get(t.term);
+          if (l) l.push(p);
+          else pos.set(t.term, [p]);
+        }
+        base = (last >= 0 ? last : base) + 101;
+      }
+      e = { pos, len };
+      byAn.set(analyzer, e);
     }
-    return t;
+    return e;
   }
 
   /** Terms with positions across values (values separated by a position gap of 100, as in Elasticsearch). */
   positions(path: string, analyzer: string): Map<string, number[]> {
-    const k = `#${path}\u0000${analyzer}`;
-    const cached = (this as unknown as Record<string, Map<string, number[]>>)[k];
-    if (cached) return cached;
-    const out = new Map<string, number[]>();
-    let base = 0;
-    for (const toks of this.tokens(path, analyzer)) {
-      let last = -1;
-      for (const t of toks) {
-        const p = base + t.pos;
-        last = p;
-        const l = out.get(t.term);
-        if (l) l.push(p);
-        else out.set(t.term, [p]);
-      }
-      base = (last >= 0 ? last : base) + 101;
-    }
-    (this as unknown as Record<string, Map<string, number[]>>)[k] = out;
-    return out;
+    return this.indexed(path, analyzer).pos;
   }
 
   length(path: string, analyzer: string): number {
-    return this.tokens(path, analyzer).reduce((s, t) => s + t.length, 0);
+    return this.indexed(path, analyzer).len;
   }
 }

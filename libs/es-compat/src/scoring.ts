@@ -27,6 +27,8 @@ export function quantizedLength(len: number): number {
 
 /** Field statistics over every document of the index (docCount, total length, document frequencies). */
 export function fieldStats(ix: IndexView, path: string, analyzer: string): FieldStats {
+  const last = lastStats.get(ix);
+  if (last && last.path === path && last.analyzer === analyzer && ix.stats.get(last.key) === last.s) return last.s;
   const k = `${path}\u0000${analyzer}`;
   let s = ix.stats.get(k);
   if (!s) {
@@ -40,8 +42,12 @@ export function fieldStats(ix: IndexView, path: string, analyzer: string): Field
     }
     ix.stats.set(k, s);
   }
+  lastStats.set(ix, { path, analyzer, key: k, s });
   return s;
 }
+
+/** The last statistics asked of a view (a query asks the same field for every document). */
+const lastStats = new WeakMap<IndexView, { path: string; analyzer: string; key: string; s: FieldStats }>();
 
 export function idf(docCount: number, df: number): number {
   return Math.log(1 + (docCount - df + 0.5) / (df + 0.5));
