@@ -127,6 +127,27 @@ describe('Elasticsearch surface with the official 7.17 client', () => {
     expect(seen).toEqual(Array.from({ length: 125 }, (_, i) => 2 * i + 1));
   });
 
+  it('point in time with search_after pages a frozen view; aliases resolve for reads and writes', async () => {
+    const pit = await es.openPointInTime({ index: 'books', keep_alive: '1m' });
+    await es.index({ index: 'books', id: '9', body: { title: 'Islands in the Stream', genre: 'novel', year: 1970, price: 11 } });
+    const seen: string[] = [];
+    let after: unknown[] | undefined;
+    for (;;) {
+      const r = await es.search({ body: { size: 2, pit: { id: pit.body.id, keep_alive: '1m' }, sort: [{ year: 'asc' }], ...(after ? { search_after: after } : {}) } });
+      const hits = r.body.hits.hits;
+      if (!hits.length) break;
+      seen.push(...hits.map((h: any) => h._id));
+      after = hits[hits.length - 1].sort;
+    }
+    expect(seen).toEqual(['3', '4', '2', '1']);
+    await es.closePointInTime({ body: { id: pit.body.id } });
+    await es.indices.putAlias({ index: 'books', name: 'library' });
+    expect((await es.count({ index: 'library' })).body.count).toBe(5);
+    await es.index({ index: 'library', id: '10', body: { title: 'Winner Take Nothing', genre: 'stories', year: 1933, price: 8 } });
+    expect((await es.get({ index: 'books', id: '10' })).body.found).toBe(true);
+    expect(Object.keys((await es.indices.getAlias({ name: 'library' })).body)).toEqual(['books']);
+  });
+
   it('delete_by_query: an unbounded whole-index delete is refused; max_docs and real queries delete', async () => {
     const refused = await es.deleteByQuery({ index: 'nums', body: { query: { match_all: {} } } }).catch((e) => e);
     expect(refused.statusCode).toBe(400);

@@ -22,7 +22,7 @@ const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routin
 
 export class EsState {
   private readonly cache = new Map<string, Cached>();
-  readonly tombstones = new Map<string, Map<string, { version: number; seq: number }>>();
+  readonly tombstones = new Map<string, Map<string, { version: number; seq: number; at?: number }>>();
   private lock: Promise<unknown> = Promise.resolve();
 
   constructor(readonly backend: EsBackend) {}
@@ -111,16 +111,33 @@ export class EsState {
     return ref.readOnly ? tableRow(ref, rows[0]) : toDocRow(rows[0]);
   }
 
+  /** Drops the cached view (the manifest changed); versions and sequence numbers stay. */
+  invalidate(tableId: string): void {
+    this.cache.delete(tableId);
+  }
+
+  /** Forgets everything about a dropped index. */
   forget(tableId: string): void {
     this.cache.delete(tableId);
     this.tombstones.delete(tableId);
+    this.seqHigh.delete(tableId);
   }
 
-  tomb(tableId: string): Map<string, { version: number; seq: number }> {
+  /** Versions of deleted documents, kept 60 s (Elasticsearch's index.gc_deletes) so a re-created document continues its version. */
+  tomb(tableId: string): Map<string, { version: number; seq: number; at?: number }> {
     let t = this.tombstones.get(tableId);
     if (!t) { t = new Map(); this.tombstones.set(tableId, t); }
+    const now = Date.now();
+    if (t.size > 1000 || (this.lastGc.get(tableId) ?? 0) < now - 60_000) {
+      for (const [id, x] of t) if (x.at !== undefined && x.at < now - 60_000) t.delete(id);
+      this.lastGc.set(tableId, now);
+    }
     return t;
   }
+
+  private readonly lastGc = new Map<string, number>();
+  /** The last `_seq_no` handed out per table (sequence numbers never go back, deletes included). */
+  readonly seqHigh = new Map<string, number>();
 }
 
 function toDocRow(r: Record<string, unknown>): DocRow {

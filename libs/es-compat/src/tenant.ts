@@ -170,7 +170,7 @@ export class EsTenant {
       const next = fn(cur.meta);
       const withText = { ...next, text: textColumns(next.mappings, next.text) };
       await this.backend.commit([{ op: 'schema_put', toml: manifestToml(withText) }]);
-      this.state.forget(cur.table.id);
+      this.state.invalidate(cur.table.id);
     });
   }
 

@@ -75,7 +75,7 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
         caches.set(tid, c);
         let tombMax = -1;
         for (const t of state.tomb(tid).values()) if (t.seq > tombMax) tombMax = t.seq;
-        seqs.set(tid, Math.max(c.maxSeq, tombMax));
+        seqs.set(tid, Math.max(c.maxSeq, tombMax, state.seqHigh.get(tid) ?? -1));
       }
       let p = pending.get(tid);
       if (!p) { p = { meta: op.ref.meta, changed: false, puts: [], deletes: [] }; pending.set(tid, p); }
@@ -92,6 +92,7 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
         results.push({ status: e.status, body: { _index: op.ref.meta.es_index, _type: '_doc', _id: op.id, status: e.status, error: e.item() as Json } });
       }
     }
+    for (const [tid, n] of seqs) state.seqHigh.set(tid, n);
     const changes: EsChange[] = [];
     for (const [, p] of pending) if (p.changed) changes.push({ op: 'schema_put', toml: manifestToml(p.meta) });
     for (const [tid, ov] of overlay) {
@@ -112,7 +113,7 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
         const p = pending.get(tid)!;
         const ref: IndexRef = p.changed ? { ...op.ref, meta: p.meta, table: { ...op.ref.table, description: JSON.stringify(p.meta) } } : op.ref;
         state.applyOwn(ref, befores.get(tid)!, lsn, [...ov.values()].filter((r): r is DocRow => r !== null), [...ov].filter(([, r]) => r === null).map(([id]) => id));
-        if (p.changed) state.forget(tid);
+        if (p.changed) state.invalidate(tid);
         befores.delete(tid);
       }
     }
@@ -130,7 +131,7 @@ export function toRow(r: DocRow, meta: IndexMeta): Record<string, Json> {
   return row;
 }
 
-function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored: DocRow | null, tombs: Map<string, { version: number; seq: number }>, nextSeq: () => number): ItemResult {
+function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored: DocRow | null, tombs: Map<string, { version: number; seq: number; at?: number }>, nextSeq: () => number): ItemResult {
   validateOp(op);
   const tomb = tombs.get(op.id);
   const cur = ov.has(op.id) ? ov.get(op.id)! : stored;
@@ -160,14 +161,14 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
     if (!cur) {
       const version = vt === 'internal' ? (tomb?.version ?? 0) + 1 : op.version!;
       const seq = nextSeq();
-      tombs.set(op.id, { version, seq });
+      tombs.set(op.id, { version, seq, at: Date.now() });
       return { status: 404, body: { ...base, _version: version, result: 'not_found', _shards: SHARDS, _seq_no: seq, _primary_term: 1 } };
     }
     const version = vt === 'internal' ? cur._version + 1 : op.version!;
     const seq = nextSeq();
     ov.set(op.id, null);
     p.deletes.push(op.id);
-    tombs.set(op.id, { version, seq });
+    tombs.set(op.id, { version, seq, at: Date.now() });
     return { status: 200, body: { ...base, _version: version, result: 'deleted', _shards: SHARDS, _seq_no: seq, _primary_term: 1 } };
   }
   let source: JsonObject;
