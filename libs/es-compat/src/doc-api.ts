@@ -7,6 +7,7 @@ import { writeBatch, type WriteOp, type ItemResult } from './writes';
 import { filterSource, sourceParams, sourceSpec } from './source-filter';
 import type { EsResponse, Params } from './types';
 import { activeShards } from './search-api';
+import { editDistance } from './query';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -69,7 +70,11 @@ export async function updateDoc(t: EsTenant, index: string, id: string, body: un
   activeShards(q, index);
   if (!isObj(body)) throw parsingError('request body is required');
   const allowed = ['doc', 'upsert', 'doc_as_upsert', 'detect_noop', 'script', 'scripted_upsert', '_source', 'lang', 'params'];
-  for (const k of Object.keys(body)) if (!allowed.includes(k)) throw parsingError(`[UpdateRequest] unknown field [${k}]`);
+  for (const k of Object.keys(body)) {
+    if (allowed.includes(k)) continue;
+    const near = allowed.find((a) => editDistance(a, k, 2) <= 2);
+    throw new EsError(400, 'x_content_parse_exception', `[1:2] [UpdateRequest] unknown field [${k}]${near ? ` did you mean [${near}]?` : ''}`);
+  }
   const ref = await t.writeRef(index);
   const upd: JsonObject = { ...body };
   if (q._source !== undefined || q._source_includes !== undefined || q._source_excludes !== undefined) {
@@ -102,7 +107,7 @@ export async function getDoc(t: EsTenant, index: string, id: string, q: Params, 
       throw new EsError(409, 'version_conflict_engine_exception', `[${id}]: version conflict, current version [${d.row._version}] is different than the one provided [${v}]`, { index_uuid: ref.meta.uuid, shard: '0', index: ref.meta.es_index });
     }
   }
-  if (mode === 'exists') return { status: d ? 200 : 404 };
+  if (mode === 'exists') return { status: d && (sourceEnabled || !q._exists_source) ? 200 : 404 };
   if (mode === 'source') {
     if (!d) throw new EsError(404, 'resource_not_found_exception', `Document not found [${ref.meta.es_index}]/[_doc]/[${id}]`);
     if (!sourceEnabled) throw new EsError(404, 'resource_not_found_exception', `Source not found [${ref.meta.es_index}]/[_doc]/[${id}]`);
@@ -154,6 +159,7 @@ export async function mget(t: EsTenant, index: string | undefined, body: unknown
       if (s.includes.length) params._source_includes = s.includes.join(',');
       if (s.excludes.length) params._source_excludes = s.excludes.join(',');
     }
+    if (d.routing !== undefined || d._routing !== undefined) params.routing = String(d.routing ?? d._routing);
     if (d.stored_fields !== undefined) params.stored_fields = Array.isArray(d.stored_fields) ? d.stored_fields.join(',') : String(d.stored_fields);
     try {
       const r = await getDoc(t, ix, id, params, 'get');

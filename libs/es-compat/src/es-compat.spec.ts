@@ -23,7 +23,7 @@ describe('mappings', () => {
     expect(m.properties).toEqual({
       s: { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } },
       n: { type: 'long' }, f: { type: 'float' }, b: { type: 'boolean' }, d: { type: 'date' },
-      o: { type: 'object', properties: { x: { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } } } },
+      o: { properties: { x: { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } } } },
     });
   });
   it('strict refuses a new field; false ignores it', () => {

@@ -52,8 +52,32 @@ export function validateMappings(m: unknown): JsonObject {
   if (root.dynamic !== undefined && !['true', 'false', 'strict', 'runtime'].includes(String(root.dynamic))) {
     throw mapperParsing(`Could not convert [dynamic.dynamic] to boolean`);
   }
-  if (root.properties !== undefined) validateProps(root.properties, '');
+  if (root.properties !== undefined) {
+    root.properties = expandDots(root.properties);
+    validateProps(root.properties, '');
+  }
   return root;
+}
+
+/** `"a.b": {type}` in properties means `a: {properties: {b: {type}}}`, as Elasticsearch reads it. */
+function expandDots(props: Json): Json {
+  if (!isObj(props)) return props;
+  const out: JsonObject = {};
+  for (const [name, def0] of Object.entries(props)) {
+    let def = def0;
+    if (isObj(def) && isObj(def.properties)) def = { ...def, properties: expandDots(def.properties) };
+    const parts = name.split('.');
+    if (parts.length === 1 || parts.some((p) => p === '')) { out[name] = def; continue; }
+    let cur = out;
+    for (const p of parts.slice(0, -1)) {
+      const next = isObj(cur[p]) ? (cur[p] as JsonObject) : { properties: {} };
+      if (!isObj(next.properties)) next.properties = {};
+      cur[p] = next;
+      cur = next.properties as JsonObject;
+    }
+    cur[parts[parts.length - 1]] = def;
+  }
+  return out;
 }
 
 function validateProps(props: Json, prefix: string): void {
@@ -165,7 +189,7 @@ function dynamicType(v: Json, dateDetection: boolean): JsonObject | null {
     case 'string':
       if (dateDetection && DATE_DETECT.test(v) && parseDate(v.replace(/\//g, '-'), DEFAULT_DATE_FORMAT) !== null) return { type: 'date' };
       return { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } };
-    default: return { type: 'object', properties: {} };
+    default: return { properties: {} };
   }
 }
 
@@ -200,7 +224,7 @@ export function applyDynamic(mappings: JsonObject, src: JsonObject): JsonObject 
             throw new EsError(400, 'strict_dynamic_mapping_exception', `mapping set to strict, dynamic introduction of [${k}] within [${path.includes('.') ? path.slice(0, path.lastIndexOf('.')) : '_doc'}] is not allowed`);
           }
           if (curDyn === 'false') break;
-          const t = last ? dynamicType(v, dateDetection) : { type: 'object', properties: {} };
+          const t = last ? dynamicType(v, dateDetection) : { properties: {} };
           if (!t) break;
           cur[k] = t;
           def = t;

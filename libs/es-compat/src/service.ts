@@ -68,7 +68,7 @@ export class EsService {
           if (a === '_aliases' && (m === 'POST' || m === 'PUT')) return this.aliasActions(body);
           return this.getAliases(undefined, b, m, q);
         case '_stats': return this.stats(undefined);
-        case '_cluster': return this.cluster(b, m, body);
+        case '_cluster': return this.cluster(b, m, body, seg[2], q);
         case '_nodes': return ok({ _nodes: { total: 1, successful: 1, failed: 0 }, cluster_name: 'mmdb', nodes: { mmdb: { name: 'mmdb', version: ES_VERSION, roles: ['data', 'master', 'ingest'] } } });
         case '_cat': return this.cat(b, q);
         case '_template': return this.template(m, b, body);
@@ -121,7 +121,7 @@ export class EsService {
         }
         return badMethod(m, `/${index}/_doc/${c}`);
       }
-      case '_source': return getDoc(t, index, c ?? '', q, m === 'HEAD' ? 'exists' : 'source');
+      case '_source': return getDoc(t, index, c ?? '', m === 'HEAD' ? { ...q, _exists_source: 'true' } : q, m === 'HEAD' ? 'exists' : 'source');
       case '_update': return updateDoc(t, index, c ?? '', body, q);
       case '_bulk': return bulk(t, index, ndjson(body), q);
       case '_mget': return mget(t, index, body, q);
@@ -339,10 +339,31 @@ export class EsService {
     return ok({ _shards: { total: shardsTotal, successful: shardsOk, failed: 0 }, _all: { primaries: all, total: all }, indices });
   }
 
-  private cluster(sub: string | undefined, m: string, body: unknown): EsResponse {
+  private cluster(sub: string | undefined, m: string, body: unknown, target?: string, q: Params = {}): EsResponse {
     if (sub === 'health') {
-      const n = this.tenant.refs().length;
-      return ok({ cluster_name: 'mmdb', status: 'green', timed_out: false, number_of_nodes: 1, number_of_data_nodes: 1, active_primary_shards: n, active_shards: n, relocating_shards: 0, initializing_shards: 0, unassigned_shards: 0, delayed_unassigned_shards: 0, number_of_pending_tasks: 0, number_of_in_flight_fetch: 0, task_max_waiting_in_queue_millis: 0, active_shards_percent_as_number: 100.0 });
+      let refs = this.tenant.refs();
+      if (target !== undefined) {
+        try {
+          refs = this.tenant.resolve(target, q).map((r) => r.ref);
+        } catch (e) {
+          if (!(e instanceof EsError) || e.status !== 404) throw e;
+          return { status: 408, body: { cluster_name: 'mmdb', status: 'red', timed_out: true, number_of_nodes: 1, number_of_data_nodes: 1, active_primary_shards: 0, active_shards: 0, relocating_shards: 0, initializing_shards: 0, unassigned_shards: 0, delayed_unassigned_shards: 0, number_of_pending_tasks: 0, number_of_in_flight_fetch: 0, task_max_waiting_in_queue_millis: 0, active_shards_percent_as_number: 100.0 } };
+        }
+      }
+      const shardsOf = (r: (typeof refs)[number]) => Number((r.meta.settings as Record<string, Json>)['index.number_of_shards'] ?? 1);
+      const n = refs.reduce((s, r) => s + shardsOf(r), 0);
+      const out: JsonObject = { cluster_name: 'mmdb', status: 'green', timed_out: false, number_of_nodes: 1, number_of_data_nodes: 1, active_primary_shards: n, active_shards: n, relocating_shards: 0, initializing_shards: 0, unassigned_shards: 0, delayed_unassigned_shards: 0, number_of_pending_tasks: 0, number_of_in_flight_fetch: 0, task_max_waiting_in_queue_millis: 0, active_shards_percent_as_number: 100.0 };
+      if (q.level === 'indices' || q.level === 'shards') {
+        const indices: JsonObject = {};
+        for (const r of refs) {
+          const s = shardsOf(r);
+          const ix: JsonObject = { status: 'green', number_of_shards: s, number_of_replicas: Number((r.meta.settings as Record<string, Json>)['index.number_of_replicas'] ?? 1), active_primary_shards: s, active_shards: s, relocating_shards: 0, initializing_shards: 0, unassigned_shards: 0 };
+          if (q.level === 'shards') ix.shards = Object.fromEntries(Array.from({ length: s }, (_, i) => [String(i), { status: 'green', primary_active: true, active_shards: 1, relocating_shards: 0, initializing_shards: 0, unassigned_shards: 0 }]));
+          indices[r.meta.es_index] = ix;
+        }
+        out.indices = indices;
+      }
+      return ok(out);
     }
     if (sub === 'settings') {
       if (m === 'PUT') {
