@@ -14,7 +14,8 @@ type B = { b: JsonObject; docs: Doc[] };
 
 export function bucketAgg(name: string, type: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   switch (type) {
-    case 'terms': case 'rare_terms': case 'significant_terms': return terms(name, type, p, subs, docs, ctx);
+    case 'terms': case 'rare_terms': return terms(name, type, p, subs, docs, ctx);
+    case 'significant_terms': return significantTerms(name, p, subs, docs, ctx);
     case 'filter': {
       const f = ctx.filter(p);
       const ds = docs.filter(f);
@@ -207,6 +208,40 @@ function terms(name: string, type: string, p: JsonObject, subs: JsonObject | und
   const buckets = finishBuckets(kept, subs, ctx, name);
   const dbl = vs.field && ['double', 'float', 'half_float', 'scaled_float'].includes(vs.field.type);
   return { doc_count_error_upper_bound: 0, sum_other_doc_count: other, buckets: buckets as Json, _kind: vs.field ? vs.kind : 'unmapped', _double: !!dbl, _unmapped: !vs.field };
+}
+
+/** significant_terms with the JLH score: terms far more frequent in the matched documents than in the index. */
+function significantTerms(name: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
+  const vs = valueSource(ctx.ixs, p, name);
+  const size = Number(p.size ?? 10);
+  const minDoc = Number(p.min_doc_count ?? 3);
+  const bgDocs = p.background_filter !== undefined ? ctx.allDocs.filter(ctx.filter(p.background_filter)) : ctx.allDocs;
+  const count = (ds: Doc[]) => {
+    const m = new Map<string, { key: Json; docs: Doc[] }>();
+    for (const d of ds) for (const k of new Set(vs.values(d).map((v) => JSON.stringify(keyOf(vs, v))))) {
+      let g = m.get(k);
+      if (!g) { g = { key: JSON.parse(k) as Json, docs: [] }; m.set(k, g); }
+      g.docs.push(d);
+    }
+    return m;
+  };
+  const fg = count(docs), bg = count(bgDocs);
+  const list: Array<{ b: JsonObject; docs: Doc[]; score: number }> = [];
+  for (const [k, g] of fg) {
+    const bgCount = bg.get(k)?.docs.length ?? g.docs.length;
+    if (g.docs.length < minDoc) continue;
+    const sub = g.docs.length / Math.max(1, docs.length), sup = bgCount / Math.max(1, bgDocs.length);
+    const score = sub > sup && sup > 0 ? (sub - sup) * (sub / sup) : 0;
+    if (score <= 0) continue;
+    const b: JsonObject = { key: g.key };
+    const ks = bucketKeyString(vs, g.key);
+    if (ks !== undefined) b.key_as_string = ks;
+    Object.assign(b, { doc_count: g.docs.length, score, bg_count: bgCount });
+    list.push({ b, docs: g.docs, score });
+  }
+  list.sort((a, b) => b.score - a.score);
+  const buckets = finishBuckets(list.slice(0, size), subs, ctx, name);
+  return { doc_count: docs.length, bg_count: bgDocs.length, buckets: buckets as Json, _kind: vs.kind };
 }
 
 function subsFor(subs: JsonObject, docs: Doc[], ctx: AggCtx): JsonObject {

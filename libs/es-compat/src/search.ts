@@ -160,7 +160,9 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   }
   const scoreSorted = !sort.length || sort[0].field === '_score';
   const trackScores = b.track_scores === true || scoreSorted || sort.some((s) => s.field === '_score');
-  const maxScore = !trackScores || !hits.length ? null : Math.max(...hits.map((h) => h.score));
+  // size 0 collects no top documents: Elasticsearch then reports no max_score
+  let maxScore: number | null = null;
+  if (trackScores && size > 0) for (const h of hits) if (maxScore === null || h.score > maxScore) maxScore = h.score;
   const srcSpec: SourceSpec | undefined = b._source === undefined ? undefined : isObj(b._source) && b._source._disabled ? { enabled: false, includes: [], excludes: [] } : sourceSpec(b._source);
   const storedNone = Array.isArray(b.stored_fields) ? b.stored_fields.includes('_none_') : b.stored_fields === '_none_';
   const storedList = b.stored_fields === undefined ? undefined : Array.isArray(b.stored_fields) ? b.stored_fields.map(String) : [String(b.stored_fields)];
