@@ -1,7 +1,7 @@
 /** Bucket pipelines: sibling (avg/max/min/sum/stats/percentiles_bucket) and parent (derivative, cumulative_sum, moving_fn, bucket_sort, serial_diff). */
 import { EsError, illegalArgument } from './errors';
 import type { Json, JsonObject } from './mapping';
-import { isObj, tdigestQuantile } from './agg-util';
+import { isObj, maxOf, minOf, tdigestQuantile } from './agg-util';
 
 export const PARENT_PIPELINES = new Set(['derivative', 'cumulative_sum', 'moving_fn', 'moving_avg', 'bucket_sort', 'bucket_selector', 'bucket_script', 'serial_diff', 'cumulative_cardinality']);
 export const SIBLING_PIPELINES = new Set(['avg_bucket', 'max_bucket', 'min_bucket', 'sum_bucket', 'stats_bucket', 'extended_stats_bucket', 'percentiles_bucket']);
@@ -78,12 +78,12 @@ export function siblingPipeline(name: string, type: string, p: JsonObject, sibli
     case 'sum_bucket': return { value: sum };
     case 'max_bucket': case 'min_bucket': {
       if (!xs.length) return { value: null, keys: [] };
-      const best = type === 'max_bucket' ? Math.max(...xs) : Math.min(...xs);
+      const best = type === 'max_bucket' ? maxOf(xs) : minOf(xs);
       return { value: best, keys: vals.filter((x) => x.v === best).map((x) => String(x.key)) };
     }
     case 'stats_bucket': case 'extended_stats_bucket': {
       const n = xs.length;
-      const r: JsonObject = { count: n, min: n ? Math.min(...xs) : null, max: n ? Math.max(...xs) : null, avg: n ? sum / n : null, sum };
+      const r: JsonObject = { count: n, min: n ? minOf(xs) : null, max: n ? maxOf(xs) : null, avg: n ? sum / n : null, sum };
       if (type === 'extended_stats_bucket') {
         const sq = xs.reduce((a, b) => a + b * b, 0);
         const variance = n ? sq / n - (sum / n) ** 2 : null;
@@ -112,8 +112,8 @@ function movingFn(script: Json, values: number[]): number | null {
   if (!xs.length) return fn === 'sum' ? 0 : null;
   const sum = xs.reduce((a, b) => a + b, 0);
   switch (fn) {
-    case 'max': case 'windowMax': return Math.max(...xs);
-    case 'min': case 'windowMin': return Math.min(...xs);
+    case 'max': case 'windowMax': return maxOf(xs);
+    case 'min': case 'windowMin': return minOf(xs);
     case 'sum': return sum;
     case 'unweightedAvg': return sum / xs.length;
     case 'linearWeightedAvg': { let w = 0, s = 0; xs.forEach((x, i) => { s += x * (i + 1); w += i + 1; }); return s / w; }

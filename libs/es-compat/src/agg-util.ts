@@ -122,3 +122,15 @@ export function bucketKeyString(vs: ValueSource, key: Json): string | undefined 
 export function badAgg(reason: string): EsError {
   return new EsError(400, 'parsing_exception', reason, { line: 1, col: 1 });
 }
+
+/** Min and max without spreading (an aggregation may see hundreds of thousands of values). */
+export function minOf(xs: readonly number[]): number {
+  let m = Infinity;
+  for (const x of xs) if (x < m) m = x;
+  return m;
+}
+export function maxOf(xs: readonly number[]): number {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}

@@ -5,7 +5,7 @@
 import { EsError, illegalArgument } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { badAgg, isObj, numbers, asString, valueSource, tdigestQuantile, hdrPercentile } from './agg-util';
+import { badAgg, isObj, numbers, asString, valueSource, tdigestQuantile, hdrPercentile, minOf, maxOf } from './agg-util';
 import { bucketAgg, BUCKET_TYPES } from './agg-buckets';
 import { applyParentPipeline, siblingPipeline, PARENT_PIPELINES, SIBLING_PIPELINES } from './agg-pipelines';
 import { scriptRefused, type Scorer } from './query';
@@ -161,8 +161,8 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
   switch (type) {
     case 'avg': return withStr({ value: xs.length ? sum / xs.length : null }, ['value']);
     case 'sum': return withStr({ value: sum }, ['value']);
-    case 'min': return withStr({ value: xs.length ? Math.min(...xs) : null }, ['value']);
-    case 'max': return withStr({ value: xs.length ? Math.max(...xs) : null }, ['value']);
+    case 'min': return withStr({ value: xs.length ? minOf(xs) : null }, ['value']);
+    case 'max': return withStr({ value: xs.length ? maxOf(xs) : null }, ['value']);
     case 'stats': return withStr(stats(xs), ['min', 'max', 'avg', 'sum']);
     case 'extended_stats': {
       const s = stats(xs);
@@ -236,7 +236,7 @@ const fmtKey = (k: number): string => (Number.isInteger(k) ? `${k}.0` : String(k
 function stats(xs: number[]): JsonObject {
   const n = xs.length;
   const sum = xs.reduce((a, b) => a + b, 0);
-  return { count: n, min: n ? Math.min(...xs) : null, max: n ? Math.max(...xs) : null, avg: n ? sum / n : null, sum };
+  return { count: n, min: n ? minOf(xs) : null, max: n ? maxOf(xs) : null, avg: n ? sum / n : null, sum };
 }
 
 export type { Scorer };

@@ -377,7 +377,7 @@ function distanceFeature(env: QueryEnv, body: unknown): Scorer {
     return (d) => {
       const vs = d.values(f.path).map(Number);
       if (!vs.length) return null;
-      const dist = Math.min(...vs.map((v) => Math.abs(v - origin)));
+      const dist = vs.reduce((m, v) => Math.min(m, Math.abs(v - origin)), Infinity);
       return (boost * pivot) / (pivot + dist);
     };
   }
@@ -387,7 +387,7 @@ function distanceFeature(env: QueryEnv, body: unknown): Scorer {
     return (d) => {
       const pts = d.values(f.path).map(geoPoint).filter((x): x is [number, number] => x !== null);
       if (!pts.length) return null;
-      const dist = Math.min(...pts.map((p) => haversine(origin, p)));
+      const dist = pts.reduce((m, p) => Math.min(m, haversine(origin, p)), Infinity);
       return (boost * pivot) / (pivot + dist);
     };
   }

@@ -12,7 +12,7 @@ import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './sourc
 import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
 import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
 import { isDate } from './fields';
-import { decimalFormat } from './agg-util';
+import { decimalFormat, maxOf } from './agg-util';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 type Params = Record<string, string | undefined>;
@@ -208,7 +208,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
             if (isort.length) o.sort = printSortValues(x, isort);
             return o;
           });
-          ih[String(s.name ?? cf)] = { hits: { total: restInt ? group.length : { value: group.length, relation: 'eq' }, max_score: isort.length || !group.length ? null : Math.max(...group.map((x) => x.score)), hits: page as Json } };
+          ih[String(s.name ?? cf)] = { hits: { total: restInt ? group.length : { value: group.length, relation: 'eq' }, max_score: isort.length || !group.length ? null : maxOf(group.map((x) => x.score)), hits: page as Json } };
         }
         out.inner_hits = ih;
       }
@@ -339,7 +339,7 @@ function prepareFromHits(hits: Hit[], spec: JsonObject, views: IndexView[]): { h
   const scoreSorted = !sort.length || sort[0].field === '_score';
   return {
     hits,
-    maxScore: scoreSorted && hits.length ? Math.max(...hits.map((h) => h.score)) : null,
+    maxScore: scoreSorted && hits.length ? maxOf(hits.map((h) => h.score)) : null,
     format: (h) => {
       const out: JsonObject = { _index: h.doc.index.name, _type: '_doc', _id: h.doc.id, _score: scoreSorted ? h.score : null };
       if (spec.version === true) out._version = h.doc.row._version;
