@@ -260,3 +260,25 @@ describe('SQL: table-valued functions and hybrid queries', () => {
     expect(rows.map((r) => r[0])).toEqual(['c', 'a']);
   });
 });
+
+describe('one snapshot', () => {
+  it('a write committed while a hybrid plan runs is wholly in or out', async () => {
+    const plan: PlanNode = {
+      op: 'fuse', method: 'rrf', key: ['id'],
+      inputs: [
+        { op: 'vector_topk', schema: 'app.reviews', vector: lit([9, 0, 0]), k: 2 },
+        { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'zebra', limit: 5 },
+        { op: 'sort', input: { op: 'scan', schema: 'app.reviews' }, keys: [{ expr: col('id'), desc: true }] },
+      ],
+    };
+    const running = sql.runPlan(plan);
+    // committed after the query took its snapshot and read the in-memory indexes
+    const write = store.put('app.reviews', { id: 'z', body: 'a zebra', branch: 9, emb: [9, 0, 0], follows: [] });
+    const before = (formatResult(await running) as { rows: Record<string, unknown>[] }).rows;
+    await write;
+    expect(before.map((r) => r.id)).not.toContain('z');
+    const after = (formatResult(await sql.runPlan(plan)) as { rows: Record<string, unknown>[] }).rows;
+    const z = after.find((r) => r.id === 'z');
+    expect(z).toMatchObject({ _rank_1: 1, _rank_2: 1, _rank_3: 1 });
+  });
+});
