@@ -282,3 +282,13 @@ describe('one snapshot', () => {
     expect(z).toMatchObject({ _rank_1: 1, _rank_2: 1, _rank_3: 1 });
   });
 });
+
+describe('optimizer over multi-model nodes', () => {
+  it('join ordering uses their estimates: a top-k is the build side; a limit bounds k', async () => {
+    const p = sql.planSql("SELECT r.id FROM vector_topk('app.reviews', '[0,0,0]', 2) v JOIN app.reviews r ON r.branch = v.branch").plan;
+    const s = JSON.stringify(p);
+    expect(s).toMatch(/"op":"join","kind":"inner","left":\{"op":"scan"[^]*"right":\{"op":"vector_topk"/);
+    const l = sql.planSql("SELECT id FROM vector_topk('app.reviews', '[0,0,0]', 50) LIMIT 3").plan;
+    expect(JSON.stringify(l)).toMatch(/"op":"vector_topk".*?"k":3\}/);
+  });
+});

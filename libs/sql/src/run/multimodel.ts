@@ -16,6 +16,7 @@ import type { GraphLeaf } from '../exec/multimodel-leaf';
 import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
+import { pkKeyOf } from '../exec/table-cache';
 import { ftsQueryText } from './fts-query';
 import { constantOf, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
@@ -193,12 +194,27 @@ export class MultiModelReader {
     }
     const schema = dir === 'reverse' ? def.source : def.target;
     const t = this.table(schema);
-    const rows = new Map<string, Tuple>();
-    if (n.row_columns !== false) for (const r of await this.leaves.allRows(snap, t, ctx, txn)) rows.set(this.keyOf(t, r), r);
+    let row: (node: string) => Tuple | undefined = () => undefined;
+    if (n.row_columns !== false) {
+      const all = await this.leaves.allRows(snap, t, ctx, txn);
+      const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
+      if (cached && !this.isImplicit(t)) {
+        // the table cache's pk map: no per-query index of the reached table
+        row = (node) => {
+          let pk: JsonValue[];
+          try { pk = tupleOfNode(node, t.manifest); } catch { return undefined; }
+          return cached.byPk.get(pkKeyOf(pk)) as Tuple | undefined;
+        };
+      } else {
+        const rows = new Map<string, Tuple>();
+        for (const r of all) rows.set(this.keyOf(t, r), r);
+        row = (node) => rows.get(node);
+      }
+    }
     const next = dir === 'forward' ? (x: string) => adj.neighbors(x)
       : dir === 'reverse' ? (x: string) => adj.sources(x)
       : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
-    return { schema, next, rows, adj, forward: dir === 'forward' };
+    return { schema, next, row, adj, forward: dir === 'forward' };
   }
 
   private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -207,7 +223,7 @@ export class MultiModelReader {
     if (!Number.isInteger(min) || min < 0) bad('$.min_depth', 'min_depth must be a non-negative integer');
     if (max !== null && (!Number.isInteger(max) || max < min)) bad('$.max_depth', 'max_depth must be an integer ≥ min_depth, or null');
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, rows: leaf.rows } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
   }
 
   private async path(n: NodeOf<'graph_path'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -217,9 +233,9 @@ export class MultiModelReader {
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
     const p = leaf.forward ? shortestPath(leaf.adj, src, dst, max) : bfsPath(leaf.next, src, dst, max);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, rows: leaf.rows } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
     ctx.strategies.set(n, `bfs ${n.direction ?? 'forward'} ≤ ${max} hops`);
-    ctx.leaves.set(n, (p ?? []).map((node, i) => [BigInt(i), node, ...(leaf.rows.get(node) ?? [])]));
+    ctx.leaves.set(n, (p ?? []).map((node, i) => [BigInt(i), node, ...(leaf.row(node) ?? [])]));
   }
 
   private async dijkstra(n: NodeOf<'graph_dijkstra'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -228,9 +244,9 @@ export class MultiModelReader {
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
     const r = await g.dijkstra(n.schema, n.rel, src, dst, { weightField: n.weight_field, weights: n.weights });
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, rows: leaf.rows } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
     ctx.strategies.set(n, 'dijkstra');
-    ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.rows.get(node) ?? [])]));
+    ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.row(node) ?? [])]));
   }
 }
 
