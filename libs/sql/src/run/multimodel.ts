@@ -6,7 +6,7 @@
 import { DbError, type JsonValue } from '@mmdb/core';
 import type { PkTuple, Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
-import { DEFAULT_LIMIT, MAX_LIMIT, type SearchOptions } from '@mmdb/fts';
+import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
 import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
 import type { SqlTable } from '../catalog';
@@ -152,7 +152,10 @@ export class MultiModelReader {
     const q = typeof n.query === 'string' ? n.query : ftsQueryText(n.query);
     const limit = n.limit ?? DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
+    const stats: CollectStats = { candidates: 0 };
     const opts: SearchOptions = {
+      snapshot: snap,
+      ...(ctx.explain ? { stats } : {}),
       ...(n.ranking?.feedback ? { feedback: n.ranking.feedback } : {}),
       ...(n.ranking?.proximity ? { proximity: n.ranking.proximity } : {}),
       ...(n.ranking?.query_stopwords ? { queryStopwords: n.ranking.query_stopwords } : {}),
@@ -174,7 +177,8 @@ export class MultiModelReader {
         if (r && (!pass || pass(r))) out.push([...r, d.score]);
       }
       if (!pass || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
-        ctx.strategies.set(n, `bm25 top-${want}${pass ? ` filtered (${out.length} pass)` : ''}`);
+        const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
+        ctx.strategies.set(n, `bm25 top-${want} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}`.replace(/\s+$/, ''));
         ctx.leaves.set(n, out.slice(0, limit));
         return;
       }
