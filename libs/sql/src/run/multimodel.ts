@@ -18,7 +18,7 @@ import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
 import { pkKeyOf } from '../exec/table-cache';
 import { ftsQueryText } from './fts-query';
-import { constantOf, toTuple, type LeafReader } from './leaves';
+import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
 import type { Txn } from './writer';
 
@@ -68,10 +68,24 @@ export class MultiModelReader {
       for (const k of keys) out.set(k, [k, 0n]);
       return out;
     }
-    if (keys.length > POINT_READS || txn?.overlay.get(t.id)?.size || this.isImplicit(t)) {
+    const overlaid = !!txn?.overlay.get(t.id)?.size;
+    const cached = overlaid || this.isImplicit(t) ? undefined : this.leaves.tables.lookup(snap, t);
+    if (cached) {
+      // the table cache holds this snapshot's rows: its pk map answers without a store read
+      for (const k of keys) {
+        let pk: JsonValue[];
+        try { pk = tupleOfNode(k, t.manifest); } catch { continue; }
+        const r = cached.byPk.get(pkKeyOf(pk));
+        if (r) out.set(k, r as Tuple);
+      }
+      return out;
+    }
+    if (keys.length > POINT_READS || overlaid || this.isImplicit(t)) {
       for (const r of await this.leaves.allRows(snap, t, ctx, txn)) out.set(this.keyOf(t, r), r);
       return out;
     }
+    // a table read by point reads twice at one LSN is loaded whole in the background (as pk gets do)
+    this.leaves.tables.noteMiss(snap, t, () => this.sources.store.snapshot(), (s) => readTable(s, t, () => undefined));
     await Promise.all(keys.map(async (k) => {
       let pk: JsonValue[];
       try { pk = tupleOfNode(k, t.manifest); } catch { return; }
