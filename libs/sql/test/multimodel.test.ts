@@ -292,3 +292,23 @@ describe('optimizer over multi-model nodes', () => {
     expect(JSON.stringify(l)).toMatch(/"op":"vector_topk".*?"k":3\}/);
   });
 });
+
+describe('Policy port', () => {
+  it('is applied at every leaf: scans, subqueries and the multi-model leaves', async () => {
+    const policy = {
+      leafFilter: (leaf: { op: string; schema?: string; alias?: string }) =>
+        leaf.schema === 'app.reviews' && leaf.op !== 'graph_path'
+          ? ({ kind: 'binary', op: '=', left: { kind: 'col', name: leaf.alias ? `${leaf.alias}.branch` : 'branch' }, right: { kind: 'lit', value: 3 } } as never)
+          : undefined,
+    };
+    const guarded = new SqlEngine(store, undefined, { sources: { fts, vector, graph }, policy });
+    const q = async (s: string, params?: unknown[]) => (formatResult((await guarded.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows.map((r) => r[0]);
+    expect(await q('SELECT id FROM app.reviews ORDER BY id')).toEqual(['a', 'c', 'd']);
+    expect(await q("SELECT 'x' WHERE EXISTS (SELECT 1 FROM app.reviews WHERE id = 'b')")).toEqual([]);
+    // the k nearest among the rows the caller may see: b (branch 1) is nearest but hidden
+    expect(await q('SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 2', [[1, 0, 0]])).toEqual(['a', 'c']);
+    expect(await q("SELECT id FROM fts_search('app.reviews', 'body', 'sad ending')")).not.toContain('b');
+    const r = (formatResult(await guarded.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 0, 0]), k: 2 })) as { rows: { id: string }[] }).rows;
+    expect(r.map((x) => x.id)).toEqual(['a', 'c']);
+  });
+});
