@@ -260,3 +260,55 @@ describe('SQL: table-valued functions and hybrid queries', () => {
     expect(rows.map((r) => r[0])).toEqual(['c', 'a']);
   });
 });
+
+describe('one snapshot', () => {
+  it('a write committed while a hybrid plan runs is wholly in or out', async () => {
+    const plan: PlanNode = {
+      op: 'fuse', method: 'rrf', key: ['id'],
+      inputs: [
+        { op: 'vector_topk', schema: 'app.reviews', vector: lit([9, 0, 0]), k: 2 },
+        { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'zebra', limit: 5 },
+        { op: 'sort', input: { op: 'scan', schema: 'app.reviews' }, keys: [{ expr: col('id'), desc: true }] },
+      ],
+    };
+    const running = sql.runPlan(plan);
+    // committed after the query took its snapshot and read the in-memory indexes
+    const write = store.put('app.reviews', { id: 'z', body: 'a zebra', branch: 9, emb: [9, 0, 0], follows: [] });
+    const before = (formatResult(await running) as { rows: Record<string, unknown>[] }).rows;
+    await write;
+    expect(before.map((r) => r.id)).not.toContain('z');
+    const after = (formatResult(await sql.runPlan(plan)) as { rows: Record<string, unknown>[] }).rows;
+    const z = after.find((r) => r.id === 'z');
+    expect(z).toMatchObject({ _rank_1: 1, _rank_2: 1, _rank_3: 1 });
+  });
+});
+
+describe('optimizer over multi-model nodes', () => {
+  it('join ordering uses their estimates: a top-k is the build side; a limit bounds k', async () => {
+    const p = sql.planSql("SELECT r.id FROM vector_topk('app.reviews', '[0,0,0]', 2) v JOIN app.reviews r ON r.branch = v.branch").plan;
+    const s = JSON.stringify(p);
+    expect(s).toMatch(/"op":"join","kind":"inner","left":\{"op":"scan"[^]*"right":\{"op":"vector_topk"/);
+    const l = sql.planSql("SELECT id FROM vector_topk('app.reviews', '[0,0,0]', 50) LIMIT 3").plan;
+    expect(JSON.stringify(l)).toMatch(/"op":"vector_topk".*?"k":3\}/);
+  });
+});
+
+describe('Policy port', () => {
+  it('is applied at every leaf: scans, subqueries and the multi-model leaves', async () => {
+    const policy = {
+      leafFilter: (leaf: { op: string; schema?: string; alias?: string }) =>
+        leaf.schema === 'app.reviews' && leaf.op !== 'graph_path'
+          ? ({ kind: 'binary', op: '=', left: { kind: 'col', name: leaf.alias ? `${leaf.alias}.branch` : 'branch' }, right: { kind: 'lit', value: 3 } } as never)
+          : undefined,
+    };
+    const guarded = new SqlEngine(store, undefined, { sources: { fts, vector, graph }, policy });
+    const q = async (s: string, params?: unknown[]) => (formatResult((await guarded.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows.map((r) => r[0]);
+    expect(await q('SELECT id FROM app.reviews ORDER BY id')).toEqual(['a', 'c', 'd']);
+    expect(await q("SELECT 'x' WHERE EXISTS (SELECT 1 FROM app.reviews WHERE id = 'b')")).toEqual([]);
+    // the k nearest among the rows the caller may see: b (branch 1) is nearest but hidden
+    expect(await q('SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 2', [[1, 0, 0]])).toEqual(['a', 'c']);
+    expect(await q("SELECT id FROM fts_search('app.reviews', 'body', 'sad ending')")).not.toContain('b');
+    const r = (formatResult(await guarded.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 0, 0]), k: 2 })) as { rows: { id: string }[] }).rows;
+    expect(r.map((x) => x.id)).toEqual(['a', 'c']);
+  });
+});

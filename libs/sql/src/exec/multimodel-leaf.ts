@@ -6,6 +6,6 @@ export interface GraphLeaf {
   readonly schema: string;
   /** Neighbours of a node along the node's direction, distinct, in adjacency order. */
   readonly next: (node: string) => readonly string[];
-  /** The reached table's rows by node key text. */
-  readonly rows: ReadonlyMap<string, Tuple>;
+  /** The reached table's row of a node key text (undefined when none, or without row columns). */
+  readonly row: (node: string) => Tuple | undefined;
 }

@@ -78,7 +78,7 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
           return JSON.stringify(p.reverse());
         };
         const emit = (node: string, depth: number, via: string | null) => {
-          const row = g.rows.get(node) ?? nulls;
+          const row = g.row(node) ?? nulls;
           const t: Tuple = [...r, ...row, node, BigInt(depth)];
           if (n.emit_path) t.push(pathTo(via, node));
           out.push(t);

@@ -6,7 +6,7 @@
 import { DbError, type JsonValue } from '@mmdb/core';
 import type { PkTuple, Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
-import { DEFAULT_LIMIT, MAX_LIMIT, type SearchOptions } from '@mmdb/fts';
+import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
 import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
 import type { SqlTable } from '../catalog';
@@ -16,8 +16,9 @@ import type { GraphLeaf } from '../exec/multimodel-leaf';
 import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
+import { pkKeyOf } from '../exec/table-cache';
 import { ftsQueryText } from './fts-query';
-import { constantOf, toTuple, type LeafReader } from './leaves';
+import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
 import type { Txn } from './writer';
 
@@ -67,10 +68,24 @@ export class MultiModelReader {
       for (const k of keys) out.set(k, [k, 0n]);
       return out;
     }
-    if (keys.length > POINT_READS || txn?.overlay.get(t.id)?.size || this.isImplicit(t)) {
+    const overlaid = !!txn?.overlay.get(t.id)?.size;
+    const cached = overlaid || this.isImplicit(t) ? undefined : this.leaves.tables.lookup(snap, t);
+    if (cached) {
+      // the table cache holds this snapshot's rows: its pk map answers without a store read
+      for (const k of keys) {
+        let pk: JsonValue[];
+        try { pk = tupleOfNode(k, t.manifest); } catch { continue; }
+        const r = cached.byPk.get(pkKeyOf(pk));
+        if (r) out.set(k, r as Tuple);
+      }
+      return out;
+    }
+    if (keys.length > POINT_READS || overlaid || this.isImplicit(t)) {
       for (const r of await this.leaves.allRows(snap, t, ctx, txn)) out.set(this.keyOf(t, r), r);
       return out;
     }
+    // a table read by point reads twice at one LSN is loaded whole in the background (as pk gets do)
+    this.leaves.tables.noteMiss(snap, t, () => this.sources.store.snapshot(), (s) => readTable(s, t, () => undefined));
     await Promise.all(keys.map(async (k) => {
       let pk: JsonValue[];
       try { pk = tupleOfNode(k, t.manifest); } catch { return; }
@@ -151,7 +166,10 @@ export class MultiModelReader {
     const q = typeof n.query === 'string' ? n.query : ftsQueryText(n.query);
     const limit = n.limit ?? DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
+    const stats: CollectStats = { candidates: 0 };
     const opts: SearchOptions = {
+      snapshot: snap,
+      ...(ctx.explain ? { stats } : {}),
       ...(n.ranking?.feedback ? { feedback: n.ranking.feedback } : {}),
       ...(n.ranking?.proximity ? { proximity: n.ranking.proximity } : {}),
       ...(n.ranking?.query_stopwords ? { queryStopwords: n.ranking.query_stopwords } : {}),
@@ -173,7 +191,8 @@ export class MultiModelReader {
         if (r && (!pass || pass(r))) out.push([...r, d.score]);
       }
       if (!pass || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
-        ctx.strategies.set(n, `bm25 top-${want}${pass ? ` filtered (${out.length} pass)` : ''}`);
+        const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
+        ctx.strategies.set(n, `bm25 top-${want} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}`.replace(/\s+$/, ''));
         ctx.leaves.set(n, out.slice(0, limit));
         return;
       }
@@ -193,12 +212,27 @@ export class MultiModelReader {
     }
     const schema = dir === 'reverse' ? def.source : def.target;
     const t = this.table(schema);
-    const rows = new Map<string, Tuple>();
-    if (n.row_columns !== false) for (const r of await this.leaves.allRows(snap, t, ctx, txn)) rows.set(this.keyOf(t, r), r);
+    let row: (node: string) => Tuple | undefined = () => undefined;
+    if (n.row_columns !== false) {
+      const all = await this.leaves.allRows(snap, t, ctx, txn);
+      const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
+      if (cached && !this.isImplicit(t)) {
+        // the table cache's pk map: no per-query index of the reached table
+        row = (node) => {
+          let pk: JsonValue[];
+          try { pk = tupleOfNode(node, t.manifest); } catch { return undefined; }
+          return cached.byPk.get(pkKeyOf(pk)) as Tuple | undefined;
+        };
+      } else {
+        const rows = new Map<string, Tuple>();
+        for (const r of all) rows.set(this.keyOf(t, r), r);
+        row = (node) => rows.get(node);
+      }
+    }
     const next = dir === 'forward' ? (x: string) => adj.neighbors(x)
       : dir === 'reverse' ? (x: string) => adj.sources(x)
       : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
-    return { schema, next, rows, adj, forward: dir === 'forward' };
+    return { schema, next, row, adj, forward: dir === 'forward' };
   }
 
   private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -207,7 +241,7 @@ export class MultiModelReader {
     if (!Number.isInteger(min) || min < 0) bad('$.min_depth', 'min_depth must be a non-negative integer');
     if (max !== null && (!Number.isInteger(max) || max < min)) bad('$.max_depth', 'max_depth must be an integer ≥ min_depth, or null');
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, rows: leaf.rows } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
   }
 
   private async path(n: NodeOf<'graph_path'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -217,9 +251,9 @@ export class MultiModelReader {
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
     const p = leaf.forward ? shortestPath(leaf.adj, src, dst, max) : bfsPath(leaf.next, src, dst, max);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, rows: leaf.rows } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
     ctx.strategies.set(n, `bfs ${n.direction ?? 'forward'} ≤ ${max} hops`);
-    ctx.leaves.set(n, (p ?? []).map((node, i) => [BigInt(i), node, ...(leaf.rows.get(node) ?? [])]));
+    ctx.leaves.set(n, (p ?? []).map((node, i) => [BigInt(i), node, ...(leaf.row(node) ?? [])]));
   }
 
   private async dijkstra(n: NodeOf<'graph_dijkstra'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -228,9 +262,9 @@ export class MultiModelReader {
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
     const r = await g.dijkstra(n.schema, n.rel, src, dst, { weightField: n.weight_field, weights: n.weights });
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, rows: leaf.rows } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
     ctx.strategies.set(n, 'dijkstra');
-    ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.rows.get(node) ?? [])]));
+    ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.row(node) ?? [])]));
   }
 }
 
