@@ -148,6 +148,20 @@ describe('Elasticsearch surface with the official 7.17 client', () => {
     expect(Object.keys((await es.indices.getAlias({ name: 'library' })).body)).toEqual(['books']);
   });
 
+  it('a registered table is searchable read-only by its schema id', async () => {
+    const toml = 'namespace = "lib"\ntable = "papers"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "body"\nty = "str"\n[[columns]]\nname = "year"\nty = "i64"\n[[fulltext]]\nfield = "body"\n';
+    expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: toml, contentType: 'text/plain' })).status).toBe(200);
+    const rows = [{ id: 1, body: 'shock waves in supersonic flow', year: 1990 }, { id: 2, body: 'the boundary layer', year: 2001 }];
+    expect((await srv.request('POST', `${T}/rows/lib.papers/_batch`, { token: TOKEN, body: rows })).status).toBe(200);
+    const r = await es.search({ index: 'lib.papers', body: { query: { match: { body: 'boundary' } }, aggs: { last: { max: { field: 'year' } } } } });
+    expect(r.body.hits.hits.map((h: any) => [h._id, h._source])).toEqual([['2', { id: 2, body: 'the boundary layer', year: 2001 }]]);
+    expect(r.body.aggregations.last.value).toBe(2001);
+    expect((await es.get({ index: 'lib.papers', id: '1' })).body._source.year).toBe(1990);
+    const w = await es.index({ index: 'lib.papers', id: '3', body: { body: 'x' } }).catch((e) => e);
+    expect(w.statusCode).toBe(400);
+    expect(w.body.error.reason).toMatch(/read-only/);
+  });
+
   it('delete_by_query: an unbounded whole-index delete is refused; max_docs and real queries delete', async () => {
     const refused = await es.deleteByQuery({ index: 'nums', body: { query: { match_all: {} } } }).catch((e) => e);
     expect(refused.statusCode).toBe(400);
