@@ -33,7 +33,9 @@ export function bucketAgg(name: string, type: string, p: JsonObject, subs: JsonO
     case 'range': case 'date_range': case 'ip_range': return ranges(name, type, p, subs, docs, ctx);
     case 'histogram': return histogram(name, p, subs, docs, ctx);
     case 'date_histogram': return dateHistogram(name, p, subs, docs, ctx);
-    case 'composite': return composite(name, p, subs, docs, ctx);
+    case 'composite':
+      if (ctx.parents?.length) throw illegalArgument(`[composite] aggregation cannot be used with a parent aggregation of type: [${ctx.parents[ctx.parents.length - 1]}]`);
+      return composite(name, p, subs, docs, ctx);
     default:
       throw illegalArgument(`aggregation [${type}] is not supported by this service${type === 'nested' || type === 'reverse_nested' ? ' (no nested field type)' : type.startsWith('geo') ? ' (geo fields are kept in _source but not indexed)' : ''}`);
   }

@@ -22,6 +22,8 @@ export interface AggCtx {
   /** Max buckets in one response (search.max_buckets). */
   readonly maxBuckets: number;
   buckets: number;
+  /** Types of the bucket aggregations enclosing the one being computed. */
+  parents?: string[];
 }
 
 const METRICS = new Set(['avg', 'sum', 'min', 'max', 'stats', 'extended_stats', 'value_count', 'cardinality', 'percentiles', 'percentile_ranks', 'top_hits', 'median_absolute_deviation', 'weighted_avg', 'scripted_metric', 'geo_bounds', 'geo_centroid', 'boxplot', 'string_stats', 't_test', 'rate', 'matrix_stats']);
@@ -119,7 +121,14 @@ export function finishBuckets(buckets: Array<{ b: JsonObject; docs: Doc[] }>, su
   if (ctx.buckets > ctx.maxBuckets) {
     throw new EsError(400, 'too_many_buckets_exception', `Trying to create too many buckets. Must be less than or equal to: [${ctx.maxBuckets}] but was [${ctx.buckets}]. This limit can be set by changing the [search.max_buckets] cluster level setting.`, { max_buckets: ctx.maxBuckets });
   }
-  const out = buckets.map(({ b, docs }) => (subs ? { ...b, ...runAggs(subs, docs, ctx) } : b));
+  const parents = (ctx.parents ??= []);
+  parents.push(owner);
+  let out: JsonObject[];
+  try {
+    out = buckets.map(({ b, docs }) => (subs ? { ...b, ...runAggs(subs, docs, ctx) } : b));
+  } finally {
+    parents.pop();
+  }
   let list = out;
   for (const pp of parentPipelines(subs)) list = applyParentPipeline(pp.name, pp.type, pp.p, list, ctx.typedKeys, owner);
   return list;
