@@ -5,9 +5,8 @@
 import { EsError, parsingError } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Field, Json, JsonObject } from './mapping';
-import { expandFields, indexAnalyzer, isDate, isKeyword, isNumeric, isText, notIndexed, queryValue, searchAnalyzer } from './fields';
-import { analyze } from './analysis';
-import { fieldStats, idf, bm25, termScore } from './scoring';
+import { expandFields, indexAnalyzer, isDate, isKeyword, isNumeric, isText, notIndexed, queryValue } from './fields';
+import { idf, bm25, termScore } from './scoring';
 import { STORED_ONLY_TYPES } from './mapping';
 import { compileText } from './text-query';
 import { compileFunctionScore } from './function-score';
@@ -420,4 +419,3 @@ function valuesOfPath(src: Json, path: string): Json[] {
   return cur;
 }
 
-export { analyze, searchAnalyzer, fieldStats };

@@ -4,7 +4,6 @@ import { EsError, illegalArgument, parsingError, searchPhase, validation } from 
 import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
 import { prepareSearch, searchResponse, type SearchEnv } from './search';
-import { compile } from './query';
 import { writeBatch, type WriteOp } from './writes';
 import type { EsResponse, Params } from './types';
 import type { IndexView } from './doc';
@@ -288,4 +287,3 @@ export async function byQuery(t: EsTenant, req: ByQuery): Promise<EsResponse> {
   return { status: failures.length ? 409 : 200, body: out };
 }
 
-export { compile };

@@ -121,7 +121,6 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const minScore = b.min_score === undefined ? null : Number(b.min_score);
   const all: Hit[] = [];
   const matched: Doc[] = [];
-  const postOk = new Set<Doc>();
   const boosts = indicesBoost(b.indices_boost);
   for (const ix of views) {
     const scorer = compile({ ix, lookup: env.lookup }, b.query);
@@ -135,7 +134,6 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
       if (minScore !== null && s < minScore) continue;
       matched.push(d);
       if (post && post(d) === null) continue;
-      postOk.add(d);
       all.push({ doc: d, score: s });
     }
   }
@@ -226,7 +224,6 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   if (aggSpec !== undefined) {
     if (!isObj(aggSpec)) throw parsingError('Expected [START_OBJECT] under [aggs]');
     const allDocs = views.flatMap((v) => v.docs);
-    const filterCache = new Map<IndexView, (d: Doc) => number | null>();
     const ctx: AggCtx = {
       ixs: views, allDocs, typedKeys, maxBuckets: env.maxBuckets, buckets: 0,
       filter: (fq) => {
@@ -238,13 +235,11 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
         };
       },
       score: () => 0,
-      topHits: (docs, spec) => topHits(docs, spec, views, env, all),
+      topHits: (docs, spec) => topHits(docs, spec, views, all),
     };
-    void filterCache;
     aggregations = runAggs(aggSpec, matched, ctx);
   }
   const suggest = b.suggest === undefined ? undefined : runSuggest(b.suggest, { ixs: views, docs: views.flatMap((v) => v.docs), typedKeys, source: srcSpec });
-  void postOk;
   const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
@@ -319,7 +314,7 @@ function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefine
   return Object.keys(out).length ? out : undefined;
 }
 
-function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], env: SearchEnv, scored: Hit[]): JsonObject {
+function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], scored: Hit[]): JsonObject {
   const scores = new Map(scored.map((h) => [h.doc, h.score]));
   const hits: Hit[] = docs.map((d) => ({ doc: d, score: scores.get(d) ?? 1 }));
   const p = prepareFromHits(hits, spec, views);
@@ -329,7 +324,6 @@ function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], env: SearchE
     max_score: p.maxScore,
     hits: p.hits.slice(from, from + size).map(p.format) as Json,
   };
-  void env;
 }
 
 function prepareFromHits(hits: Hit[], spec: JsonObject, views: IndexView[]): { hits: Hit[]; format: (h: Hit) => JsonObject; maxScore: number | null } {

@@ -3,7 +3,7 @@
  * prefix, query, parsed body) to its API and answers `{status, body, headers}` with
  * Elasticsearch's bodies and error shapes.
  */
-import { EsError, illegalArgument, indexNotFound, parsingError } from './errors';
+import { EsError, illegalArgument, parsingError } from './errors';
 import { validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
 import { flatSettings, fullSettings, nestSettings, type IndexMeta } from './indices';
 import type { EsBackend } from './port';
@@ -45,7 +45,7 @@ export class EsService {
     const q = req.query;
     const body = req.body;
     const t = this.tenant;
-    const [a, b, c, d] = seg;
+    const [a, b, c] = seg;
     if (!seg.length) {
       if (m === 'GET' || m === 'HEAD') return ok(this.info());
       return badMethod(m, '/');
@@ -85,7 +85,6 @@ export class EsService {
       }
       throw new EsError(400, 'invalid_index_name_exception', `Invalid index name [${a}], must not start with '_'.`, { index_uuid: '_na_', index: a });
     }
-    void c; void d;
     return this.indexRoutes(m, a, seg.slice(1), req);
   }
 
@@ -93,7 +92,7 @@ export class EsService {
     const t = this.tenant;
     const q = req.query;
     const body = req.body;
-    const [b, c, d] = rest;
+    const [b, c] = rest;
     if (b === undefined) {
       switch (m) {
         case 'PUT': case 'POST': return this.createIndex(index, body);
@@ -152,7 +151,6 @@ export class EsService {
       case '_analyze': throw illegalArgument('_analyze is not supported by this service');
       case '_rollover': case '_shrink': case '_split': case '_clone': throw illegalArgument(`[${b}] is not supported: this service has one shard per index`);
     }
-    void d;
     throw new EsError(400, 'illegal_argument_exception', `no handler found for uri [/${[index, ...rest].join('/')}] and method [${m}]`);
   }
 
@@ -427,4 +425,3 @@ function ndjson(body: unknown): string {
   return '';
 }
 
-export { indexNotFound };

@@ -1,9 +1,9 @@
 /** One tenant's ES surface: index registry over the manifests, the cached views, scrolls and point-in-time readers. */
 import * as crypto from 'crypto';
 import { EsError, alreadyExists, indexNotFound } from './errors';
-import { applyDynamic, validateMappings, type JsonObject } from './mapping';
-import { ES_NAMESPACE, flatSettings, manifestToml, parseMeta, resolveIndices, tableName, textColumns, validateIndexName, type IndexMeta, type IndexRef, type Resolved } from './indices';
-import type { EsBackend, EsTable } from './port';
+import { validateMappings, type JsonObject } from './mapping';
+import { ES_NAMESPACE, flatSettings, manifestToml, parseMeta, resolveIndices, textColumns, validateIndexName, type IndexMeta, type IndexRef, type Resolved } from './indices';
+import type { EsBackend } from './port';
 import { EsState } from './state';
 import type { IndexView } from './doc';
 import { Doc } from './doc';
@@ -208,15 +208,4 @@ export class EsTenant {
     if (!r) throw indexNotFound(name);
     return r;
   }
-
-  /** Applies dynamic mapping of a doc without writing (used by validation paths). */
-  static dynamicOf(m: JsonObject, src: JsonObject): JsonObject | null {
-    return applyDynamic(m, src);
-  }
-
-  tableOf(name: string): EsTable {
-    return this.requireIndex(name).table;
-  }
-
-  static tableName = tableName;
 }
