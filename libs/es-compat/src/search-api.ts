@@ -244,8 +244,24 @@ export async function byQuery(t: EsTenant, req: ByQuery): Promise<EsResponse> {
     const failures = first ? [{ index: first.index.name, type: '_doc', id: first.id, cause: { type: shardErr.type, reason: `${shardErr.reason}, request: [BulkShardRequest [[${first.index.name}][0]] containing [1] requests]` }, status: 503 }] : [];
     return { status: 503, body: { took: Date.now() - t0, timed_out: false, total: first ? 1 : 0, deleted: 0, batches: 1, version_conflicts: 0, noops: 0, retries: { bulk: 0, search: 0 }, throttled_millis: 0, requests_per_second: -1, throttled_until_millis: 0, failures } };
   }
-  const matchAll = (x: unknown): boolean => x === undefined || (isObj(x) && Object.keys(x).length === 1 && x.match_all !== undefined);
-  if (req.kind === 'delete' && maxDocs === undefined && q.q === undefined && matchAll(b.query)) {
+  // "every document": no query, match_all, `*` / `*:*` query strings, or a bool / constant_score of only those
+  const matchAll = (x: unknown): boolean => {
+    if (x === undefined) return true;
+    if (!isObj(x) || Object.keys(x).length !== 1) return false;
+    const [k] = Object.keys(x);
+    const v = x[k];
+    if (k === 'match_all') return true;
+    if (k === 'query_string' || k === 'simple_query_string') return isObj(v) && ['*', '*:*'].includes(String(v.query).trim());
+    if (k === 'constant_score') return isObj(v) && matchAll(v.filter);
+    if (k === 'bool' && isObj(v)) {
+      const list = (c: unknown) => (c === undefined ? [] : Array.isArray(c) ? c : [c]);
+      const must = [...list(v.must), ...list(v.filter)];
+      return list(v.should).length === 0 && list(v.must_not).length === 0 && must.every(matchAll);
+    }
+    return false;
+  };
+  const qAll = q.q !== undefined && ['*', '*:*'].includes(q.q.trim());
+  if (req.kind === 'delete' && maxDocs === undefined && (q.q === undefined ? matchAll(b.query) : qAll)) {
     throw illegalArgument(`refusing an unbounded delete_by_query on [${req.index}]: the query matches every document and no [max_docs] is set. This service refuses whole-index deletes by query; pass max_docs (e.g. ?max_docs=1000, repeated until "deleted" is 0) or delete the index with DELETE /${req.index} and create it again`);
   }
   const rs = t.resolve(req.index, q);
