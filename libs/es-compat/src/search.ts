@@ -11,7 +11,7 @@ import { highlightDoc } from './highlight';
 import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './source-filter';
 import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
 import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
-import { isDate } from './fields';
+import { isDate, isKeyword, isNumeric } from './fields';
 import { decimalFormat, maxOf } from './agg-util';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -147,6 +147,18 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     hits = afterFilter(all, sort, b.search_after);
   }
   const uncollapsed = hits.length;
+  if (b.collapse !== undefined) {
+    if (!isObj(b.collapse) || b.collapse.field === undefined) throw parsingError('[collapse] needs a [field]');
+    if (q.scroll !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: cannot use `collapse` in a scroll context;');
+    if (b.search_after !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: cannot use `collapse` in conjunction with `search_after`;');
+    if (rescores.length) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: cannot use `collapse` in conjunction with `rescore`;');
+    const cf = String(b.collapse.field);
+    for (const v of views) {
+      const f = v.fields.get(cf);
+      if (f && !isKeyword(f) && !isNumeric(f) && !isDate(f)) throw illegalArgument(`unknown type for collapse field \`${cf}\`, only keywords and numbers are accepted`);
+      if (!f) throw illegalArgument(`no mapping found for \`${cf}\` in order to collapse on`);
+    }
+  }
   if (isObj(b.collapse)) {
     const inner = b.collapse.inner_hits;
     for (const ih of Array.isArray(inner) ? inner : inner === undefined ? [] : [inner]) {
