@@ -10,6 +10,7 @@ import { idf, bm25, termScore } from './scoring';
 import { STORED_ONLY_TYPES } from './mapping';
 import { compileText } from './text-query';
 import { compileFunctionScore } from './function-score';
+import { intervalsQuery } from './intervals';
 
 export type Scorer = (d: Doc) => number | null;
 
@@ -332,6 +333,7 @@ export function compile(env: QueryEnv, q: unknown): Scorer {
     case 'query_string': case 'simple_query_string': case 'combined_fields':
       return compileText(env, kind, body, compile);
     case 'distance_feature': return distanceFeature(env, body);
+    case 'intervals': return intervalsQuery(env, body);
     case 'geo_distance': case 'geo_bounding_box': case 'geo_shape': case 'geo_polygon':
       throw new EsError(400, 'query_shard_exception', `failed to create query: [${kind}] queries are not supported: geo and distance fields are kept in _source but not indexed by this service`);
     case 'script': case 'script_score':
