@@ -19,6 +19,8 @@ export interface IndexView {
   readonly settings: JsonObject;
   readonly docs: Doc[];
   readonly mappings: JsonObject;
+  /** The index's aliases (for indices_boost by alias). */
+  readonly aliases?: JsonObject;
   /** Per-field BM25 statistics, computed on first use. */
   readonly stats: Map<string, FieldStats>;
   /** Global ordinals of keyword fields (sorted distinct terms), built by terms aggregations; cleared when documents change. */

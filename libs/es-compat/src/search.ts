@@ -121,7 +121,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const minScore = b.min_score === undefined ? null : Number(b.min_score);
   const all: Hit[] = [];
   const matched: Doc[] = [];
-  const boosts = indicesBoost(b.indices_boost);
+  const boosts = indicesBoost(b.indices_boost, views, (ix) => Object.keys((views.find((v) => v.name === ix)?.aliases ?? {})));
   for (const ix of views) {
     const scorer = compile({ ix, lookup: env.lookup }, b.query);
     const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
@@ -289,10 +289,20 @@ function maxWindow(v: IndexView, env: SearchEnv): number {
   return w === undefined ? env.maxResultWindow : Number(w);
 }
 
-function indicesBoost(v: Json | undefined): Map<string, number> {
+/** indices_boost (object or ordered list; names, wildcards and aliases; the first match wins) → boost per index. */
+function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: string) => string[]): Map<string, number> {
+  const entries: Array<[string, number]> = [];
+  if (Array.isArray(v)) for (const o of v) for (const [k, x] of Object.entries(o as JsonObject)) entries.push([k, Number(x)]);
+  else if (isObj(v)) for (const [k, x] of Object.entries(v)) entries.push([k, Number(x)]);
   const m = new Map<string, number>();
-  if (Array.isArray(v)) for (const o of v) for (const [k, x] of Object.entries(o as JsonObject)) m.set(k, Number(x));
-  else if (isObj(v)) for (const [k, x] of Object.entries(v)) m.set(k, Number(x));
+  for (const ix of views) {
+    const names = [ix.name, ...aliases(ix.name)];
+    const hit = entries.find(([k]) => {
+      const rx = new RegExp(`^${k.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+      return names.some((n) => rx.test(n));
+    });
+    if (hit) m.set(ix.name, hit[1]);
+  }
   return m;
 }
 
