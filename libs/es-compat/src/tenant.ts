@@ -3,7 +3,7 @@ import * as crypto from 'crypto';
 import { EsError, alreadyExists, indexNotFound } from './errors';
 import { validateMappings, type JsonObject } from './mapping';
 import { ES_NAMESPACE, flatSettings, manifestToml, parseMeta, resolveIndices, textColumns, validateIndexName, type IndexMeta, type IndexRef, type Resolved } from './indices';
-import type { EsBackend } from './port';
+import type { EsBackend, EsTable } from './port';
 import { EsState } from './state';
 import type { IndexView } from './doc';
 import { Doc } from './doc';
@@ -49,7 +49,8 @@ export class EsTenant {
 
   /** Views of indices named by terms-lookup queries, loaded before the search that needs them. */
   readonly lookupViews = new Map<string, IndexView>();
-  private metaCache = new Map<string, IndexMeta | undefined>();
+  /** Parsed index metadata per table object (the backend keeps one object per manifest version). */
+  private readonly metaCache = new WeakMap<EsTable, IndexMeta | null>();
 
   constructor(readonly backend: EsBackend) {
     this.state = new EsState(backend);
@@ -59,12 +60,10 @@ export class EsTenant {
   refs(): IndexRef[] {
     const out: IndexRef[] = [];
     for (const t of this.backend.tables()) {
-      const key = `${t.id}\u0000${t.description ?? ''}`;
-      let m = this.metaCache.get(key);
-      if (!this.metaCache.has(key)) {
-        m = parseMeta(t);
-        if (this.metaCache.size > 1000) this.metaCache.clear();
-        this.metaCache.set(key, m);
+      let m = this.metaCache.get(t);
+      if (m === undefined) {
+        m = parseMeta(t) ?? null;
+        this.metaCache.set(t, m);
       }
       if (m) out.push({ meta: m, table: t });
     }
