@@ -10,6 +10,7 @@ import { runAggs, type AggCtx } from './aggs';
 import { filterSource, sourceSpec } from './source-filter';
 import { bigToIp, cidr, ipToBig } from './ip';
 import { EsError } from './errors';
+import { prepareSearch } from './search';
 
 function view(mappings: JsonObject, sources: JsonObject[]): IndexView {
   const v: IndexView = { name: 'test', uuid: 'u', fields: flatten(mappings), settings: {}, mappings, docs: [], stats: new Map() };
@@ -57,6 +58,20 @@ describe('BM25 as Elasticsearch 7 scores it', () => {
   it('quantizes long field lengths as Lucene norms do (exact below 24)', () => {
     expect(quantizedLength(23)).toBe(23);
     expect(quantizedLength(100)).toBe(96);
+  });
+});
+
+describe('search paging', () => {
+  it('a relevance page selected without sorting every hit equals the fully sorted page', () => {
+    const words = ['a', 'b', 'c', 'd'];
+    const v = view({ properties: { t: { type: 'text' } } }, Array.from({ length: 60 }, (_, i) => ({ t: Array.from({ length: 1 + (i % 5) }, (_, k) => words[(i + k) % 4]).join(' ') })));
+    const env = { maxBuckets: 100, maxResultWindow: 10000 };
+    for (const [from, size] of [[0, 10], [7, 5], [50, 20]]) {
+      const plain = prepareSearch([v], { query: { match: { t: 'a b' } }, from, size }, {}, env);
+      const sorted = prepareSearch([v], { query: { match: { t: 'a b' } }, from, size, sort: ['_score'] }, {}, env);
+      expect(plain.total).toBe(sorted.total);
+      expect(plain.hits.slice(from, from + size).map((h) => h.doc.id)).toEqual(sorted.hits.slice(from, from + size).map((h) => h.doc.id));
+    }
   });
 });
 

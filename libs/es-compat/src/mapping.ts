@@ -296,7 +296,7 @@ function docValuesInner(fields: Map<string, Field>, src: Json, strictId?: string
   const out = new Map<string, Json[]>();
   const add = (path: string, vals: Json[]) => {
     const cur = out.get(path);
-    if (cur) cur.push(...vals);
+    if (cur) for (const v of vals) cur.push(v);
     else out.set(path, [...vals]);
   };
   for (const f of fields.values()) {

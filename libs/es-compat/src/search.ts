@@ -137,7 +137,10 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
       all.push({ doc: d, score: s });
     }
   }
-  sortHits(all, sort, views);
+  // a plain relevance search needs only its page in order: select the best from+size, do not sort every hit
+  const pageOnly = !sort.length && !q.scroll && b.search_after === undefined && b.collapse === undefined && !rescores.length && from + size <= 100;
+  if (pageOnly) topInPlace(all, from + size);
+  else sortHits(all, sort, views);
   if (rescores.length && !sort.length) rescore(all, rescores, env);
   let hits = all;
   if (b.search_after !== undefined) {
@@ -256,6 +259,28 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
   return { hits, total: b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
+}
+
+const byRelevance = (a: Hit, b: Hit): number =>
+  b.score - a.score || (a.doc.index.name < b.doc.index.name ? -1 : a.doc.index.name > b.doc.index.name ? 1 : a.doc.row._seq_no - b.doc.row._seq_no);
+
+/** Moves the best `k` hits (score desc, then index order) to the front, in order; the rest follow unordered. */
+function topInPlace(hits: Hit[], k: number): void {
+  if (k <= 0 || hits.length <= k) { hits.sort(byRelevance); return; }
+  const best: Hit[] = [];
+  for (const h of hits) {
+    if (best.length === k && byRelevance(h, best[k - 1]) >= 0) continue;
+    let i = best.length - (best.length === k ? 1 : 0);
+    if (best.length === k) best.pop();
+    while (i > 0 && byRelevance(h, best[i - 1]) < 0) i--;
+    best.splice(i, 0, h);
+  }
+  const chosen = new Set(best);
+  const rest: Hit[] = [];
+  for (const h of hits) if (!chosen.has(h)) rest.push(h);
+  hits.length = 0;
+  for (const h of best) hits.push(h);
+  for (const h of rest) hits.push(h);
 }
 
 /** Query rescorer: the first window_size hits get query_weight·score ⊕ rescore_query_weight·rescore score. */

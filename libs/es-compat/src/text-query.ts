@@ -118,7 +118,7 @@ function phrase(env: QueryEnv, path: string, an: string, toks: Token[], slop: nu
       if (prefixMax && i === toks.length - 1) {
         const out: number[] = [];
         let n = 0;
-        for (const [term, ps] of pos) if (term.startsWith(t.term) && n++ < prefixMax) out.push(...ps);
+        for (const [term, ps] of pos) if (term.startsWith(t.term) && n++ < prefixMax) for (const x of ps) out.push(x);
         return out;
       }
       return pos.get(t.term) ?? [];
