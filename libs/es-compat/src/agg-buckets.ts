@@ -465,6 +465,9 @@ function composite(name: string, p: JsonObject, subs: JsonObject | undefined, do
   const sources = p.sources;
   if (!Array.isArray(sources) || !sources.length) throw illegalArgument(`Composite [sources] cannot be null or empty`);
   const size = Number(p.size ?? 10);
+  if (size > ctx.maxBuckets) {
+    throw new EsError(400, 'too_many_buckets_exception', `Trying to create too many buckets. Must be less than or equal to: [${ctx.maxBuckets}] but was [${size}]. This limit can be set by changing the [search.max_buckets] cluster level setting.`, { max_buckets: ctx.maxBuckets });
+  }
   const srcs = (sources as JsonObject[]).map((s) => {
     const [sname] = Object.keys(s);
     const def = s[sname] as JsonObject;
