@@ -32,6 +32,8 @@ export interface Field {
   readonly def: JsonObject;
   /** For a multi-field (`title.raw`), the parent field's path. */
   readonly parent?: string;
+  /** For a field alias (`type: alias`), the path whose values it reads. */
+  readonly aliasOf?: string;
 }
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -131,6 +133,12 @@ export function flatten(mappings: JsonObject): Map<string, Field> {
     }
   };
   walk(mappings.properties, '');
+  // field aliases read their target's values with the target's type
+  for (const f of [...out.values()]) {
+    if (f.type !== 'alias') continue;
+    const target = out.get(String(f.def.path));
+    if (target && target.type !== 'alias' && target.type !== 'object') out.set(f.path, { ...target, path: f.path, aliasOf: target.parent ?? target.path, parent: undefined });
+  }
   return out;
 }
 
@@ -301,7 +309,8 @@ function docValuesInner(fields: Map<string, Field>, src: Json, strictId?: string
   };
   for (const f of fields.values()) {
     if (f.type === 'object') continue;
-    let raw = valuesAt(src, f.parent ?? f.path);
+    if (f.type === 'alias') continue;
+    let raw = valuesAt(src, f.aliasOf ?? f.parent ?? f.path);
     if (f.type === 'geo_point' && raw.length >= 2 && raw.every((x) => typeof x === 'number')) {
       const pairs: Json[] = [];
       for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i], raw[i + 1]]);
@@ -320,7 +329,7 @@ function docValuesInner(fields: Map<string, Field>, src: Json, strictId?: string
     }
     if (vals.length) add(f.path, vals);
     const copy = f.def.copy_to;
-    if (copy !== undefined && !f.parent) {
+    if (copy !== undefined && !f.parent && !f.aliasOf) {
       for (const target of Array.isArray(copy) ? copy : [copy]) {
         const tf = fields.get(String(target));
         if (!tf) continue;

@@ -214,7 +214,10 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
           if (icf) list = collapse(list, icf);
           const from = Number(s.from ?? 0), size = Number(s.size ?? 3);
           const page = list.slice(from, from + size).map((x) => {
-            const o: JsonObject = { _index: x.doc.index.name, _type: '_doc', _id: x.doc.id, _score: isort.length ? null : x.score };
+            const o: JsonObject = { _index: x.doc.index.name, _type: '_doc', _id: x.doc.id };
+            if (s.version === true) o._version = x.doc.row._version;
+            if (s.seq_no_primary_term === true) { o._seq_no = x.doc.row._seq_no; o._primary_term = x.doc.row._primary_term; }
+            o._score = isort.length ? null : x.score;
             const src = filterSource(x.doc.source, s._source === undefined ? undefined : sourceSpec(s._source));
             if (src !== undefined) o._source = src;
             if (icf) { const iv = x.doc.values(icf); o.fields = { [icf]: iv.length ? [iv[0]] : [] }; }
