@@ -253,7 +253,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
         };
       },
       score: () => 0,
-      topHits: (docs, spec) => topHits(docs, spec, views, all),
+      topHits: (docs, spec) => topHits(docs, spec, views, all, restInt),
     };
     aggregations = runAggs(aggSpec, matched, ctx);
   }
@@ -364,13 +364,13 @@ function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefine
   return Object.keys(out).length ? out : undefined;
 }
 
-function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], scored: Hit[]): JsonObject {
+function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], scored: Hit[], restInt: boolean): JsonObject {
   const scores = new Map(scored.map((h) => [h.doc, h.score]));
   const hits: Hit[] = docs.map((d) => ({ doc: d, score: scores.get(d) ?? 1 }));
   const p = prepareFromHits(hits, spec, views);
   const from = Number(spec.from ?? 0), size = Number(spec.size ?? 3);
   return {
-    total: { value: hits.length, relation: 'eq' },
+    total: restInt ? hits.length : { value: hits.length, relation: 'eq' },
     max_score: p.maxScore,
     hits: p.hits.slice(from, from + size).map(p.format) as Json,
   };
