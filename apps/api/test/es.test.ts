@@ -108,6 +108,15 @@ describe('Elasticsearch surface with the official 7.17 client', () => {
     expect(r.body.aggregations.years.buckets.map((b: any) => [b.key, b.doc_count])).toEqual([[1920, 2], [1930, 0], [1940, 0], [1950, 1]]);
   });
 
+  it('copy_to fields are searchable (their text is in the postings of the frame too)', async () => {
+    await es.indices.create({ index: 'people', body: { mappings: { properties: { first: { type: 'text', copy_to: 'full' }, last: { type: 'text', copy_to: 'full' }, full: { type: 'text' } } } } });
+    await es.index({ index: 'people', id: '1', body: { first: 'John', last: 'Smith' } });
+    await es.index({ index: 'people', id: '2', body: { first: 'Jane', last: 'Smith' } });
+    const r = await es.search({ index: 'people', body: { query: { match: { full: { query: 'john smith', operator: 'and' } } } } });
+    expect(r.body.hits.hits.map((h: any) => h._id)).toEqual(['1']);
+    expect(r.body.hits.hits[0]._source).toEqual({ first: 'John', last: 'Smith' });
+  });
+
   it('term suggester', async () => {
     const r = await es.search({ index: 'books', body: { suggest: { fix: { text: 'farewel', term: { field: 'title' } } } } });
     expect(r.body.suggest.fix[0].options[0].text).toBe('farewell');

@@ -124,9 +124,14 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
 /** The stored row of a document: the key, `_source` verbatim, versions, and text columns for the fts postings. */
 export function toRow(r: DocRow, meta: IndexMeta): Record<string, Json> {
   const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term, _routing: r._routing ?? null };
-  for (const [path, colName] of Object.entries(meta.text)) {
-    const vs = valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
-    if (vs.length) row[colName] = vs.map(String).join('\n');
+  // the text each text field indexes (copy_to targets included), for the fts postings of the frame
+  const cols = Object.entries(meta.text);
+  if (cols.length) {
+    const values = docValues(flatten(meta.mappings), r._source);
+    for (const [path, colName] of cols) {
+      const vs = values.get(path) ?? valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
+      if (vs.length) row[colName] = vs.map(String).join('\n');
+    }
   }
   return row;
 }
