@@ -17,7 +17,7 @@ export interface AggCtx {
   readonly typedKeys: boolean;
   /** Compiles a query for filter/filters aggs, per index. */
   readonly filter: (q: unknown) => (d: Doc) => boolean;
-  readonly topHits: (docs: Doc[], spec: JsonObject) => JsonObject;
+  readonly topHits: (docs: Doc[], spec: JsonObject, name: string) => JsonObject;
   readonly score: (d: Doc) => number;
   /** Max buckets in one response (search.max_buckets). */
   readonly maxBuckets: number;
@@ -136,7 +136,7 @@ export function finishBuckets(buckets: Array<{ b: JsonObject; docs: Doc[] }>, su
 
 function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   if (BUCKET_TYPES.has(type)) return bucketAgg(name, type, p, subs, docs, ctx);
-  if (type === 'top_hits') return { hits: ctx.topHits(docs, p) as Json };
+  if (type === 'top_hits') return { hits: ctx.topHits(docs, p, name) as Json };
   if (type === 'scripted_metric') throw scriptRefused('scripted_metric');
   if (!['avg', 'sum', 'min', 'max', 'stats', 'extended_stats', 'value_count', 'cardinality', 'percentiles', 'percentile_ranks', 'median_absolute_deviation', 'weighted_avg'].includes(type)) {
     throw illegalArgument(`aggregation [${type}] is not supported by this service`);

@@ -411,6 +411,10 @@ function termsQuery(env: QueryEnv, body: unknown): Scorer {
     vals = src ? (valuesOfPath(src, String(vals.path)) as Json) : [];
   }
   if (!Array.isArray(vals)) throw parsingError('[terms] query does not support values that are not an array');
+  const maxTerms = Number((env.ix.settings as JsonObject)['index.max_terms_count'] ?? 65536);
+  if (vals.length > maxTerms) {
+    throw new EsError(400, 'query_shard_exception', `failed to create query: The number of terms [${vals.length}] used in the Terms Query request has exceeded the allowed maximum of [${maxTerms}]. This maximum can be set by changing the [index.max_terms_count] index level setting.`, { index: env.ix.name, index_uuid: env.ix.uuid });
+  }
   const ms = vals.map((v) => termMatcher(env, name, v, 1));
   return constant((d) => ms.some((m) => m(d) !== null), boostOf(body));
 }

@@ -253,7 +253,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
         };
       },
       score: () => 0,
-      topHits: (docs, spec) => topHits(docs, spec, views, all, restInt),
+      topHits: (docs, spec, name) => topHits(docs, spec, views, all, restInt, name),
     };
     aggregations = runAggs(aggSpec, matched, ctx);
   }
@@ -364,11 +364,15 @@ function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefine
   return Object.keys(out).length ? out : undefined;
 }
 
-function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], scored: Hit[], restInt: boolean): JsonObject {
+function topHits(docs: Doc[], spec: JsonObject, views: IndexView[], scored: Hit[], restInt: boolean, name: string): JsonObject {
   const scores = new Map(scored.map((h) => [h.doc, h.score]));
   const hits: Hit[] = docs.map((d) => ({ doc: d, score: scores.get(d) ?? 1 }));
   const p = prepareFromHits(hits, spec, views);
   const from = Number(spec.from ?? 0), size = Number(spec.size ?? 3);
+  const maxInner = views.length ? Math.min(...views.map((v) => Number((v.settings as JsonObject)['index.max_inner_result_window'] ?? 100))) : 100;
+  if (from + size > maxInner) {
+    throw illegalArgument(`Top hits result window is too large, the top hits aggregator [${name}]'s from + size must be less than or equal to: [${maxInner}] but was [${from + size}]. This limit can be set by changing the [index.max_inner_result_window] index level setting.`);
+  }
   return {
     total: restInt ? hits.length : { value: hits.length, relation: 'eq' },
     max_score: p.maxScore,

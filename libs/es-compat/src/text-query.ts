@@ -54,6 +54,7 @@ export function matchField(env: QueryEnv, kind: string, f: Field, p: JsonObject,
       throw e;
     }
   }
+  if (f.def.index === false) throw new EsError(400, 'query_shard_exception', `failed to create query: Cannot search on field [${f.path}] since it is not indexed.`, { index: env.ix.name, index_uuid: env.ix.uuid });
   const an = searchAnalyzer(env.ix, f, p.analyzer);
   const ian = indexAnalyzer(env.ix, f);
   const toks = analyze(String(text), an);
