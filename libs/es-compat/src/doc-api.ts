@@ -118,7 +118,8 @@ export async function getDoc(t: EsTenant, index: string, id: string, q: Params, 
   if (d.row._routing) out._routing = d.row._routing;
   out.found = true;
   const stored = q.stored_fields;
-  const spec = sourceParams(q, stored !== undefined ? { enabled: false, includes: [], excludes: [] } : undefined);
+  const storedList = stored === undefined ? [] : stored.split(',');
+  const spec = sourceParams(q, stored !== undefined && !storedList.includes('_source') ? { enabled: false, includes: [], excludes: [] } : undefined);
   if (sourceEnabled) {
     const src = filterSource(d.source, spec);
     if (src !== undefined) out._source = src;
