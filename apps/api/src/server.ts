@@ -100,15 +100,20 @@ export async function createServer(config: AppConfig): Promise<Server> {
     // (NDJSON sent as application/json) reaches it as text. Other routes parse as before.
     const defaultJson = fastify.getDefaultJsonParser('error', 'error');
     fastify.removeContentTypeParser('application/json');
-    fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimit }, (req: any, body: string, done: (e: Error | null, b?: unknown) => void) => {
-      if (!ES_ROUTE.test(req.url)) return defaultJson(req, body, done);
+    const esJson = (body: string, done: (e: Error | null, b?: unknown) => void) => {
       if (body.trim() === '') return done(null, undefined);
       try {
         done(null, JSON.parse(body));
       } catch {
         done(null, body);
       }
-    });
+    };
+    fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimit }, (req: any, body: string, done: (e: Error | null, b?: unknown) => void) =>
+      ES_ROUTE.test(req.url) ? esJson(body, done) : defaultJson(req, body, done),
+    );
+    // the media types Elasticsearch clients send in compatibility mode
+    fastify.addContentTypeParser(/^application\/vnd\.elasticsearch\+json/, { parseAs: 'string', bodyLimit: config.bodyLimit }, (_req: any, body: string, done: (e: Error | null, b?: unknown) => void) => esJson(body, done));
+    fastify.addContentTypeParser(/^application\/vnd\.elasticsearch\+x-ndjson/, (_req: unknown, payload: unknown, done: (e: Error | null, b?: unknown) => void) => done(null, payload));
     const server: Server = {
       app,
       system,

@@ -50,7 +50,12 @@ export class EsController {
   private async handle(t: TenantHandle, req: FastifyRequest, reply: FastifyReply) {
     const { path, query } = splitUrl(req.url);
     const ct = String(req.headers['content-type'] ?? '');
-    const body = ct.startsWith('application/x-ndjson') && req.body && typeof (req.body as Readable).pipe === 'function' ? await readStream(req.body as Readable) : req.body;
+    if (req.body !== undefined && ct && !/^application\/(json|x-ndjson|vnd\.elasticsearch\+(json|x-ndjson))/.test(ct)) {
+      // as Elasticsearch: a body of another media type is refused
+      return reply.status(406).header('x-elastic-product', 'Elasticsearch').header('content-type', 'application/json; charset=UTF-8')
+        .send(JSON.stringify({ error: `Content-Type header [${ct}] is not supported`, status: 406 }));
+    }
+    const body = /^application\/(x-ndjson|vnd\.elasticsearch\+x-ndjson)/.test(ct) && req.body && typeof (req.body as Readable).pipe === 'function' ? await readStream(req.body as Readable) : req.body;
     const es = t.engine<EsTenantEngine>('es').of(t, this.runner);
     const r = await es.handle({ method: req.method, path, query, body });
     reply.status(r.status);
