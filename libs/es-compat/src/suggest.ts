@@ -125,8 +125,13 @@ function completion(ctx: SuggestCtx, field: string, prefix: string, p: JsonObjec
     const raw = (d.source as JsonObject);
     const vals = parentPath.split('.').reduce<Json | undefined>((o, k) => (isObj(o) ? o[k] : undefined), raw);
     if (vals === undefined) continue;
+    // category contexts may come from another field of the document (`path` in the mapping)
+    const fromPaths: JsonObject = {};
+    for (const c of Array.isArray(f.def.contexts) ? (f.def.contexts as JsonObject[]) : []) {
+      if (c.path !== undefined) fromPaths[String(c.name)] = d.values(String(c.path)).length ? d.values(String(c.path)) : (raw[String(c.path)] ?? null);
+    }
     for (const { input, weight, contexts } of inputsOf(vals)) {
-      if (!contextOk(isObj(p.contexts) ? p.contexts : undefined, contexts)) continue;
+      if (!contextOk(isObj(p.contexts) ? p.contexts : undefined, { ...fromPaths, ...(contexts ?? {}) })) continue;
       const n = norm(input);
       const ok = fuzzy ? editDistance(n.slice(0, want.length), want, Number(fuzzy.fuzziness ?? 1)) <= Number(fuzzy.fuzziness ?? 1) : n.startsWith(want);
       if (ok && (!best || weight > best.weight)) best = { text: input, weight };
