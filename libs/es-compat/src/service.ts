@@ -4,7 +4,7 @@
  * Elasticsearch's bodies and error shapes.
  */
 import { EsError, illegalArgument, parsingError } from './errors';
-import { validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
+import { flatten, validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
 import { flatSettings, fullSettings, nestSettings, type IndexMeta } from './indices';
 import type { EsBackend } from './port';
 import { EsTenant, aliasDef } from './tenant';
@@ -68,6 +68,7 @@ export class EsService {
           if (a === '_aliases' && (m === 'POST' || m === 'PUT')) return this.aliasActions(body);
           return this.getAliases(undefined, b, m, q);
         case '_stats': return this.stats(undefined);
+        case '_field_caps': return this.fieldCaps(undefined, q);
         case '_cluster': return this.cluster(b, m, body, seg[2], q);
         case '_nodes': return ok({ _nodes: { total: 1, successful: 1, failed: 0 }, cluster_name: 'mmdb', nodes: { mmdb: { name: 'mmdb', version: ES_VERSION, roles: ['data', 'master', 'ingest'] } } });
         case '_cat': return this.cat(b, q);
@@ -145,6 +146,7 @@ export class EsService {
         if (m === 'DELETE') return this.deleteAlias(index, c);
         return this.getAliases(index, c, m, q);
       case '_stats': return this.stats(index);
+      case '_field_caps': return this.fieldCaps(index, q);
       case '_open': case '_close': t.resolve(index, q); return ok({ acknowledged: true, shards_acknowledged: true, indices: {} });
       case '_explain': throw illegalArgument('_explain is not supported by this service; use explain=true on _search');
       case '_termvectors': throw illegalArgument('_termvectors is not supported by this service');
@@ -335,6 +337,35 @@ export class EsService {
     }
     const all = { docs: { count: total, deleted: 0 }, fielddata: { memory_size_in_bytes: 0, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: rc.hit, miss_count: rc.miss } };
     return ok({ _shards: { total: shardsTotal, successful: shardsOk, failed: 0 }, _all: { primaries: all, total: all }, indices });
+  }
+
+  /** _field_caps: per field name and type, whether it is searchable and aggregatable, and in which indices. */
+  private fieldCaps(index: string | undefined, q: Params): EsResponse {
+    const rs = this.tenant.resolve(index, q);
+    const pats = (q.fields ?? '*').split(',').map(wild);
+    const caps = new Map<string, Map<string, string[]>>();
+    for (const r of rs) {
+      for (const f of flatten(r.ref.meta.mappings).values()) {
+        if (!pats.some((p) => p.test(f.path))) continue;
+        const byType = caps.get(f.path) ?? new Map<string, string[]>();
+        caps.set(f.path, byType);
+        const list = byType.get(f.type) ?? [];
+        list.push(r.ref.meta.es_index);
+        byType.set(f.type, list);
+      }
+    }
+    const stored = ['geo_point', 'geo_shape', 'ip', 'binary', 'object'];
+    const fields: JsonObject = {};
+    for (const [name, byType] of caps) {
+      const entry: JsonObject = {};
+      for (const [type, indices] of byType) {
+        const searchable = !stored.includes(type);
+        const aggregatable = type !== 'text' && type !== 'object' && type !== 'binary';
+        entry[type] = { type, searchable, aggregatable, ...(byType.size > 1 ? { indices } : {}) };
+      }
+      fields[name] = entry;
+    }
+    return ok({ indices: rs.map((r) => r.ref.meta.es_index), fields });
   }
 
   private cluster(sub: string | undefined, m: string, body: unknown, target?: string, q: Params = {}): EsResponse {
