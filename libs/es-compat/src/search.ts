@@ -96,6 +96,8 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   }
   const from = b.from === undefined ? 0 : Number(b.from);
   const size = b.size === undefined ? 10 : Number(b.size);
+  if (!Number.isInteger(from)) throw parsingError(`[from] failed to parse field [from]: [${String(b.from)}] is not an integer`);
+  if (!Number.isInteger(size)) throw parsingError(`[size] failed to parse field [size]: [${String(b.size)}] is not an integer`);
   if (from < 0) throw illegalArgument(`[from] parameter cannot be negative, found [${from}]`);
   if (size < 0) throw illegalArgument(`[size] parameter cannot be negative, found [${size}]`);
   const restInt = q.rest_total_hits_as_int === 'true';

@@ -3,6 +3,7 @@
  * prefix, query, parsed body) to its API and answers `{status, body, headers}` with
  * Elasticsearch's bodies and error shapes.
  */
+import { DbError, isDbError } from '@mmdb/core';
 import { EsError, illegalArgument, parsingError } from './errors';
 import { flatten, validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
 import { flatSettings, fullSettings, nestSettings, type IndexMeta } from './indices';
@@ -30,8 +31,9 @@ export class EsService {
     try {
       r = await this.route(req);
     } catch (e) {
-      if (!(e instanceof EsError)) throw e;
-      r = { status: e.status, body: e.body() };
+      const es = e instanceof EsError ? e : isDbError(e) ? fromDbError(e) : null;
+      if (!es) throw e;
+      r = { status: es.status, body: es.body() };
     }
     const headers = { 'x-elastic-product': 'Elasticsearch', ...(r.headers ?? {}) };
     if (req.method === 'HEAD') return { status: r.status, headers };
@@ -438,6 +440,12 @@ export class EsService {
     if (m === 'HEAD') return { status: Object.keys(out).length ? 200 : 404 };
     return ok(out, name && !Object.keys(out).length ? 404 : 200);
   }
+}
+
+/** A database refusal (storage, executor) in Elasticsearch's error shape, with the nearest ES type. */
+function fromDbError(e: DbError): EsError {
+  const TYPES: Record<number, string> = { 400: 'illegal_argument_exception', 404: 'resource_not_found_exception', 409: 'version_conflict_engine_exception', 429: 'es_rejected_execution_exception', 503: 'unavailable_shards_exception' };
+  return new EsError(e.status, TYPES[e.status] ?? 'exception', e.message, { mmdb_code: e.code });
 }
 
 function wild(p: string): RegExp {
