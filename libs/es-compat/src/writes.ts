@@ -121,13 +121,17 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
   });
 }
 
+/** The field values a write computed while validating a source, reused for its text columns. */
+const valuesOf = new WeakMap<JsonObject, { mappings: JsonObject; values: Map<string, Json[]> }>();
+
 /** The stored row of a document: the key, `_source` verbatim, versions, and text columns for the fts postings. */
 export function toRow(r: DocRow, meta: IndexMeta): Record<string, Json> {
   const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term, _routing: r._routing ?? null };
   // the text each text field indexes (copy_to targets included), for the fts postings of the frame
   const cols = Object.entries(meta.text);
   if (cols.length) {
-    const values = docValues(flatten(meta.mappings), r._source);
+    const seen = valuesOf.get(r._source);
+    const values = seen && seen.mappings === meta.mappings ? seen.values : docValues(flatten(meta.mappings), r._source);
     for (const [path, colName] of cols) {
       const vs = values.get(path) ?? valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
       if (vs.length) row[colName] = vs.map(String).join('\n');
@@ -205,7 +209,7 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
   // dynamic mapping, then the document's values checked against the mapping (malformed → mapper_parsing_exception)
   const grown = applyDynamic(p.meta.mappings, source);
   const mappings = grown ?? p.meta.mappings;
-  docValues(flatten(mappings), source, op.id);
+  valuesOf.set(source, { mappings, values: docValues(flatten(mappings), source, op.id) });
   if (grown) {
     p.meta = { ...p.meta, mappings: grown, text: textColumns(grown, p.meta.text) };
     p.changed = true;
