@@ -5,6 +5,7 @@ import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
 import { prepareSearch, searchResponse, type SearchEnv } from './search';
 import { writeBatch, type WriteOp } from './writes';
+import { filterSource, sourceSpec } from './source-filter';
 import type { EsResponse, Params } from './types';
 import type { IndexView } from './doc';
 import type { IndexRef } from './indices';
@@ -203,6 +204,42 @@ export async function msearch(t: EsTenant, index: string | undefined, text: stri
     }
   }
   return { status: 200, body: { took: Date.now() - t0, responses } };
+}
+
+/**
+ * _reindex within the tenant: the documents a search of the source selects are written to the
+ * destination index with their ids (op_type index or create), in one write batch.
+ */
+export async function reindex(t: EsTenant, body: unknown, q: Params): Promise<EsResponse> {
+  const t0 = Date.now();
+  if (!isObj(body) || !isObj(body.source) || !isObj(body.dest)) throw validation(['source and dest are required']);
+  if (body.script !== undefined) throw illegalArgument('[_reindex] scripts are not supported by this service; reindex without a script');
+  if (body.source.remote !== undefined) throw illegalArgument('[_reindex] from a remote cluster is not supported by this service');
+  const src = body.source;
+  const destName = String(body.dest.index);
+  const opType = String(body.dest.op_type ?? 'index');
+  const index = Array.isArray(src.index) ? src.index.join(',') : String(src.index);
+  const maxDocs = body.max_docs !== undefined ? Number(body.max_docs) : body.size !== undefined ? Number(body.size) : q.max_docs !== undefined ? Number(q.max_docs) : undefined;
+  const conflicts = String(body.conflicts ?? q.conflicts ?? 'abort');
+  const views = await t.views(t.resolve(index, q));
+  const p = wrap(() => prepareSearch(views, { ...(src.query !== undefined ? { query: src.query } : {}), ...(src.sort !== undefined ? { sort: src.sort } : {}), ...(src._source !== undefined ? { _source: src._source } : {}), size: 0, track_total_hits: true }, { scroll: '1m' }, ENV));
+  const hits = maxDocs === undefined ? p.hits : p.hits.slice(0, maxDocs);
+  const dest = await t.writeRef(destName);
+  const spec = src._source === undefined ? undefined : sourceSpec(src._source);
+  const ops: WriteOp[] = hits.map((h) => ({ action: opType === 'create' ? 'create' : 'index', ref: dest, id: h.doc.id, source: filterSource(h.doc.source, spec) ?? {}, routing: h.doc.row._routing ?? undefined }));
+  const results = ops.length ? await writeBatch(t.state, ops) : [];
+  let created = 0, updated = 0, conflictsN = 0;
+  const failures: Json[] = [];
+  results.forEach((r, i) => {
+    if (r.status === 201) created++;
+    else if (r.status === 200) updated++;
+    else if (r.status === 409) {
+      conflictsN++;
+      if (conflicts === 'abort') failures.push({ index: destName, type: '_doc', id: ops[i].id, cause: r.body.error as Json, status: 409 });
+    } else failures.push({ index: destName, type: '_doc', id: ops[i].id, cause: r.body.error as Json, status: r.status });
+  });
+  const out: JsonObject = { took: Date.now() - t0, timed_out: false, total: hits.length, updated, created, deleted: 0, batches: hits.length ? 1 : 0, version_conflicts: conflictsN, noops: 0, retries: { bulk: 0, search: 0 }, throttled_millis: 0, requests_per_second: -1, throttled_until_millis: 0, failures };
+  return { status: failures.length ? 409 : 200, body: out };
 }
 
 interface ByQuery { kind: 'delete' | 'update'; index: string; body: unknown; q: Params }

@@ -11,7 +11,7 @@ import type { EsBackend } from './port';
 import { EsTenant, aliasDef } from './tenant';
 import type { EsRequest, EsResponse, Params } from './types';
 import { bulk, deleteDoc, getDoc, indexDoc, mget, updateDoc } from './doc-api';
-import { byQuery, clearScroll, closePit, count, msearch, openPit, scroll, search, taskResult } from './search-api';
+import { byQuery, clearScroll, closePit, count, msearch, openPit, reindex, scroll, search, taskResult } from './search-api';
 import { applyFilterPath } from './filter-path';
 
 export const ES_VERSION = '7.14.2';
@@ -83,7 +83,7 @@ export class EsService {
         case '_license': return ok({ license: { status: 'active', type: 'basic' } });
         case '_ingest': return ok({});
         case '_scripts': throw illegalArgument('stored scripts are not supported by this service');
-        case '_reindex': throw illegalArgument('_reindex is not supported by this service; read with scroll and write with _bulk');
+        case '_reindex': return reindex(t, body, q);
         default: break;
       }
       throw new EsError(400, 'invalid_index_name_exception', `Invalid index name [${a}], must not start with '_'.`, { index_uuid: '_na_', index: a });
