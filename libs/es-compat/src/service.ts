@@ -6,6 +6,8 @@
 import { DbError, isDbError } from '@mmdb/core';
 import { EsError, illegalArgument, parsingError } from './errors';
 import { flatten, validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
+import { analyze, isAnalyzer } from './analysis';
+import { indexAnalyzer, resolveAnalyzer } from './fields';
 import { flatSettings, fullSettings, nestSettings, type IndexMeta } from './indices';
 import type { EsBackend } from './port';
 import { EsTenant, aliasDef } from './tenant';
@@ -70,6 +72,7 @@ export class EsService {
           if (a === '_aliases' && (m === 'POST' || m === 'PUT')) return this.aliasActions(body);
           return this.getAliases(undefined, b, m, q);
         case '_stats': return this.stats(undefined);
+        case '_analyze': return this.analyzeApi(undefined, body);
         case '_field_caps': return this.fieldCaps(undefined, q);
         case '_cluster': return this.cluster(b, m, body, seg[2], q);
         case '_nodes': return ok({ _nodes: { total: 1, successful: 1, failed: 0 }, cluster_name: 'mmdb', nodes: { mmdb: { name: 'mmdb', version: ES_VERSION, roles: ['data', 'master', 'ingest'] } } });
@@ -152,7 +155,7 @@ export class EsService {
       case '_open': case '_close': t.resolve(index, q); return ok({ acknowledged: true, shards_acknowledged: true, indices: {} });
       case '_explain': throw illegalArgument('_explain is not supported by this service; use explain=true on _search');
       case '_termvectors': throw illegalArgument('_termvectors is not supported by this service');
-      case '_analyze': throw illegalArgument('_analyze is not supported by this service');
+      case '_analyze': return this.analyzeApi(index, body);
       case '_rollover': case '_shrink': case '_split': case '_clone': throw illegalArgument(`[${b}] is not supported: this service has one shard per index`);
     }
     throw new EsError(400, 'illegal_argument_exception', `no handler found for uri [/${[index, ...rest].join('/')}] and method [${m}]`);
@@ -339,6 +342,30 @@ export class EsService {
     }
     const all = { docs: { count: total, deleted: 0 }, fielddata: { memory_size_in_bytes: 0, evictions: 0 }, request_cache: { memory_size_in_bytes: 0, evictions: 0, hit_count: rc.hit, miss_count: rc.miss } };
     return ok({ _shards: { total: shardsTotal, successful: shardsOk, failed: 0 }, _all: { primaries: all, total: all }, indices });
+  }
+
+  /** _analyze: the tokens of `text` with an analyzer, or a field's analyzer of an index. */
+  private async analyzeApi(index: string | undefined, body: unknown): Promise<EsResponse> {
+    if (!isObj(body) || body.text === undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: text is missing;');
+    let analyzer = body.analyzer === undefined ? 'standard' : String(body.analyzer);
+    if (index !== undefined) {
+      const view = await this.tenant.state.view(this.tenant.requireIndex(index));
+      const f = body.field !== undefined ? view.fields.get(String(body.field)) : undefined;
+      analyzer = f ? indexAnalyzer(view, f) : resolveAnalyzer(view, body.analyzer === undefined ? undefined : String(body.analyzer));
+    } else if (!isAnalyzer(analyzer)) throw illegalArgument(`failed to find global analyzer [${analyzer}]`);
+    const texts = Array.isArray(body.text) ? body.text.map(String) : [String(body.text)];
+    const tokens: Json[] = [];
+    let base = 0, offset = 0;
+    for (const text of texts) {
+      let last = -1;
+      for (const tk of analyze(text, analyzer)) {
+        tokens.push({ token: tk.term, start_offset: offset + tk.start, end_offset: offset + tk.end, type: analyzer === 'keyword' ? 'word' : /^\d+$/.test(tk.term) ? '<NUM>' : '<ALPHANUM>', position: base + tk.pos });
+        last = base + tk.pos;
+      }
+      base = (last >= 0 ? last : base) + 101;
+      offset += text.length + 1;
+    }
+    return ok({ tokens });
   }
 
   /** _field_caps: per field name and type, whether it is searchable and aggregatable, and in which indices. */
