@@ -48,7 +48,7 @@ export function validateOp(op: WriteOp): void {
   if (op.ifPrimaryTerm !== undefined && op.ifSeqNo === undefined) errs.push('ifPrimaryTerm is set, but ifSeqNo is not');
   const vt = op.versionType ?? 'internal';
   if (!['internal', 'external', 'external_gte', 'force'].includes(vt)) throw illegalArgument(`No version type match [${vt}]`);
-  if (op.version !== undefined && vt === 'internal' && op.action !== 'delete' || op.version !== undefined && vt === 'internal' && op.action === 'delete') {
+  if (op.version !== undefined && vt === 'internal') {
     errs.push('internal versioning can not be used for optimistic concurrency control. Please use `if_seq_no` and `if_primary_term` instead');
   }
   if (vt !== 'internal' && op.version === undefined) errs.push(`illegal version value [-3] for version type [${vt.toUpperCase()}]`);
