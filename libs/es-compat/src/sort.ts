@@ -79,6 +79,9 @@ export function sortHits(hits: Hit[], specs: SortSpec[], ixs: IndexView[]): void
     h.sortValues = specs.map((s) => {
       if (s.field === '_score') return h.score;
       if (s.field === '_doc') return h.doc.row._seq_no;
+      if (s.field === '_id') return h.doc.id;
+      if (s.field === '_index') return h.doc.index.name;
+      if (s.field === '_seq_no') return h.doc.row._seq_no;
       const v = fieldValue(h, s, ixs);
       if (v === null && s.missing !== '_last' && s.missing !== '_first') {
         const f = h.doc.index.fields.get(s.field);
