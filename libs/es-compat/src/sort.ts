@@ -78,7 +78,7 @@ export function sortHits(hits: Hit[], specs: SortSpec[], ixs: IndexView[]): void
   for (const h of hits) {
     h.sortValues = specs.map((s) => {
       if (s.field === '_score') return h.score;
-      if (s.field === '_doc') return h.doc.row._seq_no;
+      if (s.field === '_doc' || s.field === '_shard_doc') return h.doc.row._seq_no;
       if (s.field === '_id') return h.doc.id;
       if (s.field === '_index') return h.doc.index.name;
       if (s.field === '_seq_no') return h.doc.row._seq_no;
@@ -131,7 +131,7 @@ export function afterFilter(hits: Hit[], specs: SortSpec[], after: Json[]): Hit[
       const s = specs[i];
       let x = h.sortValues![i];
       let y = after[i];
-      if (s.field === '_doc' || s.field === '_score') { x = Number(x); y = Number(y); }
+      if (s.field === '_doc' || s.field === '_shard_doc' || s.field === '_score') { x = Number(x); y = Number(y); }
       else {
         const f = h.doc.index.fields.get(s.field);
         if (f && y !== null && (isNumeric(f) || isDate(f))) y = Number(y);
