@@ -52,7 +52,26 @@ function parseIso(s: string, zone?: string): number | null {
 }
 
 /** A Java-time pattern (yyyy-MM-dd'T'HH:mm:ss.SSSZ) compiled to a parser. */
-function patternParser(pattern: string): (s: string, zone?: string) => number | null {
+/** Month names of a locale (CLDR through Intl), lowercased without dots: full and abbreviated. */
+function monthNames(locale: string): string[][] {
+  const out: string[][] = [];
+  for (let m = 0; m < 12; m++) {
+    const d = new Date(Date.UTC(2000, m, 15));
+    const names = new Set<string>();
+    for (const month of ['long', 'short'] as const) {
+      try {
+        names.add(new Intl.DateTimeFormat(locale, { month, timeZone: 'UTC' }).format(d).toLowerCase().replace(/\./g, ''));
+        names.add(new Intl.DateTimeFormat(locale, { month, day: 'numeric', timeZone: 'UTC' }).formatToParts(d).find((x) => x.type === 'month')!.value.toLowerCase().replace(/\./g, ''));
+      } catch {
+        // an unknown locale: English names only
+      }
+    }
+    out.push([...names]);
+  }
+  return out;
+}
+
+function patternParser(pattern: string, locale = 'en'): (s: string, zone?: string) => number | null {
   const fields: string[] = [];
   let re = '';
   for (let i = 0; i < pattern.length; ) {
@@ -70,12 +89,12 @@ function patternParser(pattern: string): (s: string, zone?: string) => number | 
       const n = j - i;
       fields.push(c);
       if ('yuY'.includes(c)) re += n === 2 ? '(\\d{2})' : '([+-]?\\d{1,9})';
-      else if (c === 'M' && n >= 3) re += '([A-Za-z]+)';
+      else if (c === 'M' && n >= 3) re += '([\\p{L}.]+)';
       else if (c === 'S') re += '(\\d{1,9})';
       else if (c === 'Z' || c === 'X' || c === 'x') re += '(Z|[+-]\\d{2}:?\\d{2})';
       else if (c === 'z' || c === 'V') re += '([A-Za-z_/]+)';
       else if (c === 'a') re += '(AM|PM|am|pm)';
-      else if (c === 'E') re += '([A-Za-z]+)';
+      else if (c === 'E') re += '([\\p{L}.]+)';
       else re += n === 1 ? '(\\d{1,2})' : `(\\d{${n}})`;
       i = j;
       continue;
@@ -83,8 +102,17 @@ function patternParser(pattern: string): (s: string, zone?: string) => number | 
     re += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     i++;
   }
-  const rx = new RegExp(`^${re}$`);
+  const rx = new RegExp(`^${re}$`, 'u');
   const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+  const local = locale.toLowerCase().startsWith('en') ? null : monthNames(locale);
+  const monthOf = (v: string): number => {
+    const w = v.toLowerCase().replace(/\./g, '');
+    if (local) {
+      const i = local.findIndex((names) => names.some((n) => n === w || (w.length >= 3 && n.startsWith(w))));
+      if (i >= 0) return i + 1;
+    }
+    return MONTHS.indexOf(w.slice(0, 3)) + 1;
+  };
   return (s, zone) => {
     const m = rx.exec(s.trim());
     if (!m) return null;
@@ -95,7 +123,7 @@ function patternParser(pattern: string): (s: string, zone?: string) => number | 
       const v = m[k + 1];
       switch (f) {
         case 'y': case 'u': case 'Y': y = v.length === 2 ? 2000 + Number(v) : Number(v); break;
-        case 'M': mo = /^\d+$/.test(v) ? Number(v) : MONTHS.indexOf(v.slice(0, 3).toLowerCase()) + 1; break;
+        case 'M': mo = /^\d+$/.test(v) ? Number(v) : monthOf(v); break;
         case 'd': d = Number(v); break;
         case 'H': case 'k': h = Number(v); break;
         case 'h': case 'K': h = Number(v) % 12; break;
@@ -143,24 +171,29 @@ const NAMED: Record<string, (s: string, zone?: string) => number | null> = {
 
 const cache = new Map<string, Array<(s: string, zone?: string) => number | null>>();
 
-function parsersOf(format: string): Array<(s: string, zone?: string) => number | null> {
-  let p = cache.get(format);
+function parsersOf(format: string, locale?: string): Array<(s: string, zone?: string) => number | null> {
+  const key = locale ? `${locale}\u0000${format}` : format;
+  let p = cache.get(key);
   if (!p) {
-    p = format.split('||').map((f) => NAMED[f.trim()] ?? NAMED[f.trim().replace(/^strict_/, '')] ?? patternParser(f.trim()));
-    cache.set(format, p);
+    // a leading "8" marks a java-time pattern in Elasticsearch 7 (the only kind here)
+    p = format.split('||').map((f0) => {
+      const f = f0.trim().replace(/^8(?=\D)/, '');
+      return NAMED[f] ?? NAMED[f.replace(/^strict_/, '')] ?? patternParser(f, locale);
+    });
+    cache.set(key, p);
   }
   return p;
 }
 
 /** Parses a date value (string or number) with `format`; null when no alternative matches. */
-export function parseDate(v: unknown, format = DEFAULT_DATE_FORMAT, zone?: string): number | null {
+export function parseDate(v: unknown, format = DEFAULT_DATE_FORMAT, zone?: string, locale?: string): number | null {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) return null;
     if (format.split('||').some((f) => f.trim() === 'epoch_second')) return Math.round(v * 1000);
     return Math.trunc(v);
   }
   if (typeof v !== 'string') return null;
-  for (const p of parsersOf(format)) {
+  for (const p of parsersOf(format, locale)) {
     const t = p(v, zone);
     if (t !== null && Number.isFinite(t)) return t;
   }
@@ -207,7 +240,7 @@ export function addUnit(t: number, n: number, unit: string, zone?: string): numb
  * Date math: `now`, `now-1d/d`, `2001-02-01||+1M/d`. `roundUp` rounds to the end of the unit
  * (for `lte`/`gt` bounds, as Elasticsearch does).
  */
-export function parseDateMath(v: unknown, format = DEFAULT_DATE_FORMAT, zone?: string, roundUp = false, now = Date.now()): number {
+export function parseDateMath(v: unknown, format = DEFAULT_DATE_FORMAT, zone?: string, roundUp = false, now = Date.now(), locale?: string): number {
   if (typeof v === 'number') return parseDate(v, format, zone) ?? v;
   const s = String(v);
   let base: number;
@@ -219,7 +252,7 @@ export function parseDateMath(v: unknown, format = DEFAULT_DATE_FORMAT, zone?: s
     const i = s.indexOf('||');
     const head = i >= 0 ? s.slice(0, i) : s;
     math = i >= 0 ? s.slice(i + 2) : '';
-    const t = parseDate(head, format, zone);
+    const t = parseDate(head, format, zone, locale);
     if (t === null) throw dateParseError(head, format);
     base = t;
     if (roundUp && !math) base = roundUpPartial(head, t, format, zone);

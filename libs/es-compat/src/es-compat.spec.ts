@@ -94,6 +94,9 @@ describe('dates', () => {
     expect(parseDateMath('2020-01-15||/M', undefined, undefined, false)).toBe(Date.UTC(2020, 0, 1));
     expect(parseDateMath('2020-01-15||/M', undefined, undefined, true)).toBe(Date.UTC(2020, 1, 1) - 1);
     expect(formatDate(Date.UTC(2016, 4, 3))).toBe('2016-05-03T00:00:00.000Z');
+    // month names of the mapping's locale, java-time "8" prefix
+    expect(parseDate('Mi, 06 Dez 2000 02:55:00 -0800', '8E, d MMM uuuu HH:mm:ss Z', undefined, 'de')).toBe(Date.UTC(2000, 11, 6, 10, 55));
+    expect(parseDate('06 mars 2000', 'dd MMM yyyy', undefined, 'fr')).toBe(Date.UTC(2000, 2, 6));
     expect(formatDate(Date.UTC(2016, 4, 3), 'yyyy-MM-dd', '+02:00')).toBe('2016-05-03');
   });
 });

@@ -84,7 +84,7 @@ export function queryValue(f: Field, v: unknown, opts: { format?: string; zone?:
     }
     return coerceNumber({ ...f, type: f.type === 'scaled_float' ? 'double' : f.type }, (typeof v === 'string' ? Number(v) : v) as Json, '') ?? null;
   }
-  if (isDate(f)) return parseDateMath(v, opts.format ?? String(f.def.format ?? DEFAULT_DATE_FORMAT), opts.zone, opts.roundUp);
+  if (isDate(f)) return parseDateMath(v, opts.format ?? String(f.def.format ?? DEFAULT_DATE_FORMAT), opts.zone, opts.roundUp, Date.now(), f.def.locale === undefined ? undefined : String(f.def.locale));
   if (f.type === 'boolean') {
     if (v === true || v === 'true') return true;
     if (v === false || v === 'false' || v === '') return false;

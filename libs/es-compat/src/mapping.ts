@@ -377,7 +377,7 @@ function typed(f: Field, v: Json, id?: string): Json | undefined {
         if (v === 'false' || v === '') return false;
         return fail(f, v, id);
       case 'date': case 'date_nanos': {
-        let t = parseDate(v, String(f.def.format ?? DEFAULT_DATE_FORMAT));
+        let t = parseDate(v, String(f.def.format ?? DEFAULT_DATE_FORMAT), undefined, f.def.locale === undefined ? undefined : String(f.def.locale));
         if (t !== null && f.type === 'date_nanos' && (t < 0 || t > 9214646400000)) {
           if (id !== undefined && f.def.ignore_malformed !== true) {
             throw new EsError(400, 'mapper_parsing_exception', `failed to parse field [${f.path}] of type [date_nanos] in document with id '${id}'. Preview of field's value: '${String(v)}'`, { caused_by: { type: 'illegal_argument_exception', reason: `date[${String(v)}] is ${t < 0 ? 'before the epoch in 1970' : 'after 2262-04-11T23:47:16.854775807'} and cannot be stored in nanosecond resolution` } });
