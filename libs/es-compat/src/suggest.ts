@@ -99,16 +99,27 @@ function inputsOf(v: Json): Array<{ input: string; weight: number; contexts?: Js
   return out;
 }
 
-/** Category contexts: every queried context must share a value with the input's. */
-function contextOk(want: JsonObject | undefined, have: JsonObject | undefined): boolean {
-  if (!want) return true;
+/**
+ * Category contexts: every queried context must share a value with the input's (`prefix: true`
+ * matches a value starting with it). Answers the best `boost` of the matching contexts (1 by
+ * default), or 0 when a context does not match.
+ */
+function contextBoost(want: JsonObject | undefined, have: JsonObject | undefined): number {
+  if (!want) return 1;
+  let boost = 1;
   for (const [name, spec] of Object.entries(want)) {
-    const wanted = (Array.isArray(spec) ? spec : [spec]).map((x) => (isObj(x) ? String(x.context) : String(x)));
     const got = have?.[name];
-    const vals = (Array.isArray(got) ? got : got === undefined ? [] : [got]).map(String);
-    if (!wanted.some((w) => vals.includes(w))) return false;
+    const vals = (Array.isArray(got) ? got : got === undefined || got === null ? [] : [got]).map(String);
+    let best = 0;
+    for (const x of Array.isArray(spec) ? spec : [spec]) {
+      const ctx = isObj(x) ? String(x.context) : String(x);
+      const ok = isObj(x) && x.prefix === true ? vals.some((v) => v.startsWith(ctx)) : vals.includes(ctx);
+      if (ok) best = Math.max(best, isObj(x) && x.boost !== undefined ? Number(x.boost) : 1);
+    }
+    if (!best) return 0;
+    boost = Math.max(boost, best);
   }
-  return true;
+  return boost;
 }
 
 function completion(ctx: SuggestCtx, field: string, prefix: string, p: JsonObject): Json {
@@ -131,10 +142,11 @@ function completion(ctx: SuggestCtx, field: string, prefix: string, p: JsonObjec
       if (c.path !== undefined) fromPaths[String(c.name)] = d.values(String(c.path)).length ? d.values(String(c.path)) : (raw[String(c.path)] ?? null);
     }
     for (const { input, weight, contexts } of inputsOf(vals)) {
-      if (!contextOk(isObj(p.contexts) ? p.contexts : undefined, { ...fromPaths, ...(contexts ?? {}) })) continue;
+      const boost = contextBoost(isObj(p.contexts) ? p.contexts : undefined, { ...fromPaths, ...(contexts ?? {}) });
+      if (!boost) continue;
       const n = norm(input);
       const ok = fuzzy ? editDistance(n.slice(0, want.length), want, Number(fuzzy.fuzziness ?? 1)) <= Number(fuzzy.fuzziness ?? 1) : n.startsWith(want);
-      if (ok && (!best || weight > best.weight)) best = { text: input, weight };
+      if (ok && (!best || weight * boost > best.weight)) best = { text: input, weight: weight * boost };
     }
     if (best) opts.push({ doc: d, ...best });
   }
