@@ -147,6 +147,9 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
     for (const d of docs) { const v = numbers(vv, [d]), x = numbers(ww, [d]); if (v.length && x.length) { s += v[0] * x[0]; w += x[0]; } }
     return { value: w ? s / w : null };
   }
+  if (type === 'cardinality' && p.precision_threshold !== undefined && !(Number(p.precision_threshold) >= 0)) {
+    throw illegalArgument(`[precisionThreshold] must be greater than or equal to 0. Found [${String(p.precision_threshold)}] in [${name}]`);
+  }
   if (type === 'value_count' || type === 'cardinality') {
     const vs = valueSource(ctx.ixs, p, name);
     let n = 0;
