@@ -31,4 +31,6 @@ export interface EsBackend {
   drop(id: string): Promise<void>;
   /** LSN of the last frame that changed the table's rows or manifest (for caching what a plan read). */
   tableLsn(id: string): Promise<number>;
+  /** The store's last durable LSN (cheap): while it has not moved, no table changed. */
+  lastLsn?(): number;
 }

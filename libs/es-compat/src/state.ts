@@ -16,6 +16,8 @@ interface Cached {
   dirty: boolean;
   maxSeq: number;
   descr: string;
+  /** The store LSN at which `lsn` was last confirmed as the table's LSN. */
+  checkedAt?: number;
 }
 
 const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing'];
@@ -41,11 +43,18 @@ export class EsState {
 
   async cached(ref: IndexRef): Promise<Cached> {
     const id = ref.table.id;
-    const lsn = await this.backend.tableLsn(id);
     const descr = ref.table.description ?? '';
     let c = this.cache.get(id);
+    // nothing was committed since this view was last checked: it is current
+    const storeLsn = this.backend.lastLsn?.();
+    if (c && storeLsn !== undefined && c.checkedAt === storeLsn && c.descr === descr) {
+      if (c.dirty) this.rebuild(c);
+      return c;
+    }
+    const lsn = await this.backend.tableLsn(id);
     if (c && c.lsn === lsn && c.descr === descr) {
       if (c.dirty) this.rebuild(c);
+      c.checkedAt = storeLsn;
       return c;
     }
     if (c && c.lsn === lsn) {
@@ -58,6 +67,7 @@ export class EsState {
       const rows = await this.backend.read(plan);
       c = this.fresh(ref, lsn, rows.map((r) => (ref.readOnly ? tableRow(ref, r) : toDocRow(r))));
     }
+    c.checkedAt = storeLsn;
     this.cache.set(id, c);
     return c;
   }

@@ -48,6 +48,10 @@ export class StoreEsBackend implements EsBackend {
     await this.t.write((s) => s.dropSchema(id));
   }
 
+  lastLsn(): number {
+    return this.t.store.lastLsn;
+  }
+
   async tableLsn(id: string): Promise<number> {
     const s = this.t.store.snapshot();
     try {
