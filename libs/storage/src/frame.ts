@@ -13,7 +13,7 @@
  * and throws `corrupt_log` naming what failed.
  */
 import * as CRC32C from 'crc-32/crc32c';
-import { DbError } from '@mmdb/core';
+import { DbError, parseJsonExact, stringifyJson } from '@mmdb/core';
 import type { CommittedFrame, KeyWrite, LoggedChange } from './api';
 
 export const FRAME_VERSION = 1;
@@ -31,8 +31,8 @@ export interface FrameInput {
   readonly writes: readonly KeyWrite[];
 }
 
-/** `changesJson`, when the caller has it, must be exactly JSON.stringify(f.changes). */
-export function encodeFrame(f: FrameInput, changesJson: string = JSON.stringify(f.changes)): Buffer {
+/** `changesJson`, when the caller has it, must be exactly stringifyJson(f.changes). */
+export function encodeFrame(f: FrameInput, changesJson: string = stringifyJson(f.changes)): Buffer {
   const changes = Buffer.from(changesJson, 'utf8');
   let size = 24 + 4 + changes.length + 4;
   for (const w of f.writes) size += 1 + 4 + w.key.length + (w.value ? 4 + w.value.length : 0);
@@ -101,7 +101,7 @@ export function decodeFrame(input: Uint8Array): CommittedFrame {
     p += 24;
     const n = body.readUInt32BE(p);
     p += 4;
-    const changes = JSON.parse(body.toString('utf8', p, p + n)) as LoggedChange[];
+    const changes = parseJsonExact(body.toString('utf8', p, p + n)) as LoggedChange[];
     p += n;
     const count = body.readUInt32BE(p);
     p += 4;
