@@ -67,3 +67,11 @@ export function stringifyJson(v: unknown): string {
   }
   return losslessStringify(v as never) as string;
 }
+
+/**
+ * A primary-key tuple as the `{pk}` path segment of the row routes: components joined by `,`,
+ * each percent-encoded (a string as is, any other value as its exact JSON text).
+ */
+export function pkSegment(pk: readonly unknown[]): string {
+  return pk.map((v) => encodeURIComponent(typeof v === 'string' ? v : stringifyJson(v))).join(',');
+}

@@ -186,10 +186,14 @@ export function fromJson(v: unknown, aff: Affinity | undefined): Value {
   return JSON.stringify(v);
 }
 
-/** Converts a run-time value to plain JSON for storage or an HTTP answer. */
-export function toJson(v: Value): null | number | string {
+/**
+ * Converts a run-time value to plain JSON for storage or an HTTP answer: an integer is a
+ * number within ±(2^53 − 1) and stays a bigint beyond (answers serialize it as an exact
+ * JSON number; see README "Integers beyond 2^53").
+ */
+export function toJson(v: Value): null | number | bigint | string {
   if (typeof v === 'bigint') {
-    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) return v.toString();
+    if (v > SAFE_MAX || v < SAFE_MIN) return v;
     return Number(v);
   }
   return v;

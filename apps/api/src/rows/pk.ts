@@ -1,4 +1,4 @@
-import { ColumnDef, coerceValue, DbError, JsonValue, parseJsonExact, parseNumberLiteral, stringifyJson, TableManifest } from '@mmdb/core';
+import { ColumnDef, coerceValue, DbError, JsonValue, parseJsonExact, parseNumberLiteral, pkSegment, TableManifest } from '@mmdb/core';
 
 /**
  * The `{pk}` path segment (README: "Primary keys in paths").
@@ -97,7 +97,7 @@ function safeJson(s: string): unknown {
 
 /** The path-segment form of a key tuple (what responses carry as `pk`). */
 export function formatPk(pk: readonly JsonValue[]): string {
-  return pk.map((v) => encodeURIComponent(typeof v === 'string' ? v : stringifyJson(v))).join(',');
+  return pkSegment(pk);
 }
 
 /** The raw (still percent-encoded) last path segment of a URL. */
