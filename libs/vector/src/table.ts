@@ -57,6 +57,7 @@ function postingKey(field: string, v: JsonValue): string {
 }
 
 function canonical(v: JsonValue): string {
+  if (typeof v === 'bigint') return v.toString();
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   return `{${Object.keys(v)

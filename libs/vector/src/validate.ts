@@ -28,6 +28,16 @@ export function checkVector(field: string, v: unknown, dim?: number): readonly n
   return v as number[];
 }
 
+/**
+ * Cosine compares directions: a vector whose float32 components are all zero has none, so a
+ * cosine table refuses it (`validation_failed`: no direction) at put and at top-k.
+ */
+export function checkDirection(field: string, v: ArrayLike<number>, metric: VectorMetric): void {
+  if (metric !== 'cosine') return;
+  for (let i = 0; i < v.length; i++) if (Math.fround(v[i]) !== 0) return;
+  throw new DbError('validation_failed', `"${field}" is a zero vector: it has no direction, so cosine distance is undefined for it`, { field });
+}
+
 function badComponent(field: string, i: number, x: unknown): DbError {
   if (typeof x !== 'number') return new DbError('validation_failed', `"${field}[${i}]" is not a number`, { field });
   return new DbError('validation_failed', `"${field}[${i}]" is not finite`, { field });

@@ -89,7 +89,13 @@ export class RowsService {
     const m = this.manifest(t, schema);
     const patch = asRow(body, 'a JSON merge patch object (RFC 7396)');
     const key = idempotencyKeyOf(req.headers);
-    if (key && (await lookupIdempotency(t, key))) return this.commitOne(t, req, [], (res) => putAnswer(res[0])); // replay or 409
+    const stored = key ? await lookupIdempotency(t, key) : undefined;
+    if (stored) {
+      // a key already used: replay, or refuse another request (nothing is read or written)
+      const mine = idempotencyFor(req, this.config.idempotencyTtlMs, (res) => putAnswer(res[0]))!;
+      if (stored.fingerprint !== mine.fingerprint) throw new DbError('conflict', `Idempotency-Key "${key}" was already used with a different request`);
+      return fromStored(stored.response);
+    }
     m.primary_key.forEach((col, i) => {
       if (patch[col] !== undefined && stringifyJson(patch[col]) !== stringifyJson(pk[i])) {
         throw new DbError('validation_failed', `the patch changes primary key column "${col}" (${quoteValue(patch[col])}; the path says ${quoteValue(pk[i])})`, { field: col });
