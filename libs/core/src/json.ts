@@ -46,26 +46,36 @@ export function parseJsonExact(text: string): unknown {
   return losslessParse(text, null, parseNumberLiteral);
 }
 
-/** Whether a value holds a bigint or LosslessNumber anywhere (the slow serialization path). */
-function hasExact(v: unknown): boolean {
-  if (typeof v === 'bigint') return true;
-  if (v === null || typeof v !== 'object') return false;
-  if (isLosslessNumber(v)) return true;
-  if (Array.isArray(v)) return v.some(hasExact);
-  for (const k in v as Record<string, unknown>) if (hasExact((v as Record<string, unknown>)[k])) return true;
-  return false;
-}
+/**
+ * A double that is a whole number beyond ±(2^53 − 1) is written in exponent form
+ * (`2.3450746836043694e+18`, not `2345074683604369400`), so that reading the text back gives
+ * the double again and never a bigint: digits alone mean an exact integer (an i64, or an
+ * integer inside a json value).
+ */
+const NUMBER_STRINGIFIERS = [
+  {
+    test: (v: unknown) => typeof v === 'number' && (v > Number.MAX_SAFE_INTEGER || v < -Number.MAX_SAFE_INTEGER) && Number.isFinite(v),
+    stringify: (v: unknown) => (v as number).toExponential(),
+  },
+];
 
-/** JSON.stringify that writes bigints and LosslessNumbers as exact number literals. */
+/** An integer literal of 16+ digits in JSON.stringify's output (a double that needs the exponent form). */
+const LONG_INTEGER_TOKEN = /(?:^|[[:,])-?\d{16,}(?=[,\]}]|$)/;
+
+/**
+ * JSON.stringify that writes bigints and LosslessNumbers as exact number literals and whole
+ * doubles beyond ±(2^53 − 1) in exponent form (see NUMBER_STRINGIFIERS). JSON.stringify is
+ * the fast path; lossless-json's stringify runs only when a bigint or LosslessNumber is inside
+ * (JSON.stringify throws, or writes the marker) or a 16+ digit integer literal came out.
+ */
 export function stringifyJson(v: unknown): string {
   try {
     const s = JSON.stringify(v);
-    // a LosslessNumber serializes as an object with JSON.stringify: only then look deeper
-    if (s === undefined || s.indexOf('"isLosslessNumber"') < 0 || !hasExact(v)) return s;
+    if (s === undefined || (s.indexOf('"isLosslessNumber"') < 0 && !LONG_INTEGER_TOKEN.test(s))) return s;
   } catch (e) {
-    if (!(e instanceof TypeError) || !hasExact(v)) throw e;
+    if (!(e instanceof TypeError)) throw e;
   }
-  return losslessStringify(v as never) as string;
+  return losslessStringify(v as never, undefined, undefined, NUMBER_STRINGIFIERS) as string;
 }
 
 /**

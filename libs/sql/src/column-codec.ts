@@ -10,6 +10,8 @@
  * Columns made by SQL `CREATE TABLE` with an untyped/NUMERIC/BLOB type are manifest `json`
  * columns too, but hold SQL values (the declared type rides in the description): only a
  * manifest `json` column, or one declared `JSON`/`JSONB`, reads and writes as JSON.
+ * A manifest `bool` column is INTEGER 1/0 inside SQL and answers `true`/`false` typed `bool`
+ * (a SQL-declared BOOLEAN column answers 1/0, as SQLite does).
  */
 import { children as planChildren, type PlanNode } from '@mmdb/plan';
 import { coerceValue, DbError, parseJsonExact, quoteValue, stringifyJson, type ColumnDef, type JsonValue } from '@mmdb/core';
@@ -17,6 +19,8 @@ import type { SqlTable } from './catalog';
 import { toJson, type Value } from './values';
 
 export type CellKind = 'json' | 'vector' | undefined;
+/** How an answer shows a column: as JSON (json/vector) or as a boolean (manifest bool). */
+export type OutKind = CellKind | 'bool';
 
 const kindsOf = new WeakMap<SqlTable, CellKind[]>();
 
@@ -61,11 +65,18 @@ export function encodeCell(c: ColumnDef, kind: 'json' | 'vector', v: Exclude<Val
  * The declared kind of each output column of a plan: 'json'/'vector' when the column is a
  * plain reference (through projections, sorts, joins, ...) to such a table column.
  */
-export function outputKinds(plan: PlanNode, names: readonly string[], table: (id: string) => SqlTable): CellKind[] {
+export function outputKinds(plan: PlanNode, names: readonly string[], table: (id: string) => SqlTable): OutKind[] {
   return names.map((n) => resolve(plan, n, table, 0));
 }
 
-function resolve(node: PlanNode, name: string, table: (id: string) => SqlTable, depth: number): CellKind {
+/** A column's kind in answers. */
+export function outKind(t: SqlTable, i: number): OutKind {
+  const k = cellKinds(t)[i];
+  if (k) return k;
+  return t.manifest.columns[i].ty === 'bool' && t.sqlTypes[i] === 'bool' ? 'bool' : undefined;
+}
+
+function resolve(node: PlanNode, name: string, table: (id: string) => SqlTable, depth: number): OutKind {
   if (depth > 64) return undefined;
   const n = node as PlanNode & { schema?: string; alias?: string; columns?: { name: string; expr: { kind: string; name?: string } }[] };
   if (n.op === 'scan' || n.op === 'get' || n.op === 'index_scan') {
@@ -74,7 +85,7 @@ function resolve(node: PlanNode, name: string, table: (id: string) => SqlTable, 
     const col = dot >= 0 && n.alias !== undefined && name.slice(0, dot) === n.alias ? name.slice(dot + 1) : dot < 0 ? name : undefined;
     if (col === undefined) return undefined;
     const i = t.manifest.columns.findIndex((c) => c.name === col);
-    return i >= 0 ? cellKinds(t)[i] : undefined;
+    return i >= 0 ? outKind(t, i) : undefined;
   }
   if (n.op === 'project') {
     const c = n.columns!.find((x) => x.name === name);
@@ -90,8 +101,9 @@ function resolve(node: PlanNode, name: string, table: (id: string) => SqlTable, 
   return undefined;
 }
 
-/** A json/vector column's JSON text → the value an answer carries. */
-export function answerCell(v: Value): unknown {
+/** A json/vector column's JSON text (or a bool column's 1/0) → the value an answer carries. */
+export function answerCell(v: Value, kind: OutKind): unknown {
+  if (kind === 'bool') return v === null ? null : typeof v === 'bigint' || typeof v === 'number' ? v != 0 : toJson(v);
   if (typeof v !== 'string') return toJson(v);
   try {
     return parseJsonExact(v);

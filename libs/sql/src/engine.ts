@@ -2,7 +2,7 @@
  * The SQL engine over one tenant store: parse → bind → optimize → execute, DDL into manifests,
  * DML into one commit per statement (or one per BEGIN…COMMIT script).
  */
-import { DbError, isLosslessNumber, newUlid, stringifyJson, type Row, type TableManifest } from '@mmdb/core';
+import { coerceValue, DbError, isLosslessNumber, newUlid, stringifyJson, type Row, type TableManifest } from '@mmdb/core';
 import type { Change, PkTuple, Precondition, ScanOptions, Snapshot, StoredRow } from '@mmdb/storage';
 import type { PlanNode, Expr } from '@mmdb/plan';
 import { children as planChildren } from '@mmdb/plan';
@@ -17,9 +17,9 @@ import { ExprCompiler } from './exec/expr';
 import { Scope } from './exec/scope';
 import { optimize, type PassReport } from './optimizer/optimizer';
 import {
-  applyAffinity, checkInt, compareValues, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
+  applyAffinity, checkInt, compareValues, I64_MAX, I64_MIN, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
 } from './values';
-import { cellKinds, decodeCell, encodeCell, outputKinds, type CellKind } from './column-codec';
+import { cellKinds, decodeCell, encodeCell, outKind, outputKinds, type OutKind } from './column-codec';
 import { PlanCache } from './plan-cache';
 import { TableCache, lowerBound, pkKeyOf, topByScan, topRows, type CachedTable } from './exec/table-cache';
 
@@ -41,9 +41,9 @@ export interface ColumnMeta { name: string; type: string }
 
 /** One statement's answer, values still in engine form (bigint integers). */
 export type RawResult =
-  | { kind: 'select'; names: string[]; rows: Tuple[]; explain?: unknown; kinds?: CellKind[] }
-  | { kind: 'insert'; schema: string; rows: Row[]; names: string[]; returning: Tuple[]; kinds?: CellKind[] }
-  | { kind: 'update'; schema: string; count: number; names: string[]; returning: Tuple[]; kinds?: CellKind[] }
+  | { kind: 'select'; names: string[]; rows: Tuple[]; explain?: unknown; kinds?: OutKind[] }
+  | { kind: 'insert'; schema: string; rows: Row[]; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
+  | { kind: 'update'; schema: string; count: number; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
   | { kind: 'delete'; schema: string; pks: PkTuple[]; translated: boolean }
   | { kind: 'ddl'; statement: string; schema?: string; created?: boolean }
   | { kind: 'transaction'; statement: 'begin' | 'commit' | 'rollback' };
@@ -350,11 +350,13 @@ export class SqlEngine {
   }
 
   /** json/vector kinds of RETURNING columns that name such a column (column-codec.ts). */
-  private returningKinds(returning: { name: string; expr: Expr }[] | undefined, m: TableManifest): CellKind[] | undefined {
+  private returningKinds(returning: { name: string; expr: Expr }[] | undefined, m: TableManifest): OutKind[] | undefined {
     if (!returning) return undefined;
     const t = sqlTable(this.store, m);
-    const kinds = cellKinds(t);
-    return returning.map((r) => (r.expr.kind === 'col' ? kinds[m.columns.findIndex((c) => c.name === (r.expr as { name: string }).name)] : undefined));
+    return returning.map((r) => {
+      const i = r.expr.kind === 'col' ? m.columns.findIndex((c) => c.name === (r.expr as { name: string }).name) : -1;
+      return i >= 0 ? outKind(t, i) : undefined;
+    });
   }
 
   private constant(e: import('./front/ast').AExpr): Value {
@@ -509,7 +511,7 @@ export class SqlEngine {
   }
 
   /** Output json/vector kinds per plan root (a cached plan keeps its root node). */
-  private readonly kindMemo = new WeakMap<PlanNode, CellKind[]>();
+  private readonly kindMemo = new WeakMap<PlanNode, OutKind[]>();
 
   private selectResult(names: string[], op: Op, rows: Tuple[]): Extract<RawResult, { kind: 'select' }> {
     const outNames = names.length ? names : op.cols.map((c) => c.name);
@@ -749,7 +751,7 @@ export class SqlEngine {
         }
         const row = toRow(t, vals);
         put(t, row, node.on_conflict === 'replace' ? undefined : { kind: 'insert' });
-        return [...vals.map((v, i) => applyAffinity(v, t.affs[i])), 1n];
+        return stored(t, row, 1);
       },
       update: (node, before, after) => {
         const t = this.table(node.schema);
@@ -766,7 +768,7 @@ export class SqlEngine {
         } else {
           put(t, row, version ? { kind: 'if_match', version } : { kind: 'exists' });
         }
-        return [...after.slice(0, width).map((v, i) => applyAffinity(v, t.affs[i])), BigInt(version + 1)];
+        return stored(t, row, version + 1);
       },
       delete: (node, row) => {
         const t = this.table(node.schema);
@@ -830,6 +832,11 @@ async function readTable(snap: Snapshot, t: SqlTable, check: () => void): Promis
   return { rows, pks };
 }
 
+/** The tuple of a row as the store keeps it (what RETURNING answers): canonical values, then the version. */
+function stored(t: SqlTable, row: Row, version: number): Tuple {
+  return toTuple(t, { values: row, version });
+}
+
 /** A stored row → tuple in manifest column order, then its version. */
 export function toTuple(t: SqlTable, r: Pick<StoredRow, 'values' | 'version'>): Tuple {
   const cols = t.manifest.columns;
@@ -872,7 +879,9 @@ export function toRow(t: SqlTable, vals: Value[]): Row {
         row[c.name] = truthy(v) === true;
         return;
       case 'timestamp':
-        row[c.name] = typeof v === 'bigint' ? toJson(v)! : (v as string | number);
+        // RFC 3339 text becomes epoch milliseconds here (as the store would), so RETURNING and
+        // later statements of the same script see the stored form
+        row[c.name] = coerceValue(c.name, 'timestamp', typeof v === 'bigint' ? toJson(v) : v);
         return;
       default:
         row[c.name] = kinds[i] ? encodeCell(c, kinds[i]!, v) : toJson(v);
@@ -904,7 +913,8 @@ function paramValue(v: unknown): Value {
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
-  if (typeof v === 'bigint') return checkInt(v);
+  // beyond 64 bits: a REAL, as SQLite reads such a literal
+  if (typeof v === 'bigint') return v > I64_MAX || v < I64_MIN ? Number(v) : v;
   if (isLosslessNumber(v)) {
     const n = Number(v.value);
     if (!Number.isFinite(n)) throw new DbError('validation_failed', `parameter ${v.value} is beyond the range of a double`);

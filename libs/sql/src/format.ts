@@ -1,7 +1,7 @@
 /** Turns engine results into the HTTP envelope of spec §4.5. */
 import { pkSegment } from '@mmdb/core';
 import type { RawResult } from './engine';
-import { answerCell, type CellKind } from './column-codec';
+import { answerCell, type OutKind } from './column-codec';
 import { toJson, typeName, type Tuple } from './values';
 
 export type SqlEnvelope =
@@ -24,8 +24,8 @@ function distinctNames(names: string[]): string[] {
 }
 
 /** Values of an answer: json/vector columns (kinds) as their JSON value, integers exact. */
-function shape(names: string[], rows: Tuple[], format: 'objects' | 'arrays', kinds?: CellKind[]): unknown[] {
-  const cell = (r: Tuple, i: number) => (kinds?.[i] ? answerCell(r[i]) : toJson(r[i]));
+function shape(names: string[], rows: Tuple[], format: 'objects' | 'arrays', kinds?: OutKind[]): unknown[] {
+  const cell = (r: Tuple, i: number) => (kinds?.[i] ? answerCell(r[i], kinds[i]) : toJson(r[i]));
   if (format === 'arrays') return rows.map((r) => r.map((_, i) => cell(r, i)));
   return rows.map((r) => {
     const o: Record<string, unknown> = {};
@@ -34,7 +34,7 @@ function shape(names: string[], rows: Tuple[], format: 'objects' | 'arrays', kin
   });
 }
 
-function columnTypes(names: string[], rows: Tuple[], kinds?: CellKind[]): { name: string; type: string }[] {
+function columnTypes(names: string[], rows: Tuple[], kinds?: OutKind[]): { name: string; type: string }[] {
   return names.map((name, i) => {
     if (kinds?.[i]) return { name, type: kinds[i]! };
     const v = rows.find((r) => r[i] !== null)?.[i];

@@ -3,7 +3,7 @@
  * NULL → null, INTEGER → bigint (exact 64-bit), REAL → number, TEXT → string.
  * Keeping integers as bigint is what lets 1 and 1.0 stay distinct (integer vs real arithmetic).
  */
-import { DbError } from '@mmdb/core';
+import { DbError, stringifyJson } from '@mmdb/core';
 import type { Affinity } from '@mmdb/plan';
 
 export type Value = null | bigint | number | string;
@@ -182,8 +182,8 @@ export function fromJson(v: unknown, aff: Affinity | undefined): Value {
   }
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
-  if (typeof v === 'bigint') return v;
-  return JSON.stringify(v);
+  if (typeof v === 'bigint') return aff === 'real' ? Number(v) : v;
+  return stringifyJson(v);
 }
 
 /**

@@ -18,6 +18,7 @@ export const chunkKey = (table: string, i: number) => keyOf(V, [table, 'k', i]);
 export const CHECKPOINT_KEY = keyOf(V, [null, 'checkpoint']);
 export const tableRange = (table: string) => prefixRange(V, [table]);
 export const chunkRange = (table: string) => prefixRange(V, [table, 'k']);
+export const entryRange = (table: string) => prefixRange(V, [table, 'e']);
 /** Every table's keys (strings sort after the null-led checkpoint record). */
 export const ALL_TABLES = { gte: keyOf(V, ['']), lt: Buffer.from([V_BYTE + 1]) };
 

@@ -15,7 +15,7 @@
 import { DbError, stringifyJson, type JsonValue, type Lsn, type TableManifest, type VectorIndexKind } from '@mmdb/core';
 import type { CommitParticipant, CommittedFrame, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, Snapshot, StoreReader } from '@mmdb/storage';
 import { VectorTable, type Match, type TableSpec } from './table';
-import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, metaKey, parseKey, tableRange } from './keys';
+import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, entryRange, metaKey, parseKey, tableRange } from './keys';
 import { checkDirection, checkVector, parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, toNumbers, type Metadata } from './validate';
 import type { VectorMetric } from './metric';
 
@@ -147,6 +147,12 @@ export class VectorParticipant implements CommitParticipant {
     const metadata: Metadata = {};
     for (const [k, x] of Object.entries(c.after!.values)) if (k !== v.column) metadata[k] = x;
     return [{ key: entryKey(c.schema, id), value: encodeEntry(embedding, metadata) }];
+  }
+
+  /** What verify rebuilds from rows: the entries (not the spec written at registration, nor checkpoint images). */
+  verifyRanges(m: TableManifest): Array<[Buffer, Buffer]> {
+    const r = entryRange(m.id);
+    return [[r.gte, r.lt]];
   }
 
   dropRanges(m: TableManifest): Array<[Buffer, Buffer]> {
