@@ -19,12 +19,48 @@ export { isLosslessNumber, LosslessNumber };
 
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** A literal that a double may not hold exactly: 16+ significant digits, or a 3-digit exponent. */
-const MAY_NOT_FIT = /(?:\d\.?){16}|[eE][+-]?\d{3}/;
-
-/** Whether `text` holds a number literal JSON.parse could change (a cheap, conservative scan). */
+/**
+ * Whether `text` holds a number literal JSON.parse would change: an integer beyond
+ * ±(2^53 − 1), or a literal whose double is not the literal (more digits than the double's
+ * shortest form, or out of range: `1e400`, `1e-400`). One pass over the characters; only a
+ * literal of 16+ digits or with a 3-digit exponent is looked at closely (digits inside a
+ * string may look like one: that only costs the slow path).
+ */
 export function mayLoseNumbers(text: string): boolean {
-  return MAY_NOT_FIT.test(text);
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) continue;
+    // a run of digits, dots and an exponent starting at i
+    const start = text.charCodeAt(i - 1) === 45 ? i - 1 : i;
+    let digits = 0;
+    let expDigits = -1;
+    let j = i;
+    for (; j < n; j++) {
+      const d = text.charCodeAt(j);
+      if (d >= 48 && d <= 57) {
+        if (expDigits >= 0) expDigits++;
+        else digits++;
+      } else if (d === 46 && expDigits < 0) continue;
+      else if ((d === 101 || d === 69) && expDigits < 0) {
+        expDigits = 0;
+        const sign = text.charCodeAt(j + 1);
+        if (sign === 43 || sign === 45) j++;
+      } else break;
+    }
+    if ((digits >= 16 || expDigits >= 3) && literalChanges(text.slice(start, j))) return true;
+    i = j;
+  }
+  return false;
+}
+
+/** Whether JSON.parse changes this literal (see mayLoseNumbers). */
+function literalChanges(s: string): boolean {
+  const n = Number(s);
+  if (!Number.isFinite(n)) return true;
+  if (isInteger(s)) return !Number.isSafeInteger(n);
+  const shortest = String(n);
+  return shortest !== s && compareNumber(s, shortest) !== 0;
 }
 
 /** One number literal → number (fits), bigint (integer beyond ±2^53) or LosslessNumber (does not fit). */
