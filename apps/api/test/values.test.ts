@@ -99,6 +99,9 @@ describe('values round-trip and bodies are honoured (issue 15)', () => {
     const s = await sql(`SELECT n, tags FROM scratch.j WHERE id = 'big'`);
     expect(s.text).toContain('"n":9223372036854775807');
     expect(exact(s.text).rows[0].tags.order_ref).toBe(12345678901234567891n);
+    const q = await req('POST', '/query', { raw: '{"op":"filter","input":{"op":"scan","schema":"scratch.j"},"predicate":{"kind":"binary","op":"=","left":{"kind":"col","name":"n"},"right":{"kind":"lit","value":9223372036854775807}}}' });
+    expect(q.status).toBe(200);
+    expect(exact(q.text).map((r: { id: string }) => r.id)).toEqual(['big']);
     const x = await sql('SELECT 9007199254740993 AS x');
     expect(x.text).toContain('"rows":[{"x":9007199254740993}]');
     expect(x.json.columns).toEqual([{ name: 'x', type: 'integer' }]);

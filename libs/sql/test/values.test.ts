@@ -144,4 +144,17 @@ describe('i64 over the full signed 64-bit range', () => {
     expect((await env(`SELECT 9007199254740993 AS x`)).rows).toEqual([{ x: 9007199254740993n }]);
     expect(await code(env(`INSERT INTO scratch.j (id, n) VALUES ('o', 9223372036854775807 + 1)`))).toMatch(/integer overflow/);
   });
+
+  it('an i64 primary key beyond 2^53: point reads, ranges, updates and joins keep neighbours apart', async () => {
+    await env(`CREATE TABLE big(id INTEGER PRIMARY KEY, v TEXT)`);
+    await env(`INSERT INTO big VALUES (9007199254740992, 'a'), (9007199254740993, 'b'), (9223372036854775807, 'c'), (-9223372036854775808, 'd')`);
+    expect((await env(`SELECT v FROM big WHERE id = 9007199254740993`)).rows).toEqual([{ v: 'b' }]);
+    expect((await env(`SELECT v FROM big WHERE id = $1`, [9007199254740993n])).rows).toEqual([{ v: 'b' }]);
+    expect((await env(`SELECT id FROM big WHERE id > 9007199254740992 ORDER BY id`)).rows).toEqual([{ id: 9007199254740993n }, { id: 9223372036854775807n }]);
+    await env(`UPDATE big SET v = 'B' WHERE id = 9007199254740993`);
+    expect((await env(`SELECT id, v FROM big ORDER BY id`)).rows).toEqual([
+      { id: -9223372036854775808n, v: 'd' }, { id: 9007199254740992n, v: 'a' }, { id: 9007199254740993n, v: 'B' }, { id: 9223372036854775807n, v: 'c' },
+    ]);
+    expect((await env(`SELECT a.v AS x, b.v AS y FROM big a JOIN big b ON a.id = b.id + 1`)).rows).toEqual([{ x: 'B', y: 'a' }]);
+  });
 });
