@@ -57,6 +57,8 @@ export function installBodyParsers(fastify: {
   fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (req: unknown, body: unknown, done: Done) => {
     const type = mediaType((req as { headers: Record<string, string | undefined> }).headers['content-type']);
     const buf = body as Buffer;
+    // no body at all (a DELETE or a cancel sent with a Content-Type): the route sees none
+    if (buf.length === 0) return done(null, undefined);
     if (!isJsonType(type)) return done(null, new RawBody(type, buf));
     let text: string;
     try {
@@ -64,7 +66,7 @@ export function installBodyParsers(fastify: {
     } catch {
       return done(new DbError('invalid_body', 'the body is not valid UTF-8'));
     }
-    if (text.trim() === '') return done(new DbError('invalid_body', 'the body is empty; send a JSON value'));
+    if (text.trim() === '') return done(new DbError('invalid_body', 'the body is only white space; send a JSON value'));
     try {
       done(null, parseJsonExact(text));
     } catch (e) {
