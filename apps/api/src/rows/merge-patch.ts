@@ -24,7 +24,8 @@ export function mergeValue(target: unknown, patch: unknown): unknown {
   const out: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else out[k] = mergeValue(out[k], v);
+    // defineProperty: a member named "__proto__" stays a member (plain assignment would set the prototype)
+    else Object.defineProperty(out, k, { value: mergeValue(Object.prototype.hasOwnProperty.call(out, k) ? out[k] : undefined, v), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
