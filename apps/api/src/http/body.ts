@@ -83,13 +83,18 @@ function expected(kinds: readonly BodyKind[]): string {
 /** Refuses a body whose kind the route does not take (400 invalid_body naming the expected type). */
 @Injectable()
 export class BodyTypeGuard implements CanActivate {
+  /** The kinds per route handler (metadata does not change after start). */
+  private readonly kinds = new WeakMap<object, BodyKind[]>();
+
   constructor(private readonly reflector: Reflector) {}
 
   canActivate(ctx: ExecutionContext): boolean {
     const req = ctx.switchToHttp().getRequest<{ body?: unknown; headers: Record<string, string | string[] | undefined> }>();
     const body = req.body;
     if (body === undefined || body === null) return true;
-    const kinds = this.reflector.getAllAndOverride<BodyKind[] | undefined>(ACCEPTS, [ctx.getHandler(), ctx.getClass()]) ?? ['json'];
+    const handler = ctx.getHandler();
+    let kinds = this.kinds.get(handler);
+    if (!kinds) this.kinds.set(handler, (kinds = this.reflector.getAllAndOverride<BodyKind[] | undefined>(ACCEPTS, [handler, ctx.getClass()]) ?? ['json']));
     const got = body instanceof RawBody ? body.type : body instanceof Readable ? 'application/x-ndjson' : 'application/json';
     let kind: BodyKind | undefined;
     if (body instanceof RawBody) kind = TEXT_TYPES.has(body.type) ? 'text' : undefined;
