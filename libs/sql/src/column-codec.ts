@@ -61,6 +61,15 @@ export function encodeCell(c: ColumnDef, kind: 'json' | 'vector', v: Exclude<Val
   return coerceValue(c.name, 'json', toJson(v));
 }
 
+/** A SQL value compared with a json/vector column → the stored value it equals (undefined: none can). */
+export function keyOfCell(c: ColumnDef, v: Exclude<Value, null>): JsonValue | undefined {
+  try {
+    return encodeCell(c, c.ty === 'vector' ? 'vector' : 'json', v);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The declared kind of each output column of a plan: 'json'/'vector' when the column is a
  * plain reference (through projections, sorts, joins, ...) to such a table column.

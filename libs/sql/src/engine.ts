@@ -19,7 +19,7 @@ import { optimize, type PassReport } from './optimizer/optimizer';
 import {
   applyAffinity, checkInt, compareValues, I64_MAX, I64_MIN, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
 } from './values';
-import { cellKinds, decodeCell, encodeCell, outKind, outputKinds, type OutKind } from './column-codec';
+import { cellKinds, decodeCell, encodeCell, keyOfCell, outKind, outputKinds, type OutKind } from './column-codec';
 import { PlanCache } from './plan-cache';
 import { TableCache, lowerBound, pkKeyOf, topByScan, topRows, type CachedTable } from './exec/table-cache';
 
@@ -903,7 +903,7 @@ function storeKey(t: SqlTable, col: string, v: Value): import('@mmdb/core').Json
       return undefined;
     case 'f64': return typeof a === 'string' ? undefined : Number(a);
     case 'str': return toText(a)!;
-    default: return toJson(a);
+    default: return cellKinds(t)[i] ? keyOfCell(c, a) : toJson(a);
   }
 }
 

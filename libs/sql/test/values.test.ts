@@ -85,6 +85,15 @@ describe('json columns in SQL', () => {
     expect(await code(env(`INSERT INTO scratch.j (id, tags) VALUES ('d', '[0.10000000000000000001]')`))).toMatch(/^type_mismatch: column "tags" \(json\) holds the number 0.10000000000000000001/);
   });
 
+  it('an index on a json column finds rows by their JSON text', async () => {
+    await store.registerSchema(J.replace('dim = 3\n', 'dim = 3\n[[indexes]]\nname = "by_tags"\ncolumns = ["tags"]\n'));
+    await env(`INSERT INTO scratch.j (id, tags) VALUES ('h', '"hi"'), ('o', '{"b":1,"a":[2]}'), ('n', '7')`);
+    expect((await env(`SELECT id FROM scratch.j WHERE tags = '"hi"'`)).rows).toEqual([{ id: 'h' }]);
+    expect((await env(`SELECT id FROM scratch.j WHERE tags = '{"b":1,"a":[2]}'`)).rows).toEqual([{ id: 'o' }]);
+    expect((await env(`SELECT id FROM scratch.j WHERE tags = '7'`)).rows).toEqual([{ id: 'n' }]);
+    expect((await env(`SELECT id FROM scratch.j WHERE tags = 'hi'`)).rows).toEqual([]);
+  });
+
   it('runs the SQLite JSON functions and operators on json columns', async () => {
     await env(`INSERT INTO scratch.j (id, tags) VALUES ('f', '{"a":{"b":[10,20,"x"]},"s":"str","r":1.5,"t":true,"big":9007199254740993}')`);
     const r = await env(
