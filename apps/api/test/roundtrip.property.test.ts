@@ -4,7 +4,7 @@
  * real HTTPS against the built server; afterwards `verify` finds every derived entry (index,
  * vector) exactly as the rows imply.
  *
- * Write surfaces: row POST, row PUT, JSON `_batch`, NDJSON `_batch`, SQL INSERT (params),
+ * Write surfaces: row POST, row PUT, row PATCH (a json value merges as RFC 7396 says), JSON `_batch`, NDJSON `_batch`, SQL INSERT (params),
  * SQL UPDATE, SQL INSERT … SELECT, SQL INSERT … RETURNING (also read back), BEGIN…COMMIT.
  * Read surfaces: row GET, SQL SELECT, `/query` (a `get` plan).
  * Types: str (unicode, empty, long), i64 (full signed 64-bit), f64 (−0, subnormal, ±1.8e308),
@@ -23,6 +23,7 @@ import { FtsParticipant } from '@mmdb/fts';
 import { GraphIndex } from '@mmdb/graph';
 import { TenantStore } from '@mmdb/storage';
 import { VectorParticipant } from '@mmdb/vector';
+import { mergeValue } from '../src/rows/merge-patch';
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
@@ -120,7 +121,7 @@ const rowArb = fc.record(
   { requiredKeys: [] },
 );
 
-const SURFACES = ['post', 'put', 'batch', 'ndjson', 'sql_insert', 'sql_update', 'sql_insert_select', 'sql_returning', 'sql_script'] as const;
+const SURFACES = ['post', 'put', 'patch', 'batch', 'ndjson', 'sql_insert', 'sql_update', 'sql_insert_select', 'sql_returning', 'sql_script'] as const;
 type Surface = (typeof SURFACES)[number];
 
 /** The canonical form a read answers (as exact JSON text): a timestamp as epoch ms, a missing column as null. */
@@ -179,6 +180,14 @@ describe('every value round-trips through every surface (property, issue 15)', (
       case 'put':
         await call('PUT', `/rows/prop.t/${encodeURIComponent(id)}`, row);
         return;
+      case 'patch':
+        // onto a row holding other values; a json column merges as RFC 7396 says (into null here)
+        await call('POST', '/rows/prop.t', { id, s: 'before', i: 1, f: 2.5, b: true, ts: 0, v: [1, 1, 1] });
+        await call('PATCH', `/rows/prop.t/${encodeURIComponent(id)}`, {
+          ...Object.fromEntries(['s', 'i', 'f', 'b', 'ts', 'v'].map((c) => [c, row[c as keyof typeof row] ?? null])),
+          ...(row.j !== undefined ? { j: row.j } : {}),
+        });
+        return;
       case 'batch':
         await call('POST', '/rows/prop.t/_batch', [body]);
         return;
@@ -223,7 +232,7 @@ describe('every value round-trips through every surface (property, issue 15)', (
       fc.asyncProperty(rowArb, fc.constantFrom(...SURFACES), async (row, surface) => {
         const id = `r${++n}`;
         seen.set(surface, (seen.get(surface) ?? 0) + 1);
-        const expected = canonical({ id, ...row });
+        const expected = canonical({ id, ...row, ...(surface === 'patch' && row.j !== undefined ? { j: mergeValue(null, row.j) } : {}) });
         written.set(id, expected);
         const returned = await write(surface, id, row);
         const got = await reads(id);
