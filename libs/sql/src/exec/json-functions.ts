@@ -23,11 +23,6 @@ function parse(v: Exclude<Value, null>): unknown {
   }
 }
 
-/** A SQL value as a JSON element of json_array/json_object (text is a string, as SQLite without subtypes). */
-function element(v: Value): unknown {
-  return v;
-}
-
 function text(j: unknown): string {
   if (isLosslessNumber(j)) return j.value;
   return stringifyJson(j);
@@ -151,7 +146,8 @@ export const JSON_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn }
     },
   },
   json_extract: { min: 2, max: Infinity, fn: extract },
-  json_array: { min: 0, max: Infinity, fn: (a) => text(a.map(element)) },
+  // a TEXT argument is a JSON string (as in SQLite for text that does not come from json())
+  json_array: { min: 0, max: Infinity, fn: (a) => text(a) },
   json_object: {
     min: 0, max: Infinity,
     fn: (a) => {
@@ -159,7 +155,7 @@ export const JSON_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn }
       const o: Record<string, unknown> = {};
       for (let i = 0; i < a.length; i += 2) {
         if (typeof a[i] !== 'string') throw new DbError('validation_failed', 'json_object() labels must be TEXT');
-        o[a[i] as string] = element(a[i + 1]);
+        Object.defineProperty(o, a[i] as string, { value: a[i + 1], enumerable: true, writable: true, configurable: true });
       }
       return text(o);
     },
