@@ -56,7 +56,8 @@ export function mayLoseNumbers(text: string): boolean {
 
 /** Whether JSON.parse changes this literal (see mayLoseNumbers). */
 function literalChanges(s: string): boolean {
-  const n = Number(s);
+  // parseFloat reads a JSON number literal exactly as Number() does, several times faster
+  const n = parseFloat(s);
   if (!Number.isFinite(n)) return true;
   if (isInteger(s)) return !Number.isSafeInteger(n);
   const shortest = String(n);
