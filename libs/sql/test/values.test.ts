@@ -154,6 +154,15 @@ describe('i64 over the full signed 64-bit range', () => {
     expect(await code(env(`INSERT INTO scratch.j (id, n) VALUES ('o', 9223372036854775807 + 1)`))).toMatch(/integer overflow/);
   });
 
+  it('a DEFAULT beyond 2^53 is kept in the manifest exactly (CREATE TABLE and ALTER TABLE)', async () => {
+    await env(`CREATE TABLE d(id INTEGER PRIMARY KEY, n INTEGER DEFAULT 9223372036854775807, j JSON)`);
+    await env(`ALTER TABLE d ADD COLUMN m INTEGER DEFAULT -9007199254740993`);
+    await env(`INSERT INTO d(id, j) VALUES (1, '[1]')`);
+    const s = await env(`SELECT n, m, j FROM d`);
+    expect(s.rows).toEqual([{ n: 9223372036854775807n, m: -9007199254740993n, j: [1] }]);
+    expect(s.columns.map((c: { type: string }) => c.type)).toEqual(['integer', 'integer', 'json']);
+  });
+
   it('an i64 primary key beyond 2^53: point reads, ranges, updates and joins keep neighbours apart', async () => {
     await env(`CREATE TABLE big(id INTEGER PRIMARY KEY, v TEXT)`);
     await env(`INSERT INTO big VALUES (9007199254740992, 'a'), (9007199254740993, 'b'), (9223372036854775807, 'c'), (-9223372036854775808, 'd')`);
