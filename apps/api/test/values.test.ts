@@ -196,6 +196,11 @@ describe('values round-trip and bodies are honoured (issue 15)', () => {
     expect((await req('POST', '/vector/standalone/put', { body: { id: 'a', embedding: [1, 2], metric: 'cosine' } })).status).toBe(200);
     const put = await req('POST', '/vector/standalone/put', { body: { id: 'z', embedding: [0, 0] } });
     expect(put.json.error).toBe('validation_failed');
+    // integer literals beyond 2^53 in an embedding are floats like any other; 1e400 is refused, quoted
+    expect((await req('POST', '/vector/standalone/put', { raw: '{"id":"b","embedding":[12345678901234567891,1]}' })).status).toBe(200);
+    const inf = await req('POST', '/vector/standalone/put', { raw: '{"id":"i","embedding":[1e400,1]}' });
+    expect(inf.json.error).toBe('validation_failed');
+    expect(inf.json.message).toContain('1e400');
     const top = await req('POST', '/vector/shop.products/topk', { body: { vector: [0, 0, 0, 0] } });
     expect(top.json.error).toBe('validation_failed');
     expect(top.json.message).toMatch(/no direction/);
