@@ -46,6 +46,9 @@ export function isJsonType(t: string): boolean {
 
 type Done = (e: Error | null, body?: unknown) => void;
 
+/** Stateless when not streaming: one decoder serves every request. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Replaces fastify's parsers with ours (see the file comment). */
 export function installBodyParsers(fastify: {
   removeAllContentTypeParsers(): void;
@@ -62,11 +65,10 @@ export function installBodyParsers(fastify: {
     if (!isJsonType(type)) return done(null, new RawBody(type, buf));
     let text: string;
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
+      text = UTF8.decode(buf);
     } catch {
       return done(new DbError('invalid_body', 'the body is not valid UTF-8'));
     }
-    if (text.trim() === '') return done(new DbError('invalid_body', 'the body is only white space; send a JSON value'));
     try {
       done(null, parseJsonExact(text));
     } catch (e) {
