@@ -142,6 +142,8 @@ export class TenantStore implements StoreReader {
   private participantList: CommitParticipant[];
   private checkFn: CheckEvaluator | undefined;
   private epochValue = 0;
+  /** setEpoch calls run one at a time. */
+  private epochChain: Promise<unknown> = Promise.resolve();
   private closed = false;
   private diskFull = false;
   private freeBytes: number | null = null;
@@ -191,8 +193,31 @@ export class TenantStore implements StoreReader {
     return this.coordinator ? this.coordinator.lastLsn : this.openingLsn;
   }
 
+  /** The fencing epoch stamped in every frame this store writes from now on. */
   get epoch(): number {
     return this.epochValue;
+  }
+
+  /**
+   * Sets the fencing epoch (the lease revision of the writer) stamped in every frame prepared
+   * from now on, and records it (`M ‖ epoch`, synced) so a restart keeps it. Epochs only grow:
+   * a lower one is refused with `conflict` (a stale lease holder must not write); the same one
+   * is a no-op. Frames already being prepared keep the epoch they were stamped with.
+   *
+   * @example
+   *   await store.setEpoch(lease.revision); // on winning the lease, before taking writes
+   */
+  setEpoch(epoch: number): Promise<void> {
+    const run = this.epochChain.then(async () => {
+      if (!Number.isSafeInteger(epoch) || epoch < 0) throw new DbError('validation_failed', `an epoch is a non-negative integer, not ${String(epoch)}`);
+      if (epoch < this.epochValue) throw new DbError('conflict', `epoch ${epoch} is below the store's epoch ${this.epochValue}`, { epoch: this.epochValue });
+      if (epoch === this.epochValue) return;
+      if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+      await this.db.put(metaKey('epoch'), Buffer.from(JSON.stringify(epoch)), { sync: true });
+      this.epochValue = epoch;
+    });
+    this.epochChain = run.catch(() => undefined);
+    return run;
   }
 
   get dir(): string {
