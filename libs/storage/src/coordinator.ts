@@ -177,6 +177,36 @@ export class Coordinator {
     });
   }
 
+  /** Set while `exclusive` runs: the pump finishes its group in flight, then waits. */
+  private gate: Promise<void> | null = null;
+  private idleAtGate = false;
+
+  /**
+   * Runs `fn` while no group is being prepared or written (commits queue up meanwhile and
+   * go on after it): how frames from elsewhere (a leader's, a copy's) join this log.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.gate) await this.gate;
+    let open!: () => void;
+    this.gate = new Promise<void>((r) => (open = r));
+    try {
+      while (this.running && !this.idleAtGate) await new Promise((r) => setTimeout(r, 1));
+      return await fn();
+    } finally {
+      this.gate = null;
+      open();
+      if (this.queue.length && !this.running) void this.pump();
+    }
+  }
+
+  /** After frames were appended outside the pump (`exclusive`): the log now ends at `lastLsn`. */
+  adopt(lastLsn: number): void {
+    this.lastLsn = lastLsn;
+    this.nextLsn = lastLsn;
+    // hidden rowids are re-read from the rows when next needed
+    this.rowidNext = new Map();
+  }
+
   /** Resolves when the queue is empty and no group is being written. */
   async drain(): Promise<void> {
     while (this.running || this.queue.length) await new Promise((r) => setTimeout(r, 1));
@@ -193,6 +223,14 @@ export class Coordinator {
     let flight: Flight | null = null;
     try {
       while (this.queue.length || flight) {
+        if (this.gate) {
+          if (flight) await flight.done;
+          flight = null;
+          this.idleAtGate = true;
+          while (this.gate) await this.gate;
+          this.idleAtGate = false;
+          continue;
+        }
         if (!this.queue.length) {
           await flight!.done;
           flight = null;

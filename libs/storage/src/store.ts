@@ -37,7 +37,8 @@ export interface IdempotencyRecordStored {
   readonly expiresAt: number;
   readonly response: StoredResponse;
 }
-import type { WriteSet } from './context';
+import { WriteSet } from './context';
+import { FrameApplier } from './applier';
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
@@ -51,6 +52,12 @@ import { Db, LevelSnapshotReader } from './snapshot';
 import { verifyStore, VerifyReport } from './verify';
 
 const ROW_KEY_PREFIX = KEYSPACE.row.charCodeAt(0);
+
+/** One frame of the log: its stored bytes and their decoded form. */
+export interface LogEntry {
+  readonly frame: CommittedFrame;
+  readonly bytes: Buffer;
+}
 
 export interface StoreOptions {
   /** Directory of the classic-level database (created if missing). */
@@ -139,6 +146,8 @@ export class TenantStore implements StoreReader {
   private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
   private coordinator!: Coordinator;
+  /** The one frame applier (commit path, recovery, followers). */
+  private readonly applier: FrameApplier;
   private participantList: CommitParticipant[];
   private checkFn: CheckEvaluator | undefined;
   private epochValue = 0;
@@ -170,6 +179,13 @@ export class TenantStore implements StoreReader {
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
+    this.applier = new FrameApplier({
+      catalog: this.catalog,
+      tableLsns: this.tableLsns,
+      participants: () => this.participantList,
+      clearSchema: (m) => this.clearSchema(m),
+      del: (key) => this.db.del(key),
+    });
   }
 
   static async open(opts: StoreOptions): Promise<TenantStore> {
@@ -286,15 +302,11 @@ export class TenantStore implements StoreReader {
       frames.splice(frames.findIndex((f) => f.lsn >= tailStart) >>> 0);
     }
     const replayed: Record<string, number> = {};
-    for (const [p, lsn] of from) {
-      let n = 0;
-      for (const f of frames) {
-        if (f.lsn > lsn && f.lsn <= lastLsn) {
-          p.apply?.(f);
-          n++;
-        }
-      }
-      replayed[p.name] = n;
+    for (const p of from.keys()) replayed[p.name] = 0;
+    for (const f of frames) {
+      if (f.lsn > lastLsn) break;
+      this.applier.apply(f, from);
+      for (const [p, lsn] of from) if (f.lsn > lsn) replayed[p.name]++;
     }
     this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
     const every = this.opts.idempotencyPurgeMs ?? 10 * 60_000;
@@ -365,28 +377,9 @@ export class TenantStore implements StoreReader {
       applyDurable: async (frames: readonly CommittedFrame[], droppedSchemas: readonly TableManifest[], writes: WriteSet) => {
         this.applySeq++;
         let dropped = false;
-        for (const f of frames) {
-          for (const c of f.changes) {
-            if ('schema' in c) this.tableLsns.set(c.schema, f.lsn);
-            if (c.op === 'schema_drop') dropped = true;
-            if (c.op === 'schema_put') this.catalog.set(c.schema, { manifest: parseManifest(c.toml), toml: c.toml });
-            else if (c.op === 'schema_drop') this.catalog.delete(c.schema);
-          }
-          for (const p of this.participantList) p.apply?.(f);
-        }
-        if (dropped) this.rowCache.clear();
-        else if (this.rowCache.size > 0 || writes.size <= this.rowCache.bulk) {
-          // A bulk group (a load) updates the rows already cached but does not displace them.
-          const through = writes.size <= this.rowCache.bulk;
-          writes.forEachBin((k, v) => {
-            if (k.charCodeAt(0) !== ROW_KEY_PREFIX) return;
-            if (through || this.rowCache.has(k)) this.rowCache.set(k, v === null ? null : v.toString('utf8'));
-          });
-        }
-        for (const m of droppedSchemas) {
-          await this.clearSchema(m);
-          await this.db.del(metaKey('dropping', m.id));
-        }
+        for (const f of frames) if (this.applier.apply(f)) dropped = true;
+        this.cacheThrough(writes, dropped);
+        await this.applier.finish(droppedSchemas);
         this.diskFull = false;
       },
       publish: (frames: readonly CommittedFrame[]) => {
@@ -400,6 +393,21 @@ export class TenantStore implements StoreReader {
         return new DbError('internal_error', `write failed: ${e.message}`);
       },
     };
+  }
+
+  /**
+   * Writes a group's row keys through the read cache (after its apply, before its callers
+   * resolve). A bulk group (a load) updates the rows already cached but does not displace them.
+   */
+  private cacheThrough(writes: WriteSet, dropped: boolean): void {
+    if (dropped) this.rowCache.clear();
+    else if (this.rowCache.size > 0 || writes.size <= this.rowCache.bulk) {
+      const through = writes.size <= this.rowCache.bulk;
+      writes.forEachBin((k, v) => {
+        if (k.charCodeAt(0) !== ROW_KEY_PREFIX) return;
+        if (through || this.rowCache.has(k)) this.rowCache.set(k, v === null ? null : v.toString('utf8'));
+      });
+    }
   }
 
   /** Removes every key of a dropped schema: rows and each participant's ranges. */
@@ -534,9 +542,73 @@ export class TenantStore implements StoreReader {
     }
   }
 
+  /**
+   * Appends frames written by another store (a follower applying its leader's log, or a store
+   * rebuilt from a copy of a log) through the same applier as the commit path: each frame's
+   * keys, its log entry and the segment index in one sync batch per run of frames (a run ends
+   * at a schema drop, whose keys are cleared before later frames apply), then the in-memory
+   * state, then the change feed. Every frame is verified first (checksum, `corrupt_log`) and
+   * must continue this log: LSN `lastLsn + 1` onward with no gap (else `validation_failed`,
+   * nothing written). Local commits wait meanwhile.
+   *
+   * @example
+   *   for await (const batch of leader.changesFrom({ epoch: 0, lsn: follower.lastLsn })) await follower.applyFrames(batch.bytes);
+   */
+  async applyFrames(frames: readonly Uint8Array[]): Promise<{ lastLsn: number }> {
+    return this.coordinator.exclusive(async () => {
+      if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+      const decoded = frames.map((b) => ({ f: decodeFrame(b), b: Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+      let expect = this.lastLsn + 1;
+      for (const d of decoded) {
+        if (d.f.lsn !== expect) throw new DbError('validation_failed', `frame lsn ${d.f.lsn} does not continue the log (expected ${expect})`, { expected: expect });
+        expect++;
+      }
+      for (let i = 0; i < decoded.length; ) {
+        let j = i;
+        while (j < decoded.length - 1 && !decoded[j].f.changes.some((c) => c.op === 'schema_drop')) j++;
+        await this.appendRun(decoded.slice(i, j + 1));
+        i = j + 1;
+      }
+      return { lastLsn: this.lastLsn };
+    });
+  }
+
+  /** One run of applyFrames: one batch, then the applier. */
+  private async appendRun(run: ReadonlyArray<{ f: CommittedFrame; b: Buffer }>): Promise<void> {
+    const writes = new WriteSet();
+    for (const { f, b } of run) for (const w of FrameApplier.keyWrites(f, b)) writes.set(w.key, w.value);
+    const batch = this.db.batch();
+    for (const [k, v] of writes.entries()) {
+      if (v === null) batch.del(k);
+      else batch.put(k, v);
+    }
+    for (const m of this.segments.record(run.map(({ f, b }) => ({ lsn: f.lsn, bytes: b.length })))) {
+      if (m.value === null) batch.del(m.key);
+      else batch.put(m.key, m.value);
+    }
+    this.coordinator.writing = true;
+    try {
+      await batch.write({ sync: this.opts.sync ?? true });
+      this.coordinator.adopt(run[run.length - 1].f.lsn);
+      this.applySeq++;
+      let dropped = false;
+      for (const { f } of run) if (this.applier.apply(f)) dropped = true;
+      this.cacheThrough(writes, dropped);
+      await this.applier.finish(run.flatMap(({ f }) => FrameApplier.dropped(f)));
+    } finally {
+      this.coordinator.writing = false;
+    }
+    for (const { f } of run) this.feed.next(f);
+  }
+
   /** Frames with lsn >= from, decoded and verified, in order. */
   async *frames(from = 1): AsyncIterable<CommittedFrame> {
     for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [, v] of batch) yield decodeFrame(v);
+  }
+
+  /** The log's frames with lsn >= from as stored (`bytes`, what `applyFrames` takes) and decoded, in order. */
+  async *logFrames(from = 1): AsyncIterable<LogEntry> {
+    for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [, v] of batch) yield { frame: decodeFrame(v), bytes: v };
   }
 
   // ---- maintenance --------------------------------------------------------
