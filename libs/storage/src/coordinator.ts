@@ -48,7 +48,7 @@ export interface CoordinatorHost {
   participants(): readonly CommitParticipant[];
   checkEvaluator(): CheckEvaluator | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
-  groupMeta(frames: readonly { lsn: number; bytes: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
+  groupMeta(frames: readonly { lsn: number; bytes: number; epoch: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
   /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
   cachedRow(bin: string): Buffer | null | undefined;
   /**
@@ -56,8 +56,8 @@ export interface CoordinatorHost {
    * group's key writes); drops finished schemas.
    */
   applyDurable(frames: readonly CommittedFrame[], dropped: readonly TableManifest[], writes: WriteSet): Promise<void>;
-  /** Publishes frames on the change feed. */
-  publish(frames: readonly CommittedFrame[]): void;
+  /** Publishes frames (and their encoded bytes) on the change feed. */
+  publish(frames: readonly CommittedFrame[], bytes: readonly Buffer[]): void;
   onWriteError(e: Error): DbError;
 }
 
@@ -300,7 +300,7 @@ export class Coordinator {
         else batch.put(key, v);
       }
       for (const p of framed) batch.put(logKey(p.frame!.lsn), p.bytes!);
-      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length })))) {
+      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length, epoch: p.frame!.epoch })))) {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
@@ -325,7 +325,10 @@ export class Coordinator {
     } finally {
       this.writing = false;
       this.resolveAll(g.prepared);
-      this.host.publish(frames);
+      this.host.publish(
+        frames,
+        framed.map((p) => p.bytes!),
+      );
     }
     return true;
   }

@@ -5,7 +5,9 @@ export { encodeFrame, decodeFrame, frameLsn, crc32cOf, FRAME_VERSION } from './f
 export type { FrameInput } from './frame';
 export { TenantStore } from './store';
 export { FrameApplier } from './applier';
-export type { LogEntry, StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
+export type { FeedStats, LogEntry, StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
 export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
 export { rowKey, indexKey, fkIndexName, frameKeyWrites } from './records';
+export { ChangeFeed, READER_KINDS } from './feed';
+export type { ChangeCursor, FeedBatch, FeedEntry, FeedOptions, ReaderKind } from './feed';

@@ -39,6 +39,7 @@ export interface IdempotencyRecordStored {
 }
 import { WriteSet } from './context';
 import { FrameApplier } from './applier';
+import { ChangeCursor, ChangeFeed, FeedEntry, FeedHub, FeedOptions, FeedSource, READER_KINDS, ReaderKind } from './feed';
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
@@ -97,6 +98,21 @@ export interface StoreOptions {
   readonly checkpointFrames?: number;
   /** The same, once this long has passed since the last checkpoint with any frame after it (default 1 hour; 0: off). */
   readonly checkpointMs?: number;
+  /** Change feed: most frames the log keeps for a lagging watch reader, which is told to resnapshot past it (default 100,000). */
+  readonly feedHoldFrames?: number;
+  /** The same bound in log bytes (default 256 MiB). */
+  readonly feedHoldBytes?: number;
+}
+
+/** Where the change feed stands (metrics). */
+export interface FeedStats {
+  readonly cursors: Readonly<Record<ReaderKind, number>>;
+  /** The oldest LSN retention keeps for checkpoints, followers or readers (lastLsn + 1: none). */
+  readonly oldestHeldLsn: number;
+  /** The first LSN the log holds. */
+  readonly firstLsn: number;
+  /** Frames the log keeps because of each kind of holder (registered and open followers, watch readers, checkpoints). */
+  readonly retainedFrames: Readonly<Record<ReaderKind | 'checkpoint', number>>;
 }
 
 /** What the background checkpoints have done since the store opened. */
@@ -145,6 +161,12 @@ export class TenantStore implements StoreReader {
   /** Counts applied groups, so a read that raced an apply is not cached. */
   private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
+  /** Open cursors of `changesFrom`. */
+  private readonly hub = new FeedHub();
+  /** Epoch history: [epoch, first LSN written under it], oldest first (M ‖ epochs). */
+  private epochs: Array<[number, number]> = [];
+  /** The lowest LSN a follower registered with registerFollower has applied (Infinity: none). */
+  private registeredFollowerMin = Infinity;
   private coordinator!: Coordinator;
   /** The one frame applier (commit path, recovery, followers). */
   private readonly applier: FrameApplier;
@@ -168,7 +190,10 @@ export class TenantStore implements StoreReader {
   /** Background checkpoints and log retention (`checkpointFrames`, `checkpointMs`). */
   readonly maintenance: MaintenanceStats = { checkpoints: 0, segmentsDropped: 0, lastCheckpointLsn: 0, lastError: null };
 
-  /** Every frame after it is durable and applied, in LSN order. */
+  /**
+   * Live frames only, each once it is durable and applied, in LSN order (no replay, no
+   * resume): for in-process observers. Readers that must not miss a frame use `changesFrom`.
+   */
   readonly changes: Observable<CommittedFrame> = this.feed.asObservable();
 
   private constructor(
@@ -179,6 +204,7 @@ export class TenantStore implements StoreReader {
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
+    Object.defineProperty(this.feedSource, 'lastLsn', { get: () => this.lastLsn });
     this.applier = new FrameApplier({
       catalog: this.catalog,
       tableLsns: this.tableLsns,
@@ -264,6 +290,17 @@ export class TenantStore implements StoreReader {
 
     const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
     let lastLsn = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
+    const epochs = await this.db.get(metaKey('epochs'));
+    if (epochs) this.epochs = parseJson<Array<[number, number]>>(epochs);
+    else {
+      // a store from before the epoch history: its first frame's epoch from its first LSN
+      const first = await this.db.values({ gte: LOG_START, lt: LOG_END, limit: 1 }).all();
+      if (first.length) {
+        const f = decodeFrame(first[0]);
+        this.epochs = [[f.epoch, f.lsn]];
+      }
+    }
+    this.registeredFollowerMin = await this.followerMin();
     this.openingLsn = lastLsn;
 
     // Participants load their checkpoints; frames after the oldest one are replayed.
@@ -369,7 +406,12 @@ export class TenantStore implements StoreReader {
       schemas: () => this.catalog.values(),
       participants: () => this.participantList,
       checkEvaluator: () => this.checkFn,
-      groupMeta: (frames: readonly { lsn: number; bytes: number }[]) => this.segments.record(frames),
+      groupMeta: (frames: readonly { lsn: number; bytes: number; epoch: number }[]) => {
+        const meta = this.segments.record(frames);
+        const e = this.noteEpochs(frames);
+        if (e) meta.push(e);
+        return meta;
+      },
       cachedRow: (bin: string) => {
         const c = this.rowCache.get(bin);
         return c === undefined ? undefined : c === null ? null : Buffer.from(c, 'utf8');
@@ -382,8 +424,9 @@ export class TenantStore implements StoreReader {
         await this.applier.finish(droppedSchemas);
         this.diskFull = false;
       },
-      publish: (frames: readonly CommittedFrame[]) => {
+      publish: (frames: readonly CommittedFrame[], bytes: readonly Buffer[]) => {
         for (const f of frames) this.feed.next(f);
+        this.hub.publish(frames, bytes);
       },
       onWriteError: (e: Error) => {
         if (/ENOSPC|no space left/i.test(e.message)) {
@@ -582,7 +625,11 @@ export class TenantStore implements StoreReader {
       if (v === null) batch.del(k);
       else batch.put(k, v);
     }
-    for (const m of this.segments.record(run.map(({ f, b }) => ({ lsn: f.lsn, bytes: b.length })))) {
+    const counted = run.map(({ f, b }) => ({ lsn: f.lsn, bytes: b.length, epoch: f.epoch }));
+    const meta = this.segments.record(counted);
+    const e = this.noteEpochs(counted);
+    if (e) meta.push(e);
+    for (const m of meta) {
       if (m.value === null) batch.del(m.key);
       else batch.put(m.key, m.value);
     }
@@ -599,7 +646,99 @@ export class TenantStore implements StoreReader {
       this.coordinator.writing = false;
     }
     for (const { f } of run) this.feed.next(f);
+    this.hub.publish(
+      run.map(({ f }) => f),
+      run.map(({ b }) => b),
+    );
   }
+
+  // ---- the change feed ------------------------------------------------------
+
+  /**
+   * A resumable reader of this log: the frames after `cursor` (replayed from the log), then
+   * live frames as they commit, with no gap and no duplicate, in LSN order, in batches. A
+   * cursor is the last frame a reader has and its epoch; `{ epoch: 0, lsn: 0 }` starts at the
+   * beginning. The reader is told `resync_required` (details.reason) when it must start again
+   * from a snapshot: its cursor names a frame this log's history does not have under that
+   * epoch (`epoch`, `ahead`: rewritten by a new lease holder), the frames it needs were
+   * dropped (`retention`), or a watch reader fell further behind than its bound (`lag`).
+   * Followers hold the log for as long as their cursor is open; watch readers up to their
+   * bound (`FeedOptions`, store options `feedHoldFrames`/`feedHoldBytes`). A slow reader
+   * never blocks commits: its live buffer is bounded, and when it fills the reader goes back
+   * to reading the log.
+   *
+   * @example
+   *   const feed = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'follower', id: 'node-b' });
+   *   for await (const batch of feed) {
+   *     await follower.applyFrames(batch.entries.map((e) => e.bytes));
+   *     saveCursor(batch.cursor);
+   *   }
+   */
+  changesFrom(cursor: ChangeCursor, opts: FeedOptions = {}): ChangeFeed {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    if (opts.kind !== undefined && !READER_KINDS.includes(opts.kind)) throw new DbError('validation_failed', `unknown reader kind "${String(opts.kind)}"`);
+    const feed = new ChangeFeed(this.feedSource, this.hub, cursor, {
+      ...opts,
+      maxLagFrames: opts.maxLagFrames ?? this.opts.feedHoldFrames ?? 100_000,
+      maxLagBytes: opts.maxLagBytes ?? this.opts.feedHoldBytes ?? 256 * 1024 * 1024,
+    });
+    this.hub.add(feed);
+    return feed;
+  }
+
+  /** Open cursors, the oldest LSN the log holds for any reason, and the frames each kind of holder keeps. */
+  feedStats(): FeedStats {
+    const last = this.lastLsn;
+    const holds = this.hub.holds(last, this.bytesAfter);
+    const checkpoint = Math.min(last, this.maintenance.lastCheckpointLsn);
+    const followers = Math.min(holds.follower, this.registeredFollowerMin);
+    return {
+      cursors: this.hub.counts(),
+      oldestHeldLsn: Math.min(holds.watch, followers, checkpoint) + 1,
+      firstLsn: this.feedSource.firstLsn(),
+      retainedFrames: { follower: last - followers, watch: last - holds.watch, checkpoint: last - checkpoint },
+    };
+  }
+
+  /** Records the epoch history when a frame's epoch differs from the last one: the write for the batch. */
+  private noteEpochs(frames: readonly { lsn: number; epoch: number }[]): { key: Buffer; value: Buffer } | null {
+    let changed = false;
+    for (const f of frames) {
+      const last = this.epochs[this.epochs.length - 1];
+      if (last && last[0] === f.epoch) continue;
+      this.epochs.push([f.epoch, f.lsn]);
+      changed = true;
+    }
+    return changed ? { key: metaKey('epochs'), value: Buffer.from(JSON.stringify(this.epochs)) } : null;
+  }
+
+  private readonly bytesAfter = (lsn: number): number => {
+    let n = 0;
+    for (const s of this.segments.list()) if (s.last > lsn) n += s.bytes;
+    return n;
+  };
+
+  private readonly feedSource: FeedSource = {
+    get lastLsn() {
+      return 0;
+    },
+    readLog: async (from, limit) => {
+      const out: FeedEntry[] = [];
+      for (const [, v] of (await this.db.iterator({ gte: logKey(from), lt: LOG_END, limit }).all()) as Array<[Buffer, Buffer]>) out.push({ frame: decodeFrame(v), bytes: v });
+      return out;
+    },
+    firstLsn: () => {
+      const first = this.segments.list()[0];
+      return first ? first.first : this.lastLsn + 1;
+    },
+    epochAt: (lsn) => {
+      if (lsn < 1 || lsn > this.lastLsn || !this.epochs.length) return undefined;
+      let e = this.epochs[0][0];
+      for (const [epoch, from] of this.epochs) if (from <= lsn) e = epoch;
+      return e;
+    },
+    bytesAfter: this.bytesAfter,
+  };
 
   /** Frames with lsn >= from, decoded and verified, in order. */
   async *frames(from = 1): AsyncIterable<CommittedFrame> {
@@ -637,6 +776,7 @@ export class TenantStore implements StoreReader {
   /** Records how far a follower has applied the log (retention keeps what it still needs). */
   async registerFollower(id: string, appliedLsn: number): Promise<void> {
     await this.db.put(metaKey('follower', id), Buffer.from(JSON.stringify(appliedLsn)), { sync: true });
+    this.registeredFollowerMin = await this.followerMin();
   }
 
   /**
@@ -650,8 +790,23 @@ export class TenantStore implements StoreReader {
       const v = await this.db.get(metaKey('checkpoint', p.name));
       needed = Math.min(needed, v ? parseJson<number>(v) : 0);
     }
-    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['follower']))) for (const [, v] of batch) needed = Math.min(needed, parseJson<number>(v));
+    this.registeredFollowerMin = await this.followerMin();
+    const holds = this.hub.holds(this.lastLsn, this.bytesAfter);
+    needed = Math.min(needed, this.registeredFollowerMin, holds.follower, holds.watch);
     return this.segments.dropThrough(needed);
+  }
+
+  /** The lowest LSN any registered follower has applied (Infinity: none registered). */
+  private async followerMin(): Promise<number> {
+    let min = Infinity;
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['follower']))) for (const [, v] of batch) min = Math.min(min, parseJson<number>(v));
+    return min;
+  }
+
+  /** Forgets a registered follower: the log no longer keeps frames for it. */
+  async removeFollower(id: string): Promise<void> {
+    await this.db.del(metaKey('follower', id), { sync: true });
+    this.registeredFollowerMin = await this.followerMin();
   }
 
   /** Rebuilds every derived entry from the rows and reports each difference. */
@@ -694,6 +849,7 @@ export class TenantStore implements StoreReader {
     try {
       await this.checkpoint({ final: true });
     } finally {
+      this.hub.closeAll();
       this.feed.complete();
       await this.db.close();
     }
