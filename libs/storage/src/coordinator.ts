@@ -9,8 +9,12 @@
  * callers resolve, then the frames go out on the change feed.
  */
 import { DbError, Row, TableManifest, coerceValue, isDbError } from '@mmdb/core';
+import { CATALOG_KINDS, MIGRATION_STEPS } from './api';
 import type {
+  CatalogChange,
   ChangeResult,
+  FrameMeta,
+  MigrationChange,
   CheckEvaluator,
   CommitParticipant,
   CommitRequest,
@@ -77,6 +81,16 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+
+/** A v2 frame's annotations for a request (only built when it has any). */
+function frameMeta(req: CommitRequest): FrameMeta {
+  const i = req.idempotency;
+  return {
+    ...(i ? { idempotency: { key: i.key, fingerprint: i.fingerprint, expires_at: i.expiresAt } } : {}),
+    ...(req.actor !== undefined ? { actor: req.actor } : {}),
+    ...(req.route !== undefined ? { route: req.route } : {}),
+  };
+}
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
 
@@ -447,6 +461,12 @@ export class Coordinator {
             logged.add({ op: 'schema_drop', schema: m.id });
             break;
           }
+          case 'catalog':
+            await this.catalog(ctx, change, results, logged);
+            break;
+          case 'migration':
+            this.migration(ctx, change, results, logged);
+            break;
           default:
             throw new DbError('validation_failed', `unknown change op "${(change as { op: string }).op}"`);
         }
@@ -469,7 +489,10 @@ export class Coordinator {
     // Row keys are implied by the logical changes (frameKeyWrites rebuilds them); the
     // frame carries every other key write.
     const writes = ctx.own.writes().filter((w) => w.key[0] !== ROW_PREFIX);
-    const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes };
+    const meta = req.idempotency || req.actor || req.route ? frameMeta(req) : undefined;
+    const frame: CommittedFrame = meta
+      ? { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes, meta }
+      : { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes };
     const bytes = encodeFrame(frame, logged.json());
     ctx.own.mergeInto(group);
     for (const [k, v] of ownSchemas) groupSchemas.set(k, v);
@@ -648,6 +671,32 @@ export class Coordinator {
     for (const w of writes) ctx.put(w.key, w.value);
     logged.add({ op: 'custom', participant: ch.participant, type: ch.type, payload: ch.payload });
     results.push({ op: 'custom', participant: ch.participant, result });
+  }
+
+  private async catalog(ctx: RequestContext, ch: CatalogChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
+    if (!CATALOG_KINDS.includes(ch.kind)) throw new DbError('validation_failed', `unknown catalogue kind "${String(ch.kind)}" (${CATALOG_KINDS.join(', ')})`);
+    if (typeof ch.id !== 'string' || ch.id === '') throw new DbError('validation_failed', 'a catalogue entry needs a non-empty string id');
+    if (ch.record === undefined) throw new DbError('validation_failed', 'a catalogue change needs a record (null removes the entry)');
+    const key = metaKey('catalog', ch.kind, ch.id);
+    const existed = (await ctx.get(key)) !== undefined;
+    ctx.put(key, ch.record === null ? null : json(ch.record));
+    logged.add({ op: 'catalog', kind: ch.kind, id: ch.id, record: ch.record });
+    results.push({ op: 'catalog', kind: ch.kind, id: ch.id, existed });
+  }
+
+  private migration(ctx: RequestContext, ch: MigrationChange, results: ChangeResult[], logged: ChangeLog): void {
+    if (typeof ch.migration !== 'string' || ch.migration === '') throw new DbError('validation_failed', 'a migration step needs a non-empty migration id');
+    if (!MIGRATION_STEPS.includes(ch.step)) throw new DbError('validation_failed', `unknown migration step "${String(ch.step)}" (${MIGRATION_STEPS.join(', ')})`);
+    const step: LoggedChange = {
+      op: 'migration',
+      migration: ch.migration,
+      step: ch.step,
+      ...(ch.cursor !== undefined ? { cursor: ch.cursor } : {}),
+      ...(ch.state !== undefined ? { state: ch.state } : {}),
+    };
+    ctx.put(metaKey('migration', ch.migration), json({ ...step, lsn: ctx.lsn }));
+    logged.add(step);
+    results.push({ op: 'migration', migration: ch.migration, step: ch.step });
   }
 
   private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined): Promise<SchemaEntry> {

@@ -15,9 +15,11 @@
 import { statfs } from 'fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Observable, Subject } from 'rxjs';
-import { DbError, Row, TableManifest } from '@mmdb/core';
+import { DbError, JsonValue, Row, TableManifest } from '@mmdb/core';
 import type {
+  CatalogKind,
   CheckEvaluator,
+  MigrationChange,
   CommitParticipant,
   CommitRequest,
   CommitResult,
@@ -44,7 +46,7 @@ import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
 import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
-import { KEYSPACE, prefixRange } from './keys';
+import { KEYSPACE, decodeTuple, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { LOG_END, LOG_START, decodeRowText, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { RowCache } from './row-cache';
@@ -146,6 +148,21 @@ export interface StoreHealth {
 }
 
 const VERIFY_TAIL = 1024;
+
+/** One catalogue entry as committed. */
+export interface CatalogEntry {
+  readonly id: string;
+  readonly record: JsonValue;
+}
+
+async function readCatalogFrom(db: Db, kind: CatalogKind): Promise<CatalogEntry[]> {
+  const head = metaKey('catalog', kind).length;
+  const out: CatalogEntry[] = [];
+  for (const [k, v] of (await db.iterator(prefixRange(KEYSPACE.meta, ['catalog', kind])).all()) as Array<[Buffer, Buffer]>) {
+    out.push({ id: String(decodeTuple(k, head)[0]), record: parseJson<JsonValue>(v) });
+  }
+  return out;
+}
 
 export class TenantStore implements StoreReader {
   private readonly catalog = new Map<string, SchemaEntry>();
@@ -542,6 +559,37 @@ export class TenantStore implements StoreReader {
     // written, and none was applied since the read began.
     if (seq === this.applySeq && !this.coordinator.writing) this.rowCache.set(k, text ?? null);
     return text;
+  }
+
+  /**
+   * The tenant's catalogue entries of one kind, as committed, in id order. Catalogue changes
+   * (`{ op: 'catalog', kind, id, record }`) are written in the tenant's frames, so a follower
+   * or a copy of the log holds them too.
+   */
+  async catalogEntries(kind: CatalogKind): Promise<CatalogEntry[]> {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    return readCatalogFrom(this.db, kind);
+  }
+
+  /**
+   * catalogEntries of a store's directory that no process has open (e.g. a node building its
+   * token index at start, before it opens the tenant's store). Opens the database without
+   * recovery and closes it again.
+   */
+  static async readCatalog(dir: string, kind: CatalogKind): Promise<CatalogEntry[]> {
+    const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', createIfMissing: false });
+    await db.open();
+    try {
+      return await readCatalogFrom(db, kind);
+    } finally {
+      await db.close();
+    }
+  }
+
+  /** The last logged step of a migration (`{ op, migration, step, cursor?, state?, lsn }`), if any. */
+  async migrationStep(id: string): Promise<(MigrationChange & { lsn: number }) | undefined> {
+    const v = await this.db.get(metaKey('migration', id));
+    return v ? parseJson<MigrationChange & { lsn: number }>(v) : undefined;
   }
 
   /** Deletes (in a frame) up to `limit` Idempotency-Key records whose expiry is at or before `now`. */
