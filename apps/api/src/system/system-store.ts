@@ -51,10 +51,12 @@ export interface TokenCatalogRecord {
 
 /**
  * Where token changes are committed: the tenant's own log. The server fills it with its tenant
- * registry (stores already open); without a server, the store is opened for the commit.
+ * registry (stores already open); without a server, the store is opened for the commit. False:
+ * the tenant has no store yet (the CLI with the server stopped): the change is kept as a
+ * pending `_system` record, moved into the log when the server creates the store.
  */
 export interface TenantCatalogPort {
-  commitCatalog(tenant: string, changes: readonly CatalogChange[], actor: string): Promise<void>;
+  commitCatalog(tenant: string, changes: readonly CatalogChange[], actor: string): Promise<boolean | void>;
 }
 
 /**
@@ -465,7 +467,23 @@ export class SystemStore {
     }
     for (const e of stale) changes.push(e.change(null, true));
     for (const e of moved) changes.push(e.change());
-    await this.port.commitCatalog(tenant, changes, 'tokens');
+    if ((await this.port.commitCatalog(tenant, changes, 'tokens')) === false) {
+      // No store yet: pending records in _system (the legacy shape), moved into the log later.
+      const ops: Array<{ type: 'put'; key: string; value: string } | { type: 'del'; key: string }> = [];
+      for (const c of changes) {
+        const e = this.byId.get(c.id);
+        if (c.record === null) {
+          if (e) ops.push({ type: 'del', key: 'token:' + e.hash });
+          continue;
+        }
+        const r = c.record as unknown as TokenCatalogRecord;
+        ops.push({ type: 'put', key: 'token:' + r.hash, value: JSON.stringify({ tenant, created: r.created, id: c.id, expires_at: r.expires_at }) });
+        this.legacy.add(r.hash);
+      }
+      await this.db.batch(ops, { sync: true });
+      for (const e of stale) this.unindex(e);
+      return;
+    }
     // every legacy record of the tenant is in its log now (written, moved or removed)
     const gone = [...this.byId.values()].filter((e) => e.tenant === tenant && this.legacy.has(e.hash));
     if (gone.length) await this.db.batch(gone.map((e) => ({ type: 'del' as const, key: 'token:' + e.hash })), { sync: true });

@@ -26,17 +26,19 @@ export function readTenantCatalog(dataDir: string, tenant: string, kind: Catalog
 /**
  * Commits catalogue changes into a tenant's log with no server running: opens its store (no
  * participants: a catalogue change derives nothing; they replay the frame from their own
- * checkpoints when the server opens it), commits, closes.
+ * checkpoints when the server opens it), commits, closes. False when the tenant has no store
+ * yet: the server creates it, with its own options (a store keeps its segment size for life).
  */
-export async function commitCatalogDirect(dataDir: string, tenant: string, changes: readonly CatalogChange[], actor: string): Promise<void> {
+export async function commitCatalogDirect(dataDir: string, tenant: string, changes: readonly CatalogChange[], actor: string): Promise<boolean> {
   const dir = path.join(tenantDir(dataDir, tenant), 'store');
-  fs.mkdirSync(dir, { recursive: true });
+  if (!fs.existsSync(path.join(dir, 'CURRENT'))) return false;
   const store = await TenantStore.open({ dir, checkpointFrames: 0, checkpointMs: 0, idempotencyPurgeMs: 0 });
   try {
     await store.commit({ changes, actor, route: 'provision' });
   } finally {
     await store.close();
   }
+  return true;
 }
 
 export interface OpenStoreOptions {
