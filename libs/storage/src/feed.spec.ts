@@ -123,7 +123,7 @@ describe('changesFrom: the resumable change feed', () => {
   it('holds the log for an open follower until it is past, and for a watch reader up to its bound', async () => {
     store = await TenantStore.open({ dir, segmentFrames: 16 });
     await store.registerSchema(T);
-    const follower = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'follower', id: 'b', batchFrames: 16 });
+    const follower = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'follower', batchFrames: 16 });
     const watch = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'watch', maxLagFrames: 40 });
     for (let i = 0; i < 79; i++) await store.put('t.kv', { k: i, v: 'a' });
     let stats = store.feedStats();
@@ -138,6 +138,23 @@ describe('changesFrom: the resumable change feed', () => {
     await expect(watch.next()).rejects.toMatchObject({ code: 'resync_required' });
     follower.close();
     expect(store.feedStats().cursors).toEqual({ follower: 0, watch: 0 });
+  });
+
+  it('a named follower holds the log across reconnects until it is removed', async () => {
+    store = await TenantStore.open({ dir, segmentFrames: 16 });
+    await store.registerSchema(T);
+    for (let i = 0; i < 10; i++) await store.put('t.kv', { k: i, v: 'a' });
+    const f = store.changesFrom({ epoch: 0, lsn: 5 }, { kind: 'follower', id: 'node-b' });
+    expect(await readUntil(f, 11)).toEqual(range(6, 11));
+    f.close();
+    for (let i = 10; i < 60; i++) await store.put('t.kv', { k: i, v: 'a' });
+    expect(await store.truncateLog()).toEqual([]); // still held from lsn 5
+    expect(store.feedStats().retainedFrames.follower).toBe(61 - 5);
+    const again = store.changesFrom({ epoch: 0, lsn: 11 }, { kind: 'follower', id: 'node-b', batchFrames: 100 });
+    expect(await readUntil(again, 61)).toEqual(range(12, 61));
+    again.close();
+    await store.removeFollower('node-b');
+    expect((await store.truncateLog()).length).toBeGreaterThan(0);
   });
 
   it('tells a cursor from rewritten history to resync: another epoch at its LSN, or past the log end', async () => {

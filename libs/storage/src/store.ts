@@ -731,6 +731,8 @@ export class TenantStore implements StoreReader {
       maxLagBytes: opts.maxLagBytes ?? this.opts.feedHoldBytes ?? 256 * 1024 * 1024,
     });
     this.hub.add(feed);
+    // A named follower holds the log from where it starts until it is past it or removed.
+    if (feed.kind === 'follower' && opts.id) void this.registerFollower(opts.id, cursor.lsn).catch(() => undefined);
     return feed;
   }
 
