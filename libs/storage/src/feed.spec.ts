@@ -2,18 +2,8 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import type { ChangeFeed } from './feed';
+import { KV_TOML as T } from '../test/kv-schema';
 import { TenantStore } from './store';
-
-const T = `namespace = "t"
-table = "kv"
-primary_key = ["k"]
-[[columns]]
-name = "k"
-ty = "i64"
-[[columns]]
-name = "v"
-ty = "str"
-`;
 
 /** Reads a feed until it has delivered `last`; returns the LSNs in delivery order. */
 async function readUntil(feed: ChangeFeed, last: number): Promise<number[]> {
