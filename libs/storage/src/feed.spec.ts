@@ -107,6 +107,12 @@ describe('changesFrom: the resumable change feed', () => {
     ok.close();
     const lagging = store.changesFrom({ epoch: 0, lsn: from }, { maxLagFrames: 5 });
     await expect(lagging.next()).rejects.toMatchObject({ code: 'resync_required', details: { reason: 'lag' } });
+    // the bound in bytes: the frames after the cursor hold more than 500 bytes of log
+    const heavy = store.changesFrom({ epoch: 0, lsn: from }, { maxLagBytes: 500 });
+    await expect(heavy.next()).rejects.toMatchObject({ code: 'resync_required', details: { reason: 'lag' } });
+    const light = store.changesFrom({ epoch: 0, lsn: from }, { maxLagBytes: 1_000_000 });
+    expect((await light.next())!.entries[0].frame.lsn).toBe(from + 1);
+    light.close();
     expect(store.feedStats().cursors).toEqual({ follower: 0, watch: 0 });
   });
 
@@ -128,6 +134,35 @@ describe('changesFrom: the resumable change feed', () => {
     await expect(watch.next()).rejects.toMatchObject({ code: 'resync_required' });
     follower.close();
     expect(store.feedStats().cursors).toEqual({ follower: 0, watch: 0 });
+  });
+
+  it('a follower applying the feed through applyFrames ends equal to its leader, and serves its own feed', async () => {
+    store = await TenantStore.open({ dir: join(dir, 'leader') });
+    const follower = await TenantStore.open({ dir: join(dir, 'follower') });
+    try {
+      await store.registerSchema(T);
+      const chained = follower.changesFrom({ epoch: 0, lsn: 0 });
+      const feed = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'follower', batchFrames: 50 });
+      const shipping = (async () => {
+        for await (const b of feed) await follower.applyFrames(b.entries.map((e) => e.bytes));
+      })();
+      await Promise.all(Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 40; i++) await store.put('t.kv', { k: w * 100 + i, v: `w${w}` });
+      }));
+      await store.setEpoch(3);
+      await store.delete('t.kv', [5]);
+      while (follower.lastLsn < store.lastLsn) await new Promise((r) => setTimeout(r, 5));
+      feed.close();
+      await shipping;
+      expect((await follower.getRow('t.kv', [701]))?.values).toEqual({ k: 701, v: 'w7' });
+      expect(await follower.getRow('t.kv', [5])).toBeUndefined();
+      expect(await readUntil(chained, store.lastLsn)).toEqual(range(1, store.lastLsn));
+      chained.close();
+      // the follower's epoch history is the leader's: a cursor from either checks the same way
+      await expect(follower.changesFrom({ epoch: 0, lsn: store.lastLsn }).next()).rejects.toMatchObject({ details: { reason: 'epoch' } });
+    } finally {
+      await follower.close();
+    }
   });
 
   it('a named follower holds the log across reconnects until it is removed', async () => {
