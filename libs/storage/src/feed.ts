@@ -233,7 +233,13 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
       this.close();
       throw resync('retention', `frame ${from} is no longer in the log (it starts at ${this.source.firstLsn()})`, this.cursor);
     }
-    const entries = await this.source.readLog(from, this.batchFrames);
+    let entries: FeedEntry[];
+    try {
+      entries = await this.source.readLog(from, this.batchFrames);
+    } catch (e) {
+      if (this.closed) return null; // the store closed under the read
+      throw e;
+    }
     if (this.closed) return null;
     // A full batch: more may follow in the log; read it again rather than buffer meanwhile.
     if (entries.length === this.batchFrames) {
