@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import type { ChangeFeed } from './feed';
+import type { ChangeFeed, FeedBatch } from './feed';
 import { KV_TOML as T } from '../test/kv-schema';
 import { TenantStore } from './store';
 
@@ -54,6 +54,35 @@ describe('changesFrom: the resumable change feed', () => {
     expect(readers.length).toBeGreaterThan(15);
     for (const r of readers) {
       expect(await readUntil(r.feed, last)).toEqual(range(r.from + 1, last));
+      r.feed.close();
+    }
+  });
+
+  it('a reader opened while a group is durable but not yet published (inside apply) misses nothing and repeats nothing', async () => {
+    const opened: Array<{ from: number; feed: ChangeFeed; first: Promise<FeedBatch | null> }> = [];
+    // apply runs after a group's batch is durable and before its frames are published: each
+    // reader starts reading right there (registers for live frames, then reads the log)
+    const spy = {
+      name: 'spy',
+      apply: (f: { lsn: number }) => {
+        if (f.lsn % 7 !== 0) return;
+        for (const from of [f.lsn - 3, f.lsn - 1, f.lsn, store.lastLsn]) {
+          const feed = store.changesFrom({ epoch: 0, lsn: from }, { batchFrames: 4 });
+          opened.push({ from, feed, first: feed.next() });
+        }
+      },
+    };
+    store = await TenantStore.open({ dir, participants: [spy] });
+    await store.registerSchema(T);
+    await Promise.all(Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 50; i++) await store.put('t.kv', { k: w * 100 + i, v: 'x' });
+    }));
+    const last = store.lastLsn;
+    expect(opened.length).toBeGreaterThan(50);
+    for (const r of opened) {
+      const first = (await r.first)!.entries.map((e) => e.frame.lsn);
+      const rest = first[first.length - 1] < last ? await readUntil(r.feed, last) : [];
+      expect([...first, ...rest]).toEqual(range(r.from + 1, last));
       r.feed.close();
     }
   });
