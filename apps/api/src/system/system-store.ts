@@ -276,9 +276,16 @@ export class SystemStore {
     await this.db.close();
   }
 
-  private index(e: TokenEntry): void {
+  /**
+   * Indexes a token's entry; the entry already indexed for the same id and hash (the frame
+   * observer may have indexed the commit first) stays, so there is one object per token.
+   */
+  private index(e: TokenEntry): TokenEntry {
+    const had = this.byId.get(e.id);
+    if (had && had.hash === e.hash) return had;
     this.byHash.set(e.hash, e);
     this.byId.set(e.id, e);
+    return e;
   }
 
   private unindex(e: TokenEntry): void {
@@ -392,8 +399,7 @@ export class SystemStore {
       const now = Date.now();
       const { entry, token } = this.mint(tenant, now, ttlSeconds === null ? null : now + ttlSeconds * 1000);
       await this.write(tenant, now, [entry.change()]);
-      this.index(entry);
-      return this.issued(entry, token);
+      return this.issued(this.index(entry), token);
     });
   }
 
@@ -437,8 +443,7 @@ export class SystemStore {
         this.resolved.delete(old.cachedAs);
         old.cachedAs = undefined;
       }
-      this.index(entry);
-      return this.issued(entry, token);
+      return this.issued(this.index(entry), token);
     });
   }
 
