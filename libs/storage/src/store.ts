@@ -640,7 +640,18 @@ export class TenantStore implements StoreReader {
   async applyFrames(frames: readonly Uint8Array[]): Promise<{ lastLsn: number }> {
     return this.coordinator.exclusive(async () => {
       if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
-      const decoded = frames.map((b) => ({ f: decodeFrame(b), b: Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+      const all = frames.map((b) => ({ f: decodeFrame(b), b: Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+      // Frames this log already has (a re-delivery) are skipped, if this log has them under the same epoch.
+      for (const d of all) {
+        if (d.f.lsn > this.lastLsn) break;
+        const at = this.log.epochAt(d.f.lsn);
+        if (at !== undefined && at !== d.f.epoch) {
+          throw new DbError('resync_required', `frame ${d.f.lsn} was written under epoch ${d.f.epoch}, but this log has it under epoch ${at}: start again from a snapshot`, {
+            reason: 'epoch',
+          });
+        }
+      }
+      const decoded = all.filter((d) => d.f.lsn > this.lastLsn);
       let expect = this.lastLsn + 1;
       for (const d of decoded) {
         if (d.f.lsn !== expect) throw new DbError('validation_failed', `frame lsn ${d.f.lsn} does not continue the log (expected ${expect})`, { expected: expect });
