@@ -19,6 +19,9 @@ async function readUntil(feed: ChangeFeed, last: number): Promise<number[]> {
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
+// Stores run with sync: false where many commits go by: the feed's order does not depend on fsync.
+jest.setTimeout(30_000);
+
 describe('changesFrom: the resumable change feed', () => {
   let dir: string;
   let store: TenantStore;
@@ -29,7 +32,7 @@ describe('changesFrom: the resumable change feed', () => {
   });
 
   it('gives a reader starting at any LSN every frame once, in order, while commits go on', async () => {
-    store = await TenantStore.open({ dir, segmentFrames: 64 });
+    store = await TenantStore.open({ dir, segmentFrames: 64, sync: false });
     await store.registerSchema(T);
     for (let i = 0; i < 40; i++) await store.put('t.kv', { k: i, v: 'a' });
     const readers: Array<{ from: number; feed: ChangeFeed }> = [];
@@ -72,7 +75,7 @@ describe('changesFrom: the resumable change feed', () => {
         }
       },
     };
-    store = await TenantStore.open({ dir, participants: [spy] });
+    store = await TenantStore.open({ dir, participants: [spy], sync: false });
     await store.registerSchema(T);
     await Promise.all(Array.from({ length: 4 }, async (_, w) => {
       for (let i = 0; i < 50; i++) await store.put('t.kv', { k: w * 100 + i, v: 'x' });
@@ -105,7 +108,7 @@ describe('changesFrom: the resumable change feed', () => {
   });
 
   it('a stuck reader neither blocks commits nor grows its buffer past its bound; it catches up from the log', async () => {
-    store = await TenantStore.open({ dir });
+    store = await TenantStore.open({ dir, sync: false });
     await store.registerSchema(T);
     const feed = store.changesFrom({ epoch: 0, lsn: store.lastLsn }, { bufferFrames: 32, batchFrames: 500 });
     // register it live: its first read finds nothing new yet, so it waits on the buffer
