@@ -623,12 +623,15 @@ export class TenantStore implements StoreReader {
    * rebuilt from a copy of a log) through the same applier as the commit path: each frame's
    * keys, its log entry and the segment index in one sync batch per run of frames (a run ends
    * at a schema drop, whose keys are cleared before later frames apply), then the in-memory
-   * state, then the change feed. Every frame is verified first (checksum, `corrupt_log`) and
-   * must continue this log: LSN `lastLsn + 1` onward with no gap (else `validation_failed`,
-   * nothing written). Local commits wait meanwhile.
+   * state, then the change feed. Every frame is verified first (checksum, `corrupt_log`);
+   * frames this log already has are skipped (a re-delivery), unless this log has them under
+   * another epoch (`resync_required`: its history differs); the rest must continue this log,
+   * LSN `lastLsn + 1` onward with no gap (else `validation_failed`, nothing written). Local
+   * commits wait meanwhile.
    *
    * @example
-   *   for await (const batch of leader.changesFrom({ epoch: 0, lsn: follower.lastLsn })) await follower.applyFrames(batch.bytes);
+   *   const feed = leader.changesFrom({ epoch: cursor.epoch, lsn: follower.lastLsn }, { kind: 'follower', id: 'node-b' });
+   *   for await (const batch of feed) await follower.applyFrames(batch.entries.map((e) => e.bytes));
    */
   async applyFrames(frames: readonly Uint8Array[]): Promise<{ lastLsn: number }> {
     return this.coordinator.exclusive(async () => {
