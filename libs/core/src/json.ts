@@ -61,7 +61,13 @@ function literalChanges(s: string): boolean {
   if (!Number.isFinite(n)) return true;
   if (isInteger(s)) return !Number.isSafeInteger(n);
   const shortest = String(n);
-  return shortest !== s && compareNumber(s, shortest) !== 0;
+  if (shortest === s) return false;
+  try {
+    return compareNumber(s, shortest) !== 0;
+  } catch {
+    // not a number literal (digits inside a string, e.g. "…110e" of a hex hash): let the exact parser read it
+    return true;
+  }
 }
 
 /** One number literal → number (fits), bigint (integer beyond ±2^53) or LosslessNumber (does not fit). */
