@@ -23,10 +23,9 @@ describe('exact JSON (json.ts)', () => {
     expect(() => parseJsonExact('{"a":123456789012345678901,')).toThrow(SyntaxError);
   });
 
-  it('reads strings whose digits look like a malformed literal (a hex hash) as strings', () => {
-    const text = '{"fingerprint":"aec59f019e6ce8ea0b6631dfea9221fa8f509d0433612291038065110eb67937","n":1}';
-    expect(parseJsonExact(text)).toEqual(JSON.parse(text));
-    expect(parseJsonExact('["0433612291038065110e","1234567890123456.7e-","99999999999999999e+x"]')).toEqual(['0433612291038065110e', '1234567890123456.7e-', '99999999999999999e+x']);
+  it('reads strings whose digit runs look like broken number literals (a hex hash)', () => {
+    const text = '{"fingerprint":"aec59f019e6ce8ea0b6631dfea9221fa8f509d0433612291038065110eb67937","n":1,"s":"0123456789012345678.e+"}';
+    expect(parseJsonExact(text)).toEqual({ fingerprint: 'aec59f019e6ce8ea0b6631dfea9221fa8f509d0433612291038065110eb67937', n: 1, s: '0123456789012345678.e+' });
   });
 
   it('writes bigints as exact digits and whole doubles beyond 2^53 in exponent form, so they read back as they were', () => {

@@ -54,20 +54,19 @@ export function mayLoseNumbers(text: string): boolean {
   return false;
 }
 
+const NUMBER_LITERAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 /** Whether JSON.parse changes this literal (see mayLoseNumbers). */
 function literalChanges(s: string): boolean {
+  // a run found inside a string ("…d0433612291038065110eb…") need not be a literal at all:
+  // the exact parser decides (compareNumber throws on a non-number)
+  if (!NUMBER_LITERAL.test(s)) return true;
   // parseFloat reads a JSON number literal exactly as Number() does, several times faster
   const n = parseFloat(s);
   if (!Number.isFinite(n)) return true;
   if (isInteger(s)) return !Number.isSafeInteger(n);
   const shortest = String(n);
-  if (shortest === s) return false;
-  try {
-    return compareNumber(s, shortest) !== 0;
-  } catch {
-    // not a number literal (digits inside a string, e.g. "…110e" of a hex hash): let the exact parser read it
-    return true;
-  }
+  return shortest !== s && compareNumber(s, shortest) !== 0;
 }
 
 /** One number literal → number (fits), bigint (integer beyond ±2^53) or LosslessNumber (does not fit). */
