@@ -245,6 +245,13 @@ describe('SQL: table-valued functions and hybrid queries', () => {
     expect(j).toEqual([['a happy ending to the story'], ['beginning middle and ending']]);
   });
 
+  it('graph_expand started per row of the left side (LATERAL), with the reached rows', async () => {
+    const rows = await q("SELECT s.id, g._node, g.branch FROM app.reviews s CROSS JOIN graph_expand('app.reviews', 'follows', s.id, 1, 1) g WHERE s.branch = 3 ORDER BY 1, 2");
+    expect(rows).toEqual([['a', 'b', 1], ['c', 'a', 3], ['c', 'd', 3]]);
+    const on = await q("SELECT s.id, g._node FROM app.reviews s JOIN graph_expand('app.reviews', 'follows', s.id, 2, 2) g ON g.branch = 3 ORDER BY 1, 2");
+    expect(on).toEqual([['a', 'c'], ['b', 'a'], ['b', 'd']]);
+  });
+
   it('rrf table function over two ranked selects', async () => {
     const rows = await q(`SELECT id, _rank_1, _rank_2 FROM rrf(
         (SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),

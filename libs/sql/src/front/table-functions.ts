@@ -3,7 +3,8 @@
  *
  *   fts_search('ns.t', 'field', 'query' [, limit])           → fts_search       (row columns, _score)
  *   vector_topk('ns.t', $1 | '[1,2,3]', k [, 'metric'])       → vector_topk      (row columns, _distance)
- *   graph_expand('ns.t', 'rel', 'start' [, min [, max [, 'direction']]]) → graph_expand (reached row columns, _node, _depth)
+ *   graph_expand('ns.t', 'rel', start [, min [, max [, 'direction']]]) → graph_expand (reached row columns, _node, _depth);
+ *     on the right of an inner/cross join, `start` may name the left side's columns: one walk per left row
  *   graph_path('ns.t', 'rel', 'src', 'dst' [, max_depth])     → graph_path       (_step, _node, row columns)
  *   graph_dijkstra('ns.t', 'rel', 'src', 'dst' [, 'weight_field']) → graph_dijkstra (_step, _node, _cost, row columns)
  *   rrf((SELECT …), (SELECT …) [, …], 'key' [, k])            → fuse rrf         (first input's columns, _score, _rank_1…)
@@ -21,9 +22,12 @@ export interface TvfContext {
   reached(schema: string, rel: string, direction: 'forward' | 'reverse' | 'both'): string;
   expr(e: AExpr): Expr;
   select(s: Select): { plan: PlanNode; names: string[]; affs: (Affinity | undefined)[] };
+  /** On the right of a join: the left side, and a binder over its columns (LATERAL). */
+  lateral?: { plan: PlanNode; expr(e: AExpr): Expr };
 }
 
-export interface TvfResult { plan: PlanNode; cols: { name: string; aff?: Affinity }[] }
+/** `lateral`: the plan already holds the join's left side (a graph_expand started per left row). */
+export interface TvfResult { plan: PlanNode; cols: { name: string; aff?: Affinity }[]; lateral?: boolean }
 
 const TVFS = new Set(['fts_search', 'vector_topk', 'graph_expand', 'graph_path', 'graph_dijkstra', 'rrf', 'fuse']);
 export const isTableFunction = (name: string): boolean => TVFS.has(name.toLowerCase());
@@ -74,8 +78,14 @@ export function bindTableFunction(name: string, args: AExpr[], alias: string, cx
       const direction = (args[5] ? str(fn, args[5], 'direction') : 'forward') as 'forward';
       if (!['forward', 'reverse', 'both'].includes(direction)) bad(fn, 'direction must be forward, reverse or both');
       const reached = cx.table(cx.reached(t.id, rel, direction))!;
+      const cols = [...rowCols(reached), { name: '_node', aff: 'text' as const }, { name: '_depth', aff: 'integer' as const }];
+      // a start naming the left side's columns walks once per left row (LATERAL)
+      const start = cx.lateral ? cx.lateral.expr(args[2]) : null;
+      if (start && cx.lateral && JSON.stringify(start).includes('"kind":"col"')) {
+        return { plan: { op: 'graph_expand', input: cx.lateral.plan, schema: t.id, rel, from: start, min_depth: min, max_depth: max, direction, alias }, cols, lateral: true };
+      }
       const plan: PlanNode = { op: 'graph_expand', schema: t.id, rel, from: cx.expr(args[2]), min_depth: min, max_depth: max, direction, alias };
-      return { plan, cols: [...rowCols(reached), { name: '_node', aff: 'text' }, { name: '_depth', aff: 'integer' }] };
+      return { plan, cols };
     }
     case 'graph_path': case 'graph_dijkstra': {
       const t = tableOf(args[0]);
