@@ -41,13 +41,17 @@ export class MultiModelReader {
 
   async preload(nodes: readonly PlanNode[], snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
     const jobs: Promise<void>[] = [];
+    const timed = (n: PlanNode, p: Promise<void>) => {
+      const t0 = performance.now();
+      jobs.push(p.then(() => void ctx.loadMs.set(n, performance.now() - t0)));
+    };
     for (const n of nodes) {
       switch (n.op) {
-        case 'vector_topk': jobs.push(this.vector(n, snap, ctx, txn)); break;
-        case 'fts_search': jobs.push(this.fts(n, snap, ctx, txn)); break;
-        case 'graph_expand': jobs.push(this.expand(n, snap, ctx, txn)); break;
-        case 'graph_path': jobs.push(this.path(n, snap, ctx, txn)); break;
-        case 'graph_dijkstra': jobs.push(this.dijkstra(n, snap, ctx, txn)); break;
+        case 'vector_topk': timed(n, this.vector(n, snap, ctx, txn)); break;
+        case 'fts_search': timed(n, this.fts(n, snap, ctx, txn)); break;
+        case 'graph_expand': timed(n, this.expand(n, snap, ctx, txn)); break;
+        case 'graph_path': timed(n, this.path(n, snap, ctx, txn)); break;
+        case 'graph_dijkstra': timed(n, this.dijkstra(n, snap, ctx, txn)); break;
         default: break;
       }
     }
