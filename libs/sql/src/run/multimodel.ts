@@ -31,7 +31,12 @@ function bad(path: string, msg: string, code: 'validation_failed' | 'dim_mismatc
   throw new DbError(code, `invalid plan at ${path}: ${msg}`, { path });
 }
 
+/** Filters whose passing rows are remembered (LRU by insertion; entries are per table LSN). */
+const PASSING_MEMO = 8;
+
 export class MultiModelReader {
+  private readonly passing = new Map<string, { rows: Map<string, Tuple>; ids: string[] }>();
+
   constructor(
     private readonly sources: Sources,
     private readonly table: (id: string) => SqlTable,
@@ -124,10 +129,25 @@ export class MultiModelReader {
     let ids: string[] | undefined;
     let rows: Map<string, Tuple> | undefined;
     if (n.filter) {
-      const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
-      rows = new Map();
-      for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
-      ids = [...rows.keys()];
+      // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
+      // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
+      const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
+      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${JSON.stringify(n.filter)}\u0000${ctx.params.map(String).join('\u0001')}` : '';
+      const hit = stable ? this.passing.get(memoKey) : undefined;
+      if (hit) {
+        rows = hit.rows;
+        ids = hit.ids;
+      } else {
+        const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
+        rows = new Map();
+        for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
+        ids = [...rows.keys()];
+        // only a filter over this row alone (no function that may vary, no subquery over other tables)
+        if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(JSON.stringify(n.filter))) {
+          if (this.passing.size >= PASSING_MEMO) this.passing.delete(this.passing.keys().next().value as string);
+          this.passing.set(memoKey, { rows, ids });
+        }
+      }
     }
     let hits: { id: string; distance: number }[];
     if (metric !== vt.spec.metric || (txn?.overlay.get(t.id)?.size ?? 0) > 0) {
