@@ -100,6 +100,14 @@ describe('vector_topk', () => {
     expect(rows.map((r) => r.id)).toEqual(['a', 'c']);
   });
 
+  it('a repeated filtered top-k sees a write in between', async () => {
+    const p: PlanNode = { op: 'vector_topk', schema: 'app.reviews', vector: lit([0.4, 0, 0]), k: 1, filter: { kind: 'binary', op: '=', left: col('branch'), right: lit(3) } };
+    expect((await plan(p)).map((r) => r.id)).toEqual(['a']);
+    expect((await plan(p)).map((r) => r.id)).toEqual(['a']);
+    await store.put('app.reviews', { id: 'f', body: 'new', branch: 3, emb: [0.4, 0, 0], follows: [] });
+    expect((await plan(p)).map((r) => r.id)).toEqual(['f']);
+  });
+
   it('another metric than the index answers exactly (an exact scan)', async () => {
     const r = await sql.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 1, 0]), k: 2, metric: 'manhattan' }, { explain: true });
     const rows = (formatResult(r) as { rows: Record<string, unknown>[] }).rows;
