@@ -327,3 +327,17 @@ describe('Policy port', () => {
     expect(r.map((x) => x.id)).toEqual(['a', 'c']);
   });
 });
+
+describe('graph_join', () => {
+  it('an expansion joined to the rows it reaches reads them from the expansion (no scan, same answer)', async () => {
+    const text = "SELECT r.id, r.branch, g._depth FROM graph_expand('app.reviews', 'follows', 'a', 1, 3) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 ORDER BY r.id";
+    const planText = JSON.stringify(sql.planSql(text).plan);
+    expect(planText).not.toMatch(/"op":"scan"/);
+    expect(planText).not.toMatch(/"op":"join"/);
+    const rows = (formatResult((await sql.run(text))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(rows).toEqual([['a', 3, 3], ['c', 3, 2], ['d', 3, 3]]);
+    const both = "SELECT r.id FROM graph_expand('app.reviews', 'follows', 'a', 1, 3) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 AND g._depth = 3 ORDER BY r.id";
+    expect(JSON.stringify(sql.planSql(both).plan)).not.toMatch(/"op":"join"/);
+    expect((formatResult((await sql.run(both))[0], 'arrays') as { rows: unknown[][] }).rows).toEqual([['a'], ['d']]);
+  });
+});

@@ -101,7 +101,16 @@ export class PlanExecutor {
   }
 
   optCatalog(): OptCatalog {
-    return { table: (id: string) => this.table(id), rowCount: (id: string) => this.tables.rowCount(id) };
+    return {
+      table: (id: string) => this.table(id),
+      rowCount: (id: string) => this.tables.rowCount(id),
+      reached: (schema, rel, direction) => {
+        const graph = this.sources.graph;
+        if (!graph) throw new DbError('not_found', `relation "${rel}" is not declared`, { rel });
+        const d = graph.resolve(schema, rel).def;
+        return direction === 'reverse' ? d.source : d.target;
+      },
+    };
   }
 
   budget(opts: QueryOptions): Budget {
