@@ -140,8 +140,14 @@ describe('fts_search', () => {
     expect(rows.map((r) => r.id)).toEqual(['b']);
   });
 
-  it('phrase slop is refused naming the path', async () => {
-    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'happy ending', slop: 2 } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.slop' } });
+  it('phrase slop: words near their places, in any order; a nested bool is refused naming its path', async () => {
+    const exact = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story' } });
+    expect(exact).toEqual([]);
+    const sloppy = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story', slop: 3 } });
+    expect(sloppy.map((r) => r.id)).toEqual(['a']);
+    const reordered = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'story happy', slop: 5 } });
+    expect(reordered.map((r) => r.id)).toEqual(['a']);
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { should: [{ terms: ['x'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0]' } });
   });
 });
 
