@@ -347,3 +347,26 @@ describe('graph_join', () => {
     expect((formatResult((await sql.run(both))[0], 'arrays') as { rows: unknown[][] }).rows).toEqual([['a'], ['d']]);
   });
 });
+
+describe('pgvector DDL', () => {
+  it('VECTOR(n) columns, BIGSERIAL keys, CREATE INDEX … USING hnsw (opclass) indexes the rows already stored', async () => {
+    const run = (s: string, params?: unknown[]) => sql.run(s, { params });
+    await run('CREATE TABLE items (id bigserial PRIMARY KEY, category int, embedding vector(3))');
+    const m = store.manifest('main.items')!;
+    expect(m.columns.map((c) => [c.name, c.ty, c.dim])).toEqual([['id', 'i64', undefined], ['category', 'i64', undefined], ['embedding', 'vector', 3]]);
+    for (let i = 1; i <= 6; i++) await store.put('main.items', { id: i, category: i % 2, embedding: [i, 0, 0] });
+    const q = 'SELECT id FROM items WHERE category = 1 ORDER BY embedding <=> $1 LIMIT 2';
+    const before = (formatResult((await run('SELECT id FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', [[4.2, 0, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(before).toEqual([[5], [3]]);
+    await run('CREATE INDEX ON items USING hnsw (embedding vector_l2_ops) WITH (m = 8, ef_construction = 32)');
+    expect(store.manifest('main.items')!.vector).toMatchObject({ column: 'embedding', metric: 'l2', index: 'hnsw', params: { m: 8, ef_construction: 32 } });
+    expect(vector.table('main.items').size).toBe(6);
+    const after = await sql.run('SELECT id FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', { params: [[4.2, 0, 0]], explain: true });
+    expect((formatResult(after[0], 'arrays') as { rows: unknown[][] }).rows).toEqual([[5], [3]]);
+    expect(JSON.stringify((after[0] as { explain: unknown }).explain)).toMatch(/vector_topk/);
+    // another operator than the index's: still exact
+    expect((formatResult((await run(q, [[1, 1, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows).toHaveLength(2);
+    await expect(run('CREATE INDEX ON items USING hnsw (category)')).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(run('CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)')).rejects.toMatchObject({ code: 'conflict' });
+  });
+});
