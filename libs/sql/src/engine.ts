@@ -5,7 +5,7 @@
  */
 import { DbError, newUlid, type Row, type TableManifest } from '@mmdb/core';
 import type { StoredRow } from '@mmdb/storage';
-import { forEachNode, type PlanNode } from '@mmdb/plan';
+import { forEachNode, validatePlan, type PlanNode } from '@mmdb/plan';
 import { parseSql } from './front/parser';
 import type { AExpr, Select } from './front/ast';
 import { Binder, type BindCatalog } from './front/binder';
@@ -191,6 +191,7 @@ export class SqlEngine {
       const key = `plan\u0000${JSON.stringify(plan)}`;
       let p = this.planCache.get(key) as Prepared | undefined;
       if (!p || !this.fresh(p)) {
+        validatePlan(plan); // what the caller built (a route, a surface) is checked like a posted plan
         const deps = new Map<string, TableManifest>();
         forEachNode(plan, (n) => {
           const schema = (n as { schema?: unknown }).schema;

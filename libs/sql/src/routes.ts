@@ -6,7 +6,7 @@
 import { DbError, type JsonValue } from '@mmdb/core';
 import type { PlanNode } from '@mmdb/plan';
 import type { Match, TopKRequest } from '@mmdb/vector';
-import type { SearchOptions } from '@mmdb/fts';
+import { MAX_LIMIT, type SearchOptions } from '@mmdb/fts';
 import { checkReverse, nodeOf } from '@mmdb/graph';
 import type { SqlEngine } from './engine';
 import type { QueryOptions, SelectResult } from './run/executor';
@@ -68,6 +68,7 @@ export async function ftsSearchRoute(
 ): Promise<{ doc_id: string; score: number }[]> {
   const fts = engine.exec.sources.fts;
   if (!fts) throw new DbError('not_found', `no full-text table "${table}" with field "${field}"`, { table, field });
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
   // the route's own checks and errors come first (limit, q, unknown table/field), as they always did
   if (!engine.store.manifest(table) && !fts.standaloneFields(table).includes(field)) {
     await fts.search(table, field, q, limit, ranking);
