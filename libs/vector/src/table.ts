@@ -52,6 +52,8 @@ export interface TopKOptions {
   filter?: Metadata | null;
   /** Only these ids (a plan's filter over row columns, evaluated by the executor); with `filter`, both hold. */
   ids?: Iterable<string>;
+  /** Only these entries, as `labelsOf` gave them (valid while the table is unchanged): no id lookups per search. */
+  labels?: ReadonlySet<number>;
 }
 
 function postingKey(field: string, v: JsonValue): string {
@@ -142,6 +144,16 @@ export class VectorTable {
     this.slab.set(label, v);
     this.index.add(label);
     this.maybeRebuild();
+  }
+
+  /** The entries of `ids` (absent ones left out), for `TopKOptions.labels`. */
+  labelsOf(ids: Iterable<string>): Set<number> {
+    const out = new Set<number>();
+    for (const id of ids) {
+      const l = this.labelOf.get(id);
+      if (l !== undefined) out.add(l);
+    }
+    return out;
   }
 
   /** The stored vector of `id` (unit length in a cosine table), or undefined. */
@@ -255,8 +267,11 @@ export class VectorTable {
     const q = this.query;
     q.set(query);
     if (this.spec.metric === 'cosine') normalize(q);
-    let members = this.matching(o.filter);
-    if (o.ids) {
+    let members: Set<number> | number[] | null = this.matching(o.filter);
+    if (o.labels) {
+      const within = members && new Set(members);
+      members = within ? [...o.labels].filter((l) => within.has(l)) : (o.labels as Set<number>);
+    } else if (o.ids) {
       const within = members && new Set(members);
       const labels: number[] = [];
       for (const id of o.ids) {

@@ -35,7 +35,7 @@ function bad(path: string, msg: string, code: 'validation_failed' | 'dim_mismatc
 const PASSING_MEMO = 8;
 
 export class MultiModelReader {
-  private readonly passing = new Map<string, { rows: Map<string, Tuple>; ids: string[] }>();
+  private readonly passing = new Map<string, { rows: Map<string, Tuple>; ids: string[]; labels?: ReadonlySet<number> }>();
 
   constructor(
     private readonly sources: Sources,
@@ -128,6 +128,7 @@ export class MultiModelReader {
     const metric = (n.metric ?? vt.spec.metric) as VectorMetric;
     let ids: string[] | undefined;
     let rows: Map<string, Tuple> | undefined;
+    let memo: { labels?: ReadonlySet<number> } | undefined;
     if (n.filter) {
       // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
       // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
@@ -137,6 +138,7 @@ export class MultiModelReader {
       if (hit) {
         rows = hit.rows;
         ids = hit.ids;
+        memo = hit;
       } else {
         const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
         rows = new Map();
@@ -145,7 +147,9 @@ export class MultiModelReader {
         // only a filter over this row alone (no function that may vary, no subquery over other tables)
         if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(JSON.stringify(n.filter))) {
           if (this.passing.size >= PASSING_MEMO) this.passing.delete(this.passing.keys().next().value as string);
-          this.passing.set(memoKey, { rows, ids });
+          const entry = { rows, ids } as { rows: Map<string, Tuple>; ids: string[]; labels?: ReadonlySet<number> };
+          this.passing.set(memoKey, entry);
+          memo = entry;
         }
       }
     }
@@ -165,7 +169,10 @@ export class MultiModelReader {
       hits = hits.slice(0, n.k);
       ctx.strategies.set(n, `exact scan (${metric}${metric !== vt.spec.metric ? `; the index is ${vt.spec.metric}` : ''}) over ${rows.size} rows`);
     } else {
-      hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...(ids ? { ids } : {}), ...(n.metadata ? { filter: n.metadata } : {}) });
+      // a remembered filter keeps its entry labels too (same table LSN, same vectors)
+      if (memo && ids && !memo.labels) memo.labels = vt.labelsOf(ids);
+      const members = memo?.labels ? { labels: memo.labels } : ids ? { ids } : {};
+      hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...members, ...(n.metadata ? { filter: n.metadata } : {}) });
       const kind = vt.kind;
       ctx.strategies.set(n, ids
         ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${kind} index (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
