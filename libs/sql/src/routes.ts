@@ -3,7 +3,7 @@
  * checked it, compiled to one plan node, run on the engine's executor (so the policy, budgets,
  * cancellation, explain and metrics are the plan's), and its rows put back in the route's answer.
  */
-import { DbError, type JsonValue } from '@mmdb/core';
+import { DbError, parseJsonExact, type JsonValue } from '@mmdb/core';
 import type { PlanNode } from '@mmdb/plan';
 import type { Match, TopKRequest } from '@mmdb/vector';
 import { MAX_LIMIT, type SearchOptions } from '@mmdb/fts';
@@ -29,7 +29,7 @@ export function rowObject(t: SqlTable, tuple: readonly Value[]): Record<string, 
     if (v === null || v === undefined) return;
     if (c.ty === 'bool') out[c.name] = truthy(v) === true;
     else if ((c.ty === 'json' || c.ty === 'vector') && typeof v === 'string') {
-      try { out[c.name] = JSON.parse(v) as JsonValue; } catch { out[c.name] = v; }
+      try { out[c.name] = parseJsonExact(v) as JsonValue; } catch { out[c.name] = v; }
     } else out[c.name] = toJson(v) as JsonValue;
   });
   return out;
@@ -52,7 +52,7 @@ export async function vectorTopkRoute(engine: SqlEngine, table: string, body: un
   const vcol = t.manifest.vector?.column;
   return r.rows.map((row) => {
     let metadata: Record<string, JsonValue> | null;
-    if (implicit) metadata = row[1] === null ? null : (JSON.parse(row[1] as string) as Record<string, JsonValue>);
+    if (implicit) metadata = row[1] === null ? null : (parseJsonExact(row[1] as string) as Record<string, JsonValue>);
     else {
       metadata = rowObject(t, row);
       if (vcol) delete metadata[vcol];

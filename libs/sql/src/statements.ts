@@ -10,6 +10,7 @@ import { fromJson, toJson, tupleKey, type Value } from './values';
 import type { QueryOptions, RawResult, Running } from './run/executor';
 import type { Txn } from './run/writer';
 import type { SqlEngine } from './engine';
+import { outKind, type OutKind } from './column-codec';
 
 export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn: Txn, opts: QueryOptions, running: Running): Promise<RawResult> {
   switch (st.kind) {
@@ -42,7 +43,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const before = txn.changes.length;
       const r = await e.exec.query(plan, returning?.map((x) => x.name) ?? [], params, txn, opts, running);
       const rows = txn.changes.slice(before).filter((c): c is Extract<Change, { op: 'put' }> => c.op === 'put').map((c) => c.row);
-      return { kind: 'insert', schema: m.id, rows, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [] };
+      return { kind: 'insert', schema: m.id, rows, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [], kinds: returningKinds(e, returning, m) };
     }
     case 'update': {
       const m = requireTable(e, st.table);
@@ -58,7 +59,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const before = txn.changes.length;
       const r = await e.exec.query(plan, returning?.map((x) => x.name) ?? [], params, txn, opts, running);
       const count = txn.changes.slice(before).filter((c) => c.op === 'put').length;
-      return { kind: 'update', schema: m.id, count, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [] };
+      return { kind: 'update', schema: m.id, count, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [], kinds: returningKinds(e, returning, m) };
     }
     case 'delete': {
       const m = requireTable(e, st.table);
@@ -72,7 +73,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const dels = txn.changes.splice(before).filter((c): c is Extract<Change, { op: 'delete' }> => c.op === 'delete');
       if (mode === 'execute') txn.changes.push(...dels);
       else for (const d of dels) txn.overlay.get(m.id)?.delete(pkKey(d.pk));
-      return { kind: 'delete', schema: m.id, pks: dels.map((d) => d.pk) };
+      return { kind: 'delete', schema: m.id, pks: dels.map((d) => d.pk), translated: mode !== 'execute' };
     }
     case 'create_table': {
       const existing = findManifest(e.store, st.name);
@@ -189,6 +190,16 @@ function returningCols(e: SqlEngine, cols: ResultCol[], m: TableManifest): { nam
     }
   }
   return out;
+}
+
+/** json/vector kinds of RETURNING columns that name such a column (column-codec.ts). */
+function returningKinds(e: SqlEngine, returning: { name: string; expr: Expr }[] | undefined, m: TableManifest): OutKind[] | undefined {
+  if (!returning) return undefined;
+  const t = sqlTable(e.store, m);
+  return returning.map((r) => {
+    const i = r.expr.kind === 'col' ? m.columns.findIndex((c) => c.name === (r.expr as { name: string }).name) : -1;
+    return i >= 0 ? outKind(t, i) : undefined;
+  });
 }
 
 const OPCLASS_METRIC: Record<string, string> = { vector_l2_ops: 'l2', vector_cosine_ops: 'cosine', vector_ip_ops: 'dot', vector_l1_ops: 'manhattan' };
