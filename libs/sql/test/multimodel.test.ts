@@ -366,6 +366,12 @@ describe('pgvector DDL', () => {
     expect(JSON.stringify((after[0] as { explain: unknown }).explain)).toMatch(/vector_topk/);
     // another operator than the index's: still exact
     expect((formatResult((await run(q, [[1, 1, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows).toHaveLength(2);
+    // SQL writes: pgvector text and a $n array; the new rows are in the index at once
+    await run("INSERT INTO items (category, embedding) VALUES (1, '[4.1,0,0]')");
+    await run('INSERT INTO items (category, embedding) VALUES (1, $1)', [[4.3, 0, 0]]);
+    expect(vector.table('main.items').size).toBe(8);
+    const ins = (formatResult((await run('SELECT id, embedding FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', [[4.15, 0, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(ins).toEqual([[7, [4.1, 0, 0]], [8, [4.3, 0, 0]]]);
     await expect(run('CREATE INDEX ON items USING hnsw (category)')).rejects.toMatchObject({ code: 'validation_failed' });
     await expect(run('CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)')).rejects.toMatchObject({ code: 'conflict' });
   });
