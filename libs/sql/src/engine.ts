@@ -188,7 +188,7 @@ export class SqlEngine {
         throw new DbError('validation_failed', 'write nodes run through /sql or the row endpoints', { path: '$.op' });
       }
       // a JSON plan is typed from the manifests, optimized once and cached by its text
-      const key = `plan\u0000${JSON.stringify(plan)}`;
+      const key = `plan\u0000${stringifyJson(plan)}`;
       let p = this.planCache.get(key) as Prepared | undefined;
       if (!p || !this.fresh(p)) {
         validatePlan(plan); // what the caller built (a route, a surface) is checked like a posted plan

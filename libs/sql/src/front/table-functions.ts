@@ -10,7 +10,7 @@
  *   rrf((SELECT …), (SELECT …) [, …], 'key' [, k])            → fuse rrf         (first input's columns, _score, _rank_1…)
  *   fuse('weighted', (SELECT …), …, 'key')                     → fuse weighted
  */
-import { DbError } from '@mmdb/core';
+import { DbError, stringifyJson } from '@mmdb/core';
 import type { Affinity, Expr, PlanNode } from '@mmdb/plan';
 import type { AExpr, Select } from './ast';
 
@@ -81,7 +81,7 @@ export function bindTableFunction(name: string, args: AExpr[], alias: string, cx
       const cols = [...rowCols(reached), { name: '_node', aff: 'text' as const }, { name: '_depth', aff: 'integer' as const }];
       // a start naming the left side's columns walks once per left row (LATERAL)
       const start = cx.lateral ? cx.lateral.expr(args[2]) : null;
-      if (start && cx.lateral && JSON.stringify(start).includes('"kind":"col"')) {
+      if (start && cx.lateral && stringifyJson(start).includes('"kind":"col"')) {
         return { plan: { op: 'graph_expand', input: cx.lateral.plan, schema: t.id, rel, from: start, min_depth: min, max_depth: max, direction, alias }, cols, lateral: true };
       }
       const plan: PlanNode = { op: 'graph_expand', schema: t.id, rel, from: cx.expr(args[2]), min_depth: min, max_depth: max, direction, alias };

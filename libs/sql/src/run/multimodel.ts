@@ -3,7 +3,7 @@
  * the Sources port, in the same preload as the storage leaves and from the same snapshot (the
  * in-memory index reads start in the turn the snapshot was taken; rows come from the snapshot).
  */
-import { DbError, type JsonValue } from '@mmdb/core';
+import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
 import type { PkTuple, Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
@@ -133,7 +133,7 @@ export class MultiModelReader {
       // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
       // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
       const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
-      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${JSON.stringify(n.filter)}\u0000${ctx.params.map(String).join('\u0001')}` : '';
+      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${ctx.params.map(String).join('\u0001')}` : '';
       const hit = stable ? this.passing.get(memoKey) : undefined;
       if (hit) {
         rows = hit.rows;
@@ -145,7 +145,7 @@ export class MultiModelReader {
         for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
         ids = [...rows.keys()];
         // only a filter over this row alone (no function that may vary, no subquery over other tables)
-        if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(JSON.stringify(n.filter))) {
+        if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(stringifyJson(n.filter))) {
           if (this.passing.size >= PASSING_MEMO) this.passing.delete(this.passing.keys().next().value as string);
           const entry = { rows, ids } as { rows: Map<string, Tuple>; ids: string[]; labels?: ReadonlySet<number> };
           this.passing.set(memoKey, entry);
@@ -161,7 +161,7 @@ export class MultiModelReader {
       hits = [];
       const meta = n.metadata ? Object.entries(n.metadata) : null;
       for (const [id, r] of rows) {
-        if (meta && !meta.every(([f, x]) => JSON.stringify(vt.metadataOf(id)?.[f]) === JSON.stringify(x))) continue;
+        if (meta && !meta.every(([f, x]) => ((v) => v !== undefined && stringifyJson(v) === stringifyJson(x))(vt.metadataOf(id)?.[f]))) continue;
         const v = col >= 0 ? vectorValue(r[col]) : vt.vectorOf(id);
         if (v && v.length === q.length) hits.push({ id, distance: distance(metric, q, v) });
       }
