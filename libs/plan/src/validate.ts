@@ -97,12 +97,45 @@ function obj(path: string, v: unknown, spec: Spec, owner = ''): void {
   }
 }
 
+const isInt = (v: unknown, lo: number, hi: number) => Number.isInteger(v) && (v as number) >= lo && (v as number) <= hi;
+
+/** Checks of values a shape cannot say (ranges, lengths), with the JSON path of the fault. */
+const RULES: Partial<Record<PlanNode['op'], (v: Record<string, unknown>, path: string) => void>> = {
+  vector_topk: (v, path) => {
+    if (!isInt(v.k, 0, 10_000)) fail(`${path}.k`, 'expected an integer from 0 to 10000');
+  },
+  fts_search: (v, path) => {
+    if (v.field === undefined && v.fields === undefined) fail(`${path}.field`, 'is required (or fields)');
+    if (Array.isArray(v.fields) && v.fields.length === 0) fail(`${path}.fields`, 'expected at least one field');
+    if (v.limit !== undefined && !isInt(v.limit, 1, 1000)) fail(`${path}.limit`, 'expected an integer from 1 to 1000');
+  },
+  graph_expand: (v, path) => {
+    const min = v.min_depth ?? 1;
+    if (!isInt(min, 0, 64)) fail(`${path}.min_depth`, 'expected an integer from 0 to 64');
+    if (v.max_depth !== undefined && v.max_depth !== null && !isInt(v.max_depth, min as number, 64)) fail(`${path}.max_depth`, 'expected null (unbounded) or an integer from min_depth to 64');
+  },
+  graph_path: (v, path) => {
+    if (v.max_depth !== undefined && !isInt(v.max_depth, 0, 64)) fail(`${path}.max_depth`, 'expected an integer from 0 to 64');
+  },
+  fuse: (v, path) => {
+    if ((v.key as unknown[]).length === 0) fail(`${path}.key`, 'expected at least one key column');
+    if (v.weights !== undefined && (v.weights as unknown[]).length !== (v.inputs as unknown[]).length) fail(`${path}.weights`, 'expected one weight per input');
+    if (v.scores !== undefined && (v.scores as unknown[]).length !== (v.inputs as unknown[]).length) fail(`${path}.scores`, 'expected one score column per input');
+    if (v.k !== undefined && !((v.k as number) >= 0)) fail(`${path}.k`, 'expected a number ≥ 0');
+    if (v.limit !== undefined && !isInt(v.limit, 0, Number.MAX_SAFE_INTEGER)) fail(`${path}.limit`, 'expected a non-negative integer');
+  },
+  window: (v, path) => {
+    if ((v.functions as unknown[]).length === 0) fail(`${path}.functions`, 'expected at least one function');
+  },
+};
+
 /** Checks a JSON value is a well-formed plan; throws `validation_failed` naming the JSON path of the fault. */
 export function validateNode(v: unknown, path = '$'): PlanNode {
   if (!isObj(v)) fail(path, 'expected a plan node object');
   if (typeof v.op !== 'string') fail(`${path}.op`, 'is required');
   if (!(NODE_KINDS as readonly string[]).includes(v.op)) fail(`${path}.op`, `unknown node "${v.op}" (one of ${NODE_KINDS.join(', ')})`);
   obj(path, v, NODE_SPECS[v.op as PlanNode['op']], v.op);
+  RULES[v.op as PlanNode['op']]?.(v, path);
   return v as unknown as PlanNode;
 }
 

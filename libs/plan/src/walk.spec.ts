@@ -56,6 +56,9 @@ describe('validation of the multi-model nodes', () => {
     expect(bad({ op: 'fts_search', schema: 'a.b', query: { phrase: 'x', slop: -1 } })).toBe('$.query.slop');
     expect(bad({ op: 'vector_topk', schema: 'a.b', vector: { kind: 'lit', value: [1] }, k: 3, metric: 'hamming' })).toBe('$.metric');
     expect(bad({ op: 'fuse', method: 'rrf', key: ['id'], inputs: [] })).toBe('$.inputs');
+    expect(bad({ op: 'fuse', method: 'rrf', key: ['id'], inputs: [{ op: 'vector_topk', schema: 'a.b', vector: { kind: 'lit', value: [1] }, k: 2.5 }] })).toBe('$.inputs[0].k');
+    expect(bad({ op: 'filter', input: { op: 'fts_search', schema: 'a.b', field: 'f', query: 'x', limit: 0 }, predicate: { kind: 'lit', value: 1 } })).toBe('$.input.limit');
+    expect(bad({ op: 'graph_expand', schema: 's', rel: 'r', from: { kind: 'lit', value: 'a' }, min_depth: 2, max_depth: 1 })).toBe('$.max_depth');
     expect(bad({ op: 'graph_expand', schema: 's', rel: 'r', from: { kind: 'col', name: 'id' }, direction: 'up' })).toBe('$.direction');
     expect(bad({ op: 'window', input: scanT, functions: [{ name: 'r', fn: 'rank', args: [], partition: [], order: [], frame: { unit: 'rows', start: { type: 'sideways' }, end: { type: 'current_row' } } }] })).toBe('$.functions[0].frame.start.type');
   });

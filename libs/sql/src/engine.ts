@@ -3,9 +3,9 @@
  * the plan executor (run/executor.ts) with one commit per statement or per BEGIN…COMMIT, keeps
  * the plan cache, and cancels running queries. JSON plans (POST /query) run on the same executor.
  */
-import { DbError, newUlid, type Row, type TableManifest } from '@mmdb/core';
+import { DbError, isLosslessNumber, newUlid, stringifyJson, type Row, type TableManifest } from '@mmdb/core';
 import type { StoredRow } from '@mmdb/storage';
-import { forEachNode, type PlanNode } from '@mmdb/plan';
+import { forEachNode, validatePlan, type PlanNode } from '@mmdb/plan';
 import { parseSql } from './front/parser';
 import type { AExpr, Select } from './front/ast';
 import { Binder, type BindCatalog } from './front/binder';
@@ -14,7 +14,7 @@ import { ExprCompiler } from './exec/expr';
 import { Scope } from './exec/scope';
 import type { TableCache } from './exec/table-cache';
 import { optimize, type PassReport } from './optimizer/optimizer';
-import { truthy, type Tuple, type Value } from './values';
+import { I64_MAX, I64_MIN, truthy, type Tuple, type Value } from './values';
 import { PlanCache } from './plan-cache';
 import { PlanExecutor, type Prepared, type QueryOptions, type RawResult, type Running, type SelectResult } from './run/executor';
 import { annotateTypes } from './run/annotate';
@@ -188,9 +188,10 @@ export class SqlEngine {
         throw new DbError('validation_failed', 'write nodes run through /sql or the row endpoints', { path: '$.op' });
       }
       // a JSON plan is typed from the manifests, optimized once and cached by its text
-      const key = `plan\u0000${JSON.stringify(plan)}`;
+      const key = `plan\u0000${stringifyJson(plan)}`;
       let p = this.planCache.get(key) as Prepared | undefined;
       if (!p || !this.fresh(p)) {
+        validatePlan(plan); // what the caller built (a route, a surface) is checked like a posted plan
         const deps = new Map<string, TableManifest>();
         forEachNode(plan, (n) => {
           const schema = (n as { schema?: unknown }).schema;
@@ -246,13 +247,20 @@ export class SqlEngine {
 
 
 
+/** A `$n` parameter as a SQL value: arrays and objects as their JSON text (a vector, a json value). */
 function paramValue(v: unknown): Value {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
-  if (typeof v === 'bigint') return v;
-  return JSON.stringify(v);
+  // beyond 64 bits: a REAL, as SQLite reads such a literal
+  if (typeof v === 'bigint') return v > I64_MAX || v < I64_MIN ? Number(v) : v;
+  if (isLosslessNumber(v)) {
+    const n = Number(v.value);
+    if (!Number.isFinite(n)) throw new DbError('validation_failed', `parameter ${v.value} is beyond the range of a double`);
+    return n;
+  }
+  return stringifyJson(v);
 }
 
 /**

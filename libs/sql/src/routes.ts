@@ -3,11 +3,11 @@
  * checked it, compiled to one plan node, run on the engine's executor (so the policy, budgets,
  * cancellation, explain and metrics are the plan's), and its rows put back in the route's answer.
  */
-import { DbError, type JsonValue } from '@mmdb/core';
+import { DbError, parseJsonExact, type JsonValue } from '@mmdb/core';
 import type { PlanNode } from '@mmdb/plan';
-import { checkVector, parseK, parseMetadata, parseMetric, parseMode, type Match } from '@mmdb/vector';
-import type { SearchOptions } from '@mmdb/fts';
-import { nodeOf } from '@mmdb/graph';
+import type { Match, TopKRequest } from '@mmdb/vector';
+import { MAX_LIMIT, type SearchOptions } from '@mmdb/fts';
+import { checkReverse, nodeOf } from '@mmdb/graph';
 import type { SqlEngine } from './engine';
 import type { QueryOptions, SelectResult } from './run/executor';
 import type { SqlTable } from './catalog';
@@ -29,7 +29,7 @@ export function rowObject(t: SqlTable, tuple: readonly Value[]): Record<string, 
     if (v === null || v === undefined) return;
     if (c.ty === 'bool') out[c.name] = truthy(v) === true;
     else if ((c.ty === 'json' || c.ty === 'vector') && typeof v === 'string') {
-      try { out[c.name] = JSON.parse(v) as JsonValue; } catch { out[c.name] = v; }
+      try { out[c.name] = parseJsonExact(v) as JsonValue; } catch { out[c.name] = v; }
     } else out[c.name] = toJson(v) as JsonValue;
   });
   return out;
@@ -41,18 +41,9 @@ function keyText(t: SqlTable, tuple: readonly Value[]): string {
 
 /** POST /vector/{table}/topk: {vector, k?, mode?, filter?, metric?} → [{id, distance, metadata}]. */
 export async function vectorTopkRoute(engine: SqlEngine, table: string, body: unknown, opts: QueryOptions = {}): Promise<Match[]> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new DbError('validation_failed', 'body must be an object {vector, k?, mode?, filter?, metric?}');
-  const b = body as Record<string, unknown>;
   const reader = engine.exec.sources.vector;
   if (!reader) throw new DbError('not_found', `no vector table "${table}"`, { table });
-  const vt = reader.table(table);
-  const q = checkVector('vector', b.vector, vt.spec.dim);
-  const k = parseK(b.k);
-  const mode = parseMode(b.mode);
-  const metric = parseMetric(b.metric);
-  if (metric && metric !== vt.spec.metric)
-    throw new DbError('metric_mismatch', `table "${table}" is locked to metric ${vt.spec.metric}, not ${metric}`, { field: 'metric', expected: vt.spec.metric });
-  const filter = parseMetadata('filter', b.filter);
+  const { vector: q, k, mode, filter } = reader.checkTopK(table, body as TopKRequest);
   const plan: PlanNode = { op: 'vector_topk', schema: table, vector: lit([...q]), k, mode, ...(filter ? { metadata: filter } : {}) };
   const r = await engine.runPlan(plan, opts);
   const t = engine.exec.table(table);
@@ -61,7 +52,7 @@ export async function vectorTopkRoute(engine: SqlEngine, table: string, body: un
   const vcol = t.manifest.vector?.column;
   return r.rows.map((row) => {
     let metadata: Record<string, JsonValue> | null;
-    if (implicit) metadata = row[1] === null ? null : (JSON.parse(row[1] as string) as Record<string, JsonValue>);
+    if (implicit) metadata = row[1] === null ? null : (parseJsonExact(row[1] as string) as Record<string, JsonValue>);
     else {
       metadata = rowObject(t, row);
       if (vcol) delete metadata[vcol];
@@ -77,6 +68,7 @@ export async function ftsSearchRoute(
 ): Promise<{ doc_id: string; score: number }[]> {
   const fts = engine.exec.sources.fts;
   if (!fts) throw new DbError('not_found', `no full-text table "${table}" with field "${field}"`, { table, field });
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
   // the route's own checks and errors come first (limit, q, unknown table/field), as they always did
   if (!engine.store.manifest(table) && !fts.standaloneFields(table).includes(field)) {
     await fts.search(table, field, q, limit, ranking);
@@ -137,13 +129,7 @@ export async function graphReverseRoute(engine: SqlEngine, schema: string, rel: 
   const graph = engine.exec.sources.graph;
   if (!graph) throw new DbError('not_found', `relation "${rel}" is not declared`, { rel });
   const relation = graph.resolve(schema, rel);
-  if (relation.def.source === relation.def.target) {
-    throw new DbError(
-      'validation_failed',
-      `relation "${rel}" links ${relation.def.source} to itself: reverse traversal is only defined when the source and target tables differ (use neighbors on the relation instead)`,
-      { rel },
-    );
-  }
+  checkReverse(relation, rel);
   const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: lit(pk), direction: 'reverse', min_depth: 1, max_depth: 1 }, opts);
   const t = engine.exec.table(relation.def.source);
   const width = t.manifest.columns.length;

@@ -10,6 +10,7 @@ import { fromJson, toJson, tupleKey, type Value } from './values';
 import type { QueryOptions, RawResult, Running } from './run/executor';
 import type { Txn } from './run/writer';
 import type { SqlEngine } from './engine';
+import { outKind, type OutKind } from './column-codec';
 
 export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn: Txn, opts: QueryOptions, running: Running): Promise<RawResult> {
   switch (st.kind) {
@@ -42,7 +43,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const before = txn.changes.length;
       const r = await e.exec.query(plan, returning?.map((x) => x.name) ?? [], params, txn, opts, running);
       const rows = txn.changes.slice(before).filter((c): c is Extract<Change, { op: 'put' }> => c.op === 'put').map((c) => c.row);
-      return { kind: 'insert', schema: m.id, rows, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [] };
+      return { kind: 'insert', schema: m.id, rows, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [], kinds: returningKinds(e, returning, m) };
     }
     case 'update': {
       const m = requireTable(e, st.table);
@@ -58,7 +59,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const before = txn.changes.length;
       const r = await e.exec.query(plan, returning?.map((x) => x.name) ?? [], params, txn, opts, running);
       const count = txn.changes.slice(before).filter((c) => c.op === 'put').length;
-      return { kind: 'update', schema: m.id, count, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [] };
+      return { kind: 'update', schema: m.id, count, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [], kinds: returningKinds(e, returning, m) };
     }
     case 'delete': {
       const m = requireTable(e, st.table);
@@ -72,7 +73,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const dels = txn.changes.splice(before).filter((c): c is Extract<Change, { op: 'delete' }> => c.op === 'delete');
       if (mode === 'execute') txn.changes.push(...dels);
       else for (const d of dels) txn.overlay.get(m.id)?.delete(pkKey(d.pk));
-      return { kind: 'delete', schema: m.id, pks: dels.map((d) => d.pk) };
+      return { kind: 'delete', schema: m.id, pks: dels.map((d) => d.pk), translated: mode !== 'execute' };
     }
     case 'create_table': {
       const existing = findManifest(e.store, st.name);
@@ -99,6 +100,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
         if (!col) throw new DbError('validation_failed', `no such column: ${c}`, { column: c });
         return col.name;
       });
+      if (st.using && st.using !== 'btree') return vectorIndex(e, m, st, cols);
       await e.store.registerSchema(manifestToml(e.store, m, (d) => d.indexes!.push({ name: st.name, columns: cols, unique: st.unique })));
       return { kind: 'ddl', statement: 'create_index', schema: m.id, created: true };
     }
@@ -188,6 +190,55 @@ function returningCols(e: SqlEngine, cols: ResultCol[], m: TableManifest): { nam
     }
   }
   return out;
+}
+
+/** json/vector kinds of RETURNING columns that name such a column (column-codec.ts). */
+function returningKinds(e: SqlEngine, returning: { name: string; expr: Expr }[] | undefined, m: TableManifest): OutKind[] | undefined {
+  if (!returning) return undefined;
+  const t = sqlTable(e.store, m);
+  return returning.map((r) => {
+    const i = r.expr.kind === 'col' ? m.columns.findIndex((c) => c.name === (r.expr as { name: string }).name) : -1;
+    return i >= 0 ? outKind(t, i) : undefined;
+  });
+}
+
+const OPCLASS_METRIC: Record<string, string> = { vector_l2_ops: 'l2', vector_cosine_ops: 'cosine', vector_ip_ops: 'dot', vector_l1_ops: 'manhattan' };
+
+/**
+ * pgvector's `CREATE INDEX … USING hnsw | ivfflat (col vector_l2_ops | vector_cosine_ops |
+ * vector_ip_ops | vector_l1_ops) [WITH (m = …, ef_construction = …, lists = …)]`: the table's
+ * `[vector]` section (its metric locked by the operator class; default l2), then the rows already
+ * stored are written again in batches so their vectors enter the index.
+ */
+async function vectorIndex(e: SqlEngine, m: TableManifest, st: Extract<Stmt, { kind: 'create_index' }>, cols: string[]): Promise<RawResult> {
+  if (st.using !== 'hnsw' && st.using !== 'ivfflat') throw new DbError('unsupported_sql', `index method ${st.using} is not supported (hnsw, ivfflat, btree)`, { construct: `USING ${st.using}` });
+  const col = m.columns.find((c) => c.name === cols[0]);
+  if (cols.length !== 1 || col?.ty !== 'vector' || !col.dim) throw new DbError('validation_failed', `USING ${st.using} indexes one VECTOR(n) column`, { column: cols[0] });
+  const metric = st.opclass ? OPCLASS_METRIC[st.opclass] : 'l2';
+  if (!metric) throw new DbError('validation_failed', `operator class ${st.opclass} is not one of ${Object.keys(OPCLASS_METRIC).join(', ')}`, { opclass: st.opclass });
+  if (m.vector) {
+    if (st.ifNotExists) return { kind: 'ddl', statement: 'create_index', schema: m.id, created: false };
+    throw new DbError('conflict', `table ${m.id} already has a vector index (on ${m.vector.column})`);
+  }
+  const w = st.with ?? {};
+  const params: Record<string, number> = {};
+  if (w.m !== undefined) params.m = w.m;
+  if (w.ef_construction !== undefined) params.ef_construction = w.ef_construction;
+  if (w.lists !== undefined) params.nlist = w.lists;
+  await e.store.registerSchema(manifestToml(e.store, m, (d) => {
+    d.vector = { column: col.name, dim: col.dim!, metric, index: st.using === 'hnsw' ? 'hnsw' : 'auto', ...(Object.keys(params).length ? { params } : {}) };
+  }));
+  // rows stored before the index: written again (same values) so their vectors are indexed
+  const snap = e.store.snapshot();
+  try {
+    for await (const batch of snap.scanRows(m.id, { batchSize: 1000 })) {
+      const changes = batch.filter((r) => r.values[col.name] != null).map((r) => ({ op: 'put' as const, schema: m.id, row: r.values }));
+      if (changes.length) await e.store.commit({ changes });
+    }
+  } finally {
+    await snap.release();
+  }
+  return { kind: 'ddl', statement: 'create_index', schema: m.id, created: true };
 }
 
 function pkKey(pk: readonly unknown[]): string {

@@ -110,7 +110,8 @@ describe('nodes equal the readers on the shared datasets', () => {
       const wantEven = vector.topk('mnist', { vector: q, k: 5, filter: { even: true } });
       const gotEven = await rows({ op: 'vector_topk', schema: 'mnist', vector: lit(q), k: 5, metadata: { even: true } });
       expect(gotEven.map((r) => r.id)).toEqual(wantEven.map((m) => m.id));
-      expect(gotEven.every((r) => JSON.parse(r.metadata as string).even === true)).toBe(true);
+      const meta = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as { even: boolean };
+      expect(gotEven.every((r) => meta(r.metadata).even === true)).toBe(true);
     }
   });
 

@@ -74,10 +74,11 @@ describe('SqlEngine', () => {
 
   it('DELETE only translates by default', async () => {
     const d = formatResult(await one('DELETE FROM users WHERE age > 25'));
-    expect(d).toEqual({ kind: 'delete', schema: 'main.users', pks: [[1], [3]] });
+    expect(d).toEqual({ kind: 'delete', schema: 'main.users', pks: [[1], [3]], note: expect.stringMatching(/^translated only: no row was removed/) });
     expect(await rows('SELECT count(*) FROM users')).toEqual([[3]]);
+    // one row: `pk` is the row route's {pk} segment (a string), `pks` keeps the tuples
     const d1 = formatResult(await one('DELETE FROM users WHERE id = 2'));
-    expect(d1).toMatchObject({ pk: [2] });
+    expect(d1).toMatchObject({ pk: '2', pks: [[2]], note: expect.stringContaining('DELETE /v1/tenants/{tenant}/rows/main.users/{pk}') });
   });
 
   it('enforces CHECK through the store with check_violation naming the constraint', async () => {
@@ -184,7 +185,7 @@ describe('SqlEngine', () => {
   it('explain reports passes and per-node rows', async () => {
     const r = await one('SELECT name FROM users WHERE id = 2', { explain: true });
     const ex = (r as { explain: { passes: { name: string }[]; tree: { rows_out: number } } }).explain;
-    expect(ex.passes.map((p) => p.name)).toEqual(['constant_folding', 'predicate_pushdown', 'topk_pushdown', 'pk_selection', 'index_selection', 'join_ordering', 'hash_join', 'limit_pushdown', 'sort_pushdown', 'index_order']);
+    expect(ex.passes.map((p) => p.name)).toEqual(['constant_folding', 'predicate_pushdown', 'topk_pushdown', 'graph_join', 'pk_selection', 'index_selection', 'join_ordering', 'hash_join', 'limit_pushdown', 'sort_pushdown', 'index_order']);
     expect(ex.tree.rows_out).toBe(1);
   });
 

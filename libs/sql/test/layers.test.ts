@@ -10,7 +10,7 @@ import { join, dirname, resolve, relative } from 'path';
 const SRC = resolve(__dirname, '../src');
 const FOLDERS = ['front', 'optimizer', 'exec', 'run'] as const;
 /** Shared modules at the root any layer may use (they import at most exec/ types). */
-const SHARED = new Set(['values', 'catalog', 'affinity', 'plan-cache']);
+const SHARED = new Set(['values', 'catalog', 'affinity', 'plan-cache', 'column-codec']);
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') && !d.name.endsWith('.spec.ts') ? [join(dir, d.name)] : []));

@@ -100,6 +100,14 @@ describe('vector_topk', () => {
     expect(rows.map((r) => r.id)).toEqual(['a', 'c']);
   });
 
+  it('a repeated filtered top-k sees a write in between', async () => {
+    const p: PlanNode = { op: 'vector_topk', schema: 'app.reviews', vector: lit([0.4, 0, 0]), k: 1, filter: { kind: 'binary', op: '=', left: col('branch'), right: lit(3) } };
+    expect((await plan(p)).map((r) => r.id)).toEqual(['a']);
+    expect((await plan(p)).map((r) => r.id)).toEqual(['a']);
+    await store.put('app.reviews', { id: 'f', body: 'new', branch: 3, emb: [0.4, 0, 0], follows: [] });
+    expect((await plan(p)).map((r) => r.id)).toEqual(['f']);
+  });
+
   it('another metric than the index answers exactly (an exact scan)', async () => {
     const r = await sql.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 1, 0]), k: 2, metric: 'manhattan' }, { explain: true });
     const rows = (formatResult(r) as { rows: Record<string, unknown>[] }).rows;
@@ -132,8 +140,14 @@ describe('fts_search', () => {
     expect(rows.map((r) => r.id)).toEqual(['b']);
   });
 
-  it('phrase slop is refused naming the path', async () => {
-    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'happy ending', slop: 2 } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.slop' } });
+  it('phrase slop: words near their places, in any order; a nested bool is refused naming its path', async () => {
+    const exact = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story' } });
+    expect(exact).toEqual([]);
+    const sloppy = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story', slop: 3 } });
+    expect(sloppy.map((r) => r.id)).toEqual(['a']);
+    const reordered = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'story happy', slop: 5 } });
+    expect(reordered.map((r) => r.id)).toEqual(['a']);
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { should: [{ terms: ['x'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0]' } });
   });
 });
 
@@ -245,6 +259,13 @@ describe('SQL: table-valued functions and hybrid queries', () => {
     expect(j).toEqual([['a happy ending to the story'], ['beginning middle and ending']]);
   });
 
+  it('graph_expand started per row of the left side (LATERAL), with the reached rows', async () => {
+    const rows = await q("SELECT s.id, g._node, g.branch FROM app.reviews s CROSS JOIN graph_expand('app.reviews', 'follows', s.id, 1, 1) g WHERE s.branch = 3 ORDER BY 1, 2");
+    expect(rows).toEqual([['a', 'b', 1], ['c', 'a', 3], ['c', 'd', 3]]);
+    const on = await q("SELECT s.id, g._node FROM app.reviews s JOIN graph_expand('app.reviews', 'follows', s.id, 2, 2) g ON g.branch = 3 ORDER BY 1, 2");
+    expect(on).toEqual([['a', 'c'], ['b', 'a'], ['b', 'd']]);
+  });
+
   it('rrf table function over two ranked selects', async () => {
     const rows = await q(`SELECT id, _rank_1, _rank_2 FROM rrf(
         (SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
@@ -310,5 +331,48 @@ describe('Policy port', () => {
     expect(await q("SELECT id FROM fts_search('app.reviews', 'body', 'sad ending')")).not.toContain('b');
     const r = (formatResult(await guarded.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 0, 0]), k: 2 })) as { rows: { id: string }[] }).rows;
     expect(r.map((x) => x.id)).toEqual(['a', 'c']);
+  });
+});
+
+describe('graph_join', () => {
+  it('an expansion joined to the rows it reaches reads them from the expansion (no scan, same answer)', async () => {
+    const text = "SELECT r.id, r.branch, g._depth FROM graph_expand('app.reviews', 'follows', 'a', 1, 3) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 ORDER BY r.id";
+    const planText = JSON.stringify(sql.planSql(text).plan);
+    expect(planText).not.toMatch(/"op":"scan"/);
+    expect(planText).not.toMatch(/"op":"join"/);
+    const rows = (formatResult((await sql.run(text))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(rows).toEqual([['a', 3, 3], ['c', 3, 2], ['d', 3, 3]]);
+    const both = "SELECT r.id FROM graph_expand('app.reviews', 'follows', 'a', 1, 3) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 AND g._depth = 3 ORDER BY r.id";
+    expect(JSON.stringify(sql.planSql(both).plan)).not.toMatch(/"op":"join"/);
+    expect((formatResult((await sql.run(both))[0], 'arrays') as { rows: unknown[][] }).rows).toEqual([['a'], ['d']]);
+  });
+});
+
+describe('pgvector DDL', () => {
+  it('VECTOR(n) columns, BIGSERIAL keys, CREATE INDEX … USING hnsw (opclass) indexes the rows already stored', async () => {
+    const run = (s: string, params?: unknown[]) => sql.run(s, { params });
+    await run('CREATE TABLE items (id bigserial PRIMARY KEY, category int, embedding vector(3))');
+    const m = store.manifest('main.items')!;
+    expect(m.columns.map((c) => [c.name, c.ty, c.dim])).toEqual([['id', 'i64', undefined], ['category', 'i64', undefined], ['embedding', 'vector', 3]]);
+    for (let i = 1; i <= 6; i++) await store.put('main.items', { id: i, category: i % 2, embedding: [i, 0, 0] });
+    const q = 'SELECT id FROM items WHERE category = 1 ORDER BY embedding <=> $1 LIMIT 2';
+    const before = (formatResult((await run('SELECT id FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', [[4.2, 0, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(before).toEqual([[5], [3]]);
+    await run('CREATE INDEX ON items USING hnsw (embedding vector_l2_ops) WITH (m = 8, ef_construction = 32)');
+    expect(store.manifest('main.items')!.vector).toMatchObject({ column: 'embedding', metric: 'l2', index: 'hnsw', params: { m: 8, ef_construction: 32 } });
+    expect(vector.table('main.items').size).toBe(6);
+    const after = await sql.run('SELECT id FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', { params: [[4.2, 0, 0]], explain: true });
+    expect((formatResult(after[0], 'arrays') as { rows: unknown[][] }).rows).toEqual([[5], [3]]);
+    expect(JSON.stringify((after[0] as { explain: unknown }).explain)).toMatch(/vector_topk/);
+    // another operator than the index's: still exact
+    expect((formatResult((await run(q, [[1, 1, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows).toHaveLength(2);
+    // SQL writes: pgvector text and a $n array; the new rows are in the index at once
+    await run("INSERT INTO items (category, embedding) VALUES (1, '[4.1,0,0]')");
+    await run('INSERT INTO items (category, embedding) VALUES (1, $1)', [[4.3, 0, 0]]);
+    expect(vector.table('main.items').size).toBe(8);
+    const ins = (formatResult((await run('SELECT id, embedding FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', [[4.15, 0, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(ins).toEqual([[7, [4.1, 0, 0]], [8, [4.3, 0, 0]]]);
+    await expect(run('CREATE INDEX ON items USING hnsw (category)')).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(run('CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)')).rejects.toMatchObject({ code: 'conflict' });
   });
 });

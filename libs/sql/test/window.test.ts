@@ -16,6 +16,8 @@ const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)];
 
 const NUM = ['a', 'b', 'c'];
 const ANY = ['a', 'b', 'c', 'g', 's'];
+/** Single ORDER BY terms (RANGE offsets): numbers, and `m` mixing numbers, text and NULL. */
+const ORDER1 = ['a', 'b', 'c', 'm'];
 const AGGS = ['count(*)', 'count(%)', 'sum(%)', 'total(%)', 'avg(%)', 'min(%)', 'max(%)', 'group_concat(%)', "group_concat(%, '-')"];
 
 function bound(start: boolean, unit: string): string {
@@ -46,7 +48,7 @@ function over(): string {
   if (rnd(2)) parts.push(`PARTITION BY ${pick(['g', 'a % 2', 'g, b IS NULL'])}`);
   const nOrder = rnd(3);
   const terms = [];
-  for (let i = 0; i < nOrder; i++) terms.push(`${i === 0 && nOrder === 1 ? pick(NUM) : pick(ANY)}${pick(['', ' DESC', ' ASC', ' NULLS LAST', ' DESC NULLS FIRST'])}`);
+  for (let i = 0; i < nOrder; i++) terms.push(`${i === 0 && nOrder === 1 ? pick(ORDER1) : pick(ANY)}${pick(['', ' DESC', ' ASC', ' NULLS LAST', ' DESC NULLS FIRST'])}`);
   if (terms.length) parts.push(`ORDER BY ${terms.join(', ')}`);
   return `(${parts.join(' ')}${frame(nOrder)})`;
 }
@@ -81,9 +83,10 @@ describe('window functions vs SQLite', () => {
   const rows: string[] = [];
   for (let i = 1; i <= 24; i++) {
     const v = (x: number) => (x % 7 === 0 ? 'NULL' : String(x));
-    rows.push(`(${i}, ${v((i * 5) % 9)}, ${v((i * 3) % 11)}, ${i % 5 === 0 ? 'NULL' : ((i * 7) % 10) / 2}, '${'pqr'[i % 3]}', '${String.fromCharCode(97 + ((i * 11) % 6))}')`);
+    const m = i % 6 === 0 ? `'t${i % 4}'` : i % 7 === 3 ? 'NULL' : String(((i * 13) % 17) / 2);
+    rows.push(`(${i}, ${v((i * 5) % 9)}, ${v((i * 3) % 11)}, ${i % 5 === 0 ? 'NULL' : ((i * 7) % 10) / 2}, '${'pqr'[i % 3]}', '${String.fromCharCode(97 + ((i * 11) % 6))}', ${m})`);
   }
-  const setup = `CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, c REAL, g TEXT, s TEXT); INSERT INTO t VALUES ${rows.join(', ')}`;
+  const setup = `CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, c REAL, g TEXT, s TEXT, m); INSERT INTO t VALUES ${rows.join(', ')}`;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'win-'));

@@ -3,7 +3,7 @@
  * slab, and the index chosen for the table. Pure in-memory; the participant feeds it
  * committed frames and checkpoints it.
  */
-import { DbError, type JsonValue, type VectorIndexKind } from '@mmdb/core';
+import { DbError, parseJsonExact, stringifyJson, type JsonValue, type VectorIndexKind } from '@mmdb/core';
 import type { AnnIndex, Hit, IndexContext, SearchMode } from './ann';
 import { ExactIndex, exactOver } from './exact';
 import { HnswIndex } from './hnsw';
@@ -52,6 +52,8 @@ export interface TopKOptions {
   filter?: Metadata | null;
   /** Only these ids (a plan's filter over row columns, evaluated by the executor); with `filter`, both hold. */
   ids?: Iterable<string>;
+  /** Only these entries, as `labelsOf` gave them (valid while the table is unchanged): no id lookups per search. */
+  labels?: ReadonlySet<number>;
 }
 
 function postingKey(field: string, v: JsonValue): string {
@@ -59,6 +61,7 @@ function postingKey(field: string, v: JsonValue): string {
 }
 
 function canonical(v: JsonValue): string {
+  if (typeof v === 'bigint') return v.toString();
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   return `{${Object.keys(v)
@@ -142,6 +145,16 @@ export class VectorTable {
     this.slab.set(label, v);
     this.index.add(label);
     this.maybeRebuild();
+  }
+
+  /** The entries of `ids` (absent ones left out), for `TopKOptions.labels`. */
+  labelsOf(ids: Iterable<string>): Set<number> {
+    const out = new Set<number>();
+    for (const id of ids) {
+      const l = this.labelOf.get(id);
+      if (l !== undefined) out.add(l);
+    }
+    return out;
   }
 
   /** The stored vector of `id` (unit length in a cosine table), or undefined. */
@@ -255,8 +268,11 @@ export class VectorTable {
     const q = this.query;
     q.set(query);
     if (this.spec.metric === 'cosine') normalize(q);
-    let members = this.matching(o.filter);
-    if (o.ids) {
+    let members: Set<number> | number[] | null = this.matching(o.filter);
+    if (o.labels) {
+      const within = members && new Set(members);
+      members = within ? [...o.labels].filter((l) => within.has(l)) : (o.labels as Set<number>);
+    } else if (o.ids) {
       const within = members && new Set(members);
       const labels: number[] = [];
       for (const id of o.ids) {
@@ -301,7 +317,7 @@ export class VectorTable {
   /** Checkpoint image: a JSON header (ids, metadata, kind), the slab, the index bytes. */
   serialize(): Buffer {
     const head = Buffer.from(
-      JSON.stringify({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high }),
+      stringifyJson({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high }),
       'utf8',
     );
     const slab = this.slab.serialize();
@@ -317,7 +333,7 @@ export class VectorTable {
     const hl = b.readUInt32LE(0);
     const sl = b.readUInt32LE(4);
     const il = b.readUInt32LE(8);
-    const h = JSON.parse(b.subarray(12, 12 + hl).toString('utf8'));
+    const h = parseJsonExact(b.subarray(12, 12 + hl).toString('utf8')) as any;
     const t = new VectorTable(name, h.spec);
     t.slab = VectorSlab.deserialize(t.spec.dim, h.high, b.subarray(12 + hl, 12 + hl + sl));
     t.idOf = h.ids;

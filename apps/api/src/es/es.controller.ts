@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError } from '@mmdb/core';
 import { serialize, type Params } from '@mmdb/es-compat';
 import { TenantCtx } from '../http/decorators';
+import { Accepts, RawBody } from '../http/body';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { EsTenantEngine } from './es.module';
 import { QueryRunner } from '../query/query.runner';
@@ -34,6 +35,7 @@ function splitUrl(url: string): { path: string; query: Params } {
 
 /** Thin controller: every /es request goes to the tenant's EsService (libs/es-compat). */
 @Controller('v1/tenants/:tenant/es')
+@Accepts('raw')
 export class EsController {
   constructor(private readonly runner: QueryRunner) {}
 
@@ -50,7 +52,7 @@ export class EsController {
   private async handle(t: TenantHandle, req: FastifyRequest, reply: FastifyReply) {
     const { path, query } = splitUrl(req.url);
     const ct = String(req.headers['content-type'] ?? '');
-    if (req.body !== undefined && ct && !/^application\/(json|x-ndjson|vnd\.elasticsearch\+(json|x-ndjson))/.test(ct)) {
+    if (req.body instanceof RawBody || (req.body !== undefined && ct && !/^application\/(json|x-ndjson|vnd\.elasticsearch\+(json|x-ndjson))/.test(ct))) {
       // as Elasticsearch: a body of another media type is refused
       return reply.status(406).header('x-elastic-product', 'Elasticsearch').header('content-type', 'application/json; charset=UTF-8')
         .send(JSON.stringify({ error: `Content-Type header [${ct}] is not supported`, status: 406 }));

@@ -3,9 +3,10 @@ import type { Expr } from '../expr';
 /**
  * A structured full-text query (the same meaning as our query syntax, libs/fts README):
  * `terms` (optional words, `operator: "and"` makes every one required), a `phrase` with `slop`
- * (words apart in any order up to `slop` positions), a `prefix`, and `bool` with must / should /
- * must_not and `minimum_should_match` (how many `should` clauses must match; default 1 when there
- * is no `must`, else 0).
+ * (each later word within `slop` positions of its place, either side: `"a b"~n` in the syntax),
+ * a `prefix`, and `bool` with must / should / must_not and `minimum_should_match` (how many
+ * `should` clauses must match; default 1 when there is no `must`, else 0). The engine answers one
+ * level of bool over leaf clauses with those defaults; other forms are refused naming their path.
  */
 export type FtsQuery =
   | { readonly terms: readonly string[]; readonly operator?: 'or' | 'and' }

@@ -46,6 +46,8 @@ export class ExecCtx {
   readonly aux = new Map<PlanNode, unknown>();
   /** How a node ran, for explain (index or exact scan, top-k algorithm, frontier sizes). */
   readonly strategies = new Map<PlanNode, string>();
+  /** Milliseconds a leaf spent reading before the operators ran (explain adds it to the node's time). */
+  readonly loadMs = new Map<PlanNode, number>();
   /** Compiled constant expressions of leaf keys and bounds (they read params at call time). */
   readonly constants = new Map<object, (row: Tuple, up: null) => Value>();
   /** Highest `$n` the compiled expressions read (checked again on reset). */
@@ -78,6 +80,7 @@ export class ExecCtx {
     this.leaves.clear();
     this.aux.clear();
     this.strategies.clear();
+    this.loadMs.clear();
     this.ctes.clear();
     this.cancelled = false;
     this.held = 0;

@@ -209,8 +209,9 @@ function partitionValues(f: Fn, rows: Tuple[], ok: Value[][], ctx: ExecCtx, up: 
     let lo = 0;
     let hi = n;
     const before = (j: number): boolean => {
+      if (ok[j][0] === null) return order[0].nullsFirst; // NULLs sit at one end
       const x = numKey(j);
-      if (x === null) return order[0].nullsFirst; // NULLs sit at one end
+      if (x === null) return desc; // text sorts after every number: last ascending, first descending
       if (isStart) return desc ? x > target : x < target;
       return desc ? x >= target : x <= target;
     };

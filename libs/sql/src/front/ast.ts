@@ -77,6 +77,8 @@ export interface ColumnSpec {
   references?: { table: string; columns: string[] };
   /** `COLLATE name` in the column definition. */
   collate?: Collation;
+  /** `VECTOR(n)`: the dimension. */
+  dim?: number;
 }
 
 export type Stmt =
@@ -95,7 +97,11 @@ export type Stmt =
       foreignKeys: { columns: string[]; table: string; refColumns: string[] }[];
       asSelect?: Select;
     }
-  | { kind: 'create_index'; name: string; table: string; columns: string[]; unique: boolean; ifNotExists: boolean }
+  | {
+      kind: 'create_index'; name: string; table: string; columns: string[]; unique: boolean; ifNotExists: boolean;
+      /** pgvector's `USING hnsw | ivfflat`, the column's operator class and `WITH (…)` parameters. */
+      using?: string; opclass?: string; with?: Record<string, number>;
+    }
   | { kind: 'create_view'; name: string; ifNotExists: boolean; select: Select; text: string }
   | { kind: 'drop'; what: 'table' | 'index' | 'view' | 'trigger'; name: string; ifExists: boolean }
   | { kind: 'alter_add'; table: string; column: ColumnSpec }

@@ -6,7 +6,7 @@ import { outputCollation } from '../exec/collation';
 import { AGGREGATES } from '../exec/functions';
 import { affinityOf } from '../affinity';
 import { VECTOR_OPERATORS } from '../exec/vector-functions';
-import { bindTableFunction } from './table-functions';
+import { bindTableFunction, type TvfResult } from './table-functions';
 
 /** What the binder needs to know about a table. */
 export interface BindTable {
@@ -324,27 +324,15 @@ export class Binder {
       return { op: 'scan', schema: t.id, alias: internal };
     }
     if (f.t === 'sub') return this.derived(f.select, f.alias ?? `(subquery)`, scope);
-    if (f.t === 'tvf') {
-      const alias = f.alias ?? f.name;
-      this.checkAlias(alias, scope);
-      const internal = this.uniqueAlias(alias);
-      const cat = this.cat;
-      const r = bindTableFunction(f.name, f.args, internal, {
-        table: (n) => cat.table(n),
-        reached: (schema, rel, dir) => {
-          if (!cat.relation) throw new DbError('unsupported_sql', 'graph table functions need the graph reader', { construct: 'graph table function' });
-          const d = cat.relation(schema, rel);
-          return dir === 'reverse' ? d.source : d.target;
-        },
-        // arguments see the enclosing query's scope (correlation), not this FROM's tables
-        expr: (e) => this.expr(e, { items: [], parent: scope.parent, ctes: scope.ctes }, null),
-        select: (s) => this.bindSelect(s, { items: [], parent: scope.parent, ctes: scope.ctes }),
-      });
-      scope.items.push({ alias, internal, cols: r.cols.map((c) => ({ ...c })) });
-      return r.plan;
-    }
+    if (f.t === 'tvf') return this.tableFunction(f, scope, null).plan;
     const left = this.from(f.left, scope);
     const nLeft = scope.items.length;
+    if (f.right.t === 'tvf' && (f.kind === 'inner' || f.kind === 'cross') && !f.using) {
+      const r = this.tableFunction(f.right, scope, left);
+      if (r.lateral) return f.on ? { op: 'filter', input: r.plan, predicate: this.expr(f.on, scope, null) } : r.plan;
+      const on = f.on ? this.expr(f.on, scope, null) : undefined;
+      return { op: 'join', kind: on ? 'inner' : f.kind, left, right: r.plan, ...(on ? { on } : {}) };
+    }
     const right = this.from(f.right, scope);
     let on: Expr | undefined;
     if (f.on) on = this.expr(f.on, scope, null);
@@ -361,6 +349,29 @@ export class Binder {
     }
     const kind = f.kind === 'cross' && on ? 'inner' : f.kind;
     return { op: 'join', kind, left, right, ...(on ? { on } : {}) };
+  }
+
+  /** A table-valued function in FROM; `left`: the plan of the join's left side (LATERAL start). */
+  private tableFunction(f: Extract<FromItem, { t: 'tvf' }>, scope: BScope, left: PlanNode | null): TvfResult {
+    const alias = f.alias ?? f.name;
+    this.checkAlias(alias, scope);
+    const internal = this.uniqueAlias(alias);
+    const cat = this.cat;
+    const outer: BScope = { items: [], parent: scope.parent, ctes: scope.ctes };
+    const r = bindTableFunction(f.name, f.args, internal, {
+      table: (n) => cat.table(n),
+      reached: (schema, rel, dir) => {
+        if (!cat.relation) throw new DbError('unsupported_sql', 'graph table functions need the graph reader', { construct: 'graph table function' });
+        const d = cat.relation(schema, rel);
+        return dir === 'reverse' ? d.source : d.target;
+      },
+      // arguments see the enclosing query's scope (correlation), or the join's left side (LATERAL)
+      expr: (e) => this.expr(e, outer, null),
+      select: (s) => this.bindSelect(s, outer),
+      ...(left ? { lateral: { plan: left, expr: (e: AExpr) => this.expr(e, scope, null) } } : {}),
+    });
+    scope.items.push({ alias, internal, cols: r.cols.map((c) => ({ ...c })) });
+    return r;
   }
 
   private checkAlias(alias: string, scope: BScope): void {

@@ -109,19 +109,37 @@ class Parser {
     if (this.eatKw('INDEX')) {
       let ifNotExists = false;
       if (this.eatKw('IF')) { this.kw('NOT'); this.kw('EXISTS'); ifNotExists = true; }
-      const name = this.qname();
+      // the name is optional (PostgreSQL / pgvector: CREATE INDEX ON items USING hnsw (embedding vector_l2_ops))
+      const name = this.isKw('ON') ? '' : this.qname();
       this.kw('ON');
       const table = this.qname();
+      const using = this.eatKw('USING') ? this.name().toLowerCase() : undefined;
       this.op('(');
       const columns: string[] = [];
+      let opclass: string | undefined;
       do {
         columns.push(this.name());
         if (this.eatKw('COLLATE')) this.name();
+        if (this.cur.kind === 'id' && !['ASC', 'DESC', 'NULLS'].includes(this.cur.upper)) opclass = this.name().toLowerCase();
         if (!this.eatKw('ASC')) this.eatKw('DESC');
       } while (this.eatOp(','));
       this.op(')');
+      let withParams: Record<string, number> | undefined;
+      if (this.eatKw('WITH')) {
+        withParams = {};
+        this.op('(');
+        do {
+          const k = this.name().toLowerCase();
+          this.op('=');
+          const v = this.cur;
+          if (v.kind !== 'int') this.err(`expected an integer for ${k}`);
+          this.p++;
+          withParams[k] = Number(v.text);
+        } while (this.eatOp(','));
+        this.op(')');
+      }
       if (this.eatKw('WHERE')) unsupported('partial index');
-      return { kind: 'create_index', name, table, columns, unique, ifNotExists };
+      return { kind: 'create_index', name: name || `${table.slice(table.lastIndexOf('.') + 1)}_${columns.join('_')}_idx`, table, columns, unique, ifNotExists, ...(using ? { using } : {}), ...(opclass ? { opclass } : {}), ...(withParams ? { with: withParams } : {}) };
     }
     if (unique) this.err();
     if (this.eatKw('VIEW')) {
@@ -214,11 +232,13 @@ class Parser {
       typeParts.push(this.cur.text);
       this.p++;
     }
+    const typeArgs: string[] = [];
     if (this.eatOp('(')) {
-      while (!this.isOp(')')) { if (this.cur.kind === 'eof') this.err(); this.p++; }
+      while (!this.isOp(')')) { if (this.cur.kind === 'eof') this.err(); if (!this.isOp(',')) typeArgs.push(this.cur.text); this.p++; }
       this.op(')');
     }
     const c: ColumnSpec = { name, type: typeParts.join(' '), pk: false, notNull: false, unique: false };
+    if (/^vector$/i.test(c.type) && typeArgs.length === 1 && /^\d+$/.test(typeArgs[0])) c.dim = Number(typeArgs[0]);
     for (;;) {
       let cname: string | undefined;
       if (this.eatKw('CONSTRAINT')) cname = this.name();
@@ -634,9 +654,10 @@ class Parser {
   private concatExpr(): AExpr {
     let l = this.unaryExpr();
     while (this.isOp('||') || this.isOp('->') || this.isOp('->>')) {
-      if (!this.isOp('||')) unsupported('JSON operators');
+      const op = this.cur.text;
       this.p++;
-      l = { t: 'bin', op: '||', l, r: this.unaryExpr() };
+      // X -> P and X ->> P are calls of the JSON functions of the same name (exec/json-functions.ts)
+      l = op === '||' ? { t: 'bin', op: '||', l, r: this.unaryExpr() } : { t: 'fn', name: op, args: [l, this.unaryExpr()], distinct: false, star: false };
     }
     return l;
   }

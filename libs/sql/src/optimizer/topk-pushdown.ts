@@ -37,7 +37,8 @@ function vectorSort(lim: PlanNode & { op: 'limit' }, cat: OptCatalog): PlanNode 
   const l = num(lim.limit);
   const o = lim.offset ? num(lim.offset) : 0;
   const sort = lim.input;
-  if (l === undefined || o === undefined || sort.op !== 'sort' || !sort.keys.length || sort.keys[0].desc) return null;
+  // beyond MAX_K the exact sort over the scan answers (a top-k node holds at most 10,000)
+  if (l === undefined || o === undefined || l + o > 10_000 || sort.op !== 'sort' || !sort.keys.length || sort.keys[0].desc) return null;
   let key = sort.keys[0].expr;
   let below = sort.input;
   let project: (PlanNode & { op: 'project' }) | null = null;

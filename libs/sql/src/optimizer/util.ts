@@ -63,11 +63,28 @@ const NAMES: { readonly [K in NodeKind]: (n: NodeOf<K>, cat: OptCatalog) => stri
   },
   fts_search: (n, cat) => [...leafNames(n.schema, n.alias, cat), (n.alias ? `${n.alias}._score` : '_score').toLowerCase()],
   vector_topk: (n, cat) => [...leafNames(n.schema, n.alias, cat), (n.alias ? `${n.alias}._distance` : '_distance').toLowerCase()],
-  // multi-model nodes whose row columns depend on the relation's resolution: unknown to the optimizer
-  graph_expand: unknown, graph_path: unknown, graph_dijkstra: unknown,
+  // graph nodes: their row columns are the reached table's (resolved through the catalog)
+  graph_expand: (n, cat) => {
+    const input = n.input ? outputNames(n.input, cat) : [];
+    const rows = reachedNames(n, cat);
+    if (!input || !rows) return null;
+    const q = (x: string) => (n.alias ? `${n.alias}.${x}` : x).toLowerCase();
+    return [...input, ...rows, q('_node'), q('_depth'), ...(n.emit_path ? [q('_path')] : [])];
+  },
+  graph_path: unknown, graph_dijkstra: unknown,
   fuse: unknown, set_op: unknown, values: unknown, with: unknown, cte_ref: unknown,
   insert: unknown, update: unknown, delete: unknown,
 };
+
+function reachedNames(n: { schema: string; rel: string; direction?: 'forward' | 'reverse' | 'both'; alias?: string; row_columns?: boolean }, cat: OptCatalog): string[] | null {
+  if (n.row_columns === false) return [];
+  if (!cat.reached) return null;
+  try {
+    return leafNames(cat.reached(n.schema, n.rel, n.direction ?? 'forward'), n.alias, cat);
+  } catch {
+    return null;
+  }
+}
 
 /** Output column names of a node (lower case), or null when unknown here. */
 export function outputNames(n: PlanNode, cat: OptCatalog): string[] | null {

@@ -16,6 +16,7 @@ import { optimize, type OptCatalog, type PassReport } from '../optimizer/optimiz
 import type { Tuple, Value } from '../values';
 import { LeafReader } from './leaves';
 import { MultiModelReader } from './multimodel';
+import { outputKinds, type OutKind } from '../column-codec';
 import { ImplicitTables } from './implicit';
 import { applyPolicy, NO_POLICY, type Policy, type Sources } from './sources';
 import { explainTree, round, isSmall as isSmallPlan, leafNodes, POOL_SIZE, SMALL_ROWS } from './walks';
@@ -37,10 +38,10 @@ export interface QueryOptions {
 
 /** One statement's answer, values still in engine form (bigint integers). */
 export type RawResult =
-  | { kind: 'select'; names: string[]; rows: Tuple[]; explain?: unknown }
-  | { kind: 'insert'; schema: string; rows: Row[]; names: string[]; returning: Tuple[] }
-  | { kind: 'update'; schema: string; count: number; names: string[]; returning: Tuple[] }
-  | { kind: 'delete'; schema: string; pks: PkTuple[] }
+  | { kind: 'select'; names: string[]; rows: Tuple[]; explain?: unknown; kinds?: OutKind[] }
+  | { kind: 'insert'; schema: string; rows: Row[]; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
+  | { kind: 'update'; schema: string; count: number; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
+  | { kind: 'delete'; schema: string; pks: PkTuple[]; translated: boolean }
   | { kind: 'ddl'; statement: string; schema?: string; created?: boolean }
   | { kind: 'transaction'; statement: 'begin' | 'commit' | 'rollback' };
 
@@ -101,7 +102,16 @@ export class PlanExecutor {
   }
 
   optCatalog(): OptCatalog {
-    return { table: (id: string) => this.table(id), rowCount: (id: string) => this.tables.rowCount(id) };
+    return {
+      table: (id: string) => this.table(id),
+      rowCount: (id: string) => this.tables.rowCount(id),
+      reached: (schema, rel, direction) => {
+        const graph = this.sources.graph;
+        if (!graph) throw new DbError('not_found', `relation "${rel}" is not declared`, { rel });
+        const d = graph.resolve(schema, rel).def;
+        return direction === 'reverse' ? d.source : d.target;
+      },
+    };
   }
 
   budget(opts: QueryOptions): Budget {
@@ -200,6 +210,9 @@ export class PlanExecutor {
     }
   }
 
+  /** Output json/vector kinds per plan root (a cached plan keeps its root node). */
+  private readonly kindMemo = new WeakMap<PlanNode, OutKind[]>();
+
   private selectResult(names: string[], op: Op, rows: Tuple[]): Extract<RawResult, { kind: 'select' }> {
     const outNames = names.length ? names : op.cols.map((c) => c.name);
     const width = outNames.length;
@@ -207,6 +220,8 @@ export class PlanExecutor {
     for (let i = 0; i < rows.length; i++) {
       if (rows[i].length > width) { trimmed = rows.map((r) => (r.length > width ? r.slice(0, width) : r)); break; }
     }
-    return { kind: 'select', names: outNames, rows: trimmed };
+    let kinds = this.kindMemo.get(op.node);
+    if (!kinds) this.kindMemo.set(op.node, (kinds = outputKinds(op.node, outNames, (id) => this.table(id))));
+    return { kind: 'select', names: outNames, rows: trimmed, ...(kinds.some((k) => k) ? { kinds } : {}) };
   }
 }

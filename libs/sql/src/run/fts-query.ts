@@ -1,7 +1,8 @@
 /**
  * A structured full-text query (plan `FtsQuery`) in our query syntax (libs/fts README): `+`
- * required, `-` excluded, `"phrase"`, `pre*`. The syntax has one level of clauses and no phrase
- * slop, so a structured query it cannot say answers validation_failed naming its JSON path.
+ * required, `-` excluded, `"phrase"` (`~n` slop), `pre*`. The syntax has one level of clauses, so
+ * a structured query it cannot say (a nested bool, other minimum_should_match) answers
+ * validation_failed naming its JSON path.
  */
 import { DbError } from '@mmdb/core';
 import type { FtsQuery } from '@mmdb/plan';
@@ -24,9 +25,9 @@ function leaf(q: FtsQuery, path: string, prefix: '' | '+' | '-'): string[] {
     return q.terms.map((t, i) => p + word(`${path}.terms[${i}]`, t));
   }
   if ('phrase' in q) {
-    if (q.slop) unsupported(`${path}.slop`, 'phrase slop');
     if (q.phrase.includes('"')) throw new DbError('validation_failed', `invalid plan at ${path}.phrase: a phrase cannot hold a quote`, { path: `${path}.phrase` });
-    return [`${prefix}"${q.phrase}"`];
+    if (q.slop !== undefined && q.slop > 999) throw new DbError('validation_failed', `invalid plan at ${path}.slop: at most 999`, { path: `${path}.slop` });
+    return [`${prefix}"${q.phrase}"${q.slop ? `~${q.slop}` : ''}`];
   }
   if ('prefix' in q) return [`${prefix}${word(`${path}.prefix`, q.prefix)}*`];
   return unsupported(path, 'a nested bool');

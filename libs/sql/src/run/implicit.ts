@@ -5,7 +5,7 @@
  * any table. Their rows come from the reader: every vector entry with its metadata; a full-text
  * table's rows are its hits (its documents cannot be listed, so a scan of one is refused).
  */
-import { DbError, type TableManifest } from '@mmdb/core';
+import { DbError, stringifyJson, type TableManifest } from '@mmdb/core';
 import type { SqlTable } from '../catalog';
 import type { Tuple } from '../values';
 import type { Sources } from './sources';
@@ -50,7 +50,7 @@ export class ImplicitTables {
     if (kind === 'fts') throw new DbError('unsupported_sql', `${t.id} is a standalone full-text table: its documents are read through fts_search`, { construct: 'scan of a standalone full-text table' });
     const vt = this.sources.vector!.table(t.id);
     const out: Tuple[] = [];
-    for (const e of vt.entries()) out.push([e.id, e.metadata === null ? null : JSON.stringify(e.metadata), 0n]);
+    for (const e of vt.entries()) out.push([e.id, e.metadata === null ? null : stringifyJson(e.metadata), 0n]);
     return out;
   }
 }

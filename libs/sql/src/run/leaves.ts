@@ -13,6 +13,7 @@ import { Scope } from '../exec/scope';
 import { lowerBound, pkKeyOf, topByScan, topRows, type CachedTable, type TableCache } from '../exec/table-cache';
 import { applyAffinity, compareValues, fromJson, toJson, toText, tupleKey, type Tuple, type Value } from '../values';
 import type { Txn } from './writer';
+import { cellKinds, decodeCell, keyOfCell } from '../column-codec';
 
 export class LeafReader {
   constructor(
@@ -242,7 +243,8 @@ export async function readTable(snap: Snapshot, t: SqlTable, check: () => void):
 export function toTuple(t: SqlTable, r: Pick<StoredRow, 'values' | 'version'>): Tuple {
   const cols = t.manifest.columns;
   const out = new Array<Value>(cols.length + 1);
-  for (let i = 0; i < cols.length; i++) out[i] = fromJson(r.values[cols[i].name], t.affs[i]);
+  const kinds = cellKinds(t);
+  for (let i = 0; i < cols.length; i++) out[i] = kinds[i] ? decodeCell(r.values[cols[i].name]) : fromJson(r.values[cols[i].name], t.affs[i]);
   out[cols.length] = BigInt(r.version ?? 0);
   return out;
 }
@@ -256,12 +258,12 @@ export function storeKey(t: SqlTable, col: string, v: Value): JsonValue | undefi
   if (a === null) return undefined;
   switch (c.ty) {
     case 'i64': case 'timestamp':
-      if (typeof a === 'bigint') return Number(a);
+      if (typeof a === 'bigint') return toJson(a);
       if (typeof a === 'number' && Number.isInteger(a)) return a;
       return undefined;
     case 'f64': return typeof a === 'string' ? undefined : Number(a);
     case 'str': return toText(a)!;
-    default: return toJson(a);
+    default: return cellKinds(t)[i] ? keyOfCell(c, a) : toJson(a);
   }
 }
 

@@ -3,7 +3,7 @@
  * the Sources port, in the same preload as the storage leaves and from the same snapshot (the
  * in-memory index reads start in the turn the snapshot was taken; rows come from the snapshot).
  */
-import { DbError, type JsonValue } from '@mmdb/core';
+import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
 import type { PkTuple, Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
@@ -31,7 +31,12 @@ function bad(path: string, msg: string, code: 'validation_failed' | 'dim_mismatc
   throw new DbError(code, `invalid plan at ${path}: ${msg}`, { path });
 }
 
+/** Filters whose passing rows are remembered (LRU by insertion; entries are per table LSN). */
+const PASSING_MEMO = 8;
+
 export class MultiModelReader {
+  private readonly passing = new Map<string, { rows: Map<string, Tuple>; ids: string[]; labels?: ReadonlySet<number> }>();
+
   constructor(
     private readonly sources: Sources,
     private readonly table: (id: string) => SqlTable,
@@ -41,13 +46,17 @@ export class MultiModelReader {
 
   async preload(nodes: readonly PlanNode[], snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
     const jobs: Promise<void>[] = [];
+    const timed = (n: PlanNode, p: Promise<void>) => {
+      const t0 = performance.now();
+      jobs.push(p.then(() => void ctx.loadMs.set(n, performance.now() - t0)));
+    };
     for (const n of nodes) {
       switch (n.op) {
-        case 'vector_topk': jobs.push(this.vector(n, snap, ctx, txn)); break;
-        case 'fts_search': jobs.push(this.fts(n, snap, ctx, txn)); break;
-        case 'graph_expand': jobs.push(this.expand(n, snap, ctx, txn)); break;
-        case 'graph_path': jobs.push(this.path(n, snap, ctx, txn)); break;
-        case 'graph_dijkstra': jobs.push(this.dijkstra(n, snap, ctx, txn)); break;
+        case 'vector_topk': timed(n, this.vector(n, snap, ctx, txn)); break;
+        case 'fts_search': timed(n, this.fts(n, snap, ctx, txn)); break;
+        case 'graph_expand': timed(n, this.expand(n, snap, ctx, txn)); break;
+        case 'graph_path': timed(n, this.path(n, snap, ctx, txn)); break;
+        case 'graph_dijkstra': timed(n, this.dijkstra(n, snap, ctx, txn)); break;
         default: break;
       }
     }
@@ -119,11 +128,30 @@ export class MultiModelReader {
     const metric = (n.metric ?? vt.spec.metric) as VectorMetric;
     let ids: string[] | undefined;
     let rows: Map<string, Tuple> | undefined;
+    let memo: { labels?: ReadonlySet<number> } | undefined;
     if (n.filter) {
-      const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
-      rows = new Map();
-      for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
-      ids = [...rows.keys()];
+      // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
+      // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
+      const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
+      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${ctx.params.map(String).join('\u0001')}` : '';
+      const hit = stable ? this.passing.get(memoKey) : undefined;
+      if (hit) {
+        rows = hit.rows;
+        ids = hit.ids;
+        memo = hit;
+      } else {
+        const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
+        rows = new Map();
+        for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
+        ids = [...rows.keys()];
+        // only a filter over this row alone (no function that may vary, no subquery over other tables)
+        if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(stringifyJson(n.filter))) {
+          if (this.passing.size >= PASSING_MEMO) this.passing.delete(this.passing.keys().next().value as string);
+          const entry = { rows, ids } as { rows: Map<string, Tuple>; ids: string[]; labels?: ReadonlySet<number> };
+          this.passing.set(memoKey, entry);
+          memo = entry;
+        }
+      }
     }
     let hits: { id: string; distance: number }[];
     if (metric !== vt.spec.metric || (txn?.overlay.get(t.id)?.size ?? 0) > 0) {
@@ -133,7 +161,7 @@ export class MultiModelReader {
       hits = [];
       const meta = n.metadata ? Object.entries(n.metadata) : null;
       for (const [id, r] of rows) {
-        if (meta && !meta.every(([f, x]) => JSON.stringify(vt.metadataOf(id)?.[f]) === JSON.stringify(x))) continue;
+        if (meta && !meta.every(([f, x]) => ((v) => v !== undefined && stringifyJson(v) === stringifyJson(x))(vt.metadataOf(id)?.[f]))) continue;
         const v = col >= 0 ? vectorValue(r[col]) : vt.vectorOf(id);
         if (v && v.length === q.length) hits.push({ id, distance: distance(metric, q, v) });
       }
@@ -141,7 +169,10 @@ export class MultiModelReader {
       hits = hits.slice(0, n.k);
       ctx.strategies.set(n, `exact scan (${metric}${metric !== vt.spec.metric ? `; the index is ${vt.spec.metric}` : ''}) over ${rows.size} rows`);
     } else {
-      hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...(ids ? { ids } : {}), ...(n.metadata ? { filter: n.metadata } : {}) });
+      // a remembered filter keeps its entry labels too (same table LSN, same vectors)
+      if (memo && ids && !memo.labels) memo.labels = vt.labelsOf(ids);
+      const members = memo?.labels ? { labels: memo.labels } : ids ? { ids } : {};
+      hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...members, ...(n.metadata ? { filter: n.metadata } : {}) });
       const kind = vt.kind;
       ctx.strategies.set(n, ids
         ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${kind} index (exact fallback under k)`} of ${ids.length} passing rows (${metric})`

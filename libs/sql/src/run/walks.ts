@@ -54,7 +54,7 @@ export function explainTree(plan: PlanNode, ctx: ExecCtx): unknown {
   const node = (n: PlanNode): unknown => {
     const st = ctx.stats.get(n);
     const detail = detailOf(n, ctx);
-    return { op: n.op, ...(detail ? { detail } : {}), rows_out: st?.rows ?? 0, time_ms: round(st?.ms ?? 0), children: children(n).map(node) };
+    return { op: n.op, ...(detail ? { detail } : {}), rows_out: st?.rows ?? 0, time_ms: round((st?.ms ?? 0) + (ctx.loadMs.get(n) ?? 0)), children: children(n).map(node) };
   };
   return node(plan);
 }

@@ -3,11 +3,13 @@
  * allocates INTEGER PRIMARY KEY values, and queues the statement's changes (one commit per
  * statement, or per BEGIN…COMMIT script) with the transaction's own writes kept as an overlay.
  */
-import { DbError, type Row } from '@mmdb/core';
+import { coerceValue, DbError, type Row } from '@mmdb/core';
+import { cellKinds, encodeCell } from '../column-codec';
+import { toTuple } from './leaves';
 import type { Change, Precondition } from '@mmdb/storage';
 import type { SqlTable } from '../catalog';
 import type { Writer } from '../exec/context';
-import { applyAffinity, compareValues, fromJson, toJson, toText, truthy, tupleKey, typeName, type Value } from '../values';
+import { applyAffinity, checkInt, compareValues, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value } from '../values';
 
 /** An open transaction: its queued changes, and its own writes by table and pk key (null = deleted). */
 export interface Txn { changes: Change[]; overlay: Map<string, Map<string, Row | null>>; explicit: boolean }
@@ -49,7 +51,7 @@ export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint:
       }
       const row = toRow(t, vals);
       put(t, row, node.on_conflict === 'replace' ? undefined : { kind: 'insert' });
-      return [...vals.map((v, i) => applyAffinity(v, t.affs[i])), 1n];
+      return stored(t, row, 1);
     },
     update: (node, before, after) => {
       const t = table(node.schema);
@@ -66,7 +68,7 @@ export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint:
       } else {
         put(t, row, version ? { kind: 'if_match', version } : { kind: 'exists' });
       }
-      return [...after.slice(0, width).map((v, i) => applyAffinity(v, t.affs[i])), BigInt(version + 1)];
+      return stored(t, row, version + 1);
     },
     delete: (node, row) => {
       const t = table(node.schema);
@@ -80,6 +82,11 @@ export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint:
   };
 }
 
+/** The tuple of a row as the store keeps it (what RETURNING answers): canonical values, then the version. */
+function stored(t: SqlTable, row: Row, version: number): Tuple {
+  return toTuple(t, { values: row, version });
+}
+
 function maxBig(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
 }
@@ -87,6 +94,7 @@ function maxBig(a: bigint, b: bigint): bigint {
 /** Tuple → row for the store: affinity, NOT NULL, then the column's storage type. */
 export function toRow(t: SqlTable, vals: Value[]): Row {
   const row: Row = {};
+  const kinds = cellKinds(t);
   t.manifest.columns.forEach((c, i) => {
     let v = applyAffinity(vals[i], t.affs[i]);
     if (v === null) {
@@ -101,8 +109,7 @@ export function toRow(t: SqlTable, vals: Value[]): Row {
       case 'i64':
         if (typeof v === 'number' && Number.isInteger(v)) v = BigInt(v);
         if (typeof v !== 'bigint') throw new DbError('type_mismatch', `column "${c.name}" expects an integer, got ${typeName(v)} ${JSON.stringify(toText(v))}`, { field: c.name });
-        if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) throw new DbError('type_mismatch', `column "${c.name}": integer ${v} is outside the stored range (±2^53)`, { field: c.name });
-        row[c.name] = Number(v);
+        row[c.name] = toJson(checkInt(v)) as number | bigint;
         return;
       case 'f64':
         if (typeof v === 'bigint') v = Number(v);
@@ -116,13 +123,12 @@ export function toRow(t: SqlTable, vals: Value[]): Row {
         row[c.name] = truthy(v) === true;
         return;
       case 'timestamp':
-        row[c.name] = typeof v === 'bigint' ? Number(v) : (v as string | number);
+        // RFC 3339 text becomes epoch milliseconds here (as the store would), so RETURNING and
+        // later statements of the same script see the stored form
+        row[c.name] = coerceValue(c.name, 'timestamp', typeof v === 'bigint' ? toJson(v) : v);
         return;
       default:
-        if (typeof v === 'bigint' && (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER))) {
-          throw new DbError('type_mismatch', `column "${c.name}": integer ${v} is outside the stored range (±2^53)`, { field: c.name });
-        }
-        row[c.name] = toJson(v);
+        row[c.name] = kinds[i] ? encodeCell(c, kinds[i]!, v) : toJson(v);
     }
   });
   return row;
