@@ -8,6 +8,7 @@ import { AppModule } from './app.module';
 import type { AppConfig } from './config';
 import { Metrics } from './health/metrics.service';
 import { requestId } from './http/request-id';
+import { Replication } from './replication/replication.service';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
 
@@ -119,5 +120,8 @@ export async function startServer(config: AppConfig): Promise<Server> {
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   server.url = `${config.insecureHttp ? 'http' : 'https'}://${host}:${port}`;
+  // Replication starts once the URL is known (the default advertise URL): it opens every
+  // tenant and takes or follows each lease.
+  await server.app.get(Replication).start(server.url);
   return server;
 }

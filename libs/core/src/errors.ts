@@ -45,6 +45,8 @@ export const ERROR_CATALOGUE = {
   query_cancelled: { status: 400, retry: false, when: 'The query was cancelled through POST /v1/queries/{id}/cancel.' },
   query_timeout: { status: 400, retry: false, when: "The query ran past its time budget." },
   resource_exhausted: { status: 400, retry: false, when: 'The query went over its memory (row) budget.' },
+  log_gone: { status: 410, retry: false, when: 'Replication: the frames asked for were dropped by log retention; the follower must bootstrap from a snapshot.' },
+  stale_epoch: { status: 409, retry: false, when: "Replication: the follower's log diverges from the holder's (a newer epoch rewrote it) or names an epoch the node has not reached; re-sync." },
   corrupt_log: { status: 500, retry: false, when: 'A log frame failed its checksum or could not be decoded.' },
 } as const satisfies Record<string, ErrorSpec>;
 

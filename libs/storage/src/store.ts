@@ -142,6 +142,8 @@ export class TenantStore implements StoreReader {
   private participantList: CommitParticipant[];
   private checkFn: CheckEvaluator | undefined;
   private epochValue = 0;
+  /** Replication's fence: throws when this store may not write (see setWriteGate). */
+  private writeGate: (() => void) | undefined;
   /** setEpoch calls run one at a time. */
   private epochChain: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -392,6 +394,7 @@ export class TenantStore implements StoreReader {
       publish: (frames: readonly CommittedFrame[]) => {
         for (const f of frames) this.feed.next(f);
       },
+      gate: () => this.writeGate?.(),
       onWriteError: (e: Error) => {
         if (/ENOSPC|no space left/i.test(e.message)) {
           this.diskFull = true;
@@ -416,6 +419,7 @@ export class TenantStore implements StoreReader {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (Date.now() - this.lastDiskCheck >= 1000) await this.checkDisk();
     if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
+    this.writeGate?.();
     return this.coordinator.submit(req);
   }
 
@@ -438,6 +442,16 @@ export class TenantStore implements StoreReader {
   async dropSchema(id: string): Promise<boolean> {
     const r = await this.commit({ changes: [{ op: 'schema_drop', schema: id }] });
     return (r.results[0] as { dropped: boolean }).dropped;
+  }
+
+  /**
+   * Installs the replication fence: `gate` runs when a commit is submitted and again right
+   * before its group's batch is written, and throws (e.g. 503 `service_unavailable`) while this
+   * store may not write, such as on a node that does not hold the tenant's lease or could not
+   * renew it. A group refused at the batch writes nothing. `undefined` removes it.
+   */
+  setWriteGate(gate: (() => void) | undefined): void {
+    this.writeGate = gate;
   }
 
   setCheckEvaluator(fn: CheckEvaluator | undefined): void {
@@ -537,6 +551,11 @@ export class TenantStore implements StoreReader {
   /** Frames with lsn >= from, decoded and verified, in order. */
   async *frames(from = 1): AsyncIterable<CommittedFrame> {
     for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [, v] of batch) yield decodeFrame(v);
+  }
+
+  /** Stored frames with lsn >= from, as their exact bytes (not decoded), in order: what replication ships. */
+  async *frameBytes(from = 1): AsyncIterable<{ lsn: number; bytes: Buffer }> {
+    for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [k, v] of batch) yield { lsn: Number(k.readBigUInt64BE(1)), bytes: v };
   }
 
   // ---- maintenance --------------------------------------------------------

@@ -14,6 +14,12 @@ import { Pressure } from './pressure';
  * the request (`@TenantCtx()`), after the auth guard has checked the token.
  */
 export class TenantHandle {
+  /**
+   * Runs after every commit of this tenant with its LSN (replication's sync window: waits for
+   * follower acknowledgements, may throw 504). Unset on a single node.
+   */
+  afterCommit: ((lsn: number) => Promise<void>) | null = null;
+
   constructor(
     readonly tenant: string,
     readonly store: TenantStore,
@@ -42,10 +48,18 @@ export class TenantHandle {
     }
   }
 
-  /** `store.commit` through `write`. */
-  commit(req: CommitRequest): Promise<CommitResult> {
-    return this.write((s) => s.commit(req));
+  /** `store.commit` through `write`, then the replication sync window if any. */
+  async commit(req: CommitRequest): Promise<CommitResult> {
+    const res = await this.write((s) => s.commit(req));
+    if (this.afterCommit && res.lsn > 0) await this.afterCommit(res.lsn);
+    return res;
   }
+}
+
+/** Called for every tenant store the registry opens, and before it closes (replication). */
+export interface StoreHooks {
+  opened(handle: TenantHandle): void | Promise<void>;
+  closing(handle: TenantHandle): void | Promise<void>;
 }
 
 /**
@@ -60,6 +74,7 @@ export class TenantRegistry implements OnApplicationShutdown {
   /** Handles whose store is open, for the synchronous fast path of the auth guard. */
   private readonly ready = new Map<string, TenantHandle>();
   private sealed = false;
+  private readonly hooks: StoreHooks[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -80,6 +95,11 @@ export class TenantRegistry implements OnApplicationShutdown {
     if (this.sealed) throw new Error(`engine "${name}" registered after a tenant store was opened`);
     if (this.factories.has(name)) throw new Error(`engine "${name}" is registered twice`);
     this.factories.set(name, factory);
+  }
+
+  /** Registers hooks run when a tenant store opens (before any request sees it) and before it closes. */
+  addHooks(h: StoreHooks): void {
+    this.hooks.push(h);
   }
 
   get engineNames(): string[] {
@@ -150,7 +170,9 @@ export class TenantRegistry implements OnApplicationShutdown {
     this.observeGroups(store);
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
-    return new TenantHandle(tenant, store, engines);
+    const handle = new TenantHandle(tenant, store, engines);
+    for (const h of this.hooks) await h.opened(handle);
+    return handle;
   }
 
   /** Frames of one durable group are published together in one tick: count them as a group. */
@@ -175,6 +197,13 @@ export class TenantRegistry implements OnApplicationShutdown {
     this.handles.clear();
     this.ready.clear();
     for (const h of all) {
+      for (const hook of this.hooks) {
+        try {
+          await hook.closing(h);
+        } catch (e) {
+          this.log.error(`closing hooks of ${h.tenant}: ${(e as Error).message}`);
+        }
+      }
       for (const name of [...this.factories.keys()].reverse()) {
         try {
           await (h.engine(name) as EngineHooks)?.close?.();

@@ -1,0 +1,115 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { DbError } from '@mmdb/core';
+import { EtcdLeaseStore, type LeaseStore } from '@mmdb/replication';
+import { APP_CONFIG, AppConfig } from '../config';
+import { Metrics } from '../health/metrics.service';
+import type { Principal } from '../system/system-store';
+import { SystemStore } from '../system/system-store';
+import { TenantHandle, TenantRegistry } from '../tenancy/tenant-registry';
+import { Replica } from './replica';
+
+/**
+ * The composition root of replication (apps/api/README.md "Replication"): with
+ * DB_ETCD_ENDPOINTS it fills the `LeaseStore` port with etcd and gives every tenant store this
+ * node opens a `Replica` (lease, fencing, acknowledgements). Without it, nothing changes: a
+ * single node writes with no lease.
+ */
+@Injectable()
+export class Replication implements OnApplicationShutdown {
+  private readonly log = new Logger('Replication');
+  readonly leases: LeaseStore | null;
+  private readonly replicas = new Map<string, Replica>();
+  private advertiseUrl: string | null = null;
+  private pending: TenantHandle[] = [];
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tenants: TenantRegistry,
+    private readonly system: SystemStore,
+    private readonly metrics: Metrics,
+  ) {
+    const r = config.replication;
+    if (!r) {
+      this.leases = null;
+      return;
+    }
+    const store = new EtcdLeaseStore(r.etcdEndpoints);
+    store.sessionTtlMs(r.leaseTtlMs);
+    this.leases = store;
+    tenants.addHooks({
+      opened: (h) => this.opened(h),
+      closing: (h) => this.replicas.get(h.tenant)?.stop(),
+    });
+  }
+
+  get enabled(): boolean {
+    return this.leases !== null;
+  }
+
+  get nodeName(): string | null {
+    return this.config.replication?.nodeName ?? null;
+  }
+
+  /** Once the server listens (its URL is the default advertise URL): opens every tenant and starts its lease. */
+  async start(listeningUrl: string): Promise<void> {
+    if (!this.config.replication) return;
+    this.advertiseUrl = this.config.replication.advertiseUrl ?? listeningUrl;
+    const waiting = this.pending;
+    this.pending = [];
+    for (const h of waiting) await this.attach(h);
+    for (const t of this.system.listTenants()) await this.tenants.get(t.tenant);
+  }
+
+  private async opened(h: TenantHandle): Promise<void> {
+    if (this.advertiseUrl === null) {
+      // Until the lease starts nothing may write.
+      h.store.setWriteGate(() => {
+        throw new DbError('service_unavailable', 'replication is starting: this node does not hold the write lease yet');
+      });
+      this.pending.push(h);
+      return;
+    }
+    await this.attach(h);
+  }
+
+  private async attach(h: TenantHandle): Promise<void> {
+    const r = new Replica(h, this.config.replication!, this.leases!, this.advertiseUrl!, this.metrics);
+    this.replicas.set(h.tenant, r);
+    await r.start();
+  }
+
+  /** The tenant's replica; 503 while its store is not open here yet. */
+  replica(tenant: string): Replica {
+    const r = this.replicas.get(tenant);
+    if (!r) throw new DbError('service_unavailable', `tenant ${tenant} is not being replicated on this node yet`);
+    return r;
+  }
+
+  /** Replicas of the tenants open on this node. */
+  all(): Replica[] {
+    return [...this.replicas.values()];
+  }
+
+  /**
+   * The tenant a `/v1/replication/*` or `/ready` call is about: the `tenant` query parameter,
+   * else the caller's own tenant (a tenant token), else the only tenant this node serves.
+   */
+  resolveTenant(query: string | undefined, principal?: Principal): string {
+    if (query !== undefined && query !== '') {
+      const t = query.toUpperCase();
+      if (principal && !principal.operator && principal.tenant !== t) throw new DbError('forbidden', 'this token cannot reach another tenant');
+      if (!this.system.hasTenant(t)) throw new DbError('not_found', `tenant ${t} does not exist`);
+      return t;
+    }
+    if (principal && !principal.operator && principal.tenant) return principal.tenant;
+    const all = this.system.listTenants();
+    if (all.length === 1) return all[0].tenant;
+    throw new DbError('validation_failed', `this node serves ${all.length} tenants: name one with the "tenant" query parameter`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const r of this.replicas.values()) await r.stop().catch(() => undefined);
+    this.replicas.clear();
+    await this.leases?.close().catch((e: unknown) => this.log.error(`closing etcd: ${(e as Error).message}`));
+  }
+}
