@@ -39,7 +39,7 @@ export interface FramesSource {
   readonly tenant: string;
   readonly holder: string;
   readonly store: TenantStore;
-  /** The epoch of this node's lease (0 when it holds none): frames from a higher epoch in a request fence it. */
+  /** Told the epoch a request names (the node re-checks its lease when it is above its own). */
   observeEpoch?(epoch: number): void;
   /** False ends a follow stream (e.g. the node stopped serving the tenant). */
   active?(): boolean;

@@ -145,6 +145,15 @@ export class TenantLease {
     }
   }
 
+  /**
+   * A peer claims to have seen `epoch` (a request parameter, not a frame): above our own, the
+   * lease is checked against the coordinator at once instead of trusting the claim; a lost
+   * lease fences the node then.
+   */
+  recheck(epoch: number): void {
+    if (epoch > (this.grant?.epoch ?? this.maxEpoch)) this.kick();
+  }
+
   /** Gives the lease up; other nodes elect a new holder. 409 conflict when this node does not hold it. */
   async stepDown(): Promise<LeaseRecord | null> {
     const g = this.requireHolder();

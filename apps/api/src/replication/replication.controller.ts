@@ -67,7 +67,7 @@ export class ReplicationController {
         tenant: t,
         holder: this.replication.nodeName ?? 'standalone',
         store: h.store,
-        observeEpoch: replica ? (e) => replica.lease.observeEpoch(e) : undefined,
+        observeEpoch: replica ? (e) => replica.lease.recheck(e) : undefined,
       },
       q,
     );
@@ -96,7 +96,7 @@ export class ReplicationController {
     const t = this.replication.resolveTenant(tenant, caller);
     const a = parseAck(body);
     const r = this.requireReplica(t);
-    r.lease.observeEpoch(a.epoch);
+    r.lease.recheck(a.epoch);
     const h = await this.tenants.get(t);
     await h.store.registerFollower(a.follower, a.lsn);
     return r.acks.ack(a.follower, a.lsn, a.epoch);
