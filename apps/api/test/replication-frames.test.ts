@@ -56,9 +56,9 @@ describe('replication frames and sync window', () => {
     expect(await err('?since_segment=1&after_lsn=3')).toMatchObject({ error: 'validation_failed' });
     // a diverged follower: its frame 2 carries another epoch
     const diverged = await c.op(a, 'GET', `/v1/replication/frames?since_segment=0&after_lsn=2&epoch=${epoch - 1}`);
-    expect([diverged.status, diverged.json.error, diverged.json.retry]).toEqual([409, 'stale_epoch', false]);
+    expect([diverged.status, diverged.json.error, diverged.json.reason, diverged.json.retry]).toEqual([410, 'resync_required', 'epoch', false]);
     // a follower past this log
-    expect(await err(`?since_segment=0&after_lsn=999&epoch=${epoch}`)).toMatchObject({ error: 'stale_epoch', last_lsn: expect.any(Number) });
+    expect(await err(`?since_segment=0&after_lsn=999&epoch=${epoch}`)).toMatchObject({ error: 'resync_required', reason: 'ahead' });
     // a follower that saw a newer epoch than this node's
     expect(await err(`?since_segment=0&epoch=${epoch + 100}`)).toMatchObject({ error: 'stale_epoch' });
     // a tenant token cannot read the log
@@ -109,7 +109,7 @@ describe('replication frames and sync window', () => {
     expect((await c.op(a, 'POST', '/v1/replication/ack', { follower: 'f1', lsn: -1 })).json.error).toBe('validation_failed');
   });
 
-  it('asking for segments dropped by retention is 410 log_gone', async () => {
+  it('asking for segments dropped by retention is 410 resync_required', async () => {
     const epoch = (await c.op(a, 'GET', '/v1/replication/lease')).json.epoch;
     // f1 acknowledges far ahead, so neither the sync window nor retention waits for it
     expect((await c.op(a, 'POST', '/v1/replication/ack', { follower: 'f1', lsn: 1e6, epoch })).status).toBe(200);
@@ -118,10 +118,12 @@ describe('replication frames and sync window', () => {
       const r = await c.op(a, 'GET', '/v1/replication/frames?since_segment=0');
       return r.status === 410 ? r : null;
     });
-    expect(gone.json).toMatchObject({ error: 'log_gone', retry: false, first_lsn: expect.any(Number) });
-    expect(gone.json.message).toContain('bootstrap');
-    const seg = Math.floor((gone.json.first_lsn - 1) / 16);
-    expect((await c.op(a, 'GET', `/v1/replication/frames?since_segment=${seg}`)).status).toBe(200);
+    expect(gone.json).toMatchObject({ error: 'resync_required', reason: 'retention', retry: false });
+    expect(gone.json.message).toContain('snapshot');
+    // the newest segment is never dropped
+    const seg = Math.floor(((await c.op(a, 'GET', '/v1/replication/status')).json.last_lsn - 1) / 16);
+    const ok = await c.op(a, 'GET', `/v1/replication/frames?since_segment=${seg}`);
+    expect([ok.status, ok.json]).toEqual([200, undefined]);
   });
 
   it('with DB_REPLICATION_SYNC_STRICT a write past the window is 504 gateway_timeout (and stays committed)', async () => {

@@ -1,20 +1,23 @@
 /**
- * The holder's side of `GET /v1/replication/frames`: checks a follower's request against the
- * log (dropped segments, diverged or stale epochs) and streams the log as NDJSON lines, each
- * frame's stored bytes hex-encoded (the shape is in README.md, "The frames stream").
+ * The holder's side of `GET /v1/replication/frames`: a follower cursor on the store's one
+ * change feed (`changesFrom`, kind "follower", so retention keeps what it still needs),
+ * written out as NDJSON lines with each frame's stored bytes hex-encoded (the shape is in
+ * README.md, "The frames stream").
  */
 import { DbError } from '@mmdb/core';
-import { decodeFrame, type TenantStore } from '@mmdb/storage';
+import type { ChangeFeed, FeedBatch, TenantStore } from '@mmdb/storage';
 
 export interface FramesQuery {
   /** Log segment to start from (segment n holds LSNs n·size+1 … (n+1)·size). */
   readonly sinceSegment: number;
-  /** The epoch of the follower's frame at `afterLsn` (or the highest epoch it has seen). */
+  /** The epoch of the follower's frame at `afterLsn` (checked against this log's history). */
   readonly epoch?: number;
   /** The follower's last applied LSN: frames after it are sent (default: from the segment's start). */
   readonly afterLsn?: number;
   /** Keep the stream open and send new frames as they commit (heartbeats while idle). */
   readonly follow?: boolean;
+  /** The follower's node name: its cursor holds log retention while open. */
+  readonly follower?: string;
   /** Idle heartbeat period in follow mode (default 1000 ms). */
   readonly heartbeatMs?: number;
 }
@@ -41,27 +44,17 @@ export interface FramesSource {
   readonly store: TenantStore;
   /** Told the epoch a request names (the node re-checks its lease when it is above its own). */
   observeEpoch?(epoch: number): void;
-  /** False ends a follow stream (e.g. the node stopped serving the tenant). */
-  active?(): boolean;
 }
 
-/** The epoch of the stored frame at `lsn`, or undefined when it is not in the log. */
-async function epochAt(store: TenantStore, lsn: number): Promise<number | undefined> {
-  for await (const f of store.frameBytes(lsn)) return f.lsn === lsn ? decodeFrame(f.bytes).epoch : undefined;
-  return undefined;
-}
-
-/** The first stored LSN (after retention), or lastLsn + 1 for an empty log. */
-function firstStoredLsn(store: TenantStore): number {
-  const s = store.segments.list();
-  return s.length ? s[0].first : store.lastLsn + 1;
-}
+type Early = { batch: FeedBatch | null } | { error: unknown } | null;
 
 /**
- * Validates the request and returns the stream's lines. Throws before streaming:
- * `validation_failed` for bad parameters, `log_gone` (410) when the frames asked for were
- * dropped by retention (bootstrap from a snapshot), `stale_epoch` (409) when the follower's
- * log diverges from this one or it has seen a newer epoch than this node (re-sync).
+ * Validates the request and opens the stream. Throws before anything is sent:
+ * `validation_failed` for bad parameters; `stale_epoch` (409) when the follower has seen a
+ * newer epoch than this node (this node is not the holder); `resync_required` (410, with
+ * `reason`) when the follower must bootstrap from a snapshot: the frames it needs were dropped
+ * (`retention`), its frame at `after_lsn` was written under another epoch (`epoch`: the logs
+ * diverged at a failover), or it is past this log's end (`ahead`).
  */
 export async function openFrames(src: FramesSource, q: FramesQuery): Promise<AsyncIterable<FramesLine>> {
   const store = src.store;
@@ -70,86 +63,67 @@ export async function openFrames(src: FramesSource, q: FramesQuery): Promise<Asy
   if (q.afterLsn !== undefined && q.afterLsn < segStart - 1) {
     throw new DbError('validation_failed', `after_lsn ${q.afterLsn} lies before segment ${q.sinceSegment} (which starts at lsn ${segStart})`);
   }
-  const from = q.afterLsn !== undefined ? q.afterLsn + 1 : segStart;
-  const last = store.lastLsn;
-  const ownEpoch = store.epoch;
+  const after = q.afterLsn ?? segStart - 1;
   if (q.epoch !== undefined) {
     src.observeEpoch?.(q.epoch);
-    if (q.epoch > ownEpoch) {
-      throw new DbError('stale_epoch', `this node's log is at epoch ${ownEpoch}, behind the follower's epoch ${q.epoch}: it is not the current holder; find the holder in GET /v1/replication/lease`, {
-        epoch: ownEpoch,
+    if (q.epoch > store.epoch) {
+      throw new DbError('stale_epoch', `this node's log is at epoch ${store.epoch}, behind the follower's epoch ${q.epoch}: it is not the current holder; find the holder in GET /v1/replication/lease`, {
+        epoch: store.epoch,
       });
     }
   }
-  if (from - 1 > last) {
-    throw new DbError('stale_epoch', `the follower is at lsn ${from - 1}, past this log's last lsn ${last}: its frames after ${last} were never confirmed by this holder; discard them and re-sync from a snapshot`, {
-      last_lsn: last,
-      epoch: ownEpoch,
-    });
+  // Without an epoch the follower is taken at its word: its cursor gets this log's epoch there.
+  const epoch = q.epoch ?? (after > 0 ? (store.epochAt(after) ?? 0) : 0);
+  const upTo = store.lastLsn;
+  const feed = store.changesFrom({ epoch, lsn: after }, { kind: 'follower', id: q.follower ?? 'frames-request' });
+  // The cursor is checked (epoch, retention) as the first batch is asked for: an error there
+  // is the HTTP answer, not a line in a stream already started.
+  const first = feed.next();
+  const early = await Promise.race<Early>([
+    first.then(
+      (batch) => ({ batch }),
+      (error: unknown) => ({ error }),
+    ),
+    new Promise<null>((r) => setImmediate(() => r(null))),
+  ]);
+  if (early && 'error' in early) {
+    feed.close();
+    throw early.error;
   }
-  if (q.afterLsn !== undefined && q.afterLsn > 0 && q.epoch !== undefined) {
-    const e = await epochAt(store, q.afterLsn);
-    if (e !== undefined && e !== q.epoch) {
-      throw new DbError('stale_epoch', `the follower's frame at lsn ${q.afterLsn} has epoch ${q.epoch}, this log's has ${e}: the logs diverged at a failover; re-sync from a snapshot`, {
-        last_lsn: last,
-        epoch: ownEpoch,
-      });
-    }
-  }
-  if (from <= last && from < firstStoredLsn(store)) {
-    throw new DbError('log_gone', `frames from lsn ${from} (segment ${q.sinceSegment}) were dropped by log retention; bootstrap from GET /v1/replication/snapshot`, {
-      first_lsn: firstStoredLsn(store),
-      last_lsn: last,
-    });
-  }
-  return lines(src, q, from, size);
+  return lines(src, q, feed, first, after, upTo, size);
 }
 
-async function* lines(src: FramesSource, q: FramesQuery, from: number, size: number): AsyncIterable<FramesLine> {
+async function* lines(src: FramesSource, q: FramesQuery, feed: ChangeFeed, first: Promise<FeedBatch | null>, after: number, upTo: number, size: number): AsyncIterable<FramesLine> {
   const store = src.store;
-  yield { type: 'start', tenant: src.tenant, holder: src.holder, epoch: store.epoch, since_segment: q.sinceSegment, segment_frames: size, from_lsn: from, last_lsn: store.lastLsn };
-  let next = from;
-  let wake: (() => void) | null = null;
-  const sub = q.follow
-    ? store.changes.subscribe({
-        next: () => wake?.(),
-        complete: () => wake?.(),
-      })
-    : null;
+  yield { type: 'start', tenant: src.tenant, holder: src.holder, epoch: store.epoch, since_segment: q.sinceSegment, segment_frames: size, from_lsn: after + 1, last_lsn: store.lastLsn };
+  let at = after;
+  let pending: Promise<FeedBatch | null> | null = first;
   try {
     for (;;) {
-      // Read from the log itself, so nothing committed while we were sending is skipped.
-      const upTo = store.lastLsn;
-      for await (const f of store.frameBytes(next)) {
-        if (f.lsn > upTo) break;
-        if (f.lsn !== next) {
-          yield { type: 'end', last_lsn: store.lastLsn, reason: `frame ${next} is no longer in the log (retention); bootstrap` };
-          return;
-        }
-        const epoch = decodeFrame(f.bytes).epoch;
-        yield { type: 'frame', lsn: f.lsn, epoch, segment: Math.floor((f.lsn - 1) / size), hex: f.bytes.toString('hex') };
-        next = f.lsn + 1;
-      }
-      if (!q.follow) {
+      if (!q.follow && at >= upTo) {
         yield { type: 'end', last_lsn: store.lastLsn, reason: 'caught up' };
         return;
       }
-      if (src.active && !src.active()) {
-        yield { type: 'end', last_lsn: store.lastLsn, reason: 'this node stopped serving the tenant' };
+      const next: Promise<FeedBatch | null> = pending ?? feed.next();
+      pending = next;
+      let timer: NodeJS.Timeout | undefined;
+      const got = await Promise.race([next, new Promise<'idle'>((r) => (timer = setTimeout(() => r('idle'), q.heartbeatMs ?? 1000)))]);
+      clearTimeout(timer);
+      if (got === 'idle') {
+        yield { type: 'heartbeat', last_lsn: store.lastLsn, epoch: store.epoch, time: Date.now() };
+        continue;
+      }
+      pending = null;
+      if (got === null) {
+        yield { type: 'end', last_lsn: store.lastLsn, reason: 'the store closed' };
         return;
       }
-      if (store.lastLsn >= next) continue;
-      const woke = await new Promise<boolean>((resolve) => {
-        const t = setTimeout(() => resolve(false), q.heartbeatMs ?? 1000);
-        wake = () => {
-          clearTimeout(t);
-          resolve(true);
-        };
-      });
-      wake = null;
-      if (!woke) yield { type: 'heartbeat', last_lsn: store.lastLsn, epoch: store.epoch, time: Date.now() };
+      for (const e of got.entries) {
+        yield { type: 'frame', lsn: e.frame.lsn, epoch: e.frame.epoch, segment: Math.floor((e.frame.lsn - 1) / size), hex: e.bytes.toString('hex') };
+        at = e.frame.lsn;
+      }
     }
   } finally {
-    sub?.unsubscribe();
+    feed.close();
   }
 }

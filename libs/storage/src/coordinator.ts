@@ -9,8 +9,12 @@
  * callers resolve, then the frames go out on the change feed.
  */
 import { DbError, Row, TableManifest, coerceValue, isDbError } from '@mmdb/core';
+import { CATALOG_KINDS, MIGRATION_STEPS } from './api';
 import type {
+  CatalogChange,
   ChangeResult,
+  FrameMeta,
+  MigrationChange,
   CheckEvaluator,
   CommitParticipant,
   CommitRequest,
@@ -48,7 +52,7 @@ export interface CoordinatorHost {
   participants(): readonly CommitParticipant[];
   checkEvaluator(): CheckEvaluator | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
-  groupMeta(frames: readonly { lsn: number; bytes: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
+  groupMeta(frames: readonly { lsn: number; bytes: number; epoch: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
   /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
   cachedRow(bin: string): Buffer | null | undefined;
   /**
@@ -56,8 +60,8 @@ export interface CoordinatorHost {
    * group's key writes); drops finished schemas.
    */
   applyDurable(frames: readonly CommittedFrame[], dropped: readonly TableManifest[], writes: WriteSet): Promise<void>;
-  /** Publishes frames on the change feed. */
-  publish(frames: readonly CommittedFrame[]): void;
+  /** Publishes frames (and their encoded bytes) on the change feed. */
+  publish(frames: readonly CommittedFrame[], bytes: readonly Buffer[]): void;
   onWriteError(e: Error): DbError;
   /** Throws (a DbError) when the store may not write now (a fenced replica); runs right before each group's batch. */
   gate(): void;
@@ -79,6 +83,16 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+
+/** A v2 frame's annotations for a request (only built when it has any). */
+function frameMeta(req: CommitRequest): FrameMeta {
+  const i = req.idempotency;
+  return {
+    ...(i ? { idempotency: { key: i.key, fingerprint: i.fingerprint, expires_at: i.expiresAt } } : {}),
+    ...(req.actor !== undefined ? { actor: req.actor } : {}),
+    ...(req.route !== undefined ? { route: req.route } : {}),
+  };
+}
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
 
@@ -179,6 +193,36 @@ export class Coordinator {
     });
   }
 
+  /** Set while `exclusive` runs: the pump finishes its group in flight, then waits. */
+  private gate: Promise<void> | null = null;
+  private idleAtGate = false;
+
+  /**
+   * Runs `fn` while no group is being prepared or written (commits queue up meanwhile and
+   * go on after it): how frames from elsewhere (a leader's, a copy's) join this log.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.gate) await this.gate;
+    let open!: () => void;
+    this.gate = new Promise<void>((r) => (open = r));
+    try {
+      while (this.running && !this.idleAtGate) await new Promise((r) => setTimeout(r, 1));
+      return await fn();
+    } finally {
+      this.gate = null;
+      open();
+      if (this.queue.length && !this.running) void this.pump();
+    }
+  }
+
+  /** After frames were appended outside the pump (`exclusive`): the log now ends at `lastLsn`. */
+  adopt(lastLsn: number): void {
+    this.lastLsn = lastLsn;
+    this.nextLsn = lastLsn;
+    // hidden rowids are re-read from the rows when next needed
+    this.rowidNext = new Map();
+  }
+
   /** Resolves when the queue is empty and no group is being written. */
   async drain(): Promise<void> {
     while (this.running || this.queue.length) await new Promise((r) => setTimeout(r, 1));
@@ -195,6 +239,14 @@ export class Coordinator {
     let flight: Flight | null = null;
     try {
       while (this.queue.length || flight) {
+        if (this.gate) {
+          if (flight) await flight.done;
+          flight = null;
+          this.idleAtGate = true;
+          while (this.gate) await this.gate;
+          this.idleAtGate = false;
+          continue;
+        }
         if (!this.queue.length) {
           await flight!.done;
           flight = null;
@@ -264,7 +316,7 @@ export class Coordinator {
         else batch.put(key, v);
       }
       for (const p of framed) batch.put(logKey(p.frame!.lsn), p.bytes!);
-      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length })))) {
+      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length, epoch: p.frame!.epoch })))) {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
@@ -290,7 +342,10 @@ export class Coordinator {
     } finally {
       this.writing = false;
       this.resolveAll(g.prepared);
-      this.host.publish(frames);
+      this.host.publish(
+        frames,
+        framed.map((p) => p.bytes!),
+      );
     }
     return true;
   }
@@ -409,6 +464,12 @@ export class Coordinator {
             logged.add({ op: 'schema_drop', schema: m.id });
             break;
           }
+          case 'catalog':
+            await this.catalog(ctx, change, results, logged);
+            break;
+          case 'migration':
+            this.migration(ctx, change, results, logged);
+            break;
           default:
             throw new DbError('validation_failed', `unknown change op "${(change as { op: string }).op}"`);
         }
@@ -431,7 +492,10 @@ export class Coordinator {
     // Row keys are implied by the logical changes (frameKeyWrites rebuilds them); the
     // frame carries every other key write.
     const writes = ctx.own.writes().filter((w) => w.key[0] !== ROW_PREFIX);
-    const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes };
+    const meta = req.idempotency || req.actor || req.route ? frameMeta(req) : undefined;
+    const frame: CommittedFrame = meta
+      ? { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes, meta }
+      : { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes };
     const bytes = encodeFrame(frame, logged.json());
     ctx.own.mergeInto(group);
     for (const [k, v] of ownSchemas) groupSchemas.set(k, v);
@@ -610,6 +674,32 @@ export class Coordinator {
     for (const w of writes) ctx.put(w.key, w.value);
     logged.add({ op: 'custom', participant: ch.participant, type: ch.type, payload: ch.payload });
     results.push({ op: 'custom', participant: ch.participant, result });
+  }
+
+  private async catalog(ctx: RequestContext, ch: CatalogChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
+    if (!CATALOG_KINDS.includes(ch.kind)) throw new DbError('validation_failed', `unknown catalogue kind "${String(ch.kind)}" (${CATALOG_KINDS.join(', ')})`);
+    if (typeof ch.id !== 'string' || ch.id === '') throw new DbError('validation_failed', 'a catalogue entry needs a non-empty string id');
+    if (ch.record === undefined) throw new DbError('validation_failed', 'a catalogue change needs a record (null removes the entry)');
+    const key = metaKey('catalog', ch.kind, ch.id);
+    const existed = (await ctx.get(key)) !== undefined;
+    ctx.put(key, ch.record === null ? null : json(ch.record));
+    logged.add({ op: 'catalog', kind: ch.kind, id: ch.id, record: ch.record });
+    results.push({ op: 'catalog', kind: ch.kind, id: ch.id, existed });
+  }
+
+  private migration(ctx: RequestContext, ch: MigrationChange, results: ChangeResult[], logged: ChangeLog): void {
+    if (typeof ch.migration !== 'string' || ch.migration === '') throw new DbError('validation_failed', 'a migration step needs a non-empty migration id');
+    if (!MIGRATION_STEPS.includes(ch.step)) throw new DbError('validation_failed', `unknown migration step "${String(ch.step)}" (${MIGRATION_STEPS.join(', ')})`);
+    const step: LoggedChange = {
+      op: 'migration',
+      migration: ch.migration,
+      step: ch.step,
+      ...(ch.cursor !== undefined ? { cursor: ch.cursor } : {}),
+      ...(ch.state !== undefined ? { state: ch.state } : {}),
+    };
+    ctx.put(metaKey('migration', ch.migration), json({ ...step, lsn: ctx.lsn }));
+    logged.add(step);
+    results.push({ op: 'migration', migration: ch.migration, step: ch.step });
   }
 
   private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined): Promise<SchemaEntry> {

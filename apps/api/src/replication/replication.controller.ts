@@ -52,8 +52,8 @@ export class ReplicationController {
 
   /**
    * The log from `since_segment` on, as NDJSON lines of hex-encoded frames (`follow=true`
-   * keeps it open). 410 `log_gone` when those frames were dropped; 409 `stale_epoch` when the
-   * follower's log diverges.
+   * keeps it open). 410 `resync_required` when the follower must bootstrap (frames dropped,
+   * its log diverged or ran ahead); 409 `stale_epoch` when it has seen a newer epoch than this node.
    */
   @OperatorOnly()
   @Get('frames')
@@ -71,10 +71,7 @@ export class ReplicationController {
       },
       q,
     );
-    if (q.follower && q.afterLsn !== undefined) {
-      await h.store.registerFollower(q.follower, q.afterLsn);
-      replica?.acks.ack(q.follower, q.afterLsn, q.epoch ?? 0);
-    }
+    if (q.follower && q.afterLsn !== undefined) replica?.acks.ack(q.follower, q.afterLsn, q.epoch ?? 0);
     reply.header('content-type', 'application/x-ndjson; charset=utf-8');
     reply.header('cache-control', 'no-store');
     const shipped = this.metrics.replicationFrames.labels({ direction: 'out' });

@@ -14,7 +14,7 @@ function whole(name: string, raw: string | undefined, required: boolean): number
 }
 
 /** `GET /v1/replication/frames` query: since_segment (required), epoch, after_lsn, follow, follower. */
-export function parseFramesQuery(q: Record<string, string | undefined>): FramesQuery & { follower?: string } {
+export function parseFramesQuery(q: Record<string, string | undefined>): FramesQuery {
   for (const k of Object.keys(q)) {
     if (!KNOWN_FRAMES.includes(k)) throw new DbError('validation_failed', `unknown query parameter "${k}" (allowed: ${KNOWN_FRAMES.join(', ')})`);
   }
