@@ -17,6 +17,7 @@ import { RowsModule } from './rows/rows.module';
 import { ReplicationModule } from './replication/replication.module';
 import { Replication } from './replication/replication.service';
 import { SyncInterceptor } from './replication/sync';
+import { LagInterceptor } from './replication/lag';
 
 /** Providers every feature module can inject: config, tenants, metrics, the system store. */
 @Global()
@@ -45,6 +46,8 @@ export class AppModule {
         { provide: APP_FILTER, useClass: ErrorFilter },
         // X-DB-Replication: degraded (spec §7.2), only when writes wait for follower acknowledgements.
         ...((config.replication?.syncFollowers ?? 0) > 0 ? [{ provide: APP_INTERCEPTOR, useClass: SyncInterceptor }] : []),
+        // A follower's reads carry its lag.
+        ...(config.replication ? [{ provide: APP_INTERCEPTOR, useClass: LagInterceptor }] : []),
       ],
     };
   }

@@ -92,6 +92,7 @@ function replicationConfig(env: Env, port: number): ReplicationConfig | undefine
   for (const e of etcdEndpoints) {
     if (!/^https?:\/\/[^\s/]+(:\d+)?\/?$/.test(e)) throw new ConfigError(`DB_ETCD_ENDPOINTS must be comma-separated http(s)://host:port URLs, got "${e}"`);
   }
+  if (!env.DB_OPERATOR_TOKEN) throw new ConfigError('DB_ETCD_ENDPOINTS needs DB_OPERATOR_TOKEN: nodes authenticate to each other with it');
   const nodeName = env.DB_NODE_NAME || `${os.hostname()}-${port}`;
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(nodeName)) throw new ConfigError('DB_NODE_NAME must be 1-64 characters of [A-Za-z0-9._-]');
   const advertiseUrl = env.DB_ADVERTISE_URL || undefined;

@@ -16,6 +16,7 @@ interface StoredLease {
   ttl_ms: number;
   acquired_at: number;
   handing_over_to?: string | null;
+  cert_pem?: string;
 }
 
 /** etcd grants whole seconds: the etcd TTL is the lease TTL rounded up, so etcd never expires it before the holder stops writing. */
@@ -49,7 +50,14 @@ export class EtcdLeaseStore implements LeaseStore {
     const key = this.leaseKey(tenant);
     const ttl = etcdTtlSeconds(claim.ttl_ms);
     const granted = await this.client.leaseClient.leaseGrant({ TTL: ttl });
-    const value: StoredLease = { holder: claim.holder, advertise_url: claim.advertise_url, ttl_ms: claim.ttl_ms, acquired_at: Date.now(), handing_over_to: null };
+    const value: StoredLease = {
+      holder: claim.holder,
+      advertise_url: claim.advertise_url,
+      ttl_ms: claim.ttl_ms,
+      acquired_at: Date.now(),
+      handing_over_to: null,
+      ...(claim.cert_pem ? { cert_pem: claim.cert_pem } : {}),
+    };
     const res = await this.client
       .if(key, 'Create', '==', 0)
       .then(this.client.put(key).value(JSON.stringify(value)).lease(granted.ID))
@@ -108,6 +116,7 @@ export class EtcdLeaseStore implements LeaseStore {
       acquired_at: v.acquired_at,
       expires_at: expiresAt,
       handing_over_to: v.handing_over_to ?? null,
+      ...(v.cert_pem ? { cert_pem: v.cert_pem } : {}),
     };
   }
 

@@ -7,3 +7,5 @@ export type { FollowerAck } from './acks';
 export { openFrames } from './frames';
 export type { FramesQuery, FramesLine, FramesSource } from './frames';
 export { LocalEtcd, freePort } from './local-etcd';
+export { Follower } from './follower';
+export type { FollowerOptions, FollowerTransport } from './follower';

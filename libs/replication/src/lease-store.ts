@@ -11,6 +11,8 @@ export interface LeaseClaim {
   /** DB_ADVERTISE_URL: where followers and clients reach the holder. */
   readonly advertise_url: string;
   readonly ttl_ms: number;
+  /** The holder's TLS certificate (PEM), which followers pin when no CA file is configured. */
+  readonly cert_pem?: string;
 }
 
 /** The lease as `GET /v1/replication/lease` shows it. Times are ms since the UNIX epoch. */
@@ -26,6 +28,8 @@ export interface LeaseRecord {
   readonly expires_at: number | null;
   /** A hand-over in progress: the node the holder is handing the lease to. */
   readonly handing_over_to?: string | null;
+  /** The holder's TLS certificate (PEM) for followers to pin (not shown by the HTTP route). */
+  readonly cert_pem?: string;
 }
 
 /** Proof of holding a tenant's lease, given by `acquire` and passed back to renew or release it. */

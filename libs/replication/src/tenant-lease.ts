@@ -27,6 +27,8 @@ export interface TenantLeaseOptions {
   readonly tenant: string;
   readonly node: string;
   readonly advertiseUrl: string;
+  /** This node's TLS certificate (PEM), published with the lease for followers to pin. */
+  readonly certPem?: string;
   readonly ttlMs: number;
   readonly store: LeaseStore;
   readonly host: LeaseHost;
@@ -336,7 +338,12 @@ export class TenantLease {
       if (now() - this.deferringSince < this.o.ttlMs) return;
     }
     const sent = now();
-    const r = await this.o.store.acquire(this.o.tenant, { holder: this.o.node, advertise_url: this.o.advertiseUrl, ttl_ms: this.o.ttlMs });
+    const r = await this.o.store.acquire(this.o.tenant, {
+      holder: this.o.node,
+      advertise_url: this.o.advertiseUrl,
+      ttl_ms: this.o.ttlMs,
+      ...(this.o.certPem ? { cert_pem: this.o.certPem } : {}),
+    });
     this.lease = r.lease;
     this.deferringSince = 0;
     if (!r.grant) {

@@ -79,6 +79,16 @@ export class HealthController {
       this.metrics.logSegments.set(tenant, h.store.segments.list().length);
       this.metrics.framesSinceCheckpoint.set(tenant, h.store.lastLsn - h.store.maintenance.lastCheckpointLsn);
     }
+    this.metrics.replicationLagFrames.reset();
+    this.metrics.replicationLagSeconds.reset();
+    for (const r of this.replication.all()) {
+      // a follower reports its own lag; the holder reports each follower's from its acknowledgements
+      if (r.follower.following) {
+        this.metrics.replicationLagFrames.set({ tenant: r.tenant, follower: this.replication.nodeName ?? '' }, r.follower.lagFrames);
+        this.metrics.replicationLagSeconds.set({ tenant: r.tenant, follower: this.replication.nodeName ?? '' }, r.follower.lagSeconds);
+      }
+      for (const a of r.acks.list()) this.metrics.replicationLagFrames.set({ tenant: r.tenant, follower: a.follower }, Math.max(0, r.handle.store.lastLsn - a.lsn));
+    }
     return this.metrics.registry.metrics();
   }
 

@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { DbError } from '@mmdb/core';
-import { AckTracker, LeaseRecord, LeaseStore, TenantLease } from '@mmdb/replication';
+import { AckTracker, Follower, LeaseRecord, LeaseStore, TenantLease } from '@mmdb/replication';
 import type { ReplicationConfig } from '../config';
 import type { Metrics } from '../health/metrics.service';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { syncContext } from './sync';
+import { HttpsTransport } from './transport';
 
 /**
  * One tenant's replication on this node: its lease (role, fencing), the acknowledgements of
@@ -13,6 +14,9 @@ import { syncContext } from './sync';
 export class Replica {
   readonly lease: TenantLease;
   readonly acks: AckTracker;
+  readonly follower: Follower;
+  private readonly transport: HttpsTransport;
+  private lastPublish = 0;
   /** Epoch of the last frame in the store's log (its position, with lastLsn). */
   lastFrameEpoch = 0;
   private readonly log = new Logger('Replication');
@@ -22,18 +26,37 @@ export class Replica {
     private readonly config: ReplicationConfig,
     store: LeaseStore,
     advertiseUrl: string,
+    certPem: string | undefined,
+    operatorToken: string,
     private readonly metrics: Metrics,
   ) {
     this.acks = new AckTracker(Math.max(10 * config.leaseTtlMs, 60_000));
+    this.transport = new HttpsTransport(handle.tenant, operatorToken, config.caFile);
+    this.follower = new Follower({
+      node: config.nodeName,
+      store: handle.store,
+      transport: this.transport,
+      onApplied: (n) => {
+        this.metrics.replicationFrames.inc({ direction: 'in' }, n);
+        this.publishSoon();
+      },
+      observeEpoch: (e) => this.lease.observeEpoch(e),
+      log: (m) => this.log.warn(`tenant ${handle.tenant}: ${m}`),
+    });
     this.lease = new TenantLease({
       tenant: handle.tenant,
       node: config.nodeName,
       advertiseUrl,
+      certPem,
       ttlMs: config.leaseTtlMs,
       store,
       host: {
         position: () => ({ lsn: handle.store.lastLsn, epoch: this.lastFrameEpoch }),
-        becomeLeader: (epoch) => handle.store.setEpoch(epoch),
+        becomeLeader: async (epoch) => {
+          // No frame of the old holder may be applied once this node writes.
+          await this.follower.pause();
+          await handle.store.setEpoch(epoch);
+        },
         follow: (lease) => this.follow(lease),
       },
       log: (m) => this.log.log(m),
@@ -61,13 +84,24 @@ export class Replica {
   }
 
   async stop(): Promise<void> {
+    await this.follower.stop();
     await this.lease.stop();
     this.acks.clear();
+    this.transport.close();
   }
 
-  /** The node follows another holder (or none). Followers' tailing builds on this. */
-  private follow(_lease: LeaseRecord | null): void {
+  /** The node follows another holder (or, vacant, no one until the election). */
+  private follow(lease: LeaseRecord | null): void {
+    this.follower.follow(lease);
     this.observeRole();
+  }
+
+  /** Publishes this node's position at most every 100 ms while frames apply (elections and hand-overs read it). */
+  private publishSoon(): void {
+    const now = Date.now();
+    if (now - this.lastPublish < 100) return;
+    this.lastPublish = now;
+    void this.lease.publish().catch(() => undefined);
   }
 
   private observeRole(): void {

@@ -2,7 +2,7 @@ import { Readable } from 'stream';
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
-import { openFrames } from '@mmdb/replication';
+import { openFrames, type LeaseRecord } from '@mmdb/replication';
 import { Caller, OperatorOnly } from '../http/decorators';
 import type { Principal } from '../system/system-store';
 import { Metrics } from '../health/metrics.service';
@@ -15,6 +15,13 @@ import { Replication } from './replication.service';
  * with the operator token or a token of the tenant; everything else needs the operator token.
  * `tenant` (query) selects the tenant when the node serves several.
  */
+/** The lease as the API shows it: without the holder's certificate (followers read that from etcd). */
+function shown(lease: LeaseRecord | null): Omit<LeaseRecord, 'cert_pem'> | null {
+  if (!lease) return null;
+  const { cert_pem: _cert, ...rest } = lease;
+  return rest;
+}
+
 @Controller('v1/replication')
 export class ReplicationController {
   constructor(
@@ -28,7 +35,7 @@ export class ReplicationController {
   async lease(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
     const t = this.replication.resolveTenant(tenant, caller);
     if (!this.replication.leases) return null;
-    return this.replication.leases.read(t);
+    return shown(await this.replication.leases.read(t));
   }
 
   /** This node's view: role, epoch, position, the lease and (on the holder) the followers' acknowledgements. */
@@ -45,7 +52,11 @@ export class ReplicationController {
       role: r.lease.role,
       epoch: Math.max(r.lease.epoch, r.lease.maxEpoch),
       writable: r.lease.canWrite(),
-      lease: await this.replication.leases!.read(t),
+      lease: shown(await this.replication.leases!.read(t)),
+      following: r.follower.following,
+      lag_frames: r.follower.following ? r.follower.lagFrames : 0,
+      lag_seconds: r.follower.following ? r.follower.lagSeconds : 0,
+      follower_error: r.follower.lastError,
       followers: r.acks.list().map((a) => ({ ...a, lag_frames: Math.max(0, h.store.lastLsn - a.lsn) })),
     };
   }

@@ -20,6 +20,7 @@ export class Replication implements OnApplicationShutdown {
   readonly leases: LeaseStore | null;
   private readonly replicas = new Map<string, Replica>();
   private advertiseUrl: string | null = null;
+  private certPem: string | undefined;
   private pending: TenantHandle[] = [];
 
   constructor(
@@ -51,9 +52,10 @@ export class Replication implements OnApplicationShutdown {
   }
 
   /** Once the server listens (its URL is the default advertise URL): opens every tenant and starts its lease. */
-  async start(listeningUrl: string): Promise<void> {
+  async start(listeningUrl: string, certPem?: string): Promise<void> {
     if (!this.config.replication) return;
     this.advertiseUrl = this.config.replication.advertiseUrl ?? listeningUrl;
+    this.certPem = certPem;
     const waiting = this.pending;
     this.pending = [];
     for (const h of waiting) await this.attach(h);
@@ -73,7 +75,7 @@ export class Replication implements OnApplicationShutdown {
   }
 
   private async attach(h: TenantHandle): Promise<void> {
-    const r = new Replica(h, this.config.replication!, this.leases!, this.advertiseUrl!, this.metrics);
+    const r = new Replica(h, this.config.replication!, this.leases!, this.advertiseUrl!, this.certPem, this.config.operatorToken!, this.metrics);
     this.replicas.set(h.tenant, r);
     await r.start();
   }
