@@ -9,3 +9,5 @@ export type { FramesQuery, FramesLine, FramesSource } from './frames';
 export { LocalEtcd, freePort } from './local-etcd';
 export { Follower } from './follower';
 export type { FollowerOptions, FollowerTransport } from './follower';
+export { snapshotLines, imageBatches } from './snapshot';
+export type { SnapshotLine } from './snapshot';

@@ -29,6 +29,7 @@ export class Replica {
     certPem: string | undefined,
     operatorToken: string,
     private readonly metrics: Metrics,
+    hooks: { rebuild(holder: LeaseRecord): void; rebuilding(): boolean },
   ) {
     this.acks = new AckTracker(Math.max(10 * config.leaseTtlMs, 60_000));
     this.transport = new HttpsTransport(handle.tenant, operatorToken, config.caFile);
@@ -41,6 +42,8 @@ export class Replica {
         this.publishSoon();
       },
       observeEpoch: (e) => this.lease.observeEpoch(e),
+      // The holder cannot continue this log (dropped frames, a diverged or longer log): re-image it from a snapshot.
+      onResync: async (holder) => hooks.rebuild(holder),
       log: (m) => this.log.warn(`tenant ${handle.tenant}: ${m}`),
     });
     this.lease = new TenantLease({
@@ -58,6 +61,8 @@ export class Replica {
           await handle.store.setEpoch(epoch);
         },
         follow: (lease) => this.follow(lease),
+        // A node re-imaging its store must not take the lease with the old one.
+        eligible: () => !hooks.rebuilding(),
       },
       log: (m) => this.log.log(m),
     });

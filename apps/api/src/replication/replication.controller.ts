@@ -2,7 +2,7 @@ import { Readable } from 'stream';
 import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
-import { openFrames, type LeaseRecord } from '@mmdb/replication';
+import { openFrames, snapshotLines, type LeaseRecord } from '@mmdb/replication';
 import { Caller, OperatorOnly } from '../http/decorators';
 import type { Principal } from '../system/system-store';
 import { Metrics } from '../health/metrics.service';
@@ -57,6 +57,7 @@ export class ReplicationController {
       lag_frames: r.follower.following ? r.follower.lagFrames : 0,
       lag_seconds: r.follower.following ? r.follower.lagSeconds : 0,
       follower_error: r.follower.lastError,
+      bootstrapped: this.replication.bootstraps.get(t) ?? null,
       followers: r.acks.list().map((a) => ({ ...a, lag_frames: Math.max(0, h.store.lastLsn - a.lsn) })),
     };
   }
@@ -92,6 +93,25 @@ export class ReplicationController {
           if (line.type === 'frame') shipped.inc();
           yield JSON.stringify(line) + '\n';
         }
+      })(),
+    );
+  }
+
+  /**
+   * A consistent snapshot of the tenant's store for a follower's bootstrap: NDJSON lines
+   * `{type:"start", lsn, epoch}`, `{type:"keys", kv:[[key hex, value hex], …]}`, `{type:"end", lsn, keys}`.
+   */
+  @OperatorOnly()
+  @Get('snapshot')
+  async snapshot(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    const lines = snapshotLines(t, h.store);
+    reply.header('content-type', 'application/x-ndjson; charset=utf-8');
+    reply.header('cache-control', 'no-store');
+    return Readable.from(
+      (async function* () {
+        for await (const line of lines) yield JSON.stringify(line) + '\n';
       })(),
     );
   }

@@ -1,12 +1,16 @@
+import * as fs from 'fs';
+import * as path from 'path';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DbError } from '@mmdb/core';
-import { EtcdLeaseStore, type LeaseStore } from '@mmdb/replication';
+import { EtcdLeaseStore, imageBatches, type LeaseRecord, type LeaseStore } from '@mmdb/replication';
 import { APP_CONFIG, AppConfig } from '../config';
 import { Metrics } from '../health/metrics.service';
 import type { Principal } from '../system/system-store';
 import { SystemStore } from '../system/system-store';
 import { TenantHandle, TenantRegistry } from '../tenancy/tenant-registry';
+import { writeStoreImage } from '../tenancy/store-port';
 import { Replica } from './replica';
+import { HttpsTransport } from './transport';
 
 /**
  * The composition root of replication (apps/api/README.md "Replication"): with
@@ -22,6 +26,9 @@ export class Replication implements OnApplicationShutdown {
   private advertiseUrl: string | null = null;
   private certPem: string | undefined;
   private pending: TenantHandle[] = [];
+  private readonly rebuilding = new Set<string>();
+  /** Bootstraps done since start, per tenant (status). */
+  readonly bootstraps = new Map<string, { at: number; lsn: number; keys: number }>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -75,9 +82,47 @@ export class Replication implements OnApplicationShutdown {
   }
 
   private async attach(h: TenantHandle): Promise<void> {
-    const r = new Replica(h, this.config.replication!, this.leases!, this.advertiseUrl!, this.certPem, this.config.operatorToken!, this.metrics);
+    const r = new Replica(h, this.config.replication!, this.leases!, this.advertiseUrl!, this.certPem, this.config.operatorToken!, this.metrics, {
+      rebuild: (holder) => this.rebuild(h.tenant, holder),
+      rebuilding: () => this.rebuilding.has(h.tenant),
+    });
     this.replicas.set(h.tenant, r);
     await r.start();
+  }
+
+  /**
+   * Bootstraps the tenant's store from a snapshot streamed by `holder` (a new follower the
+   * holder's log no longer covers, or an old holder whose log diverged): the image is written
+   * beside the store, then the store is swapped for it and reopened, and the new replica tails
+   * from the snapshot's LSN. Frames the old store had past the holder's history are gone with it.
+   */
+  rebuild(tenant: string, holder: LeaseRecord): void {
+    if (this.rebuilding.has(tenant)) return;
+    this.rebuilding.add(tenant);
+    const transport = new HttpsTransport(tenant, this.config.operatorToken!, this.config.replication!.caFile);
+    const image = path.join(this.tenants.tenantDir(tenant), 'store.bootstrap');
+    void (async () => {
+      fs.rmSync(image, { recursive: true, force: true });
+      let lsn = 0;
+      const { keys } = await writeStoreImage(
+        image,
+        imageBatches(transport.snapshot(holder), (s) => (lsn = s.lsn)),
+      );
+      await this.tenants.replaceStore(tenant, async (storeDir) => {
+        fs.rmSync(storeDir, { recursive: true, force: true });
+        fs.renameSync(image, storeDir);
+      });
+      this.bootstraps.set(tenant, { at: Date.now(), lsn, keys });
+      this.log.log(`tenant ${tenant}: bootstrapped from ${holder.holder} at lsn ${lsn} (${keys} keys)`);
+    })()
+      .catch((e: unknown) => {
+        this.log.error(`tenant ${tenant}: bootstrap from ${holder.holder} failed: ${(e as Error).message}`);
+        fs.rmSync(image, { recursive: true, force: true });
+      })
+      .finally(() => {
+        this.rebuilding.delete(tenant);
+        transport.close();
+      });
   }
 
   /** The tenant's replica; 503 while its store is not open here yet. */

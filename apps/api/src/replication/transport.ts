@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as https from 'https';
 import * as http from 'http';
 import { DbError, isErrorCode } from '@mmdb/core';
-import type { FollowerTransport, FramesLine, FramesQuery, LeaseRecord } from '@mmdb/replication';
+import type { FollowerTransport, FramesLine, FramesQuery, LeaseRecord, SnapshotLine } from '@mmdb/replication';
 
 /**
  * The follower's HTTPS client to the holder (`FollowerTransport`). Nodes authenticate to
@@ -69,12 +69,21 @@ export class HttpsTransport implements FollowerTransport {
     throw new DbError(code, `${holder.holder} answered ${res.statusCode}: ${String(body.message ?? text.slice(0, 200))}`, body);
   }
 
-  async *frames(holder: LeaseRecord, q: FramesQuery): AsyncIterable<FramesLine[]> {
+  frames(holder: LeaseRecord, q: FramesQuery): AsyncIterable<FramesLine[]> {
     const p = new URLSearchParams({ since_segment: String(q.sinceSegment), follow: String(!!q.follow) });
     if (q.afterLsn !== undefined) p.set('after_lsn', String(q.afterLsn));
     if (q.epoch !== undefined) p.set('epoch', String(q.epoch));
     if (q.follower) p.set('follower', q.follower);
-    const res = await this.request(holder, 'GET', `/v1/replication/frames?${p}`);
+    return this.ndjson<FramesLine>(holder, `/v1/replication/frames?${p}`);
+  }
+
+  /** The holder's snapshot stream (bootstrap). */
+  snapshot(holder: LeaseRecord): AsyncIterable<SnapshotLine[]> {
+    return this.ndjson<SnapshotLine>(holder, '/v1/replication/snapshot');
+  }
+
+  private async *ndjson<L>(holder: LeaseRecord, path: string): AsyncIterable<L[]> {
+    const res = await this.request(holder, 'GET', path);
     if (res.statusCode !== 200) await this.fail(res, holder);
     let buf = '';
     try {
@@ -84,7 +93,7 @@ export class HttpsTransport implements FollowerTransport {
         if (cut < 0) continue;
         const lines = buf.slice(0, cut).split('\n');
         buf = buf.slice(cut + 1);
-        yield lines.filter(Boolean).map((l) => JSON.parse(l) as FramesLine);
+        yield lines.filter(Boolean).map((l) => JSON.parse(l) as L);
       }
     } finally {
       res.destroy();

@@ -126,6 +126,30 @@ export class TenantRegistry implements OnApplicationShutdown {
     return h;
   }
 
+  /**
+   * Replaces a tenant's store: closes the open handle (hooks, engines, store), lets `swap`
+   * put a new store directory in place (it is given the store's path), and opens it again.
+   * Requests meanwhile wait for the new handle. (Replication's bootstrap from a snapshot.)
+   */
+  replaceStore(tenant: string, swap: (storeDir: string) => Promise<void>): Promise<TenantHandle> {
+    const old = this.handles.get(tenant);
+    const next = (async () => {
+      this.ready.delete(tenant);
+      const h = old ? await old.catch(() => null) : null;
+      if (h) await this.closeHandle(h);
+      await swap(path.join(this.tenantDir(tenant), 'store'));
+      return this.open(tenant);
+    })();
+    this.handles.set(tenant, next);
+    next.then(
+      (handle) => {
+        if (this.handles.get(tenant) === next) this.ready.set(tenant, handle);
+      },
+      () => this.handles.delete(tenant),
+    );
+    return next;
+  }
+
   /** The tenant's handle if its store is already open (no promise, no microtask), else undefined. */
   peek(tenant: string): TenantHandle | undefined {
     return this.ready.get(tenant);
@@ -196,26 +220,29 @@ export class TenantRegistry implements OnApplicationShutdown {
     const all = await this.openHandles();
     this.handles.clear();
     this.ready.clear();
-    for (const h of all) {
-      for (const hook of this.hooks) {
-        try {
-          await hook.closing(h);
-        } catch (e) {
-          this.log.error(`closing hooks of ${h.tenant}: ${(e as Error).message}`);
-        }
-      }
-      for (const name of [...this.factories.keys()].reverse()) {
-        try {
-          await (h.engine(name) as EngineHooks)?.close?.();
-        } catch (e) {
-          this.log.error(`closing engine ${name} of ${h.tenant}: ${(e as Error).message}`);
-        }
-      }
+    for (const h of all) await this.closeHandle(h);
+  }
+
+  /** Runs the closing hooks, closes the engines (in reverse order) and the store of one handle. */
+  private async closeHandle(h: TenantHandle): Promise<void> {
+    for (const hook of this.hooks) {
       try {
-        await h.store.close();
+        await hook.closing(h);
       } catch (e) {
-        this.log.error(`closing store of ${h.tenant}: ${(e as Error).message}`);
+        this.log.error(`closing hooks of ${h.tenant}: ${(e as Error).message}`);
       }
+    }
+    for (const name of [...this.factories.keys()].reverse()) {
+      try {
+        await (h.engine(name) as EngineHooks)?.close?.();
+      } catch (e) {
+        this.log.error(`closing engine ${name} of ${h.tenant}: ${(e as Error).message}`);
+      }
+    }
+    try {
+      await h.store.close();
+    } catch (e) {
+      this.log.error(`closing store of ${h.tenant}: ${(e as Error).message}`);
     }
   }
 }
