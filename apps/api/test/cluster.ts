@@ -57,7 +57,8 @@ export class Cluster {
 
   async stop(): Promise<void> {
     for (const s of this.nodes.values()) {
-      if (s.proc.signalCode === null && s.proc.exitCode === null) s.proc.kill('SIGCONT');
+      if (s.proc.signalCode !== null || s.proc.exitCode !== null) continue; // already gone
+      s.proc.kill('SIGCONT');
       await s.stop().catch(() => undefined);
     }
     await this.etcd?.stop();

@@ -131,6 +131,8 @@ describe('replication frames and sync window', () => {
     await until('strict follows', async () => (await c.op(s, 'GET', '/v1/replication/status')).json.role === 'follower');
     expect((await c.op(a, 'POST', '/v1/replication/step-down')).status).toBe(200);
     expect((await c.writer())[0]).toBe('strict');
+    // its only follower goes away: nothing acknowledges
+    await a.stop();
     expect((await s.request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' })).status).toBe(504);
     const r = await s.request('PUT', `${T}/rows/shop.items/1`, { token: TOKEN, body: { id: 1, name: 'strict' } });
     expect([r.status, r.json.error, r.json.retry]).toEqual([504, 'gateway_timeout', true]);

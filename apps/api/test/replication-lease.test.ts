@@ -54,7 +54,10 @@ describe('replication lease over HTTPS with etcd', () => {
     expect(refused.status).toBe(503);
     expect(refused.json).toMatchObject({ error: 'service_unavailable', retry: true, holder: 'node-a', holder_url: a.url, role: 'follower' });
     expect(refused.json.message).toContain('node-a');
-    expect(await lastLsn(c, b)).toBe(0);
+    // node-b follows: it has node-a's frames and none of its own
+    expect(await lastLsn(c, b)).toBeLessThanOrEqual(await lastLsn(c, a));
+    // nor does it issue tokens
+    expect((await b.request('POST', `${T}/tokens`, { token: TOKEN, body: {} })).status).toBe(503);
 
     const metrics = (await a.request('GET', '/metrics')).text;
     expect(metrics).toMatch(new RegExp(`db_replication_role\\{tenant="${TENANT}",role="leader"\\} 1`));

@@ -158,9 +158,10 @@ export class Follower {
         this.lastError = null;
       }
     } finally {
+      // Not awaited: an acknowledgement to a holder that just died must not hold up a failover.
       this.abort = null;
       void it.return?.();
-      await acking;
+      void acking;
     }
   }
 

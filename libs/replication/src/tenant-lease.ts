@@ -63,6 +63,8 @@ export class TenantLease {
   /** Until then this node does not stand for election (after a step-down, or deferring to a better candidate). */
   private quietUntil = 0;
   private deferringSince = 0;
+  /** The node a just-released lease was handed to. */
+  private handoverTo: { node: string; until: number } | null = null;
   private readonly listeners: Array<(c: RoleChange) => void> = [];
 
   constructor(private readonly o: TenantLeaseOptions) {}
@@ -284,8 +286,11 @@ export class TenantLease {
       }
     }
     const lease = await this.o.store.read(this.o.tenant);
+    // A released lease that named a hand-over target: defer to it in the election that follows.
+    if (this.lease?.handing_over_to && !lease) this.handoverTo = { node: this.lease.handing_over_to, until: now() + 2 * this.o.ttlMs };
     this.lease = lease;
     if (lease) {
+      this.handoverTo = null;
       this.observeEpoch(lease.epoch);
       this.deferringSince = 0;
       if (lease.holder !== this.o.node) {
@@ -327,11 +332,12 @@ export class TenantLease {
     await sleep(settle);
     const mine = this.o.host.position();
     const peers = (await this.o.store.positions(this.o.tenant)).filter((p) => p.node !== this.o.node);
-    const last = this.lease;
     const better = peers.find(
       (p) => p.epoch > mine.epoch || (p.epoch === mine.epoch && (p.lsn > mine.lsn || (p.lsn === mine.lsn && p.node < this.o.node))),
     );
-    const deferTo = last?.handing_over_to && last.handing_over_to !== this.o.node ? last.handing_over_to : better?.node;
+    const handover = this.handoverTo && now() < this.handoverTo.until ? this.handoverTo.node : null;
+    if (handover === this.o.node) this.deferringSince = 0;
+    const deferTo = handover !== null ? (handover === this.o.node ? null : handover) : (better?.node ?? null);
     if (deferTo) {
       // Give the better candidate a TTL to take the lease; then anyone may.
       if (!this.deferringSince) this.deferringSince = now();

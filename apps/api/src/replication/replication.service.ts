@@ -132,6 +132,12 @@ export class Replication implements OnApplicationShutdown {
     return r;
   }
 
+  /** Throws the fencing 503 unless this node may write `tenant` (always allowed without etcd). */
+  checkWrite(tenant: string): void {
+    if (!this.enabled) return;
+    this.replica(tenant).lease.checkWrite();
+  }
+
   /** Replicas of the tenants open on this node. */
   all(): Replica[] {
     return [...this.replicas.values()];
