@@ -128,6 +128,7 @@ export class Follower {
     const aborted = new Promise<void>((r) => (this.abort = () => r()));
     const it = this.o.transport.frames(holder, { sinceSegment: Math.floor(lsn / size), afterLsn: lsn, epoch, follow: true, follower: this.o.node })[Symbol.asyncIterator]();
     let acking: Promise<void> = Promise.resolve();
+    let pendingAck: { lsn: number; epoch: number } | null = null;
     try {
       while (!ended && this.target === holder && !this.stopped) {
         const r = await Promise.race([it.next(), aborted.then(() => null)]);
@@ -151,8 +152,18 @@ export class Follower {
           this.o.observeEpoch?.(lastEpoch);
           this.o.onApplied?.(frames.length, lastLsn);
           this.holderLastLsn = Math.max(this.holderLastLsn, lastLsn);
-          // Acknowledgements go one at a time, in order; a failed one is superseded by the next.
-          acking = acking.then(() => this.o.transport.ack(holder, { follower: this.o.node, lsn: lastLsn, epoch: lastEpoch }).catch(() => undefined));
+          // One acknowledgement in flight at a time; those that arrive meanwhile collapse into the latest.
+          const wasIdle = pendingAck === null;
+          pendingAck = { lsn: lastLsn, epoch: lastEpoch };
+          if (wasIdle) {
+            acking = (async () => {
+              while (pendingAck) {
+                const a: { lsn: number; epoch: number } = pendingAck;
+                await this.o.transport.ack(holder, { follower: this.o.node, ...a }).catch(() => undefined);
+                if (pendingAck === a) pendingAck = null;
+              }
+            })();
+          }
         }
         if (store.lastLsn >= this.holderLastLsn) this.caughtUpAt = performance.now();
         this.lastError = null;

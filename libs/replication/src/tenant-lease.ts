@@ -331,7 +331,10 @@ export class TenantLease {
     const settle = Math.min(250, Math.floor(this.o.ttlMs / 5));
     await sleep(settle);
     const mine = this.o.host.position();
-    const peers = (await this.o.store.positions(this.o.tenant)).filter((p) => p.node !== this.o.node);
+    // The lease is vacant: a position still saying "leader" is the old holder's (dead or gone), and
+    // one not refreshed for two TTLs is a node that stopped publishing; neither is waited for.
+    const fresh = Date.now() - 2 * this.o.ttlMs;
+    const peers = (await this.o.store.positions(this.o.tenant)).filter((p) => p.node !== this.o.node && p.role !== 'leader' && p.at >= fresh);
     const better = peers.find(
       (p) => p.epoch > mine.epoch || (p.epoch === mine.epoch && (p.lsn > mine.lsn || (p.lsn === mine.lsn && p.node < this.o.node))),
     );
