@@ -1,6 +1,6 @@
 /**
- * The holder's side of `GET /v1/replication/frames`: a follower cursor on the store's one
- * change feed (`changesFrom`, kind "follower", so retention keeps what it still needs),
+ * The holder's side of `GET /v1/replication/frames`: a cursor on the store's one change feed
+ * (`changesFrom`; kind "follower" for a named follower, so retention keeps what it still needs),
  * written out as NDJSON lines with each frame's stored bytes hex-encoded (the shape is in
  * README.md, "The frames stream").
  */
@@ -75,7 +75,9 @@ export async function openFrames(src: FramesSource, q: FramesQuery): Promise<Asy
   // Without an epoch the follower is taken at its word: its cursor gets this log's epoch there.
   const epoch = q.epoch ?? (after > 0 ? (store.epochAt(after) ?? 0) : 0);
   const upTo = store.lastLsn;
-  const feed = store.changesFrom({ epoch, lsn: after }, { kind: 'follower', id: q.follower ?? 'frames-request' });
+  // A named follower holds retention while its stream is open; an anonymous reader (a backup, a
+  // probe) holds it only up to the store's watch bound, so polling cannot keep the log forever.
+  const feed = store.changesFrom({ epoch, lsn: after }, q.follower ? { kind: 'follower', id: q.follower } : { kind: 'watch', id: 'frames-request' });
   // The cursor is checked (epoch, retention) as the first batch is asked for: an error there
   // is the HTTP answer, not a line in a stream already started.
   const first = feed.next();

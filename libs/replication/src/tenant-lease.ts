@@ -131,6 +131,7 @@ export class TenantLease {
             ? `the holder is ${other.holder} at ${other.advertise_url}`
             : 'the lease is vacant (an election is under way)';
     return new DbError('service_unavailable', `this node (${this.o.node}) does not hold the write lease of tenant ${this.o.tenant}: ${why}; retry against the holder`, {
+      fenced: true,
       role: this.role,
       holder: other?.holder ?? null,
       holder_url: other?.advertise_url ?? null,

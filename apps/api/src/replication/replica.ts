@@ -29,7 +29,7 @@ export class Replica {
     certPem: string | undefined,
     operatorToken: string,
     private readonly metrics: Metrics,
-    hooks: { rebuild(holder: LeaseRecord): void; rebuilding(): boolean },
+    hooks: { rebuild(holder: LeaseRecord): void; rebuilding(): boolean; leading(): Promise<void> },
   ) {
     this.acks = new AckTracker(Math.max(10 * config.leaseTtlMs, 60_000));
     this.transport = new HttpsTransport(handle.tenant, operatorToken, config.caFile);
@@ -68,6 +68,7 @@ export class Replica {
     });
     this.lease.onRole((c) => {
       if (c.role !== 'leader') this.acks.clear();
+      else void hooks.leading().catch((e: unknown) => this.log.error(`tenant ${handle.tenant}: moving pending tokens into the log: ${(e as Error).message}`));
       this.observeRole();
     });
     handle.store.changes.subscribe((f) => {

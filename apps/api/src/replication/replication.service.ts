@@ -45,6 +45,10 @@ export class Replication implements OnApplicationShutdown {
     store.sessionTtlMs(r.leaseTtlMs);
     this.leases = store;
     tenants.addHooks({
+      // Nothing may commit to a replicated store until its lease is decided.
+      created: (_tenant, s) => s.setWriteGate(() => {
+        throw new DbError('service_unavailable', 'replication is starting: this node does not hold the write lease yet', { fenced: true, role: 'candidate' });
+      }),
       opened: (h) => this.opened(h),
       closing: (h) => this.replicas.get(h.tenant)?.stop(),
     });
@@ -71,10 +75,7 @@ export class Replication implements OnApplicationShutdown {
 
   private async opened(h: TenantHandle): Promise<void> {
     if (this.advertiseUrl === null) {
-      // Until the lease starts nothing may write.
-      h.store.setWriteGate(() => {
-        throw new DbError('service_unavailable', 'replication is starting: this node does not hold the write lease yet');
-      });
+      // The lease starts once the node listens (its fence stays closed meanwhile).
       this.pending.push(h);
       return;
     }
@@ -85,6 +86,8 @@ export class Replication implements OnApplicationShutdown {
     const r = new Replica(h, this.config.replication!, this.leases!, this.advertiseUrl!, this.certPem, this.config.operatorToken!, this.metrics, {
       rebuild: (holder) => this.rebuild(h.tenant, holder),
       rebuilding: () => this.rebuilding.has(h.tenant),
+      // Token records this node kept pending while it could not write go into the log now.
+      leading: () => this.tenants.migrateLegacy(h.tenant, h.store),
     });
     this.replicas.set(h.tenant, r);
     await r.start();

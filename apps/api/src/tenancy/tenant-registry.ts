@@ -1,12 +1,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { DbError } from '@mmdb/core';
+import { DbError, isDbError } from '@mmdb/core';
 import { APP_CONFIG, AppConfig } from '../config';
 import { EngineContext, EngineFactory, EngineHooks, participantsOf } from './engines';
 import type { CommitRequest, CommitResult } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
-import { openTenantStore, TenantStore } from './store-port';
+import { SystemStore } from '../system/system-store';
+import { openTenantStore, tenantDir, TenantStore } from './store-port';
 import { Pressure } from './pressure';
 
 /**
@@ -58,6 +59,8 @@ export class TenantHandle {
 
 /** Called for every tenant store the registry opens, and before it closes (replication). */
 export interface StoreHooks {
+  /** Right after the store opens, before anything commits to it (replication installs its fence here). */
+  created?(tenant: string, store: TenantStore): void;
   opened(handle: TenantHandle): void | Promise<void>;
   closing(handle: TenantHandle): void | Promise<void>;
 }
@@ -80,7 +83,23 @@ export class TenantRegistry implements OnApplicationShutdown {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     readonly pressure: Pressure,
     private readonly metrics: Metrics,
-  ) {}
+    private readonly system: SystemStore,
+  ) {
+    // A tenant's token changes are frames of its own log, committed through its open store.
+    system.attachCatalog({
+      commitCatalog: async (tenant, changes, actor) => {
+        try {
+          await (await this.get(tenant)).commit({ changes, actor, route: 'tokens' });
+        } catch (e) {
+          // A replica that may not write (a follower, or before its lease is decided): the
+          // change stays a pending record of this node (the bootstrap token at start), moved
+          // into the log if this node becomes the holder; the holder's own copy arrives in its frames.
+          if (isDbError(e) && e.details.fenced === true) return false;
+          throw e;
+        }
+      },
+    });
+  }
 
   /**
    * Registers a feature's per-store engine. Call it from the feature module's constructor;
@@ -107,7 +126,7 @@ export class TenantRegistry implements OnApplicationShutdown {
   }
 
   tenantDir(tenant: string): string {
-    return path.join(this.config.dataDir, 'tenants', tenant);
+    return tenantDir(this.config.dataDir, tenant);
   }
 
   /** The tenant's handle, opening its store on first use. The caller has checked the tenant exists. */
@@ -191,7 +210,9 @@ export class TenantRegistry implements OnApplicationShutdown {
       checkpointMs: this.config.checkpointMs,
       segmentFrames: this.config.logSegmentFrames,
     });
-    this.observeGroups(store);
+    this.observeGroups(tenant, store);
+    for (const h of this.hooks) h.created?.(tenant, store);
+    await this.migrateLegacy(tenant, store);
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
     const handle = new TenantHandle(tenant, store, engines);
@@ -199,8 +220,24 @@ export class TenantRegistry implements OnApplicationShutdown {
     return handle;
   }
 
-  /** Frames of one durable group are published together in one tick: count them as a group. */
-  private observeGroups(store: TenantStore): void {
+  /**
+   * Moves the tenant's pending token records (kept in _system) into its log. A replica that
+   * may not write keeps them pending; it runs this again when it becomes the holder.
+   */
+  async migrateLegacy(tenant: string, store: TenantStore): Promise<void> {
+    try {
+      await this.system.migrateLegacy(tenant, (changes) => store.commit({ changes, actor: 'system', route: 'token migration' }));
+    } catch (e) {
+      if (!(isDbError(e) && e.details.fenced === true)) throw e;
+    }
+  }
+
+  /**
+   * Frames of one durable group are published together in one tick: count them as a group.
+   * Token changes in the tenant's frames (its own, or a leader's applied by a follower) go to
+   * the node's token index.
+   */
+  private observeGroups(tenant: string, store: TenantStore): void {
     let n = 0;
     store.changes.subscribe((frame) => {
       if (n === 0) {
@@ -211,7 +248,10 @@ export class TenantRegistry implements OnApplicationShutdown {
       }
       n++;
       let rows = 0;
-      for (const c of frame.changes) if (c.op === 'put' || c.op === 'delete') rows++;
+      for (const c of frame.changes) {
+        if (c.op === 'put' || c.op === 'delete') rows++;
+        else if (c.op === 'catalog' && c.kind === 'token') this.system.applyTokenChange(tenant, c.id, c.record);
+      }
       if (rows) this.metrics.commitChanges.observe(rows);
     });
   }
