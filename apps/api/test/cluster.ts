@@ -38,6 +38,24 @@ export class Cluster {
     return s;
   }
 
+  /**
+   * Registers beforeAll/afterAll for a test file: etcd and a first node `name` holding the
+   * lease; `get()` gives the node once started.
+   */
+  static holder(extra: Record<string, string>, name = 'node-a', nodeEnv: Record<string, string> = {}): { c: Cluster; get: () => TestServer } {
+    const c = new Cluster(extra);
+    let a!: TestServer;
+    beforeAll(async () => {
+      await c.start();
+      a = await c.node(name, nodeEnv);
+      await c.writer();
+    });
+    afterAll(async () => {
+      await c.stop();
+    });
+    return { c, get: () => a };
+  }
+
   /** The node whose /ready?require=write answers 200 (waits for one). */
   async writer(ms = 15_000): Promise<[string, TestServer]> {
     return until('a writable node', async () => {

@@ -16,18 +16,10 @@ const get = async (s: TestServer, id: number) => {
 };
 
 describe('bootstrap from a snapshot', () => {
-  const c = new Cluster({ DB_LOG_SEGMENT_FRAMES: '16', DB_CHECKPOINT_FRAMES: '20', DB_CHECKPOINT_MS: '0' });
+  const { c, get: first } = Cluster.holder({ DB_LOG_SEGMENT_FRAMES: '16', DB_CHECKPOINT_FRAMES: '20', DB_CHECKPOINT_MS: '0' });
   let a: TestServer;
   let b: TestServer;
-
-  beforeAll(async () => {
-    await c.start();
-    a = await c.node('node-a');
-    await c.writer();
-  });
-  afterAll(async () => {
-    await c.stop();
-  });
+  beforeAll(() => (a = first()));
 
   it('a follower joining after retention dropped the start of the log bootstraps from a snapshot, then tails', async () => {
     expect((await a.request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' })).status).toBe(200);

@@ -26,18 +26,10 @@ const status = async (c: Cluster, s: TestServer) => (await c.op(s, 'GET', '/v1/r
 const search = async (s: TestServer) => (await s.request('GET', `${T}/fts/lib.papers/body?q=hypersonic&limit=100`, { token: TOKEN })).json.map((h: { doc_id: string }) => h.doc_id).sort();
 
 describe('followers and failover', () => {
-  const c = new Cluster({ DB_REPLICATION_SYNC_FOLLOWERS: '1', DB_REPLICATION_SYNC_MS: '1000' });
+  const { c, get: first } = Cluster.holder({ DB_REPLICATION_SYNC_FOLLOWERS: '1', DB_REPLICATION_SYNC_MS: '1000' });
   let a: TestServer;
   let b: TestServer;
-
-  beforeAll(async () => {
-    await c.start();
-    a = await c.node('node-a');
-    await c.writer();
-  });
-  afterAll(async () => {
-    await c.stop();
-  });
+  beforeAll(() => (a = first()));
 
   it('a late follower catches up and then keeps up; its log, reads and searches equal the holder', async () => {
     expect((await a.request('POST', `${T}/schemas`, { token: TOKEN, raw: PAPERS_TOML, contentType: 'text/plain' })).status).toBe(200);

@@ -133,6 +133,12 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   async markHandover(grant: LeaseGrant, target: string | null): Promise<boolean> {
+    const hkey = `${this.prefix}tenants/${grant.tenant}/handover`;
+    if (target === null) await this.client.delete().key(hkey);
+    else {
+      const l = await this.client.leaseClient.leaseGrant({ TTL: etcdTtlSeconds(2 * grant.ttlMs) });
+      await this.client.put(hkey).value(target).lease(l.ID);
+    }
     const key = this.leaseKey(grant.tenant);
     const cur = await this.client.get(key).exec();
     if (!cur.kvs.length || Number(cur.kvs[0].create_revision) !== grant.epoch) return false;
@@ -142,6 +148,10 @@ export class EtcdLeaseStore implements LeaseStore {
       .then(this.client.put(key).value(JSON.stringify({ ...v, handing_over_to: target })).lease(grant.id))
       .commit();
     return res.succeeded;
+  }
+
+  async handover(tenant: string): Promise<string | null> {
+    return this.client.get(`${this.prefix}tenants/${tenant}/handover`).string();
   }
 
   /** The node's session lease (positions live only while the node keeps it alive). */

@@ -72,8 +72,14 @@ export interface LeaseStore {
   read(tenant: string): Promise<LeaseRecord | null>;
   /** Calls `onChange` whenever the tenant's lease key changes (taken, renewed with new info, released, expired). */
   watch(tenant: string, onChange: () => void): Promise<() => Promise<void>>;
-  /** Records the holder's intent to hand the lease to `target` (cleared with the lease). */
+  /**
+   * Records the holder's intent to hand the lease to `target` (null clears it), in the lease
+   * and in a record that outlives the lease by two TTLs, so that the election after the release
+   * defers to the target.
+   */
   markHandover(grant: LeaseGrant, target: string | null): Promise<boolean>;
+  /** The node a recent hand-over names, or null. */
+  handover(tenant: string): Promise<string | null>;
   /** Publishes this node's position (kept only while the node is alive). */
   publishPosition(tenant: string, position: NodePosition): Promise<void>;
   /** Every live node's position for the tenant. */

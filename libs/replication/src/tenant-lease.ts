@@ -63,8 +63,6 @@ export class TenantLease {
   /** Until then this node does not stand for election (after a step-down, or deferring to a better candidate). */
   private quietUntil = 0;
   private deferringSince = 0;
-  /** The node a just-released lease was handed to. */
-  private handoverTo: { node: string; until: number } | null = null;
   private readonly listeners: Array<(c: RoleChange) => void> = [];
 
   constructor(private readonly o: TenantLeaseOptions) {}
@@ -287,11 +285,8 @@ export class TenantLease {
       }
     }
     const lease = await this.o.store.read(this.o.tenant);
-    // A released lease that named a hand-over target: defer to it in the election that follows.
-    if (this.lease?.handing_over_to && !lease) this.handoverTo = { node: this.lease.handing_over_to, until: now() + 2 * this.o.ttlMs };
     this.lease = lease;
     if (lease) {
-      this.handoverTo = null;
       this.observeEpoch(lease.epoch);
       this.deferringSince = 0;
       if (lease.holder !== this.o.node) {
@@ -339,7 +334,8 @@ export class TenantLease {
     const better = peers.find(
       (p) => p.epoch > mine.epoch || (p.epoch === mine.epoch && (p.lsn > mine.lsn || (p.lsn === mine.lsn && p.node < this.o.node))),
     );
-    const handover = this.handoverTo && now() < this.handoverTo.until ? this.handoverTo.node : null;
+    // A just-released lease handed to a node: the election defers to it.
+    const handover = await this.o.store.handover(this.o.tenant);
     if (handover === this.o.node) this.deferringSince = 0;
     const deferTo = handover !== null ? (handover === this.o.node ? null : handover) : (better?.node ?? null);
     if (deferTo) {
@@ -375,6 +371,7 @@ export class TenantLease {
     this.grant = r.grant;
     this.validUntil = sent + this.o.ttlMs;
     this.setRole('leader', this.o.node);
+    if (handover !== null) await this.o.store.markHandover(r.grant, null).catch(() => undefined);
     await this.publish().catch(() => undefined);
   }
 }

@@ -74,14 +74,18 @@ describe('TenantLease over etcd', () => {
     nodes.push(x);
     return x;
   };
+  /** Starts the nodes' leases in order, each waiting for its role. */
+  const start = async (...steps: Array<[Node, 'leader' | 'follower']>) => {
+    for (const [x, role] of steps) {
+      await x.lease.start();
+      await until(`${x.name} is ${role}`, () => x.lease.role === role);
+    }
+  };
 
   it('one node takes the lease, stamps its epoch, renews past several TTLs; the other follows', async () => {
     const a = node('a');
     const b = node('b');
-    await a.lease.start();
-    await until('a leads', () => a.lease.role === 'leader');
-    await b.lease.start();
-    await until('b follows', () => b.lease.role === 'follower');
+    await start([a, 'leader'], [b, 'follower']);
     expect(b.following).toBe('a');
     expect(a.stampedEpochs).toEqual([a.lease.epoch]);
     expect(a.lease.epoch).toBeGreaterThan(0);
@@ -99,8 +103,7 @@ describe('TenantLease over etcd', () => {
   it('a holder that cannot renew stops writing within its TTL; the lease expires and the other node takes it with a higher epoch', async () => {
     const a = node('a');
     const b = node('b');
-    await a.lease.start();
-    await until('a leads', () => a.lease.role === 'leader');
+    await start([a, 'leader']);
     await b.lease.start();
     const first = a.lease.epoch;
     // Cut a off from etcd: every renewal now fails (as with a partition or a paused process).
@@ -121,8 +124,7 @@ describe('TenantLease over etcd', () => {
 
   it('a higher epoch seen in a frame fences the holder at once', async () => {
     const a = node('a');
-    await a.lease.start();
-    await until('a leads', () => a.lease.role === 'leader');
+    await start([a, 'leader']);
     a.lease.observeEpoch(a.lease.epoch + 1000);
     expect(a.lease.canWrite()).toBe(false);
   });
@@ -130,10 +132,7 @@ describe('TenantLease over etcd', () => {
   it('step-down hands the lease to the other node; a non-holder gets 409 conflict', async () => {
     const a = node('a');
     const b = node('b');
-    await a.lease.start();
-    await until('a leads', () => a.lease.role === 'leader');
-    await b.lease.start();
-    await until('b follows', () => b.lease.role === 'follower');
+    await start([a, 'leader'], [b, 'follower']);
     await expect(b.lease.stepDown()).rejects.toMatchObject({ code: 'conflict' });
     const before = a.lease.epoch;
     await a.lease.stepDown();
@@ -148,8 +147,7 @@ describe('TenantLease over etcd', () => {
     const b = node('b');
     const c = node('c');
     a.lsn = 10;
-    await a.lease.start();
-    await until('a leads', () => a.lease.role === 'leader');
+    await start([a, 'leader']);
     b.lsn = 10;
     c.lsn = 10;
     await b.lease.start();
@@ -167,10 +165,7 @@ describe('TenantLease over etcd', () => {
     const a = node('a');
     const b = node('b');
     a.lsn = 50;
-    await a.lease.start();
-    await until('a leads', () => a.lease.role === 'leader');
-    await b.lease.start();
-    await until('b follows', () => b.lease.role === 'follower');
+    await start([a, 'leader'], [b, 'follower']);
     const p = a.lease.handOver('b', 300);
     await sleep(50);
     expect(a.lease.canWrite()).toBe(false); // no writes while handing over
@@ -183,8 +178,7 @@ describe('TenantLease over etcd', () => {
     const a = node('a');
     const b = node('b');
     const c = node('c');
-    await a.lease.start();
-    await until('a leads', () => a.lease.role === 'leader');
+    await start([a, 'leader']);
     b.lsn = 5;
     c.lsn = 9;
     await b.lease.start();

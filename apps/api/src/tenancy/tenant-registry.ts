@@ -131,17 +131,20 @@ export class TenantRegistry implements OnApplicationShutdown {
 
   /** The tenant's handle, opening its store on first use. The caller has checked the tenant exists. */
   get(tenant: string): Promise<TenantHandle> {
-    let h = this.handles.get(tenant);
-    if (!h) {
-      h = this.open(tenant);
-      this.handles.set(tenant, h);
-      h.then(
-        (handle) => {
-          if (this.handles.get(tenant) === h) this.ready.set(tenant, handle);
-        },
-        () => this.handles.delete(tenant),
-      );
-    }
+    return this.handles.get(tenant) ?? this.track(tenant, this.open(tenant));
+  }
+
+  /** Makes `h` the tenant's handle: ready (for `peek`) once open, forgotten if the open fails. */
+  private track(tenant: string, h: Promise<TenantHandle>): Promise<TenantHandle> {
+    this.handles.set(tenant, h);
+    h.then(
+      (handle) => {
+        if (this.handles.get(tenant) === h) this.ready.set(tenant, handle);
+      },
+      () => {
+        if (this.handles.get(tenant) === h) this.handles.delete(tenant);
+      },
+    );
     return h;
   }
 
@@ -152,21 +155,16 @@ export class TenantRegistry implements OnApplicationShutdown {
    */
   replaceStore(tenant: string, swap: (storeDir: string) => Promise<void>): Promise<TenantHandle> {
     const old = this.handles.get(tenant);
-    const next = (async () => {
-      this.ready.delete(tenant);
-      const h = old ? await old.catch(() => null) : null;
-      if (h) await this.closeHandle(h);
-      await swap(path.join(this.tenantDir(tenant), 'store'));
-      return this.open(tenant);
-    })();
-    this.handles.set(tenant, next);
-    next.then(
-      (handle) => {
-        if (this.handles.get(tenant) === next) this.ready.set(tenant, handle);
-      },
-      () => this.handles.delete(tenant),
+    this.ready.delete(tenant);
+    return this.track(
+      tenant,
+      (async () => {
+        const h = old ? await old.catch(() => null) : null;
+        if (h) await this.closeHandle(h);
+        await swap(path.join(this.tenantDir(tenant), 'store'));
+        return this.open(tenant);
+      })(),
     );
-    return next;
   }
 
   /** The tenant's handle if its store is already open (no promise, no microtask), else undefined. */
