@@ -109,6 +109,10 @@ describe('replication frames and sync window', () => {
     const status = (await c.op(a, 'GET', '/v1/replication/status')).json;
     expect(status.followers).toEqual([expect.objectContaining({ follower: 'f1', lsn: last + 1 })]);
     expect((await c.op(a, 'POST', '/v1/replication/ack', { follower: 'f1', lsn: -1 })).json.error).toBe('validation_failed');
+    // an operator forgets a follower: its acknowledgement no longer counts
+    expect((await c.op(a, 'POST', '/v1/replication/ack', { follower: 'f2', lsn: last + 1, epoch: lease.epoch })).status).toBe(200);
+    expect((await c.op(a, 'DELETE', '/v1/replication/followers/f2')).json).toEqual({ follower: 'f2', removed: true });
+    expect((await c.op(a, 'GET', '/v1/replication/status')).json.followers.map((f: { follower: string }) => f.follower)).toEqual(['f1']);
   });
 
   it('asking for segments dropped by retention is 410 resync_required', async () => {

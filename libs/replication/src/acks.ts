@@ -74,6 +74,11 @@ export class AckTracker {
     });
   }
 
+  /** Drops a follower's acknowledgement (an operator removed it); true when it had one. */
+  forget(follower: string): boolean {
+    return this.acks.delete(follower);
+  }
+
   /** Ends every wait (as not acknowledged), e.g. when the node stops leading. */
   clear(): void {
     for (const w of this.waiters) {

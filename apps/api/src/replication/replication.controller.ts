@@ -1,5 +1,5 @@
 import { Readable } from 'stream';
-import { Body, Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
 import { openFrames, snapshotLines, type LeaseRecord } from '@mmdb/replication';
@@ -128,6 +128,20 @@ export class ReplicationController {
     const h = await this.tenants.get(t);
     await h.store.registerFollower(a.follower, a.lsn);
     return r.acks.ack(a.follower, a.lsn, a.epoch);
+  }
+
+  /**
+   * Forgets a follower (a node taken out of the cluster): the log stops keeping frames for it
+   * and its acknowledgements stop counting. It may come back later (it bootstraps if needed).
+   */
+  @OperatorOnly()
+  @Delete('followers/:node')
+  async forget(@Caller() caller: Principal, @Param('node') node: string, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    await h.store.removeFollower(node);
+    const removed = this.replication.enabled ? this.replication.replica(t).acks.forget(node) : false;
+    return { follower: node, removed };
   }
 
   /** The holder gives its lease up (another node is elected). 409 conflict when this node does not hold it. */
