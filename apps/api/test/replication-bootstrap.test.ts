@@ -24,13 +24,18 @@ describe('bootstrap from a snapshot', () => {
   it('a follower joining after retention dropped the start of the log bootstraps from a snapshot, then tails', async () => {
     expect((await a.request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' })).status).toBe(200);
     for (let i = 1; i <= 60; i++) expect((await put(a, i, `n${i}`)).status).toBe(200);
+    const issued = await a.request('POST', `${T}/tokens`, { token: TOKEN, body: {} });
+    expect(issued.status).toBe(201);
+    for (let i = 61; i <= 80; i++) expect((await put(a, i, `n${i}`)).status).toBe(200);
     await until('segment 0 dropped on node-a', async () => (await c.op(a, 'GET', '/v1/replication/frames?since_segment=0')).status === 410);
     b = await c.node('node-b');
     await until('node-b bootstrapped and caught up', async () => {
       const s = await status(c, b);
       return s.bootstrapped !== null && s.role === 'follower' && s.last_lsn === (await status(c, a)).last_lsn;
     });
-    for (const i of [1, 30, 60]) expect(await get(b, i)).toBe(`n${i}`);
+    for (const i of [1, 30, 60, 80]) expect(await get(b, i)).toBe(`n${i}`);
+    // a token issued on the holder before node-b existed came with the image
+    expect((await b.request('GET', `${T}/rows/shop.items/1`, { token: issued.json.token })).status).toBe(200);
     expect((await put(a, 61, 'after')).status).toBe(200);
     await until('the new row on node-b', async () => (await get(b, 61)) === 'after');
     // the unique index came with the image: a clash is refused on the holder, and node-b still agrees

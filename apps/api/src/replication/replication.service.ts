@@ -111,10 +111,12 @@ export class Replication implements OnApplicationShutdown {
         image,
         imageBatches(transport.snapshot(holder), (s) => (lsn = s.lsn)),
       );
-      await this.tenants.replaceStore(tenant, async (storeDir) => {
+      const fresh = await this.tenants.replaceStore(tenant, async (storeDir) => {
         fs.rmSync(storeDir, { recursive: true, force: true });
         fs.renameSync(image, storeDir);
       });
+      // The image's tokens (issued on the holder before this node saw them as frames) join the node's index.
+      for (const e of await fresh.store.catalogEntries('token')) this.system.applyTokenChange(tenant, e.id, e.record);
       this.bootstraps.set(tenant, { at: Date.now(), lsn, keys });
       this.log.log(`tenant ${tenant}: bootstrapped from ${holder.holder} at lsn ${lsn} (${keys} keys)`);
     })()
