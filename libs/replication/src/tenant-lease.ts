@@ -88,18 +88,23 @@ export class TenantLease {
     this.listeners.push(fn);
   }
 
+  /**
+   * Starts the state machine: its first step (which may take the lease) is awaited, unless
+   * the coordinator does not answer within a TTL; then the node starts fenced and keeps trying.
+   */
   async start(): Promise<void> {
     this.stopped = false;
-    this.unwatch = await this.o.store.watch(this.o.tenant, () => this.kick());
-    await this.tick();
-    this.schedule();
+    const first = this.tick();
+    await Promise.race([first, sleep(this.o.ttlMs)]);
+    void first.then(() => this.schedule());
   }
 
   /** Stops renewing; a leader gives the lease up so another node can take it at once. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.ticking;
+    // A step stuck on an unreachable coordinator does not hold up the shutdown.
+    await Promise.race([this.ticking, sleep(this.o.ttlMs)]);
     await this.unwatch?.().catch(() => undefined);
     const g = this.grant;
     this.lose(null);
@@ -277,6 +282,8 @@ export class TenantLease {
   }
 
   private async step(): Promise<void> {
+    // Watch the key (set up again until it works: etcd may be down when the node starts).
+    if (!this.unwatch) this.unwatch = await this.o.store.watch(this.o.tenant, () => this.kick());
     if (this.grant) {
       await this.renew(this.grant);
       if (this.grant) {
