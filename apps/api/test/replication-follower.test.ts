@@ -56,6 +56,10 @@ describe('followers and failover', () => {
     expect(Number(read.headers['x-db-replication-lag-seconds'])).toBeGreaterThanOrEqual(0);
     expect(await log(c, b)).toEqual(await log(c, a));
     expect(await search(b)).toEqual(await search(a));
+    // the two stores hold the same keys, and verify finds every derived entry where the rows say
+    const [ca, cb] = [(await c.op(a, 'GET', '/v1/replication/checksum')).json, (await c.op(b, 'GET', '/v1/replication/checksum')).json];
+    expect(ca.verify).toMatchObject({ ok: true, rows: 31 });
+    expect(cb).toEqual({ ...ca });
     // the follower refuses writes, naming the holder
     const refused = await b.request('PUT', `${T}/rows/lib.papers/x`, { token: TOKEN, body: { id: 'x' } });
     expect([refused.status, refused.json.holder]).toEqual([503, 'node-a']);
@@ -93,6 +97,7 @@ describe('followers and failover', () => {
     });
     expect(await log(c, a)).toEqual(await log(c, b));
     expect(await search(a)).toEqual(await search(b));
+    expect((await c.op(a, 'GET', '/v1/replication/checksum')).json).toEqual((await c.op(b, 'GET', '/v1/replication/checksum')).json);
     expect((await a.request('GET', `${T}/rows/lib.papers/after`, { token: TOKEN })).status).toBe(200);
   });
 });

@@ -9,5 +9,7 @@ export type { FramesQuery, FramesLine, FramesSource } from './frames';
 export { LocalEtcd, freePort } from './local-etcd';
 export { Follower } from './follower';
 export type { FollowerOptions, FollowerTransport } from './follower';
-export { snapshotLines, imageBatches } from './snapshot';
+export { snapshotLines, imageBatches, stableSnapshot } from './snapshot';
+export { storeChecksum } from './checksum';
+export type { StoreChecksum } from './checksum';
 export type { SnapshotLine } from './snapshot';

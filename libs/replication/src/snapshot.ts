@@ -7,7 +7,7 @@
  * records) stay out.
  */
 import { DbError } from '@mmdb/core';
-import { KEYSPACE, prefixRange, type TenantStore } from '@mmdb/storage';
+import { KEYSPACE, prefixRange, type Snapshot, type TenantStore } from '@mmdb/storage';
 
 /** One line of the snapshot stream (NDJSON). */
 export type SnapshotLine =
@@ -21,8 +21,8 @@ const HOLDER_LOCAL = [prefixRange(KEYSPACE.meta, ['follower'])];
 
 const local = (k: Buffer) => HOLDER_LOCAL.some((r) => Buffer.compare(k, r.gte) >= 0 && Buffer.compare(k, r.lt) < 0);
 
-/** The snapshot's lines. Waits (briefly) for a moment when no commit group is between its batch and its apply. */
-export async function* snapshotLines(tenant: string, store: TenantStore, batchKeys = 512): AsyncIterable<SnapshotLine> {
+/** A snapshot taken when no commit group is between its batch and its apply (so it holds exactly the frames up to its LSN). */
+export async function stableSnapshot(store: TenantStore): Promise<Snapshot> {
   let snap = store.snapshot();
   for (let i = 0; !snap.stable; i++) {
     await snap.release();
@@ -30,6 +30,12 @@ export async function* snapshotLines(tenant: string, store: TenantStore, batchKe
     await new Promise((r) => setTimeout(r, 2));
     snap = store.snapshot();
   }
+  return snap;
+}
+
+/** The snapshot's lines. */
+export async function* snapshotLines(tenant: string, store: TenantStore, batchKeys = 512): AsyncIterable<SnapshotLine> {
+  const snap = await stableSnapshot(store);
   try {
     const lsn = snap.lsn;
     yield { type: 'start', tenant, lsn, epoch: lsn > 0 ? (store.epochAt(lsn) ?? 0) : 0, segment_frames: store.segments.framesPerSegment };

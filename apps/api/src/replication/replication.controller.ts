@@ -2,7 +2,7 @@ import { Readable } from 'stream';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
-import { openFrames, snapshotLines, type LeaseRecord } from '@mmdb/replication';
+import { openFrames, snapshotLines, storeChecksum, type LeaseRecord } from '@mmdb/replication';
 import { Caller, OperatorOnly } from '../http/decorators';
 import type { Principal } from '../system/system-store';
 import { Metrics } from '../health/metrics.service';
@@ -60,6 +60,21 @@ export class ReplicationController {
       bootstrapped: this.replication.bootstraps.get(t) ?? null,
       followers: r.acks.list().map((a) => ({ ...a, lag_frames: Math.max(0, h.store.lastLsn - a.lsn) })),
     };
+  }
+
+  /**
+   * What this node's copy of the tenant holds, to compare nodes: `{lsn, keys, sha256}` over the
+   * row, index, full-text, vector and edge keys of one stable snapshot, and `verify` (every
+   * derived entry rebuilt from the rows and compared).
+   */
+  @OperatorOnly()
+  @Get('checksum')
+  async checksum(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    const sum = await storeChecksum(h.store);
+    const v = await h.store.verify();
+    return { tenant: t, ...sum, verify: { ok: v.ok, rows: v.rows, derived_keys: v.derivedKeys, differences: v.differences.slice(0, 10) } };
   }
 
   /**
