@@ -49,6 +49,8 @@ export class HttpsTransport implements FollowerTransport {
         },
         resolve,
       );
+      // Acknowledgements and stream requests are small: no Nagle delay on them.
+      req.on('socket', (sock) => sock.setNoDelay(true));
       req.on('error', reject);
       req.on('timeout', () => req.destroy(new Error(`no answer from ${holder.holder} within 10 s`)));
       req.end(payload);
