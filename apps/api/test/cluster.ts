@@ -29,7 +29,7 @@ export class Cluster {
   }
 
   env(name: string, extra: Record<string, string> = {}): Record<string, string> {
-    return bootstrapEnv({ DB_ETCD_ENDPOINTS: this.etcd.endpoint, DB_NODE_NAME: name, DB_LEASE_TTL_MS: '1500', ...this.extra, ...extra });
+    return bootstrapEnv({ DB_ETCD_ENDPOINTS: this.etcd.endpoint, DB_NODE_NAME: name, DB_LEASE_TTL_MS: '2000', ...this.extra, ...extra });
   }
 
   async node(name: string, extra: Record<string, string> = {}): Promise<TestServer> {

@@ -33,7 +33,7 @@ describe('replication lease over HTTPS with etcd', () => {
   it('the first node holds the lease and writes; the other refuses writes with 503 naming the holder', async () => {
     const lease = await c.op(b, 'GET', '/v1/replication/lease');
     expect(lease.status).toBe(200);
-    expect(lease.json).toMatchObject({ tenant: TENANT, holder: 'node-a', advertise_url: a.url, ttl_ms: 1500 });
+    expect(lease.json).toMatchObject({ tenant: TENANT, holder: 'node-a', advertise_url: a.url, ttl_ms: 2000 });
     expect(lease.json.epoch).toBeGreaterThan(0);
     // a tenant token may read its own tenant's lease, not the operator routes
     expect((await b.request('GET', '/v1/replication/lease', { token: TOKEN })).json.holder).toBe('node-a');
