@@ -103,19 +103,31 @@ describe('replication lease over HTTPS with etcd', () => {
       expect(r.status).toBe(503);
       expect(r.json).toMatchObject({ error: 'service_unavailable', retry: true });
     }
-    expect(await lastLsn(c, a)).toBe(lsnBefore);
     // nor later, and it knows the new holder
     await until('node-a follows node-b', async () => (await c.op(a, 'GET', '/v1/replication/status')).json.role === 'follower');
     const again = await a.request('PUT', `${T}/rows/shop.items/200`, { token: TOKEN, body: { id: 200, name: 'after' } });
     expect(again.status).toBe(503);
     expect(again.json).toMatchObject({ holder: 'node-b', holder_url: b.url });
-    expect(await lastLsn(c, a)).toBe(lsnBefore);
     const lease = (await c.op(a, 'GET', '/v1/replication/lease')).json;
     expect(lease.holder).toBe('node-b');
     expect(lease.epoch).toBeGreaterThan(epochBefore);
-    // the frames node-a has are all from before the pause
-    const frames = await c.op(a, 'GET', '/v1/replication/frames?since_segment=0');
-    const lsns = frames.text.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.type === 'frame').map((l) => l.lsn);
-    expect(Math.max(...lsns)).toBe(lsnBefore);
+    // node-a's log past the pause holds only what it applied from node-b (under node-b's epoch):
+    // not one frame of its own, and none of the late rows
+    const frames = (await c.op(a, 'GET', '/v1/replication/frames?since_segment=0')).text.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.type === 'frame');
+    const after = frames.filter((f) => f.lsn > lsnBefore);
+    for (const f of after) expect(f.epoch).toBe(lease.epoch);
+    expect(frames.filter((f) => f.lsn <= lsnBefore).every((f) => f.epoch <= epochBefore)).toBe(true);
+    for (let i = 0; i < 8; i++) expect((await a.request('GET', `${T}/rows/shop.items/${100 + i}`, { token: TOKEN })).status).toBe(404);
+  });
+
+  it('hand-over moves the lease to a named node once it has caught up; 409 on a non-holder, 400 for an unknown node', async () => {
+    expect((await c.op(a, 'POST', '/v1/replication/hand-over', { node: 'node-b' })).status).toBe(409);
+    expect((await c.op(b, 'POST', '/v1/replication/hand-over', { node: 'nobody' })).json.error).toBe('validation_failed');
+    expect((await c.op(b, 'POST', '/v1/replication/hand-over', {})).json.error).toBe('validation_failed');
+    const r = await c.op(b, 'POST', '/v1/replication/hand-over', { node: 'node-a' });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ from: 'node-b', to: 'node-a' });
+    expect((await c.writer())[0]).toBe('node-a');
+    expect((await a.request('PUT', `${T}/rows/shop.items/300`, { token: TOKEN, body: { id: 300, name: 'handed' } })).status).toBe(200);
   });
 });
