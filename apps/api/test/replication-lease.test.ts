@@ -4,8 +4,9 @@
  * /ready?require=write with 503; step-down moves the lease; a holder paused past its TTL
  * (SIGSTOP … SIGCONT) does not write a single frame after it resumes.
  */
+import { LocalEtcd, freePort } from '@mmdb/replication';
 import { Cluster, sleep, until } from './cluster';
-import { ITEMS_TOML, TENANT, TOKEN, TestServer } from './server';
+import { bootstrapEnv, ITEMS_TOML, TENANT, TOKEN, TestServer } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
 
@@ -129,5 +130,25 @@ describe('replication lease over HTTPS with etcd', () => {
     expect(r.json).toMatchObject({ from: 'node-b', to: 'node-a' });
     expect((await c.writer())[0]).toBe('node-a');
     expect((await a.request('PUT', `${T}/rows/shop.items/300`, { token: TOKEN, body: { id: 300, name: 'handed' } })).status).toBe(200);
+  });
+});
+
+describe('a node whose etcd is down', () => {
+  it('starts fenced (writes 503, /ready?require=write 503) and takes the lease once etcd is up', async () => {
+    const port = await freePort();
+    const s = new TestServer(TestServer.tempDir(), bootstrapEnv({ DB_ETCD_ENDPOINTS: `http://127.0.0.1:${port}`, DB_NODE_NAME: 'lonely', DB_LEASE_TTL_MS: '2000' }));
+    let etcd: LocalEtcd | null = null;
+    try {
+      await s.start();
+      expect((await s.request('GET', '/ready?require=write')).status).toBe(503);
+      const w = await s.request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' });
+      expect([w.status, w.json.error, w.json.fenced]).toEqual([503, 'service_unavailable', true]);
+      etcd = await LocalEtcd.start({ clientPort: port });
+      await until('the node takes the lease', async () => (await s.request('GET', '/ready?require=write')).status === 200, 30_000);
+      expect((await s.request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' })).status).toBe(200);
+    } finally {
+      await s.stop();
+      await etcd?.stop();
+    }
   });
 });

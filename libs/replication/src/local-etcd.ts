@@ -50,10 +50,10 @@ export class LocalEtcd {
    * Starts etcd and waits until it serves. Heartbeat 10 ms and election timeout 100 ms keep a
    * single member's leader election (and the smallest lease TTL it grants) short.
    */
-  static async start(opts: { binary?: string; dataDir?: string; timeoutMs?: number } = {}): Promise<LocalEtcd> {
+  static async start(opts: { binary?: string; dataDir?: string; timeoutMs?: number; clientPort?: number } = {}): Promise<LocalEtcd> {
     const bin = opts.binary ?? process.env.ETCD_BIN ?? 'etcd';
     const dir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-etcd-'));
-    const [client, peer] = [await freePort(), await freePort()];
+    const [client, peer] = [opts.clientPort ?? (await freePort()), await freePort()];
     const endpoint = `http://127.0.0.1:${client}`;
     const peerUrl = `http://127.0.0.1:${peer}`;
     const proc = spawn(
