@@ -312,7 +312,9 @@ export class TenantLease {
     const sent = now();
     let ok: boolean;
     try {
-      ok = await this.o.store.renew(g, Date.now() + Math.max(50, this.validUntil - sent));
+      // Wait until the grant would lapse, or half a TTL once it has (a late renewal is still
+      // safe: etcd only answers it while no one else can hold the key).
+      ok = await this.o.store.renew(g, Date.now() + Math.max(this.validUntil - sent, this.o.ttlMs / 2));
     } catch (e) {
       // Unknown: keep the deadline we have; writes stop by themselves once it passes.
       this.o.log?.(`tenant ${this.o.tenant}: lease renewal failed: ${(e as Error).message}`);
