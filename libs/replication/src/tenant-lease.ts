@@ -9,6 +9,7 @@
  */
 import { performance } from 'perf_hooks';
 import { DbError } from '@mmdb/core';
+import { deferTo } from './election';
 import type { LeaseGrant, LeaseRecord, LeaseStore, NodePosition, Role } from './lease-store';
 
 /** What the lease needs from the node that owns the tenant's store. */
@@ -335,20 +336,12 @@ export class TenantLease {
     await this.publish();
     const settle = Math.min(250, Math.floor(this.o.ttlMs / 5));
     await sleep(settle);
-    const mine = this.o.host.position();
-    // The lease is vacant: a position still saying "leader" is the old holder's (dead or gone), and
-    // one not refreshed for two TTLs is a node that stopped publishing; neither is waited for.
-    const fresh = Date.now() - 2 * this.o.ttlMs;
-    const peers = (await this.o.store.positions(this.o.tenant)).filter((p) => p.node !== this.o.node && p.role !== 'leader' && p.at >= fresh);
-    const better = peers.find(
-      (p) => p.epoch > mine.epoch || (p.epoch === mine.epoch && (p.lsn > mine.lsn || (p.lsn === mine.lsn && p.node < this.o.node))),
-    );
-    // A just-released lease handed to a node: the election defers to it.
+    const mine = { node: this.o.node, ...this.o.host.position() };
     const handover = await this.o.store.handover(this.o.tenant);
     if (handover === this.o.node) this.deferringSince = 0;
-    const deferTo = handover !== null ? (handover === this.o.node ? null : handover) : (better?.node ?? null);
-    if (deferTo) {
-      // Give the better candidate a TTL to take the lease; then anyone may.
+    const other = deferTo(mine, await this.o.store.positions(this.o.tenant), handover, Date.now() - 2 * this.o.ttlMs);
+    if (other) {
+      // Give the better candidate (or the hand-over's target) a TTL to take the lease; then anyone may.
       if (!this.deferringSince) this.deferringSince = now();
       if (now() - this.deferringSince < this.o.ttlMs) return;
     }
