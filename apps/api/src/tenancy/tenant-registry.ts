@@ -211,7 +211,8 @@ export class TenantRegistry implements OnApplicationShutdown {
     this.observeGroups(tenant, store);
     for (const h of this.hooks) h.created?.(tenant, store);
     await this.migrateLegacy(tenant, store);
-    for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
+    const peers = { engine: <T>(name: string) => engines.get(name) as T | undefined };
+    for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store, peers);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
     const handle = new TenantHandle(tenant, store, engines);
     for (const h of this.hooks) await h.opened(handle);
