@@ -44,6 +44,36 @@ export class Metrics {
     labelNames: ['direction'] as const,
     registers: [this.registry],
   });
+  readonly replicationRole = new Gauge({
+    name: 'db_replication_role',
+    help: "1 for this node's replication role of a tenant (leader, follower, candidate), else 0",
+    labelNames: ['tenant', 'role'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationEpoch = new Gauge({
+    name: 'db_replication_epoch',
+    help: 'Highest fencing epoch this node has seen for a tenant (its own while it leads)',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationLagFrames = new Gauge({
+    name: 'db_replication_lag_frames',
+    help: 'Frames a follower is behind its holder (on a holder: per follower, from its acknowledgements)',
+    labelNames: ['tenant', 'follower'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationLagSeconds = new Gauge({
+    name: 'db_replication_lag_seconds',
+    help: 'Seconds since a follower last heard from its holder while behind (0 when caught up)',
+    labelNames: ['tenant', 'follower'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationDegraded = new Counter({
+    name: 'db_replication_degraded_writes_total',
+    help: 'Writes answered past the sync window without the required follower acknowledgements',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
   readonly planCacheHits = new Counter({
     name: 'db_plan_cache_hits_total',
     help: 'Plan cache hits (normalized SQL, plan shapes, NL intents)',
