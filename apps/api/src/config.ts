@@ -38,6 +38,18 @@ export interface AppConfig {
   readonly rateLimitRps: number;
   /** Requests one tenant token may send at once above the sustained rate (the bucket's size). */
   readonly rateLimitBurst: number;
+  /** Watch streams: open subscribers per tenant before 429 (DB_WATCH_MAX). */
+  readonly watchMax: number;
+  /** Watch streams: commits landing within this many ms are coalesced into one event (DB_WATCH_COALESCE_MS). */
+  readonly watchCoalesceMs: number;
+  /** Watch streams: a comment (or a position event) every this many ms (DB_WATCH_HEARTBEAT_MS). */
+  readonly watchHeartbeatMs: number;
+  /** Watch streams: the `retry:` reconnect hint sent to clients, in ms (DB_WATCH_RETRY_MS). */
+  readonly watchRetryMs: number;
+  /** Watch streams: live frames buffered per subscriber before it reads the log instead (DB_WATCH_BUFFER_FRAMES). */
+  readonly watchBufferFrames: number;
+  /** Watch streams: most frames a subscriber may be behind (and the log held for it) before `reset` (DB_WATCH_MAX_LAG_FRAMES). */
+  readonly watchMaxLagFrames: number;
 }
 
 export class ConfigError extends Error {}
@@ -114,6 +126,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel,
     rateLimitRps,
     rateLimitBurst,
+    watchMax: int(env, 'DB_WATCH_MAX', 1000, 0, 1_000_000),
+    watchCoalesceMs: int(env, 'DB_WATCH_COALESCE_MS', 50, 0, 60_000),
+    watchHeartbeatMs: int(env, 'DB_WATCH_HEARTBEAT_MS', 15_000, 100, 3_600_000),
+    watchRetryMs: int(env, 'DB_WATCH_RETRY_MS', 1000, 0, 3_600_000),
+    watchBufferFrames: int(env, 'DB_WATCH_BUFFER_FRAMES', 256, 1, 1_000_000),
+    watchMaxLagFrames: int(env, 'DB_WATCH_MAX_LAG_FRAMES', 100_000, 1, 1 << 30),
   };
 }
 

@@ -34,6 +34,18 @@ export interface QueryOptions {
   maxRows?: number;
   /** Plan-cache key (set by run() for single SELECTs). */
   cacheKey?: string;
+  /**
+   * Read this storage snapshot (the caller's, released by the caller) instead of the store as
+   * it is now: a watch subscription's snapshot event must be exactly the rows at a known LSN.
+   */
+  snapshot?: Snapshot;
+}
+
+/** A plan compiled once and run over rows the caller supplies for its leaves (watch matching). */
+export interface RowsEvaluator {
+  readonly names: readonly string[];
+  /** `params`: the values of `$1…` (a `values` node of params is how a caller feeds computed rows). */
+  run(leaves: ReadonlyMap<PlanNode, Tuple[]>, params?: readonly Value[]): Tuple[];
 }
 
 export interface ColumnMeta { name: string; type: string }
@@ -84,7 +96,7 @@ export class SqlEngine {
       this.keyMemo.set(sql, key);
     }
     const hit = this.planCache.get(key) as Prepared | undefined;
-    if (hit && this.fresh(hit)) {
+    if (hit && this.fresh(hit) && !opts.snapshot) {
       const params = (opts.params ?? []).map(paramValue);
       if (hit.small && !opts.explain) {
         // a small plan whose leaves the table cache holds at the store's current LSNs: no await at all
@@ -391,6 +403,46 @@ export class SqlEngine {
     return { plan: b.plan, names: b.names };
   }
 
+  /**
+   * Binds one SELECT as written, with no optimizer pass (a pass may turn a predicate into a
+   * leaf's key or bounds, which rows given to `overRows` would then skip): what a watch
+   * subscription matches changed rows against.
+   */
+  bindSelect(sql: string): { plan: PlanNode; names: string[] } {
+    const stmts = parseSql(sql);
+    if (stmts.length !== 1 || stmts[0].kind !== 'select') throw new DbError('unsupported_sql', 'a watch query is one SELECT statement');
+    return this.bind(stmts[0]);
+  }
+
+  /** The table of a schema id as the executor sees it (tuple layout, affinities). */
+  tableOf(id: string): SqlTable {
+    return this.table(id);
+  }
+
+  /**
+   * Compiles `plan` once into the executor's operators, to be run over rows the caller
+   * supplies for its leaves instead of a snapshot's (watch subscriptions match each changed
+   * row this way: the same filter and projection code as a query). `params`: how many `$n`
+   * the plan reads (each `run` passes their values).
+   */
+  overRows(plan: PlanNode, names: readonly string[], params = 0): RowsEvaluator {
+    const budget: Budget = { maxRows: Number.MAX_SAFE_INTEGER, deadline: Number.POSITIVE_INFINITY };
+    const ctx = new ExecCtx(new Array<Value>(params).fill(null), (id) => this.table(id), budget, null, false);
+    const op = compilePlan(plan, ctx, null);
+    const width = names.length || op.cols.length;
+    return {
+      names: names.length ? names : op.cols.map((c) => c.name),
+      run: (leaves, params = []) => {
+        ctx.reset(params as Value[], budget, null);
+        for (const [n, rows] of leaves) ctx.leaves.set(n, rows);
+        const out: Tuple[] = [];
+        for (const b of op.run(ctx, null)) for (const r of b) out.push(r.length > width ? r.slice(0, width) : r);
+        ctx.leaves.clear();
+        return out;
+      },
+    };
+  }
+
   /** Parses and binds one SELECT to a plan (used by explain and tests). */
   planSql(sql: string): { plan: PlanNode; names: string[]; passes: PassReport[] } {
     const stmts = parseSql(sql);
@@ -438,7 +490,8 @@ export class SqlEngine {
     let snap: Snapshot | null = null;
     try {
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
-      if (!(!txn || txn.overlay.size === 0) || !this.preloadCurrent(leafList, ctx)) {
+      if (opts.snapshot) await this.preload(leafList, opts.snapshot, ctx.leaves, txn, ctx);
+      else if (!(!txn || txn.overlay.size === 0) || !this.preloadCurrent(leafList, ctx)) {
         snap = this.store.snapshot();
         await this.preload(leafList, snap, ctx.leaves, txn, ctx);
       }

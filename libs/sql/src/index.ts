@@ -1,5 +1,5 @@
 export { SqlEngine } from './engine';
-export type { QueryOptions, RawResult } from './engine';
+export type { QueryOptions, RawResult, RowsEvaluator } from './engine';
 export { parseSql } from './front/parser';
 export { tokenize } from './front/lexer';
 export { Binder, affinityOf } from './front/binder';
@@ -7,4 +7,7 @@ export * from './values';
 export { optimize, PASSES } from './optimizer/optimizer';
 export type { PassReport } from './optimizer/optimizer';
 export { PlanCache } from './plan-cache';
-export { formatResult } from './format';
+export { formatResult, objectRows } from './format';
+export { WatchQuery } from './watch/watch-query';
+export type { WatchChange, WatchSource } from './watch/watch-query';
+export { watchShape, INCREMENTAL_AGGREGATES } from './watch/shape';
