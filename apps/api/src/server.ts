@@ -46,7 +46,6 @@ export async function createServer(config: AppConfig): Promise<Server> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const system = await SystemStore.open(config.dataDir);
   try {
-    await provisionAtStart(config, system, log);
     let https: { key: string; cert: string; minVersion: 'TLSv1.3'; maxVersion: 'TLSv1.3' } | undefined;
     if (!config.insecureHttp) {
       const tls = loadOrCreateTls(config);
@@ -95,6 +94,13 @@ export async function createServer(config: AppConfig): Promise<Server> {
     });
     app.enableShutdownHooks();
     await app.init();
+    // After init: the tenant registry commits token changes into the tenants' logs.
+    try {
+      await provisionAtStart(config, system, log);
+    } catch (e) {
+      await app.close();
+      throw e;
+    }
     const server: Server = {
       app,
       system,

@@ -183,7 +183,7 @@ describe('a store rebuilt from its own log equals the original', () => {
     await b.close();
   });
 
-  it('refuses frames that do not continue the log, writing nothing', async () => {
+  it('refuses frames that do not continue the log (writing nothing), skips a re-delivery, refuses another history', async () => {
     const a = await TenantStore.open({ dir: join(dir, 'a') });
     await a.registerSchema(VENDORS);
     await a.put('shop.vendors', { id: 'v1', name: 'One' });
@@ -196,9 +196,17 @@ describe('a store rebuilt from its own log equals the original', () => {
     expect(b.lastLsn).toBe(0);
     await b.applyFrames(frames);
     expect((await b.getRow('shop.vendors', ['v1']))?.values.name).toBe('One');
+    await b.applyFrames(frames.slice(1)); // a re-delivery: skipped
+    expect(b.lastLsn).toBe(2);
     // commits after the applied frames continue the log
+    await b.setEpoch(5);
     await b.put('shop.vendors', { id: 'v2', name: 'Two' });
     expect(b.lastLsn).toBe(3);
+    // a's own frame 3 (epoch 0) is another history than b's (epoch 5): refused, not skipped
+    await a.put('shop.vendors', { id: 'v3', name: 'Three' });
+    const third: Buffer[] = [];
+    for await (const e of a.logFrames(3)) third.push(e.bytes);
+    await expect(b.applyFrames(third)).rejects.toMatchObject({ code: 'resync_required' });
     await a.close();
     await b.close();
   });

@@ -9,12 +9,9 @@
  * callers resolve, then the frames go out on the change feed.
  */
 import { DbError, Row, TableManifest, coerceValue, isDbError } from '@mmdb/core';
-import { CATALOG_KINDS, MIGRATION_STEPS } from './api';
 import type {
-  CatalogChange,
   ChangeResult,
   FrameMeta,
-  MigrationChange,
   CheckEvaluator,
   CommitParticipant,
   CommitRequest,
@@ -29,6 +26,7 @@ import type {
   StoredResponse,
   StoredRow,
 } from './api';
+import { catalogChange, migrationChange } from './catalog-changes';
 import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
@@ -462,11 +460,12 @@ export class Coordinator {
             break;
           }
           case 'catalog':
-            await this.catalog(ctx, change, results, logged);
+          case 'migration': {
+            const r = change.op === 'catalog' ? await catalogChange(ctx, change) : migrationChange(ctx, change);
+            logged.add(r.logged);
+            results.push(r.result);
             break;
-          case 'migration':
-            this.migration(ctx, change, results, logged);
-            break;
+          }
           default:
             throw new DbError('validation_failed', `unknown change op "${(change as { op: string }).op}"`);
         }
@@ -674,32 +673,6 @@ export class Coordinator {
     for (const w of writes) ctx.put(w.key, w.value);
     logged.add({ op: 'custom', participant: ch.participant, type: ch.type, payload: ch.payload });
     results.push({ op: 'custom', participant: ch.participant, result });
-  }
-
-  private async catalog(ctx: RequestContext, ch: CatalogChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
-    if (!CATALOG_KINDS.includes(ch.kind)) throw new DbError('validation_failed', `unknown catalogue kind "${String(ch.kind)}" (${CATALOG_KINDS.join(', ')})`);
-    if (typeof ch.id !== 'string' || ch.id === '') throw new DbError('validation_failed', 'a catalogue entry needs a non-empty string id');
-    if (ch.record === undefined) throw new DbError('validation_failed', 'a catalogue change needs a record (null removes the entry)');
-    const key = metaKey('catalog', ch.kind, ch.id);
-    const existed = (await ctx.get(key)) !== undefined;
-    ctx.put(key, ch.record === null ? null : json(ch.record));
-    logged.add({ op: 'catalog', kind: ch.kind, id: ch.id, record: ch.record });
-    results.push({ op: 'catalog', kind: ch.kind, id: ch.id, existed });
-  }
-
-  private migration(ctx: RequestContext, ch: MigrationChange, results: ChangeResult[], logged: ChangeLog): void {
-    if (typeof ch.migration !== 'string' || ch.migration === '') throw new DbError('validation_failed', 'a migration step needs a non-empty migration id');
-    if (!MIGRATION_STEPS.includes(ch.step)) throw new DbError('validation_failed', `unknown migration step "${String(ch.step)}" (${MIGRATION_STEPS.join(', ')})`);
-    const step: LoggedChange = {
-      op: 'migration',
-      migration: ch.migration,
-      step: ch.step,
-      ...(ch.cursor !== undefined ? { cursor: ch.cursor } : {}),
-      ...(ch.state !== undefined ? { state: ch.state } : {}),
-    };
-    ctx.put(metaKey('migration', ch.migration), json({ ...step, lsn: ctx.lsn }));
-    logged.add(step);
-    results.push({ op: 'migration', migration: ch.migration, step: ch.step });
   }
 
   private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined): Promise<SchemaEntry> {

@@ -1,15 +1,8 @@
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
+import { KV_TOML as T } from '../test/kv-schema';
 import { TenantStore } from './store';
-
-const T = `namespace = "t"
-table = "kv"
-primary_key = ["k"]
-[[columns]]
-name = "k"
-ty = "i64"
-`;
 
 describe('fencing epoch at runtime', () => {
   let dir: string;

@@ -22,8 +22,9 @@ export interface ChangeCursor {
 
 /**
  * How a reader holds log retention. `follower`: the log keeps every frame it has not read
- * while its cursor is open (and, registered with `registerFollower`, until it is past them or
- * removed). `watch`: the log keeps at most `maxLagFrames` / `maxLagBytes` for it; a reader
+ * while its cursor is open; a follower cursor with an `id` also records its starting LSN as a
+ * registered follower (`registerFollower`), so the log keeps what it needs across reconnects
+ * until it is past them (a later `registerFollower`) or removed (`removeFollower`). `watch`: the log keeps at most `maxLagFrames` / `maxLagBytes` for it; a reader
  * further behind is told to resnapshot (`resync_required`).
  */
 export type ReaderKind = 'follower' | 'watch';
@@ -86,6 +87,7 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   private wake: (() => void) | null = null;
   private closed = false;
   private checked = false;
+  private reading = false;
   /** Times the buffer filled and the reader went back to the log. */
   overflows = 0;
   private readonly bufferFrames: number;
@@ -137,8 +139,18 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     }
   }
 
-  /** The next batch of frames; waits for a commit when the reader is at the log's end. Null once closed. */
+  /** The next batch of frames; waits for a commit when the reader is at the log's end. Null once closed. One call at a time. */
   async next(): Promise<FeedBatch | null> {
+    if (this.reading) throw new DbError('internal_error', 'ChangeFeed.next() called while another next() is pending');
+    this.reading = true;
+    try {
+      return await this.nextBatch();
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private async nextBatch(): Promise<FeedBatch | null> {
     if (!this.checked) this.checkCursor();
     for (;;) {
       if (this.closed) return null;
@@ -221,7 +233,13 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
       this.close();
       throw resync('retention', `frame ${from} is no longer in the log (it starts at ${this.source.firstLsn()})`, this.cursor);
     }
-    const entries = await this.source.readLog(from, this.batchFrames);
+    let entries: FeedEntry[];
+    try {
+      entries = await this.source.readLog(from, this.batchFrames);
+    } catch (e) {
+      if (this.closed) return null; // the store closed under the read
+      throw e;
+    }
     if (this.closed) return null;
     // A full batch: more may follow in the log; read it again rather than buffer meanwhile.
     if (entries.length === this.batchFrames) {

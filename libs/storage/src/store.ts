@@ -41,7 +41,8 @@ export interface IdempotencyRecordStored {
 }
 import { WriteSet } from './context';
 import { FrameApplier } from './applier';
-import { ChangeCursor, ChangeFeed, FeedEntry, FeedHub, FeedOptions, FeedSource, READER_KINDS, ReaderKind } from './feed';
+import { ChangeCursor, ChangeFeed, FeedHub, FeedOptions, READER_KINDS, ReaderKind } from './feed';
+import { LogView } from './log-view';
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
@@ -180,8 +181,8 @@ export class TenantStore implements StoreReader {
   private readonly feed = new Subject<CommittedFrame>();
   /** Open cursors of `changesFrom`. */
   private readonly hub = new FeedHub();
-  /** Epoch history: [epoch, first LSN written under it], oldest first (M ‖ epochs). */
-  private epochs: Array<[number, number]> = [];
+  /** The log as the feed reads it, with the epoch history. */
+  private readonly log: LogView;
   /** The lowest LSN a follower registered with registerFollower has applied (Infinity: none). */
   private registeredFollowerMin = Infinity;
   private coordinator!: Coordinator;
@@ -221,7 +222,7 @@ export class TenantStore implements StoreReader {
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
-    Object.defineProperty(this.feedSource, 'lastLsn', { get: () => this.lastLsn });
+    this.log = new LogView(db, this.segments, () => this.lastLsn);
     this.applier = new FrameApplier({
       catalog: this.catalog,
       tableLsns: this.tableLsns,
@@ -307,16 +308,7 @@ export class TenantStore implements StoreReader {
 
     const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
     let lastLsn = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
-    const epochs = await this.db.get(metaKey('epochs'));
-    if (epochs) this.epochs = parseJson<Array<[number, number]>>(epochs);
-    else {
-      // a store from before the epoch history: its first frame's epoch from its first LSN
-      const first = await this.db.values({ gte: LOG_START, lt: LOG_END, limit: 1 }).all();
-      if (first.length) {
-        const f = decodeFrame(first[0]);
-        this.epochs = [[f.epoch, f.lsn]];
-      }
-    }
+    await this.log.load();
     this.registeredFollowerMin = await this.followerMin();
     this.openingLsn = lastLsn;
 
@@ -425,7 +417,7 @@ export class TenantStore implements StoreReader {
       checkEvaluator: () => this.checkFn,
       groupMeta: (frames: readonly { lsn: number; bytes: number; epoch: number }[]) => {
         const meta = this.segments.record(frames);
-        const e = this.noteEpochs(frames);
+        const e = this.log.noteEpochs(frames);
         if (e) meta.push(e);
         return meta;
       },
@@ -648,7 +640,18 @@ export class TenantStore implements StoreReader {
   async applyFrames(frames: readonly Uint8Array[]): Promise<{ lastLsn: number }> {
     return this.coordinator.exclusive(async () => {
       if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
-      const decoded = frames.map((b) => ({ f: decodeFrame(b), b: Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+      const all = frames.map((b) => ({ f: decodeFrame(b), b: Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+      // Frames this log already has (a re-delivery) are skipped, if this log has them under the same epoch.
+      for (const d of all) {
+        if (d.f.lsn > this.lastLsn) break;
+        const at = this.log.epochAt(d.f.lsn);
+        if (at !== undefined && at !== d.f.epoch) {
+          throw new DbError('resync_required', `frame ${d.f.lsn} was written under epoch ${d.f.epoch}, but this log has it under epoch ${at}: start again from a snapshot`, {
+            reason: 'epoch',
+          });
+        }
+      }
+      const decoded = all.filter((d) => d.f.lsn > this.lastLsn);
       let expect = this.lastLsn + 1;
       for (const d of decoded) {
         if (d.f.lsn !== expect) throw new DbError('validation_failed', `frame lsn ${d.f.lsn} does not continue the log (expected ${expect})`, { expected: expect });
@@ -675,7 +678,7 @@ export class TenantStore implements StoreReader {
     }
     const counted = run.map(({ f, b }) => ({ lsn: f.lsn, bytes: b.length, epoch: f.epoch }));
     const meta = this.segments.record(counted);
-    const e = this.noteEpochs(counted);
+    const e = this.log.noteEpochs(counted);
     if (e) meta.push(e);
     for (const m of meta) {
       if (m.value === null) batch.del(m.key);
@@ -725,12 +728,14 @@ export class TenantStore implements StoreReader {
   changesFrom(cursor: ChangeCursor, opts: FeedOptions = {}): ChangeFeed {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (opts.kind !== undefined && !READER_KINDS.includes(opts.kind)) throw new DbError('validation_failed', `unknown reader kind "${String(opts.kind)}"`);
-    const feed = new ChangeFeed(this.feedSource, this.hub, cursor, {
+    const feed = new ChangeFeed(this.log, this.hub, cursor, {
       ...opts,
       maxLagFrames: opts.maxLagFrames ?? this.opts.feedHoldFrames ?? 100_000,
       maxLagBytes: opts.maxLagBytes ?? this.opts.feedHoldBytes ?? 256 * 1024 * 1024,
     });
     this.hub.add(feed);
+    // A named follower holds the log from where it starts until it is past it or removed.
+    if (feed.kind === 'follower' && opts.id) void this.registerFollower(opts.id, cursor.lsn).catch(() => undefined);
     return feed;
   }
 
@@ -742,56 +747,17 @@ export class TenantStore implements StoreReader {
   /** Open cursors, the oldest LSN the log holds for any reason, and the frames each kind of holder keeps. */
   feedStats(): FeedStats {
     const last = this.lastLsn;
-    const holds = this.hub.holds(last, this.bytesAfter);
-    const checkpoint = Math.min(last, this.maintenance.lastCheckpointLsn);
+    const holds = this.hub.holds(last, this.log.bytesAfter);
+    // only participants with in-memory state (an `open`) hold the log for their checkpoints
+    const checkpoint = this.participantList.some((p) => p.open) ? Math.min(last, this.maintenance.lastCheckpointLsn) : last;
     const followers = Math.min(holds.follower, this.registeredFollowerMin);
     return {
       cursors: this.hub.counts(),
       oldestHeldLsn: Math.min(holds.watch, followers, checkpoint) + 1,
-      firstLsn: this.feedSource.firstLsn(),
+      firstLsn: this.log.firstLsn(),
       retainedFrames: { follower: last - followers, watch: last - holds.watch, checkpoint: last - checkpoint },
     };
   }
-
-  /** Records the epoch history when a frame's epoch differs from the last one: the write for the batch. */
-  private noteEpochs(frames: readonly { lsn: number; epoch: number }[]): { key: Buffer; value: Buffer } | null {
-    let changed = false;
-    for (const f of frames) {
-      const last = this.epochs[this.epochs.length - 1];
-      if (last && last[0] === f.epoch) continue;
-      this.epochs.push([f.epoch, f.lsn]);
-      changed = true;
-    }
-    return changed ? { key: metaKey('epochs'), value: Buffer.from(JSON.stringify(this.epochs)) } : null;
-  }
-
-  private readonly bytesAfter = (lsn: number): number => {
-    let n = 0;
-    for (const s of this.segments.list()) if (s.last > lsn) n += s.bytes;
-    return n;
-  };
-
-  private readonly feedSource: FeedSource = {
-    get lastLsn() {
-      return 0;
-    },
-    readLog: async (from, limit) => {
-      const out: FeedEntry[] = [];
-      for (const [, v] of (await this.db.iterator({ gte: logKey(from), lt: LOG_END, limit }).all()) as Array<[Buffer, Buffer]>) out.push({ frame: decodeFrame(v), bytes: v });
-      return out;
-    },
-    firstLsn: () => {
-      const first = this.segments.list()[0];
-      return first ? first.first : this.lastLsn + 1;
-    },
-    epochAt: (lsn) => {
-      if (lsn < 1 || lsn > this.lastLsn || !this.epochs.length) return undefined;
-      let e = this.epochs[0][0];
-      for (const [epoch, from] of this.epochs) if (from <= lsn) e = epoch;
-      return e;
-    },
-    bytesAfter: this.bytesAfter,
-  };
 
   /** Frames with lsn >= from, decoded and verified, in order. */
   async *frames(from = 1): AsyncIterable<CommittedFrame> {
@@ -844,7 +810,7 @@ export class TenantStore implements StoreReader {
       needed = Math.min(needed, v ? parseJson<number>(v) : 0);
     }
     this.registeredFollowerMin = await this.followerMin();
-    const holds = this.hub.holds(this.lastLsn, this.bytesAfter);
+    const holds = this.hub.holds(this.lastLsn, this.log.bytesAfter);
     needed = Math.min(needed, this.registeredFollowerMin, holds.follower, holds.watch);
     return this.segments.dropThrough(needed);
   }
