@@ -741,7 +741,7 @@ export class TenantStore implements StoreReader {
 
   /** The epoch the frame at `lsn` was written under (from the epoch history), or undefined when this log never had it. */
   epochOf(lsn: number): number | undefined {
-    return this.feedSource.epochAt(lsn);
+    return this.log.epochAt(lsn);
   }
 
   /** Open cursors, the oldest LSN the log holds for any reason, and the frames each kind of holder keeps. */
