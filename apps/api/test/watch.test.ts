@@ -74,6 +74,7 @@ describe('GET /watch (SSE change streams)', () => {
     expect((await get(`${T}/watch?plan=${encodeURIComponent('{"op":')}`)).body).toMatchObject({ error: 'validation_failed', field: 'plan' });
     expect((await get(`${q('select id from w.items')}&since=yesterday`)).body).toMatchObject({ error: 'validation_failed', field: 'since' });
     expect((await get(`${T}/watch`)).body.error).toBe('validation_failed');
+    expect((await get(`${q('select id from w.items where id = $1')}&params=7`)).body).toMatchObject({ error: 'validation_failed', field: 'params' });
   });
 
   it('sends retry, a snapshot, then every change from exactly its LSN, as the query projects it', async () => {
@@ -114,7 +115,7 @@ describe('GET /watch (SSE change streams)', () => {
   });
 
   it('coalesces commits landing within the window into one event; heartbeats and position events keep the resume point', async () => {
-    const s = await stream(q("select id from w.items where cat = 'c'"));
+    const s = await stream(`${q('select id from w.items where cat = $1')}&params=${encodeURIComponent('["c"]')}`);
     await s.until((x) => x.events('position').length === 1); // the resume point at the start
     await Promise.all([10, 11, 12, 13, 14].map((id) => put({ id, name: `n${id}`, price: id, cat: 'c' })));
     await s.until((x) => x.events('change').flatMap((e) => data(e).changes).length === 5);

@@ -939,7 +939,8 @@ function storeKey(t: SqlTable, col: string, v: Value): import('@mmdb/core').Json
   }
 }
 
-function paramValue(v: unknown): Value {
+/** A request parameter (`$n`, JSON) as an engine value. */
+export function paramValue(v: unknown): Value {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (typeof v === 'string') return v;

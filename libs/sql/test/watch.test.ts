@@ -174,6 +174,17 @@ describe('WatchQuery', () => {
     expect(g.kind).toBe('rows');
   });
 
+  it('binds $n parameters in the filter, the projection and HAVING', async () => {
+    const q = WatchQuery.compile(sql, { sql: 'SELECT id, qty + $2 AS q FROM t WHERE price > $1', params: [5, 100] });
+    const a = WatchQuery.compile(sql, { sql: 'SELECT cat, count(*) AS n FROM t WHERE qty > $1 GROUP BY cat HAVING count(*) >= $2', params: [0, 2] });
+    await snapshotOf(a);
+    const from = store.lastLsn;
+    await store.put('main.t', { id: 1, cat: 'a', price: 9, qty: 1 });
+    await store.put('main.t', { id: 2, cat: 'a', price: 1, qty: 2 });
+    expect((await changesSince(q, from)).map((c) => c.new)).toEqual([{ id: 1, q: 101 }]);
+    expect((await changesSince(a, from)).map((c) => [c.op, c.new])).toEqual([['insert', { cat: 'a', n: 2 }]]);
+  });
+
   it('follows a point lookup (plan get) as the one key it names', async () => {
     const g = WatchQuery.compile(sql, { plan: { op: 'get', schema: 'main.t', key: [{ kind: 'lit', value: 3 }] } });
     const from = store.lastLsn;

@@ -49,6 +49,17 @@ export function parseWatchParams(q: Record<string, unknown>, lastEventId: string
     }
     source = { plan: validatePlan(json) };
   }
+  const paramsText = one(q, 'params');
+  if (paramsText !== undefined) {
+    let params: unknown;
+    try {
+      params = JSON.parse(paramsText);
+    } catch {
+      params = undefined;
+    }
+    if (!Array.isArray(params)) throw new DbError('validation_failed', 'params must be a JSON array (the values of $1, $2, …)', { field: 'params' });
+    source = { ...source, params };
+  }
   const init = one(q, 'initial');
   if (init !== undefined && !/^(true|false|1|0)$/.test(init)) throw new DbError('validation_failed', 'initial must be true or false', { field: 'initial' });
   const sinceText = lastEventId !== undefined && lastEventId !== '' ? lastEventId : one(q, 'since');

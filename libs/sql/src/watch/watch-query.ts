@@ -11,14 +11,14 @@ import { DbError, type JsonValue, type Row } from '@mmdb/core';
 import type { PlanNode, ScanNode } from '@mmdb/plan';
 import type { CommittedFrame, LoggedChange, Snapshot } from '@mmdb/storage';
 import type { RowsEvaluator, SqlEngine } from '../engine';
-import { toTuple } from '../engine';
+import { paramValue, toTuple } from '../engine';
 import { objectRows } from '../format';
-import { toJson, tupleKey, type Tuple } from '../values';
+import { toJson, tupleKey, type Tuple, type Value } from '../values';
 import { AggregateState } from './aggregate-state';
 import { watchShape, type AggregateShape, type WatchShape } from './shape';
 
-/** What a subscription is subscribed by: SQL text or a JSON plan tree. */
-export type WatchSource = { readonly sql: string } | { readonly plan: PlanNode };
+/** What a subscription is subscribed by: SQL text or a JSON plan tree, with the values of its `$n`. */
+export type WatchSource = ({ readonly sql: string } | { readonly plan: PlanNode }) & { readonly params?: readonly unknown[] };
 
 /** One changed row of a query's result (RethinkDB changefeed semantics: a row that stops matching is a delete). */
 export interface WatchChange {
@@ -47,6 +47,8 @@ export class WatchQuery {
   rowChanges = 0;
   private readonly leaf: ScanNode;
   private readonly rows: RowsEvaluator;
+  /** The values of the query's `$n`. */
+  private readonly params: Value[];
   private readonly agg: { readonly shape: AggregateShape; readonly inner: PlanNode; readonly top: RowsEvaluator; state: AggregateState } | null = null;
 
   private constructor(
@@ -59,8 +61,10 @@ export class WatchQuery {
     this.schema = engine.tableOf(shape.leaf.schema).id;
     this.leaf = shape.leaf;
     this.kind = shape.kind;
+    this.params = (source.params ?? []).map(paramValue);
+    const np = this.params.length;
     if (shape.kind === 'rows') {
-      this.rows = engine.overRows(shape.plan, names);
+      this.rows = engine.overRows(shape.plan, names, np);
       this.names = this.rows.names;
       return;
     }
@@ -74,14 +78,15 @@ export class WatchQuery {
         ...a.aggregates.map((c, i) => ({ name: `a${i}`, expr: c.args[0] ?? { kind: 'lit' as const, value: null } })),
       ],
     };
-    this.rows = engine.overRows(inner, []);
+    this.rows = engine.overRows(inner, [], np);
     // what sits above the aggregate (HAVING, projection), run over one group's output row fed
-    // as the parameters of a one-row VALUES node named like the aggregate's output columns
+    // as the parameters (after the query's own) of a one-row VALUES node named like the
+    // aggregate's output columns
     const outCols = [...a.group.map((g) => g.name), ...a.aggregates.map((c) => c.name)];
-    const groupRow: PlanNode = { op: 'values', columns: outCols, rows: [outCols.map((_, i) => ({ kind: 'param' as const, index: i + 1 }))] };
+    const groupRow: PlanNode = { op: 'values', columns: outCols, rows: [outCols.map((_, i) => ({ kind: 'param' as const, index: np + i + 1 }))] };
     let top: PlanNode = groupRow;
     for (let i = shape.top.length - 1; i >= 0; i--) if (shape.top[i].op !== 'sort') top = { ...shape.top[i], input: top } as PlanNode;
-    const topEval = engine.overRows(top, names, outCols.length);
+    const topEval = engine.overRows(top, names, np + outCols.length);
     this.names = topEval.names;
     this.agg = { shape, inner, top: topEval, state: new AggregateState(a.aggregates, a.group.length) };
   }
@@ -111,12 +116,13 @@ export class WatchQuery {
    */
   async snapshot(snap: Snapshot): Promise<Record<string, unknown>[]> {
     if (!this.agg) {
-      const r = await this.engine.runPlan(this.plan, { snapshot: snap });
+      const r = await this.engine.runPlan(this.plan, { snapshot: snap, params: this.source.params as unknown[] | undefined });
       return objectRows(this.names, r.rows.map((t) => t.slice(0, this.names.length)));
     }
     // the result as a query answers it (order included), and the groups from the same snapshot
-    const r = await this.engine.runPlan(this.plan, { snapshot: snap });
-    const inputs = await this.engine.runPlan(this.agg.inner, { snapshot: snap });
+    const params = this.source.params as unknown[] | undefined;
+    const r = await this.engine.runPlan(this.plan, { snapshot: snap, params });
+    const inputs = await this.engine.runPlan(this.agg.inner, { snapshot: snap, params });
     const fresh = new AggregateState(this.agg.shape.aggregate.aggregates, this.agg.shape.aggregate.group.length);
     for (const t of inputs.rows) fresh.apply(t, 1);
     this.agg.state = fresh;
@@ -142,7 +148,7 @@ export class WatchQuery {
   private eval(values: Row, version: number): Tuple[] {
     this.evaluations++;
     const t = toTuple(this.engine.tableOf(this.schema), { values, version });
-    return this.rows.run(new Map([[this.leaf, [t]]]));
+    return this.rows.run(new Map([[this.leaf, [t]]]), this.params);
   }
 
   private images(c: RowChange): { old: Tuple[] | null; now: Tuple[]; oldKnown: boolean } {
@@ -177,7 +183,7 @@ export class WatchQuery {
     const topRow = (k: string): Tuple | null => {
       const g = state.output(k);
       if (!g) return null;
-      const r = top.run(NO_LEAVES, g);
+      const r = top.run(NO_LEAVES, this.params.length ? [...this.params, ...g] : g);
       return r.length ? r[0] : null;
     };
     const touch = (t: Tuple, sign: 1 | -1) => {
