@@ -44,6 +44,8 @@ const MAX_BURST_FRAMES = 1024;
 
 type Settled = { v: FeedBatch | null; e?: undefined } | { v?: undefined; e: unknown };
 const settle = (p: Promise<FeedBatch | null>): Promise<Settled> => p.then((v) => ({ v }), (e) => ({ e }));
+/** Resolves after the microtasks queued now (a feed answering from its buffer settles before it). */
+const nextTurn = (): Promise<'later'> => new Promise((r) => setImmediate(() => r('later')));
 
 /** A store snapshot holding exactly the frames up to its LSN (retried past an in-flight group). */
 async function stableSnapshot(store: TenantStore): Promise<Snapshot> {
@@ -195,13 +197,14 @@ export class WatchSession {
         let failure: unknown;
         let ended = false;
         if (this.opts.coalesceMs > 0) {
-          let timer: NodeJS.Timeout | undefined;
-          const window = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), this.opts.coalesceMs)));
-          while (frames.length < MAX_BURST_FRAMES) {
+          // The window: sleep through it (the feed keeps arriving frames in its bounded buffer,
+          // without waking this session per frame), then take what it holds without waiting.
+          await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
+          while (frames.length < MAX_BURST_FRAMES && !this.closed) {
             const p = settle(feed.next());
-            const r = await Promise.race([p, window]);
-            if (r === 'timeout') {
-              pending = p;
+            const r = await Promise.race([p, nextTurn()]);
+            if (r === 'later') {
+              pending = p; // nothing buffered (or a log read under way): the next burst starts with it
               break;
             }
             if (r.e !== undefined) {
@@ -214,7 +217,6 @@ export class WatchSession {
             }
             for (const e of r.v.entries) frames.push(e.frame);
           }
-          clearTimeout(timer);
         }
         if (this.burst(frames)) throw new DbError('resync_required', 'the followed table was registered again or dropped', { reason: 'schema' });
         if (failure !== undefined) throw failure;
