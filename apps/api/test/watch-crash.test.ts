@@ -5,22 +5,11 @@
  * after the restart before it came back, in LSN order, once each.
  */
 import * as net from 'net';
-import { TENANT, TestServer, TOKEN, OPERATOR } from './server';
+import { TENANT, TestServer, TOKEN, OPERATOR, tableToml } from './server';
 import { EventSource, tokenFetch } from './sse-client';
 
 const T = `/v1/tenants/${TENANT}`;
-const TOML = `namespace = "wc"
-table = "rows"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "n"
-ty = "i64"
-required = true
-`;
+const TOML = tableToml('wc.rows', [['n', 'i64']]);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -4,27 +4,11 @@
  * coalescing, aggregates, position events, heartbeats, reset past the lag bound, the subscriber
  * cap) and the `eventsource` client resuming with Last-Event-ID.
  */
-import { TENANT, TestServer, TOKEN, bootstrapEnv } from './server';
+import { TENANT, TestServer, TOKEN, bootstrapEnv, tableToml } from './server';
 import { EventSource, RawStream, tokenFetch } from './sse-client';
 
 const T = `/v1/tenants/${TENANT}`;
-const TOML = `namespace = "w"
-table = "items"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "name"
-ty = "str"
-[[columns]]
-name = "price"
-ty = "f64"
-[[columns]]
-name = "cat"
-ty = "str"
-`;
+const TOML = tableToml('w.items', [['name', 'str'], ['price', 'f64'], ['cat', 'str']]);
 
 const q = (sql: string) => `${T}/watch?sql=${encodeURIComponent(sql)}`;
 const SSE = { accept: 'text/event-stream', authorization: `Bearer ${TOKEN}` };
@@ -198,6 +182,26 @@ describe('GET /watch (SSE change streams)', () => {
     expect(m.text).toMatch(/db_watch_events_sent_total\{event="change"\} [1-9]/);
   });
 
+  it('resets when the followed table is registered again (with its new columns), and ends with an error event when it is dropped', async () => {
+    const toml = tableToml('w.tmp', [['a', 'i64']]);
+    expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: toml, contentType: 'text/plain' })).status).toBe(200);
+    expect((await srv.request('PUT', `${T}/rows/w.tmp/1`, { token: TOKEN, body: { id: 1, a: 5 } })).status).toBe(200);
+    const s = await stream(q('select * from w.tmp'));
+    await s0(s);
+    const wider = tableToml('w.tmp', [['a', 'i64'], ['b', 'str']]);
+    expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: wider, contentType: 'text/plain' })).status).toBe(200);
+    await s.until((x) => x.events('reset').length === 1);
+    expect(data(s.events('reset')[0])).toMatchObject({ reason: 'schema', rows: [{ id: 1, a: 5, b: null }] });
+    expect((await srv.request('PUT', `${T}/rows/w.tmp/2`, { token: TOKEN, body: { id: 2, a: 6, b: 'x' } })).status).toBe(200);
+    await s.until((x) => x.events('change').length === 1);
+    expect(data(s.events('change')[0]).changes[0].new).toEqual({ id: 2, a: 6, b: 'x' });
+    expect((await srv.request('DELETE', `${T}/schemas/w.tmp`, { token: TOKEN })).status).toBe(204);
+    await s.until((x) => x.ended);
+    const err = data(s.events('error')[0]);
+    expect(err.error).toBe('validation_failed'); // what POST /sql answers for an unknown table
+    expect(err.message).toMatch(/tmp/);
+  });
+
   it(`caps open streams per tenant (DB_WATCH_MAX) with 429, and frees a slot when a client closes`, async () => {
     const streams = [];
     for (let i = 0; i < 4; i++) streams.push(await stream(q('select id from w.items')));
@@ -218,6 +222,16 @@ describe('GET /watch (SSE change streams)', () => {
       if (Date.now() > deadline) throw new Error('the closed stream never freed its slot');
       await new Promise((r) => setTimeout(r, 100));
     }
+  });
+
+  it('ends open streams when the server shuts down (clients reconnect with their last id)', async () => {
+    const s = await stream(q('select id from w.items'));
+    await s0(s);
+    const stopping = srv;
+    srv = undefined as unknown as TestServer; // stopped here, not again in afterAll
+    await stopping.stop();
+    await s.until((x) => x.ended, 10_000);
+    expect(s.events('error')).toEqual([]);
   });
 });
 
