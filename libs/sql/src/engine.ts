@@ -41,13 +41,6 @@ export interface QueryOptions {
   snapshot?: Snapshot;
 }
 
-/** A plan compiled once and run over rows the caller supplies for its leaves (watch matching). */
-export interface RowsEvaluator {
-  readonly names: readonly string[];
-  /** `params`: the values of `$1…` (a `values` node of params is how a caller feeds computed rows). */
-  run(leaves: ReadonlyMap<PlanNode, Tuple[]>, params?: readonly Value[]): Tuple[];
-}
-
 export interface ColumnMeta { name: string; type: string }
 
 /** One statement's answer, values still in engine form (bigint integers). */
@@ -96,7 +89,7 @@ export class SqlEngine {
       this.keyMemo.set(sql, key);
     }
     const hit = this.planCache.get(key) as Prepared | undefined;
-    if (hit && this.fresh(hit) && !opts.snapshot) {
+    if (hit && this.fresh(hit)) {
       const params = (opts.params ?? []).map(paramValue);
       if (hit.small && !opts.explain) {
         // a small plan whose leaves the table cache holds at the store's current LSNs: no await at all
@@ -405,7 +398,7 @@ export class SqlEngine {
 
   /**
    * Binds one SELECT as written, with no optimizer pass (a pass may turn a predicate into a
-   * leaf's key or bounds, which rows given to `overRows` would then skip): what a watch
+   * leaf's key or bounds, which rows given to watch/over-rows.ts would then skip): what a watch
    * subscription matches changed rows against.
    */
   bindSelect(sql: string): { plan: PlanNode; names: string[] } {
@@ -417,30 +410,6 @@ export class SqlEngine {
   /** The table of a schema id as the executor sees it (tuple layout, affinities). */
   tableOf(id: string): SqlTable {
     return this.table(id);
-  }
-
-  /**
-   * Compiles `plan` once into the executor's operators, to be run over rows the caller
-   * supplies for its leaves instead of a snapshot's (watch subscriptions match each changed
-   * row this way: the same filter and projection code as a query). `params`: how many `$n`
-   * the plan reads (each `run` passes their values).
-   */
-  overRows(plan: PlanNode, names: readonly string[], params = 0): RowsEvaluator {
-    const budget: Budget = { maxRows: Number.MAX_SAFE_INTEGER, deadline: Number.POSITIVE_INFINITY };
-    const ctx = new ExecCtx(new Array<Value>(params).fill(null), (id) => this.table(id), budget, null, false);
-    const op = compilePlan(plan, ctx, null);
-    const width = names.length || op.cols.length;
-    return {
-      names: names.length ? names : op.cols.map((c) => c.name),
-      run: (leaves, params = []) => {
-        ctx.reset(params as Value[], budget, null);
-        for (const [n, rows] of leaves) ctx.leaves.set(n, rows);
-        const out: Tuple[] = [];
-        for (const b of op.run(ctx, null)) for (const r of b) out.push(r.length > width ? r.slice(0, width) : r);
-        ctx.leaves.clear();
-        return out;
-      },
-    };
   }
 
   /** Parses and binds one SELECT to a plan (used by explain and tests). */

@@ -1,7 +1,7 @@
 /**
  * A watch subscription's query, compiled once: which table it follows and what a burst of
  * committed frames changes in its result. Each changed row of that table runs through the
- * executor's own operators (the plan's filter and projection, compiled by `SqlEngine.overRows`)
+ * executor's own operators (the plan's filter and projection, compiled by `overRows`, watch/over-rows.ts)
  * twice, as it was before (the frame's `old` image) and after, so matching costs work per
  * changed row, never a re-run of the query; an aggregate keeps its groups and updates the ones
  * the changed rows touch (aggregate-state.ts). This is the one place event rows are filtered:
@@ -10,7 +10,8 @@
 import { DbError, type JsonValue, type Row } from '@mmdb/core';
 import type { PlanNode, ScanNode } from '@mmdb/plan';
 import type { CommittedFrame, LoggedChange, Snapshot } from '@mmdb/storage';
-import type { RowsEvaluator, SqlEngine } from '../engine';
+import type { SqlEngine } from '../engine';
+import { overRows, type RowsEvaluator } from './over-rows';
 import { paramValue, toTuple } from '../engine';
 import { objectRows } from '../format';
 import { toJson, tupleKey, type Tuple, type Value } from '../values';
@@ -63,8 +64,9 @@ export class WatchQuery {
     this.kind = shape.kind;
     this.params = (source.params ?? []).map(paramValue);
     const np = this.params.length;
+    const table = (id: string) => engine.tableOf(id);
     if (shape.kind === 'rows') {
-      this.rows = engine.overRows(shape.plan, names, np);
+      this.rows = overRows(table, shape.plan, names, np);
       this.names = this.rows.names;
       return;
     }
@@ -78,7 +80,7 @@ export class WatchQuery {
         ...a.aggregates.map((c, i) => ({ name: `a${i}`, expr: c.args[0] ?? { kind: 'lit' as const, value: null } })),
       ],
     };
-    this.rows = engine.overRows(inner, [], np);
+    this.rows = overRows(table, inner, [], np);
     // what sits above the aggregate (HAVING, projection), run over one group's output row fed
     // as the parameters (after the query's own) of a one-row VALUES node named like the
     // aggregate's output columns
@@ -86,7 +88,7 @@ export class WatchQuery {
     const groupRow: PlanNode = { op: 'values', columns: outCols, rows: [outCols.map((_, i) => ({ kind: 'param' as const, index: np + i + 1 }))] };
     let top: PlanNode = groupRow;
     for (let i = shape.top.length - 1; i >= 0; i--) if (shape.top[i].op !== 'sort') top = { ...shape.top[i], input: top } as PlanNode;
-    const topEval = engine.overRows(top, names, np + outCols.length);
+    const topEval = overRows(table, top, names, np + outCols.length);
     this.names = topEval.names;
     this.agg = { shape, inner, top: topEval, state: new AggregateState(a.aggregates, a.group.length) };
   }
