@@ -31,7 +31,7 @@ describe('GET /watch (SSE change streams)', () => {
   beforeAll(async () => {
     srv = await new TestServer(
       TestServer.tempDir(),
-      bootstrapEnv({ DB_WATCH_MAX: '4', DB_WATCH_COALESCE_MS: '150', DB_WATCH_HEARTBEAT_MS: '400', DB_WATCH_RETRY_MS: '300', DB_WATCH_MAX_LAG_FRAMES: '20' }),
+      bootstrapEnv({ DB_WATCH_MAX: '4', DB_WATCH_COALESCE_MS: '300', DB_WATCH_HEARTBEAT_MS: '400', DB_WATCH_RETRY_MS: '300', DB_WATCH_MAX_LAG_FRAMES: '20' }),
     ).start();
     expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: TOML, contentType: 'text/plain' })).status).toBe(200);
   }, 60_000);
