@@ -202,6 +202,15 @@ describe('GET /watch (SSE change streams)', () => {
     expect(err.message).toMatch(/tmp/);
   });
 
+  it('ends a stream whose token is revoked, with an error event', async () => {
+    const issued = (await srv.request('POST', `${T}/tokens`, { token: TOKEN })).json;
+    const s = await stream(q('select id from w.items'), { authorization: `Bearer ${issued.token}` });
+    await s0(s);
+    expect((await srv.request('DELETE', `${T}/tokens/${issued.token_id}`, { token: TOKEN })).json).toEqual({ revoked: true });
+    await s.until((x) => x.ended, 5000); // at the next heartbeat (400 ms) or burst
+    expect(data(s.events('error')[0]).error).toBe('unauthorized');
+  });
+
   it(`caps open streams per tenant (DB_WATCH_MAX) with 429, and frees a slot when a client closes`, async () => {
     const streams = [];
     for (let i = 0; i < 4; i++) streams.push(await stream(q('select id from w.items')));

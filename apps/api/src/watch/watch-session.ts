@@ -26,6 +26,8 @@ export interface SseOut {
 }
 
 export interface SessionOptions {
+  /** False once the stream's token expired or was revoked: the stream then ends (`error`, unauthorized). */
+  readonly authorized?: () => boolean;
   readonly coalesceMs: number;
   readonly heartbeatMs: number;
   readonly retryMs: number;
@@ -231,8 +233,13 @@ export class WatchSession {
     }
   }
 
+  private checkToken(): void {
+    if (this.opts.authorized && !this.opts.authorized()) throw new DbError('unauthorized', 'the token of this stream expired or was revoked');
+  }
+
   /** Matches one burst and sends its event. True when a frame changed the followed table's manifest (events stop before it). */
   private burst(frames: readonly CommittedFrame[]): boolean {
+    this.checkToken();
     let n = frames.length;
     for (let i = 0; i < frames.length; i++) {
       if (this.query.schemaChanged(frames[i])) {
@@ -270,6 +277,11 @@ export class WatchSession {
   /** A comment, or (when bursts changed nothing since the last event) a `position` event carrying the resume point. */
   private beat(): void {
     if (this.closed || this.blocked) return;
+    if (this.opts.authorized && !this.opts.authorized()) {
+      this.write(sseEvent('error', null, { error: 'unauthorized', message: 'the token of this stream expired or was revoked' }));
+      this.close(); // the feed answers null: run() ends the response
+      return;
+    }
     if (this.dirty) this.send('position', this.position, { lsn: this.position.lsn, epoch: this.position.epoch });
     else this.write(sseComment('heartbeat'));
   }

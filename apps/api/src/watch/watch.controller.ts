@@ -1,5 +1,6 @@
 import { Controller, Get, Headers, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TokenRequest } from '../http/auth.guard';
 import { TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { checkAccept, parseWatchParams } from './watch.params';
@@ -45,7 +46,9 @@ export class WatchController {
       get pendingBytes() { return raw.writableLength; },
       end: () => { if (!raw.writableEnded) raw.end(); },
     };
-    const session = this.watch.open(t, query, out);
+    // a tenant token that expires or is revoked ends the stream (checked per burst and heartbeat)
+    const token = (req as TokenRequest).authToken;
+    const session = this.watch.open(t, query, out, token ? () => !token.revoked && token.expires > Date.now() : undefined);
     raw.on('close', () => session.close());
     await this.watch.run(session, t.tenant, params);
   }

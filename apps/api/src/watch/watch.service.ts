@@ -42,12 +42,12 @@ export class WatchService implements BeforeApplicationShutdown {
   }
 
   /** A new stream's session, counted against the tenant's cap until it closes. `admit` must have passed in the same tick. */
-  open(t: TenantHandle, query: WatchQuery, out: SseOut): WatchSession {
+  open(t: TenantHandle, query: WatchQuery, out: SseOut, authorized?: () => boolean): WatchSession {
     let set = this.sessions.get(t.tenant);
     if (!set) this.sessions.set(t.tenant, (set = new Set()));
     const tenant = { tenant: t.tenant };
     const c = this.config;
-    const opts = { coalesceMs: c.watchCoalesceMs, heartbeatMs: c.watchHeartbeatMs, retryMs: c.watchRetryMs, bufferFrames: c.watchBufferFrames, maxLagFrames: c.watchMaxLagFrames };
+    const opts = { authorized, coalesceMs: c.watchCoalesceMs, heartbeatMs: c.watchHeartbeatMs, retryMs: c.watchRetryMs, bufferFrames: c.watchBufferFrames, maxLagFrames: c.watchMaxLagFrames };
     const s: WatchSession = new WatchSession(newUlid(), t.store, query, out, opts, this.metrics, () => {
       set!.delete(s);
       this.metrics.watchSubscribers.set(tenant, set!.size);
