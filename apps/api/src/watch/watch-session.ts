@@ -109,6 +109,7 @@ export class WatchSession {
         const code = e instanceof DbError ? e.code : 'internal_error';
         this.write(sseEvent('error', null, { error: code, message: e instanceof DbError ? e.message : 'internal error' }));
       }
+      if (!(e instanceof DbError)) throw e; // a fault: the caller logs it
     } finally {
       this.close();
       this.out.end();
