@@ -28,7 +28,7 @@ export class WatchController {
   ): Promise<void> {
     checkAccept(accept);
     const params = parseWatchParams(q, lastEventId, (lsn) => t.store.epochOf(lsn));
-    const query = this.watch.compile(t, params.source);
+    const query = await this.watch.compile(t, params.source);
     this.watch.admit(t.tenant);
     reply.hijack();
     const raw = reply.raw;

@@ -5,8 +5,11 @@ import type { ChangeCursor } from '@mmdb/storage';
 import type { WatchSource } from '@mmdb/sql';
 import { parseId } from './sse';
 
+/** A subscription as requested: an English question still to compile, or a query. */
+export type WatchRequestSource = WatchSource | { readonly nl: string; readonly params?: readonly unknown[] };
+
 export interface WatchParams {
-  readonly source: WatchSource;
+  readonly source: WatchRequestSource;
   readonly initial: boolean;
   readonly since: ChangeCursor | null;
 }
@@ -32,11 +35,10 @@ export function parseWatchParams(q: Record<string, unknown>, lastEventId: string
   const planText = one(q, 'plan');
   const given = [nl, sql, planText].filter((x) => x !== undefined).length;
   if (given !== 1) throw new DbError('validation_failed', 'give exactly one of the query parameters nl, sql or plan', { field: 'nl' });
-  let source: WatchSource;
+  let source: WatchRequestSource;
   if (nl !== undefined) {
-    throw new DbError('validation_failed', 'nl= subscriptions need the natural-language compiler, which this build does not have yet: subscribe with sql= or plan=', {
-      field: 'nl',
-    });
+    if (!nl.trim()) throw new DbError('validation_failed', 'nl must not be empty', { field: 'nl' });
+    source = { nl };
   } else if (sql !== undefined) {
     if (!sql.trim()) throw new DbError('validation_failed', 'sql must not be empty', { field: 'sql' });
     source = { sql };
@@ -58,6 +60,7 @@ export function parseWatchParams(q: Record<string, unknown>, lastEventId: string
       params = undefined;
     }
     if (!Array.isArray(params)) throw new DbError('validation_failed', 'params must be a JSON array (the values of $1, $2, …)', { field: 'params' });
+    if ('nl' in source) throw new DbError('validation_failed', 'params go with sql or plan (a question carries its own values)', { field: 'params' });
     source = { ...source, params };
   }
   const init = one(q, 'initial');

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { DbError, newUlid } from '@mmdb/core';
 import { WatchQuery, type SqlEngine, type WatchSource } from '@mmdb/sql';
+import type { WatchRequestSource } from './watch.params';
 import { APP_CONFIG, AppConfig } from '../config';
 import { Metrics } from '../health/metrics.service';
 import type { TenantHandle } from '../tenancy/tenant-registry';
@@ -23,11 +24,21 @@ export class WatchService implements BeforeApplicationShutdown {
     metrics.watchSampler = () => this.sample();
   }
 
-  /** Compiles a subscription against the tenant's schemas (a bad query answers its 400 here, before any stream). */
-  compile(t: TenantHandle, source: WatchSource): WatchQuery {
+  /**
+   * Compiles a subscription against the tenant's schemas (a bad query answers its 400 here,
+   * before any stream). A question is first compiled to a plan by the English compiler.
+   */
+  async compile(t: TenantHandle, source: WatchRequestSource): Promise<WatchQuery> {
     const engine: SqlEngine | null = t.engine<SqlTenantEngine>('sql').engine;
     if (!engine) throw new DbError('service_unavailable', 'SQL engine not attached yet');
-    return WatchQuery.compile(engine, source);
+    return WatchQuery.compile(engine, 'nl' in source ? await this.question(t, source.nl) : source);
+  }
+
+  /** English → plan: needs the natural-language compiler, not in this build yet. */
+  private question(_t: TenantHandle, _nl: string): Promise<WatchSource> {
+    return Promise.reject(
+      new DbError('validation_failed', 'nl= subscriptions need the natural-language compiler, which this build does not have yet: subscribe with sql= or plan=', { field: 'nl' }),
+    );
   }
 
   /** Refuses a subscriber past the tenant's cap (429 rate_limited, Retry-After). */
