@@ -4,11 +4,25 @@
  * written under it, recorded in the batch of that frame), against which a cursor's epoch is
  * checked.
  */
+import { DbError } from '@mmdb/core';
 import type { FeedEntry, FeedSource } from './feed';
 import { decodeFrame } from './frame';
 import { LOG_END, LOG_START, logKey, metaKey, parseJson } from './records';
 import type { SegmentIndex } from './segments';
 import type { Db } from './snapshot';
+
+/** One frame found by `scan`: its entry, or the error that refused it. */
+export type ScannedFrame = { readonly lsn: number; readonly entry: FeedEntry; readonly error?: undefined } | { readonly lsn: number; readonly entry?: undefined; readonly error: DbError };
+
+const lsnOfKey = (k: Buffer): number => Number(k.readBigUInt64BE(1));
+
+/** Decodes and verifies a log entry, its LSN included (the frame must say the LSN of its key). */
+function entryOf(k: Buffer, v: Buffer): FeedEntry {
+  const frame = decodeFrame(v);
+  const lsn = lsnOfKey(k);
+  if (frame.lsn !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${frame.lsn}`);
+  return { frame, bytes: v };
+}
 
 export class LogView implements FeedSource {
   /** [epoch, first LSN written under it], oldest first. */
@@ -50,10 +64,35 @@ export class LogView implements FeedSource {
     return changed ? { key: metaKey('epochs'), value: Buffer.from(JSON.stringify(this.epochs)) } : null;
   }
 
+  /** Up to `limit` frames with lsn >= from, decoded and verified (a bad one throws `corrupt_log`). */
   async readLog(from: number, limit: number): Promise<FeedEntry[]> {
     const out: FeedEntry[] = [];
-    for (const [, v] of (await this.db.iterator({ gte: logKey(from), lt: LOG_END, limit }).all()) as Array<[Buffer, Buffer]>) out.push({ frame: decodeFrame(v), bytes: v });
+    for (const [k, v] of (await this.db.iterator({ gte: logKey(from), lt: LOG_END, limit }).all()) as Array<[Buffer, Buffer]>) out.push(entryOf(k, v));
     return out;
+  }
+
+  /**
+   * Every frame with lsn >= from, in order: decoded and verified, or (`error`) why it was
+   * refused, so recovery can list every bad frame before it decides.
+   */
+  async *scan(from: number): AsyncIterable<ScannedFrame> {
+    const it = this.db.iterator({ gte: logKey(from), lt: LOG_END });
+    try {
+      for (;;) {
+        const batch = (await it.nextv(256)) as Array<[Buffer, Buffer]>;
+        if (!batch.length) return;
+        for (const [k, v] of batch) {
+          try {
+            yield { lsn: lsnOfKey(k), entry: entryOf(k, v) };
+          } catch (e) {
+            if (!(e instanceof DbError)) throw e;
+            yield { lsn: lsnOfKey(k), error: e };
+          }
+        }
+      }
+    } finally {
+      await it.close();
+    }
   }
 
   firstLsn(): number {

@@ -321,18 +321,11 @@ export class TenantStore implements StoreReader {
     const frames: CommittedFrame[] = [];
     const corrupt: number[] = [];
     let verified = 0;
-    for await (const batch of this.rawRange({ gte: logKey(verifyFrom + 1), lt: LOG_END })) {
-      for (const [k, v] of batch) {
-        const lsn = Number(k.readBigUInt64BE(1));
-        try {
-          const f = decodeFrame(v);
-          if (f.lsn !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${f.lsn}`);
-          verified++;
-          if (lsn > replayFrom) frames.push(f);
-        } catch (e) {
-          corrupt.push(lsn);
-          if (!(e instanceof DbError)) throw e;
-        }
+    for await (const s of this.log.scan(verifyFrom + 1)) {
+      if (s.error) corrupt.push(s.lsn);
+      else {
+        verified++;
+        if (s.lsn > replayFrom) frames.push(s.entry.frame);
       }
     }
     if (corrupt.length) {
@@ -630,12 +623,15 @@ export class TenantStore implements StoreReader {
    * rebuilt from a copy of a log) through the same applier as the commit path: each frame's
    * keys, its log entry and the segment index in one sync batch per run of frames (a run ends
    * at a schema drop, whose keys are cleared before later frames apply), then the in-memory
-   * state, then the change feed. Every frame is verified first (checksum, `corrupt_log`) and
-   * must continue this log: LSN `lastLsn + 1` onward with no gap (else `validation_failed`,
-   * nothing written). Local commits wait meanwhile.
+   * state, then the change feed. Every frame is verified first (checksum, `corrupt_log`);
+   * frames this log already has are skipped (a re-delivery), unless this log has them under
+   * another epoch (`resync_required`: its history differs); the rest must continue this log,
+   * LSN `lastLsn + 1` onward with no gap (else `validation_failed`, nothing written). Local
+   * commits wait meanwhile.
    *
    * @example
-   *   for await (const batch of leader.changesFrom({ epoch: 0, lsn: follower.lastLsn })) await follower.applyFrames(batch.bytes);
+   *   const feed = leader.changesFrom({ epoch: cursor.epoch, lsn: follower.lastLsn }, { kind: 'follower', id: 'node-b' });
+   *   for await (const batch of feed) await follower.applyFrames(batch.entries.map((e) => e.bytes));
    */
   async applyFrames(frames: readonly Uint8Array[]): Promise<{ lastLsn: number }> {
     return this.coordinator.exclusive(async () => {
@@ -761,12 +757,15 @@ export class TenantStore implements StoreReader {
 
   /** Frames with lsn >= from, decoded and verified, in order. */
   async *frames(from = 1): AsyncIterable<CommittedFrame> {
-    for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [, v] of batch) yield decodeFrame(v);
+    for await (const e of this.logFrames(from)) yield e.frame;
   }
 
   /** The log's frames with lsn >= from as stored (`bytes`, what `applyFrames` takes) and decoded, in order. */
   async *logFrames(from = 1): AsyncIterable<LogEntry> {
-    for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [, v] of batch) yield { frame: decodeFrame(v), bytes: v };
+    for await (const s of this.log.scan(from)) {
+      if (s.error) throw s.error;
+      yield s.entry;
+    }
   }
 
   // ---- maintenance --------------------------------------------------------
