@@ -84,6 +84,25 @@ describe('WatchSession backpressure', () => {
     await running;
   });
 
+  it('a resume position from another history (its epoch, or past this log) gets reset, not a silent gap', async () => {
+    for (let i = 1; i <= 3; i++) await store.put('main.t', { id: i, v: i });
+    const epoch = store.epochOf(store.lastLsn)!;
+    for (const [since, reason] of [[{ epoch: epoch + 5, lsn: store.lastLsn }, 'epoch'], [{ epoch, lsn: store.lastLsn + 50 }, 'ahead']] as const) {
+      const out = new StuckOut();
+      out.stuck = false;
+      const s = session(out, 100_000);
+      const running = s.run({ initial: false, since });
+      await until(() => out.events('reset').length === 1, `the ${reason} reset`);
+      const reset = out.events('reset')[0];
+      expect(reset).toMatchObject({ reason, lsn: store.lastLsn });
+      expect(reset.rows.slice(0, 3)).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+      await store.put('main.t', { id: 10 + since.lsn, v: 1 });
+      await until(() => out.events('change').length === 1, 'a change after it');
+      s.close();
+      await running;
+    }
+  });
+
   it('past maxLagFrames sends reset with the rows to resnapshot from, then the changes after it', async () => {
     const out = new StuckOut();
     const s = session(out, 20);
