@@ -202,7 +202,8 @@ export class WatchSession {
         if (this.opts.coalesceMs > 0) {
           // The window: sleep through it (the feed keeps arriving frames in its bounded buffer,
           // without waking this session per frame), then take what it holds without waiting.
-          await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
+          // A reader behind the log's end (replaying) does not wait: its frames are all there.
+          if (first.v.cursor.lsn >= this.store.lastLsn) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
           while (frames.length < MAX_BURST_FRAMES && !this.closed) {
             const p = settle(feed.next());
             const r = await Promise.race([p, nextTurn()]);
