@@ -219,6 +219,12 @@ export interface CommitParticipant {
   deriveSchema?(manifest: TableManifest, previous: TableManifest | undefined, ctx: DeriveContext): Promise<readonly KeyWrite[]> | readonly KeyWrite[];
   /** Key ranges [gte, lt) holding this participant's entries for a schema; cleared when the schema is dropped. */
   dropRanges?(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]>;
+  /**
+   * Key ranges holding only the entries this participant derives from a schema's rows, which
+   * `verify` rebuilds and compares (default: dropRanges). A participant that also keeps other
+   * keys there (a spec written at registration, checkpoint images) names the narrower ranges.
+   */
+  verifyRanges?(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]>;
   /** Applies a durable frame to in-memory structures. Called in LSN order, before callers resolve. */
   apply?(frame: CommittedFrame): void;
   /** Loads the participant's checkpoint at open; returns the LSN it covers (frames after it are replayed through apply). */

@@ -8,7 +8,7 @@
  * is rejected alone. After durability the frames are applied in LSN order, then the
  * callers resolve, then the frames go out on the change feed.
  */
-import { DbError, Row, TableManifest, coerceValue, isDbError } from '@mmdb/core';
+import { DbError, Row, TableManifest, coerceValue, isDbError, stringifyJson } from '@mmdb/core';
 import type {
   ChangeResult,
   FrameMeta,
@@ -94,13 +94,13 @@ const columnNames = new WeakMap<TableManifest, Set<string>>();
 
 /**
  * A request's logged changes with their JSON text, so that a put's values, serialized once
- * for its row record, are reused in the frame (`json()` is exactly JSON.stringify(changes)).
+ * for its row record, are reused in the frame (`json()` is exactly stringifyJson(changes)).
  */
 class ChangeLog {
   readonly changes: LoggedChange[] = [];
   private readonly parts: string[] = [];
 
-  add(change: LoggedChange, text: string = JSON.stringify(change)): void {
+  add(change: LoggedChange, text: string = stringifyJson(change)): void {
     this.changes.push(change);
     this.parts.push(text);
   }
@@ -600,7 +600,7 @@ export class Coordinator {
       }
     }
     // The values are serialized once: for the row record and for the frame's change.
-    const valuesJson = JSON.stringify(values);
+    const valuesJson = stringifyJson(values);
     ctx.put(key, encodeRowJson(after.version, after.lsn, valuesJson), bin);
     for (const fk of m.foreign_keys) {
       const vals = fk.columns.map((c) => values[c] ?? null);
@@ -613,10 +613,10 @@ export class Coordinator {
     await this.derive(ctx, m, pk, before ?? null, after);
     // An update also logs the row it replaced (its before image), so a reader of the log alone
     // (watch streams resuming from an LSN) knows what a change changed.
-    const oldJson = before ? JSON.stringify(before.values) : null;
+    const oldJson = before ? stringifyJson(before.values) : null;
     logged.add(
       before ? { op: 'put', schema: m.id, pk, version: after.version, values, old: before.values } : { op: 'put', schema: m.id, pk, version: after.version, values },
-      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${JSON.stringify(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
+      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
   }

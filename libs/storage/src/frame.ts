@@ -14,7 +14,7 @@
  * and throws `corrupt_log` naming what failed.
  */
 import * as CRC32C from 'crc-32/crc32c';
-import { DbError } from '@mmdb/core';
+import { DbError, parseJsonExact, stringifyJson } from '@mmdb/core';
 import type { CommittedFrame, FrameMeta, KeyWrite, LoggedChange } from './api';
 
 /** The version new frames are written in. */
@@ -39,13 +39,13 @@ export interface FrameInput {
   readonly version?: number;
 }
 
-/** `changesJson`, when the caller has it, must be exactly JSON.stringify(f.changes). */
-export function encodeFrame(f: FrameInput, changesJson: string = JSON.stringify(f.changes)): Buffer {
+/** `changesJson`, when the caller has it, must be exactly stringifyJson(f.changes). */
+export function encodeFrame(f: FrameInput, changesJson: string = stringifyJson(f.changes)): Buffer {
   const version = f.version ?? FRAME_VERSION;
   if (!FRAME_VERSIONS.includes(version)) throw new DbError('internal_error', `cannot write log frame version ${version}`);
   if (version === 1 && f.meta) throw new DbError('internal_error', 'a v1 log frame has no annotations');
   const changes = Buffer.from(changesJson, 'utf8');
-  const meta = version >= 2 && f.meta ? Buffer.from(JSON.stringify(f.meta), 'utf8') : null;
+  const meta = version >= 2 && f.meta ? Buffer.from(stringifyJson(f.meta), 'utf8') : null;
   let size = 24 + 4 + changes.length + 4 + (version >= 2 ? 4 + (meta ? meta.length : 0) : 0);
   for (const w of f.writes) size += 1 + 4 + w.key.length + (w.value ? 4 + w.value.length : 0);
   const out = Buffer.allocUnsafe(HEADER + size);
@@ -120,7 +120,7 @@ export function decodeFrame(input: Uint8Array): CommittedFrame {
     p += 24;
     const n = body.readUInt32BE(p);
     p += 4;
-    const changes = JSON.parse(body.toString('utf8', p, p + n)) as LoggedChange[];
+    const changes = parseJsonExact(body.toString('utf8', p, p + n)) as LoggedChange[];
     p += n;
     const count = body.readUInt32BE(p);
     p += 4;
@@ -146,7 +146,7 @@ export function decodeFrame(input: Uint8Array): CommittedFrame {
       p += 4;
       if (m > 0) {
         if (p + m > body.length) corrupt(`annotations of ${m} bytes run past the body`);
-        meta = JSON.parse(body.toString('utf8', p, p + m)) as FrameMeta;
+        meta = parseJsonExact(body.toString('utf8', p, p + m)) as FrameMeta;
         if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) corrupt('annotations are not a JSON object');
         p += m;
       }

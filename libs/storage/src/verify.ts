@@ -64,7 +64,7 @@ export async function verifyStore(db: Db, manifests: readonly TableManifest[], p
         ctx.own.clear();
       }
       for (const p of participants) {
-        for (const [gte, lt] of p.dropRanges?.(m) ?? []) {
+        for (const [gte, lt] of p.verifyRanges?.(m) ?? p.dropRanges?.(m) ?? []) {
           const want = new Map(expected.inRange(gte, lt).filter(([, v]) => v !== null).map(([k, v]) => [k.toString('hex'), v as Buffer]));
           const have = (await db.iterator({ gte, lt, snapshot: snap }).all()) as Array<[Buffer, Buffer]>;
           derivedKeys += have.length;

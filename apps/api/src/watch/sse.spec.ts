@@ -21,5 +21,6 @@ describe('watch SSE ids and framing', () => {
     expect(sseEvent('change', '1:2', { a: 'x\ny' })).toBe('id: 1:2\nevent: change\ndata: {"a":"x\\ny"}\n\n');
     expect(sseEvent('error', null, {})).toBe('event: error\ndata: {}\n\n');
     expect(sseComment('heartbeat')).toBe(': heartbeat\n\n');
+    expect(sseEvent('change', '1:3', { key: [9007199254740993n] })).toBe('id: 1:3\nevent: change\ndata: {"key":[9007199254740993]}\n\n');
   });
 });

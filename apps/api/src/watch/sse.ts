@@ -3,7 +3,7 @@
  * last log frame an event covers and the epoch it was written under, so a client resuming
  * after a failover (its frame rewritten under a new lease holder) is told to resnapshot.
  */
-import { DbError } from '@mmdb/core';
+import { DbError, stringifyJson } from '@mmdb/core';
 import type { ChangeCursor } from '@mmdb/storage';
 
 /** `EPOCH:LSN`, e.g. `1:42`. */
@@ -23,9 +23,9 @@ export function parseId(raw: string, what: string, epochOf: (lsn: number) => num
   return { epoch, lsn };
 }
 
-/** One SSE event: `id`, `event` and one `data` line of JSON (JSON has no raw newlines). */
+/** One SSE event: `id`, `event` and one `data` line of exact JSON (an i64 beyond 2^53 as its digits; JSON has no raw newlines). */
 export function sseEvent(event: string, id: string | null, data: unknown): string {
-  return `${id !== null ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  return `${id !== null ? `id: ${id}\n` : ''}event: ${event}\ndata: ${stringifyJson(data)}\n\n`;
 }
 
 /** A comment line (ignored by clients; keeps proxies from closing an idle connection). */
