@@ -1,0 +1,99 @@
+/**
+ * The English surface of one tenant store: the compiler, its intent cache kept in the store
+ * (meta keys `nlq_intent/<shape>` written by custom changes, so they survive restarts and
+ * reach followers), and the store participant that notices row and manifest changes.
+ */
+import type { JsonValue, TableManifest } from '@mmdb/core';
+import { IntentCache, NlCompiler, type IntentBacking, type IntentEntry, type ModelAdapter } from '@mmdb/nlq';
+import { KEYSPACE, keyOf, prefixRange, type CommittedFrame, type CustomChange, type KeyWrite, type TenantStore } from '@mmdb/storage';
+
+const PREFIX = 'nlq_intent';
+
+export interface NlSettings {
+  readonly cacheSize: number;
+  readonly lexiconRefreshMs: number;
+  readonly model?: ModelAdapter;
+}
+
+export class NlEngine implements IntentBacking {
+  readonly name = 'nlq';
+  private store: TenantStore | null = null;
+  compiler: NlCompiler | null = null;
+  readonly cache: IntentCache;
+  private version = 0;
+  private builtVersion = -1;
+  private builtAt = 0;
+
+  constructor(private readonly settings: NlSettings) {
+    this.cache = new IntentCache(settings.cacheSize, this);
+  }
+
+  async attach(store: TenantStore): Promise<void> {
+    this.store = store;
+    this.compiler = new NlCompiler(() => store.manifests(), (t, c, n) => this.distinct(t, c, n), this.cache, this.settings.model);
+    await this.cache.load();
+  }
+
+  /** Rebuilds lexicons when rows changed, at most once per refresh interval. */
+  freshen(): void {
+    if (this.version !== this.builtVersion && Date.now() - this.builtAt >= this.settings.lexiconRefreshMs) {
+      this.compiler?.invalidate();
+      this.builtVersion = this.version;
+      this.builtAt = Date.now();
+    }
+  }
+
+  private async distinct(table: string, column: string, limit: number): Promise<string[] | null> {
+    const snap = this.store!.snapshot();
+    const seen = new Set<string>();
+    try {
+      for await (const batch of snap.scanRows(table, { batchSize: 1024 })) {
+        for (const r of batch) {
+          const v = r.values[column];
+          if (typeof v === 'string') seen.add(v);
+        }
+        if (seen.size > limit) return null;
+      }
+    } finally {
+      await snap.release();
+    }
+    return [...seen];
+  }
+
+  // ---- commit participant ----
+  deriveCustom(change: CustomChange): { writes: KeyWrite[]; result: JsonValue } {
+    const p = change.payload as { put: IntentEntry | null; drop: string[] };
+    const writes: KeyWrite[] = p.drop.map((k) => ({ key: keyOf(KEYSPACE.meta, [PREFIX, k]), value: null }));
+    if (p.put) writes.push({ key: keyOf(KEYSPACE.meta, [PREFIX, p.put.key]), value: Buffer.from(JSON.stringify(p.put)) });
+    return { writes, result: null };
+  }
+
+  deriveSchema(_m: TableManifest): KeyWrite[] {
+    return [];
+  }
+
+  apply(frame: CommittedFrame): void {
+    for (const c of frame.changes) {
+      if (c.op === 'custom') continue;
+      this.version++;
+      if (c.op === 'schema_put' || c.op === 'schema_drop') void this.cache.dropSchema(c.schema).catch(() => undefined);
+    }
+  }
+
+  // ---- IntentBacking ----
+  async load(): Promise<IntentEntry[]> {
+    const snap = this.store!.snapshot();
+    const out: IntentEntry[] = [];
+    try {
+      for await (const batch of snap.rawRange(prefixRange(KEYSPACE.meta, [PREFIX]))) for (const [, v] of batch) out.push(JSON.parse(v.toString()) as IntentEntry);
+    } finally {
+      await snap.release();
+    }
+    return out;
+  }
+
+  async save(put: IntentEntry | null, drop: readonly string[]): Promise<void> {
+    if (!this.store) return;
+    await this.store.commit({ changes: [{ op: 'custom', participant: this.name, type: 'intent', payload: { put, drop: [...drop] } as unknown as JsonValue }] });
+  }
+}

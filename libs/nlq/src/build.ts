@@ -1,0 +1,164 @@
+/**
+ * The one place libs/nlq builds plan nodes: the query graph (ir.ts) becomes a plan tree of
+ * libs/plan. Slots become `param` expressions, so a plan is a template the intent cache can
+ * reuse with other literals. Hops along relations compile to joins on the relation's key
+ * columns (and EXISTS for the many side), which the relational executor runs today.
+ */
+import type { AggregateCall, Affinity, Expr, PlanNode } from '@mmdb/plan';
+import type { ColRef, Cond, Query, Rhs } from './ir';
+import type { SchemaModel } from './schema';
+
+const alias = (n: number) => `n${n}`;
+
+interface Edge { near: number; far: number; nearCols: readonly string[]; farCols: readonly string[]; up: boolean; neg: boolean }
+
+export class PlanBuilder {
+  constructor(private readonly schema: SchemaModel, private readonly offsets: readonly number[]) {}
+
+  private affinity(ref: ColRef, q: Query): Affinity | undefined {
+    const c = this.schema.col(q.nodes[ref.node].table, ref.col);
+    if (!c) return undefined;
+    return c.ty === 'str' || c.ty === 'timestamp' ? 'text' : c.ty === 'f64' ? 'real' : c.ty === 'i64' || c.ty === 'bool' ? 'integer' : undefined;
+  }
+
+  col(ref: ColRef, q: Query): Expr {
+    const a = this.affinity(ref, q);
+    return a ? { kind: 'col', name: `${alias(ref.node)}.${ref.col}`, affinity: a } : { kind: 'col', name: `${alias(ref.node)}.${ref.col}` };
+  }
+
+  rhs(r: Rhs): Expr {
+    return 'lit' in r ? { kind: 'lit', value: r.lit } : { kind: 'param', index: this.offsets[r.slot] + r.part + 1 };
+  }
+
+  private cond(c: Cond, q: Query): Expr {
+    switch (c.kind) {
+      case 'cmp': return { kind: 'binary', op: c.op, left: this.col(c.ref, q), right: this.rhs(c.rhs) };
+      case 'colcmp': return { kind: 'binary', op: c.op, left: this.col(c.ref, q), right: this.col(c.other, q) };
+      case 'null': return { kind: 'is_null', arg: this.col(c.ref, q), ...(c.not ? { not: true } : {}) };
+      case 'like': return { kind: 'like', arg: this.col(c.ref, q), pattern: this.rhs(c.rhs) };
+    }
+  }
+
+  /** Edges of the tree rooted at `root`: `up` when the near side holds the key of the far side's primary key. */
+  edges(q: Query, root: number): Map<number, Edge[]> {
+    const out = new Map<number, Edge[]>();
+    const seen = new Set([root]);
+    const queue = [root];
+    while (queue.length) {
+      const n = queue.shift()!;
+      for (const l of q.links) {
+        const [near, far, nearCols, farCols] = l.a === n ? [l.a, l.b, l.aCols, l.bCols] : l.b === n ? [l.b, l.a, l.bCols, l.aCols] : [-1, -1, [], []];
+        if (near < 0 || seen.has(far)) continue;
+        seen.add(far);
+        queue.push(far);
+        const farPk = this.schema.table(q.nodes[far].table).pk;
+        const up = !l.neg && farCols.length === farPk.length && farCols.every((c, i) => c === farPk[i]);
+        (out.get(n) ?? out.set(n, []).get(n)!).push({ near, far, nearCols, farCols, up, neg: !!l.neg });
+      }
+    }
+    return out;
+  }
+
+  /** The nodes reachable from root through `up` edges only (joined rows, not EXISTS). */
+  private joined(q: Query, root: number): Set<number> {
+    const e = this.edges(q, root);
+    const s = new Set([root]);
+    const walk = (n: number) => (e.get(n) ?? []).filter((x) => x.up).forEach((x) => (s.add(x.far), walk(x.far)));
+    walk(root);
+    return s;
+  }
+
+  /** Picks the root whose joined rows hold every node the answer reads. */
+  root(q: Query, needed: readonly number[]): number {
+    const cands = [...new Set([...needed, q.focus, ...q.nodes.map((n) => n.id)])];
+    for (const r of cands) {
+      const j = this.joined(q, r);
+      if (needed.every((n) => j.has(n))) return r;
+    }
+    return q.focus;
+  }
+
+  subtree(q: Query, n: number, tree: Map<number, Edge[]>): PlanNode {
+    let plan: PlanNode = { op: 'scan', schema: q.nodes[n].table, alias: alias(n) };
+    const preds: Expr[] = q.nodes[n].conds.map((c) => this.cond(c, q));
+    for (const e of tree.get(n) ?? []) {
+      const on = and(e.nearCols.map((c, i) => eq(this.col({ node: e.near, col: c }, q), this.col({ node: e.far, col: e.farCols[i] }, q))));
+      const sub = this.subtree(q, e.far, tree);
+      if (e.up) plan = { op: 'join', kind: 'inner', left: plan, right: sub, on };
+      else preds.push({ kind: 'exists', plan: { op: 'filter', input: sub, predicate: on }, ...(e.neg ? { not: true } : {}) });
+    }
+    return preds.length ? { op: 'filter', input: plan, predicate: and(preds) } : plan;
+  }
+
+  build(q: Query): PlanNode {
+    const needed: number[] = [];
+    if (q.out.kind === 'rows') needed.push(...q.out.cols.map((c) => c.node));
+    else needed.push(q.out.ref?.node ?? q.focus);
+    if (q.group) needed.push(q.group.ref.node);
+    if (q.order?.ref) needed.push(q.order.ref.node);
+    if (q.having?.ref) needed.push(q.having.ref.node);
+    if (q.order?.fn === 'count' && !q.order.ref) needed.push(q.focus);
+    const root = this.root(q, needed);
+    let plan = this.subtree(q, root, this.edges(q, root));
+    const base = plan;
+    if (q.group) return this.grouped(q, plan);
+    if (q.out.kind === 'agg') {
+      const call = this.aggCall(q.out.fn, q.out.ref, q, 'value', q.out.distinct);
+      return { op: 'aggregate', input: plan, group: [], aggregates: [call] };
+    }
+    if (q.order?.ref) {
+      const key = this.col(q.order.ref, q);
+      if (q.ties) {
+        const best: PlanNode = { op: 'aggregate', input: base, group: [], aggregates: [{ name: 'best', fn: q.order.desc ? 'max' : 'min', args: [key] }] };
+        plan = { op: 'filter', input: plan, predicate: eq(key, { kind: 'subquery', plan: best }) };
+      } else plan = { op: 'sort', input: plan, keys: [{ expr: key, desc: q.order.desc }] };
+    }
+    // distinct keeps the first occurrence of each row in input order, so a sort above it holds
+    const cols = q.out.kind === 'rows' ? q.out.cols : [];
+    plan = { op: 'distinct', input: { op: 'project', input: plan, columns: this.names(cols, q) } };
+    return q.limit ? { op: 'limit', input: plan, limit: this.rhs(q.limit) } : plan;
+  }
+
+  private names(cols: readonly ColRef[], q: Query): Array<{ name: string; expr: Expr }> {
+    const used = new Set<string>();
+    return cols.map((c) => {
+      let name = c.col;
+      if (used.has(name)) name = `${q.nodes[c.node].table.split('.').pop()}_${c.col}`;
+      used.add(name);
+      return { name, expr: this.col(c, q) };
+    });
+  }
+
+  private aggCall(fn: string, ref: ColRef | undefined, q: Query, name: string, distinct?: boolean): AggregateCall {
+    if (fn === 'count' && !ref) return { name, fn: 'count', args: [], star: true };
+    return { name, fn, args: [this.col(ref!, q)], ...(distinct ? { distinct: true } : {}) };
+  }
+
+  private grouped(q: Query, input: PlanNode): PlanNode {
+    const g = q.group!;
+    const node = q.nodes[g.ref.node];
+    const label = this.schema.labelOf(node.table);
+    const keyCol = g.entity ? this.schema.table(node.table).pk[0] : g.ref.col;
+    const aggregates: AggregateCall[] = [];
+    if (g.entity && label) aggregates.push({ name: 'key', fn: 'any_value', args: [this.col({ node: g.ref.node, col: label }, q)] });
+    const measure = q.out.kind === 'agg' ? q.out : q.order?.fn ? { fn: q.order.fn, ref: q.order.ref } : { fn: 'count' as const, ref: undefined };
+    aggregates.push(this.aggCall(measure.fn, measure.ref, q, 'value', q.out.kind === 'agg' ? q.out.distinct : false));
+    if (q.having) aggregates.push(this.aggCall(q.having.fn, q.having.ref, q, 'having'));
+    let plan: PlanNode = { op: 'aggregate', input, group: [{ name: 'group', expr: this.col({ node: g.ref.node, col: keyCol }, q) }], aggregates };
+    if (q.having) plan = { op: 'filter', input: plan, predicate: { kind: 'binary', op: q.having.op, left: { kind: 'col', name: 'having' }, right: this.rhs(q.having.rhs) } };
+    if (q.order) plan = { op: 'sort', input: plan, keys: [{ expr: { kind: 'col', name: 'value' }, desc: q.order.desc }] };
+    if (q.limit) plan = { op: 'limit', input: plan, limit: this.rhs(q.limit) };
+    const keyName = g.entity ? (label ?? keyCol) : g.ref.col;
+    const keyExpr: Expr = { kind: 'col', name: g.entity && label ? 'key' : 'group' };
+    const columns = g.keyOnly ? [{ name: keyName, expr: keyExpr }] : [{ name: keyName, expr: keyExpr }, { name: measure.fn, expr: { kind: 'col', name: 'value' } as Expr }];
+    return { op: 'project', input: plan, columns };
+  }
+}
+
+function eq(left: Expr, right: Expr): Expr {
+  return { kind: 'binary', op: '=', left, right };
+}
+
+function and(xs: Expr[]): Expr {
+  return xs.reduce((a, b) => ({ kind: 'binary', op: 'and', left: a, right: b }));
+}
