@@ -78,14 +78,22 @@ export class PlanBuilder {
     return q.focus;
   }
 
-  subtree(q: Query, n: number, tree: Map<number, Edge[]>): PlanNode {
+  /** The rows of node `n` joined with its `up` children; `extra` predicates join its own filter. */
+  subtree(q: Query, n: number, tree: Map<number, Edge[]>, extra: Expr[] = []): PlanNode {
     let plan: PlanNode = { op: 'scan', schema: q.nodes[n].table, alias: alias(n) };
-    const preds: Expr[] = q.nodes[n].conds.map((c) => this.cond(c, q));
+    const preds: Expr[] = [...extra, ...q.nodes[n].conds.map((c) => this.cond(c, q))];
     for (const e of tree.get(n) ?? []) {
-      const on = and(e.nearCols.map((c, i) => eq(this.col({ node: e.near, col: c }, q), this.col({ node: e.far, col: e.farCols[i] }, q))));
-      const sub = this.subtree(q, e.far, tree);
-      if (e.up) plan = { op: 'join', kind: 'inner', left: plan, right: sub, on };
-      else preds.push({ kind: 'exists', plan: { op: 'filter', input: sub, predicate: on }, ...(e.neg ? { not: true } : {}) });
+      const on = and(e.nearCols.map((c, i) => eq(this.col({ node: e.far, col: e.farCols[i] }, q), this.col({ node: e.near, col: c }, q))));
+      if (e.up) plan = { op: 'join', kind: 'inner', left: plan, right: this.subtree(q, e.far, tree), on };
+      else if (e.nearCols.length === 1) {
+        // an uncorrelated IN (run once, a set lookup per row) rather than a correlated EXISTS
+        const key = this.col({ node: e.far, col: e.farCols[0] }, q);
+        const sub = this.subtree(q, e.far, tree, [{ kind: 'is_null', arg: key, not: true }]);
+        preds.push({ kind: 'in_subquery', arg: this.col({ node: e.near, col: e.nearCols[0] }, q), plan: { op: 'project', input: sub, columns: [{ name: 'k', expr: key }] }, ...(e.neg ? { not: true } : {}) });
+      } else {
+        const sub = this.subtree(q, e.far, tree, [on]);
+        preds.push({ kind: 'exists', plan: { op: 'project', input: sub, columns: [{ name: '1', expr: { kind: 'lit', value: 1 } }] }, ...(e.neg ? { not: true } : {}) });
+      }
     }
     return preds.length ? { op: 'filter', input: plan, predicate: and(preds) } : plan;
   }

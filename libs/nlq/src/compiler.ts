@@ -29,6 +29,9 @@ export interface Compiled {
   readonly interpretation?: string;
 }
 
+/** Bumped when the grammar changes what it compiles: older cached templates are not reused. */
+export const COMPILER_VERSION = 2;
+
 export function manifestFingerprint(m: TableManifest): string {
   return createHash('sha1').update(JSON.stringify(m)).digest('hex').slice(0, 16);
 }
@@ -89,7 +92,7 @@ export class NlCompiler {
     const lx = await this.lexicon(ms);
     const lexed = lex(nl, lx, this.now());
     const scope = opts.schemas ? `[${[...opts.schemas].sort().join(',')}]` : '';
-    const key = `${scope}${lexed.shape}${opts.direction ? `|${opts.direction}` : ''}`;
+    const key = `v${COMPILER_VERSION}:${scope}${lexed.shape}${opts.direction ? `|${opts.direction}` : ''}`;
     const byId = new Map(ms.map((m) => [m.id, m]));
     const fp = (s: string) => (byId.has(s) ? manifestFingerprint(byId.get(s)!) : undefined);
     const params = lexed.slots.flat();
