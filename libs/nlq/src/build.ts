@@ -78,7 +78,7 @@ export class PlanBuilder {
     return q.focus;
   }
 
-  /** The rows of node `n` joined with its `up` children; `extra` predicates join its own filter. */
+  /** The rows of node `n` joined with its `up` neighbours; `extra` predicates join its own filter. */
   subtree(q: Query, n: number, tree: Map<number, Edge[]>, extra: Expr[] = []): PlanNode {
     let plan: PlanNode = { op: 'scan', schema: q.nodes[n].table, alias: alias(n) };
     const preds: Expr[] = [...extra, ...q.nodes[n].conds.map((c) => this.cond(c, q))];

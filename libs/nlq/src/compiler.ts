@@ -1,5 +1,5 @@
 /**
- * English → plan, for one store. Lexes the question against the lexicon, looks its shape up in
+ * Natural language → plan, for one store. Lexes the question against the lexicon, looks its shape up in
  * the intent cache, and on a miss parses it with the grammar (then, optionally, asks a model)
  * and caches the template. Answers a plan template with its parameters.
  */
@@ -103,7 +103,7 @@ export class NlCompiler {
       await this.cache.put(entry);
     }
     if (entry.ambiguous) {
-      throw new DbError('ambiguous_graph_direction', `the question does not say which way to follow "${entry.ambiguous.relation}"; resend with direction "forward" or "reverse"`, {
+      throw new DbError('ambiguous_graph_direction', `the question does not say which way to traverse "${entry.ambiguous.relation}"; resend with direction "forward" or "reverse"`, {
         relation: entry.ambiguous.relation,
         direction: { forward: entry.ambiguous.forward, reverse: entry.ambiguous.reverse },
       });

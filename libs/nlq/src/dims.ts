@@ -1,5 +1,5 @@
 /**
- * General English about measurements: which words describe which kind of column, and which
+ * General natural-language knowledge about measurements: which words describe which kind of column, and which
  * way an adjective ranks. Columns are matched by the words of their names and synonyms, so
  * "cheapest" finds a `price` or `cost` column in any schema that has one.
  */
@@ -59,7 +59,7 @@ const VERB_COL: Record<string, readonly string[]> = {
   live: ['city', 'address', 'location', 'residence', 'town'], weigh: ['weight'], star: RATING, rate: RATING,
 };
 
-/** A column of `cols` that a word names through its name, its synonyms or general English. */
+/** A column of `cols` that a word names through its name, its synonyms or general language. */
 export function columnForWord(word: string, cols: readonly ColInfo[]): ColInfo | undefined {
   const lemma = verbLemma(word);
   const s = singular(word);

@@ -2,7 +2,7 @@
  * The grammar: lexed items → query graph. Noun phrases (tables, values, pronouns, relation
  * nouns) become nodes; relation verbs link subject and object; other phrases link along
  * foreign keys; comparisons, dates, counts, aggregates, grouping and superlatives come
- * from general English words. Anything it cannot place is reported, never guessed.
+ * from general words of the language. Anything it cannot place is reported, never guessed.
  */
 import { DbError } from '@mmdb/core';
 import type { Item } from './lex';
@@ -82,7 +82,7 @@ export class Grammar {
       if (it.k === 'table') {
         this.used.add(i);
         const next = this.items[i + 1];
-        if (next?.k === 'value' && next.hits.some((h) => h.table === it.t)) return; // "author Harold Green": the value's node
+        if (next?.k === 'value' && next.hits.some((h) => h.table === it.t)) return; // "captain Ada Byrne": the value's node
         this.nps.push({ node: this.node(it.t), pos: i, kind: 'table', neg: this.w(i - 1) === 'no' || this.w(i - 1) === 'without' });
       } else if (it.k === 'value') {
         this.used.add(i);
@@ -204,7 +204,7 @@ export class Grammar {
     });
   }
 
-  /** "followers of X", "author of X", "how many followers does X have". */
+  /** "mentees of X", "captain of X", "how many mentees does X have". */
   private relNoun(rel: RelInfo, dir: 'forward' | 'reverse', i: number): void {
     const far = this.nps.find((n) => n.pos === i)!;
     const start = this.npAfter(i);
@@ -215,7 +215,7 @@ export class Grammar {
     this.hop(rel, dir, start.node, far.node, undefined);
   }
 
-  /** The relation named as a thing ("follow connections of X"): its direction is open on a self-relation. */
+  /** The relation named as a thing ("mentor connections of X"): its direction is open on a self-relation. */
   private namedRel(rel: RelInfo, i: number): void {
     this.used.add(i);
     const start = [...this.nps].find((n) => n.kind === 'value') ?? this.npAfter(i);
@@ -410,7 +410,7 @@ export class Grammar {
     else if (op === 'between') return; // the upper bound of an earlier "between"
     this.used.add(i);
     if (hi) this.used.add(i + 2);
-    // a count: "more than 150 books", "at least 10 reviews"
+    // a count: "more than 150 ships", "at least 10 voyages"
     const after = this.items[i + 1];
     if (it.k === 'num' && after?.k === 'table' && op !== 'in') {
       this.q.having = { fn: 'count', ref: undefined, op: op === 'between' ? '>=' : op, rhs: { slot: it.slot, part: 0 } };
@@ -581,7 +581,7 @@ export class Grammar {
     }
     if (sup) {
       if (sup.count) {
-        // "which author has written the most books": rank entities by how many rows of another table they have
+        // "which captain has commanded the most ships": rank entities by how many rows of another table they have
         const counted = sup.countTable ? this.nodeFor(sup.countTable, undefined) : undefined;
         const keyCol = colItems.find(([, i]) => !this.used.has(i));
         if (keyCol && !counted) {
@@ -670,7 +670,7 @@ export class Grammar {
     return undefined;
   }
 
-  /** "the 5 most expensive", "cheapest", "oldest to newest", "the most books", "most borrowed". */
+  /** "the 5 most expensive", "cheapest", "oldest to newest", "the most ships", "most sailed". */
   private superlative(focus: number): { ref?: ColRef; aggRef?: ColRef; desc: boolean; count?: boolean; countTable?: string; all?: boolean; sorted?: boolean } | undefined {
     const words = this.words;
     for (let i = 0; i < words.length; i++) {
@@ -713,7 +713,7 @@ export class Grammar {
         const all = words.slice(0, i).includes('are') && this.items.some((x) => x.k === 'table' && x.w.endsWith('s'));
         return { ref: { node: focus, col: c.name }, desc: dim.desc === desc, all };
       }
-      // a measure of related rows ("highest rated": the average rating of their reviews)
+      // a measure of related rows ("highest rated": the average rating of their voyages)
       const child = this.lx.schema.fks.filter((f) => f.parent === this.q.nodes[focus].table).map((f) => this.lx.schema.table(f.child));
       for (const t of child) {
         const cc = columnForDim(dim, [...t.cols.values()]);

@@ -1,5 +1,5 @@
 /**
- * A plain-English statement of what a compiled question runs, written from the query graph.
+ * A plain-language statement of what a compiled question runs, written from the query graph.
  * Literals stay as `{{slot}}` placeholders so a cached template reads right with new values.
  */
 import type { Query, Rhs } from './ir';

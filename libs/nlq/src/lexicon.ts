@@ -60,7 +60,7 @@ export class Lexicon {
     this.maxValueTokens = Math.max(this.maxValueTokens, toks.length);
   }
 
-  /** Tables a word names ("books", "book"). */
+  /** Tables a word names ("ships", "ship"). */
   tablesFor(word: string): string[] {
     const s = singular(word);
     const out: string[] = [];
@@ -117,7 +117,7 @@ export class Lexicon {
     return out;
   }
 
-  /** Relations a noun names ("followers": the sources of a reverse hop). Table words are not relation nouns. */
+  /** Relations a noun names ("mentees": the sources of a reverse hop). Table words are not relation nouns. */
   relNouns(word: string): Array<{ rel: RelInfo; dir: 'forward' | 'reverse' }> {
     const s = singular(word);
     if (this.tablesFor(word).length) return [];
@@ -126,7 +126,7 @@ export class Lexicon {
     return out;
   }
 
-  /** A relation named by its own name used as a noun ("the follows", "follow connections"). */
+  /** A relation named by its own name used as a noun ("the mentors", "mentor connections"). */
   relByName(word: string): RelInfo[] {
     const s = singular(word);
     return this.schema.relations.filter((r) => r.name === word || singular(r.name) === s || r.name.split('_')[0] === s);

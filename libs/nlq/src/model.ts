@@ -25,7 +25,7 @@ export function schemaSummary(ms: readonly TableManifest[]): string {
     .join('\n');
 }
 
-const SYSTEM = `You translate an English question into a JSON plan tree of this database.
+const SYSTEM = `You translate a natural-language question into a JSON plan tree of this database.
 Nodes: {"op":"scan","schema":"ns.table","alias":"a"}, {"op":"filter","input":N,"predicate":E},
 {"op":"join","kind":"inner","left":N,"right":N,"on":E}, {"op":"project","input":N,"columns":[{"name":"x","expr":E}]},
 {"op":"aggregate","input":N,"group":[{"name":"g","expr":E}],"aggregates":[{"name":"v","fn":"count|sum|avg|min|max","args":[E],"star":true}]},

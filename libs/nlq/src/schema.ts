@@ -15,7 +15,7 @@ export interface ColInfo {
   readonly description?: string;
   /** An ISO date or date-time kept as text (seen in the data). */
   isDate: boolean;
-  /** Few distinct values: its values name categories ("Fantasy"). */
+  /** Few distinct values: its values name categories ("Frigate"). */
   isCategory: boolean;
   /** Part of a foreign key or the primary key. */
   readonly isKey: boolean;
@@ -30,7 +30,7 @@ export interface FkLink {
   readonly parentCols: readonly string[];
 }
 
-/** A relation with the English the manifest (or its name) gives for each direction. */
+/** A relation with the phrases the manifest (or its name) gives for each direction. */
 export interface RelInfo {
   readonly name: string;
   readonly source: string;
@@ -41,7 +41,7 @@ export interface RelInfo {
   readonly cols: readonly string[];
   /** Verbs (lemmas) whose grammatical subject is the source (`source`) or the target (`target`). */
   readonly verbs: ReadonlyArray<{ readonly lemma: string; readonly subject: 'source' | 'target' }>;
-  /** Nouns naming the far end of a hop in a fixed direction ("author" forward, "follower" reverse). */
+  /** Nouns naming the far end of a hop in a fixed direction ("captain" forward, "mentee" reverse). */
   readonly nouns: ReadonlyArray<{ readonly word: string; readonly dir: 'forward' | 'reverse' }>;
   readonly forward?: string;
   readonly reverse?: string;
@@ -134,11 +134,11 @@ function tableInfo(m: TableManifest): TableInfo {
 }
 
 /**
- * Reads the English of a relation. A phrase is `"<noun> -> <phrase>"`: "members they follow"
- * gives the verb "follow" whose subject ("they") is the start of the hop; "members who
- * borrowed it" makes the phrase's own noun the subject; "their followers" or "its author"
- * is a noun for the far end. Without phrases, the relation's name is the verb ("follows"), or
- * a passive ("written_by": the target is the subject of "write").
+ * Reads the phrases of a relation. A phrase is `"<noun> -> <phrase>"`: "sailors they mentor"
+ * gives the verb "mentor" whose subject ("they") is the start of the hop; "sailors who
+ * crewed it" makes the phrase's own noun the subject; "their mentees" or "its captain"
+ * is a noun for the far end. Without phrases, the relation's name is the verb ("mentors"), or
+ * a passive ("built_by": the target is the subject of "build").
  */
 function relInfo(
   name: string, source: string, target: string, via: string | undefined, viaSourceCols: readonly string[] | undefined,
@@ -163,7 +163,7 @@ function relInfo(
       verbs.push({ lemma: verbLemma(w[they + 1]), subject: start });
       if (they > 0) nouns.push({ word: singular(w[they - 1]), dir });
     } else {
-      // "their followers", "its author": a noun for the far end
+      // "their mentees", "its captain": a noun for the far end
       const last = w[w.length - 1];
       if (last) nouns.push({ word: singular(last), dir });
     }
@@ -174,6 +174,6 @@ function relInfo(
   if (nw[nw.length - 1] === 'by' && nw.length > 1) verbs.push({ lemma: verbLemma(nw[0]), subject: 'target' });
   else if (nw.length === 1) verbs.push({ lemma: verbLemma(nw[0]), subject: 'source' });
   const uniq = verbs.filter((v, i) => verbs.findIndex((x) => x.lemma === v.lemma && x.subject === v.subject) === i);
-  // generic nouns ("member", "book") would clash with table names: keep only the relation's own words
+  // generic nouns ("sailor", "ship") would clash with table names: keep only the relation's own words
   return { name, source, target, via, viaSourceCols, cols, verbs: uniq, nouns: nouns.filter((n, i) => nouns.findIndex((x) => x.word === n.word) === i), forward, reverse };
 }

@@ -1,5 +1,5 @@
 /**
- * General English helpers: lemmas, plurals, number words. Nothing here knows a schema; the
+ * General language helpers: lemmas, plurals, number words. Nothing here knows a schema; the
  * libraries (compromise, pluralize) do the language and we memoize their answers.
  */
 import nlp from 'compromise';
@@ -22,7 +22,7 @@ export function plural(w: string): string {
   return pluralize.plural(w);
 }
 
-/** A verb's infinitive ("wrote" → "write", "borrowed" → "borrow"), else the word itself. */
+/** A verb's infinitive ("wrote" → "write", "sailed" → "sail"), else the word itself. */
 export function verbLemma(w: string): string {
   let s = lemmaMemo.get(w);
   if (s === undefined) {
@@ -75,5 +75,5 @@ export const STOP = new Set([
   'entire', 'collection', 'catalog', 'catalogue', 'database', 'records', 'record', 'data', 'items', 'entries', 'across', 'overall', 'altogether',
 ]);
 
-/** Auxiliaries that invert a question ("who does X follow", "what has X borrowed"). */
+/** Auxiliaries that invert a question ("who does X mentor", "what has X sailed"). */
 export const AUX = new Set(['do', 'does', 'did', 'has', 'have', 'had', 'is', 'are', 'was', 'were', 'will', 'would', 'can']);
