@@ -138,7 +138,7 @@ export class PlanBuilder {
   }
 
   private aggCall(fn: string, ref: ColRef | undefined, q: Query, name: string, distinct?: boolean): AggregateCall {
-    if (fn === 'count' && !ref) return { name, fn: 'count', args: [], star: true };
+    if (fn === 'count' || !ref) return ref && fn === 'count' ? { name, fn, args: [this.col(ref, q)], ...(distinct ? { distinct: true } : {}) } : { name, fn: 'count', args: [], star: true };
     return { name, fn, args: [this.col(ref!, q)], ...(distinct ? { distinct: true } : {}) };
   }
 

@@ -63,12 +63,12 @@ const VERB_COL: Record<string, readonly string[]> = {
 export function columnForWord(word: string, cols: readonly ColInfo[]): ColInfo | undefined {
   const lemma = verbLemma(word);
   const s = singular(word);
-  const direct = cols.find((c) => c.words.includes(word) || c.words.includes(s) || c.words.some((w) => verbLemma(w) === lemma && lemma.length > 2) || c.synonyms.includes(word));
+  const direct = cols.find((c) => c.words.includes(word) || c.words.includes(s) || c.words.some((y) => singular(y) === s) || c.words.some((w) => verbLemma(w) === lemma && lemma.length > 2) || c.synonyms.includes(word));
   if (direct) return direct;
   const via = VERB_COL[word] ?? VERB_COL[lemma];
   if (!via) return undefined;
   for (const w of via) {
-    const c = cols.find((x) => x.words.includes(w) || x.synonyms.includes(w));
+    const c = cols.find((x) => x.words.some((y) => y === w || singular(y) === w) || x.synonyms.includes(w));
     if (c) return c;
   }
   return undefined;
@@ -77,7 +77,7 @@ export function columnForWord(word: string, cols: readonly ColInfo[]): ColInfo |
 /** The best column of `cols` for a dimension (its words in order of preference). */
 export function columnForDim(dim: Dim, cols: readonly ColInfo[]): ColInfo | undefined {
   for (const w of dim.words) {
-    const c = cols.find((x) => (x.ty !== 'str' || x.isDate) && (x.words.includes(w) || x.synonyms.includes(w)));
+    const c = cols.find((x) => (x.ty !== 'str' || x.isDate) && (x.words.some((y) => y === w || singular(y) === w) || x.synonyms.includes(w)));
     if (c) return c;
   }
   return undefined;

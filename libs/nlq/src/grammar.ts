@@ -88,7 +88,8 @@ export class Grammar {
         this.used.add(i);
         const prevTable = this.items[i - 1]?.k === 'table' ? (this.items[i - 1] as { t: string }).t : undefined;
         const open = [...this.nps].reverse().find((n) => n.kind === 'table' && n.pos >= i - 3 && !this.relBetween(n.pos, i));
-        const hit = it.hits.find((h) => h.table === prevTable) ?? it.hits.find((h) => open && h.table === this.q.nodes[open.node].table)
+        const inGraph = [...this.nps].reverse().map((n) => (n.node >= 0 ? this.q.nodes[n.node].table : '')).find((t) => it.hits.some((h) => h.table === t));
+        const hit = it.hits.find((h) => h.table === prevTable) ?? it.hits.find((h) => open && h.table === this.q.nodes[open.node].table) ?? it.hits.find((h) => h.table === inGraph)
           ?? it.hits.find((h) => this.lx.schema.labelOf(h.table) === h.column) ?? it.hits[0];
         const op = this.negatedBefore(i, 5) && !this.relBetween(Math.max(0, i - 5), i) ? '<>' : '=';
         const cond: Cond = { kind: 'cmp', ref: { node: -1, col: hit.column }, op, rhs: { slot: it.slot, part: 0 } };
@@ -234,7 +235,37 @@ export class Grammar {
     this.hop(rel, dir, start.node, far.node, undefined, self && !this.opts.direction);
   }
 
+  /** A node of the same table as another, not tied to anything by a hop, is the same thing: merge it. */
+  private mergeSameTable(): void {
+    const hopNodes = new Set(this.q.links.flatMap((l) => [l.a, l.b]));
+    for (const np of this.nps) {
+      if (np.node < 0 || hopNodes.has(np.node)) continue;
+      const table = this.q.nodes[np.node].table;
+      const other = this.nps.filter((o) => o !== np && o.node >= 0 && o.node !== np.node && this.q.nodes[o.node].table === table)
+        .sort((a, b) => Math.abs(a.pos - np.pos) - Math.abs(b.pos - np.pos))[0];
+      if (!other) continue;
+      const into = other.node;
+      const from = np.node;
+      for (const c of this.q.nodes[from].conds) this.q.nodes[into].conds.push({ ...c, ref: { node: into, col: c.ref.col } } as Cond);
+      this.q.nodes[from].conds.length = 0;
+      for (const n of this.nps) if (n.node === from) n.node = into;
+      this.dead.add(from);
+    }
+  }
+
+  private readonly dead = new Set<number>();
+  private groupNode?: number;
+
+  private live() {
+    return this.q.nodes.filter((n) => !this.dead.has(n.id));
+  }
+
   private chooseFocus(): void {
+    this.mergeSameTable();
+    if (!this.nps.some((n) => n.node >= 0)) {
+      const c = this.items.findIndex((x) => x.k === 'col');
+      if (c >= 0) this.nps.push({ node: this.node((this.items[c] as Extract<Item, { k: 'col' }>).cols[0].table), pos: c, kind: 'table' });
+    }
     const first = this.nps.filter((n) => n.kind !== 'value' && n.node >= 0).sort((a, b) => a.pos - b.pos)[0];
     const wh = this.nps.find((n) => n.kind === 'pron' && n.node >= 0 && (this.w(n.pos) === 'who' || this.w(n.pos) === 'what' || this.w(n.pos) === 'whom'));
     const hm = this.words.indexOf('many');
@@ -262,7 +293,7 @@ export class Grammar {
     };
     grow();
     for (const n of this.q.nodes) {
-      if (connected.has(n.id)) continue;
+      if (connected.has(n.id) || this.dead.has(n.id)) continue;
       this.connect(n.id, [...connected]);
       grow();
       // nodes linked among themselves by a hop join as a group
@@ -311,10 +342,10 @@ export class Grammar {
   /** A node of `table` in the graph (the most recent one), or a new one joined to the focus. */
   private nodeFor(table: string, prefer?: number): number {
     if (prefer !== undefined && this.q.nodes[prefer].table === table) return prefer;
-    const existing = [...this.q.nodes].reverse().find((n) => n.table === table);
+    const existing = this.live().reverse().find((n) => n.table === table);
     if (existing) return existing.id;
     const n = this.node(table);
-    this.connect(n, this.q.nodes.filter((x) => x.id !== n).map((x) => x.id));
+    this.connect(n, this.live().filter((x) => x.id !== n).map((x) => x.id));
     return n;
   }
 
@@ -325,7 +356,7 @@ export class Grammar {
 
   /** Columns of the nodes in the graph, nearest first. */
   private graphCols(near?: number): ColInfo[] {
-    const order = near !== undefined ? [near, ...this.q.nodes.map((n) => n.id).filter((x) => x !== near)] : this.q.nodes.map((n) => n.id);
+    const order = near !== undefined ? [near, ...this.live().map((n) => n.id).filter((x) => x !== near)] : this.live().map((n) => n.id);
     return order.flatMap((n) => [...this.lx.schema.table(this.q.nodes[n].table).cols.values()]);
   }
 
@@ -403,6 +434,16 @@ export class Grammar {
         break;
       }
       if (ws[0] === 'or' && this.w(i + 1) === 'or' && this.w(i + 2) === ws[1]) op = o;
+    }
+    if (this.w(i - 1) === 'than') {
+      // "cheaper than", "more expensive than", "older than": the adjective's dimension and direction
+      const adj = adjectiveBase(this.w(i - 2));
+      const dim = adj && dimOf(adj.base);
+      if (dim) {
+        const more = adj!.degree === 'comparative' || this.w(i - 3) === 'more';
+        op = more === dim.desc ? '>' : '<';
+        opStart = i - 2;
+      }
     }
     if (this.w(i - 1) === 'between' || (this.w(i + 1) === 'and' && this.w(i - 2) === 'between')) op = 'between';
     let hi: typeof it | undefined;
@@ -494,8 +535,8 @@ export class Grammar {
     const cols = this.graphCols(near);
     if (it.k === 'date' || ((it.k === 'year' || it.k === 'decade') && !cols.some((c) => c.words.includes('year') && c.table === this.q.nodes[near].table))) {
       // a date: the date column of an event table in the graph, else of the nearest node
-      const events = this.q.nodes.filter((n) => !this.lx.schema.labelOf(n.table)).map((n) => n.id);
-      for (const n of [...events, near, ...this.q.nodes.map((x) => x.id)]) {
+      const events = this.live().filter((n) => !this.lx.schema.labelOf(n.table)).map((n) => n.id);
+      for (const n of [...events, near, ...this.live().map((x) => x.id)]) {
         const tcols = [...this.lx.schema.table(this.q.nodes[n].table).cols.values()].filter((c) => c.isDate);
         const tw = this.lx.schema.table(this.q.nodes[n].table).words;
         const c = tcols.find((x) => x.words.some((w) => tw.includes(w))) ?? tcols.find((x) => x.required) ?? tcols[0];
@@ -517,18 +558,26 @@ export class Grammar {
     const ftable = q.nodes[focus].table;
     const label = this.lx.schema.labelOf(ftable);
     const colItems = this.items.map((it, i) => [it, i] as const).filter(([it, i]) => it.k === 'col' && !this.used.has(i)) as Array<[Extract<Item, { k: 'col' }>, number]>;
-    const isCount = /\bhow many\b|\bnumber of\b|^count\b|\bcount the\b|\bcount of\b/.test(words.join(' '));
-    const aggWord = words.findIndex((w) => ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w));
+    let isCount = /\bhow many\b|(?<!\bby )\bnumber of\b|^count\b|\bcount the\b|\bcount of\b/.test(words.join(' '));
+    const aggWord = words.findIndex((w, i) => ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
+      && !adjectiveBase(words[i + 1] ?? '') && this.items[i + 1]?.k !== 'table');
     const groupAt = words.findIndex((w, i) => w === 'per' || w === 'each' || w === 'vs' || w === 'versus' || (w === 'by' && this.items[i + 1]?.k === 'col'));
     // grouping key
     if (groupAt >= 0) {
       const g = this.items.slice(groupAt + 1).findIndex((x) => x.k === 'col' || x.k === 'table') + groupAt + 1;
       const gi = this.items[g];
       const before = groupAt > 0 ? this.items.slice(0, groupAt).map((x, k) => [x, k] as const).reverse().find(([x, k]) => x.k === 'col' && !this.used.has(k)) : undefined;
-      const key = words[groupAt] === 'vs' || words[groupAt] === 'versus' ? before : gi ? [gi, g] as const : undefined;
+      let key = words[groupAt] === 'vs' || words[groupAt] === 'versus' ? before : gi ? [gi, g] as const : undefined;
+      const nextCol = this.items[g + 1];
+      if (gi?.k === 'table' && nextCol?.k === 'col' && nextCol.cols.some((c) => c.table === gi.t)) {
+        this.used.add(g);
+        const n = this.nps.find((x) => x.pos === g);
+        key = [{ ...nextCol, cols: nextCol.cols.filter((c) => c.table === gi.t) }, g + 1] as const;
+        if (n) this.groupNode = n.node;
+      }
       if (key && key[0].k === 'col') {
         this.used.add(key[1]);
-        q.group = { ref: this.refFor(this.pickCol(key[0].cols, focus), focus), entity: false };
+        q.group = { ref: this.refFor(this.pickCol(key[0].cols, this.groupNode ?? focus), this.groupNode ?? focus), entity: false };
       } else if (key && key[0].k === 'table') {
         const n = this.nps.find((x) => x.pos === key[1]);
         if (n && n.node !== focus) q.group = { ref: { node: n.node, col: this.lx.schema.table(key[0].t).pk[0] }, entity: true };
@@ -545,8 +594,8 @@ export class Grammar {
       const col = c ? this.pickCol(c[0].cols, focus) : cw && cw.k === 'w' ? columnForWord(cw.w, this.graphCols(focus)) : undefined;
       if (c) this.used.add(c[1]);
       if (col && (col.ty !== 'str' || col.isDate)) aggRef = this.refFor(col, focus);
-      else if (agg === 'sum' && isCount) agg = undefined;
-      else if (!col) agg = undefined;
+      else agg = undefined;
+      if (!agg && w === 'total') isCount = true;
     }
     if (!agg && /\bhow much would it cost\b|\bhow much (?:do|does|did) (?:all|every)\b/.test(words.join(' '))) {
       const c = columnForDim(dimOf('expensive')!, this.graphCols(focus));
@@ -677,21 +726,26 @@ export class Grammar {
       const w = words[i];
       let base: string | undefined;
       let desc = true;
-      if ((w === 'most' || w === 'least' || w === 'fewest') && i + 1 < words.length) {
+      if (w === 'by' && words[i + 1] === 'number' && words[i + 2] === 'of' && this.items[i + 3]?.k === 'table') {
+        this.used.add(i + 3);
+        return { desc: true, count: true, countTable: (this.items[i + 3] as Extract<Item, { k: 'table' }>).t };
+      }
+      const mostLike = w === 'most' || w === 'least' || w === 'fewest' || ((w === 'highest' || w === 'lowest' || w === 'best' || w === 'worst' || w === 'top') && !!adjectiveBase(words[i + 1] ?? ''));
+      if (mostLike && i + 1 < words.length) {
         const next = this.items[i + 1];
         if (next.k === 'table') {
           this.used.add(i + 1);
-          return { desc: w === 'most', count: true, countTable: next.t };
+          return { desc: w !== 'least' && w !== 'fewest', count: true, countTable: next.t };
         }
         if (next.k === 'rel') {
           this.used.add(i + 1);
           const v = next.verbs[0];
-          return v ? { desc: w === 'most', count: true, countTable: v.rel.via ?? (this.q.nodes[focus].table === v.rel.source ? v.rel.target : v.rel.source) } : undefined;
+          return v ? { desc: w !== 'least' && w !== 'fewest', count: true, countTable: v.rel.via ?? (this.q.nodes[focus].table === v.rel.source ? v.rel.target : v.rel.source) } : undefined;
         }
         const adj = adjectiveBase(words[i + 1]);
         if (!adj) continue;
         base = adj.base;
-        desc = w === 'most';
+        desc = !['least', 'lowest', 'worst'].includes(w);
         this.used.add(i + 1);
       } else if (w === 'from' && i + 3 < words.length && words[i + 2] === 'to') {
         const a = adjectiveBase(words[i + 1]);

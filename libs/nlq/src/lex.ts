@@ -42,6 +42,9 @@ const FT_ABOUT = new Set(['talk', 'talks', 'talking', 'complain', 'complains', '
 const FT_SKIP = new Set(['the', 'a', 'an', 'both', 'word', 'words', 'phrase', 'term', 'their', 'its', 'of']);
 const FT_STOP = new Set(['and', 'or', 'in', 'from', 'by', 'that', 'who', 'which', 'with', 'but', 'than', 'during', 'since', 'before', 'after']);
 
+/** Words that compare or place in time before they could name a column. */
+const PREPOSITIONS = new Set(['since', 'before', 'after', 'over', 'under', 'above', 'below', 'until', 'during', 'between', 'through']);
+
 const iso = (y: number, m: number, d: number) => new Date(Date.UTC(y, m - 1, d)).toISOString().slice(0, 10);
 const dayAfter = (s: string) => new Date(Date.parse(s + 'T00:00:00Z') + 86_400_000).toISOString().slice(0, 10);
 
@@ -230,7 +233,7 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
     const verbs = lx.relVerbs(w);
     const nouns = lx.relNouns(w);
     const named = lx.relByName(w);
-    const c = STOP.has(w) ? undefined : lx.columnsAt(words, i);
+    const c = STOP.has(w) || PREPOSITIONS.has(w) ? undefined : lx.columnsAt(words, i);
     if (c && !(c[1] === 1 && (verbs.length || nouns.length))) {
       items.push({ k: 'col', cols: c[0], w: words.slice(i, i + c[1]).join(' ') });
       i += c[1];

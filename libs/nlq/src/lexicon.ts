@@ -34,14 +34,14 @@ export class Lexicon {
       for (const c of t.cols.values()) {
         if (c.ty !== 'str' || c.isKey) continue;
         const isLabel = c.name === label;
-        const vals = await source(t.id, c.name, isLabel ? LABEL_LIMIT : CATEGORY_LIMIT);
+        const vals = await source(t.id, c.name, LABEL_LIMIT);
         if (!vals || vals.length === 0) continue;
         const dates = vals.filter((v) => /^\d{4}-\d{2}-\d{2}/.test(v)).length;
         if (dates >= vals.length * 0.9) {
           c.isDate = true;
           continue;
         }
-        if (!isLabel && t.fulltext.includes(c.name)) continue;
+        if (!isLabel && (t.fulltext.includes(c.name) || vals.length > CATEGORY_LIMIT)) continue;
         if (!isLabel) c.isCategory = true;
         for (const v of vals) lx.addValue(t.id, c.name, v);
       }
