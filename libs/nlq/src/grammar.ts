@@ -10,9 +10,9 @@ import type { Agg, ColRef, Cond, Link, Query, Rhs } from './ir';
 import type { Lexicon } from './lexicon';
 import type { ColInfo, RelInfo } from './schema';
 import { adjectiveBase, columnForDim, columnForWord, dimOf, PLACE_WORDS } from './dims';
-import { AUX, STOP } from './words';
+import { AUX, singular, STOP, verbLemma } from './words';
 
-interface NP { node: number; pos: number; kind: 'table' | 'value' | 'pron' | 'relnoun'; neg?: boolean; linked?: boolean }
+interface NP { node: number; pos: number; kind: 'table' | 'value' | 'pron' | 'relnoun'; neg?: boolean; linked?: boolean; inClause?: boolean }
 
 const PRONOUNS = new Set(['who', 'whom', 'someone', 'somebody', 'anyone', 'anybody', 'people', 'person', 'nobody', 'everyone', 'something', 'anything', 'nothing']);
 const NEG = new Set(['never', 'not', "n't", 'no', 'nobody', 'nothing', 'without', 'non', "don't", "doesn't", "didn't", "haven't", "hasn't", "hadn't", "isn't", "aren't", "wasn't", "weren't", "won't", "cannot", "can't"]);
@@ -22,6 +22,8 @@ const CMP: Array<[string[], '>' | '>=' | '<' | '<=' | '=']> = [
   [['less', 'than'], '<'], [['fewer', 'than'], '<'], [['under'], '<'], [['below'], '<'], [['before'], '<'], [['earlier', 'than'], '<'],
   [['at', 'most'], '<='], [['no', 'more', 'than'], '<='], [['up', 'to'], '<='], [['exactly'], '='],
 ];
+/** Words that may sit between a noun and the value that qualifies it ("sailors from Oslo"). */
+const ATTACH = new Set(['in', 'from', 'at', 'of', 'the', 'named', 'called', 'with', 'whose', 'for', 'by', 'a', 'an', 'on']);
 const NOUN_USE = new Set(['connection', 'connections', 'relationship', 'relationships', 'link', 'links', 'relation', 'relations', 'network', 'edges', 'edge']);
 
 export interface ParseOptions { readonly direction?: 'forward' | 'reverse' }
@@ -87,7 +89,8 @@ export class Grammar {
       } else if (it.k === 'value') {
         this.used.add(i);
         const prevTable = this.items[i - 1]?.k === 'table' ? (this.items[i - 1] as { t: string }).t : undefined;
-        const open = [...this.nps].reverse().find((n) => n.kind === 'table' && n.pos >= i - 3 && !this.relBetween(n.pos, i));
+        const open = [...this.nps].reverse().find((n) => n.kind === 'table' && n.pos >= i - 3 && !this.relBetween(n.pos, i)
+          && this.words.slice(n.pos + 1, i).every((x) => ATTACH.has(x)));
         const inGraph = [...this.nps].reverse().map((n) => (n.node >= 0 ? this.q.nodes[n.node].table : '')).find((t) => it.hits.some((h) => h.table === t));
         const hit = it.hits.find((h) => h.table === prevTable) ?? it.hits.find((h) => open && h.table === this.q.nodes[open.node].table) ?? it.hits.find((h) => h.table === inGraph)
           ?? it.hits.find((h) => this.lx.schema.labelOf(h.table) === h.column) ?? it.hits[0];
@@ -123,7 +126,7 @@ export class Grammar {
   }
 
   private npBefore(i: number): NP | undefined {
-    return [...this.nps].reverse().find((n) => n.pos < i);
+    return [...this.nps].reverse().find((n) => n.pos < i && !n.inClause);
   }
 
   private npAfter(i: number): NP | undefined {
@@ -173,13 +176,18 @@ export class Grammar {
         obj = before;
         subj = this.w(i + 1) === 'by' ? this.npAfter(i) : undefined;
       } else {
-        const prev2 = before ? this.nps.filter((n) => n.pos < before.pos).pop() : undefined;
+        const prev2 = before ? this.nps.filter((n) => n.pos < before.pos && !n.inClause).pop() : undefined;
         const auxBetween = prev2 && before && this.words.slice(prev2.pos + 1, before.pos).some((x) => AUX.has(x));
         const relClause = prev2 && before && before.kind === 'value' && before.pos - prev2.pos <= 2 && (prev2.kind === 'table' || prev2.kind === 'pron' || prev2.kind === 'relnoun')
           && !this.words.slice(prev2.pos + 1, before.pos).some((x) => x === 'who' || x === 'that');
-        if (before && prev2 && (auxBetween || relClause) && !this.items.slice(before.pos + 1, i).some((x) => x.k === 'rel')) {
+        if (before && prev2 && (auxBetween || relClause) && !this.items.slice(before.pos + 1, i).some((x, k) => x.k === 'rel' && !this.clauseVerbs.has(before.pos + 1 + k))) {
           subj = before;
           obj = prev2;
+          // "the people X follows": X lives inside the clause; a later verb's subject is its head
+          if (relClause && !auxBetween) {
+            before.inClause = true;
+            this.clauseVerbs.add(i);
+          }
         } else {
           subj = before;
           obj = this.npAfter(i);
@@ -254,6 +262,7 @@ export class Grammar {
   }
 
   private readonly dead = new Set<number>();
+  private readonly clauseVerbs = new Set<number>();
   private groupNode?: number;
 
   private live() {
@@ -292,9 +301,10 @@ export class Grammar {
       }
     };
     grow();
+    const negated = new Set(this.nps.filter((n) => n.neg && n.kind === 'table').map((n) => n.node));
     for (const n of this.q.nodes) {
       if (connected.has(n.id) || this.dead.has(n.id)) continue;
-      this.connect(n.id, [...connected]);
+      this.connect(n.id, [...connected], negated.has(n.id));
       grow();
       // nodes linked among themselves by a hop join as a group
       if (!connected.has(n.id)) connected.add(n.id);
@@ -310,9 +320,13 @@ export class Grammar {
     const prev = new Map<string, { from: string; fk: (typeof schema.fks)[number] } | null>([[start, null]]);
     const queue = [start];
     let hit: string | undefined;
+    // among paths of equal length, prefer tables the question names by a word ("reviewed" → a reviews table)
+    const said = new Set(this.words.flatMap((w) => [w, singular(w), verbLemma(w)]));
+    const mentioned = (table: string) => schema.table(table).words.some((w) => said.has(w));
     while (queue.length && !hit) {
       const t = queue.shift()!;
-      for (const fk of schema.linksOf(t)) {
+      const links = schema.linksOf(t).sort((a, b) => Number(mentioned(b.child === t ? b.parent : b.child)) - Number(mentioned(a.child === t ? a.parent : a.child)));
+      for (const fk of links) {
         const other = fk.child === t ? fk.parent : fk.child;
         if (prev.has(other)) continue;
         prev.set(other, { from: t, fk });
@@ -533,6 +547,17 @@ export class Grammar {
       if (c) return this.refFor(c, near);
     }
     const cols = this.graphCols(near);
+    // a time after a relation verb ("borrowed … in 2024") is the time of the edge rows, when they have one
+    const verbBefore = this.items.slice(0, opStart).some((x) => x.k === 'rel' && x.verbs.some((v) => v.rel.via));
+    if (verbBefore && (it.k === 'date' || it.k === 'year' || it.k === 'decade')) {
+      const via = this.live().filter((n) => this.lx.schema.relations.some((r) => r.via === n.table));
+      for (const n of via) {
+        const tcols = [...this.lx.schema.table(n.table).cols.values()].filter((c) => c.isDate);
+        const tw = this.lx.schema.table(n.table).words;
+        const c = tcols.find((x) => x.words.some((w) => tw.includes(w))) ?? tcols.find((x) => x.required) ?? tcols[0];
+        if (c) return { node: n.id, col: c.name };
+      }
+    }
     if (it.k === 'date' || ((it.k === 'year' || it.k === 'decade') && !cols.some((c) => c.words.includes('year') && c.table === this.q.nodes[near].table))) {
       // a date: the date column of an event table in the graph, else of the nearest node
       const events = this.live().filter((n) => !this.lx.schema.labelOf(n.table)).map((n) => n.id);

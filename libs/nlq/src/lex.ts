@@ -224,8 +224,15 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
       }
     }
     // schema words
+    const multi = lx.columnsAt(words, i);
+    if (multi && multi[1] > 1 && !STOP.has(w)) {
+      items.push({ k: 'col', cols: multi[0], w: words.slice(i, i + multi[1]).join(' ') });
+      i += multi[1];
+      continue;
+    }
     const t = lx.tableAt(words, i);
-    if (t && !(t[1] === 1 && lx.relVerbs(w).length && !w.endsWith('s'))) {
+    const edgeWord = t && t[1] === 1 && lx.schema.relations.some((r) => r.via === t[0]) && (lx.relVerbs(w).length > 0 || lx.relByName(w).length > 0);
+    if (t && !edgeWord && !(t[1] === 1 && lx.relVerbs(w).length && !w.endsWith('s'))) {
       items.push({ k: 'table', t: t[0], w: words.slice(i, i + t[1]).join(' ') });
       i += t[1];
       continue;
