@@ -122,8 +122,10 @@ export class PlanBuilder {
       } else plan = { op: 'sort', input: plan, keys: [{ expr: key, desc: q.order.desc }] };
     }
     // distinct keeps the first occurrence of each row in input order, so a sort above it holds
+    // up-joins never repeat a root row: rows of the root alone need no DISTINCT (its duplicates are data)
     const cols = q.out.kind === 'rows' ? q.out.cols : [];
-    plan = { op: 'distinct', input: { op: 'project', input: plan, columns: this.names(cols, q) } };
+    plan = { op: 'project', input: plan, columns: this.names(cols, q) };
+    if (cols.some((c) => c.node !== root)) plan = { op: 'distinct', input: plan };
     return q.limit ? { op: 'limit', input: plan, limit: this.rhs(q.limit) } : plan;
   }
 

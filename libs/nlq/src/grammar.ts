@@ -178,12 +178,13 @@ export class Grammar {
       } else {
         const prev2 = before ? this.nps.filter((n) => n.pos < before.pos && !n.inClause).pop() : undefined;
         const auxBetween = prev2 && before && this.words.slice(prev2.pos + 1, before.pos).some((x) => AUX.has(x));
-        const relClause = prev2 && before && before.kind === 'value' && before.pos - prev2.pos <= 2 && (prev2.kind === 'table' || prev2.kind === 'pron' || prev2.kind === 'relnoun')
-          && !this.words.slice(prev2.pos + 1, before.pos).some((x) => x === 'who' || x === 'that');
+        const relClause = prev2 && before && (before.kind === 'value' || (before.kind === 'pron' && !['who', 'whom', 'what'].includes(this.w(before.pos)))) && before.pos - prev2.pos <= 2 && (prev2.kind === 'table' || prev2.kind === 'pron' || prev2.kind === 'relnoun')
+          && !this.words.slice(prev2.pos + 1, before.pos).some((x) => x === 'who' || x === 'that') && !this.items.slice(prev2.pos + 1, before.pos).some((x) => x.k === 'rel')
+          && !this.words.slice(before.pos + 1, i).some((x) => x === 'who' || x === 'that' || x === 'which');
         if (before && prev2 && (auxBetween || relClause) && !this.items.slice(before.pos + 1, i).some((x, k) => x.k === 'rel' && !this.clauseVerbs.has(before.pos + 1 + k))) {
           subj = before;
           obj = prev2;
-          // "the people X follows": X lives inside the clause; a later verb's subject is its head
+          // "the people X mentors": X lives inside the clause; a later verb's subject is its head
           if (relClause && !auxBetween) {
             before.inClause = true;
             this.clauseVerbs.add(i);
@@ -320,7 +321,7 @@ export class Grammar {
     const prev = new Map<string, { from: string; fk: (typeof schema.fks)[number] } | null>([[start, null]]);
     const queue = [start];
     let hit: string | undefined;
-    // among paths of equal length, prefer tables the question names by a word ("reviewed" → a reviews table)
+    // among paths of equal length, prefer tables the question names by a word ("inspected" → an inspections table)
     const said = new Set(this.words.flatMap((w) => [w, singular(w), verbLemma(w)]));
     const mentioned = (table: string) => schema.table(table).words.some((w) => said.has(w));
     while (queue.length && !hit) {
@@ -422,7 +423,8 @@ export class Grammar {
   }
 
   private nearestFts(i: number, col?: string): ColRef | undefined {
-    const nps = [...this.nps].filter((n) => n.node >= 0).sort((a, b) => Math.abs(a.pos - i) - Math.abs(b.pos - i) || b.pos - a.pos);
+    // the searched rows are a noun's ("logs … that mention"), not an already named value's
+    const nps = [...this.nps].filter((n) => n.node >= 0).sort((a, b) => Number(a.kind === 'value') - Number(b.kind === 'value') || Math.abs(a.pos - i) - Math.abs(b.pos - i) || b.pos - a.pos);
     for (const np of nps) {
       const t = this.lx.schema.table(this.q.nodes[np.node].table);
       const f = col ? (t.cols.has(col) ? col : undefined) : t.fulltext[0];
@@ -547,7 +549,7 @@ export class Grammar {
       if (c) return this.refFor(c, near);
     }
     const cols = this.graphCols(near);
-    // a time after a relation verb ("borrowed … in 2024") is the time of the edge rows, when they have one
+    // a time after a relation verb ("sailed … in 2024") is the time of the edge rows, when they have one
     const verbBefore = this.items.slice(0, opStart).some((x) => x.k === 'rel' && x.verbs.some((v) => v.rel.via));
     if (verbBefore && (it.k === 'date' || it.k === 'year' || it.k === 'decade')) {
       const via = this.live().filter((n) => this.lx.schema.relations.some((r) => r.via === n.table));
@@ -568,6 +570,13 @@ export class Grammar {
         if (c) return { node: n, col: c.name };
       }
     }
+    if (it.k === 'date') {
+      // a date with no dated table in the graph: a table the question names by a word ("reviewed")
+      const said = new Set(this.words.flatMap((w) => [singular(w), verbLemma(w)]));
+      const t = [...this.lx.schema.tables.values()].find((x) => x.words.some((w) => said.has(w)) && [...x.cols.values()].some((c) => c.isDate));
+      const c = t && [...t.cols.values()].find((x) => x.isDate);
+      if (t && c) return { node: this.nodeFor(t.id, undefined), col: c.name };
+    }
     if (it.k === 'year' || it.k === 'decade') {
       const c = cols.find((x) => x.words.includes('year') && x.table === this.q.nodes[near].table) ?? cols.find((x) => x.words.includes('year'));
       if (c) return this.refFor(c, near);
@@ -585,7 +594,7 @@ export class Grammar {
     const colItems = this.items.map((it, i) => [it, i] as const).filter(([it, i]) => it.k === 'col' && !this.used.has(i)) as Array<[Extract<Item, { k: 'col' }>, number]>;
     let isCount = /\bhow many\b|(?<!\bby )\bnumber of\b|^count\b|\bcount the\b|\bcount of\b/.test(words.join(' '));
     const aggWord = words.findIndex((w, i) => ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
-      && !adjectiveBase(words[i + 1] ?? '') && this.items[i + 1]?.k !== 'table');
+      && !adjectiveBase(words[i + 1] ?? '') && !((w === 'highest' || w === 'lowest') && this.items[i + 1]?.k === 'table'));
     const groupAt = words.findIndex((w, i) => w === 'per' || w === 'each' || w === 'vs' || w === 'versus' || (w === 'by' && this.items[i + 1]?.k === 'col'));
     // grouping key
     if (groupAt >= 0) {

@@ -52,7 +52,7 @@ const dayAfter = (s: string) => new Date(Date.parse(s + 'T00:00:00Z') + 86_400_0
 function rawTokens(nl: string): Array<{ t: string; raw: string; quoted?: boolean }> {
   const out: Array<{ t: string; raw: string; quoted?: boolean }> = [];
   const re = /(^|[\s(])(['"“‘])(.+?)(['"”’])(?=[\s?.,!)]|$)|\$?\d+(?:,\d{3})*(?:\.\d+)?s?|[A-Za-z0-9]+(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*/g;
-  for (const m of nl.replace(/\([^)]*\)/g, ' ').matchAll(re)) {
+  for (const m of nl.replace(/\([^)]*\)/g, ' ').replace(/\b(non)-(?=[a-z])/gi, '$1 ').matchAll(re)) {
     if (m[3] !== undefined) out.push({ t: m[3].toLowerCase(), raw: m[3], quoted: true });
     else out.push({ t: m[0].toLowerCase().replace(/’/g, "'"), raw: m[0] });
   }
