@@ -151,8 +151,8 @@ export class PlanBuilder {
     const keyCol = g.entity ? this.schema.table(node.table).pk[0] : g.ref.col;
     const aggregates: AggregateCall[] = [];
     if (g.entity && label) aggregates.push({ name: 'key', fn: 'any_value', args: [this.col({ node: g.ref.node, col: label }, q)] });
-    const measure = q.out.kind === 'agg' ? q.out : q.order?.fn ? { fn: q.order.fn, ref: q.order.ref } : { fn: 'count' as const, ref: undefined };
-    aggregates.push(this.aggCall(measure.fn, measure.ref, q, 'value', q.out.kind === 'agg' ? q.out.distinct : false));
+    const measure = q.order?.fn && q.order.distinct ? { fn: q.order.fn, ref: q.order.ref, distinct: true } : q.out.kind === 'agg' ? q.out : q.order?.fn ? { fn: q.order.fn, ref: q.order.ref } : { fn: 'count' as const, ref: undefined };
+    aggregates.push(this.aggCall(measure.fn, measure.ref, q, 'value', 'distinct' in measure ? measure.distinct : false));
     if (q.having) aggregates.push(this.aggCall(q.having.fn, q.having.ref, q, 'having'));
     let plan: PlanNode = { op: 'aggregate', input, group: [{ name: 'group', expr: this.col({ node: g.ref.node, col: keyCol }, q) }], aggregates };
     if (q.having) plan = { op: 'filter', input: plan, predicate: { kind: 'binary', op: q.having.op, left: { kind: 'col', name: 'having' }, right: this.rhs(q.having.rhs) } };

@@ -168,13 +168,15 @@ export class Grammar {
       if (nounUse && it.named.length) return this.namedRel(it.named[0], i);
       if (!it.verbs.length) return;
       this.used.add(i);
-      const passive = ['was', 'were', 'is', 'are', 'been', 'being', 'be'].includes(this.w(i - 1)) || this.w(i + 1) === 'by';
+      const particle = ['after', 'for', 'up', 'over', 'on', 'to'].includes(this.w(i + 1));
+      const byAt = this.w(i + 1) === 'by' ? i + 1 : particle && this.w(i + 2) === 'by' ? i + 2 : -1;
+      const passive = ['was', 'were', 'is', 'are', 'been', 'being', 'be'].includes(this.w(i - 1)) || byAt > 0;
       let subj: NP | undefined;
       let obj: NP | undefined;
       const before = this.npBefore(i);
       if (passive) {
         obj = before;
-        subj = this.w(i + 1) === 'by' ? this.npAfter(i) : undefined;
+        subj = byAt > 0 ? this.npAfter(byAt) : undefined;
       } else {
         const prev2 = before ? this.nps.filter((n) => n.pos < before.pos && !n.inClause).pop() : undefined;
         const auxBetween = prev2 && before && this.words.slice(prev2.pos + 1, before.pos).some((x) => AUX.has(x));
@@ -201,6 +203,12 @@ export class Grammar {
       }) ?? it.verbs[0];
       const st = pick.subject === 'source' ? pick.rel.source : pick.rel.target;
       const ot = pick.subject === 'source' ? pick.rel.target : pick.rel.source;
+      // a missing end is a noun of its table elsewhere in the question that nothing else ties ("grams fed per keeper")
+      if (!subj && obj && this.tableOf(obj) === st && st !== ot) [subj, obj] = [obj, undefined];
+      if (!obj && subj && this.tableOf(subj) === ot && st !== ot) [obj, subj] = [subj, undefined];
+      const spare = (t: string, not?: NP) => this.nps.find((n) => n !== not && !n.linked && n.node >= 0 && this.tableOf(n) === t && n.kind !== 'value');
+      if (!subj || (this.tableOf(subj) !== undefined && this.tableOf(subj) !== st)) subj = spare(st, obj) ?? subj;
+      if (!obj || (this.tableOf(obj) !== undefined && this.tableOf(obj) !== ot)) obj = spare(ot, subj) ?? obj;
       if (!subj || this.tableOf(subj) !== undefined && this.tableOf(subj) !== st) subj = { node: this.node(st), pos: i, kind: 'pron' };
       if (!obj || this.tableOf(obj) !== undefined && this.tableOf(obj) !== ot) obj = { node: this.node(ot), pos: i, kind: 'pron' };
       this.setTable(subj, st);
@@ -265,6 +273,7 @@ export class Grammar {
   private readonly dead = new Set<number>();
   private readonly clauseVerbs = new Set<number>();
   private groupNode?: number;
+  private groupFocus = false;
 
   private live() {
     return this.q.nodes.filter((n) => !this.dead.has(n.id));
@@ -383,6 +392,17 @@ export class Grammar {
   // ---- conditions: comparisons, dates, negations, flags ----
   private conditions(): void {
     const items = this.items;
+    // "the night shift", "species Lion": a column word beside a value of that column is part of it
+    items.forEach((it, i) => {
+      if (it.k !== 'col' || this.used.has(i)) return;
+      for (const j of [i - 1, i + 1, i - 2, i + 2]) {
+        const v = items[j];
+        if (v?.k === 'value' && v.hits.some((h) => it.cols.some((c) => c.table === h.table && c.name === h.column))) {
+          this.used.add(i);
+          return;
+        }
+      }
+    });
     for (let i = 0; i < items.length; i++) {
       const it = items[i];
       if (this.used.has(i)) continue;
@@ -571,7 +591,7 @@ export class Grammar {
       }
     }
     if (it.k === 'date') {
-      // a date with no dated table in the graph: a table the question names by a word ("reviewed")
+      // a date with no dated table in the graph: a table the question names by a word ("inspected")
       const said = new Set(this.words.flatMap((w) => [singular(w), verbLemma(w)]));
       const t = [...this.lx.schema.tables.values()].find((x) => x.words.some((w) => said.has(w)) && [...x.cols.values()].some((c) => c.isDate));
       const c = t && [...t.cols.values()].find((x) => x.isDate);
@@ -615,6 +635,7 @@ export class Grammar {
       } else if (key && key[0].k === 'table') {
         const n = this.nps.find((x) => x.pos === key[1]);
         if (n && n.node !== focus) q.group = { ref: { node: n.node, col: this.lx.schema.table(key[0].t).pk[0] }, entity: true };
+        else if (n) this.groupFocus = true;
       }
     }
     // the thing measured
@@ -638,6 +659,8 @@ export class Grammar {
         aggRef = this.refFor(c, focus);
       }
     }
+    // "total grams fed per keeper": the measure lives on other rows, one group per answered entity
+    if (this.groupFocus && !q.group && agg && aggRef && aggRef.node !== focus) q.group = { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true };
     // "when was the first/most recent X": the min/max of its date
     const firstLast = words.findIndex((w) => ['first', 'earliest', 'latest', 'last', 'recent', 'newest', 'oldest'].includes(w));
     if (!agg && words[0] === 'when' && firstLast >= 0) {
@@ -676,7 +699,10 @@ export class Grammar {
           q.order = { fn: 'count', ref: undefined, desc: sup.desc };
           q.focus = counted;
         } else q.group = { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true, keyOnly: true };
-        q.order = { fn: 'count', desc: sup.desc };
+        // counting an entity counts distinct ones ("fed the most animals"), not the rows that reach them
+        const countedTable = counted !== undefined ? this.q.nodes[counted].table : undefined;
+        const entity = countedTable && this.lx.schema.labelOf(countedTable) && counted !== focus;
+        q.order = entity ? { fn: 'count', ref: { node: counted!, col: this.lx.schema.table(countedTable!).pk[0] }, desc: sup.desc, distinct: true } : { fn: 'count', desc: sup.desc };
         if (counted !== undefined && counted !== focus) q.focus = counted;
       } else if (sup.aggRef) {
         q.group = q.group ?? { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true, keyOnly: true };

@@ -48,7 +48,7 @@ export interface Query {
   /** Grouped: one row per key (a column, or an entity's label grouped by its key). */
   group?: { readonly ref: ColRef; readonly entity: boolean; readonly keyOnly?: boolean };
   having?: { readonly fn: Agg; readonly ref?: ColRef; readonly op: '>' | '>=' | '<' | '<=' | '='; readonly rhs: Rhs };
-  order?: { readonly fn?: Agg; readonly ref?: ColRef; readonly desc: boolean };
+  order?: { readonly fn?: Agg; readonly ref?: ColRef; readonly desc: boolean; readonly distinct?: boolean };
   limit?: Rhs;
   /** "which are the oldest": every row tied with the best value instead of one. */
   ties?: boolean;

@@ -103,7 +103,9 @@ export class Lexicon {
   valueAt(toks: readonly string[], i: number): [ValueHit[], number] | undefined {
     for (let n = Math.min(this.maxValueTokens, toks.length - i); n >= 1; n--) {
       const key = toks.slice(i, i + n).join(' ');
-      const hits = this.values.get(key) ?? (n === 1 && key.endsWith("'s") ? this.values.get(key.slice(0, -2)) : undefined);
+      const last = toks[i + n - 1];
+      const hits = this.values.get(key) ?? (key.endsWith("'s") ? this.values.get(key.slice(0, -2)) : undefined)
+        ?? (singular(last) !== last ? this.values.get([...toks.slice(i, i + n - 1), singular(last)].join(' ')) : undefined);
       if (hits) return [hits, n];
     }
     return undefined;
