@@ -30,7 +30,7 @@ export interface Compiled {
 }
 
 /** Bumped when the grammar changes what it compiles: older cached templates are not reused. */
-export const COMPILER_VERSION = 9;
+export const COMPILER_VERSION = 10;
 
 export function manifestFingerprint(m: TableManifest): string {
   return createHash('sha1').update(JSON.stringify(m)).digest('hex').slice(0, 16);
@@ -124,7 +124,7 @@ export class NlCompiler {
       const fromModel = this.model ? await this.model.compile(nl, ms, lexed).catch(() => undefined) : undefined;
       if (fromModel) return this.entry(key, fromModel, ms, undefined, 'model');
       const words = (e.details.not_understood as string[] | undefined) ?? [];
-      const hidden = opts.schemas ? this.hiddenWords(lexed, lx) : [];
+      const hidden = opts.schemas ? await this.hiddenWords(nl, ms) : [];
       const sugg = suggest([...words, ...nl.toLowerCase().split(/[^a-z']+/)], lx);
       throw new DbError('validation_failed', `${e.message}${hidden.length ? `; ${hidden.join(', ')} name schemas outside "schemas"` : ''}${sugg.length ? `; did you mean ${sugg.map((s) => `"${s}"`).join(', ')}?` : ''}`, {
         not_understood: [...words, ...hidden], suggestions: sugg,
@@ -150,10 +150,16 @@ export class NlCompiler {
     return { key, plan: checked, reads, ...(interpretation ? { interpretation } : {}), source, at: Date.now() };
   }
 
-  /** Words of the question that name tables or columns outside the visible schemas. */
-  private hiddenWords(lexed: Lexed, lx: Lexicon): string[] {
-    const all = new SchemaModel(this.manifests());
-    const full = new Lexicon(all);
-    return lexed.items.filter((it) => it.k === 'w' && (full.tablesFor(it.w).length || full.columnsAt([it.w], 0)) && !lx.tablesFor(it.w).length).map((it) => (it as { w: string }).w);
+  /** Words of the question that name tables, columns or values outside the visible schemas. */
+  private async hiddenWords(nl: string, visible: readonly TableManifest[]): Promise<string[]> {
+    const full = await this.lexicon(this.manifests());
+    const seen = new Set(visible.map((m) => m.id));
+    const out: string[] = [];
+    for (const it of lex(nl, full, this.now()).items) {
+      if (it.k === 'table' && !seen.has(it.t)) out.push(`"${it.w}" (${it.t})`);
+      if (it.k === 'value' && !it.hits.some((h) => seen.has(h.table))) out.push(`"${it.w}" (${it.hits[0].table}.${it.hits[0].column})`);
+      if (it.k === 'col' && !it.cols.some((c) => seen.has(c.table))) out.push(`"${it.w}" (${it.cols[0].table})`);
+    }
+    return out;
   }
 }

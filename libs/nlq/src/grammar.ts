@@ -47,7 +47,8 @@ export class Grammar {
     this.linkRest();
     this.conditions();
     this.answer();
-    const left = items.map((it, i) => [it, i] as const).filter(([it, i]) => !this.used.has(i) && it.k !== 'w');
+    // a capitalized word nothing placed is a name this store does not know: never answer without it
+    const left = items.map((it, i) => [it, i] as const).filter(([it, i]) => !this.used.has(i) && (it.k !== 'w' || it.cap));
     if (left.length) {
       const what = left.map(([it, i]) => (it.k === 'value' ? it.w : this.words[i]));
       throw new DbError('validation_failed', `could not place ${what.map((w) => `"${w}"`).join(', ')} in the question`, { not_understood: what });

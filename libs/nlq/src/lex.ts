@@ -10,7 +10,8 @@ import type { Lexicon, ValueHit } from './lexicon';
 import { isNumberWord, MONTHS, numberWords, singular, STOP } from './words';
 
 export type Item =
-  | { readonly k: 'w'; readonly w: string }
+  /** A plain word; `cap` when capitalized inside the sentence (a name the lexicon did not know). */
+  | { readonly k: 'w'; readonly w: string; readonly cap?: boolean }
   | { readonly k: 'table'; readonly t: string; readonly w: string }
   | { readonly k: 'col'; readonly cols: readonly ColInfo[]; readonly w: string }
   | { readonly k: 'value'; readonly hits: readonly ValueHit[]; readonly slot: number; readonly w: string }
@@ -251,7 +252,7 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
       i++;
       continue;
     }
-    items.push({ k: 'w', w: w.replace(/'s$/, '') });
+    items.push({ k: 'w', w: w.replace(/'s$/, ''), ...(i > 0 && /^[A-Z]/.test(raw) && raw !== 'I' ? { cap: true } : {}) });
     i++;
   }
   return { items, slots, shape: shapeOf(items) };

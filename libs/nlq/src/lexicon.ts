@@ -8,8 +8,11 @@ import { singular, verbLemma } from './words';
 
 export interface ValueHit { readonly table: string; readonly column: string; readonly value: string }
 
-/** Distinct values of a text column, or null when there are too many to be names. */
-export type ValueSource = (table: string, column: string, limit: number) => Promise<string[] | null>;
+/**
+ * Distinct values of a table's text columns, read in one pass: per column its values, or null
+ * when it has more than `limit` (too many to be names).
+ */
+export type ValueSource = (table: string, columns: readonly string[], limit: number) => Promise<Map<string, string[] | null>>;
 
 /** How many distinct values make a column a category (beside the label column). */
 export const CATEGORY_LIMIT = 64;
@@ -31,10 +34,12 @@ export class Lexicon {
     const lx = new Lexicon(schema);
     for (const t of schema.tables.values()) {
       const label = schema.labelOf(t.id);
-      for (const c of t.cols.values()) {
-        if (c.ty !== 'str' || c.isKey) continue;
+      const textCols = [...t.cols.values()].filter((c) => c.ty === 'str' && !c.isKey);
+      if (!textCols.length) continue;
+      const read = await source(t.id, textCols.map((c) => c.name), LABEL_LIMIT);
+      for (const c of textCols) {
         const isLabel = c.name === label;
-        const vals = await source(t.id, c.name, LABEL_LIMIT);
+        const vals = read.get(c.name);
         if (!vals || vals.length === 0) continue;
         const dates = vals.filter((v) => /^\d{4}-\d{2}-\d{2}/.test(v)).length;
         if (dates >= vals.length * 0.9) {

@@ -8,6 +8,8 @@ import { IntentCache, NlCompiler, type IntentBacking, type IntentEntry, type Mod
 import { KEYSPACE, keyOf, prefixRange, type CommittedFrame, type CustomChange, type KeyWrite, type TenantStore } from '@mmdb/storage';
 
 const PREFIX = 'nlq_intent';
+/** Rows read per table when building the value lexicon (its first rows in key order). */
+const SCAN_LIMIT = 500_000;
 
 export interface NlSettings {
   readonly cacheSize: number;
@@ -43,21 +45,26 @@ export class NlEngine implements IntentBacking {
     }
   }
 
-  private async distinct(table: string, column: string, limit: number): Promise<string[] | null> {
+  /** One pass over a table (at most SCAN_LIMIT rows): the distinct values of each text column, null past `limit`. */
+  private async distinct(table: string, columns: readonly string[], limit: number): Promise<Map<string, string[] | null>> {
     const snap = this.store!.snapshot();
-    const seen = new Set<string>();
+    const seen = new Map(columns.map((c) => [c, new Set<string>()] as const));
+    let rows = 0;
     try {
       for await (const batch of snap.scanRows(table, { batchSize: 1024 })) {
         for (const r of batch) {
-          const v = r.values[column];
-          if (typeof v === 'string') seen.add(v);
+          for (const [c, set] of seen) {
+            const v = r.values[c];
+            if (set.size <= limit && typeof v === 'string') set.add(v);
+          }
         }
-        if (seen.size > limit) return null;
+        rows += batch.length;
+        if (rows >= SCAN_LIMIT) break;
       }
     } finally {
       await snap.release();
     }
-    return [...seen];
+    return new Map([...seen].map(([c, set]) => [c, set.size > limit ? null : [...set]]));
   }
 
   // ---- commit participant ----

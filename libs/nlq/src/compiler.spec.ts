@@ -1,0 +1,119 @@
+import { DbError } from '@mmdb/core';
+import { IntentCache, type IntentBacking, type IntentEntry } from './cache';
+import { NlCompiler, planReads } from './compiler';
+import { lex } from './lex';
+import { Lexicon } from './lexicon';
+import { SchemaModel } from './schema';
+import { FLEET, values } from './testing/fleet';
+
+const NOW = new Date('2024-12-31T12:00:00Z');
+const compiler = (cache = new IntentCache(100)) => new NlCompiler(() => FLEET, values, cache, undefined, () => NOW);
+const lexicon = () => Lexicon.build(new SchemaModel(FLEET), values);
+const code = async (p: Promise<unknown>) => p.then(() => 'ok', (e: DbError) => e.code);
+
+describe('lexing: items, slots and shapes', () => {
+  it('values, numbers, dates and quoted text become slots; the rest is the shape', async () => {
+    const lx = await lexicon();
+    const a = lex('how many sailors are from Oslo?', lx, NOW);
+    const b = lex('how many sailors are from Bergen?', lx, NOW);
+    expect(a.shape).toBe(b.shape);
+    expect(a.slots).toEqual([['Oslo']]);
+    expect(b.slots).toEqual([['Bergen']]);
+    expect(lex('sailors who joined in March 2023', lx, NOW).slots).toEqual([['2023-03-01', '2023-04-01']]);
+    expect(lex('sailors born before 1815', lx, NOW).slots).toEqual([[1815, '1815-01-01', '1816-01-01']]);
+    expect(lex('ships heavier than fifty tons', lx, NOW).slots).toEqual([[50]]);
+    expect(lex("ships whose log says 'mast'", lx, NOW).slots).toEqual([['%mast%']]);
+    expect(lex('sailors who joined last year', lx, NOW).slots).toEqual([['2023-01-01', '2024-01-01']]);
+    expect(lex('sailors who joined between June 1 and June 7, 2024', lx, NOW).slots).toEqual([['2024-06-01', '2024-06-02'], ['2024-06-07', '2024-06-08']]);
+  });
+});
+
+describe('compiling questions to plan templates', () => {
+  it('a filter on a value is a parameter, and a question of the same shape is a cache hit', async () => {
+    const c = compiler();
+    const a = await c.ask('sailors from Oslo');
+    expect(a.cache).toBe('miss');
+    expect(a.params).toEqual(['Oslo']);
+    expect(JSON.stringify(a.plan)).toContain('"kind":"param"');
+    expect([...planReads(a.plan)]).toEqual(['fleet.sailors']);
+    const b = await c.ask('sailors from Bergen');
+    expect(b).toMatchObject({ cache: 'hit', params: ['Bergen'] });
+    expect(b.plan).toEqual(a.plan);
+    expect(c.cache.hits).toBe(1);
+  });
+
+  it('counts, comparisons, superlatives and grouping', async () => {
+    const c = compiler();
+    expect((await c.ask('how many ships are there?')).plan).toMatchObject({ op: 'aggregate', aggregates: [{ fn: 'count', star: true }] });
+    expect(JSON.stringify((await c.ask('sailors born after 1955')).plan)).toMatch(/"op":">".*born_year|born_year.*"op":">"/);
+    const top = (await c.ask('the heaviest ship')).plan;
+    expect(JSON.stringify(top)).toContain('"desc":true');
+    expect(JSON.stringify(top)).toContain('tonnage');
+    expect(JSON.stringify((await c.ask('how many sailors per home port')).plan)).toContain('"group":[{"name":"group"');
+  });
+
+  it('a hop along a relation has an interpretation naming the relation and its direction', async () => {
+    const r = await compiler().ask('who does Ada Byrne mentor?');
+    expect(r.interpretation).toMatch(/mentors/);
+    expect(r.interpretation).toContain('Ada Byrne');
+    expect([...planReads(r.plan)].sort()).toEqual(['fleet.mentoring', 'fleet.sailors']);
+  });
+
+  it('a self-relation named without a direction is ambiguous_graph_direction, naming both readings', async () => {
+    const c = compiler();
+    const err = await c.ask('mentors connections of Bo Lund').catch((e: DbError) => e);
+    expect(err).toBeInstanceOf(DbError);
+    expect((err as DbError).code).toBe('ambiguous_graph_direction');
+    expect((err as DbError).details).toMatchObject({ relation: 'mentors', direction: { forward: expect.stringContaining('they mentor'), reverse: expect.stringContaining('their mentors') } });
+    const f = await c.ask('mentors connections of Bo Lund', { direction: 'forward' });
+    const r = await c.ask('mentors connections of Bo Lund', { direction: 'reverse' });
+    expect(f.plan).not.toEqual(r.plan);
+  });
+
+  it('unknown words are validation_failed with the closest names; unknown schemas are schema_not_found', async () => {
+    const c = compiler();
+    const err = (await c.ask('how many sailers are on dekc?').catch((e: DbError) => e)) as DbError;
+    expect(err.code).toBe('validation_failed');
+    expect(err.details.suggestions).toContain('sailors');
+    expect(await code(c.ask('how many ships?', { schemas: ['fleet.nope'] }))).toBe('schema_not_found');
+    // a table outside `schemas` cannot be placed
+    const hidden = (await c.ask('ships captained by Ada Byrne', { schemas: ['fleet.ships'] }).catch((e: DbError) => e)) as DbError;
+    expect(hidden.code).toBe('validation_failed');
+    expect(hidden.message).toContain('fleet.sailors');
+    expect(await code(c.ask('   '))).toBe('validation_failed');
+  });
+});
+
+describe('the intent cache', () => {
+  const entry = (key: string, reads: Record<string, string> = {}): IntentEntry => ({ key, reads, source: 'grammar', at: Date.now(), plan: { op: 'scan', schema: 'a.b' } });
+
+  it('is LRU-bounded and tells its backing which entries it dropped', async () => {
+    const saved: Array<[string | null, readonly string[]]> = [];
+    const backing: IntentBacking = { load: async () => [], save: async (p, d) => void saved.push([p?.key ?? null, d]) };
+    const c = new IntentCache(2, backing);
+    await c.put(entry('a'));
+    await c.put(entry('b'));
+    c.get('a', () => undefined);
+    await c.put(entry('c'));
+    expect(c.size).toBe(2);
+    expect(saved[2]).toEqual(['c', ['b']]);
+  });
+
+  it('drops an entry whose schema changed, and every entry that read a dropped schema', async () => {
+    const c = new IntentCache(10);
+    await c.put(entry('x', { 'a.b': 'f1' }));
+    await c.put(entry('y', { 'a.c': 'f1' }));
+    expect(c.get('x', () => 'f2')).toBeUndefined();
+    expect(c.get('y', () => 'f1')).toBeDefined();
+    await c.dropSchema('a.c');
+    expect(c.get('y', () => 'f1')).toBeUndefined();
+  });
+
+  it('loads entries from its backing, oldest first, keeping the newest within capacity', async () => {
+    const dropped: string[] = [];
+    const c = new IntentCache(1, { load: async () => [{ ...entry('old'), at: 1 }, { ...entry('new'), at: 2 }], save: async (_p, d) => void dropped.push(...d) });
+    await c.load();
+    expect(c.get('new', () => undefined)).toBeDefined();
+    expect(dropped).toEqual(['old']);
+  });
+});
