@@ -38,6 +38,11 @@ export interface AppConfig {
   readonly rateLimitRps: number;
   /** Requests one tenant token may send at once above the sustained rate (the bucket's size). */
   readonly rateLimitBurst: number;
+  /** POST /ask: intent-cache entries per tenant; how stale the value lexicon may be after writes (ms). */
+  readonly nlCacheSize: number;
+  readonly nlLexiconRefreshMs: number;
+  /** The optional language model (OpenAI-compatible chat completions); off when the URL is unset. */
+  readonly nlModel?: { readonly url: string; readonly model: string; readonly key?: string; readonly timeoutMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -88,6 +93,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   // BURST defaults to 40,000, or to 2 × DB_RATE_LIMIT_RPS when only that is set.
   const rpsSet = env.DB_RATE_LIMIT_RPS !== undefined && env.DB_RATE_LIMIT_RPS !== '';
   const rateLimitBurst = int(env, 'DB_RATE_LIMIT_BURST', rpsSet ? Math.max(1, 2 * rateLimitRps) : 40_000, 1, 100_000_000);
+  const nlModelUrl = env.DB_NL_MODEL_URL || undefined;
+  if (nlModelUrl !== undefined && !/^https?:\/\/\S+$/.test(nlModelUrl)) throw new ConfigError('DB_NL_MODEL_URL must be an http(s) URL (the base of /chat/completions)');
+  const nlModel = nlModelUrl
+    ? { url: nlModelUrl, model: env.DB_NL_MODEL || 'default', key: env.DB_NL_MODEL_KEY || undefined, timeoutMs: int(env, 'DB_NL_MODEL_TIMEOUT_MS', 10_000, 100, 600_000) }
+    : undefined;
   const logLevel = (env.DB_LOG_LEVEL || 'info') as AppConfig['logLevel'];
   if (!['silent', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new ConfigError(`DB_LOG_LEVEL must be silent|error|warn|info|debug`);
   return {
@@ -114,6 +124,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel,
     rateLimitRps,
     rateLimitBurst,
+    nlCacheSize: int(env, 'DB_NL_CACHE_SIZE', 1000, 1, 1_000_000),
+    nlLexiconRefreshMs: int(env, 'DB_NL_LEXICON_REFRESH_MS', 1000, 0, 3_600_000),
+    ...(nlModel ? { nlModel } : {}),
   };
 }
 

@@ -29,11 +29,6 @@ describe('the optional model adapter (a local fake chat-completions endpoint)', 
   const lexed = async (nl: string) => lex(nl, await Lexicon.build(new SchemaModel(FLEET), values), new Date());
   const answer = (content: string) => (_b: unknown, res: http.ServerResponse) => res.end(JSON.stringify({ choices: [{ message: { content } }] }));
 
-  it('is off unless DB_NL_MODEL_URL is set', () => {
-    expect(ModelAdapter.fromEnv({})).toBeUndefined();
-    expect(ModelAdapter.fromEnv({ DB_NL_MODEL_URL: url, DB_NL_MODEL: 'm' })).toBeInstanceOf(ModelAdapter);
-  });
-
   it('sends the schema summary, the parameters and the key; answers a validated plan', async () => {
     reply = answer('Here: {"op":"scan","schema":"fleet.ships","alias":"s"}');
     const m = new ModelAdapter({ url, model: 'tiny', key: 'k1' });

@@ -39,11 +39,6 @@ export class ModelAdapter {
   calls = 0;
   constructor(private readonly cfg: ModelConfig) {}
 
-  static fromEnv(env: Record<string, string | undefined>): ModelAdapter | undefined {
-    if (!env.DB_NL_MODEL_URL) return undefined;
-    return new ModelAdapter({ url: env.DB_NL_MODEL_URL, model: env.DB_NL_MODEL ?? 'default', key: env.DB_NL_MODEL_KEY, timeoutMs: Number(env.DB_NL_MODEL_TIMEOUT_MS ?? 10_000) });
-  }
-
   /** A validated plan for the question, or undefined (no answer, timeout, not JSON, invalid plan). */
   async compile(nl: string, ms: readonly TableManifest[], lexed: Lexed): Promise<PlanNode | undefined> {
     this.calls++;
