@@ -500,7 +500,8 @@ export class Grammar {
       return;
     }
     const ref = this.compared(i, opStart, it);
-    if (!ref) throw new DbError('validation_failed', `cannot tell what "${this.w(i)}" is compared with`, { not_understood: [this.w(i)] });
+    const shown = it.k === 'num' || it.k === 'year' ? String(it.n) : this.w(opStart - 1) + ' …';
+    if (!ref) throw new DbError('validation_failed', `cannot tell what "${shown}" is compared with`, { not_understood: [shown] });
     const c = this.lx.schema.col(this.q.nodes[ref.node].table, ref.col)!;
     const conds = this.q.nodes[ref.node].conds;
     const isDateCol = c.isDate;
