@@ -83,8 +83,10 @@ export class PlanBuilder {
     let plan: PlanNode = { op: 'scan', schema: q.nodes[n].table, alias: alias(n) };
     const preds: Expr[] = [...extra, ...q.nodes[n].conds.map((c) => this.cond(c, q))];
     for (const e of tree.get(n) ?? []) {
-      const on = and(e.nearCols.map((c, i) => eq(this.col({ node: e.far, col: e.farCols[i] }, q), this.col({ node: e.near, col: c }, q))));
-      if (e.up) plan = { op: 'join', kind: 'inner', left: plan, right: this.subtree(q, e.far, tree), on };
+      const pairs = e.nearCols.map((c, i) => ({ left: this.col({ node: e.near, col: c }, q), right: this.col({ node: e.far, col: e.farCols[i] }, q) }));
+      const on = and(pairs.map((p) => eq(p.left, p.right)));
+      // the key pairs and a hash join are given, not left to the optimizer: it does not visit plans inside subqueries
+      if (e.up) plan = { op: 'join', kind: 'inner', left: plan, right: this.subtree(q, e.far, tree), on, equi: pairs, strategy: 'hash' };
       else if (e.nearCols.length === 1) {
         // an uncorrelated IN (run once, a set lookup per row) rather than a correlated EXISTS
         const key = this.col({ node: e.far, col: e.farCols[0] }, q);

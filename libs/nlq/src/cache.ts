@@ -59,6 +59,7 @@ export class IntentCache {
     return e;
   }
 
+  /** Adds an entry; resolves when the backing has stored it (callers may not wait: it is in memory at once). */
   async put(e: IntentEntry): Promise<void> {
     this.map.delete(e.key);
     this.map.set(e.key, e);

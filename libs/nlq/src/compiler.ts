@@ -30,7 +30,7 @@ export interface Compiled {
 }
 
 /** Bumped when the grammar changes what it compiles: older cached templates are not reused. */
-export const COMPILER_VERSION = 10;
+export const COMPILER_VERSION = 12;
 
 export function manifestFingerprint(m: TableManifest): string {
   return createHash('sha1').update(JSON.stringify(m)).digest('hex').slice(0, 16);
@@ -49,6 +49,8 @@ export function planReads(plan: unknown, out = new Set<string>()): Set<string> {
 
 export class NlCompiler {
   private lexicons = new Map<string, Lexicon>();
+  /** Called when the durable write of a cache entry fails (the entry stays in memory). */
+  onStoreError?: (e: Error) => void;
 
   constructor(
     private readonly manifests: () => readonly TableManifest[],
@@ -100,7 +102,8 @@ export class NlCompiler {
     const hit = !!entry;
     if (!entry) {
       entry = await this.compile(nl, lexed, lx, key, opts, ms);
-      await this.cache.put(entry);
+      // in memory at once; the durable write is not in the answer's path (a lost entry only costs a later miss)
+      this.cache.put(entry).catch((e: Error) => this.onStoreError?.(e));
     }
     if (entry.ambiguous) {
       throw new DbError('ambiguous_graph_direction', `the question does not say which way to traverse "${entry.ambiguous.relation}"; resend with direction "forward" or "reverse"`, {

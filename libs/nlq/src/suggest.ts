@@ -25,8 +25,10 @@ export function suggest(words: readonly string[], lx: Lexicon, max = 5): string[
   const values = [...lx.values.values()].flat().map((h) => h.value);
   const scored: Array<[string, number]> = [];
   for (const w of new Set(words.map((x) => x.toLowerCase()).filter((x) => x.length > 2 && !STOP.has(x)))) {
+    const max = Math.max(1, Math.floor(w.length / 3));
     for (const n of [...names, ...values.slice(0, 20_000)]) {
       const cand = n.toLowerCase();
+      if (Math.abs(cand.length - w.length) > max && !cand.includes(' ') && !cand.includes('_')) continue;
       const parts = cand.split(/[\s_]+/);
       const dist = Math.min(distance(w, cand), ...parts.map((p) => distance(w, p) + (parts.length > 1 ? 1 : 0)));
       if (dist <= Math.max(1, Math.floor(w.length / 3)) && dist < w.length) scored.push([n, dist]);

@@ -3,6 +3,7 @@
  * (meta keys `nlq_intent/<shape>` written by custom changes, so they survive restarts and
  * reach followers), and the store participant that notices row and manifest changes.
  */
+import { Logger } from '@nestjs/common';
 import type { JsonValue, TableManifest } from '@mmdb/core';
 import { IntentCache, NlCompiler, type IntentBacking, type IntentEntry, type ModelAdapter } from '@mmdb/nlq';
 import { KEYSPACE, keyOf, prefixRange, type CommittedFrame, type CustomChange, type KeyWrite, type TenantStore } from '@mmdb/storage';
@@ -19,6 +20,7 @@ export interface NlSettings {
 
 export class NlEngine implements IntentBacking {
   readonly name = 'nlq';
+  private readonly log = new Logger('nlq');
   private store: TenantStore | null = null;
   compiler: NlCompiler | null = null;
   readonly cache: IntentCache;
@@ -33,6 +35,7 @@ export class NlEngine implements IntentBacking {
   async attach(store: TenantStore): Promise<void> {
     this.store = store;
     this.compiler = new NlCompiler(() => store.manifests(), (t, c, n) => this.distinct(t, c, n), this.cache, this.settings.model);
+    this.compiler.onStoreError = (e) => this.log.warn(`intent cache entry not stored: ${e.message}`);
     await this.cache.load();
   }
 
