@@ -541,6 +541,13 @@ export class Grammar {
 
   havingTable?: string;
 
+  /** A table's own date: the date column named after the table ("voyage_date" of voyages), else a required one, else the first. */
+  private mainDate(table: string): ColInfo | undefined {
+    const t = this.lx.schema.table(table);
+    const dates = [...t.cols.values()].filter((c) => c.isDate);
+    return dates.find((x) => x.words.some((w) => t.words.includes(w))) ?? dates.find((x) => x.required) ?? dates[0];
+  }
+
   /** The column a literal is compared with: a column named beside it, a verb, a unit or the kind of literal. */
   private compared(i: number, opStart: number, it: Extract<Item, { k: 'num' | 'year' | 'decade' | 'date' }>): ColRef | undefined {
     const near = this.nearestNode(opStart);
@@ -576,9 +583,7 @@ export class Grammar {
     if (verbBefore && (it.k === 'date' || it.k === 'year' || it.k === 'decade')) {
       const via = this.live().filter((n) => this.lx.schema.relations.some((r) => r.via === n.table));
       for (const n of via) {
-        const tcols = [...this.lx.schema.table(n.table).cols.values()].filter((c) => c.isDate);
-        const tw = this.lx.schema.table(n.table).words;
-        const c = tcols.find((x) => x.words.some((w) => tw.includes(w))) ?? tcols.find((x) => x.required) ?? tcols[0];
+        const c = this.mainDate(n.table);
         if (c) return { node: n.id, col: c.name };
       }
     }
@@ -586,9 +591,7 @@ export class Grammar {
       // a date: the date column of an event table in the graph, else of the nearest node
       const events = this.live().filter((n) => !this.lx.schema.labelOf(n.table)).map((n) => n.id);
       for (const n of [...events, near, ...this.live().map((x) => x.id)]) {
-        const tcols = [...this.lx.schema.table(this.q.nodes[n].table).cols.values()].filter((c) => c.isDate);
-        const tw = this.lx.schema.table(this.q.nodes[n].table).words;
-        const c = tcols.find((x) => x.words.some((w) => tw.includes(w))) ?? tcols.find((x) => x.required) ?? tcols[0];
+        const c = this.mainDate(this.q.nodes[n].table);
         if (c) return { node: n, col: c.name };
       }
     }

@@ -103,8 +103,9 @@ export class SchemaModel {
   labelOf(table: string): string | undefined {
     const t = this.table(table);
     if (t.label) return t.label;
+    // no label: a required text column that names things, else the first required text column
     const text = [...t.cols.values()].filter((c) => c.ty === 'str' && !c.isKey && !c.isDate);
-    return (text.find((c) => c.words.includes('name') || c.words.includes('title')) ?? undefined)?.name;
+    return (text.find((c) => c.words.includes('name') || c.words.includes('title')) ?? text.find((c) => c.required))?.name;
   }
 
   /** Foreign-key links touching a table. */
@@ -174,6 +175,11 @@ function relInfo(
   if (nw[nw.length - 1] === 'by' && nw.length > 1) verbs.push({ lemma: verbLemma(nw[0]), subject: 'target' });
   else if (nw.length === 1) verbs.push({ lemma: verbLemma(nw[0]), subject: 'source' });
   const uniq = verbs.filter((v, i) => verbs.findIndex((x) => x.lemma === v.lemma && x.subject === v.subject) === i);
+  // the agent noun of each verb names its subjects: the "<agent>s of X" are those whose object X is
+  for (const v of uniq) {
+    const agent = v.lemma.endsWith('e') ? `${v.lemma}r` : `${v.lemma}er`;
+    if (!nouns.some((n) => n.word === agent)) nouns.push({ word: agent, dir: v.subject === 'source' ? 'reverse' : 'forward' });
+  }
   // generic nouns ("sailor", "ship") would clash with table names: keep only the relation's own words
   return { name, source, target, via, viaSourceCols, cols, verbs: uniq, nouns: nouns.filter((n, i) => nouns.findIndex((x) => x.word === n.word) === i), forward, reverse };
 }
