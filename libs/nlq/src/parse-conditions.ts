@@ -1,0 +1,228 @@
+/**
+ * The grammar's second half of the graph: conditions. Searched text, comparisons of numbers,
+ * years, decades and dates (with the column each compares), flags, "living", negated participles.
+ */
+import { DbError } from '@mmdb/core';
+import type { Item } from './lex';
+import type { ColRef, Cond, Rhs } from './ir';
+import type { ColInfo } from './schema';
+import { adjectiveBase, columnForDim, columnForWord, dimOf } from './dims';
+import { CMP, GraphParser } from './parse-graph';
+import { singular, verbLemma } from './words';
+
+export abstract class ConditionParser extends GraphParser {
+  protected conditions(): void {
+    const items = this.items;
+    // "the night shift", "species Lion": a column word beside a value of that column is part of it
+    items.forEach((it, i) => {
+      if (it.k !== 'col' || this.used.has(i)) return;
+      for (const j of [i - 1, i + 1, i - 2, i + 2]) {
+        const v = items[j];
+        if (v?.k === 'value' && v.hits.some((h) => it.cols.some((c) => c.table === h.table && c.name === h.column))) {
+          this.used.add(i);
+          return;
+        }
+      }
+    });
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i];
+      if (this.used.has(i)) continue;
+      if (it.k === 'text') {
+        this.used.add(i);
+        const near = this.nearestFts(i, it.col);
+        if (near) this.q.nodes[near.node].conds.push({ kind: 'like', ref: near, rhs: { slot: it.slot, part: 0 } });
+        continue;
+      }
+      if (it.k === 'num' || it.k === 'year' || it.k === 'decade' || it.k === 'date') this.literal(i);
+      if (it.k === 'w' && (it.w === 'living' || it.w === 'alive' || it.w === 'dead' || it.w === 'deceased')) {
+        const c = this.graphCols(this.nearestNode(i)).find((x) => x.words.some((w) => w === 'death' || w === 'died' || w === 'deceased'));
+        if (c) {
+          const ref = this.refFor(c, this.nearestNode(i));
+          this.q.nodes[ref.node].conds.push({ kind: 'null', ref, not: it.w === 'dead' || it.w === 'deceased' });
+          this.used.add(i);
+        }
+      }
+      if (it.k === 'col' && it.cols[0].ty === 'bool' && !this.has('vs', 'versus', 'each', 'per')) {
+        const ref = this.refFor(this.pickCol(it.cols, this.nearestNode(i)), this.nearestNode(i));
+        this.q.nodes[ref.node].conds.push({ kind: 'cmp', ref, op: '=', rhs: { lit: this.w(i - 1) === 'non' || this.negatedBefore(i, 2) ? 0 : 1 } });
+        this.used.add(i);
+      }
+      if (it.k === 'w' && /^(returned|paid|closed|finished|completed|shipped|delivered|cancelled|canceled|answered|resolved)$/.test(it.w)) {
+        const c = this.graphCols(this.q.focus).find((x) => !x.isKey && x.words[0] && it.w.startsWith(x.words[0].slice(0, -1)) && x.ty !== 'bool');
+        if (c) {
+          const ref = this.refFor(c, this.q.focus);
+          this.q.nodes[ref.node].conds.push({ kind: 'null', ref, not: !this.negatedBefore(i, 5) });
+          this.used.add(i);
+        }
+      }
+    }
+  }
+
+  protected nearestFts(i: number, col?: string): ColRef | undefined {
+    // the searched rows are a noun's ("logs … that mention"), not an already named value's
+    const nps = [...this.nps].filter((n) => n.node >= 0).sort((a, b) => Number(a.kind === 'value') - Number(b.kind === 'value') || Math.abs(a.pos - i) - Math.abs(b.pos - i) || b.pos - a.pos);
+    for (const np of nps) {
+      const t = this.lx.schema.table(this.q.nodes[np.node].table);
+      const f = col ? (t.cols.has(col) ? col : undefined) : t.fulltext[0];
+      if (f) return { node: np.node, col: f };
+    }
+    for (const t of this.lx.schema.tables.values()) {
+      const f = col ? (t.cols.has(col) ? col : undefined) : t.fulltext[0];
+      if (f) return { node: this.nodeFor(t.id, this.q.focus), col: f };
+    }
+    return undefined;
+  }
+
+  /** The comparison a literal takes part in, and the column it compares. */
+  protected literal(i: number): void {
+    const it = this.items[i] as Extract<Item, { k: 'num' | 'year' | 'decade' | 'date' }>;
+    let op: '>' | '>=' | '<' | '<=' | '=' | 'between' | 'in' = 'in';
+    let opStart = i;
+    for (const [ws, o] of CMP) {
+      const s = i - ws.length;
+      if (s >= 0 && ws.every((w, k) => this.w(s + k) === w)) {
+        op = o;
+        opStart = s;
+        break;
+      }
+      if (ws[0] === 'or' && this.w(i + 1) === 'or' && this.w(i + 2) === ws[1]) op = o;
+    }
+    if (this.w(i - 1) === 'than') {
+      // "cheaper than", "more expensive than", "older than": the adjective's dimension and direction
+      const adj = adjectiveBase(this.w(i - 2));
+      const dim = adj && dimOf(adj.base);
+      if (dim) {
+        const more = adj!.degree === 'comparative' || this.w(i - 3) === 'more';
+        op = more === dim.desc ? '>' : '<';
+        opStart = i - 2;
+      }
+    }
+    if (this.w(i - 1) === 'between' || (this.w(i + 1) === 'and' && this.w(i - 2) === 'between')) op = 'between';
+    let hi: typeof it | undefined;
+    if (op === 'between' && this.w(i + 1) === 'and' && this.items[i + 2] && this.items[i + 2].k === it.k) hi = this.items[i + 2] as typeof it;
+    else if (op === 'between') return; // the upper bound of an earlier "between"
+    this.used.add(i);
+    if (hi) this.used.add(i + 2);
+    // a count: "more than 150 ships", "at least 10 voyages"
+    const after = this.items[i + 1];
+    if (it.k === 'num' && after?.k === 'table' && op !== 'in') {
+      this.q.having = { fn: 'count', ref: undefined, op: op === 'between' ? '>=' : op, rhs: { slot: it.slot, part: 0 } };
+      this.havingTable = after.t;
+      return;
+    }
+    if (it.k === 'num' && (this.w(i - 1) === 'top' || this.w(i - 1) === 'first' || adjectiveBase(this.w(i + 1)) || this.w(i + 1) === 'most' || this.w(i + 1) === 'least' || this.w(i + 1) === 'highest' || this.w(i + 1) === 'lowest')) {
+      this.q.limit = { slot: it.slot, part: 0 };
+      return;
+    }
+    const ref = this.compared(i, opStart, it);
+    const shown = it.k === 'num' || it.k === 'year' ? String(it.n) : this.w(opStart - 1) + ' …';
+    if (!ref) throw new DbError('validation_failed', `cannot tell what "${shown}" is compared with`, { not_understood: [shown] });
+    const c = this.lx.schema.col(this.q.nodes[ref.node].table, ref.col)!;
+    const conds = this.q.nodes[ref.node].conds;
+    const isDateCol = c.isDate;
+    // parts of each slot kind: year [n, lo, hi]; decade [y0, y1, lo, hi]; date [lo, hi]
+    const lo = (x: typeof it): Rhs => x.k === 'date' ? { slot: x.slot, part: 0 } : x.k === 'year' ? { slot: x.slot, part: isDateCol ? 1 : 0 } : x.k === 'decade' ? { slot: x.slot, part: isDateCol ? 2 : 0 } : { slot: x.slot, part: 0 };
+    const hiEx = (x: typeof it): Rhs | undefined => x.k === 'date' ? { slot: x.slot, part: 1 } : x.k === 'year' && isDateCol ? { slot: x.slot, part: 2 } : x.k === 'decade' && isDateCol ? { slot: x.slot, part: 3 } : undefined;
+    const hiIn = (x: typeof it): Rhs => x.k === 'decade' ? { slot: x.slot, part: 1 } : lo(x);
+    const push = (o: Cond['kind'] extends never ? never : '=' | '<' | '<=' | '>' | '>=', r: Rhs) => conds.push({ kind: 'cmp', ref, op: o, rhs: r });
+    if (op === 'between') {
+      push('>=', lo(it));
+      const h = hiEx(hi!);
+      if (h) push('<', h);
+      else push('<=', hiIn(hi!));
+      return;
+    }
+    const range = hiEx(it);
+    if (op === 'in' || op === '=') {
+      if (range) {
+        push('>=', lo(it));
+        push('<', range);
+      } else if (it.k === 'decade') {
+        push('>=', lo(it));
+        push('<=', hiIn(it));
+      } else push('=', lo(it));
+      return;
+    }
+    if (op === '>' || op === '<=') push(op, range ?? hiIn(it));
+    if (op === '>' && range) {
+      conds.pop();
+      push('>=', range);
+    } else if (op === '<=' && range) {
+      conds.pop();
+      push('<', range);
+    }
+    if (op === '<' || op === '>=') push(op, lo(it));
+  }
+
+  havingTable?: string;
+
+  /** A table's own date: the date column named after the table ("voyage_date" of voyages), else a required one, else the first. */
+  protected mainDate(table: string): ColInfo | undefined {
+    const t = this.lx.schema.table(table);
+    const dates = [...t.cols.values()].filter((c) => c.isDate);
+    return dates.find((x) => x.words.some((w) => t.words.includes(w))) ?? dates.find((x) => x.required) ?? dates[0];
+  }
+
+  /** The column a literal is compared with: a column named beside it, a verb, a unit or the kind of literal. */
+  protected compared(i: number, opStart: number, it: Extract<Item, { k: 'num' | 'year' | 'decade' | 'date' }>): ColRef | undefined {
+    const near = this.nearestNode(opStart);
+    const after = this.items[i + 1];
+    if (after?.k === 'col') {
+      this.used.add(i + 1);
+      return this.refFor(this.pickCol(after.cols, near), near);
+    }
+    if (after?.k === 'w') {
+      const c = columnForWord(after.w, this.graphCols(near));
+      if (c && c.ty !== 'str') return this.refFor(c, near);
+    }
+    for (let j = opStart - 1; j >= Math.max(0, opStart - 3); j--) {
+      const b = this.items[j];
+      if (b.k === 'col') {
+        this.used.add(j);
+        return this.refFor(this.pickCol(b.cols, near), near);
+      }
+      if (b.k === 'w') {
+        const adj = adjectiveBase(b.w);
+        const dim = adj && dimOf(adj.base);
+        const c = dim ? columnForDim(dim, this.graphCols(near)) : columnForWord(b.w, this.graphCols(near));
+        if (c) return this.refFor(c, near);
+      }
+    }
+    if (it.k === 'num' && it.money) {
+      const c = columnForDim(dimOf('expensive')!, this.graphCols(near));
+      if (c) return this.refFor(c, near);
+    }
+    const cols = this.graphCols(near);
+    // a time after a relation verb ("sailed … in 2024") is the time of the edge rows, when they have one
+    const verbBefore = this.items.slice(0, opStart).some((x) => x.k === 'rel' && x.verbs.some((v) => v.rel.via));
+    if (verbBefore && (it.k === 'date' || it.k === 'year' || it.k === 'decade')) {
+      const via = this.live().filter((n) => this.lx.schema.relations.some((r) => r.via === n.table));
+      for (const n of via) {
+        const c = this.mainDate(n.table);
+        if (c) return { node: n.id, col: c.name };
+      }
+    }
+    if (it.k === 'date' || ((it.k === 'year' || it.k === 'decade') && !cols.some((c) => c.words.includes('year') && c.table === this.q.nodes[near].table))) {
+      // a date: the date column of an event table in the graph, else of the nearest node
+      const events = this.live().filter((n) => !this.lx.schema.labelOf(n.table)).map((n) => n.id);
+      for (const n of [...events, near, ...this.live().map((x) => x.id)]) {
+        const c = this.mainDate(this.q.nodes[n].table);
+        if (c) return { node: n, col: c.name };
+      }
+    }
+    if (it.k === 'date') {
+      // a date with no dated table in the graph: a table the question names by a word ("inspected")
+      const said = new Set(this.words.flatMap((w) => [singular(w), verbLemma(w)]));
+      const t = [...this.lx.schema.tables.values()].find((x) => x.words.some((w) => said.has(w)) && [...x.cols.values()].some((c) => c.isDate));
+      const c = t && [...t.cols.values()].find((x) => x.isDate);
+      if (t && c) return { node: this.nodeFor(t.id, undefined), col: c.name };
+    }
+    if (it.k === 'year' || it.k === 'decade') {
+      const c = cols.find((x) => x.words.includes('year') && x.table === this.q.nodes[near].table) ?? cols.find((x) => x.words.includes('year'));
+      if (c) return this.refFor(c, near);
+    }
+    return undefined;
+  }
+
+  // ---- what is answered ----
+}
