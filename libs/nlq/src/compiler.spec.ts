@@ -52,6 +52,18 @@ describe('compiling questions to plan templates', () => {
     expect(JSON.stringify((await c.ask('how many sailors per home port')).plan)).toContain('"group":[{"name":"group"');
   });
 
+  it('sorted by is an order, "or" joins literals, "whose X contains" searches that column', async () => {
+    const c = compiler();
+    const sorted = await c.ask('sailors sorted by born year descending');
+    expect(sorted.plan).toMatchObject({ op: 'project', input: { op: 'sort', keys: [{ desc: true }] } });
+    const either = JSON.stringify((await c.ask('sailors born in 1950 or 1962')).plan);
+    expect(either).toContain('"op":"or"');
+    const has = await c.ask("sailors whose home port contains 'slo'");
+    expect(JSON.stringify(has.plan)).toMatch(/"kind":"like","arg":\{"kind":"col","name":"n\d\.home_port"/);
+    expect(has.params).toEqual(['%slo%']);
+    expect(has.interpretation).toContain('"slo"');
+  });
+
   it('a hop along a relation has an interpretation naming the relation and its direction', async () => {
     const r = await compiler().ask('who does Ada Byrne mentor?');
     expect(r.interpretation).toMatch(/mentors/);

@@ -30,7 +30,7 @@ export interface Compiled {
 }
 
 /** Bumped when the grammar changes what it compiles: older cached templates are not reused. */
-export const COMPILER_VERSION = 14;
+export const COMPILER_VERSION = 15;
 
 export function manifestFingerprint(m: TableManifest): string {
   return createHash('sha1').update(JSON.stringify(m)).digest('hex').slice(0, 16);
@@ -111,7 +111,7 @@ export class NlCompiler {
         direction: { forward: entry.ambiguous.forward, reverse: entry.ambiguous.reverse },
       });
     }
-    const interpretation = entry.interpretation?.replace(/\{\{(\d+)\.(\d+)\}\}/g, (_, s, p) => String(lexed.slots[Number(s)]?.[Number(p)] ?? '?'));
+    const interpretation = entry.interpretation?.replace(/\{\{(\d+)\.(\d+)\}\}/g, (_, s, p) => String(lexed.slots[Number(s)]?.[Number(p)] ?? '?').replace(/^%(.*)%$/, '"$1"'));
     return { plan: entry.plan!, params, cache: hit ? 'hit' : 'miss', ...(interpretation ? { interpretation } : {}) };
   }
 

@@ -43,7 +43,8 @@ export class Grammar extends ConditionParser {
     let isCount = /\bhow many\b|(?<!\bby )\bnumber of\b|^count\b|\bcount the\b|\bcount of\b/.test(words.join(' '));
     const aggWord = words.findIndex((w, i) => ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
       && !adjectiveBase(words[i + 1] ?? '') && !((w === 'highest' || w === 'lowest') && this.items[i + 1]?.k === 'table'));
-    const groupAt = words.findIndex((w, i) => w === 'per' || w === 'each' || w === 'vs' || w === 'versus' || (w === 'by' && this.items[i + 1]?.k === 'col'));
+    const sortedBy = (i: number) => ['sorted', 'ordered', 'sort', 'order', 'ranked', 'rank'].includes(words[i - 1] ?? '');
+    const groupAt = words.findIndex((w, i) => w === 'per' || w === 'each' || w === 'vs' || w === 'versus' || (w === 'by' && this.items[i + 1]?.k === 'col' && !sortedBy(i)));
     // grouping key
     if (groupAt >= 0) {
       const g = this.items.slice(groupAt + 1).findIndex((x) => x.k === 'col' || x.k === 'table') + groupAt + 1;
@@ -195,8 +196,12 @@ export class Grammar extends ConditionParser {
     q.out = { kind: 'rows', cols: [...labelCol, ...cols] };
     if (!q.order) {
       const ow = this.orderWords();
-      const byCol = colItems.find(([, i]) => this.w(i - 1) === 'by' && this.w(i - 2) === 'sorted');
-      if (ow && byCol) q.order = { ref: this.refFor(byCol[0].cols[0], focus), desc: ow === 'desc' };
+      const byCol = colItems.find(([, i]) => this.w(i - 1) === 'by' && sortedBy(i - 1));
+      if (byCol) {
+        q.order = { ref: this.refFor(this.pickCol(byCol[0].cols, focus), focus), desc: ow === 'desc' || this.has('descending', 'desc') };
+        this.used.add(byCol[1]);
+        q.out = { kind: 'rows', cols: q.out.kind === 'rows' ? q.out.cols.filter((c) => !(c.node === q.order!.ref!.node && c.col === q.order!.ref!.col)) : [] };
+      }
     }
   }
 

@@ -15,7 +15,9 @@ export type Cond =
   | { readonly kind: 'cmp'; readonly ref: ColRef; readonly op: '=' | '<>' | '<' | '<=' | '>' | '>='; readonly rhs: Rhs }
   | { readonly kind: 'colcmp'; readonly ref: ColRef; readonly op: '<' | '>'; readonly other: ColRef }
   | { readonly kind: 'null'; readonly ref: ColRef; readonly not: boolean }
-  | { readonly kind: 'like'; readonly ref: ColRef; readonly rhs: Rhs };
+  | { readonly kind: 'like'; readonly ref: ColRef; readonly rhs: Rhs }
+  /** Any of the alternatives holds (each an AND of conditions): "in 1999 or 2000". */
+  | { readonly kind: 'any'; readonly ref: ColRef; readonly alts: ReadonlyArray<readonly Cond[]> };
 
 export interface QNode {
   readonly id: number;

@@ -29,8 +29,12 @@ export abstract class ConditionParser extends GraphParser {
       if (this.used.has(i)) continue;
       if (it.k === 'text') {
         this.used.add(i);
-        const near = this.nearestFts(i, it.col);
-        if (near) this.q.nodes[near.node].conds.push({ kind: 'like', ref: near, rhs: { slot: it.slot, part: 0 } });
+        // "whose email contains x": the column named just before the searching verb
+        const named = [i - 2, i - 3].map((j) => this.items[j]).find((x) => x?.k === 'col' && x.cols.some((c) => c.ty === 'str'));
+        const near = named && named.k === 'col' ? this.refFor(this.pickCol(named.cols.filter((c) => c.ty === 'str'), this.nearestNode(i)), this.nearestNode(i)) : this.nearestFts(i, it.col);
+        if (named) this.used.add(this.items.indexOf(named));
+        if (!near) throw new DbError('validation_failed', 'no searchable text column for the searched words', { not_understood: [] });
+        this.q.nodes[near.node].conds.push({ kind: 'like', ref: near, rhs: { slot: it.slot, part: 0 } });
         continue;
       }
       if (it.k === 'num' || it.k === 'year' || it.k === 'decade' || it.k === 'date') this.literal(i);
@@ -66,7 +70,9 @@ export abstract class ConditionParser extends GraphParser {
       const f = col ? (t.cols.has(col) ? col : undefined) : t.fulltext[0];
       if (f) return { node: np.node, col: f };
     }
-    for (const t of this.lx.schema.tables.values()) {
+    // a full-text table the question does not name, only when it joins the focus directly
+    for (const l of this.lx.schema.linksOf(this.q.nodes[this.q.focus].table)) {
+      const t = this.lx.schema.table(l.child === this.q.nodes[this.q.focus].table ? l.parent : l.child);
       const f = col ? (t.cols.has(col) ? col : undefined) : t.fulltext[0];
       if (f) return { node: this.nodeFor(t.id, this.q.focus), col: f };
     }
@@ -118,40 +124,33 @@ export abstract class ConditionParser extends GraphParser {
     const shown = it.k === 'num' || it.k === 'year' ? String(it.n) : this.w(opStart - 1) + ' …';
     if (!ref) throw new DbError('validation_failed', `cannot tell what "${shown}" is compared with`, { not_understood: [shown] });
     const c = this.lx.schema.col(this.q.nodes[ref.node].table, ref.col)!;
-    const conds = this.q.nodes[ref.node].conds;
     const isDateCol = c.isDate;
     // parts of each slot kind: year [n, lo, hi]; decade [y0, y1, lo, hi]; date [lo, hi]
     const lo = (x: typeof it): Rhs => x.k === 'date' ? { slot: x.slot, part: 0 } : x.k === 'year' ? { slot: x.slot, part: isDateCol ? 1 : 0 } : x.k === 'decade' ? { slot: x.slot, part: isDateCol ? 2 : 0 } : { slot: x.slot, part: 0 };
     const hiEx = (x: typeof it): Rhs | undefined => x.k === 'date' ? { slot: x.slot, part: 1 } : x.k === 'year' && isDateCol ? { slot: x.slot, part: 2 } : x.k === 'decade' && isDateCol ? { slot: x.slot, part: 3 } : undefined;
     const hiIn = (x: typeof it): Rhs => x.k === 'decade' ? { slot: x.slot, part: 1 } : lo(x);
-    const push = (o: Cond['kind'] extends never ? never : '=' | '<' | '<=' | '>' | '>=', r: Rhs) => conds.push({ kind: 'cmp', ref, op: o, rhs: r });
+    const cmp = (o: '=' | '<' | '<=' | '>' | '>=', r: Rhs): Cond => ({ kind: 'cmp', ref, op: o, rhs: r });
+    const conds = this.q.nodes[ref.node].conds;
     if (op === 'between') {
-      push('>=', lo(it));
       const h = hiEx(hi!);
-      if (h) push('<', h);
-      else push('<=', hiIn(hi!));
+      conds.push(cmp('>=', lo(it)), h ? cmp('<', h) : cmp('<=', hiIn(hi!)));
       return;
     }
-    const range = hiEx(it);
-    if (op === 'in' || op === '=') {
-      if (range) {
-        push('>=', lo(it));
-        push('<', range);
-      } else if (it.k === 'decade') {
-        push('>=', lo(it));
-        push('<=', hiIn(it));
-      } else push('=', lo(it));
-      return;
+    const one = (x: typeof it): Cond[] => {
+      const range = hiEx(x);
+      if (op === 'in' || op === '=') return range ? [cmp('>=', lo(x)), cmp('<', range)] : x.k === 'decade' ? [cmp('>=', lo(x)), cmp('<=', hiIn(x))] : [cmp('=', lo(x))];
+      if (op === '>') return [range ? cmp('>=', range) : cmp('>', hiIn(x))];
+      if (op === '<=') return [range ? cmp('<', range) : cmp('<=', hiIn(x))];
+      return [cmp(op as '<' | '>=', lo(x))];
+    };
+    // "in 1999 or 2000": either literal
+    const alts = [one(it)];
+    for (let j = i + 1; this.w(j) === 'or' && this.items[j + 1]?.k === it.k; j += 2) {
+      alts.push(one(this.items[j + 1] as typeof it));
+      this.used.add(j + 1);
     }
-    if (op === '>' || op === '<=') push(op, range ?? hiIn(it));
-    if (op === '>' && range) {
-      conds.pop();
-      push('>=', range);
-    } else if (op === '<=' && range) {
-      conds.pop();
-      push('<', range);
-    }
-    if (op === '<' || op === '>=') push(op, lo(it));
+    if (alts.length === 1) conds.push(...alts[0]);
+    else conds.push({ kind: 'any', ref, alts });
   }
 
   havingTable?: string;
