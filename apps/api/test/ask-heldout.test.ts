@@ -126,6 +126,10 @@ const QUESTIONS: Q[] = [
   { nl: 'which keeper has fed the most animals?', sql: 'SELECT k.full_name FROM feedings f JOIN keepers k ON k.id = f.keeper_id GROUP BY k.id ORDER BY COUNT(DISTINCT f.animal_id) DESC LIMIT 1' },
   { nl: 'species with more than 8 animals', sql: 'SELECT species FROM animals GROUP BY species HAVING COUNT(*) > 8' },
   { nl: 'how many penguins arrived after 2018?', sql: "SELECT COUNT(*) FROM animals WHERE species = 'Penguin' AND arrived >= '2019-01-01'" },
+  {
+    nl: 'who does Mira Okoro train directly or indirectly?',
+    sql: "WITH RECURSIVE r(k) AS (SELECT trainee_id FROM trainings WHERE trainer_id = (SELECT id FROM keepers WHERE full_name = 'Mira Okoro') UNION SELECT t.trainee_id FROM trainings t JOIN r ON t.trainer_id = r.k) SELECT full_name FROM keepers WHERE id IN (SELECT k FROM r)",
+  },
   { nl: 'list the enclosures from oldest to newest', sql: 'SELECT name FROM enclosures ORDER BY built_year', ordered: true },
 ];
 

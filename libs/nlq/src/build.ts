@@ -6,11 +6,15 @@
  */
 import type { AggregateCall, Affinity, Expr, PlanNode } from '@mmdb/plan';
 import type { ColRef, Cond, Query, Rhs } from './ir';
-import type { SchemaModel } from './schema';
+import type { RelInfo, SchemaModel } from './schema';
 
 const alias = (n: number) => `n${n}`;
 
-interface Edge { near: number; far: number; nearCols: readonly string[]; farCols: readonly string[]; up: boolean; neg: boolean }
+interface Edge {
+  near: number; far: number; nearCols: readonly string[]; farCols: readonly string[]; up: boolean; neg: boolean;
+  /** A transitive hop: the near rows are those reached from the far rows following `dir`. */
+  closure?: { readonly rel: RelInfo; readonly dir: 'forward' | 'reverse' };
+}
 
 export class PlanBuilder {
   constructor(private readonly schema: SchemaModel, private readonly offsets: readonly number[]) {}
@@ -53,8 +57,9 @@ export class PlanBuilder {
         seen.add(far);
         queue.push(far);
         const farPk = this.schema.table(q.nodes[far].table).pk;
-        const up = !l.neg && farCols.length === farPk.length && farCols.every((c, i) => c === farPk[i]);
-        (out.get(n) ?? out.set(n, []).get(n)!).push({ near, far, nearCols, farCols, up, neg: !!l.neg });
+        const closure = l.hop?.closure ? { rel: l.hop.rel, dir: (near === l.hop.to) === (l.hop.dir === 'forward') ? 'forward' as const : 'reverse' as const } : undefined;
+        const up = !closure && !l.neg && farCols.length === farPk.length && farCols.every((c, i) => c === farPk[i]);
+        (out.get(n) ?? out.set(n, []).get(n)!).push({ near, far, nearCols, farCols, up, neg: !!l.neg, ...(closure ? { closure } : {}) });
       }
     }
     return out;
@@ -87,7 +92,8 @@ export class PlanBuilder {
       const pairs = e.nearCols.map((c, i) => ({ left: this.col({ node: e.near, col: c }, q), right: this.col({ node: e.far, col: e.farCols[i] }, q) }));
       const on = and(pairs.map((p) => eq(p.left, p.right)));
       // the key pairs and a hash join are given, not left to the optimizer: it does not visit plans inside subqueries
-      if (e.up) plan = { op: 'join', kind: 'inner', left: plan, right: this.subtree(q, e.far, tree), on, equi: pairs, strategy: 'hash' };
+      if (e.closure) preds.push({ kind: 'in_subquery', arg: this.col({ node: e.near, col: e.nearCols[0] }, q), plan: this.closure(q, e, tree), ...(e.neg ? { not: true } : {}) });
+      else if (e.up) plan = { op: 'join', kind: 'inner', left: plan, right: this.subtree(q, e.far, tree), on, equi: pairs, strategy: 'hash' };
       else if (e.nearCols.length === 1) {
         // an uncorrelated IN (run once, a set lookup per row) rather than a correlated EXISTS
         const key = this.col({ node: e.far, col: e.farCols[0] }, q);
@@ -99,6 +105,40 @@ export class PlanBuilder {
       }
     }
     return preds.length ? { op: 'filter', input: plan, predicate: and(preds) } : plan;
+  }
+
+  /**
+   * The keys reached at any depth from the far node's rows along a self-relation: a recursive
+   * CTE over the relation's edge rows (the via table, or the source table's key columns).
+   */
+  private closure(q: Query, e: Edge, tree: Map<number, Edge[]>): PlanNode {
+    const { rel, dir } = e.closure!;
+    const edgeTable = rel.via ?? rel.source;
+    const sc = rel.via ? rel.viaSourceCols![0] : this.schema.table(rel.source).pk[0];
+    const tc = rel.cols[0];
+    const [fromCol, toCol] = dir === 'forward' ? [sc, tc] : [tc, sc];
+    const name = `reach_${e.near}_${e.far}`;
+    const a = (k: string) => `${name}_${k}`;
+    const c = (al: string, col: string): Expr => ({ kind: 'col', name: `${al}.${col}` });
+    const seed: PlanNode = { op: 'project', input: this.subtree(q, e.far, tree), columns: [{ name: 'k', expr: this.col({ node: e.far, col: e.farCols[0] }, q) }] };
+    const base: PlanNode = {
+      op: 'project',
+      input: { op: 'filter', input: { op: 'scan', schema: edgeTable, alias: a('e0') }, predicate: { kind: 'in_subquery', arg: c(a('e0'), fromCol), plan: seed } },
+      columns: [{ name: 'k', expr: c(a('e0'), toCol) }],
+    };
+    const step: PlanNode = {
+      op: 'project',
+      input: {
+        op: 'join', kind: 'inner', left: { op: 'scan', schema: edgeTable, alias: a('e1') }, right: { op: 'cte_ref', name, alias: a('r') },
+        on: eq(c(a('e1'), fromCol), c(a('r'), 'k')), equi: [{ left: c(a('e1'), fromCol), right: c(a('r'), 'k') }], strategy: 'hash',
+      },
+      columns: [{ name: 'k', expr: c(a('e1'), toCol) }],
+    };
+    return {
+      op: 'with',
+      ctes: [{ name, columns: ['k'], recursive: true, plan: { op: 'set_op', kind: 'union', left: base, right: step } }],
+      input: { op: 'project', input: { op: 'cte_ref', name, alias: a('out') }, columns: [{ name: 'k', expr: c(a('out'), 'k') }] },
+    };
   }
 
   build(q: Query): PlanNode {

@@ -71,6 +71,14 @@ describe('compiling questions to plan templates', () => {
     expect([...planReads(r.plan)].sort()).toEqual(['fleet.mentoring', 'fleet.sailors']);
   });
 
+  it('"directly or indirectly" walks a self-relation to any depth (a recursive CTE over its edges)', async () => {
+    const r = await compiler().ask('who does Ada Byrne mentor directly or indirectly?');
+    const text = JSON.stringify(r.plan);
+    expect(text).toContain('"recursive":true');
+    expect(text).toContain('"op":"cte_ref"');
+    expect(r.interpretation).toContain('at any depth');
+  });
+
   it('a self-relation named without a direction is ambiguous_graph_direction, naming both readings', async () => {
     const c = compiler();
     const err = await c.ask('mentors connections of Bo Lund').catch((e: DbError) => e);

@@ -38,7 +38,7 @@ export function interpret(q: Query, schema: SchemaModel): string {
     const r = readings(h.rel);
     const phrase = h.dir === 'forward' ? r.forward : r.reverse;
     const neg = q.links.some((l) => l.hop === h && l.neg) ? 'not ' : '';
-    parts.push(`from ${desc(h.from)}, ${neg}along ${h.rel.name} ${phrase} to ${noun(schema, q.nodes[h.to].table)}`);
+    parts.push(`from ${desc(h.from)}, ${neg}along ${h.rel.name}${h.closure ? ' at any depth (directly or indirectly)' : ''} ${phrase} to ${noun(schema, q.nodes[h.to].table)}`);
   }
   const focus = desc(q.focus);
   const out = q.out.kind === 'agg' ? `${q.out.fn}${q.out.ref ? ` of ${nameWords(q.out.ref.col).join(' ')}` : ''} over ${focus}` : `${focus}`;

@@ -33,7 +33,11 @@ export interface Link {
   readonly bCols: readonly string[];
   neg?: boolean;
   /** The relation hop this link belongs to (for the interpretation and direction). */
-  readonly hop?: { readonly rel: RelInfo; readonly dir: 'forward' | 'reverse'; readonly from: number; readonly to: number; readonly ambiguous?: boolean };
+  readonly hop?: {
+    readonly rel: RelInfo; readonly dir: 'forward' | 'reverse'; readonly from: number; readonly to: number; readonly ambiguous?: boolean;
+    /** Every node reachable from `from` at any depth (a self-relation's transitive closure), not one hop. */
+    readonly closure?: boolean;
+  };
 }
 
 export type Agg = 'count' | 'sum' | 'avg' | 'min' | 'max';

@@ -23,6 +23,9 @@ export const CMP: Array<[string[], '>' | '>=' | '<' | '<=' | '=']> = [
 const ATTACH = new Set(['in', 'from', 'at', 'of', 'the', 'named', 'called', 'with', 'whose', 'for', 'by', 'a', 'an', 'on']);
 const NOUN_USE = new Set(['connection', 'connections', 'relationship', 'relationships', 'link', 'links', 'relation', 'relations', 'network', 'edges', 'edge']);
 
+/** Words asking for the transitive closure of a hop. */
+const TRANSITIVE = ['indirectly', 'ultimately', 'transitively', 'eventually', 'recursively'];
+
 export interface ParseOptions { readonly direction?: 'forward' | 'reverse' }
 
 export abstract class GraphParser {
@@ -116,8 +119,14 @@ export abstract class GraphParser {
   protected hop(rel: RelInfo, dir: 'forward' | 'reverse', from: number, to: number, neg: 'from' | 'to' | undefined, ambiguous = false): void {
     const sourceNode = dir === 'forward' ? from : to;
     const targetNode = dir === 'forward' ? to : from;
-    const hop = { rel, dir, from, to, ambiguous };
     const pk = (n: number) => this.lx.schema.table(this.q.nodes[n].table).pk;
+    // "directly or indirectly": every node reachable along a self-relation (its transitive closure)
+    const closure = rel.source === rel.target && TRANSITIVE.some((w) => this.words.includes(w));
+    const hop = { rel, dir, from, to, ambiguous, ...(closure ? { closure: true } : {}) };
+    if (closure) {
+      this.q.links.push({ a: from, aCols: pk(from), b: to, bCols: pk(to), hop, ...(neg ? { neg: true } : {}) });
+      return;
+    }
     if (rel.via) {
       const v = this.node(rel.via);
       const l1: Link = { a: sourceNode, aCols: pk(sourceNode), b: v, bCols: rel.viaSourceCols ?? [], hop };
