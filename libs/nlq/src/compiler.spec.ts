@@ -64,6 +64,15 @@ describe('compiling questions to plan templates', () => {
     expect(has.interpretation).toContain('"slo"');
   });
 
+  it('a part of exactly one name finds it; a part of several is an error naming them', async () => {
+    const c = compiler();
+    expect((await c.ask('ships captained by Byrne')).params).toEqual(['Ada Byrne']);
+    expect((await c.ask('ships named Hawk')).params).toEqual(['Sea Hawk']);
+    // rows of a table with no display column come with their own columns
+    const edges = await c.ask('all crossings of Sea Hawk');
+    expect(edges.plan).toMatchObject({ op: 'project', columns: [{ name: 'id' }, { name: 'ship_id' }, { name: 'sailed_on' }] });
+  });
+
   it('a hop along a relation has an interpretation naming the relation and its direction', async () => {
     const r = await compiler().ask('who does Ada Byrne mentor?');
     expect(r.interpretation).toMatch(/mentors/);

@@ -192,8 +192,9 @@ export class Grammar extends ConditionParser {
     }
     const attrsOnly = cols.length > 0 && (firstCol < first || ['where', 'when', 'how'].includes(words[0]) || (words[0] === 'what' && !this.items.some((x) => x.k === 'table')));
     const labelCol = label && !cols.some((c) => c.node === focus && c.col === label) && !attrsOnly ? [{ node: focus, col: label }] : [];
-    if (!labelCol.length && !cols.length) throw new DbError('validation_failed', `${ftable} has no display column to answer with; name a column`, { not_understood: [] });
-    q.out = { kind: 'rows', cols: [...labelCol, ...cols] };
+    // a table with no display column (edge and event rows) answers with its own columns
+    const own = !labelCol.length && !cols.length ? this.lx.schema.table(ftable).manifest.columns.filter((c) => c.ty !== 'vector').map((c) => ({ node: focus, col: c.name })) : [];
+    q.out = { kind: 'rows', cols: [...labelCol, ...cols, ...own] };
     if (!q.order) {
       const ow = this.orderWords();
       const byCol = colItems.find(([, i]) => this.w(i - 1) === 'by' && sortedBy(i - 1));

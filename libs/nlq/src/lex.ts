@@ -191,6 +191,14 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
       i += v[1];
       continue;
     }
+    // a part of one name, in capitals and not a word the schema knows ("Harbour" of "Harbour Office")
+    const capsRun = (n: number) => toks.slice(i, i + n).every((x) => /^[A-Z]/.test(x.raw) && !x.quoted) && !STOP.has(w) && !lx.tableAt(words, i) && !lx.columnsAt(words, i) && i > 0;
+    const part = capsRun(1) ? lx.partialAt(words, i, capsRun) : undefined;
+    if (part) {
+      items.push({ k: 'value', hits: part[0], slot: slot([part[0][0].value]), w: words.slice(i, i + part[1]).join(' ') });
+      i += part[1];
+      continue;
+    }
     // numbers
     const dec = /^(\d{3})0s$/.exec(w);
     if (dec) {

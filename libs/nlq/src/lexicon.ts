@@ -27,6 +27,8 @@ export function tokenize(s: string): string[] {
 export class Lexicon {
   /** lowercase token phrase → values it names */
   readonly values = new Map<string, ValueHit[]>();
+  /** word → keys of the multi-word values holding it (for a part of a name: "Harbour" of "Harbour Office") */
+  private readonly partOf = new Map<string, Set<string>>();
   maxValueTokens = 1;
   constructor(readonly schema: SchemaModel) {}
 
@@ -62,6 +64,7 @@ export class Lexicon {
     const list = this.values.get(key) ?? [];
     if (!list.some((h) => h.table === table && h.column === column)) list.push({ table, column, value });
     this.values.set(key, list);
+    if (toks.length > 1) for (const t of toks) (this.partOf.get(t) ?? this.partOf.set(t, new Set()).get(t)!).add(key);
     this.maxValueTokens = Math.max(this.maxValueTokens, toks.length);
   }
 
@@ -112,6 +115,28 @@ export class Lexicon {
       const hits = this.values.get(key) ?? (key.endsWith("'s") ? this.values.get(key.slice(0, -2)) : undefined)
         ?? (singular(last) !== last ? this.values.get([...toks.slice(i, i + n - 1), singular(last)].join(' ')) : undefined);
       if (hits) return [hits, n];
+    }
+    return undefined;
+  }
+
+  /**
+   * A part of exactly one multi-word name ("Le Guin" of "Ursula K. Le Guin"): the longest run of
+   * words from i (at most 4) that all belong to one and the same value. Undefined when ambiguous.
+   */
+  partialAt(toks: readonly string[], i: number, accept: (n: number) => boolean): [ValueHit[], number] | undefined {
+    for (let n = Math.min(4, toks.length - i); n >= 1; n--) {
+      if (!accept(n)) continue;
+      let keys: Set<string> | undefined;
+      for (const t of toks.slice(i, i + n)) {
+        const k = this.partOf.get(t);
+        keys = k ? new Set([...(keys ?? k)].filter((x) => k.has(x))) : new Set();
+        if (!keys.size) break;
+      }
+      if (keys?.size === 1) {
+        const key = [...keys][0];
+        // the words must be contiguous in the name
+        if (` ${key} `.includes(` ${toks.slice(i, i + n).join(' ')} `)) return [this.values.get(key)!, n];
+      }
     }
     return undefined;
   }

@@ -16,6 +16,9 @@ export const FLEET: TableManifest[] = [
   { ...base, namespace: 'fleet', table: 'mentoring', id: 'fleet.mentoring', primary_key: ['mentor_id', 'mentee_id'],
     columns: [col('mentor_id', 'i64'), col('mentee_id', 'i64')],
     relations: [{ name: 'mentors', source: 'fleet.sailors', source_columns: ['mentor_id'], target: 'fleet.sailors', columns: ['mentee_id'], forward: 'sailor -> sailors they mentor', reverse: 'sailor -> their mentors' }] },
+  { ...base, namespace: 'fleet', table: 'crossings', id: 'fleet.crossings', primary_key: ['id'],
+    columns: [col('id', 'i64'), col('ship_id', 'i64'), col('sailed_on', 'str')],
+    foreign_keys: [{ name: 'fk_ship', columns: ['ship_id'], references: 'fleet.ships', ref_columns: ['id'], on_delete: 'restrict' }] },
 ];
 
 export const ROWS: Record<string, Array<Record<string, unknown>>> = {
@@ -25,6 +28,7 @@ export const ROWS: Record<string, Array<Record<string, unknown>>> = {
   ],
   'fleet.ships': [{ id: 1, name: 'Sea Hawk', tonnage: 5200, captain_id: 1, log: 'Storm damage to the mast.' }],
   'fleet.mentoring': [{ mentor_id: 1, mentee_id: 2 }],
+  'fleet.crossings': [{ id: 1, ship_id: 1, sailed_on: '2020-05-01' }],
 };
 
 export const values: ValueSource = async (table, columns, limit) =>
