@@ -64,6 +64,17 @@ describe('compiling questions to plan templates', () => {
     expect(has.interpretation).toContain('"slo"');
   });
 
+  it('either of two values, the first by a verb\'s column, the age at death', async () => {
+    const c = compiler();
+    const either = await c.ask('sailors from Oslo or Bergen');
+    expect(either.params).toEqual(['Oslo', 'Bergen']);
+    expect(JSON.stringify(either.plan)).toContain('"op":"or"');
+    const first = await c.ask('which sailor joined first?');
+    expect(first.plan).toMatchObject({ op: 'limit', input: { op: 'project', columns: [{ name: 'name' }], input: { op: 'sort', keys: [{ expr: { name: 'n0.joined_on' } }] } } });
+    const age = JSON.stringify((await c.ask('sailors older than 70 when they died')).plan);
+    expect(age).toMatch(/"op":">","left":\{"kind":"binary","op":"-","left":\{"kind":"col","name":"n0.died_in"/);
+  });
+
   it('a part of exactly one name finds it; a part of several is an error naming them', async () => {
     const c = compiler();
     expect((await c.ask('ships captained by Byrne')).params).toEqual(['Ada Byrne']);

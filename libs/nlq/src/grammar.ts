@@ -224,6 +224,14 @@ export class Grammar extends ConditionParser {
         this.used.add(i + 3);
         return { desc: true, count: true, countTable: (this.items[i + 3] as Extract<Item, { k: 'table' }>).t };
       }
+      // "opened first", "joined last": the earliest or latest by the column the verb names
+      if ((w === 'first' || w === 'last') && i > 0) {
+        const c = columnForWord(words[i - 1], [...this.lx.schema.table(this.q.nodes[focus].table).cols.values()]);
+        if (c && (c.isDate || c.ty === 'i64' || c.ty === 'timestamp')) {
+          if (this.items[i - 1]?.k === 'col') this.used.add(i - 1);
+          return { ref: { node: focus, col: c.name }, desc: w === 'last' };
+        }
+      }
       const mostLike = w === 'most' || w === 'least' || w === 'fewest' || ((w === 'highest' || w === 'lowest' || w === 'best' || w === 'worst' || w === 'top') && !!adjectiveBase(words[i + 1] ?? ''));
       if (mostLike && i + 1 < words.length) {
         const next = this.items[i + 1];

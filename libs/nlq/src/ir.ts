@@ -15,6 +15,8 @@ export type Cond =
   | { readonly kind: 'cmp'; readonly ref: ColRef; readonly op: '=' | '<>' | '<' | '<=' | '>' | '>='; readonly rhs: Rhs }
   | { readonly kind: 'colcmp'; readonly ref: ColRef; readonly op: '<' | '>'; readonly other: ColRef }
   | { readonly kind: 'null'; readonly ref: ColRef; readonly not: boolean }
+  /** `ref - minus op rhs`: a span between two columns ("older than 92 when they died"). */
+  | { readonly kind: 'diff'; readonly ref: ColRef; readonly minus: ColRef; readonly op: '<' | '>'; readonly rhs: Rhs }
   | { readonly kind: 'like'; readonly ref: ColRef; readonly rhs: Rhs }
   /** Any of the alternatives holds (each an AND of conditions): "in 1999 or 2000". */
   | { readonly kind: 'any'; readonly ref: ColRef; readonly alts: ReadonlyArray<readonly Cond[]> };

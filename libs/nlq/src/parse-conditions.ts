@@ -120,6 +120,17 @@ export abstract class ConditionParser extends GraphParser {
       this.q.limit = { slot: it.slot, part: 0 };
       return;
     }
+    // "older than 92 when they died": the age at death, a difference of the death and birth columns
+    if (it.k === 'num' && this.w(i - 1) === 'than' && (this.w(i - 2) === 'older' || this.w(i - 2) === 'younger') && this.has('died', 'death', 'dead')) {
+      const near = this.nearestNode(opStart);
+      const cols = [...this.lx.schema.table(this.q.nodes[near].table).cols.values()].filter((c) => c.ty !== 'str' || c.isDate);
+      const birth = cols.find((c) => c.words.some((w) => w === 'birth' || w === 'born'));
+      const death = cols.find((c) => c.words.some((w) => w === 'death' || w === 'died'));
+      if (birth && death && birth.ty === death.ty && !birth.isDate) {
+        this.q.nodes[near].conds.push({ kind: 'diff', ref: { node: near, col: death.name }, minus: { node: near, col: birth.name }, op: this.w(i - 2) === 'older' ? '>' : '<', rhs: { slot: it.slot, part: 0 } });
+        return;
+      }
+    }
     const ref = this.compared(i, opStart, it);
     const shown = it.k === 'num' || it.k === 'year' ? String(it.n) : this.w(opStart - 1) + ' …';
     if (!ref) throw new DbError('validation_failed', `cannot tell what "${shown}" is compared with`, { not_understood: [shown] });

@@ -78,6 +78,19 @@ export abstract class GraphParser {
           ?? it.hits.find((h) => this.lx.schema.labelOf(h.table) === h.column) ?? it.hits[0];
         const op = this.negatedBefore(i, 5) && !this.relBetween(Math.max(0, i - 5), i) ? '<>' : '=';
         const cond: Cond = { kind: 'cmp', ref: { node: -1, col: hit.column }, op, rhs: { slot: it.slot, part: 0 } };
+        // "from Oslo or Bergen": either value of the same column
+        const before = this.items[i - 2];
+        if (this.w(i - 1) === 'or' && before?.k === 'value') {
+          const has = (c: Cond): boolean => (c.kind === 'cmp' && 'slot' in c.rhs && c.rhs.slot === before.slot) || (c.kind === 'any' && c.alts.some((a) => a.some(has)));
+          const prevNode = this.q.nodes.find((n) => n.conds.some(has));
+          const k = prevNode ? prevNode.conds.findIndex(has) : -1;
+          if (prevNode && k >= 0 && prevNode.table === hit.table && prevNode.conds[k].ref.col === hit.column) {
+            const first = prevNode.conds[k];
+            const alts = first.kind === 'any' ? first.alts : [[first]];
+            prevNode.conds[k] = { kind: 'any', ref: first.ref, alts: [...alts, [{ ...cond, ref: first.ref }]] };
+            return;
+          }
+        }
         const isLabel = this.lx.schema.labelOf(hit.table) === hit.column;
         if (open && this.q.nodes[open.node].table === hit.table && !(isLabel && this.q.nodes[open.node].conds.length)) {
           this.q.nodes[open.node].conds.push({ ...cond, ref: { node: open.node, col: hit.column } });

@@ -7,7 +7,7 @@ const base = { indexes: [], checks: [], fulltext: [], foreign_keys: [], relation
 
 export const FLEET: TableManifest[] = [
   { ...base, namespace: 'fleet', table: 'sailors', id: 'fleet.sailors', primary_key: ['id'], label: 'name',
-    columns: [col('id', 'i64'), col('name', 'str'), col('home_port', 'str'), col('born_year', 'i64'), col('joined_on', 'str')] },
+    columns: [col('id', 'i64'), col('name', 'str'), col('home_port', 'str'), col('born_year', 'i64'), col('joined_on', 'str'), col('died_in', 'i64', false)] },
   { ...base, namespace: 'fleet', table: 'ships', id: 'fleet.ships', primary_key: ['id'], label: 'name',
     columns: [col('id', 'i64'), col('name', 'str'), { ...col('tonnage', 'f64'), synonyms: ['weight'] }, col('captain_id', 'i64'), col('log', 'str', false)],
     fulltext: [{ field: 'log', analyzer: 'porter', k1: 1.2, b: 0.75 }],
