@@ -81,7 +81,9 @@ describe('compiling questions to plan templates', () => {
     expect((await c.ask('ships named Hawk')).params).toEqual(['Sea Hawk']);
     // rows of a table with no display column come with their own columns
     const edges = await c.ask('all crossings of Sea Hawk');
-    expect(edges.plan).toMatchObject({ op: 'project', columns: [{ name: 'id' }, { name: 'ship_id' }, { name: 'sailed_on' }] });
+    expect(edges.plan).toMatchObject({ op: 'project', columns: [{ name: 'id' }, { name: 'ship_id' }, { name: 'sailed_on' }, { name: 'due_on' }, { name: 'arrived_on' }] });
+    // "arrived late": that date after the row's due date
+    expect(JSON.stringify((await c.ask('how many crossings arrived late?')).plan)).toContain('{"kind":"binary","op":">","left":{"kind":"col","name":"n0.arrived_on","affinity":"text"},"right":{"kind":"col","name":"n0.due_on","affinity":"text"}}');
   });
 
   it('a hop along a relation has an interpretation naming the relation and its direction', async () => {

@@ -10,6 +10,9 @@ import { adjectiveBase, columnForDim, columnForWord, dimOf } from './dims';
 import { CMP, GraphParser } from './parse-graph';
 import { singular, verbLemma } from './words';
 
+/** Column words of a deadline (general words of the language). */
+const DUE = ['due', 'deadline', 'expected', 'scheduled', 'planned', 'expiry', 'expires'];
+
 export abstract class ConditionParser extends GraphParser {
   protected conditions(): void {
     const items = this.items;
@@ -51,12 +54,18 @@ export abstract class ConditionParser extends GraphParser {
         this.q.nodes[ref.node].conds.push({ kind: 'cmp', ref, op: '=', rhs: { lit: this.w(i - 1) === 'non' || this.negatedBefore(i, 2) ? 0 : 1 } });
         this.used.add(i);
       }
-      if (it.k === 'w' && /^(returned|paid|closed|finished|completed|shipped|delivered|cancelled|canceled|answered|resolved)$/.test(it.w)) {
+      if (it.k === 'w' && /^(returned|paid|closed|finished|completed|shipped|delivered|arrived|submitted|cancelled|canceled|answered|resolved)$/.test(it.w)) {
         const c = this.graphCols(this.q.focus).find((x) => !x.isKey && x.words[0] && it.w.startsWith(x.words[0].slice(0, -1)) && x.ty !== 'bool');
         if (c) {
           const ref = this.refFor(c, this.q.focus);
           this.q.nodes[ref.node].conds.push({ kind: 'null', ref, not: !this.negatedBefore(i, 5) });
           this.used.add(i);
+          // "returned late" / "paid early": that date against the row's due date
+          const when = this.w(i + 1);
+          const due = [...this.lx.schema.table(this.q.nodes[ref.node].table).cols.values()].find((x) => x.isDate && x.words.some((w) => DUE.includes(w)));
+          if (due && (when === 'late' || when === 'early' || when === 'overdue')) {
+            this.q.nodes[ref.node].conds.push({ kind: 'colcmp', ref, op: when === 'early' ? '<' : '>', other: { node: ref.node, col: due.name } });
+          }
         }
       }
     }

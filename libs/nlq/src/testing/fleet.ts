@@ -17,7 +17,7 @@ export const FLEET: TableManifest[] = [
     columns: [col('mentor_id', 'i64'), col('mentee_id', 'i64')],
     relations: [{ name: 'mentors', source: 'fleet.sailors', source_columns: ['mentor_id'], target: 'fleet.sailors', columns: ['mentee_id'], forward: 'sailor -> sailors they mentor', reverse: 'sailor -> their mentors' }] },
   { ...base, namespace: 'fleet', table: 'crossings', id: 'fleet.crossings', primary_key: ['id'],
-    columns: [col('id', 'i64'), col('ship_id', 'i64'), col('sailed_on', 'str')],
+    columns: [col('id', 'i64'), col('ship_id', 'i64'), col('sailed_on', 'str'), col('due_on', 'str'), col('arrived_on', 'str', false)],
     foreign_keys: [{ name: 'fk_ship', columns: ['ship_id'], references: 'fleet.ships', ref_columns: ['id'], on_delete: 'restrict' }] },
 ];
 
@@ -28,7 +28,7 @@ export const ROWS: Record<string, Array<Record<string, unknown>>> = {
   ],
   'fleet.ships': [{ id: 1, name: 'Sea Hawk', tonnage: 5200, captain_id: 1, log: 'Storm damage to the mast.' }],
   'fleet.mentoring': [{ mentor_id: 1, mentee_id: 2 }],
-  'fleet.crossings': [{ id: 1, ship_id: 1, sailed_on: '2020-05-01' }],
+  'fleet.crossings': [{ id: 1, ship_id: 1, sailed_on: '2020-05-01', due_on: '2020-05-09', arrived_on: '2020-05-11' }],
 };
 
 export const values: ValueSource = async (table, columns, limit) =>
