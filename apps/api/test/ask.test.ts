@@ -149,6 +149,14 @@ describe('POST /ask over real HTTPS (spec §4.6)', () => {
     expect(ex.json.explain).toBeDefined();
   });
 
+  it('the lexicon follows the data: a name written a moment ago is understood, and a hit sees the new rows', async () => {
+    // unknown to the grammar before the write (this server's fake model answers instead)
+    expect(JSON.stringify((await ask({ nl: 'where is Eve Stone from?' })).json)).not.toContain('Tromso');
+    expect((await srv.request('PUT', `${T}/rows/fleet.sailors/5`, { token: TOKEN, body: { id: 5, name: 'Eve Stone', home_port: 'Tromso', born_year: 1990 } })).status).toBeLessThan(300);
+    const r = await ask({ nl: 'where is Eve Stone from?' });
+    expect(r.json).toMatchObject({ rows: [{ home_port: 'Tromso' }] });
+  });
+
   it('a second question of the same shape is a cache hit with its own literals, counted in metrics', async () => {
     expect((await ask({ nl: 'how many sailors are from Oslo?' })).json).toMatchObject({ rows: [{ value: 2 }], cache: 'miss' });
     expect((await ask({ nl: 'how many sailors are from Bergen?' })).json).toMatchObject({ rows: [{ value: 1 }], cache: 'hit' });

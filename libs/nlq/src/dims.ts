@@ -84,4 +84,4 @@ export function columnForDim(dim: Dim, cols: readonly ColInfo[]): ColInfo | unde
 }
 
 /** Words that ask for a place: the column they name, if the table has one. */
-export const PLACE_WORDS = ['country', 'city', 'location', 'place', 'region', 'state', 'origin', 'address', 'town', 'nationality'];
+export const PLACE_WORDS = ['country', 'city', 'location', 'place', 'region', 'state', 'origin', 'address', 'town', 'nationality', 'hometown', 'birthplace', 'port', 'home'];

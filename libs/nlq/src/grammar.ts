@@ -172,7 +172,8 @@ export class Grammar extends ConditionParser {
     const first = this.items.findIndex((x) => x.k === 'table' || x.k === 'value' || x.k === 'rel');
     const firstCol = colItems[0]?.[1] ?? Infinity;
     if (words[0] === 'where' && !cols.length) {
-      const c = PLACE_WORDS.map((w) => this.lx.schema.table(ftable).cols.get(w)).find(Boolean);
+      const tcols = [...this.lx.schema.table(ftable).cols.values()].filter((x) => x.ty === 'str' && !x.isKey);
+      const c = PLACE_WORDS.map((w) => tcols.find((x) => x.words.includes(w) || x.synonyms.includes(w))).find(Boolean);
       if (c) cols.push({ node: focus, col: c.name });
     }
     if (words[0] === 'when' && !cols.length) {
