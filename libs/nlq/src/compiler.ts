@@ -47,6 +47,18 @@ export function planReads(plan: unknown, out = new Set<string>()): Set<string> {
   return out;
 }
 
+/** The plan with its parameters written in as literals: what `show_plan` returns, runnable as is on POST /query. */
+export function bindParams<T>(plan: T, params: readonly JsonValue[]): T {
+  const walk = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(walk);
+    if (!x || typeof x !== 'object') return x;
+    const o = x as Record<string, unknown>;
+    if (o.kind === 'param' && typeof o.index === 'number') return { kind: 'lit', value: params[o.index - 1] ?? null };
+    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, walk(v)]));
+  };
+  return walk(plan) as T;
+}
+
 export class NlCompiler {
   private lexicons = new Map<string, Lexicon>();
   /** Called when the durable write of a cache entry fails (the entry stays in memory). */

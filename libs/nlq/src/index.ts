@@ -1,4 +1,4 @@
-export { NlCompiler, manifestFingerprint, planReads } from './compiler';
+export { NlCompiler, bindParams, manifestFingerprint, planReads } from './compiler';
 export type { AskOptions, Compiled } from './compiler';
 export { IntentCache } from './cache';
 export type { IntentEntry, IntentBacking } from './cache';

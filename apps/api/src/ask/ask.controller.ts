@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post, Query } from '@nestjs/common';
 import { DbError } from '@mmdb/core';
+import { bindParams } from '@mmdb/nlq';
 import { formatResult } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
@@ -43,7 +44,7 @@ export class AskController {
       return {
         rows: env.rows,
         cache: c.cache,
-        ...(b.show_plan ? { plan: c.plan } : {}),
+        ...(b.show_plan ? { plan: bindParams(c.plan, c.params) } : {}),
         ...(explain === 'true' ? { explain: r.explain } : {}),
         ...(c.interpretation ? { interpretation: c.interpretation } : {}),
       };
