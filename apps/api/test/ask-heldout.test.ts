@@ -144,6 +144,8 @@ const QUESTIONS: Q[] = [
   { nl: 'enclosures in the north zone', sql: "SELECT name FROM enclosures WHERE zone = 'North'" },
   { nl: 'total capacity of enclosures in the south zone', sql: "SELECT SUM(capacity) FROM enclosures WHERE zone = 'South'" },
   { nl: 'animals heavier than 300 kg in Savanna Plain', sql: "SELECT a.nickname FROM animals a JOIN enclosures e ON e.id = a.enclosure_id WHERE a.weight_kg > 300 AND e.name = 'Savanna Plain'" },
+  { nl: 'animals that were never observed', sql: 'SELECT nickname FROM animals a WHERE NOT EXISTS (SELECT 1 FROM observations o WHERE o.animal_id = a.id)' },
+  { nl: 'how many animals has nobody observed?', sql: 'SELECT COUNT(*) FROM animals a WHERE NOT EXISTS (SELECT 1 FROM observations o WHERE o.animal_id = a.id)' },
   { nl: 'list the enclosures from oldest to newest', sql: 'SELECT name FROM enclosures ORDER BY built_year', ordered: true },
 ];
 

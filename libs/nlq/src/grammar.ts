@@ -21,6 +21,7 @@ export class Grammar extends ConditionParser {
     this.nounPhrases();
     this.relations();
     this.chooseFocus();
+    this.eventNegation();
     this.linkRest();
     this.conditions();
     this.answer();

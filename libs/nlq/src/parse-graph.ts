@@ -296,6 +296,34 @@ export abstract class GraphParser {
   }
 
   /** Every node not yet connected joins the graph along the shortest foreign-key path. */
+  /**
+   * A negated verb that names a table ("never inspected", "nobody has inspected"): no row of that
+   * table for the noun it is said of (the subject, or with "nobody" the object).
+   */
+  protected eventNegation(): void {
+    this.items.forEach((it, i) => {
+      if (it.k !== 'w' || this.used.has(i)) return;
+      const lemma = verbLemma(it.w);
+      if (lemma === it.w && !it.w.endsWith('s')) return; // not an inflected verb form
+      const stem = lemma.replace(/e$/, '');
+      // the table the verb names: its noun ("inspect" → inspects), or a nominalisation ("feeding", "observation", "payment")
+      const names = [lemma, `${lemma}ing`, `${stem}ing`, `${stem}ation`, `${lemma}ion`, `${lemma}ment`];
+      const table = [...this.lx.schema.tables.values()].find((t) => t.words.length === 1 && names.includes(t.words[0]));
+      if (!table || this.nps.some((n) => n.node >= 0 && this.q.nodes[n.node].table === table.id)) return;
+      const nobody = [...this.nps].reverse().find((n) => n.pos < i && n.kind === 'pron' && n.neg);
+      if (!nobody && !this.negatedBefore(i, 4)) return;
+      const said = [...this.nps].reverse().find((n) => n.pos < i && n.node >= 0 && n !== nobody);
+      if (!said) return;
+      this.used.add(i);
+      if (nobody) this.used.add(nobody.pos);
+      const ev = this.node(table.id);
+      this.connect(ev, [said.node], true);
+      this.eventNodes.add(ev);
+    });
+  }
+
+  protected readonly eventNodes = new Set<number>();
+
   protected linkRest(): void {
     const connected = new Set<number>([this.q.focus]);
     const grow = () => {
