@@ -75,6 +75,18 @@ describe('compiling questions to plan templates', () => {
     expect(age).toMatch(/"op":">","left":\{"kind":"binary","op":"-","left":\{"kind":"col","name":"n0.died_in"/);
   });
 
+  it('groups ranked by an aggregate, "three X with the most Y", and the date of event rows', async () => {
+    const c = compiler();
+    const ranked = await c.ask('which home port has the highest average born year?');
+    expect(ranked.plan).toMatchObject({ op: 'project', columns: [{ name: 'home_port' }], input: { op: 'limit', input: { op: 'sort', keys: [{ desc: true }], input: { op: 'aggregate', aggregates: [{ fn: 'avg' }] } } } });
+    const three = await c.ask('which two sailors command the most ships?');
+    expect(three.params).toEqual([2]);
+    expect(JSON.stringify(three.plan)).toContain('"fn":"count"');
+    // crossings have no display column: "in 2020" is their own date, not a year of a joined table
+    const dated = JSON.stringify((await c.ask('how many crossings per ship in 2020')).plan);
+    expect(dated).toContain('sailed_on');
+  });
+
   it('a part of exactly one name finds it; a part of several is an error naming them', async () => {
     const c = compiler();
     expect((await c.ask('ships captained by Byrne')).params).toEqual(['Ada Byrne']);

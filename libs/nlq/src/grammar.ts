@@ -13,6 +13,9 @@ import { ConditionParser } from './parse-conditions';
 
 export type { ParseOptions } from './parse-graph';
 
+/** Aggregate words a superlative may rank by ('the highest average price'). */
+const RANKED_AGG = ['average', 'mean', 'total', 'sum', 'avg'];
+
 export class Grammar extends ConditionParser {
   parse(items: Item[]): Query {
     this.items = items;
@@ -43,7 +46,7 @@ export class Grammar extends ConditionParser {
     const colItems = this.items.map((it, i) => [it, i] as const).filter(([it, i]) => it.k === 'col' && !this.used.has(i)) as Array<[Extract<Item, { k: 'col' }>, number]>;
     let isCount = /\bhow many\b|(?<!\bby )\bnumber of\b|^count\b|\bcount the\b|\bcount of\b/.test(words.join(' '));
     const aggWord = words.findIndex((w, i) => ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
-      && !adjectiveBase(words[i + 1] ?? '') && !((w === 'highest' || w === 'lowest') && this.items[i + 1]?.k === 'table'));
+      && !adjectiveBase(words[i + 1] ?? '') && !((w === 'highest' || w === 'lowest') && (this.items[i + 1]?.k === 'table' || RANKED_AGG.includes(words[i + 1] ?? ''))));
     const sortedBy = (i: number) => ['sorted', 'ordered', 'sort', 'order', 'ranked', 'rank'].includes(words[i - 1] ?? '');
     const groupAt = words.findIndex((w, i) => w === 'per' || w === 'each' || w === 'vs' || w === 'versus' || (w === 'by' && this.items[i + 1]?.k === 'col' && !sortedBy(i)));
     // grouping key
@@ -134,6 +137,12 @@ export class Grammar extends ConditionParser {
         const entity = countedTable && this.lx.schema.labelOf(countedTable) && counted !== focus;
         q.order = entity ? { fn: 'count', ref: { node: counted!, col: this.lx.schema.table(countedTable!).pk[0] }, desc: sup.desc, distinct: true } : { fn: 'count', desc: sup.desc };
         if (counted !== undefined && counted !== focus) q.focus = counted;
+      } else if (sup.rankAgg && agg && aggRef) {
+        // "which genre has the highest average price": groups ranked by the aggregate
+        const key = colItems.find(([, i]) => !this.used.has(i) && i < aggWord);
+        if (key) this.used.add(key[1]);
+        q.group = q.group ?? (key ? { ref: this.refFor(this.pickCol(key[0].cols, focus), focus), entity: false, keyOnly: true } : { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true, keyOnly: true });
+        q.order = { fn: agg, ref: aggRef, desc: sup.desc };
       } else if (sup.aggRef) {
         q.group = q.group ?? { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true, keyOnly: true };
         q.order = { fn: 'avg', ref: sup.aggRef, desc: sup.desc };
@@ -216,7 +225,7 @@ export class Grammar extends ConditionParser {
   }
 
   /** "the 5 most expensive", "cheapest", "oldest to newest", "the most ships", "most sailed". */
-  protected superlative(focus: number): { ref?: ColRef; aggRef?: ColRef; desc: boolean; count?: boolean; countTable?: string; all?: boolean; sorted?: boolean } | undefined {
+  protected superlative(focus: number): { ref?: ColRef; aggRef?: ColRef; desc: boolean; count?: boolean; countTable?: string; all?: boolean; sorted?: boolean; rankAgg?: boolean } | undefined {
     const words = this.words;
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
@@ -233,6 +242,9 @@ export class Grammar extends ConditionParser {
           if (this.items[i - 1]?.k === 'col') this.used.add(i - 1);
           return { ref: { node: focus, col: c.name }, desc: w === 'last' };
         }
+      }
+      if (['highest', 'lowest', 'largest', 'smallest', 'biggest', 'greatest', 'most', 'least'].includes(w) && RANKED_AGG.includes(words[i + 1] ?? '')) {
+        return { desc: !['lowest', 'smallest', 'least'].includes(w), rankAgg: true };
       }
       const mostLike = w === 'most' || w === 'least' || w === 'fewest' || ((w === 'highest' || w === 'lowest' || w === 'best' || w === 'worst' || w === 'top') && !!adjectiveBase(words[i + 1] ?? ''));
       if (mostLike && i + 1 < words.length) {

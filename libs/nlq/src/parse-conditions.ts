@@ -125,7 +125,7 @@ export abstract class ConditionParser extends GraphParser {
       this.havingTable = after.t;
       return;
     }
-    if (it.k === 'num' && (this.w(i - 1) === 'top' || this.w(i - 1) === 'first' || adjectiveBase(this.w(i + 1)) || this.w(i + 1) === 'most' || this.w(i + 1) === 'least' || this.w(i + 1) === 'highest' || this.w(i + 1) === 'lowest')) {
+    if (it.k === 'num' && (this.w(i - 1) === 'top' || this.w(i - 1) === 'first' || (op === 'in' && after?.k === 'table') || adjectiveBase(this.w(i + 1)) || this.w(i + 1) === 'most' || this.w(i + 1) === 'least' || this.w(i + 1) === 'highest' || this.w(i + 1) === 'lowest')) {
       this.q.limit = { slot: it.slot, part: 0 };
       return;
     }
@@ -140,7 +140,7 @@ export abstract class ConditionParser extends GraphParser {
         return;
       }
     }
-    const ref = this.compared(i, opStart, it);
+    const ref = this.compared(i, opStart, op, it);
     const shown = it.k === 'num' || it.k === 'year' ? String(it.n) : this.w(opStart - 1) + ' …';
     if (!ref) throw new DbError('validation_failed', `cannot tell what "${shown}" is compared with`, { not_understood: [shown] });
     const c = this.lx.schema.col(this.q.nodes[ref.node].table, ref.col)!;
@@ -183,7 +183,7 @@ export abstract class ConditionParser extends GraphParser {
   }
 
   /** The column a literal is compared with: a column named beside it, a verb, a unit or the kind of literal. */
-  protected compared(i: number, opStart: number, it: Extract<Item, { k: 'num' | 'year' | 'decade' | 'date' }>): ColRef | undefined {
+  protected compared(i: number, opStart: number, op: string, it: Extract<Item, { k: 'num' | 'year' | 'decade' | 'date' }>): ColRef | undefined {
     const near = this.nearestNode(opStart);
     const after = this.items[i + 1];
     if (after?.k === 'col') {
@@ -213,6 +213,10 @@ export abstract class ConditionParser extends GraphParser {
     }
     const cols = this.graphCols(near);
     // a time after a relation verb ("sailed … in 2024") is the time of the edge rows, when they have one
+    // "how many crossings … in 2020": the answered rows' own date, when they are events (no display column)
+    const focusTable = this.q.nodes[this.q.focus].table;
+    const focusDate = !this.lx.schema.labelOf(focusTable) ? this.mainDate(focusTable) : undefined;
+    if (focusDate && (it.k === 'date' || it.k === 'year' || it.k === 'decade') && op === 'in') return { node: this.q.focus, col: focusDate.name };
     const verbBefore = this.items.slice(0, opStart).some((x) => x.k === 'rel' && x.verbs.some((v) => v.rel.via));
     if (verbBefore && (it.k === 'date' || it.k === 'year' || it.k === 'decade')) {
       const via = this.live().filter((n) => this.lx.schema.relations.some((r) => r.via === n.table));

@@ -197,11 +197,19 @@ export abstract class GraphParser {
           obj = this.npAfter(i);
         }
       }
-      const pick = it.verbs.find((v) => {
+      const fits = (v: (typeof it.verbs)[number], a: NP | undefined, b: NP | undefined) => {
         const st = v.subject === 'source' ? v.rel.source : v.rel.target;
         const ot = v.subject === 'source' ? v.rel.target : v.rel.source;
-        return (!this.tableOf(subj) || this.tableOf(subj) === st) && (!this.tableOf(obj) || this.tableOf(obj) === ot);
-      }) ?? it.verbs[0];
+        return (!this.tableOf(a) || this.tableOf(a) === st) && (!this.tableOf(b) || this.tableOf(b) === ot);
+      };
+      const found = it.verbs.find((v) => fits(v, subj, obj));
+      // a verb said of nouns its relation does not join ("sailors who have written logs") is not that relation
+      if (!found && (this.tableOf(subj) || this.tableOf(obj)) && !it.verbs.some((v) => fits(v, undefined, obj) || fits(v, subj, undefined))) {
+        this.used.delete(i);
+        this.items[i] = { k: 'w', w: it.w };
+        return;
+      }
+      const pick = found ?? it.verbs[0];
       const st = pick.subject === 'source' ? pick.rel.source : pick.rel.target;
       const ot = pick.subject === 'source' ? pick.rel.target : pick.rel.source;
       // a missing end is a noun of its table elsewhere in the question that nothing else ties ("grams fed per keeper")
