@@ -24,6 +24,7 @@ describe('lexing: items, slots and shapes', () => {
     expect(lex('ships heavier than fifty tons', lx, NOW).slots).toEqual([[50]]);
     expect(lex("ships whose log says 'mast'", lx, NOW).slots).toEqual([['%mast%']]);
     expect(lex('sailors who joined last year', lx, NOW).slots).toEqual([['2023-01-01', '2024-01-01']]);
+    expect(lex('sailors who joined in the last 30 days', lx, NOW).slots).toEqual([['2024-12-02', '2025-01-01']]);
     expect(lex('sailors who joined between June 1 and June 7, 2024', lx, NOW).slots).toEqual([['2024-06-01', '2024-06-02'], ['2024-06-07', '2024-06-08']]);
   });
 });
@@ -66,6 +67,8 @@ describe('compiling questions to plan templates', () => {
 
   it('either of two values, the first by a verb\'s column, the age at death', async () => {
     const c = compiler();
+    const span = JSON.stringify((await c.ask('sailors born from 1950 to 1960')).plan);
+    expect(span).toMatch(/"op":">=".*born_year.*"op":"<=".*born_year|born_year.*"op":">=".*born_year.*"op":"<="/);
     const either = await c.ask('sailors from Oslo or Bergen');
     expect(either.params).toEqual(['Oslo', 'Bergen']);
     expect(JSON.stringify(either.plan)).toContain('"op":"or"');

@@ -164,6 +164,21 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
       i++;
       continue;
     }
+    // "in the last 30 days", "over the past 3 months": a window ending today
+    const span = /^(days?|weeks?|months?|years?)$/.exec(words[i + 2] ?? '');
+    if ((w === 'last' || w === 'past') && /^\d+$/.test(words[i + 1] ?? '') && span) {
+      const n = Number(words[i + 1]);
+      const unit = span[1].replace(/s$/, '');
+      const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+      const today = d.toISOString().slice(0, 10);
+      if (unit === 'day') d.setUTCDate(d.getUTCDate() - n + 1);
+      else if (unit === 'week') d.setUTCDate(d.getUTCDate() - 7 * n + 1);
+      else if (unit === 'month') d.setUTCMonth(d.getUTCMonth() - n);
+      else d.setUTCFullYear(d.getUTCFullYear() - n);
+      items.push({ k: 'date', slot: slot([d.toISOString().slice(0, 10), dayAfter(today)]), gran: `last_${unit}s` });
+      i += 3;
+      continue;
+    }
     if ((w === 'last' || w === 'this' || w === 'next' || w === 'past') && (words[i + 1] === 'year' || words[i + 1] === 'month' || words[i + 1] === 'week') || w === 'today' || w === 'yesterday') {
       const phrase = w === 'today' || w === 'yesterday' ? w : `${w === 'past' ? 'last' : w} ${words[i + 1]}`;
       const r = chrono.parse(phrase, now)[0];

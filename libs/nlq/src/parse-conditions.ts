@@ -112,9 +112,13 @@ export abstract class ConditionParser extends GraphParser {
         opStart = i - 2;
       }
     }
-    if (this.w(i - 1) === 'between' || (this.w(i + 1) === 'and' && this.w(i - 2) === 'between')) op = 'between';
+    // "between A and B", "from A to B", "A through B"
+    const TO = ['and', 'to', 'through', 'until', 'till'];
+    const opener = (j: number) => this.w(j) === 'between' || this.w(j) === 'from';
+    if ((opener(i - 1) && TO.includes(this.w(i + 1)) && this.items[i + 2]?.k === it.k) || (TO.includes(this.w(i - 1)) && opener(i - 3) && this.items[i - 2]?.k === it.k)) op = 'between';
+    else if (this.w(i - 1) === 'between') op = 'between';
     let hi: typeof it | undefined;
-    if (op === 'between' && this.w(i + 1) === 'and' && this.items[i + 2] && this.items[i + 2].k === it.k) hi = this.items[i + 2] as typeof it;
+    if (op === 'between' && TO.includes(this.w(i + 1)) && this.items[i + 2] && this.items[i + 2].k === it.k) hi = this.items[i + 2] as typeof it;
     else if (op === 'between') return; // the upper bound of an earlier "between"
     this.used.add(i);
     if (hi) this.used.add(i + 2);
