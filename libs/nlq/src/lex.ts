@@ -89,7 +89,8 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
       if (ftPending) i++;
       continue;
     }
-    if (FT_TRIGGERS.has(w) || (w === 'about' && i > 0 && FT_ABOUT.has(words[i - 1])) || ((w === 'word' || w === 'phrase') && !ftPending)) {
+    const afterTable = items.length > 0 && items[items.length - 1].k === 'table';
+    if (FT_TRIGGERS.has(w) || (w === 'about' && i > 0 && (FT_ABOUT.has(words[i - 1]) || afterTable)) || ((w === 'word' || w === 'phrase') && !ftPending)) {
       items.push({ k: 'w', w: FT_TRIGGERS.has(w) ? 'mention' : w });
       ftPending = true;
       i++;
