@@ -90,6 +90,16 @@ describe('compiling questions to plan templates', () => {
     expect(dated).toContain('sailed_on');
   });
 
+  it('question words pick the attribute: when (a verb\'s column), how many <numeric column>', async () => {
+    const c = compiler();
+    const when = await c.ask('When did Bo Lund join?');
+    expect(when.plan).toMatchObject({ op: 'project', columns: [{ name: 'joined_on' }] });
+    const born = await c.ask('When was Ada Byrne born?');
+    expect(born.plan).toMatchObject({ op: 'project', columns: [{ name: 'born_year' }] });
+    const tons = await c.ask('How much tonnage does Sea Hawk have?');
+    expect(tons.plan).toMatchObject({ op: 'project', columns: [{ name: 'tonnage' }] });
+  });
+
   it('a part of exactly one name finds it; a part of several is an error naming them', async () => {
     const c = compiler();
     expect((await c.ask('ships captained by Byrne')).params).toEqual(['Ada Byrne']);

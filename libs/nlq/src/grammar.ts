@@ -45,6 +45,9 @@ export class Grammar extends ConditionParser {
     const label = this.lx.schema.labelOf(ftable);
     const colItems = this.items.map((it, i) => [it, i] as const).filter(([it, i]) => it.k === 'col' && !this.used.has(i)) as Array<[Extract<Item, { k: 'col' }>, number]>;
     let isCount = /\bhow many\b|(?<!\bby )\bnumber of\b|^count\b|\bcount the\b|\bcount of\b/.test(words.join(' '));
+    // "how many pages does X have": a number the row holds, not a count of rows
+    const many = words.indexOf('many');
+    if (many >= 0 && words[many - 1] === 'how' && this.items[many + 1]?.k === 'col' && (this.items[many + 1] as Extract<Item, { k: 'col' }>).cols.some((c) => c.ty === 'i64' || c.ty === 'f64')) isCount = false;
     const aggWord = words.findIndex((w, i) => ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
       && !adjectiveBase(words[i + 1] ?? '') && !((w === 'highest' || w === 'lowest') && (this.items[i + 1]?.k === 'table' || RANKED_AGG.includes(words[i + 1] ?? ''))));
     const sortedBy = (i: number) => ['sorted', 'ordered', 'sort', 'order', 'ranked', 'rank'].includes(words[i - 1] ?? '');
@@ -187,7 +190,10 @@ export class Grammar extends ConditionParser {
       if (c) cols.push({ node: focus, col: c.name });
     }
     if (words[0] === 'when' && !cols.length) {
-      const c = [...this.lx.schema.table(ftable).cols.values()].find((x) => x.isDate);
+      // the column a verb names ("published", "open"), else the table's own date
+      const tcols = [...this.lx.schema.table(ftable).cols.values()].filter((x) => x.isDate || x.ty === 'i64' || x.ty === 'timestamp');
+      const byVerb = words.slice(1).map((w) => columnForWord(w, tcols)).find((x) => x && !x.isKey);
+      const c = byVerb ?? this.mainDate(ftable);
       if (c) cols.push({ node: focus, col: c.name });
     }
     if (/^how much\b/.test(words.join(' ')) && !cols.length) {

@@ -49,7 +49,8 @@ export abstract class ConditionParser extends GraphParser {
           this.used.add(i);
         }
       }
-      if (it.k === 'col' && it.cols[0].ty === 'bool' && !this.has('vs', 'versus', 'each', 'per')) {
+      // a flag names rows ("active sailors"), unless the question asks it ("is X an active sailor?")
+      if (it.k === 'col' && it.cols[0].ty === 'bool' && !this.has('vs', 'versus', 'each', 'per') && !['is', 'are', 'was', 'were'].includes(this.w(0))) {
         const ref = this.refFor(this.pickCol(it.cols, this.nearestNode(i)), this.nearestNode(i));
         this.q.nodes[ref.node].conds.push({ kind: 'cmp', ref, op: '=', rhs: { lit: this.w(i - 1) === 'non' || this.negatedBefore(i, 2) ? 0 : 1 } });
         this.used.add(i);
