@@ -98,6 +98,9 @@ describe('compiling questions to plan templates', () => {
     expect(born.plan).toMatchObject({ op: 'project', columns: [{ name: 'born_year' }] });
     const tons = await c.ask('How much tonnage does Sea Hawk have?');
     expect(tons.plan).toMatchObject({ op: 'project', columns: [{ name: 'tonnage' }] });
+    // a word of the column's description names it
+    const disp = await c.ask('what is the displacement of Sea Hawk?');
+    expect(disp.plan).toMatchObject({ op: 'project', columns: [{ name: 'tonnage' }] });
   });
 
   it('a part of exactly one name finds it; a part of several is an error naming them', async () => {

@@ -4,7 +4,7 @@
  * of text columns that identify things (display-column values, low-cardinality categories).
  */
 import type { ColInfo, RelInfo, SchemaModel } from './schema';
-import { singular, verbLemma } from './words';
+import { singular, STOP, verbLemma } from './words';
 
 export interface ValueHit { readonly table: string; readonly column: string; readonly value: string }
 
@@ -103,6 +103,12 @@ export class Lexicon {
         }
       }
       if (hits.length) return [hits, n];
+    }
+    // last: a content word of exactly one column's description ("weight in grams" names it by "grams")
+    const w = singular(toks[i]);
+    if (w.length > 3 && !STOP.has(w) && !this.tablesFor(toks[i]).length) {
+      const byDesc = [...this.schema.tables.values()].flatMap((t) => [...t.cols.values()]).filter((c) => c.description && tokenize(c.description).map(singular).includes(w));
+      if (byDesc.length === 1) return [byDesc, 1];
     }
     return undefined;
   }

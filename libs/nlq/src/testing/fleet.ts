@@ -9,7 +9,7 @@ export const FLEET: TableManifest[] = [
   { ...base, namespace: 'fleet', table: 'sailors', id: 'fleet.sailors', primary_key: ['id'], label: 'name',
     columns: [col('id', 'i64'), col('name', 'str'), col('home_port', 'str'), col('born_year', 'i64'), col('joined_on', 'str'), col('died_in', 'i64', false)] },
   { ...base, namespace: 'fleet', table: 'ships', id: 'fleet.ships', primary_key: ['id'], label: 'name',
-    columns: [col('id', 'i64'), col('name', 'str'), { ...col('tonnage', 'f64'), synonyms: ['weight'] }, col('captain_id', 'i64'), col('log', 'str', false)],
+    columns: [col('id', 'i64'), col('name', 'str'), { ...col('tonnage', 'f64'), synonyms: ['weight'], description: 'displacement in metric tons' }, col('captain_id', 'i64'), col('log', 'str', false)],
     fulltext: [{ field: 'log', analyzer: 'porter', k1: 1.2, b: 0.75 }],
     foreign_keys: [{ name: 'fk_captain', columns: ['captain_id'], references: 'fleet.sailors', ref_columns: ['id'], on_delete: 'restrict' }],
     relations: [{ name: 'captained_by', source: 'fleet.ships', target: 'fleet.sailors', columns: ['captain_id'], forward: 'ship -> its captain', reverse: 'sailor -> ships they command' }] },
