@@ -187,3 +187,23 @@ describe('the intent cache', () => {
     expect(dropped).toEqual(['old']);
   });
 });
+
+describe('the lexicon after writes', () => {
+  it('rebuilds in the background when asked to (the next ask answers from the old one), or at once', async () => {
+    const rows = [{ name: 'Ada Byrne' }];
+    let builds = 0;
+    const src = async (_t: string, cols: readonly string[]) => (builds++, new Map(cols.map((c) => [c, c === 'name' ? rows.map((r) => r.name) : []])));
+    const c = new NlCompiler(() => FLEET, src, new IntentCache(10), undefined, () => NOW);
+    await c.ask('sailors named Ada Byrne');
+    const first = builds;
+    rows.push({ name: 'Cy Moss' });
+    c.invalidate(true);
+    expect(await code(c.ask('sailors named Cy Moss'))).toBe('validation_failed'); // still the old names
+    await new Promise((r) => setTimeout(r, 50));
+    expect(builds).toBeGreaterThan(first);
+    expect((await c.ask('sailors named Cy Moss')).params).toEqual(['Cy Moss']);
+    rows.push({ name: 'Di Kerr' });
+    c.invalidate();
+    expect((await c.ask('sailors named Di Kerr')).params).toEqual(['Di Kerr']);
+  });
+});

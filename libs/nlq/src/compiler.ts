@@ -30,7 +30,7 @@ export interface Compiled {
 }
 
 /** Bumped when the grammar changes what it compiles: older cached templates are not reused. */
-export const COMPILER_VERSION = 33;
+export const COMPILER_VERSION = 34;
 
 export function manifestFingerprint(m: TableManifest): string {
   return createHash('sha1').update(JSON.stringify(m)).digest('hex').slice(0, 16);
@@ -60,7 +60,7 @@ export function bindParams<T>(plan: T, params: readonly JsonValue[]): T {
 }
 
 export class NlCompiler {
-  private lexicons = new Map<string, Lexicon>();
+  private lexicons = new Map<string, { lx: Lexicon; stale: boolean; building?: Promise<void> }>();
   /** Called when the durable write of a cache entry fails (the entry stays in memory). */
   onStoreError?: (e: Error) => void;
 
@@ -72,9 +72,14 @@ export class NlCompiler {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Forgets lexicons (call when rows or manifests change); the next ask rebuilds what it needs. */
-  invalidate(): void {
-    this.lexicons.clear();
+  /**
+   * Rows changed. `background`: the next ask still uses the lexicon it has while a new one is
+   * built beside it (writes never put a rebuild in an answer's path); otherwise the next ask
+   * waits for a fresh one.
+   */
+  invalidate(background = false): void {
+    if (!background) this.lexicons.clear();
+    else for (const e of this.lexicons.values()) e.stale = true;
   }
 
   private visible(schemas?: readonly string[]): TableManifest[] {
@@ -91,12 +96,20 @@ export class NlCompiler {
 
   private async lexicon(ms: readonly TableManifest[]): Promise<Lexicon> {
     const key = ms.map((m) => `${m.id}:${manifestFingerprint(m)}`).sort().join(',');
-    let lx = this.lexicons.get(key);
-    if (!lx) {
-      lx = await Lexicon.build(new SchemaModel(ms), this.values);
-      if (this.lexicons.size > 16) this.lexicons.clear();
-      this.lexicons.set(key, lx);
+    const e = this.lexicons.get(key);
+    if (e) {
+      if (e.stale && !e.building) {
+        e.stale = false;
+        e.building = Lexicon.build(new SchemaModel(ms), this.values)
+          .then((lx) => void this.lexicons.set(key, { lx, stale: e.stale }))
+          .catch(() => void (e.stale = true))
+          .finally(() => (e.building = undefined));
+      }
+      return e.lx;
     }
+    const lx = await Lexicon.build(new SchemaModel(ms), this.values);
+    if (this.lexicons.size > 16) this.lexicons.clear();
+    this.lexicons.set(key, { lx, stale: false });
     return lx;
   }
 

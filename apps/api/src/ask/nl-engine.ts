@@ -39,10 +39,13 @@ export class NlEngine implements IntentBacking {
     await this.cache.load();
   }
 
-  /** Rebuilds lexicons when rows changed, at most once per refresh interval. */
+  /**
+   * After writes, lexicons are rebuilt at most once per refresh interval, in the background (the
+   * ask uses the one it has meanwhile); with an interval of 0 the next ask waits for a fresh one.
+   */
   freshen(): void {
     if (this.version !== this.builtVersion && Date.now() - this.builtAt >= this.settings.lexiconRefreshMs) {
-      this.compiler?.invalidate();
+      this.compiler?.invalidate(this.settings.lexiconRefreshMs > 0);
       this.builtVersion = this.version;
       this.builtAt = Date.now();
     }
