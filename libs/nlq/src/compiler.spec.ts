@@ -151,6 +151,10 @@ describe('compiling questions to plan templates', () => {
     expect(hidden.code).toBe('validation_failed');
     expect(hidden.message).toContain('fleet.sailors');
     expect(await code(c.ask('   '))).toBe('validation_failed');
+    // a condition on something the store does not hold is refused, not dropped
+    const cond = (await c.ask('sailors with expired licences').catch((e: DbError) => e)) as DbError;
+    expect(cond.code).toBe('validation_failed');
+    expect(cond.details.not_understood).toContain('licences');
   });
 });
 

@@ -10,6 +10,7 @@ import type { Item } from './lex';
 import type { Agg, ColRef, Query } from './ir';
 import { adjectiveBase, columnForDim, columnForWord, dimOf, PLACE_WORDS } from './dims';
 import { ConditionParser } from './parse-conditions';
+import { FILLER, nounsIn, STOP } from './words';
 
 export type { ParseOptions } from './parse-graph';
 
@@ -29,7 +30,11 @@ export class Grammar extends ConditionParser {
     this.conditions();
     this.answer();
     // a capitalized word nothing placed is a name this store does not know: never answer without it
-    const left = items.map((it, i) => [it, i] as const).filter(([it, i]) => !this.used.has(i) && (it.k !== 'w' || it.cap));
+    // so is a noun after "with"/"having"/"whose" that nothing placed ("sailors with expired licences"): a condition we cannot apply
+    const nouns = nounsIn(this.words.filter((w) => !w.startsWith('<')).join(' '));
+    const condNoun = (it: Item, i: number) => it.k === 'w' && !STOP.has(it.w) && !FILLER.has(it.w) && nouns.has(it.w)
+      && [1, 2, 3].some((d) => ['with', 'having', 'whose', 'without'].includes(this.w(i - d)));
+    const left = items.map((it, i) => [it, i] as const).filter(([it, i]) => !this.used.has(i) && (it.k !== 'w' || it.cap || condNoun(it, i)));
     if (left.length) {
       const what = left.map(([it, i]) => (it.k === 'value' ? it.w : this.words[i]));
       throw new DbError('validation_failed', `could not place ${what.map((w) => `"${w}"`).join(', ')} in the question`, { not_understood: what });

@@ -77,3 +77,20 @@ export const STOP = new Set([
 
 /** Auxiliaries that invert a question ("who does X mentor", "what has X sailed"). */
 export const AUX = new Set(['do', 'does', 'did', 'has', 'have', 'had', 'is', 'are', 'was', 'were', 'will', 'would', 'can']);
+
+/** Nouns that carry no condition of their own ("the number of", "in the collection", "the word"). */
+export const FILLER = new Set([
+  'number', 'numbers', 'count', 'total', 'amount', 'list', 'collection', 'catalog', 'catalogue', 'word', 'words', 'phrase', 'term', 'there',
+  'connection', 'connections', 'relationship', 'relationships', 'link', 'links', 'dollar', 'dollars', 'euro', 'euros', 'cent', 'cents',
+  'kind', 'kinds', 'type', 'types', 'sort', 'lot', 'lots', 'one', 'ones', 'thing', 'things', 'value', 'values', 'result', 'results',
+  'row', 'rows', 'system', 'table', 'tables', 'information', 'info', 'detail', 'details', 'time', 'times', 'all', 'least', 'most', 'mention',
+]);
+
+/** The words compromise reads as nouns (not pronouns) in this sentence, in context. */
+export function nounsIn(sentence: string): Set<string> {
+  const out = new Set<string>();
+  for (const sent of nlp(sentence).json() as Array<{ terms: Array<{ normal?: string; text: string; tags: string[] }> }>) {
+    for (const t of sent.terms) if (t.tags.includes('Noun') && !t.tags.includes('Pronoun')) out.add((t.normal ?? t.text).toLowerCase());
+  }
+  return out;
+}
