@@ -9,6 +9,7 @@ import { FLEET, values } from './testing/fleet';
 const NOW = new Date('2024-12-31T12:00:00Z');
 const compiler = (cache = new IntentCache(100)) => new NlCompiler(() => FLEET, values, cache, undefined, () => NOW);
 const lexicon = () => Lexicon.build(new SchemaModel(FLEET), values);
+const bindParamsText = (r: { plan: unknown; params: unknown[] }) => JSON.stringify(r.plan).replace(/\bn\d+\b/g, 'n') + JSON.stringify(r.params);
 const code = async (p: Promise<unknown>) => p.then(() => 'ok', (e: DbError) => e.code);
 
 describe('lexing: items, slots and shapes', () => {
@@ -127,6 +128,14 @@ describe('compiling questions to plan templates', () => {
     expect(text).toContain('"recursive":true');
     expect(text).toContain('"op":"cte_ref"');
     expect(r.interpretation).toContain('at any depth');
+  });
+
+  it("a possessive names the start of a relation noun (\"Ada Byrne's mentees\")", async () => {
+    const c = compiler();
+    const a = await c.ask("Bo Lund's mentors");
+    const b = await c.ask('mentors of Bo Lund');
+    expect(a.params).toEqual(['Bo Lund']);
+    expect(bindParamsText(a)).toEqual(bindParamsText(b));
   });
 
   it('a self-relation named without a direction is ambiguous_graph_direction, naming both readings', async () => {

@@ -9,7 +9,7 @@ import type { Lexicon } from './lexicon';
 import type { ColInfo, RelInfo } from './schema';
 import { AUX, singular, STOP, verbLemma } from './words';
 
-export interface NP { node: number; pos: number; kind: 'table' | 'value' | 'pron' | 'relnoun'; neg?: boolean; linked?: boolean; inClause?: boolean }
+export interface NP { node: number; pos: number; kind: 'table' | 'value' | 'pron' | 'relnoun'; neg?: boolean; linked?: boolean; inClause?: boolean; implied?: boolean }
 
 const PRONOUNS = new Set(['who', 'whom', 'someone', 'somebody', 'anyone', 'anybody', 'people', 'person', 'nobody', 'everyone', 'something', 'anything', 'nothing']);
 export const NEG = new Set(['never', 'not', "n't", 'no', 'nobody', 'nothing', 'without', 'non', "don't", "doesn't", "didn't", "haven't", "hasn't", "hadn't", "isn't", "aren't", "wasn't", "weren't", "won't", "cannot", "can't"]);
@@ -106,7 +106,7 @@ export abstract class GraphParser {
         this.nps.push({ node: -1, pos: i, kind: 'pron', neg: it.w === 'nobody' || it.w === 'nothing' });
       } else if (it.k === 'w' && it.w === 'what' && (AUX.has(this.w(i + 1)) || this.items[i + 1]?.k === 'rel')) {
         this.nps.push({ node: -1, pos: i, kind: 'pron' });
-      } else if (it.k === 'rel' && it.nouns.length && !it.verbs.length) {
+      } else if (it.k === 'rel' && this.nounUse(i)) {
         this.used.add(i);
         const r = it.nouns[0];
         const far = r.dir === 'forward' ? r.rel.target : r.rel.source;
@@ -165,7 +165,7 @@ export abstract class GraphParser {
     this.items.forEach((it, i) => {
       if (it.k !== 'rel') return;
       const nounUse = NOUN_USE.has(this.w(i + 1)) || ['the', 'by', 'through', 'via', 'of'].includes(this.w(i - 1));
-      if (it.nouns.length && !it.verbs.length) return this.relNoun(it.nouns[0].rel, it.nouns[0].dir, i);
+      if (this.nounUse(i)) return this.relNoun(it.nouns[0].rel, it.nouns[0].dir, i);
       if (nounUse && it.named.length) return this.namedRel(it.named[0], i);
       if (!it.verbs.length) return;
       this.used.add(i);
@@ -218,11 +218,17 @@ export abstract class GraphParser {
       const spare = (t: string, not?: NP) => this.nps.find((n) => n !== not && !n.linked && n.node >= 0 && this.tableOf(n) === t && n.kind !== 'value');
       if (!subj || (this.tableOf(subj) !== undefined && this.tableOf(subj) !== st)) subj = spare(st, obj) ?? subj;
       if (!obj || (this.tableOf(obj) !== undefined && this.tableOf(obj) !== ot)) obj = spare(ot, subj) ?? obj;
-      if (!subj || this.tableOf(subj) !== undefined && this.tableOf(subj) !== st) subj = { node: this.node(st), pos: i, kind: 'pron' };
-      if (!obj || this.tableOf(obj) !== undefined && this.tableOf(obj) !== ot) obj = { node: this.node(ot), pos: i, kind: 'pron' };
+      // an end the question leaves unsaid is a noun of its own, which may be the answer ("mentors Bo Lund" → who)
+      const fresh = (t: string): NP => {
+        const np: NP = { node: this.node(t), pos: i, kind: 'pron', implied: true };
+        this.nps.push(np);
+        return np;
+      };
+      if (!subj || this.tableOf(subj) !== undefined && this.tableOf(subj) !== st) subj = fresh(st);
+      if (!obj || this.tableOf(obj) !== undefined && this.tableOf(obj) !== ot) obj = fresh(ot);
       this.setTable(subj, st);
       this.setTable(obj, ot);
-      if (subj.node === obj.node) obj = { node: this.node(ot), pos: i, kind: 'pron' };
+      if (subj.node === obj.node) obj = fresh(ot);
       subj.linked = obj.linked = true;
       const negVerb = this.negatedBefore(i, 4) || !!subj.neg;
       const dir: 'forward' | 'reverse' = pick.subject === 'source' ? 'forward' : 'reverse';
@@ -232,9 +238,21 @@ export abstract class GraphParser {
   }
 
   /** "mentees of X", "captain of X", "how many mentees does X have". */
+  /** A relation word read as a noun: only a noun, or a noun-and-verb form before "of" or after an article or a possessive. */
+  protected nounUse(i: number): boolean {
+    const it = this.items[i];
+    if (it.k !== 'rel' || !it.nouns.length) return false;
+    if (!it.verbs.length) return true;
+    const prev = this.items[i - 1];
+    return this.w(i + 1) === 'of' || ['the', 'their', 'his', 'her', 'its', 'whose'].includes(this.w(i - 1)) || (prev?.k === 'value' && prev.w.endsWith("'s"));
+  }
+
   protected relNoun(rel: RelInfo, dir: 'forward' | 'reverse', i: number): void {
     const far = this.nps.find((n) => n.pos === i)!;
-    const start = this.npAfter(i);
+    // "Ada Byrne's mentees": the possessor just before; else "mentees of Ada Byrne"
+    const prev = this.items[i - 1];
+    const possessor = prev?.k === 'value' && prev.w.endsWith("'s") ? this.nps.find((n) => n.pos === i - 1) : undefined;
+    const start = possessor ?? this.npAfter(i);
     if (!start) return;
     const startTable = dir === 'forward' ? rel.source : rel.target;
     this.setTable(start, startTable);
@@ -294,7 +312,8 @@ export abstract class GraphParser {
       const c = this.items.findIndex((x) => x.k === 'col');
       if (c >= 0) this.nps.push({ node: this.node((this.items[c] as Extract<Item, { k: 'col' }>).cols[0].table), pos: c, kind: 'table' });
     }
-    const first = this.nps.filter((n) => n.kind !== 'value' && n.node >= 0).sort((a, b) => a.pos - b.pos)[0];
+    const said = this.nps.filter((n) => n.kind !== 'value' && n.node >= 0).sort((a, b) => a.pos - b.pos);
+    const first = said.find((n) => !n.implied) ?? said[0];
     const wh = this.nps.find((n) => n.kind === 'pron' && n.node >= 0 && (this.w(n.pos) === 'who' || this.w(n.pos) === 'what' || this.w(n.pos) === 'whom'));
     const hm = this.words.indexOf('many');
     const counted = hm >= 0 ? this.nps.find((n) => n.pos > hm && n.node >= 0 && n.kind !== 'value') : undefined;
