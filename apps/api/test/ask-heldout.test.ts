@@ -16,6 +16,8 @@ const M = {
 [[columns]]\nname = "full_name"\nty = "str"\nrequired = true
 [[columns]]\nname = "shift"\nty = "str"\nrequired = true
 [[columns]]\nname = "hired"\nty = "str"\nrequired = true
+[[columns]]\nname = "supervisor_id"\nty = "i64"
+[[relations]]\nname = "reports_to"\ntarget = "zoo.keepers"\ncolumns = ["supervisor_id"]\nforward = "keeper -> their supervisor"\nreverse = "keeper -> keepers reporting to them"
 `,
   enclosures: `namespace = "zoo"\ntable = "enclosures"\nprimary_key = ["id"]\nlabel = "name"
 [[columns]]\nname = "id"\nty = "i64"\nrequired = true
@@ -72,7 +74,10 @@ function generate(): Record<string, Array<Record<string, unknown>>> {
   const date = (y0: number, y1: number) => `${y0 + Math.floor(rnd() * (y1 - y0 + 1))}-${String(1 + Math.floor(rnd() * 12)).padStart(2, '0')}-${String(1 + Math.floor(rnd() * 28)).padStart(2, '0')}`;
   const first = ['Mira', 'Tomas', 'Ines', 'Kofi', 'Lena', 'Ravi', 'Uma', 'Pavel', 'Zara', 'Otto', 'Nia', 'Hugo'];
   const last = ['Okoro', 'Varga', 'Lindholm', 'Achebe', 'Moreau', 'Tanaka', 'Silva', 'Novak'];
-  const keepers = Array.from({ length: 20 }, (_, i) => ({ id: i + 1, full_name: `${first[i % 12]} ${last[(i * 5) % 8]}`, shift: pick(['Morning', 'Evening', 'Night']), hired: date(2005, 2023) }));
+  const keepers = Array.from({ length: 20 }, (_, i) => ({
+    id: i + 1, full_name: `${first[i % 12]} ${last[(i * 5) % 8]}`, shift: pick(['Morning', 'Evening', 'Night']), hired: date(2005, 2023),
+    ...(i > 0 ? { supervisor_id: 1 + Math.floor(i / 3) } : {}),
+  }));
   const enclosures = ['Lion Rock', 'Penguin Cove', 'Monkey Grove', 'Reptile House', 'Savanna Plain', 'Bird Dome'].map((name, i) => ({ id: i + 1, name, zone: pick(['North', 'South', 'East']), capacity: 5 + Math.floor(rnd() * 40), built_year: 1960 + Math.floor(rnd() * 60) }));
   const species = ['Lion', 'Penguin', 'Macaque', 'Python', 'Zebra', 'Flamingo', 'Giraffe'];
   const names = ['Bubbles', 'Shadow', 'Pepper', 'Ziggy', 'Mango', 'Biscuit', 'Nimbus', 'Tango', 'Maple', 'Comet'];
@@ -146,6 +151,13 @@ const QUESTIONS: Q[] = [
   { nl: 'animals heavier than 300 kg in Savanna Plain', sql: "SELECT a.nickname FROM animals a JOIN enclosures e ON e.id = a.enclosure_id WHERE a.weight_kg > 300 AND e.name = 'Savanna Plain'" },
   { nl: 'animals that were never observed', sql: 'SELECT nickname FROM animals a WHERE NOT EXISTS (SELECT 1 FROM observations o WHERE o.animal_id = a.id)' },
   { nl: 'how many animals has nobody observed?', sql: 'SELECT COUNT(*) FROM animals a WHERE NOT EXISTS (SELECT 1 FROM observations o WHERE o.animal_id = a.id)' },
+  { nl: 'who does Ines Silva report to?', sql: "SELECT s.full_name FROM keepers k JOIN keepers s ON s.id = k.supervisor_id WHERE k.full_name = 'Ines Silva'" },
+  { nl: 'who reports to Tomas Tanaka?', sql: "SELECT k.full_name FROM keepers k JOIN keepers s ON s.id = k.supervisor_id WHERE s.full_name = 'Tomas Tanaka'" },
+  { nl: 'the supervisor of Uma Lindholm', sql: "SELECT s.full_name FROM keepers k JOIN keepers s ON s.id = k.supervisor_id WHERE k.full_name = 'Uma Lindholm'" },
+  {
+    nl: 'how many keepers report to Mira Okoro directly or indirectly?',
+    sql: "WITH RECURSIVE r(k) AS (SELECT id FROM keepers WHERE supervisor_id = (SELECT id FROM keepers WHERE full_name = 'Mira Okoro') UNION SELECT c.id FROM keepers c JOIN r ON c.supervisor_id = r.k) SELECT COUNT(*) FROM r",
+  },
   { nl: 'list the enclosures from oldest to newest', sql: 'SELECT name FROM enclosures ORDER BY built_year', ordered: true },
 ];
 
@@ -162,10 +174,10 @@ describe('POST /ask on a held-out domain (SQLite gold)', () => {
     for (const t of ORDER) {
       expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: M[t], contentType: 'text/plain' })).status).toBe(200);
       expect((await srv.request('POST', `${T}/rows/zoo.${t}/_batch`, { token: TOKEN, body: data[t] })).status).toBe(200);
-      const cols = Object.keys(data[t][0]);
+      const cols = [...new Set(data[t].flatMap((r) => Object.keys(r)))];
       db.exec(`CREATE TABLE ${t} (${cols.join(', ')})`);
       const ins = db.prepare(`INSERT INTO ${t} VALUES (${cols.map(() => '?').join(', ')})`);
-      for (const r of data[t]) ins.run(...cols.map((c) => r[c] as never));
+      for (const r of data[t]) ins.run(...cols.map((c) => (r[c] ?? null) as never));
     }
   }, 60_000);
   afterAll(async () => {

@@ -174,6 +174,8 @@ function relInfo(
   const nw = nameWords(name);
   if (nw[nw.length - 1] === 'by' && nw.length > 1) verbs.push({ lemma: verbLemma(nw[0]), subject: 'target' });
   else if (nw.length === 1) verbs.push({ lemma: verbLemma(nw[0]), subject: 'source' });
+  // "reports_to", "works_for", "located_in": a verb and its preposition, the source its subject
+  else if (nw.length === 2 && ['to', 'for', 'in', 'at', 'on', 'with', 'from', 'into', 'under'].includes(nw[1])) verbs.push({ lemma: verbLemma(nw[0]), subject: 'source' });
   const uniq = verbs.filter((v, i) => verbs.findIndex((x) => x.lemma === v.lemma && x.subject === v.subject) === i);
   // the agent noun of each verb names its subjects: the "<agent>s of X" are those whose object X is
   for (const v of uniq) {
