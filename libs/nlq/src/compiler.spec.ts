@@ -201,6 +201,24 @@ describe('the intent cache', () => {
   });
 });
 
+describe('relation phrases', () => {
+  it('read verbs, gerunds, nouns and preposition names; pronouns are never nouns', () => {
+    const m = new SchemaModel([
+      ...FLEET,
+      { ...FLEET[0], table: 'officers', id: 'fleet.officers', label: 'name', relations: [
+        { name: 'reports_to', source: 'fleet.officers', target: 'fleet.officers', columns: ['born_year'], forward: 'officer -> their superior', reverse: 'officer -> officers reporting to them' },
+      ] },
+    ]);
+    const r = m.relations.find((x) => x.name === 'reports_to')!;
+    expect(r.verbs).toEqual([{ lemma: 'report', subject: 'source' }]);
+    expect(r.nouns.map((n) => n.word)).toEqual(expect.arrayContaining(['superior', 'officer', 'reporter']));
+    expect(r.nouns.map((n) => n.word)).not.toContain('them');
+    const mentors = m.relations.find((x) => x.name === 'mentors')!;
+    expect(mentors.verbs).toEqual([{ lemma: 'mentor', subject: 'source' }]);
+    expect(mentors.nouns).toEqual(expect.arrayContaining([{ word: 'mentor', dir: 'reverse' }]));
+  });
+});
+
 describe('the lexicon after writes', () => {
   it('rebuilds in the background when asked to (the next ask answers from the old one), or at once', async () => {
     const rows = [{ name: 'Ada Byrne' }];

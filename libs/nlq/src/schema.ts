@@ -3,7 +3,7 @@
  * read from the manifests, plus what the data says about text columns (dates, categories).
  */
 import type { ColumnDef, TableManifest } from '@mmdb/core';
-import { nameWords, singular, verbLemma } from './words';
+import { nameWords, singular, STOP, verbLemma } from './words';
 
 export interface ColInfo {
   readonly table: string;
@@ -155,7 +155,11 @@ function relInfo(
     const far = dir === 'forward' ? 'target' : 'source';
     const who = w.findIndex((x) => x === 'who' || x === 'that' || x === 'which');
     const they = w.findIndex((x) => x === 'they' || x === 'he' || x === 'she' || x === 'it');
-    if (who >= 0 && who + 1 < w.length) {
+    if (w.length > 1 && w[1].endsWith('ing') && w[1].length > 4) {
+      // "<far> reporting to them": the far end does it
+      verbs.push({ lemma: verbLemma(w[1]), subject: far });
+      nouns.push({ word: singular(w[0]), dir });
+    } else if (who >= 0 && who + 1 < w.length) {
       // "<far> who <verb> it": the far end is the subject
       verbs.push({ lemma: verbLemma(w[who + 1]), subject: far });
       nouns.push({ word: singular(w[0]), dir });
@@ -166,7 +170,7 @@ function relInfo(
     } else {
       // "their mentees", "its captain": a noun for the far end
       const last = w[w.length - 1];
-      if (last) nouns.push({ word: singular(last), dir });
+      if (last && !STOP.has(last) && !['them', 'him', 'her', 'us'].includes(last)) nouns.push({ word: singular(last), dir });
     }
   };
   read(forward, 'forward');

@@ -31,6 +31,8 @@ export function verbLemma(w: string): string {
       const inf = nlp(w).verbs().toInfinitive().text().toLowerCase();
       if (inf && /^[a-z]+$/.test(inf)) s = inf;
       else if (w.endsWith('ed') && w.length > 4) s = w.slice(0, -2);
+      else if (w.endsWith('ies') && w.length > 4) s = `${w.slice(0, -3)}y`;
+      else if (w.endsWith('s') && !w.endsWith('ss') && w.length > 3) s = w.slice(0, -1);
     }
     lemmaMemo.set(w, s);
   }
