@@ -32,8 +32,16 @@ export interface Compiled {
 /** Bumped when the grammar changes what it compiles: older cached templates are not reused. */
 export const COMPILER_VERSION = 1;
 
+const fingerprints = new WeakMap<TableManifest, string>();
+
+/** A short hash of a manifest (memoized per manifest object: the store hands out the same ones until a change). */
 export function manifestFingerprint(m: TableManifest): string {
-  return createHash('sha1').update(JSON.stringify(m)).digest('hex').slice(0, 16);
+  let f = fingerprints.get(m);
+  if (f === undefined) {
+    f = createHash('sha1').update(JSON.stringify(m)).digest('hex').slice(0, 16);
+    fingerprints.set(m, f);
+  }
+  return f;
 }
 
 /** Schema ids a plan reads (its scans, including those inside subqueries). */
@@ -117,7 +125,7 @@ export class NlCompiler {
     if (typeof nl !== 'string' || !nl.trim()) throw new DbError('validation_failed', 'nl must be a non-empty string', { field: 'nl' });
     const ms = this.visible(opts.schemas);
     const lx = await this.lexicon(ms);
-    const lexed = lex(nl, lx, this.now());
+    const lexed = lx.lexed(nl, this.now().toISOString().slice(0, 10), () => lex(nl, lx, this.now()));
     const scope = opts.schemas ? `[${[...opts.schemas].sort().join(',')}]` : '';
     const key = `v${COMPILER_VERSION}:${scope}${lexed.shape}${opts.direction ? `|${opts.direction}` : ''}`;
     const byId = new Map(ms.map((m) => [m.id, m]));

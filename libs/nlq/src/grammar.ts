@@ -19,7 +19,7 @@ const RANKED_AGG = ['average', 'mean', 'total', 'sum', 'avg'];
 
 export class Grammar extends ConditionParser {
   parse(items: Item[]): Query {
-    this.items = items;
+    this.items = [...items]; // the lexed items may be memoized: never change them in place
     this.words = items.map((it) => (it.k === 'w' ? it.w : it.k === 'rel' ? it.w : it.k === 'table' ? it.w : it.k === 'col' ? it.w : `<${it.k}>`));
     this.q = { nodes: [], links: [], focus: -1, out: { kind: 'rows', cols: [] } };
     this.nounPhrases();
@@ -34,7 +34,7 @@ export class Grammar extends ConditionParser {
     const nouns = nounsIn(this.words.filter((w) => !w.startsWith('<')).join(' '));
     const condNoun = (it: Item, i: number) => it.k === 'w' && !STOP.has(it.w) && !FILLER.has(it.w) && nouns.has(it.w)
       && [1, 2, 3].some((d) => ['with', 'having', 'whose', 'without'].includes(this.w(i - d)));
-    const left = items.map((it, i) => [it, i] as const).filter(([it, i]) => !this.used.has(i) && (it.k !== 'w' || it.cap || condNoun(it, i)));
+    const left = this.items.map((it, i) => [it, i] as const).filter(([it, i]) => !this.used.has(i) && (it.k !== 'w' || it.cap || condNoun(it, i)));
     if (left.length) {
       const what = left.map(([it, i]) => (it.k === 'value' ? it.w : this.words[i]));
       throw new DbError('validation_failed', `could not place ${what.map((w) => `"${w}"`).join(', ')} in the question`, { not_understood: what });

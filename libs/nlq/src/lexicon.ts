@@ -3,6 +3,7 @@
  * (singular and plural), column names and synonyms, relation verbs and nouns, and the values
  * of text columns that identify things (display-column values, low-cardinality categories).
  */
+import type { Lexed } from './lex';
 import type { ColInfo, RelInfo, SchemaModel } from './schema';
 import { singular, STOP, verbLemma } from './words';
 
@@ -30,7 +31,23 @@ export class Lexicon {
   /** word → keys of the multi-word values holding it (for a part of a name: "Harbour" of "Harbour Office") */
   private readonly partOf = new Map<string, Set<string>>();
   maxValueTokens = 1;
+  /** Recent questions lexed against this lexicon (per day: relative dates move with the clock). */
+  private readonly memo = new Map<string, Lexed>();
   constructor(readonly schema: SchemaModel) {}
+
+  /** The lexed form of a question, from the memo when the same text was asked today. */
+  lexed(nl: string, day: string, make: () => Lexed): Lexed {
+    const key = `${day}|${nl}`;
+    let l = this.memo.get(key);
+    if (l) {
+      this.memo.delete(key);
+    } else {
+      l = make();
+      if (this.memo.size >= 1000) this.memo.delete(this.memo.keys().next().value as string);
+    }
+    this.memo.set(key, l);
+    return l;
+  }
 
   static async build(schema: SchemaModel, source: ValueSource): Promise<Lexicon> {
     const lx = new Lexicon(schema);
