@@ -104,6 +104,19 @@ describe('compiling questions to plan templates', () => {
     expect(disp.plan).toMatchObject({ op: 'project', columns: [{ name: 'tonnage' }] });
   });
 
+  it('each X with its number of Y, groups filtered by an aggregate, the most common value, grouped sorted by', async () => {
+    const c = compiler();
+    const each = JSON.stringify((await c.ask('each sailor with the number of ships they command')).plan);
+    expect(each).toContain('"fn":"any_value"');
+    expect(each).toContain('"fn":"count"');
+    const having = await c.ask('home ports with an average born year above 1955');
+    expect(having.plan).toMatchObject({ op: 'project', columns: [{ name: 'home_port' }], input: { op: 'filter', predicate: { op: '>', left: { name: 'having' } } } });
+    const common = await c.ask('the most common home port');
+    expect(common.plan).toMatchObject({ op: 'project', columns: [{ name: 'home_port' }], input: { op: 'limit' } });
+    const sorted = await c.ask('average tonnage per captain sorted by tonnage descending');
+    expect(JSON.stringify(sorted.plan)).toContain('"keys":[{"expr":{"kind":"col","name":"value"},"desc":true}]');
+  });
+
   it('a part of exactly one name finds it; a part of several is an error naming them', async () => {
     const c = compiler();
     expect((await c.ask('ships captained by Byrne')).params).toEqual(['Ada Byrne']);

@@ -53,7 +53,7 @@ export class Grammar extends ConditionParser {
     // "how many pages does X have": a number the row holds, not a count of rows
     const many = words.indexOf('many');
     if (many >= 0 && words[many - 1] === 'how' && this.items[many + 1]?.k === 'col' && (this.items[many + 1] as Extract<Item, { k: 'col' }>).cols.some((c) => c.ty === 'i64' || c.ty === 'f64')) isCount = false;
-    const aggWord = words.findIndex((w, i) => ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
+    const aggWord = words.findIndex((w, i) => !this.used.has(i) && ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
       && !adjectiveBase(words[i + 1] ?? '') && !((w === 'highest' || w === 'lowest') && (this.items[i + 1]?.k === 'table' || RANKED_AGG.includes(words[i + 1] ?? ''))));
     const sortedBy = (i: number) => ['sorted', 'ordered', 'sort', 'order', 'ranked', 'rank'].includes(words[i - 1] ?? '');
     const groupAt = words.findIndex((w, i) => w === 'per' || w === 'each' || w === 'vs' || w === 'versus' || (w === 'by' && this.items[i + 1]?.k === 'col' && !sortedBy(i)));
@@ -102,6 +102,13 @@ export class Grammar extends ConditionParser {
     }
     // "total grams fed per keeper": the measure lives on other rows, one group per answered entity
     if (this.groupFocus && !q.group && agg && aggRef && aggRef.node !== focus) q.group = { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true };
+    // "each port with its number of ships": a count of other rows per answered entity
+    const numberOf = words.findIndex((w, k) => (w === 'number' && words[k + 1] === 'of') || w === 'count');
+    const countedNp = numberOf >= 0 ? this.nps.find((n) => n.pos > numberOf && n.node >= 0 && n.node !== focus && n.kind !== 'value') : undefined;
+    if (this.groupFocus && !q.group && !agg && isCount && countedNp) {
+      q.group = { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true };
+      q.focus = countedNp.node;
+    }
     // "when was the first/most recent X": the min/max of its date
     const firstLast = words.findIndex((w) => ['first', 'earliest', 'latest', 'last', 'recent', 'newest', 'oldest'].includes(w));
     if (!agg && words[0] === 'when' && firstLast >= 0) {
@@ -113,6 +120,14 @@ export class Grammar extends ConditionParser {
     }
     // superlatives and ordering
     const sup = this.superlative(focus);
+    if (q.having && q.having.fn !== 'count' && !q.group) {
+      // "genres with an average price above 30": groups by the column named first
+      const keyCol = colItems.find(([, i]) => !this.used.has(i));
+      if (keyCol) {
+        this.used.add(keyCol[1]);
+        q.group = { ref: this.refFor(this.pickCol(keyCol[0].cols, focus), focus), entity: false, keyOnly: true };
+      } else q.group = { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true, keyOnly: true };
+    }
     if (q.having && this.havingTable) {
       const hn = this.havingTable === ftable && !q.group ? focus : this.nodeFor(this.havingTable, undefined);
       q.having = { ...q.having, ref: undefined };
@@ -164,6 +179,11 @@ export class Grammar extends ConditionParser {
       else q.out = { kind: 'agg', fn: q.order.fn ?? 'count', ref: q.order.ref };
       if (isCount && q.group.keyOnly && !sup) q.group = { ...q.group, keyOnly: false };
       if (!sup && !q.having) q.group = { ...q.group, keyOnly: false };
+      const sortCol = colItems.find(([, i]) => !this.used.has(i) && this.w(i - 1) === 'by' && sortedBy(i - 1));
+      if (q.order === undefined && sortCol) {
+        this.used.add(sortCol[1]);
+        q.order = { fn: q.out.kind === 'agg' ? q.out.fn : 'count', ref: q.out.kind === 'agg' ? q.out.ref : undefined, desc: this.orderWords() === 'desc' || this.has('descending') };
+      }
       if (q.order === undefined && this.orderWords()) q.order = { fn: q.out.kind === 'agg' ? q.out.fn : 'count', ref: q.out.kind === 'agg' ? q.out.ref : undefined, desc: this.orderWords() === 'desc' };
       return;
     }
@@ -256,6 +276,11 @@ export class Grammar extends ConditionParser {
       }
       if (['highest', 'lowest', 'largest', 'smallest', 'biggest', 'greatest', 'most', 'least'].includes(w) && RANKED_AGG.includes(words[i + 1] ?? '')) {
         return { desc: !['lowest', 'smallest', 'least'].includes(w), rankAgg: true };
+      }
+      // "the most popular genre", "the most common city": the value with the most rows
+      if ((w === 'most' || w === 'least') && ['popular', 'common', 'frequent', 'usual'].includes(words[i + 1] ?? '') && this.items[i + 2]?.k === 'col') {
+        this.used.add(i + 1);
+        return { desc: w === 'most', count: true };
       }
       const mostLike = w === 'most' || w === 'least' || w === 'fewest' || ((w === 'highest' || w === 'lowest' || w === 'best' || w === 'worst' || w === 'top') && !!adjectiveBase(words[i + 1] ?? ''));
       if (mostLike && i + 1 < words.length) {

@@ -10,6 +10,9 @@ import { adjectiveBase, columnForDim, columnForWord, dimOf } from './dims';
 import { CMP, GraphParser } from './parse-graph';
 import { singular, verbLemma } from './words';
 
+/** Aggregate words before a column compared with a number: a HAVING. */
+const AGG_FN: Record<string, 'avg' | 'sum' | 'max' | 'min'> = { average: 'avg', mean: 'avg', avg: 'avg', total: 'sum', sum: 'sum', maximum: 'max', minimum: 'min' };
+
 /** Column words of a deadline (general words of the language). */
 const DUE = ['due', 'deadline', 'expected', 'scheduled', 'planned', 'expiry', 'expires'];
 
@@ -146,6 +149,13 @@ export abstract class ConditionParser extends GraphParser {
       }
     }
     const ref = this.compared(i, opStart, op, it);
+    // "with an average price above 30": a condition on the groups, not the rows
+    const aggAt = [opStart - 2, opStart - 3].find((j) => AGG_FN[this.w(j)] !== undefined);
+    if (ref && aggAt !== undefined && this.items[aggAt + 1]?.k === 'col' && op !== 'in' && op !== 'between') {
+      this.q.having = { fn: AGG_FN[this.w(aggAt)], ref, op: op as '>' | '>=' | '<' | '<=' | '=', rhs: { slot: it.slot, part: 0 } };
+      this.used.add(aggAt);
+      return;
+    }
     const shown = it.k === 'num' || it.k === 'year' ? String(it.n) : this.w(opStart - 1) + ' …';
     if (!ref) throw new DbError('validation_failed', `cannot tell what "${shown}" is compared with`, { not_understood: [shown] });
     const c = this.lx.schema.col(this.q.nodes[ref.node].table, ref.col)!;
