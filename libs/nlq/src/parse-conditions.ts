@@ -7,7 +7,8 @@ import type { Item } from './lex';
 import type { ColRef, Cond, Rhs } from './ir';
 import type { ColInfo } from './schema';
 import { adjectiveBase, columnForDim, columnForWord, dimOf } from './dims';
-import { CMP, GraphParser } from './parse-graph';
+import { CMP } from './parse-graph';
+import { RelationParser } from './parse-relations';
 import { singular, verbLemma } from './words';
 
 /** Aggregate words before a column compared with a number: a HAVING. */
@@ -16,7 +17,7 @@ const AGG_FN: Record<string, 'avg' | 'sum' | 'max' | 'min'> = { average: 'avg', 
 /** Column words of a deadline (general words of the language). */
 const DUE = ['due', 'deadline', 'expected', 'scheduled', 'planned', 'expiry', 'expires'];
 
-export abstract class ConditionParser extends GraphParser {
+export abstract class ConditionParser extends RelationParser {
   protected conditions(): void {
     const items = this.items;
     // "the night shift", "species Lion": a column word beside a value of that column is part of it
