@@ -157,6 +157,10 @@ describe('compiling questions to plan templates', () => {
     expect(err).toBeInstanceOf(DbError);
     expect((err as DbError).code).toBe('ambiguous_graph_direction');
     expect((err as DbError).details).toMatchObject({ relation: 'mentors', direction: { forward: expect.stringContaining('they mentor'), reverse: expect.stringContaining('their mentors') } });
+    // it overrides the direction a verb gave a self-relation hop, too
+    const verb = await c.ask('who mentors Bo Lund?');
+    expect((await c.ask('who mentors Bo Lund?', { direction: 'forward' })).plan).toEqual(verb.plan);
+    expect((await c.ask('who mentors Bo Lund?', { direction: 'reverse' })).plan).not.toEqual(verb.plan);
     const f = await c.ask('mentors connections of Bo Lund', { direction: 'forward' });
     const r = await c.ask('mentors connections of Bo Lund', { direction: 'reverse' });
     expect(f.plan).not.toEqual(r.plan);

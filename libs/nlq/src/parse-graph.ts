@@ -132,6 +132,8 @@ export abstract class GraphParser {
 
   /** Links `from` to `to` along a relation in direction `dir` (from is the start of the hop). */
   protected hop(rel: RelInfo, dir: 'forward' | 'reverse', from: number, to: number, neg: 'from' | 'to' | undefined, ambiguous = false): void {
+    // spec 4.6: `direction` overrides the inferred direction of every self-relation hop
+    if (rel.source === rel.target && this.opts.direction) dir = this.opts.direction;
     const sourceNode = dir === 'forward' ? from : to;
     const targetNode = dir === 'forward' ? to : from;
     const pk = (n: number) => this.lx.schema.table(this.q.nodes[n].table).pk;
