@@ -158,6 +158,8 @@ const QUESTIONS: Q[] = [
     nl: 'how many keepers report to Mira Okoro directly or indirectly?',
     sql: "WITH RECURSIVE r(k) AS (SELECT id FROM keepers WHERE supervisor_id = (SELECT id FROM keepers WHERE full_name = 'Mira Okoro') UNION SELECT c.id FROM keepers c JOIN r ON c.supervisor_id = r.k) SELECT COUNT(*) FROM r",
   },
+  { nl: 'keepers with more than a dozen feedings', sql: 'SELECT k.full_name FROM keepers k JOIN feedings f ON f.keeper_id = k.id GROUP BY k.id HAVING COUNT(*) > 12' },
+  { nl: 'animals weighing between fifty and two hundred kg', sql: 'SELECT nickname FROM animals WHERE weight_kg BETWEEN 50 AND 200' },
   { nl: 'list the enclosures from oldest to newest', sql: 'SELECT name FROM enclosures ORDER BY built_year', ordered: true },
 ];
 

@@ -23,6 +23,8 @@ describe('lexing: items, slots and shapes', () => {
     expect(lex('sailors who joined in March 2023', lx, NOW).slots).toEqual([['2023-03-01', '2023-04-01']]);
     expect(lex('sailors born before 1815', lx, NOW).slots).toEqual([[1815, '1815-01-01', '1816-01-01']]);
     expect(lex('ships heavier than fifty tons', lx, NOW).slots).toEqual([[50]]);
+    expect(lex('between ten and twenty ships', lx, NOW).slots).toEqual([[10], [20]]);
+    expect(lex('a hundred and five ships or a dozen', lx, NOW).slots).toEqual([[105], [12]]);
     expect(lex("ships whose log says 'mast'", lx, NOW).slots).toEqual([['%mast%']]);
     expect(lex('sailors who joined last year', lx, NOW).slots).toEqual([['2023-01-01', '2024-01-01']]);
     expect(lex('sailors who joined in the last 30 days', lx, NOW).slots).toEqual([['2024-12-02', '2025-01-01']]);

@@ -137,7 +137,9 @@ export class Grammar extends ConditionParser {
           this.used.add(keyCol[1]);
           q.group = { ref: this.refFor(this.pickCol(keyCol[0].cols, focus), focus), entity: false, keyOnly: true };
         } else if (hn !== focus) {
+          // "captains with more than 12 ships": the counted rows are the other table's, grouped by the answered entity
           q.group = { ref: { node: focus, col: this.lx.schema.table(ftable).pk[0] }, entity: true, keyOnly: true };
+          q.focus = hn;
         }
       }
     }

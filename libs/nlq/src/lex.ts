@@ -240,8 +240,9 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
     }
     if (isNumberWord(w) && !(w === 'one' && !isNumberWord(words[i + 1] ?? ''))) {
       let j = i;
-      while (j < words.length && (isNumberWord(words[j]) || (words[j] === 'and' && isNumberWord(words[j + 1] ?? '')))) j++;
-      const n = numberWords(words.slice(i, j));
+      // "a hundred and five" is one number; "ten and twenty" are two
+      while (j < words.length && (isNumberWord(words[j]) || (words[j] === 'and' && /^(hundred|thousand|million)$/.test(words[j - 1] ?? '') && isNumberWord(words[j + 1] ?? '')))) j++;
+      const n = words[j - 1] === 'dozen' ? (j - 1 > i ? numberWords(words.slice(i, j - 1)) ?? 1 : 1) * 12 : numberWords(words.slice(i, j));
       if (n !== undefined) {
         items.push({ k: 'num', n, slot: slot([n]) });
         i = j;

@@ -98,8 +98,9 @@ export abstract class ConditionParser extends RelationParser {
     const it = this.items[i] as Extract<Item, { k: 'num' | 'year' | 'decade' | 'date' }>;
     let op: '>' | '>=' | '<' | '<=' | '=' | 'between' | 'in' = 'in';
     let opStart = i;
+    const at = this.w(i - 1) === 'a' || this.w(i - 1) === 'an' ? i - 1 : i; // "fewer than a hundred"
     for (const [ws, o] of CMP) {
-      const s = i - ws.length;
+      const s = at - ws.length;
       if (s >= 0 && ws.every((w, k) => this.w(s + k) === w)) {
         op = o;
         opStart = s;
