@@ -39,6 +39,7 @@ export class PlanBuilder {
       case 'cmp': return { kind: 'binary', op: c.op, left: this.col(c.ref, q), right: this.rhs(c.rhs) };
       case 'colcmp': return { kind: 'binary', op: c.op, left: this.col(c.ref, q), right: this.col(c.other, q) };
       case 'diff': return { kind: 'binary', op: c.op, left: { kind: 'binary', op: '-', left: this.col(c.ref, q), right: this.col(c.minus, q) }, right: this.rhs(c.rhs) };
+      case 'age': return { kind: 'binary', op: c.op, left: { kind: 'binary', op: '-', left: this.rhs(c.year), right: this.col(c.ref, q) }, right: this.rhs(c.rhs) };
       case 'null': return { kind: 'is_null', arg: this.col(c.ref, q), ...(c.not ? { not: true } : {}) };
       case 'like': return { kind: 'like', arg: this.col(c.ref, q), pattern: this.rhs(c.rhs) };
       case 'any': return c.alts.map((a) => and(a.map((x) => this.cond(x, q)))).reduce((x, y) => ({ kind: 'binary', op: 'or', left: x, right: y }));

@@ -153,7 +153,7 @@ export class NlCompiler {
     lexed.slots.reduce((acc, s, i) => ((offsets[i] = acc), acc + s.length), 0);
     let q: Query;
     try {
-      q = new Grammar(lx, { direction: opts.direction }).parse(lexed.items);
+      q = new Grammar(lx, { direction: opts.direction, clock: lexed.clock }).parse(lexed.items);
     } catch (err) {
       const e = err as DbError;
       if (!(e instanceof DbError) || e.code !== 'validation_failed') throw e;

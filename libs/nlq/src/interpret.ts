@@ -42,6 +42,7 @@ export function interpret(q: Query, schema: SchemaModel): string {
       const col = nameWords(c.ref.col).join(' ');
       if (c.kind === 'cmp') return c.op === '=' ? `${col} ${rhs(c.rhs)}` : `${col} ${c.op} ${rhs(c.rhs)}`;
       if (c.kind === 'diff') return `${col} minus ${nameWords(c.minus.col).join(' ')} ${c.op} ${rhs(c.rhs)}`;
+      if (c.kind === 'age') return `age (from ${col}) ${c.op} ${rhs(c.rhs)}`;
       if (c.kind === 'null') return c.not ? `with a ${col}` : `with no ${col}`;
       if (c.kind === 'any') return `${col} in one of ${c.alts.length} ranges`;
       if (c.kind === 'like') return `${col} mentioning ${rhs(c.rhs).replace(/^%|%$/g, '')}`;

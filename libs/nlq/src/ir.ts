@@ -15,6 +15,8 @@ export type Cond =
   | { readonly kind: 'cmp'; readonly ref: ColRef; readonly op: '=' | '<>' | '<' | '<=' | '>' | '>='; readonly rhs: Rhs }
   | { readonly kind: 'colcmp'; readonly ref: ColRef; readonly op: '<' | '>'; readonly other: ColRef }
   | { readonly kind: 'null'; readonly ref: ColRef; readonly not: boolean }
+  /** `year - ref op rhs`: an age from a birth year and the clock's year (a parameter of every ask). */
+  | { readonly kind: 'age'; readonly ref: ColRef; readonly year: Rhs; readonly op: '<' | '>'; readonly rhs: Rhs }
   /** `ref - minus op rhs`: a span between two columns ("older than 92 when they died"). */
   | { readonly kind: 'diff'; readonly ref: ColRef; readonly minus: ColRef; readonly op: '<' | '>'; readonly rhs: Rhs }
   | { readonly kind: 'like'; readonly ref: ColRef; readonly rhs: Rhs }

@@ -31,6 +31,8 @@ export interface Lexed {
   /** Parameters of each slot, in slot order. */
   readonly slots: JsonValue[][];
   readonly shape: string;
+  /** The last slot: the clock ([year, today]) for "older than 80", never part of the shape. */
+  readonly clock: number;
 }
 
 const SEASONS: Record<string, [number, number]> = { spring: [3, 6], summer: [6, 9], autumn: [9, 12], fall: [9, 12], winter: [12, 15] };
@@ -280,7 +282,8 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
     items.push({ k: 'w', w: w.replace(/'s$/, ''), ...(i > 0 && /^[A-Z]/.test(raw) && raw !== 'I' ? { cap: true } : {}) });
     i++;
   }
-  return { items, slots, shape: shapeOf(items) };
+  const clock = slot([now.getUTCFullYear(), now.toISOString().slice(0, 10)]);
+  return { items, slots, shape: shapeOf(items), clock };
 }
 
 /** A single lowercase word names a category value only; a label value needs a capital letter. */

@@ -139,14 +139,20 @@ export abstract class ConditionParser extends RelationParser {
       this.q.limit = { slot: it.slot, part: 0 };
       return;
     }
-    // "older than 92 when they died": the age at death, a difference of the death and birth columns
-    if (it.k === 'num' && this.w(i - 1) === 'than' && (this.w(i - 2) === 'older' || this.w(i - 2) === 'younger') && this.has('died', 'death', 'dead')) {
+    // "older than 92 when they died": the age at death (death minus birth); "older than 80": the clock's year minus birth
+    if (it.k === 'num' && this.w(i - 1) === 'than' && (this.w(i - 2) === 'older' || this.w(i - 2) === 'younger')) {
       const near = this.nearestNode(opStart);
-      const cols = [...this.lx.schema.table(this.q.nodes[near].table).cols.values()].filter((c) => c.ty !== 'str' || c.isDate);
+      const cols = [...this.lx.schema.table(this.q.nodes[near].table).cols.values()].filter((c) => c.ty === 'i64');
       const birth = cols.find((c) => c.words.some((w) => w === 'birth' || w === 'born'));
       const death = cols.find((c) => c.words.some((w) => w === 'death' || w === 'died'));
-      if (birth && death && birth.ty === death.ty && !birth.isDate) {
-        this.q.nodes[near].conds.push({ kind: 'diff', ref: { node: near, col: death.name }, minus: { node: near, col: birth.name }, op: this.w(i - 2) === 'older' ? '>' : '<', rhs: { slot: it.slot, part: 0 } });
+      const cmp = this.w(i - 2) === 'older' ? '>' as const : '<' as const;
+      const rhs: Rhs = { slot: it.slot, part: 0 };
+      if (birth && death && this.has('died', 'death', 'dead')) {
+        this.q.nodes[near].conds.push({ kind: 'diff', ref: { node: near, col: death.name }, minus: { node: near, col: birth.name }, op: cmp, rhs });
+        return;
+      }
+      if (birth && this.opts.clock !== undefined) {
+        this.q.nodes[near].conds.push({ kind: 'age', ref: { node: near, col: birth.name }, year: { slot: this.opts.clock, part: 0 }, op: cmp, rhs });
         return;
       }
     }

@@ -25,7 +25,11 @@ const ATTACH = new Set(['in', 'from', 'at', 'of', 'the', 'named', 'called', 'wit
 /** Words asking for the transitive closure of a hop. */
 const TRANSITIVE = ['indirectly', 'ultimately', 'transitively', 'eventually', 'recursively'];
 
-export interface ParseOptions { readonly direction?: 'forward' | 'reverse' }
+export interface ParseOptions {
+  readonly direction?: 'forward' | 'reverse';
+  /** The slot holding the clock ([year, today]), for ages. */
+  readonly clock?: number;
+}
 
 export abstract class GraphParser {
   protected q!: Query;
