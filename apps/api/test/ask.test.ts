@@ -182,6 +182,8 @@ describe('POST /ask over real HTTPS (spec §4.6)', () => {
   it('errors: bad bodies, unknown schemas, questions it cannot place (with suggestions)', async () => {
     expect((await ask({})).status).toBe(400);
     expect((await ask({ nl: 'x', direction: 'up' })).status).toBe(400);
+    expect((await ask({ nl: 'ships '.repeat(1000) })).status).toBe(400);
+    expect((await ask({ nl: 'how many ships', extra: 1 })).status).toBe(400);
     const nf = await ask({ nl: 'how many ships are there?', schemas: ['fleet.nope'] });
     expect(nf.status).toBe(404);
     expect(JSON.stringify(nf.json)).toContain('schema_not_found');

@@ -8,12 +8,16 @@ import { Metrics } from '../health/metrics.service';
 import type { SqlTenantEngine } from '../query/query.module';
 import type { NlEngine } from './nl-engine';
 
+/** The longest question accepted (a question, not a document). */
+const NL_MAX = 4096;
+
 interface AskBody { nl: string; schemas?: string[]; show_plan?: boolean; direction?: 'forward' | 'reverse' }
 
 function check(body: unknown): AskBody {
   const b = body as Record<string, unknown> | null;
   if (!b || typeof b !== 'object' || Array.isArray(b)) throw new DbError('validation_failed', 'body must be {nl, schemas?, show_plan?, direction?}');
   if (typeof b.nl !== 'string' || !b.nl.trim()) throw new DbError('validation_failed', 'nl is required and must be a non-empty string', { field: 'nl' });
+  if (b.nl.length > NL_MAX) throw new DbError('validation_failed', `nl is longer than ${NL_MAX} characters`, { field: 'nl' });
   if (b.schemas !== undefined && (!Array.isArray(b.schemas) || b.schemas.some((s) => typeof s !== 'string'))) throw new DbError('validation_failed', 'schemas must be an array of strings', { field: 'schemas' });
   if (b.show_plan !== undefined && typeof b.show_plan !== 'boolean') throw new DbError('validation_failed', 'show_plan must be a boolean', { field: 'show_plan' });
   if (b.direction !== undefined && b.direction !== 'forward' && b.direction !== 'reverse') throw new DbError('validation_failed', 'direction must be "forward" or "reverse"', { field: 'direction' });
