@@ -50,6 +50,11 @@ export interface AppConfig {
   readonly watchBufferFrames: number;
   /** Watch streams: most frames a subscriber may be behind (and the log held for it) before `reset` (DB_WATCH_MAX_LAG_FRAMES). */
   readonly watchMaxLagFrames: number;
+  /** POST /ask: intent-cache entries per tenant; how stale the value lexicon may be after writes (ms). */
+  readonly nlCacheSize: number;
+  readonly nlLexiconRefreshMs: number;
+  /** The optional language model (OpenAI-compatible chat completions); off when the URL is unset. */
+  readonly nlModel?: { readonly url: string; readonly model: string; readonly key?: string; readonly timeoutMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -100,6 +105,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   // BURST defaults to 40,000, or to 2 × DB_RATE_LIMIT_RPS when only that is set.
   const rpsSet = env.DB_RATE_LIMIT_RPS !== undefined && env.DB_RATE_LIMIT_RPS !== '';
   const rateLimitBurst = int(env, 'DB_RATE_LIMIT_BURST', rpsSet ? Math.max(1, 2 * rateLimitRps) : 40_000, 1, 100_000_000);
+  const nlModelUrl = env.DB_NL_MODEL_URL || undefined;
+  if (nlModelUrl !== undefined && !/^https?:\/\/\S+$/.test(nlModelUrl)) throw new ConfigError('DB_NL_MODEL_URL must be an http(s) URL (the base of /chat/completions)');
+  const nlModel = nlModelUrl
+    ? { url: nlModelUrl, model: env.DB_NL_MODEL || 'default', key: env.DB_NL_MODEL_KEY || undefined, timeoutMs: int(env, 'DB_NL_MODEL_TIMEOUT_MS', 10_000, 100, 600_000) }
+    : undefined;
   const logLevel = (env.DB_LOG_LEVEL || 'info') as AppConfig['logLevel'];
   if (!['silent', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new ConfigError(`DB_LOG_LEVEL must be silent|error|warn|info|debug`);
   return {
@@ -132,6 +142,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     watchRetryMs: int(env, 'DB_WATCH_RETRY_MS', 1000, 0, 3_600_000),
     watchBufferFrames: int(env, 'DB_WATCH_BUFFER_FRAMES', 256, 1, 1_000_000),
     watchMaxLagFrames: int(env, 'DB_WATCH_MAX_LAG_FRAMES', 100_000, 1, 1 << 30),
+    nlCacheSize: int(env, 'DB_NL_CACHE_SIZE', 1000, 1, 1_000_000),
+    nlLexiconRefreshMs: int(env, 'DB_NL_LEXICON_REFRESH_MS', 1000, 0, 3_600_000),
+    ...(nlModel ? { nlModel } : {}),
   };
 }
 

@@ -54,7 +54,8 @@ describe('GET /watch (SSE change streams)', () => {
     expect((await get(q('select id from w.nope'))).status).toBe(400); // no such table, as POST /sql says
     expect((await get(q('select a.id from w.items a join w.items b on a.id = b.id'))).body.error).toBe('unsupported_sql');
     expect((await get(q('select id from w.items limit 3'))).body.error).toBe('unsupported_sql');
-    expect((await get(`${T}/watch?nl=${encodeURIComponent('items cheaper than 5')}`)).body).toMatchObject({ error: 'validation_failed', field: 'nl' });
+    expect((await get(`${T}/watch?nl=${encodeURIComponent('zorbs frobnicated by the quux')}`)).body.error).toBe('validation_failed');
+    expect((await get(`${T}/watch?nl=${encodeURIComponent('items with price under 5')}&params=[1]`)).body).toMatchObject({ error: 'validation_failed', field: 'params' });
     expect((await get(`${T}/watch?plan=${encodeURIComponent('{"op":')}`)).body).toMatchObject({ error: 'validation_failed', field: 'plan' });
     expect((await get(`${q('select id from w.items')}&since=yesterday`)).body).toMatchObject({ error: 'validation_failed', field: 'since' });
     expect((await get(`${T}/watch`)).body.error).toBe('validation_failed');
@@ -96,6 +97,17 @@ describe('GET /watch (SSE change streams)', () => {
     const lsns = ch.map((c) => c.lsn);
     expect([...lsns].sort((a, b) => a - b)).toEqual(lsns);
     s.events('change').forEach((e, i) => expect(e.id).toBe(`${ch[i].epoch}:${ch[i].lsn}`));
+  });
+
+  it('subscribes by an English question (nl=), compiled as POST /ask compiles it', async () => {
+    const s = await stream(`${T}/watch?initial=true&nl=${encodeURIComponent('items with price under 5')}`);
+    await s.until((x) => x.events('snapshot').length === 1);
+    const before = data(s.events('snapshot')[0]).rows;
+    const asked = await srv.request('POST', `${T}/ask`, { token: TOKEN, body: { nl: 'items with price under 5' } });
+    expect(before).toEqual(asked.json.rows);
+    await put({ id: 60, name: 'cheap', price: 2, cat: 'n' });
+    await s.until((x) => x.events('change').length === 1);
+    expect(data(s.events('change')[0]).changes).toEqual([{ schema: 'w.items', key: [60], op: 'insert', new: { name: 'cheap' } }]);
   });
 
   it('coalesces commits landing within the window into one event; heartbeats and position events keep the resume point', async () => {

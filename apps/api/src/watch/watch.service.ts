@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig } from '../config';
 import { Metrics } from '../health/metrics.service';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { SqlTenantEngine } from '../query/query.module';
+import type { NlEngine } from '../ask/nl-engine';
 import { WatchSession, type SseOut, type StartAt } from './watch-session';
 
 /**
@@ -34,11 +35,14 @@ export class WatchService implements BeforeApplicationShutdown {
     return WatchQuery.compile(engine, 'nl' in source ? await this.question(t, source.nl) : source);
   }
 
-  /** English → plan: needs the natural-language compiler, not in this build yet. */
-  private question(_t: TenantHandle, _nl: string): Promise<WatchSource> {
-    return Promise.reject(
-      new DbError('validation_failed', 'nl= subscriptions need the natural-language compiler, which this build does not have yet: subscribe with sql= or plan=', { field: 'nl' }),
-    );
+  /** English → plan, through the tenant's English compiler and its intent cache (as POST /ask). */
+  private async question(t: TenantHandle, nl: string): Promise<WatchSource> {
+    const e = t.engine<NlEngine>('nlq');
+    if (!e.compiler) throw new DbError('service_unavailable', 'the English compiler is not attached yet');
+    e.freshen();
+    const c = await e.compiler.ask(nl);
+    if (c.cache === 'hit') this.metrics.planCacheHits.inc({ surface: 'nl' });
+    return { plan: c.plan, params: c.params };
   }
 
   /** Refuses a subscriber past the tenant's cap (429 rate_limited, Retry-After). */
