@@ -175,6 +175,24 @@ describe('WatchQuery', () => {
     expect((await changesSince(a, from)).map((c) => [c.op, c.new])).toEqual([['insert', { cat: 'a', n: 2 }]]);
   });
 
+  it('applies the Policy port to events as to queries: a row the caller may not see is never sent, and leaving its sight is a delete', async () => {
+    const policy = {
+      leafFilter: (leaf: { schema?: string; alias?: string }) =>
+        leaf.schema === 'main.t' ? ({ kind: 'binary', op: '<>', left: { kind: 'col', name: leaf.alias ? `${leaf.alias}.cat` : 'cat' }, right: { kind: 'lit', value: 'secret' } } as never) : undefined,
+    };
+    const guarded = new SqlEngine(store, undefined, { policy });
+    const q = WatchQuery.compile(guarded, { sql: 'SELECT id, cat FROM t WHERE qty > 0' });
+    await store.put('main.t', { id: 1, cat: 'secret', price: 1, qty: 1 });
+    expect((await snapshotOf(q)).rows).toEqual([]);
+    const from = store.lastLsn;
+    await store.put('main.t', { id: 2, cat: 'secret', price: 1, qty: 1 }); // hidden: nothing
+    await store.put('main.t', { id: 3, cat: 'open', price: 1, qty: 1 }); // insert
+    await store.put('main.t', { id: 3, cat: 'secret', price: 1, qty: 1 }); // leaves the caller's sight: delete
+    await store.put('main.t', { id: 1, cat: 'open', price: 1, qty: 1 }); // comes into sight: insert
+    expect((await changesSince(q, from)).map((c) => [c.op, c.key[0]])).toEqual([['insert', 3], ['delete', 3], ['insert', 1]]);
+    expect((await snapshotOf(q)).rows).toEqual([{ id: 1, cat: 'open' }]);
+  });
+
   it('follows a point lookup (plan get) as the one key it names', async () => {
     const g = WatchQuery.compile(sql, { plan: { op: 'get', schema: 'main.t', key: [{ kind: 'lit', value: 3 }] } });
     const from = store.lastLsn;

@@ -97,7 +97,9 @@ export class WatchQuery {
   static compile(engine: SqlEngine, source: WatchSource): WatchQuery {
     const isSql = 'sql' in source;
     const { plan, names } = isSql ? engine.bindSelect(source.sql) : { plan: source.plan, names: [] as string[] };
-    const shape = watchShape(plan, isSql ? 'unsupported_sql' : 'validation_failed', (s) => engine.tableOf(s).pk);
+    // matching runs the plan with the Policy port's filters at its leaves, as every query does
+    // (events carry only rows the query would answer); the snapshot runs it through runPlan, which places them
+    const shape = watchShape(engine.withPolicy(plan), isSql ? 'unsupported_sql' : 'validation_failed', (s) => engine.tableOf(s).pk);
     return new WatchQuery(engine, source, plan, names, shape);
   }
 
