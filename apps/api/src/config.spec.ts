@@ -60,3 +60,15 @@ describe('loadConfig: replication', () => {
     expect(() => loadConfig({ ...E, DB_REPLICATION_CA_FILE: '/nonexistent/ca.pem' })).toThrow(/DB_REPLICATION_CA_FILE/);
   });
 });
+
+describe('loadConfig: POST /ask (DB_NL_*)', () => {
+  it('has no model by default; a URL turns it on with its model, key and timeout; bad values are named', () => {
+    const c = loadConfig({});
+    expect(c.nlModel).toBeUndefined();
+    expect(c.nlCacheSize).toBe(1000);
+    expect(c.nlLexiconRefreshMs).toBe(1000);
+    expect(loadConfig({ DB_NL_MODEL_URL: 'http://127.0.0.1:9/v1', DB_NL_MODEL: 'm', DB_NL_MODEL_KEY: 'k' }).nlModel).toEqual({ url: 'http://127.0.0.1:9/v1', model: 'm', key: 'k', timeoutMs: 10_000 });
+    expect(() => loadConfig({ DB_NL_MODEL_URL: 'ftp://x' })).toThrow(/DB_NL_MODEL_URL/);
+    expect(() => loadConfig({ DB_NL_CACHE_SIZE: '0' })).toThrow(/DB_NL_CACHE_SIZE/);
+  });
+});

@@ -42,6 +42,23 @@ export interface AppConfig {
   readonly rateLimitRps: number;
   /** Requests one tenant token may send at once above the sustained rate (the bucket's size). */
   readonly rateLimitBurst: number;
+  /** Watch streams: open subscribers per tenant before 429 (DB_WATCH_MAX). */
+  readonly watchMax: number;
+  /** Watch streams: commits landing within this many ms are coalesced into one event (DB_WATCH_COALESCE_MS). */
+  readonly watchCoalesceMs: number;
+  /** Watch streams: a comment (or a position event) every this many ms (DB_WATCH_HEARTBEAT_MS). */
+  readonly watchHeartbeatMs: number;
+  /** Watch streams: the `retry:` reconnect hint sent to clients, in ms (DB_WATCH_RETRY_MS). */
+  readonly watchRetryMs: number;
+  /** Watch streams: live frames buffered per subscriber before it reads the log instead (DB_WATCH_BUFFER_FRAMES). */
+  readonly watchBufferFrames: number;
+  /** Watch streams: most frames a subscriber may be behind (and the log held for it) before `reset` (DB_WATCH_MAX_LAG_FRAMES). */
+  readonly watchMaxLagFrames: number;
+  /** POST /ask: intent-cache entries per tenant; how stale the value lexicon may be after writes (ms). */
+  readonly nlCacheSize: number;
+  readonly nlLexiconRefreshMs: number;
+  /** The optional language model (OpenAI-compatible chat completions); off when the URL is unset. */
+  readonly nlModel?: { readonly url: string; readonly model: string; readonly key?: string; readonly timeoutMs: number };
 }
 
 /** Active-passive replication under an etcd lease (one lease per tenant). */
@@ -138,6 +155,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   // BURST defaults to 40,000, or to 2 × DB_RATE_LIMIT_RPS when only that is set.
   const rpsSet = env.DB_RATE_LIMIT_RPS !== undefined && env.DB_RATE_LIMIT_RPS !== '';
   const rateLimitBurst = int(env, 'DB_RATE_LIMIT_BURST', rpsSet ? Math.max(1, 2 * rateLimitRps) : 40_000, 1, 100_000_000);
+  const nlModelUrl = env.DB_NL_MODEL_URL || undefined;
+  if (nlModelUrl !== undefined && !/^https?:\/\/\S+$/.test(nlModelUrl)) throw new ConfigError('DB_NL_MODEL_URL must be an http(s) URL (the base of /chat/completions)');
+  const nlModel = nlModelUrl
+    ? { url: nlModelUrl, model: env.DB_NL_MODEL || 'default', key: env.DB_NL_MODEL_KEY || undefined, timeoutMs: int(env, 'DB_NL_MODEL_TIMEOUT_MS', 10_000, 100, 600_000) }
+    : undefined;
   const logLevel = (env.DB_LOG_LEVEL || 'info') as AppConfig['logLevel'];
   if (!['silent', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new ConfigError(`DB_LOG_LEVEL must be silent|error|warn|info|debug`);
   return {
@@ -165,6 +187,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
     replication: replicationConfig(env, port),
     rateLimitRps,
     rateLimitBurst,
+    watchMax: int(env, 'DB_WATCH_MAX', 1000, 0, 1_000_000),
+    watchCoalesceMs: int(env, 'DB_WATCH_COALESCE_MS', 50, 0, 60_000),
+    watchHeartbeatMs: int(env, 'DB_WATCH_HEARTBEAT_MS', 15_000, 100, 3_600_000),
+    watchRetryMs: int(env, 'DB_WATCH_RETRY_MS', 1000, 0, 3_600_000),
+    watchBufferFrames: int(env, 'DB_WATCH_BUFFER_FRAMES', 256, 1, 1_000_000),
+    watchMaxLagFrames: int(env, 'DB_WATCH_MAX_LAG_FRAMES', 100_000, 1, 1 << 30),
+    nlCacheSize: int(env, 'DB_NL_CACHE_SIZE', 1000, 1, 1_000_000),
+    nlLexiconRefreshMs: int(env, 'DB_NL_LEXICON_REFRESH_MS', 1000, 0, 3_600_000),
+    ...(nlModel ? { nlModel } : {}),
   };
 }
 

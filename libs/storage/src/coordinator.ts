@@ -614,9 +614,12 @@ export class Coordinator {
       }
     }
     await this.derive(ctx, m, pk, before ?? null, after);
+    // An update also logs the row it replaced (its before image), so a reader of the log alone
+    // (watch streams resuming from an LSN) knows what a change changed.
+    const oldJson = before ? stringifyJson(before.values) : null;
     logged.add(
-      { op: 'put', schema: m.id, pk, version: after.version, values },
-      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}}`,
+      before ? { op: 'put', schema: m.id, pk, version: after.version, values, old: before.values } : { op: 'put', schema: m.id, pk, version: after.version, values },
+      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
   }
@@ -653,7 +656,7 @@ export class Coordinator {
         }
       }
     }
-    logged.add({ op: 'delete', schema: m.id, pk });
+    logged.add({ op: 'delete', schema: m.id, pk, old: before.values });
     results.push({ op: 'delete', schema: m.id, pk, deleted: true, version: before.version });
   }
 

@@ -772,6 +772,11 @@ export class TenantStore implements StoreReader {
     return feed;
   }
 
+  /** The epoch the frame at `lsn` was written under (from the epoch history), or undefined when this log never had it. */
+  epochOf(lsn: number): number | undefined {
+    return this.log.epochAt(lsn);
+  }
+
   /** Open cursors, the oldest LSN the log holds for any reason, and the frames each kind of holder keeps. */
   feedStats(): FeedStats {
     const last = this.lastLsn;

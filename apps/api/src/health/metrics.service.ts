@@ -131,6 +131,51 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Watch streams (spec §4.7): open subscribers, what they buffer, what they were sent. */
+  readonly watchSubscribers = new Gauge({
+    name: 'db_watch_subscribers',
+    help: 'Open watch streams per tenant',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  /** Set by the watch service: fills the buffered gauges at scrape. */
+  watchSampler: (() => void) | null = null;
+  readonly watchBufferedEvents = new Gauge({
+    name: 'db_watch_buffered_events',
+    help: 'Committed frames waiting in watch subscribers\' live buffers (bounded per subscriber; past it a subscriber reads the log), sampled at scrape',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+    collect: () => this.watchSampler?.(),
+  });
+  readonly watchBufferedBytes = new Gauge({
+    name: 'db_watch_buffered_bytes',
+    help: 'Event bytes written to watch streams and not yet taken by the socket, sampled at scrape',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly watchEvents = new Counter({
+    name: 'db_watch_events_sent_total',
+    help: 'Events sent on watch streams by event name (snapshot, change, reset, position)',
+    labelNames: ['event'] as const,
+    registers: [this.registry],
+  });
+  readonly watchResets = new Counter({
+    name: 'db_watch_resets_total',
+    help: 'Watch stream resets (resnapshots) by reason: retention, lag, epoch, ahead, schema, aggregate',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly watchRowChanges = new Counter({
+    name: 'db_watch_row_changes_total',
+    help: 'Row changes of watched tables examined by watch subscribers (the matching input)',
+    registers: [this.registry],
+  });
+  readonly watchEvaluations = new Counter({
+    name: 'db_watch_match_evaluations_total',
+    help: 'Row images run through a subscription\'s operators to match changes (before and after per changed row): the matching work, proportional to changed rows',
+    registers: [this.registry],
+  });
+
   /** Series children by "method route status" (bounded: methods, route patterns and statuses are finite). */
   private readonly requestSeries = new Map<string, RequestSeries>();
 
@@ -156,5 +201,6 @@ export class Metrics {
     for (const surface of ['plan', 'sql', 'nl', 'es', 'vector', 'fts', 'graph']) this.queryLatency.zero({ surface });
     for (const surface of ['plan', 'sql', 'nl']) this.planCacheHits.inc({ surface }, 0);
     for (const direction of ['in', 'out']) this.replicationFrames.inc({ direction }, 0);
+    for (const event of ['snapshot', 'change', 'reset', 'position']) this.watchEvents.inc({ event }, 0);
   }
 }
