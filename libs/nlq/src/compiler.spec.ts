@@ -158,6 +158,14 @@ describe('compiling questions to plan templates', () => {
     expect(bindParamsText(a)).toEqual(bindParamsText(b));
   });
 
+  it('object relatives with and without "that" read alike', async () => {
+    const c = compiler();
+    const a = await c.ask('ships that Ada Byrne commands');
+    const b = await c.ask('ships Ada Byrne commands');
+    expect(bindParamsText(a)).toEqual(bindParamsText(b));
+    expect(JSON.stringify(a.plan)).toContain('captain_id');
+  });
+
   it('a self-relation named without a direction is ambiguous_graph_direction, naming both readings', async () => {
     const c = compiler();
     const err = await c.ask('mentors connections of Bo Lund').catch((e: DbError) => e);
