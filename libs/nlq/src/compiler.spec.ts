@@ -158,6 +158,16 @@ describe('compiling questions to plan templates', () => {
     expect(bindParamsText(a)).toEqual(bindParamsText(b));
   });
 
+  it('"how many times" counts the edge rows of a hop', async () => {
+    const c = compiler();
+    const times = await c.ask('how many times did Ada Byrne mentor someone?');
+    const text = JSON.stringify(times.plan);
+    expect(times.plan).toMatchObject({ op: 'aggregate', aggregates: [{ fn: 'count', star: true }] });
+    // the rows counted are the edge table's: it is the plan's first scan, the sailors are joined to it
+    expect(text.indexOf('fleet.mentoring')).toBeLessThan(text.indexOf('fleet.sailors'));
+    expect(text).not.toContain('in_subquery');
+  });
+
   it('object relatives with and without "that" read alike', async () => {
     const c = compiler();
     const a = await c.ask('ships that Ada Byrne commands');

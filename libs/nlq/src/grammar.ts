@@ -194,6 +194,10 @@ export class Grammar extends ConditionParser {
       return;
     }
     if (isCount) {
+      // "how many times was X sailed": the edge rows (events) of the hop, not the distinct rows they reach
+      const times = words.findIndex((w, k) => w === 'times' && words[k - 1] === 'many');
+      const via = times >= 0 ? this.live().find((n) => this.lx.schema.relations.some((r) => r.via === n.table)) : undefined;
+      if (via) q.focus = via.id;
       const distinct = words.includes('different') || words.includes('distinct');
       const c = colItems.find(([, i]) => !this.used.has(i));
       if (distinct && c) {
