@@ -255,6 +255,13 @@ describe('relation phrases', () => {
     expect(r.verbs).toEqual([{ lemma: 'report', subject: 'source' }]);
     expect(r.nouns.map((n) => n.word)).toEqual(expect.arrayContaining(['superior', 'officer', 'reporter']));
     expect(r.nouns.map((n) => n.word)).not.toContain('them');
+    const enrolled = new SchemaModel([
+      { ...FLEET[0], table: 'crews', id: 'fleet.crews', label: 'name', relations: [
+        { name: 'serves_on', source: 'fleet.crews', target: 'fleet.sailors', columns: ['born_year'], forward: 'crew -> sailors they are assigned to', reverse: 'sailor -> crews who have served them' },
+      ] },
+      FLEET[0],
+    ]).relations[0];
+    expect(enrolled.verbs.map((v) => v.lemma)).toEqual(expect.arrayContaining(['assign', 'serve']));
     const mentors = m.relations.find((x) => x.name === 'mentors')!;
     expect(mentors.verbs).toEqual([{ lemma: 'mentor', subject: 'source' }]);
     expect(mentors.nouns).toEqual(expect.arrayContaining([{ word: 'mentor', dir: 'reverse' }]));
