@@ -124,6 +124,16 @@ describe('compiling questions to plan templates', () => {
     expect(JSON.stringify(sorted.plan)).toContain('"keys":[{"expr":{"kind":"col","name":"value"},"desc":true}]');
   });
 
+  it('"which X has the highest Y" and "the X with the most Y" answer the entity; "the highest Y" the value', async () => {
+    const c = compiler();
+    const which = await c.ask('which ship has the highest tonnage?');
+    expect(which.plan).toMatchObject({ op: 'limit', input: { op: 'project', columns: [{ name: 'name' }], input: { op: 'sort', keys: [{ desc: true }] } } });
+    const most = await c.ask('the sailor with the lowest born year');
+    expect(most.plan).toMatchObject({ op: 'limit', input: { op: 'project', columns: [{ name: 'name' }], input: { op: 'sort', keys: [{ desc: false }] } } });
+    const value = await c.ask('what is the highest tonnage?');
+    expect(value.plan).toMatchObject({ op: 'aggregate', aggregates: [{ fn: 'max' }] });
+  });
+
   it('a part of exactly one name finds it; a part of several is an error naming them', async () => {
     const c = compiler();
     expect((await c.ask('ships captained by Byrne')).params.slice(0, -2)).toEqual(['Ada Byrne']);
