@@ -294,7 +294,10 @@ export class Grammar extends ConditionParser {
         const c = this.pickCol(nextCol.cols, focus);
         if (c.ty === 'i64' || c.ty === 'f64' || c.isDate) {
           this.used.add(i + 1);
-          return { ref: this.refFor(c, focus), desc: !['least', 'lowest', 'smallest', 'fewest', 'minimum'].includes(w) };
+          const desc = !['least', 'lowest', 'smallest', 'fewest', 'minimum'].includes(w);
+          // a column of related rows ranks by its average ("ships with the highest score" of their inspections)
+          if (c.table !== this.q.nodes[focus].table) return { aggRef: this.refFor(c, focus), desc };
+          return { ref: this.refFor(c, focus), desc };
         }
       }
       // "the most popular genre", "the most common city": the value with the most rows
