@@ -8,5 +8,6 @@ import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
 import { VectorModule } from './vector/vector.module';
 import { AskModule } from './ask/ask.module';
+import { EsModule } from './es/es.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, AskModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule, AskModule];
