@@ -150,6 +150,8 @@ describe('POST /ask over real HTTPS (spec §4.6)', () => {
     expect(names((await ask({ nl: 'who mentors Di Kerr?' })).json.rows)).toEqual(['Bo Lund']);
     const ex = await ask({ nl: 'how many ships are there?' }, '?explain=true');
     expect(ex.json.explain).toBeDefined();
+    // runs like every surface: a query id (given or made) comes back, so the question can be cancelled
+    expect(ex.headers['x-db-query-id']).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
   });
 
   it('the lexicon follows the data: a name written a moment ago is understood, and a hit sees the new rows', async () => {

@@ -124,6 +124,16 @@ describe('compiling questions to plan templates', () => {
     expect(JSON.stringify(sorted.plan)).toContain('"keys":[{"expr":{"kind":"col","name":"value"},"desc":true}]');
   });
 
+  it('"which X has the highest Y" and "the X with the most Y" answer the entity; "the highest Y" the value', async () => {
+    const c = compiler();
+    const which = await c.ask('which ship has the highest tonnage?');
+    expect(which.plan).toMatchObject({ op: 'limit', input: { op: 'project', columns: [{ name: 'name' }], input: { op: 'sort', keys: [{ desc: true }] } } });
+    const most = await c.ask('the sailor with the lowest born year');
+    expect(most.plan).toMatchObject({ op: 'limit', input: { op: 'project', columns: [{ name: 'name' }], input: { op: 'sort', keys: [{ desc: false }] } } });
+    const value = await c.ask('what is the highest tonnage?');
+    expect(value.plan).toMatchObject({ op: 'aggregate', aggregates: [{ fn: 'max' }] });
+  });
+
   it('a part of exactly one name finds it; a part of several is an error naming them', async () => {
     const c = compiler();
     expect((await c.ask('ships captained by Byrne')).params.slice(0, -2)).toEqual(['Ada Byrne']);
@@ -156,6 +166,24 @@ describe('compiling questions to plan templates', () => {
     const b = await c.ask('mentors of Bo Lund');
     expect(a.params.slice(0, -2)).toEqual(['Bo Lund']);
     expect(bindParamsText(a)).toEqual(bindParamsText(b));
+  });
+
+  it('"how many times" counts the edge rows of a hop', async () => {
+    const c = compiler();
+    const times = await c.ask('how many times did Ada Byrne mentor someone?');
+    const text = JSON.stringify(times.plan);
+    expect(times.plan).toMatchObject({ op: 'aggregate', aggregates: [{ fn: 'count', star: true }] });
+    // the rows counted are the edge table's: it is the plan's first scan, the sailors are joined to it
+    expect(text.indexOf('fleet.mentoring')).toBeLessThan(text.indexOf('fleet.sailors'));
+    expect(text).not.toContain('in_subquery');
+  });
+
+  it('object relatives with and without "that" read alike', async () => {
+    const c = compiler();
+    const a = await c.ask('ships that Ada Byrne commands');
+    const b = await c.ask('ships Ada Byrne commands');
+    expect(bindParamsText(a)).toEqual(bindParamsText(b));
+    expect(JSON.stringify(a.plan)).toContain('captain_id');
   });
 
   it('a self-relation named without a direction is ambiguous_graph_direction, naming both readings', async () => {
@@ -237,6 +265,13 @@ describe('relation phrases', () => {
     expect(r.verbs).toEqual([{ lemma: 'report', subject: 'source' }]);
     expect(r.nouns.map((n) => n.word)).toEqual(expect.arrayContaining(['superior', 'officer', 'reporter']));
     expect(r.nouns.map((n) => n.word)).not.toContain('them');
+    const enrolled = new SchemaModel([
+      { ...FLEET[0], table: 'crews', id: 'fleet.crews', label: 'name', relations: [
+        { name: 'serves_on', source: 'fleet.crews', target: 'fleet.sailors', columns: ['born_year'], forward: 'crew -> sailors they are assigned to', reverse: 'sailor -> crews who have served them' },
+      ] },
+      FLEET[0],
+    ]).relations[0];
+    expect(enrolled.verbs.map((v) => v.lemma)).toEqual(expect.arrayContaining(['assign', 'serve']));
     const mentors = m.relations.find((x) => x.name === 'mentors')!;
     expect(mentors.verbs).toEqual([{ lemma: 'mentor', subject: 'source' }]);
     expect(mentors.nouns).toEqual(expect.arrayContaining([{ word: 'mentor', dir: 'reverse' }]));

@@ -14,6 +14,9 @@ import { FILLER, nounsIn, STOP } from './words';
 
 export type { ParseOptions } from './parse-graph';
 
+/** Words ranking by the column after them ('the highest price', 'the most pages'). */
+const RANK_WORDS = ['most', 'least', 'highest', 'lowest', 'largest', 'smallest', 'greatest', 'fewest', 'maximum', 'minimum'];
+
 /** Aggregate words a superlative may rank by ('the highest average price'). */
 const RANKED_AGG = ['average', 'mean', 'total', 'sum', 'avg'];
 
@@ -53,7 +56,9 @@ export class Grammar extends ConditionParser {
     // "how many pages does X have": a number the row holds, not a count of rows
     const many = words.indexOf('many');
     if (many >= 0 && words[many - 1] === 'how' && this.items[many + 1]?.k === 'col' && (this.items[many + 1] as Extract<Item, { k: 'col' }>).cols.some((c) => c.ty === 'i64' || c.ty === 'f64')) isCount = false;
-    const aggWord = words.findIndex((w, i) => !this.used.has(i) && ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
+    // "which ship has the highest tonnage": the entity with it, not the value (a superlative below)
+    const entityFirst = (i: number) => this.items.slice(0, i).some((x) => x.k === 'table') && (['which', 'who'].includes(words[0]) || words.slice(0, i).includes('with'));
+    const aggWord = words.findIndex((w, i) => !this.used.has(i) && !(['highest', 'lowest', 'maximum', 'minimum'].includes(w) && entityFirst(i)) && ['average', 'mean', 'avg', 'total', 'sum', 'maximum', 'max', 'minimum', 'min', 'highest', 'lowest'].includes(w)
       && !adjectiveBase(words[i + 1] ?? '') && !((w === 'highest' || w === 'lowest') && (this.items[i + 1]?.k === 'table' || RANKED_AGG.includes(words[i + 1] ?? ''))));
     const sortedBy = (i: number) => ['sorted', 'ordered', 'sort', 'order', 'ranked', 'rank'].includes(words[i - 1] ?? '');
     const groupAt = words.findIndex((w, i) => w === 'per' || w === 'each' || w === 'vs' || w === 'versus' || (w === 'by' && this.items[i + 1]?.k === 'col' && !sortedBy(i)));
@@ -194,6 +199,10 @@ export class Grammar extends ConditionParser {
       return;
     }
     if (isCount) {
+      // "how many times was X sailed": the edge rows (events) of the hop, not the distinct rows they reach
+      const times = words.findIndex((w, k) => w === 'times' && words[k - 1] === 'many');
+      const via = times >= 0 ? this.live().find((n) => this.lx.schema.relations.some((r) => r.via === n.table)) : undefined;
+      if (via) q.focus = via.id;
       const distinct = words.includes('different') || words.includes('distinct');
       const c = colItems.find(([, i]) => !this.used.has(i));
       if (distinct && c) {
@@ -278,6 +287,18 @@ export class Grammar extends ConditionParser {
       }
       if (['highest', 'lowest', 'largest', 'smallest', 'biggest', 'greatest', 'most', 'least'].includes(w) && RANKED_AGG.includes(words[i + 1] ?? '')) {
         return { desc: !['lowest', 'smallest', 'least'].includes(w), rankAgg: true };
+      }
+      // "the highest price", "the most pages": rank by that column
+      const nextCol = this.items[i + 1];
+      if (RANK_WORDS.includes(w) && nextCol?.k === 'col' && !this.used.has(i + 1)) {
+        const c = this.pickCol(nextCol.cols, focus);
+        if (c.ty === 'i64' || c.ty === 'f64' || c.isDate) {
+          this.used.add(i + 1);
+          const desc = !['least', 'lowest', 'smallest', 'fewest', 'minimum'].includes(w);
+          // a column of related rows ranks by its average ("ships with the highest score" of their inspections)
+          if (c.table !== this.q.nodes[focus].table) return { aggRef: this.refFor(c, focus), desc };
+          return { ref: this.refFor(c, focus), desc };
+        }
       }
       // "the most popular genre", "the most common city": the value with the most rows
       if ((w === 'most' || w === 'least') && ['popular', 'common', 'frequent', 'usual'].includes(words[i + 1] ?? '') && this.items[i + 2]?.k === 'col') {

@@ -33,8 +33,10 @@ export abstract class RelationParser extends GraphParser {
       } else {
         const prev2 = before ? this.nps.filter((n) => n.pos < before.pos && !n.inClause).pop() : undefined;
         const auxBetween = prev2 && before && this.words.slice(prev2.pos + 1, before.pos).some((x) => AUX.has(x));
-        const relClause = prev2 && before && (before.kind === 'value' || (before.kind === 'pron' && !['who', 'whom', 'what'].includes(this.w(before.pos)))) && before.pos - prev2.pos <= 2 && (prev2.kind === 'table' || prev2.kind === 'pron' || prev2.kind === 'relnoun')
-          && !this.words.slice(prev2.pos + 1, before.pos).some((x) => x === 'who' || x === 'that') && !this.items.slice(prev2.pos + 1, before.pos).some((x) => x.k === 'rel')
+        const relClause = prev2 && before && (before.kind === 'value' || (before.kind === 'pron' && !['who', 'whom', 'what'].includes(this.w(before.pos)))) && before.pos - prev2.pos <= 3 && (prev2.kind === 'table' || prev2.kind === 'pron' || prev2.kind === 'relnoun')
+          // "the ships X commands", "the ships that X commands" (an object relative: a name right after that/which)
+          && !this.words.slice(prev2.pos + 1, before.pos).some((x) => x === 'who' || ((x === 'that' || x === 'which') && before.kind !== 'value'))
+          && !this.items.slice(prev2.pos + 1, before.pos).some((x) => x.k === 'rel')
           && !this.words.slice(before.pos + 1, i).some((x) => x === 'who' || x === 'that' || x === 'which');
         if (before && prev2 && (auxBetween || relClause) && !this.items.slice(before.pos + 1, i).some((x, k) => x.k === 'rel' && !this.clauseVerbs.has(before.pos + 1 + k))) {
           subj = before;

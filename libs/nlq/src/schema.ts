@@ -3,7 +3,7 @@
  * read from the manifests, plus what the data says about text columns (dates, categories).
  */
 import type { ColumnDef, TableManifest } from '@mmdb/core';
-import { nameWords, singular, STOP, verbLemma } from './words';
+import { AUX, nameWords, singular, STOP, verbLemma } from './words';
 
 export interface ColInfo {
   readonly table: string;
@@ -155,17 +155,23 @@ function relInfo(
     const far = dir === 'forward' ? 'target' : 'source';
     const who = w.findIndex((x) => x === 'who' || x === 'that' || x === 'which');
     const they = w.findIndex((x) => x === 'they' || x === 'he' || x === 'she' || x === 'it');
+    // the verb after a pronoun, past auxiliaries ("they are enrolled in", "who have written")
+    const verbAfter = (k: number) => {
+      let j = k + 1;
+      while (j < w.length - 1 && AUX.has(w[j])) j++;
+      return w[j];
+    };
     if (w.length > 1 && w[1].endsWith('ing') && w[1].length > 4) {
       // "<far> reporting to them": the far end does it
       verbs.push({ lemma: verbLemma(w[1]), subject: far });
       nouns.push({ word: singular(w[0]), dir });
     } else if (who >= 0 && who + 1 < w.length) {
       // "<far> who <verb> it": the far end is the subject
-      verbs.push({ lemma: verbLemma(w[who + 1]), subject: far });
+      verbs.push({ lemma: verbLemma(verbAfter(who)), subject: far });
       nouns.push({ word: singular(w[0]), dir });
     } else if (they >= 0 && they + 1 < w.length) {
       // "<far> they <verb>": the start is the subject
-      verbs.push({ lemma: verbLemma(w[they + 1]), subject: start });
+      verbs.push({ lemma: verbLemma(verbAfter(they)), subject: start });
       if (they > 0) nouns.push({ word: singular(w[they - 1]), dir });
     } else {
       // "their mentees", "its captain": a noun for the far end

@@ -1,11 +1,13 @@
-import { Body, Controller, HttpCode, Post, Query } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
 import { bindParams } from '@mmdb/nlq';
 import { formatResult } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { Metrics } from '../health/metrics.service';
-import type { SqlTenantEngine } from '../query/query.module';
+import { queryId } from '../query/query.controller';
+import { QueryRunner } from '../query/query.runner';
 import type { NlEngine } from './nl-engine';
 
 /** The longest question accepted (a question, not a document). */
@@ -29,31 +31,30 @@ function check(body: unknown): AskBody {
 /** Spec §4.6: English → cached plan → the one plan executor. */
 @Controller()
 export class AskController {
-  constructor(private readonly metrics: Metrics) {}
+  constructor(private readonly metrics: Metrics, private readonly runner: QueryRunner) {}
 
   @Post('v1/tenants/:tenant/ask')
   @HttpCode(200)
-  async ask(@TenantCtx() t: TenantHandle, @Body() body: unknown, @Query('explain') explain: string | undefined) {
+  async ask(@TenantCtx() t: TenantHandle, @Body() body: unknown, @Headers('x-db-query-id') qid: string | undefined, @Query('explain') explain: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
     const b = check(body);
+    const id = queryId(qid);
+    reply.header('x-db-query-id', id);
     const nl = t.engine<NlEngine>('nlq');
-    const engine = t.engine<SqlTenantEngine>('sql').engine;
-    if (!nl.compiler || !engine) throw new DbError('service_unavailable', 'the English compiler is not attached yet');
-    const t0 = performance.now();
+    if (!nl.compiler) throw new DbError('service_unavailable', 'the English compiler is not attached yet');
     nl.freshen();
-    try {
-      const c = await nl.compiler.ask(b.nl, { schemas: b.schemas, direction: b.direction });
+    // compiled (or taken from the intent cache), then run like every surface: the one executor, cancellable by id, measured as "nl"
+    const r = await this.runner.run(t, 'nl', async (engine) => {
+      const c = await nl.compiler!.ask(b.nl, { schemas: b.schemas, direction: b.direction });
       if (c.cache === 'hit') this.metrics.planCacheHits.inc({ surface: 'nl' });
-      const r = await engine.runPlan(c.plan, { params: c.params, explain: explain === 'true' });
-      const env = formatResult(r) as { rows: unknown[] };
-      return {
-        rows: env.rows,
-        cache: c.cache,
-        ...(b.show_plan ? { plan: bindParams(c.plan, c.params) } : {}),
-        ...(explain === 'true' ? { explain: r.explain } : {}),
-        ...(c.interpretation ? { interpretation: c.interpretation } : {}),
-      };
-    } finally {
-      this.metrics.queryLatency.observe({ surface: 'nl' }, performance.now() - t0);
-    }
+      return { c, out: await engine.runPlan(c.plan, { params: c.params, queryId: id, explain: explain === 'true' }) };
+    }, id);
+    const env = formatResult(r.out) as { rows: unknown[] };
+    return {
+      rows: env.rows,
+      cache: r.c.cache,
+      ...(b.show_plan ? { plan: bindParams(r.c.plan, r.c.params) } : {}),
+      ...(explain === 'true' ? { explain: r.out.explain } : {}),
+      ...(r.c.interpretation ? { interpretation: r.c.interpretation } : {}),
+    };
   }
 }
