@@ -63,9 +63,10 @@ export class Mmdb {
     return new Mmdb(this.transport, tenant);
   }
 
-  /** `warning` (MmdbWarning) for X-DB-Replication: degraded; `retry` ({attempt, delayMs, error}) before each retry. */
+  /** `warning` (MmdbWarning) for X-DB-Replication: degraded; `retry` ({attempt, delayMs, error}) before each retry; `response` for every answer read (logging, tests). */
   on(event: 'warning', fn: (w: MmdbWarning) => void): this;
   on(event: 'retry', fn: (r: { attempt: number; delayMs: number; error: MmdbError }) => void): this;
+  on(event: 'response', fn: (r: { method: string; path: string; status: number; headers: Headers; body: unknown }) => void): this;
   on(event: string, fn: (...a: any[]) => void): this {
     this.transport.on(event, fn);
     return this;

@@ -20,7 +20,9 @@ let agentClass: (new (opts: object) => Dispatcher) | undefined;
 async function undiciAgent(): Promise<new (opts: object) => Dispatcher> {
   if (!agentClass) {
     await (await fetch('data:,')).arrayBuffer(); // makes Node create its global dispatcher
-    const d = (globalThis as Record<symbol, unknown>)[Symbol.for('undici.globalDispatcher.1')] as { constructor: new (o: object) => Dispatcher } | undefined;
+    // The realm fetch was made in (not always ours: a test runner may run us in a vm context).
+    const realm = (fetch as unknown as { constructor: FunctionConstructor }).constructor('return globalThis')() as Record<symbol, unknown>;
+    const d = realm[Symbol.for('undici.globalDispatcher.1')] as { constructor: new (o: object) => Dispatcher } | undefined;
     if (!d || typeof d.constructor !== 'function') throw new Error('this Node has no undici dispatcher to configure TLS on; use NODE_EXTRA_CA_CERTS instead');
     agentClass = d.constructor;
   }

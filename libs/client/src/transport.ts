@@ -118,9 +118,13 @@ export class Transport extends EventEmitter {
         this.warn(res, call);
         if (res.ok) {
           if (call.raw) return { status: res.status, headers: res.headers, body: res as T };
-          return { status: res.status, headers: res.headers, body: (await readBody(res)) as T };
+          const body = await readBody(res);
+          this.emit('response', { method: call.method, path: call.path, status: res.status, headers: res.headers, body });
+          return { status: res.status, headers: res.headers, body: body as T };
         }
-        failure = MmdbError.fromBody(res.status, await readBody(res).catch(() => undefined), res.headers.get('x-db-request-id') ?? undefined);
+        const body = await readBody(res).catch(() => undefined);
+        this.emit('response', { method: call.method, path: call.path, status: res.status, headers: res.headers, body });
+        failure = MmdbError.fromBody(res.status, body, res.headers.get('x-db-request-id') ?? undefined);
       }
       const delay = attempt < maxRetries ? retryDelay({ attempt, status: failure!.status, retryAfter: res?.headers.get('retry-after'), idempotent }) : null;
       if (delay === null) throw failure!;

@@ -1,0 +1,43 @@
+import { openApiDocument } from '@mmdb/client';
+import { ERROR_CATALOGUE } from '@mmdb/core';
+import { documentedBy, isOwnRoute, shape } from './route-table';
+
+describe('route table ↔ registry', () => {
+  it('matches fastify routes to registry entries whatever the parameter names', () => {
+    expect(shape('/v1/tenants/:tenant/schemas/:id')).toBe(shape('/v1/tenants/{tenant}/schemas/{name}'));
+    expect(documentedBy({ method: 'GET', url: '/v1/tenants/:tenant/rows/:schema/:pk' })?.id).toBe('rows.get');
+    expect(documentedBy({ method: 'POST', url: '/v1/tenants/:tenant/rows/:schema/_batch' })?.id).toBe('rows.batch');
+    expect(documentedBy({ method: 'PATCH', url: '/v1/tenants/:tenant/rows/:schema/:pk' })).toBeUndefined();
+    expect(documentedBy({ method: 'GET', url: '/v1/tenants/:tenant/nothing' })).toBeUndefined();
+  });
+
+  it('covers every route under the ES prefix by the pass-through entry', () => {
+    for (const url of ['/v1/tenants/:tenant/es', '/v1/tenants/:tenant/es/:index/_search', '/v1/tenants/:tenant/es/*']) {
+      expect(documentedBy({ method: 'HEAD', url })?.id).toBe('es');
+    }
+  });
+
+  it('leaves out fastify HEAD twins of GET routes', () => {
+    const all = [
+      { method: 'GET', url: '/health' },
+      { method: 'HEAD', url: '/health' },
+    ];
+    expect(all.filter((r) => isOwnRoute(r, all))).toEqual([{ method: 'GET', url: '/health' }]);
+  });
+
+  it('every error code a route names is in the catalogue, every operation has an id and answers', () => {
+    const doc = openApiDocument({ errors: ERROR_CATALOGUE });
+    const ids = new Set<string>();
+    for (const [p, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [m, o] of Object.entries<any>(ops)) {
+        expect(ids.has(o.operationId)).toBe(false);
+        ids.add(o.operationId);
+        expect(Object.keys(o.responses).length).toBeGreaterThan(0);
+        for (const prm of o.parameters) if (prm.in === 'path') expect(p).toContain(`{${prm.name}}`);
+        expect(['get', 'post', 'put', 'delete', 'head']).toContain(m);
+      }
+    }
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.info['x-compatibility-policy']).toMatch(/Deprecation/);
+  });
+});
