@@ -9,26 +9,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Mmdb } from '@mmdb/client';
+import { manifest } from './manifests';
 import { bootstrapEnv, OPERATOR, ROOT, TENANT, TestServer, TOKEN } from './server';
 
 const CLI = path.join(ROOT, 'apps/cli/dist/main.js');
-const TOML = `namespace = "app"
-table = "people"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "name"
-ty = "str"
-[[columns]]
-name = "score"
-ty = "f64"
-[[columns]]
-name = "active"
-ty = "bool"
-`;
+const TOML = manifest('app.people', ['id'], { id: 'i64', name: 'str', score: 'f64', active: 'bool' });
 
 interface Run {
   code: number | null;

@@ -7,38 +7,11 @@
 import * as path from 'path';
 import Ajv2020 from 'ajv/dist/2020';
 import { Mmdb, MmdbError, plan, expr } from '@mmdb/client';
+import { manifest } from './manifests';
 import { bootstrapEnv, ITEMS_TOML, OPERATOR, PAPERS_TOML, TENANT, TestServer, TOKEN } from './server';
 
-const CITIES = `namespace = "geo"
-table = "cities"
-primary_key = ["name"]
-[[columns]]
-name = "name"
-ty = "str"
-required = true
-`;
-const ROADS = `namespace = "geo"
-table = "roads"
-primary_key = ["a", "b"]
-[[columns]]
-name = "a"
-ty = "str"
-required = true
-[[columns]]
-name = "b"
-ty = "str"
-required = true
-[[columns]]
-name = "km"
-ty = "f64"
-[[relations]]
-name = "road"
-source = "geo.cities"
-source_columns = ["a"]
-target = "geo.cities"
-columns = ["b"]
-weight = "km"
-`;
+const CITIES = manifest('geo.cities', ['name'], { name: 'str' });
+const ROADS = manifest('geo.roads', ['a', 'b'], { a: 'str', b: 'str', km: 'f64' }, '[[relations]]\nname = "road"\nsource = "geo.cities"\nsource_columns = ["a"]\ntarget = "geo.cities"\ncolumns = ["b"]\nweight = "km"\n');
 
 interface Seen {
   method: string;
