@@ -46,9 +46,14 @@ export class MmdbError extends Error {
   }
 }
 
-/** A warning the client reports without failing the call (spec 7.2: `X-DB-Replication: degraded`). */
+/**
+ * A warning the client reports without failing the call: `replication_degraded` (spec 7.2,
+ * `X-DB-Replication: degraded` on a write), or `deprecated` (the route answered with a
+ * `Deprecation` header; `sunset` says until when it works; once per route and client).
+ */
 export interface MmdbWarning {
-  readonly kind: 'replication_degraded';
+  readonly kind: 'replication_degraded' | 'deprecated';
+  readonly sunset?: string;
   readonly message: string;
   readonly method: string;
   readonly path: string;

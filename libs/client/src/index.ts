@@ -9,6 +9,6 @@ export { parseSse, watchEvents, idAfter, type SseEvent, type WatchOptions } from
 export { plan, expr, PlanBuilder, type Expr, type PlanNode } from './plan';
 export { t, type Static, type TSchema, type JsonSchema } from './schema';
 export * as models from './contract/models';
-export { ROUTES, routeById, type RouteDef, type ParamDef, type AnswerDef, type RetryClass, type Method } from './contract/routes';
+export { ROUTES, routeById, deprecationHeaders, type Deprecation, type RouteDef, type ParamDef, type AnswerDef, type RetryClass, type Method } from './contract/routes';
 export { openApiDocument, API_VERSION, COMPATIBILITY_POLICY, type ErrorInfo, type OpenApiOptions } from './contract/openapi';
 export type { TlsOptions } from './tls';

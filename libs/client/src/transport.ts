@@ -161,18 +161,31 @@ export class Transport extends EventEmitter {
     }
   }
 
+  private readonly deprecatedSeen = new Set<string>();
+
   private warn(res: Response, call: Call): void {
-    if (res.headers.get('x-db-replication')?.toLowerCase() !== 'degraded') return;
-    const w: MmdbWarning = {
-      kind: 'replication_degraded',
-      message: `${call.method} ${call.path} committed, but its follower acknowledgements did not arrive in time: a failover could lose this write (spec 7.2)`,
-      method: call.method,
-      path: call.path,
-      requestId: res.headers.get('x-db-request-id') ?? undefined,
-    };
+    const requestId = res.headers.get('x-db-request-id') ?? undefined;
+    if (res.headers.get('x-db-replication')?.toLowerCase() === 'degraded') {
+      this.report({
+        kind: 'replication_degraded',
+        message: `${call.method} ${call.path} committed, but its follower acknowledgements did not arrive in time: a failover could lose this write (spec 7.2)`,
+        method: call.method,
+        path: call.path,
+        requestId,
+      });
+    }
+    const dep = res.headers.get('deprecation');
+    if (dep && !this.deprecatedSeen.has(`${call.method} ${call.path}`)) {
+      this.deprecatedSeen.add(`${call.method} ${call.path}`);
+      const sunset = res.headers.get('sunset') ?? undefined;
+      this.report({ kind: 'deprecated', message: `${call.method} ${call.path} is deprecated${sunset ? ` and may stop working after ${sunset}` : ''}: see the API description`, method: call.method, path: call.path, requestId, sunset });
+    }
+  }
+
+  private report(w: MmdbWarning): void {
     this.options.onWarning?.(w);
     if (this.listenerCount('warning') > 0) this.emit('warning', w);
-    else if (!this.options.onWarning) process.emitWarning(w.message, { code: 'MMDB_REPLICATION_DEGRADED' });
+    else if (!this.options.onWarning) process.emitWarning(w.message, { code: w.kind === 'deprecated' ? 'MMDB_DEPRECATED' : 'MMDB_REPLICATION_DEGRADED' });
   }
 
   async close(): Promise<void> {

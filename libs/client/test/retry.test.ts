@@ -196,3 +196,13 @@ test('429 is retried even for a non-idempotent request (the server refused it be
   await expectWait(1, 1000);
   await expect(p).resolves.toEqual({ token: 'x' });
 });
+
+test('a Deprecation header reaches the caller as a warning, once per route', async () => {
+  const dep = { status: 200, headers: { deprecation: '@1767225600', sunset: 'Fri, 01 Jan 2027 00:00:00 GMT' }, body: [] };
+  srv.script(dep, dep);
+  const warnings: MmdbWarning[] = [];
+  db.on('warning', (w) => warnings.push(w));
+  await db.schemas.list();
+  await db.schemas.list();
+  expect(warnings).toEqual([expect.objectContaining({ kind: 'deprecated', method: 'GET', sunset: 'Fri, 01 Jan 2027 00:00:00 GMT' })]);
+});

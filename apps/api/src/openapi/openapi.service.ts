@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ERROR_CATALOGUE } from '@mmdb/core';
 import { openApiDocument } from '@mmdb/client';
-import { documentedBy, isOwnRoute, type Registered } from './route-table';
+import { addDeprecationHook, documentedBy, isOwnRoute, type Registered } from './route-table';
 
 /**
  * Collects the routes the server registers (its constructor runs before Nest registers the
@@ -16,8 +16,12 @@ export class OpenApiService {
 
   constructor(host: HttpAdapterHost) {
     const fastify = host.httpAdapter.getInstance();
-    fastify.addHook('onRoute', (r: { method: string | string[]; url: string }) => {
-      for (const m of Array.isArray(r.method) ? r.method : [r.method]) this.registered.push({ method: m.toUpperCase(), url: r.url });
+    fastify.addHook('onRoute', (r: { method: string | string[]; url: string; onRequest?: any }) => {
+      for (const m of Array.isArray(r.method) ? r.method : [r.method]) {
+        const reg = { method: m.toUpperCase(), url: r.url };
+        this.registered.push(reg);
+        addDeprecationHook(r, documentedBy(reg));
+      }
     });
   }
 

@@ -1,6 +1,7 @@
 import { openApiDocument } from '@mmdb/client';
 import { ERROR_CATALOGUE } from '@mmdb/core';
-import { documentedBy, isOwnRoute, shape } from './route-table';
+import Fastify from 'fastify';
+import { addDeprecationHook, documentedBy, isOwnRoute, shape } from './route-table';
 
 describe('route table ↔ registry', () => {
   it('matches fastify routes to registry entries whatever the parameter names', () => {
@@ -39,5 +40,18 @@ describe('route table ↔ registry', () => {
     }
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.info['x-compatibility-policy']).toMatch(/Deprecation/);
+  });
+
+  it('a deprecated route answers with Deprecation and Sunset headers; others get no hook', async () => {
+    const app = Fastify();
+    const def = { ...documentedBy({ method: 'GET', url: '/health' })!, deprecated: { since: '2026-01-01', sunset: '2027-01-01', replacement: 'GET /ready' } };
+    app.addHook('onRoute', (r: any) => addDeprecationHook(r, r.url === '/old' ? def : documentedBy({ method: r.method, url: r.url })));
+    app.get('/old', async () => ({ ok: true }));
+    app.get('/health', async () => ({ ok: true }));
+    const old = await app.inject({ method: 'GET', url: '/old' });
+    expect(old.headers).toMatchObject({ deprecation: '@1767225600', sunset: 'Fri, 01 Jan 2027 00:00:00 GMT' });
+    const now = await app.inject({ method: 'GET', url: '/health' });
+    expect(now.headers.deprecation).toBeUndefined();
+    await app.close();
   });
 });

@@ -3,7 +3,7 @@
  * controllers, matched against the route registry of @mmdb/client (the one source of the
  * OpenAPI document and the client's types).
  */
-import { ROUTES, type RouteDef } from '@mmdb/client';
+import { deprecationHeaders, ROUTES, type RouteDef } from '@mmdb/client';
 
 export interface Registered {
   readonly method: string;
@@ -29,4 +29,20 @@ export function documentedBy(r: Registered): RouteDef | undefined {
 export function isOwnRoute(r: Registered, all: readonly Registered[]): boolean {
   if (r.method === 'HEAD' && all.some((o) => o.method === 'GET' && o.url === r.url)) return false;
   return r.method !== 'OPTIONS';
+}
+
+type Hook = (req: unknown, reply: { headers(h: Record<string, string>): unknown }, done: () => void) => void;
+
+/**
+ * For a deprecated route, adds a route-level onRequest hook that puts `Deprecation` and
+ * `Sunset` on every answer (errors included). Other routes get no hook: nothing on the fast path.
+ */
+export function addDeprecationHook(route: { onRequest?: Hook | Hook[] }, def: RouteDef | undefined): void {
+  if (!def?.deprecated) return;
+  const headers = deprecationHeaders(def.deprecated);
+  const hook: Hook = (_req, reply, done) => {
+    reply.headers(headers);
+    done();
+  };
+  route.onRequest = route.onRequest ? [...(Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]), hook] : [hook];
 }

@@ -59,10 +59,13 @@ function operation(route: RouteDef, opts: OpenApiOptions): Record<string, unknow
     };
   }
   Object.assign(responses, errorAnswers(route, opts.errors));
+  const dep = route.deprecated;
   return {
     operationId: route.id,
     summary: route.summary,
+    ...(dep ? { deprecated: true, 'x-mmdb-deprecation': dep } : {}),
     tags: [route.tag],
+    ...(dep ? { description: `Deprecated since ${dep.since}: use ${dep.replacement}. Answers carry Deprecation and Sunset headers; it works until ${dep.sunset}.` } : {}),
     ...(route.passthrough ? { description: 'A pass-through prefix: every ES 7.x route (GET, HEAD, PUT, POST, DELETE) under it is answered with the ES 7.x protocol\'s bodies and error shapes; not described here route by route.', 'x-mmdb-passthrough': true } : {}),
     'x-mmdb-retry': route.retry,
     security: route.auth === 'public' ? [] : [{ bearer: [] }],

@@ -48,6 +48,25 @@ export interface RouteDef {
   readonly retry: RetryClass;
   /** A prefix the server passes through to another protocol (the ES 7.x surface). */
   readonly passthrough?: boolean;
+  /** Set when the route is deprecated (see COMPATIBILITY_POLICY): dates are ISO `YYYY-MM-DD`. */
+  readonly deprecated?: Deprecation;
+}
+
+export interface Deprecation {
+  readonly since: string;
+  /** At least 12 months after `since`. */
+  readonly sunset: string;
+  /** What to use instead. */
+  readonly replacement: string;
+}
+
+/** The answer headers of a deprecated route: `Deprecation` (RFC 9745, `@<unix seconds>`) and `Sunset` (RFC 8594, an HTTP date). */
+export function deprecationHeaders(d: Deprecation): Record<string, string> {
+  const since = Date.parse(`${d.since}T00:00:00Z`);
+  const sunset = Date.parse(`${d.sunset}T00:00:00Z`);
+  if (Number.isNaN(since) || Number.isNaN(sunset)) throw new Error(`bad deprecation dates ${d.since} / ${d.sunset}`);
+  if (sunset - since < 365 * 86_400_000) throw new Error(`a deprecation lasts at least 12 months (${d.since} → ${d.sunset})`);
+  return { deprecation: `@${since / 1000}`, sunset: new Date(sunset).toUTCString() };
 }
 
 const p = (name: string, description?: string): ParamDef => ({ name, in: 'path', required: true, schema: t.string(), description });
