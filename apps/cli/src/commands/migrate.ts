@@ -36,12 +36,13 @@ export function migrateCommand(io: Io): Command {
     .option('--auto-cutover', 'cut over by itself once ready')
     .option('--no-wait', 'return at once')
     .option('--cutover', 'cut over once ready (after following it)')
+    .option('--poll <ms>', 'how often to ask for progress', (v) => parseInt(v, 10), 500)
     .action(
       action(io, async (db, cmd, file: string) => {
-        const o = cmd.opts() as { autoCutover?: boolean; wait: boolean; cutover?: boolean };
+        const o = cmd.opts() as { autoCutover?: boolean; wait: boolean; cutover?: boolean; poll: number };
         let m = await db.migrations.submit({ toml: fs.readFileSync(file, 'utf8'), auto_cutover: o.autoCutover });
         io.err.write(`migration ${m.id}: ${m.state}\n`);
-        if (o.wait) m = await follow(db, io, m.id);
+        if (o.wait) m = await follow(db, io, m.id, o.poll);
         if (o.cutover && m.state === 'ReadyToCutover') m = await db.migrations.cutover(m.id);
         json(io, m);
       }),
@@ -49,7 +50,13 @@ export function migrateCommand(io: Io): Command {
   c.command('status')
     .argument('<id>')
     .option('--follow', 'follow with a progress bar until ready')
-    .action(action(io, async (db, cmd, id: string) => json(io, (cmd.opts() as { follow?: boolean }).follow ? await follow(db, io, id) : await db.migrations.get(id))));
+    .option('--poll <ms>', 'how often to ask for progress', (v) => parseInt(v, 10), 500)
+    .action(
+      action(io, async (db, cmd, id: string) => {
+        const o = cmd.opts() as { follow?: boolean; poll: number };
+        json(io, o.follow ? await follow(db, io, id, o.poll) : await db.migrations.get(id));
+      }),
+    );
   c.command('cutover')
     .argument('<id>')
     .action(action(io, async (db, _cmd, id: string) => json(io, await db.migrations.cutover(id))));

@@ -31,15 +31,23 @@ export function watchCommand(io: Io): Command {
     .description('follow the changes of an English query (SSE), one JSON line per event; reconnects without repeats')
     .argument('<question>', 'what to watch')
     .option('--last-event-id <id>', 'resume after this event')
+    .option('-n, --limit <events>', 'stop after this many events', (v) => parseInt(v, 10))
     .action(
       action(io, async (db, cmd, nl: string) => {
-        const o = cmd.opts() as { lastEventId?: string };
+        const o = cmd.opts() as { lastEventId?: string; limit?: number };
         const ctl = new AbortController();
-        process.once('SIGINT', () => ctl.abort());
+        const stop = () => ctl.abort();
+        process.once('SIGINT', stop);
+        let n = 0;
         try {
-          for await (const e of db.watch(nl, { lastEventId: o.lastEventId, signal: ctl.signal })) io.out.write(JSON.stringify({ id: e.id, event: e.event, data: e.data }) + '\n');
+          for await (const e of db.watch(nl, { lastEventId: o.lastEventId, signal: ctl.signal })) {
+            io.out.write(JSON.stringify({ id: e.id, event: e.event, data: e.data }) + '\n');
+            if (o.limit !== undefined && ++n >= o.limit) break;
+          }
         } catch (e) {
           if (!ctl.signal.aborted) throw e;
+        } finally {
+          process.removeListener('SIGINT', stop);
         }
       }),
     );
