@@ -165,7 +165,9 @@ describe('@mmdb/client against the real server over HTTPS', () => {
     const doc = await db.openapi();
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
-    expect(doc['x-mmdb-undocumented']).toEqual([]);
+    if (doc['x-mmdb-undocumented'].length) {
+      throw new Error(`routes the server registers but libs/client/src/contract/routes.ts does not describe: ${doc['x-mmdb-undocumented'].join(', ')}`);
+    }
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     ajv.addSchema(doc, 'doc');
     const templates = Object.keys(doc.paths).map((p) => ({ p, re: new RegExp('^' + p.replace(/\{[^}]+\}/g, '[^/]+') + '$') }));
