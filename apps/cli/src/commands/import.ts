@@ -162,7 +162,9 @@ export async function importFile(db: Mmdb, io: Io, schema: string, file: string,
       await db.rows.batch(schema, batch, { idempotencyKey: batchKey(st!.run, i) });
       st!.done = i + 1;
       st!.rows += batch.length;
-      fs.writeFileSync(stateFile, JSON.stringify(st));
+      // write-then-rename: a crash mid-write never leaves a state file that does not parse
+      fs.writeFileSync(`${stateFile}.tmp`, JSON.stringify(st));
+      fs.renameSync(`${stateFile}.tmp`, stateFile);
       sent++;
       if (o.progress) bar.update(st!.rows, { speed: speed(st!.rows) });
     }

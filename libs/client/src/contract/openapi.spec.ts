@@ -18,3 +18,14 @@ describe('deprecation', () => {
     expect(ops.filter((o) => o.deprecated)).toEqual([]);
   });
 });
+
+describe('the ES pass-through prefix', () => {
+  it('is described once per method, only when the server serves it', () => {
+    const errors = new Proxy({}, { get: (_t, k: string) => ({ status: 400, retry: false, when: k }) });
+    const all = openApiDocument({ errors });
+    expect(Object.keys(all.paths['/v1/tenants/{tenant}/es/{path}'])).toEqual(['get', 'head', 'put', 'post', 'delete']);
+    expect(all.paths['/v1/tenants/{tenant}/es/{path}'].get['x-mmdb-passthrough']).toBe(true);
+    const some = openApiDocument({ errors, only: new Set(['health']) });
+    expect(Object.keys(some.paths)).toEqual(['/health']);
+  });
+});

@@ -82,7 +82,12 @@ export function openApiDocument(opts: OpenApiOptions): Record<string, any> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of ROUTES) {
     if (opts.only && !opts.only.has(r.id)) continue;
-    (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r, opts);
+    // a pass-through prefix takes every method of the protocol behind it
+    const methods = r.passthrough ? ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'] : [r.method];
+    for (const m of methods) {
+      const op = operation(r, opts);
+      (paths[r.path] ??= {})[m.toLowerCase()] = r.passthrough ? { ...op, operationId: `${r.id}.${m.toLowerCase()}` } : op;
+    }
   }
   return {
     openapi: '3.1.0',
