@@ -246,9 +246,16 @@ export class Mmdb {
     audit: () => this.call<S<typeof M.AuditEntry>[]>({ method: 'GET', path: `${this.t()}/migrations/_audit`, retry: 'safe' }),
   };
 
+  /** Operational routes (spec 4.13); `tenant` picks the tenant when a node serves several (default: this client's). */
   readonly replication = {
-    lease: () => this.call<S<typeof M.Lease>>({ method: 'GET', path: '/v1/replication/lease', retry: 'safe' }),
-    frames: (q: { since_segment?: number; epoch?: number } = {}) => this.call<unknown>({ method: 'GET', path: '/v1/replication/frames', query: q, retry: 'safe' }),
+    lease: () => this.call<S<typeof M.Lease>>({ method: 'GET', path: '/v1/replication/lease', query: { tenant: this.tenant }, retry: 'safe' }),
+    status: () => this.call<S<typeof M.ReplicationStatus>>({ method: 'GET', path: '/v1/replication/status', query: { tenant: this.tenant }, retry: 'safe' }),
+    /** The frames from `since_segment` on, one parsed NDJSON line each. */
+    frames: (q: { since_segment: number; epoch?: number; after_lsn?: number; follower?: string }) =>
+      this.call<S<typeof M.FrameLine>[]>({ method: 'GET', path: '/v1/replication/frames', query: { tenant: this.tenant, ...q }, headers: { accept: 'application/x-ndjson' }, retry: 'safe' }),
+    ack: (a: S<typeof M.Ack>) => this.call<unknown>({ method: 'POST', path: '/v1/replication/ack', query: { tenant: this.tenant }, body: { json: a }, retry: 'safe' }),
+    stepDown: () => this.call<{ stepped_down: boolean; lease: unknown }>({ method: 'POST', path: '/v1/replication/step-down', query: { tenant: this.tenant }, retry: 'never' }),
+    handOver: (node: string) => this.call<unknown>({ method: 'POST', path: '/v1/replication/hand-over', query: { tenant: this.tenant }, body: { json: { node } }, retry: 'never' }),
   };
 }
 

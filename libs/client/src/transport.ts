@@ -198,6 +198,13 @@ async function readBody(res: Response): Promise<unknown> {
   const text = await res.text();
   if (!text) return undefined;
   const type = res.headers.get('content-type') ?? '';
+  if (type.includes('ndjson')) {
+    try {
+      return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+    } catch {
+      return text;
+    }
+  }
   if (type.includes('json')) {
     try {
       return JSON.parse(text);

@@ -58,6 +58,10 @@ test('every registry route is called by the client with its method and path', as
     () => db.migrations.audit(),
     () => db.replication.lease(),
     () => db.replication.frames({ since_segment: 0, epoch: 1 }),
+    () => db.replication.status(),
+    () => db.replication.ack({ follower: 'n2', lsn: 5, epoch: 1 }),
+    () => db.replication.stepDown(),
+    () => db.replication.handOver('n2'),
   ];
   srv.script(...calls.map((_, i) => (i === 25 ? { sse: ['id: 1\ndata: {}\n\n'] } : { status: 200, body: {} })));
   for (const c of calls) await c();
@@ -75,7 +79,7 @@ test('every registry route is called by the client with its method and path', as
   const ask = srv.seen.find((s) => s.url.endsWith('/ask'))!;
   expect(JSON.parse(ask.body)).toEqual({ nl: 'how many', show_plan: true, direction: 'reverse' });
   expect(srv.seen.find((s) => s.url.includes('/rows/a.b/x%2Cy,2'))).toBeDefined();
-  expect(srv.seen.find((s) => s.url === '/v1/replication/frames?since_segment=0&epoch=1')).toBeDefined();
+  expect(srv.seen.find((s) => s.url === `/v1/replication/frames?tenant=${TENANT}&since_segment=0&epoch=1`)).toBeDefined();
   expect(JSON.parse(srv.seen.find((s) => s.url.endsWith('/migrations') && s.method === 'POST')!.body)).toEqual({ toml: 'x' });
   await db.close();
   await srv.stop();

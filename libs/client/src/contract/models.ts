@@ -154,6 +154,24 @@ export const MigrationSubmit = t.object(
 export const AuditEntry = t.object({ migration: t.string(), transition: t.string(), actor: t.string(), at: t.integer({ description: 'UNIX seconds' }) }, { title: 'AuditEntry' });
 
 export const Lease = t.nullable(
-  t.object({ tenant: t.optional(t.string()), holder: t.string(), epoch: t.integer(), expires_at: t.optional(t.integer()) }, { title: 'Lease' }),
+  t.object(
+    {
+      tenant: t.optional(t.string()),
+      holder: t.string({ description: 'the node holding the writer lease' }),
+      epoch: t.integer({ description: 'the fencing epoch stamped in every frame' }),
+      advertise_url: t.optional(t.string()),
+      ttl_ms: t.optional(t.integer()),
+      acquired_at: t.optional(t.integer()),
+      expires_at: t.optional(t.integer()),
+      handing_over_to: t.optional(t.nullable(t.string())),
+    },
+    { title: 'Lease' },
+  ),
 );
-export const Frames = t.any({ description: 'hex-encoded log entries from since_segment on' });
+export const ReplicationStatus = t.object(
+  { tenant: t.string(), node: t.optional(t.nullable(t.string())), role: t.string({ description: 'standalone, leader, follower, …' }), epoch: t.integer(), last_lsn: t.any() },
+  { title: 'ReplicationStatus' },
+);
+export const Ack = t.object({ follower: t.string(), lsn: t.integer({ minimum: 0 }), epoch: t.optional(t.integer({ minimum: 0 })) }, { title: 'ReplicationAck' });
+export const HandOver = t.object({ node: t.string() }, { title: 'HandOver' });
+export const FrameLine = t.object({ type: t.string() }, { title: 'FrameLine', description: 'one NDJSON line of the frames stream (a hex-encoded frame, or a control line)' });

@@ -78,6 +78,7 @@ const IDEM = h('Idempotency-Key', 'ULID or UUID; the same key and request replay
 const QID = h('X-DB-Query-Id', 'a ULID naming the query for cancellation (a new one if absent)');
 const EXPLAIN = q('explain', t.enum(['true', 'false']), 'add the executed plan with statistics');
 const T = p('tenant', 'tenant ULID');
+const RT = q('tenant', t.string(), 'the tenant, when the node serves several');
 const ROWERR = ['validation_failed', 'invalid_body', 'type_mismatch', 'missing_required', 'fk_violation', 'check_violation', 'schema_not_found', 'conflict', 'payload_too_large', 'gateway_timeout'];
 
 const GRAPH_PARAMS: Record<string, ParamDef[]> = {
@@ -151,9 +152,13 @@ export const ROUTES: readonly RouteDef[] = [
   { id: 'migrations.cutover', method: 'POST', path: '/v1/tenants/{tenant}/migrations/{id}/cutover', summary: 'Cut over (only from ReadyToCutover)', tag: 'migrations', auth: 'tenant', params: [T, p('id'), IDEM], answers: [ok(M.Migration)], errors: ['not_found', 'conflict'], retry: 'keyed' },
   { id: 'migrations.abort', method: 'POST', path: '/v1/tenants/{tenant}/migrations/{id}/abort', summary: 'Abort (before cutover)', tag: 'migrations', auth: 'tenant', params: [T, p('id'), IDEM], answers: [ok(M.Migration)], errors: ['not_found', 'conflict'], retry: 'keyed' },
   { id: 'migrations.audit', method: 'GET', path: '/v1/tenants/{tenant}/migrations/_audit', summary: 'Append-only log of state transitions', tag: 'migrations', auth: 'tenant', params: [T], answers: [ok(t.array(M.AuditEntry))], errors: [], retry: 'safe' },
-  // replication (operational)
-  { id: 'replication.lease', method: 'GET', path: '/v1/replication/lease', summary: 'The writer lease, or null when vacant', tag: 'replication', auth: 'tenant', answers: [ok(M.Lease)], errors: [], retry: 'safe' },
-  { id: 'replication.frames', method: 'GET', path: '/v1/replication/frames', summary: 'The log from a segment on, hex-encoded', tag: 'replication', auth: 'tenant', params: [q('since_segment', t.integer()), q('epoch', t.integer())], answers: [ok(M.Frames)], errors: ['validation_failed'], retry: 'safe' },
+  // replication (operational; `tenant` picks the tenant when a node serves several)
+  { id: 'replication.lease', method: 'GET', path: '/v1/replication/lease', summary: 'The writer lease, or null when vacant', tag: 'replication', auth: 'tenant', params: [RT], answers: [ok(M.Lease)], errors: ['validation_failed'], retry: 'safe' },
+  { id: 'replication.status', method: 'GET', path: '/v1/replication/status', summary: "This node's role, epoch, position and followers (operator)", tag: 'replication', auth: 'operator', params: [RT], answers: [ok(M.ReplicationStatus)], errors: ['validation_failed'], retry: 'safe' },
+  { id: 'replication.frames', method: 'GET', path: '/v1/replication/frames', summary: 'The log from a segment on: NDJSON lines of hex-encoded frames (operator)', tag: 'replication', auth: 'operator', params: [RT, q('since_segment', t.integer({ minimum: 0 }), 'first segment', true), q('epoch', t.integer({ minimum: 0 })), q('after_lsn', t.integer({ minimum: 0 })), q('follow', t.enum(['true', 'false'])), q('follower', t.string())], answers: [{ status: 200, description: 'NDJSON', contentType: 'application/x-ndjson', schema: t.string() }], errors: ['validation_failed', 'conflict'], retry: 'safe' },
+  { id: 'replication.ack', method: 'POST', path: '/v1/replication/ack', summary: 'A follower reports the LSN it has applied (operator)', tag: 'replication', auth: 'operator', params: [RT], body: json(M.Ack), answers: [ok(t.any())], errors: ['validation_failed', 'conflict'], retry: 'safe' },
+  { id: 'replication.stepDown', method: 'POST', path: '/v1/replication/step-down', summary: 'The holder gives its lease up (operator)', tag: 'replication', auth: 'operator', params: [RT], answers: [ok(t.object({ stepped_down: t.boolean(), lease: t.any() }))], errors: ['validation_failed', 'conflict'], retry: 'never' },
+  { id: 'replication.handOver', method: 'POST', path: '/v1/replication/hand-over', summary: 'Hand the lease to a named node once it has caught up (operator)', tag: 'replication', auth: 'operator', params: [RT], body: json(M.HandOver), answers: [ok(t.any())], errors: ['validation_failed', 'conflict'], retry: 'never' },
   // the ES 7.x surface: a pass-through prefix
   { id: 'es', method: 'POST', path: '/v1/tenants/{tenant}/es/{path}', summary: 'Elasticsearch 7.x REST surface (reports 7.14.2): any ES 7 path under this prefix, with the ES methods and bodies', tag: 'es', auth: 'tenant', params: [T, p('path', 'the ES path, e.g. my-index/_search')], answers: [ok(t.any({ description: 'the ES 7.x answer' }))], errors: [], retry: 'never', passthrough: true },
 ];
