@@ -113,9 +113,9 @@ export class Mmdb {
     put: (toml: string, o: WriteOpts = {}) =>
       this.call<S<typeof M.SchemaPut>>({ method: 'POST', path: `${this.t()}/schemas`, body: { text: toml, contentType: 'text/plain' }, retry: 'keyed', ...o }),
     get: (id: string) => this.call<string>({ method: 'GET', path: `${this.t()}/schemas/${enc(id)}`, headers: { accept: 'text/plain' }, retry: 'safe' }),
-    delete: async (id: string) => void (await this.call({ method: 'DELETE', path: `${this.t()}/schemas/${enc(id)}`, retry: 'safe' })),
+    delete: async (id: string, o: WriteOpts = {}) => void (await this.call({ method: 'DELETE', path: `${this.t()}/schemas/${enc(id)}`, retry: 'safe', key: true, ...o })),
     /** Operator only. */
-    deleteAll: () => this.call<S<typeof M.SchemasDeleted>>({ method: 'DELETE', path: `${this.t()}/schemas`, retry: 'safe' }),
+    deleteAll: (o: WriteOpts = {}) => this.call<S<typeof M.SchemasDeleted>>({ method: 'DELETE', path: `${this.t()}/schemas`, retry: 'safe', key: true, ...o }),
   };
 
   readonly rows = {
@@ -135,9 +135,9 @@ export class Mmdb {
     },
     /** Upsert at a key; `ifMatch` (a version or `*`) makes it conditional (409 write_conflict, 412 precondition_failed). */
     put: (schema: string, pk: Pk, row: M.Row, o: WriteOpts & { ifMatch?: number | string } = {}) =>
-      this.call<M.RowWritten>({ method: 'PUT', path: `${this.t()}/rows/${enc(schema)}/${pkPath(pk)}`, headers: { 'if-match': o.ifMatch?.toString() }, body: { json: row }, retry: 'safe', ...o }),
+      this.call<M.RowWritten>({ method: 'PUT', path: `${this.t()}/rows/${enc(schema)}/${pkPath(pk)}`, headers: { 'if-match': o.ifMatch?.toString() }, body: { json: row }, retry: 'safe', key: true, ...o }),
     delete: (schema: string, pk: Pk, o: WriteOpts & { ifMatch?: number | string } = {}) =>
-      this.call<S<typeof M.Deleted>>({ method: 'DELETE', path: `${this.t()}/rows/${enc(schema)}/${pkPath(pk)}`, headers: { 'if-match': o.ifMatch?.toString() }, retry: 'safe', ...o }),
+      this.call<S<typeof M.Deleted>>({ method: 'DELETE', path: `${this.t()}/rows/${enc(schema)}/${pkPath(pk)}`, headers: { 'if-match': o.ifMatch?.toString() }, retry: 'safe', key: true, ...o }),
     /** Many rows in one atomic frame (a JSON array). */
     batch: (schema: string, rows: readonly M.Row[], o: WriteOpts & { expect?: 'insert' } = {}) =>
       this.call<M.BatchWritten>({ method: 'POST', path: `${this.t()}/rows/${enc(schema)}/_batch`, query: { expect: o.expect }, body: { json: rows }, retry: 'keyed', ...o }),
@@ -151,13 +151,13 @@ export class Mmdb {
   };
 
   /** SQL with `$1`… bound from `params`; rows typed as T. Only read-only statements are retried on 5xx. */
-  sql = <T = M.Row>(sql: string, params?: readonly unknown[], o: { explain?: boolean; queryId?: string; signal?: AbortSignal; idempotent?: boolean } = {}) =>
+  sql = <T = M.Row>(sql: string, params?: readonly unknown[], o: { explain?: boolean; queryId?: string; signal?: AbortSignal; idempotent?: boolean; format?: 'objects' | 'arrays' } = {}) =>
     this.call<SqlResult<T>>({
       method: 'POST',
       path: `${this.t()}/sql`,
       query: { explain: o.explain || undefined },
       headers: { 'x-db-query-id': o.queryId },
-      body: { json: { sql, ...(params ? { params } : {}) } },
+      body: { json: { sql, ...(params ? { params } : {}), ...(o.format ? { format: o.format } : {}) } },
       retry: o.idempotent || READ_ONLY_SQL.test(sql) ? 'safe' : 'never',
       signal: o.signal,
     });

@@ -35,7 +35,8 @@ export interface Call {
   readonly body?: Body;
   readonly headers?: Readonly<Record<string, string | undefined>>;
   readonly retry: RetryClass;
-  /** For `keyed` calls: the key to send (a UUID is made when absent). */
+  /** Send an Idempotency-Key (always for `keyed` calls): the given one, else a new UUID, the same on every retry. */
+  readonly key?: boolean;
   readonly idempotencyKey?: string;
   readonly signal?: AbortSignal;
   /** Return the live Response (for streams) instead of reading the body. No timeout applies past the headers. */
@@ -86,7 +87,7 @@ export class Transport extends EventEmitter {
     const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     for (const [k, v] of Object.entries(call.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
-    if (call.retry === 'keyed') headers['idempotency-key'] = call.idempotencyKey ?? headers['idempotency-key'] ?? randomUUID();
+    if (call.retry === 'keyed' || call.key || call.idempotencyKey) headers['idempotency-key'] = call.idempotencyKey ?? headers['idempotency-key'] ?? randomUUID();
     const b = call.body;
     let payload: string | AsyncIterable<Uint8Array | string> | undefined;
     if (b && 'json' in b) {
