@@ -1,6 +1,7 @@
 import { openApiDocument } from '@mmdb/client';
 import { ERROR_CATALOGUE } from '@mmdb/core';
 import Fastify from 'fastify';
+import Ajv2020 from 'ajv/dist/2020';
 import { addDeprecationHook, documentedBy, isOwnRoute, shape } from './route-table';
 
 describe('route table ↔ registry', () => {
@@ -53,5 +54,28 @@ describe('route table ↔ registry', () => {
     const now = await app.inject({ method: 'GET', url: '/health' });
     expect(now.headers.deprecation).toBeUndefined();
     await app.close();
+  });
+
+  it('every schema in the document is valid JSON Schema 2020-12 and every $ref resolves', () => {
+    const doc = openApiDocument({ errors: ERROR_CATALOGUE });
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema(doc, 'doc');
+    const esc = (x: string) => x.replace(/~/g, '~0').replace(/\//g, '~1');
+    let n = 0;
+    for (const [p, ops] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [m, o] of Object.entries<any>(ops)) {
+        const base = `doc#/paths/${esc(p)}/${m}`;
+        const refs = [
+          ...o.parameters.map((_: unknown, i: number) => `${base}/parameters/${i}/schema`),
+          ...Object.keys(o.requestBody?.content ?? {}).map((ct) => `${base}/requestBody/content/${esc(ct)}/schema`),
+          ...Object.entries<any>(o.responses).flatMap(([st, r]) => Object.keys(r.content ?? {}).map((ct) => `${base}/responses/${st}/content/${esc(ct)}/schema`)),
+        ];
+        for (const $ref of refs) {
+          ajv.compile({ $ref });
+          n++;
+        }
+      }
+    }
+    expect(n).toBeGreaterThan(300);
   });
 });
