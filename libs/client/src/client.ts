@@ -14,7 +14,7 @@ import type * as M from './contract/models';
 import { MmdbError, type MmdbWarning } from './errors';
 import type { PlanBuilder, PlanNode } from './plan';
 import { watchEvents, type SseEvent, type WatchOptions } from './sse';
-import { Transport, type Answer, type Call, type ClientOptions } from './transport';
+import { Transport, type Answer, type AnswerHeaders, type Call, type ClientOptions } from './transport';
 
 export type Pk = string | number | boolean | ReadonlyArray<string | number | boolean>;
 type S<X> = Static<X>;
@@ -66,7 +66,7 @@ export class Mmdb {
   /** `warning` (MmdbWarning) for X-DB-Replication: degraded; `retry` ({attempt, delayMs, error}) before each retry; `response` for every answer read (logging, tests). */
   on(event: 'warning', fn: (w: MmdbWarning) => void): this;
   on(event: 'retry', fn: (r: { attempt: number; delayMs: number; error: MmdbError }) => void): this;
-  on(event: 'response', fn: (r: { method: string; path: string; status: number; headers: Headers; body: unknown }) => void): this;
+  on(event: 'response', fn: (r: { method: string; path: string; status: number; headers: AnswerHeaders; body: unknown }) => void): this;
   on(event: string, fn: (...a: any[]) => void): this {
     this.transport.on(event, fn);
     return this;
@@ -183,7 +183,7 @@ export class Mmdb {
    */
   watch<T = unknown>(nl: string, o: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
     const connect = async (lastEventId: string | undefined, signal: AbortSignal) => {
-      const a = await this.transport.request<Response>({
+      const a = await this.transport.request<AsyncIterable<Uint8Array>>({
         method: 'GET',
         path: `${this.t()}/watch`,
         query: { nl },
@@ -192,8 +192,7 @@ export class Mmdb {
         raw: true,
         signal,
       });
-      if (!a.body.body) throw new MmdbError({ code: 'network_error', status: 0, message: 'watch: empty stream', retry: true });
-      return a.body.body as unknown as AsyncIterable<Uint8Array>;
+      return a.body;
     };
     const events = watchEvents(connect, o);
     return {

@@ -3,7 +3,7 @@
  */
 export { Mmdb, pkPath, type Pk, type SqlResult, type WatchEvent, type WriteOpts } from './client';
 export { MmdbError, type MmdbWarning } from './errors';
-export { Transport, type Answer, type Body, type Call, type ClientOptions } from './transport';
+export { Transport, type Answer, type AnswerHeaders, type Body, type Call, type ClientOptions } from './transport';
 export { retryDelay, retryAfterMs, BACKOFF_MS, BACKOFF_CAP_MS, MAX_RETRIES, type RetryInput } from './retry';
 export { parseSse, watchEvents, idAfter, type SseEvent, type WatchOptions } from './sse';
 export { plan, expr, PlanBuilder, type Expr, type PlanNode } from './plan';

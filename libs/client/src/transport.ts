@@ -7,7 +7,7 @@ import { EventEmitter } from 'events';
 import { MmdbError, type MmdbWarning } from './errors';
 import { retryDelay, MAX_RETRIES } from './retry';
 import type { RetryClass } from './contract/routes';
-import { tlsDispatcher, type TlsOptions } from './tls';
+import { makeAgent, type Dispatcher, type TlsOptions } from './tls';
 
 export interface ClientOptions extends TlsOptions {
   /** Base URL, e.g. `https://127.0.0.1:8443`. */
@@ -39,14 +39,27 @@ export interface Call {
   readonly key?: boolean;
   readonly idempotencyKey?: string;
   readonly signal?: AbortSignal;
-  /** Return the live Response (for streams) instead of reading the body. No timeout applies past the headers. */
+  /** Return the unread body (an async iterable of bytes, for streams). No time limit applies past the headers. */
   readonly raw?: boolean;
+}
+
+/** Answer headers, by case-insensitive name. */
+export interface AnswerHeaders {
+  get(name: string): string | null;
 }
 
 export interface Answer<T = any> {
   readonly status: number;
-  readonly headers: Headers;
+  readonly headers: AnswerHeaders;
   readonly body: T;
+}
+
+class RawHeaders implements AnswerHeaders {
+  constructor(private readonly h: Record<string, string | string[] | undefined>) {}
+  get(name: string): string | null {
+    const v = this.h[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+  }
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -64,23 +77,32 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 export class Transport extends EventEmitter {
-  private dispatcher: Promise<unknown> | undefined;
+  private agent: Promise<Dispatcher> | undefined;
   readonly base: string;
+  private readonly origin: string;
+  private readonly prefix: string;
 
   constructor(readonly options: ClientOptions) {
     super();
     this.base = options.url.replace(/\/+$/, '');
+    const u = new URL(this.base);
+    this.origin = u.origin;
+    this.prefix = u.pathname.replace(/\/+$/, '');
+  }
+
+  /** The path and query of a call (after the base URL's own path, if any). */
+  target(path: string, query?: Call['query']): string {
+    let s = '';
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) s += `${s ? '&' : '?'}${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`;
+    return this.prefix + path + s;
   }
 
   url(path: string, query?: Call['query']): string {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) qs.set(k, String(v));
-    const s = qs.toString();
-    return this.base + path + (s ? `?${s}` : '');
+    return this.origin + this.target(path, query);
   }
 
-  private tls(): Promise<unknown> {
-    return (this.dispatcher ??= tlsDispatcher(this.options));
+  private dispatcher(): Promise<Dispatcher> {
+    return (this.agent ??= makeAgent(this.options));
   }
 
   async request<T = any>(call: Call): Promise<Answer<T>> {
@@ -103,56 +125,47 @@ export class Transport extends EventEmitter {
     // A streamed body is consumed by the first attempt: it can never be sent again.
     const idempotent = !(b && 'stream' in b) && (call.retry === 'safe' || (call.retry === 'keyed' && !!headers['idempotency-key']));
     const maxRetries = this.options.maxRetries ?? MAX_RETRIES;
-    const dispatcher = await this.tls();
-    const url = this.url(call.path, call.query);
+    const agent = await this.dispatcher();
+    const target = this.target(call.path, call.query);
     for (let attempt = 0; ; attempt++) {
-      let res: Response | undefined;
+      let got: Got | undefined;
       let failure: MmdbError;
       try {
-        res = await this.attempt(url, call, headers, payload, dispatcher);
+        got = await this.attempt(agent, target, call, headers, payload);
       } catch (e) {
         if (call.signal?.aborted) throw call.signal.reason ?? e;
         const timeout = (e as Error)?.name === 'TimeoutError';
         failure = new MmdbError({ code: timeout ? 'timeout' : 'network_error', status: 0, message: `${call.method} ${call.path}: ${timeout ? 'no answer in time' : ((e as Error)?.cause as Error)?.message ?? (e as Error)?.message}`, retry: true, cause: e });
       }
-      if (res) {
-        this.warn(res, call);
-        if (res.ok) {
-          if (call.raw) return { status: res.status, headers: res.headers, body: res as T };
-          const body = await readBody(res);
-          this.emit('response', { method: call.method, path: call.path, status: res.status, headers: res.headers, body });
-          return { status: res.status, headers: res.headers, body: body as T };
-        }
-        const body = await readBody(res).catch(() => undefined);
-        this.emit('response', { method: call.method, path: call.path, status: res.status, headers: res.headers, body });
-        failure = MmdbError.fromBody(res.status, body, res.headers.get('x-db-request-id') ?? undefined);
+      if (got) {
+        const { status, headers: h } = got;
+        this.warn(h, call);
+        const ok = status >= 200 && status < 300;
+        if (ok && got.text === undefined) return { status, headers: h, body: got.stream as T };
+        const body = parseBody(h, got.text ?? '');
+        if (this.listenerCount('response') > 0) this.emit('response', { method: call.method, path: call.path, status, headers: h, body });
+        if (ok) return { status, headers: h, body: body as T };
+        failure = MmdbError.fromBody(status, body, h.get('x-db-request-id') ?? undefined);
       }
-      const delay = attempt < maxRetries ? retryDelay({ attempt, status: failure!.status, retryAfter: res?.headers.get('retry-after'), idempotent }) : null;
+      const delay = attempt < maxRetries ? retryDelay({ attempt, status: failure!.status, retryAfter: got?.headers.get('retry-after'), idempotent }) : null;
       if (delay === null) throw failure!;
       this.emit('retry', { attempt: attempt + 1, delayMs: delay, error: failure! });
       await sleep(delay, call.signal);
     }
   }
 
-  private async attempt(url: string, call: Call, headers: Record<string, string>, payload: unknown, dispatcher: unknown): Promise<Response> {
+  /** One try: the answer, its body read as text inside the time limit (unless a raw 2xx stream is wanted). */
+  private async attempt(agent: Dispatcher, target: string, call: Call, headers: Record<string, string>, payload: string | AsyncIterable<Uint8Array | string> | undefined): Promise<Got> {
     const ctl = new AbortController();
     const onAbort = () => ctl.abort(call.signal!.reason);
     call.signal?.addEventListener('abort', onAbort, { once: true });
     // Our own timer (not AbortSignal.timeout) so that tests with fake timers drive it.
     const timer = setTimeout(() => ctl.abort(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), this.options.timeoutMs ?? 60_000);
     try {
-      // `dispatcher` and `duplex` are undici's extensions of RequestInit.
-      const init: Record<string, unknown> = { method: call.method, headers, signal: ctl.signal };
-      if (payload !== undefined) init.body = payload;
-      if (payload !== undefined && typeof payload !== 'string') init.duplex = 'half';
-      if (dispatcher) init.dispatcher = dispatcher;
-      const res = await fetch(url, init as RequestInit);
-      if (!call.raw || !res.ok) {
-        // read the body inside the time limit
-        const buf = await res.arrayBuffer();
-        return new Response(res.status === 204 || res.status === 304 ? null : buf, { status: res.status, statusText: res.statusText, headers: res.headers });
-      }
-      return res;
+      const r = await agent.request({ origin: this.origin, path: target, method: call.method, headers, body: payload, signal: ctl.signal });
+      const h = new RawHeaders(r.headers);
+      if (call.raw && r.statusCode >= 200 && r.statusCode < 300) return { status: r.statusCode, headers: h, stream: r.body };
+      return { status: r.statusCode, headers: h, text: await r.body.text() };
     } catch (e) {
       if (ctl.signal.aborted && !call.signal?.aborted) throw ctl.signal.reason;
       throw e;
@@ -164,9 +177,9 @@ export class Transport extends EventEmitter {
 
   private readonly deprecatedSeen = new Set<string>();
 
-  private warn(res: Response, call: Call): void {
-    const requestId = res.headers.get('x-db-request-id') ?? undefined;
-    if (res.headers.get('x-db-replication')?.toLowerCase() === 'degraded') {
+  private warn(h: AnswerHeaders, call: Call): void {
+    const requestId = h.get('x-db-request-id') ?? undefined;
+    if (h.get('x-db-replication')?.toLowerCase() === 'degraded') {
       this.report({
         kind: 'replication_degraded',
         message: `${call.method} ${call.path} committed, but its follower acknowledgements did not arrive in time: a failover could lose this write (spec 7.2)`,
@@ -175,10 +188,10 @@ export class Transport extends EventEmitter {
         requestId,
       });
     }
-    const dep = res.headers.get('deprecation');
+    const dep = h.get('deprecation');
     if (dep && !this.deprecatedSeen.has(`${call.method} ${call.path}`)) {
       this.deprecatedSeen.add(`${call.method} ${call.path}`);
-      const sunset = res.headers.get('sunset') ?? undefined;
+      const sunset = h.get('sunset') ?? undefined;
       this.report({ kind: 'deprecated', message: `${call.method} ${call.path} is deprecated${sunset ? ` and may stop working after ${sunset}` : ''}: see the API description`, method: call.method, path: call.path, requestId, sunset });
     }
   }
@@ -190,15 +203,23 @@ export class Transport extends EventEmitter {
   }
 
   async close(): Promise<void> {
-    const d = (await this.dispatcher?.catch(() => undefined)) as { close?: () => Promise<void> } | undefined;
-    await d?.close?.();
+    const a = await this.agent?.catch(() => undefined);
+    this.agent = undefined;
+    await a?.close();
   }
 }
 
-async function readBody(res: Response): Promise<unknown> {
-  const text = await res.text();
+interface Got {
+  readonly status: number;
+  readonly headers: AnswerHeaders;
+  /** The body; undefined for a raw 2xx stream left unread (then `stream`). */
+  readonly text?: string;
+  readonly stream?: AsyncIterable<Uint8Array>;
+}
+
+function parseBody(headers: AnswerHeaders, text: string): unknown {
   if (!text) return undefined;
-  const type = res.headers.get('content-type') ?? '';
+  const type = headers.get('content-type') ?? '';
   if (type.includes('ndjson')) {
     try {
       return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));

@@ -36,7 +36,7 @@ test('reconnects with Last-Event-ID after a drop and skips what it already yield
     { id: '3', event: 'change', n: 3 },
   ]);
   expect(srv.seen.map((s) => s.headers['last-event-id'])).toEqual([undefined, '2', '2']);
-  expect(srv.seen[0].url).toBe(`/v1/tenants/${TENANT}/watch?nl=new+orders`);
+  expect(srv.seen[0].url).toBe(`/v1/tenants/${TENANT}/watch?nl=new%20orders`);
   expect(srv.seen[0].headers.accept).toBe('text/event-stream');
 });
 
