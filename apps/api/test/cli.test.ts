@@ -139,6 +139,12 @@ describe('mmdb CLI end to end', () => {
     expect(r.out).toContain(' column | type | required | key\n--------+------+----------+-----\n id     | i64  | yes      | PK');
     expect(r.out).toContain(' schema\n------------\n app.people\n(1 row)');
     expect(r.out).toMatch(/error: validation_failed: .*SELEC/);
+    // a new session: ↑ recalls this session's statement; ↑↑↑ goes back past it and the previous
+    // session's \q (history file) to its `SELECT name … = $1;`, run again here with no parameter
+    const again = await run(['sql'], { pty: true, input: 'SELECT 40 + 2 AS x;\n\x1b[A\n\x1b[A\x1b[A\x1b[A\n\\q\n' });
+    expect(again.out.split(' x\n----\n 42\n(1 row)').length - 1).toBe(2);
+    expect(again.out).toContain('mmdb> SELECT name FROM app.people WHERE id = $1;'); // recalled
+    expect(again.out).toMatch(/error: validation_failed: .*\$1/);
     const history = fs.readFileSync(env.MMDB_HISTORY, 'utf8');
     expect(history).toContain('SELECT id, name   FROM app.people WHERE id < 3 ORDER BY id;');
     expect(history).toContain('\\d app.people');

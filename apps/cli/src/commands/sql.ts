@@ -72,8 +72,12 @@ export async function shell(db: Mmdb, io: Io, input: NodeJS.ReadableStream, form
         buf += (buf ? '\n' : '') + line;
         if (t.endsWith(';')) {
           const sql = buf;
+          const lines = sql.split('\n').length;
           buf = '';
           save(sql);
+          // ↑ recalls the whole statement (as psql does), not its last line
+          const h = (rl as unknown as { history?: string[] }).history;
+          if (h && lines > 1) h.splice(0, lines, sql.replace(/\n/g, ' '));
           const t0 = performance.now();
           printResult(io, await db.sql<Record<string, unknown>>(sql), format);
           if (timing) io.out.write(`Time: ${(performance.now() - t0).toFixed(1)} ms\n`);
