@@ -166,6 +166,12 @@ describe('mmdb CLI end to end', () => {
     const c = await run(['export', 'app.people', '-f', 'csv', '-o', out]);
     expect(c.err).toContain('exported 4003 rows');
     expect(fs.readFileSync(out, 'utf8').split('\n')[0]).toBe('id,name,score,active');
+    // a composite key pages by offset
+    await db.schemas.put(manifest('app.pairs', ['a', 'b'], { a: 'str', b: 'i64' }));
+    await db.rows.batch('app.pairs', Array.from({ length: 25 }, (_, i) => ({ a: `k${i % 3}`, b: i })));
+    const pairs = (await run(['export', 'app.pairs', '--page', '4'])).out.trim().split('\n').map((l) => JSON.parse(l));
+    expect(pairs).toHaveLength(25);
+    expect(pairs.slice(0, 2)).toEqual([{ a: 'k0', b: 0 }, { a: 'k0', b: 3 }]);
   });
 
   it('profiles: flags, then env, then the profile file', async () => {
@@ -182,8 +188,8 @@ describe('mmdb CLI end to end', () => {
         p.stderr.on('data', (d) => (err += d));
         p.on('close', (code) => resolve({ code, out, err }));
       });
-    expect((await child(['--profile', 'local', 'schema', 'list'], {})).out).toBe('app.people\n');
-    expect((await child(['schema', 'list'], { MMDB_PROFILE: 'local' })).out).toBe('app.people\n');
+    expect((await child(['--profile', 'local', 'schema', 'list'], {})).out).toBe('app.pairs\napp.people\n');
+    expect((await child(['schema', 'list'], { MMDB_PROFILE: 'local' })).out).toBe('app.pairs\napp.people\n');
     // a flag beats the profile
     const wrong = await child(['--profile', 'local', '--token', 'nope-nope-nope-nope', 'schema', 'list'], {});
     expect(wrong.err).toMatch(/^error: unauthorized/);

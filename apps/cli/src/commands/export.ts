@@ -8,12 +8,29 @@ import { columnsOf, csvField } from '../table';
 
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
+/**
+ * Pages of rows in primary-key order. A one-column key pages by key (`WHERE k > $1`: each page
+ * costs the same however deep); a composite key falls back to LIMIT/OFFSET.
+ */
 export async function* exportRows(db: Mmdb, schema: string, page: number): AsyncGenerator<Record<string, unknown>[]> {
   const m = parse(await db.schemas.get(schema)) as { primary_key?: string[] };
-  const order = (m.primary_key ?? []).map(ident).join(', ');
+  const key = m.primary_key ?? [];
+  const order = key.map(ident).join(', ');
   const [ns, table] = schema.split('.');
+  const from = `SELECT * FROM ${ident(ns)}.${ident(table)}`;
+  if (key.length === 1) {
+    let last: unknown;
+    for (let first = true; ; first = false) {
+      const r = first
+        ? await db.sql<Record<string, unknown>>(`${from} ORDER BY ${order} LIMIT ${page}`)
+        : await db.sql<Record<string, unknown>>(`${from} WHERE ${order} > $1 ORDER BY ${order} LIMIT ${page}`, [last]);
+      if (r.rows.length) yield r.rows;
+      if (r.rows.length < page) return;
+      last = r.rows[r.rows.length - 1][key[0]];
+    }
+  }
   for (let offset = 0; ; offset += page) {
-    const r = await db.sql<Record<string, unknown>>(`SELECT * FROM ${ident(ns)}.${ident(table)}${order ? ` ORDER BY ${order}` : ''} LIMIT ${page} OFFSET ${offset}`);
+    const r = await db.sql<Record<string, unknown>>(`${from}${order ? ` ORDER BY ${order}` : ''} LIMIT ${page} OFFSET ${offset}`);
     if (r.rows.length) yield r.rows;
     if (r.rows.length < page) return;
   }
