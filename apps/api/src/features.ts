@@ -3,10 +3,10 @@
  * import and one array entry here; see apps/api/DESIGN.md ("Adding a feature").
  */
 import type { Type } from '@nestjs/common';
+import { OpenApiModule } from './openapi/openapi.module';
 import { GraphModule } from './graph/graph.module';
 import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
 import { VectorModule } from './vector/vector.module';
-import { OpenApiModule } from './openapi/openapi.module';
 
 export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, OpenApiModule];
