@@ -53,6 +53,10 @@ describe('@mmdb/client against the real server over HTTPS', () => {
     const insecure = new Mmdb({ url: srv.url, token: TOKEN, tenant: TENANT, insecure: true });
     expect((await insecure.ping()).ok).toBe(true);
     await insecure.close();
+    const pem = new Mmdb({ url: srv.url, token: TOKEN, tenant: TENANT, ca: srv.ca });
+    expect((await pem.ping()).ok).toBe(true);
+    await pem.close();
+    await plain.close();
   });
 
   it('schemas: put, list, get, delete', async () => {

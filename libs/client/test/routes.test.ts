@@ -87,3 +87,14 @@ test('every registry route is called by the client with its method and path', as
   await db.close();
   await srv.stop();
 });
+
+test('a base URL with a path prefix (behind a proxy) keeps it, and query values are encoded', async () => {
+  const srv = await new FaultServer().start();
+  const db = new Mmdb({ url: `${srv.url}/db/`, token: 'tok', tenant: TENANT });
+  srv.script({ status: 200, body: [] });
+  await db.fts.search('t', 'f', 'a&b c/d');
+  expect(srv.seen[0].url).toBe(`/db/v1/tenants/${TENANT}/fts/t/f?q=a%26b%20c%2Fd`);
+  expect(srv.seen[0].headers.authorization).toBe('Bearer tok');
+  await db.close();
+  await srv.stop();
+});
