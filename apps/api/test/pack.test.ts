@@ -2,6 +2,9 @@
  * Packages: every lib and the CLI pack (`npm pack`) with their built code, types and docs;
  * the client's tarball installs in a fresh project outside the repository (offline: it has no
  * dependencies), type-checks there, and a small script using it runs against the real server.
+ * The CLI's tarball installs there too, beside the client's and its third-party dependencies
+ * (tarred from the repository's node_modules, so the install needs no registry), and its `mmdb`
+ * binary talks to the server.
  */
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
@@ -40,16 +43,41 @@ describe('npm packages', () => {
       const [packed] = JSON.parse(npm(path.join(ROOT, 'libs/client'), ['pack', '--json', '--pack-destination', proj]));
       fs.writeFileSync(path.join(proj, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
       npm(proj, ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(proj, packed.filename)]);
+      // the CLI: its own tarball, and its third-party dependencies (transitively) as tarballs of the installed copies
+      const [cli] = JSON.parse(npm(path.join(ROOT, 'apps/cli'), ['pack', '--json', '--pack-destination', proj]));
+      const deps = new Set<string>();
+      const walk = (name: string) => {
+        if (deps.has(name)) return;
+        deps.add(name);
+        const pj = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
+        Object.keys(pj.dependencies ?? {}).forEach(walk);
+      };
+      const cliPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'apps/cli/package.json'), 'utf8'));
+      Object.keys(cliPkg.dependencies).filter((d) => !d.startsWith('@mmdb/')).forEach(walk);
+      const tars = [...deps].map((d) => {
+        const file = path.join(proj, `dep-${d.replace('/', '-')}.tgz`);
+        execFileSync('tar', ['czf', file, '-C', path.dirname(path.join(ROOT, 'node_modules', d)), `--transform=s,^${path.basename(d)},package,`, path.basename(d)]);
+        return file;
+      });
+      npm(proj, ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(proj, packed.filename), path.join(proj, cli.filename), ...tars]);
     }, 120_000);
     afterAll(async () => {
       await srv?.stop();
       if (proj) fs.rmSync(proj, { recursive: true, force: true });
     });
 
-    it('installs with no dependency and only its package files', () => {
-      expect(fs.readdirSync(path.join(proj, 'node_modules'))).toEqual(['.package-lock.json', '@mmdb']);
+    it('installs with only its package files', () => {
+      expect(fs.readdirSync(path.join(proj, 'node_modules/@mmdb')).sort()).toEqual(['cli', 'client']);
       expect(fs.existsSync(path.join(proj, 'node_modules/@mmdb/client/dist/index.d.ts'))).toBe(true);
       expect(fs.existsSync(path.join(proj, 'node_modules/@mmdb/client/src'))).toBe(false);
+      expect(JSON.parse(fs.readFileSync(path.join(proj, 'node_modules/@mmdb/client/package.json'), 'utf8')).dependencies).toEqual({});
+    });
+
+    it('the installed mmdb binary talks to the server', () => {
+      const env = { PATH: process.env.PATH ?? '', HOME: proj, MMDB_URL: srv.url, MMDB_TOKEN: TOKEN, MMDB_TENANT: TENANT, MMDB_CA_FILE: path.join(srv.dataDir, 'tls/cert.pem') };
+      const bin = path.join(proj, 'node_modules/.bin/mmdb');
+      expect(execFileSync(bin, ['--version'], { cwd: proj, encoding: 'utf8', env })).toBe('0.1.0\n');
+      expect(execFileSync(bin, ['sql', '-c', 'SELECT 6 * 7 AS answer'], { cwd: proj, encoding: 'utf8', env })).toBe(' answer\n--------\n     42\n(1 row)\n');
     });
 
     it('type-checks a TypeScript consumer against the published types', () => {
