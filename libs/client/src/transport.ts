@@ -122,8 +122,9 @@ export class Transport extends EventEmitter {
       payload = b.stream;
       headers['content-type'] = b.contentType;
     }
-    // A streamed body is consumed by the first attempt: it can never be sent again.
-    const idempotent = !(b && 'stream' in b) && (call.retry === 'safe' || (call.retry === 'keyed' && !!headers['idempotency-key']));
+    // A streamed body is consumed by the first attempt: it can never be sent again (not even after a 429).
+    const replayable = !(b && 'stream' in b);
+    const idempotent = call.retry === 'safe' || (call.retry === 'keyed' && !!headers['idempotency-key']);
     const maxRetries = this.options.maxRetries ?? MAX_RETRIES;
     const agent = await this.dispatcher();
     const target = this.target(call.path, call.query);
@@ -147,7 +148,7 @@ export class Transport extends EventEmitter {
         if (ok) return { status, headers: h, body: body as T };
         failure = MmdbError.fromBody(status, body, h.get('x-db-request-id') ?? undefined);
       }
-      const delay = attempt < maxRetries ? retryDelay({ attempt, status: failure!.status, retryAfter: got?.headers.get('retry-after'), idempotent }) : null;
+      const delay = replayable && attempt < maxRetries ? retryDelay({ attempt, status: failure!.status, retryAfter: got?.headers.get('retry-after'), idempotent }) : null;
       if (delay === null) throw failure!;
       this.emit('retry', { attempt: attempt + 1, delayMs: delay, error: failure! });
       await sleep(delay, call.signal);

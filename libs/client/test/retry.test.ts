@@ -160,13 +160,16 @@ test('a slow answer times out and is retried', async () => {
   await expect(p).resolves.toEqual({ ok: true, tenant: TENANT });
 });
 
-test('a streamed NDJSON body is never retried (it cannot be sent twice)', async () => {
-  srv.script(err(503, 'service_unavailable'));
+test.each([
+  ['service_unavailable', err(503, 'service_unavailable')],
+  ['rate_limited', { ...err(429, 'rate_limited'), headers: { 'retry-after': '1' } }],
+])('a streamed NDJSON body is never retried, even after %s (it cannot be sent twice)', async (code, step) => {
+  srv.script(step);
   async function* rows() {
     yield { id: 1 };
     yield { id: 2 };
   }
-  await expect(db.rows.stream('app.t', rows(), { chunk: 1 })).rejects.toMatchObject({ code: 'service_unavailable' });
+  await expect(db.rows.stream('app.t', rows(), { chunk: 1 })).rejects.toMatchObject({ code });
   expect(srv.seen).toHaveLength(1);
   expect(srv.seen[0].headers['content-type']).toBe('application/x-ndjson');
   expect(srv.seen[0].body).toBe('{"id":1}\n{"id":2}\n');
