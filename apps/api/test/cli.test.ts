@@ -130,6 +130,14 @@ describe('mmdb CLI end to end', () => {
     expect(await db.rows.get('app.people', 20002)).toEqual({ id: 20002, name: 'plain', score: 3 });
   });
 
+  it('import from standard input (-), JSON Lines by default, CSV with --format', async () => {
+    const r = await run(['import', 'app.people', '-', '--batch', '2', '--no-progress'], { input: '{"id":30000,"name":"in1"}\n{"id":30001}\n{"id":30002}\n' });
+    expect(r.out).toBe('imported 3 rows into app.people (2 batches sent)\n');
+    const c = await run(['import', 'app.people', '-', '--format', 'csv', '--no-progress'], { input: 'id,score\n30003,2.5\n' });
+    expect(c.out).toContain('imported 1 rows');
+    expect(await db.rows.get('app.people', 30003)).toEqual({ id: 30003, score: 2.5 });
+  });
+
   it('the SQL shell in a pty: multi-line statements, aligned tables, \\d, errors, history', async () => {
     const input = ['SELECT id, name', '  FROM app.people WHERE id < 3 ORDER BY id;', '\\d app.people', '\\d', 'SELEC 1;', 'SELECT name FROM app.people WHERE id = $1;', '\\q', ''].join('\n');
     const r = await run(['sql'], { pty: true, input });
@@ -160,11 +168,11 @@ describe('mmdb CLI end to end', () => {
   it('export NDJSON and CSV, every row in key order', async () => {
     const r = await run(['export', 'app.people', '--page', '700']);
     const lines = r.out.trim().split('\n').map((l) => JSON.parse(l));
-    expect(lines).toHaveLength(4003);
+    expect(lines).toHaveLength(4007);
     expect(lines[0]).toEqual({ id: 0, name: 'p0', score: 0, active: null });
     const out = path.join(dir, 'out.csv');
     const c = await run(['export', 'app.people', '-f', 'csv', '-o', out]);
-    expect(c.err).toContain('exported 4003 rows');
+    expect(c.err).toContain('exported 4007 rows');
     expect(fs.readFileSync(out, 'utf8').split('\n')[0]).toBe('id,name,score,active');
     // a composite key pages by offset
     await db.schemas.put(manifest('app.pairs', ['a', 'b'], { a: 'str', b: 'i64' }));

@@ -20,7 +20,7 @@ export function program(io: Io, stdin: NodeJS.ReadableStream, version: string): 
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => io.out.write(s), writeErr: (s) => io.err.write(s) })
     .addHelpText('after', '\nConnection: flags, then MMDB_* environment variables, then the profile file ($MMDB_CONFIG or ~/.config/mmdb/config.toml).');
-  for (const c of [sqlCommand(io, stdin), askCommand(io), importCommand(io), exportCommand(io), watchCommand(io), schemaCommand(io), migrateCommand(io), tenantCommand(io), tokenCommand(io), profileCommand(io)]) {
+  for (const c of [sqlCommand(io, stdin), askCommand(io), importCommand(io, stdin), exportCommand(io), watchCommand(io), schemaCommand(io), migrateCommand(io), tenantCommand(io), tokenCommand(io), profileCommand(io)]) {
     p.addCommand(c);
   }
   return p;

@@ -59,8 +59,8 @@ export function typeCsvValue(text: string, ty: string | undefined): unknown {
 }
 
 /** The rows of a file, lazily. */
-export async function* readRows(file: string, format: InFormat, types: Map<string, string>): AsyncGenerator<Record<string, unknown>> {
-  const input = fs.createReadStream(file, { encoding: 'utf8' });
+export async function* readRows(file: string | NodeJS.ReadableStream, format: InFormat, types: Map<string, string>): AsyncGenerator<Record<string, unknown>> {
+  const input = typeof file === 'string' ? fs.createReadStream(file, { encoding: 'utf8' }) : file.setEncoding('utf8');
   if (format === 'ndjson') {
     let n = 0;
     for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) {
@@ -69,7 +69,7 @@ export async function* readRows(file: string, format: InFormat, types: Map<strin
       try {
         yield JSON.parse(line);
       } catch {
-        throw new Error(`${file}:${n}: not JSON`);
+        throw new Error(`${typeof file === 'string' ? file : 'stdin'}:${n}: not JSON`);
       }
     }
     return;
@@ -128,28 +128,30 @@ export interface ImportOptions {
   maxBatches?: number;
 }
 
-export async function importFile(db: Mmdb, io: Io, schema: string, file: string, o: ImportOptions): Promise<{ rows: number; batches: number; skipped: number }> {
-  const format = formatOf(file, o.format);
-  const stat = fs.statSync(file);
-  const stateFile = o.state ?? `${file}.mmdb-import.json`;
-  let st: State | undefined = !o.restart && fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : undefined;
-  if (st && (st.schema !== schema || st.size !== stat.size || st.mtimeMs !== stat.mtimeMs || st.batch !== o.batch)) {
+export async function importFile(db: Mmdb, io: Io, schema: string, file: string, o: ImportOptions, stdin?: NodeJS.ReadableStream): Promise<{ rows: number; batches: number; skipped: number }> {
+  const piped = file === '-';
+  if (piped && !stdin) throw new Error('no standard input to read');
+  const format = formatOf(piped ? '' : file, o.format);
+  // From a file: resumable (state file), and counted first so the bar has a total and an ETA.
+  // From stdin: neither (a pipe cannot be read twice); batches still carry idempotency keys.
+  const stat = piped ? undefined : fs.statSync(file);
+  const stateFile = piped ? undefined : (o.state ?? `${file}.mmdb-import.json`);
+  let st: State | undefined = stateFile && !o.restart && fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : undefined;
+  if (st && (st.schema !== schema || st.size !== stat!.size || st.mtimeMs !== stat!.mtimeMs || st.batch !== o.batch)) {
     io.err.write(`note: ${stateFile} is for another file, schema or batch size: starting over\n`);
     st = undefined;
   }
-  st ??= { schema, size: stat.size, mtimeMs: stat.mtimeMs, batch: o.batch, run: randomUUID(), done: 0, rows: 0 };
+  st ??= { schema, size: stat?.size ?? 0, mtimeMs: stat?.mtimeMs ?? 0, batch: o.batch, run: randomUUID(), done: 0, rows: 0 };
   if (st.done > 0) io.err.write(`resuming: ${st.done} batches (${st.rows} rows) already imported\n`);
   const types = format === 'csv' ? await columnTypes(db, schema) : new Map<string, string>();
-  const total = await countRows(file, format);
-  const bar = new SingleBar(
-    {
-      format: 'import |{bar}| {percentage}% | {value}/{total} rows | {speed} rows/s | ETA {eta_formatted}',
-      stream: io.err as NodeJS.WriteStream,
-      etaBuffer: 20,
-      fps: 10,
-      hideCursor: true,
-    },
-  );
+  const total = piped ? 0 : await countRows(file, format);
+  const bar = new SingleBar({
+    format: piped ? 'import | {value} rows | {speed} rows/s' : 'import |{bar}| {percentage}% | {value}/{total} rows | {speed} rows/s | ETA {eta_formatted}',
+    stream: io.err as NodeJS.WriteStream,
+    etaBuffer: 20,
+    fps: 10,
+    hideCursor: true,
+  });
   const t0 = Date.now();
   const resumed = st.rows;
   const speed = (v: number) => Math.round((v - resumed) / Math.max(0.001, (Date.now() - t0) / 1000));
@@ -162,9 +164,11 @@ export async function importFile(db: Mmdb, io: Io, schema: string, file: string,
       await db.rows.batch(schema, batch, { idempotencyKey: batchKey(st!.run, i) });
       st!.done = i + 1;
       st!.rows += batch.length;
-      // write-then-rename: a crash mid-write never leaves a state file that does not parse
-      fs.writeFileSync(`${stateFile}.tmp`, JSON.stringify(st));
-      fs.renameSync(`${stateFile}.tmp`, stateFile);
+      if (stateFile) {
+        // write-then-rename: a crash mid-write never leaves a state file that does not parse
+        fs.writeFileSync(`${stateFile}.tmp`, JSON.stringify(st));
+        fs.renameSync(`${stateFile}.tmp`, stateFile);
+      }
       sent++;
       if (o.progress) bar.update(st!.rows, { speed: speed(st!.rows) });
     }
@@ -172,7 +176,7 @@ export async function importFile(db: Mmdb, io: Io, schema: string, file: string,
     batch = [];
   };
   try {
-    for await (const row of readRows(file, format, types)) {
+    for await (const row of readRows(piped ? stdin! : file, format, types)) {
       batch.push(row);
       if (batch.length === o.batch) {
         await flush();
@@ -183,15 +187,15 @@ export async function importFile(db: Mmdb, io: Io, schema: string, file: string,
   } finally {
     if (o.progress) bar.stop();
   }
-  fs.rmSync(stateFile, { force: true });
+  if (stateFile) fs.rmSync(stateFile, { force: true });
   return { rows: st.rows, batches: sent, skipped: resumed };
 }
 
-export function importCommand(io: Io): Command {
+export function importCommand(io: Io, stdin?: NodeJS.ReadableStream): Command {
   return new Command('import')
     .description('load NDJSON / JSON Lines / CSV rows into a schema, resumably (a state file beside the input; idempotency keys per batch)')
     .argument('<schema>', 'target schema id (namespace.table)')
-    .argument('<file>', 'input file (.ndjson, .jsonl, .csv)')
+    .argument('<file>', 'input file (.ndjson, .jsonl, .csv), or - for standard input (not resumable)')
     .option('--format <format>', 'ndjson | jsonl | csv (default: from the extension)')
     .option('-b, --batch <rows>', 'rows per atomic batch', (v) => parseInt(v, 10), 1000)
     .option('--state <file>', 'state file (default: <file>.mmdb-import.json)')
@@ -201,7 +205,7 @@ export function importCommand(io: Io): Command {
     .action(
       action(io, async (db, cmd, schema: string, file: string) => {
         const o = cmd.opts() as ImportOptions;
-        const r = await importFile(db, io, schema, file, o);
+        const r = await importFile(db, io, schema, file, o, stdin);
         io.out.write(`imported ${r.rows} rows into ${schema} (${r.batches} batches sent${r.skipped ? `, ${r.skipped} rows from an earlier run` : ''})\n`);
       }),
     );
