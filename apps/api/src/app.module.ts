@@ -5,6 +5,7 @@ import { FEATURE_MODULES } from './features';
 import { HealthController } from './health/health.controller';
 import { Metrics } from './health/metrics.service';
 import { AuthGuard } from './http/auth.guard';
+import { BodyTypeGuard } from './http/body';
 import { ErrorFilter } from './http/error.filter';
 import { RateLimitGuard } from './http/rate-limit.guard';
 import { SystemStore } from './system/system-store';
@@ -39,6 +40,7 @@ export class AppModule {
         // Guards run in this order: the rate limit needs the token AuthGuard resolved.
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_GUARD, useClass: BodyTypeGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],
     };

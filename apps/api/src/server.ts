@@ -4,9 +4,11 @@ import { Logger, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import Fastify from 'fastify';
+import { stringifyJson } from '@mmdb/core';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config';
 import { Metrics } from './health/metrics.service';
+import { installBodyParsers } from './http/body';
 import { requestId } from './http/request-id';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
@@ -46,7 +48,6 @@ export async function createServer(config: AppConfig): Promise<Server> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const system = await SystemStore.open(config.dataDir);
   try {
-    await provisionAtStart(config, system, log);
     let https: { key: string; cert: string; minVersion: 'TLSv1.3'; maxVersion: 'TLSv1.3' } | undefined;
     if (!config.insecureHttp) {
       const tls = loadOrCreateTls(config);
@@ -77,12 +78,13 @@ export async function createServer(config: AppConfig): Promise<Server> {
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, system), adapter, {
       logger: LEVELS[config.logLevel],
       abortOnError: false,
+      // Our own parsers (http/body.ts): Nest's would add a form-urlencoded one and a lossy JSON one.
+      bodyParser: false,
     });
     const fastify = app.getHttpAdapter().getInstance();
-    // NDJSON bodies reach the handler as the raw stream; the rows controller counts its bytes.
-    fastify.addContentTypeParser('application/x-ndjson', (_req: unknown, payload: unknown, done: (e: Error | null, b?: unknown) => void) =>
-      done(null, payload),
-    );
+    installBodyParsers(fastify as any);
+    // Answers hold exact integers (bigint beyond ±2^53): JSON.stringify unless one is present.
+    fastify.setReplySerializer((payload: unknown) => stringifyJson(payload));
     const metrics = app.get(Metrics);
     // Callback-style hooks: an async hook costs a promise and a microtask per request.
     fastify.addHook('onRequest', (req: any, reply: any, done: () => void) => {
@@ -95,6 +97,13 @@ export async function createServer(config: AppConfig): Promise<Server> {
     });
     app.enableShutdownHooks();
     await app.init();
+    // After init: the tenant registry commits token changes into the tenants' logs.
+    try {
+      await provisionAtStart(config, system, log);
+    } catch (e) {
+      await app.close();
+      throw e;
+    }
     const server: Server = {
       app,
       system,

@@ -37,6 +37,13 @@ describe('log retention over real HTTPS', () => {
     } while (gauge(metrics, 'db_log_segments') > 2 && Date.now() - t0 < 10_000);
     expect(gauge(metrics, 'db_log_segments')).toBeLessThanOrEqual(2);
     expect(gauge(metrics, 'db_log_frames_since_checkpoint')).toBeLessThan(40);
+    // the change feed's view of retention: no open cursor, the checkpoint holds what is kept
+    const series = (name: string, label: string) => Number(new RegExp(`^${name}\\{tenant="${TENANT}",${label}\\} (\\d+)`, 'm').exec(metrics)?.[1]);
+    expect(series('db_feed_cursors', 'kind="follower"')).toBe(0);
+    expect(series('db_feed_cursors', 'kind="watch"')).toBe(0);
+    expect(series('db_log_frames_retained', 'holder="watch"')).toBe(0);
+    expect(series('db_log_frames_retained', 'holder="checkpoint"')).toBeLessThan(40);
+    expect(gauge(metrics, 'db_log_oldest_held_lsn')).toBeGreaterThan(40);
     const search = async () => (await req('GET', `/fts/lib.papers/body?q=hypersonic&limit=100`)).json.map((h: { doc_id: string }) => h.doc_id).sort();
     const topk = async () => (await req('POST', '/vector/emb/topk', { vector: [1, 0, 0], k: 5 })).json;
     const before = { hits: await search(), near: await topk(), row: (await req('GET', '/rows/lib.papers/p3')).json };

@@ -46,6 +46,7 @@ export const ERROR_CATALOGUE = {
   query_timeout: { status: 400, retry: false, when: "The query ran past its time budget." },
   resource_exhausted: { status: 400, retry: false, when: 'The query went over its memory (row) budget.' },
   corrupt_log: { status: 500, retry: false, when: 'A log frame failed its checksum or could not be decoded.' },
+  resync_required: { status: 410, retry: false, when: 'A change-feed cursor cannot be resumed (log retention passed it, its epoch was rewritten, or the reader lagged past its bound): start again from a snapshot.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

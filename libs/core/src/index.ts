@@ -2,3 +2,4 @@ export * from './errors';
 export * from './ids';
 export * from './types';
 export * from './manifest';
+export * from './json';

@@ -11,7 +11,7 @@
  *   await store.commit({ changes: [FtsParticipant.putDoc('notes', 'body', 'n1', 'shock waves')] });
  *   await fts.search('notes', 'body', '"shock wave"'); // [{ doc_id: 'n1', score: … }]
  */
-import { DbError, type FullTextDef, type JsonValue, type TableManifest } from '@mmdb/core';
+import { DbError, stringifyJson, type FullTextDef, type JsonValue, type TableManifest } from '@mmdb/core';
 import type {
   CommitParticipant,
   CommittedFrame,
@@ -76,7 +76,7 @@ export interface FieldSettings {
 
 /** The doc id of a row: its single pk value as text, or the JSON of a composite pk. */
 export function pkDocId(pk: PkTuple): string {
-  return pk.length === 1 ? String(pk[0]) : JSON.stringify(pk);
+  return pk.length === 1 ? String(pk[0]) : stringifyJson(pk);
 }
 
 const fkey = (table: string, field: string) => `${table}\u0000${field}`;

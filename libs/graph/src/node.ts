@@ -12,25 +12,25 @@
  *   nodeOf(['eu', 7]);        // '["eu",7]'
  *   tupleOfNode('42', manifest_with_i64_pk); // [42]
  */
-import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
+import { DbError, parseJsonExact, parseNumberLiteral, stringifyJson, type JsonValue, type TableManifest } from '@mmdb/core';
 
 /** The node string of a primary-key tuple (or of a single key value). */
 export function nodeOf(tuple: readonly JsonValue[]): string {
   if (tuple.length === 1) return scalarText(tuple[0]);
-  return JSON.stringify(tuple);
+  return stringifyJson(tuple);
 }
 
 /** The node string of one key value read from a row column (null/undefined → no node). */
 export function nodeOfValue(v: JsonValue | undefined): string | undefined {
   if (v === null || v === undefined) return undefined;
-  if (typeof v === 'object') return Array.isArray(v) ? JSON.stringify(v) : undefined;
+  if (typeof v === 'object') return Array.isArray(v) ? stringifyJson(v) : undefined;
   return scalarText(v);
 }
 
 function scalarText(v: JsonValue): string {
   if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  return stringifyJson(v);
 }
 
 /**
@@ -42,7 +42,7 @@ export function tupleOfNode(node: string, manifest: TableManifest): JsonValue[] 
   if (cols.length === 1) return [typedScalar(node, cols[0]?.ty, manifest.id)];
   let parsed: unknown;
   try {
-    parsed = JSON.parse(node);
+    parsed = parseJsonExact(node);
   } catch {
     parsed = undefined;
   }
@@ -57,9 +57,10 @@ function typedScalar(text: string, ty: string | undefined, schema: string): Json
     case 'i64':
     case 'f64':
     case 'timestamp': {
-      const n = Number(text);
-      if (text.trim() === '' || !Number.isFinite(n)) throw new DbError('validation_failed', `node "${text}" is not a numeric key of ${schema}`);
-      return n;
+      // an i64 beyond ±2^53 is a bigint (exact), as the row holds it
+      const n = ty === 'i64' && /^-?\d+$/.test(text) ? parseNumberLiteral(text) : Number(text);
+      if (text.trim() === '' || (typeof n === 'number' && !Number.isFinite(n))) throw new DbError('validation_failed', `node "${text}" is not a numeric key of ${schema}`);
+      return n as number | bigint;
     }
     case 'bool':
       if (text !== 'true' && text !== 'false') throw new DbError('validation_failed', `node "${text}" is not a boolean key of ${schema}`);

@@ -46,7 +46,7 @@ export function sqlTable(store: SqlStore, m: TableManifest): SqlTable {
   const toml = store.schemaToml(m.id);
   if (toml && toml.includes(SQL_TYPE_PREFIX)) {
     try {
-      const doc = parseToml(toml) as { columns?: Array<{ name: string; description?: string }> };
+      const doc = parseToml(toml, { integersAsBigInt: 'asNeeded' }) as { columns?: Array<{ name: string; description?: string }> };
       for (const c of doc.columns ?? []) if (c.description?.startsWith(SQL_TYPE_PREFIX)) descs[c.name] = c.description.slice(SQL_TYPE_PREFIX.length);
     } catch {
       descs = {};

@@ -2,7 +2,7 @@
  * The SQL engine over one tenant store: parse → bind → optimize → execute, DDL into manifests,
  * DML into one commit per statement (or one per BEGIN…COMMIT script).
  */
-import { DbError, newUlid, type Row, type TableManifest } from '@mmdb/core';
+import { coerceValue, DbError, isLosslessNumber, newUlid, stringifyJson, type Row, type TableManifest } from '@mmdb/core';
 import type { Change, PkTuple, Precondition, ScanOptions, Snapshot, StoredRow } from '@mmdb/storage';
 import type { PlanNode, Expr } from '@mmdb/plan';
 import { children as planChildren } from '@mmdb/plan';
@@ -17,8 +17,9 @@ import { ExprCompiler } from './exec/expr';
 import { Scope } from './exec/scope';
 import { optimize, type PassReport } from './optimizer/optimizer';
 import {
-  applyAffinity, compareValues, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
+  applyAffinity, checkInt, compareValues, I64_MAX, I64_MIN, fromJson, toJson, toText, truthy, tupleKey, typeName, type Tuple, type Value,
 } from './values';
+import { cellKinds, decodeCell, encodeCell, keyOfCell, outKind, outputKinds, type OutKind } from './column-codec';
 import { PlanCache } from './plan-cache';
 import { TableCache, lowerBound, pkKeyOf, topByScan, topRows, type CachedTable } from './exec/table-cache';
 
@@ -40,10 +41,10 @@ export interface ColumnMeta { name: string; type: string }
 
 /** One statement's answer, values still in engine form (bigint integers). */
 export type RawResult =
-  | { kind: 'select'; names: string[]; rows: Tuple[]; explain?: unknown }
-  | { kind: 'insert'; schema: string; rows: Row[]; names: string[]; returning: Tuple[] }
-  | { kind: 'update'; schema: string; count: number; names: string[]; returning: Tuple[] }
-  | { kind: 'delete'; schema: string; pks: PkTuple[] }
+  | { kind: 'select'; names: string[]; rows: Tuple[]; explain?: unknown; kinds?: OutKind[] }
+  | { kind: 'insert'; schema: string; rows: Row[]; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
+  | { kind: 'update'; schema: string; count: number; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
+  | { kind: 'delete'; schema: string; pks: PkTuple[]; translated: boolean }
   | { kind: 'ddl'; statement: string; schema?: string; created?: boolean }
   | { kind: 'transaction'; statement: 'begin' | 'commit' | 'rollback' };
 
@@ -200,7 +201,7 @@ export class SqlEngine {
         const before = txn.changes.length;
         const r = await this.query(plan, returning?.map((x) => x.name) ?? [], params, txn, opts, running);
         const rows = txn.changes.slice(before).filter((c): c is Extract<Change, { op: 'put' }> => c.op === 'put').map((c) => c.row);
-        return { kind: 'insert', schema: m.id, rows, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [] };
+        return { kind: 'insert', schema: m.id, rows, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [], kinds: this.returningKinds(returning, m) };
       }
       case 'update': {
         const m = this.requireTable(st.table);
@@ -216,7 +217,7 @@ export class SqlEngine {
         const before = txn.changes.length;
         const r = await this.query(plan, returning?.map((x) => x.name) ?? [], params, txn, opts, running);
         const count = txn.changes.slice(before).filter((c) => c.op === 'put').length;
-        return { kind: 'update', schema: m.id, count, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [] };
+        return { kind: 'update', schema: m.id, count, names: r.kind === 'select' ? r.names : [], returning: r.kind === 'select' ? r.rows : [], kinds: this.returningKinds(returning, m) };
       }
       case 'delete': {
         const m = this.requireTable(st.table);
@@ -230,7 +231,7 @@ export class SqlEngine {
         const dels = txn.changes.splice(before).filter((c): c is Extract<Change, { op: 'delete' }> => c.op === 'delete');
         if (mode === 'execute') txn.changes.push(...dels);
         else for (const d of dels) txn.overlay.get(m.id)?.delete(pkKey(d.pk));
-        return { kind: 'delete', schema: m.id, pks: dels.map((d) => d.pk) };
+        return { kind: 'delete', schema: m.id, pks: dels.map((d) => d.pk), translated: mode !== 'execute' };
       }
       case 'create_table': {
         const existing = findManifest(this.store, st.name);
@@ -346,6 +347,16 @@ export class SqlEngine {
       }
     }
     return out;
+  }
+
+  /** json/vector kinds of RETURNING columns that name such a column (column-codec.ts). */
+  private returningKinds(returning: { name: string; expr: Expr }[] | undefined, m: TableManifest): OutKind[] | undefined {
+    if (!returning) return undefined;
+    const t = sqlTable(this.store, m);
+    return returning.map((r) => {
+      const i = r.expr.kind === 'col' ? m.columns.findIndex((c) => c.name === (r.expr as { name: string }).name) : -1;
+      return i >= 0 ? outKind(t, i) : undefined;
+    });
   }
 
   private constant(e: import('./front/ast').AExpr): Value {
@@ -499,6 +510,9 @@ export class SqlEngine {
     }
   }
 
+  /** Output json/vector kinds per plan root (a cached plan keeps its root node). */
+  private readonly kindMemo = new WeakMap<PlanNode, OutKind[]>();
+
   private selectResult(names: string[], op: Op, rows: Tuple[]): Extract<RawResult, { kind: 'select' }> {
     const outNames = names.length ? names : op.cols.map((c) => c.name);
     const width = outNames.length;
@@ -506,7 +520,9 @@ export class SqlEngine {
     for (let i = 0; i < rows.length; i++) {
       if (rows[i].length > width) { trimmed = rows.map((r) => (r.length > width ? r.slice(0, width) : r)); break; }
     }
-    return { kind: 'select', names: outNames, rows: trimmed };
+    let kinds = this.kindMemo.get(op.node);
+    if (!kinds) this.kindMemo.set(op.node, (kinds = outputKinds(op.node, outNames, (id) => this.table(id))));
+    return { kind: 'select', names: outNames, rows: trimmed, ...(kinds.some((k) => k) ? { kinds } : {}) };
   }
 
   /**
@@ -735,7 +751,7 @@ export class SqlEngine {
         }
         const row = toRow(t, vals);
         put(t, row, node.on_conflict === 'replace' ? undefined : { kind: 'insert' });
-        return [...vals.map((v, i) => applyAffinity(v, t.affs[i])), 1n];
+        return stored(t, row, 1);
       },
       update: (node, before, after) => {
         const t = this.table(node.schema);
@@ -752,7 +768,7 @@ export class SqlEngine {
         } else {
           put(t, row, version ? { kind: 'if_match', version } : { kind: 'exists' });
         }
-        return [...after.slice(0, width).map((v, i) => applyAffinity(v, t.affs[i])), BigInt(version + 1)];
+        return stored(t, row, version + 1);
       },
       delete: (node, row) => {
         const t = this.table(node.schema);
@@ -816,11 +832,17 @@ async function readTable(snap: Snapshot, t: SqlTable, check: () => void): Promis
   return { rows, pks };
 }
 
+/** The tuple of a row as the store keeps it (what RETURNING answers): canonical values, then the version. */
+function stored(t: SqlTable, row: Row, version: number): Tuple {
+  return toTuple(t, { values: row, version });
+}
+
 /** A stored row → tuple in manifest column order, then its version. */
 export function toTuple(t: SqlTable, r: Pick<StoredRow, 'values' | 'version'>): Tuple {
   const cols = t.manifest.columns;
   const out = new Array<Value>(cols.length + 1);
-  for (let i = 0; i < cols.length; i++) out[i] = fromJson(r.values[cols[i].name], t.affs[i]);
+  const kinds = cellKinds(t);
+  for (let i = 0; i < cols.length; i++) out[i] = kinds[i] ? decodeCell(r.values[cols[i].name]) : fromJson(r.values[cols[i].name], t.affs[i]);
   out[cols.length] = BigInt(r.version ?? 0);
   return out;
 }
@@ -828,6 +850,7 @@ export function toTuple(t: SqlTable, r: Pick<StoredRow, 'values' | 'version'>): 
 /** Tuple → row for the store: affinity, NOT NULL, then the column's storage type. */
 export function toRow(t: SqlTable, vals: Value[]): Row {
   const row: Row = {};
+  const kinds = cellKinds(t);
   t.manifest.columns.forEach((c, i) => {
     let v = applyAffinity(vals[i], t.affs[i]);
     if (v === null) {
@@ -842,8 +865,7 @@ export function toRow(t: SqlTable, vals: Value[]): Row {
       case 'i64':
         if (typeof v === 'number' && Number.isInteger(v)) v = BigInt(v);
         if (typeof v !== 'bigint') throw new DbError('type_mismatch', `column "${c.name}" expects an integer, got ${typeName(v)} ${JSON.stringify(toText(v))}`, { field: c.name });
-        if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) throw new DbError('type_mismatch', `column "${c.name}": integer ${v} is outside the stored range (±2^53)`, { field: c.name });
-        row[c.name] = Number(v);
+        row[c.name] = toJson(checkInt(v)) as number | bigint;
         return;
       case 'f64':
         if (typeof v === 'bigint') v = Number(v);
@@ -857,13 +879,12 @@ export function toRow(t: SqlTable, vals: Value[]): Row {
         row[c.name] = truthy(v) === true;
         return;
       case 'timestamp':
-        row[c.name] = typeof v === 'bigint' ? Number(v) : (v as string | number);
+        // RFC 3339 text becomes epoch milliseconds here (as the store would), so RETURNING and
+        // later statements of the same script see the stored form
+        row[c.name] = coerceValue(c.name, 'timestamp', typeof v === 'bigint' ? toJson(v) : v);
         return;
       default:
-        if (typeof v === 'bigint' && (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER))) {
-          throw new DbError('type_mismatch', `column "${c.name}": integer ${v} is outside the stored range (±2^53)`, { field: c.name });
-        }
-        row[c.name] = toJson(v);
+        row[c.name] = kinds[i] ? encodeCell(c, kinds[i]!, v) : toJson(v);
     }
   });
   return row;
@@ -877,22 +898,29 @@ function storeKey(t: SqlTable, col: string, v: Value): import('@mmdb/core').Json
   if (a === null) return undefined;
   switch (c.ty) {
     case 'i64': case 'timestamp':
-      if (typeof a === 'bigint') return Number(a);
+      if (typeof a === 'bigint') return toJson(a);
       if (typeof a === 'number' && Number.isInteger(a)) return a;
       return undefined;
     case 'f64': return typeof a === 'string' ? undefined : Number(a);
     case 'str': return toText(a)!;
-    default: return toJson(a);
+    default: return cellKinds(t)[i] ? keyOfCell(c, a) : toJson(a);
   }
 }
 
+/** A `$n` parameter as a SQL value: arrays and objects as their JSON text (a vector, a json value). */
 function paramValue(v: unknown): Value {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
-  if (typeof v === 'bigint') return v;
-  return JSON.stringify(v);
+  // beyond 64 bits: a REAL, as SQLite reads such a literal
+  if (typeof v === 'bigint') return v > I64_MAX || v < I64_MIN ? Number(v) : v;
+  if (isLosslessNumber(v)) {
+    const n = Number(v.value);
+    if (!Number.isFinite(n)) throw new DbError('validation_failed', `parameter ${v.value} is beyond the range of a double`);
+    return n;
+  }
+  return stringifyJson(v);
 }
 
 /**

@@ -3,7 +3,7 @@
  * NULL → null, INTEGER → bigint (exact 64-bit), REAL → number, TEXT → string.
  * Keeping integers as bigint is what lets 1 and 1.0 stay distinct (integer vs real arithmetic).
  */
-import { DbError } from '@mmdb/core';
+import { DbError, stringifyJson } from '@mmdb/core';
 import type { Affinity } from '@mmdb/plan';
 
 export type Value = null | bigint | number | string;
@@ -182,14 +182,18 @@ export function fromJson(v: unknown, aff: Affinity | undefined): Value {
   }
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
-  if (typeof v === 'bigint') return v;
-  return JSON.stringify(v);
+  if (typeof v === 'bigint') return aff === 'real' ? Number(v) : v;
+  return stringifyJson(v);
 }
 
-/** Converts a run-time value to plain JSON for storage or an HTTP answer. */
-export function toJson(v: Value): null | number | string {
+/**
+ * Converts a run-time value to plain JSON for storage or an HTTP answer: an integer is a
+ * number within ±(2^53 − 1) and stays a bigint beyond (answers serialize it as an exact
+ * JSON number; see README "Integers beyond 2^53").
+ */
+export function toJson(v: Value): null | number | bigint | string {
   if (typeof v === 'bigint') {
-    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) return v.toString();
+    if (v > SAFE_MAX || v < SAFE_MIN) return v;
     return Number(v);
   }
   return v;

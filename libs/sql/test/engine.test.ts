@@ -74,10 +74,11 @@ describe('SqlEngine', () => {
 
   it('DELETE only translates by default', async () => {
     const d = formatResult(await one('DELETE FROM users WHERE age > 25'));
-    expect(d).toEqual({ kind: 'delete', schema: 'main.users', pks: [[1], [3]] });
+    expect(d).toEqual({ kind: 'delete', schema: 'main.users', pks: [[1], [3]], note: expect.stringMatching(/^translated only: no row was removed/) });
     expect(await rows('SELECT count(*) FROM users')).toEqual([[3]]);
+    // one row: `pk` is the row route's {pk} segment (a string), `pks` keeps the tuples
     const d1 = formatResult(await one('DELETE FROM users WHERE id = 2'));
-    expect(d1).toMatchObject({ pk: [2] });
+    expect(d1).toMatchObject({ pk: '2', pks: [[2]], note: expect.stringContaining('DELETE /v1/tenants/{tenant}/rows/main.users/{pk}') });
   });
 
   it('enforces CHECK through the store with check_violation naming the constraint', async () => {

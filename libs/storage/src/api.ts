@@ -57,7 +57,42 @@ export interface SchemaDropChange {
   readonly schema: string;
 }
 
-export type Change = RowPutChange | RowDeleteChange | CustomChange | SchemaPutChange | SchemaDropChange;
+/**
+ * What a tenant's catalogue holds besides its schemas: everything needed to serve it (its
+ * tokens' hashes, and the users, grants, policies, credits and add-ons of the security work).
+ * Each entry lives at `M ‖ ("catalog", kind, id)` and is written in a frame like a row.
+ */
+export type CatalogKind = 'token' | 'user' | 'grant' | 'policy' | 'credit' | 'addon';
+export const CATALOG_KINDS: readonly CatalogKind[] = ['token', 'user', 'grant', 'policy', 'credit', 'addon'];
+
+/** Puts (record) or removes (null) one catalogue entry. */
+export interface CatalogChange {
+  readonly op: 'catalog';
+  readonly kind: CatalogKind;
+  readonly id: string;
+  readonly record: JsonValue | null;
+}
+
+/** The steps of an online migration that are logged (a backfill batch with its cursor, the cutover, the cleanup). */
+export type MigrationStep = 'submit' | 'backfill' | 'cutover' | 'cleanup' | 'abort';
+export const MIGRATION_STEPS: readonly MigrationStep[] = ['submit', 'backfill', 'cutover', 'cleanup', 'abort'];
+
+/**
+ * One step of a migration, recorded at `M ‖ ("migration", id)` (its last step) in the same
+ * frame as the rows the step writes: a backfill batch's rows and its new `cursor` are durable
+ * together, so a restart resumes from the cursor and never re-applies or skips a batch.
+ */
+export interface MigrationChange {
+  readonly op: 'migration';
+  readonly migration: string;
+  readonly step: MigrationStep;
+  /** Where a backfill resumes (e.g. the last primary key copied). */
+  readonly cursor?: JsonValue;
+  /** The migration's own state after the step (spec, counts, actor…). */
+  readonly state?: JsonValue;
+}
+
+export type Change = RowPutChange | RowDeleteChange | CustomChange | SchemaPutChange | SchemaDropChange | CatalogChange | MigrationChange;
 
 /** What the coordinator records for an Idempotency-Key, in the same frame as the write. */
 export interface IdempotencyRecord {
@@ -79,6 +114,10 @@ export interface CommitRequest {
   /** Applied in order, all or nothing, in one frame. */
   readonly changes: readonly Change[];
   readonly idempotency?: IdempotencyRecord;
+  /** Who made the request (a token id, `operator`…), kept in the frame's annotations. */
+  readonly actor?: string;
+  /** The mutating route it came from (e.g. `PUT rows`), kept in the frame's annotations. */
+  readonly route?: string;
 }
 
 export type ChangeResult =
@@ -86,7 +125,9 @@ export type ChangeResult =
   | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple; readonly deleted: boolean; readonly version: number | null }
   | { readonly op: 'custom'; readonly participant: string; readonly result: JsonValue }
   | { readonly op: 'schema_put'; readonly schema: string; readonly created: boolean }
-  | { readonly op: 'schema_drop'; readonly schema: string; readonly dropped: boolean };
+  | { readonly op: 'schema_drop'; readonly schema: string; readonly dropped: boolean }
+  | { readonly op: 'catalog'; readonly kind: CatalogKind; readonly id: string; readonly existed: boolean }
+  | { readonly op: 'migration'; readonly migration: string; readonly step: MigrationStep };
 
 export interface CommitResult {
   readonly lsn: Lsn;
@@ -134,6 +175,19 @@ export interface CommittedFrame {
    * returns both, which is what a follower applies.
    */
   readonly writes: readonly KeyWrite[];
+  /** Format v2: the frame's annotations, when the request had any. */
+  readonly meta?: FrameMeta;
+}
+
+/**
+ * A v2 frame's annotations: which request made it. The Idempotency-Key record itself (with
+ * the stored response) is one of the frame's key writes; this names it, so a reader of the
+ * log sees which request of which route a frame answers.
+ */
+export interface FrameMeta {
+  readonly idempotency?: { readonly key: string; readonly fingerprint: string; readonly expires_at: number };
+  readonly actor?: string;
+  readonly route?: string;
 }
 
 export type LoggedChange =
@@ -141,7 +195,9 @@ export type LoggedChange =
   | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple }
   | { readonly op: 'custom'; readonly participant: string; readonly type: string; readonly payload: JsonValue }
   | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string }
-  | { readonly op: 'schema_drop'; readonly schema: string };
+  | { readonly op: 'schema_drop'; readonly schema: string }
+  | CatalogChange
+  | MigrationChange;
 
 /**
  * A derived-write producer (secondary index, fts, vector, graph). Registered on a
@@ -161,6 +217,12 @@ export interface CommitParticipant {
   deriveSchema?(manifest: TableManifest, previous: TableManifest | undefined, ctx: DeriveContext): Promise<readonly KeyWrite[]> | readonly KeyWrite[];
   /** Key ranges [gte, lt) holding this participant's entries for a schema; cleared when the schema is dropped. */
   dropRanges?(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]>;
+  /**
+   * Key ranges holding only the entries this participant derives from a schema's rows, which
+   * `verify` rebuilds and compares (default: dropRanges). A participant that also keeps other
+   * keys there (a spec written at registration, checkpoint images) names the narrower ranges.
+   */
+  verifyRanges?(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]>;
   /** Applies a durable frame to in-memory structures. Called in LSN order, before callers resolve. */
   apply?(frame: CommittedFrame): void;
   /** Loads the participant's checkpoint at open; returns the LSN it covers (frames after it are replayed through apply). */

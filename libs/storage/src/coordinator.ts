@@ -8,9 +8,10 @@
  * is rejected alone. After durability the frames are applied in LSN order, then the
  * callers resolve, then the frames go out on the change feed.
  */
-import { DbError, Row, TableManifest, coerceValue, isDbError } from '@mmdb/core';
+import { DbError, Row, TableManifest, coerceValue, isDbError, stringifyJson } from '@mmdb/core';
 import type {
   ChangeResult,
+  FrameMeta,
   CheckEvaluator,
   CommitParticipant,
   CommitRequest,
@@ -25,6 +26,7 @@ import type {
   StoredResponse,
   StoredRow,
 } from './api';
+import { catalogChange, migrationChange } from './catalog-changes';
 import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
@@ -48,7 +50,7 @@ export interface CoordinatorHost {
   participants(): readonly CommitParticipant[];
   checkEvaluator(): CheckEvaluator | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
-  groupMeta(frames: readonly { lsn: number; bytes: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
+  groupMeta(frames: readonly { lsn: number; bytes: number; epoch: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
   /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
   cachedRow(bin: string): Buffer | null | undefined;
   /**
@@ -56,8 +58,8 @@ export interface CoordinatorHost {
    * group's key writes); drops finished schemas.
    */
   applyDurable(frames: readonly CommittedFrame[], dropped: readonly TableManifest[], writes: WriteSet): Promise<void>;
-  /** Publishes frames on the change feed. */
-  publish(frames: readonly CommittedFrame[]): void;
+  /** Publishes frames (and their encoded bytes) on the change feed. */
+  publish(frames: readonly CommittedFrame[], bytes: readonly Buffer[]): void;
   onWriteError(e: Error): DbError;
 }
 
@@ -77,18 +79,28 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+
+/** A v2 frame's annotations for a request (only built when it has any). */
+function frameMeta(req: CommitRequest): FrameMeta {
+  const i = req.idempotency;
+  return {
+    ...(i ? { idempotency: { key: i.key, fingerprint: i.fingerprint, expires_at: i.expiresAt } } : {}),
+    ...(req.actor !== undefined ? { actor: req.actor } : {}),
+    ...(req.route !== undefined ? { route: req.route } : {}),
+  };
+}
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
 
 /**
  * A request's logged changes with their JSON text, so that a put's values, serialized once
- * for its row record, are reused in the frame (`json()` is exactly JSON.stringify(changes)).
+ * for its row record, are reused in the frame (`json()` is exactly stringifyJson(changes)).
  */
 class ChangeLog {
   readonly changes: LoggedChange[] = [];
   private readonly parts: string[] = [];
 
-  add(change: LoggedChange, text: string = JSON.stringify(change)): void {
+  add(change: LoggedChange, text: string = stringifyJson(change)): void {
     this.changes.push(change);
     this.parts.push(text);
   }
@@ -177,6 +189,36 @@ export class Coordinator {
     });
   }
 
+  /** Set while `exclusive` runs: the pump finishes its group in flight, then waits. */
+  private gate: Promise<void> | null = null;
+  private idleAtGate = false;
+
+  /**
+   * Runs `fn` while no group is being prepared or written (commits queue up meanwhile and
+   * go on after it): how frames from elsewhere (a leader's, a copy's) join this log.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.gate) await this.gate;
+    let open!: () => void;
+    this.gate = new Promise<void>((r) => (open = r));
+    try {
+      while (this.running && !this.idleAtGate) await new Promise((r) => setTimeout(r, 1));
+      return await fn();
+    } finally {
+      this.gate = null;
+      open();
+      if (this.queue.length && !this.running) void this.pump();
+    }
+  }
+
+  /** After frames were appended outside the pump (`exclusive`): the log now ends at `lastLsn`. */
+  adopt(lastLsn: number): void {
+    this.lastLsn = lastLsn;
+    this.nextLsn = lastLsn;
+    // hidden rowids are re-read from the rows when next needed
+    this.rowidNext = new Map();
+  }
+
   /** Resolves when the queue is empty and no group is being written. */
   async drain(): Promise<void> {
     while (this.running || this.queue.length) await new Promise((r) => setTimeout(r, 1));
@@ -193,6 +235,14 @@ export class Coordinator {
     let flight: Flight | null = null;
     try {
       while (this.queue.length || flight) {
+        if (this.gate) {
+          if (flight) await flight.done;
+          flight = null;
+          this.idleAtGate = true;
+          while (this.gate) await this.gate;
+          this.idleAtGate = false;
+          continue;
+        }
         if (!this.queue.length) {
           await flight!.done;
           flight = null;
@@ -262,7 +312,7 @@ export class Coordinator {
         else batch.put(key, v);
       }
       for (const p of framed) batch.put(logKey(p.frame!.lsn), p.bytes!);
-      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length })))) {
+      for (const m of this.host.groupMeta(framed.map((p) => ({ lsn: p.frame!.lsn, bytes: p.bytes!.length, epoch: p.frame!.epoch })))) {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
@@ -287,7 +337,10 @@ export class Coordinator {
     } finally {
       this.writing = false;
       this.resolveAll(g.prepared);
-      this.host.publish(frames);
+      this.host.publish(
+        frames,
+        framed.map((p) => p.bytes!),
+      );
     }
     return true;
   }
@@ -406,6 +459,13 @@ export class Coordinator {
             logged.add({ op: 'schema_drop', schema: m.id });
             break;
           }
+          case 'catalog':
+          case 'migration': {
+            const r = change.op === 'catalog' ? await catalogChange(ctx, change) : migrationChange(ctx, change);
+            logged.add(r.logged);
+            results.push(r.result);
+            break;
+          }
           default:
             throw new DbError('validation_failed', `unknown change op "${(change as { op: string }).op}"`);
         }
@@ -428,7 +488,10 @@ export class Coordinator {
     // Row keys are implied by the logical changes (frameKeyWrites rebuilds them); the
     // frame carries every other key write.
     const writes = ctx.own.writes().filter((w) => w.key[0] !== ROW_PREFIX);
-    const frame: CommittedFrame = { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes };
+    const meta = req.idempotency || req.actor || req.route ? frameMeta(req) : undefined;
+    const frame: CommittedFrame = meta
+      ? { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes, meta }
+      : { version: FRAME_VERSION, epoch: this.host.epoch(), lsn, time: Date.now(), changes: logged.changes, writes };
     const bytes = encodeFrame(frame, logged.json());
     ctx.own.mergeInto(group);
     for (const [k, v] of ownSchemas) groupSchemas.set(k, v);
@@ -537,7 +600,7 @@ export class Coordinator {
       }
     }
     // The values are serialized once: for the row record and for the frame's change.
-    const valuesJson = JSON.stringify(values);
+    const valuesJson = stringifyJson(values);
     ctx.put(key, encodeRowJson(after.version, after.lsn, valuesJson), bin);
     for (const fk of m.foreign_keys) {
       const vals = fk.columns.map((c) => values[c] ?? null);
@@ -550,7 +613,7 @@ export class Coordinator {
     await this.derive(ctx, m, pk, before ?? null, after);
     logged.add(
       { op: 'put', schema: m.id, pk, version: after.version, values },
-      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${JSON.stringify(pk)},"version":${after.version},"values":${valuesJson}}`,
+      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
   }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DbError } from '@mmdb/core';
-import { decodeFrame, encodeFrame, frameLsn } from './frame';
+import { FRAME_VERSION, decodeFrame, encodeFrame, frameLsn } from './frame';
 
-// Golden v1 fixtures: written once, checked in, never regenerated (see ../FORMAT.md).
+// Golden v1 and v2 fixtures: written once, checked in, never regenerated (see ../FORMAT.md).
 const dir = join(__dirname, '../test/fixtures/frames');
 const fixture = (name: string) => readFileSync(join(dir, name));
 
@@ -33,21 +33,24 @@ function corruptCode(b: Buffer): string {
   }
 }
 
+/** Encodes a fixture's expected JSON (its version, its annotations) and compares the bytes with the fixture's. */
+function reencodes(name: string): void {
+  const e = expected(`${name}.json`) as Expected & { meta?: never };
+  const bytes = encodeFrame({
+    ...e,
+    changes: e.changes as never,
+    writes: e.writes.map((w) => ({ key: Buffer.from(w.key, 'hex'), value: w.value === null ? null : Buffer.from(w.value, 'hex') })),
+  });
+  expect(bytes.equals(fixture(`${name}.frame`))).toBe(true);
+  expect(frameLsn(bytes)).toBe(e.lsn);
+}
+
 describe('log frame codec v1', () => {
   it.each(['v1-basic', 'v1-no-writes'])('decodes the golden fixture %s', (name) => {
     expect(asHex(decodeFrame(fixture(`${name}.frame`)))).toEqual(expected(`${name}.json`));
   });
 
-  it.each(['v1-basic', 'v1-no-writes'])('encodes %s to the very same bytes', (name) => {
-    const e = expected(`${name}.json`);
-    const bytes = encodeFrame({
-      ...e,
-      changes: e.changes as never,
-      writes: e.writes.map((w) => ({ key: Buffer.from(w.key, 'hex'), value: w.value === null ? null : Buffer.from(w.value, 'hex') })),
-    });
-    expect(bytes.equals(fixture(`${name}.frame`))).toBe(true);
-    expect(frameLsn(bytes)).toBe(e.lsn);
-  });
+  it.each(['v1-basic', 'v1-no-writes'])('encodes %s to the very same bytes', reencodes);
 
   it('refuses a frame whose body fails its checksum', () => {
     expect(corruptCode(fixture('v1-corrupt-checksum.frame'))).toBe('corrupt_log: log frame: checksum mismatch');
@@ -71,6 +74,44 @@ describe('log frame codec v1', () => {
       const b = Buffer.from(good);
       b[i] ^= 1 << i % 8;
       expect(corruptCode(b)).toMatch(/^corrupt_log/);
+    }
+  });
+});
+
+describe('log frame codec v2', () => {
+  it.each(['v2-basic', 'v2-no-meta'])('decodes the golden fixture %s', (name) => {
+    expect(asHex(decodeFrame(fixture(`${name}.frame`)))).toEqual(expected(`${name}.json`));
+  });
+
+  it.each(['v2-basic', 'v2-no-meta'])('encodes %s to the very same bytes', reencodes);
+
+  it('writes v2 by default; carries catalogue and migration changes and the annotations', () => {
+    const f = decodeFrame(fixture('v2-basic.frame'));
+    expect(FRAME_VERSION).toBe(2);
+    expect(f.changes.map((c) => c.op)).toEqual(['put', 'delete', 'catalog', 'migration']);
+    expect(f.meta).toEqual({ idempotency: { key: '01JGX0000000000000000000K1', fingerprint: 'f1', expires_at: 1767229200000 }, actor: 'token:01JGX0000000000000000000T1', route: 'PUT rows' });
+    const { version: _v, ...input } = f;
+    expect(decodeFrame(encodeFrame(input)).version).toBe(2);
+    expect(() => encodeFrame({ ...input, version: 1 })).toThrow(/no annotations/);
+  });
+
+  it.each([
+    ['v2-corrupt-checksum', /^corrupt_log: log frame: checksum mismatch$/],
+    ['v2-torn', /^corrupt_log: .*torn write/],
+    ['v2-trailing', /^corrupt_log: .*1 trailing bytes/],
+    ['v2-meta-past-end', /^corrupt_log: .*annotations of 1000 bytes run past the body/],
+  ])('refuses %s', (name, why) => {
+    expect(corruptCode(fixture(`${name}.frame`))).toMatch(why);
+  });
+
+  it('detects every single flipped bit, header included', () => {
+    for (const name of ['v2-basic', 'v2-no-meta']) {
+      const good = fixture(`${name}.frame`);
+      for (let bit = 0; bit < good.length * 8; bit++) {
+        const b = Buffer.from(good);
+        b[bit >> 3] ^= 1 << (bit & 7);
+        expect([bit, corruptCode(b)]).toEqual([bit, expect.stringMatching(/^corrupt_log/)]);
+      }
     }
   });
 });

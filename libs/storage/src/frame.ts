@@ -1,22 +1,26 @@
 /**
- * The log frame codec, format v1 (../FORMAT.md). One frame per committed request:
+ * The log frame codec, formats v1 and v2 (../FORMAT.md). One frame per committed request:
  *
- *   u8  format version (1)
+ *   u8  format version (2; 1 is still decoded, and written when asked)
  *   u32 body length (big-endian)
  *   u32 CRC32C of the body
  *   body:
  *     u64 epoch | u64 lsn | u64 time (ms) |
  *     u32 n | n bytes: logical changes as UTF-8 JSON |
- *     u32 writes | per write: u8 kind (0 put, 1 delete) | u32 key length | key | [u32 value length | value]
+ *     u32 writes | per write: u8 kind (0 put, 1 delete) | u32 key length | key | [u32 value length | value] |
+ *     v2 only: u32 m | m bytes: the frame's annotations (FrameMeta) as UTF-8 JSON, 0 when none
  *
  * Decoding checks the version, the length and the checksum before reading the body,
  * and throws `corrupt_log` naming what failed.
  */
 import * as CRC32C from 'crc-32/crc32c';
-import { DbError } from '@mmdb/core';
-import type { CommittedFrame, KeyWrite, LoggedChange } from './api';
+import { DbError, parseJsonExact, stringifyJson } from '@mmdb/core';
+import type { CommittedFrame, FrameMeta, KeyWrite, LoggedChange } from './api';
 
-export const FRAME_VERSION = 1;
+/** The version new frames are written in. */
+export const FRAME_VERSION = 2;
+/** Every version the decoder reads. */
+export const FRAME_VERSIONS: readonly number[] = [1, 2];
 const HEADER = 9;
 
 export function crc32cOf(b: Uint8Array): number {
@@ -29,12 +33,20 @@ export interface FrameInput {
   readonly time: number;
   readonly changes: readonly LoggedChange[];
   readonly writes: readonly KeyWrite[];
+  /** v2 only: the frame's annotations (idempotency record, actor, route). */
+  readonly meta?: FrameMeta;
+  /** Default FRAME_VERSION; 1 writes the v1 layout (no annotations). */
+  readonly version?: number;
 }
 
-/** `changesJson`, when the caller has it, must be exactly JSON.stringify(f.changes). */
-export function encodeFrame(f: FrameInput, changesJson: string = JSON.stringify(f.changes)): Buffer {
+/** `changesJson`, when the caller has it, must be exactly stringifyJson(f.changes). */
+export function encodeFrame(f: FrameInput, changesJson: string = stringifyJson(f.changes)): Buffer {
+  const version = f.version ?? FRAME_VERSION;
+  if (!FRAME_VERSIONS.includes(version)) throw new DbError('internal_error', `cannot write log frame version ${version}`);
+  if (version === 1 && f.meta) throw new DbError('internal_error', 'a v1 log frame has no annotations');
   const changes = Buffer.from(changesJson, 'utf8');
-  let size = 24 + 4 + changes.length + 4;
+  const meta = version >= 2 && f.meta ? Buffer.from(stringifyJson(f.meta), 'utf8') : null;
+  let size = 24 + 4 + changes.length + 4 + (version >= 2 ? 4 + (meta ? meta.length : 0) : 0);
   for (const w of f.writes) size += 1 + 4 + w.key.length + (w.value ? 4 + w.value.length : 0);
   const out = Buffer.allocUnsafe(HEADER + size);
   let p = HEADER;
@@ -67,7 +79,14 @@ export function encodeFrame(f: FrameInput, changesJson: string = JSON.stringify(
       p += w.value.length;
     }
   }
-  out[0] = FRAME_VERSION;
+  if (version >= 2) {
+    u32(meta ? meta.length : 0);
+    if (meta) {
+      out.set(meta, p);
+      p += meta.length;
+    }
+  }
+  out[0] = version;
   out.writeUInt32BE(size, 1);
   out.writeUInt32BE(crc32cOf(out.subarray(HEADER)), 5);
   return out;
@@ -87,7 +106,7 @@ export function decodeFrame(input: Uint8Array): CommittedFrame {
   const b = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   if (b.length < HEADER) corrupt(`${b.length} bytes is shorter than the ${HEADER}-byte header`);
   const version = b[0];
-  if (version !== FRAME_VERSION) corrupt(`unknown format version ${version}`);
+  if (version !== 1 && version !== 2) corrupt(`unknown format version ${version}`);
   const size = b.readUInt32BE(1);
   if (size !== b.length - HEADER) corrupt(`body length ${b.length - HEADER} differs from the header's ${size} (torn write)`);
   const body = b.subarray(HEADER);
@@ -101,7 +120,7 @@ export function decodeFrame(input: Uint8Array): CommittedFrame {
     p += 24;
     const n = body.readUInt32BE(p);
     p += 4;
-    const changes = JSON.parse(body.toString('utf8', p, p + n)) as LoggedChange[];
+    const changes = parseJsonExact(body.toString('utf8', p, p + n)) as LoggedChange[];
     p += n;
     const count = body.readUInt32BE(p);
     p += 4;
@@ -121,8 +140,19 @@ export function decodeFrame(input: Uint8Array): CommittedFrame {
       } else if (kind !== 1) corrupt(`unknown write kind ${kind}`);
       writes[i] = { key, value };
     }
+    let meta: FrameMeta | undefined;
+    if (version >= 2) {
+      const m = body.readUInt32BE(p);
+      p += 4;
+      if (m > 0) {
+        if (p + m > body.length) corrupt(`annotations of ${m} bytes run past the body`);
+        meta = parseJsonExact(body.toString('utf8', p, p + m)) as FrameMeta;
+        if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) corrupt('annotations are not a JSON object');
+        p += m;
+      }
+    }
     if (p !== body.length) corrupt(`${body.length - p} trailing bytes`);
-    return { version, epoch, lsn, time, changes, writes };
+    return meta ? { version, epoch, lsn, time, changes, writes, meta } : { version, epoch, lsn, time, changes, writes };
   } catch (e) {
     if (e instanceof DbError) throw e;
     return corrupt(`undecodable body: ${(e as Error).message}`);

@@ -1,10 +1,13 @@
 export * from './api';
 export * from './keys';
 export { parseManifest, validateManifest } from './manifest';
-export { encodeFrame, decodeFrame, frameLsn, crc32cOf, FRAME_VERSION } from './frame';
+export { encodeFrame, decodeFrame, frameLsn, crc32cOf, FRAME_VERSION, FRAME_VERSIONS } from './frame';
 export type { FrameInput } from './frame';
 export { TenantStore } from './store';
-export type { StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
+export { FrameApplier } from './applier';
+export type { CatalogEntry, FeedStats, LogEntry, StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
 export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
 export { rowKey, indexKey, fkIndexName, frameKeyWrites } from './records';
+export { ChangeFeed, READER_KINDS } from './feed';
+export type { ChangeCursor, FeedBatch, FeedEntry, FeedOptions, ReaderKind } from './feed';

@@ -105,3 +105,25 @@ describe('tuple key encoding', () => {
     expect(prefixEnd(Buffer.from([1]))).toEqual(Buffer.from([1, 0xff]));
   });
 });
+
+describe('i64 beyond ±2^53 (bigint) in keys', () => {
+  const ints: (number | bigint)[] = [
+    -9223372036854775808n, -9223372036854775807n, -9007199254740993n, -9007199254740992n, -Number.MAX_SAFE_INTEGER, -1, 0,
+    1, Number.MAX_SAFE_INTEGER, 9007199254740992n, 9007199254740993n, 9007199254740994n,
+    9223372036854774784n, 9223372036854775806n, 9223372036854775807n,
+  ];
+  const sorted = [...new Set(ints)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+  it('decodes every value exactly and keeps numeric order (bytewise = numeric)', () => {
+    const keys = sorted.map((v) => keyOf('I', ['t', v, 'after']));
+    for (let i = 0; i < sorted.length; i++) {
+      expect(decodeKey(keys[i])).toEqual(['t', sorted[i], 'after']);
+      if (i > 0) expect(Buffer.compare(keys[i - 1], keys[i])).toBe(-1);
+    }
+  });
+
+  it('keeps neighbours that share a double apart (2^53 + 1 is not 2^53)', () => {
+    expect(encodeTuple([9007199254740993n]).equals(encodeTuple([9007199254740992n]))).toBe(false);
+    expect(decodeTuple(encodeTuple([9007199254740993n, null]))).toEqual([9007199254740993n, null]);
+  });
+});

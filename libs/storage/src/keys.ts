@@ -4,8 +4,12 @@
  *
  * Component tags (one byte) order the kinds: null < false < true < number < string < json.
  * - number: IEEE-754 double, big-endian, sign bit flipped for positives and all bits
- *   flipped for negatives, so -inf < negatives < 0 < positives. i64 values are JS safe
- *   integers, exact as doubles, so they sort numerically (negatives first).
+ *   flipped for negatives, so -inf < negatives < 0 < positives. i64 values within ±(2^53 − 1)
+ *   are JS numbers, exact as doubles, so they sort numerically (negatives first).
+ * - bigint (an i64 beyond ±(2^53 − 1)): the double nearest to it, encoded as a number, then
+ *   0xFE and the exact difference (bigint − that double, |difference| ≤ 1024 within the i64
+ *   range) as a big-endian u16 biased by 0x8000. Equal doubles order by the difference, so
+ *   all i64 values sort numerically; 0xFE is no tag, so a decoder tells the suffix apart.
  * - string: UTF-8 (bytewise = code point order), 0x00 escaped as 0x00 0xFF, ended by 0x00.
  * - json (arrays/objects): canonical JSON text, encoded like a string (equality, not order).
  * A whole prefix's keys all sort below `prefix ‖ 0xFF`, since no tag is 0xFF.
@@ -14,7 +18,7 @@
  *   const k = keyOf('R', ['shop.orders', 42]);
  *   decodeTuple(k.subarray(1)); // ['shop.orders', 42]
  */
-import type { JsonValue } from '@mmdb/core';
+import { parseJsonExact, type JsonValue } from '@mmdb/core';
 
 const T_NULL = 0x01;
 const T_FALSE = 0x10;
@@ -36,11 +40,13 @@ export const KEYSPACE = {
 } as const;
 
 const numBuf = Buffer.alloc(8);
+const BIG_MARK = 0xfe;
 
 /** Encoded size of one component (strings measured in UTF-8, plus one byte per NUL escape). */
 function sizeOf(v: JsonValue): number {
   if (v === null || v === undefined || typeof v === 'boolean') return 1;
   if (typeof v === 'number') return 9;
+  if (typeof v === 'bigint') return 12;
   const s = typeof v === 'string' ? v : canonicalJson(v);
   let n = Buffer.byteLength(s, 'utf8') + 2;
   for (let i = s.indexOf('\u0000'); i >= 0; i = s.indexOf('\u0000', i + 1)) n++;
@@ -66,21 +72,33 @@ function writeValue(out: Buffer, pos: number, v: JsonValue): number {
   if (v === null || v === undefined) out[pos++] = T_NULL;
   else if (v === false) out[pos++] = T_FALSE;
   else if (v === true) out[pos++] = T_TRUE;
-  else if (typeof v === 'number') {
-    numBuf.writeDoubleBE(v === 0 ? 0 : v); // folds -0 into 0
-    out[pos++] = T_NUM;
-    if (numBuf[0] & 0x80) for (let i = 0; i < 8; i++) out[pos++] = ~numBuf[i] & 0xff;
-    else {
-      out[pos++] = numBuf[0] | 0x80;
-      for (let i = 1; i < 8; i++) out[pos++] = numBuf[i];
-    }
+  else if (typeof v === 'number') pos = writeDouble(out, pos, v);
+  else if (typeof v === 'bigint') {
+    const d = Number(v);
+    pos = writeDouble(out, pos, d);
+    out[pos++] = BIG_MARK;
+    const delta = Number(v - BigInt(d)) + 0x8000;
+    out[pos++] = delta >> 8;
+    out[pos++] = delta & 0xff;
   } else if (typeof v === 'string') pos = writeString(out, pos, T_STR, v);
   else pos = writeString(out, pos, T_JSON, canonicalJson(v));
   return pos;
 }
 
+function writeDouble(out: Buffer, pos: number, v: number): number {
+  numBuf.writeDoubleBE(v === 0 ? 0 : v); // folds -0 into 0
+  out[pos++] = T_NUM;
+  if (numBuf[0] & 0x80) for (let i = 0; i < 8; i++) out[pos++] = ~numBuf[i] & 0xff;
+  else {
+    out[pos++] = numBuf[0] | 0x80;
+    for (let i = 1; i < 8; i++) out[pos++] = numBuf[i];
+  }
+  return pos;
+}
+
 /** JSON text with object keys sorted, so equal values encode equally. */
 export function canonicalJson(v: JsonValue): string {
+  if (typeof v === 'bigint') return v.toString();
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   const keys = Object.keys(v).sort();
@@ -147,8 +165,13 @@ export function decodeTuple(b: Uint8Array, start = 0): JsonValue[] {
           nb[0] = b[pos] & 0x7f;
           for (let i = 1; i < 8; i++) nb[i] = b[pos + i];
         } else for (let i = 0; i < 8; i++) nb[i] = ~b[pos + i] & 0xff;
-        out.push(nb.readDoubleBE(0));
+        const d = nb.readDoubleBE(0);
         pos += 8;
+        if (b[pos] === BIG_MARK) {
+          if (pos + 3 > b.length) throw new Error('tuple: short integer');
+          out.push(BigInt(d) + BigInt(((b[pos + 1] << 8) | b[pos + 2]) - 0x8000));
+          pos += 3;
+        } else out.push(d);
         break;
       }
       case T_STR: {
@@ -159,7 +182,7 @@ export function decodeTuple(b: Uint8Array, start = 0): JsonValue[] {
       }
       case T_JSON: {
         const [s, p] = readString(b, pos);
-        out.push(JSON.parse(s));
+        out.push(parseJsonExact(s) as JsonValue);
         pos = p;
         break;
       }

@@ -96,7 +96,8 @@ const TOP_KEYS = ['namespace', 'table', 'primary_key', 'columns', 'indexes', 'fo
 export function parseManifest(toml: string): TableManifest {
   let doc: Tbl;
   try {
-    doc = parse(toml) as Tbl;
+    // an integer beyond ±(2^53 − 1) (an i64 default) is a bigint, exact
+    doc = parse(toml, { integersAsBigInt: 'asNeeded' }) as Tbl;
   } catch (e) {
     if (e instanceof TomlError) {
       const first = e.message.split('\n')[0];

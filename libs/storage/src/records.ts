@@ -1,5 +1,5 @@
 /** Row records and the key layouts of the R, I, L, M and K keyspaces. */
-import type { JsonValue, Row, TableManifest } from '@mmdb/core';
+import { parseJsonExact, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { CommittedFrame, KeyWrite, PkTuple, StoredRow } from './api';
 import { KEYSPACE, keyOf, decodeTuple, encodeTuple } from './keys';
 
@@ -8,10 +8,10 @@ export function rowKey(schema: string, pk: readonly JsonValue[]): Buffer {
 }
 
 export function encodeRow(version: number, lsn: number, values: Row): Buffer {
-  return encodeRowJson(version, lsn, JSON.stringify(values));
+  return encodeRowJson(version, lsn, stringifyJson(values));
 }
 
-/** encodeRow with the values already serialized (JSON.stringify(values)). */
+/** encodeRow with the values already serialized (stringifyJson(values)). */
 export function encodeRowJson(version: number, lsn: number, valuesJson: string): Buffer {
   return Buffer.from(`[${version},${lsn},${valuesJson}]`, 'utf8');
 }
@@ -22,13 +22,13 @@ export function decodeRow(schema: string, pk: PkTuple, b: Uint8Array): StoredRow
 
 /** decodeRow of the record as text (as the store's read cache holds it). */
 export function decodeRowText(schema: string, pk: PkTuple, text: string): StoredRow {
-  const [version, lsn, values] = JSON.parse(text) as [number, number, Row];
+  const [version, lsn, values] = parseJsonExact(text) as [number, number, Row];
   return { schema, pk, version, lsn, values };
 }
 
 /**
  * A row record's version, LSN and values JSON, split off the record text without parsing the
- * values: encodeRow writes `[version,lsn,{...}]` with JSON.stringify, so the values start after
+ * values: encodeRow writes `[version,lsn,{...}]` with stringifyJson, so the values start after
  * the second comma and end before the closing bracket.
  */
 export function splitRowRecord(text: string): { version: number; lsn: number; json: string } {
@@ -94,11 +94,11 @@ export function idempotencyKey(key: string): Buffer {
 }
 
 export function json(v: unknown): Buffer {
-  return Buffer.from(JSON.stringify(v), 'utf8');
+  return Buffer.from(stringifyJson(v), 'utf8');
 }
 
 export function parseJson<T>(b: Uint8Array): T {
-  return JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')) as T;
+  return parseJsonExact(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')) as T;
 }
 
 /**

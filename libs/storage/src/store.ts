@@ -15,9 +15,11 @@
 import { statfs } from 'fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Observable, Subject } from 'rxjs';
-import { DbError, Row, TableManifest } from '@mmdb/core';
+import { DbError, JsonValue, Row, TableManifest } from '@mmdb/core';
 import type {
+  CatalogKind,
   CheckEvaluator,
+  MigrationChange,
   CommitParticipant,
   CommitRequest,
   CommitResult,
@@ -37,12 +39,15 @@ export interface IdempotencyRecordStored {
   readonly expiresAt: number;
   readonly response: StoredResponse;
 }
-import type { WriteSet } from './context';
+import { WriteSet } from './context';
+import { FrameApplier } from './applier';
+import { ChangeCursor, ChangeFeed, FeedHub, FeedOptions, READER_KINDS, ReaderKind } from './feed';
+import { LogView } from './log-view';
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
 import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
-import { KEYSPACE, prefixRange } from './keys';
+import { KEYSPACE, decodeTuple, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { LOG_END, LOG_START, decodeRowText, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { RowCache } from './row-cache';
@@ -51,6 +56,12 @@ import { Db, LevelSnapshotReader } from './snapshot';
 import { verifyStore, VerifyReport } from './verify';
 
 const ROW_KEY_PREFIX = KEYSPACE.row.charCodeAt(0);
+
+/** One frame of the log: its stored bytes and their decoded form. */
+export interface LogEntry {
+  readonly frame: CommittedFrame;
+  readonly bytes: Buffer;
+}
 
 export interface StoreOptions {
   /** Directory of the classic-level database (created if missing). */
@@ -90,6 +101,21 @@ export interface StoreOptions {
   readonly checkpointFrames?: number;
   /** The same, once this long has passed since the last checkpoint with any frame after it (default 1 hour; 0: off). */
   readonly checkpointMs?: number;
+  /** Change feed: most frames the log keeps for a lagging watch reader, which is told to resnapshot past it (default 100,000). */
+  readonly feedHoldFrames?: number;
+  /** The same bound in log bytes (default 256 MiB). */
+  readonly feedHoldBytes?: number;
+}
+
+/** Where the change feed stands (metrics). */
+export interface FeedStats {
+  readonly cursors: Readonly<Record<ReaderKind, number>>;
+  /** The oldest LSN retention keeps for checkpoints, followers or readers (lastLsn + 1: none). */
+  readonly oldestHeldLsn: number;
+  /** The first LSN the log holds. */
+  readonly firstLsn: number;
+  /** Frames the log keeps because of each kind of holder (registered and open followers, watch readers, checkpoints). */
+  readonly retainedFrames: Readonly<Record<ReaderKind | 'checkpoint', number>>;
 }
 
 /** What the background checkpoints have done since the store opened. */
@@ -124,6 +150,21 @@ export interface StoreHealth {
 
 const VERIFY_TAIL = 1024;
 
+/** One catalogue entry as committed. */
+export interface CatalogEntry {
+  readonly id: string;
+  readonly record: JsonValue;
+}
+
+async function readCatalogFrom(db: Db, kind: CatalogKind): Promise<CatalogEntry[]> {
+  const head = metaKey('catalog', kind).length;
+  const out: CatalogEntry[] = [];
+  for (const [k, v] of (await db.iterator(prefixRange(KEYSPACE.meta, ['catalog', kind])).all()) as Array<[Buffer, Buffer]>) {
+    out.push({ id: String(decodeTuple(k, head)[0]), record: parseJson<JsonValue>(v) });
+  }
+  return out;
+}
+
 export class TenantStore implements StoreReader {
   private readonly catalog = new Map<string, SchemaEntry>();
   /** LSN of the last applied frame that changed each schema's rows or manifest (0: not since open). */
@@ -138,10 +179,20 @@ export class TenantStore implements StoreReader {
   /** Counts applied groups, so a read that raced an apply is not cached. */
   private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
+  /** Open cursors of `changesFrom`. */
+  private readonly hub = new FeedHub();
+  /** The log as the feed reads it, with the epoch history. */
+  private readonly log: LogView;
+  /** The lowest LSN a follower registered with registerFollower has applied (Infinity: none). */
+  private registeredFollowerMin = Infinity;
   private coordinator!: Coordinator;
+  /** The one frame applier (commit path, recovery, followers). */
+  private readonly applier: FrameApplier;
   private participantList: CommitParticipant[];
   private checkFn: CheckEvaluator | undefined;
   private epochValue = 0;
+  /** setEpoch calls run one at a time. */
+  private epochChain: Promise<unknown> = Promise.resolve();
   private closed = false;
   private diskFull = false;
   private freeBytes: number | null = null;
@@ -157,7 +208,10 @@ export class TenantStore implements StoreReader {
   /** Background checkpoints and log retention (`checkpointFrames`, `checkpointMs`). */
   readonly maintenance: MaintenanceStats = { checkpoints: 0, segmentsDropped: 0, lastCheckpointLsn: 0, lastError: null };
 
-  /** Every frame after it is durable and applied, in LSN order. */
+  /**
+   * Live frames only, each once it is durable and applied, in LSN order (no replay, no
+   * resume): for in-process observers. Readers that must not miss a frame use `changesFrom`.
+   */
   readonly changes: Observable<CommittedFrame> = this.feed.asObservable();
 
   private constructor(
@@ -168,6 +222,14 @@ export class TenantStore implements StoreReader {
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
+    this.log = new LogView(db, this.segments, () => this.lastLsn);
+    this.applier = new FrameApplier({
+      catalog: this.catalog,
+      tableLsns: this.tableLsns,
+      participants: () => this.participantList,
+      clearSchema: (m) => this.clearSchema(m),
+      del: (key) => this.db.del(key),
+    });
   }
 
   static async open(opts: StoreOptions): Promise<TenantStore> {
@@ -191,8 +253,31 @@ export class TenantStore implements StoreReader {
     return this.coordinator ? this.coordinator.lastLsn : this.openingLsn;
   }
 
+  /** The fencing epoch stamped in every frame this store writes from now on. */
   get epoch(): number {
     return this.epochValue;
+  }
+
+  /**
+   * Sets the fencing epoch (the lease revision of the writer) stamped in every frame prepared
+   * from now on, and records it (`M ‖ epoch`, synced) so a restart keeps it. Epochs only grow:
+   * a lower one is refused with `conflict` (a stale lease holder must not write); the same one
+   * is a no-op. Frames already being prepared keep the epoch they were stamped with.
+   *
+   * @example
+   *   await store.setEpoch(lease.revision); // on winning the lease, before taking writes
+   */
+  setEpoch(epoch: number): Promise<void> {
+    const run = this.epochChain.then(async () => {
+      if (!Number.isSafeInteger(epoch) || epoch < 0) throw new DbError('validation_failed', `an epoch is a non-negative integer, not ${String(epoch)}`);
+      if (epoch < this.epochValue) throw new DbError('conflict', `epoch ${epoch} is below the store's epoch ${this.epochValue}`, { epoch: this.epochValue });
+      if (epoch === this.epochValue) return;
+      if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+      await this.db.put(metaKey('epoch'), Buffer.from(JSON.stringify(epoch)), { sync: true });
+      this.epochValue = epoch;
+    });
+    this.epochChain = run.catch(() => undefined);
+    return run;
   }
 
   get dir(): string {
@@ -223,6 +308,8 @@ export class TenantStore implements StoreReader {
 
     const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
     let lastLsn = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
+    await this.log.load();
+    this.registeredFollowerMin = await this.followerMin();
     this.openingLsn = lastLsn;
 
     // Participants load their checkpoints; frames after the oldest one are replayed.
@@ -234,18 +321,11 @@ export class TenantStore implements StoreReader {
     const frames: CommittedFrame[] = [];
     const corrupt: number[] = [];
     let verified = 0;
-    for await (const batch of this.rawRange({ gte: logKey(verifyFrom + 1), lt: LOG_END })) {
-      for (const [k, v] of batch) {
-        const lsn = Number(k.readBigUInt64BE(1));
-        try {
-          const f = decodeFrame(v);
-          if (f.lsn !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${f.lsn}`);
-          verified++;
-          if (lsn > replayFrom) frames.push(f);
-        } catch (e) {
-          corrupt.push(lsn);
-          if (!(e instanceof DbError)) throw e;
-        }
+    for await (const s of this.log.scan(verifyFrom + 1)) {
+      if (s.error) corrupt.push(s.lsn);
+      else {
+        verified++;
+        if (s.lsn > replayFrom) frames.push(s.entry.frame);
       }
     }
     if (corrupt.length) {
@@ -261,15 +341,11 @@ export class TenantStore implements StoreReader {
       frames.splice(frames.findIndex((f) => f.lsn >= tailStart) >>> 0);
     }
     const replayed: Record<string, number> = {};
-    for (const [p, lsn] of from) {
-      let n = 0;
-      for (const f of frames) {
-        if (f.lsn > lsn && f.lsn <= lastLsn) {
-          p.apply?.(f);
-          n++;
-        }
-      }
-      replayed[p.name] = n;
+    for (const p of from.keys()) replayed[p.name] = 0;
+    for (const f of frames) {
+      if (f.lsn > lastLsn) break;
+      this.applier.apply(f, from);
+      for (const [p, lsn] of from) if (f.lsn > lsn) replayed[p.name]++;
     }
     this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
     const every = this.opts.idempotencyPurgeMs ?? 10 * 60_000;
@@ -332,7 +408,12 @@ export class TenantStore implements StoreReader {
       schemas: () => this.catalog.values(),
       participants: () => this.participantList,
       checkEvaluator: () => this.checkFn,
-      groupMeta: (frames: readonly { lsn: number; bytes: number }[]) => this.segments.record(frames),
+      groupMeta: (frames: readonly { lsn: number; bytes: number; epoch: number }[]) => {
+        const meta = this.segments.record(frames);
+        const e = this.log.noteEpochs(frames);
+        if (e) meta.push(e);
+        return meta;
+      },
       cachedRow: (bin: string) => {
         const c = this.rowCache.get(bin);
         return c === undefined ? undefined : c === null ? null : Buffer.from(c, 'utf8');
@@ -340,32 +421,14 @@ export class TenantStore implements StoreReader {
       applyDurable: async (frames: readonly CommittedFrame[], droppedSchemas: readonly TableManifest[], writes: WriteSet) => {
         this.applySeq++;
         let dropped = false;
-        for (const f of frames) {
-          for (const c of f.changes) {
-            if ('schema' in c) this.tableLsns.set(c.schema, f.lsn);
-            if (c.op === 'schema_drop') dropped = true;
-            if (c.op === 'schema_put') this.catalog.set(c.schema, { manifest: parseManifest(c.toml), toml: c.toml });
-            else if (c.op === 'schema_drop') this.catalog.delete(c.schema);
-          }
-          for (const p of this.participantList) p.apply?.(f);
-        }
-        if (dropped) this.rowCache.clear();
-        else if (this.rowCache.size > 0 || writes.size <= this.rowCache.bulk) {
-          // A bulk group (a load) updates the rows already cached but does not displace them.
-          const through = writes.size <= this.rowCache.bulk;
-          writes.forEachBin((k, v) => {
-            if (k.charCodeAt(0) !== ROW_KEY_PREFIX) return;
-            if (through || this.rowCache.has(k)) this.rowCache.set(k, v === null ? null : v.toString('utf8'));
-          });
-        }
-        for (const m of droppedSchemas) {
-          await this.clearSchema(m);
-          await this.db.del(metaKey('dropping', m.id));
-        }
+        for (const f of frames) if (this.applier.apply(f)) dropped = true;
+        this.cacheThrough(writes, dropped);
+        await this.applier.finish(droppedSchemas);
         this.diskFull = false;
       },
-      publish: (frames: readonly CommittedFrame[]) => {
+      publish: (frames: readonly CommittedFrame[], bytes: readonly Buffer[]) => {
         for (const f of frames) this.feed.next(f);
+        this.hub.publish(frames, bytes);
       },
       onWriteError: (e: Error) => {
         if (/ENOSPC|no space left/i.test(e.message)) {
@@ -375,6 +438,21 @@ export class TenantStore implements StoreReader {
         return new DbError('internal_error', `write failed: ${e.message}`);
       },
     };
+  }
+
+  /**
+   * Writes a group's row keys through the read cache (after its apply, before its callers
+   * resolve). A bulk group (a load) updates the rows already cached but does not displace them.
+   */
+  private cacheThrough(writes: WriteSet, dropped: boolean): void {
+    if (dropped) this.rowCache.clear();
+    else if (this.rowCache.size > 0 || writes.size <= this.rowCache.bulk) {
+      const through = writes.size <= this.rowCache.bulk;
+      writes.forEachBin((k, v) => {
+        if (k.charCodeAt(0) !== ROW_KEY_PREFIX) return;
+        if (through || this.rowCache.has(k)) this.rowCache.set(k, v === null ? null : v.toString('utf8'));
+      });
+    }
   }
 
   /** Removes every key of a dropped schema: rows and each participant's ranges. */
@@ -468,6 +546,37 @@ export class TenantStore implements StoreReader {
     return text;
   }
 
+  /**
+   * The tenant's catalogue entries of one kind, as committed, in id order. Catalogue changes
+   * (`{ op: 'catalog', kind, id, record }`) are written in the tenant's frames, so a follower
+   * or a copy of the log holds them too.
+   */
+  async catalogEntries(kind: CatalogKind): Promise<CatalogEntry[]> {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    return readCatalogFrom(this.db, kind);
+  }
+
+  /**
+   * catalogEntries of a store's directory that no process has open (e.g. a node building its
+   * token index at start, before it opens the tenant's store). Opens the database without
+   * recovery and closes it again.
+   */
+  static async readCatalog(dir: string, kind: CatalogKind): Promise<CatalogEntry[]> {
+    const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer', createIfMissing: false });
+    await db.open();
+    try {
+      return await readCatalogFrom(db, kind);
+    } finally {
+      await db.close();
+    }
+  }
+
+  /** The last logged step of a migration (`{ op, migration, step, cursor?, state?, lsn }`), if any. */
+  async migrationStep(id: string): Promise<(MigrationChange & { lsn: number }) | undefined> {
+    const v = await this.db.get(metaKey('migration', id));
+    return v ? parseJson<MigrationChange & { lsn: number }>(v) : undefined;
+  }
+
   /** Deletes (in a frame) up to `limit` Idempotency-Key records whose expiry is at or before `now`. */
   async purgeIdempotency(now: number = Date.now(), limit = 10_000): Promise<number> {
     const r = await this.commit({ changes: [{ op: 'custom', participant: IDEMPOTENCY_PARTICIPANT, type: 'purge', payload: { now, limit } }] });
@@ -509,9 +618,149 @@ export class TenantStore implements StoreReader {
     }
   }
 
+  /**
+   * Appends frames written by another store (a follower applying its leader's log, or a store
+   * rebuilt from a copy of a log) through the same applier as the commit path: each frame's
+   * keys, its log entry and the segment index in one sync batch per run of frames (a run ends
+   * at a schema drop, whose keys are cleared before later frames apply), then the in-memory
+   * state, then the change feed. Every frame is verified first (checksum, `corrupt_log`);
+   * frames this log already has are skipped (a re-delivery), unless this log has them under
+   * another epoch (`resync_required`: its history differs); the rest must continue this log,
+   * LSN `lastLsn + 1` onward with no gap (else `validation_failed`, nothing written). Local
+   * commits wait meanwhile.
+   *
+   * @example
+   *   const feed = leader.changesFrom({ epoch: cursor.epoch, lsn: follower.lastLsn }, { kind: 'follower', id: 'node-b' });
+   *   for await (const batch of feed) await follower.applyFrames(batch.entries.map((e) => e.bytes));
+   */
+  async applyFrames(frames: readonly Uint8Array[]): Promise<{ lastLsn: number }> {
+    return this.coordinator.exclusive(async () => {
+      if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+      const all = frames.map((b) => ({ f: decodeFrame(b), b: Buffer.from(b.buffer, b.byteOffset, b.byteLength) }));
+      // Frames this log already has (a re-delivery) are skipped, if this log has them under the same epoch.
+      for (const d of all) {
+        if (d.f.lsn > this.lastLsn) break;
+        const at = this.log.epochAt(d.f.lsn);
+        if (at !== undefined && at !== d.f.epoch) {
+          throw new DbError('resync_required', `frame ${d.f.lsn} was written under epoch ${d.f.epoch}, but this log has it under epoch ${at}: start again from a snapshot`, {
+            reason: 'epoch',
+          });
+        }
+      }
+      const decoded = all.filter((d) => d.f.lsn > this.lastLsn);
+      let expect = this.lastLsn + 1;
+      for (const d of decoded) {
+        if (d.f.lsn !== expect) throw new DbError('validation_failed', `frame lsn ${d.f.lsn} does not continue the log (expected ${expect})`, { expected: expect });
+        expect++;
+      }
+      for (let i = 0; i < decoded.length; ) {
+        let j = i;
+        while (j < decoded.length - 1 && !decoded[j].f.changes.some((c) => c.op === 'schema_drop')) j++;
+        await this.appendRun(decoded.slice(i, j + 1));
+        i = j + 1;
+      }
+      return { lastLsn: this.lastLsn };
+    });
+  }
+
+  /** One run of applyFrames: one batch, then the applier. */
+  private async appendRun(run: ReadonlyArray<{ f: CommittedFrame; b: Buffer }>): Promise<void> {
+    const writes = new WriteSet();
+    for (const { f, b } of run) for (const w of FrameApplier.keyWrites(f, b)) writes.set(w.key, w.value);
+    const batch = this.db.batch();
+    for (const [k, v] of writes.entries()) {
+      if (v === null) batch.del(k);
+      else batch.put(k, v);
+    }
+    const counted = run.map(({ f, b }) => ({ lsn: f.lsn, bytes: b.length, epoch: f.epoch }));
+    const meta = this.segments.record(counted);
+    const e = this.log.noteEpochs(counted);
+    if (e) meta.push(e);
+    for (const m of meta) {
+      if (m.value === null) batch.del(m.key);
+      else batch.put(m.key, m.value);
+    }
+    this.coordinator.writing = true;
+    try {
+      await batch.write({ sync: this.opts.sync ?? true });
+      this.coordinator.adopt(run[run.length - 1].f.lsn);
+      this.applySeq++;
+      let dropped = false;
+      for (const { f } of run) if (this.applier.apply(f)) dropped = true;
+      this.cacheThrough(writes, dropped);
+      await this.applier.finish(run.flatMap(({ f }) => FrameApplier.dropped(f)));
+    } finally {
+      this.coordinator.writing = false;
+    }
+    for (const { f } of run) this.feed.next(f);
+    this.hub.publish(
+      run.map(({ f }) => f),
+      run.map(({ b }) => b),
+    );
+  }
+
+  // ---- the change feed ------------------------------------------------------
+
+  /**
+   * A resumable reader of this log: the frames after `cursor` (replayed from the log), then
+   * live frames as they commit, with no gap and no duplicate, in LSN order, in batches. A
+   * cursor is the last frame a reader has and its epoch; `{ epoch: 0, lsn: 0 }` starts at the
+   * beginning. The reader is told `resync_required` (details.reason) when it must start again
+   * from a snapshot: its cursor names a frame this log's history does not have under that
+   * epoch (`epoch`, `ahead`: rewritten by a new lease holder), the frames it needs were
+   * dropped (`retention`), or a watch reader fell further behind than its bound (`lag`).
+   * Followers hold the log for as long as their cursor is open; watch readers up to their
+   * bound (`FeedOptions`, store options `feedHoldFrames`/`feedHoldBytes`). A slow reader
+   * never blocks commits: its live buffer is bounded, and when it fills the reader goes back
+   * to reading the log.
+   *
+   * @example
+   *   const feed = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'follower', id: 'node-b' });
+   *   for await (const batch of feed) {
+   *     await follower.applyFrames(batch.entries.map((e) => e.bytes));
+   *     saveCursor(batch.cursor);
+   *   }
+   */
+  changesFrom(cursor: ChangeCursor, opts: FeedOptions = {}): ChangeFeed {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    if (opts.kind !== undefined && !READER_KINDS.includes(opts.kind)) throw new DbError('validation_failed', `unknown reader kind "${String(opts.kind)}"`);
+    const feed = new ChangeFeed(this.log, this.hub, cursor, {
+      ...opts,
+      maxLagFrames: opts.maxLagFrames ?? this.opts.feedHoldFrames ?? 100_000,
+      maxLagBytes: opts.maxLagBytes ?? this.opts.feedHoldBytes ?? 256 * 1024 * 1024,
+    });
+    this.hub.add(feed);
+    // A named follower holds the log from where it starts until it is past it or removed.
+    if (feed.kind === 'follower' && opts.id) void this.registerFollower(opts.id, cursor.lsn).catch(() => undefined);
+    return feed;
+  }
+
+  /** Open cursors, the oldest LSN the log holds for any reason, and the frames each kind of holder keeps. */
+  feedStats(): FeedStats {
+    const last = this.lastLsn;
+    const holds = this.hub.holds(last, this.log.bytesAfter);
+    // only participants with in-memory state (an `open`) hold the log for their checkpoints
+    const checkpoint = this.participantList.some((p) => p.open) ? Math.min(last, this.maintenance.lastCheckpointLsn) : last;
+    const followers = Math.min(holds.follower, this.registeredFollowerMin);
+    return {
+      cursors: this.hub.counts(),
+      oldestHeldLsn: Math.min(holds.watch, followers, checkpoint) + 1,
+      firstLsn: this.log.firstLsn(),
+      retainedFrames: { follower: last - followers, watch: last - holds.watch, checkpoint: last - checkpoint },
+    };
+  }
+
   /** Frames with lsn >= from, decoded and verified, in order. */
   async *frames(from = 1): AsyncIterable<CommittedFrame> {
-    for await (const batch of this.rawRange({ gte: logKey(from), lt: LOG_END })) for (const [, v] of batch) yield decodeFrame(v);
+    for await (const e of this.logFrames(from)) yield e.frame;
+  }
+
+  /** The log's frames with lsn >= from as stored (`bytes`, what `applyFrames` takes) and decoded, in order. */
+  async *logFrames(from = 1): AsyncIterable<LogEntry> {
+    for await (const s of this.log.scan(from)) {
+      if (s.error) throw s.error;
+      yield s.entry;
+    }
   }
 
   // ---- maintenance --------------------------------------------------------
@@ -540,6 +789,7 @@ export class TenantStore implements StoreReader {
   /** Records how far a follower has applied the log (retention keeps what it still needs). */
   async registerFollower(id: string, appliedLsn: number): Promise<void> {
     await this.db.put(metaKey('follower', id), Buffer.from(JSON.stringify(appliedLsn)), { sync: true });
+    this.registeredFollowerMin = await this.followerMin();
   }
 
   /**
@@ -553,8 +803,23 @@ export class TenantStore implements StoreReader {
       const v = await this.db.get(metaKey('checkpoint', p.name));
       needed = Math.min(needed, v ? parseJson<number>(v) : 0);
     }
-    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['follower']))) for (const [, v] of batch) needed = Math.min(needed, parseJson<number>(v));
+    this.registeredFollowerMin = await this.followerMin();
+    const holds = this.hub.holds(this.lastLsn, this.log.bytesAfter);
+    needed = Math.min(needed, this.registeredFollowerMin, holds.follower, holds.watch);
     return this.segments.dropThrough(needed);
+  }
+
+  /** The lowest LSN any registered follower has applied (Infinity: none registered). */
+  private async followerMin(): Promise<number> {
+    let min = Infinity;
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['follower']))) for (const [, v] of batch) min = Math.min(min, parseJson<number>(v));
+    return min;
+  }
+
+  /** Forgets a registered follower: the log no longer keeps frames for it. */
+  async removeFollower(id: string): Promise<void> {
+    await this.db.del(metaKey('follower', id), { sync: true });
+    this.registeredFollowerMin = await this.followerMin();
   }
 
   /** Rebuilds every derived entry from the rows and reports each difference. */
@@ -597,6 +862,7 @@ export class TenantStore implements StoreReader {
     try {
       await this.checkpoint({ final: true });
     } finally {
+      this.hub.closeAll();
       this.feed.complete();
       await this.db.close();
     }

@@ -1,6 +1,6 @@
 /**
  * `verify`: rebuilds every derived entry from the rows alone, as if each row were
- * inserted into an empty store, and compares the result with what each participant's
+ * inserted into an empty store (after the schema-level entries its manifest derives), and compares the result with what each participant's
  * ranges hold. Any missing, extra or different key is reported.
  */
 import type { TableManifest } from '@mmdb/core';
@@ -44,6 +44,14 @@ export async function verifyStore(db: Db, manifests: readonly TableManifest[], p
     for (const m of manifests) {
       const expected = new WriteSet();
       const ctx = new RequestContext(0, base, [expected], (id) => byId.get(id));
+      // What the schema itself stands for (e.g. a vector table's spec): its derivation as a
+      // re-registration of the same manifest, which derives no row entries.
+      for (const p of participants) {
+        if (!p.deriveSchema) continue;
+        for (const w of await p.deriveSchema(m, m, ctx)) ctx.put(w.key, w.value);
+      }
+      ctx.own.mergeInto(expected);
+      ctx.own.clear();
       const head = keyOf(KEYSPACE.row, [m.id]).length;
       for (const [k, v] of (await db.iterator({ ...prefixRange(KEYSPACE.row, [m.id]), snapshot: snap }).all()) as Array<[Buffer, Buffer]>) {
         const row: StoredRow = decodeRow(m.id, decodeTuple(k, head), v);
@@ -56,7 +64,7 @@ export async function verifyStore(db: Db, manifests: readonly TableManifest[], p
         ctx.own.clear();
       }
       for (const p of participants) {
-        for (const [gte, lt] of p.dropRanges?.(m) ?? []) {
+        for (const [gte, lt] of p.verifyRanges?.(m) ?? p.dropRanges?.(m) ?? []) {
           const want = new Map(expected.inRange(gte, lt).filter(([, v]) => v !== null).map(([k, v]) => [k.toString('hex'), v as Buffer]));
           const have = (await db.iterator({ gte, lt, snapshot: snap }).all()) as Array<[Buffer, Buffer]>;
           derivedKeys += have.length;

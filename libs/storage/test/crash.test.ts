@@ -46,7 +46,8 @@ function runChild(dir: string, round: number, killAfterMs: number): Promise<stri
       if (!timer && out.includes('READY\n')) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     });
     child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': stdout may still hold the child's last lines when it has exited
+    child.on('close', (code, signal) => {
       if (signal !== 'SIGKILL') reject(new Error(`child ended by itself (code ${code}): ${err}`));
       else resolve(out.split('\n').slice(0, -1)); // the last piece may be a torn line
     });

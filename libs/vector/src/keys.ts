@@ -5,6 +5,7 @@
  *   V [table, 'k', i]      → checkpoint chunk i of the table's image
  *   V [null, 'checkpoint'] → {lsn, tables: {name: chunks}} (null sorts before every table name)
  */
+import { parseJsonExact, stringifyJson } from '@mmdb/core';
 import { decodeKey, keyOf, prefixRange } from '@mmdb/storage';
 import type { Metadata } from './validate';
 
@@ -17,6 +18,7 @@ export const chunkKey = (table: string, i: number) => keyOf(V, [table, 'k', i]);
 export const CHECKPOINT_KEY = keyOf(V, [null, 'checkpoint']);
 export const tableRange = (table: string) => prefixRange(V, [table]);
 export const chunkRange = (table: string) => prefixRange(V, [table, 'k']);
+export const entryRange = (table: string) => prefixRange(V, [table, 'e']);
 /** Every table's keys (strings sort after the null-led checkpoint record). */
 export const ALL_TABLES = { gte: keyOf(V, ['']), lt: Buffer.from([V_BYTE + 1]) };
 
@@ -32,7 +34,7 @@ export function parseKey(key: Buffer): ParsedKey {
 }
 
 export function encodeEntry(embedding: ArrayLike<number>, metadata: Metadata | null): Buffer {
-  const meta = metadata ? Buffer.from(JSON.stringify(metadata), 'utf8') : Buffer.alloc(0);
+  const meta = metadata ? Buffer.from(stringifyJson(metadata), 'utf8') : Buffer.alloc(0);
   const b = Buffer.allocUnsafe(4 + embedding.length * 4 + meta.length);
   b.writeUInt32LE(embedding.length, 0);
   for (let i = 0; i < embedding.length; i++) b.writeFloatLE(embedding[i], 4 + i * 4);
@@ -45,5 +47,5 @@ export function decodeEntry(b: Buffer): { embedding: Float32Array; metadata: Met
   const embedding = new Float32Array(dim);
   for (let i = 0; i < dim; i++) embedding[i] = b.readFloatLE(4 + i * 4);
   const rest = b.subarray(4 + dim * 4);
-  return { embedding, metadata: rest.length ? (JSON.parse(rest.toString('utf8')) as Metadata) : null };
+  return { embedding, metadata: rest.length ? (parseJsonExact(rest.toString('utf8')) as Metadata) : null };
 }

@@ -12,11 +12,11 @@
  *   await store.commit({ changes: [VectorParticipant.put('docs', { id: 'a', embedding: [1, 0] })] });
  *   vectors.topk('docs', { vector: [1, 0], k: 5 }); // [{ id: 'a', distance: 0, metadata: null }]
  */
-import { DbError, type JsonValue, type Lsn, type TableManifest, type VectorIndexKind } from '@mmdb/core';
+import { DbError, stringifyJson, type JsonValue, type Lsn, type TableManifest, type VectorIndexKind } from '@mmdb/core';
 import type { CommitParticipant, CommittedFrame, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, Snapshot, StoreReader } from '@mmdb/storage';
 import { VectorTable, type Match, type TableSpec } from './table';
-import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, metaKey, parseKey, tableRange } from './keys';
-import { checkVector, parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, toNumbers, type Metadata } from './validate';
+import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, entryRange, metaKey, parseKey, tableRange } from './keys';
+import { checkDirection, checkVector, parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, toNumbers, type Metadata } from './validate';
 import type { VectorMetric } from './metric';
 
 export const PARTICIPANT = 'vector';
@@ -59,7 +59,7 @@ async function lastLsnOf(store: StoreReader, snap: Snapshot): Promise<Lsn> {
 
 /** A row's id in its vector table: the single pk value as text, or the pk tuple as JSON. */
 export function rowVectorId(pk: readonly JsonValue[]): string {
-  return pk.length === 1 ? String(pk[0]) : JSON.stringify(pk);
+  return pk.length === 1 ? String(pk[0]) : stringifyJson(pk);
 }
 
 export class VectorParticipant implements CommitParticipant {
@@ -114,8 +114,10 @@ export class VectorParticipant implements CommitParticipant {
       if (metric && metric !== spec.metric)
         throw new DbError('metric_mismatch', `table "${table}" is locked to metric ${spec.metric}, not ${metric}`, { field: 'metric', expected: spec.metric });
       parseVector('embedding', p.embedding, spec.dim);
+      checkDirection('embedding', embedding, spec.metric);
     } else {
       const spec: StoredSpec = { dim: embedding.length, metric: metric ?? 'cosine', index: 'auto', params: {} };
+      checkDirection('embedding', embedding, spec.metric);
       writes.push({ key: metaKey(table), value: Buffer.from(JSON.stringify(spec)) });
     }
     writes.push({ key: ek, value: encodeEntry(embedding, metadata) });
@@ -141,9 +143,16 @@ export class VectorParticipant implements CommitParticipant {
     const value = c.after?.values[v.column];
     if (value === undefined || value === null) return c.before?.values[v.column] != null ? [{ key: entryKey(c.schema, id), value: null }] : [];
     const embedding = parseVector(v.column, value, v.dim);
+    checkDirection(v.column, embedding, v.metric);
     const metadata: Metadata = {};
     for (const [k, x] of Object.entries(c.after!.values)) if (k !== v.column) metadata[k] = x;
     return [{ key: entryKey(c.schema, id), value: encodeEntry(embedding, metadata) }];
+  }
+
+  /** What verify rebuilds from rows: the entries (not the spec written at registration, nor checkpoint images). */
+  verifyRanges(m: TableManifest): Array<[Buffer, Buffer]> {
+    const r = entryRange(m.id);
+    return [[r.gte, r.lt]];
   }
 
   dropRanges(m: TableManifest): Array<[Buffer, Buffer]> {
@@ -206,6 +215,7 @@ export class VectorParticipant implements CommitParticipant {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new DbError('validation_failed', 'body must be an object {vector, k?, mode?, filter?, metric?}');
     const t = this.table(name);
     const q = checkVector('vector', body.vector, t.spec.dim); // not copied: topk copies it into the table's query buffer
+    checkDirection('vector', q, t.spec.metric);
     const k = parseK(body.k);
     const mode = parseMode(body.mode);
     const metric = parseMetric(body.metric);

@@ -3,7 +3,7 @@
  * slab, and the index chosen for the table. Pure in-memory; the participant feeds it
  * committed frames and checkpoints it.
  */
-import { DbError, type JsonValue, type VectorIndexKind } from '@mmdb/core';
+import { DbError, parseJsonExact, stringifyJson, type JsonValue, type VectorIndexKind } from '@mmdb/core';
 import type { AnnIndex, Hit, IndexContext, SearchMode } from './ann';
 import { ExactIndex, exactOver } from './exact';
 import { HnswIndex } from './hnsw';
@@ -57,6 +57,7 @@ function postingKey(field: string, v: JsonValue): string {
 }
 
 function canonical(v: JsonValue): string {
+  if (typeof v === 'bigint') return v.toString();
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   return `{${Object.keys(v)
@@ -270,7 +271,7 @@ export class VectorTable {
   /** Checkpoint image: a JSON header (ids, metadata, kind), the slab, the index bytes. */
   serialize(): Buffer {
     const head = Buffer.from(
-      JSON.stringify({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high }),
+      stringifyJson({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high }),
       'utf8',
     );
     const slab = this.slab.serialize();
@@ -286,7 +287,7 @@ export class VectorTable {
     const hl = b.readUInt32LE(0);
     const sl = b.readUInt32LE(4);
     const il = b.readUInt32LE(8);
-    const h = JSON.parse(b.subarray(12, 12 + hl).toString('utf8'));
+    const h = parseJsonExact(b.subarray(12, 12 + hl).toString('utf8')) as any;
     const t = new VectorTable(name, h.spec);
     t.slab = VectorSlab.deserialize(t.spec.dim, h.high, b.subarray(12 + hl, 12 + hl + sl));
     t.idOf = h.ids;

@@ -1,5 +1,5 @@
 /** Input checks shared by every caller (HTTP, SQL): they throw the spec's codes. */
-import { DbError, type JsonValue } from '@mmdb/core';
+import { DbError, isLosslessNumber, type JsonValue } from '@mmdb/core';
 import { SEARCH_MODES, type SearchMode } from './ann';
 import { isMetric, type VectorMetric } from './metric';
 
@@ -19,16 +19,36 @@ export function checkVector(field: string, v: unknown, dim?: number): readonly n
   if (n === 0) throw new DbError('validation_failed', `"${field}" must not be empty`, { field });
   if (n > MAX_DIM) throw new DbError('validation_failed', `"${field}" has ${n} components; at most ${MAX_DIM}`, { field });
   // one tight loop: `x - x` is 0 for a finite number, NaN for ±Infinity and NaN
+  let out: unknown[] = v;
   for (let i = 0; i < n; i++) {
     const x = v[i];
-    if (typeof x !== 'number' || x - x !== 0) throw badComponent(field, i, x);
+    if (typeof x === 'number' && x - x === 0) continue;
+    // an integer literal beyond 2^53 arrives exact (a bigint): a component is a float, so its nearest
+    if (typeof x === 'bigint') {
+      if (out === v) out = v.slice();
+      out[i] = Number(x);
+      continue;
+    }
+    throw badComponent(field, i, x);
   }
+  v = out;
   if (dim !== undefined && n !== dim)
     throw new DbError('dim_mismatch', `"${field}" has ${n} dimensions; the table is locked to ${dim}`, { field, expected: dim, got: n });
   return v as number[];
 }
 
+/**
+ * Cosine compares directions: a vector whose float32 components are all zero has none, so a
+ * cosine table refuses it (`validation_failed`: no direction) at put and at top-k.
+ */
+export function checkDirection(field: string, v: ArrayLike<number>, metric: VectorMetric): void {
+  if (metric !== 'cosine') return;
+  for (let i = 0; i < v.length; i++) if (Math.fround(v[i]) !== 0) return;
+  throw new DbError('validation_failed', `"${field}" is a zero vector: it has no direction, so cosine distance is undefined for it`, { field });
+}
+
 function badComponent(field: string, i: number, x: unknown): DbError {
+  if (isLosslessNumber(x)) return new DbError('validation_failed', `"${field}[${i}]" is ${x.value}: not a finite number a float holds`, { field });
   if (typeof x !== 'number') return new DbError('validation_failed', `"${field}[${i}]" is not a number`, { field });
   return new DbError('validation_failed', `"${field}[${i}]" is not finite`, { field });
 }

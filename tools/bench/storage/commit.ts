@@ -8,7 +8,11 @@
  * - rows/s committing batches of 1,000 rows (one commit, one frame each);
  * each row with one secondary index, beside the ceiling of this machine: a raw
  * classic-level loop of `batch(..., { sync: true })` writing the same row and index keys
- * in batches of the same sizes, measured in the same run.
+ * in batches of the same sizes, measured in the same run;
+ * - the change feed: 64 callers committing while a `changesFrom` reader consumes every frame
+ *   (frames/s the reader consumes beside the commits/s of the same run, and the commits/s
+ *   beside the 64-caller run without a reader: what the feed costs the writers), and while a
+ *   follower applies them to a second store through `applyFrames` (the frame applier).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'fs';
 import { join } from 'path';
@@ -48,9 +52,31 @@ async function timed(fn: (stop: () => boolean) => Promise<number>): Promise<{ n:
 }
 
 async function storeSingles(callers: number): Promise<number> {
-  const dir = tmp(`s${callers}`);
+  return (await singlesWithFeed(callers, 'none')).commits;
+}
+
+/**
+ * `callers` writers for SECONDS; with `reader`, a feed reader from the start of the run that
+ * counts every frame (`count`) or applies each batch to a second store (`follow`).
+ */
+async function singlesWithFeed(callers: number, reader: 'none' | 'count' | 'follow'): Promise<{ commits: number; frames: number }> {
+  const dir = tmp(`s${callers}${reader}`);
   const store = await TenantStore.open({ dir });
   await store.registerSchema(SCHEMA);
+  const follower = reader === 'follow' ? await TenantStore.open({ dir: join(dir, 'follower') }) : null;
+  if (follower) for await (const e of store.logFrames(1)) await follower.applyFrames([e.bytes]);
+  const feed = reader === 'none' ? null : store.changesFrom({ epoch: store.epoch, lsn: store.lastLsn }, { kind: follower ? 'follower' : 'watch' });
+  let frames = 0;
+  let readerEnd = 0;
+  const consumed = (async () => {
+    if (!feed) return;
+    for await (const b of feed) {
+      if (follower) await follower.applyFrames(b.entries.map((e) => e.bytes));
+      frames += b.entries.length;
+      readerEnd = performance.now();
+    }
+  })();
+  const t0 = performance.now();
   let next = 0;
   const r = await timed(async (stop) => {
     let n = 0;
@@ -65,9 +91,15 @@ async function storeSingles(callers: number): Promise<number> {
     );
     return n;
   });
+  // the reader catches up on what was committed, then stops
+  const last = store.lastLsn;
+  while (feed && frames < last - 1) await new Promise((res) => setTimeout(res, 5));
+  feed?.close();
+  await consumed;
+  await follower?.close();
   await store.close();
   rmSync(dir, { recursive: true, force: true });
-  return r.n / r.s;
+  return { commits: r.n / r.s, frames: feed ? frames / ((readerEnd - t0) / 1000) : 0 };
 }
 
 async function storeBatches(size: number): Promise<number> {
@@ -130,6 +162,8 @@ async function main(): Promise<void> {
   const s64 = await storeSingles(64);
   const raw1000 = await rawLoop(1000);
   const b1000 = await storeBatches(1000);
+  const withReader = await singlesWithFeed(64, 'count');
+  const withFollower = await singlesWithFeed(64, 'follow');
   const rows = [
     ['single-row commits, 1 caller', s1, raw1],
     ['single-row commits, 16 callers', s16, raw1],
@@ -143,6 +177,12 @@ async function main(): Promise<void> {
   console.log('');
   console.log(`64 callers / 1 caller: ${(s64 / s1).toFixed(1)}x (target >= 10x); 64 callers: ${fmt(s64)} commits/s (target >= 20,000)`);
   console.log(`batches of 1,000: ${((b1000 / raw1000) * 100).toFixed(0)}% of the raw loop (target >= 50%)`);
+  console.log('');
+  console.log('| change feed, 64 callers | ours | peer (same run) | peer | ours / peer |');
+  console.log('|---|---:|---|---:|---:|');
+  console.log(`| commits/s with a feed reader | ${fmt(withReader.commits)} | commits/s, no reader | ${fmt(s64)} | ${(withReader.commits / s64).toFixed(2)} |`);
+  console.log(`| frames/s the reader consumes | ${fmt(withReader.frames)} | commits/s beside it | ${fmt(withReader.commits)} | ${(withReader.frames / withReader.commits).toFixed(2)} |`);
+  console.log(`| frames/s a follower applies (applyFrames) | ${fmt(withFollower.frames)} | commits/s beside it | ${fmt(withFollower.commits)} | ${(withFollower.frames / withFollower.commits).toFixed(2)} |`);
 }
 
 main().catch((e) => {

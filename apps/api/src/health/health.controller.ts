@@ -59,12 +59,17 @@ export class HealthController {
   async scrape(@Res({ passthrough: true }) _reply: FastifyReply): Promise<string> {
     const handles = await this.tenants.openHandles();
     this.metrics.openStores.set(handles.length);
-    for (const g of [this.metrics.commitQueueDepth, this.metrics.logSegments, this.metrics.framesSinceCheckpoint]) g.reset();
+    const m = this.metrics;
+    for (const g of [m.commitQueueDepth, m.logSegments, m.framesSinceCheckpoint, m.feedCursors, m.oldestHeldLsn, m.framesRetained]) g.reset();
     for (const h of handles) {
       const tenant = { tenant: h.tenant };
       this.metrics.commitQueueDepth.set(tenant, (await h.store.health()).queueDepth);
       this.metrics.logSegments.set(tenant, h.store.segments.list().length);
       this.metrics.framesSinceCheckpoint.set(tenant, h.store.lastLsn - h.store.maintenance.lastCheckpointLsn);
+      const feed = h.store.feedStats();
+      for (const [kind, n] of Object.entries(feed.cursors)) m.feedCursors.set({ tenant: h.tenant, kind }, n);
+      m.oldestHeldLsn.set(tenant, feed.oldestHeldLsn);
+      for (const [holder, n] of Object.entries(feed.retainedFrames)) m.framesRetained.set({ tenant: h.tenant, holder }, n);
     }
     return this.metrics.registry.metrics();
   }

@@ -82,6 +82,24 @@ export class Metrics {
     labelNames: ['tenant'] as const,
     registers: [this.registry],
   });
+  readonly feedCursors = new Gauge({
+    name: 'db_feed_cursors',
+    help: 'Open change-feed cursors per tenant store and reader kind (follower, watch), sampled at scrape',
+    labelNames: ['tenant', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly oldestHeldLsn = new Gauge({
+    name: 'db_log_oldest_held_lsn',
+    help: 'The oldest LSN log retention keeps for a checkpoint, a follower or a feed reader, per tenant store, sampled at scrape',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly framesRetained = new Gauge({
+    name: 'db_log_frames_retained',
+    help: 'Log frames kept because of each kind of holder (follower, watch, checkpoint), per tenant store, sampled at scrape',
+    labelNames: ['tenant', 'holder'] as const,
+    registers: [this.registry],
+  });
 
   /** Series children by "method route status" (bounded: methods, route patterns and statuses are finite). */
   private readonly requestSeries = new Map<string, RequestSeries>();

@@ -1,5 +1,5 @@
 import * as crypto from 'crypto';
-import { DbError, isUlid, isUuid } from '@mmdb/core';
+import { DbError, isUlid, isUuid, stringifyJson } from '@mmdb/core';
 import type { ChangeResult, IdempotencyRecord, StoredResponse } from '@mmdb/storage';
 
 /** The Idempotency-Key header, validated (ULID or UUID), or undefined. */
@@ -34,7 +34,7 @@ export function idempotencyFor(
 ): IdempotencyRecord | undefined {
   const key = idempotencyKeyOf(req.headers);
   if (!key) return undefined;
-  const body = typeof req.body === 'string' || Buffer.isBuffer(req.body) ? req.body : JSON.stringify(req.body ?? null);
+  const body = typeof req.body === 'string' || Buffer.isBuffer(req.body) ? req.body : stringifyJson(req.body ?? null);
   return { key, fingerprint: fingerprint(req.method, req.url, body), expiresAt: Date.now() + ttlMs, render };
 }
 

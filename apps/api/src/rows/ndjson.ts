@@ -1,5 +1,5 @@
 import type { Readable } from 'stream';
-import { DbError } from '@mmdb/core';
+import { DbError, parseJsonExact } from '@mmdb/core';
 
 export interface NdjsonLimits {
   /** Longest accepted line in bytes. */
@@ -41,7 +41,7 @@ export async function readNdjson(
     if (buf[first] >= 0x80 && s.trim() === '') return; // Unicode-only whitespace
     let value: unknown;
     try {
-      value = JSON.parse(s);
+      value = parseJsonExact(s);
     } catch (e) {
       throw new DbError('invalid_body', `line ${lineNo} is not valid JSON: ${(e as Error).message}`, { line: lineNo });
     }

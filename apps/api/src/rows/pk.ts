@@ -1,4 +1,4 @@
-import { ColumnDef, coerceValue, DbError, JsonValue, TableManifest } from '@mmdb/core';
+import { ColumnDef, coerceValue, DbError, JsonValue, parseJsonExact, parseNumberLiteral, pkSegment, TableManifest } from '@mmdb/core';
 
 /**
  * The `{pk}` path segment (README: "Primary keys in paths").
@@ -22,7 +22,7 @@ export function parsePkSegment(raw: string, m: TableManifest): JsonValue[] {
   if (decodedWhole.startsWith('[')) {
     let arr: unknown;
     try {
-      arr = JSON.parse(decodedWhole);
+      arr = parseJsonExact(decodedWhole);
     } catch {
       throw new DbError('validation_failed', `primary key segment is not a valid JSON array`);
     }
@@ -66,7 +66,11 @@ function fromText(col: ColumnDef, s: string): JsonValue {
   switch (col.ty) {
     case 'i64':
     case 'timestamp':
-      if (/^-?\d+$/.test(s) && Number.isSafeInteger(Number(s))) return Number(s);
+      if (/^-?\d+$/.test(s)) {
+        const n = parseNumberLiteral(s);
+        if (typeof n === 'number' && Number.isSafeInteger(n)) return n;
+        if (col.ty === 'i64') return coercePk(col, n);
+      }
       if (col.ty === 'timestamp') return coercePk(col, s);
       break;
     case 'f64':
@@ -85,7 +89,7 @@ function fromText(col: ColumnDef, s: string): JsonValue {
 
 function safeJson(s: string): unknown {
   try {
-    return JSON.parse(s);
+    return parseJsonExact(s);
   } catch {
     return s;
   }
@@ -93,7 +97,7 @@ function safeJson(s: string): unknown {
 
 /** The path-segment form of a key tuple (what responses carry as `pk`). */
 export function formatPk(pk: readonly JsonValue[]): string {
-  return pk.map((v) => encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v))).join(',');
+  return pkSegment(pk);
 }
 
 /** The raw (still percent-encoded) last path segment of a URL. */

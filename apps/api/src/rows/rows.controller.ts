@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'stream';
+import { Accepts } from '../http/body';
 import { TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { parseIfMatch } from './if-match';
@@ -38,6 +39,7 @@ export class RowsController {
 
   @Post('_batch')
   @HttpCode(200)
+  @Accepts('json', 'ndjson')
   async batch(
     @TenantCtx() t: TenantHandle,
     @Param('schema') schema: string,
@@ -67,15 +69,26 @@ export class RowsController {
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const pk = parsePkSegment(lastRawSegment(req.url), this.rows.manifest(t, schema));
-    const pre = parseIfMatch(req.headers['if-match']);
+    const { pk, pre } = this.target(t, schema, req);
     return send(reply, await this.rows.put(t, req, schema, pk, body, pre));
+  }
+
+  /** Our extension: a JSON merge patch (RFC 7396) of the row; If-Match and Idempotency-Key as on PUT. */
+  @Patch(':pk')
+  @Accepts('json')
+  async patch(@TenantCtx() t: TenantHandle, @Param('schema') schema: string, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    const { pk, pre } = this.target(t, schema, req);
+    return send(reply, await this.rows.patch(t, req, schema, pk, body, pre));
+  }
+
+  /** The row a keyed route names (`{pk}`, typed by the manifest) and its If-Match precondition. */
+  private target(t: TenantHandle, schema: string, req: FastifyRequest) {
+    return { pk: parsePkSegment(lastRawSegment(req.url), this.rows.manifest(t, schema)), pre: parseIfMatch(req.headers['if-match']) };
   }
 
   @Delete(':pk')
   async delete(@TenantCtx() t: TenantHandle, @Param('schema') schema: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    const pk = parsePkSegment(lastRawSegment(req.url), this.rows.manifest(t, schema));
-    const pre = parseIfMatch(req.headers['if-match']);
+    const { pk, pre } = this.target(t, schema, req);
     return send(reply, await this.rows.delete(t, req, schema, pk, pre));
   }
 }

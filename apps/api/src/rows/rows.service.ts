@@ -1,13 +1,14 @@
 import * as crypto from 'crypto';
 import type { Readable } from 'stream';
 import { Inject, Injectable } from '@nestjs/common';
-import { DbError, isDbError, JsonValue, Row, TableManifest } from '@mmdb/core';
+import { DbError, isDbError, JsonValue, quoteValue, Row, stringifyJson, TableManifest } from '@mmdb/core';
 import type { ChangeResult, CommitResult, IdempotencyRecordStored, Precondition, RowPutChange, StoredResponse } from '@mmdb/storage';
 import { APP_CONFIG, AppConfig } from '../config';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { etag } from './if-match';
 import { fingerprint, idempotencyFor, idempotencyKeyOf } from './idempotency';
 import { readNdjson } from './ndjson';
+import { mergePatchRow } from './merge-patch';
 import { formatPk } from './pk';
 
 export interface ReqLike {
@@ -69,13 +70,55 @@ export class RowsService {
     const row: Row = { ...asRow(body) };
     m.primary_key.forEach((col, i) => {
       if (row[col] === undefined) row[col] = pk[i];
-      else if (JSON.stringify(normalizeKeyValue(row[col])) !== JSON.stringify(pk[i])) {
-        throw new DbError('validation_failed', `body primary key column "${col}" (${JSON.stringify(row[col])}) disagrees with the path (${JSON.stringify(pk[i])})`, {
+      else if (stringifyJson(normalizeKeyValue(row[col])) !== stringifyJson(pk[i])) {
+        throw new DbError('validation_failed', `body primary key column "${col}" (${quoteValue(row[col])}) disagrees with the path (${quoteValue(pk[i])})`, {
           field: col,
         });
       }
     });
     return this.commitOne(t, req, [{ op: 'put', schema, row, ...(pre ? { precondition: pre } : {}) }], (res) => putAnswer(res[0]));
+  }
+
+  /**
+   * PATCH rows/{schema}/{pk}: a JSON merge patch (RFC 7396, see merge-patch.ts) of the stored
+   * row. The row must exist (404 row_not_found; 412 with If-Match). The patched row is written
+   * only if the row is still at the version read (If-Match's version when given, else the one
+   * read; a concurrent write in between is retried, up to 5 times, when no If-Match was sent).
+   */
+  async patch(t: TenantHandle, req: ReqLike, schema: string, pk: JsonValue[], body: unknown, pre?: Precondition): Promise<Answer> {
+    const m = this.manifest(t, schema);
+    const patch = asRow(body, 'a JSON merge patch object (RFC 7396)');
+    const key = idempotencyKeyOf(req.headers);
+    const stored = key ? await lookupIdempotency(t, key) : undefined;
+    if (stored) {
+      // a key already used: replay, or refuse another request (nothing is read or written)
+      const mine = idempotencyFor(req, this.config.idempotencyTtlMs, (res) => putAnswer(res[0]))!;
+      if (stored.fingerprint !== mine.fingerprint) throw new DbError('conflict', `Idempotency-Key "${key}" was already used with a different request`);
+      return fromStored(stored.response);
+    }
+    m.primary_key.forEach((col, i) => {
+      if (patch[col] !== undefined && stringifyJson(patch[col]) !== stringifyJson(pk[i])) {
+        throw new DbError('validation_failed', `the patch changes primary key column "${col}" (${quoteValue(patch[col])}; the path says ${quoteValue(pk[i])})`, { field: col });
+      }
+    });
+    for (let attempt = 0; ; attempt++) {
+      const cur = await t.store.getRow(schema, pk);
+      if (!cur) {
+        if (pre) throw new DbError('precondition_failed', `If-Match given but row ${formatPk(pk)} does not exist in ${schema}`);
+        throw new DbError('row_not_found', `no row ${formatPk(pk)} in ${schema}`, { schema, pk: formatPk(pk) });
+      }
+      if (pre && pre.kind === 'if_match' && pre.version !== '*' && pre.version !== cur.version) {
+        throw new DbError('write_conflict', `row ${formatPk(pk)} is at version ${cur.version}, not ${pre.version}`, { current_version: cur.version });
+      }
+      const row = mergePatchRow(m, cur.values, patch);
+      try {
+        return await this.commitOne(t, req, [{ op: 'put', schema, row, precondition: { kind: 'if_match', version: cur.version } }], (res) => putAnswer(res[0]));
+      } catch (e) {
+        // another write landed between our read and our commit: read again (only when the
+        // client did not pin a version itself)
+        if (!isDbError(e) || (e.code !== 'write_conflict' && e.code !== 'precondition_failed') || (pre?.kind === 'if_match' && pre.version !== '*') || attempt >= 4) throw e;
+      }
+    }
   }
 
   /** DELETE rows/{schema}/{pk}: idempotent `{deleted}`. */
@@ -202,7 +245,7 @@ export class RowsService {
       // still committed (as it would have been without holding it back), then we report.
       if (inflight) await inflight;
       if (isDbError(e) && e.details.committed === undefined && held) await commitChunk(held, false);
-      throw withProgress(e, committed, current.lines[0]);
+      throw withProgress(e, committed, current.lines);
     }
     if (inflight) await inflight;
     const rest = [held, current].filter((c): c is Chunk => !!c && c.rows.length > 0);
@@ -240,10 +283,17 @@ function chunkError(e: unknown, c: { lines: number[] }, committed: number): unkn
   });
 }
 
-function withProgress(e: unknown, committed: number, chunkFirstLine: number | undefined): unknown {
+/**
+ * A failure while reading (a bad line, a stream over its cap): the chunk being gathered is
+ * discarded, from its first line through the failing line (or the last line read).
+ */
+function withProgress(e: unknown, committed: number, chunkLines: readonly number[]): unknown {
   if (!isDbError(e) || e.details.committed !== undefined) return e;
-  const first = chunkFirstLine ?? (e.details.line as number | undefined);
-  return new DbError(e.code, e.message, { ...e.details, committed, ...(first !== undefined ? { chunk_discarded: { first_line: first } } : {}) });
+  const at = e.details.line as number | undefined;
+  const first = chunkLines[0] ?? at;
+  const last = at ?? chunkLines[chunkLines.length - 1];
+  const discarded = first !== undefined ? { chunk_discarded: { first_line: first, last_line: last ?? first } } : {};
+  return new DbError(e.code, e.message, { ...e.details, committed, ...discarded });
 }
 
 function parseChunk(raw?: string): number {
@@ -256,8 +306,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function asRow(v: unknown): Row {
-  if (!isObject(v)) throw new DbError('validation_failed', 'the body must be a JSON object (a row)');
+function asRow(v: unknown, what = 'a JSON object (a row)'): Row {
+  if (!isObject(v)) throw new DbError('validation_failed', `the body must be ${what}`);
   return v as Row;
 }
 

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError, TableManifest } from '@mmdb/core';
 import type { ChangeResult, StoredResponse } from '@mmdb/storage';
 import { APP_CONFIG, AppConfig } from '../config';
+import { Accepts } from '../http/body';
 import { OperatorOnly, TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { idempotencyFor } from '../rows/idempotency';
@@ -19,8 +20,9 @@ export class SchemasController {
 
   @Post()
   @HttpCode(200)
+  @Accepts('text')
   async register(@TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    if (typeof req.body !== 'string') throw new DbError('invalid_body', 'a schema is a TOML manifest sent as Content-Type: text/plain');
+    if (typeof req.body !== 'string') throw new DbError('invalid_body', 'a schema is a TOML manifest sent as Content-Type: text/plain (or application/toml)');
     const render = (res: readonly ChangeResult[]): StoredResponse => {
       const r = res[0] as Extract<ChangeResult, { op: 'schema_put' }>;
       return { status: 200, body: { id: r.schema, tenant: t.tenant, created: r.created } };

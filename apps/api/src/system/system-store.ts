@@ -2,7 +2,8 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { ClassicLevel } from 'classic-level';
-import { DbError, isUlid, newUlid } from '@mmdb/core';
+import { DbError, isUlid, newUlid, type JsonValue } from '@mmdb/core';
+import { CatalogChange, commitCatalogDirect, readTenantCatalog, tenantsOnDisk } from '../tenancy/store-port';
 
 /** What a bearer token resolves to. */
 export interface Principal {
@@ -29,12 +30,33 @@ export interface IssuedToken extends TokenInfo {
   readonly token: string;
 }
 
-/** On disk at `token:<sha256 hex>`. Records written before token ids lack `id`/`expires_at`. */
+/**
+ * A legacy record in `_system` at `token:<sha256 hex>` (before tokens lived in their tenant's
+ * log; records written before token ids lack `id`/`expires_at`). Read at open and moved into
+ * the tenant's log when its store opens.
+ */
 interface TokenRecord {
   tenant: string;
   created: number;
   id?: string;
   expires_at?: number | null;
+}
+
+/** A token in its tenant's catalogue (`{op: 'catalog', kind: 'token', id: token_id, record}`): the hash, never the secret. */
+export interface TokenCatalogRecord {
+  readonly hash: string;
+  readonly created: number;
+  readonly expires_at: number | null;
+}
+
+/**
+ * Where token changes are committed: the tenant's own log. The server fills it with its tenant
+ * registry (stores already open); without a server, the store is opened for the commit. False:
+ * the tenant has no store yet (the CLI with the server stopped): the change is kept as a
+ * pending `_system` record, moved into the log when the server creates the store.
+ */
+export interface TenantCatalogPort {
+  commitCatalog(tenant: string, changes: readonly CatalogChange[], actor: string): Promise<boolean | void>;
 }
 
 /**
@@ -76,6 +98,12 @@ export class TokenEntry {
   record(): TokenRecord {
     return { tenant: this.tenant, created: this.created, id: this.id, expires_at: this.expiresAt };
   }
+
+  /** This token as a catalogue change of its tenant's log (`expires` overrides its expiry; null removes it). */
+  change(expiresAt: number | null = this.expiresAt, remove = false): CatalogChange {
+    const record: TokenCatalogRecord = { hash: this.hash, created: this.created, expires_at: expiresAt };
+    return { op: 'catalog', kind: 'token', id: this.id, record: remove ? null : (record as unknown as JsonValue) };
+  }
 }
 
 /** Why a token did not resolve. */
@@ -105,9 +133,16 @@ export const DEFAULT_GRACE_SECONDS = 300;
 export const EXPIRED_RETENTION_MS = 7 * 86400 * 1000;
 
 /**
- * The service's own small store (`<dataDir>/_system`, classic-level): tenants and the
- * hashes of their tokens, with each token's public id and expiry. Everything is kept in
- * memory for the auth path; writes go to disk (sync) before memory changes.
+ * The node's index of tenants and their tokens, kept in memory for the auth path.
+ *
+ * A tenant's tokens (hash, public id, expiry) live in the tenant's own log, as catalogue
+ * changes, so a follower or a restored copy of the log authenticates them with nothing else.
+ * At open the index is built from each tenant store's catalogue on this node; token changes are
+ * committed into the tenant's log (through the `TenantCatalogPort`) before memory changes, and
+ * catalogue changes arriving in frames (a follower applying its leader's log) update it too
+ * (`applyTokenChange`). `<dataDir>/_system` (classic-level) keeps only which tenants this node
+ * serves (placement, node configuration like the operator token), and legacy token records
+ * from before, moved into their tenant's log when its store opens.
  */
 export class SystemStore {
   private readonly byHash = new Map<string, TokenEntry>();
@@ -125,7 +160,21 @@ export class SystemStore {
   /** Token and tenant changes run one at a time (check, then write, then update memory). */
   private chain: Promise<unknown> = Promise.resolve();
 
-  private constructor(private readonly db: ClassicLevel<string, string>) {}
+  /** Hashes of tokens whose record is still the legacy one in `_system` (not yet in their tenant's log). */
+  private readonly legacy = new Set<string>();
+  private port: TenantCatalogPort;
+
+  private constructor(
+    private readonly db: ClassicLevel<string, string>,
+    dataDir: string,
+  ) {
+    this.port = { commitCatalog: (tenant, changes, actor) => commitCatalogDirect(dataDir, tenant, changes, actor) };
+  }
+
+  /** Token changes go to the tenant's log through this port from now on (the server's tenant registry). */
+  attachCatalog(port: TenantCatalogPort): void {
+    this.port = port;
+  }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.chain.then(fn, fn);
@@ -137,7 +186,7 @@ export class SystemStore {
     fs.mkdirSync(dataDir, { recursive: true });
     const db = new ClassicLevel<string, string>(path.join(dataDir, '_system'), { valueEncoding: 'utf8' });
     await db.open();
-    const s = new SystemStore(db);
+    const s = new SystemStore(db, dataDir);
     const ops: Array<{ type: 'put'; key: string; value: string } | { type: 'del'; key: string }> = [];
     for await (const [k, v] of db.iterator()) {
       if (k.startsWith('tenant:')) s.tenants.set(k.slice(7), JSON.parse(v));
@@ -154,19 +203,89 @@ export class SystemStore {
         const e = new TokenEntry(hash, rec.tenant, id, rec.created, expiresAt);
         if (id !== rec.id) ops.push({ type: 'put', key: k, value: JSON.stringify(e.record()) });
         s.index(e);
+        s.legacy.add(hash);
+      }
+    }
+    // Every tenant store on this node: its tokens from its own catalogue (they win over a
+    // legacy record of the same token); a store with no tenant record is a tenant of this node.
+    for (const tenant of tenantsOnDisk(dataDir)) {
+      if (!isUlid(tenant)) continue;
+      if (!s.tenants.has(tenant)) {
+        const rec: TenantRecord = { tenant, created: now };
+        s.tenants.set(tenant, rec);
+        ops.push({ type: 'put', key: 'tenant:' + tenant, value: JSON.stringify(rec) });
+      }
+      for (const { id, record } of await readTenantCatalog(dataDir, tenant, 'token')) {
+        const r = record as unknown as TokenCatalogRecord;
+        if (r.expires_at !== null && r.expires_at + EXPIRED_RETENTION_MS <= now) continue;
+        s.applyTokenChange(tenant, id, record);
       }
     }
     if (ops.length) await db.batch(ops, { sync: true });
     return s;
   }
 
+  /**
+   * Applies one token change of a tenant's catalogue to the index (idempotent): a change
+   * committed here, or one in a frame a follower applied. A token keeps its entry object
+   * (and so its cached resolution and rate state) across changes of its expiry.
+   */
+  applyTokenChange(tenant: string, id: string, record: JsonValue | null): void {
+    const e = this.byId.get(id);
+    if (record === null) {
+      if (e && e.tenant === tenant) this.unindex(e);
+      return;
+    }
+    const r = record as unknown as TokenCatalogRecord;
+    if (!r || typeof r.hash !== 'string') return;
+    const expires = r.expires_at ?? Infinity;
+    if (e && e.tenant === tenant && e.hash === r.hash) {
+      e.expires = expires;
+      if (expires <= Date.now() && e.cachedAs !== undefined) {
+        this.resolved.delete(e.cachedAs);
+        e.cachedAs = undefined;
+      }
+      this.legacy.delete(e.hash);
+      return;
+    }
+    const owner = this.byHash.get(r.hash);
+    if (owner && owner.tenant !== tenant) return; // one token cannot serve two tenants: the first keeps it
+    if (owner) this.unindex(owner);
+    if (e) this.unindex(e);
+    this.legacy.delete(r.hash);
+    this.index(new TokenEntry(r.hash, tenant, id, r.created, r.expires_at));
+  }
+
+  /**
+   * Moves a tenant's legacy token records (`_system`) into its log, once, when its store
+   * opens: `commit` writes the catalogue changes in one frame; the records are then deleted.
+   */
+  async migrateLegacy(tenant: string, commit: (changes: CatalogChange[]) => Promise<unknown>): Promise<number> {
+    const entries = [...this.byId.values()].filter((e) => e.tenant === tenant && this.legacy.has(e.hash));
+    if (!entries.length) return 0;
+    await commit(entries.map((e) => e.change()));
+    await this.db.batch(
+      entries.map((e) => ({ type: 'del' as const, key: 'token:' + e.hash })),
+      { sync: true },
+    );
+    for (const e of entries) this.legacy.delete(e.hash);
+    return entries.length;
+  }
+
   async close(): Promise<void> {
     await this.db.close();
   }
 
-  private index(e: TokenEntry): void {
+  /**
+   * Indexes a token's entry; the entry already indexed for the same id and hash (the frame
+   * observer may have indexed the commit first) stays, so there is one object per token.
+   */
+  private index(e: TokenEntry): TokenEntry {
+    const had = this.byId.get(e.id);
+    if (had && had.hash === e.hash) return had;
     this.byHash.set(e.hash, e);
     this.byId.set(e.id, e);
+    return e;
   }
 
   private unindex(e: TokenEntry): void {
@@ -254,14 +373,14 @@ export class SystemStore {
     if (owner && owner.tenant !== tenant) throw new DbError('conflict', 'this token already belongs to another tenant');
     const created = !this.tenants.has(tenant);
     const now = Date.now();
-    const ops: Array<{ type: 'put'; key: string; value: string }> = [];
     const tRec: TenantRecord = this.tenants.get(tenant) ?? { tenant, created: now };
-    if (created) ops.push({ type: 'put', key: 'tenant:' + tenant, value: JSON.stringify(tRec) });
-    const entry = owner ?? new TokenEntry(hash, tenant, newUlid(now), now, null);
-    if (!owner) ops.push({ type: 'put', key: 'token:' + hash, value: JSON.stringify(entry.record()) });
-    if (ops.length) await this.db.batch(ops, { sync: true });
+    if (created) await this.db.put('tenant:' + tenant, JSON.stringify(tRec), { sync: true });
     this.tenants.set(tenant, tRec);
-    if (!owner) this.index(entry);
+    if (!owner) {
+      const entry = new TokenEntry(hash, tenant, newUlid(now), now, null);
+      await this.write(tenant, now, [entry.change()]);
+      this.index(entry);
+    }
     return { created };
   }
 
@@ -279,9 +398,8 @@ export class SystemStore {
       tenant = this.requireTenant(tenant);
       const now = Date.now();
       const { entry, token } = this.mint(tenant, now, ttlSeconds === null ? null : now + ttlSeconds * 1000);
-      await this.write(tenant, now, [{ type: 'put', key: 'token:' + entry.hash, value: JSON.stringify(entry.record()) }]);
-      this.index(entry);
-      return this.issued(entry, token);
+      await this.write(tenant, now, [entry.change()]);
+      return this.issued(this.index(entry), token);
     });
   }
 
@@ -296,7 +414,7 @@ export class SystemStore {
       const e = this.byId.get(tokenId.toUpperCase());
       if (e === undefined || e.tenant !== tenant) return false;
       const live = e.expires > now;
-      await this.write(tenant, now, [{ type: 'del', key: 'token:' + e.hash }]);
+      await this.write(tenant, now, [e.change(null, true)]);
       this.unindex(e);
       return live;
     });
@@ -319,18 +437,13 @@ export class SystemStore {
       const ttlMs = ttlSeconds === undefined ? (old.expires === Infinity ? null : old.expires - old.created) : ttlSeconds === null ? null : ttlSeconds * 1000;
       const { entry, token } = this.mint(tenant, now, ttlMs === null ? null : now + ttlMs);
       const oldExpires = Math.min(old.expires, now + graceSeconds * 1000);
-      const oldRec = { ...old.record(), expires_at: oldExpires };
-      await this.write(tenant, now, [
-        { type: 'put', key: 'token:' + entry.hash, value: JSON.stringify(entry.record()) },
-        { type: 'put', key: 'token:' + old.hash, value: JSON.stringify(oldRec) },
-      ]);
+      await this.write(tenant, now, [entry.change(), old.change(oldExpires)]);
       old.expires = oldExpires;
       if (oldExpires <= now && old.cachedAs !== undefined) {
         this.resolved.delete(old.cachedAs);
         old.cachedAs = undefined;
       }
-      this.index(entry);
-      return this.issued(entry, token);
+      return this.issued(this.index(entry), token);
     });
   }
 
@@ -344,16 +457,42 @@ export class SystemStore {
   }
 
   /**
-   * One sync batch: the given ops plus the purge of this tenant's tokens that expired more
-   * than EXPIRED_RETENTION_MS ago (so expired records cannot pile up between starts).
+   * One frame of the tenant's log: the given changes, the tenant's legacy token records not
+   * moved yet, and the removal of its tokens that expired more than EXPIRED_RETENTION_MS ago
+   * (so expired records cannot pile up). Then the legacy records are deleted from `_system`.
    */
-  private async write(tenant: string, now: number, ops: Array<{ type: 'put'; key: string; value: string } | { type: 'del'; key: string }>): Promise<void> {
+  private async write(tenant: string, now: number, changes: CatalogChange[]): Promise<void> {
+    const named = new Set(changes.map((c) => c.id));
     const stale: TokenEntry[] = [];
+    const moved: TokenEntry[] = [];
     for (const e of this.byId.values()) {
-      if (e.tenant === tenant && e.expires !== Infinity && e.expires + EXPIRED_RETENTION_MS <= now) stale.push(e);
+      if (e.tenant !== tenant || named.has(e.id)) continue;
+      if (e.expires !== Infinity && e.expires + EXPIRED_RETENTION_MS <= now) stale.push(e);
+      else if (this.legacy.has(e.hash)) moved.push(e);
     }
-    for (const e of stale) ops.push({ type: 'del', key: 'token:' + e.hash });
-    await this.db.batch(ops, { sync: true });
+    for (const e of stale) changes.push(e.change(null, true));
+    for (const e of moved) changes.push(e.change());
+    if ((await this.port.commitCatalog(tenant, changes, 'tokens')) === false) {
+      // No store yet: pending records in _system (the legacy shape), moved into the log later.
+      const ops: Array<{ type: 'put'; key: string; value: string } | { type: 'del'; key: string }> = [];
+      for (const c of changes) {
+        const e = this.byId.get(c.id);
+        if (c.record === null) {
+          if (e) ops.push({ type: 'del', key: 'token:' + e.hash });
+          continue;
+        }
+        const r = c.record as unknown as TokenCatalogRecord;
+        ops.push({ type: 'put', key: 'token:' + r.hash, value: JSON.stringify({ tenant, created: r.created, id: c.id, expires_at: r.expires_at }) });
+        this.legacy.add(r.hash);
+      }
+      await this.db.batch(ops, { sync: true });
+      for (const e of stale) this.unindex(e);
+      return;
+    }
+    // every legacy record of the tenant is in its log now (written, moved or removed)
+    const gone = [...this.byId.values()].filter((e) => e.tenant === tenant && this.legacy.has(e.hash));
+    if (gone.length) await this.db.batch(gone.map((e) => ({ type: 'del' as const, key: 'token:' + e.hash })), { sync: true });
+    for (const e of gone) this.legacy.delete(e.hash);
     for (const e of stale) this.unindex(e);
   }
 }

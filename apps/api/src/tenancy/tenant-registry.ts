@@ -6,7 +6,8 @@ import { APP_CONFIG, AppConfig } from '../config';
 import { EngineContext, EngineFactory, EngineHooks, participantsOf } from './engines';
 import type { CommitRequest, CommitResult } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
-import { openTenantStore, TenantStore } from './store-port';
+import { SystemStore } from '../system/system-store';
+import { openTenantStore, tenantDir, TenantStore } from './store-port';
 import { Pressure } from './pressure';
 
 /**
@@ -65,7 +66,15 @@ export class TenantRegistry implements OnApplicationShutdown {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     readonly pressure: Pressure,
     private readonly metrics: Metrics,
-  ) {}
+    private readonly system: SystemStore,
+  ) {
+    // A tenant's token changes are frames of its own log, committed through its open store.
+    system.attachCatalog({
+      commitCatalog: async (tenant, changes, actor) => {
+        await (await this.get(tenant)).commit({ changes, actor, route: 'tokens' });
+      },
+    });
+  }
 
   /**
    * Registers a feature's per-store engine. Call it from the feature module's constructor;
@@ -87,7 +96,7 @@ export class TenantRegistry implements OnApplicationShutdown {
   }
 
   tenantDir(tenant: string): string {
-    return path.join(this.config.dataDir, 'tenants', tenant);
+    return tenantDir(this.config.dataDir, tenant);
   }
 
   /** The tenant's handle, opening its store on first use. The caller has checked the tenant exists. */
@@ -147,14 +156,19 @@ export class TenantRegistry implements OnApplicationShutdown {
       checkpointMs: this.config.checkpointMs,
       segmentFrames: this.config.logSegmentFrames,
     });
-    this.observeGroups(store);
+    this.observeGroups(tenant, store);
+    await this.system.migrateLegacy(tenant, (changes) => store.commit({ changes, actor: 'system', route: 'token migration' }));
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
     return new TenantHandle(tenant, store, engines);
   }
 
-  /** Frames of one durable group are published together in one tick: count them as a group. */
-  private observeGroups(store: TenantStore): void {
+  /**
+   * Frames of one durable group are published together in one tick: count them as a group.
+   * Token changes in the tenant's frames (its own, or a leader's applied by a follower) go to
+   * the node's token index.
+   */
+  private observeGroups(tenant: string, store: TenantStore): void {
     let n = 0;
     store.changes.subscribe((frame) => {
       if (n === 0) {
@@ -165,7 +179,10 @@ export class TenantRegistry implements OnApplicationShutdown {
       }
       n++;
       let rows = 0;
-      for (const c of frame.changes) if (c.op === 'put' || c.op === 'delete') rows++;
+      for (const c of frame.changes) {
+        if (c.op === 'put' || c.op === 'delete') rows++;
+        else if (c.op === 'catalog' && c.kind === 'token') this.system.applyTokenChange(tenant, c.id, c.record);
+      }
       if (rows) this.metrics.commitChanges.observe(rows);
     });
   }

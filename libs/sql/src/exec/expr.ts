@@ -1,5 +1,5 @@
 /** Compiles plan expressions into closures over (row, enclosing env). */
-import { DbError } from '@mmdb/core';
+import { DbError, stringifyJson } from '@mmdb/core';
 import type { Affinity, Collation, Expr, PlanNode } from '@mmdb/plan';
 import {
   applyAffinity, compareValues, hashKey, I64_MAX, I64_MIN, toInteger, toNumeric, toReal, toText, truthy,
@@ -35,7 +35,8 @@ function litValue(e: { value: unknown; real?: boolean; int?: boolean }): Value {
   if (typeof v === 'number') return e.real || !Number.isInteger(v) ? v : BigInt(v);
   if (typeof v === 'boolean') return v ? 1n : 0n;
   if (typeof v === 'string') return v;
-  return JSON.stringify(v);
+  if (typeof v === 'bigint') return v; // an exact integer from a plan's JSON (beyond ±2^53)
+  return stringifyJson(v);
 }
 
 export function arith(op: string, a: Value, b: Value): Value {

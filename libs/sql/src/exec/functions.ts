@@ -1,5 +1,6 @@
 /** Scalar functions with SQLite semantics. */
 import { DbError } from '@mmdb/core';
+import { JSON_FUNCTIONS } from './json-functions';
 import { applyAffinity, checkInt, compareValues, realToInt, toInteger, toReal, toText, typeName, type Value } from '../values';
 
 type Fn = (args: Value[]) => Value;
@@ -136,6 +137,7 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
   random: { min: 0, max: 0, fn: () => realToInt((Math.random() * 2 - 1) * 9.2e18) },
   concat: { min: 1, max: Infinity, fn: (a) => a.map((v) => (v === null ? '' : toText(v))).join('') },
   printf: { min: 1, max: Infinity, fn: () => { throw new DbError('unsupported_sql', 'printf is not supported', { construct: 'printf' }); } },
+  ...JSON_FUNCTIONS,
 };
 
 function trim(a: Value[], left: boolean, right: boolean): string {

@@ -1,5 +1,5 @@
 /** Operators: each plan node compiles to an Op whose run() yields batches of tuples. */
-import { DbError } from '@mmdb/core';
+import { DbError, stringifyJson } from '@mmdb/core';
 import { visit, type Expr, type NodeOf, type PlanNode, type PlanVisitor } from '@mmdb/plan';
 import { conjuncts } from '../optimizer/util';
 import { compareValues, joinKey, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
@@ -517,8 +517,8 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
   // with a hash join, the equi conjuncts are met by the hash match itself: only the rest is evaluated
   let residual: Expr | undefined = n.on;
   if (hash && n.on) {
-    const eq = new Set(n.equi!.flatMap((q) => [JSON.stringify([q.left, q.right]), JSON.stringify([q.right, q.left])]));
-    const rest = conjuncts(n.on).filter((x) => !(x.kind === 'binary' && x.op === '=' && eq.has(JSON.stringify([x.left, x.right]))));
+    const eq = new Set(n.equi!.flatMap((q) => [stringifyJson([q.left, q.right]), stringifyJson([q.right, q.left])]));
+    const rest = conjuncts(n.on).filter((x) => !(x.kind === 'binary' && x.op === '=' && eq.has(stringifyJson([x.left, x.right]))));
     residual = rest.length ? rest.reduce((a, b) => ({ kind: 'binary', op: 'and', left: a, right: b })) : undefined;
   }
   const on = residual ? expr(c, both)(residual) : null;

@@ -14,6 +14,7 @@
  * argument), least recently used tables evicted first; a table larger than the whole budget is not kept.
  */
 import type { CommittedFrame, Snapshot } from '@mmdb/storage';
+import { stringifyJson } from '@mmdb/core';
 import { compareValues, type Tuple } from '../values';
 import type { SqlTable } from '../catalog';
 
@@ -25,7 +26,7 @@ export function pkKeyOf(pk: readonly unknown[]): PkKey {
     const v = pk[0];
     if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
   }
-  return JSON.stringify(pk);
+  return stringifyJson(pk);
 }
 
 /** The store's feed of committed frames (an rxjs Observable; only `subscribe` is used). */

@@ -571,9 +571,10 @@ class Parser {
   private concatExpr(): AExpr {
     let l = this.unaryExpr();
     while (this.isOp('||') || this.isOp('->') || this.isOp('->>')) {
-      if (!this.isOp('||')) unsupported('JSON operators');
+      const op = this.cur.text;
       this.p++;
-      l = { t: 'bin', op: '||', l, r: this.unaryExpr() };
+      // X -> P and X ->> P are calls of the JSON functions of the same name (exec/json-functions.ts)
+      l = op === '||' ? { t: 'bin', op: '||', l, r: this.unaryExpr() } : { t: 'fn', name: op, args: [l, this.unaryExpr()], distinct: false, star: false };
     }
     return l;
   }

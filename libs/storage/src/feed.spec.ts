@@ -1,0 +1,238 @@
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import type { ChangeFeed, FeedBatch } from './feed';
+import { KV_TOML as T } from '../test/kv-schema';
+import { TenantStore } from './store';
+
+/** Reads a feed until it has delivered `last`; returns the LSNs in delivery order. */
+async function readUntil(feed: ChangeFeed, last: number): Promise<number[]> {
+  const got: number[] = [];
+  while (!got.length || got[got.length - 1] < last) {
+    const b = await feed.next();
+    if (!b) break;
+    for (const e of b.entries) got.push(e.frame.lsn);
+    expect(b.cursor.lsn).toBe(got[got.length - 1]);
+  }
+  return got;
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+// Stores run with sync: false where many commits go by: the feed's order does not depend on fsync.
+jest.setTimeout(30_000);
+
+describe('changesFrom: the resumable change feed', () => {
+  let dir: string;
+  let store: TenantStore;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'feed-'))));
+  afterEach(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives a reader starting at any LSN every frame once, in order, while commits go on', async () => {
+    store = await TenantStore.open({ dir, segmentFrames: 64, sync: false });
+    await store.registerSchema(T);
+    for (let i = 0; i < 40; i++) await store.put('t.kv', { k: i, v: 'a' });
+    const readers: Array<{ from: number; feed: ChangeFeed }> = [];
+    // every LSN written so far, and (below) the tail while groups are being written
+    for (let from = 0; from <= store.lastLsn; from += 3) readers.push({ from, feed: store.changesFrom({ epoch: 0, lsn: from }, { batchFrames: 7, bufferFrames: 50 }) });
+    let writing = true;
+    const writers = Array.from({ length: 6 }, async (_, w) => {
+      for (let i = 0; i < 60; i++) await store.put('t.kv', { k: 1000 + w * 100 + i, v: `w${w}` });
+    });
+    const tails = (async () => {
+      while (writing) {
+        const from = store.lastLsn;
+        readers.push({ from, feed: store.changesFrom({ epoch: 0, lsn: from }, { batchFrames: 5, bufferFrames: 30 }) });
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    await Promise.all(writers);
+    writing = false;
+    await tails;
+    const last = store.lastLsn;
+    expect(last).toBe(1 + 40 + 360);
+    expect(readers.length).toBeGreaterThan(15);
+    for (const r of readers) {
+      expect(await readUntil(r.feed, last)).toEqual(range(r.from + 1, last));
+      r.feed.close();
+    }
+  });
+
+  it('a reader opened while a group is durable but not yet published (inside apply) misses nothing and repeats nothing', async () => {
+    const opened: Array<{ from: number; feed: ChangeFeed; first: Promise<FeedBatch | null> }> = [];
+    // apply runs after a group's batch is durable and before its frames are published: each
+    // reader starts reading right there (registers for live frames, then reads the log)
+    const spy = {
+      name: 'spy',
+      apply: (f: { lsn: number }) => {
+        if (f.lsn % 7 !== 0) return;
+        for (const from of [f.lsn - 3, f.lsn - 1, f.lsn, store.lastLsn]) {
+          const feed = store.changesFrom({ epoch: 0, lsn: from }, { batchFrames: 4 });
+          opened.push({ from, feed, first: feed.next() });
+        }
+      },
+    };
+    store = await TenantStore.open({ dir, participants: [spy], sync: false });
+    await store.registerSchema(T);
+    await Promise.all(Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 50; i++) await store.put('t.kv', { k: w * 100 + i, v: 'x' });
+    }));
+    const last = store.lastLsn;
+    expect(opened.length).toBeGreaterThan(50);
+    for (const r of opened) {
+      const first = (await r.first)!.entries.map((e) => e.frame.lsn);
+      const rest = first[first.length - 1] < last ? await readUntil(r.feed, last) : [];
+      expect([...first, ...rest]).toEqual(range(r.from + 1, last));
+      r.feed.close();
+    }
+  });
+
+  it('follows live commits after replaying the log, and a closed reader answers null', async () => {
+    store = await TenantStore.open({ dir });
+    await store.registerSchema(T);
+    await store.put('t.kv', { k: 1, v: 'a' });
+    const feed = store.changesFrom({ epoch: 0, lsn: 0 });
+    expect((await feed.next())!.entries.map((e) => e.frame.lsn)).toEqual([1, 2]);
+    const pending = feed.next();
+    await store.put('t.kv', { k: 2, v: 'b' });
+    const b = (await pending)!;
+    expect(b.entries.map((e) => e.frame.lsn)).toEqual([3]);
+    expect(b.entries[0].frame.changes[0]).toMatchObject({ op: 'put', values: { k: 2, v: 'b' } });
+    expect(b.entries[0].bytes.length).toBeGreaterThan(9);
+    const waiting = feed.next();
+    feed.close();
+    expect(await waiting).toBeNull();
+  });
+
+  it('a stuck reader neither blocks commits nor grows its buffer past its bound; it catches up from the log', async () => {
+    store = await TenantStore.open({ dir, sync: false });
+    await store.registerSchema(T);
+    const feed = store.changesFrom({ epoch: 0, lsn: store.lastLsn }, { bufferFrames: 32, batchFrames: 500 });
+    // register it live: its first read finds nothing new yet, so it waits on the buffer
+    const first = feed.next();
+    await store.put('t.kv', { k: 0, v: 'x' });
+    expect((await first)!.entries.map((e) => e.frame.lsn)).toEqual([2]);
+    // now it stops reading while 3,000 frames commit
+    await Promise.all(Array.from({ length: 10 }, async (_, w) => {
+      for (let i = 0; i < 300; i++) await store.put('t.kv', { k: 1 + w * 1000 + i, v: 'y' });
+    }));
+    expect(store.lastLsn).toBe(3002);
+    expect(feed.buffered).toBeLessThanOrEqual(32);
+    expect(feed.overflows).toBeGreaterThanOrEqual(1);
+    expect(await readUntil(feed, 3002)).toEqual(range(3, 3002));
+    feed.close();
+  });
+
+  it('tells a reader whose frames retention dropped, or that lags past its bound, to resnapshot', async () => {
+    store = await TenantStore.open({ dir, segmentFrames: 16 });
+    await store.registerSchema(T);
+    for (let i = 0; i < 60; i++) await store.put('t.kv', { k: i, v: 'a' });
+    expect((await store.truncateLog()).length).toBeGreaterThan(0);
+    const gone = store.changesFrom({ epoch: 0, lsn: 0 });
+    await expect(gone.next()).rejects.toMatchObject({ code: 'resync_required', details: { reason: 'retention' } });
+    const from = store.feedStats().firstLsn - 1;
+    const ok = store.changesFrom({ epoch: 0, lsn: from });
+    expect(await readUntil(ok, store.lastLsn)).toEqual(range(from + 1, store.lastLsn));
+    ok.close();
+    const lagging = store.changesFrom({ epoch: 0, lsn: from }, { maxLagFrames: 5 });
+    await expect(lagging.next()).rejects.toMatchObject({ code: 'resync_required', details: { reason: 'lag' } });
+    // the bound in bytes: the frames after the cursor hold more than 500 bytes of log
+    const heavy = store.changesFrom({ epoch: 0, lsn: from }, { maxLagBytes: 500 });
+    await expect(heavy.next()).rejects.toMatchObject({ code: 'resync_required', details: { reason: 'lag' } });
+    const light = store.changesFrom({ epoch: 0, lsn: from }, { maxLagBytes: 1_000_000 });
+    expect((await light.next())!.entries[0].frame.lsn).toBe(from + 1);
+    light.close();
+    expect(store.feedStats().cursors).toEqual({ follower: 0, watch: 0 });
+  });
+
+  it('holds the log for an open follower until it is past, and for a watch reader up to its bound', async () => {
+    store = await TenantStore.open({ dir, segmentFrames: 16 });
+    await store.registerSchema(T);
+    const follower = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'follower', batchFrames: 16 });
+    const watch = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'watch', maxLagFrames: 40 });
+    for (let i = 0; i < 79; i++) await store.put('t.kv', { k: i, v: 'a' });
+    let stats = store.feedStats();
+    expect(stats.cursors).toEqual({ follower: 1, watch: 1 });
+    expect(stats.oldestHeldLsn).toBe(1);
+    expect(stats.retainedFrames).toMatchObject({ follower: 80, watch: 40 });
+    expect(await store.truncateLog()).toEqual([]); // the follower holds everything
+    expect(await readUntil(follower, 48)).toEqual(range(1, 48));
+    expect(await store.truncateLog()).toEqual([0, 1]); // past it now; the watch reader holds 40 frames: 41 on
+    stats = store.feedStats();
+    expect(stats.firstLsn).toBe(33);
+    await expect(watch.next()).rejects.toMatchObject({ code: 'resync_required' });
+    follower.close();
+    expect(store.feedStats().cursors).toEqual({ follower: 0, watch: 0 });
+  });
+
+  it('a follower applying the feed through applyFrames ends equal to its leader, and serves its own feed', async () => {
+    store = await TenantStore.open({ dir: join(dir, 'leader') });
+    const follower = await TenantStore.open({ dir: join(dir, 'follower') });
+    try {
+      await store.registerSchema(T);
+      const chained = follower.changesFrom({ epoch: 0, lsn: 0 });
+      const feed = store.changesFrom({ epoch: 0, lsn: 0 }, { kind: 'follower', batchFrames: 50 });
+      const shipping = (async () => {
+        for await (const b of feed) await follower.applyFrames(b.entries.map((e) => e.bytes));
+      })();
+      await Promise.all(Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 40; i++) await store.put('t.kv', { k: w * 100 + i, v: `w${w}` });
+      }));
+      await store.setEpoch(3);
+      await store.delete('t.kv', [5]);
+      while (follower.lastLsn < store.lastLsn) await new Promise((r) => setTimeout(r, 5));
+      feed.close();
+      await shipping;
+      expect((await follower.getRow('t.kv', [701]))?.values).toEqual({ k: 701, v: 'w7' });
+      expect(await follower.getRow('t.kv', [5])).toBeUndefined();
+      expect(await readUntil(chained, store.lastLsn)).toEqual(range(1, store.lastLsn));
+      chained.close();
+      // the follower's epoch history is the leader's: a cursor from either checks the same way
+      await expect(follower.changesFrom({ epoch: 0, lsn: store.lastLsn }).next()).rejects.toMatchObject({ details: { reason: 'epoch' } });
+    } finally {
+      await follower.close();
+    }
+  });
+
+  it('a named follower holds the log across reconnects until it is removed', async () => {
+    store = await TenantStore.open({ dir, segmentFrames: 16 });
+    await store.registerSchema(T);
+    for (let i = 0; i < 10; i++) await store.put('t.kv', { k: i, v: 'a' });
+    const f = store.changesFrom({ epoch: 0, lsn: 5 }, { kind: 'follower', id: 'node-b' });
+    expect(await readUntil(f, 11)).toEqual(range(6, 11));
+    f.close();
+    for (let i = 10; i < 60; i++) await store.put('t.kv', { k: i, v: 'a' });
+    expect(await store.truncateLog()).toEqual([]); // still held from lsn 5
+    expect(store.feedStats().retainedFrames.follower).toBe(61 - 5);
+    const again = store.changesFrom({ epoch: 0, lsn: 11 }, { kind: 'follower', id: 'node-b', batchFrames: 100 });
+    expect(await readUntil(again, 61)).toEqual(range(12, 61));
+    again.close();
+    await store.removeFollower('node-b');
+    expect((await store.truncateLog()).length).toBeGreaterThan(0);
+  });
+
+  it('tells a cursor from rewritten history to resync: another epoch at its LSN, or past the log end', async () => {
+    store = await TenantStore.open({ dir });
+    await store.registerSchema(T);
+    await store.put('t.kv', { k: 1, v: 'a' });
+    await store.setEpoch(4);
+    await store.put('t.kv', { k: 2, v: 'b' });
+    await expect(store.changesFrom({ epoch: 0, lsn: 3 }).next()).rejects.toMatchObject({ code: 'resync_required', details: { reason: 'epoch' } });
+    await expect(store.changesFrom({ epoch: 4, lsn: 9 }).next()).rejects.toMatchObject({ code: 'resync_required', details: { reason: 'ahead' } });
+    const ok = store.changesFrom({ epoch: 0, lsn: 2 });
+    const b = (await ok.next())!;
+    expect(b.cursor).toEqual({ epoch: 4, lsn: 3 });
+    ok.close();
+    await store.close();
+    store = await TenantStore.open({ dir }); // the epoch history survives a restart
+    await expect(store.changesFrom({ epoch: 4, lsn: 2 }).next()).rejects.toMatchObject({ details: { reason: 'epoch' } });
+    const again = store.changesFrom({ epoch: 4, lsn: 3 });
+    const pending = again.next();
+    await store.put('t.kv', { k: 3, v: 'c' });
+    expect((await pending)!.cursor).toEqual({ epoch: 4, lsn: 4 });
+    again.close();
+  });
+});
