@@ -86,10 +86,14 @@ describe('@mmdb/client against the real server over HTTPS', () => {
     await expect(db.rows.insert('shop.items', { id: 1, name: 'dup' }, { expect: 'insert' })).rejects.toMatchObject({ code: 'conflict' });
     await expect(db.rows.insert('shop.items', { id: 'x', name: 'y' })).rejects.toMatchObject({ code: 'type_mismatch', status: 400 });
     await expect(db.rows.get('shop.items', 404)).rejects.toMatchObject({ code: 'row_not_found', status: 404 });
+    // a merge patch: named columns change, the others stay
+    expect((await db.rows.patch('shop.items', 1, { price: 2.5 }, { ifMatch: 2 })).version).toBe(3);
+    expect(await db.rows.getVersioned('shop.items', 1)).toEqual({ row: { id: 1, name: 'pen', price: 2.5 }, version: 3 });
+    await expect(db.rows.patch('shop.items', 77, { price: 1 })).rejects.toMatchObject({ code: 'row_not_found' });
     // a retried conditional PUT or DELETE (same Idempotency-Key) replays its first answer
     const k1 = '0b9a4e2c-52b4-4f0e-9a53-5a3a7b2f0c11';
-    const p1 = await db.rows.put('shop.items', 1, { name: 'pen', price: 3 }, { ifMatch: 2, idempotencyKey: k1 });
-    expect(await db.rows.put('shop.items', 1, { name: 'pen', price: 3 }, { ifMatch: 2, idempotencyKey: k1 })).toEqual(p1);
+    const p1 = await db.rows.put('shop.items', 1, { name: 'pen', price: 3 }, { ifMatch: 3, idempotencyKey: k1 });
+    expect(await db.rows.put('shop.items', 1, { name: 'pen', price: 3 }, { ifMatch: 3, idempotencyKey: k1 })).toEqual(p1);
     const k2 = '0b9a4e2c-52b4-4f0e-9a53-5a3a7b2f0c12';
     expect(await db.rows.delete('shop.items', 1, { idempotencyKey: k2 })).toEqual({ deleted: true });
     expect(await db.rows.delete('shop.items', 1, { idempotencyKey: k2 })).toEqual({ deleted: true });

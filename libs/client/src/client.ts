@@ -136,6 +136,9 @@ export class Mmdb {
     /** Upsert at a key; `ifMatch` (a version or `*`) makes it conditional (409 write_conflict, 412 precondition_failed). */
     put: (schema: string, pk: Pk, row: M.Row, o: WriteOpts & { ifMatch?: number | string } = {}) =>
       this.call<M.RowWritten>({ method: 'PUT', path: `${this.t()}/rows/${enc(schema)}/${pkPath(pk)}`, headers: { 'if-match': o.ifMatch?.toString() }, body: { json: row }, retry: 'safe', key: true, ...o }),
+    /** A JSON merge patch (RFC 7396) of the stored row: named columns change, `null` sets NULL, others stay (404 row_not_found if absent). */
+    patch: (schema: string, pk: Pk, patch: M.Row, o: WriteOpts & { ifMatch?: number | string } = {}) =>
+      this.call<M.RowWritten>({ method: 'PATCH', path: `${this.t()}/rows/${enc(schema)}/${pkPath(pk)}`, headers: { 'if-match': o.ifMatch?.toString() }, body: { text: JSON.stringify(patch), contentType: 'application/merge-patch+json' }, retry: 'safe', key: true, ...o }),
     delete: (schema: string, pk: Pk, o: WriteOpts & { ifMatch?: number | string } = {}) =>
       this.call<S<typeof M.Deleted>>({ method: 'DELETE', path: `${this.t()}/rows/${enc(schema)}/${pkPath(pk)}`, headers: { 'if-match': o.ifMatch?.toString() }, retry: 'safe', key: true, ...o }),
     /** Many rows in one atomic frame (a JSON array). */

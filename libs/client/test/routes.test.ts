@@ -12,6 +12,9 @@ const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 test('every registry route is called by the client with its method and path', async () => {
   const srv = await new FaultServer().start();
   const db = new Mmdb({ url: srv.url, token: 'tok', tenant: TENANT });
+  const watchCall = async () => {
+    for await (const _ of db.watch('new rows')) break;
+  };
   const calls: Array<() => Promise<unknown>> = [
     () => db.health(),
     () => db.ready('write'),
@@ -34,13 +37,12 @@ test('every registry route is called by the client with its method and path', as
     () => db.rows.get('a.b', ['x,y', 2]),
     () => db.rows.put('a.b', 1, { id: 1 }),
     () => db.rows.delete('a.b', 1),
+    () => db.rows.patch('a.b', 1, { n: null }),
     () => db.query(plan.scan('a.b')),
     () => db.sql('SELECT 1'),
     () => db.cancel('Q1'),
     () => db.ask('how many', { show_plan: true, direction: 'reverse' }),
-    async () => {
-      for await (const _ of db.watch('new rows')) break;
-    },
+    watchCall,
     () => db.vector.put('v', { id: 'a', embedding: [1] }),
     () => db.vector.topk('v', { vector: [1], k: 3 }),
     () => db.fts.search('t', 'f', 'q'),
@@ -63,7 +65,7 @@ test('every registry route is called by the client with its method and path', as
     () => db.replication.stepDown(),
     () => db.replication.handOver('n2'),
   ];
-  srv.script(...calls.map((_, i) => (i === 25 ? { sse: ['id: 1\ndata: {}\n\n'] } : { status: 200, body: {} })));
+  srv.script(...calls.map((c) => (c === watchCall ? { sse: ['id: 1\ndata: {}\n\n'] } : { status: 200, body: {} })));
   for (const c of calls) await c();
   const norm = (p: string) => p.split('?')[0];
   const hit = (r: (typeof ROUTES)[number]) => {

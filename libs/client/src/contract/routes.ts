@@ -6,7 +6,7 @@
 import { t, type TSchema } from '../schema';
 import * as M from './models';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 
 export interface ParamDef {
   readonly name: string;
@@ -121,6 +121,7 @@ export const ROUTES: readonly RouteDef[] = [
   { id: 'rows.batch', method: 'POST', path: '/v1/tenants/{tenant}/rows/{schema}/_batch', summary: 'Many rows: a JSON array in one frame, or streamed NDJSON committed every chunk rows', tag: 'rows', auth: 'tenant', params: [T, p('schema'), q('chunk', t.integer({ minimum: 1, maximum: 10000, default: 1000 })), q('expect', t.enum(['insert'])), IDEM], body: [{ contentType: 'application/json', schema: t.array(M.Row), required: true }, { contentType: 'application/x-ndjson', schema: t.string({ description: 'one JSON row per line' }), required: true }], answers: [ok(t.union([M.BatchWritten, M.NdjsonWritten]))], errors: ROWERR, retry: 'keyed' },
   { id: 'rows.get', method: 'GET', path: '/v1/tenants/{tenant}/rows/{schema}/{pk}', summary: 'Read a row (ETag: its version)', tag: 'rows', auth: 'tenant', params: [T, p('schema'), p('pk', 'key in path form: value, comma list, or JSON array')], answers: [ok(M.Row)], errors: ['row_not_found', 'schema_not_found', 'validation_failed'], retry: 'safe' },
   { id: 'rows.put', method: 'PUT', path: '/v1/tenants/{tenant}/rows/{schema}/{pk}', summary: 'Upsert a row, optionally conditional on If-Match', tag: 'rows', auth: 'tenant', params: [T, p('schema'), p('pk'), h('If-Match', 'a version, a quoted entity-tag, or *'), IDEM], body: json(M.Row), answers: [ok(M.RowWritten)], errors: [...ROWERR, 'write_conflict', 'precondition_failed'], retry: 'safe' },
+  { id: 'rows.patch', method: 'PATCH', path: '/v1/tenants/{tenant}/rows/{schema}/{pk}', summary: 'Apply a JSON merge patch (RFC 7396) to a stored row, optionally conditional on If-Match', tag: 'rows', auth: 'tenant', params: [T, p('schema'), p('pk'), h('If-Match', 'a version, a quoted entity-tag, or *'), IDEM], body: [{ contentType: 'application/merge-patch+json', schema: M.Row, required: true }, { contentType: 'application/json', schema: M.Row, required: true }], answers: [ok(M.RowWritten)], errors: [...ROWERR, 'row_not_found', 'write_conflict', 'precondition_failed'], retry: 'safe' },
   { id: 'rows.delete', method: 'DELETE', path: '/v1/tenants/{tenant}/rows/{schema}/{pk}', summary: 'Delete a row with its derived entries (idempotent)', tag: 'rows', auth: 'tenant', params: [T, p('schema'), p('pk'), h('If-Match', 'a version, a quoted entity-tag, or *'), IDEM], answers: [ok(M.Deleted)], errors: ['validation_failed', 'schema_not_found', 'fk_violation', 'write_conflict', 'precondition_failed', 'gateway_timeout'], retry: 'safe' },
   // queries
   { id: 'query', method: 'POST', path: '/v1/tenants/{tenant}/query', summary: 'Run a JSON plan tree', tag: 'query', auth: 'tenant', params: [T, EXPLAIN, QID], body: json(M.Plan), answers: [ok(M.QueryAnswer)], errors: ['validation_failed', 'schema_not_found', 'query_cancelled', 'query_timeout', 'resource_exhausted'], retry: 'safe' },
