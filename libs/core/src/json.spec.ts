@@ -23,6 +23,11 @@ describe('exact JSON (json.ts)', () => {
     expect(() => parseJsonExact('{"a":123456789012345678901,')).toThrow(SyntaxError);
   });
 
+  it('reads strings whose digit runs look like broken number literals (a hex hash)', () => {
+    const text = '{"fingerprint":"aec59f019e6ce8ea0b6631dfea9221fa8f509d0433612291038065110eb67937","n":1,"s":"0123456789012345678.e+"}';
+    expect(parseJsonExact(text)).toEqual({ fingerprint: 'aec59f019e6ce8ea0b6631dfea9221fa8f509d0433612291038065110eb67937', n: 1, s: '0123456789012345678.e+' });
+  });
+
   it('writes bigints as exact digits and whole doubles beyond 2^53 in exponent form, so they read back as they were', () => {
     const v = { i: 9223372036854775807n, d: 2 ** 60, n: [-2345074683604369400, 0.30000000000000004, 9007199254740991], s: 'x,12345678901234567890]' };
     const text = stringifyJson(v);

@@ -54,8 +54,13 @@ export function mayLoseNumbers(text: string): boolean {
   return false;
 }
 
+const NUMBER_LITERAL = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 /** Whether JSON.parse changes this literal (see mayLoseNumbers). */
 function literalChanges(s: string): boolean {
+  // a run found inside a string ("…d0433612291038065110eb…") need not be a literal at all:
+  // the exact parser decides (compareNumber throws on a non-number)
+  if (!NUMBER_LITERAL.test(s)) return true;
   // parseFloat reads a JSON number literal exactly as Number() does, several times faster
   const n = parseFloat(s);
   if (!Number.isFinite(n)) return true;

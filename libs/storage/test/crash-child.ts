@@ -1,13 +1,17 @@
 /**
  * Child process of crash.test.ts: opens the store and runs a concurrent write load
  * (single puts, atomic batches, deletes, with a secondary index) until it is killed.
- * Each worker owns its own keys and has at most one request in flight; it prints
- * `SEND <op>` before the request and `ACK <op-id> <results>` after it resolves
- * (stdout to a pipe is synchronous on Linux, so a printed line survives SIGKILL).
+ * Each worker owns its own keys and has at most one request in flight; it writes
+ * `SEND <op>` before the request and `ACK <op-id>` after it resolves to a lines file, with
+ * `fs.writeSync` (in the kernel before the request goes on, so a written line survives
+ * SIGKILL: stdout to a pipe is not enough, a full pipe makes Node queue the write in the
+ * process). `READY` goes to stdout, to start the parent's kill timer.
  */
+import { openSync, writeSync } from 'fs';
 import { TenantStore } from '@mmdb/storage';
 
-const [dir, roundArg, workersArg] = process.argv.slice(2);
+const [dir, roundArg, linesPath, workersArg] = process.argv.slice(2);
+const linesFd = openSync(linesPath, 'w');
 const round = Number(roundArg);
 const WORKERS = Number(workersArg ?? 8);
 const KEYS_PER_WORKER = 20;
@@ -37,7 +41,7 @@ function rand(n: number): number {
 }
 
 function out(line: string): void {
-  process.stdout.write(line + '\n');
+  writeSync(linesFd, line + '\n');
 }
 
 async function worker(store: TenantStore, w: number): Promise<void> {
@@ -62,7 +66,7 @@ async function worker(store: TenantStore, w: number): Promise<void> {
 async function main(): Promise<void> {
   const store = await TenantStore.open({ dir });
   if (!store.manifest('crash.kv')) await store.registerSchema(SCHEMA);
-  out('READY');
+  process.stdout.write('READY\n');
   await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(store, w)));
 }
 

@@ -6,7 +6,7 @@
  * between rows and their derived index entries.
  */
 import { spawn } from 'child_process';
-import { mkdtempSync, rmSync } from 'fs';
+import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { TenantStore } from '@mmdb/storage';
@@ -33,7 +33,8 @@ function apply(state: State, changes: Change[]): State {
 
 function runChild(dir: string, round: number, killAfterMs: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, 'crash-child.ts'), dir, String(round)], {
+    const linesPath = `${dir}.round${round}.lines`;
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, 'crash-child.ts'), dir, String(round), linesPath], {
       cwd: root,
       env: { ...process.env, SWC_NODE_PROJECT: join(root, 'tsconfig.base.json') },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -46,10 +47,14 @@ function runChild(dir: string, round: number, killAfterMs: number): Promise<stri
       if (!timer && out.includes('READY\n')) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     });
     child.stderr.on('data', (d) => (err += d));
-    // 'close', not 'exit': stdout may still hold the child's last lines when it has exited
+    // 'close': the child is gone and its stdio drained
     child.on('close', (code, signal) => {
       if (signal !== 'SIGKILL') reject(new Error(`child ended by itself (code ${code}): ${err}`));
-      else resolve(out.split('\n').slice(0, -1)); // the last piece may be a torn line
+      else {
+        const lines = readFileSync(linesPath, 'utf8').split('\n').slice(0, -1); // the last piece may be a torn line
+        rmSync(linesPath, { force: true });
+        resolve(lines);
+      }
     });
   });
 }
