@@ -255,6 +255,10 @@ export class Mmdb {
     /** The frames from `since_segment` on, one parsed NDJSON line each. */
     frames: (q: { since_segment: number; epoch?: number; after_lsn?: number; follower?: string }) =>
       this.call<S<typeof M.FrameLine>[]>({ method: 'GET', path: '/v1/replication/frames', query: { tenant: this.tenant, ...q }, headers: { accept: 'application/x-ndjson' }, retry: 'safe' }),
+    checksum: () => this.call<{ tenant: string; sha256?: string; verify?: unknown }>({ method: 'GET', path: '/v1/replication/checksum', query: { tenant: this.tenant }, retry: 'safe' }),
+    /** The store's snapshot for a follower's bootstrap, one parsed NDJSON line each. */
+    snapshot: () => this.call<S<typeof M.FrameLine>[]>({ method: 'GET', path: '/v1/replication/snapshot', query: { tenant: this.tenant }, headers: { accept: 'application/x-ndjson' }, retry: 'safe' }),
+    forgetFollower: (node: string) => this.call<{ follower: string; removed: boolean }>({ method: 'DELETE', path: `/v1/replication/followers/${enc(node)}`, query: { tenant: this.tenant }, retry: 'safe' }),
     ack: (a: S<typeof M.Ack>) => this.call<unknown>({ method: 'POST', path: '/v1/replication/ack', query: { tenant: this.tenant }, body: { json: a }, retry: 'safe' }),
     stepDown: () => this.call<{ stepped_down: boolean; lease: unknown }>({ method: 'POST', path: '/v1/replication/step-down', query: { tenant: this.tenant }, retry: 'never' }),
     handOver: (node: string) => this.call<unknown>({ method: 'POST', path: '/v1/replication/hand-over', query: { tenant: this.tenant }, body: { json: { node } }, retry: 'never' }),
