@@ -110,37 +110,21 @@ export class PlanBuilder {
   }
 
   /**
-   * The keys reached at any depth from the far node's rows along a self-relation: a recursive
-   * CTE over the relation's edge rows (the via table, or the source table's key columns).
+   * The keys reached at any depth from the far node's rows along a self-relation: a
+   * `graph_expand` (transitive: `max_depth` null) over the relation's adjacency, seeded with the
+   * far rows' keys, giving the reached rows' key column. Every relation the schema model knows is
+   * a declared manifest relation, so the graph engine indexes it (no recursive-CTE fallback needed).
    */
   private closure(q: Query, e: Edge, tree: Map<number, Edge[]>): PlanNode {
     const { rel, dir } = e.closure!;
-    const edgeTable = rel.via ?? rel.source;
-    const sc = rel.via ? rel.viaSourceCols![0] : this.schema.table(rel.source).pk[0];
-    const tc = rel.cols[0];
-    const [fromCol, toCol] = dir === 'forward' ? [sc, tc] : [tc, sc];
     const name = `reach_${e.near}_${e.far}`;
-    const a = (k: string) => `${name}_${k}`;
-    const c = (al: string, col: string): Expr => ({ kind: 'col', name: `${al}.${col}` });
-    const seed: PlanNode = { op: 'project', input: this.subtree(q, e.far, tree), columns: [{ name: 'k', expr: this.col({ node: e.far, col: e.farCols[0] }, q) }] };
-    const base: PlanNode = {
-      op: 'project',
-      input: { op: 'filter', input: { op: 'scan', schema: edgeTable, alias: a('e0') }, predicate: { kind: 'in_subquery', arg: c(a('e0'), fromCol), plan: seed } },
-      columns: [{ name: 'k', expr: c(a('e0'), toCol) }],
+    const reached = dir === 'forward' ? rel.target : rel.source;
+    const key: Expr = { kind: 'col', name: `${name}.${this.schema.table(reached).pk[0]}` };
+    const expand: PlanNode = {
+      op: 'graph_expand', input: this.subtree(q, e.far, tree), schema: rel.via ?? rel.source, rel: rel.name,
+      from: this.col({ node: e.far, col: e.farCols[0] }, q), direction: dir, min_depth: 1, max_depth: null, alias: name,
     };
-    const step: PlanNode = {
-      op: 'project',
-      input: {
-        op: 'join', kind: 'inner', left: { op: 'scan', schema: edgeTable, alias: a('e1') }, right: { op: 'cte_ref', name, alias: a('r') },
-        on: eq(c(a('e1'), fromCol), c(a('r'), 'k')), equi: [{ left: c(a('e1'), fromCol), right: c(a('r'), 'k') }], strategy: 'hash',
-      },
-      columns: [{ name: 'k', expr: c(a('e1'), toCol) }],
-    };
-    return {
-      op: 'with',
-      ctes: [{ name, columns: ['k'], recursive: true, plan: { op: 'set_op', kind: 'union', left: base, right: step } }],
-      input: { op: 'project', input: { op: 'cte_ref', name, alias: a('out') }, columns: [{ name: 'k', expr: c(a('out'), 'k') }] },
-    };
+    return { op: 'project', input: { op: 'filter', input: expand, predicate: { kind: 'is_null', arg: key, not: true } }, columns: [{ name: 'k', expr: key }] };
   }
 
   build(q: Query): PlanNode {

@@ -152,11 +152,12 @@ describe('compiling questions to plan templates', () => {
     expect([...planReads(r.plan)].sort()).toEqual(['fleet.mentoring', 'fleet.sailors']);
   });
 
-  it('"directly or indirectly" walks a self-relation to any depth (a recursive CTE over its edges)', async () => {
+  it('"directly or indirectly" walks a self-relation to any depth (a transitive graph_expand)', async () => {
     const r = await compiler().ask('who does Ada Byrne mentor directly or indirectly?');
     const text = JSON.stringify(r.plan);
-    expect(text).toContain('"recursive":true');
-    expect(text).toContain('"op":"cte_ref"');
+    expect(text).toContain('"op":"graph_expand"');
+    expect(text).toContain('"rel":"mentors","from":{"kind":"col","name":"n0.id","affinity":"integer"},"direction":"forward","min_depth":1,"max_depth":null');
+    expect(text).not.toContain('"recursive":true');
     expect(r.interpretation).toContain('at any depth');
   });
 
