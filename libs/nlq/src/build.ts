@@ -1,22 +1,25 @@
 /**
  * The one place libs/nlq builds plan nodes: the query graph (ir.ts) becomes a plan tree of
  * libs/plan. Slots become `param` expressions, so a plan is a template the intent cache can
- * reuse with other literals. Hops along relations compile to joins on the relation's key
- * columns (and EXISTS for the many side), which the relational executor runs today.
+ * reuse with other literals. Relation hops compile to `graph_expand` (graph-hops.ts says when);
+ * other links to joins on key columns (IN / EXISTS for the many side).
  */
 import type { AggregateCall, Affinity, Expr, PlanNode } from '@mmdb/plan';
 import type { ColRef, Cond, Query, Rhs } from './ir';
+import { graphHops } from './graph-hops';
 import type { RelInfo, SchemaModel } from './schema';
 
 const alias = (n: number) => `n${n}`;
 
 interface Edge {
   near: number; far: number; nearCols: readonly string[]; farCols: readonly string[]; up: boolean; neg: boolean;
-  /** A transitive hop: the near rows are those reached from the far rows following `dir`. */
-  closure?: { readonly rel: RelInfo; readonly dir: 'forward' | 'reverse' };
+  /** A graph hop: the near rows are those reached from the far rows following `dir`, one hop or (max null) any depth. */
+  closure?: { readonly rel: RelInfo; readonly dir: 'forward' | 'reverse'; readonly max: 1 | null };
 }
 
 export class PlanBuilder {
+  private graphs = 0;
+
   constructor(private readonly schema: SchemaModel, private readonly offsets: readonly number[]) {}
 
   private affinity(ref: ColRef, q: Query): Affinity | undefined {
@@ -59,7 +62,9 @@ export class PlanBuilder {
         seen.add(far);
         queue.push(far);
         const farPk = this.schema.table(q.nodes[far].table).pk;
-        const closure = l.hop?.closure ? { rel: l.hop.rel, dir: (near === l.hop.to) === (l.hop.dir === 'forward') ? 'forward' as const : 'reverse' as const } : undefined;
+        const closure = l.hop && (l.hop.closure || l.graph)
+          ? { rel: l.hop.rel, dir: (near === l.hop.to) === (l.hop.dir === 'forward') ? 'forward' as const : 'reverse' as const, max: l.hop.closure ? null : 1 as const }
+          : undefined;
         const up = !closure && !l.neg && farCols.length === farPk.length && farCols.every((c, i) => c === farPk[i]);
         (out.get(n) ?? out.set(n, []).get(n)!).push({ near, far, nearCols, farCols, up, neg: !!l.neg, ...(closure ? { closure } : {}) });
       }
@@ -74,6 +79,10 @@ export class PlanBuilder {
     const walk = (n: number) => (e.get(n) ?? []).filter((x) => x.up).forEach((x) => (s.add(x.far), walk(x.far)));
     walk(root);
     return s;
+  }
+
+  private covers(q: Query, needed: readonly number[]): boolean {
+    return [...new Set([...needed, q.focus, ...q.nodes.map((n) => n.id)])].some((r) => { const j = this.joined(q, r); return needed.every((n) => j.has(n)); });
   }
 
   /** Picks the root whose joined rows hold every node the answer reads. */
@@ -110,40 +119,26 @@ export class PlanBuilder {
   }
 
   /**
-   * The keys reached at any depth from the far node's rows along a self-relation: a recursive
-   * CTE over the relation's edge rows (the via table, or the source table's key columns).
+   * The keys reached from the far node's rows along a relation: a `graph_expand` (one hop, or
+   * transitive: `max_depth` null) over the relation's adjacency, seeded with the far rows' keys,
+   * giving the reached rows' key column. Every relation the schema model knows is declared in a
+   * manifest, so the graph engine indexes it.
    */
   private closure(q: Query, e: Edge, tree: Map<number, Edge[]>): PlanNode {
-    const { rel, dir } = e.closure!;
-    const edgeTable = rel.via ?? rel.source;
-    const sc = rel.via ? rel.viaSourceCols![0] : this.schema.table(rel.source).pk[0];
-    const tc = rel.cols[0];
-    const [fromCol, toCol] = dir === 'forward' ? [sc, tc] : [tc, sc];
-    const name = `reach_${e.near}_${e.far}`;
-    const a = (k: string) => `${name}_${k}`;
-    const c = (al: string, col: string): Expr => ({ kind: 'col', name: `${al}.${col}` });
-    const seed: PlanNode = { op: 'project', input: this.subtree(q, e.far, tree), columns: [{ name: 'k', expr: this.col({ node: e.far, col: e.farCols[0] }, q) }] };
-    const base: PlanNode = {
-      op: 'project',
-      input: { op: 'filter', input: { op: 'scan', schema: edgeTable, alias: a('e0') }, predicate: { kind: 'in_subquery', arg: c(a('e0'), fromCol), plan: seed } },
-      columns: [{ name: 'k', expr: c(a('e0'), toCol) }],
+    const { rel, dir, max } = e.closure!;
+    // numbered in build order, not by node ids: questions that differ only in wording build equal plans
+    const name = `g${this.graphs++}`;
+    const reached = dir === 'forward' ? rel.target : rel.source;
+    const key: Expr = { kind: 'col', name: `${name}.${this.schema.table(reached).pk[0]}` };
+    const expand: PlanNode = {
+      op: 'graph_expand', input: this.subtree(q, e.far, tree), schema: rel.via ?? rel.source, rel: rel.name,
+      from: this.col({ node: e.far, col: e.farCols[0] }, q), direction: dir, min_depth: 1, max_depth: max, alias: name,
     };
-    const step: PlanNode = {
-      op: 'project',
-      input: {
-        op: 'join', kind: 'inner', left: { op: 'scan', schema: edgeTable, alias: a('e1') }, right: { op: 'cte_ref', name, alias: a('r') },
-        on: eq(c(a('e1'), fromCol), c(a('r'), 'k')), equi: [{ left: c(a('e1'), fromCol), right: c(a('r'), 'k') }], strategy: 'hash',
-      },
-      columns: [{ name: 'k', expr: c(a('e1'), toCol) }],
-    };
-    return {
-      op: 'with',
-      ctes: [{ name, columns: ['k'], recursive: true, plan: { op: 'set_op', kind: 'union', left: base, right: step } }],
-      input: { op: 'project', input: { op: 'cte_ref', name, alias: a('out') }, columns: [{ name: 'k', expr: c(a('out'), 'k') }] },
-    };
+    return { op: 'project', input: { op: 'filter', input: expand, predicate: { kind: 'is_null', arg: key, not: true } }, columns: [{ name: 'k', expr: key }] };
   }
 
   build(q: Query): PlanNode {
+    this.graphs = 0;
     const needed: number[] = [];
     if (q.out.kind === 'rows') needed.push(...q.out.cols.map((c) => c.node));
     else needed.push(q.out.ref?.node ?? q.focus);
@@ -151,6 +146,9 @@ export class PlanBuilder {
     if (q.order?.ref) needed.push(q.order.ref.node);
     if (q.having?.ref) needed.push(q.having.ref.node);
     if (q.order?.fn === 'count' && !q.order.ref) needed.push(q.focus);
+    // hops compile to graph_expand, unless the answer needs rows joined across a hop
+    const g = graphHops(q, this.schema);
+    if (this.covers(g, needed)) q = g;
     const root = this.root(q, needed);
     let plan = this.subtree(q, root, this.edges(q, root));
     const base = plan;

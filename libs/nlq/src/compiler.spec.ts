@@ -150,13 +150,20 @@ describe('compiling questions to plan templates', () => {
     expect(r.interpretation).toMatch(/mentors/);
     expect(r.interpretation).toContain('Ada Byrne');
     expect([...planReads(r.plan)].sort()).toEqual(['fleet.mentoring', 'fleet.sailors']);
+    // one hop through the edge table is one graph_expand of depth 1 (no join through fleet.mentoring)
+    const text = JSON.stringify(r.plan);
+    expect(text).toContain('"op":"graph_expand"');
+    expect(text).toContain('"rel":"mentors"');
+    expect(text).toContain('"min_depth":1,"max_depth":1');
+    expect(text).not.toContain('"op":"join"');
   });
 
-  it('"directly or indirectly" walks a self-relation to any depth (a recursive CTE over its edges)', async () => {
+  it('"directly or indirectly" walks a self-relation to any depth (a transitive graph_expand)', async () => {
     const r = await compiler().ask('who does Ada Byrne mentor directly or indirectly?');
     const text = JSON.stringify(r.plan);
-    expect(text).toContain('"recursive":true');
-    expect(text).toContain('"op":"cte_ref"');
+    expect(text).toContain('"op":"graph_expand"');
+    expect(text).toContain('"rel":"mentors","from":{"kind":"col","name":"n0.id","affinity":"integer"},"direction":"forward","min_depth":1,"max_depth":null');
+    expect(text).not.toContain('"recursive":true');
     expect(r.interpretation).toContain('at any depth');
   });
 
@@ -183,7 +190,8 @@ describe('compiling questions to plan templates', () => {
     const a = await c.ask('ships that Ada Byrne commands');
     const b = await c.ask('ships Ada Byrne commands');
     expect(bindParamsText(a)).toEqual(bindParamsText(b));
-    expect(JSON.stringify(a.plan)).toContain('captain_id');
+    // the relation declared by the ships' key column is walked in the graph engine, in reverse
+    expect(JSON.stringify(a.plan)).toContain('"schema":"fleet.ships","rel":"captained_by","from":{"kind":"col","name":"n1.id","affinity":"integer"},"direction":"reverse"');
   });
 
   it('a self-relation named without a direction is ambiguous_graph_direction, naming both readings', async () => {

@@ -44,12 +44,14 @@ export function manifestFingerprint(m: TableManifest): string {
   return f;
 }
 
-/** Schema ids a plan reads (its scans, including those inside subqueries). */
+/** Schema ids a plan reads (its scans and multi-model leaves, including those inside subqueries). */
+const READS = new Set(['scan', 'get', 'index_scan', 'graph_expand', 'fts_search']);
+
 export function planReads(plan: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(plan)) plan.forEach((x) => planReads(x, out));
   else if (plan && typeof plan === 'object') {
     const o = plan as Record<string, unknown>;
-    if ((o.op === 'scan' || o.op === 'get' || o.op === 'index_scan') && typeof o.schema === 'string') out.add(o.schema);
+    if (typeof o.op === 'string' && READS.has(o.op) && typeof o.schema === 'string') out.add(o.schema);
     for (const v of Object.values(o)) if (v && typeof v === 'object') planReads(v, out);
   }
   return out;

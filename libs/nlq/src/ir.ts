@@ -42,6 +42,8 @@ export interface Link {
     /** Every node reachable from `from` at any depth (a self-relation's transitive closure), not one hop. */
     readonly closure?: boolean;
   };
+  /** One link for a whole hop (even through an edge table): build.ts compiles it to a `graph_expand`. */
+  readonly graph?: boolean;
 }
 
 export type Agg = 'count' | 'sum' | 'avg' | 'min' | 'max';
