@@ -4,8 +4,9 @@
  */
 import type { Type } from '@nestjs/common';
 import { GraphModule } from './graph/graph.module';
+import { MigrationsModule } from './migrations/migrations.module';
 import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
 import { VectorModule } from './vector/vector.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, MigrationsModule];
