@@ -8,5 +8,6 @@ import { MigrationsModule } from './migrations/migrations.module';
 import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
 import { VectorModule } from './vector/vector.module';
+import { EsModule } from './es/es.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, MigrationsModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule, MigrationsModule];

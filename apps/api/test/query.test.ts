@@ -103,7 +103,7 @@ describe('query routes over real HTTPS (spec §4.4, §4.5)', () => {
   }, 30_000);
 
   it('BEGIN…COMMIT losing to a concurrent write → 409 write_conflict, nothing of the script written', async () => {
-    const script = sql({ sql: "BEGIN; UPDATE people SET name = 'script' WHERE id = 1; SELECT count(*) FROM big a, big b, big c WHERE a.id < 40; INSERT INTO people VALUES (20,'x',1); COMMIT;" });
+    const script = sql({ sql: "BEGIN; UPDATE people SET name = 'script' WHERE id = 1; SELECT count(*) FROM big a, big b, big c, big d WHERE a.id < 40 AND d.id < 4; INSERT INTO people VALUES (20,'x',1); COMMIT;" });
     await new Promise((r) => setTimeout(r, 150));
     const w = await srv.request('PUT', `${T}/rows/main.people/1`, { token: TOKEN, body: { id: 1, name: 'direct', age: 31 } });
     expect(w.status).toBeLessThan(300);

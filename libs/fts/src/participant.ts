@@ -60,6 +60,11 @@ export interface SearchOptions extends RankOptions {
   readonly queryStopwords?: 'auto' | 'none';
   readonly rm3?: FeedbackOptions;
   readonly stats?: CollectStats;
+  /**
+   * Read doc entries (positions, term vectors) from this snapshot, the caller's (a plan reads
+   * rows and postings from one snapshot); not released here. Default: one taken per search.
+   */
+  readonly snapshot?: ReturnType<StoreReader['snapshot']>;
 }
 
 /** Default and largest `limit` of a search. */
@@ -387,7 +392,8 @@ export class FtsParticipant implements CommitParticipant {
     const clauses = compileQuery(parsed, analyzer, { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined });
     const index = this.fields.get(fkey(table, field)) ?? new FieldIndex();
     const params: Bm25Params = { k1: s.k1, b: s.b };
-    let snap: ReturnType<StoreReader['snapshot']> | undefined;
+    let snap: ReturnType<StoreReader['snapshot']> | undefined = opts.snapshot;
+    const own = !opts.snapshot;
     const reader = this.reader;
     // Doc entries read from one snapshot, once per search (proximity and RM3 share them).
     // The entries asked for in one turn (proximity and RM3 ask for all their docs at once)
@@ -448,8 +454,15 @@ export class FtsParticipant implements CommitParticipant {
     try {
       return await rankClauses(clauses, ctx, limit, { ...opts, stats });
     } finally {
-      await snap?.release();
+      if (own) await snap?.release();
     }
+  }
+
+  /** Fields of a standalone (POST-created, no manifest) table; empty when there is none. */
+  standaloneFields(table: string): string[] {
+    const out: string[] = [];
+    for (const k of this.standalone.keys()) if (k.startsWith(`${table}\u0000`)) out.push(k.slice(table.length + 1));
+    return out;
   }
 
   /** Document count and total length of a field (as committed), for diagnostics and tests. */

@@ -28,3 +28,13 @@ describe('parseQuery', () => {
     expect(() => parseQuery(q)).toThrow(expect.objectContaining({ code: 'validation_failed', message: expect.stringContaining(words) }));
   });
 });
+
+describe('phrase slop', () => {
+  it('reads "…"~n after a phrase only', () => {
+    expect(parseQuery('"shock wave"~2 heat~3')).toEqual([
+      { occur: 'should', kind: 'phrase', text: 'shock wave', slop: 2 },
+      { occur: 'should', kind: 'term', text: 'heat~3' },
+    ]);
+    expect(parseQuery('+"a b"~0')).toEqual([{ occur: 'must', kind: 'phrase', text: 'a b' }]);
+  });
+});

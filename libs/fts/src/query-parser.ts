@@ -3,6 +3,7 @@
  *
  * - `word`          a scored term; any optional term may match
  * - `"a phrase"`    the words in this order, next to each other (positions)
+ * - `"a phrase"~n`  the words each within n positions of their place, in any order (slop)
  * - `+clause`       required: every match contains it
  * - `-clause`       excluded: no match contains it
  * - `pre*`          every indexed term starting with `pre` (not stemmed)
@@ -22,6 +23,8 @@ export interface ParsedClause {
   readonly kind: 'term' | 'phrase' | 'prefix';
   /** Raw text of the clause (word, phrase body or prefix without `*`), analyzed later by the field's analyzer. */
   readonly text: string;
+  /** `"a phrase"~n`: the words may be up to n positions away from their places, in any order. */
+  readonly slop?: number;
 }
 
 /** Longest accepted `q`, in characters. */
@@ -52,8 +55,10 @@ export function parseQuery(q: string | undefined | null): ParsedClause[] {
       if (end < 0) bad(`unterminated phrase: the quote at offset ${i} is never closed`);
       const body = q.slice(i + 1, end);
       if (body.trim() === '') bad(`empty phrase at offset ${i}`);
-      out.push({ occur, kind: 'phrase', text: body });
       i = end + 1;
+      const m = /^~(\d{1,3})(?=\s|$)/.exec(q.slice(i));
+      if (m) i += m[0].length;
+      out.push({ occur, kind: 'phrase', text: body, ...(m && Number(m[1]) > 0 ? { slop: Number(m[1]) } : {}) });
       continue;
     }
     let j = i;

@@ -54,7 +54,8 @@ const listWeight = (docs: Int32Array, scores: Float64Array): Weight => ({ scorer
 
 /** Terms at fixed relative positions; scored as one pseudo-term (tf = phrase frequency, idf = Σ idf). */
 export class PhraseQuery implements Query {
-  constructor(readonly terms: ReadonlyArray<{ term: string; offset: number }>) {}
+  /** `slop` > 0: each later word may be up to `slop` positions from its place (either side). */
+  constructor(readonly terms: ReadonlyArray<{ term: string; offset: number }>, readonly slop = 0) {}
 
   async createWeight(ctx: SearchContext): Promise<Weight | null> {
     const ix = ctx.index;
@@ -101,9 +102,16 @@ export class PhraseQuery implements Query {
     if (pos.some((p) => !p)) return 0;
     const sets = pos.slice(1).map((p) => new Set(p));
     let f = 0;
+    const slop = this.slop;
     for (const p0 of pos[0] as number[]) {
       const start = p0 - this.terms[0].offset;
-      if (sets.every((s, j) => s.has(start + this.terms[j + 1].offset))) f++;
+      if (slop === 0) {
+        if (sets.every((s, j) => s.has(start + this.terms[j + 1].offset))) f++;
+        continue;
+      }
+      // sloppy: every later word somewhere within `slop` of its place
+      const near = (s: Set<number>, at: number) => { for (let d = -slop; d <= slop; d++) if (s.has(at + d)) return true; return false; };
+      if (sets.every((s, j) => near(s, start + this.terms[j + 1].offset))) f++;
     }
     return f;
   }
@@ -164,7 +172,7 @@ export function compileQuery(parsed: readonly ParsedClause[], analyzer: Analyzer
     if (toks.length === 0) continue;
     if (c.kind === 'phrase' && toks.length > 1) {
       const base = toks[0].pos;
-      out.push({ occur: c.occur, query: new PhraseQuery(toks.map((t) => ({ term: t.term, offset: t.pos - base }))) });
+      out.push({ occur: c.occur, query: new PhraseQuery(toks.map((t) => ({ term: t.term, offset: t.pos - base })), c.slop ?? 0) });
       continue;
     }
     for (const t of toks) add(c.occur, t.term);

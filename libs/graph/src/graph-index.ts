@@ -271,13 +271,7 @@ export class GraphIndex implements CommitParticipant {
    */
   async reverse(schema: string, rel: string, pk: string): Promise<Row[]> {
     const relation = this.resolve(schema, rel);
-    if (relation.def.source === relation.def.target) {
-      throw new DbError(
-        'validation_failed',
-        `relation "${rel}" links ${relation.def.source} to itself: reverse traversal is only defined when the source and target tables differ (use neighbors on the relation instead)`,
-        { rel },
-      );
-    }
+    checkReverse(relation, rel);
     const { adj } = await this.adjacency(schema, rel);
     const sources = adj.sources(pk);
     const sm = this.store().manifests().find((m) => m.id === relation.def.source);
@@ -299,6 +293,17 @@ export class GraphIndex implements CommitParticipant {
     } finally {
       await snap.release();
     }
+  }
+}
+
+/** The reverse route's rule (spec §2.6): a self-relation (source = target) is refused, its direction being ambiguous. */
+export function checkReverse(relation: ResolvedRelation, rel: string): void {
+  if (relation.def.source === relation.def.target) {
+    throw new DbError(
+      'validation_failed',
+      `relation "${rel}" links ${relation.def.source} to itself: reverse traversal is only defined when the source and target tables differ (use neighbors on the relation instead)`,
+      { rel },
+    );
   }
 }
 

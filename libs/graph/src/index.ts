@@ -1,4 +1,4 @@
-export { GraphIndex, MAX_DEPTH, DEFAULT_DEPTH, type ResolvedRelation } from './graph-index';
+export { GraphIndex, MAX_DEPTH, DEFAULT_DEPTH, checkReverse, type ResolvedRelation } from './graph-index';
 export { Adjacency, MIN_MERGE, edgeWeights, type EdgeInput } from './adjacency';
 export { NodeTable } from './node-table';
 export { bfs, shortestPath, dijkstra, type Visit, type DijkstraResult, type WeightFn } from './traverse';

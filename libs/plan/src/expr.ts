@@ -77,3 +77,13 @@ export const EXPR_KINDS = [
 export const lit = (value: JsonValue, real?: boolean): LitExpr => (real ? { kind: 'lit', value, real } : { kind: 'lit', value });
 export const col = (name: string, affinity?: Affinity): ColExpr => (affinity ? { kind: 'col', name, affinity } : { kind: 'col', name });
 export const binary = (op: BinaryOp, left: Expr, right: Expr): BinaryExpr => ({ kind: 'binary', op, left, right });
+
+/** The AND-ed parts of a predicate. */
+export function conjuncts(e: Expr): Expr[] {
+  return e.kind === 'binary' && e.op === 'and' ? [...conjuncts(e.left), ...conjuncts(e.right)] : [e];
+}
+
+/** The AND of predicates, or undefined for none. */
+export function andAll(es: readonly Expr[]): Expr | undefined {
+  return es.length ? es.reduce((a, b) => ({ kind: 'binary', op: 'and', left: a, right: b })) : undefined;
+}

@@ -1,61 +1,7 @@
 import { DbError } from '@mmdb/core';
 import { NODE_KINDS, type PlanNode } from './node';
 import { EXPR_KINDS, type Expr } from './expr';
-
-type Field = 'node' | 'expr' | 'str' | 'num' | 'bool' | 'exprs' | 'strs' | 'named' | 'aggs' | 'keys' | 'rows' | 'ctes' | 'sets' | 'bound' | 'equi' | 'whens' | 'any';
-type Spec = Record<string, Field | `${Field}?`>;
-
-const NODE_SPECS: Record<string, Spec> = {
-  scan: { schema: 'str', alias: 'str?', limit: 'num?' },
-  get: { schema: 'str', alias: 'str?', key: 'exprs' },
-  index_scan: { schema: 'str', alias: 'str?', index: 'str', prefix: 'exprs?', lower: 'bound?', upper: 'bound?', reverse: 'bool?', top: 'num?' },
-  filter: { input: 'node', predicate: 'expr' },
-  project: { input: 'node', columns: 'named' },
-  join: { kind: 'str', left: 'node', right: 'node', on: 'expr?', equi: 'equi?', strategy: 'str?' },
-  aggregate: { input: 'node', group: 'named', aggregates: 'aggs' },
-  sort: { input: 'node', keys: 'keys', limit: 'num?' },
-  limit: { input: 'node', limit: 'expr?', offset: 'expr?' },
-  distinct: { input: 'node' },
-  set_op: { kind: 'str', all: 'bool?', left: 'node', right: 'node' },
-  values: { columns: 'strs', rows: 'rows' },
-  with: { ctes: 'ctes', input: 'node' },
-  cte_ref: { name: 'str', alias: 'str?' },
-  insert: { schema: 'str', columns: 'strs', input: 'node', on_conflict: 'str?', returning: 'named?' },
-  update: { schema: 'str', alias: 'str', input: 'node', set: 'sets', returning: 'named?' },
-  delete: { schema: 'str', alias: 'str', input: 'node' },
-};
-
-const EXPR_SPECS: Record<string, Spec> = {
-  lit: { value: 'any', real: 'bool?', int: 'bool?' },
-  col: { name: 'str', affinity: 'str?', collation: 'str?' },
-  param: { index: 'num' },
-  unary: { op: 'str', arg: 'expr' },
-  binary: { op: 'str', left: 'expr', right: 'expr' },
-  like: { arg: 'expr', pattern: 'expr', escape: 'expr?', not: 'bool?', glob: 'bool?' },
-  between: { arg: 'expr', low: 'expr', high: 'expr', not: 'bool?' },
-  in_list: { arg: 'expr', list: 'exprs', not: 'bool?' },
-  in_subquery: { arg: 'expr', plan: 'node', not: 'bool?' },
-  exists: { plan: 'node', not: 'bool?' },
-  subquery: { plan: 'node' },
-  is_null: { arg: 'expr', not: 'bool?' },
-  case: { operand: 'expr?', whens: 'whens', else: 'expr?' },
-  cast: { arg: 'expr', to: 'str' },
-  call: { name: 'str', args: 'exprs' },
-  collate: { arg: 'expr', collation: 'str' },
-};
-
-const ENUMS: Record<string, readonly string[]> = {
-  'join.kind': ['inner', 'left', 'right', 'full', 'cross', 'semi', 'anti'],
-  'join.strategy': ['nested_loop', 'hash'],
-  'set_op.kind': ['union', 'intersect', 'except'],
-  'insert.on_conflict': ['error', 'replace', 'ignore'],
-  'cast.to': ['integer', 'real', 'numeric', 'text', 'blob'],
-  'col.affinity': ['integer', 'real', 'numeric', 'text', 'blob'],
-  'col.collation': ['binary', 'nocase', 'rtrim'],
-  'collate.collation': ['binary', 'nocase', 'rtrim'],
-  'unary.op': ['-', '+', 'not', '~'],
-  'binary.op': ['+', '-', '*', '/', '%', '||', '=', '<>', '<', '<=', '>', '>=', 'is', 'is not', 'and', 'or', '&', '|', '<<', '>>'],
-};
+import { ENUMS, EXPR_SPECS, NODE_SPECS, SUB_SPECS, type Field, type Spec } from './specs';
 
 function fail(path: string, msg: string): never {
   throw new DbError('validation_failed', `invalid plan at ${path}: ${msg}`, { path });
@@ -63,29 +9,74 @@ function fail(path: string, msg: string): never {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function checkField(kind: string, owner: string, path: string, t: Field, v: unknown): void {
+function checkField(key: string, owner: string, path: string, t: Field, v: unknown): void {
   switch (t) {
     case 'node': return void validateNode(v, path);
+    case 'nodes':
+      if (arr(path, v).length === 0) fail(path, 'expected at least one plan');
+      return void (v as unknown[]).forEach((n, i) => validateNode(n, `${path}[${i}]`));
     case 'expr': return void validateExpr(v, path);
     case 'any': return;
-    case 'str':
+    case 'str': {
       if (typeof v !== 'string') fail(path, 'expected a string');
-      if (ENUMS[`${owner}.${kind}`] && !ENUMS[`${owner}.${kind}`].includes(v)) fail(path, `expected one of ${ENUMS[`${owner}.${kind}`].join(', ')}`);
+      const allowed = ENUMS[`${owner}.${key}`];
+      if (allowed && !allowed.includes(v)) fail(path, `expected one of ${allowed.join(', ')}`);
       return;
+    }
     case 'num': if (typeof v !== 'number' || !Number.isFinite(v)) fail(path, 'expected a number'); return;
+    case 'numnull': if (v !== null && (typeof v !== 'number' || !Number.isFinite(v))) fail(path, 'expected a number or null'); return;
     case 'bool': if (typeof v !== 'boolean') fail(path, 'expected a boolean'); return;
     case 'strs': arr(path, v).forEach((s, i) => typeof s !== 'string' && fail(`${path}[${i}]`, 'expected a string')); return;
+    case 'nums': arr(path, v).forEach((s, i) => (typeof s !== 'number' || !Number.isFinite(s)) && fail(`${path}[${i}]`, 'expected a number')); return;
     case 'exprs': arr(path, v).forEach((e, i) => validateExpr(e, `${path}[${i}]`)); return;
     case 'rows': arr(path, v).forEach((r, i) => arr(`${path}[${i}]`, r).forEach((e, j) => validateExpr(e, `${path}[${i}][${j}]`))); return;
-    case 'named': return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, { name: 'str', expr: 'expr' }));
-    case 'sets': return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, { column: 'str', expr: 'expr' }));
-    case 'keys': return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, { expr: 'expr', desc: 'bool?', nulls: 'str?' }));
-    case 'aggs': return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, { name: 'str', fn: 'str', args: 'exprs', distinct: 'bool?', star: 'bool?' }));
-    case 'ctes': return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, { name: 'str', columns: 'strs?', plan: 'node', recursive: 'bool?' }));
-    case 'bound': return void obj(path, v, { value: 'expr', inclusive: 'bool' });
-    case 'equi': return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, { left: 'expr', right: 'expr' }));
-    case 'whens': return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, { when: 'expr', then: 'expr' }));
+    case 'weights':
+      if (!isObj(v)) fail(path, 'expected an object of numbers');
+      for (const [k, x] of Object.entries(v)) if (typeof x !== 'number' || !Number.isFinite(x)) fail(`${path}.${k}`, 'expected a number');
+      return;
+    case 'meta':
+      if (!isObj(v)) fail(path, 'expected an object of metadata equalities');
+      return;
+    case 'ftsq': return void (typeof v === 'string' ? undefined : ftsQuery(path, v));
+    case 'ranking': case 'bound': case 'frame': case 'fbound':
+      return void obj(path, v, SUB_SPECS[t], t);
+    case 'named': case 'sets': case 'keys': case 'aggs': case 'ctes': case 'equi': case 'whens': case 'fields': case 'wfuncs':
+      return void arr(path, v).forEach((c, i) => obj(`${path}[${i}]`, c, SUB_SPECS[t], t));
   }
+}
+
+function ftsQuery(path: string, v: unknown): void {
+  if (!isObj(v)) fail(path, 'expected a query string or a structured query object');
+  const keys = Object.keys(v);
+  if ('terms' in v) {
+    arr(`${path}.terms`, v.terms).forEach((s, i) => typeof s !== 'string' && fail(`${path}.terms[${i}]`, 'expected a string'));
+    if (v.operator !== undefined && v.operator !== 'or' && v.operator !== 'and') fail(`${path}.operator`, 'expected one of or, and');
+    return only(path, keys, ['terms', 'operator']);
+  }
+  if ('phrase' in v) {
+    if (typeof v.phrase !== 'string') fail(`${path}.phrase`, 'expected a string');
+    if (v.slop !== undefined && (!Number.isInteger(v.slop) || (v.slop as number) < 0)) fail(`${path}.slop`, 'expected a non-negative integer');
+    return only(path, keys, ['phrase', 'slop']);
+  }
+  if ('prefix' in v) {
+    if (typeof v.prefix !== 'string') fail(`${path}.prefix`, 'expected a string');
+    return only(path, keys, ['prefix']);
+  }
+  if ('bool' in v) {
+    only(path, keys, ['bool']);
+    const b = v.bool;
+    if (!isObj(b)) fail(`${path}.bool`, 'expected an object');
+    for (const k of ['must', 'should', 'must_not'] as const) if (b[k] !== undefined) arr(`${path}.bool.${k}`, b[k]).forEach((q, i) => ftsQuery(`${path}.bool.${k}[${i}]`, q));
+    const m = b.minimum_should_match;
+    if (m !== undefined && (!Number.isInteger(m) || (m as number) < 0)) fail(`${path}.bool.minimum_should_match`, 'expected a non-negative integer');
+    return only(`${path}.bool`, Object.keys(b), ['must', 'should', 'must_not', 'minimum_should_match']);
+  }
+  fail(path, 'expected one of terms, phrase, prefix, bool');
+}
+
+function only(path: string, keys: string[], allowed: string[]): void {
+  const extra = keys.find((k) => !allowed.includes(k));
+  if (extra) fail(`${path}.${extra}`, `unknown key (expected ${allowed.join(', ')})`);
 }
 
 function arr(path: string, v: unknown): unknown[] {
@@ -106,19 +97,52 @@ function obj(path: string, v: unknown, spec: Spec, owner = ''): void {
   }
 }
 
+const isInt = (v: unknown, lo: number, hi: number) => Number.isInteger(v) && (v as number) >= lo && (v as number) <= hi;
+
+/** Checks of values a shape cannot say (ranges, lengths), with the JSON path of the fault. */
+const RULES: Partial<Record<PlanNode['op'], (v: Record<string, unknown>, path: string) => void>> = {
+  vector_topk: (v, path) => {
+    if (!isInt(v.k, 0, 10_000)) fail(`${path}.k`, 'expected an integer from 0 to 10000');
+  },
+  fts_search: (v, path) => {
+    if (v.field === undefined && v.fields === undefined) fail(`${path}.field`, 'is required (or fields)');
+    if (Array.isArray(v.fields) && v.fields.length === 0) fail(`${path}.fields`, 'expected at least one field');
+    if (v.limit !== undefined && !isInt(v.limit, 1, 1000)) fail(`${path}.limit`, 'expected an integer from 1 to 1000');
+  },
+  graph_expand: (v, path) => {
+    const min = v.min_depth ?? 1;
+    if (!isInt(min, 0, 64)) fail(`${path}.min_depth`, 'expected an integer from 0 to 64');
+    if (v.max_depth !== undefined && v.max_depth !== null && !isInt(v.max_depth, min as number, 64)) fail(`${path}.max_depth`, 'expected null (unbounded) or an integer from min_depth to 64');
+  },
+  graph_path: (v, path) => {
+    if (v.max_depth !== undefined && !isInt(v.max_depth, 0, 64)) fail(`${path}.max_depth`, 'expected an integer from 0 to 64');
+  },
+  fuse: (v, path) => {
+    if ((v.key as unknown[]).length === 0) fail(`${path}.key`, 'expected at least one key column');
+    if (v.weights !== undefined && (v.weights as unknown[]).length !== (v.inputs as unknown[]).length) fail(`${path}.weights`, 'expected one weight per input');
+    if (v.scores !== undefined && (v.scores as unknown[]).length !== (v.inputs as unknown[]).length) fail(`${path}.scores`, 'expected one score column per input');
+    if (v.k !== undefined && !((v.k as number) >= 0)) fail(`${path}.k`, 'expected a number ≥ 0');
+    if (v.limit !== undefined && !isInt(v.limit, 0, Number.MAX_SAFE_INTEGER)) fail(`${path}.limit`, 'expected a non-negative integer');
+  },
+  window: (v, path) => {
+    if ((v.functions as unknown[]).length === 0) fail(`${path}.functions`, 'expected at least one function');
+  },
+};
+
 /** Checks a JSON value is a well-formed plan; throws `validation_failed` naming the JSON path of the fault. */
 export function validateNode(v: unknown, path = '$'): PlanNode {
   if (!isObj(v)) fail(path, 'expected a plan node object');
   if (typeof v.op !== 'string') fail(`${path}.op`, 'is required');
   if (!(NODE_KINDS as readonly string[]).includes(v.op)) fail(`${path}.op`, `unknown node "${v.op}" (one of ${NODE_KINDS.join(', ')})`);
-  obj(path, v, NODE_SPECS[v.op], v.op);
+  obj(path, v, NODE_SPECS[v.op as PlanNode['op']], v.op);
+  RULES[v.op as PlanNode['op']]?.(v, path);
   return v as unknown as PlanNode;
 }
 
 export function validateExpr(v: unknown, path = '$'): Expr {
   if (!isObj(v)) fail(path, 'expected an expression object');
   if (typeof v.kind !== 'string' || !(EXPR_KINDS as readonly string[]).includes(v.kind)) fail(`${path}.kind`, `expected one of ${EXPR_KINDS.join(', ')}`);
-  obj(path, v, EXPR_SPECS[v.kind], v.kind);
+  obj(path, v, EXPR_SPECS[v.kind as Expr['kind']], v.kind);
   return v as unknown as Expr;
 }
 

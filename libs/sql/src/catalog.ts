@@ -4,7 +4,7 @@ import type { CommitRequest, CommitResult, Snapshot } from '@mmdb/storage';
 import type { ColumnDef, TableManifest } from '@mmdb/core';
 import { parse as parseToml } from 'smol-toml';
 import type { TableInfo } from './exec/context';
-import { affinityOf, type BindTable } from './front/binder';
+import { affinityOf } from './affinity';
 
 /** The part of the store the engine uses (TenantStore satisfies it). */
 export interface SqlStore {
@@ -29,7 +29,12 @@ export function tyAffinity(c: ColumnDef): Affinity {
   }
 }
 
-export interface SqlTable extends TableInfo, BindTable {
+/** A table as the binder and the executor see it (satisfies front/binder's BindTable). */
+export interface SqlTable extends TableInfo {
+  /** Visible columns in order, then hidden ones (`_rowid`). */
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly aff?: Affinity; readonly coll?: Collation; readonly hidden?: boolean }>;
+  /** Column that `rowid` names, when there is one. */
+  readonly rowid?: string;
   readonly manifest: TableManifest;
   /** Affinity per manifest column, in manifest order. */
   readonly affs: readonly Affinity[];

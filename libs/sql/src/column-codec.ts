@@ -88,7 +88,7 @@ export function outKind(t: SqlTable, i: number): OutKind {
 function resolve(node: PlanNode, name: string, table: (id: string) => SqlTable, depth: number): OutKind {
   if (depth > 64) return undefined;
   const n = node as PlanNode & { schema?: string; alias?: string; columns?: { name: string; expr: { kind: string; name?: string } }[] };
-  if (n.op === 'scan' || n.op === 'get' || n.op === 'index_scan') {
+  if (n.op === 'scan' || n.op === 'get' || n.op === 'index_scan' || n.op === 'fts_search' || n.op === 'vector_topk') {
     const t = table(n.schema!);
     const dot = name.lastIndexOf('.');
     const col = dot >= 0 && n.alias !== undefined && name.slice(0, dot) === n.alias ? name.slice(dot + 1) : dot < 0 ? name : undefined;

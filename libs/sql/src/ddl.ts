@@ -2,7 +2,7 @@
 import { DbError, type ColumnType, type TableManifest } from '@mmdb/core';
 import { stringify } from 'smol-toml';
 import type { ColumnSpec, Stmt } from './front/ast';
-import { affinityOf } from './front/binder';
+import { affinityOf } from './affinity';
 import { DEFAULT_NAMESPACE, findManifest, SQL_TYPE_PREFIX, sqlTable, type SqlStore } from './catalog';
 import { toJson, type Value } from './values';
 
@@ -32,6 +32,7 @@ interface DocOut {
   indexes?: { name: string; columns: string[]; unique: boolean }[];
   checks?: { name: string; expr: string }[];
   foreign_keys?: { name: string; columns: string[]; references: string; ref_columns?: string[] }[];
+  vector?: { column: string; dim: number; metric: string; index: string; params?: Record<string, number> };
 }
 
 export function splitName(name: string): { namespace: string; table: string } {
@@ -50,8 +51,16 @@ export function createTableToml(st: CreateTable, store: SqlStore, evalDefault: (
   }
   for (const c of st.columns) {
     // the declared type, and a COLLATE other than BINARY, ride in the description (`sql:TEXT COLLATE NOCASE`)
-    const declared = c.collate && c.collate !== 'binary' ? `${c.type} COLLATE ${c.collate.toUpperCase()}` : c.type;
-    const col: ColOut = { name: c.name, ty: columnType(c.type), description: `${SQL_TYPE_PREFIX}${declared}` };
+    // PostgreSQL's SERIAL / BIGSERIAL: an integer key the store assigns (SQLite's INTEGER PRIMARY KEY)
+    const type = /^(SMALL|BIG)?SERIAL$/i.test(c.type) ? 'INTEGER' : c.type;
+    const declared = c.collate && c.collate !== 'binary' ? `${type} COLLATE ${c.collate.toUpperCase()}` : type;
+    const col: ColOut = { name: c.name, ty: columnType(type), description: `${SQL_TYPE_PREFIX}${declared}` };
+    if (/^vector$/i.test(type)) {
+      // pgvector's VECTOR(n): a vector column (JSON text inside SQL); CREATE INDEX … USING hnsw indexes it
+      if (!c.dim || c.dim < 1) throw new DbError('validation_failed', `column ${c.name}: VECTOR needs a dimension, as VECTOR(3)`, { column: c.name });
+      col.ty = 'vector';
+      col.dim = c.dim;
+    }
     if (c.notNull) col.required = true;
     if (c.default) {
       const v = toJson(evalDefault(c));
@@ -98,11 +107,12 @@ export function manifestToml(store: SqlStore, m: TableManifest, change: (d: DocO
     checks: m.checks.map((c) => ({ name: c.name, expr: c.expr })),
     foreign_keys: m.foreign_keys.map((f) => ({ name: f.name, columns: [...f.columns], references: f.references, ...(f.ref_columns.length ? { ref_columns: [...f.ref_columns] } : {}) })),
   };
+  if (m.vector) doc.vector = { column: m.vector.column, dim: m.vector.dim, metric: m.vector.metric, index: m.vector.index, ...(Object.keys(m.vector.params).length ? { params: { ...m.vector.params } } : {}) };
   change(doc);
   if (!doc.indexes?.length) delete doc.indexes;
   if (!doc.checks?.length) delete doc.checks;
   if (!doc.foreign_keys?.length) delete doc.foreign_keys;
-  const extra = m.vector || m.fulltext.length || m.relations.length;
-  if (extra) throw new DbError('unsupported_sql', 'DDL on a table with vector, fulltext or relations sections is done through the schemas endpoint', { construct: 'ALTER' });
+  const extra = m.fulltext.length || m.relations.length;
+  if (extra) throw new DbError('unsupported_sql', 'DDL on a table with fulltext or relations sections is done through the schemas endpoint', { construct: 'ALTER' });
   return stringify(doc as unknown as Record<string, unknown>);
 }

@@ -210,19 +210,24 @@ export class VectorParticipant implements CommitParticipant {
     return [...this.tables.keys()];
   }
 
-  /** Top-k over a table, checking the request (spec §4.8). */
-  topk(name: string, body: TopKRequest): Match[] {
+  /** Checks a top-k request (spec §4.8) against the table: the query vector, k, mode, metric lock and metadata filter. */
+  checkTopK(name: string, body: TopKRequest): { table: VectorTable; vector: readonly number[]; k: number; mode: ReturnType<typeof parseMode>; filter: Metadata | null } {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new DbError('validation_failed', 'body must be an object {vector, k?, mode?, filter?, metric?}');
     const t = this.table(name);
-    const q = checkVector('vector', body.vector, t.spec.dim); // not copied: topk copies it into the table's query buffer
-    checkDirection('vector', q, t.spec.metric);
+    const vector = checkVector('vector', body.vector, t.spec.dim); // not copied: topk copies it into the table's query buffer
+    checkDirection('vector', vector, t.spec.metric);
     const k = parseK(body.k);
     const mode = parseMode(body.mode);
     const metric = parseMetric(body.metric);
     if (metric && metric !== t.spec.metric)
       throw new DbError('metric_mismatch', `table "${name}" is locked to metric ${t.spec.metric}, not ${metric}`, { field: 'metric', expected: t.spec.metric });
-    const filter = parseMetadata('filter', body.filter);
-    return t.topk(q, { k, mode, filter });
+    return { table: t, vector, k, mode, filter: parseMetadata('filter', body.filter) };
+  }
+
+  /** Top-k over a table, checking the request (spec §4.8). */
+  topk(name: string, body: TopKRequest): Match[] {
+    const c = this.checkTopK(name, body);
+    return c.table.topk(c.vector, { k: c.k, mode: c.mode, filter: c.filter });
   }
 
   // ---- durability ----

@@ -50,6 +50,10 @@ export interface TopKOptions {
   mode: SearchMode;
   /** Metadata equalities; every one must hold. */
   filter?: Metadata | null;
+  /** Only these ids (a plan's filter over row columns, evaluated by the executor); with `filter`, both hold. */
+  ids?: Iterable<string>;
+  /** Only these entries, as `labelsOf` gave them (valid while the table is unchanged): no id lookups per search. */
+  labels?: ReadonlySet<number>;
 }
 
 function postingKey(field: string, v: JsonValue): string {
@@ -143,6 +147,36 @@ export class VectorTable {
     this.maybeRebuild();
   }
 
+  /** The entries of `ids` (absent ones left out), for `TopKOptions.labels`. */
+  labelsOf(ids: Iterable<string>): Set<number> {
+    const out = new Set<number>();
+    for (const id of ids) {
+      const l = this.labelOf.get(id);
+      if (l !== undefined) out.add(l);
+    }
+    return out;
+  }
+
+  /** The stored vector of `id` (unit length in a cosine table), or undefined. */
+  vectorOf(id: string): Float32Array | undefined {
+    const l = this.labelOf.get(id);
+    return l === undefined ? undefined : this.slab.get(l);
+  }
+
+  /** The metadata of `id` (null when it has none or is absent). */
+  metadataOf(id: string): Metadata | null {
+    const l = this.labelOf.get(id);
+    return l === undefined ? null : this.meta[l];
+  }
+
+  /** Every id with its metadata (an implicit table's rows). */
+  *entries(): Iterable<{ id: string; metadata: Metadata | null }> {
+    for (let l = 0; l < this.idOf.length; l++) {
+      const id = this.idOf[l];
+      if (id != null) yield { id, metadata: this.meta[l] };
+    }
+  }
+
   delete(id: string): boolean {
     const label = this.labelOf.get(id);
     if (label === undefined) return false;
@@ -234,7 +268,19 @@ export class VectorTable {
     const q = this.query;
     q.set(query);
     if (this.spec.metric === 'cosine') normalize(q);
-    const members = this.matching(o.filter);
+    let members: Set<number> | number[] | null = this.matching(o.filter);
+    if (o.labels) {
+      const within = members && new Set(members);
+      members = within ? [...o.labels].filter((l) => within.has(l)) : (o.labels as Set<number>);
+    } else if (o.ids) {
+      const within = members && new Set(members);
+      const labels: number[] = [];
+      for (const id of o.ids) {
+        const l = this.labelOf.get(id);
+        if (l !== undefined && (!within || within.has(l))) labels.push(l);
+      }
+      members = labels;
+    }
     let hits: Hit[];
     if (members === null) hits = this.index.search(q, { k: o.k, mode: o.mode });
     else {

@@ -1,12 +1,17 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { DbError } from '@mmdb/core';
 import { DEFAULT_LIMIT, FtsParticipant } from '@mmdb/fts';
+import { ftsSearchRoute } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
+import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 
 /** Spec §4.9: BM25 search over a table's full-text field, and standalone documents. */
 @Controller('v1/tenants/:tenant/fts/:table/:field')
 export class FtsController {
+  constructor(private readonly runner: QueryRunner) {}
+
+  /** Answered by an `fts_search` plan on the tenant's executor. */
   @Get()
   search(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Query() q: Record<string, unknown>) {
     let limit = DEFAULT_LIMIT;
@@ -26,7 +31,8 @@ export class FtsController {
     const feedback = pick('feedback', ['none', 'rm3'] as const);
     const proximity = pick('proximity', ['none', 'bm25tp'] as const);
     const queryStopwords = pick('query_stopwords', ['none', 'auto'] as const);
-    return t.engine<FtsParticipant>('fts').search(table, field, (q.q as string | undefined) ?? '', limit, { feedback, proximity, queryStopwords });
+    const text = (q.q as string | undefined) ?? '';
+    return this.runner.run(t, 'fts', (engine, opts) => ftsSearchRoute(engine, table, field, text, limit, { feedback, proximity, queryStopwords }, opts));
   }
 
   @Post()

@@ -2,13 +2,12 @@ import { Body, Controller, Headers, HttpCode, Param, Post, Query, Res } from '@n
 import type { FastifyReply } from 'fastify';
 import { DbError, isUlid, newUlid } from '@mmdb/core';
 import { validatePlan } from '@mmdb/plan';
-import { formatResult, type SqlEngine } from '@mmdb/sql';
+import { formatResult } from '@mmdb/sql';
 import { Caller, TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { Principal } from '../system/system-store';
-import { Metrics } from '../health/metrics.service';
 import { QueryRegistry } from './query.registry';
-import type { SqlTenantEngine } from './query.module';
+import { QueryRunner } from './query.runner';
 
 function queryId(h: string | undefined): string {
   if (h === undefined) return newUlid();
@@ -18,26 +17,7 @@ function queryId(h: string | undefined): string {
 
 @Controller()
 export class QueryController {
-  constructor(private readonly registry: QueryRegistry, private readonly metrics: Metrics) {}
-
-  private engine(t: TenantHandle): SqlEngine {
-    const e = t.engine<SqlTenantEngine>('sql').engine;
-    if (!e) throw new DbError('service_unavailable', 'SQL engine not attached yet');
-    return e;
-  }
-
-  private async timed<T>(surface: string, engine: SqlEngine, id: string, tenant: string, fn: () => Promise<T>): Promise<T> {
-    const t0 = performance.now();
-    const hits = engine.planCache.hits;
-    this.registry.begin(id, tenant, engine);
-    try {
-      return await fn();
-    } finally {
-      this.registry.end(id);
-      this.metrics.queryLatency.observe({ surface }, performance.now() - t0);
-      if (engine.planCache.hits > hits) this.metrics.planCacheHits.inc({ surface }, engine.planCache.hits - hits);
-    }
-  }
+  constructor(private readonly registry: QueryRegistry, private readonly runner: QueryRunner) {}
 
   @Post('v1/tenants/:tenant/sql')
   @HttpCode(200)
@@ -50,10 +30,8 @@ export class QueryController {
     if (b.format !== undefined && b.format !== 'objects' && b.format !== 'arrays') throw new DbError('validation_failed', 'format must be "objects" or "arrays"', { field: 'format' });
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
-    const engine = this.engine(t);
-    const results = await this.timed('sql', engine, id, t.tenant, () =>
-      engine.run(b.sql, { params: b.params as unknown[] | undefined, queryId: id, explain: explain === 'true', deleteMode: 'translate' }),
-    );
+    const results = await this.runner.run(t, 'sql', (engine) =>
+      engine.run(b.sql, { params: b.params as unknown[] | undefined, queryId: id, explain: explain === 'true', deleteMode: 'translate' }), id);
     const last = [...results].reverse().find((r) => r.kind !== 'transaction') ?? results[results.length - 1];
     if (!last) throw new DbError('validation_failed', 'no statement to run');
     return formatResult(last, (b.format as 'objects' | 'arrays') ?? 'objects');
@@ -65,8 +43,7 @@ export class QueryController {
     const plan = validatePlan(body);
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
-    const engine = this.engine(t);
-    const r = await this.timed('plan', engine, id, t.tenant, () => engine.runPlan(plan, { queryId: id, explain: explain === 'true' }));
+    const r = await this.runner.run(t, 'plan', (engine) => engine.runPlan(plan, { queryId: id, explain: explain === 'true' }), id);
     const env = formatResult(r) as { rows: unknown[]; explain?: unknown };
     return explain === 'true' ? { rows: env.rows, explain: r.explain } : env.rows;
   }

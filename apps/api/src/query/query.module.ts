@@ -1,22 +1,33 @@
 import { Module } from '@nestjs/common';
 import { SqlEngine } from '@mmdb/sql';
 import type { TenantStore } from '@mmdb/storage';
+import type { FtsParticipant } from '@mmdb/fts';
+import type { VectorParticipant } from '@mmdb/vector';
+import type { GraphIndex } from '@mmdb/graph';
+import type { EnginePeers } from '../tenancy/engines';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { QueryController } from './query.controller';
 import { QueryRegistry } from './query.registry';
+import { QueryRunner } from './query.runner';
 
-/** The SQL engine of a tenant: created when its store opens; registers the CHECK evaluator. */
+/**
+ * The SQL engine of a tenant: created when its store opens, its executor's Sources port filled
+ * with the tenant's full-text, vector and graph readers (the Policy port stays NO_POLICY until
+ * row-level security); registers the CHECK evaluator.
+ */
 export class SqlTenantEngine {
   engine: SqlEngine | null = null;
   constructor(readonly tenant: string) {}
-  attach(store: TenantStore): void {
-    this.engine = new SqlEngine(store, this.tenant);
+  attach(store: TenantStore, peers: EnginePeers): void {
+    this.engine = new SqlEngine(store, this.tenant, {
+      sources: { fts: peers.engine<FtsParticipant>('fts'), vector: peers.engine<VectorParticipant>('vector'), graph: peers.engine<GraphIndex>('graph') },
+    });
     store.setCheckEvaluator(this.engine.checkEvaluator);
   }
 }
 
 /** Spec §4.4 and §4.5: POST /query (plan trees), POST /sql, POST /v1/queries/{id}/cancel. */
-@Module({ controllers: [QueryController], providers: [QueryRegistry] })
+@Module({ controllers: [QueryController], providers: [QueryRegistry, QueryRunner], exports: [QueryRunner] })
 export class QueryModule {
   constructor(tenants: TenantRegistry) {
     tenants.registerEngine('sql', (ctx) => new SqlTenantEngine(ctx.tenant));

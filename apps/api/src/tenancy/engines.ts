@@ -15,10 +15,18 @@ export interface EngineContext {
 export interface EngineHooks {
   /** Participants to pass to `TenantStore.open` (in this order, after earlier engines'). */
   readonly participants?: readonly unknown[];
-  /** Called once the store is open (e.g. to keep a reader, or register a CHECK evaluator). */
-  attach?(store: TenantStore): void | Promise<void>;
+  /**
+   * Called once the store is open (e.g. to keep a reader, or register a CHECK evaluator), with the
+   * tenant's other engines (the SQL engine fills its executor's Sources port from them).
+   */
+  attach?(store: TenantStore, peers: EnginePeers): void | Promise<void>;
   /** Called before the store closes. */
   close?(): void | Promise<void>;
+}
+
+/** The engines of the same tenant, by registered name. */
+export interface EnginePeers {
+  engine<T>(name: string): T | undefined;
 }
 
 export type EngineFactory<T = unknown> = (ctx: EngineContext) => T | Promise<T>;

@@ -158,7 +158,8 @@ export class TenantRegistry implements OnApplicationShutdown {
     });
     this.observeGroups(tenant, store);
     await this.system.migrateLegacy(tenant, (changes) => store.commit({ changes, actor: 'system', route: 'token migration' }));
-    for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store);
+    const peers = { engine: <T>(name: string) => engines.get(name) as T | undefined };
+    for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store, peers);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
     return new TenantHandle(tenant, store, engines);
   }

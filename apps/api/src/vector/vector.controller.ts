@@ -1,11 +1,15 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { VectorParticipant } from '@mmdb/vector';
+import { vectorTopkRoute } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
+import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 
 /** Spec §4.8: standalone vector puts and top-k (over standalone tables and manifest vector columns). */
 @Controller('v1/tenants/:tenant/vector/:table')
 export class VectorController {
+  constructor(private readonly runner: QueryRunner) {}
+
   @Post('put')
   @HttpCode(200)
   async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Body() body: unknown) {
@@ -14,9 +18,10 @@ export class VectorController {
     return { ...(res?.result as object), lsn: r.lsn };
   }
 
+  /** Answered by a `vector_topk` plan on the tenant's executor. */
   @Post('topk')
   @HttpCode(200)
   topk(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Body() body: unknown) {
-    return t.engine<VectorParticipant>('vector').topk(table, body as never);
+    return this.runner.run(t, 'vector', (engine, opts) => vectorTopkRoute(engine, table, body, opts));
   }
 }

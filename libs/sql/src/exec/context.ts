@@ -42,6 +42,12 @@ export class ExecCtx {
   readonly stats = new Map<PlanNode, NodeStats>();
   /** Rows of the leaf nodes (scan/get/index_scan), filled before the operators run. */
   readonly leaves = new Map<PlanNode, Tuple[]>();
+  /** Per-query state a multi-model leaf prepared for its operator (graph adjacency, reached rows). */
+  readonly aux = new Map<PlanNode, unknown>();
+  /** How a node ran, for explain (index or exact scan, top-k algorithm, frontier sizes). */
+  readonly strategies = new Map<PlanNode, string>();
+  /** Milliseconds a leaf spent reading before the operators ran (explain adds it to the node's time). */
+  readonly loadMs = new Map<PlanNode, number>();
   /** Compiled constant expressions of leaf keys and bounds (they read params at call time). */
   readonly constants = new Map<object, (row: Tuple, up: null) => Value>();
   /** Highest `$n` the compiled expressions read (checked again on reset). */
@@ -72,6 +78,9 @@ export class ExecCtx {
     this.budget = budget;
     this.writer = writer;
     this.leaves.clear();
+    this.aux.clear();
+    this.strategies.clear();
+    this.loadMs.clear();
     this.ctes.clear();
     this.cancelled = false;
     this.held = 0;

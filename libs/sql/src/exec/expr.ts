@@ -7,6 +7,7 @@ import {
 } from '../values';
 import { collationKey, comparisonCollation } from './collation';
 import { likeMatch, SCALAR_FUNCTIONS } from './functions';
+import { VECTOR_FUNCTIONS } from './vector-functions';
 import type { Env, Scope } from './scope';
 import type { ExecCtx } from './context';
 import { compilePlan, type Op } from './ops';
@@ -389,7 +390,7 @@ export class ExprCompiler {
 
   private call(name: string, args: readonly Expr[], scope: Scope, info: CompileInfo): Compiled {
     const n = name.toLowerCase();
-    const f = SCALAR_FUNCTIONS[n];
+    const f = SCALAR_FUNCTIONS[n] ?? VECTOR_FUNCTIONS[n];
     if (!f) {
       if (['count', 'sum', 'avg', 'total', 'group_concat', 'string_agg'].includes(n)) throw new DbError('validation_failed', `misuse of aggregate function ${n}()`);
       throw new DbError('validation_failed', `no such function: ${name}`, { function: name });

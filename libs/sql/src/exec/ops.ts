@@ -1,73 +1,17 @@
 /** Operators: each plan node compiles to an Op whose run() yields batches of tuples. */
 import { DbError, stringifyJson } from '@mmdb/core';
-import { visit, type Expr, type NodeOf, type PlanNode, type PlanVisitor } from '@mmdb/plan';
-import { conjuncts } from '../optimizer/util';
+import { conjuncts, visit, type Expr, type NodeOf, type PlanNode, type PlanVisitor } from '@mmdb/plan';
 import { compareValues, joinKey, toInteger, truthy, tupleKey, type Tuple, type Value } from '../values';
 import type { ExecCtx } from './context';
 import { collationKey, comparisonCollation, outputCollation, rowKeyer } from './collation';
-import { ExprCompiler, type CompileInfo, type Compiled } from './expr';
+import type { CompileInfo, Compiled } from './expr';
 import { Scope, type ColInfo, type Env } from './scope';
 import { makeAggregate } from './aggregates';
+import { ftsSearchOp, fuseOp, graphExpandOp, graphPathOp, vectorTopkOp } from './multimodel-ops';
+import { windowOp } from './window';
+import { BATCH, cat, drain, expr, leafAll, leafColumns, mk, qualify, slices, type C, type Op } from './op-kit';
 
-export const BATCH = 1024;
-
-export interface Op {
-  readonly node: PlanNode;
-  readonly cols: readonly ColInfo[];
-  readonly children: readonly Op[];
-  run(ctx: ExecCtx, up: Env | null): Iterable<Tuple[]>;
-  /**
-   * Every output row at once, without generators (read-only: it may be a leaf's or a CTE's own
-   * array). Only per-row operators over such inputs have it; `drain` uses it when present, which
-   * is what makes a recursive CTE's many tiny steps cheap.
-   */
-  all?(ctx: ExecCtx, up: Env | null): readonly Tuple[];
-}
-
-interface C { ctx: ExecCtx; outer: Scope | null; info: CompileInfo }
-
-function qualify(alias: string | undefined, name: string): string {
-  return alias ? `${alias}.${name}` : name;
-}
-
-function* slices(rows: readonly Tuple[], ctx: ExecCtx): Iterable<Tuple[]> {
-  for (let i = 0; i < rows.length; i += BATCH) {
-    ctx.check();
-    yield rows.slice(i, i + BATCH); // a copy: leaf rows may be shared with the table cache
-  }
-}
-
-/** a ++ b (faster than Array.prototype.concat for short tuples). */
-function cat(a: Tuple, b: Tuple): Tuple {
-  const n = a.length;
-  const out = new Array<Value>(n + b.length);
-  for (let i = 0; i < n; i++) out[i] = a[i];
-  for (let i = 0; i < b.length; i++) out[n + i] = b[i];
-  return out;
-}
-
-/** All rows of an op (read-only). */
-function drain(op: Op, ctx: ExecCtx, up: Env | null): readonly Tuple[] {
-  if (op.all) return op.all(ctx, up);
-  const out: Tuple[] = [];
-  for (const b of op.run(ctx, up)) {
-    for (const r of b) out.push(r);
-  }
-  return out;
-}
-
-function expr(c: C, cols: readonly ColInfo[]) {
-  const scope = new Scope(cols, c.outer);
-  const comp = new ExprCompiler(c.ctx);
-  return (e: Parameters<ExprCompiler['compile']>[0]) => comp.compile(e, scope, c.info);
-}
-
-function mk(node: PlanNode, cols: readonly ColInfo[], children: Op[], run: (ctx: ExecCtx, up: Env | null) => Iterable<Tuple[]>, all?: Op['all']): Op {
-  return all ? { node, cols, children, run, all } : { node, cols, children, run };
-}
-
-/** A leaf's rows as they are (read-only), for `all`. */
-const leafAll = (n: PlanNode) => (ctx: ExecCtx): readonly Tuple[] => { ctx.check(); return ctx.leafRows(n); };
+export { BATCH, leafColumns, type Op } from './op-kit';
 
 /** Wraps an op to count rows and time for explain. */
 function instrument(op: Op, ctx: ExecCtx): Op {
@@ -91,13 +35,11 @@ function instrument(op: Op, ctx: ExecCtx): Op {
   };
 }
 
-const leafCols = (ctx: ExecCtx, schema: string, alias: string | undefined): ColInfo[] =>
-  ctx.table(schema).cols.map((c) => ({ name: c.name.startsWith('#') ? `${c.name}:${alias ?? schema}` : qualify(alias, c.name), aff: c.aff }));
 
 const VISITOR: PlanVisitor<Op, C> = {
-  scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
-  get: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
-  index_scan: (n, c) => mk(n, leafCols(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
+  scan: (n, c) => mk(n, leafColumns(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
+  get: (n, c) => mk(n, leafColumns(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
+  index_scan: (n, c) => mk(n, leafColumns(c.ctx, n.schema, n.alias), [], (ctx) => slices(ctx.leafRows(n), ctx), leafAll(n)),
   cte_ref: (n, c) => {
     const cols = c.ctx.cteCols.get(n.name.toLowerCase());
     if (!cols) throw new DbError('validation_failed', `no such table: ${n.name}`);
@@ -459,7 +401,7 @@ const VISITOR: PlanVisitor<Op, C> = {
   },
   insert: (n, c) => {
     const input = compile(n.input, c);
-    const tcols = leafCols(c.ctx, n.schema, undefined);
+    const tcols = leafColumns(c.ctx, n.schema, undefined);
     const ret = n.returning ? n.returning.map((r) => expr(c, tcols)(r.expr)) : null;
     return mk(n, (n.returning ?? []).map((r) => ({ name: r.name })), [input], function* (ctx, up) {
       if (!ctx.writer) throw new DbError('validation_failed', 'writes are not allowed here');
@@ -482,7 +424,7 @@ const VISITOR: PlanVisitor<Op, C> = {
       if (i < 0) throw new DbError('validation_failed', `no such column: ${s.column}`, { column: s.column });
       return { i, f: e(s.expr) };
     });
-    const tcols = leafCols(c.ctx, n.schema, undefined);
+    const tcols = leafColumns(c.ctx, n.schema, undefined);
     const ret = n.returning ? n.returning.map((r) => expr(c, tcols)(r.expr)) : null;
     const width = info.cols.length;
     return mk(n, (n.returning ?? []).map((r) => ({ name: r.name })), [input], function* (ctx, up) {
@@ -507,6 +449,13 @@ const VISITOR: PlanVisitor<Op, C> = {
       for (const r of drain(input, ctx, up)) ctx.writer.delete(n, r.slice(0, width));
     });
   },
+  fts_search: (n, c) => ftsSearchOp(n, c),
+  vector_topk: (n, c) => vectorTopkOp(n, c),
+  graph_expand: (n, c) => graphExpandOp(n, c, compile),
+  graph_path: (n, c) => graphPathOp(n, c),
+  graph_dijkstra: (n, c) => graphPathOp(n, c),
+  fuse: (n, c) => fuseOp(n, c, compile),
+  window: (n, c) => windowOp(n, c, compile),
 };
 
 function joinOp(n: NodeOf<'join'>, c: C): Op {

@@ -17,13 +17,24 @@ export type AExpr =
   | { t: 'case'; operand?: AExpr; whens: { when: AExpr; then: AExpr }[]; else?: AExpr }
   | { t: 'cast'; arg: AExpr; type: string }
   | { t: 'collate'; arg: AExpr; name: Collation }
-  | { t: 'fn'; name: string; args: AExpr[]; distinct: boolean; star: boolean; filter?: AExpr };
+  | { t: 'fn'; name: string; args: AExpr[]; distinct: boolean; star: boolean; filter?: AExpr; over?: WindowSpec | string };
+
+/** A frame bound: `offset` for n PRECEDING / n FOLLOWING. */
+export interface FrameBoundSpec { type: 'unbounded_preceding' | 'preceding' | 'current_row' | 'following' | 'unbounded_following'; offset?: AExpr }
+/** `OVER (base PARTITION BY … ORDER BY … frame)`; `base` names a WINDOW-clause window. */
+export interface WindowSpec {
+  base?: string;
+  partition?: AExpr[];
+  order?: OrderItem[];
+  frame?: { unit: 'rows' | 'range' | 'groups'; start: FrameBoundSpec; end: FrameBoundSpec; exclude?: 'no_others' | 'current_row' | 'group' | 'ties' };
+}
 
 export type ResultCol = { t: 'expr'; expr: AExpr; alias?: string; text: string } | { t: 'star'; table?: string };
 
 export type FromItem =
   | { t: 'table'; name: string; alias?: string }
   | { t: 'sub'; select: Select; alias?: string }
+  | { t: 'tvf'; name: string; args: AExpr[]; alias?: string }
   | { t: 'join'; kind: 'inner' | 'left' | 'right' | 'full' | 'cross'; left: FromItem; right: FromItem; on?: AExpr; using?: string[] };
 
 export interface SelectCore {
@@ -34,6 +45,8 @@ export interface SelectCore {
   where?: AExpr;
   groupBy?: AExpr[];
   having?: AExpr;
+  /** `WINDOW name AS (…)` definitions. */
+  windows?: Record<string, WindowSpec>;
 }
 export interface ValuesBody { t: 'values'; rows: AExpr[][] }
 export interface Compound { t: 'compound'; op: 'union' | 'intersect' | 'except'; all: boolean; left: SelectBody; right: SelectBody }
@@ -64,6 +77,8 @@ export interface ColumnSpec {
   references?: { table: string; columns: string[] };
   /** `COLLATE name` in the column definition. */
   collate?: Collation;
+  /** `VECTOR(n)`: the dimension. */
+  dim?: number;
 }
 
 export type Stmt =
@@ -82,7 +97,11 @@ export type Stmt =
       foreignKeys: { columns: string[]; table: string; refColumns: string[] }[];
       asSelect?: Select;
     }
-  | { kind: 'create_index'; name: string; table: string; columns: string[]; unique: boolean; ifNotExists: boolean }
+  | {
+      kind: 'create_index'; name: string; table: string; columns: string[]; unique: boolean; ifNotExists: boolean;
+      /** pgvector's `USING hnsw | ivfflat`, the column's operator class and `WITH (…)` parameters. */
+      using?: string; opclass?: string; with?: Record<string, number>;
+    }
   | { kind: 'create_view'; name: string; ifNotExists: boolean; select: Select; text: string }
   | { kind: 'drop'; what: 'table' | 'index' | 'view' | 'trigger'; name: string; ifExists: boolean }
   | { kind: 'alter_add'; table: string; column: ColumnSpec }

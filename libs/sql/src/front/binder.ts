@@ -1,9 +1,12 @@
 /** Binds the syntax tree to the plan tree: resolves names, expands *, plans aggregation and ordering. */
 import { DbError } from '@mmdb/core';
-import type { Affinity, AggregateCall, Collation, Expr, PlanNode, SortKey } from '@mmdb/plan';
-import type { AExpr, FromItem, ResultCol, Select, SelectBody, SelectCore } from './ast';
+import type { Affinity, AggregateCall, Collation, Expr, PlanNode, SortKey, WindowCall } from '@mmdb/plan';
+import type { AExpr, FromItem, ResultCol, Select, SelectBody, SelectCore, WindowSpec } from './ast';
 import { outputCollation } from '../exec/collation';
 import { AGGREGATES } from '../exec/functions';
+import { affinityOf } from '../affinity';
+import { VECTOR_OPERATORS } from '../exec/vector-functions';
+import { bindTableFunction, type TvfResult } from './table-functions';
 
 /** What the binder needs to know about a table. */
 export interface BindTable {
@@ -16,21 +19,13 @@ export interface BindTable {
 
 export interface BindCatalog {
   table(name: string): BindTable | undefined;
+  /** The source and target schemas of relation `rel` seen from `schema` (graph table functions). */
+  relation?(schema: string, rel: string): { source: string; target: string };
   view?(name: string): Select | undefined;
 }
 
 /** `colls`: each output column's collating sequence (declared or from COLLATE), when it has one. */
 export interface Bound { plan: PlanNode; names: string[]; affs: (Affinity | undefined)[]; colls?: (Collation | undefined)[] }
-
-/** Declared SQL type → SQLite affinity (§3.1 of SQLite's datatype rules). */
-export function affinityOf(type: string): Affinity {
-  const t = type.toUpperCase();
-  if (t.includes('INT')) return 'integer';
-  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) return 'text';
-  if (t.includes('BLOB') || t === '') return 'blob';
-  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) return 'real';
-  return 'numeric';
-}
 
 interface ItemCol { name: string; aff?: Affinity; coll?: Collation; hidden?: boolean }
 interface Item { alias: string; internal: string; cols: ItemCol[]; rowid?: string }
@@ -60,6 +55,8 @@ const key = (e: unknown) => JSON.stringify(e);
 
 export class Binder {
   private aliasCount = new Map<string, number>();
+  /** Window functions of the SELECT core being bound (null where they are not allowed). */
+  private win: { calls: WindowCall[]; keys: Map<string, string>; defs: Record<string, WindowSpec> } | null = null;
   constructor(private readonly cat: BindCatalog) {}
 
   private uniqueAlias(a: string): string {
@@ -169,13 +166,24 @@ export class Binder {
   }
 
   private bindCore(core: SelectCore, scope: BScope, sel: Select | undefined): Bound {
+    const outer = this.win;
+    this.win = null;
+    try {
+      return this.bindCoreIn(core, scope, sel);
+    } finally {
+      this.win = outer;
+    }
+  }
+
+  private bindCoreIn(core: SelectCore, scope: BScope, sel: Select | undefined): Bound {
     let plan: PlanNode | null = core.from ? this.from(core.from, scope) : null;
     if (!plan) plan = { op: 'values', columns: [], rows: [[]] };
     if (core.where) {
       if (hasAggregate(core.where)) throw new DbError('validation_failed', 'misuse of aggregate function in WHERE');
       plan = { op: 'filter', input: plan, predicate: this.expr(core.where, scope, null) };
     }
-    // result columns
+    // result columns (window functions allowed from here on)
+    const win = (this.win = { calls: [], keys: new Map(), defs: core.windows ?? {} });
     const items: { ast: AExpr | null; expr?: Expr; name: string }[] = [];
     for (const rc of core.columns) this.expandResult(rc, scope, items);
     const orderBy = sel?.orderBy ?? [];
@@ -244,6 +252,7 @@ export class Binder {
       plan = { op: 'aggregate', input: plan, group: agg.groups.map((g) => ({ name: g.name, expr: g.expr })), aggregates: agg.aggs };
       if (having) plan = { op: 'filter', input: plan, predicate: having };
     }
+    if (win.calls.length) plan = { op: 'window', input: plan, functions: win.calls };
     const affOf = (e: Expr): Affinity | undefined => (e.kind === 'col' ? e.affinity : e.kind === 'cast' ? e.to : e.kind === 'collate' ? affOf(e.arg) : undefined);
     const affs = exprs.map(affOf);
     plan = {
@@ -315,8 +324,15 @@ export class Binder {
       return { op: 'scan', schema: t.id, alias: internal };
     }
     if (f.t === 'sub') return this.derived(f.select, f.alias ?? `(subquery)`, scope);
+    if (f.t === 'tvf') return this.tableFunction(f, scope, null).plan;
     const left = this.from(f.left, scope);
     const nLeft = scope.items.length;
+    if (f.right.t === 'tvf' && (f.kind === 'inner' || f.kind === 'cross') && !f.using) {
+      const r = this.tableFunction(f.right, scope, left);
+      if (r.lateral) return f.on ? { op: 'filter', input: r.plan, predicate: this.expr(f.on, scope, null) } : r.plan;
+      const on = f.on ? this.expr(f.on, scope, null) : undefined;
+      return { op: 'join', kind: on ? 'inner' : f.kind, left, right: r.plan, ...(on ? { on } : {}) };
+    }
     const right = this.from(f.right, scope);
     let on: Expr | undefined;
     if (f.on) on = this.expr(f.on, scope, null);
@@ -333,6 +349,29 @@ export class Binder {
     }
     const kind = f.kind === 'cross' && on ? 'inner' : f.kind;
     return { op: 'join', kind, left, right, ...(on ? { on } : {}) };
+  }
+
+  /** A table-valued function in FROM; `left`: the plan of the join's left side (LATERAL start). */
+  private tableFunction(f: Extract<FromItem, { t: 'tvf' }>, scope: BScope, left: PlanNode | null): TvfResult {
+    const alias = f.alias ?? f.name;
+    this.checkAlias(alias, scope);
+    const internal = this.uniqueAlias(alias);
+    const cat = this.cat;
+    const outer: BScope = { items: [], parent: scope.parent, ctes: scope.ctes };
+    const r = bindTableFunction(f.name, f.args, internal, {
+      table: (n) => cat.table(n),
+      reached: (schema, rel, dir) => {
+        if (!cat.relation) throw new DbError('unsupported_sql', 'graph table functions need the graph reader', { construct: 'graph table function' });
+        const d = cat.relation(schema, rel);
+        return dir === 'reverse' ? d.source : d.target;
+      },
+      // arguments see the enclosing query's scope (correlation), or the join's left side (LATERAL)
+      expr: (e) => this.expr(e, outer, null),
+      select: (s) => this.bindSelect(s, outer),
+      ...(left ? { lateral: { plan: left, expr: (e: AExpr) => this.expr(e, scope, null) } } : {}),
+    });
+    scope.items.push({ alias, internal, cols: r.cols.map((c) => ({ ...c })) });
+    return r;
   }
 
   private checkAlias(alias: string, scope: BScope): void {
@@ -371,7 +410,7 @@ export class Binder {
   // ---- expressions
   expr(e: AExpr, scope: BScope, agg: AggCtx | null): Expr {
     if (agg) {
-      if (!hasAggregate(e)) {
+      if (!hasAggregate(e) && !hasWindow(e)) {
         const plain = this.expr(e, scope, null);
         const k = key(plain);
         const g = agg.groups.find((x) => x.key === k);
@@ -388,7 +427,11 @@ export class Binder {
       case 'param': return { kind: 'param', index: e.index };
       case 'id': return this.resolve(e.table, e.name, scope);
       case 'unary': return { kind: 'unary', op: e.op, arg: x(e.arg) };
-      case 'bin': return { kind: 'binary', op: e.op as never, left: x(e.l), right: x(e.r) };
+      case 'bin': {
+        const v = VECTOR_OPERATORS[e.op];
+        if (v) return { kind: 'call', name: v.fn, args: [x(e.l), x(e.r)] };
+        return { kind: 'binary', op: e.op as never, left: x(e.l), right: x(e.r) };
+      }
       case 'like': return { kind: 'like', arg: x(e.arg), pattern: x(e.pattern), ...(e.escape ? { escape: x(e.escape) } : {}), ...(e.not ? { not: true } : {}), ...(e.glob ? { glob: true } : {}) };
       case 'between': return { kind: 'between', arg: x(e.arg), low: x(e.low), high: x(e.high), ...(e.not ? { not: true } : {}) };
       case 'isnull': return { kind: 'is_null', arg: x(e.arg), ...(e.not ? { not: true } : {}) };
@@ -409,6 +452,7 @@ export class Binder {
         return { kind: 'subquery', plan: b.plan };
       }
       case 'fn': {
+        if (e.over !== undefined) return this.windowCall(e, scope, agg);
         if (isAggCall(e)) {
           if (!agg) throw new DbError('validation_failed', `misuse of aggregate function ${e.name}()`);
           return this.aggCall(e, scope, agg);
@@ -417,6 +461,53 @@ export class Binder {
         return { kind: 'call', name: e.name, args: e.args.map(x) };
       }
     }
+  }
+
+  /** A window function call → a column `#wN` of the core's window node. */
+  private windowCall(e: Extract<AExpr, { t: 'fn' }>, scope: BScope, agg: AggCtx | null): Expr {
+    const win = this.win;
+    if (!win) throw new DbError('validation_failed', `misuse of window function ${e.name}()`);
+    let spec: WindowSpec;
+    if (typeof e.over === 'string') {
+      const d = win.defs[e.over];
+      if (!d) throw new DbError('validation_failed', `no such window: ${e.over}`);
+      spec = d;
+    } else spec = e.over!;
+    if (spec.base) {
+      const b = win.defs[spec.base];
+      if (!b) throw new DbError('validation_failed', `no such window: ${spec.base}`);
+      if (spec.partition) throw new DbError('validation_failed', `cannot override PARTITION clause of window: ${spec.base}`);
+      if (spec.order && b.order) throw new DbError('validation_failed', `cannot override ORDER BY clause of window: ${spec.base}`);
+      if (b.frame) throw new DbError('validation_failed', `cannot override frame specification of window: ${spec.base}`);
+      spec = { partition: b.partition, order: spec.order ?? b.order, frame: spec.frame };
+    }
+    const x = (a: AExpr) => this.expr(a, scope, agg);
+    const call: WindowCall = {
+      name: '',
+      fn: e.name,
+      args: e.args.map(x),
+      ...(e.star ? { star: true } : {}),
+      ...(e.distinct ? { distinct: true } : {}),
+      ...(e.filter ? { filter: x(e.filter) } : {}),
+      partition: (spec.partition ?? []).map(x),
+      order: (spec.order ?? []).map((o) => ({ expr: x(o.expr), desc: o.desc, ...(o.nulls ? { nulls: o.nulls } : {}) })),
+      ...(spec.frame ? {
+        frame: {
+          unit: spec.frame.unit,
+          start: { type: spec.frame.start.type, ...(spec.frame.start.offset ? { offset: x(spec.frame.start.offset) } : {}) },
+          end: { type: spec.frame.end.type, ...(spec.frame.end.offset ? { offset: x(spec.frame.end.offset) } : {}) },
+          ...(spec.frame.exclude ? { exclude: spec.frame.exclude } : {}),
+        },
+      } : {}),
+    };
+    const k = key(call as never);
+    let name = win.keys.get(k);
+    if (!name) {
+      name = `#w${win.calls.length}`;
+      win.calls.push({ ...call, name });
+      win.keys.set(k, name);
+    }
+    return { kind: 'col', name };
   }
 
   private aggCall(e: Extract<AExpr, { t: 'fn' }>, scope: BScope, agg: AggCtx): Expr {
@@ -439,9 +530,27 @@ export class Binder {
 }
 
 function isAggCall(e: AExpr): boolean {
-  if (e.t !== 'fn' || !AGGREGATES.has(e.name)) return false;
+  if (e.t !== 'fn' || !AGGREGATES.has(e.name) || e.over !== undefined) return false;
   if ((e.name === 'min' || e.name === 'max') && e.args.length > 1) return false;
   return true;
+}
+
+/** True when the expression has a window function call outside subqueries. */
+function hasWindow(e: AExpr): boolean {
+  return findWindow(e);
+}
+
+function findWindow(e: AExpr): boolean {
+  switch (e.t) {
+    case 'fn': return e.over !== undefined || e.args.some(findWindow);
+    case 'unary': case 'isnull': case 'cast': case 'collate': return findWindow(e.arg);
+    case 'bin': return findWindow(e.l) || findWindow(e.r);
+    case 'like': return findWindow(e.arg) || findWindow(e.pattern) || (!!e.escape && findWindow(e.escape));
+    case 'between': return findWindow(e.arg) || findWindow(e.low) || findWindow(e.high);
+    case 'in': return findWindow(e.arg) || (e.list ?? []).some(findWindow);
+    case 'case': return (!!e.operand && findWindow(e.operand)) || e.whens.some((w) => findWindow(w.when) || findWindow(w.then)) || (!!e.else && findWindow(e.else));
+    default: return false;
+  }
 }
 
 /** True when the expression has an aggregate call outside subqueries. */

@@ -3,7 +3,7 @@ import { DbError } from '@mmdb/core';
 export type TokKind = 'id' | 'qid' | 'str' | 'int' | 'real' | 'param' | 'qparam' | 'op' | 'blob' | 'eof';
 export interface Token { readonly kind: TokKind; readonly text: string; readonly upper: string; readonly pos: number; end: number; readonly line: number; readonly col: number }
 
-const OPS = ['||', '<=', '>=', '==', '!=', '<>', '<<', '>>', '->>', '->', '(', ')', ',', ';', '.', '+', '-', '*', '/', '%', '<', '>', '=', '&', '|', '~'];
+const OPS = ['<->', '<=>', '<#>', '<+>', '@@', '||', '<=', '>=', '==', '!=', '<>', '<<', '>>', '->>', '->', '(', ')', ',', ';', '.', '+', '-', '*', '/', '%', '<', '>', '=', '&', '|', '~'];
 
 export function syntaxError(sql: string, pos: number, msg: string): never {
   const before = sql.slice(0, pos);

@@ -1,7 +1,7 @@
 import { DbError } from '@mmdb/core';
 import { COLLATIONS, type Collation } from '@mmdb/plan';
 import { syntaxError, tokenize, type Token } from './lexer';
-import type { AExpr, ColumnSpec, Cte, FromItem, OrderItem, ResultCol, Select, SelectBody, SelectCore, Stmt } from './ast';
+import type { AExpr, ColumnSpec, Cte, FrameBoundSpec, FromItem, OrderItem, ResultCol, Select, SelectBody, SelectCore, Stmt, WindowSpec } from './ast';
 
 const RESERVED = new Set(
   ('SELECT FROM WHERE GROUP HAVING ORDER LIMIT OFFSET UNION INTERSECT EXCEPT ALL DISTINCT ON JOIN INNER LEFT RIGHT FULL OUTER ' +
@@ -109,19 +109,37 @@ class Parser {
     if (this.eatKw('INDEX')) {
       let ifNotExists = false;
       if (this.eatKw('IF')) { this.kw('NOT'); this.kw('EXISTS'); ifNotExists = true; }
-      const name = this.qname();
+      // the name is optional (PostgreSQL / pgvector: CREATE INDEX ON items USING hnsw (embedding vector_l2_ops))
+      const name = this.isKw('ON') ? '' : this.qname();
       this.kw('ON');
       const table = this.qname();
+      const using = this.eatKw('USING') ? this.name().toLowerCase() : undefined;
       this.op('(');
       const columns: string[] = [];
+      let opclass: string | undefined;
       do {
         columns.push(this.name());
         if (this.eatKw('COLLATE')) this.name();
+        if (this.cur.kind === 'id' && !['ASC', 'DESC', 'NULLS'].includes(this.cur.upper)) opclass = this.name().toLowerCase();
         if (!this.eatKw('ASC')) this.eatKw('DESC');
       } while (this.eatOp(','));
       this.op(')');
+      let withParams: Record<string, number> | undefined;
+      if (this.eatKw('WITH')) {
+        withParams = {};
+        this.op('(');
+        do {
+          const k = this.name().toLowerCase();
+          this.op('=');
+          const v = this.cur;
+          if (v.kind !== 'int') this.err(`expected an integer for ${k}`);
+          this.p++;
+          withParams[k] = Number(v.text);
+        } while (this.eatOp(','));
+        this.op(')');
+      }
       if (this.eatKw('WHERE')) unsupported('partial index');
-      return { kind: 'create_index', name, table, columns, unique, ifNotExists };
+      return { kind: 'create_index', name: name || `${table.slice(table.lastIndexOf('.') + 1)}_${columns.join('_')}_idx`, table, columns, unique, ifNotExists, ...(using ? { using } : {}), ...(opclass ? { opclass } : {}), ...(withParams ? { with: withParams } : {}) };
     }
     if (unique) this.err();
     if (this.eatKw('VIEW')) {
@@ -214,11 +232,13 @@ class Parser {
       typeParts.push(this.cur.text);
       this.p++;
     }
+    const typeArgs: string[] = [];
     if (this.eatOp('(')) {
-      while (!this.isOp(')')) { if (this.cur.kind === 'eof') this.err(); this.p++; }
+      while (!this.isOp(')')) { if (this.cur.kind === 'eof') this.err(); if (!this.isOp(',')) typeArgs.push(this.cur.text); this.p++; }
       this.op(')');
     }
     const c: ColumnSpec = { name, type: typeParts.join(' '), pk: false, notNull: false, unique: false };
+    if (/^vector$/i.test(c.type) && typeArgs.length === 1 && /^\d+$/.test(typeArgs[0])) c.dim = Number(typeArgs[0]);
     for (;;) {
       let cname: string | undefined;
       if (this.eatKw('CONSTRAINT')) cname = this.name();
@@ -333,6 +353,56 @@ class Parser {
     return s;
   }
 
+  /** `( [base] [PARTITION BY …] [ORDER BY …] [frame] )` */
+  private windowSpec(): WindowSpec {
+    this.op('(');
+    const spec: WindowSpec = {};
+    if (this.cur.kind === 'id' && !['PARTITION', 'ORDER', 'RANGE', 'ROWS', 'GROUPS'].includes(this.cur.upper)) spec.base = this.name().toLowerCase();
+    if (this.eatKw('PARTITION')) {
+      this.kw('BY');
+      spec.partition = [];
+      do spec.partition.push(this.expr()); while (this.eatOp(','));
+    }
+    if (this.eatKw('ORDER')) {
+      this.kw('BY');
+      spec.order = this.orderList();
+    }
+    if (this.isKw('RANGE') || this.isKw('ROWS') || this.isKw('GROUPS')) {
+      const unit = this.cur.upper.toLowerCase() as 'rows' | 'range' | 'groups';
+      this.p++;
+      let start: FrameBoundSpec;
+      let end: FrameBoundSpec = { type: 'current_row' };
+      if (this.eatKw('BETWEEN')) {
+        start = this.frameBound();
+        this.kw('AND');
+        end = this.frameBound();
+      } else start = this.frameBound();
+      let exclude: 'no_others' | 'current_row' | 'group' | 'ties' | undefined;
+      if (this.eatKw('EXCLUDE')) {
+        if (this.eatKw('NO')) { this.kw('OTHERS'); exclude = 'no_others'; }
+        else if (this.eatKw('CURRENT')) { this.kw('ROW'); exclude = 'current_row'; }
+        else if (this.eatKw('GROUP')) exclude = 'group';
+        else { this.kw('TIES'); exclude = 'ties'; }
+      }
+      spec.frame = { unit, start, end, ...(exclude ? { exclude } : {}) };
+    }
+    this.op(')');
+    return spec;
+  }
+
+  private frameBound(): FrameBoundSpec {
+    if (this.eatKw('UNBOUNDED')) {
+      if (this.eatKw('PRECEDING')) return { type: 'unbounded_preceding' };
+      this.kw('FOLLOWING');
+      return { type: 'unbounded_following' };
+    }
+    if (this.isKw('CURRENT') && this.peek().upper === 'ROW') { this.p += 2; return { type: 'current_row' }; }
+    const offset = this.bitExpr();
+    if (this.eatKw('PRECEDING')) return { type: 'preceding', offset };
+    this.kw('FOLLOWING');
+    return { type: 'following', offset };
+  }
+
   private orderList(): OrderItem[] {
     const out: OrderItem[] = [];
     do {
@@ -376,7 +446,14 @@ class Parser {
       do core.groupBy.push(this.expr()); while (this.eatOp(','));
     }
     if (this.eatKw('HAVING')) core.having = this.expr();
-    if (this.isKw('WINDOW')) unsupported('window functions');
+    if (this.eatKw('WINDOW')) {
+      core.windows = {};
+      do {
+        const name = this.name().toLowerCase();
+        this.kw('AS');
+        core.windows[name] = this.windowSpec();
+      } while (this.eatOp(','));
+    }
     return core;
   }
 
@@ -443,7 +520,12 @@ class Parser {
       return inner;
     }
     const name = this.qname();
-    if (this.isOp('(')) unsupported('table-valued functions');
+    if (this.eatOp('(')) {
+      const args: AExpr[] = [];
+      if (!this.isOp(')')) do args.push(this.expr()); while (this.eatOp(','));
+      this.op(')');
+      return { t: 'tvf', name, args, alias: this.alias() };
+    }
     const alias = this.alias();
     if (this.eatKw('INDEXED')) { this.kw('BY'); this.name(); } else if (this.eatKw('NOT')) this.kw('INDEXED');
     return { t: 'table', name, alias };
@@ -543,7 +625,8 @@ class Parser {
   }
   private bitExpr(): AExpr {
     let l = this.addExpr();
-    while (this.isOp('&') || this.isOp('|') || this.isOp('<<') || this.isOp('>>')) {
+    // pgvector's distance operators bind like the bit operators (tighter than comparisons)
+    while (this.isOp('&') || this.isOp('|') || this.isOp('<<') || this.isOp('>>') || this.isOp('<->') || this.isOp('<=>') || this.isOp('<#>') || this.isOp('<+>')) {
       const op = this.cur.text;
       this.p++;
       l = { t: 'bin', op, l, r: this.addExpr() };
@@ -712,7 +795,10 @@ class Parser {
       this.op(')');
       let filter: AExpr | undefined;
       if (this.eatKw('FILTER')) { this.op('('); this.kw('WHERE'); filter = this.expr(); this.op(')'); }
-      if (this.isKw('OVER')) unsupported('window functions');
+      if (this.eatKw('OVER')) {
+        const over = this.isOp('(') ? this.windowSpec() : this.name().toLowerCase();
+        return { t: 'fn', name, args, distinct, star, filter, over };
+      }
       return { t: 'fn', name, args, distinct, star, filter };
     }
     if (this.eatOp('.')) {

@@ -11,18 +11,22 @@ import { hashJoin } from './hash-join';
 import { indexSelection, pkSelection } from './pk-selection';
 import { limitPushdown } from './limit-pushdown';
 import { joinOrdering } from './join-ordering';
+import { topkPushdown } from './topk-pushdown';
+import { graphJoin } from './graph-join';
 import { indexOrder, sortPushdown } from './sort-pushdown';
 
 export interface OptCatalog {
   table(id: string): TableInfo & { manifest?: import('@mmdb/core').TableManifest };
   /** Rows of a table when known (the table cache), for join ordering. */
   rowCount?(id: string): number | undefined;
+  /** The schema a traversal of `rel` from `schema` reaches in `direction` (graph_join). */
+  reached?(schema: string, rel: string, direction: 'forward' | 'reverse' | 'both'): string;
 }
 export interface OptOptions { disabled?: readonly string[]; noIndex?: boolean }
 export interface Pass { readonly name: string; run(plan: PlanNode, cat: OptCatalog, opts: OptOptions): PlanNode }
 export interface PassReport { name: string; time_ms: number; changed: boolean }
 
-export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
+export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, topkPushdown, graphJoin, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
 
 export function optimize(plan: PlanNode, cat: OptCatalog, opts: OptOptions = {}): { plan: PlanNode; passes: PassReport[] } {
   const passes: PassReport[] = [];

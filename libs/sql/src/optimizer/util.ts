@@ -1,30 +1,16 @@
-import { EXPR_KINDS, mapChildren, type Collation, type Expr, type PlanNode } from '@mmdb/plan';
+import { andAll, conjuncts, EXPR_KINDS, mapChildren, mapNodeExprs as planNodeExprs, type Collation, type Expr, type NodeKind, type NodeOf, type PlanNode } from '@mmdb/plan';
 import type { OptCatalog } from './optimizer';
 
 const EXPRS = new Set<string>(EXPR_KINDS);
 
-/** Rewrites a plan bottom-up (children first). */
+/** Rewrites a plan bottom-up (children first; subquery plans are the passes' own business). */
 export function bottomUp(n: PlanNode, f: (n: PlanNode) => PlanNode): PlanNode {
   return f(mapChildren(n, (c) => bottomUp(c, f)));
 }
 
 /** Maps every expression directly held by a node (not children, not inside subqueries). */
 export function mapNodeExprs(n: PlanNode, f: (e: Expr) => Expr): PlanNode {
-  const walk = (v: unknown, key: string): unknown => {
-    if (key === 'input' || key === 'left' || key === 'right' || key === 'ctes') return v;
-    if (Array.isArray(v)) return v.map((x) => walk(x, ''));
-    if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if (typeof o.kind === 'string' && EXPRS.has(o.kind)) return f(o as unknown as Expr);
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(o)) out[k] = walk(x, k);
-      return out;
-    }
-    return v;
-  };
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(n)) out[k] = walk(v, k);
-  return out as unknown as PlanNode;
+  return planNodeExprs(n, f);
 }
 
 /** Column names an expression reads (outside subqueries); `null` when it holds a subquery or parameter-free unknowns. */
@@ -49,32 +35,60 @@ export function colsOf(e: Expr): Set<string> | null {
 /** True for the BINARY collating sequence (named or by default). */
 export const isBinary = (c: Collation | undefined): boolean => !c || c === 'binary';
 
-export function conjuncts(e: Expr): Expr[] {
-  return e.kind === 'binary' && e.op === 'and' ? [...conjuncts(e.left), ...conjuncts(e.right)] : [e];
-}
+export { conjuncts, andAll };
 
-export function andAll(es: Expr[]): Expr | undefined {
-  return es.length ? es.reduce((a, b) => ({ kind: 'binary', op: 'and', left: a, right: b })) : undefined;
+type Names = (n: PlanNode, cat: OptCatalog) => string[] | null;
+const leafNames = (schema: string, alias: string | undefined, cat: OptCatalog): string[] =>
+  cat.table(schema).cols.map((c) => (c.name.startsWith('#') ? `${c.name}:${alias ?? schema}` : alias ? `${alias}.${c.name}` : c.name).toLowerCase());
+const same: Names = (n, cat) => outputNames((n as { input: PlanNode }).input, cat);
+const unknown: Names = () => null;
+
+/** Output column names per node kind (lower case), or null when unknown here. */
+const NAMES: { readonly [K in NodeKind]: (n: NodeOf<K>, cat: OptCatalog) => string[] | null } = {
+  scan: (n, cat) => leafNames(n.schema, n.alias, cat),
+  get: (n, cat) => leafNames(n.schema, n.alias, cat),
+  index_scan: (n, cat) => leafNames(n.schema, n.alias, cat),
+  project: (n) => n.columns.map((c) => c.name.toLowerCase()),
+  filter: same, sort: same, limit: same, distinct: same,
+  join: (n, cat) => {
+    const l = outputNames(n.left, cat);
+    const r = outputNames(n.right, cat);
+    if (!l || !r) return null;
+    return n.kind === 'semi' || n.kind === 'anti' ? l : [...l, ...r];
+  },
+  aggregate: (n) => [...n.group.map((g) => g.name.toLowerCase()), ...n.aggregates.map((a) => a.name.toLowerCase())],
+  window: (n, cat) => {
+    const i = outputNames(n.input, cat);
+    return i && [...i, ...n.functions.map((f) => f.name.toLowerCase())];
+  },
+  fts_search: (n, cat) => [...leafNames(n.schema, n.alias, cat), (n.alias ? `${n.alias}._score` : '_score').toLowerCase()],
+  vector_topk: (n, cat) => [...leafNames(n.schema, n.alias, cat), (n.alias ? `${n.alias}._distance` : '_distance').toLowerCase()],
+  // graph nodes: their row columns are the reached table's (resolved through the catalog)
+  graph_expand: (n, cat) => {
+    const input = n.input ? outputNames(n.input, cat) : [];
+    const rows = reachedNames(n, cat);
+    if (!input || !rows) return null;
+    const q = (x: string) => (n.alias ? `${n.alias}.${x}` : x).toLowerCase();
+    return [...input, ...rows, q('_node'), q('_depth'), ...(n.emit_path ? [q('_path')] : [])];
+  },
+  graph_path: unknown, graph_dijkstra: unknown,
+  fuse: unknown, set_op: unknown, values: unknown, with: unknown, cte_ref: unknown,
+  insert: unknown, update: unknown, delete: unknown,
+};
+
+function reachedNames(n: { schema: string; rel: string; direction?: 'forward' | 'reverse' | 'both'; alias?: string; row_columns?: boolean }, cat: OptCatalog): string[] | null {
+  if (n.row_columns === false) return [];
+  if (!cat.reached) return null;
+  try {
+    return leafNames(cat.reached(n.schema, n.rel, n.direction ?? 'forward'), n.alias, cat);
+  } catch {
+    return null;
+  }
 }
 
 /** Output column names of a node (lower case), or null when unknown here. */
 export function outputNames(n: PlanNode, cat: OptCatalog): string[] | null {
-  switch (n.op) {
-    case 'scan': case 'get': case 'index_scan': {
-      const t = cat.table(n.schema);
-      return t.cols.map((c) => (c.name.startsWith('#') ? `${c.name}:${n.alias ?? n.schema}` : n.alias ? `${n.alias}.${c.name}` : c.name).toLowerCase());
-    }
-    case 'project': return n.columns.map((c) => c.name.toLowerCase());
-    case 'filter': case 'sort': case 'limit': case 'distinct': return outputNames(n.input, cat);
-    case 'join': {
-      const l = outputNames(n.left, cat);
-      const r = outputNames(n.right, cat);
-      if (!l || !r) return null;
-      return n.kind === 'semi' || n.kind === 'anti' ? l : [...l, ...r];
-    }
-    case 'aggregate': return [...n.group.map((g) => g.name.toLowerCase()), ...n.aggregates.map((a) => a.name.toLowerCase())];
-    default: return null;
-  }
+  return (NAMES[n.op] as Names)(n, cat);
 }
 
 export const within = (cols: Set<string>, names: string[]) => [...cols].every((c) => names.includes(c));

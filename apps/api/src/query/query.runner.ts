@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { DbError, newUlid } from '@mmdb/core';
+import type { QueryOptions, SqlEngine } from '@mmdb/sql';
+import { Metrics } from '../health/metrics.service';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+import type { SqlTenantEngine } from './query.module';
+import { QueryRegistry } from './query.registry';
+
+/**
+ * Runs a query of any surface on the tenant's one plan executor (the SQL engine), measured the
+ * same way for all of them: `db_query_latency_ms{surface}`, `db_plan_cache_hits_total{surface}`,
+ * and registered for POST /v1/queries/{id}/cancel under its query id.
+ */
+@Injectable()
+export class QueryRunner {
+  constructor(private readonly registry: QueryRegistry, private readonly metrics: Metrics) {}
+
+  engine(t: TenantHandle): SqlEngine {
+    const e = t.engine<SqlTenantEngine>('sql').engine;
+    if (!e) throw new DbError('service_unavailable', 'SQL engine not attached yet');
+    return e;
+  }
+
+  async run<T>(t: TenantHandle, surface: string, fn: (engine: SqlEngine, opts: QueryOptions) => Promise<T>, queryId: string = newUlid()): Promise<T> {
+    const engine = this.engine(t);
+    const t0 = performance.now();
+    const hits = engine.planCache.hits;
+    this.registry.begin(queryId, t.tenant, engine);
+    try {
+      return await fn(engine, { queryId });
+    } finally {
+      this.registry.end(queryId);
+      this.metrics.queryLatency.observe({ surface }, performance.now() - t0);
+      if (engine.planCache.hits > hits) this.metrics.planCacheHits.inc({ surface }, engine.planCache.hits - hits);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * pgvector's distance functions over vectors held as JSON arrays (a vector column's value, a
+ * `$n` bound to an array, or pgvector's text `'[1,2,3]'`): `l2_distance` (`<->`),
+ * `cosine_distance` (`<=>`), `negative_inner_product` (`<#>`), `inner_product`, `l1_distance`
+ * (`<+>`). NULL in → NULL out; vectors of different lengths are `dim_mismatch`.
+ */
+import { DbError } from '@mmdb/core';
+import type { Value } from '../values';
+
+const parsed = new Map<string, number[] | null>();
+
+/** A value as a vector, or null when it is NULL; validation_failed when it is not one. */
+export function vectorOfValue(v: Value): number[] | null {
+  if (v === null) return null;
+  const arr = v as unknown;
+  if (Array.isArray(arr) || ArrayBuffer.isView(arr)) return Array.from(arr as ArrayLike<number>);
+  if (typeof v !== 'string') throw new DbError('validation_failed', `expected a vector (a JSON array of numbers), got ${typeof v === 'bigint' ? 'an integer' : 'a number'}`);
+  let a = parsed.get(v);
+  if (a === undefined) {
+    try {
+      const j = JSON.parse(v) as unknown;
+      a = Array.isArray(j) && j.length > 0 && j.every((x) => typeof x === 'number' && Number.isFinite(x)) ? (j as number[]) : null;
+    } catch {
+      a = null;
+    }
+    if (parsed.size >= 4096) parsed.clear();
+    parsed.set(v, a);
+  }
+  if (a === null) throw new DbError('validation_failed', `expected a vector (a JSON array of numbers), got ${JSON.stringify(v.slice(0, 40))}`);
+  return a;
+}
+
+type Metric = (a: number[], b: number[]) => number;
+
+const dot: Metric = (a, b) => { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; };
+const METRICS: Record<string, Metric> = {
+  l2_distance: (a, b) => { let s = 0; for (let i = 0; i < a.length; i++) { const d = a[i] - b[i]; s += d * d; } return Math.sqrt(s); },
+  l1_distance: (a, b) => { let s = 0; for (let i = 0; i < a.length; i++) s += Math.abs(a[i] - b[i]); return s; },
+  inner_product: dot,
+  negative_inner_product: (a, b) => -dot(a, b),
+  cosine_distance: (a, b) => {
+    const na = Math.sqrt(dot(a, a));
+    const nb = Math.sqrt(dot(b, b));
+    if (na === 0 || nb === 0) return NaN;
+    return 1 - dot(a, b) / (na * nb);
+  },
+};
+
+/** pgvector operator → the function it means, and the vector metric an index answers it with. */
+export const VECTOR_OPERATORS: Readonly<Record<string, { fn: string; metric: 'l2' | 'cosine' | 'dot' | 'manhattan' }>> = {
+  '<->': { fn: 'l2_distance', metric: 'l2' },
+  '<=>': { fn: 'cosine_distance', metric: 'cosine' },
+  '<#>': { fn: 'negative_inner_product', metric: 'dot' },
+  '<+>': { fn: 'l1_distance', metric: 'manhattan' },
+};
+
+export const VECTOR_FUNCTIONS: Record<string, { min: number; max: number; fn: (args: Value[]) => Value }> = Object.fromEntries(
+  Object.entries(METRICS).map(([name, m]) => [name, {
+    min: 2,
+    max: 2,
+    fn: (args: Value[]): Value => {
+      const a = vectorOfValue(args[0]);
+      const b = vectorOfValue(args[1]);
+      if (a === null || b === null) return null;
+      if (a.length !== b.length) throw new DbError('dim_mismatch', `different vector dimensions ${a.length} and ${b.length}`, { field: 'vector' });
+      const d = m(a, b);
+      return Number.isNaN(d) ? null : d;
+    },
+  }]),
+);

@@ -1,0 +1,104 @@
+/**
+ * Top-k rewrites of the multi-model leaves:
+ * - `ORDER BY <vector column> <op> <constant> LIMIT n [OFFSET m]` over a scan of a table with a
+ *   `[vector]` (through a project and the WHERE filters above the scan) reads `vector_topk`
+ *   {k: n + m, filter: the WHERE}: the k nearest among the rows that pass. The sort stays (it
+ *   orders the k rows by the exact distance the query asked for). An operator whose metric is not
+ *   the table's sets `metric`, which the executor answers with an exact scan.
+ * - A filter directly above `vector_topk` / `fts_search` goes into it (same meaning: the best k
+ *   among the rows that pass).
+ * - A constant LIMIT directly above them (through a project) bounds their k / limit.
+ */
+import type { Expr, PlanNode } from '@mmdb/plan';
+import { andAll, conjuncts } from '@mmdb/plan';
+import { VECTOR_OPERATORS } from '../exec/vector-functions';
+import type { OptCatalog, Pass } from './optimizer';
+import { bottomUp } from './util';
+
+const METRIC_OF: Record<string, 'l2' | 'cosine' | 'dot' | 'manhattan'> = Object.fromEntries(Object.values(VECTOR_OPERATORS).map((v) => [v.fn, v.metric]));
+
+const num = (e: Expr | undefined): number | undefined =>
+  e && e.kind === 'lit' && typeof e.value === 'number' && Number.isInteger(e.value) && !e.real && e.value >= 0 ? e.value : undefined;
+
+const isConst = (e: Expr): boolean => e.kind === 'lit' || e.kind === 'param';
+
+/** The leaf under filters: the scan and the AND of the filters' predicates. */
+function underFilters(n: PlanNode): { scan: PlanNode & { op: 'scan' }; preds: Expr[] } | null {
+  const preds: Expr[] = [];
+  let cur = n;
+  while (cur.op === 'filter') {
+    preds.push(...conjuncts(cur.predicate));
+    cur = cur.input;
+  }
+  return cur.op === 'scan' && cur.limit === undefined ? { scan: cur, preds } : null;
+}
+
+function vectorSort(lim: PlanNode & { op: 'limit' }, cat: OptCatalog): PlanNode | null {
+  const l = num(lim.limit);
+  const o = lim.offset ? num(lim.offset) : 0;
+  const sort = lim.input;
+  // beyond MAX_K the exact sort over the scan answers (a top-k node holds at most 10,000)
+  if (l === undefined || o === undefined || l + o > 10_000 || sort.op !== 'sort' || !sort.keys.length || sort.keys[0].desc) return null;
+  let key = sort.keys[0].expr;
+  let below = sort.input;
+  let project: (PlanNode & { op: 'project' }) | null = null;
+  if (below.op === 'project') {
+    project = below;
+    if (key.kind === 'col') {
+      const name = key.name.toLowerCase();
+      const c = below.columns.find((x) => x.name.toLowerCase() === name);
+      if (c) key = c.expr;
+    }
+    below = below.input;
+  }
+  if (key.kind !== 'call' || !METRIC_OF[key.name] || key.args.length !== 2) return null;
+  const [a, b] = key.args;
+  const colArg = a.kind === 'col' && isConst(b) ? a : b.kind === 'col' && isConst(a) ? b : null;
+  const vec = colArg === a ? b : a;
+  if (!colArg || colArg.kind !== 'col') return null;
+  const leaf = underFilters(below);
+  if (!leaf) return null;
+  const t = cat.table(leaf.scan.schema);
+  const v = t.manifest?.vector;
+  if (!v) return null;
+  const colName = colArg.name.toLowerCase();
+  const expect = (leaf.scan.alias ? `${leaf.scan.alias}.${v.column}` : v.column).toLowerCase();
+  if (colName !== expect) return null;
+  const metric = METRIC_OF[key.name];
+  const topk: PlanNode = {
+    op: 'vector_topk', schema: leaf.scan.schema, ...(leaf.scan.alias ? { alias: leaf.scan.alias } : {}), column: v.column,
+    vector: vec, k: l + o, ...(metric !== v.metric ? { metric } : {}), ...(leaf.preds.length ? { filter: andAll(leaf.preds)! } : {}),
+  };
+  const newBelow: PlanNode = project ? { ...project, input: topk } : topk;
+  return { ...lim, input: { ...sort, input: newBelow } };
+}
+
+export const topkPushdown: Pass = {
+  name: 'topk_pushdown',
+  run: (plan, cat) => {
+    let changed = false;
+    const out = bottomUp(plan, (n) => {
+      if (n.op === 'limit') {
+        const r = vectorSort(n, cat);
+        if (r) { changed = true; return r; }
+        const l = num(n.limit);
+        const o = n.offset ? num(n.offset) : 0;
+        if (l === undefined || o === undefined) return n;
+        const inner = n.input.op === 'project' ? n.input.input : n.input;
+        let bounded: PlanNode | null = null;
+        if (inner.op === 'vector_topk' && inner.k > l + o) bounded = { ...inner, k: l + o };
+        if (inner.op === 'fts_search' && (inner.limit ?? 20) > l + o && l + o >= 1) bounded = { ...inner, limit: l + o };
+        if (!bounded) return n;
+        changed = true;
+        return { ...n, input: n.input.op === 'project' ? { ...n.input, input: bounded } : bounded };
+      }
+      if (n.op === 'filter' && (n.input.op === 'vector_topk' || n.input.op === 'fts_search')) {
+        changed = true;
+        const f = n.input.filter ? [n.input.filter, ...conjuncts(n.predicate)] : conjuncts(n.predicate);
+        return { ...n.input, filter: andAll(f)! };
+      }
+      return n;
+    });
+    return changed ? out : plan;
+  },
+};

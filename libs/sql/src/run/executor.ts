@@ -1,0 +1,227 @@
+/**
+ * The plan executor: one object per tenant store, built with the Sources port (every leaf reads
+ * through it: rows and indexes from one storage snapshot per query, the full-text, vector and
+ * graph readers beside it) and the Policy port (applied at every leaf). SQL, POST /query and the
+ * vector / full-text / graph routes run their plans here; so will every later surface.
+ */
+import { DbError } from '@mmdb/core';
+import type { PkTuple, Snapshot } from '@mmdb/storage';
+import type { PlanNode } from '@mmdb/plan';
+import type { Row, TableManifest } from '@mmdb/core';
+import { findManifest, sqlTable, type SqlTable } from '../catalog';
+import { ExecCtx, type Budget, type Writer } from '../exec/context';
+import { compilePlan, type Op } from '../exec/ops';
+import { TableCache } from '../exec/table-cache';
+import { optimize, type OptCatalog, type PassReport } from '../optimizer/optimizer';
+import type { Tuple, Value } from '../values';
+import { LeafReader } from './leaves';
+import { MultiModelReader } from './multimodel';
+import { outputKinds, type OutKind } from '../column-codec';
+import { ImplicitTables } from './implicit';
+import { applyPolicy, NO_POLICY, type Policy, type Sources } from './sources';
+import { explainTree, round, isSmall as isSmallPlan, leafNodes, POOL_SIZE, SMALL_ROWS } from './walks';
+import { makeWriter, type Txn } from './writer';
+
+export interface QueryOptions {
+  params?: unknown[];
+  /** `translate` (HTTP default, spec §4.5): DELETE answers the keys; `execute` removes rows (conformance runs). */
+  deleteMode?: 'translate' | 'execute';
+  explain?: boolean;
+  queryId?: string;
+  /** Milliseconds before `query_timeout` (default 30 s). */
+  timeoutMs?: number;
+  /** Rows a query may hold in memory (default 2,000,000). */
+  maxRows?: number;
+  /** Plan-cache key (set by run() for single SELECTs). */
+  cacheKey?: string;
+}
+
+/** One statement's answer, values still in engine form (bigint integers). */
+export type RawResult =
+  | { kind: 'select'; names: string[]; rows: Tuple[]; explain?: unknown; kinds?: OutKind[] }
+  | { kind: 'insert'; schema: string; rows: Row[]; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
+  | { kind: 'update'; schema: string; count: number; names: string[]; returning: Tuple[]; kinds?: OutKind[] }
+  | { kind: 'delete'; schema: string; pks: PkTuple[]; translated: boolean }
+  | { kind: 'ddl'; statement: string; schema?: string; created?: boolean }
+  | { kind: 'transaction'; statement: 'begin' | 'commit' | 'rollback' };
+
+export type SelectResult = Extract<RawResult, { kind: 'select' }>;
+
+/** A running query, for cancellation. */
+export interface Running { ctx: ExecCtx | null; cancelled: boolean; tenant?: string }
+
+/** A plan optimized once (the plan cache's entries). */
+export interface Prepared {
+  plan: PlanNode;
+  names: string[];
+  passes: PassReport[];
+  /** Manifests the statement was bound against: a different manifest makes the entry stale. */
+  deps: [string, TableManifest][];
+  /** The nodes preload reads (walks.ts leafNodes), also inside subqueries. */
+  leaves: PlanNode[];
+  /** Idle compiled operator trees of the plan, each bound to its own ExecCtx (see ExecCtx.reset). */
+  pool: { ctx: ExecCtx; op: Op }[];
+  /** Runs synchronously when its leaves are cached (querySmall). */
+  small: boolean;
+}
+
+export class PlanExecutor {
+  /** Decoded tuples per table, reused across queries whose stable snapshot has the same table LSN. */
+  readonly tables: TableCache;
+  /** Next INTEGER PRIMARY KEY per table, read by an insert's preload. */
+  readonly maxPkHint = new Map<string, bigint>();
+  private readonly leafReader: LeafReader;
+  private readonly multi: MultiModelReader;
+
+  constructor(readonly sources: Sources, readonly policy: Policy = NO_POLICY) {
+    this.tables = TableCache.of(sources.store);
+    this.implicit = new ImplicitTables(sources);
+    this.leafReader = new LeafReader(sources.store, this.tables, (id) => this.table(id), this.maxPkHint, (t) => this.implicit.rows(t));
+    this.multi = new MultiModelReader(sources, (id) => this.table(id), this.leafReader, (t) => this.implicit.kind(t));
+  }
+
+  /** A table by schema id (or SQL name; or a standalone vector / full-text table's implicit manifest), or 404 schema_not_found. */
+  table(id: string): SqlTable {
+    const store = this.sources.store;
+    const m = store.manifest(id) ?? findManifest(store, id) ?? this.implicit.manifest(id);
+    if (!m) throw new DbError('schema_not_found', `no such table: ${id}`, { schema: id });
+    return sqlTable(store, m);
+  }
+
+  /** Implicit manifests of standalone vector and full-text tables (created by a first put, no manifest). */
+  readonly implicit: ImplicitTables;
+
+  /** Optimizes a plan (the policy applied first) and remembers what it needs to run again. */
+  prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = []): Prepared {
+    const o = optimize(applyPolicy(plan, this.policy), this.optCatalog());
+    return { plan: o.plan, names, passes: o.passes, deps, leaves: leafNodes(o.plan), pool: [], small: isSmallPlan(o.plan) };
+  }
+
+  writer(txn: Txn): Writer {
+    return makeWriter((id) => this.table(id), txn, this.maxPkHint);
+  }
+
+  optCatalog(): OptCatalog {
+    return {
+      table: (id: string) => this.table(id),
+      rowCount: (id: string) => this.tables.rowCount(id),
+      reached: (schema, rel, direction) => {
+        const graph = this.sources.graph;
+        if (!graph) throw new DbError('not_found', `relation "${rel}" is not declared`, { rel });
+        const d = graph.resolve(schema, rel).def;
+        return direction === 'reverse' ? d.source : d.target;
+      },
+    };
+  }
+
+  budget(opts: QueryOptions): Budget {
+    return { maxRows: opts.maxRows ?? 2_000_000, deadline: Date.now() + (opts.timeoutMs ?? 30_000) };
+  }
+
+  ctx(params: Value[], writer: Writer | null, opts: QueryOptions): ExecCtx {
+    return new ExecCtx(params, (id) => this.table(id), this.budget(opts), writer, !!opts.explain);
+  }
+
+  /**
+   * Runs a plan (already bound): optimize, preload leaves, execute.
+   * A prepared plan's compiled operator tree is taken from its pool (and put back after a successful
+   * run), so a repeated statement compiles nothing. Leaves are answered from the table cache at the
+   * store's current table LSNs when every one of them can be (no storage snapshot at all); otherwise
+   * from one storage snapshot.
+   */
+  async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
+    const t0 = performance.now();
+    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, this.policy), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const leafList = prepared?.leaves ?? leafNodes(plan);
+    const writer = txn ? this.writer(txn) : null;
+    const pool = prepared && !opts.explain ? prepared.pool : null;
+    const inst = pool?.pop();
+    let ctx: ExecCtx;
+    let op: Op | null = null;
+    if (inst) {
+      try { inst.ctx.reset(params, this.budget(opts), writer); } catch (e) { pool!.push(inst); throw e; }
+      ctx = inst.ctx;
+      op = inst.op;
+    } else {
+      ctx = this.ctx(params, writer, opts);
+    }
+    let snap: Snapshot | null = null;
+    try {
+      if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
+      if (!(!txn || txn.overlay.size === 0) || !this.leafReader.preloadCurrent(leafList, ctx)) {
+        // one snapshot; the multi-model leaves start their in-memory reads in this same turn
+        const s = (snap = this.sources.store.snapshot());
+        await Promise.all([this.leafReader.preload(leafList, s, ctx.leaves, txn, ctx), this.multi.preload(leafList, s, ctx, txn)]);
+      }
+      if (!op) op = compilePlan(plan, ctx, null);
+      const rows: Tuple[] = [];
+      let last = Date.now();
+      for (const b of op.run(ctx, null)) {
+        for (const r of b) rows.push(r);
+        if (Date.now() - last > 20) {
+          // let a cancel request in between batches
+          await new Promise((res) => setImmediate(res));
+          last = Date.now();
+        }
+        ctx.check();
+      }
+      const res: RawResult = this.selectResult(names, op, rows);
+      if (opts.explain) res.explain = { passes, plan, tree: explainTree(plan, ctx), total_ms: round(performance.now() - t0) };
+      ctx.leaves.clear();
+      if (pool && pool.length < POOL_SIZE) pool.push({ ctx, op });
+      return res;
+    } finally {
+      if (running) running.ctx = null;
+      if (snap) await snap.release();
+    }
+  }
+
+  /**
+   * Runs a small prepared plan synchronously when every leaf is answered from the table cache at
+   * the store's current table LSNs; undefined when one is not (the caller takes the general path).
+   * "Small" (Prepared.small) = no join, CTE, set operation or subquery, and only pk `get`s and
+   * primary-key ranges as leaves: the work is bounded by the rows of those leaves (at most
+   * SMALL_ROWS here), so not yielding to the event loop cannot starve a cancel request for long.
+   */
+  querySmall(p: Prepared, params: Value[], opts: QueryOptions): RawResult | undefined {
+    const inst = p.pool.pop();
+    let ctx: ExecCtx;
+    let op: Op | null = null;
+    if (inst) {
+      try { inst.ctx.reset(params, this.budget(opts), null); } catch (e) { p.pool.push(inst); throw e; }
+      ctx = inst.ctx;
+      op = inst.op;
+    } else {
+      ctx = this.ctx(params, null, opts);
+    }
+    // a tree goes back to the pool unless it failed while running (it may hold a half-run state)
+    let reusable = true;
+    try {
+      if (!this.leafReader.preloadCurrent(p.leaves, ctx, SMALL_ROWS)) return undefined;
+      if (!op) op = compilePlan(p.plan, ctx, null);
+      reusable = false;
+      const rows: Tuple[] = [];
+      for (const b of op.run(ctx, null)) for (const r of b) rows.push(r);
+      reusable = true;
+      return this.selectResult(p.names, op, rows);
+    } finally {
+      ctx.leaves.clear();
+      if (op && reusable && p.pool.length < POOL_SIZE) p.pool.push({ ctx, op });
+    }
+  }
+
+  /** Output json/vector kinds per plan root (a cached plan keeps its root node). */
+  private readonly kindMemo = new WeakMap<PlanNode, OutKind[]>();
+
+  private selectResult(names: string[], op: Op, rows: Tuple[]): Extract<RawResult, { kind: 'select' }> {
+    const outNames = names.length ? names : op.cols.map((c) => c.name);
+    const width = outNames.length;
+    let trimmed = rows;
+    for (let i = 0; i < rows.length; i++) {
+      if (rows[i].length > width) { trimmed = rows.map((r) => (r.length > width ? r.slice(0, width) : r)); break; }
+    }
+    let kinds = this.kindMemo.get(op.node);
+    if (!kinds) this.kindMemo.set(op.node, (kinds = outputKinds(op.node, outNames, (id) => this.table(id))));
+    return { kind: 'select', names: outNames, rows: trimmed, ...(kinds.some((k) => k) ? { kinds } : {}) };
+  }
+}

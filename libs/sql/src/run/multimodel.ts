@@ -1,0 +1,351 @@
+/**
+ * Multi-model leaves (fts_search, vector_topk, graph_*): read before the operators run, through
+ * the Sources port, in the same preload as the storage leaves and from the same snapshot (the
+ * in-memory index reads start in the turn the snapshot was taken; rows come from the snapshot).
+ */
+import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
+import type { PkTuple, Snapshot } from '@mmdb/storage';
+import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
+import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
+import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
+import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
+import type { SqlTable } from '../catalog';
+import type { ExecCtx } from '../exec/context';
+import { ExprCompiler } from '../exec/expr';
+import type { GraphLeaf } from '../exec/multimodel-leaf';
+import { leafColumns } from '../exec/ops';
+import { Scope } from '../exec/scope';
+import { toJson, truthy, type Tuple } from '../values';
+import { pkKeyOf } from '../exec/table-cache';
+import { ftsQueryText } from './fts-query';
+import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
+import { need, type Sources } from './sources';
+import type { Txn } from './writer';
+
+/** Rows fetched one by one from the snapshot up to this many keys; beyond, the table is read whole. */
+const POINT_READS = 256;
+/** Largest k a vector_topk may ask for. */
+export const MAX_K = 10_000;
+
+function bad(path: string, msg: string, code: 'validation_failed' | 'dim_mismatch' = 'validation_failed'): never {
+  throw new DbError(code, `invalid plan at ${path}: ${msg}`, { path });
+}
+
+/** Filters whose passing rows are remembered (LRU by insertion; entries are per table LSN). */
+const PASSING_MEMO = 8;
+
+export class MultiModelReader {
+  private readonly passing = new Map<string, { rows: Map<string, Tuple>; ids: string[]; labels?: ReadonlySet<number> }>();
+
+  constructor(
+    private readonly sources: Sources,
+    private readonly table: (id: string) => SqlTable,
+    private readonly leaves: LeafReader,
+    private readonly implicitKind: (t: SqlTable) => 'vector' | 'fts' | undefined,
+  ) {}
+
+  async preload(nodes: readonly PlanNode[], snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+    const jobs: Promise<void>[] = [];
+    const timed = (n: PlanNode, p: Promise<void>) => {
+      const t0 = performance.now();
+      jobs.push(p.then(() => void ctx.loadMs.set(n, performance.now() - t0)));
+    };
+    for (const n of nodes) {
+      switch (n.op) {
+        case 'vector_topk': timed(n, this.vector(n, snap, ctx, txn)); break;
+        case 'fts_search': timed(n, this.fts(n, snap, ctx, txn)); break;
+        case 'graph_expand': timed(n, this.expand(n, snap, ctx, txn)); break;
+        case 'graph_path': timed(n, this.path(n, snap, ctx, txn)); break;
+        case 'graph_dijkstra': timed(n, this.dijkstra(n, snap, ctx, txn)); break;
+        default: break;
+      }
+    }
+    await Promise.all(jobs);
+  }
+
+  /** A predicate over a leaf's row columns, compiled. */
+  private predicate(e: Expr, ctx: ExecCtx, schema: string, alias: string | undefined): (r: Tuple) => boolean {
+    const f = new ExprCompiler(ctx).compile(e, new Scope(leafColumns(ctx, schema, alias)));
+    return (r) => truthy(f(r, null)) === true;
+  }
+
+  /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
+  private async rowsByKey(keys: readonly string[], t: SqlTable, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<Map<string, Tuple>> {
+    const out = new Map<string, Tuple>();
+    if (this.implicitKind(t) === 'fts') {
+      // a standalone full-text table's row is its doc id
+      for (const k of keys) out.set(k, [k, 0n]);
+      return out;
+    }
+    const overlaid = !!txn?.overlay.get(t.id)?.size;
+    const cached = overlaid || this.isImplicit(t) ? undefined : this.leaves.tables.lookup(snap, t);
+    if (cached) {
+      // the table cache holds this snapshot's rows: its pk map answers without a store read
+      for (const k of keys) {
+        let pk: JsonValue[];
+        try { pk = tupleOfNode(k, t.manifest); } catch { continue; }
+        const r = cached.byPk.get(pkKeyOf(pk));
+        if (r) out.set(k, r as Tuple);
+      }
+      return out;
+    }
+    if (keys.length > POINT_READS || overlaid || this.isImplicit(t)) {
+      for (const r of await this.leaves.allRows(snap, t, ctx, txn)) out.set(this.keyOf(t, r), r);
+      return out;
+    }
+    // a table read by point reads twice at one LSN is loaded whole in the background (as pk gets do)
+    this.leaves.tables.noteMiss(snap, t, () => this.sources.store.snapshot(), (s) => readTable(s, t, () => undefined));
+    await Promise.all(keys.map(async (k) => {
+      let pk: JsonValue[];
+      try { pk = tupleOfNode(k, t.manifest); } catch { return; }
+      const r = await snap.getRow(t.id, pk as PkTuple);
+      if (r) out.set(k, toTuple(t, r));
+    }));
+    ctx.hold(out.size);
+    return out;
+  }
+
+  private isImplicit(t: SqlTable): boolean {
+    return this.implicitKind(t) !== undefined;
+  }
+
+  private keyOf(t: SqlTable, r: Tuple): string {
+    return nodeOf(t.pk.map((p) => toJson(r[t.manifest.columns.findIndex((c) => c.name === p)]) as JsonValue));
+  }
+
+  // ---- vector_topk ----
+
+  private async vector(n: NodeOf<'vector_topk'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+    const reader = need(this.sources.vector, 'vector');
+    const t = this.table(n.schema);
+    const vt = reader.table(t.id);
+    const declared = t.manifest.vector?.column;
+    if (n.column !== undefined && declared !== undefined && n.column !== declared) {
+      throw new DbError('not_found', `column "${n.column}" of ${t.id} is not its vector column (${declared})`, { path: '$.column', column: n.column });
+    }
+    const q = queryVector(n.vector, ctx, vt.spec.dim);
+    if (!Number.isInteger(n.k) || n.k < 0 || n.k > MAX_K) bad('$.k', `k must be an integer from 0 to ${MAX_K}`);
+    const metric = (n.metric ?? vt.spec.metric) as VectorMetric;
+    let ids: string[] | undefined;
+    let rows: Map<string, Tuple> | undefined;
+    let memo: { labels?: ReadonlySet<number> } | undefined;
+    if (n.filter) {
+      // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
+      // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
+      const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
+      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${ctx.params.map(String).join('\u0001')}` : '';
+      const hit = stable ? this.passing.get(memoKey) : undefined;
+      if (hit) {
+        rows = hit.rows;
+        ids = hit.ids;
+        memo = hit;
+      } else {
+        const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
+        rows = new Map();
+        for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
+        ids = [...rows.keys()];
+        // only a filter over this row alone (no function that may vary, no subquery over other tables)
+        if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(stringifyJson(n.filter))) {
+          if (this.passing.size >= PASSING_MEMO) this.passing.delete(this.passing.keys().next().value as string);
+          const entry = { rows, ids } as { rows: Map<string, Tuple>; ids: string[]; labels?: ReadonlySet<number> };
+          this.passing.set(memoKey, entry);
+          memo = entry;
+        }
+      }
+    }
+    let hits: { id: string; distance: number }[];
+    if (metric !== vt.spec.metric || (txn?.overlay.get(t.id)?.size ?? 0) > 0) {
+      // another metric than the index's (or uncommitted writes of this transaction): exact over the rows
+      rows ??= new Map((await this.leaves.allRows(snap, t, ctx, txn)).map((r) => [this.keyOf(t, r), r]));
+      const col = declared === undefined ? -1 : t.manifest.columns.findIndex((c) => c.name === declared);
+      hits = [];
+      const meta = n.metadata ? Object.entries(n.metadata) : null;
+      for (const [id, r] of rows) {
+        if (meta && !meta.every(([f, x]) => ((v) => v !== undefined && stringifyJson(v) === stringifyJson(x))(vt.metadataOf(id)?.[f]))) continue;
+        const v = col >= 0 ? vectorValue(r[col]) : vt.vectorOf(id);
+        if (v && v.length === q.length) hits.push({ id, distance: distance(metric, q, v) });
+      }
+      hits.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      hits = hits.slice(0, n.k);
+      ctx.strategies.set(n, `exact scan (${metric}${metric !== vt.spec.metric ? `; the index is ${vt.spec.metric}` : ''}) over ${rows.size} rows`);
+    } else {
+      // a remembered filter keeps its entry labels too (same table LSN, same vectors)
+      if (memo && ids && !memo.labels) memo.labels = vt.labelsOf(ids);
+      const members = memo?.labels ? { labels: memo.labels } : ids ? { ids } : {};
+      hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...members, ...(n.metadata ? { filter: n.metadata } : {}) });
+      const kind = vt.kind;
+      ctx.strategies.set(n, ids
+        ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${kind} index (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
+        : `${kind === 'exact' ? 'exact scan' : `${kind} index`} ${n.mode ?? 'high_recall'} (${metric})`);
+    }
+    const found = rows ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
+    const out: Tuple[] = [];
+    for (const h of hits) {
+      const r = found.get(h.id);
+      if (r) out.push([...r, h.distance]);
+    }
+    ctx.leaves.set(n, out);
+  }
+
+  // ---- fts_search ----
+
+  private async fts(n: NodeOf<'fts_search'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+    const reader = need(this.sources.fts, 'full-text');
+    const t = this.table(n.schema);
+    const fields = n.fields ?? (n.field !== undefined ? [{ field: n.field }] : []);
+    if (fields.length === 0) bad('$.field', 'fts_search needs field or fields');
+    const q = typeof n.query === 'string' ? n.query : ftsQueryText(n.query);
+    const limit = n.limit ?? DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
+    const stats: CollectStats = { candidates: 0 };
+    const opts: SearchOptions = {
+      snapshot: snap,
+      ...(ctx.explain ? { stats } : {}),
+      ...(n.ranking?.feedback ? { feedback: n.ranking.feedback } : {}),
+      ...(n.ranking?.proximity ? { proximity: n.ranking.proximity } : {}),
+      ...(n.ranking?.query_stopwords ? { queryStopwords: n.ranking.query_stopwords } : {}),
+    };
+    const pass = n.filter ? this.predicate(n.filter, ctx, n.schema, n.alias) : null;
+    let want = pass ? Math.min(MAX_LIMIT, limit * 4) : limit;
+    for (;;) {
+      let ranked: { doc_id: string; score: number }[];
+      if (fields.length === 1 && (fields[0].boost ?? 1) === 1) ranked = [...(await reader.search(t.id, fields[0].field, q, want, opts))];
+      else {
+        const scores = new Map<string, number>();
+        for (const f of fields) for (const d of await reader.search(t.id, f.field, q, want, opts)) scores.set(d.doc_id, (scores.get(d.doc_id) ?? 0) + d.score * (f.boost ?? 1));
+        ranked = [...scores].map(([doc_id, score]) => ({ doc_id, score })).sort((a, b) => b.score - a.score || (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0));
+      }
+      const rows = await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn);
+      const out: Tuple[] = [];
+      for (const d of ranked) {
+        const r = rows.get(d.doc_id);
+        if (r && (!pass || pass(r))) out.push([...r, d.score]);
+      }
+      if (!pass || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
+        const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
+        ctx.strategies.set(n, `bm25 top-${want} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}`.replace(/\s+$/, ''));
+        ctx.leaves.set(n, out.slice(0, limit));
+        return;
+      }
+      want = Math.min(MAX_LIMIT, want * 4);
+    }
+  }
+
+  // ---- graph ----
+
+  private async graphLeaf(n: { schema: string; rel: string; direction?: 'forward' | 'reverse' | 'both'; row_columns?: boolean }, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
+    const g = need(this.sources.graph, 'graph');
+    const { relation, adj } = await g.adjacency(n.schema, n.rel);
+    const dir = n.direction ?? 'forward';
+    const def = relation.def;
+    if (dir === 'both' && def.source !== def.target) {
+      bad('$.direction', `direction "both" needs a self-relation; ${n.rel} links ${def.source} to ${def.target}`);
+    }
+    const schema = dir === 'reverse' ? def.source : def.target;
+    const t = this.table(schema);
+    let row: (node: string) => Tuple | undefined = () => undefined;
+    if (n.row_columns !== false) {
+      const all = await this.leaves.allRows(snap, t, ctx, txn);
+      const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
+      if (cached && !this.isImplicit(t)) {
+        // the table cache's pk map: no per-query index of the reached table
+        row = (node) => {
+          let pk: JsonValue[];
+          try { pk = tupleOfNode(node, t.manifest); } catch { return undefined; }
+          return cached.byPk.get(pkKeyOf(pk)) as Tuple | undefined;
+        };
+      } else {
+        const rows = new Map<string, Tuple>();
+        for (const r of all) rows.set(this.keyOf(t, r), r);
+        row = (node) => rows.get(node);
+      }
+    }
+    const next = dir === 'forward' ? (x: string) => adj.neighbors(x)
+      : dir === 'reverse' ? (x: string) => adj.sources(x)
+      : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
+    return { schema, next, row, adj, forward: dir === 'forward' };
+  }
+
+  private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+    const min = n.min_depth ?? 1;
+    const max = n.max_depth === undefined ? min : n.max_depth;
+    if (!Number.isInteger(min) || min < 0) bad('$.min_depth', 'min_depth must be a non-negative integer');
+    if (max !== null && (!Number.isInteger(max) || max < min)) bad('$.max_depth', 'max_depth must be an integer ≥ min_depth, or null');
+    const leaf = await this.graphLeaf(n, snap, ctx, txn);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
+  }
+
+  private async path(n: NodeOf<'graph_path'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+    const max = n.max_depth ?? 64;
+    if (!Number.isInteger(max) || max < 0 || max > 64) bad('$.max_depth', 'max_depth must be an integer from 0 to 64');
+    const leaf = await this.graphLeaf(n, snap, ctx, txn);
+    const src = keyText(constantOf(n.src, ctx), '$.src');
+    const dst = keyText(constantOf(n.dst, ctx), '$.dst');
+    const p = leaf.forward ? shortestPath(leaf.adj, src, dst, max) : bfsPath(leaf.next, src, dst, max);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
+    ctx.strategies.set(n, `bfs ${n.direction ?? 'forward'} ≤ ${max} hops`);
+    ctx.leaves.set(n, (p ?? []).map((node, i) => [BigInt(i), node, ...(leaf.row(node) ?? [])]));
+  }
+
+  private async dijkstra(n: NodeOf<'graph_dijkstra'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+    const g = need(this.sources.graph, 'graph');
+    const leaf = await this.graphLeaf(n, snap, ctx, txn);
+    const src = keyText(constantOf(n.src, ctx), '$.src');
+    const dst = keyText(constantOf(n.dst, ctx), '$.dst');
+    const r = await g.dijkstra(n.schema, n.rel, src, dst, { weightField: n.weight_field, weights: n.weights });
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
+    ctx.strategies.set(n, 'dijkstra');
+    ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.row(node) ?? [])]));
+  }
+}
+
+/** A graph node key from a value: text as is, integers as their decimal text. */
+export function keyText(v: unknown, path: string): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'bigint' || typeof v === 'number') return String(v);
+  return bad(path, 'expected a node key (text or integer)');
+}
+
+/** Fewest-hops path along `next` (any direction), or null. */
+function bfsPath(next: (n: string) => readonly string[], src: string, dst: string, max: number): string[] | null {
+  if (src === dst) return [src];
+  const parent = new Map<string, string | null>([[src, null]]);
+  let frontier = [src];
+  for (let d = 0; d < max && frontier.length; d++) {
+    const nf: string[] = [];
+    for (const u of frontier) for (const v of next(u)) {
+      if (parent.has(v)) continue;
+      parent.set(v, u);
+      if (v === dst) {
+        const out = [v];
+        for (let x = parent.get(v)!; x !== null; x = parent.get(x)!) out.push(x);
+        return out.reverse();
+      }
+      nf.push(v);
+    }
+    frontier = nf;
+  }
+  return null;
+}
+
+/** A stored vector column value (JSON array, or its text) as numbers; undefined when it is not one. */
+function vectorValue(v: unknown): number[] | undefined {
+  let a = v;
+  if (typeof a === 'string') {
+    try { a = JSON.parse(a); } catch { return undefined; }
+  }
+  return Array.isArray(a) && a.every((x) => typeof x === 'number') ? (a as number[]) : undefined;
+}
+
+/** The query vector of a vector_topk: a literal array, or a `$n` / text holding JSON or pgvector's `'[1,2,3]'`. */
+export function queryVector(e: Expr, ctx: ExecCtx, dim: number): number[] {
+  let v: unknown = e.kind === 'lit' ? e.value : constantOf(e, ctx);
+  if (typeof v === 'string') {
+    try { v = JSON.parse(v); } catch { bad('$.vector', 'the query vector must be an array of numbers (JSON, or pgvector text like \'[1,2,3]\')'); }
+  }
+  if (!Array.isArray(v) || v.length === 0 || v.some((x) => typeof x !== 'number' || !Number.isFinite(x))) {
+    bad('$.vector', 'the query vector must be a non-empty array of finite numbers');
+  }
+  if (v.length !== dim) throw new DbError('dim_mismatch', `the query vector has ${v.length} dimensions; the table is locked to ${dim}`, { field: 'vector', path: '$.vector' });
+  return v as number[];
+}

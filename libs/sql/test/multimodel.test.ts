@@ -1,0 +1,378 @@
+/** Multi-model plan nodes over a real TenantStore with the fts, vector and graph participants. */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { TenantStore } from '@mmdb/storage';
+import { DbError } from '@mmdb/core';
+import { FtsParticipant } from '@mmdb/fts';
+import { VectorParticipant } from '@mmdb/vector';
+import { GraphIndex } from '@mmdb/graph';
+import type { PlanNode } from '@mmdb/plan';
+import { SqlEngine, formatResult } from '@mmdb/sql';
+
+const REVIEWS = `
+namespace = "app"
+table = "reviews"
+primary_key = ["id"]
+[[columns]]
+name = "id"
+ty = "str"
+required = true
+[[columns]]
+name = "body"
+ty = "str"
+required = true
+[[columns]]
+name = "branch"
+ty = "i64"
+required = true
+[[columns]]
+name = "emb"
+ty = "vector"
+dim = 3
+required = false
+[[columns]]
+name = "follows"
+ty = "json"
+required = false
+[vector]
+column = "emb"
+metric = "l2"
+index = "exact"
+[[fulltext]]
+field = "body"
+[[relations]]
+name = "follows"
+target = "app.reviews"
+columns = ["follows"]
+`;
+
+let dir: string;
+let store: TenantStore;
+let sql: SqlEngine;
+let fts: FtsParticipant;
+let vector: VectorParticipant;
+let graph: GraphIndex;
+
+const DATA = [
+  { id: 'a', body: 'a happy ending to the story', branch: 3, emb: [0, 0, 0], follows: ['b'] },
+  { id: 'b', body: 'the ending was sad', branch: 1, emb: [1, 0, 0], follows: ['c'] },
+  { id: 'c', body: 'no ending at all, just a story', branch: 3, emb: [2, 0, 0], follows: ['a', 'd'] },
+  { id: 'd', body: 'beginning middle and ending', branch: 3, emb: [3, 0, 0], follows: [] },
+  { id: 'e', body: 'unrelated words', branch: 2, emb: [0.5, 0, 0], follows: ['a'] },
+];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sql-mm-'));
+  fts = new FtsParticipant();
+  vector = new VectorParticipant();
+  graph = new GraphIndex();
+  store = await TenantStore.open({ dir, sync: false, participants: [fts, vector, graph] });
+  graph.attach(store);
+  sql = new SqlEngine(store, undefined, { sources: { fts, vector, graph } });
+  await store.registerSchema(REVIEWS);
+  for (const r of DATA) await store.put('app.reviews', r);
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function plan(p: PlanNode, explain = false): Promise<Record<string, unknown>[]> {
+  const r = await sql.runPlan(p, { explain });
+  return (formatResult(r) as { rows: Record<string, unknown>[] }).rows;
+}
+
+const lit = (value: unknown) => ({ kind: 'lit', value }) as never;
+const col = (name: string) => ({ kind: 'col', name }) as const;
+
+describe('vector_topk', () => {
+  it('answers the k nearest with _distance, equal to the vector reader', async () => {
+    const rows = await plan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([0.9, 0, 0]), k: 3 });
+    expect(rows.map((r) => r.id)).toEqual(['b', 'e', 'a']);
+    const direct = vector.topk('app.reviews', { vector: [0.9, 0, 0], k: 3 });
+    expect(rows.map((r) => r._distance)).toEqual(direct.map((m) => m.distance));
+  });
+
+  it('a filter over any column keeps k results whenever k rows pass', async () => {
+    const rows = await plan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([0, 0, 0]), k: 2, filter: { kind: 'binary', op: '=', left: col('branch'), right: lit(3) } });
+    expect(rows.map((r) => r.id)).toEqual(['a', 'c']);
+  });
+
+  it('a repeated filtered top-k sees a write in between', async () => {
+    const p: PlanNode = { op: 'vector_topk', schema: 'app.reviews', vector: lit([0.4, 0, 0]), k: 1, filter: { kind: 'binary', op: '=', left: col('branch'), right: lit(3) } };
+    expect((await plan(p)).map((r) => r.id)).toEqual(['a']);
+    expect((await plan(p)).map((r) => r.id)).toEqual(['a']);
+    await store.put('app.reviews', { id: 'f', body: 'new', branch: 3, emb: [0.4, 0, 0], follows: [] });
+    expect((await plan(p)).map((r) => r.id)).toEqual(['f']);
+  });
+
+  it('another metric than the index answers exactly (an exact scan)', async () => {
+    const r = await sql.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 1, 0]), k: 2, metric: 'manhattan' }, { explain: true });
+    const rows = (formatResult(r) as { rows: Record<string, unknown>[] }).rows;
+    expect(rows.map((x) => [x.id, x._distance])).toEqual([['b', 1], ['e', 1.5]]);
+    expect(JSON.stringify(r.explain)).toMatch(/exact scan \(manhattan; the index is l2\)/);
+  });
+
+  it('a wrong vector length is dim_mismatch', async () => {
+    await expect(plan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 2]), k: 1 })).rejects.toMatchObject({ code: 'dim_mismatch' });
+  });
+});
+
+describe('fts_search', () => {
+  it('answers the route ranking with _score and the rows', async () => {
+    const rows = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'ending story', limit: 10 });
+    const direct = await fts.search('app.reviews', 'body', 'ending story', 10);
+    expect(rows.map((r) => [r.id, r._score])).toEqual(direct.map((d) => [d.doc_id, d.score]));
+    expect(rows[0].body).toBeDefined();
+  });
+
+  it('a structured query means the same as its syntax', async () => {
+    const a = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ terms: ['ending'] }], must_not: [{ terms: ['sad'] }] } } });
+    const b = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: '+ending -sad' });
+    expect(a).toEqual(b);
+    expect(a.map((r) => r.id)).not.toContain('b');
+  });
+
+  it('a filter keeps the best among the passing rows', async () => {
+    const rows = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'ending', limit: 2, filter: { kind: 'binary', op: '<>', left: col('branch'), right: lit(3) } });
+    expect(rows.map((r) => r.id)).toEqual(['b']);
+  });
+
+  it('phrase slop: words near their places, in any order; a nested bool is refused naming its path', async () => {
+    const exact = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story' } });
+    expect(exact).toEqual([]);
+    const sloppy = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story', slop: 3 } });
+    expect(sloppy.map((r) => r.id)).toEqual(['a']);
+    const reordered = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'story happy', slop: 5 } });
+    expect(reordered.map((r) => r.id)).toEqual(['a']);
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { should: [{ terms: ['x'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0]' } });
+  });
+});
+
+describe('graph nodes', () => {
+  it('graph_expand: multi-hop as a depth range, cycle-safe, per input row', async () => {
+    const rows = await plan({
+      op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: col('id'), min_depth: 1, max_depth: null,
+      input: { op: 'filter', input: { op: 'scan', schema: 'app.reviews', alias: 's' }, predicate: { kind: 'binary', op: '=', left: col('s.id'), right: lit('a') } },
+      alias: 'r',
+    });
+    // a is reached again through the cycle a → b → c → a
+    expect(rows.map((r) => [r['r._node'], r['r._depth']])).toEqual([['b', 1], ['c', 2], ['a', 3], ['d', 3]]);
+    expect(rows.every((r) => r['s.id'] === 'a')).toBe(true);
+  });
+
+  it('graph_expand from depth 0 is the bfs route, with paths', async () => {
+    const rows = await plan({ op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: lit('e'), min_depth: 0, max_depth: 3, emit_path: true });
+    const bfs = await graph.bfs('app.reviews', 'follows', 'e', 3);
+    expect(rows.map((r) => [r._node, r._depth])).toEqual(bfs.map((v) => [v.node, v.depth]));
+    expect(rows.map((r) => r._path)).toEqual(['["e"]', '["e","a"]', '["e","a","b"]', '["e","a","b","c"]']);
+  });
+
+  it('graph_expand walks a self-relation backwards ("who follows a")', async () => {
+    const rows = await plan({ op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: lit('a'), direction: 'reverse' });
+    expect(rows.map((r) => r._node).sort()).toEqual(['c', 'e']);
+    expect(rows.every((r) => typeof r.body === 'string')).toBe(true);
+  });
+
+  it('graph_path and graph_dijkstra equal the routes', async () => {
+    const p = await plan({ op: 'graph_path', schema: 'app.reviews', rel: 'follows', src: lit('a'), dst: lit('d') });
+    expect(p.map((r) => r._node)).toEqual((await graph.path('app.reviews', 'follows', 'a', 'd')).path);
+    const d = await plan({ op: 'graph_dijkstra', schema: 'app.reviews', rel: 'follows', src: lit('e'), dst: lit('d') });
+    const route = await graph.dijkstra('app.reviews', 'follows', 'e', 'd');
+    expect(d.map((r) => r._node)).toEqual(route.path);
+    expect(d[d.length - 1]._cost).toBe(route.total_weight);
+  });
+});
+
+describe('fuse', () => {
+  it('rrf over a vector and a full-text ranking, with each input rank', async () => {
+    const rows = await plan({
+      op: 'fuse', method: 'rrf', key: ['id'], limit: 3,
+      inputs: [
+        { op: 'vector_topk', schema: 'app.reviews', vector: lit([2, 0, 0]), k: 4 },
+        { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'story', limit: 4 },
+      ],
+    });
+    // c is 1st by vector and in the text ranking: first
+    expect(rows[0].id).toBe('c');
+    expect(rows[0]._rank_1).toBe(1);
+    expect(typeof rows[0]._rank_2).toBe('number');
+    expect(rows[0]._score).toBeCloseTo(1 / 61 + 1 / (60 + (rows[0]._rank_2 as number)), 12);
+    expect(rows).toHaveLength(3);
+  });
+});
+
+describe('errors', () => {
+  it('unknown schema is schema_not_found, unknown relation not_found', async () => {
+    await expect(plan({ op: 'vector_topk', schema: 'app.nope', vector: lit([1, 2, 3]), k: 1 })).rejects.toMatchObject({ code: 'schema_not_found' });
+    await expect(plan({ op: 'graph_path', schema: 'app.reviews', rel: 'nope', src: lit('a'), dst: lit('b') })).rejects.toBeInstanceOf(DbError);
+    await expect(plan({ op: 'graph_path', schema: 'app.reviews', rel: 'nope', src: lit('a'), dst: lit('b') })).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('SQL: pgvector operators', () => {
+  const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
+
+  it('ORDER BY col <-> $1 LIMIT k with WHERE reads vector_topk with the filter pushed in', async () => {
+    const text = 'SELECT id, emb <-> $1 AS d FROM app.reviews WHERE branch = 3 ORDER BY emb <-> $1 LIMIT 2';
+    expect(await q(text, [[0.9, 0, 0]])).toEqual([['a', 0.9], ['c', 1.1]]);
+    const p = JSON.stringify(sql.planSql(text).plan);
+    expect(p).toMatch(/"op":"vector_topk"/);
+    expect(p).toMatch(/"filter":\{"kind":"binary","op":"="/);
+    expect(p).not.toMatch(/"metric"/);
+  });
+
+  it('pgvector text literals and ORDER BY an alias', async () => {
+    expect(await q("SELECT id, emb <-> '[3,0,0]' AS d FROM app.reviews ORDER BY d LIMIT 1")).toEqual([['d', 0]]);
+  });
+
+  it('an operator of another metric answers exactly, and explain says exact scan', async () => {
+    const rows = await q('SELECT id FROM app.reviews WHERE branch <> 2 ORDER BY emb <+> $1 LIMIT 3', [[1, 1, 0]]);
+    expect(rows).toEqual([['b'], ['a'], ['c']]);
+    const r = await sql.run('SELECT id FROM app.reviews ORDER BY emb <=> $1 LIMIT 2', { params: [[1, 0.1, 0]], explain: true });
+    expect(JSON.stringify((r[0] as { explain: unknown }).explain)).toMatch(/exact scan \(cosine; the index is l2\)/);
+  });
+
+  it('never fewer than k when k rows pass', async () => {
+    const rows = await q('SELECT id FROM app.reviews WHERE body LIKE $2 ORDER BY emb <-> $1 LIMIT 10', [[0, 0, 0], '%ending%']);
+    expect(rows.map((r) => r[0])).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
+
+describe('SQL: table-valued functions and hybrid queries', () => {
+  const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
+
+  it('fts_search and vector_topk in FROM, joined and filtered', async () => {
+    expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', 'story', 5) AS f ORDER BY f.id")).toEqual([['a', 1], ['c', 1]]);
+    expect(await q("SELECT v.id, v._distance FROM vector_topk('app.reviews', $1, 2) v", [[2.9, 0, 0]])).toEqual([['d', expect.closeTo(0.1, 6)], ['c', expect.closeTo(0.9, 6)]]);
+    const joined = await q("SELECT r.id, r.branch FROM fts_search('app.reviews', 'body', 'ending') f JOIN app.reviews r ON r.id = f.id WHERE r.branch = 3 ORDER BY r.id");
+    expect(joined).toEqual([['a', 3], ['c', 3], ['d', 3]]);
+  });
+
+  it('graph table functions usable in FROM and joins', async () => {
+    expect(await q("SELECT g._node, g._depth, g.branch FROM graph_expand('app.reviews', 'follows', 'a', 1, 2) g")).toEqual([['b', 1, 1], ['c', 2, 3]]);
+    expect(await q("SELECT g._node FROM graph_expand('app.reviews', 'follows', 'a', 1, 1, 'reverse') g ORDER BY 1")).toEqual([['c'], ['e']]);
+    expect(await q("SELECT _step, _node FROM graph_path('app.reviews', 'follows', 'a', 'd')")).toEqual([[0, 'a'], [1, 'b'], [2, 'c'], [3, 'd']]);
+    const j = await q("SELECT r.body FROM graph_expand('app.reviews', 'follows', 'c', 1, 1) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 ORDER BY r.id");
+    expect(j).toEqual([['a happy ending to the story'], ['beginning middle and ending']]);
+  });
+
+  it('graph_expand started per row of the left side (LATERAL), with the reached rows', async () => {
+    const rows = await q("SELECT s.id, g._node, g.branch FROM app.reviews s CROSS JOIN graph_expand('app.reviews', 'follows', s.id, 1, 1) g WHERE s.branch = 3 ORDER BY 1, 2");
+    expect(rows).toEqual([['a', 'b', 1], ['c', 'a', 3], ['c', 'd', 3]]);
+    const on = await q("SELECT s.id, g._node FROM app.reviews s JOIN graph_expand('app.reviews', 'follows', s.id, 2, 2) g ON g.branch = 3 ORDER BY 1, 2");
+    expect(on).toEqual([['a', 'c'], ['b', 'a'], ['b', 'd']]);
+  });
+
+  it('rrf table function over two ranked selects', async () => {
+    const rows = await q(`SELECT id, _rank_1, _rank_2 FROM rrf(
+        (SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
+        (SELECT id FROM fts_search('app.reviews', 'body', 'story')),
+        'id') LIMIT 2`, [[2, 0, 0]]);
+    expect(rows[0]).toEqual(['c', 1, 1]);
+  });
+
+  it('the plain RRF form people write in PostgreSQL: CTEs and row_number() OVER', async () => {
+    const rows = await q(`WITH v AS (SELECT id, row_number() OVER (ORDER BY emb <-> $1) AS r FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
+      t AS (SELECT id, row_number() OVER (ORDER BY _score DESC) AS r FROM fts_search('app.reviews', 'body', 'story'))
+      SELECT id, sum(1.0 / (60 + r)) AS score FROM (SELECT id, r FROM v UNION ALL SELECT id, r FROM t) GROUP BY id ORDER BY score DESC, id LIMIT 2`, [[2, 0, 0]]);
+    expect(rows.map((r) => r[0])).toEqual(['c', 'a']);
+  });
+});
+
+describe('one snapshot', () => {
+  it('a write committed while a hybrid plan runs is wholly in or out', async () => {
+    const plan: PlanNode = {
+      op: 'fuse', method: 'rrf', key: ['id'],
+      inputs: [
+        { op: 'vector_topk', schema: 'app.reviews', vector: lit([9, 0, 0]), k: 2 },
+        { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'zebra', limit: 5 },
+        { op: 'sort', input: { op: 'scan', schema: 'app.reviews' }, keys: [{ expr: col('id'), desc: true }] },
+      ],
+    };
+    const running = sql.runPlan(plan);
+    // committed after the query took its snapshot and read the in-memory indexes
+    const write = store.put('app.reviews', { id: 'z', body: 'a zebra', branch: 9, emb: [9, 0, 0], follows: [] });
+    const before = (formatResult(await running) as { rows: Record<string, unknown>[] }).rows;
+    await write;
+    expect(before.map((r) => r.id)).not.toContain('z');
+    const after = (formatResult(await sql.runPlan(plan)) as { rows: Record<string, unknown>[] }).rows;
+    const z = after.find((r) => r.id === 'z');
+    expect(z).toMatchObject({ _rank_1: 1, _rank_2: 1, _rank_3: 1 });
+  });
+});
+
+describe('optimizer over multi-model nodes', () => {
+  it('join ordering uses their estimates: a top-k is the build side; a limit bounds k', async () => {
+    const p = sql.planSql("SELECT r.id FROM vector_topk('app.reviews', '[0,0,0]', 2) v JOIN app.reviews r ON r.branch = v.branch").plan;
+    const s = JSON.stringify(p);
+    expect(s).toMatch(/"op":"join","kind":"inner","left":\{"op":"scan"[^]*"right":\{"op":"vector_topk"/);
+    const l = sql.planSql("SELECT id FROM vector_topk('app.reviews', '[0,0,0]', 50) LIMIT 3").plan;
+    expect(JSON.stringify(l)).toMatch(/"op":"vector_topk".*?"k":3\}/);
+  });
+});
+
+describe('Policy port', () => {
+  it('is applied at every leaf: scans, subqueries and the multi-model leaves', async () => {
+    const policy = {
+      leafFilter: (leaf: { op: string; schema?: string; alias?: string }) =>
+        leaf.schema === 'app.reviews' && leaf.op !== 'graph_path'
+          ? ({ kind: 'binary', op: '=', left: { kind: 'col', name: leaf.alias ? `${leaf.alias}.branch` : 'branch' }, right: { kind: 'lit', value: 3 } } as never)
+          : undefined,
+    };
+    const guarded = new SqlEngine(store, undefined, { sources: { fts, vector, graph }, policy });
+    const q = async (s: string, params?: unknown[]) => (formatResult((await guarded.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows.map((r) => r[0]);
+    expect(await q('SELECT id FROM app.reviews ORDER BY id')).toEqual(['a', 'c', 'd']);
+    expect(await q("SELECT 'x' WHERE EXISTS (SELECT 1 FROM app.reviews WHERE id = 'b')")).toEqual([]);
+    // the k nearest among the rows the caller may see: b (branch 1) is nearest but hidden
+    expect(await q('SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 2', [[1, 0, 0]])).toEqual(['a', 'c']);
+    expect(await q("SELECT id FROM fts_search('app.reviews', 'body', 'sad ending')")).not.toContain('b');
+    const r = (formatResult(await guarded.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 0, 0]), k: 2 })) as { rows: { id: string }[] }).rows;
+    expect(r.map((x) => x.id)).toEqual(['a', 'c']);
+  });
+});
+
+describe('graph_join', () => {
+  it('an expansion joined to the rows it reaches reads them from the expansion (no scan, same answer)', async () => {
+    const text = "SELECT r.id, r.branch, g._depth FROM graph_expand('app.reviews', 'follows', 'a', 1, 3) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 ORDER BY r.id";
+    const planText = JSON.stringify(sql.planSql(text).plan);
+    expect(planText).not.toMatch(/"op":"scan"/);
+    expect(planText).not.toMatch(/"op":"join"/);
+    const rows = (formatResult((await sql.run(text))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(rows).toEqual([['a', 3, 3], ['c', 3, 2], ['d', 3, 3]]);
+    const both = "SELECT r.id FROM graph_expand('app.reviews', 'follows', 'a', 1, 3) g JOIN app.reviews r ON r.id = g._node WHERE r.branch = 3 AND g._depth = 3 ORDER BY r.id";
+    expect(JSON.stringify(sql.planSql(both).plan)).not.toMatch(/"op":"join"/);
+    expect((formatResult((await sql.run(both))[0], 'arrays') as { rows: unknown[][] }).rows).toEqual([['a'], ['d']]);
+  });
+});
+
+describe('pgvector DDL', () => {
+  it('VECTOR(n) columns, BIGSERIAL keys, CREATE INDEX … USING hnsw (opclass) indexes the rows already stored', async () => {
+    const run = (s: string, params?: unknown[]) => sql.run(s, { params });
+    await run('CREATE TABLE items (id bigserial PRIMARY KEY, category int, embedding vector(3))');
+    const m = store.manifest('main.items')!;
+    expect(m.columns.map((c) => [c.name, c.ty, c.dim])).toEqual([['id', 'i64', undefined], ['category', 'i64', undefined], ['embedding', 'vector', 3]]);
+    for (let i = 1; i <= 6; i++) await store.put('main.items', { id: i, category: i % 2, embedding: [i, 0, 0] });
+    const q = 'SELECT id FROM items WHERE category = 1 ORDER BY embedding <=> $1 LIMIT 2';
+    const before = (formatResult((await run('SELECT id FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', [[4.2, 0, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(before).toEqual([[5], [3]]);
+    await run('CREATE INDEX ON items USING hnsw (embedding vector_l2_ops) WITH (m = 8, ef_construction = 32)');
+    expect(store.manifest('main.items')!.vector).toMatchObject({ column: 'embedding', metric: 'l2', index: 'hnsw', params: { m: 8, ef_construction: 32 } });
+    expect(vector.table('main.items').size).toBe(6);
+    const after = await sql.run('SELECT id FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', { params: [[4.2, 0, 0]], explain: true });
+    expect((formatResult(after[0], 'arrays') as { rows: unknown[][] }).rows).toEqual([[5], [3]]);
+    expect(JSON.stringify((after[0] as { explain: unknown }).explain)).toMatch(/vector_topk/);
+    // another operator than the index's: still exact
+    expect((formatResult((await run(q, [[1, 1, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows).toHaveLength(2);
+    // SQL writes: pgvector text and a $n array; the new rows are in the index at once
+    await run("INSERT INTO items (category, embedding) VALUES (1, '[4.1,0,0]')");
+    await run('INSERT INTO items (category, embedding) VALUES (1, $1)', [[4.3, 0, 0]]);
+    expect(vector.table('main.items').size).toBe(8);
+    const ins = (formatResult((await run('SELECT id, embedding FROM items WHERE category = 1 ORDER BY embedding <-> $1 LIMIT 2', [[4.15, 0, 0]]))[0], 'arrays') as { rows: unknown[][] }).rows;
+    expect(ins).toEqual([[7, [4.1, 0, 0]], [8, [4.3, 0, 0]]]);
+    await expect(run('CREATE INDEX ON items USING hnsw (category)')).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(run('CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)')).rejects.toMatchObject({ code: 'conflict' });
+  });
+});

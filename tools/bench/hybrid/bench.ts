@@ -1,0 +1,158 @@
+/**
+ * Hybrid (multi-model) benchmark, README.md. Over HTTPS against the built server:
+ *  1. filtered vector top-10 through SQL at 10% and 1% selectivity (and SEL_EXTRA, e.g. 0.3),
+ *     recall@10 against exact ground truth and rows returned, beside PGlite + pgvector (HNSW,
+ *     same data and filter, in process);
+ *  2. BM25 + vector RRF top-10 in one SQL statement, beside the same answer assembled by a
+ *     client from the vector and fts routes (parallel keep-alive calls);
+ *  3. a two-hop graph expansion joined to rows with a filter, in one statement, beside the client
+ *     assembly from the bfs route and row GETs.
+ * Env: ROWS (100000), DIM (128), Q (queries per measurement, 200), PEER (1: PGlite), SEL_EXTRA.
+ */
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { makeItems, manifest, pct, queries, recall, truth, type Item } from './data';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { startBuiltServer } = require('../server.js');
+
+const ROWS = Number(process.env.ROWS ?? 100_000);
+const DIM = Number(process.env.DIM ?? 128);
+const Q = Number(process.env.Q ?? 200);
+const PEER = process.env.PEER !== '0';
+const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+const TOKEN = 'hybrid-bench-token-0123456789';
+
+interface Client { req(method: string, p: string, body?: unknown, raw?: string): Promise<any> }
+
+function client(url: string, ca: string): Client {
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca });
+  return {
+    req: (method, p, body, raw) => new Promise((resolve, reject) => {
+      const data = raw ?? (body === undefined ? undefined : JSON.stringify(body));
+      const r = https.request(`${url}/v1/tenants/${TENANT}${p}`, {
+        method, agent,
+        headers: { authorization: `Bearer ${TOKEN}`, ...(data ? { 'content-type': raw ? 'text/plain' : 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`));
+          else resolve(text ? JSON.parse(text) : null);
+        });
+      });
+      r.on('error', reject);
+      r.end(data);
+    }),
+  };
+}
+
+async function timed<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ ms: number[]; out: T[] }> {
+  const ms: number[] = [];
+  const out: T[] = [];
+  for (let i = 0; i < Math.min(5, n); i++) await fn(i); // warm-up
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    out.push(await fn(i));
+    ms.push(performance.now() - t0);
+  }
+  return { ms, out };
+}
+
+const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+const table: string[][] = [['measure', 'ours p50 ms', 'ours p99 ms', 'ours recall / rows', 'peer', 'peer p50 ms', 'peer p99 ms', 'peer recall / rows', 'p99 ratio']];
+const row = (m: string, a: { ms: number[] }, extra: string, peer: string, b: { ms: number[] } | null, pextra: string) =>
+  table.push([m, fmt(pct(a.ms, 50)), fmt(pct(a.ms, 99)), extra, peer, b ? fmt(pct(b.ms, 50)) : '-', b ? fmt(pct(b.ms, 99)) : '-', pextra, b ? (pct(a.ms, 99) / pct(b.ms, 99)).toFixed(2) : '-']);
+
+async function pglite(items: Item[]): Promise<any> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { PGlite } = require('@electric-sql/pglite');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { vector } = require('@electric-sql/pglite/vector');
+  const pg = new PGlite({ extensions: { vector } });
+  await pg.exec(`CREATE EXTENSION IF NOT EXISTS vector; CREATE TABLE items(id text primary key, cat int, emb vector(${DIM}));`);
+  for (let i = 0; i < items.length; i += 500) {
+    const chunk = items.slice(i, i + 500);
+    await pg.exec(`INSERT INTO items VALUES ${chunk.map((it) => `('${it.id}', ${it.cat}, '[${it.emb.join(',')}]')`).join(',')}`);
+  }
+  await pg.exec('CREATE INDEX ON items USING hnsw (emb vector_l2_ops); CREATE INDEX ON items(cat); ANALYZE items;');
+  return pg;
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-hybrid-bench-'));
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env: { DB_SYNC: 'false' } });
+  try {
+    const c = client(url, fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8'));
+    const items = makeItems(ROWS, DIM);
+    await c.req('POST', '/schemas', undefined, manifest(DIM));
+    const tLoad = performance.now();
+    for (let i = 0; i < items.length; i += 1000) await c.req('POST', '/rows/bench.items/_batch', items.slice(i, i + 1000));
+    console.log(`loaded ${ROWS} rows × ${DIM}-d in ${((performance.now() - tLoad) / 1000).toFixed(1)} s`);
+    const qs = queries(items, Q);
+    const pg = PEER ? await pglite(items) : null;
+    const sels = [0.1, 0.01, ...(process.env.SEL_EXTRA ? [Number(process.env.SEL_EXTRA)] : [])];
+
+    // 1. filtered vector top-10 through SQL
+    for (const sel of sels) {
+      const below = Math.round(sel * 1000);
+      const want = qs.map((q) => truth(items, q, below));
+      const sql = 'SELECT id FROM bench.items WHERE cat < $2 ORDER BY emb <-> $1 LIMIT 10';
+      const ours = await timed(Q, (i) => c.req('POST', '/sql', { sql, params: [qs[i], below] }).then((r) => r.rows.map((x: { id: string }) => x.id) as string[]));
+      const rec = ours.out.reduce((a, got, i) => a + recall(got, want[i]), 0) / Q;
+      const n = ours.out.reduce((a, got) => a + got.length, 0) / Q;
+      let peer: { ms: number[]; out: string[][] } | null = null;
+      if (pg) {
+        peer = await timed(Q, async (i) => (await pg.query(`SELECT id FROM items WHERE cat < $2 ORDER BY emb <-> $1 LIMIT 10`, [`[${qs[i].join(',')}]`, below])).rows.map((x: { id: string }) => x.id));
+      }
+      const prec = peer ? peer.out.reduce((a, got, i) => a + recall(got, want[i]), 0) / Q : NaN;
+      const pn = peer ? peer.out.reduce((a, got) => a + got.length, 0) / Q : NaN;
+      row(`filtered top-10 at ${sel * 100}% (SQL)`, ours, `${rec.toFixed(3)} / ${n.toFixed(1)}`, 'PGlite+pgvector HNSW (in process)', peer, pg ? `${prec.toFixed(3)} / ${pn.toFixed(1)}` : '-');
+      const ex = await c.req('POST', '/sql?explain=true', { sql, params: [qs[0], below] });
+      console.log(`explain ${sel * 100}%: ${JSON.stringify(ex.explain?.tree ?? ex).match(/vector_topk[^}]*/)?.[0] ?? '?'}`);
+    }
+
+    // 2. BM25 + vector RRF top-10
+    const words = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
+    const rrfSql = `SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20)), 'id') LIMIT 10`;
+    const ours2 = await timed(Q, (i) => c.req('POST', '/sql', { sql: rrfSql.replace('$2', `'${words[i % words.length]}'`), params: [qs[i]] }));
+    const client2 = await timed(Q, async (i) => {
+      const [v, f] = await Promise.all([
+        c.req('POST', '/vector/bench.items/topk', { vector: qs[i], k: 20 }),
+        c.req('GET', `/fts/bench.items/body?q=${encodeURIComponent(words[i % words.length])}&limit=20`),
+      ]);
+      const s = new Map<string, number>();
+      v.forEach((m: { id: string }, r: number) => s.set(m.id, (s.get(m.id) ?? 0) + 1 / (61 + r)));
+      f.forEach((d: { doc_id: string }, r: number) => s.set(d.doc_id, (s.get(d.doc_id) ?? 0) + 1 / (61 + r)));
+      return [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
+    });
+    row('BM25 + vector RRF top-10', ours2, '-', 'client assembly (2 routes, parallel)', client2, '-');
+
+    // 3. two-hop expansion joined to rows with a filter
+    const g3 = `SELECT r.id, r.cat FROM graph_expand('bench.items', 'links', $1, 1, 2) g JOIN bench.items r ON r.id = g._node WHERE r.cat < 500`;
+    const ours3 = await timed(Q, (i) => c.req('POST', '/sql', { sql: g3, params: [`r${(i * 7919) % ROWS}`] }));
+    const client3 = await timed(Q, async (i) => {
+      const b = await c.req('GET', `/graph/bench.items/bfs?rel=links&src=r${(i * 7919) % ROWS}&depth=2`);
+      const rows = await Promise.all(b.slice(1).map((v: { node: string }) => c.req('GET', `/rows/bench.items/${v.node}`)));
+      return rows.filter((r: { cat: number }) => r.cat < 500);
+    });
+    row('2-hop expansion ⋈ rows, filtered', ours3, '-', 'client assembly (bfs + row GETs)', client3, '-');
+
+    console.log(`\nhybrid benchmark: ${ROWS} rows, ${DIM}-d, ${Q} queries per line, over HTTPS (one keep-alive client)`);
+    const w = table[0].map((_, j) => Math.max(...table.map((r) => r[j].length)));
+    for (const r of table) console.log(r.map((x, j) => x.padEnd(w[j])).join('  '));
+    await pg?.close();
+  } finally {
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
