@@ -1,7 +1,9 @@
 import { Logger, Module } from '@nestjs/common';
 import { Migrations } from '@mmdb/migrations';
-import { SqlEngine } from '@mmdb/sql';
-import type { Row } from '@mmdb/core';
+import type { SqlEngine } from '@mmdb/sql';
+import type { EnginePeers } from '../tenancy/engines';
+import type { SqlTenantEngine } from '../query/query.module';
+import { DbError, type Row } from '@mmdb/core';
 import type { TenantStore } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
@@ -17,10 +19,15 @@ export class MigrationsEngine {
     private readonly metrics: Metrics,
   ) {}
 
-  async attach(store: TenantStore): Promise<void> {
-    let sql: SqlEngine | null = null;
+  async attach(store: TenantStore, peers: EnginePeers): Promise<void> {
+    // The tenant's SQL engine (QueryModule attaches before this module), for `using` expressions.
+    const sqlOf = (): SqlEngine => {
+      const e = peers.engine<SqlTenantEngine>('sql')?.engine;
+      if (!e) throw new DbError('internal_error', 'no SQL engine is attached to this store');
+      return e;
+    };
     const m = new Migrations(store, {
-      evaluate: (schema: string, expr: string, row: Row) => sqlRowEvaluator((sql ??= new SqlEngine(store, this.tenant)), store, schema, expr, row),
+      evaluate: (schema: string, expr: string, row: Row) => sqlRowEvaluator(sqlOf(), store, schema, expr, row),
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {
