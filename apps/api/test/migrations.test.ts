@@ -157,4 +157,19 @@ describe('migrations over real HTTPS (spec §2.8, §3.1, §4.12)', () => {
     expect(metrics.text).toMatch(/db_migration_rows_total\{tenant="[^"]+"\} \d+/);
     expect(metrics.text).toMatch(/db_migration_state\{tenant="[^"]+",state="Completed"\} [1-9]/);
   }, 60_000);
+
+  it('POST /schemas with a changed manifest that rewrites rows runs as an auto-cutover migration and answers when complete', async () => {
+    const things = 'namespace = "shop"\ntable = "things"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "w"\nty = "f64"\n';
+    const put = (toml: string) => srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: toml, contentType: 'text/plain' });
+    expect((await put(things)).status).toBe(200);
+    expect((await req('POST', '/rows/shop.things/_batch', [{ id: 1, w: 1.5 }, { id: 2 }])).status).toBe(200);
+    const required = await put(things.replace('ty = "f64"', 'ty = "f64"\nrequired = true'));
+    expect([required.status, required.json.error]).toEqual([400, 'missing_required']);
+    expect(required.json.message).toMatch(/migration/);
+    const dropped = await put(things.split('[[columns]]\nname = "w"')[0]);
+    expect([dropped.status, dropped.json.created, typeof dropped.json.migration]).toEqual([200, false, 'string']);
+    expect((await req('GET', '/rows/shop.things/1')).json).toEqual({ id: 1 });
+    const m = await req('GET', `/migrations/${dropped.json.migration}`);
+    expect([m.json.state, m.json.auto_cutover]).toEqual(['Completed', true]);
+  }, 60_000);
 });
