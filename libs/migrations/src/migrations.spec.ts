@@ -110,6 +110,23 @@ describe('a migration on a real store', () => {
     expect(flat[flat.length - 1]).toBe(49);
     expect((await store.verify()).differences).toEqual([]);
     expect(store.manifests().map((x) => x.id)).toEqual(['app.users']);
+    // A follower applying the same frames through the applier ends in the same state.
+    const fdir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-follower-'));
+    const follower = await TenantStore.open({ dir: fdir, sync: false });
+    try {
+      const bytes: Buffer[] = [];
+      for await (const e of store.logFrames()) bytes.push(e.bytes);
+      await follower.applyFrames(bytes);
+      expect(follower.schemaToml('app.users')).toBe(store.schemaToml('app.users'));
+      expect(follower.manifests().map((x) => x.id)).toEqual(['app.users']);
+      for (const k of [0, 3, 49]) expect((await follower.getRow('app.users', [k]))?.values).toEqual((await store.getRow('app.users', [k]))?.values);
+      expect((await follower.migrationStep(r.id))?.step).toBe('cleanup');
+      expect((await follower.catalogEntries('migration_audit')).length).toBe((await store.catalogEntries('migration_audit')).length);
+      expect((await follower.verify()).differences).toEqual([]);
+    } finally {
+      await follower.close();
+      fs.rmSync(fdir, { recursive: true, force: true });
+    }
   });
 
   it('fails with the offending keys when rows break a new required column, and aborts leave the table as it was', async () => {
