@@ -172,4 +172,39 @@ describe('migrations over real HTTPS (spec §2.8, §3.1, §4.12)', () => {
     const m = await req('GET', `/migrations/${dropped.json.migration}`);
     expect([m.json.state, m.json.auto_cutover]).toEqual(['Completed', true]);
   }, 60_000);
+
+  it('under concurrent writes: each write is acked or answered 503 retry during the cutover, and every acked write is in the new shape', async () => {
+    const toml = 'namespace = "shop"\ntable = "load"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n';
+    expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: toml, contentType: 'text/plain' })).status).toBe(200);
+    const N = 1500;
+    expect((await req('POST', '/rows/shop.load/_batch', Array.from({ length: N }, (_, i) => ({ id: i, v: i })))).status).toBe(200);
+    const sub = await req('POST', '/migrations', { schema: 'shop.load', operations: [{ op: 'change_type', column: 'v', ty: 'str', using: "'v' || CAST(v AS TEXT)" }], auto_cutover: true, throttle: { batch_size: 100 } });
+    expect(sub.status).toBe(201);
+    const acked = new Map<number, number>();
+    const answers: Array<{ status: number; json: any }> = [];
+    let stop = false;
+    const writer = async (w: number) => {
+      for (let k = 0; !stop; k++) {
+        const id = (k * 4 + w) % N; // each writer owns the ids ≡ w (mod 4): its acks are in commit order
+        const value = 100_000 + w * 10_000 + k;
+        const r = await req('PUT', `/rows/shop.load/${id}`, { id, v: value });
+        answers.push(r);
+        if (r.status === 200) acked.set(id, value);
+        else if (r.status === 400) break; // the table is in the new shape: an i64 is no str any more
+      }
+    };
+    const writers = Array.from({ length: 4 }, (_, w) => writer(w));
+    const end = await until(sub.json.id, ['Completed', 'Failed'], 60_000);
+    stop = true;
+    await Promise.all(writers);
+    expect(end.state).toBe('Completed');
+    for (const a of answers) {
+      if (a.status === 200 || a.status === 201) continue;
+      if (a.status === 503) expect([a.json.error, a.json.retry]).toEqual(['service_unavailable', true]);
+      else expect([a.status, a.json.error]).toEqual([400, 'type_mismatch']);
+    }
+    expect(acked.size).toBeGreaterThan(0);
+    for (const [id, value] of acked) expect((await req('GET', `/rows/shop.load/${id}`)).json).toEqual({ id, v: `v${value}` });
+    expect((await req('GET', `/rows/shop.load/${N - 1}`)).json.v).toMatch(/^v\d+$/);
+  }, 120_000);
 });
