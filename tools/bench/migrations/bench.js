@@ -13,7 +13,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const https = require('https');
-const { startBuiltServer } = require('../server');
+const { startBuiltServer, httpsRequest } = require('../server');
 
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'bench-migrations-token-0123456789';
@@ -26,26 +26,6 @@ const FG_RPS = arg('fg-rps', 200);
 const BASELINE_S = arg('baseline-s', 10);
 const T = `/v1/tenants/${TENANT}`;
 const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
-
-function request(agent, url, method, p, body, contentType) {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const req = https.request(url + p, {
-      agent, method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(data !== undefined ? { 'content-type': contentType ?? 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode, json: text ? JSON.parse(text) : undefined });
-      });
-    });
-    req.on('error', reject);
-    if (data !== undefined) req.write(data);
-    req.end();
-  });
-}
 
 const pct = (xs, p) => {
   if (!xs.length) return NaN;
@@ -75,7 +55,7 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-migrations-'));
   const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 32 });
-  const req = (m, p, b, ct) => request(agent, url, m, p, b, ct);
+  const req = (m, p, b, ct) => httpsRequest(agent, url, TOKEN, m, p, b, ct);
   try {
     if ((await req('POST', `${T}/schemas`, TOML, 'text/plain')).status !== 200) throw new Error('schema');
     const t0 = performance.now();
