@@ -71,7 +71,8 @@ export class Runner {
         continue;
       }
       if (r.state === 'ReadyToCutover' && r.auto_cutover) {
-        await this.cutover(id, { actor: 'system', trigger: 'auto-cutover' }).catch(() => undefined);
+        // A refused cutover fails the migration; a transient one (503, the queue is full) is retried shortly.
+        await this.cutover(id, { actor: 'system', trigger: 'auto-cutover' }).catch(() => sleep(100));
         continue;
       }
       if (r.state !== 'Backfilling') return;
@@ -84,8 +85,9 @@ export class Runner {
       const cap = r.throttle.batch_size * 4;
       batch = ms > TARGET_BATCH_MS ? Math.max(16, batch >> 1) : Math.min(cap, Math.ceil(batch * 1.25));
       // The ceiling: never more than max_rows_per_s on average.
-      const floorMs = (copied * 1000) / r.throttle.max_rows_per_s;
-      await sleep(Math.max(0, floorMs - ms));
+      // Slept in slices, so a pause, an abort or close() is not held up by a long wait.
+      const until = Date.now() + Math.max(0, (copied * 1000) / r.throttle.max_rows_per_s - ms);
+      while (!this.closed && Date.now() < until && this.m.get(id).state === 'Backfilling') await sleep(Math.min(100, until - Date.now()));
     }
   }
 
