@@ -10,7 +10,7 @@ import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type T
 import { applyOperations, planManifest, reshape, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
 import { isFinal, move, type MigrationState, type Trigger } from './states';
-import { Runner, type RowEvaluator } from './runner';
+import { Runner, type RowEvaluator, type TableEvaluator } from './runner';
 
 export interface SubmitInput {
   readonly schema: string;
@@ -23,6 +23,8 @@ export interface SubmitInput {
 export interface MigrationsOptions {
   /** Evaluates a `using` SQL expression over a source row (the SQL lib's evaluator, wired by the app). */
   readonly evaluate?: RowEvaluator;
+  /** The same over a whole table in one query (the cutover); without it the cutover evaluates row by row. */
+  readonly evaluateTable?: TableEvaluator;
   /** Called with the rows each backfill frame copied (metrics). */
   readonly onRows?: (n: number) => void;
   /** Called after every state move (metrics). */
@@ -67,7 +69,7 @@ export class Migrations {
     readonly store: TenantStore,
     readonly opts: MigrationsOptions = {},
   ) {
-    this.runner = new Runner(this, opts.evaluate);
+    this.runner = new Runner(this, opts.evaluate, opts.evaluateTable);
   }
 
   /** Loads the stored migrations and resumes the unfinished ones (after a restart too). */

@@ -2,7 +2,7 @@
  * The work of a migration: the throttled backfill into the shadow table (one frame per batch,
  * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
  */
-import { DbError, isDbError, type JsonValue, type Row } from '@mmdb/core';
+import { DbError, isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
 import { FENCE_ROUTE, type Change, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
 import { reshape } from './ops';
@@ -11,6 +11,12 @@ import { isFinal, move } from './states';
 
 /** Evaluates a SQL expression over one row of `schema` (the app wires the SQL lib's evaluator). */
 export type RowEvaluator = (schema: string, expr: string, row: Row) => Promise<JsonValue> | JsonValue;
+
+/**
+ * Evaluates SQL expressions over every row of `schema` in one query: `[pk, values]` per row.
+ * Used by the cutover (the table is fenced, so the query sees exactly the rows the frame writes).
+ */
+export type TableEvaluator = (schema: string, exprs: readonly string[]) => Promise<Array<[JsonValue[], JsonValue[]]>>;
 
 /** A backfill frame slower than this halves the batch (foreground writes share the commit queue). */
 const TARGET_BATCH_MS = 25;
@@ -26,6 +32,7 @@ export class Runner {
   constructor(
     private readonly m: Migrations,
     private readonly evaluate?: RowEvaluator,
+    private readonly evaluateTable?: TableEvaluator,
   ) {}
 
   async close(): Promise<void> {
@@ -113,10 +120,14 @@ export class Runner {
     }
   }
 
-  /** The row in the new shape. */
-  async reshapeRow(r: MigrationRecord, values: Row): Promise<Row> {
+  /** The row in the new shape (`computed`: the `using` values already evaluated, in mapping order). */
+  async reshapeRow(r: MigrationRecord, values: Row, computed?: readonly JsonValue[]): Promise<Row> {
     const out: Record<string, JsonValue> = {};
     for (const [to, from] of Object.entries(r.mapping.from)) if (values[from] !== undefined) out[to] = values[from];
+    if (computed) {
+      Object.keys(r.mapping.using).forEach((to, i) => (out[to] = computed[i]));
+      return out;
+    }
     for (const [to, expr] of Object.entries(r.mapping.using)) {
       if (!this.evaluate) throw new DbError('internal_error', 'this store has no SQL evaluator for `using`');
       out[to] = await this.evaluate(r.schema, expr, values);
@@ -202,10 +213,16 @@ export class Runner {
         const changes: Change[] = [];
         if (r.shadow) {
           changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys', 'fulltext', 'vector', 'relations'] }) });
+          // `using` values for the whole table in one SQL query (the table is fenced), not one per row.
+          const exprs = Object.values(r.mapping.using);
+          const computed = exprs.length && this.evaluateTable ? new Map((await this.evaluateTable(r.schema, exprs)).map(([pk, v]) => [stringifyJson(pk), v])) : null;
           const snap = store.snapshot();
           try {
             for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
-              for (const row of rows) changes.push({ op: 'put', schema: r.schema, row: await this.reshapeRow(r, row.values) });
+              for (const row of rows) {
+                const pre = computed?.get(stringifyJson(row.pk as JsonValue[]));
+                changes.push({ op: 'put', schema: r.schema, row: await this.reshapeRow(r, row.values, pre) });
+              }
             }
           } finally {
             await snap.release();

@@ -8,7 +8,7 @@ import type { TenantStore } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { MigrationsController } from './migrations.controller';
-import { sqlRowEvaluator } from './using';
+import { sqlRowEvaluator, sqlTableEvaluator } from './using';
 
 /** A tenant's migrations: created when its store opens; resumes unfinished ones (backfill, cleanup). */
 export class MigrationsEngine {
@@ -28,6 +28,7 @@ export class MigrationsEngine {
     };
     const m = new Migrations(store, {
       evaluate: (schema: string, expr: string, row: Row) => sqlRowEvaluator(sqlOf(), store, schema, expr, row),
+      evaluateTable: (schema: string, exprs: readonly string[]) => sqlTableEvaluator(sqlOf(), store, schema, exprs),
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {

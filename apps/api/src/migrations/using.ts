@@ -20,3 +20,14 @@ export async function sqlRowEvaluator(sql: SqlEngine, store: TenantStore, schema
   if (!res.rows.length) return null;
   return toJson(res.rows[0][0] as never) as JsonValue;
 }
+
+/** Every row's `[pk, [value of each expr]]` in one `SELECT <pk>, <exprs> FROM <table>` (the cutover). */
+export async function sqlTableEvaluator(sql: SqlEngine, store: TenantStore, schema: string, exprs: readonly string[]): Promise<Array<[JsonValue[], JsonValue[]]>> {
+  const m = store.manifest(schema);
+  if (!m) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`, { schema });
+  const cols = [...m.primary_key.map(quote), ...exprs.map((e) => `(${e})`)].join(', ');
+  const [res] = await sql.run(`SELECT ${cols} FROM ${quote(m.id)}`, { maxRows: Number.MAX_SAFE_INTEGER });
+  if (!res || res.kind !== 'select') throw new DbError('validation_failed', `using: not expressions: ${exprs.join(', ')}`);
+  const k = m.primary_key.length;
+  return res.rows.map((t) => [t.slice(0, k).map((v) => toJson(v as never) as JsonValue), t.slice(k).map((v) => toJson(v as never) as JsonValue)]);
+}
