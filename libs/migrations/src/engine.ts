@@ -60,7 +60,6 @@ function throttleOf(t: Partial<Throttle> | undefined): Throttle {
 
 export class Migrations {
   private readonly records = new Map<string, MigrationRecord>();
-  private auditSeq = 0;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly waiters = new Map<string, Array<(r: MigrationRecord) => void>>();
   readonly runner: Runner;
@@ -75,8 +74,13 @@ export class Migrations {
   /** Loads the stored migrations and resumes the unfinished ones (after a restart too). */
   async attach(): Promise<void> {
     for (const e of await this.store.catalogEntries('migration')) this.records.set(e.id, e.record as unknown as MigrationRecord);
-    this.auditSeq = (await this.store.catalogEntries('migration_audit')).length;
     if (this.opts.autostart !== false) for (const r of this.records.values()) this.runner.kick(r.id);
+  }
+
+  /** Reloads one migration's object from the store (frames applied as a follower, or by another writer). */
+  async refresh(id: string): Promise<void> {
+    const e = (await this.store.catalogEntries('migration')).find((x) => x.id === id);
+    if (e) this.records.set(id, e.record as unknown as MigrationRecord);
   }
 
   close(): Promise<void> {
@@ -190,8 +194,11 @@ export class Migrations {
    */
   async commitMove(next: MigrationRecord, from: MigrationState | null, action: Trigger, opts: MoveOptions, extra: Change[] = [], route?: string): Promise<MigrationRecord> {
     const rec: MigrationRecord = { ...next, updated_at: nowS() };
+    // The next position is read from the store, not remembered: after a failover the new
+    // writer's log holds entries this process never wrote, and an entry is never overwritten.
+    const seq = action === 'cleanup' ? 0 : (await this.store.catalogEntries('migration_audit')).length;
     const entry: AuditEntry | null =
-      action === 'cleanup' ? null : { id: String(this.auditSeq + 1).padStart(12, '0'), migration: rec.id, action, from, to: rec.state, actor: opts.actor, at: nowS() };
+      action === 'cleanup' ? null : { id: String(seq + 1).padStart(12, '0'), migration: rec.id, action, from, to: rec.state, actor: opts.actor, at: nowS() };
     const changes: Change[] = [...extra, { op: 'catalog', kind: 'migration', id: rec.id, record: rec as unknown as JsonValue }];
     if (entry) changes.push({ op: 'catalog', kind: 'migration_audit', id: entry.id, record: entry as unknown as JsonValue });
     await this.store.commit({
@@ -200,7 +207,6 @@ export class Migrations {
       route: route ?? `migration ${action}`,
       ...(opts.idempotency ? { idempotency: { ...opts.idempotency, render: () => ({ status: action === 'submit' ? 201 : 200, body: publicView(rec) }) } } : {}),
     });
-    if (entry) this.auditSeq++;
     this.records.set(rec.id, rec);
     this.opts.onState?.();
     if (isFinal(rec.state)) {

@@ -46,6 +46,12 @@ export class Runner {
     this.running.add(id);
     const p = this.loop(id)
       .catch(async (e) => {
+        if (isDbError(e) && (e.code === 'service_unavailable' || e.code === 'gateway_timeout')) {
+          // Transient (the commit queue is full, or this node is a follower / lost the writer
+          // lease): retry later from the state the log holds by then (a new lease holder resumes).
+          if (!this.closed) setTimeout(() => void this.m.refresh(id).then(() => this.kick(id), () => undefined), 1000).unref();
+          return;
+        }
         // An unexpected fault (not a row the new shape refuses): the migration fails with the reason, never silently stalls.
         this.m.opts.onError?.(id, e);
         const r = this.m.get(id);
