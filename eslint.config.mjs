@@ -30,6 +30,7 @@ export default [
             lib('nlq', 'plan', 'core'),
             lib('es-compat', 'plan', 'core'),
             lib('replication', 'storage', 'core'),
+            lib('migrations', 'storage', 'core'),
             lib('client'),
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['*'] },
             { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['*'] },

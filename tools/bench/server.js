@@ -39,4 +39,32 @@ function startBuiltServer(dataDir, { tenant, token, env = {} }) {
   });
 }
 
-module.exports = { ROOT, startBuiltServer };
+/** One HTTPS request with a bearer token; resolves {status, text, json} (json undefined for an empty or non-JSON body). */
+function httpsRequest(agent, url, token, method, p, body, contentType) {
+  const https = require('https');
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const req = https.request(url + p, {
+      agent, method,
+      headers: { authorization: `Bearer ${token}`, ...(data !== undefined ? { 'content-type': contentType ?? 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined; // not JSON (an error page): the caller has status and text
+        }
+        resolve({ status: res.statusCode, text, json });
+      });
+    });
+    req.on('error', reject);
+    if (data !== undefined) req.write(data);
+    req.end();
+  });
+}
+
+module.exports = { ROOT, startBuiltServer, httpsRequest };

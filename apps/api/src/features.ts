@@ -5,6 +5,7 @@
 import type { Type } from '@nestjs/common';
 import { OpenApiModule } from './openapi/openapi.module';
 import { GraphModule } from './graph/graph.module';
+import { MigrationsModule } from './migrations/migrations.module';
 import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
 import { VectorModule } from './vector/vector.module';
@@ -12,4 +13,4 @@ import { AskModule } from './ask/ask.module';
 import { EsModule } from './es/es.module';
 import { WatchModule } from './watch/watch.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule, AskModule, WatchModule, OpenApiModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule, AskModule, WatchModule, MigrationsModule, OpenApiModule];

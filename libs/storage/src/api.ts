@@ -62,8 +62,8 @@ export interface SchemaDropChange {
  * tokens' hashes, and the users, grants, policies, credits and add-ons of the security work).
  * Each entry lives at `M ‖ ("catalog", kind, id)` and is written in a frame like a row.
  */
-export type CatalogKind = 'token' | 'user' | 'grant' | 'policy' | 'credit' | 'addon';
-export const CATALOG_KINDS: readonly CatalogKind[] = ['token', 'user', 'grant', 'policy', 'credit', 'addon'];
+export type CatalogKind = 'token' | 'user' | 'grant' | 'policy' | 'credit' | 'addon' | 'migration' | 'migration_audit';
+export const CATALOG_KINDS: readonly CatalogKind[] = ['token', 'user', 'grant', 'policy', 'credit', 'addon', 'migration', 'migration_audit'];
 
 /** Puts (record) or removes (null) one catalogue entry. */
 export interface CatalogChange {

@@ -3,7 +3,7 @@ export * from './keys';
 export { parseManifest, validateManifest } from './manifest';
 export { encodeFrame, decodeFrame, frameLsn, crc32cOf, FRAME_VERSION, FRAME_VERSIONS } from './frame';
 export type { FrameInput } from './frame';
-export { TenantStore } from './store';
+export { TenantStore, FENCE_ROUTE } from './store';
 export { FrameApplier } from './applier';
 export type { CatalogEntry, FeedStats, LogEntry, StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
 export type { VerifyReport, VerifyDifference } from './verify';

@@ -149,6 +149,8 @@ export interface StoreHealth {
 }
 
 const VERIFY_TAIL = 1024;
+/** The route a migration's cutover commits under: the one writer a schema fence lets through. */
+export const FENCE_ROUTE = 'migration cutover';
 
 /** One catalogue entry as committed. */
 export interface CatalogEntry {
@@ -196,6 +198,7 @@ export class TenantStore implements StoreReader {
   /** setEpoch calls run one at a time. */
   private epochChain: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private readonly fences = new Set<string>();
   private diskFull = false;
   private freeBytes: number | null = null;
   private lastDiskCheck = 0;
@@ -493,10 +496,29 @@ export class TenantStore implements StoreReader {
   /** Commits a request atomically in one frame; throws a DbError when a check fails (nothing is written). */
   async commit(req: CommitRequest): Promise<CommitResult> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    if (this.fences.size && req.route !== FENCE_ROUTE) this.checkFences(req);
     if (Date.now() - this.lastDiskCheck >= 1000) await this.checkDisk();
     if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
     this.writeGate?.();
     return this.coordinator.submit(req);
+  }
+
+  /**
+   * Fences a schema's rows while a migration's cutover frame is built and applied: any other
+   * request writing its rows gets 503 `service_unavailable` (retry: true). Only a request
+   * with `route: FENCE_ROUTE` passes. Memory only: a crash lifts it (the cutover is one frame).
+   */
+  fenceSchema(schema: string, on: boolean): void {
+    if (on) this.fences.add(schema);
+    else this.fences.delete(schema);
+  }
+
+  private checkFences(req: CommitRequest): void {
+    for (const c of req.changes) {
+      if ((c.op === 'put' || c.op === 'delete') && this.fences.has(c.schema)) {
+        throw new DbError('service_unavailable', `writes to ${c.schema} are paused while a migration cuts over; retry shortly`, { schema: c.schema, migration: 'cutover' });
+      }
+    }
   }
 
   async put(schema: string, row: Row, precondition?: Precondition): Promise<CommitResult> {

@@ -19,7 +19,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const https = require('https');
-const { startBuiltServer } = require('../server');
+const { startBuiltServer, httpsRequest } = require('../server');
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -46,25 +46,10 @@ const TOML = ['namespace = "bench"', 'table = "docs"', 'primary_key = ["id"]',
   ...COLUMNS.map(([name, ty, req]) => `[[columns]]\nname = "${name}"\nty = "${ty}"${req ? '\nrequired = true' : ''}`),
   '[[fulltext]]\nfield = "body"\nanalyzer = "standard"'].join('\n');
 
-function request(agent, url, method, p, body, contentType) {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const req = https.request(url + p, {
-      agent, method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(data !== undefined ? { 'content-type': contentType ?? 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode >= 300) return reject(new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`));
-        resolve(text ? JSON.parse(text) : undefined);
-      });
-    });
-    req.on('error', reject);
-    if (data !== undefined) req.write(data);
-    req.end();
-  });
+async function request(agent, url, method, p, body, contentType) {
+  const r = await httpsRequest(agent, url, TOKEN, method, p, body, contentType);
+  if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text.slice(0, 300)}`);
+  return r.json;
 }
 
 const pct = (xs, p) => {

@@ -99,6 +99,18 @@ export class Metrics {
     labelNames: ['tenant'] as const,
     registers: [this.registry],
   });
+  readonly migrationRows = new Counter({
+    name: 'db_migration_rows_total',
+    help: 'Rows copied by migration backfills',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly migrationState = new Gauge({
+    name: 'db_migration_state',
+    help: 'Migrations per state (Pending, Backfilling, Paused, ReadyToCutover, Completed, Aborted, Failed)',
+    labelNames: ['tenant', 'state'] as const,
+    registers: [this.registry],
+  });
   readonly openStores = new Gauge({ name: 'db_open_tenant_stores', help: 'Tenant stores open on this node', registers: [this.registry] });
   readonly logSegments = new Gauge({
     name: 'db_log_segments',

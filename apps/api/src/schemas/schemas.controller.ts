@@ -1,6 +1,10 @@
 import { Controller, Delete, Get, Header, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DbError, TableManifest } from '@mmdb/core';
+import { DbError, ERROR_CATALOGUE, type JsonValue, TableManifest } from '@mmdb/core';
+import { planManifest } from '@mmdb/migrations';
+import { parseManifest } from '@mmdb/storage';
+import type { MigrationsEngine } from '../migrations/migrations.module';
+import { actorOf } from '../migrations/migrations.controller';
 import type { ChangeResult, StoredResponse } from '@mmdb/storage';
 import { APP_CONFIG, AppConfig } from '../config';
 import { Accepts } from '../http/body';
@@ -27,7 +31,38 @@ export class SchemasController {
       const r = res[0] as Extract<ChangeResult, { op: 'schema_put' }>;
       return { status: 200, body: { id: r.schema, tenant: t.tenant, created: r.created } };
     };
+    const migrated = await this.migrateIfRewrite(t, req);
+    if (migrated) return migrated;
     return this.run(t, req, reply, [{ op: 'schema_put', toml: req.body }], render);
+  }
+
+  /**
+   * A changed manifest of a registered schema whose change rewrites rows (a type change, a
+   * dropped column, a new required column or check) runs as an online migration with
+   * auto-cutover, answered once it completes. Other changes (indexes, defaults, derived
+   * sections) are one schema frame, as before.
+   */
+  private async migrateIfRewrite(t: TenantHandle, req: FastifyRequest): Promise<Record<string, unknown> | null> {
+    const toml = req.body as string;
+    let target: TableManifest;
+    try {
+      target = parseManifest(toml);
+    } catch {
+      return null; // the schema frame reports the manifest's error
+    }
+    const source = t.store.manifest(target.id);
+    const migrations = t.engine<MigrationsEngine>('migrations').migrations;
+    if (!source || !migrations || !planManifest(source, target).rewrite) return null;
+    const m = await migrations.submit({ schema: target.id, manifest: toml, auto_cutover: true }, actorOf(req));
+    const end = await migrations.waitFor(m.id);
+    if (end.state !== 'Completed') {
+      const [code, ...rest] = (end.reason ?? 'conflict: the migration did not complete').split(': ');
+      throw new DbError((isErrorCode(code) ? code : 'conflict') as never, `schema change ran as migration ${m.id}, which is ${end.state}: ${rest.join(': ') || end.reason}`, {
+        migration: m.id,
+        offending_keys: end.offending_keys as JsonValue,
+      });
+    }
+    return { id: target.id, tenant: t.tenant, created: false, migration: m.id };
   }
 
   /** Drops every schema (operator only), referencing schemas before the ones they reference. */
@@ -89,4 +124,8 @@ function dropOrder(ms: TableManifest[]): string[] {
     }
   }
   return out;
+}
+
+function isErrorCode(code: string): boolean {
+  return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
 }

@@ -1,0 +1,230 @@
+/**
+ * One tenant store's migrations: submit, the state moves, and the audit. Every move is one
+ * frame holding the migration object (`catalog` kind `migration`), its audit entry (kind
+ * `migration_audit`) and, for the logged steps, a `migration` change: so recovery and
+ * followers replay a migration through the one frame applier. The copying (backfill, cutover,
+ * cleanup) is in runner.ts.
+ */
+import { DbError, newUlid, type JsonValue } from '@mmdb/core';
+import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type TenantStore } from '@mmdb/storage';
+import { applyOperations, planManifest, reshape, type Operation } from './ops';
+import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
+import { isFinal, move, type MigrationState, type Trigger } from './states';
+import { Runner, type RowEvaluator, type TableEvaluator } from './runner';
+
+export interface SubmitInput {
+  readonly schema: string;
+  readonly manifest?: string;
+  readonly operations?: readonly Operation[];
+  readonly auto_cutover?: boolean;
+  readonly throttle?: Partial<Throttle>;
+}
+
+export interface MigrationsOptions {
+  /** Evaluates a `using` SQL expression over a source row (the SQL lib's evaluator, wired by the app). */
+  readonly evaluate?: RowEvaluator;
+  /** The same over a whole table in one query (the cutover); without it the cutover evaluates row by row. */
+  readonly evaluateTable?: TableEvaluator;
+  /** Called with the rows each backfill frame copied (metrics). */
+  readonly onRows?: (n: number) => void;
+  /** Called after every state move (metrics). */
+  readonly onState?: () => void;
+  /** Called when a migration's background work hits an unexpected fault (it then fails). */
+  readonly onError?: (id: string, e: unknown) => void;
+  /** Start background work (backfill, cleanup) at attach; default true. */
+  readonly autostart?: boolean;
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly next: string | null;
+}
+
+export interface MoveOptions {
+  readonly actor: string;
+  readonly idempotency?: IdempotencyRecord;
+  readonly trigger?: Trigger;
+}
+
+const DEFAULT_THROTTLE: Throttle = { max_rows_per_s: 50_000, batch_size: 500 };
+
+function throttleOf(t: Partial<Throttle> | undefined): Throttle {
+  if (t === undefined) return DEFAULT_THROTTLE;
+  if (!t || typeof t !== 'object') throw new DbError('validation_failed', 'throttle must be an object {max_rows_per_s?, batch_size?}');
+  const out = { ...DEFAULT_THROTTLE, ...t };
+  for (const k of ['max_rows_per_s', 'batch_size'] as const) {
+    if (!Number.isInteger(out[k]) || out[k] < 1) throw new DbError('validation_failed', `throttle.${k} must be a positive integer`, { key: `throttle.${k}` });
+  }
+  return out;
+}
+
+export class Migrations {
+  private readonly records = new Map<string, MigrationRecord>();
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly waiters = new Map<string, Array<(r: MigrationRecord) => void>>();
+  readonly runner: Runner;
+
+  constructor(
+    readonly store: TenantStore,
+    readonly opts: MigrationsOptions = {},
+  ) {
+    this.runner = new Runner(this, opts.evaluate, opts.evaluateTable);
+  }
+
+  /** Loads the stored migrations and resumes the unfinished ones (after a restart too). */
+  async attach(): Promise<void> {
+    for (const e of await this.store.catalogEntries('migration')) this.records.set(e.id, e.record as unknown as MigrationRecord);
+    if (this.opts.autostart !== false) for (const r of this.records.values()) this.runner.kick(r.id);
+  }
+
+  /** Reloads one migration's object from the store (frames applied as a follower, or by another writer). */
+  async refresh(id: string): Promise<void> {
+    const e = (await this.store.catalogEntries('migration')).find((x) => x.id === id);
+    if (e) this.records.set(id, e.record as unknown as MigrationRecord);
+  }
+
+  close(): Promise<void> {
+    return this.runner.close();
+  }
+
+  /** Runs `fn` after every earlier move of this store's migrations (moves and batches never interleave). */
+  serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  get(id: string): MigrationRecord {
+    const r = this.records.get(id);
+    if (!r) throw new DbError('not_found', `no migration "${id}"`, { migration: id });
+    return r;
+  }
+
+  list(opts: { limit?: number; after?: string } = {}): Page<MigrationRecord> {
+    const limit = Math.min(Math.max(opts.limit ?? 50, 1), 1000);
+    const all = [...this.records.values()].sort((a, b) => (a.id < b.id ? 1 : -1)).filter((r) => opts.after === undefined || r.id < opts.after);
+    const items = all.slice(0, limit);
+    return { items, next: all.length > limit ? items[items.length - 1].id : null };
+  }
+
+  async audit(opts: { migration?: string; limit?: number; after?: string } = {}): Promise<Page<AuditEntry>> {
+    const limit = Math.min(Math.max(opts.limit ?? 100, 1), 1000);
+    const all = (await this.store.catalogEntries('migration_audit'))
+      .map((e) => e.record as unknown as AuditEntry)
+      .filter((a) => (opts.migration === undefined || a.migration === opts.migration) && (opts.after === undefined || a.id > opts.after))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    const items = all.slice(0, limit);
+    return { items, next: all.length > limit ? items[items.length - 1].id : null };
+  }
+
+  stateCounts(): Record<MigrationState, number> {
+    const out = { Pending: 0, Backfilling: 0, Paused: 0, ReadyToCutover: 0, Completed: 0, Aborted: 0, Failed: 0 };
+    for (const r of this.records.values()) out[r.state]++;
+    return out;
+  }
+
+  /** Resolves with the migration once it is Completed, Aborted or Failed. */
+  waitFor(id: string): Promise<MigrationRecord> {
+    const r = this.get(id);
+    if (isFinal(r.state)) return Promise.resolve(r);
+    return new Promise((resolve) => this.waiters.set(id, [...(this.waiters.get(id) ?? []), resolve]));
+  }
+
+  async submit(input: SubmitInput, actor: string, idempotency?: IdempotencyRecord): Promise<MigrationRecord> {
+    if (!input || typeof input !== 'object') throw new DbError('validation_failed', 'a migration is {schema, manifest | operations, auto_cutover?, throttle?}');
+    if (typeof input.schema !== 'string') throw new DbError('validation_failed', 'schema must be a schema id', { key: 'schema' });
+    if ((input.manifest === undefined) === (input.operations === undefined)) throw new DbError('validation_failed', 'give exactly one of manifest (TOML text) or operations');
+    if (input.auto_cutover !== undefined && typeof input.auto_cutover !== 'boolean') throw new DbError('validation_failed', 'auto_cutover must be a boolean', { key: 'auto_cutover' });
+    const throttle = throttleOf(input.throttle);
+    return this.serial(async () => {
+      const toml = this.store.schemaToml(input.schema);
+      const source = this.store.manifest(input.schema);
+      if (toml === undefined || !source) throw new DbError('schema_not_found', `no schema is registered as "${input.schema}"`, { schema: input.schema });
+      let target: { toml: string; plan: ReturnType<typeof planManifest> };
+      if (input.manifest !== undefined) {
+        if (typeof input.manifest !== 'string') throw new DbError('validation_failed', 'manifest must be TOML text', { key: 'manifest' });
+        target = { toml: input.manifest, plan: planManifest(source, parseManifest(input.manifest)) };
+      } else {
+        const r = applyOperations(toml, input.operations as Operation[]);
+        target = { toml: r.toml, plan: r.plan };
+      }
+      const busy = [...this.records.values()].find((r) => r.schema === input.schema && !isFinal(r.state));
+      if (busy) throw new DbError('conflict', `migration ${busy.id} on ${input.schema} is ${busy.state}: one migration per table at a time`, { migration: busy.id });
+      const id = newUlid();
+      const shadow = target.plan.rewrite ? `${parseManifest(toml).table}__mig_${id.toLowerCase()}` : null;
+      const now = nowS();
+      const rec: MigrationRecord = {
+        id, schema: input.schema, state: 'Pending', plan: target.plan.rewrite ? 'rewrite' : 'no_rewrite', steps: target.plan.steps,
+        operations: input.operations ?? null, auto_cutover: input.auto_cutover ?? false, throttle,
+        progress: { done: 0, total: 0, rate: 0, eta_s: null }, created_by: actor, created_at: now, updated_at: now, completed_at: null,
+        reason: null, offending_keys: [], cleaned: !shadow, target_toml: target.toml, shadow: null, mapping: target.plan.mapping,
+      };
+      const extra: Change[] = [{ op: 'migration', migration: id, step: 'submit' }];
+      let stored = rec;
+      if (shadow) {
+        // The shadow table: the new shape without derived-only sections, validated row by row as it fills.
+        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations'] });
+        stored = { ...rec, shadow: parseManifest(shadowToml).id };
+        extra.unshift({ op: 'schema_put', toml: shadowToml });
+      } else parseManifest(target.toml);
+      const out = await this.commitMove(stored, null, 'submit', { actor, idempotency }, extra);
+      this.runner.kick(id);
+      return out;
+    });
+  }
+
+  /** A user's move (cutover, abort, pause, resume). */
+  async request(id: string, trigger: 'cutover' | 'abort' | 'pause' | 'resume', opts: MoveOptions): Promise<MigrationRecord> {
+    this.get(id);
+    if (trigger === 'cutover') return this.runner.cutover(id, { ...opts, trigger: 'cutover' });
+    return this.serial(async () => {
+      const r = this.get(id);
+      const to = move(id, r.state, trigger);
+      const extra: Change[] = [];
+      if (trigger === 'abort') extra.push({ op: 'migration', migration: id, step: 'abort' });
+      const out = await this.commitMove({ ...r, state: to, ...(trigger === 'abort' ? { completed_at: nowS() } : {}) }, r.state, trigger, opts, extra);
+      if (trigger === 'resume' || trigger === 'abort') this.runner.kick(id);
+      return out;
+    });
+  }
+
+  /**
+   * Commits one move: the migration object, its audit entry and `extra` changes in one frame.
+   * Call inside `serial`.
+   */
+  async commitMove(next: MigrationRecord, from: MigrationState | null, action: Trigger, opts: MoveOptions, extra: Change[] = [], route?: string): Promise<MigrationRecord> {
+    const rec: MigrationRecord = { ...next, updated_at: nowS() };
+    // The next position is read from the store, not remembered: after a failover the new
+    // writer's log holds entries this process never wrote, and an entry is never overwritten.
+    const seq = action === 'cleanup' ? 0 : (await this.store.catalogEntries('migration_audit')).length;
+    const entry: AuditEntry | null =
+      action === 'cleanup' ? null : { id: String(seq + 1).padStart(12, '0'), migration: rec.id, action, from, to: rec.state, actor: opts.actor, at: nowS() };
+    const changes: Change[] = [...extra, { op: 'catalog', kind: 'migration', id: rec.id, record: rec as unknown as JsonValue }];
+    if (entry) changes.push({ op: 'catalog', kind: 'migration_audit', id: entry.id, record: entry as unknown as JsonValue });
+    await this.store.commit({
+      changes,
+      actor: opts.actor,
+      route: route ?? `migration ${action}`,
+      ...(opts.idempotency ? { idempotency: { ...opts.idempotency, render: () => ({ status: action === 'submit' ? 201 : 200, body: publicView(rec) }) } } : {}),
+    });
+    this.records.set(rec.id, rec);
+    this.opts.onState?.();
+    if (isFinal(rec.state)) {
+      for (const w of this.waiters.get(rec.id) ?? []) w(rec);
+      this.waiters.delete(rec.id);
+    }
+    return rec;
+  }
+
+  /** Updates the in-memory object without a frame (progress between batches). */
+  touch(rec: MigrationRecord): void {
+    this.records.set(rec.id, rec);
+  }
+}
+
+export const FENCED = FENCE_ROUTE;
+
+export function publicView(r: MigrationRecord): JsonValue {
+  const { target_toml: _t, mapping: _m, shadow: _s, ...rest } = r;
+  return rest as unknown as JsonValue;
+}

@@ -1,0 +1,268 @@
+/**
+ * The work of a migration: the throttled backfill into the shadow table (one frame per batch,
+ * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
+ */
+import { DbError, isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
+import { FENCE_ROUTE, type Change, type StoredRow } from '@mmdb/storage';
+import type { Migrations, MoveOptions } from './engine';
+import { reshape } from './ops';
+import { nowS, type MigrationRecord } from './record';
+import { isFinal, move } from './states';
+
+/** Evaluates a SQL expression over one row of `schema` (the app wires the SQL lib's evaluator). */
+export type RowEvaluator = (schema: string, expr: string, row: Row) => Promise<JsonValue> | JsonValue;
+
+/**
+ * Evaluates SQL expressions over every row of `schema` in one query: `[pk, values]` per row.
+ * Used by the cutover (the table is fenced, so the query sees exactly the rows the frame writes).
+ */
+export type TableEvaluator = (schema: string, exprs: readonly string[]) => Promise<Array<[JsonValue[], JsonValue[]]>>;
+
+/** A backfill frame slower than this halves the batch (foreground writes share the commit queue). */
+const TARGET_BATCH_MS = 25;
+const MAX_OFFENDING = 10;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Runner {
+  private readonly running = new Set<string>();
+  private closed = false;
+  private readonly loops = new Set<Promise<void>>();
+
+  constructor(
+    private readonly m: Migrations,
+    private readonly evaluate?: RowEvaluator,
+    private readonly evaluateTable?: TableEvaluator,
+  ) {}
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.loops]);
+  }
+
+  /** Starts (or resumes) the background work a migration's state calls for. */
+  kick(id: string): void {
+    if (this.closed || this.running.has(id)) return;
+    this.running.add(id);
+    const p = this.loop(id)
+      .catch(async (e) => {
+        if (isDbError(e) && (e.code === 'service_unavailable' || e.code === 'gateway_timeout')) {
+          // Transient (the commit queue is full, or this node is a follower / lost the writer
+          // lease): retry later from the state the log holds by then (a new lease holder resumes).
+          if (!this.closed) setTimeout(() => void this.m.refresh(id).then(() => this.kick(id), () => undefined), 1000).unref();
+          return;
+        }
+        // An unexpected fault (not a row the new shape refuses): the migration fails with the reason, never silently stalls.
+        this.m.opts.onError?.(id, e);
+        const r = this.m.get(id);
+        if (!isFinal(r.state) && !this.closed) await this.m.serial(() => this.fail(this.m.get(id), e, [])).catch(() => undefined);
+        if (!this.closed) setTimeout(() => this.kick(id), 1000).unref();
+      })
+      .finally(() => {
+        this.running.delete(id);
+        this.loops.delete(p);
+      });
+    this.loops.add(p);
+  }
+
+  private async loop(id: string): Promise<void> {
+    let batch = this.m.get(id).throttle.batch_size;
+    let rate = 0;
+    while (!this.closed) {
+      const r = this.m.get(id);
+      if (isFinal(r.state) && !r.cleaned) {
+        await this.cleanup(id);
+        return;
+      }
+      if (r.state === 'Pending') {
+        const total = r.shadow ? await this.count(r.schema) : 0;
+        await this.m.serial(() => {
+          const cur = this.m.get(id);
+          if (cur.state !== 'Pending') return Promise.resolve(cur);
+          return this.m.commitMove({ ...cur, state: move(id, cur.state, 'start'), progress: { ...cur.progress, total } }, cur.state, 'start', { actor: 'system' });
+        });
+        continue;
+      }
+      if (r.state === 'ReadyToCutover' && r.auto_cutover) {
+        // A refused cutover fails the migration; a transient one (503, the queue is full) is retried shortly.
+        await this.cutover(id, { actor: 'system', trigger: 'auto-cutover' }).catch(() => sleep(100));
+        continue;
+      }
+      if (r.state !== 'Backfilling') return;
+      const t0 = Date.now();
+      const copied = await this.m.serial(() => this.batch(id, batch, rate));
+      if (copied < 0) continue;
+      const ms = Date.now() - t0;
+      rate = rate === 0 ? (copied * 1000) / Math.max(ms, 1) : 0.7 * rate + 0.3 * ((copied * 1000) / Math.max(ms, 1));
+      // Adaptive: halve the batch when a frame is slow (the commit queue is busy), grow it when fast.
+      const cap = r.throttle.batch_size * 4;
+      batch = ms > TARGET_BATCH_MS ? Math.max(16, batch >> 1) : Math.min(cap, Math.ceil(batch * 1.25));
+      // The ceiling: never more than max_rows_per_s on average.
+      // Slept in slices, so a pause, an abort or close() is not held up by a long wait.
+      const until = Date.now() + Math.max(0, (copied * 1000) / r.throttle.max_rows_per_s - ms);
+      while (!this.closed && Date.now() < until && this.m.get(id).state === 'Backfilling') await sleep(Math.min(100, until - Date.now()));
+    }
+  }
+
+  private async count(schema: string): Promise<number> {
+    const snap = this.m.store.snapshot();
+    let n = 0;
+    try {
+      for await (const rows of snap.scanRows(schema, { batchSize: 1024 })) n += rows.length;
+    } finally {
+      await snap.release();
+    }
+    return n;
+  }
+
+  /** The next rows after the cursor (the pk of the last row copied), read in one snapshot. */
+  private async next(schema: string, cursor: JsonValue[] | undefined, limit: number): Promise<StoredRow[]> {
+    const snap = this.m.store.snapshot();
+    try {
+      for await (const rows of snap.scanRows(schema, { ...(cursor ? { gt: cursor } : {}), limit, batchSize: limit })) return rows;
+      return [];
+    } finally {
+      await snap.release();
+    }
+  }
+
+  /** The row in the new shape (`computed`: the `using` values already evaluated, in mapping order). */
+  async reshapeRow(r: MigrationRecord, values: Row, computed?: readonly JsonValue[]): Promise<Row> {
+    const out: Record<string, JsonValue> = {};
+    for (const [to, from] of Object.entries(r.mapping.from)) if (values[from] !== undefined) out[to] = values[from];
+    if (computed) {
+      Object.keys(r.mapping.using).forEach((to, i) => (out[to] = computed[i]));
+      return out;
+    }
+    for (const [to, expr] of Object.entries(r.mapping.using)) {
+      if (!this.evaluate) throw new DbError('internal_error', 'this store has no SQL evaluator for `using`');
+      out[to] = await this.evaluate(r.schema, expr, values);
+    }
+    return out;
+  }
+
+  /** One backfill frame: rows into the shadow table and the cursor, or the move to ReadyToCutover. Returns rows copied, -1 after a move. */
+  private async batch(id: string, limit: number, rate: number): Promise<number> {
+    const r = this.m.get(id);
+    if (r.state !== 'Backfilling' || !r.shadow) {
+      if (r.state === 'Backfilling') await this.m.commitMove({ ...r, state: move(id, r.state, 'ready') }, r.state, 'ready', { actor: 'system' });
+      return -1;
+    }
+    const step = await this.m.store.migrationStep(id);
+    const cursor = step?.step === 'backfill' ? (step.cursor as JsonValue[] | undefined) : undefined;
+    const done = step?.step === 'backfill' ? Number((step.state as { done?: number } | undefined)?.done ?? 0) : 0;
+    const rows = await this.next(r.schema, cursor, limit);
+    if (rows.length === 0) {
+      await this.m.commitMove({ ...r, state: move(id, r.state, 'ready'), progress: { ...r.progress, done, eta_s: 0 } }, r.state, 'ready', { actor: 'system' });
+      return -1;
+    }
+    const puts: Change[] = [];
+    try {
+      for (const row of rows) puts.push({ op: 'put', schema: r.shadow, row: await this.reshapeRow(r, row.values) });
+    } catch (e) {
+      return this.fail(r, e, []);
+    }
+    const last = rows[rows.length - 1].pk as JsonValue[];
+    try {
+      await this.m.store.commit({
+        changes: [...puts, { op: 'migration', migration: id, step: 'backfill', cursor: last, state: { done: done + rows.length } }],
+        actor: 'system',
+        route: 'migration backfill',
+      });
+    } catch (e) {
+      if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error') throw e;
+      return this.fail(r, e, await this.offending(r, rows));
+    }
+    const total = Math.max(r.progress.total, done + rows.length);
+    const left = total - done - rows.length;
+    this.m.touch({ ...r, progress: { done: done + rows.length, total, rate: Math.round(rate), eta_s: rate > 0 ? Math.ceil(left / rate) : null } });
+    this.m.opts.onRows?.(rows.length);
+    return rows.length;
+  }
+
+  /** The first rows of a failed batch that the new shape refuses, tried one by one (nothing is kept). */
+  private async offending(r: MigrationRecord, rows: StoredRow[]): Promise<JsonValue[][]> {
+    const bad: JsonValue[][] = [];
+    for (const row of rows) {
+      if (bad.length >= MAX_OFFENDING) break;
+      try {
+        // A dry run: the put and a failing check in one request, so nothing is ever written.
+        await this.m.store.commit({ changes: [{ op: 'put', schema: r.shadow!, row: await this.reshapeRow(r, row.values) }, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+      } catch (e) {
+        if (isDbError(e) && (e.details as { index?: number }).index === 0) bad.push(row.pk as JsonValue[]);
+      }
+    }
+    return bad;
+  }
+
+  private async fail(r: MigrationRecord, e: unknown, keys: JsonValue[][]): Promise<number> {
+    const reason = isDbError(e) ? `${e.code}: ${e.message}` : String(e);
+    await this.m.commitMove({ ...r, state: move(r.id, r.state, 'failure'), reason, offending_keys: keys, completed_at: nowS() }, r.state, 'failure', { actor: 'system' });
+    return -1;
+  }
+
+  /**
+   * The cutover: fence the table's writes (503), let the queued writes land, then one frame:
+   * the manifest without indexes and derived sections, every row in the new shape, the target
+   * manifest (whose derive step rebuilds indexes, postings, vectors and edges from those rows),
+   * the `cutover` step, the object and its audit entry. The fence lasts as long as that frame.
+   */
+  async cutover(id: string, opts: MoveOptions): Promise<MigrationRecord> {
+    return this.m.serial(async () => {
+      const r = this.m.get(id);
+      const to = move(id, r.state, 'cutover');
+      const store = this.m.store;
+      store.fenceSchema(r.schema, true);
+      try {
+        // Every write queued before the fence commits before this frame (the coordinator is FIFO).
+        await store.commit({ changes: [{ op: 'catalog', kind: 'migration', id, record: r as unknown as JsonValue }], route: FENCE_ROUTE, actor: 'system' });
+        const changes: Change[] = [];
+        if (r.shadow) {
+          changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys', 'fulltext', 'vector', 'relations'] }) });
+          // `using` values for the whole table in one SQL query (the table is fenced), not one per row.
+          const exprs = Object.values(r.mapping.using);
+          const computed = exprs.length && this.evaluateTable ? new Map((await this.evaluateTable(r.schema, exprs)).map(([pk, v]) => [stringifyJson(pk), v])) : null;
+          const snap = store.snapshot();
+          try {
+            for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
+              for (const row of rows) {
+                const pre = computed?.get(stringifyJson(row.pk as JsonValue[]));
+                changes.push({ op: 'put', schema: r.schema, row: await this.reshapeRow(r, row.values, pre) });
+              }
+            }
+          } finally {
+            await snap.release();
+          }
+        }
+        changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
+        try {
+          return await this.m.commitMove({ ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 } }, r.state, opts.trigger ?? 'cutover', opts, changes, FENCE_ROUTE);
+        } catch (e) {
+          if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error') throw e;
+          const i = (e.details as { index?: number }).index;
+          const c = i !== undefined ? changes[i] : undefined;
+          const keys = c && c.op === 'put' ? [store.manifest(r.schema)!.primary_key.map((k) => (c.row as Row)[k] ?? null)] : [];
+          await this.fail(r, e, keys as JsonValue[][]);
+          throw e;
+        }
+      } finally {
+        store.fenceSchema(r.schema, false);
+        this.kick(id);
+      }
+    });
+  }
+
+  /**
+   * Background, after cutover, abort or failure: drops the shadow table (a schema drop is a
+   * frame of its own; its keys are cleared after it is durable), then records the `cleanup`
+   * step. A crash between the two finds the shadow gone and only records the step.
+   */
+  private async cleanup(id: string): Promise<void> {
+    await this.m.serial(async () => {
+      const r = this.m.get(id);
+      if (r.cleaned) return;
+      if (r.shadow && this.m.store.manifest(r.shadow)) await this.m.store.commit({ changes: [{ op: 'schema_drop', schema: r.shadow }], actor: 'system', route: 'migration cleanup' });
+      await this.m.commitMove({ ...r, cleaned: true }, r.state, 'cleanup', { actor: 'system' }, [{ op: 'migration', migration: id, step: 'cleanup' }]);
+    });
+  }
+}
