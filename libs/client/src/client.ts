@@ -245,6 +245,8 @@ export class Mmdb {
     get: (id: string) => this.call<M.Migration>({ method: 'GET', path: `${this.t()}/migrations/${enc(id)}`, retry: 'safe' }),
     cutover: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/cutover`, retry: 'keyed', ...o }),
     abort: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/abort`, retry: 'keyed', ...o }),
+    pause: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/pause`, retry: 'keyed', ...o }),
+    resume: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/resume`, retry: 'keyed', ...o }),
     audit: () => this.call<S<typeof M.AuditEntry>[]>({ method: 'GET', path: `${this.t()}/migrations/_audit`, retry: 'safe' }),
   };
 

@@ -57,6 +57,8 @@ test('every registry route is called by the client with its method and path', as
     () => db.migrations.get('M1'),
     () => db.migrations.cutover('M1'),
     () => db.migrations.abort('M1'),
+    () => db.migrations.pause('M1'),
+    () => db.migrations.resume('M1'),
     () => db.migrations.audit(),
     () => db.replication.lease(),
     () => db.replication.frames({ since_segment: 0, epoch: 1 }),

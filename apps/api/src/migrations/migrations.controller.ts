@@ -73,12 +73,32 @@ export class MigrationsController {
     return publicView(this.m(t).get(id));
   }
 
-  @Post(':id/:action')
+  @Post(':id/cutover')
   @HttpCode(200)
-  async act(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Param('action') action: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    if (action !== 'cutover' && action !== 'abort' && action !== 'pause' && action !== 'resume') {
-      throw new DbError('not_found', `no migration action "${action}" (cutover, abort, pause, resume)`);
-    }
+  cutover(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, id, 'cutover', req, reply);
+  }
+
+  @Post(':id/abort')
+  @HttpCode(200)
+  abort(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, id, 'abort', req, reply);
+  }
+
+  @Post(':id/pause')
+  @HttpCode(200)
+  pause(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, id, 'pause', req, reply);
+  }
+
+  @Post(':id/resume')
+  @HttpCode(200)
+  resume(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, id, 'resume', req, reply);
+  }
+
+  /** One route per action (each documented in the contract); the same idempotency and state rules. */
+  private async act(t: TenantHandle, id: string, action: 'cutover' | 'abort' | 'pause' | 'resume', req: FastifyRequest, reply: FastifyReply) {
     const m = this.m(t);
     m.get(id);
     const i = await this.idem(t, req);
