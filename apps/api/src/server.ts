@@ -95,6 +95,17 @@ export async function createServer(config: AppConfig): Promise<Server> {
       metrics.observeRequest(req.method, req.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
       done();
     });
+    // Shutdown: answers still in flight (a query cancelled by QueryRegistry) say `connection: close`,
+    // so a keep-alive client's socket does not hold the server's close open after its answer.
+    let closing = false;
+    fastify.addHook('preClose', (done: () => void) => {
+      closing = true;
+      done();
+    });
+    fastify.addHook('onSend', (_req: any, reply: any, payload: unknown, done: (e: null, p: unknown) => void) => {
+      if (closing) reply.header('connection', 'close');
+      done(null, payload);
+    });
     app.enableShutdownHooks();
     await app.init();
     // After init: the tenant registry commits token changes into the tenants' logs.

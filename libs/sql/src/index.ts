@@ -10,6 +10,7 @@ export type { PassReport } from './optimizer/optimizer';
 export { PlanCache } from './plan-cache';
 export { formatResult } from './format';
 export { PlanExecutor } from './run/executor';
+export { DEFAULT_LIMITS, type QueryLimits } from './exec/context';
 export type { SelectResult } from './run/executor';
 export { NO_POLICY, applyPolicy, type Policy, type Sources, type LeafNode } from './run/sources';
 export type { EnginePorts } from './engine';
