@@ -12,6 +12,7 @@ import { installBodyParsers } from './http/body';
 import { requestId } from './http/request-id';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
+import { lingerThen } from './http/linger';
 
 export interface Server {
   readonly app: NestFastifyApplication;
@@ -102,9 +103,11 @@ export async function createServer(config: AppConfig): Promise<Server> {
       closing = true;
       done();
     });
-    fastify.addHook('onSend', (_req: any, reply: any, payload: unknown, done: (e: null, p: unknown) => void) => {
+    fastify.addHook('onSend', (req: any, reply: any, payload: unknown, done: (e: null, p: unknown) => void) => {
       if (closing) reply.header('connection', 'close');
-      done(null, payload);
+      // a refused oversized body: read the rest of it first (bounded), so the client reads the 413
+      if (reply.statusCode === 413) lingerThen(req.raw, () => done(null, payload));
+      else done(null, payload);
     });
     app.enableShutdownHooks();
     await app.init();
