@@ -8,6 +8,7 @@ import { Pressure } from '../tenancy/pressure';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { HealthController } from './health.controller';
 import { Metrics } from './metrics.service';
+import { decodeTuple } from '@mmdb/storage';
 
 describe('GET /health checks that the log is mounted', () => {
   it('answers ok while the stores are open, and service_unavailable naming a closed store', async () => {
@@ -29,5 +30,16 @@ describe('GET /health checks that the log is mounted', () => {
       pressure.onApplicationShutdown();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('db_corrupt_faults_total', () => {
+  it('counts decode faults of stored data', async () => {
+    const m = new Metrics();
+    const read = async () => Number(/^db_corrupt_faults_total (\d+)/m.exec(await m.registry.metrics())?.[1]);
+    const before = await read();
+    expect(() => decodeTuple(Buffer.from([0x99]))).toThrow(expect.objectContaining({ code: 'corrupt_log' }));
+    expect(await read()).toBe(before + 1);
+    expect(await read()).toBe(before + 1);
   });
 });
