@@ -8,6 +8,7 @@ import { Pressure } from '../tenancy/pressure';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { HealthController } from './health.controller';
 import { Metrics } from './metrics.service';
+import { Replication } from '../replication/replication.service';
 import { decodeTuple } from '@mmdb/storage';
 
 describe('GET /health checks that the log is mounted', () => {
@@ -17,7 +18,8 @@ describe('GET /health checks that the log is mounted', () => {
     const system = await SystemStore.open(dir);
     const pressure = new Pressure(config);
     const tenants = new TenantRegistry(config, pressure, new Metrics(), system);
-    const health = new HealthController(tenants, new Metrics());
+    const metrics = new Metrics();
+    const health = new HealthController(tenants, metrics, new Replication(config, tenants, system, metrics));
     try {
       const { tenant } = await system.createTenant();
       const h = await tenants.get(tenant);

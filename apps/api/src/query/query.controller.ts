@@ -9,7 +9,8 @@ import type { Principal } from '../system/system-store';
 import { QueryRegistry } from './query.registry';
 import { QueryRunner } from './query.runner';
 
-function queryId(h: string | undefined): string {
+/** The query id of a request: its X-DB-Query-Id header (a ULID), else a new one. */
+export function queryId(h: string | undefined): string {
   if (h === undefined) return newUlid();
   if (!isUlid(h)) throw new DbError('validation_failed', 'X-DB-Query-Id must be a ULID', { header: 'X-DB-Query-Id' });
   return h.toUpperCase();

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Replication } from '../replication/replication.service';
 import { SystemStore } from './system-store';
 import { parseIssue, parseRotate } from './token-params';
 
@@ -9,7 +10,10 @@ import { parseIssue, parseRotate } from './token-params';
  */
 @Controller('v1/tenants/:tenant/tokens')
 export class TokensController {
-  constructor(private readonly system: SystemStore) {}
+  constructor(
+    private readonly system: SystemStore,
+    private readonly replication: Replication,
+  ) {}
 
   /** `[{token_id, created, expires_at}]`: the tokens that still work, oldest first. */
   @Get()
@@ -21,12 +25,14 @@ export class TokensController {
   @Post()
   @HttpCode(201)
   issue(@Param('tenant') tenant: string, @Body() body: unknown) {
+    this.replication.checkWrite(tenant.toUpperCase());
     return this.system.issueToken(tenant, parseIssue(body).ttlSeconds);
   }
 
   /** `{revoked: true|false}`: idempotent; the token stops working at once. */
   @Delete(':token_id')
   async revoke(@Param('tenant') tenant: string, @Param('token_id') tokenId: string) {
+    this.replication.checkWrite(tenant.toUpperCase());
     return { revoked: await this.system.revokeTokenById(tenant, tokenId) };
   }
 
@@ -35,6 +41,7 @@ export class TokensController {
   @HttpCode(201)
   rotate(@Param('tenant') tenant: string, @Param('token_id') tokenId: string, @Body() body: unknown) {
     const p = parseRotate(body);
+    this.replication.checkWrite(tenant.toUpperCase());
     return this.system.rotateToken(tenant, tokenId, p.graceSeconds, p.ttlSeconds);
   }
 }
