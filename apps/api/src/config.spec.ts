@@ -19,6 +19,19 @@ describe('loadConfig: DB_CHECKPOINT_FRAMES / DB_CHECKPOINT_MS', () => {
   });
 });
 
+describe('loadConfig: query limits', () => {
+  it('reads the server limits and per-tenant overrides, refusing bad ones by name', () => {
+    expect(loadConfig({}).queryLimits).toEqual({ timeoutMs: 30_000, maxRows: 2_000_000, maxNodes: 1_000_000 });
+    const c = loadConfig({ DB_QUERY_TIMEOUT_MS: '5000', DB_TENANT_QUERY_LIMITS: '{"01arz3ndektsv4rrffq69g5fav": {"max_nodes": 10}}' });
+    expect(c.queryLimits.timeoutMs).toBe(5000);
+    expect(c.tenantQueryLimits).toEqual({ '01ARZ3NDEKTSV4RRFFQ69G5FAV': { maxNodes: 10 } });
+    expect(() => loadConfig({ DB_TENANT_QUERY_LIMITS: '{"x": {"max_rowz": 1}}' })).toThrow(/DB_TENANT_QUERY_LIMITS\.x\.max_rowz/);
+    expect(() => loadConfig({ DB_TENANT_QUERY_LIMITS: '{"x": {"max_rows": 0}}' })).toThrow(/positive integer/);
+    expect(() => loadConfig({ DB_TENANT_QUERY_LIMITS: 'nope' })).toThrow(/DB_TENANT_QUERY_LIMITS must be JSON/);
+    expect(() => loadConfig({ DB_QUERY_MAX_ROWS: '-1' })).toThrow(/DB_QUERY_MAX_ROWS/);
+  });
+});
+
 describe('loadConfig: replication', () => {
   const OP = { DB_OPERATOR_TOKEN: 'operator-token-0123456789' };
   it('is off without DB_ETCD_ENDPOINTS (a single node, no lease)', () => {

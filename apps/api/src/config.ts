@@ -42,6 +42,10 @@ export interface AppConfig {
   readonly rateLimitRps: number;
   /** Requests one tenant token may send at once above the sustained rate (the bucket's size). */
   readonly rateLimitBurst: number;
+  /** Query limits of every tenant (DB_QUERY_TIMEOUT_MS, DB_QUERY_MAX_ROWS, DB_QUERY_MAX_NODES). */
+  readonly queryLimits: QueryLimitsConfig;
+  /** Per-tenant overrides (DB_TENANT_QUERY_LIMITS: {"<tenant>": {"timeout_ms", "max_rows", "max_nodes"}}). */
+  readonly tenantQueryLimits: Readonly<Record<string, Partial<QueryLimitsConfig>>>;
   /** Watch streams: open subscribers per tenant before 429 (DB_WATCH_MAX). */
   readonly watchMax: number;
   /** Watch streams: commits landing within this many ms are coalesced into one event (DB_WATCH_COALESCE_MS). */
@@ -59,6 +63,31 @@ export interface AppConfig {
   readonly nlLexiconRefreshMs: number;
   /** The optional language model (OpenAI-compatible chat completions); off when the URL is unset. */
   readonly nlModel?: { readonly url: string; readonly model: string; readonly key?: string; readonly timeoutMs: number };
+}
+
+/** A query's time, memory (rows held) and graph (nodes visited) budgets; see docs in apps/api/README.md. */
+export interface QueryLimitsConfig { readonly timeoutMs: number; readonly maxRows: number; readonly maxNodes: number }
+
+const LIMIT_KEYS: Record<string, keyof QueryLimitsConfig> = { timeout_ms: 'timeoutMs', max_rows: 'maxRows', max_nodes: 'maxNodes' };
+
+function tenantLimits(raw: string | undefined): Record<string, Partial<QueryLimitsConfig>> {
+  if (!raw) return {};
+  let v: unknown;
+  try { v = JSON.parse(raw); } catch { throw new ConfigError('DB_TENANT_QUERY_LIMITS must be JSON: {"<tenant>": {"timeout_ms": n, "max_rows": n, "max_nodes": n}}'); }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError('DB_TENANT_QUERY_LIMITS must be a JSON object keyed by tenant id');
+  const out: Record<string, Partial<QueryLimitsConfig>> = {};
+  for (const [tenant, l] of Object.entries(v as Record<string, unknown>)) {
+    if (!l || typeof l !== 'object' || Array.isArray(l)) throw new ConfigError(`DB_TENANT_QUERY_LIMITS.${tenant} must be an object`);
+    const o: Partial<Record<keyof QueryLimitsConfig, number>> = {};
+    for (const [k, n] of Object.entries(l as Record<string, unknown>)) {
+      const key = LIMIT_KEYS[k];
+      if (!key) throw new ConfigError(`DB_TENANT_QUERY_LIMITS.${tenant}.${k}: unknown limit (one of ${Object.keys(LIMIT_KEYS).join(', ')})`);
+      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(`DB_TENANT_QUERY_LIMITS.${tenant}.${k} must be a positive integer`);
+      o[key] = n;
+    }
+    out[tenant.toUpperCase()] = o;
+  }
+  return out;
 }
 
 /** Active-passive replication under an etcd lease (one lease per tenant). */
@@ -187,6 +216,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     replication: replicationConfig(env, port),
     rateLimitRps,
     rateLimitBurst,
+    queryLimits: {
+      timeoutMs: int(env, 'DB_QUERY_TIMEOUT_MS', 30_000, 1),
+      maxRows: int(env, 'DB_QUERY_MAX_ROWS', 2_000_000, 1),
+      maxNodes: int(env, 'DB_QUERY_MAX_NODES', 1_000_000, 1),
+    },
+    tenantQueryLimits: tenantLimits(env.DB_TENANT_QUERY_LIMITS),
     watchMax: int(env, 'DB_WATCH_MAX', 1000, 0, 1_000_000),
     watchCoalesceMs: int(env, 'DB_WATCH_COALESCE_MS', 50, 0, 60_000),
     watchHeartbeatMs: int(env, 'DB_WATCH_HEARTBEAT_MS', 15_000, 100, 3_600_000),

@@ -13,6 +13,7 @@ import { requestId } from './http/request-id';
 import { Replication } from './replication/replication.service';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
+import { lingerThen } from './http/linger';
 
 export interface Server {
   /** This node's TLS certificate (PEM), when it serves HTTPS. */
@@ -99,6 +100,19 @@ export async function createServer(config: AppConfig): Promise<Server> {
     fastify.addHook('onResponse', (req: any, reply: any, done: () => void) => {
       metrics.observeRequest(req.method, req.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
       done();
+    });
+    // Shutdown: answers still in flight (a query cancelled by QueryRegistry) say `connection: close`,
+    // so a keep-alive client's socket does not hold the server's close open after its answer.
+    let closing = false;
+    fastify.addHook('preClose', (done: () => void) => {
+      closing = true;
+      done();
+    });
+    fastify.addHook('onSend', (req: any, reply: any, payload: unknown, done: (e: null, p: unknown) => void) => {
+      if (closing) reply.header('connection', 'close');
+      // a refused oversized body: read the rest of it first (bounded), so the client reads the 413
+      if (reply.statusCode === 413) lingerThen(req.raw, () => done(null, payload));
+      else done(null, payload);
     });
     app.enableShutdownHooks();
     await app.init();

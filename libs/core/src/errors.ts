@@ -78,6 +78,18 @@ export class DbError extends Error {
   }
 }
 
+/** Stored data that could not be decoded, counted process-wide (exported as db_corrupt_faults_total). */
+export const corruptFaults = { count: 0 };
+
+/**
+ * A decode fault in stored data (a key tuple, a posting list, a frame): `corrupt_log`, counted.
+ * Stored bytes that do not decode are a fault of the log, never of the request.
+ */
+export function corruptData(what: string, message: string): DbError {
+  corruptFaults.count++;
+  return new DbError('corrupt_log', `${what}: ${message}`);
+}
+
 export function isDbError(e: unknown): e is DbError {
   return e instanceof DbError;
 }

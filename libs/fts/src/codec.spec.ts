@@ -1,3 +1,4 @@
+import { corruptFaults } from '@mmdb/core';
 import { decodeDocEntry, decodeDocPositions, decodeStats, encodeDocEntry, encodeStats } from './codec';
 
 describe('codec', () => {
@@ -17,5 +18,18 @@ describe('codec', () => {
   it('round-trips field totals, absent as zero', () => {
     expect(decodeStats(encodeStats({ docs: 3, total: 12 }))).toEqual({ docs: 3, total: 12 });
     expect(decodeStats(undefined)).toEqual({ docs: 0, total: 0 });
+  });
+});
+
+describe('decode faults in stored postings', () => {
+  it('are corrupt_log faults, counted', () => {
+    const good = encodeDocEntry(3, new Map([['alpha', [0, 2]], ['beta', [1]]]));
+    const before = corruptFaults.count;
+    for (const bad of [good.subarray(0, good.length - 2), Buffer.from([0x80]), Buffer.concat([Buffer.from([1, 0x7f]), Buffer.from('ab')])]) {
+      let err: unknown;
+      try { decodeDocPositions(bad); decodeDocEntry(bad); } catch (e) { err = e; }
+      expect(err).toMatchObject({ code: 'corrupt_log' });
+    }
+    expect(corruptFaults.count).toBe(before + 3);
   });
 });

@@ -6,6 +6,7 @@
  *   F [table, field, 's']             → JSON {docs, total}: document count, total length
  *   F [table, field, 'c']             → JSON {analyzer}: a standalone field's settings
  */
+import { corruptData } from '@mmdb/core';
 import { keyOf, prefixRange, decodeKey } from '@mmdb/storage';
 
 export const SPACE = 'F';
@@ -38,7 +39,7 @@ class Reader {
     let mul = 1;
     for (;;) {
       const b = this.buf[this.pos++];
-      if (b === undefined) throw new Error('fts codec: truncated varint');
+      if (b === undefined) throw corruptData('stored postings', 'fts codec: truncated varint');
       v += (b & 0x7f) * mul;
       if (b < 0x80) return v;
       mul *= 128;
@@ -46,6 +47,7 @@ class Reader {
   }
   bytes(): Buffer {
     const len = this.varint();
+    if (this.pos + len > this.buf.length) throw corruptData('stored postings', `fts codec: ${len} bytes past the end`);
     const b = Buffer.from(this.buf.buffer, this.buf.byteOffset + this.pos, len);
     this.pos += len;
     return b;

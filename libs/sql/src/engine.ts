@@ -13,6 +13,7 @@ import { findManifest, sqlTable, type SqlStore, type SqlTable } from './catalog'
 import { ExprCompiler } from './exec/expr';
 import { Scope } from './exec/scope';
 import type { TableCache } from './exec/table-cache';
+import type { QueryLimits } from './exec/context';
 import { optimize, type PassReport } from './optimizer/optimizer';
 import { I64_MAX, I64_MIN, truthy, type Tuple, type Value } from './values';
 import { PlanCache } from './plan-cache';
@@ -34,6 +35,8 @@ export interface ColumnMeta { name: string; type: string }
 export interface EnginePorts {
   readonly sources?: Omit<Sources, 'store'>;
   readonly policy?: Policy;
+  /** The tenant's query limits (time, rows, graph nodes); DEFAULT_LIMITS when absent. */
+  readonly limits?: QueryLimits;
 }
 
 export class SqlEngine {
@@ -45,7 +48,7 @@ export class SqlEngine {
   readonly planCache = new PlanCache(500);
 
   constructor(readonly store: SqlStore, readonly tenant?: string, ports: EnginePorts = {}) {
-    this.exec = new PlanExecutor({ store, ...ports.sources }, ports.policy);
+    this.exec = new PlanExecutor({ store, ...ports.sources }, ports.policy, ports.limits);
   }
 
   /** Decoded tuples per table (the executor's table cache). */

@@ -13,6 +13,7 @@ export { WatchQuery } from './watch/watch-query';
 export type { WatchChange, WatchSource } from './watch/watch-query';
 export { watchShape, INCREMENTAL_AGGREGATES } from './watch/shape';
 export { PlanExecutor } from './run/executor';
+export { DEFAULT_LIMITS, type QueryLimits } from './exec/context';
 export type { SelectResult } from './run/executor';
 export { NO_POLICY, applyPolicy, type Policy, type Sources, type LeafNode } from './run/sources';
 export type { EnginePorts } from './engine';

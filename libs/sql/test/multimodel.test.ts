@@ -152,6 +152,15 @@ describe('fts_search', () => {
 });
 
 describe('graph nodes', () => {
+  it('graph_expand is capped by the tenant node budget (nodes visited, not only depth): resource_exhausted', async () => {
+    const capped = new SqlEngine(store, undefined, { sources: { fts, vector, graph }, limits: { timeoutMs: 30_000, maxRows: 1_000_000, maxNodes: 3 } });
+    const p: PlanNode = { op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: lit('e'), min_depth: 1, max_depth: null };
+    // e → a → b → c → d: four nodes (a, b, c, d) visited, past the budget of 3
+    await expect(capped.runPlan(p)).rejects.toMatchObject({ code: 'resource_exhausted' });
+    const ok = new SqlEngine(store, undefined, { sources: { fts, vector, graph }, limits: { timeoutMs: 30_000, maxRows: 1_000_000, maxNodes: 5 } });
+    expect((formatResult(await ok.runPlan(p)) as { rows: unknown[] }).rows).toHaveLength(4);
+  });
+
   it('graph_expand: multi-hop as a depth range, cycle-safe, per input row', async () => {
     const rows = await plan({
       op: 'graph_expand', schema: 'app.reviews', rel: 'follows', from: col('id'), min_depth: 1, max_depth: null,

@@ -101,7 +101,8 @@ export interface IdempotencyRecord {
   readonly fingerprint: string;
   readonly expiresAt: number;
   /** The response to store, computed from the commit's results (so it carries the new version). */
-  readonly render: (results: readonly ChangeResult[]) => StoredResponse;
+  /** `lsn`: the frame's LSN (a route whose answer carries it, e.g. the vector put). */
+  readonly render: (results: readonly ChangeResult[], lsn: number) => StoredResponse;
 }
 
 export interface StoredResponse {

@@ -481,7 +481,7 @@ export class Coordinator {
     }
 
     if (req.idempotency) {
-      const response = req.idempotency.render(results);
+      const response = req.idempotency.render(results, lsn);
       const rec: IdempotencyStored = { fingerprint: req.idempotency.fingerprint, expiresAt: req.idempotency.expiresAt, response };
       ctx.put(idempotencyKey(req.idempotency.key), json(rec));
     }

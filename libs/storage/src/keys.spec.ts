@@ -1,3 +1,4 @@
+import { corruptFaults } from '@mmdb/core';
 import type { JsonValue } from '@mmdb/core';
 import { decodeKey, decodeTuple, encodeTuple, keyOf, prefixEnd, prefixRange } from './keys';
 
@@ -125,5 +126,15 @@ describe('i64 beyond ±2^53 (bigint) in keys', () => {
   it('keeps neighbours that share a double apart (2^53 + 1 is not 2^53)', () => {
     expect(encodeTuple([9007199254740993n]).equals(encodeTuple([9007199254740992n]))).toBe(false);
     expect(decodeTuple(encodeTuple([9007199254740993n, null]))).toEqual([9007199254740993n, null]);
+  });
+});
+
+describe('decode faults in stored keys', () => {
+  it('are corrupt_log faults, counted', () => {
+    const before = corruptFaults.count;
+    const good = encodeTuple(['abc', 5, { a: 1 }]);
+    const bads = [Buffer.from([0x99]), good.subarray(0, 3), Buffer.concat([good.subarray(0, good.length - 1)])];
+    for (const bad of bads) expect(() => decodeTuple(bad)).toThrow(expect.objectContaining({ code: 'corrupt_log' }));
+    expect(corruptFaults.count).toBe(before + bads.length);
   });
 });

@@ -18,7 +18,7 @@
  *   const k = keyOf('R', ['shop.orders', 42]);
  *   decodeTuple(k.subarray(1)); // ['shop.orders', 42]
  */
-import { parseJsonExact, type JsonValue } from '@mmdb/core';
+import { corruptData, parseJsonExact, type JsonValue } from '@mmdb/core';
 
 const T_NULL = 0x01;
 const T_FALSE = 0x10;
@@ -128,7 +128,7 @@ export function keyOf(space: string, values: readonly JsonValue[]): Buffer {
 function readString(b: Uint8Array, pos: number): [string, number] {
   const bytes: number[] = [];
   for (;;) {
-    if (pos >= b.length) throw new Error('tuple: unterminated string');
+    if (pos >= b.length) throw corruptData('stored key', 'tuple: unterminated string');
     const c = b[pos++];
     if (c === 0) {
       if (b[pos] === 0xff) {
@@ -159,7 +159,7 @@ export function decodeTuple(b: Uint8Array, start = 0): JsonValue[] {
         out.push(true);
         break;
       case T_NUM: {
-        if (pos + 8 > b.length) throw new Error('tuple: short number');
+        if (pos + 8 > b.length) throw corruptData('stored key', 'tuple: short number');
         const nb = Buffer.alloc(8);
         if (b[pos] & 0x80) {
           nb[0] = b[pos] & 0x7f;
@@ -168,7 +168,7 @@ export function decodeTuple(b: Uint8Array, start = 0): JsonValue[] {
         const d = nb.readDoubleBE(0);
         pos += 8;
         if (b[pos] === BIG_MARK) {
-          if (pos + 3 > b.length) throw new Error('tuple: short integer');
+          if (pos + 3 > b.length) throw corruptData('stored key', 'tuple: short integer');
           out.push(BigInt(d) + BigInt(((b[pos + 1] << 8) | b[pos + 2]) - 0x8000));
           pos += 3;
         } else out.push(d);
@@ -182,12 +182,14 @@ export function decodeTuple(b: Uint8Array, start = 0): JsonValue[] {
       }
       case T_JSON: {
         const [s, p] = readString(b, pos);
-        out.push(parseJsonExact(s) as JsonValue);
+        let v: JsonValue;
+        try { v = parseJsonExact(s) as JsonValue; } catch (e) { throw corruptData('stored key', `tuple: bad JSON value at ${pos}: ${(e as Error).message}`); }
+        out.push(v);
         pos = p;
         break;
       }
       default:
-        throw new Error(`tuple: unknown tag 0x${tag.toString(16)} at ${pos - 1}`);
+        throw corruptData('stored key', `tuple: unknown tag 0x${tag.toString(16)} at ${pos - 1}`);
     }
   }
   return out;

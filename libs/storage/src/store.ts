@@ -910,6 +910,11 @@ export class TenantStore implements StoreReader {
     }
   }
 
+  /** The log is mounted: the store is not closed and its database is open (liveness, spec §4.1). */
+  get mounted(): boolean {
+    return !this.closed && this.db.status === 'open';
+  }
+
   async health(): Promise<StoreHealth> {
     this.lastDiskCheck = 0;
     await this.checkDisk();

@@ -1,15 +1,21 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError } from '@mmdb/core';
 import { DEFAULT_LIMIT, FtsParticipant } from '@mmdb/fts';
 import { ftsSearchRoute } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
 import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { commitIdempotent } from '../rows/idempotency';
 
 /** Spec §4.9: BM25 search over a table's full-text field, and standalone documents. */
 @Controller('v1/tenants/:tenant/fts/:table/:field')
 export class FtsController {
-  constructor(private readonly runner: QueryRunner) {}
+  constructor(
+    private readonly runner: QueryRunner,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /** Answered by an `fts_search` plan on the tenant's executor. */
   @Get()
@@ -37,13 +43,14 @@ export class FtsController {
 
   @Post()
   @HttpCode(200)
-  async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Body() body: unknown) {
+  async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const b = body as Record<string, unknown> | null;
     if (!b || typeof b !== 'object' || Array.isArray(b)) throw new DbError('validation_failed', 'body must be an object {doc_id, text}');
     if (typeof b.doc_id !== 'string' || b.doc_id === '') throw new DbError('validation_failed', 'doc_id is required and must be a non-empty string', { field: 'doc_id' });
     if (typeof b.text !== 'string') throw new DbError('validation_failed', 'text is required and must be a string', { field: 'text' });
-    const r = await t.commit({ changes: [FtsParticipant.putDoc(table, field, b.doc_id, b.text)] });
-    const res = r.results[0] as { result?: unknown } | undefined;
-    return { ...(res?.result as object), lsn: r.lsn };
+    return commitIdempotent(t, req, reply, this.config.idempotencyTtlMs, [FtsParticipant.putDoc(table, field, b.doc_id, b.text)], (results, lsn) => {
+      const res = results[0] as { result?: unknown } | undefined;
+      return { status: 200, body: { ...(res?.result as object), lsn } as never };
+    });
   }
 }

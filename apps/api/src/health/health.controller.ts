@@ -17,7 +17,9 @@ export class HealthController {
 
   @Public()
   @Get('health')
-  health(): { status: string } {
+  async health(): Promise<{ status: string }> {
+    const down = await this.tenants.unmounted();
+    if (down.length) throw new DbError('service_unavailable', `the log is not mounted: ${down.join(', ')}`, { status: 'down', stores: down });
     return { status: 'ok' };
   }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { corruptFaults } from '@mmdb/core';
 
 /** The per-series children of the request counter and histogram, for one method/route/status. */
 interface RequestSeries {
@@ -43,6 +44,17 @@ export class Metrics {
     help: 'Log frames shipped to or applied from replication peers',
     labelNames: ['direction'] as const,
     registers: [this.registry],
+  });
+  /** Stored keys/postings/frames that failed to decode (`corrupt_log`, libs/core corruptData). */
+  private corruptReported = 0;
+  readonly corruptFaults: Counter = new Counter({
+    name: 'db_corrupt_faults_total',
+    help: 'Stored data (keys, postings, frames) that failed to decode: corrupt_log faults',
+    registers: [this.registry],
+    collect: () => {
+      const n = corruptFaults.count - this.corruptReported;
+      if (n > 0) { this.corruptReported += n; this.corruptFaults.inc(n); }
+    },
   });
   readonly replicationRole = new Gauge({
     name: 'db_replication_role',

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig, type QueryLimitsConfig } from '../config';
 import { SqlEngine } from '@mmdb/sql';
 import type { TenantStore } from '@mmdb/storage';
 import type { FtsParticipant } from '@mmdb/fts';
@@ -17,10 +18,11 @@ import { QueryRunner } from './query.runner';
  */
 export class SqlTenantEngine {
   engine: SqlEngine | null = null;
-  constructor(readonly tenant: string) {}
+  constructor(readonly tenant: string, readonly limits?: QueryLimitsConfig) {}
   attach(store: TenantStore, peers: EnginePeers): void {
     this.engine = new SqlEngine(store, this.tenant, {
       sources: { fts: peers.engine<FtsParticipant>('fts'), vector: peers.engine<VectorParticipant>('vector'), graph: peers.engine<GraphIndex>('graph') },
+      limits: this.limits,
     });
     store.setCheckEvaluator(this.engine.checkEvaluator);
   }
@@ -29,7 +31,9 @@ export class SqlTenantEngine {
 /** Spec §4.4 and §4.5: POST /query (plan trees), POST /sql, POST /v1/queries/{id}/cancel. */
 @Module({ controllers: [QueryController], providers: [QueryRegistry, QueryRunner], exports: [QueryRunner] })
 export class QueryModule {
-  constructor(tenants: TenantRegistry) {
-    tenants.registerEngine('sql', (ctx) => new SqlTenantEngine(ctx.tenant));
+  constructor(tenants: TenantRegistry, @Inject(APP_CONFIG) config: AppConfig) {
+    // the tenant's query limits: the server's, overridden per tenant (DB_TENANT_QUERY_LIMITS)
+    const limitsOf = (tenant: string): QueryLimitsConfig => ({ ...config.queryLimits, ...config.tenantQueryLimits[tenant.toUpperCase()] });
+    tenants.registerEngine('sql', (ctx) => new SqlTenantEngine(ctx.tenant, limitsOf(ctx.tenant)));
   }
 }

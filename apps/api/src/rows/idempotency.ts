@@ -1,6 +1,6 @@
 import * as crypto from 'crypto';
 import { DbError, isUlid, isUuid, stringifyJson } from '@mmdb/core';
-import type { ChangeResult, IdempotencyRecord, StoredResponse } from '@mmdb/storage';
+import type { Change, ChangeResult, CommitRequest, CommitResult, IdempotencyRecord, StoredResponse } from '@mmdb/storage';
 
 /** The Idempotency-Key header, validated (ULID or UUID), or undefined. */
 export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -30,7 +30,7 @@ export function fingerprint(method: string, url: string, body: string | Buffer):
 export function idempotencyFor(
   req: { method: string; url: string; headers: Record<string, string | string[] | undefined>; body?: unknown },
   ttlMs: number,
-  render: (results: readonly ChangeResult[]) => StoredResponse,
+  render: (results: readonly ChangeResult[], lsn: number) => StoredResponse,
 ): IdempotencyRecord | undefined {
   const key = idempotencyKeyOf(req.headers);
   if (!key) return undefined;
@@ -44,4 +44,25 @@ export function replay(reply: { status(n: number): unknown; header(k: string, v:
   for (const [k, v] of Object.entries(stored.headers ?? {})) reply.header(k, v);
   reply.header('x-db-idempotent-replay', 'true');
   return stored.body;
+}
+
+/**
+ * Commits `changes` with the request's Idempotency-Key record in the same frame (the one
+ * mechanism: spec 5.6), and answers the rendered response, or the stored one on a replay (same
+ * key, same request); the same key with another request is 409 `conflict` (from the store).
+ */
+export async function commitIdempotent(
+  t: { commit(req: CommitRequest): Promise<CommitResult> },
+  req: Parameters<typeof idempotencyFor>[0],
+  reply: { status(n: number): unknown; header(k: string, v: string): unknown },
+  ttlMs: number,
+  changes: Change[],
+  render: (results: readonly ChangeResult[], lsn: number) => StoredResponse,
+): Promise<unknown> {
+  const res = await t.commit({ changes, idempotency: idempotencyFor(req, ttlMs, render) });
+  if (res.replayed) return replay(reply, res.replayed);
+  const s = render(res.results, res.lsn);
+  reply.status(s.status);
+  for (const [k, v] of Object.entries(s.headers ?? {})) reply.header(k, v);
+  return s.body;
 }

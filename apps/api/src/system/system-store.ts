@@ -272,6 +272,11 @@ export class SystemStore {
     return entries.length;
   }
 
+  /** The system log (tokens, tenants) is open. */
+  get mounted(): boolean {
+    return this.db.status === 'open';
+  }
+
   async close(): Promise<void> {
     await this.db.close();
   }

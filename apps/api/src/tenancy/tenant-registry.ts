@@ -172,6 +172,17 @@ export class TenantRegistry implements OnApplicationShutdown {
     return this.ready.get(tenant);
   }
 
+  /**
+   * Liveness (spec §4.1 "the log is mounted"): the system store and every open tenant store have
+   * their log open. Names what is not (a closed or failed store); empty when all is well.
+   */
+  async unmounted(): Promise<string[]> {
+    const out: string[] = [];
+    if (!this.system.mounted) out.push('_system');
+    for (const h of await this.openHandles()) if (!h.store.mounted) out.push(h.tenant);
+    return out;
+  }
+
   /** Handles already open (for /ready and /metrics). */
   async openHandles(): Promise<TenantHandle[]> {
     const out: TenantHandle[] = [];

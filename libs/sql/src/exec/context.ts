@@ -22,11 +22,25 @@ export interface Writer {
 export interface NodeStats { rows: number; ms: number }
 
 export interface Budget {
-  /** Rows an operator may hold in memory at once (sort, hash, aggregate, preload), summed per query. */
+  /** Rows an operator may hold in memory at once (sort, hash, aggregate, preload, the answer), summed per query. */
   readonly maxRows: number;
   /** Wall-clock deadline (ms since epoch). */
   readonly deadline: number;
+  /** Graph nodes a query's traversals may visit in all (BFS caps nodes, not only depth). */
+  readonly maxNodes?: number;
 }
+
+/** A tenant's query limits (the executor's defaults; a request may only lower them). */
+export interface QueryLimits {
+  /** Milliseconds before `query_timeout`. */
+  readonly timeoutMs: number;
+  /** Rows held in memory at once, the answer included, before `resource_exhausted`. */
+  readonly maxRows: number;
+  /** Graph nodes visited by the query's traversals before `resource_exhausted`. */
+  readonly maxNodes: number;
+}
+
+export const DEFAULT_LIMITS: QueryLimits = { timeoutMs: 30_000, maxRows: 2_000_000, maxNodes: 1_000_000 };
 
 /**
  * Execution state of one query. A compiled operator tree is bound to one ExecCtx for its life; the
@@ -57,6 +71,7 @@ export class ExecCtx {
   cancelled = false;
   private held = 0;
   private ticks = 0;
+  private visited = 0;
 
   constructor(
     public params: Value[],
@@ -85,6 +100,7 @@ export class ExecCtx {
     this.cancelled = false;
     this.held = 0;
     this.ticks = 0;
+    this.visited = 0;
     this.epoch++;
   }
 
@@ -101,6 +117,15 @@ export class ExecCtx {
     this.held += n;
     if (this.held > this.budget.maxRows) {
       throw new DbError('resource_exhausted', `query holds more than ${this.budget.maxRows} rows in memory (memory budget)`);
+    }
+  }
+
+  /** Accounts graph nodes a traversal visited; throws resource_exhausted past the budget. */
+  visit(n: number): void {
+    this.visited += n;
+    const max = this.budget.maxNodes ?? Infinity;
+    if (this.visited > max) {
+      throw new DbError('resource_exhausted', `query visits more than ${max} graph nodes (node budget)`);
     }
   }
 

@@ -96,6 +96,7 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
               if (v !== start) next.push(v);
             }
           }
+          ctx.visit(next.length);
           if (frontierSizes) frontierSizes[d - 1] = (frontierSizes[d - 1] ?? 0) + next.length;
           frontier = next;
           if ((d & 7) === 0) ctx.check();

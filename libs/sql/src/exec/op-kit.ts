@@ -6,6 +6,8 @@ import { ExprCompiler, type CompileInfo } from './expr';
 import { Scope, type ColInfo, type Env } from './scope';
 
 export const BATCH = 1024;
+/** Longest an operator's own loop runs before it yields an empty batch (the driver yields to the event loop). */
+export const YIELD_MS = 10;
 
 export interface Op {
   readonly node: PlanNode;

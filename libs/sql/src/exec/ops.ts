@@ -9,7 +9,7 @@ import { Scope, type ColInfo, type Env } from './scope';
 import { makeAggregate } from './aggregates';
 import { ftsSearchOp, fuseOp, graphExpandOp, graphPathOp, vectorTopkOp } from './multimodel-ops';
 import { windowOp } from './window';
-import { BATCH, cat, drain, expr, leafAll, leafColumns, mk, qualify, slices, type C, type Op } from './op-kit';
+import { BATCH, cat, drain, expr, leafAll, leafColumns, mk, qualify, slices, YIELD_MS, type C, type Op } from './op-kit';
 
 export { BATCH, leafColumns, type Op } from './op-kit';
 
@@ -369,12 +369,18 @@ const VISITOR: PlanVisitor<Op, C> = {
       }
     }
     const input = compile(n.input, c);
-    /** Evaluates every CTE into ctx.ctes (a plain function: the recursion's loop stays out of the generator). */
-    const materialize = (ctx: ExecCtx, up: Env | null) => {
+    /**
+     * Evaluates every CTE into ctx.ctes. A generator so that a long recursion yields empty batches
+     * (at most every YIELD_MS): the driver then lets the event loop run (other requests, a cancel,
+     * SIGTERM) in the middle of it.
+     */
+    const materialize = function* (ctx: ExecCtx, up: Env | null): Generator<Tuple[]> {
+        let mark = Date.now();
         for (const d of defs) {
           if (!d.rec) { const rows = drain(d.op, ctx, up); ctx.hold(rows.length); ctx.ctes.set(d.name, rows); continue; }
           const seen = new Set<string>();
           const all: Tuple[] = [];
+          let steps = 0;
           let work = drain(d.rec.base, ctx, up);
           if (!d.rec.all) work = work.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
           while (work.length) {
@@ -385,6 +391,7 @@ const VISITOR: PlanVisitor<Op, C> = {
             let next = drain(d.rec.step, ctx, up);
             if (!d.rec.all) next = next.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
             work = next;
+            if ((++steps & 63) === 0 && Date.now() - mark > YIELD_MS) { yield []; mark = Date.now(); }
           }
           ctx.ctes.set(d.name, all);
         }
@@ -392,7 +399,7 @@ const VISITOR: PlanVisitor<Op, C> = {
     return mk(n, input.cols, [...kids, input], function* (ctx, up) {
       const saved = defs.map((d) => ctx.ctes.get(d.name));
       try {
-        materialize(ctx, up);
+        yield* materialize(ctx, up);
         yield* input.run(ctx, up);
       } finally {
         defs.forEach((d, i) => (saved[i] ? ctx.ctes.set(d.name, saved[i]!) : ctx.ctes.delete(d.name)));

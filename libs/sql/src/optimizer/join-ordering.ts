@@ -11,7 +11,7 @@ import type { OptCatalog, Pass } from './optimizer';
 import { bottomUp } from './util';
 
 /** Output column names of a node as the executor names them (case kept), or null when unknown here. */
-function exactNames(n: PlanNode, cat: OptCatalog): string[] | null {
+export function exactNames(n: PlanNode, cat: OptCatalog): string[] | null {
   switch (n.op) {
     case 'scan': case 'get': case 'index_scan':
       return cat.table(n.schema).cols.map((c) => (c.name.startsWith('#') ? `${c.name}:${n.alias ?? n.schema}` : n.alias ? `${n.alias}.${c.name}` : c.name));

@@ -11,6 +11,7 @@ import { hashJoin } from './hash-join';
 import { indexSelection, pkSelection } from './pk-selection';
 import { limitPushdown } from './limit-pushdown';
 import { joinOrdering } from './join-ordering';
+import { joinSearch } from './join-search';
 import { topkPushdown } from './topk-pushdown';
 import { graphJoin } from './graph-join';
 import { indexOrder, sortPushdown } from './sort-pushdown';
@@ -26,7 +27,7 @@ export interface OptOptions { disabled?: readonly string[]; noIndex?: boolean }
 export interface Pass { readonly name: string; run(plan: PlanNode, cat: OptCatalog, opts: OptOptions): PlanNode }
 export interface PassReport { name: string; time_ms: number; changed: boolean }
 
-export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, topkPushdown, graphJoin, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
+export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, topkPushdown, graphJoin, joinSearch, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
 
 export function optimize(plan: PlanNode, cat: OptCatalog, opts: OptOptions = {}): { plan: PlanNode; passes: PassReport[] } {
   const passes: PassReport[] = [];

@@ -9,7 +9,7 @@ import type { PkTuple, Snapshot } from '@mmdb/storage';
 import type { PlanNode } from '@mmdb/plan';
 import type { Row, TableManifest } from '@mmdb/core';
 import { findManifest, sqlTable, type SqlTable } from '../catalog';
-import { ExecCtx, type Budget, type Writer } from '../exec/context';
+import { DEFAULT_LIMITS, ExecCtx, type Budget, type QueryLimits, type Writer } from '../exec/context';
 import { compilePlan, type Op } from '../exec/ops';
 import { TableCache } from '../exec/table-cache';
 import { optimize, type OptCatalog, type PassReport } from '../optimizer/optimizer';
@@ -28,9 +28,9 @@ export interface QueryOptions {
   deleteMode?: 'translate' | 'execute';
   explain?: boolean;
   queryId?: string;
-  /** Milliseconds before `query_timeout` (default 30 s). */
+  /** Milliseconds before `query_timeout` (the tenant's limit, default 30 s; only lowers it). */
   timeoutMs?: number;
-  /** Rows a query may hold in memory (default 2,000,000). */
+  /** Rows a query may hold in memory (the tenant's limit, default 2,000,000; only lowers it). */
   maxRows?: number;
   /** Plan-cache key (set by run() for single SELECTs). */
   cacheKey?: string;
@@ -78,7 +78,7 @@ export class PlanExecutor {
   private readonly leafReader: LeafReader;
   private readonly multi: MultiModelReader;
 
-  constructor(readonly sources: Sources, readonly policy: Policy = NO_POLICY) {
+  constructor(readonly sources: Sources, readonly policy: Policy = NO_POLICY, readonly limits: QueryLimits = DEFAULT_LIMITS) {
     this.tables = TableCache.of(sources.store);
     this.implicit = new ImplicitTables(sources);
     this.leafReader = new LeafReader(sources.store, this.tables, (id) => this.table(id), this.maxPkHint, (t) => this.implicit.rows(t));
@@ -120,7 +120,12 @@ export class PlanExecutor {
   }
 
   budget(opts: QueryOptions): Budget {
-    return { maxRows: opts.maxRows ?? 2_000_000, deadline: Date.now() + (opts.timeoutMs ?? 30_000) };
+    const l = this.limits;
+    return {
+      maxRows: Math.min(opts.maxRows ?? l.maxRows, l.maxRows),
+      deadline: Date.now() + Math.min(opts.timeoutMs ?? l.timeoutMs, l.timeoutMs),
+      maxNodes: l.maxNodes,
+    };
   }
 
   ctx(params: Value[], writer: Writer | null, opts: QueryOptions): ExecCtx {
@@ -163,6 +168,7 @@ export class PlanExecutor {
       let last = Date.now();
       for (const b of op.run(ctx, null)) {
         for (const r of b) rows.push(r);
+        ctx.hold(b.length); // the answer is held too (rows materialized)
         if (Date.now() - last > 20) {
           // let a cancel request in between batches
           await new Promise((res) => setImmediate(res));
