@@ -3,6 +3,7 @@ import { DbError } from '@mmdb/core';
 import { DEFAULT_LIMIT, FtsParticipant } from '@mmdb/fts';
 import { ftsSearchRoute } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
+import { Requires } from '../security/security.service';
 import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 
@@ -13,6 +14,7 @@ export class FtsController {
 
   /** Answered by an `fts_search` plan on the tenant's executor. */
   @Get()
+  @Requires('table', 'read')
   search(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Query() q: Record<string, unknown>) {
     let limit = DEFAULT_LIMIT;
     if (q.limit !== undefined) {
@@ -36,6 +38,7 @@ export class FtsController {
   }
 
   @Post()
+  @Requires('table', 'read')
   @HttpCode(200)
   async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Body() body: unknown) {
     const b = body as Record<string, unknown> | null;

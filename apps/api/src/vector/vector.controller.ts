@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { VectorParticipant } from '@mmdb/vector';
 import { vectorTopkRoute } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
+import { Requires } from '../security/security.service';
 import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 
@@ -11,6 +12,7 @@ export class VectorController {
   constructor(private readonly runner: QueryRunner) {}
 
   @Post('put')
+  @Requires('table', 'insert', 'update')
   @HttpCode(200)
   async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Body() body: unknown) {
     const r = await t.commit({ changes: [VectorParticipant.put(table, body)] });
@@ -20,6 +22,7 @@ export class VectorController {
 
   /** Answered by a `vector_topk` plan on the tenant's executor. */
   @Post('topk')
+  @Requires('table', 'read')
   @HttpCode(200)
   topk(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Body() body: unknown) {
     return this.runner.run(t, 'vector', (engine, opts) => vectorTopkRoute(engine, table, body, opts));

@@ -34,6 +34,13 @@ export interface QueryOptions {
   maxRows?: number;
   /** Plan-cache key (set by run() for single SELECTs). */
   cacheKey?: string;
+  /**
+   * The acting user's policy for this request (row-level security, grants): replaces the
+   * executor's own for this query. Plans prepared under it are cached under `policyKey`.
+   */
+  policy?: Policy;
+  /** Distinguishes cached plans prepared under different policies (user and catalogue version). */
+  policyKey?: string;
 }
 
 /** One statement's answer, values still in engine form (bigint integers). */
@@ -92,8 +99,8 @@ export class PlanExecutor {
   readonly implicit: ImplicitTables;
 
   /** Optimizes a plan (the policy applied first) and remembers what it needs to run again. */
-  prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = []): Prepared {
-    const o = optimize(applyPolicy(plan, this.policy), this.optCatalog());
+  prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = [], policy: Policy = this.policy): Prepared {
+    const o = optimize(applyPolicy(plan, policy), this.optCatalog());
     return { plan: o.plan, names, passes: o.passes, deps, leaves: leafNodes(o.plan), pool: [], small: isSmallPlan(o.plan) };
   }
 
@@ -131,7 +138,7 @@ export class PlanExecutor {
    */
   async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
     const t0 = performance.now();
-    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, this.policy), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, opts.policy ?? this.policy), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
     const leafList = prepared?.leaves ?? leafNodes(plan);
     const writer = txn ? this.writer(txn) : null;
     const pool = prepared && !opts.explain ? prepared.pool : null;

@@ -48,7 +48,9 @@ export function applyPolicy(plan: PlanNode, policy: Policy): PlanNode {
       const f = policy.leafFilter(n as LeafNode);
       if (!f) return n;
       if (n.op === 'vector_topk' || n.op === 'fts_search') return { ...n, filter: andAll(n.filter ? [n.filter, f] : [f]) };
-      return { op: 'filter', input: n, predicate: f };
+      // a traversal that reads no row columns reads them under a policy: the predicate is over the reached row
+      const leaf = (n.op === 'graph_expand' || n.op === 'graph_path' || n.op === 'graph_dijkstra') && n.row_columns === false ? { ...n, row_columns: true } : n;
+      return { op: 'filter', input: leaf, predicate: f };
     },
   });
 }
