@@ -15,7 +15,8 @@ import { Reflector } from '@nestjs/core';
 import { Readable } from 'stream';
 import { DbError, parseJsonExact } from '@mmdb/core';
 
-export type BodyKind = 'json' | 'ndjson' | 'text';
+/** `raw`: the route reads any body itself (the Elasticsearch surface, whose media rules are Elasticsearch's). */
+export type BodyKind = 'json' | 'ndjson' | 'text' | 'raw';
 
 export const ACCEPTS = 'mmdb:accepts';
 
@@ -46,6 +47,26 @@ export function isJsonType(t: string): boolean {
 
 type Done = (e: Error | null, body?: unknown) => void;
 
+/** The Elasticsearch surface (libs/es-compat) parses as Elasticsearch does: see `esBody`. */
+const ES_ROUTE = /^\/v1\/tenants\/[^/]+\/es(\/|\?|$)/;
+
+/**
+ * A body of the Elasticsearch surface: JSON types as plain JSON (numbers as doubles, as its
+ * translation expects), and when the text is not one JSON document (NDJSON sent as
+ * application/json) or an NDJSON compatibility type, the text itself; other types stay RawBody.
+ */
+function esBody(type: string, buf: Buffer): unknown {
+  if (isJsonType(type) || type === 'application/vnd.elasticsearch+x-ndjson') {
+    const text = buf.toString('utf8');
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return new RawBody(type, buf);
+}
+
 /** Stateless when not streaming: one decoder serves every request. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -62,6 +83,7 @@ export function installBodyParsers(fastify: {
     const buf = body as Buffer;
     // no body at all (a DELETE or a cancel sent with a Content-Type): the route sees none
     if (buf.length === 0) return done(null, undefined);
+    if (ES_ROUTE.test((req as { url: string }).url)) return done(null, esBody(type, buf));
     if (!isJsonType(type)) return done(null, new RawBody(type, buf));
     let text: string;
     try {
@@ -97,6 +119,7 @@ export class BodyTypeGuard implements CanActivate {
     const handler = ctx.getHandler();
     let kinds = this.kinds.get(handler);
     if (!kinds) this.kinds.set(handler, (kinds = this.reflector.getAllAndOverride<BodyKind[] | undefined>(ACCEPTS, [handler, ctx.getClass()]) ?? ['json']));
+    if (kinds.includes('raw')) return true;
     const got = body instanceof RawBody ? body.type : body instanceof Readable ? 'application/x-ndjson' : 'application/json';
     let kind: BodyKind | undefined;
     if (body instanceof RawBody) kind = TEXT_TYPES.has(body.type) ? 'text' : undefined;

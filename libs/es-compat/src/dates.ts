@@ -1,0 +1,338 @@
+/**
+ * Dates as Elasticsearch reads and prints them: named formats (strict_date_optional_time,
+ * epoch_millis, epoch_second, date, basic_date, ...), Java-time patterns (yyyy-MM-dd HH:mm:ss),
+ * `||` alternatives, date math (`now-1d/d`, `2020-01-01||+1M`) and time zones.
+ */
+import { illegalArgument, EsError } from './errors';
+
+export const DEFAULT_DATE_FORMAT = 'strict_date_optional_time||epoch_millis';
+
+const ISO = /^([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:[.,](\d{1,9}))?)?)?)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** Offset in ms of a zone spec (Z, +01:00, -0800, or an IANA name) at the UTC instant `utc`. */
+export function zoneOffset(zone: string | undefined, utc: number): number {
+  if (!zone || zone === 'Z' || zone === 'z' || zone === 'UTC' || zone === 'utc' || zone === 'GMT') return 0;
+  const m = /^([+-])(\d{1,2}):?(\d{2})?$/.exec(zone);
+  if (m) return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 3600000 + Number(m[3] ?? 0) * 60000);
+  try {
+    const f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    const parts = Object.fromEntries(f.formatToParts(new Date(utc)).map((p) => [p.type, p.value]));
+    const local = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour) % 24, Number(parts.minute), Number(parts.second));
+    return local - Math.floor(utc / 1000) * 1000;
+  } catch {
+    throw illegalArgument(`Unknown time-zone ID: ${zone}`);
+  }
+}
+
+/** Local wall-clock fields → UTC ms in `zone`. */
+export function fromLocal(local: number, zone: string | undefined): number {
+  const o1 = zoneOffset(zone, local);
+  const o2 = zoneOffset(zone, local - o1);
+  return local - o2;
+}
+
+function parseIso(s: string, zone?: string): number | null {
+  const m = ISO.exec(s.trim());
+  if (!m) return null;
+  const [y, mo, d, h, mi, se, frac] = [m[1], m[2], m[3], m[4], m[5], m[6], m[7]].map((x) => (x === undefined ? undefined : x));
+  const month = mo ? Number(mo) : 1;
+  const day = d ? Number(d) : 1;
+  if (month < 1 || month > 12 || day < 1 || day > 31) return null;
+  if (h !== undefined && Number(h) > 24) return null;
+  if (mi !== undefined && Number(mi) > 59) return null;
+  if (se !== undefined && Number(se) > 59) return null;
+  const ms = frac ? Number(frac.slice(0, 3).padEnd(3, '0')) : 0;
+  const d0 = new Date(0);
+  d0.setUTCFullYear(Number(y), month - 1, day);
+  d0.setUTCHours(h ? Number(h) : 0, mi ? Number(mi) : 0, se ? Number(se) : 0, ms);
+  if (d0.getUTCDate() !== day) return null;
+  const local = d0.getTime();
+  if (m[8]) return local - zoneOffset(m[8], local);
+  return fromLocal(local, zone);
+}
+
+/** A Java-time pattern (yyyy-MM-dd'T'HH:mm:ss.SSSZ) compiled to a parser. */
+/** Month names of a locale (CLDR through Intl), lowercased without dots: full and abbreviated. */
+function monthNames(locale: string): string[][] {
+  const out: string[][] = [];
+  for (let m = 0; m < 12; m++) {
+    const d = new Date(Date.UTC(2000, m, 15));
+    const names = new Set<string>();
+    for (const month of ['long', 'short'] as const) {
+      try {
+        names.add(new Intl.DateTimeFormat(locale, { month, timeZone: 'UTC' }).format(d).toLowerCase().replace(/\./g, ''));
+        names.add(new Intl.DateTimeFormat(locale, { month, day: 'numeric', timeZone: 'UTC' }).formatToParts(d).find((x) => x.type === 'month')!.value.toLowerCase().replace(/\./g, ''));
+      } catch {
+        // an unknown locale: English names only
+      }
+    }
+    out.push([...names]);
+  }
+  return out;
+}
+
+function patternParser(pattern: string, locale = 'en'): (s: string, zone?: string) => number | null {
+  const fields: string[] = [];
+  let re = '';
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i];
+    if (c === "'") {
+      const end = pattern.indexOf("'", i + 1);
+      const lit = pattern.slice(i + 1, end < 0 ? undefined : end);
+      re += lit.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      i = end < 0 ? pattern.length : end + 1;
+      continue;
+    }
+    if (/[a-zA-Z]/.test(c)) {
+      let j = i;
+      while (pattern[j] === c) j++;
+      const n = j - i;
+      fields.push(c);
+      if ('yuY'.includes(c)) re += n === 2 ? '(\\d{2})' : '([+-]?\\d{1,9})';
+      else if (c === 'M' && n >= 3) re += '([\\p{L}.]+)';
+      else if (c === 'S') re += '(\\d{1,9})';
+      else if (c === 'Z' || c === 'X' || c === 'x') re += '(Z|[+-]\\d{2}:?\\d{2})';
+      else if (c === 'z' || c === 'V') re += '([A-Za-z_/]+)';
+      else if (c === 'a') re += '(AM|PM|am|pm)';
+      else if (c === 'E') re += '([\\p{L}.]+)';
+      else re += n === 1 ? '(\\d{1,2})' : `(\\d{${n}})`;
+      i = j;
+      continue;
+    }
+    re += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    i++;
+  }
+  const rx = new RegExp(`^${re}$`, 'u');
+  const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+  const local = locale.toLowerCase().startsWith('en') ? null : monthNames(locale);
+  const monthOf = (v: string): number => {
+    const w = v.toLowerCase().replace(/\./g, '');
+    if (local) {
+      const i = local.findIndex((names) => names.some((n) => n === w || (w.length >= 3 && n.startsWith(w))));
+      if (i >= 0) return i + 1;
+    }
+    return MONTHS.indexOf(w.slice(0, 3)) + 1;
+  };
+  return (s, zone) => {
+    const m = rx.exec(s.trim());
+    if (!m) return null;
+    let y = 1970, mo = 1, d = 1, h = 0, mi = 0, se = 0, ms = 0;
+    let off: string | undefined;
+    let pm: boolean | null = null;
+    fields.forEach((f, k) => {
+      const v = m[k + 1];
+      switch (f) {
+        case 'y': case 'u': case 'Y': y = v.length === 2 ? 2000 + Number(v) : Number(v); break;
+        case 'M': mo = /^\d+$/.test(v) ? Number(v) : monthOf(v); break;
+        case 'd': d = Number(v); break;
+        case 'H': case 'k': h = Number(v); break;
+        case 'h': case 'K': h = Number(v) % 12; break;
+        case 'm': mi = Number(v); break;
+        case 's': se = Number(v); break;
+        case 'S': ms = Number(v.slice(0, 3).padEnd(3, '0')); break;
+        case 'a': pm = v.toLowerCase() === 'pm'; break;
+        case 'Z': case 'X': case 'x': case 'z': case 'V': off = v; break;
+      }
+    });
+    if (pm) h += 12;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return null;
+    const local = Date.UTC(y, mo - 1, d, h, mi, se, ms) + (y >= 0 && y < 100 ? 0 : 0);
+    const d0 = new Date(0);
+    d0.setUTCFullYear(y, mo - 1, d);
+    d0.setUTCHours(h, mi, se, ms);
+    const t = Number.isFinite(local) ? d0.getTime() : local;
+    if (off) return t - zoneOffset(off, t);
+    return fromLocal(t, zone);
+  };
+}
+
+const NAMED: Record<string, (s: string, zone?: string) => number | null> = {
+  epoch_millis: (s) => (/^-?\d+(\.\d+)?$/.test(s) ? Math.trunc(Number(s)) : null),
+  epoch_second: (s) => (/^-?\d+(\.\d+)?$/.test(s) ? Math.round(Number(s) * 1000) : null),
+  strict_date_optional_time: parseIso,
+  date_optional_time: parseIso,
+  strict_date_optional_time_nanos: parseIso,
+  date_time: parseIso, strict_date_time: parseIso, date_time_no_millis: parseIso, strict_date_time_no_millis: parseIso,
+  date: (s, z) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? parseIso(s, z) : null),
+  strict_date: (s, z) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? parseIso(s, z) : null),
+  year_month_day: (s, z) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? parseIso(s, z) : null),
+  strict_year_month_day: (s, z) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? parseIso(s, z) : null),
+  year_month: (s, z) => (/^\d{4}-\d{2}$/.test(s) ? parseIso(s, z) : null),
+  strict_year_month: (s, z) => (/^\d{4}-\d{2}$/.test(s) ? parseIso(s, z) : null),
+  year: (s, z) => (/^\d{4}$/.test(s) ? parseIso(s, z) : null),
+  strict_year: (s, z) => (/^\d{4}$/.test(s) ? parseIso(s, z) : null),
+  basic_date: patternParser('yyyyMMdd'),
+  basic_date_time: patternParser("yyyyMMdd'T'HHmmss.SSSZ"),
+  basic_date_time_no_millis: patternParser("yyyyMMdd'T'HHmmssZ"),
+  hour_minute: patternParser('HH:mm'),
+  date_hour_minute_second: patternParser("yyyy-MM-dd'T'HH:mm:ss"),
+  date_hour_minute: patternParser("yyyy-MM-dd'T'HH:mm"),
+};
+
+const cache = new Map<string, Array<(s: string, zone?: string) => number | null>>();
+
+function parsersOf(format: string, locale?: string): Array<(s: string, zone?: string) => number | null> {
+  const key = locale ? `${locale}\u0000${format}` : format;
+  let p = cache.get(key);
+  if (!p) {
+    // a leading "8" marks a java-time pattern in Elasticsearch 7 (the only kind here)
+    p = format.split('||').map((f0) => {
+      const f = f0.trim().replace(/^8(?=\D)/, '');
+      return NAMED[f] ?? NAMED[f.replace(/^strict_/, '')] ?? patternParser(f, locale);
+    });
+    cache.set(key, p);
+  }
+  return p;
+}
+
+/** Parses a date value (string or number) with `format`; null when no alternative matches. */
+export function parseDate(v: unknown, format = DEFAULT_DATE_FORMAT, zone?: string, locale?: string): number | null {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return null;
+    if (format.split('||').some((f) => f.trim() === 'epoch_second')) return Math.round(v * 1000);
+    return Math.trunc(v);
+  }
+  if (typeof v !== 'string') return null;
+  for (const p of parsersOf(format, locale)) {
+    const t = p(v, zone);
+    if (t !== null && Number.isFinite(t)) return t;
+  }
+  return null;
+}
+
+/** `failed to parse date field` as Elasticsearch words it. */
+export function dateParseError(v: unknown, format: string): EsError {
+  return new EsError(400, 'parse_exception', `failed to parse date field [${String(v)}] with format [${format}]`);
+}
+
+const UNITS: Record<string, number> = { s: 1000, m: 60000, h: 3600000, H: 3600000, d: 86400000, w: 604800000 };
+
+/** Rounds UTC ms down to the start of a calendar unit in `zone`. */
+export function roundDown(t: number, unit: string, zone?: string): number {
+  const off = zoneOffset(zone, t);
+  const d = new Date(t + off);
+  switch (unit) {
+    case 'y': d.setUTCMonth(0, 1); d.setUTCHours(0, 0, 0, 0); break;
+    case 'q': d.setUTCMonth(Math.floor(d.getUTCMonth() / 3) * 3, 1); d.setUTCHours(0, 0, 0, 0); break;
+    case 'M': d.setUTCDate(1); d.setUTCHours(0, 0, 0, 0); break;
+    case 'w': { const wd = (d.getUTCDay() + 6) % 7; d.setUTCDate(d.getUTCDate() - wd); d.setUTCHours(0, 0, 0, 0); break; }
+    case 'd': d.setUTCHours(0, 0, 0, 0); break;
+    case 'h': case 'H': d.setUTCMinutes(0, 0, 0); break;
+    case 'm': d.setUTCSeconds(0, 0); break;
+    case 's': d.setUTCMilliseconds(0); break;
+  }
+  return fromLocal(d.getTime(), zone);
+}
+
+/** Adds n calendar units (months and years by calendar, the rest by duration). */
+export function addUnit(t: number, n: number, unit: string, zone?: string): number {
+  if (unit === 'y' || unit === 'M' || unit === 'q') {
+    const off = zoneOffset(zone, t);
+    const d = new Date(t + off);
+    const months = unit === 'y' ? 12 * n : unit === 'q' ? 3 * n : n;
+    d.setUTCMonth(d.getUTCMonth() + months);
+    return fromLocal(d.getTime(), zone);
+  }
+  return t + n * UNITS[unit];
+}
+
+/**
+ * Date math: `now`, `now-1d/d`, `2001-02-01||+1M/d`. `roundUp` rounds to the end of the unit
+ * (for `lte`/`gt` bounds, as Elasticsearch does).
+ */
+export function parseDateMath(v: unknown, format = DEFAULT_DATE_FORMAT, zone?: string, roundUp = false, now = Date.now(), locale?: string): number {
+  if (typeof v === 'number') return parseDate(v, format, zone) ?? v;
+  const s = String(v);
+  let base: number;
+  let math: string;
+  if (s.startsWith('now')) {
+    base = now;
+    math = s.slice(3);
+  } else {
+    const i = s.indexOf('||');
+    const head = i >= 0 ? s.slice(0, i) : s;
+    math = i >= 0 ? s.slice(i + 2) : '';
+    const t = parseDate(head, format, zone, locale);
+    if (t === null) throw dateParseError(head, format);
+    base = t;
+    if (roundUp && !math) base = roundUpPartial(head, t, format, zone);
+  }
+  let t = base;
+  const rx = /([+-]\d*|\/)([yMwdhHmsq])/g;
+  let m: RegExpExecArray | null;
+  let pos = 0;
+  while ((m = rx.exec(math))) {
+    if (m.index !== pos) break;
+    pos = rx.lastIndex;
+    if (m[1] === '/') {
+      t = roundDown(t, m[2], zone);
+      if (roundUp) t = addUnit(t, 1, m[2], zone) - 1;
+    } else {
+      const n = m[1].length === 1 ? (m[1] === '-' ? -1 : 1) : Number(m[1]);
+      t = addUnit(t, n, m[2], zone);
+    }
+  }
+  if (pos !== math.length) throw new EsError(400, 'parse_exception', `operator not supported for date math [${math}]`);
+  return t;
+}
+
+/** An `lte: "2020-01"` bound covers the whole month: partial ISO dates round up to their end. */
+function roundUpPartial(s: string, t: number, format: string, zone?: string): number {
+  if (!format.includes('date_optional_time')) return t;
+  const m = ISO.exec(s.trim());
+  if (!m) return t;
+  if (m[2] === undefined) return addUnit(t, 1, 'y', zone) - 1;
+  if (m[3] === undefined) return addUnit(t, 1, 'M', zone) - 1;
+  if (m[4] === undefined) return t + 86400000 - 1;
+  if (m[5] === undefined) return t + 3600000 - 1;
+  if (m[6] === undefined) return t + 60000 - 1;
+  if (m[7] === undefined) return t + 999;
+  return t;
+}
+
+const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0');
+
+/** Formats UTC ms with the first alternative of `format`, in `zone`. */
+export function formatDate(t: number, format = DEFAULT_DATE_FORMAT, zone?: string): string {
+  const f = format.split('||')[0].trim();
+  if (f === 'epoch_millis') return String(t);
+  if (f === 'epoch_second') return String(Math.floor(t / 1000));
+  const off = zoneOffset(zone, t);
+  const d = new Date(t + off);
+  const offStr = off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 3600000))}:${pad(Math.floor((Math.abs(off) % 3600000) / 60000))}`;
+  const y = d.getUTCFullYear();
+  const ys = y < 0 ? `-${pad(-y, 4)}` : pad(y, 4);
+  if (/date_optional_time|date_time|^date_time/.test(f) || f === 'strict_date_optional_time_nanos') {
+    return `${ys}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}${offStr}`;
+  }
+  const named: Record<string, string> = { date: 'yyyy-MM-dd', strict_date: 'yyyy-MM-dd', year_month_day: 'yyyy-MM-dd', year_month: 'yyyy-MM', year: 'yyyy', basic_date: 'yyyyMMdd', hour_minute: 'HH:mm', date_hour_minute_second: "yyyy-MM-dd'T'HH:mm:ss" };
+  const pat = named[f.replace(/^strict_/, '')] ?? f;
+  let out = '';
+  const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  for (let i = 0; i < pat.length; ) {
+    const c = pat[i];
+    if (c === "'") {
+      const end = pat.indexOf("'", i + 1);
+      out += pat.slice(i + 1, end < 0 ? undefined : end);
+      i = end < 0 ? pat.length : end + 1;
+      continue;
+    }
+    let j = i;
+    while (pat[j] === c && /[a-zA-Z]/.test(c)) j++;
+    const n = j - i;
+    if (n === 0) { out += c; i++; continue; }
+    switch (c) {
+      case 'y': case 'u': case 'Y': out += n === 2 ? pad(y % 100) : ys; break;
+      case 'M': out += n >= 3 ? MONTHS[d.getUTCMonth()] : pad(d.getUTCMonth() + 1, n); break;
+      case 'd': out += pad(d.getUTCDate(), n); break;
+      case 'H': out += pad(d.getUTCHours(), n); break;
+      case 'm': out += pad(d.getUTCMinutes(), n); break;
+      case 's': out += pad(d.getUTCSeconds(), n); break;
+      case 'S': out += pad(d.getUTCMilliseconds(), 3).slice(0, n); break;
+      case 'Z': case 'X': case 'x': out += offStr === 'Z' ? (c === 'Z' ? '+0000' : 'Z') : offStr.replace(':', c === 'Z' ? '' : ':'); break;
+      default: out += pat.slice(i, j);
+    }
+    i = j;
+  }
+  return out;
+}

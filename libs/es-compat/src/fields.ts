@@ -1,0 +1,102 @@
+/** Field resolution for queries: patterns (`title^2`, `name.*`), analyzers, and value normalization per type. */
+import { EsError, illegalArgument } from './errors';
+import { NUMERIC_TYPES, STORED_ONLY_TYPES, coerceNumber, type Field, type Json, type JsonObject } from './mapping';
+import { DEFAULT_DATE_FORMAT, parseDateMath } from './dates';
+import type { IndexView } from './doc';
+
+const TEXTUAL = new Set(['text', 'match_only_text', 'search_as_you_type']);
+export const isText = (f: Field | undefined): boolean => !!f && TEXTUAL.has(f.type);
+export const isKeyword = (f: Field | undefined): boolean => !!f && ['keyword', 'constant_keyword', 'wildcard', 'version'].includes(f.type);
+export const isNumeric = (f: Field | undefined): boolean => !!f && NUMERIC_TYPES.has(f.type);
+export const isDate = (f: Field | undefined): boolean => !!f && (f.type === 'date' || f.type === 'date_nanos');
+
+/** Resolves an analyzer name through the index's `analysis` settings to a built-in one. */
+export function resolveAnalyzer(ix: IndexView, name: string | undefined): string {
+  if (!name) {
+    const def = analysisOf(ix)?.analyzer as JsonObject | undefined;
+    if (def && def.default) return resolveAnalyzer(ix, 'default');
+    return 'standard';
+  }
+  const custom = (analysisOf(ix)?.analyzer as JsonObject | undefined)?.[name] as JsonObject | undefined;
+  if (!custom) return name === 'default' ? 'standard' : name;
+  const type = String(custom.type ?? 'custom');
+  if (type !== 'custom') return type === 'pattern' || type === 'fingerprint' ? 'standard' : type;
+  const tok = String(custom.tokenizer ?? 'standard');
+  const filters = (Array.isArray(custom.filter) ? custom.filter : []).map(String);
+  const lower = filters.includes('lowercase');
+  if (tok === 'whitespace') return lower ? 'simple' : 'whitespace';
+  if (tok === 'keyword') return 'keyword';
+  if (tok === 'letter' || tok === 'lowercase') return 'simple';
+  if (filters.includes('stop')) return 'stop';
+  if (filters.some((f) => f.includes('stem') || f === 'porter_stem')) return 'english';
+  return 'standard';
+}
+
+function analysisOf(ix: IndexView): JsonObject | undefined {
+  const s = ix.settings as JsonObject;
+  const index = (s.index as JsonObject | undefined) ?? s;
+  return (index.analysis as JsonObject | undefined) ?? (s['index.analysis'] as JsonObject | undefined);
+}
+
+/** The analyzer a query on `f` uses (explicit, then search_analyzer, analyzer, index default). */
+export function searchAnalyzer(ix: IndexView, f: Field, explicit?: unknown): string {
+  if (explicit !== undefined) return resolveAnalyzer(ix, String(explicit));
+  if (!isText(f)) return 'keyword';
+  return resolveAnalyzer(ix, (f.def.search_analyzer ?? f.def.analyzer) as string | undefined);
+}
+
+/** The analyzer documents of `f` were indexed with. */
+export function indexAnalyzer(ix: IndexView, f: Field): string {
+  if (!isText(f)) return 'keyword';
+  return resolveAnalyzer(ix, f.def.analyzer as string | undefined);
+}
+
+/** Expands `name.*`, `*` and `title^2` into concrete fields with boosts. */
+export function expandFields(ix: IndexView, specs: string[], textOnly = false): Array<{ field: Field; boost: number }> {
+  const out: Array<{ field: Field; boost: number }> = [];
+  for (const spec of specs) {
+    const [pat, b] = spec.split('^');
+    const boost = b === undefined ? 1 : Number(b);
+    if (pat.includes('*')) {
+      const rx = new RegExp(`^${pat.split('*').map((x) => x.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+      for (const f of ix.fields.values()) {
+        if (!rx.test(f.path) || f.type === 'object') continue;
+        if (pat === '*' || textOnly) {
+          // `*` covers the fields a term can match: text, keyword, and (leniently) others
+          if (!isText(f) && !isKeyword(f) && !(pat !== '*' && !textOnly)) continue;
+        }
+        out.push({ field: f, boost });
+      }
+    } else {
+      const f = ix.fields.get(pat);
+      if (f && f.type !== 'object') out.push({ field: f, boost });
+    }
+  }
+  return out;
+}
+
+/** The query value in the stored form of field `f` (numbers, epoch ms, normalized keyword). */
+export function queryValue(f: Field, v: unknown, opts: { format?: string; zone?: string; roundUp?: boolean } = {}): Json {
+  if ((STORED_ONLY_TYPES as readonly string[]).includes(f.type)) throw notIndexed(f);
+  if (isNumeric(f)) {
+    if (typeof v === 'string' && (v.trim() === '' || !Number.isFinite(Number(v)))) {
+      throw new EsError(400, 'query_shard_exception', `failed to create query: For input string: "${v}"`, { index: undefined, caused_by: { type: 'number_format_exception', reason: `For input string: "${v}"` } });
+    }
+    return coerceNumber({ ...f, type: f.type === 'scaled_float' ? 'double' : f.type }, (typeof v === 'string' ? Number(v) : v) as Json, '') ?? null;
+  }
+  if (isDate(f)) return parseDateMath(v, opts.format ?? String(f.def.format ?? DEFAULT_DATE_FORMAT), opts.zone, opts.roundUp, Date.now(), f.def.locale === undefined ? undefined : String(f.def.locale));
+  if (f.type === 'boolean') {
+    if (v === true || v === 'true') return true;
+    if (v === false || v === 'false' || v === '') return false;
+    throw illegalArgument(`Can't parse boolean value [${String(v)}], expected [true] or [false]`);
+  }
+  if (isKeyword(f)) {
+    const s = String(v);
+    return f.def.normalizer === 'lowercase' ? s.toLowerCase() : s;
+  }
+  return String(v);
+}
+
+export function notIndexed(f: Field, query = 'this query'): EsError {
+  return new EsError(400, 'illegal_argument_exception', `Field [${f.path}] of type [${f.type}] is kept in _source but not indexed by this service, so it does not support ${query}`);
+}

@@ -1,0 +1,232 @@
+/**
+ * Document writes (index, create, update, delete) as one batch: checks against the current
+ * documents (versions, seq_no, op_type), dynamic mapping, then one commit holding the
+ * manifest changes and every row. A failed item fails alone; the rest commit together.
+ */
+import { EsError, documentMissing, illegalArgument, validation, versionConflict } from './errors';
+import { applyDynamic, docValues, flatten, valuesAt, type Json, type JsonObject } from './mapping';
+import { manifestToml, textColumns, type IndexMeta, type IndexRef } from './indices';
+import type { DocRow } from './doc';
+import type { EsChange } from './port';
+import type { EsState } from './state';
+import { scriptRefused } from './query';
+import { filterSource, sourceSpec } from './source-filter';
+
+export interface WriteOp {
+  readonly action: 'index' | 'create' | 'update' | 'delete';
+  readonly ref: IndexRef;
+  readonly id: string;
+  readonly source?: JsonObject;
+  readonly ifSeqNo?: number;
+  readonly ifPrimaryTerm?: number;
+  readonly version?: number;
+  readonly versionType?: string;
+  readonly routing?: string;
+  /** update: the request body ({doc, upsert, doc_as_upsert, detect_noop, _source}). */
+  readonly update?: JsonObject;
+}
+
+export interface ItemResult { readonly status: number; readonly body: JsonObject }
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const SHARDS = { total: 2, successful: 1, failed: 0 };
+
+function deepMerge(a: JsonObject, b: JsonObject): JsonObject {
+  const out: JsonObject = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = isObj(v) && isObj(out[k]) ? deepMerge(out[k] as JsonObject, v) : v;
+  return out;
+}
+
+function same(a: Json, b: Json): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Validates an op's parameters before any state is read (Elasticsearch's request validation). */
+export function validateOp(op: WriteOp): void {
+  const errs: string[] = [];
+  if (op.ifSeqNo !== undefined && op.ifPrimaryTerm === undefined) errs.push(`ifSeqNo is set, but primary term is [0]`);
+  if (op.ifPrimaryTerm !== undefined && op.ifSeqNo === undefined) errs.push('ifPrimaryTerm is set, but ifSeqNo is not');
+  const vt = op.versionType ?? 'internal';
+  if (!['internal', 'external', 'external_gte', 'force'].includes(vt)) throw illegalArgument(`No version type match [${vt}]`);
+  if (op.version !== undefined && vt === 'internal') {
+    errs.push('internal versioning can not be used for optimistic concurrency control. Please use `if_seq_no` and `if_primary_term` instead');
+  }
+  if (vt !== 'internal' && op.version === undefined) errs.push(`illegal version value [-3] for version type [${vt.toUpperCase()}]`);
+  if (op.action === 'create' && vt !== 'internal') errs.push('create operations only support internal versioning. use index instead');
+  if (op.action === 'update' && vt !== 'internal') errs.push('can\'t provide version in update requests');
+  if (Buffer.byteLength(op.id) > 512) errs.push(`id [${op.id}] is too long, must be no longer than 512 bytes but was: ${Buffer.byteLength(op.id)}`);
+  if (errs.length) throw validation(errs);
+}
+
+interface Pending { meta: IndexMeta; changed: boolean; puts: DocRow[]; deletes: string[] }
+
+/** Runs the ops in order under the tenant's write lock; one result per op. */
+export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
+  return state.exclusive(async () => {
+    const results: Array<ItemResult | null> = [];
+    const pending = new Map<string, Pending>();
+    const overlay = new Map<string, Map<string, DocRow | null>>();
+    const seqs = new Map<string, number>();
+    const caches = new Map<string, Awaited<ReturnType<EsState['cached']>>>();
+    for (const op of ops) {
+      const tid = op.ref.table.id;
+      if (!caches.has(tid)) {
+        const c = await state.cached(op.ref);
+        caches.set(tid, c);
+        let tombMax = -1;
+        for (const t of state.tomb(tid).values()) if (t.seq > tombMax) tombMax = t.seq;
+        seqs.set(tid, Math.max(c.maxSeq, tombMax, state.seqHigh.get(tid) ?? -1));
+      }
+      let p = pending.get(tid);
+      if (!p) { p = { meta: op.ref.meta, changed: false, puts: [], deletes: [] }; pending.set(tid, p); }
+      let ov = overlay.get(tid);
+      if (!ov) { ov = new Map(); overlay.set(tid, ov); }
+      try {
+        results.push(applyOp(op, p, ov, caches.get(tid)!.byId.get(op.id)?.row ?? null, state.tomb(tid), () => {
+          const n = seqs.get(tid)! + 1;
+          seqs.set(tid, n);
+          return n;
+        }));
+      } catch (e) {
+        if (!(e instanceof EsError)) throw e;
+        results.push({ status: e.status, body: { _index: op.ref.meta.es_index, _type: '_doc', _id: op.id, status: e.status, error: e.item() as Json } });
+      }
+    }
+    for (const [tid, n] of seqs) state.seqHigh.set(tid, n);
+    const changes: EsChange[] = [];
+    for (const [, p] of pending) if (p.changed) changes.push({ op: 'schema_put', toml: manifestToml(p.meta) });
+    for (const [tid, ov] of overlay) {
+      const p = pending.get(tid)!;
+      for (const [id, row] of ov) {
+        if (row) changes.push({ op: 'put', schema: tid, row: toRow(row, p.meta) });
+        else changes.push({ op: 'delete', schema: tid, pk: [id] });
+      }
+    }
+    if (changes.length) {
+      const befores = new Map<string, number>();
+      for (const [tid, c] of caches) befores.set(tid, c.lsn);
+      const lsn = await state.backend.commit(changes);
+      for (const op of ops) {
+        const tid = op.ref.table.id;
+        const ov = overlay.get(tid);
+        if (!ov || !befores.has(tid)) continue;
+        const p = pending.get(tid)!;
+        const ref: IndexRef = p.changed ? { ...op.ref, meta: p.meta, table: { ...op.ref.table, description: JSON.stringify(p.meta) } } : op.ref;
+        state.applyOwn(ref, befores.get(tid)!, lsn, [...ov.values()].filter((r): r is DocRow => r !== null), [...ov].filter(([, r]) => r === null).map(([id]) => id));
+        if (p.changed) state.invalidate(tid);
+        befores.delete(tid);
+      }
+    }
+    return results as ItemResult[];
+  });
+}
+
+/** The field values a write computed while validating a source, reused for its text columns. */
+const valuesOf = new WeakMap<JsonObject, { mappings: JsonObject; values: Map<string, Json[]> }>();
+
+/** The stored row of a document: the key, `_source` verbatim, versions, and text columns for the fts postings. */
+export function toRow(r: DocRow, meta: IndexMeta): Record<string, Json> {
+  const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term, _routing: r._routing ?? null };
+  // the text each text field indexes (copy_to targets included), for the fts postings of the frame
+  const cols = Object.entries(meta.text);
+  if (cols.length) {
+    const seen = valuesOf.get(r._source);
+    const values = seen && seen.mappings === meta.mappings ? seen.values : docValues(flatten(meta.mappings), r._source);
+    for (const [path, colName] of cols) {
+      const vs = values.get(path) ?? valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
+      if (vs.length) row[colName] = vs.map(String).join('\n');
+    }
+  }
+  return row;
+}
+
+function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored: DocRow | null, tombs: Map<string, { version: number; seq: number; at?: number }>, nextSeq: () => number): ItemResult {
+  validateOp(op);
+  const tomb = tombs.get(op.id);
+  const cur = ov.has(op.id) ? ov.get(op.id)! : stored;
+  const index = op.ref.meta.es_index;
+  const uuid = op.ref.meta.uuid;
+  if (op.ref.readOnly) throw new EsError(400, 'illegal_argument_exception', `index [${index}] is a registered table read through this surface; it is read-only here (write rows through /rows or /sql)`);
+  const conflict = (reason: string) => versionConflict(op.id, reason, index, uuid);
+  if (op.ifSeqNo !== undefined) {
+    if (!cur) throw conflict(`required seqNo [${op.ifSeqNo}], primary term [${op.ifPrimaryTerm}]. but no document was found`);
+    if (cur._seq_no !== op.ifSeqNo || cur._primary_term !== op.ifPrimaryTerm) {
+      throw conflict(`required seqNo [${op.ifSeqNo}], primary term [${op.ifPrimaryTerm}]. current document has seqNo [${cur._seq_no}] and primary term [${cur._primary_term}]`);
+    }
+  }
+  const vt = op.versionType ?? 'internal';
+  const lastVersion = cur ? cur._version : tomb?.version ?? 0;
+  if (vt === 'external' || vt === 'external_gte') {
+    const v = op.version!;
+    if (cur || (tomb && op.action !== 'delete')) {
+      const curV = cur ? cur._version : tomb!.version;
+      if (vt === 'external' ? curV >= v : curV > v) {
+        if (cur || op.action === 'delete') throw conflict(`current version [${curV}] is higher ${vt === 'external' ? 'or equal to' : 'than'} the one provided [${v}]`);
+      }
+    }
+  }
+  const base = { _index: index, _type: '_doc', _id: op.id };
+  if (op.action === 'delete') {
+    if (!cur) {
+      const version = vt === 'internal' ? (tomb?.version ?? 0) + 1 : op.version!;
+      const seq = nextSeq();
+      tombs.set(op.id, { version, seq, at: Date.now() });
+      return { status: 404, body: { ...base, _version: version, result: 'not_found', _shards: SHARDS, _seq_no: seq, _primary_term: 1 } };
+    }
+    const version = vt === 'internal' ? cur._version + 1 : op.version!;
+    const seq = nextSeq();
+    ov.set(op.id, null);
+    p.deletes.push(op.id);
+    tombs.set(op.id, { version, seq, at: Date.now() });
+    return { status: 200, body: { ...base, _version: version, result: 'deleted', _shards: SHARDS, _seq_no: seq, _primary_term: 1 } };
+  }
+  let source: JsonObject;
+  let created = !cur;
+  let upsertGet = false;
+  if (op.action === 'update') {
+    const u = op.update ?? {};
+    if (u.script !== undefined) throw scriptRefused('script');
+    if (u.doc !== undefined && !isObj(u.doc)) throw new EsError(400, 'parsing_exception', '[doc] must be an object');
+    if (u.doc === undefined && u.upsert === undefined) throw validation(['script or doc is missing']);
+    if (!cur) {
+      if (u.doc_as_upsert === true && isObj(u.doc)) source = u.doc;
+      else if (isObj(u.upsert)) source = u.upsert;
+      else throw documentMissing(op.id, index, uuid);
+      created = true;
+    } else {
+      source = isObj(u.doc) ? deepMerge(cur._source, u.doc) : cur._source;
+      if (u.detect_noop !== false && same(source, cur._source)) {
+        const body: JsonObject = { ...base, _version: cur._version, result: 'noop', _shards: { total: 0, successful: 0, failed: 0 }, _seq_no: cur._seq_no, _primary_term: cur._primary_term };
+        if (u._source !== undefined) body.get = getPart(cur, u._source);
+        return { status: 200, body };
+      }
+    }
+    upsertGet = u._source !== undefined;
+  } else {
+    source = op.source ?? {};
+    if (cur && op.action === 'create') throw conflict(`document already exists (current version [${cur._version}])`);
+  }
+  // dynamic mapping, then the document's values checked against the mapping (malformed → mapper_parsing_exception)
+  const grown = applyDynamic(p.meta.mappings, source);
+  const mappings = grown ?? p.meta.mappings;
+  valuesOf.set(source, { mappings, values: docValues(flatten(mappings), source, op.id) });
+  if (grown) {
+    p.meta = { ...p.meta, mappings: grown, text: textColumns(grown, p.meta.text) };
+    p.changed = true;
+  }
+  const version = vt === 'internal' ? lastVersion + 1 : op.version!;
+  const seq = nextSeq();
+  const row: DocRow = { _id: op.id, _source: source, _version: version, _seq_no: seq, _primary_term: 1, _routing: op.routing ?? null };
+  ov.set(op.id, row);
+  p.puts.push(row);
+  const body: JsonObject = { ...base, _version: version, result: created ? 'created' : 'updated', _shards: SHARDS, _seq_no: seq, _primary_term: 1 };
+  if (upsertGet) body.get = getPart(row, op.update!._source);
+  return { status: created ? 201 : 200, body };
+}
+
+function getPart(r: DocRow, src: Json | undefined): JsonObject {
+  const out: JsonObject = { _seq_no: r._seq_no, _primary_term: r._primary_term, found: true };
+  const s = filterSource(r._source, sourceSpec(src));
+  if (s !== undefined) out._source = s;
+  return out;
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+/**
+ * Benchmark of the Elasticsearch surface beside its peers, measured in the same run against the
+ * built server over HTTPS:
+ *   - ingest: `_bulk` of --docs small documents (chunks of --chunk) vs the NDJSON row route
+ *     (`rows/{schema}/_batch`, same documents as rows, same chunk) → docs/s and the ratio;
+ *   - search: a `match` query through `_search` vs the same words through the native full-text
+ *     route (`GET fts/{table}/{field}`, plain BM25) → p50/p99 over --queries sequential requests;
+ *   - aggregation: a bool query with a terms aggregation through `_search` vs the same grouping
+ *     through `/sql` → p50/p99.
+ *
+ *   npm run build && node tools/bench/es/bench.js [--docs 200000] [--chunk 5000] [--queries 200]
+ *   node tools/bench/es/bench.js --docs 2000 --queries 20      # smoke
+ *
+ * Targets (issue 18): bulk ≥ 60% of NDJSON rows/s; search p99 ≤ 1.3× the native route.
+ */
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const https = require('https');
+const { startBuiltServer } = require('../server');
+
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : def;
+};
+const DOCS = opt('docs', 200_000);
+const CHUNK = opt('chunk', 5000);
+const QUERIES = opt('queries', 200);
+const TENANT = '01J0ESBENCH000000000000000';
+const TOKEN = 'es-bench-token-0123456789';
+const T = `/v1/tenants/${TENANT}`;
+
+const WORDS = ('alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma tau upsilon phi chi psi omega ' +
+  'river stone cloud forest ember harbor meadow signal vector matrix lattice orbit quartz saddle timber violet').split(' ');
+let seed = 42;
+const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const pick = () => WORDS[Math.floor(rnd() * WORDS.length)];
+const docAt = (i) => ({ id: `d${i}`, body: Array.from({ length: 8 }, pick).join(' '), tag: `t${i % 20}`, n: i % 1000 });
+
+/** The peer table: the same documents as rows, `body` in the fts postings. */
+const COLUMNS = [['id', 'str', true], ['body', 'str'], ['tag', 'str'], ['n', 'i64']];
+const TOML = ['namespace = "bench"', 'table = "docs"', 'primary_key = ["id"]',
+  ...COLUMNS.map(([name, ty, req]) => `[[columns]]\nname = "${name}"\nty = "${ty}"${req ? '\nrequired = true' : ''}`),
+  '[[fulltext]]\nfield = "body"\nanalyzer = "standard"'].join('\n');
+
+function request(agent, url, method, p, body, contentType) {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const req = https.request(url + p, {
+      agent, method,
+      headers: { authorization: `Bearer ${TOKEN}`, ...(data !== undefined ? { 'content-type': contentType ?? 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode >= 300) return reject(new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`));
+        resolve(text ? JSON.parse(text) : undefined);
+      });
+    });
+    req.on('error', reject);
+    if (data !== undefined) req.write(data);
+    req.end();
+  });
+}
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+async function timed(n, fn) {
+  for (let i = 0; i < Math.min(20, n); i++) await fn(i); // warm-up
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn(i);
+    out.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return { p50: pct(out, 50), p99: pct(out, 99) };
+}
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-es-'));
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN });
+  const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 4 });
+  const req = (m, p, b, ct) => request(agent, url, m, p, b, ct);
+  try {
+    await req('POST', `${T}/schemas`, TOML, 'text/plain');
+    await req('PUT', `${T}/es/docs`, { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+
+    // ingest: rows (NDJSON) then _bulk, same documents and chunk size
+    let t0 = Date.now();
+    for (let i = 0; i < DOCS; i += CHUNK) {
+      const lines = [];
+      for (let j = i; j < Math.min(DOCS, i + CHUNK); j++) lines.push(JSON.stringify(docAt(j)));
+      await req('POST', `${T}/rows/bench.docs/_batch?chunk=${Math.min(CHUNK, 10000)}`, lines.join('\n') + '\n', 'application/x-ndjson');
+    }
+    const rowsPerS = DOCS / ((Date.now() - t0) / 1000);
+    t0 = Date.now();
+    for (let i = 0; i < DOCS; i += CHUNK) {
+      const lines = [];
+      for (let j = i; j < Math.min(DOCS, i + CHUNK); j++) {
+        const d = docAt(j);
+        lines.push(JSON.stringify({ index: { _index: 'docs', _id: d.id } }), JSON.stringify({ body: d.body, tag: d.tag, n: d.n }));
+      }
+      const r = await req('POST', `${T}/es/_bulk`, lines.join('\n') + '\n', 'application/x-ndjson');
+      if (r.errors) throw new Error('bulk reported errors');
+    }
+    const bulkPerS = DOCS / ((Date.now() - t0) / 1000);
+
+    const q = (i) => `${WORDS[i % WORDS.length]} ${WORDS[(i * 7 + 3) % WORDS.length]}`;
+    const esMatch = await timed(QUERIES, (i) => req('POST', `${T}/es/docs/_search`, { size: 10, query: { match: { body: q(i) } } }));
+    const native = await timed(QUERIES, (i) => req('GET', `${T}/fts/bench.docs/body?q=${encodeURIComponent(q(i))}&limit=10&feedback=none&proximity=none`));
+    const esAgg = await timed(QUERIES, (i) => req('POST', `${T}/es/docs/_search`, {
+      size: 0, query: { bool: { filter: [{ range: { n: { lt: 500 + (i % 100) } } }], must: [{ match: { body: WORDS[i % WORDS.length] } }] } },
+      aggs: { tags: { terms: { field: 'tag', size: 20 } } },
+    }));
+    const sqlAgg = await timed(QUERIES, (i) => req('POST', `${T}/sql`, { sql: `SELECT tag, count(*) AS c FROM bench.docs WHERE n < ${500 + (i % 100)} AND body LIKE '%${WORDS[i % WORDS.length]}%' GROUP BY tag ORDER BY c DESC LIMIT 20` }));
+
+    const f = (x) => x.toFixed(2);
+    console.log(`\nES surface benchmark: ${DOCS} docs, chunk ${CHUNK}, ${QUERIES} queries each (sequential, one connection)\n`);
+    console.log('| measure | ES surface | peer | peer value | ratio | target |');
+    console.log('|---|---|---|---|---|---|');
+    console.log(`| ingest docs/s | ${Math.round(bulkPerS)} | NDJSON rows/s | ${Math.round(rowsPerS)} | ${(bulkPerS / rowsPerS).toFixed(2)} | ≥ 0.60 |`);
+    console.log(`| match p50 / p99 ms | ${f(esMatch.p50)} / ${f(esMatch.p99)} | fts route | ${f(native.p50)} / ${f(native.p99)} | ${(esMatch.p99 / native.p99).toFixed(2)} (p99) | ≤ 1.30 |`);
+    console.log(`| bool + terms agg p50 / p99 ms | ${f(esAgg.p50)} / ${f(esAgg.p99)} | SQL GROUP BY | ${f(sqlAgg.p50)} / ${f(sqlAgg.p99)} | ${(esAgg.p99 / sqlAgg.p99).toFixed(2)} (p99) | — |`);
+  } finally {
+    proc.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
