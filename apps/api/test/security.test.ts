@@ -179,6 +179,35 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect((await as('owner', 'DELETE', '/policies/mgr_eu')).status).toBe(200);
   });
 
+  it('the Elasticsearch surface: search, count, aggregations and get see only visible rows; an unreadable index is absent', async () => {
+    expect((await as('owner', 'PUT', '/policies/people_region', { schema: 'app.people', users: ['alice'], using: "region = user_attr('region')" })).status).toBe(200);
+    const es = (user: string, method: string, p: string, body?: unknown) => as(user, method, `/es/${p}`, body);
+    const all = await es('owner', 'POST', 'app.people/_search', { query: { match_all: {} }, size: 50 });
+    expect([all.status, all.json.hits?.total?.value]).toEqual([200, expect.any(Number)]);
+    const s = await es('alice', 'POST', 'app.people/_search', { query: { match_all: {} }, size: 50, sort: [{ ssn: 'desc' }] });
+    expect(s.status).toBe(200);
+    expect(s.json.hits.hits.map((h: { _id: string }) => h._id).sort()).toEqual(['e1', 'e2', 'w1']); // w1: eu, written by 'writer'
+    expect(JSON.stringify(s.json)).not.toMatch(/199|188/);
+    const c = await es('alice', 'POST', 'app.people/_count', { query: { prefix: { ssn: '1' } } });
+    expect([c.status, c.json.count]).toEqual([200, 1]);
+    const agg = await es('alice', 'POST', 'app.people/_search', { size: 0, aggs: { r: { terms: { field: 'region' } } } });
+    expect(agg.json.aggregations.r.buckets).toEqual([{ key: 'eu', doc_count: 3 }]);
+    const hid = await es('alice', 'GET', 'app.people/_doc/u1');
+    expect(hid.json.found).toBe(false);
+    expect(hid.text).not.toMatch(/199/);
+    expect((await es('alice', 'GET', 'app.people/_doc/e1')).json.found).toBe(true);
+    const no = await es('bob', 'POST', 'app.people/_search', { query: { match_all: {} } });
+    // on the ES surface an index the user may not read does not exist for it (wildcards, _cat and _all skip it):
+    // the same answer as an index that really is absent
+    const absent = await es('bob', 'POST', 'app.nope/_search', { query: { match_all: {} } });
+    expect([no.status, no.json.error?.type]).toEqual([absent.status, absent.json.error?.type]);
+    expect(no.status).toBe(404);
+    expect(no.text).not.toMatch(/111|199/);
+    expect((await es('bob', 'GET', '_cat/indices?format=json')).text).not.toContain('app.people');
+    expect((await es('alice', 'PUT', 'app.people/_doc/e7', { id: 'e7', region: 'eu' })).status).toBeGreaterThanOrEqual(400);
+    expect((await as('owner', 'GET', '/rows/app.people/e7')).status).toBe(404);
+  });
+
   it('a hidden row is absent to GET (404, as if it did not exist)', async () => {
     expect((await as('alice', 'GET', '/rows/app.people/e1')).status).toBe(200);
     const hidden = await as('alice', 'GET', '/rows/app.people/u1');
