@@ -208,6 +208,55 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect((await as('owner', 'GET', '/rows/app.people/e7')).status).toBe(404);
   });
 
+  it('column masks: every operator, surface and error sees the masked value, never the stored one', async () => {
+    expect((await as('owner', 'PUT', '/users/carol', { grants: { 'app.people': ['read'] } })).status).toBe(200);
+    const masks = { ssn: { kind: 'partial', n: 1 }, bio: { kind: 'redact' }, region: { kind: 'expr', expr: 'upper(region)' }, emb: { kind: 'null' } };
+    for (const [column, m] of Object.entries(masks)) {
+      expect((await as('owner', 'PUT', `/policies/carol_${column}`, { schema: 'app.people', users: ['carol'], mask: { column, ...m } })).status).toBe(200);
+    }
+    tokens.carol = (await as('owner', 'POST', '/users/carol/tokens', {})).json.token;
+    const stored = /111|222|199|188|sea|hills|diver|"eu"|"us"/;
+    const cases: Array<[string, unknown]> = [
+      ["SELECT id, ssn, bio, region FROM app.people WHERE id = 'e1'", [{ id: 'e1', ssn: '****1', bio: '****', region: 'EU' }]],
+      ["SELECT id FROM app.people WHERE ssn LIKE '1%'", []],
+      ["SELECT id FROM app.people WHERE ssn = '111'", []],
+      ["SELECT count(*) AS n FROM app.people WHERE bio LIKE '%sea%'", [{ n: 0 }]],
+      ["SELECT count(*) AS n FROM app.people WHERE region = 'eu'", [{ n: 0 }]],
+      ["SELECT id FROM app.people WHERE id IN ('e1', 'e2', 'u1', 'u2') ORDER BY ssn, id", [{ id: 'e1' }, { id: 'e2' }, { id: 'u2' }, { id: 'u1' }]],
+      ["SELECT max(ssn) AS m, min(bio) AS b FROM app.people WHERE id IN ('e1', 'e2', 'u1', 'u2')", [{ m: '****9', b: '****' }]],
+      ["SELECT region, count(*) AS n FROM app.people WHERE id IN ('e1', 'e2', 'u1', 'u2') GROUP BY region ORDER BY region", [{ region: 'EU', n: 2 }, { region: 'US', n: 2 }]],
+      ["SELECT a.id FROM app.people a JOIN app.people b ON a.ssn = b.ssn WHERE a.id = 'e1'", [{ id: 'e1' }]],
+      ["SELECT id FROM app.people WHERE (SELECT count(*) FROM app.people p WHERE p.ssn = '199') > 0", []],
+    ];
+    for (const [text, rows] of cases) {
+      const r = await sql('carol', text);
+      expect([text, r.status, r.json.rows]).toEqual([text, 200, rows]);
+      expect(r.text).not.toMatch(stored);
+    }
+    const ex = await srv.request('POST', `${T}/sql?explain=true`, { token: tokens.carol, body: { sql: "SELECT id, ssn FROM app.people WHERE ssn LIKE '1%' ORDER BY ssn" } });
+    expect(ex.status).toBe(200);
+    expect(ex.text).not.toMatch(/111|222|199|188/);
+    const err = await sql('carol', 'SELECT CAST(ssn AS INTEGER) / 0 + json_extract(bio, 1) FROM app.people');
+    expect(err.text).not.toMatch(stored);
+    const plan = await as('carol', 'POST', '/query', { op: 'filter', input: { op: 'scan', schema: 'app.people' }, predicate: { kind: 'binary', op: '=', left: { kind: 'col', name: 'ssn' }, right: { kind: 'lit', value: '111' } } });
+    expect([plan.status, plan.json]).toEqual([200, []]);
+    const got = await as('carol', 'GET', '/rows/app.people/e1');
+    expect([got.status, got.json.ssn, got.json.bio, got.json.region, got.json.emb]).toEqual([200, '****1', '****', 'EU', undefined]);
+    expect(got.text).not.toMatch(stored);
+    // searching a masked column by its stored value is refused, without the value
+    const fts = await as('carol', 'GET', '/fts/app.people/bio?q=sea');
+    expect([fts.status, fts.json.error]).toEqual([403, 'forbidden']);
+    const topk = await as('carol', 'POST', '/vector/app.people/topk', { vector: [0, 0], k: 2 });
+    expect([topk.status, topk.json.error]).toEqual([403, 'forbidden']);
+    const esr = await as('carol', 'POST', '/es/app.people/_search', { query: { match_all: {} }, size: 50 });
+    expect(esr.status).toBe(200);
+    expect(esr.text).not.toMatch(stored);
+    const esq = await as('carol', 'POST', '/es/app.people/_count', { query: { prefix: { ssn: '1' } } });
+    expect(esq.json.count).toBe(0);
+    // the owner still sees the stored values
+    expect((await sql('owner', "SELECT ssn FROM app.people WHERE id = 'e1'")).json.rows).toEqual([{ ssn: '111' }]);
+  });
+
   it('a hidden row is absent to GET (404, as if it did not exist)', async () => {
     expect((await as('alice', 'GET', '/rows/app.people/e1')).status).toBe(200);
     const hidden = await as('alice', 'GET', '/rows/app.people/u1');

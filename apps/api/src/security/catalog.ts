@@ -31,6 +31,17 @@ export interface PolicyRecord {
   readonly users: readonly string[];
   readonly using?: string;
   readonly check?: string;
+  /** A column mask: what the users see in place of `column`'s stored value. */
+  readonly mask?: ColumnMask;
+}
+
+export const MASK_KINDS = ['null', 'redact', 'hash', 'partial', 'expr'] as const;
+/** `null`; `redact` ('****'); `hash` (hex SHA-256); `partial` ('****' + the last `n` characters); `expr` (SQL over the row). */
+export interface ColumnMask {
+  readonly column: string;
+  readonly kind: (typeof MASK_KINDS)[number];
+  readonly n?: number;
+  readonly expr?: string;
 }
 
 export class SecurityCatalog {

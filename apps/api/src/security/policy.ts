@@ -13,7 +13,7 @@
 import { DbError } from '@mmdb/core';
 import { andAll, type Expr, type PlanNode } from '@mmdb/plan';
 import { parseSql, type LeafNode, type Policy, type SqlEngine } from '@mmdb/sql';
-import type { Acting } from './catalog';
+import type { Acting, ColumnMask } from './catalog';
 
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -64,13 +64,59 @@ export function bindPredicate(engine: SqlEngine, schema: string, pred: string, a
   return renameCols(found.pred, found.alias, alias ?? '');
 }
 
+/** The SQL text of a mask over column `c` (quoted). */
+export function maskSql(m: ColumnMask): string {
+  const c = `"${m.column.replace(/"/g, '""')}"`;
+  switch (m.kind) {
+    case 'null': return 'NULL';
+    case 'redact': return `CASE WHEN ${c} IS NULL THEN NULL ELSE '****' END`;
+    case 'hash': return `sha256(${c})`;
+    case 'partial': return `CASE WHEN ${c} IS NULL THEN NULL ELSE '****' || substr(CAST(${c} AS TEXT), -${Math.max(1, m.n ?? 4)}) END`;
+    case 'expr': return `(${m.expr})`;
+  }
+}
+
+/** Binds an SQL expression over `schema`'s row (as `SELECT expr FROM schema`): an Expr over the leaf's column names. */
+export function bindExpr(engine: SqlEngine, schema: string, expr: string, alias: string | undefined): Expr {
+  const stmts = parseSql(`SELECT ${expr} AS m FROM "${schema.replace(/"/g, '""')}" AS __rls`);
+  if (stmts.length !== 1 || stmts[0].kind !== 'select') throw new DbError('validation_failed', `a column mask of ${schema} must be one expression`);
+  const { plan } = engine.bind(stmts[0]);
+  let found: { expr: Expr; alias: string } | undefined;
+  const walk = (n: PlanNode): void => {
+    if (found) return;
+    if (n.op === 'project' && n.columns.length === 1 && n.input.op === 'scan') {
+      found = { expr: n.columns[0].expr, alias: n.input.alias ?? '' };
+      return;
+    }
+    for (const v of Object.values(n)) if (v && typeof v === 'object' && typeof (v as PlanNode).op === 'string') walk(v as PlanNode);
+  };
+  walk(plan);
+  if (!found) throw new DbError('validation_failed', `a column mask of ${schema} did not bind to an expression`);
+  return renameCols(found.expr, found.alias, alias ?? '');
+}
+
+function vectorColumn(engine: SqlEngine, schema: string): string | undefined {
+  try {
+    return engine.exec.table(schema).manifest.vector?.column;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The acting user's policy (never built for the owner: the owner runs with NO_POLICY). */
 export function userPolicy(a: Acting, engine: SqlEngine): Policy {
   const memo = new Map<string, Expr | undefined>();
+  const masks = new Map<string, Map<string, Expr> | undefined>();
   return {
     leafFilter(leaf: LeafNode): Expr | undefined {
       const schema = leaf.schema;
       a.require(schema, 'read');
+      // matching or ranking by a masked column's stored value would reveal it: refused
+      const masked = new Set(a.catalog.policiesFor(schema, a.name).flatMap((p) => (p.mask ? [p.mask.column.toLowerCase()] : [])));
+      if (masked.size) {
+        const over = leaf.op === 'fts_search' ? [leaf.field, ...(leaf.fields ?? []).map((f) => f.field)] : leaf.op === 'vector_topk' ? [leaf.column ?? vectorColumn(engine, schema)] : [];
+        for (const c of over) if (c && masked.has(c.toLowerCase())) throw new DbError('forbidden', `column ${c} of ${schema} is masked for user ${a.name}: it cannot be searched`, { schema, column: c });
+      }
       const alias = (leaf as { alias?: string }).alias;
       const key = `${schema}\u0000${alias ?? ''}`;
       if (memo.has(key)) return memo.get(key);
@@ -78,6 +124,20 @@ export function userPolicy(a: Acting, engine: SqlEngine): Policy {
       const f = preds.length ? andAll(preds.map((p) => bindPredicate(engine, schema, sessionText(p.using!, a), alias))) : undefined;
       memo.set(key, f);
       return f;
+    },
+    leafMasks(leaf: LeafNode): ReadonlyMap<string, Expr> | undefined {
+      const schema = leaf.schema;
+      const alias = (leaf as { alias?: string }).alias;
+      const key = `${schema}\u0000${alias ?? ''}`;
+      if (masks.has(key)) return masks.get(key);
+      const ms = a.catalog.policiesFor(schema, a.name).filter((p) => p.mask !== undefined);
+      let out: Map<string, Expr> | undefined;
+      if (ms.length) {
+        out = new Map();
+        for (const p of ms) out.set((alias ? `${alias}.${p.mask!.column}` : p.mask!.column).toLowerCase(), bindExpr(engine, schema, sessionText(maskSql(p.mask!), a), alias));
+      }
+      masks.set(key, out);
+      return out;
     },
   };
 }

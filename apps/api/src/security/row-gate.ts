@@ -7,7 +7,7 @@
  */
 import { DbError, type JsonValue } from '@mmdb/core';
 import { andAll, type Expr, type PlanNode } from '@mmdb/plan';
-import type { SqlEngine } from '@mmdb/sql';
+import { rowObject, type SqlEngine } from '@mmdb/sql';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { Acting } from './catalog';
 import { bindPredicate, sessionText, userPolicy } from './policy';
@@ -27,6 +27,20 @@ export async function rowVisible(t: TenantHandle, a: Acting | undefined, schema:
   const plan: PlanNode = { op: 'get', schema, key: pk.map((_, i) => param(i)) };
   const r = await engine.runPlan(plan, { params: pk, policy: userPolicy(a, engine), policyKey: `${a.name}#${a.catalog.version}` });
   return r.rows.length > 0;
+}
+
+/** Whether column masks bind the user on the schema (a row GET then answers the masked row). */
+export function hasMasks(a: Acting | undefined, schema: string): boolean {
+  return !!a && !a.isOwner && a.catalog.policiesFor(schema, a.name).some((p) => p.mask !== undefined);
+}
+
+/** The row as the user sees it (masked, or null when absent or hidden), read through the executor under its policy. */
+export async function maskedRow(t: TenantHandle, a: Acting, schema: string, pk: JsonValue[]): Promise<Record<string, JsonValue> | null> {
+  const engine = engineOf(t);
+  const plan: PlanNode = { op: 'get', schema, key: pk.map((_, i) => param(i)) };
+  const r = await engine.runPlan(plan, { params: pk, policy: userPolicy(a, engine), policyKey: `${a.name}#${a.catalog.version}` });
+  if (!r.rows.length) return null;
+  return rowObject(engine.exec.table(schema), r.rows[0]);
 }
 
 /** 403 unless every row passes the user's WITH CHECK predicates on the schema. */

@@ -4,7 +4,16 @@ import { ActingUser, TenantCtx } from '../http/decorators';
 import { SystemStore } from '../system/system-store';
 import { parseIssue } from '../system/token-params';
 import type { TenantHandle } from '../tenancy/tenant-registry';
-import { Acting, OWNER, parseUser, USER_NAME, userChange, type PolicyRecord } from './catalog';
+import { Acting, MASK_KINDS, OWNER, parseUser, USER_NAME, userChange, type ColumnMask, type PolicyRecord } from './catalog';
+
+function parseMask(v: unknown): ColumnMask {
+  const m = (v ?? {}) as Record<string, unknown>;
+  if (typeof m.column !== 'string' || !m.column) throw new DbError('validation_failed', 'mask.column must name a column', { field: 'mask.column' });
+  if (!(MASK_KINDS as readonly unknown[]).includes(m.kind)) throw new DbError('validation_failed', `mask.kind must be one of ${MASK_KINDS.join(', ')}`, { field: 'mask.kind' });
+  if (m.kind === 'partial' && m.n !== undefined && (!Number.isInteger(m.n) || (m.n as number) < 1 || (m.n as number) > 64)) throw new DbError('validation_failed', 'mask.n must be an integer 1..64', { field: 'mask.n' });
+  if (m.kind === 'expr' && typeof m.expr !== 'string') throw new DbError('validation_failed', 'mask.expr must be SQL text', { field: 'mask.expr' });
+  return { column: m.column, kind: m.kind as ColumnMask['kind'], ...(m.kind === 'partial' ? { n: (m.n as number) ?? 4 } : {}), ...(m.kind === 'expr' ? { expr: m.expr as string } : {}) };
+}
 
 function ownerOnly(a: Acting): void {
   if (!a.isOwner) throw new DbError('forbidden', `user ${a.name} may not manage users or policies (owner only)`);
@@ -84,8 +93,9 @@ export class UsersController {
     if (typeof b.schema !== 'string') throw new DbError('validation_failed', 'schema must be a string', { field: 'schema' });
     if (!Array.isArray(users) || users.some((u) => typeof u !== 'string')) throw new DbError('validation_failed', 'users must be an array of names', { field: 'users' });
     for (const f of ['using', 'check'] as const) if (b[f] !== undefined && typeof b[f] !== 'string') throw new DbError('validation_failed', `${f} must be SQL text`, { field: f });
-    if (b.using === undefined && b.check === undefined) throw new DbError('validation_failed', 'a policy needs using or check', { field: 'using' });
-    const rec: PolicyRecord = { schema: b.schema, users: users as string[], ...(b.using !== undefined ? { using: b.using as string } : {}), ...(b.check !== undefined ? { check: b.check as string } : {}) };
+    const mask = b.mask === undefined ? undefined : parseMask(b.mask);
+    if (b.using === undefined && b.check === undefined && !mask) throw new DbError('validation_failed', 'a policy needs using, check or mask', { field: 'using' });
+    const rec: PolicyRecord = { schema: b.schema, users: users as string[], ...(b.using !== undefined ? { using: b.using as string } : {}), ...(b.check !== undefined ? { check: b.check as string } : {}), ...(mask ? { mask } : {}) };
     await this.commit(t, a, [{ op: 'catalog', kind: 'policy', id, record: rec as unknown as JsonValue }]);
     return { id, ...rec };
   }

@@ -13,6 +13,7 @@ import { ExecCtx, type Budget, type Writer } from '../exec/context';
 import { compilePlan, type Op } from '../exec/ops';
 import { TableCache } from '../exec/table-cache';
 import { optimize, type OptCatalog, type PassReport } from '../optimizer/optimizer';
+import { outputNames } from '../optimizer/util';
 import type { Tuple, Value } from '../values';
 import { LeafReader } from './leaves';
 import { MultiModelReader } from './multimodel';
@@ -100,7 +101,7 @@ export class PlanExecutor {
 
   /** Optimizes a plan (the policy applied first) and remembers what it needs to run again. */
   prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = [], policy: Policy = this.policy): Prepared {
-    const o = optimize(applyPolicy(plan, policy), this.optCatalog());
+    const o = optimize(applyPolicy(plan, policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog());
     return { plan: o.plan, names, passes: o.passes, deps, leaves: leafNodes(o.plan), pool: [], small: isSmallPlan(o.plan) };
   }
 
@@ -138,7 +139,7 @@ export class PlanExecutor {
    */
   async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
     const t0 = performance.now();
-    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, opts.policy ?? this.policy), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, opts.policy ?? this.policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
     const leafList = prepared?.leaves ?? leafNodes(plan);
     const writer = txn ? this.writer(txn) : null;
     const pool = prepared && !opts.explain ? prepared.pool : null;
