@@ -9,8 +9,10 @@ import { BodyTypeGuard } from './http/body';
 import { ErrorFilter } from './http/error.filter';
 import { RateLimitGuard } from './http/rate-limit.guard';
 import { GrantGuard } from './http/grant.guard';
+import { CreditGuard } from './http/credit.guard';
 import { SecurityService } from './security/security.service';
 import { UsersController } from './security/users.controller';
+import { BillingController } from './security/billing.controller';
 import { SystemStore } from './system/system-store';
 import { TenantsController } from './system/tenants.controller';
 import { TokensController } from './system/tokens.controller';
@@ -38,11 +40,12 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CoreModule.forRoot(config, system), SchemasModule, RowsModule, ...FEATURE_MODULES],
-      controllers: [HealthController, TenantsController, TokensController, UsersController],
+      controllers: [HealthController, TenantsController, TokensController, UsersController, BillingController],
       providers: [
         // Guards run in this order: the rate limit needs the token AuthGuard resolved.
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_GUARD, useClass: CreditGuard },
         { provide: APP_GUARD, useClass: GrantGuard },
         { provide: APP_GUARD, useClass: BodyTypeGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DbError, newUlid } from '@mmdb/core';
-import type { QueryOptions, SqlEngine } from '@mmdb/sql';
+import { NO_POLICY, type QueryOptions, type SqlEngine } from '@mmdb/sql';
 import { Metrics } from '../health/metrics.service';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { SqlTenantEngine } from './query.module';
 import { QueryRegistry } from './query.registry';
 import { userPolicy } from '../security/policy';
+import { withoutVector } from '../security/billing';
 
 /**
  * Runs a query of any surface on the tenant's one plan executor (the SQL engine), measured the
@@ -29,8 +30,10 @@ export class QueryRunner {
    */
   options(t: TenantHandle, engine: SqlEngine, queryId: string): QueryOptions {
     const a = t.acting;
-    if (!a || a.isOwner) return { queryId };
-    return { queryId, policy: userPolicy(a, engine), policyKey: `${a.name}#${a.catalog.version}` };
+    const vectorOff = a?.catalog.addons.get('vector') === false;
+    if (!a || (a.isOwner && !vectorOff)) return { queryId };
+    const base = a.isOwner ? NO_POLICY : userPolicy(a, engine);
+    return { queryId, policy: vectorOff ? withoutVector(base) : base, policyKey: `${a.name}#${a.catalog.version}${vectorOff ? '#novector' : ''}` };
   }
 
   async run<T>(t: TenantHandle, surface: string, fn: (engine: SqlEngine, opts: QueryOptions) => Promise<T>, queryId: string = newUlid()): Promise<T> {

@@ -49,11 +49,18 @@ export class SecurityCatalog {
   readonly policies = new Map<string, PolicyRecord>();
   /** Bumped by every change: part of the plan-cache key of policy-bound plans. */
   version = 0;
+  /** Credits the operator granted (`kind:'credit', id:'grant'`), or null: unlimited (the default). */
+  credits: number | null = null;
+  /** Add-ons the operator switched (`kind:'addon', id:name, record:{enabled}`); absent: enabled. */
+  readonly addons = new Map<string, boolean>();
+  /** Credits spent by successful requests, in total and per request class (node memory: see README). */
+  used = 0;
+  readonly usedBy = new Map<string, number>();
 
   static async load(store: TenantStore): Promise<SecurityCatalog> {
     const c = new SecurityCatalog();
     for (const e of await store.catalogEntries('user')) c.apply({ op: 'catalog', kind: 'user', id: e.id, record: e.record });
-    for (const e of await store.catalogEntries('policy')) c.apply({ op: 'catalog', kind: 'policy', id: e.id, record: e.record });
+    for (const kind of ['policy', 'credit', 'addon'] as const) for (const e of await store.catalogEntries(kind)) c.apply({ op: 'catalog', kind, id: e.id, record: e.record });
     store.changes.subscribe((f) => {
       for (const ch of f.changes) if (ch.op === 'catalog') c.apply(ch as CatalogChange);
     });
@@ -61,6 +68,22 @@ export class SecurityCatalog {
   }
 
   apply(ch: CatalogChange): void {
+    if (ch.kind === 'credit') {
+      const r = ch.record as { credits?: unknown } | null;
+      this.credits = r && typeof r.credits === 'number' ? r.credits : null;
+      // a new grant starts a new period: what was spent before is not held against it
+      if (r && (r as { reset?: unknown }).reset === true) {
+        this.used = 0;
+        this.usedBy.clear();
+      }
+      return;
+    }
+    if (ch.kind === 'addon') {
+      const r = ch.record as { enabled?: unknown } | null;
+      if (r === null) this.addons.delete(ch.id);
+      else this.addons.set(ch.id, r.enabled !== false);
+      return;
+    }
     if (ch.kind !== 'user' && ch.kind !== 'policy') return;
     const map = (ch.kind === 'user' ? this.users : this.policies) as Map<string, unknown>;
     if (ch.record === null) map.delete(ch.id);

@@ -102,6 +102,7 @@ export class PlanExecutor {
   /** Optimizes a plan (the policy applied first) and remembers what it needs to run again. */
   prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = [], policy: Policy = this.policy): Prepared {
     const o = optimize(applyPolicy(plan, policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog());
+    policy.checkPlan?.(o.plan);
     return { plan: o.plan, names, passes: o.passes, deps, leaves: leafNodes(o.plan), pool: [], small: isSmallPlan(o.plan) };
   }
 
@@ -139,7 +140,9 @@ export class PlanExecutor {
    */
   async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
     const t0 = performance.now();
-    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, opts.policy ?? this.policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const policy = opts.policy ?? this.policy;
+    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    if (!prepared) policy.checkPlan?.(plan);
     const leafList = prepared?.leaves ?? leafNodes(plan);
     const writer = txn ? this.writer(txn) : null;
     const pool = prepared && !opts.explain ? prepared.pool : null;

@@ -41,6 +41,8 @@ export interface Policy {
    * filter (vector_topk / fts_search) has the masked columns substituted the same way.
    */
   leafMasks?(leaf: LeafNode): ReadonlyMap<string, Expr> | undefined;
+  /** Called with the optimized plan before it runs (or is cached): may refuse it (e.g. a node kind of a disabled add-on). */
+  checkPlan?(plan: PlanNode): void;
 }
 
 export const NO_POLICY: Policy = { leafFilter: () => undefined };
