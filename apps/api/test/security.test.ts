@@ -97,6 +97,8 @@ describe('users, grants and row-level security over real HTTPS', () => {
       ['POST', '/query', { op: 'scan', schema: 'app.people' }],
       ['POST', '/vector/app.people/topk', { vector: [0, 0], k: 2 }],
       ['GET', '/fts/app.people/bio?q=sea'],
+      ['POST', '/fts/app.people/bio', { doc_id: 'x', text: 'y' }],
+      ['POST', '/vector/app.people/put', { id: 'x', vector: [0, 0] }],
       ['GET', '/graph/app.people/neighbors?rel=knows&node=e1'],
     ];
     for (const [m, p, b] of probes) {

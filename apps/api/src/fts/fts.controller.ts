@@ -38,7 +38,7 @@ export class FtsController {
   }
 
   @Post()
-  @Requires('table', 'read')
+  @Requires('table', 'insert', 'update')
   @HttpCode(200)
   async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Body() body: unknown) {
     const b = body as Record<string, unknown> | null;
