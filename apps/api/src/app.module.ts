@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from './config';
 import { FEATURE_MODULES } from './features';
 import { HealthController } from './health/health.controller';
@@ -20,6 +20,10 @@ import { Pressure } from './tenancy/pressure';
 import { TenantRegistry } from './tenancy/tenant-registry';
 import { SchemasModule } from './schemas/schemas.module';
 import { RowsModule } from './rows/rows.module';
+import { ReplicationModule } from './replication/replication.module';
+import { Replication } from './replication/replication.service';
+import { SyncInterceptor } from './replication/sync';
+import { LagInterceptor } from './replication/lag';
 
 /** Providers every feature module can inject: config, tenants, metrics, the system store. */
 @Global()
@@ -28,8 +32,8 @@ export class CoreModule {
   static forRoot(config: AppConfig, system: SystemStore): DynamicModule {
     return {
       module: CoreModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: SystemStore, useValue: system }, Pressure, TenantRegistry, Metrics, SecurityService],
-      exports: [APP_CONFIG, SystemStore, Pressure, TenantRegistry, Metrics, SecurityService],
+      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: SystemStore, useValue: system }, Pressure, TenantRegistry, Metrics, Replication, SecurityService],
+      exports: [APP_CONFIG, SystemStore, Pressure, TenantRegistry, Metrics, Replication, SecurityService],
     };
   }
 }
@@ -39,7 +43,7 @@ export class AppModule {
   static forRoot(config: AppConfig, system: SystemStore): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config, system), SchemasModule, RowsModule, ...FEATURE_MODULES],
+      imports: [CoreModule.forRoot(config, system), SchemasModule, RowsModule, ReplicationModule, ...FEATURE_MODULES],
       controllers: [HealthController, TenantsController, TokensController, UsersController, BillingController],
       providers: [
         // Guards run in this order: the rate limit needs the token AuthGuard resolved.
@@ -49,6 +53,10 @@ export class AppModule {
         { provide: APP_GUARD, useClass: GrantGuard },
         { provide: APP_GUARD, useClass: BodyTypeGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
+        // X-DB-Replication: degraded (spec §7.2), only when writes wait for follower acknowledgements.
+        ...((config.replication?.syncFollowers ?? 0) > 0 ? [{ provide: APP_INTERCEPTOR, useClass: SyncInterceptor }] : []),
+        // A follower's reads carry its lag.
+        ...(config.replication ? [{ provide: APP_INTERCEPTOR, useClass: LagInterceptor }] : []),
       ],
     };
   }

@@ -18,3 +18,57 @@ describe('loadConfig: DB_CHECKPOINT_FRAMES / DB_CHECKPOINT_MS', () => {
     expect(() => loadConfig({ DB_CHECKPOINT_MS: 'soon' })).toThrow(/DB_CHECKPOINT_MS/);
   });
 });
+
+describe('loadConfig: replication', () => {
+  const OP = { DB_OPERATOR_TOKEN: 'operator-token-0123456789' };
+  it('is off without DB_ETCD_ENDPOINTS (a single node, no lease)', () => {
+    expect(loadConfig({}).replication).toBeUndefined();
+    expect(loadConfig({ DB_ETCD_ENDPOINTS: ' ', DB_LEASE_TTL_MS: '1000' }).replication).toBeUndefined();
+  });
+  it('reads the issue\'s variables with their defaults', () => {
+    expect(loadConfig({ ...OP, DB_ETCD_ENDPOINTS: 'http://127.0.0.1:2379, http://10.0.0.2:2379', DB_NODE_NAME: 'n1', DB_PORT: '9000' }).replication).toEqual({
+      etcdEndpoints: ['http://127.0.0.1:2379', 'http://10.0.0.2:2379'],
+      nodeName: 'n1',
+      advertiseUrl: undefined,
+      leaseTtlMs: 5000,
+      syncFollowers: 0,
+      syncMs: 1000,
+      syncStrict: false,
+      caFile: undefined,
+    });
+    const r = loadConfig({
+      ...OP,
+      DB_ETCD_ENDPOINTS: 'https://etcd:2379',
+      DB_ADVERTISE_URL: 'https://n2.example:8443/',
+      DB_LEASE_TTL_MS: '1500',
+      DB_REPLICATION_SYNC_FOLLOWERS: '1',
+      DB_REPLICATION_SYNC_MS: '250',
+      DB_REPLICATION_SYNC_STRICT: 'true',
+    }).replication!;
+    expect(r).toMatchObject({ advertiseUrl: 'https://n2.example:8443', leaseTtlMs: 1500, syncFollowers: 1, syncMs: 250, syncStrict: true });
+    expect(r.nodeName).toMatch(/-8443$/);
+  });
+  it('names a bad value, and needs the operator token (nodes authenticate with it)', () => {
+    const E = { ...OP, DB_ETCD_ENDPOINTS: 'http://127.0.0.1:2379' };
+    expect(() => loadConfig({ DB_ETCD_ENDPOINTS: 'http://127.0.0.1:2379' })).toThrow(/DB_OPERATOR_TOKEN/);
+    expect(() => loadConfig({ ...OP, DB_ETCD_ENDPOINTS: '127.0.0.1:2379' })).toThrow(/DB_ETCD_ENDPOINTS/);
+    expect(() => loadConfig({ ...E, DB_NODE_NAME: 'bad name' })).toThrow(/DB_NODE_NAME/);
+    expect(() => loadConfig({ ...E, DB_ADVERTISE_URL: 'n1:8443' })).toThrow(/DB_ADVERTISE_URL/);
+    expect(() => loadConfig({ ...E, DB_LEASE_TTL_MS: '100' })).toThrow(/DB_LEASE_TTL_MS/);
+    expect(() => loadConfig({ ...E, DB_REPLICATION_SYNC_FOLLOWERS: '-1' })).toThrow(/DB_REPLICATION_SYNC_FOLLOWERS/);
+    expect(() => loadConfig({ ...E, DB_REPLICATION_SYNC_STRICT: 'maybe' })).toThrow(/DB_REPLICATION_SYNC_STRICT/);
+    expect(() => loadConfig({ ...E, DB_REPLICATION_CA_FILE: '/nonexistent/ca.pem' })).toThrow(/DB_REPLICATION_CA_FILE/);
+  });
+});
+
+describe('loadConfig: POST /ask (DB_NL_*)', () => {
+  it('has no model by default; a URL turns it on with its model, key and timeout; bad values are named', () => {
+    const c = loadConfig({});
+    expect(c.nlModel).toBeUndefined();
+    expect(c.nlCacheSize).toBe(1000);
+    expect(c.nlLexiconRefreshMs).toBe(1000);
+    expect(loadConfig({ DB_NL_MODEL_URL: 'http://127.0.0.1:9/v1', DB_NL_MODEL: 'm', DB_NL_MODEL_KEY: 'k' }).nlModel).toEqual({ url: 'http://127.0.0.1:9/v1', model: 'm', key: 'k', timeoutMs: 10_000 });
+    expect(() => loadConfig({ DB_NL_MODEL_URL: 'ftp://x' })).toThrow(/DB_NL_MODEL_URL/);
+    expect(() => loadConfig({ DB_NL_CACHE_SIZE: '0' })).toThrow(/DB_NL_CACHE_SIZE/);
+  });
+});

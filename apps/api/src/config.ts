@@ -1,3 +1,5 @@
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { isUlid } from '@mmdb/core';
 
@@ -34,10 +36,49 @@ export interface AppConfig {
   /** Frames per log segment, the unit retention drops. */
   readonly logSegmentFrames: number;
   readonly logLevel: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+  /** Replication (apps/api/README.md "Replication"): absent without DB_ETCD_ENDPOINTS (a single node, no lease). */
+  readonly replication?: ReplicationConfig;
   /** Sustained requests per second per tenant token (0: no rate limit). */
   readonly rateLimitRps: number;
   /** Requests one tenant token may send at once above the sustained rate (the bucket's size). */
   readonly rateLimitBurst: number;
+  /** Watch streams: open subscribers per tenant before 429 (DB_WATCH_MAX). */
+  readonly watchMax: number;
+  /** Watch streams: commits landing within this many ms are coalesced into one event (DB_WATCH_COALESCE_MS). */
+  readonly watchCoalesceMs: number;
+  /** Watch streams: a comment (or a position event) every this many ms (DB_WATCH_HEARTBEAT_MS). */
+  readonly watchHeartbeatMs: number;
+  /** Watch streams: the `retry:` reconnect hint sent to clients, in ms (DB_WATCH_RETRY_MS). */
+  readonly watchRetryMs: number;
+  /** Watch streams: live frames buffered per subscriber before it reads the log instead (DB_WATCH_BUFFER_FRAMES). */
+  readonly watchBufferFrames: number;
+  /** Watch streams: most frames a subscriber may be behind (and the log held for it) before `reset` (DB_WATCH_MAX_LAG_FRAMES). */
+  readonly watchMaxLagFrames: number;
+  /** POST /ask: intent-cache entries per tenant; how stale the value lexicon may be after writes (ms). */
+  readonly nlCacheSize: number;
+  readonly nlLexiconRefreshMs: number;
+  /** The optional language model (OpenAI-compatible chat completions); off when the URL is unset. */
+  readonly nlModel?: { readonly url: string; readonly model: string; readonly key?: string; readonly timeoutMs: number };
+}
+
+/** Active-passive replication under an etcd lease (one lease per tenant). */
+export interface ReplicationConfig {
+  /** DB_ETCD_ENDPOINTS: etcd client URLs. */
+  readonly etcdEndpoints: readonly string[];
+  /** DB_NODE_NAME: this node's name in leases and positions (default: host name and port). */
+  readonly nodeName: string;
+  /** DB_ADVERTISE_URL: the HTTPS base URL peers and clients reach this node at (default: the listening URL). */
+  readonly advertiseUrl?: string;
+  /** DB_LEASE_TTL_MS (default 5000). */
+  readonly leaseTtlMs: number;
+  /** DB_REPLICATION_SYNC_FOLLOWERS: follower acknowledgements a write waits for (default 0). */
+  readonly syncFollowers: number;
+  /** DB_REPLICATION_SYNC_MS: how long a write waits for them (default 1000). */
+  readonly syncMs: number;
+  /** DB_REPLICATION_SYNC_STRICT: past the window answer 504 gateway_timeout instead of 2xx + `X-DB-Replication: degraded`. */
+  readonly syncStrict: boolean;
+  /** DB_REPLICATION_CA_FILE: PEM CA (or certificates) followers trust for the holder's HTTPS; unset: pin the certificate the holder publishes in etcd. */
+  readonly caFile?: string;
 }
 
 export class ConfigError extends Error {}
@@ -59,6 +100,32 @@ function bool(env: Env, name: string, def: boolean): boolean {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be a boolean (1/0, true/false), got "${raw}"`);
+}
+
+function replicationConfig(env: Env, port: number): ReplicationConfig | undefined {
+  const raw = (env.DB_ETCD_ENDPOINTS ?? '').trim();
+  if (!raw) return undefined;
+  const etcdEndpoints = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const e of etcdEndpoints) {
+    if (!/^https?:\/\/[^\s/]+(:\d+)?\/?$/.test(e)) throw new ConfigError(`DB_ETCD_ENDPOINTS must be comma-separated http(s)://host:port URLs, got "${e}"`);
+  }
+  if (!env.DB_OPERATOR_TOKEN) throw new ConfigError('DB_ETCD_ENDPOINTS needs DB_OPERATOR_TOKEN: nodes authenticate to each other with it');
+  const nodeName = env.DB_NODE_NAME || `${os.hostname()}-${port}`;
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(nodeName)) throw new ConfigError('DB_NODE_NAME must be 1-64 characters of [A-Za-z0-9._-]');
+  const advertiseUrl = env.DB_ADVERTISE_URL || undefined;
+  if (advertiseUrl !== undefined && !/^https?:\/\/[^\s/]+(:\d+)?\/?$/.test(advertiseUrl)) throw new ConfigError('DB_ADVERTISE_URL must be an http(s)://host:port URL');
+  const caFile = env.DB_REPLICATION_CA_FILE || undefined;
+  if (caFile !== undefined && !fs.existsSync(caFile)) throw new ConfigError(`DB_REPLICATION_CA_FILE: no file at ${caFile}`);
+  return {
+    etcdEndpoints,
+    nodeName,
+    advertiseUrl: advertiseUrl?.replace(/\/$/, ''),
+    leaseTtlMs: int(env, 'DB_LEASE_TTL_MS', 5000, 500, 600_000),
+    syncFollowers: int(env, 'DB_REPLICATION_SYNC_FOLLOWERS', 0, 0, 64),
+    syncMs: int(env, 'DB_REPLICATION_SYNC_MS', 1000, 1, 600_000),
+    syncStrict: bool(env, 'DB_REPLICATION_SYNC_STRICT', false),
+    caFile,
+  };
 }
 
 const TOKEN_RE = /^[A-Za-z0-9._~+/=-]{16,512}$/;
@@ -88,6 +155,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
   // BURST defaults to 40,000, or to 2 × DB_RATE_LIMIT_RPS when only that is set.
   const rpsSet = env.DB_RATE_LIMIT_RPS !== undefined && env.DB_RATE_LIMIT_RPS !== '';
   const rateLimitBurst = int(env, 'DB_RATE_LIMIT_BURST', rpsSet ? Math.max(1, 2 * rateLimitRps) : 40_000, 1, 100_000_000);
+  const nlModelUrl = env.DB_NL_MODEL_URL || undefined;
+  if (nlModelUrl !== undefined && !/^https?:\/\/\S+$/.test(nlModelUrl)) throw new ConfigError('DB_NL_MODEL_URL must be an http(s) URL (the base of /chat/completions)');
+  const nlModel = nlModelUrl
+    ? { url: nlModelUrl, model: env.DB_NL_MODEL || 'default', key: env.DB_NL_MODEL_KEY || undefined, timeoutMs: int(env, 'DB_NL_MODEL_TIMEOUT_MS', 10_000, 100, 600_000) }
+    : undefined;
   const logLevel = (env.DB_LOG_LEVEL || 'info') as AppConfig['logLevel'];
   if (!['silent', 'error', 'warn', 'info', 'debug'].includes(logLevel)) throw new ConfigError(`DB_LOG_LEVEL must be silent|error|warn|info|debug`);
   return {
@@ -112,8 +184,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
     checkpointMs: int(env, 'DB_CHECKPOINT_MS', 60 * 60_000, 0),
     logSegmentFrames: int(env, 'DB_LOG_SEGMENT_FRAMES', 4096, 16, 1 << 24),
     logLevel,
+    replication: replicationConfig(env, port),
     rateLimitRps,
     rateLimitBurst,
+    watchMax: int(env, 'DB_WATCH_MAX', 1000, 0, 1_000_000),
+    watchCoalesceMs: int(env, 'DB_WATCH_COALESCE_MS', 50, 0, 60_000),
+    watchHeartbeatMs: int(env, 'DB_WATCH_HEARTBEAT_MS', 15_000, 100, 3_600_000),
+    watchRetryMs: int(env, 'DB_WATCH_RETRY_MS', 1000, 0, 3_600_000),
+    watchBufferFrames: int(env, 'DB_WATCH_BUFFER_FRAMES', 256, 1, 1_000_000),
+    watchMaxLagFrames: int(env, 'DB_WATCH_MAX_LAG_FRAMES', 100_000, 1, 1 << 30),
+    nlCacheSize: int(env, 'DB_NL_CACHE_SIZE', 1000, 1, 1_000_000),
+    nlLexiconRefreshMs: int(env, 'DB_NL_LEXICON_REFRESH_MS', 1000, 0, 3_600_000),
+    ...(nlModel ? { nlModel } : {}),
   };
 }
 

@@ -7,6 +7,8 @@ import { GraphModule } from './graph/graph.module';
 import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
 import { VectorModule } from './vector/vector.module';
+import { AskModule } from './ask/ask.module';
 import { EsModule } from './es/es.module';
+import { WatchModule } from './watch/watch.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule, AskModule, WatchModule];

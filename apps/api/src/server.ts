@@ -10,10 +10,13 @@ import type { AppConfig } from './config';
 import { Metrics } from './health/metrics.service';
 import { installBodyParsers } from './http/body';
 import { requestId } from './http/request-id';
+import { Replication } from './replication/replication.service';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
 
 export interface Server {
+  /** This node's TLS certificate (PEM), when it serves HTTPS. */
+  certPem?: string;
   readonly app: NestFastifyApplication;
   readonly system: SystemStore;
   /** `https://host:port` once listening. */
@@ -48,11 +51,13 @@ export async function createServer(config: AppConfig): Promise<Server> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   const system = await SystemStore.open(config.dataDir);
   try {
+    let certPem: string | undefined;
     let https: { key: string; cert: string; minVersion: 'TLSv1.3'; maxVersion: 'TLSv1.3' } | undefined;
     if (!config.insecureHttp) {
       const tls = loadOrCreateTls(config);
       if (tls.generated) log.log(`made a self-signed certificate for localhost at ${tls.certPath}`);
       https = { key: tls.key, cert: tls.cert, minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
+      certPem = tls.cert;
     } else {
       log.warn('DB_INSECURE_HTTP is set: serving plain HTTP (only behind a TLS-terminating proxy)');
     }
@@ -107,6 +112,7 @@ export async function createServer(config: AppConfig): Promise<Server> {
     const server: Server = {
       app,
       system,
+      certPem,
       url: '',
       close: async () => {
         await app.close();
@@ -128,5 +134,8 @@ export async function startServer(config: AppConfig): Promise<Server> {
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   server.url = `${config.insecureHttp ? 'http' : 'https'}://${host}:${port}`;
+  // Replication starts once the URL is known (the default advertise URL): it opens every
+  // tenant and takes or follows each lease.
+  await server.app.get(Replication).start(server.url, server.certPem);
   return server;
 }

@@ -259,6 +259,23 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect((await sql('owner', "SELECT ssn FROM app.people WHERE id = 'e1'")).json.rows).toEqual([{ ssn: '111' }]);
   });
 
+  it('/ask and watch: the question runs under the user policy; watch refuses users without a grant or under a policy', async () => {
+    const ask = await as('alice', 'POST', '/ask', { nl: 'list all people' });
+    if (ask.status === 200) {
+      const ids = (ask.json.rows as Array<Record<string, unknown>>).map((r) => r.id).filter((x) => x !== undefined);
+      expect(ids.every((x) => x === 'e1' || x === 'e2' || x === 'w1')).toBe(true);
+    }
+    expect(ask.text).not.toMatch(/"u1"|"u2"|199|188/);
+    const bob = await as('bob', 'POST', '/ask', { nl: 'list all people' });
+    expect(bob.status).toBeGreaterThanOrEqual(400);
+    expect(bob.text).not.toMatch(/111|199|sea/);
+    const w = (user: string) => srv.request('GET', `${T}/watch?sql=${encodeURIComponent('SELECT * FROM app.people')}`, { token: tokens[user], headers: { accept: 'text/event-stream' } });
+    const wb = await w('bob');
+    expect([wb.status, wb.json.error]).toEqual([403, 'forbidden']);
+    const wa = await w('alice');
+    expect([wa.status, wa.json.error]).toEqual([403, 'forbidden']);
+  });
+
   it('a hidden row is absent to GET (404, as if it did not exist)', async () => {
     expect((await as('alice', 'GET', '/rows/app.people/e1')).status).toBe(200);
     const hidden = await as('alice', 'GET', '/rows/app.people/u1');

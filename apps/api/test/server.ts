@@ -187,3 +187,10 @@ name = "by_name"
 columns = ["name"]
 unique = true
 `;
+
+/** A manifest for tests: `id` (a required i64 primary key) and the given columns. */
+export function tableToml(id: string, columns: ReadonlyArray<readonly [name: string, ty: string]>): string {
+  const [namespace, table] = id.split('.');
+  const cols = [['id', 'i64'] as const, ...columns].map(([name, ty]) => `[[columns]]\nname = "${name}"\nty = "${ty}"${name === 'id' ? '\nrequired = true' : ''}\n`);
+  return `namespace = "${namespace}"\ntable = "${table}"\nprimary_key = ["id"]\n${cols.join('')}`;
+}

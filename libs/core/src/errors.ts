@@ -45,6 +45,7 @@ export const ERROR_CATALOGUE = {
   query_cancelled: { status: 400, retry: false, when: 'The query was cancelled through POST /v1/queries/{id}/cancel.' },
   query_timeout: { status: 400, retry: false, when: "The query ran past its time budget." },
   resource_exhausted: { status: 400, retry: false, when: 'The query went over its memory (row) budget.' },
+  stale_epoch: { status: 409, retry: false, when: "Replication: the follower's log diverges from the holder's (a newer epoch rewrote it) or names an epoch the node has not reached; re-sync." },
   corrupt_log: { status: 500, retry: false, when: 'A log frame failed its checksum or could not be decoded.' },
   resync_required: { status: 410, retry: false, when: 'A change-feed cursor cannot be resumed (log retention passed it, its epoch was rewritten, or the reader lagged past its bound): start again from a snapshot.' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -17,6 +17,10 @@ export interface TableManifest {
   readonly relations: readonly RelationDef[];
   /** True when the table has no declared primary key and uses a hidden `_rowid` (SQL CREATE TABLE). */
   readonly hidden_rowid?: boolean;
+  /** The display column: what "which <table>…" returns in English questions (libs/nlq). */
+  readonly label?: string;
+  /** Free text about the table (read by the English compiler). */
+  readonly description?: string;
 }
 
 export interface ColumnDef {
@@ -27,6 +31,10 @@ export interface ColumnDef {
   readonly default?: JsonValue;
   /** Dimension, for ty = "vector". */
   readonly dim?: number;
+  /** Free text about the column (its words are read by the English compiler). */
+  readonly description?: string;
+  /** Other English names of the column ("cost" for `price`), for the English compiler. */
+  readonly synonyms?: readonly string[];
 }
 
 export interface IndexDef {
@@ -97,6 +105,10 @@ export interface RelationDef {
   readonly source_columns?: readonly string[];
   /** Optional column whose number is the edge weight (default 1). */
   readonly weight?: string;
+  /** English phrase for source → target, e.g. "member -> members they follow" (libs/nlq). */
+  readonly forward?: string;
+  /** English phrase for target → source, e.g. "member -> their followers". */
+  readonly reverse?: string;
 }
 
 export function schemaId(namespace: string, table: string): string {

@@ -1,1 +1,15 @@
-export {};
+export * from './lease-store';
+export { EtcdLeaseStore, etcdTtlSeconds } from './etcd-lease-store';
+export { TenantLease } from './tenant-lease';
+export type { LeaseHost, TenantLeaseOptions, RoleChange } from './tenant-lease';
+export { AckTracker } from './acks';
+export type { FollowerAck } from './acks';
+export { openFrames } from './frames';
+export type { FramesQuery, FramesLine, FramesSource } from './frames';
+export { LocalEtcd, freePort } from './local-etcd';
+export { Follower } from './follower';
+export type { FollowerOptions, FollowerTransport } from './follower';
+export { snapshotLines, imageBatches, stableSnapshot } from './snapshot';
+export { storeChecksum } from './checksum';
+export type { StoreChecksum } from './checksum';
+export type { SnapshotLine } from './snapshot';

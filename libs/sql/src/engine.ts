@@ -9,7 +9,7 @@ import { forEachNode, validatePlan, type PlanNode } from '@mmdb/plan';
 import { parseSql } from './front/parser';
 import type { AExpr, Select } from './front/ast';
 import { Binder, type BindCatalog } from './front/binder';
-import { findManifest, sqlTable, type SqlStore } from './catalog';
+import { findManifest, sqlTable, type SqlStore, type SqlTable } from './catalog';
 import { ExprCompiler } from './exec/expr';
 import { Scope } from './exec/scope';
 import type { TableCache } from './exec/table-cache';
@@ -19,7 +19,7 @@ import { PlanCache } from './plan-cache';
 import { PlanExecutor, type Prepared, type QueryOptions, type RawResult, type Running, type SelectResult } from './run/executor';
 import { annotateTypes } from './run/annotate';
 import { toTuple } from './run/leaves';
-import type { Policy, Sources } from './run/sources';
+import { applyPolicy, type Policy, type Sources } from './run/sources';
 import type { Txn } from './run/writer';
 import { runStatement, stripDot } from './statements';
 
@@ -215,6 +215,27 @@ export class SqlEngine {
     return { plan: b.plan, names: b.names };
   }
 
+  /**
+   * Binds one SELECT as written, with no optimizer pass (a pass may turn a predicate into a
+   * leaf's key or bounds, which rows given to watch/over-rows.ts would then skip): what a watch
+   * subscription matches changed rows against.
+   */
+  bindSelect(sql: string): { plan: PlanNode; names: string[] } {
+    const stmts = parseSql(sql);
+    if (stmts.length !== 1 || stmts[0].kind !== 'select') throw new DbError('unsupported_sql', 'a watch query is one SELECT statement');
+    return this.bind(stmts[0]);
+  }
+
+  /** The table of a schema id as the executor sees it (tuple layout, affinities). */
+  tableOf(id: string): SqlTable {
+    return this.exec.table(id);
+  }
+
+  /** A plan with the executor's Policy placed at its leaves (what every query runs; watch subscriptions match through it too). */
+  withPolicy(plan: PlanNode): PlanNode {
+    return applyPolicy(plan, this.exec.policy);
+  }
+
   /** Parses and binds one SELECT to a plan (used by explain and tests). */
   planSql(sql: string): { plan: PlanNode; names: string[]; passes: PassReport[] } {
     const stmts = parseSql(sql);
@@ -249,7 +270,7 @@ export class SqlEngine {
 
 
 /** A `$n` parameter as a SQL value: arrays and objects as their JSON text (a vector, a json value). */
-function paramValue(v: unknown): Value {
+export function paramValue(v: unknown): Value {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
   if (typeof v === 'string') return v;

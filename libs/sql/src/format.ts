@@ -42,6 +42,16 @@ function columnTypes(names: string[], rows: Tuple[], kinds?: OutKind[]): { name:
   });
 }
 
+/** Rows as JSON objects keyed by distinct output names (`a`, `a_2`, …), as POST /sql answers them. */
+export function objectRows(names: readonly string[], rows: readonly Tuple[]): Record<string, unknown>[] {
+  const n = distinctNames([...names]);
+  return rows.map((r) => {
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < n.length; i++) o[n[i]] = toJson(r[i]);
+    return o;
+  });
+}
+
 export function formatResult(r: RawResult, format: 'objects' | 'arrays' = 'objects'): SqlEnvelope {
   switch (r.kind) {
     case 'select': {

@@ -191,8 +191,10 @@ export interface FrameMeta {
 }
 
 export type LoggedChange =
-  | { readonly op: 'put'; readonly schema: string; readonly pk: PkTuple; readonly version: number; readonly values: Row }
-  | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple }
+  /** `old`: the row's values before an update (absent on an insert, and in frames written before it was logged). */
+  | { readonly op: 'put'; readonly schema: string; readonly pk: PkTuple; readonly version: number; readonly values: Row; readonly old?: Row }
+  /** `old`: the values of the deleted row (absent in frames written before it was logged). */
+  | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple; readonly old?: Row }
   | { readonly op: 'custom'; readonly participant: string; readonly type: string; readonly payload: JsonValue }
   | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string }
   | { readonly op: 'schema_drop'; readonly schema: string }

@@ -61,6 +61,8 @@ export interface CoordinatorHost {
   /** Publishes frames (and their encoded bytes) on the change feed. */
   publish(frames: readonly CommittedFrame[], bytes: readonly Buffer[]): void;
   onWriteError(e: Error): DbError;
+  /** Throws (a DbError) when the store may not write now (a fenced replica); runs right before each group's batch. */
+  gate(): void;
 }
 
 interface Pending {
@@ -316,6 +318,7 @@ export class Coordinator {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
+      this.host.gate();
       this.writing = true;
       await batch.write({ sync: this.host.sync });
     } catch (e) {
@@ -323,7 +326,7 @@ export class Coordinator {
       await batch.close().catch(() => undefined);
       this.rowidNext = g.rowidBefore;
       this.nextLsn = this.lastLsn;
-      const err = this.host.onWriteError(e as Error);
+      const err = isDbError(e) ? e : this.host.onWriteError(e as Error);
       for (const p of g.prepared) p.pending.reject(p.error ?? err);
       return false;
     }
@@ -611,9 +614,12 @@ export class Coordinator {
       }
     }
     await this.derive(ctx, m, pk, before ?? null, after);
+    // An update also logs the row it replaced (its before image), so a reader of the log alone
+    // (watch streams resuming from an LSN) knows what a change changed.
+    const oldJson = before ? stringifyJson(before.values) : null;
     logged.add(
-      { op: 'put', schema: m.id, pk, version: after.version, values },
-      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}}`,
+      before ? { op: 'put', schema: m.id, pk, version: after.version, values, old: before.values } : { op: 'put', schema: m.id, pk, version: after.version, values },
+      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
   }
@@ -650,7 +656,7 @@ export class Coordinator {
         }
       }
     }
-    logged.add({ op: 'delete', schema: m.id, pk });
+    logged.add({ op: 'delete', schema: m.id, pk, old: before.values });
     results.push({ op: 'delete', schema: m.id, pk, deleted: true, version: before.version });
   }
 

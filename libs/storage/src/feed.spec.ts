@@ -236,3 +236,29 @@ describe('changesFrom: the resumable change feed', () => {
     again.close();
   });
 });
+
+describe('row changes in the log carry their before image', () => {
+  it('logs the replaced row on an update and the deleted row on a delete (not on an insert), and decodes them from the log', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'feed-old-'));
+    const store = await TenantStore.open({ dir });
+    try {
+      await store.registerSchema(T);
+      await store.put('t.kv', { k: 1, v: 'a' });
+      await store.put('t.kv', { k: 1, v: 'b' });
+      await store.delete('t.kv', [1]);
+      await store.commit({ changes: [{ op: 'delete', schema: 't.kv', pk: [2] }] }); // absent: nothing logged for it
+      const feed = store.changesFrom({ epoch: 0, lsn: 1 });
+      const b = await feed.next();
+      feed.close();
+      const changes = b!.entries.map((e) => e.frame.changes[0]);
+      expect(changes[0]).toEqual({ op: 'put', schema: 't.kv', pk: [1], version: 1, values: { k: 1, v: 'a' } });
+      expect(changes[1]).toEqual({ op: 'put', schema: 't.kv', pk: [1], version: 2, values: { k: 1, v: 'b' }, old: { k: 1, v: 'a' } });
+      expect(changes[2]).toEqual({ op: 'delete', schema: 't.kv', pk: [1], old: { k: 1, v: 'b' } });
+      expect(store.epochOf(2)).toBe(store.epochOf(1));
+      expect(store.epochOf(store.lastLsn + 1)).toBeUndefined();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -96,6 +96,16 @@ columns = ["body"]
     expect(m.fulltext[0]).toMatchObject({ analyzer: 'english', k1: 1.2, b: 0.75 });
   });
 
+  it('keeps the English keys: label, column description and synonyms, relation forward and reverse', () => {
+    const toml = BASE.replace('primary_key = ["id"]', 'primary_key = ["id"]\nlabel = "body"').replace('name = "w"\nty = "f64"', 'name = "w"\nty = "f64"\ndescription = "weight in grams"\nsynonyms = ["mass", "heft"]');
+    const m = parseManifest(toml + '[[relations]]\nname = "r"\ntarget = "shop.items"\ncolumns = ["id"]\nforward = "item -> items it cites"\nreverse = "item -> items citing it"\n');
+    expect(m.label).toBe('body');
+    expect(m.columns.find((c) => c.name === 'w')).toMatchObject({ description: 'weight in grams', synonyms: ['mass', 'heft'] });
+    expect(m.relations[0]).toMatchObject({ forward: 'item -> items it cites', reverse: 'item -> items citing it' });
+    expect(refusal('label = "nope"\n' + BASE)).toMatch(/label: no column named "nope"/);
+    expect(refusal(BASE.replace('primary_key = ["id"]', 'primary_key = ["id"]\nlabel = "n"'))).toMatch(/label: column "n" must have ty = "str"/);
+  });
+
   it('converts defaults to their stored form', () => {
     const m = parseManifest(BASE.replace('name = "n"\nty = "i64"', 'name = "n"\nty = "i64"\ndefault = 5') + '[[columns]]\nname = "at"\nty = "timestamp"\ndefault = 1970-01-01T00:00:01Z\n');
     expect(m.columns.find((c) => c.name === 'n')?.default).toBe(5);

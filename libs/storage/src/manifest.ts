@@ -45,6 +45,13 @@ function str(t: Tbl, key: string, path: string, required: boolean): string | und
   return v;
 }
 
+/** An optional free-text string (may be empty). */
+function text(t: Tbl, key: string, path: string): string | undefined {
+  const v = t[key];
+  if (v !== undefined && typeof v !== 'string') bad(path, 'must be a string');
+  return v as string | undefined;
+}
+
 function name(t: Tbl, key: string, path: string): string {
   const v = str(t, key, path, true);
   if (!NAME_RE.test(v)) bad(path, `"${v}" is not a valid name (letters, digits, _; not starting with a digit)`);
@@ -90,7 +97,7 @@ function tomlValue(v: unknown): unknown {
   return v instanceof Date ? v.toISOString() : v;
 }
 
-const TOP_KEYS = ['namespace', 'table', 'primary_key', 'columns', 'indexes', 'foreign_keys', 'checks', 'vector', 'fulltext', 'relations', 'hidden_rowid', 'description'];
+const TOP_KEYS = ['namespace', 'table', 'primary_key', 'columns', 'indexes', 'foreign_keys', 'checks', 'vector', 'fulltext', 'relations', 'hidden_rowid', 'description', 'label'];
 
 /** Parses TOML text into a validated manifest, or throws `validation_failed`. */
 export function parseManifest(toml: string): TableManifest {
@@ -116,7 +123,8 @@ export function validateManifest(doc: Tbl): TableManifest {
   allowOnly(doc, '', TOP_KEYS);
   const namespace = name(doc, 'namespace', 'namespace');
   const table = name(doc, 'table', 'table');
-  if (doc.description !== undefined && typeof doc.description !== 'string') bad('description', 'must be a string');
+  const description = text(doc, 'description', 'description');
+  const label = str(doc, 'label', 'label', false);
   const hidden_rowid = bool(doc, 'hidden_rowid', 'hidden_rowid', false);
 
   const columns: ColumnDef[] = [];
@@ -124,7 +132,9 @@ export function validateManifest(doc: Tbl): TableManifest {
   if (colRows.length === 0) bad('columns', 'at least one [[columns]] entry is required');
   colRows.forEach((c, i) => {
     const p = `columns[${i}]`;
-    allowOnly(c, p, ['name', 'ty', 'required', 'default', 'dim', 'description']);
+    allowOnly(c, p, ['name', 'ty', 'required', 'default', 'dim', 'description', 'synonyms']);
+    const cdesc = text(c, 'description', `${p}.description`);
+    const synonyms = strList(c, 'synonyms', `${p}.synonyms`, false);
     const cname = name(c, 'name', `${p}.name`);
     if (columns.some((x) => x.name === cname)) bad(`${p}.name`, `duplicate column "${cname}"`);
     const ty = str(c, 'ty', `${p}.ty`, true);
@@ -142,7 +152,7 @@ export function validateManifest(doc: Tbl): TableManifest {
         bad(`${p}.default`, (e as Error).message);
       }
     }
-    columns.push({ name: cname, ty, required, ...(dflt !== undefined ? { default: dflt } : {}), ...(dim !== undefined ? { dim } : {}) });
+    columns.push({ name: cname, ty, required, ...(dflt !== undefined ? { default: dflt } : {}), ...(dim !== undefined ? { dim } : {}), ...(cdesc !== undefined ? { description: cdesc } : {}), ...(synonyms ? { synonyms } : {}) });
   });
   const col = (n: string, path: string): ColumnDef => columns.find((c) => c.name === n) ?? bad(path, `no column named "${n}"`);
 
@@ -249,7 +259,9 @@ export function validateManifest(doc: Tbl): TableManifest {
   const id = `${namespace}.${table}`;
   const relations: RelationDef[] = tables(doc, 'relations').map((t, i) => {
     const p = `relations[${i}]`;
-    allowOnly(t, p, ['name', 'target', 'columns', 'source', 'source_columns', 'weight']);
+    allowOnly(t, p, ['name', 'target', 'columns', 'source', 'source_columns', 'weight', 'forward', 'reverse']);
+    const forward = str(t, 'forward', `${p}.forward`, false);
+    const reverse = str(t, 'reverse', `${p}.reverse`, false);
     const n = name(t, 'name', `${p}.name`);
     uniqueName(n, `${p}.name`);
     const target = str(t, 'target', `${p}.target`, true);
@@ -275,8 +287,17 @@ export function validateManifest(doc: Tbl): TableManifest {
       columns: cols,
       ...(source_columns ? { source_columns } : {}),
       ...(weight ? { weight } : {}),
+      ...(forward !== undefined ? { forward } : {}),
+      ...(reverse !== undefined ? { reverse } : {}),
     };
   });
 
-  return { namespace, table, id, primary_key, columns, indexes, foreign_keys, checks, ...(vector ? { vector } : {}), fulltext, relations, ...(hidden_rowid ? { hidden_rowid } : {}) };
+  if (label !== undefined) {
+    const c = col(label, 'label');
+    if (c.ty !== 'str') bad('label', `column "${label}" must have ty = "str"`);
+  }
+  return {
+    namespace, table, id, primary_key, columns, indexes, foreign_keys, checks, ...(vector ? { vector } : {}), fulltext, relations,
+    ...(hidden_rowid ? { hidden_rowid } : {}), ...(label !== undefined ? { label } : {}), ...(description !== undefined ? { description } : {}),
+  };
 }

@@ -191,6 +191,8 @@ export class TenantStore implements StoreReader {
   private participantList: CommitParticipant[];
   private checkFn: CheckEvaluator | undefined;
   private epochValue = 0;
+  /** Replication's fence: throws when this store may not write (see setWriteGate). */
+  private writeGate: (() => void) | undefined;
   /** setEpoch calls run one at a time. */
   private epochChain: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -247,6 +249,29 @@ export class TenantStore implements StoreReader {
       throw e;
     }
     return store;
+  }
+
+  /**
+   * Writes a store image (every key of another store's consistent snapshot, e.g. a follower
+   * bootstrapping from its holder) into `dir`, which must not hold a store yet. Open it with
+   * `TenantStore.open` afterwards: recovery loads the copied checkpoints and replays the log.
+   */
+  static async writeImage(dir: string, batches: AsyncIterable<ReadonlyArray<readonly [Buffer, Buffer]>>): Promise<{ keys: number }> {
+    const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open({ createIfMissing: true, errorIfExists: true });
+    let keys = 0;
+    try {
+      for await (const kv of batches) {
+        const b = db.batch();
+        for (const [k, v] of kv) b.put(k, v);
+        keys += kv.length;
+        await b.write();
+      }
+      await db.put(metaKey('image'), Buffer.from(JSON.stringify({ keys, at: Date.now() })), { sync: true });
+    } finally {
+      await db.close();
+    }
+    return { keys };
   }
 
   get lastLsn(): number {
@@ -430,6 +455,7 @@ export class TenantStore implements StoreReader {
         for (const f of frames) this.feed.next(f);
         this.hub.publish(frames, bytes);
       },
+      gate: () => this.writeGate?.(),
       onWriteError: (e: Error) => {
         if (/ENOSPC|no space left/i.test(e.message)) {
           this.diskFull = true;
@@ -469,6 +495,7 @@ export class TenantStore implements StoreReader {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (Date.now() - this.lastDiskCheck >= 1000) await this.checkDisk();
     if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
+    this.writeGate?.();
     return this.coordinator.submit(req);
   }
 
@@ -491,6 +518,16 @@ export class TenantStore implements StoreReader {
   async dropSchema(id: string): Promise<boolean> {
     const r = await this.commit({ changes: [{ op: 'schema_drop', schema: id }] });
     return (r.results[0] as { dropped: boolean }).dropped;
+  }
+
+  /**
+   * Installs the replication fence: `gate` runs when a commit is submitted and again right
+   * before its group's batch is written, and throws (e.g. 503 `service_unavailable`) while this
+   * store may not write, such as on a node that does not hold the tenant's lease or could not
+   * renew it. A group refused at the batch writes nothing. `undefined` removes it.
+   */
+  setWriteGate(gate: (() => void) | undefined): void {
+    this.writeGate = gate;
   }
 
   setCheckEvaluator(fn: CheckEvaluator | undefined): void {
@@ -735,6 +772,11 @@ export class TenantStore implements StoreReader {
     return feed;
   }
 
+  /** The epoch the frame at `lsn` was written under (from the epoch history), or undefined when this log never had it. */
+  epochOf(lsn: number): number | undefined {
+    return this.log.epochAt(lsn);
+  }
+
   /** Open cursors, the oldest LSN the log holds for any reason, and the frames each kind of holder keeps. */
   feedStats(): FeedStats {
     const last = this.lastLsn;
@@ -748,6 +790,11 @@ export class TenantStore implements StoreReader {
       firstLsn: this.log.firstLsn(),
       retainedFrames: { follower: last - followers, watch: last - holds.watch, checkpoint: last - checkpoint },
     };
+  }
+
+  /** The epoch frame `lsn` was written under (from the epoch history, so also for dropped frames), or undefined past the log's end. */
+  epochAt(lsn: number): number | undefined {
+    return this.log.epochAt(lsn);
   }
 
   /** Frames with lsn >= from, decoded and verified, in order. */

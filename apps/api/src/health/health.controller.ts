@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
 import { Public, TenantCtx } from '../http/decorators';
 import { TenantRegistry, TenantHandle } from '../tenancy/tenant-registry';
+import { Replication } from '../replication/replication.service';
 import { Metrics } from './metrics.service';
 
 /** Spec §4.1: public liveness, readiness and metrics; plus the authenticated no-op route. */
@@ -11,6 +12,7 @@ export class HealthController {
   constructor(
     private readonly tenants: TenantRegistry,
     private readonly metrics: Metrics,
+    private readonly replication: Replication,
   ) {}
 
   @Public()
@@ -21,7 +23,7 @@ export class HealthController {
 
   @Public()
   @Get('ready')
-  async ready(@Query('require') require?: string) {
+  async ready(@Query('require') require?: string, @Query('tenant') tenant?: string) {
     if (require !== undefined && require !== 'write' && require !== 'read') {
       throw new DbError('validation_failed', 'query "require" must be "write" or "read"');
     }
@@ -37,7 +39,17 @@ export class HealthController {
       if (health.pressure) pressure.add(health.pressure);
       if (health.pressure === 'closed') readable = false;
     }
-    const writable = pressure.size === 0;
+    let writable = pressure.size === 0;
+    let replication: unknown;
+    if (this.replication.enabled) {
+      // With a lease, only the holder takes writes: /ready?require=write is 200 on it alone.
+      const only = tenant !== undefined || this.replication.all().length <= 1 ? this.replication.resolveTenant(tenant) : null;
+      const replicas = this.replication.all().filter((r) => only === null || r.tenant === only);
+      if (!replicas.length) writable = false;
+      for (const r of replicas) if (!r.lease.canWrite()) writable = false;
+      replication = replicas.map((r) => ({ tenant: r.tenant, role: r.lease.role, epoch: Math.max(r.lease.epoch, r.lease.maxEpoch), holder: r.lease.lease?.holder ?? null }));
+      if (!writable && pressure.size === 0) pressure.add('not_lease_holder');
+    }
     const body = {
       status: writable ? 'ok' : 'degraded',
       pressure: pressure.size ? [...pressure].join(',') : null,
@@ -46,6 +58,7 @@ export class HealthController {
       open_stores: handles.length,
       queue_depth: queueDepth,
       free_bytes: this.tenants.pressure.free,
+      ...(replication ? { node: this.replication.nodeName, replication } : {}),
     };
     if ((require === 'write' && !writable) || (require === 'read' && !readable)) {
       throw new DbError('service_unavailable', `not ready for ${require}s: ${body.pressure}`, body);
@@ -70,6 +83,16 @@ export class HealthController {
       for (const [kind, n] of Object.entries(feed.cursors)) m.feedCursors.set({ tenant: h.tenant, kind }, n);
       m.oldestHeldLsn.set(tenant, feed.oldestHeldLsn);
       for (const [holder, n] of Object.entries(feed.retainedFrames)) m.framesRetained.set({ tenant: h.tenant, holder }, n);
+    }
+    this.metrics.replicationLagFrames.reset();
+    this.metrics.replicationLagSeconds.reset();
+    for (const r of this.replication.all()) {
+      // a follower reports its own lag; the holder reports each follower's from its acknowledgements
+      if (r.follower.following) {
+        this.metrics.replicationLagFrames.set({ tenant: r.tenant, follower: this.replication.nodeName ?? '' }, r.follower.lagFrames);
+        this.metrics.replicationLagSeconds.set({ tenant: r.tenant, follower: this.replication.nodeName ?? '' }, r.follower.lagSeconds);
+      }
+      for (const a of r.acks.list()) this.metrics.replicationLagFrames.set({ tenant: r.tenant, follower: a.follower }, Math.max(0, r.handle.store.lastLsn - a.lsn));
     }
     return this.metrics.registry.metrics();
   }

@@ -51,6 +51,36 @@ export class Metrics {
     labelNames: ['direction'] as const,
     registers: [this.registry],
   });
+  readonly replicationRole = new Gauge({
+    name: 'db_replication_role',
+    help: "1 for this node's replication role of a tenant (leader, follower, candidate), else 0",
+    labelNames: ['tenant', 'role'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationEpoch = new Gauge({
+    name: 'db_replication_epoch',
+    help: 'Highest fencing epoch this node has seen for a tenant (its own while it leads)',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationLagFrames = new Gauge({
+    name: 'db_replication_lag_frames',
+    help: 'Frames a follower is behind its holder (on a holder: per follower, from its acknowledgements)',
+    labelNames: ['tenant', 'follower'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationLagSeconds = new Gauge({
+    name: 'db_replication_lag_seconds',
+    help: 'Seconds since a follower last heard from its holder while behind (0 when caught up)',
+    labelNames: ['tenant', 'follower'] as const,
+    registers: [this.registry],
+  });
+  readonly replicationDegraded = new Counter({
+    name: 'db_replication_degraded_writes_total',
+    help: 'Writes answered past the sync window without the required follower acknowledgements',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
   readonly planCacheHits = new Counter({
     name: 'db_plan_cache_hits_total',
     help: 'Plan cache hits (normalized SQL, plan shapes, NL intents)',
@@ -108,6 +138,51 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Watch streams (spec §4.7): open subscribers, what they buffer, what they were sent. */
+  readonly watchSubscribers = new Gauge({
+    name: 'db_watch_subscribers',
+    help: 'Open watch streams per tenant',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  /** Set by the watch service: fills the buffered gauges at scrape. */
+  watchSampler: (() => void) | null = null;
+  readonly watchBufferedEvents = new Gauge({
+    name: 'db_watch_buffered_events',
+    help: 'Committed frames waiting in watch subscribers\' live buffers (bounded per subscriber; past it a subscriber reads the log), sampled at scrape',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+    collect: () => this.watchSampler?.(),
+  });
+  readonly watchBufferedBytes = new Gauge({
+    name: 'db_watch_buffered_bytes',
+    help: 'Event bytes written to watch streams and not yet taken by the socket, sampled at scrape',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly watchEvents = new Counter({
+    name: 'db_watch_events_sent_total',
+    help: 'Events sent on watch streams by event name (snapshot, change, reset, position)',
+    labelNames: ['event'] as const,
+    registers: [this.registry],
+  });
+  readonly watchResets = new Counter({
+    name: 'db_watch_resets_total',
+    help: 'Watch stream resets (resnapshots) by reason: retention, lag, epoch, ahead, schema, aggregate',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly watchRowChanges = new Counter({
+    name: 'db_watch_row_changes_total',
+    help: 'Row changes of watched tables examined by watch subscribers (the matching input)',
+    registers: [this.registry],
+  });
+  readonly watchEvaluations = new Counter({
+    name: 'db_watch_match_evaluations_total',
+    help: 'Row images run through a subscription\'s operators to match changes (before and after per changed row): the matching work, proportional to changed rows',
+    registers: [this.registry],
+  });
+
   /** Series children by "method route status" (bounded: methods, route patterns and statuses are finite). */
   private readonly requestSeries = new Map<string, RequestSeries>();
 
@@ -133,5 +208,6 @@ export class Metrics {
     for (const surface of ['plan', 'sql', 'nl', 'es', 'vector', 'fts', 'graph']) this.queryLatency.zero({ surface });
     for (const surface of ['plan', 'sql', 'nl']) this.planCacheHits.inc({ surface }, 0);
     for (const direction of ['in', 'out']) this.replicationFrames.inc({ direction }, 0);
+    for (const event of ['snapshot', 'change', 'reset', 'position']) this.watchEvents.inc({ event }, 0);
   }
 }

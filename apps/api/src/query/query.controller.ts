@@ -10,7 +10,8 @@ import { QueryRegistry } from './query.registry';
 import { QueryRunner } from './query.runner';
 import { gateSql } from '../security/sql-gate';
 
-function queryId(h: string | undefined): string {
+/** The query id of a request: its X-DB-Query-Id header (a ULID), else a new one. */
+export function queryId(h: string | undefined): string {
   if (h === undefined) return newUlid();
   if (!isUlid(h)) throw new DbError('validation_failed', 'X-DB-Query-Id must be a ULID', { header: 'X-DB-Query-Id' });
   return h.toUpperCase();

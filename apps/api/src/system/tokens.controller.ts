@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/co
 import { DbError } from '@mmdb/core';
 import { ActingUser } from '../http/decorators';
 import type { Acting } from '../security/catalog';
+import { Replication } from '../replication/replication.service';
 import { SystemStore } from './system-store';
 
 /** Token routes need a user that manages tokens; a token it touches must act as a user no broader than itself. */
@@ -22,7 +23,10 @@ import { parseIssue, parseRotate } from './token-params';
  */
 @Controller('v1/tenants/:tenant/tokens')
 export class TokensController {
-  constructor(private readonly system: SystemStore) {}
+  constructor(
+    private readonly system: SystemStore,
+    private readonly replication: Replication,
+  ) {}
 
   /** `[{token_id, created, expires_at}]`: the tokens that still work, oldest first. */
   @Get()
@@ -36,6 +40,7 @@ export class TokensController {
   @HttpCode(201)
   issue(@Param('tenant') tenant: string, @Body() body: unknown, @ActingUser() a: Acting) {
     if (!a.isOwner) throw new DbError('forbidden', `user ${a.name} may not issue owner tokens (POST /users/{name}/tokens issues a token for a user)`);
+    this.replication.checkWrite(tenant.toUpperCase());
     return this.system.issueToken(tenant, parseIssue(body).ttlSeconds);
   }
 
@@ -43,6 +48,7 @@ export class TokensController {
   @Delete(':token_id')
   async revoke(@Param('tenant') tenant: string, @Param('token_id') tokenId: string, @ActingUser() a: Acting) {
     mayManage(a, this.system, tokenId);
+    this.replication.checkWrite(tenant.toUpperCase());
     return { revoked: await this.system.revokeTokenById(tenant, tokenId) };
   }
 
@@ -52,6 +58,7 @@ export class TokensController {
   rotate(@Param('tenant') tenant: string, @Param('token_id') tokenId: string, @Body() body: unknown, @ActingUser() a: Acting) {
     mayManage(a, this.system, tokenId);
     const p = parseRotate(body);
+    this.replication.checkWrite(tenant.toUpperCase());
     return this.system.rotateToken(tenant, tokenId, p.graceSeconds, p.ttlSeconds);
   }
 }

@@ -66,3 +66,8 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     segmentFrames: opts.segmentFrames,
   });
 }
+
+/** Writes a store image received from a replication holder into `dir` (see TenantStore.writeImage). */
+export function writeStoreImage(dir: string, batches: AsyncIterable<ReadonlyArray<readonly [Buffer, Buffer]>>): Promise<{ keys: number }> {
+  return TenantStore.writeImage(dir, batches);
+}

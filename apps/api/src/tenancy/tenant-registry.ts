@@ -2,7 +2,7 @@ import type { Acting } from '../security/catalog';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { DbError } from '@mmdb/core';
+import { DbError, isDbError } from '@mmdb/core';
 import { APP_CONFIG, AppConfig } from '../config';
 import { EngineContext, EngineFactory, EngineHooks, participantsOf } from './engines';
 import type { CommitRequest, CommitResult } from '@mmdb/storage';
@@ -21,6 +21,12 @@ export class TenantHandle {
    * (`Object.create(handle)`, by the GrantGuard), so every surface that takes the handle sees it.
    */
   declare readonly acting?: Acting;
+
+  /**
+   * Runs after every commit of this tenant with its LSN (replication's sync window: waits for
+   * follower acknowledgements, may throw 504). Unset on a single node.
+   */
+  afterCommit: ((lsn: number) => Promise<void>) | null = null;
 
   constructor(
     readonly tenant: string,
@@ -50,10 +56,20 @@ export class TenantHandle {
     }
   }
 
-  /** `store.commit` through `write`. */
-  commit(req: CommitRequest): Promise<CommitResult> {
-    return this.write((s) => s.commit(req));
+  /** `store.commit` through `write`, then the replication sync window if any. */
+  async commit(req: CommitRequest): Promise<CommitResult> {
+    const res = await this.write((s) => s.commit(req));
+    if (this.afterCommit && res.lsn > 0) await this.afterCommit(res.lsn);
+    return res;
   }
+}
+
+/** Called for every tenant store the registry opens, and before it closes (replication). */
+export interface StoreHooks {
+  /** Right after the store opens, before anything commits to it (replication installs its fence here). */
+  created?(tenant: string, store: TenantStore): void;
+  opened(handle: TenantHandle): void | Promise<void>;
+  closing(handle: TenantHandle): void | Promise<void>;
 }
 
 /**
@@ -68,6 +84,7 @@ export class TenantRegistry implements OnApplicationShutdown {
   /** Handles whose store is open, for the synchronous fast path of the auth guard. */
   private readonly ready = new Map<string, TenantHandle>();
   private sealed = false;
+  private readonly hooks: StoreHooks[] = [];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -78,7 +95,15 @@ export class TenantRegistry implements OnApplicationShutdown {
     // A tenant's token changes are frames of its own log, committed through its open store.
     system.attachCatalog({
       commitCatalog: async (tenant, changes, actor) => {
-        await (await this.get(tenant)).commit({ changes, actor, route: 'tokens' });
+        try {
+          await (await this.get(tenant)).commit({ changes, actor, route: 'tokens' });
+        } catch (e) {
+          // A replica that may not write (a follower, or before its lease is decided): the
+          // change stays a pending record of this node (the bootstrap token at start), moved
+          // into the log if this node becomes the holder; the holder's own copy arrives in its frames.
+          if (isDbError(e) && e.details.fenced === true) return false;
+          throw e;
+        }
       },
     });
   }
@@ -98,6 +123,11 @@ export class TenantRegistry implements OnApplicationShutdown {
     this.factories.set(name, factory);
   }
 
+  /** Registers hooks run when a tenant store opens (before any request sees it) and before it closes. */
+  addHooks(h: StoreHooks): void {
+    this.hooks.push(h);
+  }
+
   get engineNames(): string[] {
     return [...this.factories.keys()];
   }
@@ -108,18 +138,40 @@ export class TenantRegistry implements OnApplicationShutdown {
 
   /** The tenant's handle, opening its store on first use. The caller has checked the tenant exists. */
   get(tenant: string): Promise<TenantHandle> {
-    let h = this.handles.get(tenant);
-    if (!h) {
-      h = this.open(tenant);
-      this.handles.set(tenant, h);
-      h.then(
-        (handle) => {
-          if (this.handles.get(tenant) === h) this.ready.set(tenant, handle);
-        },
-        () => this.handles.delete(tenant),
-      );
-    }
+    return this.handles.get(tenant) ?? this.track(tenant, this.open(tenant));
+  }
+
+  /** Makes `h` the tenant's handle: ready (for `peek`) once open, forgotten if the open fails. */
+  private track(tenant: string, h: Promise<TenantHandle>): Promise<TenantHandle> {
+    this.handles.set(tenant, h);
+    h.then(
+      (handle) => {
+        if (this.handles.get(tenant) === h) this.ready.set(tenant, handle);
+      },
+      () => {
+        if (this.handles.get(tenant) === h) this.handles.delete(tenant);
+      },
+    );
     return h;
+  }
+
+  /**
+   * Replaces a tenant's store: closes the open handle (hooks, engines, store), lets `swap`
+   * put a new store directory in place (it is given the store's path), and opens it again.
+   * Requests meanwhile wait for the new handle. (Replication's bootstrap from a snapshot.)
+   */
+  replaceStore(tenant: string, swap: (storeDir: string) => Promise<void>): Promise<TenantHandle> {
+    const old = this.handles.get(tenant);
+    this.ready.delete(tenant);
+    return this.track(
+      tenant,
+      (async () => {
+        const h = old ? await old.catch(() => null) : null;
+        if (h) await this.closeHandle(h);
+        await swap(path.join(this.tenantDir(tenant), 'store'));
+        return this.open(tenant);
+      })(),
+    );
   }
 
   /** The tenant's handle if its store is already open (no promise, no microtask), else undefined. */
@@ -164,11 +216,26 @@ export class TenantRegistry implements OnApplicationShutdown {
       segmentFrames: this.config.logSegmentFrames,
     });
     this.observeGroups(tenant, store);
-    await this.system.migrateLegacy(tenant, (changes) => store.commit({ changes, actor: 'system', route: 'token migration' }));
+    for (const h of this.hooks) h.created?.(tenant, store);
+    await this.migrateLegacy(tenant, store);
     const peers = { engine: <T>(name: string) => engines.get(name) as T | undefined };
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store, peers);
     this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
-    return new TenantHandle(tenant, store, engines);
+    const handle = new TenantHandle(tenant, store, engines);
+    for (const h of this.hooks) await h.opened(handle);
+    return handle;
+  }
+
+  /**
+   * Moves the tenant's pending token records (kept in _system) into its log. A replica that
+   * may not write keeps them pending; it runs this again when it becomes the holder.
+   */
+  async migrateLegacy(tenant: string, store: TenantStore): Promise<void> {
+    try {
+      await this.system.migrateLegacy(tenant, (changes) => store.commit({ changes, actor: 'system', route: 'token migration' }));
+    } catch (e) {
+      if (!(isDbError(e) && e.details.fenced === true)) throw e;
+    }
   }
 
   /**
@@ -199,19 +266,29 @@ export class TenantRegistry implements OnApplicationShutdown {
     const all = await this.openHandles();
     this.handles.clear();
     this.ready.clear();
-    for (const h of all) {
-      for (const name of [...this.factories.keys()].reverse()) {
-        try {
-          await (h.engine(name) as EngineHooks)?.close?.();
-        } catch (e) {
-          this.log.error(`closing engine ${name} of ${h.tenant}: ${(e as Error).message}`);
-        }
-      }
+    for (const h of all) await this.closeHandle(h);
+  }
+
+  /** Runs the closing hooks, closes the engines (in reverse order) and the store of one handle. */
+  private async closeHandle(h: TenantHandle): Promise<void> {
+    for (const hook of this.hooks) {
       try {
-        await h.store.close();
+        await hook.closing(h);
       } catch (e) {
-        this.log.error(`closing store of ${h.tenant}: ${(e as Error).message}`);
+        this.log.error(`closing hooks of ${h.tenant}: ${(e as Error).message}`);
       }
+    }
+    for (const name of [...this.factories.keys()].reverse()) {
+      try {
+        await (h.engine(name) as EngineHooks)?.close?.();
+      } catch (e) {
+        this.log.error(`closing engine ${name} of ${h.tenant}: ${(e as Error).message}`);
+      }
+    }
+    try {
+      await h.store.close();
+    } catch (e) {
+      this.log.error(`closing store of ${h.tenant}: ${(e as Error).message}`);
     }
   }
 }

@@ -42,6 +42,11 @@ export interface QueryOptions {
   policy?: Policy;
   /** Distinguishes cached plans prepared under different policies (user and catalogue version). */
   policyKey?: string;
+  /**
+   * Read this storage snapshot (the caller's, released by the caller) instead of the store as
+   * it is now: a watch subscription's snapshot event must be exactly the rows at a known LSN.
+   */
+  snapshot?: Snapshot;
 }
 
 /** One statement's answer, values still in engine form (bigint integers). */
@@ -159,9 +164,9 @@ export class PlanExecutor {
     let snap: Snapshot | null = null;
     try {
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
-      if (!(!txn || txn.overlay.size === 0) || !this.leafReader.preloadCurrent(leafList, ctx)) {
+      if (opts.snapshot || !(!txn || txn.overlay.size === 0) || !this.leafReader.preloadCurrent(leafList, ctx)) {
         // one snapshot; the multi-model leaves start their in-memory reads in this same turn
-        const s = (snap = this.sources.store.snapshot());
+        const s = opts.snapshot ?? (snap = this.sources.store.snapshot());
         await Promise.all([this.leafReader.preload(leafList, s, ctx.leaves, txn, ctx), this.multi.preload(leafList, s, ctx, txn)]);
       }
       if (!op) op = compilePlan(plan, ctx, null);

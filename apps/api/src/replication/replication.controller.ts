@@ -1,0 +1,186 @@
+import { Readable } from 'stream';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { DbError } from '@mmdb/core';
+import { openFrames, snapshotLines, storeChecksum, type LeaseRecord } from '@mmdb/replication';
+import { Caller, OperatorOnly } from '../http/decorators';
+import type { Principal } from '../system/system-store';
+import { Metrics } from '../health/metrics.service';
+import { TenantRegistry } from '../tenancy/tenant-registry';
+import { parseAck, parseFramesQuery, parseHandOver } from './replication.params';
+import { Replication } from './replication.service';
+
+/**
+ * Spec §4.13 (operational routes; apps/api/README.md "Replication"). The lease may be read
+ * with the operator token or a token of the tenant; everything else needs the operator token.
+ * `tenant` (query) selects the tenant when the node serves several.
+ */
+/** The lease as the API shows it: without the holder's certificate (followers read that from etcd). */
+function shown(lease: LeaseRecord | null): Omit<LeaseRecord, 'cert_pem'> | null {
+  if (!lease) return null;
+  const { cert_pem: _cert, ...rest } = lease;
+  return rest;
+}
+
+@Controller('v1/replication')
+export class ReplicationController {
+  constructor(
+    private readonly replication: Replication,
+    private readonly tenants: TenantRegistry,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** The tenant's lease `{tenant, holder, epoch, advertise_url, ttl_ms, acquired_at, expires_at, handing_over_to}`, or null when vacant (always null without etcd). */
+  @Get('lease')
+  async lease(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    if (!this.replication.leases) return null;
+    return shown(await this.replication.leases.read(t));
+  }
+
+  /** This node's view: role, epoch, position, the lease and (on the holder) the followers' acknowledgements. */
+  @OperatorOnly()
+  @Get('status')
+  async status(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    const base = { tenant: t, node: this.replication.nodeName, last_lsn: h.store.lastLsn, store_epoch: h.store.epoch };
+    if (!this.replication.enabled) return { ...base, role: 'standalone', epoch: h.store.epoch, lease: null, followers: [] };
+    const r = this.replication.replica(t);
+    return {
+      ...base,
+      role: r.lease.role,
+      epoch: Math.max(r.lease.epoch, r.lease.maxEpoch),
+      writable: r.lease.canWrite(),
+      lease: shown(await this.replication.leases!.read(t)),
+      following: r.follower.following,
+      lag_frames: r.follower.following ? r.follower.lagFrames : 0,
+      lag_seconds: r.follower.following ? r.follower.lagSeconds : 0,
+      follower_error: r.follower.lastError,
+      bootstrapped: this.replication.bootstraps.get(t) ?? null,
+      followers: r.acks.list().map((a) => ({ ...a, lag_frames: Math.max(0, h.store.lastLsn - a.lsn) })),
+    };
+  }
+
+  /**
+   * What this node's copy of the tenant holds, to compare nodes: `{lsn, keys, sha256}` over the
+   * row, index, full-text, vector and edge keys of one stable snapshot, and `verify` (every
+   * derived entry rebuilt from the rows and compared).
+   */
+  @OperatorOnly()
+  @Get('checksum')
+  async checksum(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    const sum = await storeChecksum(h.store);
+    const v = await h.store.verify();
+    return { tenant: t, ...sum, verify: { ok: v.ok, rows: v.rows, derived_keys: v.derivedKeys, differences: v.differences.slice(0, 10) } };
+  }
+
+  /**
+   * The log from `since_segment` on, as NDJSON lines of hex-encoded frames (`follow=true`
+   * keeps it open). 410 `resync_required` when the follower must bootstrap (frames dropped,
+   * its log diverged or ran ahead); 409 `stale_epoch` when it has seen a newer epoch than this node.
+   */
+  @OperatorOnly()
+  @Get('frames')
+  async frames(@Caller() caller: Principal, @Query() query: Record<string, string | undefined>, @Res({ passthrough: true }) reply: FastifyReply) {
+    const t = this.replication.resolveTenant(query.tenant, caller);
+    const q = parseFramesQuery(query);
+    const h = await this.tenants.get(t);
+    const replica = this.replication.enabled ? this.replication.replica(t) : null;
+    const lines = await openFrames(
+      {
+        tenant: t,
+        holder: this.replication.nodeName ?? 'standalone',
+        store: h.store,
+        observeEpoch: replica ? (e) => replica.lease.recheck(e) : undefined,
+      },
+      q,
+    );
+    if (q.follower && q.afterLsn !== undefined) replica?.acks.ack(q.follower, q.afterLsn, q.epoch ?? 0);
+    reply.header('content-type', 'application/x-ndjson; charset=utf-8');
+    reply.header('cache-control', 'no-store');
+    const shipped = this.metrics.replicationFrames.labels({ direction: 'out' });
+    return Readable.from(
+      (async function* () {
+        for await (const line of lines) {
+          if (line.type === 'frame') shipped.inc();
+          yield JSON.stringify(line) + '\n';
+        }
+      })(),
+    );
+  }
+
+  /**
+   * A consistent snapshot of the tenant's store for a follower's bootstrap: NDJSON lines
+   * `{type:"start", lsn, epoch}`, `{type:"keys", kv:[[key hex, value hex], …]}`, `{type:"end", lsn, keys}`.
+   */
+  @OperatorOnly()
+  @Get('snapshot')
+  async snapshot(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    const lines = snapshotLines(t, h.store);
+    reply.header('content-type', 'application/x-ndjson; charset=utf-8');
+    reply.header('cache-control', 'no-store');
+    return Readable.from(
+      (async function* () {
+        for await (const line of lines) yield JSON.stringify(line) + '\n';
+      })(),
+    );
+  }
+
+  /** A follower reports `{follower, lsn, epoch}`: it has applied (durably) every frame up to `lsn`. */
+  @OperatorOnly()
+  @Post('ack')
+  @HttpCode(200)
+  async ack(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Body() body: unknown) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const a = parseAck(body);
+    const r = this.requireReplica(t);
+    r.lease.recheck(a.epoch);
+    const h = await this.tenants.get(t);
+    await h.store.registerFollower(a.follower, a.lsn);
+    return r.acks.ack(a.follower, a.lsn, a.epoch);
+  }
+
+  /**
+   * Forgets a follower (a node taken out of the cluster): the log stops keeping frames for it
+   * and its acknowledgements stop counting. It may come back later (it bootstraps if needed).
+   */
+  @OperatorOnly()
+  @Delete('followers/:node')
+  async forget(@Caller() caller: Principal, @Param('node') node: string, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    await h.store.removeFollower(node);
+    const removed = this.replication.enabled ? this.replication.replica(t).acks.forget(node) : false;
+    return { follower: node, removed };
+  }
+
+  /** The holder gives its lease up (another node is elected). 409 conflict when this node does not hold it. */
+  @OperatorOnly()
+  @Post('step-down')
+  @HttpCode(200)
+  async stepDown(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const lease = await this.requireReplica(t).lease.stepDown();
+    return { stepped_down: true, lease };
+  }
+
+  /** `{node}`: the holder hands its lease to that node once it has caught up. 409 conflict when busy. */
+  @OperatorOnly()
+  @Post('hand-over')
+  @HttpCode(200)
+  async handOver(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Body() body: unknown) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const { node } = parseHandOver(body);
+    return this.requireReplica(t).lease.handOver(node);
+  }
+
+  private requireReplica(t: string) {
+    if (!this.replication.enabled) throw new DbError('validation_failed', 'replication is not configured on this node (DB_ETCD_ENDPOINTS is unset)');
+    return this.replication.replica(t);
+  }
+}

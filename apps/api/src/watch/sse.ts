@@ -1,0 +1,34 @@
+/**
+ * The wire format of watch streams: event ids (`EPOCH:LSN`) and SSE framing. An id names the
+ * last log frame an event covers and the epoch it was written under, so a client resuming
+ * after a failover (its frame rewritten under a new lease holder) is told to resnapshot.
+ */
+import { DbError, stringifyJson } from '@mmdb/core';
+import type { ChangeCursor } from '@mmdb/storage';
+
+/** `EPOCH:LSN`, e.g. `1:42`. */
+export function formatId(c: ChangeCursor): string {
+  return `${c.epoch}:${c.lsn}`;
+}
+
+/**
+ * Parses a resume position: `EPOCH:LSN` (an event id), or a bare `LSN` (the epoch is then the
+ * one this log recorded for that frame: `epochOf`). `what` names the source for errors.
+ */
+export function parseId(raw: string, what: string, epochOf: (lsn: number) => number | undefined): ChangeCursor {
+  const m = /^(?:(\d{1,15}):)?(\d{1,15})$/.exec(raw.trim());
+  if (!m) throw new DbError('validation_failed', `${what} must be an event id EPOCH:LSN or an LSN, not "${raw.slice(0, 64)}"`, { field: what });
+  const lsn = Number(m[2]);
+  const epoch = m[1] !== undefined ? Number(m[1]) : (epochOf(lsn) ?? 0);
+  return { epoch, lsn };
+}
+
+/** One SSE event: `id`, `event` and one `data` line of exact JSON (an i64 beyond 2^53 as its digits; JSON has no raw newlines). */
+export function sseEvent(event: string, id: string | null, data: unknown): string {
+  return `${id !== null ? `id: ${id}\n` : ''}event: ${event}\ndata: ${stringifyJson(data)}\n\n`;
+}
+
+/** A comment line (ignored by clients; keeps proxies from closing an idle connection). */
+export function sseComment(text: string): string {
+  return `: ${text}\n\n`;
+}

@@ -1,0 +1,126 @@
+/**
+ * WatchSession with a stuck client, against a real store: while the socket takes nothing the
+ * session holds at most `bufferFrames` live frames (the feed then reads the log instead); once
+ * the client drains it gets every change once, in LSN order; past `maxLagFrames` it gets a
+ * `reset` with the rows to start again from, then the changes after it.
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { TenantStore } from '@mmdb/storage';
+import { SqlEngine, WatchQuery } from '@mmdb/sql';
+import { Metrics } from '../health/metrics.service';
+import { WatchSession, type SseOut } from './watch-session';
+
+class StuckOut implements SseOut {
+  text = '';
+  stuck = true;
+  private release: (() => void) | null = null;
+  write(chunk: string): boolean {
+    this.text += chunk;
+    return !this.stuck;
+  }
+  drained(): Promise<void> {
+    return this.stuck ? new Promise((r) => (this.release = r)) : Promise.resolve();
+  }
+  get pendingBytes(): number {
+    return 0;
+  }
+  end(): void {}
+  unstick(): void {
+    this.stuck = false;
+    this.release?.();
+  }
+  events(name: string): Array<Record<string, any>> {
+    return this.text
+      .split('\n\n')
+      .filter((b) => b.includes(`event: ${name}\n`))
+      .map((b) => JSON.parse(b.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
+  }
+}
+
+const until = async (pred: () => boolean, what: string) => {
+  const deadline = Date.now() + 10_000;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('WatchSession backpressure', () => {
+  let dir: string;
+  let store: TenantStore;
+  let sql: SqlEngine;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'watch-session-'));
+    store = await TenantStore.open({ dir, sync: false });
+    sql = new SqlEngine(store);
+    await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const session = (out: StuckOut, maxLagFrames: number) =>
+    new WatchSession('s1', store, WatchQuery.compile(sql, { sql: 'SELECT id FROM t WHERE v >= 0' }), out, { coalesceMs: 0, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 8, maxLagFrames }, new Metrics(), () => undefined);
+
+  it('holds a bounded buffer for a stuck client, then delivers every change once, in order, from the log', async () => {
+    const out = new StuckOut();
+    const s = session(out, 100_000);
+    const running = s.run({ initial: false, since: null });
+    await until(() => out.events('position').length === 1, 'the start position');
+    let most = 0;
+    for (let i = 1; i <= 100; i++) {
+      await store.put('main.t', { id: i, v: i });
+      most = Math.max(most, s.bufferedFrames);
+    }
+    expect(most).toBeLessThanOrEqual(8);
+    out.unstick();
+    await until(() => out.events('change').flatMap((e) => e.changes).length >= 100, 'every change');
+    const keys = out.events('change').flatMap((e) => e.changes.map((c: { key: number[] }) => c.key[0]));
+    expect(keys).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    s.close();
+    await running;
+  });
+
+  it('a resume position from another history (its epoch, or past this log) gets reset, not a silent gap', async () => {
+    for (let i = 1; i <= 3; i++) await store.put('main.t', { id: i, v: i });
+    const epoch = store.epochOf(store.lastLsn)!;
+    for (const [since, reason] of [[{ epoch: epoch + 5, lsn: store.lastLsn }, 'epoch'], [{ epoch, lsn: store.lastLsn + 50 }, 'ahead']] as const) {
+      const out = new StuckOut();
+      out.stuck = false;
+      const s = session(out, 100_000);
+      const running = s.run({ initial: false, since });
+      await until(() => out.events('reset').length === 1, `the ${reason} reset`);
+      const reset = out.events('reset')[0];
+      expect(reset).toMatchObject({ reason, lsn: store.lastLsn });
+      expect(reset.rows.slice(0, 3)).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+      await store.put('main.t', { id: 10 + since.lsn, v: 1 });
+      await until(() => out.events('change').length === 1, 'a change after it');
+      s.close();
+      await running;
+    }
+  });
+
+  it('past maxLagFrames sends reset with the rows to resnapshot from, then the changes after it', async () => {
+    const out = new StuckOut();
+    const s = session(out, 20);
+    const running = s.run({ initial: false, since: null });
+    await until(() => out.events('position').length === 1, 'the start position');
+    await store.put('main.t', { id: 1, v: 1 }); // the burst pulled before the session blocks
+    await until(() => out.events('change').length === 1, 'the first change');
+    for (let i = 2; i <= 50; i++) await store.put('main.t', { id: i, v: i });
+    out.unstick();
+    await until(() => out.events('reset').length === 1, 'the reset');
+    const reset = out.events('reset')[0];
+    expect(reset.reason).toBe('lag');
+    expect(reset.rows).toHaveLength(50);
+    await store.put('main.t', { id: 51, v: 1 });
+    await until(() => out.events('change').length === 2, 'a change after the reset');
+    expect(out.events('change')[1].changes).toEqual([{ schema: 'main.t', key: [51], op: 'insert', new: { id: 51 } }]);
+    expect(out.events('change')[1].first_lsn).toBe(reset.lsn + 1);
+    s.close();
+    await running;
+  });
+});

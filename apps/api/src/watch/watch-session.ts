@@ -1,0 +1,290 @@
+/**
+ * One open watch stream: reads the store's resumable feed (`changesFrom`) from its start
+ * position, coalesces the frames that arrive within the window into one burst, matches the
+ * burst against its query and writes one `change` event per burst that changed the result.
+ * No HTTP here beyond the `SseOut` it writes to (apps/api/README.md, "Watch streams").
+ *
+ * Backpressure: the session pulls the next burst only once the socket has taken the last
+ * event. Meanwhile the feed keeps at most `bufferFrames` live frames for it and then drops
+ * them and reads the log when the session asks again (libs/storage, "The change feed"), so a
+ * stuck client costs a bounded buffer; past `maxLagFrames` behind (or once retention dropped
+ * its frames) the feed answers `resync_required` and the session sends `reset`.
+ */
+import { DbError } from '@mmdb/core';
+import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, Snapshot, TenantStore } from '@mmdb/storage';
+import type { WatchQuery } from '@mmdb/sql';
+import type { Metrics } from '../health/metrics.service';
+import { formatId, sseComment, sseEvent } from './sse';
+
+/** Where the session writes: the response stream. */
+export interface SseOut {
+  /** False when the socket's buffer is full (wait for `drained`). */
+  write(chunk: string): boolean;
+  drained(): Promise<void>;
+  readonly pendingBytes: number;
+  end(): void;
+}
+
+export interface SessionOptions {
+  /** False once the stream's token expired or was revoked: the stream then ends (`error`, unauthorized). */
+  readonly authorized?: () => boolean;
+  readonly coalesceMs: number;
+  readonly heartbeatMs: number;
+  readonly retryMs: number;
+  readonly bufferFrames: number;
+  readonly maxLagFrames: number;
+}
+
+/** How a stream starts: with a snapshot, from a resume position, or from now. */
+export interface StartAt {
+  readonly initial: boolean;
+  readonly since: ChangeCursor | null;
+}
+
+/** Most frames coalesced into one event (a burst over it is split at a frame boundary). */
+const MAX_BURST_FRAMES = 1024;
+
+type Settled = { v: FeedBatch | null; e?: undefined } | { v?: undefined; e: unknown };
+const settle = (p: Promise<FeedBatch | null>): Promise<Settled> => p.then((v) => ({ v }), (e) => ({ e }));
+/** Resolves after the microtasks queued now (a feed answering from its buffer settles before it). */
+const nextTurn = (): Promise<'later'> => new Promise((r) => setImmediate(() => r('later')));
+
+/** A store snapshot holding exactly the frames up to its LSN (retried past an in-flight group). */
+async function stableSnapshot(store: TenantStore): Promise<Snapshot> {
+  for (;;) {
+    const s = store.snapshot();
+    if (s.stable) return s;
+    await s.release();
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+export class WatchSession {
+  private feed: ChangeFeed | null = null;
+  private closed = false;
+  private blocked = false;
+  /** The last frame covered (the resume position); `dirty` when no event has carried it yet. */
+  private position: ChangeCursor = { epoch: 0, lsn: 0 };
+  private dirty = false;
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly id: string,
+    private readonly store: TenantStore,
+    private query: WatchQuery,
+    private readonly out: SseOut,
+    private readonly opts: SessionOptions,
+    private readonly metrics: Metrics,
+    private readonly onClose: () => void,
+  ) {}
+
+  /** Live frames waiting in this subscriber's feed buffer. */
+  get bufferedFrames(): number {
+    return this.feed?.buffered ?? 0;
+  }
+
+  get pendingBytes(): number {
+    return this.out.pendingBytes;
+  }
+
+  /** Runs until the client closes, the store closes or `close()` is called. */
+  async run(start: StartAt): Promise<void> {
+    this.write(`retry: ${this.opts.retryMs}\n\n`);
+    this.heartbeat = setInterval(() => this.beat(), this.opts.heartbeatMs);
+    try {
+      let cursor = await this.open(start);
+      while (!this.closed) {
+        try {
+          await this.follow(cursor);
+          return;
+        } catch (e) {
+          const reason = e instanceof DbError && e.code === 'resync_required' ? String((e.details as { reason?: unknown }).reason ?? 'retention') : null;
+          if (this.closed) return;
+          if (!reason) throw e;
+          cursor = await this.reset(reason);
+        }
+      }
+    } catch (e) {
+      if (!this.closed) {
+        const code = e instanceof DbError ? e.code : 'internal_error';
+        this.write(sseEvent('error', null, { error: code, message: e instanceof DbError ? e.message : 'internal error' }));
+      }
+      if (!(e instanceof DbError)) throw e; // a fault: the caller logs it
+    } finally {
+      this.close();
+      this.out.end();
+    }
+  }
+
+  /** Ends the subscription: the feed cursor (and the log it held) is released. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.feed?.close();
+    this.onClose();
+  }
+
+  private cursorAt(lsn: number): ChangeCursor {
+    return { epoch: this.store.epochOf(lsn) ?? this.store.epoch, lsn };
+  }
+
+  /** The first events, and the cursor the feed starts from. */
+  private async open(start: StartAt): Promise<ChangeCursor> {
+    if (start.since) {
+      if (this.query.kind === 'rows') {
+        this.position = start.since;
+        return start.since;
+      }
+      // an aggregate's groups are built from a snapshot: a resume elsewhere than it is a reset
+      const { cursor, rows } = await this.snapshotRows();
+      if (cursor.lsn === start.since.lsn && cursor.epoch === start.since.epoch) return this.moved(cursor, false);
+      return this.sendReset(cursor, 'aggregate', rows);
+    }
+    if (start.initial || this.query.kind === 'aggregate') {
+      const { cursor, rows } = await this.snapshotRows();
+      if (start.initial) {
+        this.send('snapshot', cursor, { lsn: cursor.lsn, epoch: cursor.epoch, rows });
+        this.position = cursor;
+        return cursor;
+      }
+      return this.moved(cursor, true);
+    }
+    return this.moved(this.cursorAt(this.store.lastLsn), true);
+  }
+
+  /** A start without a snapshot: a `position` event gives the client a resume point before any change. */
+  private moved(cursor: ChangeCursor, announce: boolean): ChangeCursor {
+    this.position = cursor;
+    if (announce) this.send('position', cursor, { lsn: cursor.lsn, epoch: cursor.epoch });
+    return cursor;
+  }
+
+  private async snapshotRows(): Promise<{ cursor: ChangeCursor; rows: Record<string, unknown>[] }> {
+    const snap = await stableSnapshot(this.store);
+    try {
+      const rows = await this.query.snapshot(snap);
+      return { cursor: this.cursorAt(snap.lsn), rows };
+    } finally {
+      await snap.release();
+    }
+  }
+
+  /** The frames needed are gone (or the result must be rebuilt): a fresh result, then changes from its LSN. */
+  private async reset(reason: string): Promise<ChangeCursor> {
+    this.feed?.close();
+    if (reason === 'schema') this.query = this.query.recompile();
+    const { cursor, rows } = await this.snapshotRows();
+    return this.sendReset(cursor, reason, rows);
+  }
+
+  private sendReset(cursor: ChangeCursor, reason: string, rows: Record<string, unknown>[]): ChangeCursor {
+    this.metrics.watchResets.inc({ reason });
+    this.send('reset', cursor, { lsn: cursor.lsn, epoch: cursor.epoch, reason, rows });
+    this.position = cursor;
+    return cursor;
+  }
+
+  /** Reads the feed from `cursor` until closed; throws resync_required (and `schema`) for a reset. */
+  private async follow(cursor: ChangeCursor): Promise<void> {
+    const feed = this.store.changesFrom(cursor, { kind: 'watch', id: this.id, bufferFrames: this.opts.bufferFrames, maxLagFrames: this.opts.maxLagFrames });
+    this.feed = feed;
+    let pending: Promise<Settled> | null = null;
+    try {
+      for (;;) {
+        const first = await (pending ?? settle(feed.next()));
+        pending = null;
+        if (first.e !== undefined) throw first.e;
+        if (!first.v) return;
+        const frames: CommittedFrame[] = first.v.entries.map((e) => e.frame);
+        let failure: unknown;
+        let ended = false;
+        if (this.opts.coalesceMs > 0) {
+          // The window: sleep through it (the feed keeps arriving frames in its bounded buffer,
+          // without waking this session per frame), then take what it holds without waiting.
+          // A reader behind the log's end (replaying) does not wait: its frames are all there.
+          if (first.v.cursor.lsn >= this.store.lastLsn) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
+          while (frames.length < MAX_BURST_FRAMES && !this.closed) {
+            const p = settle(feed.next());
+            const r = await Promise.race([p, nextTurn()]);
+            if (r === 'later') {
+              pending = p; // nothing buffered (or a log read under way): the next burst starts with it
+              break;
+            }
+            if (r.e !== undefined) {
+              failure = r.e;
+              break;
+            }
+            if (!r.v) {
+              ended = true;
+              break;
+            }
+            for (const e of r.v.entries) frames.push(e.frame);
+          }
+        }
+        if (this.burst(frames)) throw new DbError('resync_required', 'the followed table was registered again or dropped', { reason: 'schema' });
+        if (failure !== undefined) throw failure;
+        if (ended || this.closed) return;
+        if (this.blocked) {
+          await this.out.drained();
+          this.blocked = false;
+        }
+      }
+    } finally {
+      feed.close(); // a pending next() answers null (settled: nothing is left unhandled)
+    }
+  }
+
+  private checkToken(): void {
+    if (this.opts.authorized && !this.opts.authorized()) throw new DbError('unauthorized', 'the token of this stream expired or was revoked');
+  }
+
+  /** Matches one burst and sends its event. True when a frame changed the followed table's manifest (events stop before it). */
+  private burst(frames: readonly CommittedFrame[]): boolean {
+    this.checkToken();
+    let n = frames.length;
+    for (let i = 0; i < frames.length; i++) {
+      if (this.query.schemaChanged(frames[i])) {
+        n = i;
+        break;
+      }
+    }
+    if (n > 0) {
+      const use = n === frames.length ? frames : frames.slice(0, n);
+      const ev0 = this.query.evaluations;
+      const rc0 = this.query.rowChanges;
+      const changes = this.query.match(use);
+      this.metrics.watchEvaluations.inc(this.query.evaluations - ev0);
+      this.metrics.watchRowChanges.inc(this.query.rowChanges - rc0);
+      const last = use[use.length - 1];
+      const cursor = { epoch: last.epoch, lsn: last.lsn };
+      this.position = cursor;
+      if (changes.length) this.send('change', cursor, { lsn: last.lsn, epoch: last.epoch, first_lsn: use[0].lsn, changes });
+      else this.dirty = true;
+    }
+    return n < frames.length;
+  }
+
+  private send(event: string, cursor: ChangeCursor, data: unknown): void {
+    this.dirty = false;
+    this.metrics.watchEvents.inc({ event });
+    this.write(sseEvent(event, formatId(cursor), data));
+  }
+
+  private write(chunk: string): void {
+    if (this.closed) return;
+    if (!this.out.write(chunk)) this.blocked = true;
+  }
+
+  /** A comment, or (when bursts changed nothing since the last event) a `position` event carrying the resume point. */
+  private beat(): void {
+    if (this.closed || this.blocked) return;
+    if (this.opts.authorized && !this.opts.authorized()) {
+      this.write(sseEvent('error', null, { error: 'unauthorized', message: 'the token of this stream expired or was revoked' }));
+      this.close(); // the feed answers null: run() ends the response
+      return;
+    }
+    if (this.dirty) this.send('position', this.position, { lsn: this.position.lsn, epoch: this.position.epoch });
+    else this.write(sseComment('heartbeat'));
+  }
+}

@@ -1,0 +1,63 @@
+import { DbError } from '@mmdb/core';
+import { Controller, Get, Headers, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TokenRequest } from '../http/auth.guard';
+import { TenantCtx } from '../http/decorators';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+import { checkAccept, parseWatchParams } from './watch.params';
+import { WatchService } from './watch.service';
+import type { SseOut } from './watch-session';
+
+/**
+ * Spec §4.7: GET /watch, an SSE change stream of a query's result. Everything that can be
+ * wrong with the request (token, Accept, query, cap) is answered as the ordinary JSON error
+ * before the stream opens; then the reply is taken over and stays open until the client
+ * closes it. Events: apps/api/README.md ("Watch streams").
+ */
+@Controller()
+export class WatchController {
+  constructor(private readonly watch: WatchService) {}
+
+  @Get('v1/tenants/:tenant/watch')
+  async open(
+    @TenantCtx() t: TenantHandle,
+    @Query() q: Record<string, unknown>,
+    @Headers('accept') accept: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    checkAccept(accept);
+    const params = parseWatchParams(q, lastEventId, (lsn) => t.store.epochOf(lsn));
+    const query = await this.watch.compile(t, params.source);
+    // a restricted user needs read on the followed table; events are not yet filtered per
+    // subscriber, so a user bound by a row-level security or mask policy on it may not subscribe
+    const a = t.acting;
+    if (a && !a.isOwner) {
+      a.require(query.schema, 'read');
+      if (a.catalog.policiesFor(query.schema, a.name).length) throw new DbError('forbidden', `user ${a.name} is under a row-level security or mask policy of ${query.schema}: watch is not available to it`, { schema: query.schema });
+    }
+    this.watch.admit(t.tenant);
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-db-request-id': String(req.id),
+    });
+    raw.socket?.setNoDelay(true);
+    const out: SseOut = {
+      write: (chunk) => raw.writableEnded || raw.destroyed || raw.write(chunk),
+      drained: () => (raw.writableNeedDrain && !raw.destroyed ? new Promise<void>((r) => { raw.once('drain', r); raw.once('close', r); }) : Promise.resolve()),
+      get pendingBytes() { return raw.writableLength; },
+      end: () => { if (!raw.writableEnded) raw.end(); },
+    };
+    // a tenant token that expires or is revoked ends the stream (checked per burst and heartbeat)
+    const token = (req as TokenRequest).authToken;
+    const session = this.watch.open(t, query, out, token ? () => !token.revoked && token.expires > Date.now() : undefined);
+    raw.on('close', () => session.close());
+    await this.watch.run(session, t.tenant, params);
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * A follower of one tenant: tails the holder's frames (follow mode), checks their epochs,
+ * applies them through the store's one frame applier (`applyFrames`, which verifies every
+ * checksum and that each frame continues the log), acknowledges what it applied, and
+ * publishes its position for elections. See DESIGN.md ("Followers").
+ */
+import { performance } from 'perf_hooks';
+import { DbError, isDbError } from '@mmdb/core';
+import type { TenantStore } from '@mmdb/storage';
+import type { FramesLine, FramesQuery } from './frames';
+import type { LeaseRecord } from './lease-store';
+
+/** How a follower reaches the holder (apps/api fills it with an HTTPS client). */
+export interface FollowerTransport {
+  /** The holder's frames stream; yields the lines as they arrive, a chunk at a time. Errors from the holder are DbErrors with its code. */
+  frames(holder: LeaseRecord, q: FramesQuery): AsyncIterable<FramesLine[]>;
+  /** Reports `{follower, lsn, epoch}` to the holder. */
+  ack(holder: LeaseRecord, body: { follower: string; lsn: number; epoch: number }): Promise<void>;
+}
+
+export interface FollowerOptions {
+  readonly node: string;
+  readonly store: TenantStore;
+  readonly transport: FollowerTransport;
+  /** Called after each applied batch (publish the position, count frames). */
+  onApplied?(frames: number, lsn: number): void;
+  /** A frame's epoch, to fence this node if it ever held an older lease. */
+  observeEpoch?(epoch: number): void;
+  /** The holder says this log cannot continue from it (diverged, ahead, or dropped): bootstrap from a snapshot. */
+  onResync?(holder: LeaseRecord, error: DbError): Promise<void>;
+  readonly log?: (m: string) => void;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class Follower {
+  /** The holder being followed (null: none). */
+  private target: LeaseRecord | null = null;
+  private loop: Promise<void> | null = null;
+  private abort: (() => void) | null = null;
+  private stopped = false;
+  /** The holder's last LSN as last heard (start line or heartbeat), and when. */
+  holderLastLsn = 0;
+  private lastHeard = 0;
+  private caughtUpAt = 0;
+  lastError: string | null = null;
+
+  constructor(private readonly o: FollowerOptions) {}
+
+  get following(): string | null {
+    return this.target?.holder ?? null;
+  }
+
+  /** Frames behind the holder as last heard. */
+  get lagFrames(): number {
+    return Math.max(0, this.holderLastLsn - this.o.store.lastLsn);
+  }
+
+  /** Seconds since this follower was last caught up with the holder (0 when it is). */
+  get lagSeconds(): number {
+    if (!this.target || this.lagFrames === 0) return 0;
+    return Math.max(0, (performance.now() - this.caughtUpAt) / 1000);
+  }
+
+  /** Follows `lease`'s holder (restarting the tail when the holder or epoch changed), or stops following (null). */
+  follow(lease: LeaseRecord | null): void {
+    const same = this.target && lease && this.target.holder === lease.holder && this.target.epoch === lease.epoch;
+    if (same) {
+      this.target = lease;
+      return;
+    }
+    this.target = lease;
+    this.abort?.();
+    if (lease && !this.loop && !this.stopped) {
+      this.loop = this.run().finally(() => {
+        this.loop = null;
+        if (this.target && !this.stopped) this.follow(this.target);
+      });
+    }
+  }
+
+  /** Stops tailing and waits until no apply is running (before this node starts writing). */
+  async pause(): Promise<void> {
+    this.target = null;
+    this.abort?.();
+    await this.loop;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.target = null;
+    this.abort?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 100;
+    while (this.target && !this.stopped) {
+      const holder = this.target;
+      try {
+        await this.tail(holder);
+        backoff = 100;
+      } catch (e) {
+        if (this.target !== holder || this.stopped) continue;
+        this.lastError = (e as Error).message;
+        if (isDbError(e) && (e.code === 'resync_required' || e.code === 'stale_epoch')) {
+          this.o.log?.(`following ${holder.holder}: ${e.message}`);
+          if (this.o.onResync) {
+            await this.o.onResync(holder, e).catch((x: unknown) => {
+              this.lastError = `bootstrap failed: ${(x as Error).message}`;
+              this.o.log?.(this.lastError);
+            });
+          }
+        }
+        await sleep(backoff);
+        backoff = Math.min(2000, backoff * 2);
+      }
+    }
+  }
+
+  /** One connection to the holder: tail until it ends, fails, or the target changes. */
+  private async tail(holder: LeaseRecord): Promise<void> {
+    const store = this.o.store;
+    const lsn = store.lastLsn;
+    const epoch = lsn > 0 ? (store.epochAt(lsn) ?? 0) : 0;
+    const size = store.segments.framesPerSegment;
+    let ended = false;
+    const aborted = new Promise<void>((r) => (this.abort = () => r()));
+    const it = this.o.transport.frames(holder, { sinceSegment: Math.floor(lsn / size), afterLsn: lsn, epoch, follow: true, follower: this.o.node })[Symbol.asyncIterator]();
+    let acking: Promise<void> = Promise.resolve();
+    let pendingAck: { lsn: number; epoch: number } | null = null;
+    try {
+      while (!ended && this.target === holder && !this.stopped) {
+        const r = await Promise.race([it.next(), aborted.then(() => null)]);
+        if (!r || r.done) return;
+        const frames: Buffer[] = [];
+        let lastEpoch = store.lastLsn > 0 ? (store.epochAt(store.lastLsn) ?? 0) : 0;
+        for (const line of r.value) {
+          if (line.type === 'frame') {
+            if (line.epoch < lastEpoch) throw new DbError('resync_required', `frame ${line.lsn} has epoch ${line.epoch}, below the epoch ${lastEpoch} before it`, { reason: 'epoch' });
+            if (line.epoch > holder.epoch && holder.epoch > 0) throw new Error(`frame ${line.lsn} has epoch ${line.epoch}, above its holder's lease epoch ${holder.epoch}: the lease moved`);
+            lastEpoch = line.epoch;
+            frames.push(Buffer.from(line.hex, 'hex'));
+          } else if (line.type === 'end') ended = true;
+          else {
+            this.holderLastLsn = line.last_lsn;
+            this.lastHeard = performance.now();
+          }
+        }
+        if (frames.length) {
+          const { lastLsn } = await store.applyFrames(frames);
+          this.o.observeEpoch?.(lastEpoch);
+          this.o.onApplied?.(frames.length, lastLsn);
+          this.holderLastLsn = Math.max(this.holderLastLsn, lastLsn);
+          // One acknowledgement in flight at a time; those that arrive meanwhile collapse into the latest.
+          const wasIdle = pendingAck === null;
+          pendingAck = { lsn: lastLsn, epoch: lastEpoch };
+          if (wasIdle) {
+            acking = (async () => {
+              while (pendingAck) {
+                const a: { lsn: number; epoch: number } = pendingAck;
+                await this.o.transport.ack(holder, { follower: this.o.node, ...a }).catch(() => undefined);
+                if (pendingAck === a) pendingAck = null;
+              }
+            })();
+          }
+        }
+        if (store.lastLsn >= this.holderLastLsn) this.caughtUpAt = performance.now();
+        this.lastError = null;
+      }
+    } finally {
+      // Not awaited: an acknowledgement to a holder that just died must not hold up a failover.
+      this.abort = null;
+      void it.return?.();
+      void acking;
+    }
+  }
+
+  /** ms since the holder was last heard from (start line, heartbeat). */
+  get silentMs(): number {
+    return this.lastHeard ? performance.now() - this.lastHeard : Infinity;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * A plan compiled once into the executor's own operators and run over rows the caller supplies
+ * for its leaves instead of a snapshot's: how a watch subscription matches a changed row (the
+ * same filter and projection code as the query). Row-level security enters here as it enters
+ * a query: through the plan the operators are compiled from.
+ */
+import type { PlanNode } from '@mmdb/plan';
+import { ExecCtx, type Budget, type TableInfo } from '../exec/context';
+import { compilePlan } from '../exec/ops';
+import type { Tuple, Value } from '../values';
+
+export interface RowsEvaluator {
+  readonly names: readonly string[];
+  /** `params`: the values of `$1…` (a VALUES node of params is how a caller feeds computed rows). */
+  run(leaves: ReadonlyMap<PlanNode, Tuple[]>, params?: readonly Value[]): Tuple[];
+}
+
+const BUDGET: Budget = { maxRows: Number.MAX_SAFE_INTEGER, deadline: Number.POSITIVE_INFINITY };
+
+/** `params`: how many `$n` the plan reads (each `run` passes their values). */
+export function overRows(table: (id: string) => TableInfo, plan: PlanNode, names: readonly string[], params = 0): RowsEvaluator {
+  const ctx = new ExecCtx(new Array<Value>(params).fill(null), table, BUDGET, null, false);
+  const op = compilePlan(plan, ctx, null);
+  const width = names.length || op.cols.length;
+  return {
+    names: names.length ? names : op.cols.map((c) => c.name),
+    run: (leaves, values = []) => {
+      ctx.reset(values as Value[], BUDGET, null);
+      for (const [n, rows] of leaves) ctx.leaves.set(n, rows);
+      const out: Tuple[] = [];
+      for (const b of op.run(ctx, null)) for (const r of b) out.push(r.length > width ? r.slice(0, width) : r);
+      ctx.leaves.clear();
+      return out;
+    },
+  };
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env node
+/**
+ * Watch streams under load: N subscribers (filtered queries over 10 tables, held by a separate
+ * process) while rows are written at a fixed rate, against the built server.
+ *
+ *   npm run build && node tools/bench/watch/bench.js [--subscribers 200] [--tables 10] [--rate 2000]
+ *       [--duration 10] [--preload 10000] [--big 1000000] [--window 50] [--idle 3]
+ *
+ * In one run, one server: (1) writes at --rate rows/s for --duration s with no subscriber (the
+ * peer: write p50/p99 without watch); (2) server RSS, then --subscribers streams opened and left
+ * idle --idle s, RSS again: memory per idle subscriber; (3) the same write load with them:
+ * write p50/p99 and commit → event latency (from the write's acknowledgement to the event's
+ * arrival in the subscriber process, every delivery), and whether every expected delivery came;
+ * (4) matching work on a --big row table: one subscriber, a few hundred updates, the server's
+ * db_watch_match_evaluations_total per changed row, beside what re-running the query per burst
+ * would cost (one POST /sql of it: its time and the rows it reads).
+ */
+'use strict';
+const { fork } = require('child_process');
+const fs = require('fs');
+const https = require('https');
+const os = require('os');
+const path = require('path');
+const { startBuiltServer } = require('../server');
+
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : def;
+};
+const SUBS = opt('subscribers', 200);
+const TABLES = opt('tables', 10);
+const RATE = opt('rate', 2000);
+const DURATION = opt('duration', 10);
+const PRELOAD = opt('preload', 10_000);
+const BIG = opt('big', 1_000_000);
+const WINDOW = opt('window', 50);
+const IDLE = opt('idle', 3);
+const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+const TOKEN = 'bench-watch-token-0123456789';
+const T = `/v1/tenants/${TENANT}`;
+const CLASSES = 4; // subscriber i follows rows with v % 4 = i % 4 of table i % TABLES
+
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] : NaN);
+const toml = (name) => `namespace = "bench"\ntable = "${name}"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n[[columns]]\nname = "pad"\nty = "str"\n`;
+
+function rssKiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-watch-'));
+  const { proc, url } = await startBuiltServer(dir, {
+    tenant: TENANT,
+    token: TOKEN,
+    env: { DB_WATCH_COALESCE_MS: String(WINDOW), DB_WATCH_MAX: String(SUBS + 10), DB_RATE_LIMIT_RPS: '0', DB_LOG_LEVEL: 'error' },
+  });
+  const ca = fs.readFileSync(path.join(dir, 'tls/cert.pem'), 'utf8');
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 128, ca });
+  const request = (method, p, body, type = 'application/json') =>
+    new Promise((resolve, reject) => {
+      const req = https.request(url + p, { method, agent, headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': type } : {}) } }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const ok = async (p) => {
+    const r = await p;
+    if (r.status !== 200) throw new Error(`${r.status} ${r.text}`);
+    return r;
+  };
+  const metric = async (name) => {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec((await request('GET', '/metrics')).text);
+    return m ? Number(m[1]) : 0;
+  };
+  const ingest = async (table, from, n) => {
+    for (let i = 0; i < n; i += 100_000) {
+      const lines = [];
+      for (let j = i; j < Math.min(n, i + 100_000); j++) lines.push(JSON.stringify({ id: from + j, v: (from + j) % 100, pad: 'x' }));
+      await ok(request('POST', `${T}/rows/bench.${table}/_batch?chunk=10000`, lines.join('\n'), 'application/x-ndjson'));
+    }
+  };
+  let subs = null;
+  try {
+    for (let t = 0; t < TABLES; t++) await ok(request('POST', `${T}/schemas`, toml(`t${t}`), 'text/plain'));
+    await ok(request('POST', `${T}/schemas`, toml('big'), 'text/plain'));
+    for (let t = 0; t < TABLES; t++) await ingest(`t${t}`, 1, PRELOAD);
+    process.stderr.write(`preloaded ${TABLES} × ${PRELOAD} rows; loading ${BIG} rows into bench.big…\n`);
+    await ingest('big', 1, BIG);
+
+    let nextId = 10_000_000;
+    /** --rate writes/s for --duration s (PUT, durable); ack time per "bench.tN:id" and each write's latency. */
+    const writeLoad = async (seconds = DURATION) => {
+      const acks = new Map();
+      const lat = [];
+      const vals = new Map();
+      const t0 = now();
+      let sent = 0;
+      const inflight = new Set();
+      while (now() - t0 < seconds * 1000) {
+        const due = Math.floor(((now() - t0) / 1000) * RATE);
+        while (sent < due && inflight.size < 512) {
+          const id = nextId++;
+          const table = `t${id % TABLES}`;
+          const v = Math.floor(Math.random() * 100);
+          vals.set(`bench.${table}:${id}`, v);
+          const s = now();
+          const p = ok(request('PUT', `${T}/rows/bench.${table}/${id}`, JSON.stringify({ id, v, pad: 'y' }))).then(() => {
+            const a = now();
+            acks.set(`bench.${table}:${id}`, a);
+            lat.push(a - s);
+            inflight.delete(p);
+          });
+          inflight.add(p);
+          sent++;
+        }
+        await sleep(5);
+      }
+      await Promise.all(inflight);
+      lat.sort((a, b) => a - b);
+      return { acks, lat, vals, rate: sent / ((now() - t0) / 1000) };
+    };
+
+    await writeLoad(Math.min(3, DURATION)); // warm-up (JIT, caches): not measured
+    process.stderr.write('phase 1: writes without subscribers\n');
+    const before = await writeLoad();
+    await sleep(1000);
+    const rss0 = rssKiB(proc.pid);
+    subs = fork(path.join(__dirname, 'subscribers.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const reply = (key) => new Promise((r) => subs.once('message', (m) => (m[key] !== undefined ? r(m) : null)));
+    const paths = Array.from({ length: SUBS }, (_, i) => `${T}/watch?sql=${encodeURIComponent(`SELECT id, v FROM bench.t${i % TABLES} WHERE v % ${CLASSES} = ${i % CLASSES}`)}`);
+    process.stderr.write(`phase 2: ${SUBS} subscribers, idle ${IDLE} s\n`);
+    subs.send({ open: { url, token: TOKEN, ca, paths } });
+    await reply('ready');
+    await sleep(IDLE * 1000);
+    const rss1 = rssKiB(proc.pid);
+    const subscribers = await metric(`db_watch_subscribers\\{tenant="${TENANT}"\\}`);
+
+    process.stderr.write('phase 3: writes with subscribers\n');
+    const ev0 = await metric('db_watch_match_evaluations_total');
+    const rc0 = await metric('db_watch_row_changes_total');
+    const during = await writeLoad();
+    await sleep(WINDOW + 1000);
+    const ev1 = await metric('db_watch_match_evaluations_total');
+    const rc1 = await metric('db_watch_row_changes_total');
+    subs.send({ report: true });
+    const rep = await reply('report');
+    const delivery = [];
+    let expected = 0;
+    for (const [k, v] of during.vals) {
+      const table = Number(/t(\d+):/.exec(k)[1]);
+      for (let i = 0; i < SUBS; i++) if (i % TABLES === table && i % CLASSES === v % CLASSES) expected++;
+    }
+    for (const [k, times] of Object.entries(rep.report)) {
+      const ack = during.acks.get(k);
+      if (ack !== undefined) for (const t of times) delivery.push(Math.max(0, t - ack));
+    }
+    delivery.sort((a, b) => a - b);
+
+    process.stderr.write('phase 4: matching work on the big table\n');
+    const big = `SELECT id, v FROM bench.big WHERE v % ${CLASSES} = 0`;
+    const bigStream = await new Promise((resolve, reject) => {
+      const req = https.request(`${url}${T}/watch?sql=${encodeURIComponent(big)}`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${TOKEN}` }, ca, agent: false }, (res) => {
+        res.once('data', () => resolve(req));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const evB0 = await metric('db_watch_match_evaluations_total');
+    const rcB0 = await metric('db_watch_row_changes_total');
+    const UPDATES = Math.min(300, BIG);
+    for (let i = 0; i < UPDATES; i++) await ok(request('PUT', `${T}/rows/bench.big/${1 + ((i * 7919) % BIG)}`, JSON.stringify({ id: 1 + ((i * 7919) % BIG), v: i % 100, pad: 'z' })));
+    await sleep(WINDOW + 500);
+    const evB1 = await metric('db_watch_match_evaluations_total');
+    const rcB1 = await metric('db_watch_row_changes_total');
+    const q0 = now();
+    const rerun = JSON.parse((await ok(request('POST', `${T}/sql`, JSON.stringify({ sql: big })))).text);
+    const rerunMs = now() - q0;
+    bigStream.destroy();
+
+    const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+    const ratio = pct(during.lat, 0.99) / pct(before.lat, 0.99);
+    const perSub = ((rss1 - rss0) / SUBS);
+    console.log(`\nwatch benchmark: ${SUBS} subscribers (${subscribers} open) over ${TABLES} tables, ${RATE} rows/s target for ${DURATION} s, window ${WINDOW} ms`);
+    console.log('| measure | without subscribers | with subscribers | ratio | target |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| writes/s achieved | ${f(before.rate, 0)} | ${f(during.rate, 0)} | | ${RATE} |`);
+    console.log(`| write p50 ms | ${f(pct(before.lat, 0.5), 2)} | ${f(pct(during.lat, 0.5), 2)} | ${f(pct(during.lat, 0.5) / pct(before.lat, 0.5), 2)}× | |`);
+    console.log(`| write p99 ms | ${f(pct(before.lat, 0.99), 2)} | ${f(pct(during.lat, 0.99), 2)} | ${f(ratio, 2)}× | ≤ 1.5× ${ratio <= 1.5 ? 'met' : 'MISSED'} |`);
+    console.log(`| commit → event p50 ms | | ${f(pct(delivery, 0.5))} | | |`);
+    console.log(`| commit → event p99 ms | | ${f(pct(delivery, 0.99))} | | ≤ ${WINDOW + 50} ${pct(delivery, 0.99) <= WINDOW + 50 ? 'met' : 'MISSED'} |`);
+    console.log(`| deliveries (expected) | | ${delivery.length} (${expected}) | | all |`);
+    console.log(`| server RSS KiB | ${rss0} | ${rss1} (idle) | | |`);
+    console.log(`| RSS per idle subscriber KiB | | ${f(perSub)} | | ≤ 64 ${perSub <= 64 ? 'met' : 'MISSED'} |`);
+    console.log(`| match evaluations per changed row per subscriber | | ${f((ev1 - ev0) / Math.max(1, rc1 - rc0))} | | ≤ 2 |`);
+    console.log(`\nmatching on bench.big (${BIG} rows), ${UPDATES} updates, one subscriber:`);
+    console.log('| measure | ours (incremental) | peer: re-run the query per burst |');
+    console.log('|---|---|---|');
+    console.log(`| work per burst | ${f((evB1 - evB0) / Math.max(1, rcB1 - rcB0))} row evaluations per changed row (${evB1 - evB0} for ${rcB1 - rcB0} changes) | ${BIG} rows read, ${rerun.rows.length} result rows to diff |`);
+    console.log(`| time | (inside the event latency above) | ${f(rerunMs)} ms per re-run (POST /sql) |`);
+  } finally {
+    subs?.send({ close: true });
+    agent.destroy();
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
