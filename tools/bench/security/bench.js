@@ -16,14 +16,11 @@ const os = require('os');
 const path = require('path');
 const https = require('https');
 const { startBuiltServer } = require('../server');
+const { request, numberOption } = require('../request');
 
 const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : def;
-};
-const ROWS = opt('rows', 100_000);
-const QUERIES = opt('queries', 200);
+const ROWS = numberOption(args, 'rows', 100_000);
+const QUERIES = numberOption(args, 'queries', 200);
 const TENANT = '01J0SECBENCH00000000000000';
 const TOKEN = 'sec-bench-token-0123456789';
 const T = `/v1/tenants/${TENANT}`;
@@ -45,26 +42,6 @@ ty = "str"
 name = "amount"
 ty = "f64"
 `;
-
-function request(agent, url, token, method, p, body, contentType) {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const req = https.request(url + p, {
-      agent, method,
-      headers: { authorization: `Bearer ${token}`, ...(data !== undefined ? { 'content-type': contentType ?? 'application/json', 'content-length': Buffer.byteLength(data) } : {}) },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode >= 300) return reject(new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`));
-        resolve(text ? JSON.parse(text) : null);
-      });
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
 
 const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
