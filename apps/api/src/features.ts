@@ -3,6 +3,7 @@
  * import and one array entry here; see apps/api/DESIGN.md ("Adding a feature").
  */
 import type { Type } from '@nestjs/common';
+import { OpenApiModule } from './openapi/openapi.module';
 import { GraphModule } from './graph/graph.module';
 import { FtsModule } from './fts/fts.module';
 import { QueryModule } from './query/query.module';
@@ -11,4 +12,4 @@ import { AskModule } from './ask/ask.module';
 import { EsModule } from './es/es.module';
 import { WatchModule } from './watch/watch.module';
 
-export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule, AskModule, WatchModule];
+export const FEATURE_MODULES: Type<unknown>[] = [GraphModule, FtsModule, QueryModule, VectorModule, EsModule, AskModule, WatchModule, OpenApiModule];

@@ -1,0 +1,177 @@
+/**
+ * The bodies and answers of every route, as typed schemas (see ../schema.ts). The OpenAPI
+ * document (served at GET /v1/openapi.json) and the client's types both come from here.
+ */
+import { t, type Static } from '../schema';
+
+const ms = (description: string) => t.integer({ description: `${description} (ms since the Unix epoch)` });
+
+export const Row = t.record(t.any(), { title: 'Row', description: 'A row: column name → value.' });
+export type Row = Static<typeof Row>;
+
+export const ErrorBody = t.object(
+  {
+    error: t.string({ description: 'Stable error code (spec 7.1); switch on this, not on the message.' }),
+    message: t.string(),
+    request_id: t.string({ description: 'Equal to X-DB-Request-Id; quote it in support tickets.' }),
+    retry: t.boolean({ description: 'Whether an automatic retry is advised.' }),
+  },
+  { title: 'Error', description: 'Every non-2xx answer. Route-specific details (current_version, field, index, line, …) are extra keys.' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+export const Health = t.object({ status: t.string() }, { title: 'Health' });
+export const Ready = t.object(
+  {
+    status: t.enum(['ok', 'degraded']),
+    pressure: t.nullable(t.string({ description: 'comma list of disk_full, queue_full, closed' })),
+    writable: t.optional(t.boolean()),
+    readable: t.optional(t.boolean()),
+  },
+  { title: 'Ready' },
+);
+
+export const Tenant = t.object({ tenant: t.string(), created: ms('created') }, { title: 'Tenant' });
+export const TokenInfo = t.object({ token_id: t.string(), created: ms('issued'), expires_at: t.nullable(ms('expiry')) }, { title: 'TokenInfo' });
+export const IssuedToken = t.object(
+  { tenant: t.string(), token_id: t.string(), token: t.string({ description: 'the secret, shown only in this answer' }), created: ms('issued'), expires_at: t.nullable(ms('expiry')) },
+  { title: 'IssuedToken' },
+);
+export type IssuedToken = Static<typeof IssuedToken>;
+export const IssueTokenBody = t.object({ ttl_seconds: t.optional(t.nullable(t.integer({ minimum: 1, maximum: 315360000 }))) }, { closed: true });
+export const RotateTokenBody = t.object(
+  {
+    grace_seconds: t.optional(t.integer({ minimum: 0, maximum: 2592000, default: 300 })),
+    ttl_seconds: t.optional(t.nullable(t.integer({ minimum: 1, maximum: 315360000 }))),
+  },
+  { closed: true },
+);
+export const Revoked = t.object({ revoked: t.boolean() });
+
+export const SchemaIds = t.array(t.string({ description: 'namespace.table' }));
+export const SchemaPut = t.object({ id: t.string(), tenant: t.string(), created: t.boolean() }, { title: 'SchemaPut' });
+export const SchemasDeleted = t.object({ deleted: t.integer(), ids: t.array(t.string()) });
+
+export const RowWritten = t.object(
+  { schema: t.string(), pk: t.string({ description: 'the key in path form, ready for a URL' }), version: t.integer(), created: t.boolean() },
+  { title: 'RowWritten' },
+);
+export type RowWritten = Static<typeof RowWritten>;
+export const BatchWritten = t.object(
+  { schema: t.string(), count: t.integer(), created: t.integer({ description: 'rows that did not exist before' }), results: t.array(t.object({ pk: t.string(), version: t.integer(), created: t.boolean() })) },
+  { title: 'BatchWritten' },
+);
+export type BatchWritten = Static<typeof BatchWritten>;
+export const NdjsonWritten = t.object({ schema: t.string(), committed: t.integer(), chunks: t.integer() }, { title: 'NdjsonWritten' });
+export type NdjsonWritten = Static<typeof NdjsonWritten>;
+export const Deleted = t.object({ deleted: t.boolean() });
+
+export const Plan = t.object({ op: t.string() }, { title: 'Plan', description: 'A JSON plan tree (libs/plan/README.md).' });
+export const Explain = t.record(t.any(), { title: 'Explain' });
+export const QueryAnswer = t.union([t.array(Row), t.object({ rows: t.array(Row), explain: Explain })]);
+export const SqlBody = t.object(
+  {
+    sql: t.string(),
+    params: t.optional(t.array(t.any(), { description: 'bound to $1, $2, …' })),
+    format: t.optional(t.enum(['objects', 'arrays'])),
+  },
+  { title: 'SqlRequest' },
+);
+export const SqlAnswer = t.object(
+  {
+    kind: t.enum(['select', 'insert', 'update', 'delete', 'ddl', 'transaction']),
+    columns: t.optional(t.array(t.object({ name: t.string(), type: t.nullable(t.string()) }))),
+    rows: t.optional(t.array(t.any())),
+    schema: t.optional(t.string()),
+    count: t.optional(t.integer()),
+    pk: t.optional(t.string()),
+    pks: t.optional(t.array(t.string())),
+    explain: t.optional(Explain),
+  },
+  { title: 'SqlResult' },
+);
+export const Cancelled = t.object({ cancelled: t.boolean() });
+
+export const AskBody = t.object(
+  {
+    nl: t.string({ description: 'the English question' }),
+    schemas: t.optional(t.array(t.string())),
+    show_plan: t.optional(t.boolean()),
+    direction: t.optional(t.enum(['forward', 'reverse'])),
+  },
+  { title: 'AskRequest' },
+);
+export const AskAnswer = t.object(
+  {
+    rows: t.array(Row),
+    cache: t.enum(['hit', 'miss']),
+    plan: t.optional(Plan),
+    explain: t.optional(Explain),
+    interpretation: t.optional(t.string()),
+  },
+  { title: 'AskResult' },
+);
+
+export const VectorPut = t.object(
+  { id: t.string(), embedding: t.array(t.number()), metadata: t.optional(t.record(t.any())), metric: t.optional(t.enum(['cosine', 'dot', 'l2', 'manhattan'])) },
+  { title: 'VectorEntry' },
+);
+export const VectorPutAnswer = t.object({ id: t.string(), table: t.string(), created: t.boolean(), lsn: t.any() });
+export const TopkBody = t.object(
+  {
+    vector: t.array(t.number()),
+    k: t.optional(t.integer({ minimum: 1, maximum: 1000, default: 10 })),
+    mode: t.optional(t.enum(['fast', 'high_recall'])),
+    filter: t.optional(t.record(t.any(), { description: 'metadata equalities' })),
+    metric: t.optional(t.enum(['cosine', 'dot', 'l2', 'manhattan'])),
+  },
+  { title: 'TopkRequest' },
+);
+export const VectorMatch = t.object({ id: t.string(), distance: t.number(), metadata: t.optional(t.any()) }, { title: 'VectorMatch' });
+
+export const FtsDoc = t.object({ doc_id: t.string(), text: t.string() }, { title: 'FtsDocument' });
+export const FtsPutAnswer = t.object({ doc_id: t.string(), created: t.optional(t.boolean()), lsn: t.any() });
+export const FtsHit = t.object({ doc_id: t.string(), score: t.number() }, { title: 'FtsHit' });
+
+export const BfsVisit = t.object({ node: t.string(), depth: t.integer() }, { title: 'BfsVisit' });
+export const PathAnswer = t.object({ reachable: t.boolean(), path: t.array(t.string()) });
+export const DijkstraAnswer = t.object({ path: t.array(t.string()), total_weight: t.nullable(t.number()) });
+
+export const Migration = t.object(
+  {
+    id: t.string(),
+    state: t.string({ description: 'e.g. Backfilling, ReadyToCutover, Completed, Aborted' }),
+    schema: t.optional(t.string()),
+    progress: t.optional(t.object({ done: t.integer(), total: t.nullable(t.integer()) })),
+  },
+  { title: 'Migration' },
+);
+export type Migration = Static<typeof Migration>;
+export const MigrationSubmit = t.object(
+  { schema: t.optional(t.string()), toml: t.string({ description: 'the target manifest' }), auto_cutover: t.optional(t.boolean()) },
+  { title: 'MigrationSubmit' },
+);
+export const AuditEntry = t.object({ migration: t.string(), transition: t.string(), actor: t.string(), at: t.integer({ description: 'UNIX seconds' }) }, { title: 'AuditEntry' });
+
+export const Lease = t.nullable(
+  t.object(
+    {
+      tenant: t.optional(t.string()),
+      holder: t.string({ description: 'the node holding the writer lease' }),
+      epoch: t.integer({ description: 'the fencing epoch stamped in every frame' }),
+      advertise_url: t.optional(t.string()),
+      ttl_ms: t.optional(t.integer()),
+      acquired_at: t.optional(t.integer()),
+      expires_at: t.optional(t.integer()),
+      handing_over_to: t.optional(t.nullable(t.string())),
+    },
+    { title: 'Lease' },
+  ),
+);
+export const ReplicationStatus = t.object(
+  { tenant: t.string(), node: t.optional(t.nullable(t.string())), role: t.string({ description: 'standalone, leader, follower, …' }), epoch: t.integer(), last_lsn: t.any() },
+  { title: 'ReplicationStatus' },
+);
+export const Ack = t.object({ follower: t.string(), lsn: t.integer({ minimum: 0 }), epoch: t.optional(t.integer({ minimum: 0 })) }, { title: 'ReplicationAck' });
+export const HandOver = t.object({ node: t.string() }, { title: 'HandOver' });
+export const FrameLine = t.object({ type: t.string() }, { title: 'FrameLine', description: 'one NDJSON line of the frames stream (a hex-encoded frame, or a control line)' });
