@@ -8,6 +8,11 @@ import { AuthGuard } from './http/auth.guard';
 import { BodyTypeGuard } from './http/body';
 import { ErrorFilter } from './http/error.filter';
 import { RateLimitGuard } from './http/rate-limit.guard';
+import { GrantGuard } from './http/grant.guard';
+import { CreditGuard } from './http/credit.guard';
+import { SecurityService } from './security/security.service';
+import { UsersController } from './security/users.controller';
+import { BillingController } from './security/billing.controller';
 import { SystemStore } from './system/system-store';
 import { TenantsController } from './system/tenants.controller';
 import { TokensController } from './system/tokens.controller';
@@ -27,8 +32,8 @@ export class CoreModule {
   static forRoot(config: AppConfig, system: SystemStore): DynamicModule {
     return {
       module: CoreModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: SystemStore, useValue: system }, Pressure, TenantRegistry, Metrics, Replication],
-      exports: [APP_CONFIG, SystemStore, Pressure, TenantRegistry, Metrics, Replication],
+      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: SystemStore, useValue: system }, Pressure, TenantRegistry, Metrics, Replication, SecurityService],
+      exports: [APP_CONFIG, SystemStore, Pressure, TenantRegistry, Metrics, Replication, SecurityService],
     };
   }
 }
@@ -39,11 +44,13 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CoreModule.forRoot(config, system), SchemasModule, RowsModule, ReplicationModule, ...FEATURE_MODULES],
-      controllers: [HealthController, TenantsController, TokensController],
+      controllers: [HealthController, TenantsController, TokensController, UsersController, BillingController],
       providers: [
         // Guards run in this order: the rate limit needs the token AuthGuard resolved.
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_GUARD, useClass: CreditGuard },
+        { provide: APP_GUARD, useClass: GrantGuard },
         { provide: APP_GUARD, useClass: BodyTypeGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
         // X-DB-Replication: degraded (spec §7.2), only when writes wait for follower acknowledgements.

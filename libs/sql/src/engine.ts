@@ -76,6 +76,7 @@ export class SqlEngine {
       if (this.keyMemo.size >= 2000) this.keyMemo.clear();
       this.keyMemo.set(sql, key);
     }
+    if (opts.policyKey) key = `${opts.policyKey}\u0000${key}`;
     const hit = this.planCache.get(key) as Prepared | undefined;
     if (hit && this.fresh(hit)) {
       const params = (opts.params ?? []).map(paramValue);
@@ -175,10 +176,10 @@ export class SqlEngine {
 
   /** Binds and optimizes a SELECT once, remembering the manifests it was bound against. */
   /** @internal */
-  prepare(st: Select): Prepared {
+  prepare(st: Select, policy?: Policy): Prepared {
     const deps = new Map<string, TableManifest>();
     const b = new Binder(this.catalog(deps)).bindSelect(st, null);
-    return this.exec.prepare(b.plan, b.names, [...deps]);
+    return this.exec.prepare(b.plan, b.names, [...deps], policy);
   }
 
   /** Runs a JSON plan tree (POST /query): validated, optimized, executed on one snapshot. */
@@ -191,7 +192,7 @@ export class SqlEngine {
         throw new DbError('validation_failed', 'write nodes run through /sql or the row endpoints', { path: '$.op' });
       }
       // a JSON plan is typed from the manifests, optimized once and cached by its text
-      const key = `plan\u0000${stringifyJson(plan)}`;
+      const key = `${opts.policyKey ?? ''}plan\u0000${stringifyJson(plan)}`;
       let p = this.planCache.get(key) as Prepared | undefined;
       if (!p || !this.fresh(p)) {
         validatePlan(plan); // what the caller built (a route, a surface) is checked like a posted plan
@@ -201,7 +202,7 @@ export class SqlEngine {
           const m = typeof schema === 'string' ? this.store.manifest(schema) : undefined;
           if (m) deps.set(m.id, m);
         });
-        p = this.exec.prepare(annotateTypes(plan, (id) => this.exec.table(id)), [], [...deps]);
+        p = this.exec.prepare(annotateTypes(plan, (id) => this.exec.table(id)), [], [...deps], opts.policy);
         this.planCache.set(key, p);
       }
       return (await this.exec.query(p.plan, p.names, (opts.params ?? []).map(paramValue), null, opts, running, p)) as SelectResult;

@@ -19,7 +19,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
         const b = e.bind(st);
         return e.exec.query(b.plan, b.names, params, txn, opts, running);
       }
-      const p = e.prepare(st);
+      const p = e.prepare(st, opts.policy);
       e.planCache.set(opts.cacheKey, p);
       return e.exec.query(p.plan, p.names, params, txn, opts, running, p);
     }

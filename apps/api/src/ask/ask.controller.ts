@@ -43,10 +43,12 @@ export class AskController {
     if (!nl.compiler) throw new DbError('service_unavailable', 'the English compiler is not attached yet');
     nl.freshen();
     // compiled (or taken from the intent cache), then run like every surface: the one executor, cancellable by id, measured as "nl"
-    const r = await this.runner.run(t, 'nl', async (engine) => {
+    // the runner's options carry the acting user's policy (grants, row-level security, masks):
+    // the compiled plan (cached policy-free in the intent cache) gets it at the executor
+    const r = await this.runner.run(t, 'nl', async (engine, o) => {
       const c = await nl.compiler!.ask(b.nl, { schemas: b.schemas, direction: b.direction });
       if (c.cache === 'hit') this.metrics.planCacheHits.inc({ surface: 'nl' });
-      return { c, out: await engine.runPlan(c.plan, { params: c.params, queryId: id, explain: explain === 'true' }) };
+      return { c, out: await engine.runPlan(c.plan, { ...o, params: c.params, queryId: id, explain: explain === 'true' }) };
     }, id);
     const env = formatResult(r.out) as { rows: unknown[] };
     return {

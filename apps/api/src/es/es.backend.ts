@@ -1,4 +1,6 @@
-import { type JsonValue, type TableManifest } from '@mmdb/core';
+import { AsyncLocalStorage } from 'async_hooks';
+import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
+import { checkRows, rowVisible } from '../security/row-gate';
 import type { PlanNode } from '@mmdb/plan';
 import { formatResult } from '@mmdb/sql';
 import type { EsBackend, EsChange, EsTable } from '@mmdb/es-compat';
@@ -13,11 +15,24 @@ const DESCRIPTION = /^description\s*=\s*("(?:[^"\\]|\\.)*")\s*$/m;
  */
 export class StoreEsBackend implements EsBackend {
   private readonly tableCache = new WeakMap<TableManifest, EsTable>();
+  /**
+   * The request's handle (carrying its acting database user): the service is shared by every
+   * request of the tenant, so the user travels with the async context (`EsController` runs each
+   * request inside `StoreEsBackend.request.run(handle, …)`). Reads then run under that user's
+   * policy (grants, row-level security) and writes are checked against its grants.
+   */
+  static readonly request = new AsyncLocalStorage<TenantHandle>();
 
-  constructor(private readonly t: TenantHandle, private readonly runner: QueryRunner) {}
+  constructor(private readonly t0: TenantHandle, private readonly runner: QueryRunner) {}
+
+  private get t(): TenantHandle {
+    return StoreEsBackend.request.getStore() ?? this.t0;
+  }
 
   tables(): EsTable[] {
-    return this.t.store.manifests().map((m) => {
+    const a = this.t.acting;
+    // an index the user may not read does not exist for it (as in the schema list)
+    return this.t.store.manifests().filter((m) => !a || a.can(m.id, 'read')).map((m) => {
       let e = this.tableCache.get(m);
       if (!e) {
         let description: string | undefined;
@@ -40,11 +55,32 @@ export class StoreEsBackend implements EsBackend {
   }
 
   async commit(changes: EsChange[]): Promise<number> {
-    const r = await this.t.commit({ changes: changes as never });
+    const t = this.t;
+    const a = t.acting;
+    if (a && !a.isOwner) {
+      for (const c of changes) {
+        if (c.op === 'schema_put') throw new DbError('forbidden', `user ${a.name} may not create indices (owner only)`);
+        if (c.op === 'delete') {
+          a.require(c.schema, 'delete');
+          if (!(await rowVisible(t, a, c.schema, c.pk))) throw new DbError('forbidden', `the row-level security policy of ${c.schema} does not let user ${a.name} delete this row`);
+        } else {
+          a.require(c.schema, 'insert');
+          a.require(c.schema, 'update');
+          const pk = t.store.manifest(c.schema)?.primary_key.map((k) => c.row[k] ?? null);
+          if (pk && !(await rowVisible(t, a, c.schema, pk)) && (await t.store.getRowJson(c.schema, pk))) {
+            throw new DbError('forbidden', `the row-level security policy of ${c.schema} does not let user ${a.name} write this row`);
+          }
+        }
+      }
+      for (const c of changes) if (c.op === 'put') await checkRows(t, a, c.schema, [c.row]);
+    }
+    const r = await t.commit({ changes: changes as never });
     return r.lsn;
   }
 
   async drop(id: string): Promise<void> {
+    const a = this.t.acting;
+    if (a) a.require(id, 'manage');
     await this.t.write((s) => s.dropSchema(id));
   }
 

@@ -1,3 +1,4 @@
+import { StoreEsBackend } from './es.backend';
 import type { Readable } from 'stream';
 import { All, Controller, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -59,7 +60,8 @@ export class EsController {
     }
     const body = /^application\/(x-ndjson|vnd\.elasticsearch\+x-ndjson)/.test(ct) && req.body && typeof (req.body as Readable).pipe === 'function' ? await readStream(req.body as Readable) : req.body;
     const es = t.engine<EsTenantEngine>('es').of(t, this.runner);
-    const r = await es.handle({ method: req.method, path, query, body });
+    // the request's handle (its acting user) travels with the async context to the shared backend
+    const r = await StoreEsBackend.request.run(t, () => es.handle({ method: req.method, path, query, body }));
     reply.status(r.status);
     for (const [k, v] of Object.entries(r.headers ?? {})) reply.header(k, v);
     if (req.method === 'HEAD' || r.body === undefined) return reply.send();

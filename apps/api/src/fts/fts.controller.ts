@@ -4,6 +4,7 @@ import { DbError } from '@mmdb/core';
 import { DEFAULT_LIMIT, FtsParticipant } from '@mmdb/fts';
 import { ftsSearchRoute } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
+import { Requires } from '../security/security.service';
 import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -19,6 +20,7 @@ export class FtsController {
 
   /** Answered by an `fts_search` plan on the tenant's executor. */
   @Get()
+  @Requires('table', 'read')
   search(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Query() q: Record<string, unknown>) {
     let limit = DEFAULT_LIMIT;
     if (q.limit !== undefined) {
@@ -42,6 +44,7 @@ export class FtsController {
   }
 
   @Post()
+  @Requires('table', 'insert', 'update')
   @HttpCode(200)
   async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Param('field') field: string, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const b = body as Record<string, unknown> | null;

@@ -1,11 +1,13 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { graphBfsRoute, graphDijkstraRoute, graphNeighborsRoute, graphPathRoute, graphReverseRoute, type QueryOptions, type SqlEngine } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
+import { Requires } from '../security/security.service';
 import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { DEFAULT_DEPTH, MAX_DEPTH, depth, optional, required, weights, type Query as Q } from './graph.params';
 
 /** Spec §4.10: graph traversals, all GET under /v1/tenants/{tenant}/graph/{schema}/, each answered by a graph plan node. */
+@Requires('schema', 'read')
 @Controller('v1/tenants/:tenant/graph/:schema')
 export class GraphController {
   constructor(private readonly runner: QueryRunner) {}

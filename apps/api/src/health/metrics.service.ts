@@ -31,6 +31,13 @@ export class Metrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  /** Credits charged to tenants by successful requests, per request class (apps/api/src/security/billing.ts). */
+  readonly creditsUsed = new Counter({
+    name: 'db_credits_used_total',
+    help: 'Credits charged by successful requests, by tenant and request class',
+    labelNames: ['tenant', 'class'] as const,
+    registers: [this.registry],
+  });
   /** Query latency (plan, SQL, NL, search surfaces observe it). */
   readonly queryLatency = new Histogram({
     name: 'db_query_latency_ms',

@@ -1,6 +1,7 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { Principal } from '../system/system-store';
+import type { Acting } from '../security/catalog';
 
 export const PUBLIC_ROUTE = 'mmdb:public';
 export const OPERATOR_ONLY = 'mmdb:operator';
@@ -15,7 +16,16 @@ export const OperatorOnly = () => SetMetadata(OPERATOR_ONLY, true);
 export interface AuthedRequest {
   principal?: Principal;
   tenantHandle?: TenantHandle;
+  /** The database user the request acts as (set by the GrantGuard on tenant routes). */
+  acting?: Acting;
 }
+
+/** The acting database user of a tenant route (see security/catalog.ts). */
+export const ActingUser = createParamDecorator((_: unknown, ctx: ExecutionContext): Acting => {
+  const a = ctx.switchToHttp().getRequest<AuthedRequest>().acting;
+  if (!a) throw new Error('ActingUser used on a route without a :tenant path parameter');
+  return a;
+});
 
 /**
  * The authenticated tenant's handle (`{ tenant, store, engine(name), write(fn), commit(req) }`)

@@ -8,6 +8,7 @@ import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { Principal } from '../system/system-store';
 import { QueryRegistry } from './query.registry';
 import { QueryRunner } from './query.runner';
+import { gateSql } from '../security/sql-gate';
 
 /** The query id of a request: its X-DB-Query-Id header (a ULID), else a new one. */
 export function queryId(h: string | undefined): string {
@@ -31,8 +32,8 @@ export class QueryController {
     if (b.format !== undefined && b.format !== 'objects' && b.format !== 'arrays') throw new DbError('validation_failed', 'format must be "objects" or "arrays"', { field: 'format' });
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
-    const results = await this.runner.run(t, 'sql', (engine) =>
-      engine.run(b.sql, { params: b.params as unknown[] | undefined, queryId: id, explain: explain === 'true', deleteMode: 'translate' }), id);
+    const results = await this.runner.run(t, 'sql', (engine, o) =>
+      gateSql(t.acting, engine, b.sql) ?? engine.run(b.sql, { ...o, params: b.params as unknown[] | undefined, explain: explain === 'true', deleteMode: 'translate' }), id);
     const last = [...results].reverse().find((r) => r.kind !== 'transaction') ?? results[results.length - 1];
     if (!last) throw new DbError('validation_failed', 'no statement to run');
     return formatResult(last, (b.format as 'objects' | 'arrays') ?? 'objects');
@@ -44,7 +45,7 @@ export class QueryController {
     const plan = validatePlan(body);
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
-    const r = await this.runner.run(t, 'plan', (engine) => engine.runPlan(plan, { queryId: id, explain: explain === 'true' }), id);
+    const r = await this.runner.run(t, 'plan', (engine, o) => engine.runPlan(plan, { ...o, explain: explain === 'true' }), id);
     const env = formatResult(r) as { rows: unknown[]; explain?: unknown };
     return explain === 'true' ? { rows: env.rows, explain: r.explain } : env.rows;
   }

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DbError, newUlid } from '@mmdb/core';
-import type { QueryOptions, SqlEngine } from '@mmdb/sql';
+import { NO_POLICY, type QueryOptions, type SqlEngine } from '@mmdb/sql';
 import { Metrics } from '../health/metrics.service';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { SqlTenantEngine } from './query.module';
 import { QueryRegistry } from './query.registry';
+import { userPolicy } from '../security/policy';
+import { withoutVector } from '../security/billing';
 
 /**
  * Runs a query of any surface on the tenant's one plan executor (the SQL engine), measured the
@@ -21,13 +23,26 @@ export class QueryRunner {
     return e;
   }
 
+  /**
+   * The query options of a request: the acting user's policy (grants and row-level security) on
+   * every leaf, unless the user is the owner. Plans prepared under a policy are cached per user
+   * and catalogue version, so a change to users or policies takes effect on the next request.
+   */
+  options(t: TenantHandle, engine: SqlEngine, queryId: string): QueryOptions {
+    const a = t.acting;
+    const vectorOff = a?.catalog.addons.get('vector') === false;
+    if (!a || (a.isOwner && !vectorOff)) return { queryId };
+    const base = a.isOwner ? NO_POLICY : userPolicy(a, engine);
+    return { queryId, policy: vectorOff ? withoutVector(base) : base, policyKey: `${a.name}#${a.catalog.version}${vectorOff ? '#novector' : ''}` };
+  }
+
   async run<T>(t: TenantHandle, surface: string, fn: (engine: SqlEngine, opts: QueryOptions) => Promise<T>, queryId: string = newUlid()): Promise<T> {
     const engine = this.engine(t);
     const t0 = performance.now();
     const hits = engine.planCache.hits;
     this.registry.begin(queryId, t.tenant, engine);
     try {
-      return await fn(engine, { queryId });
+      return await fn(engine, this.options(t, engine, queryId));
     } finally {
       this.registry.end(queryId);
       this.metrics.queryLatency.observe({ surface }, performance.now() - t0);

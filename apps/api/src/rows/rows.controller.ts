@@ -3,6 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'stream';
 import { Accepts } from '../http/body';
 import { TenantCtx } from '../http/decorators';
+import { Requires } from '../security/security.service';
+import { DbError, type JsonValue } from '@mmdb/core';
+import { checkRows, hasCheck, hasMasks, maskedRow, rowVisible } from '../security/row-gate';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { parseIfMatch } from './if-match';
 import { lastRawSegment, parsePkSegment } from './pk';
@@ -26,6 +29,7 @@ export class RowsController {
 
   @Post()
   @HttpCode(200)
+  @Requires('schema', 'insert', 'update')
   async upsert(
     @TenantCtx() t: TenantHandle,
     @Param('schema') schema: string,
@@ -34,10 +38,12 @@ export class RowsController {
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
+    await checkRows(t, t.acting, schema, [body as Record<string, unknown>]);
     return send(reply, await this.rows.upsert(t, req, schema, body, expect));
   }
 
   @Post('_batch')
+  @Requires('schema', 'insert', 'update')
   @HttpCode(200)
   @Accepts('json', 'ndjson')
   async batch(
@@ -50,18 +56,31 @@ export class RowsController {
   ) {
     const ct = String(req.headers['content-type'] ?? '');
     if (ct.startsWith('application/x-ndjson')) {
+      if (hasCheck(t.acting, schema)) throw new DbError('forbidden', `NDJSON batches are not available to a user under a WITH CHECK policy of ${schema}: send a JSON array`);
       return send(reply, await this.rows.ndjson(t, req, schema, req.body as Readable, chunk, expect));
     }
+    if (Array.isArray(req.body)) await checkRows(t, t.acting, schema, req.body as Record<string, unknown>[]);
     return send(reply, await this.rows.batch(t, req, schema, req.body, expect));
   }
 
   @Get(':pk')
+  @Requires('schema', 'read')
   async get(@TenantCtx() t: TenantHandle, @Param('schema') schema: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const pk = parsePkSegment(lastRawSegment(req.url), this.rows.manifest(t, schema));
+    // a row the user's policy hides answers exactly as an absent one
+    const absent = () => new DbError('row_not_found', `no row ${JSON.stringify(pk.length === 1 ? pk[0] : pk)} in ${schema}`, { schema });
+    if (hasMasks(t.acting, schema)) {
+      // the masked row, read through the executor (no ETag: the stored version is the owner's)
+      const row = await maskedRow(t, t.acting!, schema, pk as JsonValue[]);
+      if (!row) throw absent();
+      return row;
+    }
+    if (!(await rowVisible(t, t.acting, schema, pk))) throw absent();
     return send(reply, await this.rows.get(t, schema, pk));
   }
 
   @Put(':pk')
+  @Requires('schema', 'insert', 'update')
   async put(
     @TenantCtx() t: TenantHandle,
     @Param('schema') schema: string,
@@ -69,16 +88,28 @@ export class RowsController {
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const { pk, pre } = this.target(t, schema, req);
+    const { pk, pre } = await this.gated(t, schema, req);
+    await checkRows(t, t.acting, schema, [body as Record<string, unknown>]);
     return send(reply, await this.rows.put(t, req, schema, pk, body, pre));
   }
 
   /** Our extension: a JSON merge patch (RFC 7396) of the row; If-Match and Idempotency-Key as on PUT. */
   @Patch(':pk')
+  @Requires('schema', 'update')
   @Accepts('json')
   async patch(@TenantCtx() t: TenantHandle, @Param('schema') schema: string, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    const { pk, pre } = this.target(t, schema, req);
+    if (hasCheck(t.acting, schema)) throw new DbError('forbidden', `PATCH is not available to a user under a WITH CHECK policy of ${schema}: PUT the whole row`);
+    const { pk, pre } = await this.gated(t, schema, req);
     return send(reply, await this.rows.patch(t, req, schema, pk, body, pre));
+  }
+
+  /** `target`, refused with 403 when the row exists but the user's policy hides it (a write may not touch it). */
+  private async gated(t: TenantHandle, schema: string, req: FastifyRequest) {
+    const tg = this.target(t, schema, req);
+    if (t.acting && !t.acting.isOwner && !(await rowVisible(t, t.acting, schema, tg.pk as JsonValue[])) && (await t.store.getRowJson(schema, tg.pk))) {
+      throw new DbError('forbidden', `the row-level security policy of ${schema} does not let user ${t.acting.name} write this row`, { schema });
+    }
+    return tg;
   }
 
   /** The row a keyed route names (`{pk}`, typed by the manifest) and its If-Match precondition. */
@@ -87,8 +118,9 @@ export class RowsController {
   }
 
   @Delete(':pk')
+  @Requires('schema', 'delete')
   async delete(@TenantCtx() t: TenantHandle, @Param('schema') schema: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    const { pk, pre } = this.target(t, schema, req);
+    const { pk, pre } = await this.gated(t, schema, req);
     return send(reply, await this.rows.delete(t, req, schema, pk, pre));
   }
 }

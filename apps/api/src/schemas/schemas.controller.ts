@@ -8,7 +8,10 @@ import { actorOf } from '../migrations/migrations.controller';
 import type { ChangeResult, StoredResponse } from '@mmdb/storage';
 import { APP_CONFIG, AppConfig } from '../config';
 import { Accepts } from '../http/body';
-import { OperatorOnly, TenantCtx } from '../http/decorators';
+import { ActingUser, OperatorOnly, TenantCtx } from '../http/decorators';
+import type { Acting } from '../security/catalog';
+import { Requires } from '../security/security.service';
+import { parseManifest } from '@mmdb/storage';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { idempotencyFor } from '../rows/idempotency';
 
@@ -18,15 +21,17 @@ export class SchemasController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   @Get()
-  list(@TenantCtx() t: TenantHandle): string[] {
-    return t.store.manifests().map((m) => m.id);
+  list(@TenantCtx() t: TenantHandle, @ActingUser() a: Acting): string[] {
+    // only the schemas the acting user may read
+    return t.store.manifests().map((m) => m.id).filter((id) => a.can(id, 'read'));
   }
 
   @Post()
   @HttpCode(200)
   @Accepts('text')
-  async register(@TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+  async register(@TenantCtx() t: TenantHandle, @ActingUser() a: Acting, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     if (typeof req.body !== 'string') throw new DbError('invalid_body', 'a schema is a TOML manifest sent as Content-Type: text/plain (or application/toml)');
+    if (!a.isOwner) a.require(parseManifest(req.body).id, 'manage');
     const render = (res: readonly ChangeResult[]): StoredResponse => {
       const r = res[0] as Extract<ChangeResult, { op: 'schema_put' }>;
       return { status: 200, body: { id: r.schema, tenant: t.tenant, created: r.created } };
@@ -79,6 +84,7 @@ export class SchemasController {
   }
 
   @Get(':id')
+  @Requires('id', 'read')
   @Header('content-type', 'text/plain; charset=utf-8')
   get(@TenantCtx() t: TenantHandle, @Param('id') id: string): string {
     const toml = t.store.schemaToml(id);
@@ -88,6 +94,7 @@ export class SchemasController {
 
   /** Drops one schema with its rows and every derived entry: 204, or 404 when absent. */
   @Delete(':id')
+  @Requires('id', 'manage')
   async drop(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     if (!t.store.manifest(id)) throw new DbError('schema_not_found', `no schema is registered as "${id}"`, { schema: id });
     const render = (res: readonly ChangeResult[]): StoredResponse => {

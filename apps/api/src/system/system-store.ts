@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ClassicLevel } from 'classic-level';
 import { DbError, isUlid, newUlid, type JsonValue } from '@mmdb/core';
+import { OWNER } from '../security/catalog';
 import { CatalogChange, commitCatalogDirect, readTenantCatalog, tenantsOnDisk } from '../tenancy/store-port';
 
 /** What a bearer token resolves to. */
@@ -22,6 +23,8 @@ export interface TokenInfo {
   readonly created: number;
   /** When the token stops working (ms since the epoch), or null: it never expires. */
   readonly expires_at: number | null;
+  /** The database user the token acts as; absent: `owner` (the tenant's full-access user). */
+  readonly user?: string;
 }
 
 /** A newly issued token: the secret is in this answer only. */
@@ -47,6 +50,8 @@ export interface TokenCatalogRecord {
   readonly hash: string;
   readonly created: number;
   readonly expires_at: number | null;
+  /** The database user; absent: `owner`. */
+  readonly user?: string;
 }
 
 /**
@@ -83,6 +88,7 @@ export class TokenEntry {
     readonly id: string,
     readonly created: number,
     expiresAt: number | null,
+    readonly user: string = OWNER,
   ) {
     this.expires = expiresAt ?? Infinity;
   }
@@ -92,7 +98,7 @@ export class TokenEntry {
   }
 
   info(): TokenInfo {
-    return { token_id: this.id, created: this.created, expires_at: this.expiresAt };
+    return { token_id: this.id, created: this.created, expires_at: this.expiresAt, ...(this.user !== OWNER ? { user: this.user } : {}) };
   }
 
   record(): TokenRecord {
@@ -101,7 +107,7 @@ export class TokenEntry {
 
   /** This token as a catalogue change of its tenant's log (`expires` overrides its expiry; null removes it). */
   change(expiresAt: number | null = this.expiresAt, remove = false): CatalogChange {
-    const record: TokenCatalogRecord = { hash: this.hash, created: this.created, expires_at: expiresAt };
+    const record: TokenCatalogRecord = { hash: this.hash, created: this.created, expires_at: expiresAt, ...(this.user !== OWNER ? { user: this.user } : {}) };
     return { op: 'catalog', kind: 'token', id: this.id, record: remove ? null : (record as unknown as JsonValue) };
   }
 }
@@ -253,7 +259,7 @@ export class SystemStore {
     if (owner) this.unindex(owner);
     if (e) this.unindex(e);
     this.legacy.delete(r.hash);
-    this.index(new TokenEntry(r.hash, tenant, id, r.created, r.expires_at));
+    this.index(new TokenEntry(r.hash, tenant, id, r.created, r.expires_at, typeof r.user === 'string' ? r.user : OWNER));
   }
 
   /**
@@ -332,6 +338,11 @@ export class SystemStore {
     return e;
   }
 
+  /** The user a live token id acts as, or undefined. */
+  tokenUser(tokenId: string): string | undefined {
+    return this.byId.get(tokenId.toUpperCase())?.user;
+  }
+
   hasTenant(tenant: string): boolean {
     return this.tenants.has(tenant);
   }
@@ -398,11 +409,11 @@ export class SystemStore {
   }
 
   /** Issues one more token for an existing tenant; `ttlSeconds` absent or null: no expiry. */
-  issueToken(tenant: string, ttlSeconds: number | null = null): Promise<IssuedToken> {
+  issueToken(tenant: string, ttlSeconds: number | null = null, user: string = OWNER): Promise<IssuedToken> {
     return this.serial(async () => {
       tenant = this.requireTenant(tenant);
       const now = Date.now();
-      const { entry, token } = this.mint(tenant, now, ttlSeconds === null ? null : now + ttlSeconds * 1000);
+      const { entry, token } = this.mint(tenant, now, ttlSeconds === null ? null : now + ttlSeconds * 1000, user);
       await this.write(tenant, now, [entry.change()]);
       return this.issued(this.index(entry), token);
     });
@@ -440,7 +451,7 @@ export class SystemStore {
         throw new DbError('not_found', `token ${tokenId} is not a live token of tenant ${tenant}`);
       }
       const ttlMs = ttlSeconds === undefined ? (old.expires === Infinity ? null : old.expires - old.created) : ttlSeconds === null ? null : ttlSeconds * 1000;
-      const { entry, token } = this.mint(tenant, now, ttlMs === null ? null : now + ttlMs);
+      const { entry, token } = this.mint(tenant, now, ttlMs === null ? null : now + ttlMs, old.user);
       const oldExpires = Math.min(old.expires, now + graceSeconds * 1000);
       await this.write(tenant, now, [entry.change(), old.change(oldExpires)]);
       old.expires = oldExpires;
@@ -452,13 +463,13 @@ export class SystemStore {
     });
   }
 
-  private mint(tenant: string, now: number, expiresAt: number | null): { entry: TokenEntry; token: string } {
+  private mint(tenant: string, now: number, expiresAt: number | null, user: string = OWNER): { entry: TokenEntry; token: string } {
     const token = newToken();
-    return { entry: new TokenEntry(hashToken(token), tenant, newUlid(now), now, expiresAt), token };
+    return { entry: new TokenEntry(hashToken(token), tenant, newUlid(now), now, expiresAt, user), token };
   }
 
   private issued(e: TokenEntry, token: string): IssuedToken {
-    return { tenant: e.tenant, token_id: e.id, token, created: e.created, expires_at: e.expiresAt };
+    return { tenant: e.tenant, token_id: e.id, token, created: e.created, expires_at: e.expiresAt, ...(e.user !== OWNER ? { user: e.user } : {}) };
   }
 
   /**

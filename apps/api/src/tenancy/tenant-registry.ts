@@ -1,3 +1,4 @@
+import type { Acting } from '../security/catalog';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
@@ -15,6 +16,12 @@ import { Pressure } from './pressure';
  * the request (`@TenantCtx()`), after the auth guard has checked the token.
  */
 export class TenantHandle {
+  /**
+   * The database user of the request: set on a per-request view of the handle
+   * (`Object.create(handle)`, by the GrantGuard), so every surface that takes the handle sees it.
+   */
+  declare readonly acting?: Acting;
+
   /**
    * Runs after every commit of this tenant with its LSN (replication's sync window: waits for
    * follower acknowledgements, may throw 504). Unset on a single node.

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { VectorParticipant } from '@mmdb/vector';
 import { vectorTopkRoute } from '@mmdb/sql';
 import { TenantCtx } from '../http/decorators';
+import { Requires } from '../security/security.service';
 import { QueryRunner } from '../query/query.runner';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { APP_CONFIG, type AppConfig } from '../config';
@@ -17,6 +18,7 @@ export class VectorController {
   ) {}
 
   @Post('put')
+  @Requires('table', 'insert', 'update')
   @HttpCode(200)
   async put(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     return commitIdempotent(t, req, reply, this.config.idempotencyTtlMs, [VectorParticipant.put(table, body)], (results, lsn) => {
@@ -27,6 +29,7 @@ export class VectorController {
 
   /** Answered by a `vector_topk` plan on the tenant's executor. */
   @Post('topk')
+  @Requires('table', 'read')
   @HttpCode(200)
   topk(@TenantCtx() t: TenantHandle, @Param('table') table: string, @Body() body: unknown) {
     return this.runner.run(t, 'vector', (engine, opts) => vectorTopkRoute(engine, table, body, opts));

@@ -1,3 +1,4 @@
+import { DbError } from '@mmdb/core';
 import { Controller, Get, Headers, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TokenRequest } from '../http/auth.guard';
@@ -29,6 +30,13 @@ export class WatchController {
     checkAccept(accept);
     const params = parseWatchParams(q, lastEventId, (lsn) => t.store.epochOf(lsn));
     const query = await this.watch.compile(t, params.source);
+    // a restricted user needs read on the followed table; events are not yet filtered per
+    // subscriber, so a user bound by a row-level security or mask policy on it may not subscribe
+    const a = t.acting;
+    if (a && !a.isOwner) {
+      a.require(query.schema, 'read');
+      if (a.catalog.policiesFor(query.schema, a.name).length) throw new DbError('forbidden', `user ${a.name} is under a row-level security or mask policy of ${query.schema}: watch is not available to it`, { schema: query.schema });
+    }
     this.watch.admit(t.tenant);
     reply.hijack();
     const raw = reply.raw;

@@ -1,4 +1,5 @@
 /** Scalar functions with SQLite semantics. */
+import { createHash } from 'crypto';
 import { DbError } from '@mmdb/core';
 import { JSON_FUNCTIONS } from './json-functions';
 import { applyAffinity, checkInt, compareValues, realToInt, toInteger, toReal, toText, typeName, type Value } from '../values';
@@ -123,6 +124,8 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
   typeof: { min: 1, max: 1, fn: (a) => typeName(a[0]) },
   min: { min: 2, max: Infinity, fn: minmax(-1) },
   max: { min: 2, max: Infinity, fn: minmax(1) },
+  // lower-case hex SHA-256 of the value's text (NULL stays NULL): the `hash` column mask (apps/api security)
+  sha256: { min: 1, max: 1, fn: nullIfAnyNull((a) => createHash('sha256').update(toText(a[0])!, 'utf8').digest('hex')) },
   hex: { min: 1, max: 1, fn: (a) => (a[0] === null ? '' : Buffer.from(toText(a[0])!, 'utf8').toString('hex').toUpperCase()) },
   quote: { min: 1, max: 1, fn: (a) => (a[0] === null ? 'NULL' : typeof a[0] === 'string' ? `'${a[0].replace(/'/g, "''")}'` : toText(a[0])) },
   char: { min: 0, max: Infinity, fn: (a) => String.fromCodePoint(...a.filter((v) => v !== null).map((v) => Number(toInteger(v)))) },

@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, ExecCtx, type Budget, type QueryLimits, type Writer } f
 import { compilePlan, type Op } from '../exec/ops';
 import { TableCache } from '../exec/table-cache';
 import { optimize, type OptCatalog, type PassReport } from '../optimizer/optimizer';
+import { outputNames } from '../optimizer/util';
 import type { Tuple, Value } from '../values';
 import { LeafReader } from './leaves';
 import { MultiModelReader } from './multimodel';
@@ -34,6 +35,13 @@ export interface QueryOptions {
   maxRows?: number;
   /** Plan-cache key (set by run() for single SELECTs). */
   cacheKey?: string;
+  /**
+   * The acting user's policy for this request (row-level security, grants): replaces the
+   * executor's own for this query. Plans prepared under it are cached under `policyKey`.
+   */
+  policy?: Policy;
+  /** Distinguishes cached plans prepared under different policies (user and catalogue version). */
+  policyKey?: string;
   /**
    * Read this storage snapshot (the caller's, released by the caller) instead of the store as
    * it is now: a watch subscription's snapshot event must be exactly the rows at a known LSN.
@@ -97,8 +105,9 @@ export class PlanExecutor {
   readonly implicit: ImplicitTables;
 
   /** Optimizes a plan (the policy applied first) and remembers what it needs to run again. */
-  prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = []): Prepared {
-    const o = optimize(applyPolicy(plan, this.policy), this.optCatalog());
+  prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = [], policy: Policy = this.policy): Prepared {
+    const o = optimize(applyPolicy(plan, policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog());
+    policy.checkPlan?.(o.plan);
     return { plan: o.plan, names, passes: o.passes, deps, leaves: leafNodes(o.plan), pool: [], small: isSmallPlan(o.plan) };
   }
 
@@ -141,7 +150,9 @@ export class PlanExecutor {
    */
   async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
     const t0 = performance.now();
-    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, this.policy), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const policy = opts.policy ?? this.policy;
+    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    if (!prepared) policy.checkPlan?.(plan);
     const leafList = prepared?.leaves ?? leafNodes(plan);
     const writer = txn ? this.writer(txn) : null;
     const pool = prepared && !opts.explain ? prepared.pool : null;

@@ -33,6 +33,16 @@ export interface Policy {
    * k best among the rows the caller may see.
    */
   leafFilter(leaf: LeafNode): Expr | undefined;
+  /**
+   * Column masks of a leaf: output column name (as the leaf names it: `alias.col` or `col`, lower
+   * case) → the expression that replaces it, over the leaf's own columns. `applyPolicy` puts a
+   * project above the (filtered) leaf that outputs the masked expressions, so every operator above
+   * (WHERE, JOIN, GROUP BY, ORDER BY, aggregates, explain) sees only masked values; the leaf's own
+   * filter (vector_topk / fts_search) has the masked columns substituted the same way.
+   */
+  leafMasks?(leaf: LeafNode): ReadonlyMap<string, Expr> | undefined;
+  /** Called with the optimized plan before it runs (or is cached): may refuse it (e.g. a node kind of a disabled add-on). */
+  checkPlan?(plan: PlanNode): void;
 }
 
 export const NO_POLICY: Policy = { leafFilter: () => undefined };
@@ -40,17 +50,41 @@ export const NO_POLICY: Policy = { leafFilter: () => undefined };
 const LEAVES = new Set<string>(LEAF_KINDS);
 
 /** The plan with the policy's filters placed at every leaf (the plan itself under NO_POLICY). */
-export function applyPolicy(plan: PlanNode, policy: Policy): PlanNode {
+export function applyPolicy(plan: PlanNode, policy: Policy, names?: (n: PlanNode) => string[] | null): PlanNode {
   if (policy === NO_POLICY) return plan;
   return transformPlan(plan, {
     node: (n) => {
       if (!LEAVES.has(n.op)) return n;
+      const masks = policy.leafMasks?.(n as LeafNode);
       const f = policy.leafFilter(n as LeafNode);
-      if (!f) return n;
-      if (n.op === 'vector_topk' || n.op === 'fts_search') return { ...n, filter: andAll(n.filter ? [n.filter, f] : [f]) };
-      return { op: 'filter', input: n, predicate: f };
+      let leaf: PlanNode = n;
+      // a traversal that reads no row columns reads them under a policy: predicates and masks are over the reached row
+      if ((f || masks) && (n.op === 'graph_expand' || n.op === 'graph_path' || n.op === 'graph_dijkstra') && n.row_columns === false) leaf = { ...n, row_columns: true };
+      if (masks && (leaf.op === 'vector_topk' || leaf.op === 'fts_search') && leaf.filter) leaf = { ...leaf, filter: substitute(leaf.filter, masks) };
+      if (f) {
+        if (leaf.op === 'vector_topk' || leaf.op === 'fts_search') leaf = { ...leaf, filter: andAll(leaf.filter ? [leaf.filter, f] : [f]) };
+        else leaf = { op: 'filter', input: leaf, predicate: f };
+      }
+      if (!masks || !masks.size) return leaf;
+      const out = names?.(n);
+      if (!out) throw new DbError('internal_error', `column masks cannot be applied to a ${n.op} leaf here`);
+      return { op: 'project', input: leaf, columns: out.map((name) => ({ name, expr: masks.get(name) ?? { kind: 'col', name } })) };
     },
   });
+}
+
+/** `e` with every masked column reference replaced by its mask. */
+function substitute(e: Expr, masks: ReadonlyMap<string, Expr>): Expr {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Record<string, unknown>;
+    if (o.kind === 'col' && typeof o.name === 'string') return masks.get(o.name.toLowerCase()) ?? o;
+    const r: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(o)) r[k] = walk(x);
+    return r;
+  };
+  return walk(e) as Expr;
 }
 
 export function need<T>(reader: T | undefined, what: string): T {

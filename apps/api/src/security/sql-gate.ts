@@ -1,0 +1,33 @@
+/**
+ * Grants on POST /sql writes. Reads need no gate here: every leaf of every statement's plan is
+ * checked by the user's policy (security/policy.ts). A statement that writes needs the grant on
+ * its table: INSERT → insert, UPDATE → update, DELETE → delete; DDL (CREATE/DROP/ALTER, indexes,
+ * views) → the owner. UPDATE and DELETE touch only the rows the user's USING predicates show (their
+ * scans run under the policy). INSERT/UPDATE by a user under a WITH CHECK policy of the table are
+ * refused (403): such a user writes through the row routes, where each row is checked.
+ */
+import { DbError } from '@mmdb/core';
+import { parseSql, type SqlEngine } from '@mmdb/sql';
+import type { Acting, Privilege } from './catalog';
+import { hasCheck } from './row-gate';
+
+const WRITES: Record<string, Privilege> = { insert: 'insert', update: 'update', delete: 'delete' };
+const FREE = new Set(['select', 'begin', 'commit', 'rollback']);
+
+export function gateSql(a: Acting | undefined, engine: SqlEngine, sql: string): void {
+  if (!a || a.isOwner) return;
+  for (const st of parseSql(sql)) {
+    if (FREE.has(st.kind)) continue;
+    const priv = WRITES[st.kind];
+    if (!priv) throw new DbError('forbidden', `user ${a.name} may not run ${st.kind.replace('_', ' ').toUpperCase()} (owner only)`);
+    const table = (st as { table: string }).table;
+    let id = table;
+    try {
+      id = engine.exec.table(table).manifest.id;
+    } catch {
+      /* an unknown table: checked under its written name, so a user without grants learns nothing */
+    }
+    a.require(id, priv);
+    if (priv !== 'delete' && hasCheck(a, id)) throw new DbError('forbidden', `user ${a.name} writes ${id} under a WITH CHECK policy: use the row routes`, { schema: id });
+  }
+}
