@@ -207,4 +207,17 @@ describe('migrations over real HTTPS (spec §2.8, §3.1, §4.12)', () => {
     for (const [id, value] of acked) expect((await req('GET', `/rows/shop.load/${id}`)).json).toEqual({ id, v: `v${value}` });
     expect((await req('GET', `/rows/shop.load/${N - 1}`)).json.v).toMatch(/^v\d+$/);
   }, 120_000);
+  it('needs the manage grant on the schema: a reader gets 403 and sees no migration of it', async () => {
+    expect((await req('PUT', '/users/reader', { grants: { 'shop.items': ['read'] } })).status).toBe(200);
+    const tok = (await req('POST', '/users/reader/tokens', {})).json.token as string;
+    const as = (method: string, p: string, body?: unknown) => srv.request(method, `${T}${p}`, { token: tok, ...(body !== undefined ? { body } : {}) });
+    const sub = await as('POST', '/migrations', { schema: 'shop.items', operations: [{ op: 'add_column', name: 'nope', ty: 'str' }] });
+    expect([sub.status, sub.json.error]).toEqual([403, 'forbidden']);
+    const mine = (await req('GET', '/migrations')).json.migrations as Array<{ id: string; schema: string }>;
+    expect(mine.length).toBeGreaterThan(0);
+    expect((await as('GET', '/migrations')).json.migrations).toEqual([]);
+    expect((await as('GET', `/migrations/${mine[0].id}`)).status).toBe(403);
+    expect((await as('POST', `/migrations/${mine[0].id}/abort`)).status).toBe(403);
+    expect((await as('GET', '/migrations/_audit')).status).toBe(403);
+  });
 });

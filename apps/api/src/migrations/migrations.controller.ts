@@ -1,9 +1,10 @@
+import type { Acting } from '../security/catalog';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError, type JsonValue } from '@mmdb/core';
 import { publicView, type Migrations, type SubmitInput } from '@mmdb/migrations';
 import type { IdempotencyRecord } from '@mmdb/storage';
-import { TenantCtx } from '../http/decorators';
+import { ActingUser, TenantCtx } from '../http/decorators';
 import type { TokenRequest } from '../http/auth.guard';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { idempotencyFor, replay } from '../rows/idempotency';
@@ -50,57 +51,67 @@ export class MigrationsController {
 
   @Post()
   @HttpCode(201)
-  async submit(@TenantCtx() t: TenantHandle, @Body() body: SubmitInput, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+  async submit(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Body() body: SubmitInput, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    // the schema is in the body, so the grant is checked here rather than by @Requires
+    if (!acting.isOwner) acting.require(String((body as { schema?: unknown } | undefined)?.schema ?? ''), 'manage');
     const i = await this.idem(t, req);
     if (i.stored) return replay(reply, i.stored);
     return publicView(await this.m(t).submit(body, actorOf(req), i.record));
   }
 
   @Get()
-  list(@TenantCtx() t: TenantHandle, @Query('limit') limit?: string, @Query('after') after?: string) {
+  list(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Query('limit') limit?: string, @Query('after') after?: string) {
     const page = this.m(t).list({ limit: intParam(limit, 'limit'), after });
-    return { migrations: page.items.map(publicView), next: page.next };
+    // a restricted user sees the migrations of the schemas it may manage
+    return { migrations: page.items.filter((m) => acting.can(m.schema, 'manage')).map(publicView), next: page.next };
   }
 
   @Get('_audit')
-  async audit(@TenantCtx() t: TenantHandle, @Query('migration') migration?: string, @Query('limit') limit?: string, @Query('after') after?: string) {
+  async audit(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Query('migration') migration?: string, @Query('limit') limit?: string, @Query('after') after?: string) {
+    // the whole audit is the owner's; a restricted user reads one migration's, on a schema it manages
+    if (!acting.isOwner) {
+      if (!migration) throw new DbError('forbidden', `user ${acting.name} may read the audit of one migration only (?migration=)`);
+      acting.require(this.m(t).get(migration).schema, 'manage');
+    }
     const page = await this.m(t).audit({ migration, limit: intParam(limit, 'limit'), after });
     return { entries: page.items, next: page.next };
   }
 
   @Get(':id')
-  get(@TenantCtx() t: TenantHandle, @Param('id') id: string) {
-    return publicView(this.m(t).get(id));
+  get(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Param('id') id: string) {
+    const m = this.m(t).get(id);
+    acting.require(m.schema, 'manage');
+    return publicView(m);
   }
 
   @Post(':id/cutover')
   @HttpCode(200)
-  cutover(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    return this.act(t, id, 'cutover', req, reply);
+  cutover(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, acting, id, 'cutover', req, reply);
   }
 
   @Post(':id/abort')
   @HttpCode(200)
-  abort(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    return this.act(t, id, 'abort', req, reply);
+  abort(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, acting, id, 'abort', req, reply);
   }
 
   @Post(':id/pause')
   @HttpCode(200)
-  pause(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    return this.act(t, id, 'pause', req, reply);
+  pause(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, acting, id, 'pause', req, reply);
   }
 
   @Post(':id/resume')
   @HttpCode(200)
-  resume(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    return this.act(t, id, 'resume', req, reply);
+  resume(@TenantCtx() t: TenantHandle, @ActingUser() acting: Acting, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.act(t, acting, id, 'resume', req, reply);
   }
 
   /** One route per action (each documented in the contract); the same idempotency and state rules. */
-  private async act(t: TenantHandle, id: string, action: 'cutover' | 'abort' | 'pause' | 'resume', req: FastifyRequest, reply: FastifyReply) {
+  private async act(t: TenantHandle, acting: Acting, id: string, action: 'cutover' | 'abort' | 'pause' | 'resume', req: FastifyRequest, reply: FastifyReply) {
     const m = this.m(t);
-    m.get(id);
+    acting.require(m.get(id).schema, 'manage');
     const i = await this.idem(t, req);
     if (i.stored) return replay(reply, i.stored);
     return publicView(await m.request(id, action, { actor: actorOf(req), idempotency: i.record }));

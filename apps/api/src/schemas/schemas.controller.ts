@@ -11,7 +11,6 @@ import { Accepts } from '../http/body';
 import { ActingUser, OperatorOnly, TenantCtx } from '../http/decorators';
 import type { Acting } from '../security/catalog';
 import { Requires } from '../security/security.service';
-import { parseManifest } from '@mmdb/storage';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { idempotencyFor } from '../rows/idempotency';
 
