@@ -239,6 +239,20 @@ export class Mmdb {
     },
   };
 
+  /** Database users, policies, credits and add-ons (the security routes; answers as apps/api/README.md documents). */
+  readonly security = {
+    users: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/users`, retry: 'safe' }),
+    putUser: (name: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/users/${enc(name)}`, body: { json: body }, retry: 'safe' }),
+    deleteUser: (name: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/users/${enc(name)}`, retry: 'safe' }),
+    issueToken: (name: string, body: Record<string, unknown> = {}) => this.call<unknown>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'never' }),
+    policies: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/policies`, retry: 'safe' }),
+    putPolicy: (id: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/policies/${enc(id)}`, body: { json: body }, retry: 'safe' }),
+    deletePolicy: (id: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/policies/${enc(id)}`, retry: 'safe' }),
+    usage: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/usage`, retry: 'safe' }),
+    setCredits: (body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/credits`, body: { json: body }, retry: 'safe' }),
+    setAddon: (name: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/addons/${enc(name)}`, body: { json: body }, retry: 'safe' }),
+  };
+
   readonly migrations = {
     list: () => this.call<M.Migration[]>({ method: 'GET', path: `${this.t()}/migrations`, retry: 'safe' }),
     submit: (m: S<typeof M.MigrationSubmit>, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations`, body: { json: m }, retry: 'keyed', ...o }),
