@@ -37,7 +37,11 @@ function checkField(key: string, owner: string, path: string, t: Field, v: unkno
     case 'meta':
       if (!isObj(v)) fail(path, 'expected an object of metadata equalities');
       return;
-    case 'ftsq': return void (typeof v === 'string' ? undefined : ftsQuery(path, v));
+    case 'ftsq':
+      if (typeof v === 'string') return;
+      // an expression without columns: a `$n` (bound to query text or a structured query), a literal, `'"' || $1 || '"'`
+      if (isObj(v) && 'kind' in v) return void validateExpr(v, path);
+      return void ftsQuery(path, v);
     case 'ranking': case 'bound': case 'frame': case 'fbound':
       return void obj(path, v, SUB_SPECS[t], t);
     case 'named': case 'sets': case 'keys': case 'aggs': case 'ctes': case 'equi': case 'whens': case 'fields': case 'wfuncs':
@@ -68,7 +72,9 @@ function ftsQuery(path: string, v: unknown): void {
     if (!isObj(b)) fail(`${path}.bool`, 'expected an object');
     for (const k of ['must', 'should', 'must_not'] as const) if (b[k] !== undefined) arr(`${path}.bool.${k}`, b[k]).forEach((q, i) => ftsQuery(`${path}.bool.${k}[${i}]`, q));
     const m = b.minimum_should_match;
-    if (m !== undefined && (!Number.isInteger(m) || (m as number) < 0)) fail(`${path}.bool.minimum_should_match`, 'expected a non-negative integer');
+    if (m !== undefined && !Number.isInteger(m)) fail(`${path}.bool.minimum_should_match`, 'expected an integer (negative: all but n)');
+    const positive = ((b.must as unknown[] | undefined)?.length ?? 0) + ((b.should as unknown[] | undefined)?.length ?? 0);
+    if (positive === 0) fail(`${path}.bool`, 'a bool needs at least one must or should clause');
     return only(`${path}.bool`, Object.keys(b), ['must', 'should', 'must_not', 'minimum_should_match']);
   }
   fail(path, 'expected one of terms, phrase, prefix, bool');

@@ -140,14 +140,47 @@ describe('fts_search', () => {
     expect(rows.map((r) => r.id)).toEqual(['b']);
   });
 
-  it('phrase slop: words near their places, in any order; a nested bool is refused naming its path', async () => {
+  it('phrase slop: words near their places, in any order; a bad nested clause is refused naming its path', async () => {
     const exact = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story' } });
     expect(exact).toEqual([]);
     const sloppy = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story', slop: 3 } });
     expect(sloppy.map((r) => r.id)).toEqual(['a']);
     const reordered = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'story happy', slop: 5 } });
     expect(reordered.map((r) => r.id)).toEqual(['a']);
-    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { should: [{ terms: ['x'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0]' } });
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { should: [{ terms: ['x y'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0].bool.should[0].terms[0]' } });
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { must_not: [{ terms: ['x'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0].bool' } });
+  });
+
+  it('nested bool and minimum_should_match: matches and BM25 sums as the route scores each part', async () => {
+    const plain = { feedback: 'none', proximity: 'none' } as const;
+    // (ending AND (story OR happy)) OR "no ending", at least 2 of ending / story / sad
+    const q = { bool: { should: [{ bool: { must: [{ terms: ['ending'] }, { terms: ['story', 'happy'] }] } }, { phrase: 'no ending' }] } };
+    const rows = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: q, ranking: plain });
+    const s = async (text: string) => new Map((await fts.search('app.reviews', 'body', text, 20, { feedback: 'none', proximity: 'none' })).map((d) => [d.doc_id, d.score]));
+    const [ending, storyHappy, phrase] = [await s('ending'), await s('story happy'), await s('"no ending"')];
+    const want = new Map<string, number>();
+    for (const id of ['a', 'b', 'c', 'd', 'e']) {
+      const inner = ending.has(id) && storyHappy.has(id) ? (ending.get(id) as number) + (storyHappy.get(id) as number) : undefined;
+      const total = (inner ?? 0) + (phrase.get(id) ?? 0);
+      if (inner !== undefined || phrase.has(id)) want.set(id, total);
+    }
+    expect(rows.map((r) => r.id).sort()).toEqual([...want.keys()].sort());
+    for (const r of rows) expect(r._score).toBeCloseTo(want.get(r.id as string) as number, 12);
+    const two = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { should: [{ terms: ['ending'] }, { terms: ['story'] }, { terms: ['sad'] }], minimum_should_match: 2 } } });
+    expect(two.map((r) => r.id).sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('query as a $n parameter: text in the syntax, or a structured query object', async () => {
+    const p = (query: unknown): PlanNode => ({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: query as never, limit: 10 });
+    const text = await sql.runPlan(p({ kind: 'param', index: 1 }), { params: ['+ending -sad'] });
+    expect(text.rows).toEqual((await sql.runPlan(p('+ending -sad'))).rows);
+    const obj = await sql.runPlan(p({ kind: 'param', index: 1 }), { params: [{ phrase: 'ending story', slop: 3 }] });
+    expect((formatResult(obj) as { rows: Array<{ id: string }> }).rows.map((r) => r.id)).toEqual(['a']);
+    const phrase = { kind: 'binary', op: '||', left: { kind: 'binary', op: '||', left: lit('"'), right: { kind: 'param', index: 1 } }, right: lit('"') };
+    const quoted = await sql.runPlan(p(phrase), { params: ['happy ending'] });
+    expect((formatResult(quoted) as { rows: Array<{ id: string }> }).rows.map((r) => r.id)).toEqual(['a']);
+    await expect(sql.runPlan(p({ kind: 'param', index: 1 }), { params: [] })).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(sql.runPlan(p({ kind: 'param', index: 1 }), { params: [5] })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query' } });
   });
 });
 

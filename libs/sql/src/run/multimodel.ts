@@ -17,7 +17,7 @@ import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
 import { pkKeyOf } from '../exec/table-cache';
-import { ftsQueryText } from './fts-query';
+import { ftsQueryOf } from './fts-query';
 import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
 import type { Txn } from './writer';
@@ -194,7 +194,7 @@ export class MultiModelReader {
     const t = this.table(n.schema);
     const fields = n.fields ?? (n.field !== undefined ? [{ field: n.field }] : []);
     if (fields.length === 0) bad('$.field', 'fts_search needs field or fields');
-    const q = typeof n.query === 'string' ? n.query : ftsQueryText(n.query);
+    const q = ftsQueryOf(n, ctx);
     const limit = n.limit ?? DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
     const stats: CollectStats = { candidates: 0 };
