@@ -66,6 +66,8 @@ export interface SearchOptions extends RankOptions {
    * rows and postings from one snapshot); not released here. Default: one taken per search.
    */
   readonly snapshot?: ReturnType<StoreReader['snapshot']>;
+  /** Lifts the MAX_LIMIT cap (plans asking for every match pass the field's doc count). */
+  readonly unbounded?: boolean;
   /** Where a structured query sits in the caller's request, for its errors (default `$.query`). */
   readonly queryPath?: string;
 }
@@ -382,7 +384,7 @@ export class FtsParticipant implements CommitParticipant {
     opts: SearchOptions = {},
   ): Promise<RankedDoc[]> {
     const stats = opts.stats;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    if (!Number.isInteger(limit) || limit < 1 || (limit > MAX_LIMIT && !opts.unbounded))
       throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
     const parsed = typeof q === 'string' ? parseQuery(q) : null;
     const s = this.settings(table, field);

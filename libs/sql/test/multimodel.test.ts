@@ -283,6 +283,43 @@ describe('SQL: pgvector operators', () => {
   });
 });
 
+describe('SQL: the full-text predicate col @@ query and score()', () => {
+  const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
+  const route = async (text: string, limit = 1000) => fts.search('app.reviews', 'body', text, limit);
+
+  it('WHERE body @@ q: every match, best first, with score() = the route score', async () => {
+    const want = await route('ending story');
+    expect(want.length).toBe(4);
+    expect(await q("SELECT id, score() FROM app.reviews WHERE body @@ 'ending story'")).toEqual(want.map((d) => [d.doc_id, d.score]));
+    expect(await q('SELECT r.id, score(r.body) AS s FROM app.reviews AS r WHERE r.body @@ $1', ['+ending -sad'])).toEqual((await route('+ending -sad')).map((d) => [d.doc_id, d.score]));
+  });
+
+  it('the rest of the WHERE goes into the search, and ORDER BY score() DESC LIMIT n bounds it', async () => {
+    const passing = (await route('ending story')).filter((d) => ['a', 'c', 'd'].includes(d.doc_id)).slice(0, 2);
+    const sqlText = "SELECT id, score() AS s FROM app.reviews WHERE branch = 3 AND body @@ 'ending story' ORDER BY score() DESC LIMIT 2";
+    expect(await q(sqlText)).toEqual(passing.map((d) => [d.doc_id, d.score]));
+    const r = await sql.run(sqlText, { explain: true });
+    const plan = JSON.stringify(r[0].explain?.plan);
+    expect(plan).toMatch(/"op":"fts_search"[^}]*"field":"body"/);
+    expect(plan).toMatch(/"limit":2/);
+    expect(plan).not.toMatch(/"op":"scan"/);
+    expect(plan).toMatch(/"filter":\{"kind":"binary","op":"="/);
+  });
+
+  it('on one side of a join, with the conjuncts of the other side left to it', async () => {
+    const rows = await q("SELECT r.id, s.branch, score() FROM app.reviews r JOIN app.reviews s ON s.id = r.id WHERE r.body @@ 'ending' AND s.branch = 3 ORDER BY r.id");
+    const want = (await route('ending')).filter((d) => ['a', 'c', 'd'].includes(d.doc_id)).sort((x, y) => (x.doc_id < y.doc_id ? -1 : 1));
+    expect(rows).toEqual(want.map((d) => [d.doc_id, 3, d.score]));
+  });
+
+  it('refuses what it cannot place, naming the construct', async () => {
+    await expect(q("SELECT id FROM app.reviews WHERE body @@ 'ending' OR branch = 1")).rejects.toMatchObject({ code: 'unsupported_sql' });
+    await expect(q("SELECT id FROM app.reviews WHERE id @@ 'ending'")).rejects.toMatchObject({ code: 'unsupported_sql' });
+    await expect(q('SELECT id, score() FROM app.reviews')).rejects.toMatchObject({ code: 'unsupported_sql' });
+    await expect(q("SELECT id FROM app.reviews WHERE body @@ 'a' AND body @@ 'b'")).rejects.toMatchObject({ code: 'unsupported_sql' });
+  });
+});
+
 describe('SQL: table-valued functions and hybrid queries', () => {
   const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
 

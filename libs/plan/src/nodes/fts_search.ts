@@ -54,7 +54,8 @@ export interface FtsSearchNode {
   readonly field?: string;
   readonly fields?: ReadonlyArray<{ readonly field: string; readonly boost?: number }>;
   readonly query: string | FtsQuery | FtsQueryExpr;
-  readonly limit?: number;
+  /** The best `limit` hits (default 20, at most 1,000); `null`: every match, best first (SQL's `col @@ query`). */
+  readonly limit?: number | null;
   readonly ranking?: FtsRanking;
   readonly filter?: Expr;
 }
