@@ -14,6 +14,8 @@ export function ftsQueryOf(n: NodeOf<'fts_search'>, ctx: ExecCtx): string | Stru
   const q = n.query;
   if (typeof q === 'string') return q;
   if (!('kind' in q)) return q as StructuredQuery;
+  // a literal object (a template with its parameters written in): the structured query itself
+  if (q.kind === 'lit' && q.value !== null && typeof q.value === 'object' && !Array.isArray(q.value)) return q.value as unknown as StructuredQuery;
   const v = constantOf(q, ctx);
   if (typeof v !== 'string') throw new DbError('validation_failed', 'invalid plan at $.query: the query must be text or a structured query object', { path: '$.query' });
   if (/^\s*\{/.test(v)) {
