@@ -108,6 +108,15 @@ describe('vector_topk', () => {
     expect((await plan(p)).map((r) => r.id)).toEqual(['f']);
   });
 
+  it('the passing rows remembered per filter follow the parameters the filter reads, not the query vector', async () => {
+    const p: PlanNode = { op: 'vector_topk', schema: 'app.reviews', vector: { kind: 'param', index: 1 }, k: 2, filter: { kind: 'binary', op: '=', left: col('branch'), right: { kind: 'param', index: 2 } } };
+    const ids = async (params: unknown[]) => (formatResult(await sql.runPlan(p, { params })) as { rows: Array<{ id: string }> }).rows.map((r) => r.id);
+    expect(await ids([[0, 0, 0], 3])).toEqual(['a', 'c']);
+    expect(await ids([[3, 0, 0], 3])).toEqual(['d', 'c']);
+    expect(await ids([[3, 0, 0], 1])).toEqual(['b']);
+    expect(await ids([[0, 0, 0], 2])).toEqual(['e']);
+  });
+
   it('another metric than the index answers exactly (an exact scan)', async () => {
     const r = await sql.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 1, 0]), k: 2, metric: 'manhattan' }, { explain: true });
     const rows = (formatResult(r) as { rows: Record<string, unknown>[] }).rows;

@@ -31,6 +31,21 @@ function bad(path: string, msg: string, code: 'validation_failed' | 'dim_mismatc
   throw new DbError(code, `invalid plan at ${path}: ${msg}`, { path });
 }
 
+/** The `$n` indexes an expression reads (subquery plans included). */
+function paramsOf(e: Expr): number[] {
+  const out = new Set<number>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (o.kind === 'param' && typeof o.index === 'number') out.add(o.index);
+      for (const x of Object.values(o)) if (x && typeof x === 'object') walk(x);
+    }
+  };
+  walk(e);
+  return [...out].sort((a, b) => a - b);
+}
+
 /** Filters whose passing rows are remembered (LRU by insertion; entries are per table LSN). */
 const PASSING_MEMO = 8;
 
@@ -133,7 +148,8 @@ export class MultiModelReader {
       // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
       // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
       const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
-      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${ctx.params.map(String).join('\u0001')}` : '';
+      // keyed on the parameters the filter reads only: the query vector ($1 of `ORDER BY emb <-> $1`) changes every query
+      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${paramsOf(n.filter).map((i) => String(ctx.params[i - 1])).join('\u0001')}` : '';
       const hit = stable ? this.passing.get(memoKey) : undefined;
       if (hit) {
         rows = hit.rows;
