@@ -334,6 +334,7 @@ describe('SQL: table-valued functions and hybrid queries', () => {
 
   it('fts_search and vector_topk in FROM, joined and filtered', async () => {
     expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', 'story', 5) AS f ORDER BY f.id")).toEqual([['a', 1], ['c', 1]]);
+    expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', $1, 5) AS f ORDER BY f.id", ['story'])).toEqual([['a', 1], ['c', 1]]);
     expect(await q("SELECT v.id, v._distance FROM vector_topk('app.reviews', $1, 2) v", [[2.9, 0, 0]])).toEqual([['d', expect.closeTo(0.1, 6)], ['c', expect.closeTo(0.9, 6)]]);
     const joined = await q("SELECT r.id, r.branch FROM fts_search('app.reviews', 'body', 'ending') f JOIN app.reviews r ON r.id = f.id WHERE r.branch = 3 ORDER BY r.id");
     expect(joined).toEqual([['a', 3], ['c', 3], ['d', 3]]);
