@@ -192,8 +192,16 @@ export class BoolQuery implements Query {
         let score = 0;
         for (const r of req) score += r.score();
         let hits = 0;
-        for (const s of should) if (s.advance(d) === d) (hits++, (score += s.score()));
-        if (hits >= need && !excluded(d)) (docs.push(d), scores.push(score));
+        for (const s of should) {
+          if (s.advance(d) === d) {
+            hits++;
+            score += s.score();
+          }
+        }
+        if (hits >= need && !excluded(d)) {
+          docs.push(d);
+          scores.push(score);
+        }
         d = lead.next();
       }
     } else {
@@ -201,14 +209,19 @@ export class BoolQuery implements Query {
       for (const s of should) {
         for (let d = s.doc(); d !== NO_MORE; d = s.next()) {
           const a = acc.get(d);
-          if (a) (a.score += s.score()), a.hits++;
-          else acc.set(d, { score: s.score(), hits: 1 });
+          if (a) {
+            a.score += s.score();
+            a.hits++;
+          } else acc.set(d, { score: s.score(), hits: 1 });
         }
       }
       const min = Math.max(1, need);
       for (const d of [...acc.keys()].sort((a, b) => a - b)) {
         const a = acc.get(d) as { score: number; hits: number };
-        if (a.hits >= min && !excluded(d)) (docs.push(d), scores.push(a.score));
+        if (a.hits >= min && !excluded(d)) {
+          docs.push(d);
+          scores.push(a.score);
+        }
       }
     }
     if (docs.length === 0) return null;

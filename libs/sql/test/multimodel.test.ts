@@ -308,7 +308,7 @@ describe('SQL: the full-text predicate col @@ query and score()', () => {
     const sqlText = "SELECT id, score() AS s FROM app.reviews WHERE branch = 3 AND body @@ 'ending story' ORDER BY score() DESC LIMIT 2";
     expect(await q(sqlText)).toEqual(passing.map((d) => [d.doc_id, d.score]));
     const r = await sql.run(sqlText, { explain: true });
-    const plan = JSON.stringify(r[0].explain?.plan);
+    const plan = JSON.stringify((r[0] as { explain?: { plan: unknown } }).explain?.plan);
     expect(plan).toMatch(/"op":"fts_search"[^}]*"field":"body"/);
     expect(plan).toMatch(/"limit":2/);
     expect(plan).not.toMatch(/"op":"scan"/);
