@@ -8,7 +8,7 @@ import { FtsParticipant } from '@mmdb/fts';
 import { VectorParticipant } from '@mmdb/vector';
 import { GraphIndex } from '@mmdb/graph';
 import type { PlanNode } from '@mmdb/plan';
-import { SqlEngine, formatResult } from '@mmdb/sql';
+import { SqlEngine, formatResult, ftsSearchRoute, graphBfsRoute, vectorTopkRoute } from '@mmdb/sql';
 
 const REVIEWS = `
 namespace = "app"
@@ -289,6 +289,21 @@ describe('SQL: pgvector operators', () => {
   it('never fewer than k when k rows pass', async () => {
     const rows = await q('SELECT id FROM app.reviews WHERE body LIKE $2 ORDER BY emb <-> $1 LIMIT 10', [[0, 0, 0], '%ending%']);
     expect(rows.map((r) => r[0])).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
+
+describe('routes through plans', () => {
+  it('pass their request values as parameters: repeated calls with other values reuse one cached plan', async () => {
+    const a = await vectorTopkRoute(sql, 'app.reviews', { vector: [0.9, 0, 0], k: 2 });
+    expect(a.map((m) => m.id)).toEqual(['b', 'e']);
+    const before = sql.planCache.hits;
+    expect((await vectorTopkRoute(sql, 'app.reviews', { vector: [3, 0, 0], k: 2 })).map((m) => m.id)).toEqual(['d', 'c']);
+    await ftsSearchRoute(sql, 'app.reviews', 'body', 'ending', 5, {});
+    const f = await ftsSearchRoute(sql, 'app.reviews', 'body', 'story', 5, {});
+    expect(f).toEqual(await fts.search('app.reviews', 'body', 'story', 5));
+    await graphBfsRoute(sql, 'app.reviews', 'follows', 'a', 2);
+    expect(await graphBfsRoute(sql, 'app.reviews', 'follows', 'c', 2)).toEqual([{ node: 'c', depth: 0 }, { node: 'a', depth: 1 }, { node: 'd', depth: 1 }, { node: 'b', depth: 2 }]);
+    expect(sql.planCache.hits - before).toBe(3);
   });
 });
 
