@@ -347,6 +347,19 @@ describe('SQL: the full-text predicate col @@ query and score()', () => {
 describe('SQL: table-valued functions and hybrid queries', () => {
   const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
 
+  it('a select of the key and _score of fts_search reads no row (keys_only); other columns still read the rows', async () => {
+    const text = "SELECT f.id, f._score FROM fts_search('app.reviews', 'body', 'ending story', 10) AS f";
+    const r = await sql.run(text, { explain: true });
+    const ex = JSON.stringify((r[0] as { explain?: unknown }).explain);
+    expect(ex).toMatch(/"keys_only":true/);
+    expect(ex).toMatch(/keys only/);
+    const want = await fts.search('app.reviews', 'body', 'ending story', 10);
+    expect(await q(text)).toEqual(want.map((d) => [d.doc_id, d.score]));
+    const withBody = await sql.run("SELECT f.id, f.body FROM fts_search('app.reviews', 'body', 'ending story', 10) AS f", { explain: true });
+    expect(JSON.stringify((withBody[0] as { explain?: unknown }).explain)).not.toMatch(/"keys_only":true/);
+    expect((formatResult(withBody[0], 'arrays') as { rows: unknown[][] }).rows.map((x) => x[1])).toEqual(want.map((d) => DATA.find((x) => x.id === d.doc_id)?.body));
+  });
+
   it('fts_search and vector_topk in FROM, joined and filtered', async () => {
     expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', 'story', 5) AS f ORDER BY f.id")).toEqual([['a', 1], ['c', 1]]);
     expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', $1, 5) AS f ORDER BY f.id", ['story'])).toEqual([['a', 1], ['c', 1]]);

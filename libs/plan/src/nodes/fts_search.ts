@@ -58,5 +58,11 @@ export interface FtsSearchNode {
   readonly limit?: number | null;
   readonly ranking?: FtsRanking;
   readonly filter?: Expr;
+  /**
+   * Set by the optimizer when nothing above reads more than the key and `_score` (a `project`
+   * of those directly above, no filter): the hits' rows are not read, only their key columns are
+   * filled (from the doc id); the other row columns are NULL.
+   */
+  readonly keys_only?: boolean;
 }
 export const ftsSearch = (n: Omit<FtsSearchNode, 'op'>): FtsSearchNode => ({ op: 'fts_search', ...n });

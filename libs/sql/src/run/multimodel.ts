@@ -120,6 +120,19 @@ export class MultiModelReader {
     return out;
   }
 
+  /** Tuples holding only the key columns of each doc id (a `keys_only` leaf: no row is read). */
+  private keyRows(keys: readonly string[], t: SqlTable): Map<string, Tuple> {
+    const out = new Map<string, Tuple>();
+    for (const k of keys) {
+      let pk: JsonValue[];
+      try { pk = tupleOfNode(k, t.manifest); } catch { continue; }
+      const values: Record<string, JsonValue> = {};
+      t.manifest.primary_key.forEach((c, i) => (values[c] = pk[i]));
+      out.set(k, toTuple(t, { values, version: 0 }));
+    }
+    return out;
+  }
+
   private isImplicit(t: SqlTable): boolean {
     return this.implicitKind(t) !== undefined;
   }
@@ -235,7 +248,8 @@ export class MultiModelReader {
         for (const f of fields) for (const d of await reader.search(t.id, f.field, q, want, opts)) scores.set(d.doc_id, (scores.get(d.doc_id) ?? 0) + d.score * (f.boost ?? 1));
         ranked = [...scores].map(([doc_id, score]) => ({ doc_id, score })).sort((a, b) => b.score - a.score || (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0));
       }
-      const rows = await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn);
+      const keysOnly = n.keys_only && !pass && !txn?.overlay.get(t.id)?.size && !this.isImplicit(t);
+      const rows = keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn);
       const out: Tuple[] = [];
       for (const d of ranked) {
         const r = rows.get(d.doc_id);
@@ -243,7 +257,7 @@ export class MultiModelReader {
       }
       if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
         const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
-        ctx.strategies.set(n, `bm25 ${every ? 'every match' : `top-${want}`} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}`.replace(/\s+$/, ''));
+        ctx.strategies.set(n, `bm25 ${every ? 'every match' : `top-${want}`} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}${keysOnly ? ' keys only' : ''}`.replace(/\s+$/, ''));
         ctx.leaves.set(n, out.slice(0, limit));
         return;
       }
