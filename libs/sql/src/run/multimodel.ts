@@ -4,7 +4,7 @@
  * in-memory index reads start in the turn the snapshot was taken; rows come from the snapshot).
  */
 import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
-import type { PkTuple, Snapshot } from '@mmdb/storage';
+import { decodeRow, rowKey, type PkTuple, type Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
@@ -110,12 +110,15 @@ export class MultiModelReader {
     }
     // a table read by point reads twice at one LSN is loaded whole in the background (as pk gets do)
     this.leaves.tables.noteMiss(snap, t, () => this.sources.store.snapshot(), (s) => readTable(s, t, () => undefined));
-    await Promise.all(keys.map(async (k) => {
-      let pk: JsonValue[];
-      try { pk = tupleOfNode(k, t.manifest); } catch { return; }
-      const r = await snap.getRow(t.id, pk as PkTuple);
-      if (r) out.set(k, toTuple(t, r));
-    }));
+    // one multi-get for all the keys (one store round trip rather than one per hit)
+    const found: Array<{ k: string; pk: PkTuple }> = [];
+    for (const k of keys) {
+      try { found.push({ k, pk: tupleOfNode(k, t.manifest) as PkTuple }); } catch { /* not a key of this table */ }
+    }
+    const vals = await snap.rawGetMany(found.map((f) => rowKey(t.id, f.pk)));
+    vals.forEach((v, i) => {
+      if (v !== undefined) out.set(found[i].k, toTuple(t, decodeRow(t.id, found[i].pk, v)));
+    });
     ctx.hold(out.size);
     return out;
   }
