@@ -101,10 +101,10 @@ export class Mmdb {
 
   readonly tokens = {
     list: () => this.call<S<typeof M.TokenInfo>[]>({ method: 'GET', path: `${this.t()}/tokens`, retry: 'safe' }),
-    issue: (o: S<typeof M.IssueTokenBody> = {}) => this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens`, body: { json: o }, retry: 'never' }),
-    revoke: (id: string) => this.call<S<typeof M.Revoked>>({ method: 'DELETE', path: `${this.t()}/tokens/${enc(id)}`, retry: 'safe' }),
+    issue: (o: S<typeof M.IssueTokenBody> = {}) => this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens`, body: { json: o }, retry: 'keyed' }),
+    revoke: (id: string) => this.call<S<typeof M.Revoked>>({ method: 'DELETE', path: `${this.t()}/tokens/${enc(id)}`, retry: 'safe', key: true }),
     rotate: (id: string, o: S<typeof M.RotateTokenBody> = {}) =>
-      this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens/${enc(id)}/rotate`, body: { json: o }, retry: 'never' }),
+      this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens/${enc(id)}/rotate`, body: { json: o }, retry: 'keyed' }),
   };
 
   readonly schemas = {
