@@ -14,6 +14,7 @@ import type { SqlEngine } from '../engine';
 import { overRows, type RowsEvaluator } from './over-rows';
 import { paramValue, toTuple } from '../engine';
 import { objectRows } from '../format';
+import { outputKinds, type OutKind } from '../column-codec';
 import { toJson, tupleKey, type Tuple, type Value } from '../values';
 import { AggregateState } from './aggregate-state';
 import { watchShape, type AggregateShape, type WatchShape } from './shape';
@@ -41,6 +42,8 @@ export class WatchQuery {
   /** The table the subscription follows. */
   readonly schema: string;
   readonly names: readonly string[];
+  /** The output kinds of the columns (json, vector, bool), so events carry canonical values as /sql answers them. */
+  private kinds: readonly OutKind[] = [];
   readonly kind: WatchShape['kind'];
   /** Row evaluations run for matching (each changed row, before and after): the matching work. */
   evaluations = 0;
@@ -68,6 +71,7 @@ export class WatchQuery {
     if (shape.kind === 'rows') {
       this.rows = overRows(table, shape.plan, names, np);
       this.names = this.rows.names;
+      this.kinds = outputKinds(plan, this.names, table);
       return;
     }
     const a = shape.aggregate;
@@ -90,6 +94,7 @@ export class WatchQuery {
     for (let i = shape.top.length - 1; i >= 0; i--) if (shape.top[i].op !== 'sort') top = { ...shape.top[i], input: top } as PlanNode;
     const topEval = overRows(table, top, names, np + outCols.length);
     this.names = topEval.names;
+    this.kinds = outputKinds(plan, this.names, table);
     this.agg = { shape, inner, top: topEval, state: new AggregateState(a.aggregates, a.group.length) };
   }
 
@@ -121,7 +126,7 @@ export class WatchQuery {
   async snapshot(snap: Snapshot): Promise<Record<string, unknown>[]> {
     if (!this.agg) {
       const r = await this.engine.runPlan(this.plan, { snapshot: snap, params: this.source.params as unknown[] | undefined });
-      return objectRows(this.names, r.rows.map((t) => t.slice(0, this.names.length)));
+      return objectRows(this.names, r.rows.map((t) => t.slice(0, this.names.length)), this.kinds);
     }
     // the result as a query answers it (order included), and the groups from the same snapshot
     const params = this.source.params as unknown[] | undefined;
@@ -130,7 +135,7 @@ export class WatchQuery {
     const fresh = new AggregateState(this.agg.shape.aggregate.aggregates, this.agg.shape.aggregate.group.length);
     for (const t of inputs.rows) fresh.apply(t, 1);
     this.agg.state = fresh;
-    return objectRows(this.names, r.rows.map((t) => t.slice(0, this.names.length)));
+    return objectRows(this.names, r.rows.map((t) => t.slice(0, this.names.length)), this.kinds);
   }
 
   /** What a burst of frames (in LSN order) changes in the result. Changes to other tables cost one comparison each. */
@@ -166,7 +171,7 @@ export class WatchQuery {
   private matchRow(c: RowChange): WatchChange | null {
     const { old, now, oldKnown } = this.images(c);
     const key = c.pk;
-    const obj = (t: Tuple) => objectRows(this.names, [t])[0];
+    const obj = (t: Tuple) => objectRows(this.names, [t], this.kinds)[0];
     if (!oldKnown) {
       // no before image: say what the row is now (or that it is gone) without its old value
       return now.length ? { schema: this.schema, key, op: 'update', old: null, new: obj(now[0]) } : { schema: this.schema, key, op: 'delete', old: null };
@@ -210,7 +215,7 @@ export class WatchQuery {
       const is = topRow(k);
       state.prune(k);
       const key = gk.map(toJson);
-      const obj = (t: Tuple) => objectRows(this.names, [t])[0];
+      const obj = (t: Tuple) => objectRows(this.names, [t], this.kinds)[0];
       if (!was && !is) continue;
       if (!was) out.push({ schema: this.schema, key, op: 'insert', new: obj(is!) });
       else if (!is) out.push({ schema: this.schema, key, op: 'delete', old: obj(was) });
