@@ -2,7 +2,7 @@
  * Property (issue 15): every column type round-trips through every write surface and every
  * read surface as its canonical form (libs/storage/MANIFEST.md, "Canonical values"), over
  * real HTTPS against the built server; afterwards `verify` finds every derived entry (index,
- * vector) exactly as the rows imply.
+ * full-text posting, vector) exactly as the rows imply (the table declares all three).
  *
  * Write surfaces: row POST, row PUT, row PATCH (a json value merges as RFC 7396 says), JSON `_batch`, NDJSON `_batch`, SQL INSERT (params),
  * SQL UPDATE, SQL INSERT … SELECT, SQL INSERT … RETURNING (also read back), BEGIN…COMMIT,
@@ -83,6 +83,8 @@ columns = ["s"]
 [[indexes]]
 name = "${table}_by_f"
 columns = ["f"]
+[[fulltext]]
+field = "s"
 [vector]
 column = "v"
 dim = 3
