@@ -13,8 +13,8 @@
  * Read surfaces: row GET, SQL SELECT, `/query` (a `get` plan), the Elasticsearch surface
  * (`_source` of get and of an `ids` search, for the ES index's documents: the exact text sent;
  * and for the registered table searched by its schema id: the row's columns but the vector),
- * and watch events (`change` events of `GET /watch?sql=SELECT * FROM prop.t`: the last `new`
- * of each row is its canonical form).
+ * and watch events (`change` events of `GET /watch?sql=SELECT * FROM prop.t` and of
+ * `?plan={"op":"scan",…}`: the last `new` of each row is its canonical form, and no other column).
  * Types: str (unicode, empty, long), i64 (full signed 64-bit), f64 (−0, subnormal, ±1.8e308),
  * bool, timestamp (epoch ms or RFC 3339), json (nested, null, big integers, unicode keys),
  * vector (float32 components, −0, subnormal).
@@ -195,15 +195,18 @@ describe('every value round-trips through every surface (property, issue 15)', (
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
     for (const t of ['t', 'stage']) await call('POST', '/schemas', manifest(t), 'text/plain');
     await call('PUT', '/es/propes', ES_MAPPING);
-    watch = await RawStream.open(srv.url + `${T}/watch?sql=${encodeURIComponent('SELECT * FROM prop.t')}`, srv.ca, { accept: 'text/event-stream', authorization: `Bearer ${TOKEN}` });
-    if (watch.status !== 200) throw new Error(`watch → ${watch.status}`);
+    for (const [how, q] of [['sql', 'SELECT * FROM prop.t'], ['plan', '{"op":"scan","schema":"prop.t"}']] as const) {
+      const w = await RawStream.open(srv.url + `${T}/watch?${how}=${encodeURIComponent(q)}`, srv.ca, { accept: 'text/event-stream', authorization: `Bearer ${TOKEN}` });
+      if (w.status !== 200) throw new Error(`watch ${how} → ${w.status}`);
+      watches.push([`${how}=${q}`, w]);
+    }
   }, 60_000);
   let stopped = false;
-  let watch: RawStream | undefined;
+  const watches: Array<[string, RawStream]> = [];
   /** id → the exact `_source` text of the ES index's document. */
   const esWritten = new Map<string, string>();
   afterAll(async () => {
-    watch?.close();
+    for (const [, w] of watches) w.close();
     if (!stopped) await srv.stop();
   });
 
@@ -268,6 +271,11 @@ describe('every value round-trips through every surface (property, issue 15)', (
     const sel = await sql('SELECT * FROM prop.t WHERE id = $1', [id]);
     const q = await call('POST', '/query', { op: 'get', schema: 'prop.t', key: [{ kind: 'lit', value: id }] });
     const norm = (r: Row) => stringifyJson(Object.fromEntries(COLS.map((c) => [c, r[c] ?? null])));
+    // every surface answers the row's columns only (no executor-internal `#version:` column)
+    for (const [where, r] of [['row GET', got], ['SQL SELECT', sel.rows[0]], ['/query', q[0]]] as const) {
+      const extra = Object.keys(r ?? {}).filter((k) => !COLS.includes(k as never) && k !== 'k' && k !== 'extra');
+      if (extra.length) throw new Error(`${where} of ${id} answers columns the table does not have: ${extra.join(', ')}`);
+    }
     const esGet = await call('GET', `/es/prop.t/_doc/${encodeURIComponent(id)}`);
     const esHit = (await call('POST', '/es/prop.t/_search', { query: { ids: { values: [id] } } })).hits.hits[0];
     return { 'row GET': norm(got), 'SQL SELECT': norm(sel.rows[0] ?? {}), '/query': norm(q[0] ?? {}), 'ES get _source': tableSource(esGet._source ?? {}), 'ES search _source': tableSource(esHit?._source ?? {}) };
@@ -310,31 +318,35 @@ describe('every value round-trips through every surface (property, issue 15)', (
     for (const s of SURFACES) expect(seen.get(s) ?? 0).toBeGreaterThan(0);
   }, Math.max(120_000, runs * 800));
 
-  it('watch: the change events of SELECT * FROM prop.t carry every row as written (its last `new`)', async () => {
-    const last = new Map<string, string>();
-    const take = () => {
-      last.clear();
-      for (const b of watch!.events('change')) {
-        for (const c of (parseJsonExact(b.data!) as { changes: Array<{ key: unknown[]; op: string; new?: Row }> }).changes) {
-          const k = String(c.key[0]);
-          if (c.op === 'delete') last.delete(k);
-          else last.set(k, stringifyJson(Object.fromEntries(COLS.map((col) => [col, c.new?.[col] ?? null]))));
+  it('watch: the change events of SELECT * FROM prop.t (and of a scan plan) carry every row as written (its last `new`)', async () => {
+    for (const [what, watch] of watches) {
+      const last = new Map<string, string>();
+      const take = () => {
+        last.clear();
+        for (const b of watch.events('change')) {
+          for (const c of (parseJsonExact(b.data!) as { changes: Array<{ key: unknown[]; op: string; new?: Row }> }).changes) {
+            const k = String(c.key[0]);
+            const extra = Object.keys(c.new ?? {}).filter((x) => !COLS.includes(x as never) && x !== 'k');
+            if (extra.length) throw new Error(`watch ${what}: the change of ${k} carries columns the table does not have: ${extra.join(', ')}`);
+            if (c.op === 'delete') last.delete(k);
+            else last.set(k, stringifyJson(Object.fromEntries(COLS.map((col) => [col, c.new?.[col] ?? null]))));
+          }
         }
-      }
-    };
-    const done = () => {
+      };
+      const done = () => {
+        take();
+        return [...written].every(([id, text]) => last.get(id) === text);
+      };
+      await watch.until(done, 30_000).catch(() => undefined);
       take();
-      return [...written].every(([id, text]) => last.get(id) === text);
-    };
-    await watch!.until(done, 30_000).catch(() => undefined);
-    take();
-    for (const [id, expected] of written) {
-      const got = last.get(id);
-      if (got !== expected) throw new Error(`watch change of ${id}: ${got === undefined ? 'no event' : firstDifference(expected, got)}`);
+      for (const [id, expected] of written) {
+        const got = last.get(id);
+        if (got !== expected) throw new Error(`watch ${what}, the change of ${id}: ${got === undefined ? 'no event' : firstDifference(expected, got)}`);
+      }
+      expect(last.size).toBe(written.size);
+      watch.close();
     }
-    expect(last.size).toBe(written.size);
-    watch!.close();
-  }, 60_000);
+  }, 90_000);
 
   it('migrations: a backfill that rewrites every row (a type change of another column, an added required column with a default) leaves every other value identical', async () => {
     const m = await call('POST', '/migrations', {

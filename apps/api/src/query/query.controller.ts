@@ -68,7 +68,7 @@ export class QueryController {
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
     const r = await this.runner.run(t, 'plan', (engine, o) => engine.runPlan(plan, { ...o, explain: explain === 'true' }), id);
-    const env = formatResult(r) as { rows: unknown[]; explain?: unknown };
+    const env = formatResult(withoutHidden(r)) as { rows: unknown[]; explain?: unknown };
     return explain === 'true' ? { rows: env.rows, explain: r.explain } : env.rows;
   }
 
@@ -86,4 +86,15 @@ function lastResult(results: readonly RawResultLike[]): RawResultLike {
   const last = [...results].reverse().find((r) => r.kind !== 'transaction') ?? results[results.length - 1];
   if (!last) throw new DbError('validation_failed', 'no statement to run');
   return last;
+}
+
+/**
+ * A plan answer without the executor's hidden columns (`#version:<alias>`, which a table leaf
+ * carries for the operators above it): a `get` or `scan` plan answers the row's columns, as
+ * row GET and SQL do.
+ */
+function withoutHidden<R extends { names: string[]; rows: unknown[][]; kinds?: unknown[] }>(r: R): R {
+  const keep = r.names.map((n, i) => (n.startsWith('#') ? -1 : i)).filter((i) => i >= 0);
+  if (keep.length === r.names.length) return r;
+  return { ...r, names: keep.map((i) => r.names[i]), rows: r.rows.map((row) => keep.map((i) => row[i])), ...(r.kinds ? { kinds: keep.map((i) => r.kinds![i]) } : {}) };
 }
