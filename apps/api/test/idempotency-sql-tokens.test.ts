@@ -1,5 +1,5 @@
 /**
- * Spec §5.6 on `/sql` and the token routes (issue, rotate, revoke): the Idempotency-Key record
+ * Spec §5.6 on `/sql` and the token routes (issue, rotate, revoke, a user's token issue): the Idempotency-Key record
  * is committed in the write's own frame through the rows routes' mechanism. The same key and
  * body answers the recorded answer (header `x-db-idempotent-replay: true`) and writes nothing;
  * the same key with another body is 409 `conflict`; both hold after a restart. A recorded token
@@ -125,6 +125,19 @@ describe('Idempotency-Key on /sql and the token routes', () => {
     expect(onDisk(store, rotated.token)).toBe(false);
   });
 
+  let userToken: any;
+  it('a user token issue (POST /users/{name}/tokens) replays the same way', async () => {
+    expect((await srv.request('PUT', `${T}/users/ann`, { token: TOKEN, body: { grants: { 'idem.c': ['read'] } } })).status).toBe(200);
+    const issue = () => srv.request('POST', `${T}/users/ann/tokens`, { token: TOKEN, body: {}, headers: { 'idempotency-key': KEY(13) } });
+    const a = await issue();
+    expect(a.status).toBe(201);
+    const b = await issue();
+    expect(b.headers['x-db-idempotent-replay']).toBe('true');
+    expect(b.json).toEqual(a.json);
+    expect((await srv.request('GET', `${T}/_ping`, { token: a.json.token })).status).toBe(200);
+    userToken = a.json;
+  });
+
   it('after a restart the recorded answers still replay, and nothing applies twice', async () => {
     await srv.stop();
     await srv.start();
@@ -139,5 +152,7 @@ describe('Idempotency-Key on /sql and the token routes', () => {
     const r = await tokens('POST', `/${issued.token_id}/rotate`, KEY(11), { grace_seconds: 0 });
     expect(r.json).toEqual(rotated);
     expect((await live()).includes(rotated.token_id)).toBe(false);
+    const u = await srv.request('POST', `${T}/users/ann/tokens`, { token: TOKEN, body: {}, headers: { 'idempotency-key': KEY(13) } });
+    expect(u.json).toEqual(userToken);
   });
 });

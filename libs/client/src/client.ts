@@ -244,7 +244,7 @@ export class Mmdb {
     users: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/users`, retry: 'safe' }),
     putUser: (name: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/users/${enc(name)}`, body: { json: body }, retry: 'safe' }),
     deleteUser: (name: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/users/${enc(name)}`, retry: 'safe' }),
-    issueToken: (name: string, body: Record<string, unknown> = {}) => this.call<unknown>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'never' }),
+    issueToken: (name: string, body: Record<string, unknown> = {}) => this.call<unknown>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'keyed' }),
     policies: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/policies`, retry: 'safe' }),
     putPolicy: (id: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/policies/${enc(id)}`, body: { json: body }, retry: 'safe' }),
     deletePolicy: (id: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/policies/${enc(id)}`, retry: 'safe' }),
