@@ -49,28 +49,58 @@ export const NO_POLICY: Policy = { leafFilter: () => undefined };
 
 const LEAVES = new Set<string>(LEAF_KINDS);
 
-/** The plan with the policy's filters placed at every leaf (the plan itself under NO_POLICY). */
-export function applyPolicy(plan: PlanNode, policy: Policy, names?: (n: PlanNode) => string[] | null): PlanNode {
+/**
+ * The two ends of a graph leaf's relation: `reached` (whose rows it returns) and `start` (where it
+ * starts), as schema ids; undefined when unknown (no graph reader).
+ */
+export type GraphEnds = (n: GraphLeafNode) => { reached: string; start: string } | undefined;
+type GraphLeafNode = Extract<PlanNode, { op: 'graph_expand' | 'graph_path' | 'graph_dijkstra' }>;
+const GRAPH = new Set(['graph_expand', 'graph_path', 'graph_dijkstra']);
+
+/**
+ * The plan with the policy's filters placed at every leaf (the plan itself under NO_POLICY).
+ * A graph leaf is asked for by its relation's schema (the grant), then for its reached and start
+ * tables: their filters go into the traversal itself (`filter`, `start_filter`), so a hidden node is
+ * neither returned nor used as a hop; the reached table's masks project its row columns.
+ */
+export function applyPolicy(plan: PlanNode, policy: Policy, names?: (n: PlanNode) => string[] | null, ends?: GraphEnds): PlanNode {
   if (policy === NO_POLICY) return plan;
   return transformPlan(plan, {
     node: (n) => {
       if (!LEAVES.has(n.op)) return n;
+      if (GRAPH.has(n.op)) return graphLeaf(n as GraphLeafNode, policy, names, ends);
       const masks = policy.leafMasks?.(n as LeafNode);
       const f = policy.leafFilter(n as LeafNode);
       let leaf: PlanNode = n;
-      // a traversal that reads no row columns reads them under a policy: predicates and masks are over the reached row
-      if ((f || masks) && (n.op === 'graph_expand' || n.op === 'graph_path' || n.op === 'graph_dijkstra') && n.row_columns === false) leaf = { ...n, row_columns: true };
       if (masks && (leaf.op === 'vector_topk' || leaf.op === 'fts_search') && leaf.filter) leaf = { ...leaf, filter: substitute(leaf.filter, masks) };
       if (f) {
         if (leaf.op === 'vector_topk' || leaf.op === 'fts_search') leaf = { ...leaf, filter: andAll(leaf.filter ? [leaf.filter, f] : [f]) };
         else leaf = { op: 'filter', input: leaf, predicate: f };
       }
-      if (!masks || !masks.size) return leaf;
-      const out = names?.(n);
-      if (!out) throw new DbError('internal_error', `column masks cannot be applied to a ${n.op} leaf here`);
-      return { op: 'project', input: leaf, columns: out.map((name) => ({ name, expr: masks.get(name) ?? { kind: 'col', name } })) };
+      return masked(n, leaf, masks, names);
     },
   });
+}
+
+function masked(n: PlanNode, leaf: PlanNode, masks: ReadonlyMap<string, Expr> | undefined, names?: (n: PlanNode) => string[] | null): PlanNode {
+  if (!masks || !masks.size) return leaf;
+  const out = names?.(n);
+  if (!out) throw new DbError('internal_error', `column masks cannot be applied to a ${n.op} leaf here`);
+  return { op: 'project', input: leaf, columns: out.map((name) => ({ name, expr: masks.get(name) ?? { kind: 'col', name } })) };
+}
+
+function graphLeaf(n: GraphLeafNode, policy: Policy, names?: (n: PlanNode) => string[] | null, ends?: GraphEnds): PlanNode {
+  const own = policy.leafFilter(n as LeafNode); // the relation's schema: its grant (and, ends unknown, the rows' filter)
+  const e = ends?.(n);
+  const at = (schema: string) => ({ ...n, schema }) as LeafNode;
+  const f = e ? (e.reached === n.schema ? own : policy.leafFilter(at(e.reached))) : own;
+  const sf = e ? (e.start === e.reached ? f : e.start === n.schema ? own : policy.leafFilter(at(e.start))) : undefined;
+  const masks = policy.leafMasks?.(e ? at(e.reached) : (n as LeafNode));
+  let leaf: GraphLeafNode = n;
+  if (masks && leaf.filter) leaf = { ...leaf, filter: substitute(leaf.filter, masks) };
+  if (f) leaf = { ...leaf, filter: andAll(leaf.filter ? [leaf.filter, f] : [f]) };
+  if (sf) leaf = { ...leaf, start_filter: andAll(leaf.start_filter ? [leaf.start_filter, sf] : [sf]) };
+  return masked(n, leaf, masks, names);
 }
 
 /** `e` with every masked column reference replaced by its mask. */
