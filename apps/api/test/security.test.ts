@@ -239,7 +239,7 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect(ex.status).toBe(200);
     expect(ex.text).not.toMatch(/111|222|199|188/);
     const err = await sql('carol', 'SELECT CAST(ssn AS INTEGER) / 0 + json_extract(bio, 1) FROM app.people');
-    expect(err.text).not.toMatch(stored);
+    expect(err.text.replace(/"request_id":"\w+"/, '')).not.toMatch(stored); // a random request id may hold "111"
     const plan = await as('carol', 'POST', '/query', { op: 'filter', input: { op: 'scan', schema: 'app.people' }, predicate: { kind: 'binary', op: '=', left: { kind: 'col', name: 'ssn' }, right: { kind: 'lit', value: '111' } } });
     expect([plan.status, plan.json]).toEqual([200, []]);
     const got = await as('carol', 'GET', '/rows/app.people/e1');

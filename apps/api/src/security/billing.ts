@@ -82,6 +82,7 @@ export function withoutVector(base: Policy): Policy {
       return base.leafFilter(leaf);
     },
     ...(base.leafMasks ? { leafMasks: (leaf: LeafNode) => base.leafMasks!(leaf) } : {}),
+    ...(base.writeCheck ? { writeCheck: (schema: string) => base.writeCheck!(schema) } : {}),
     // a top-k the optimizer chose (SQL `ORDER BY emb <-> $1 LIMIT k`) is vector search too
     checkPlan(plan: PlanNode) {
       forEachNode(plan, (n) => {

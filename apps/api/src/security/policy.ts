@@ -125,6 +125,14 @@ export function userPolicy(a: Acting, engine: SqlEngine): Policy {
       memo.set(key, f);
       return f;
     },
+    writeCheck(schema: string): Expr | undefined {
+      const key = `check\u0000${schema}`;
+      if (memo.has(key)) return memo.get(key);
+      const checks = a.catalog.policiesFor(schema, a.name).filter((p) => p.check !== undefined);
+      const f = checks.length ? andAll(checks.map((p) => bindPredicate(engine, schema, sessionText(p.check!, a), undefined))) : undefined;
+      memo.set(key, f);
+      return f;
+    },
     leafMasks(leaf: LeafNode): ReadonlyMap<string, Expr> | undefined {
       const schema = leaf.schema;
       const alias = (leaf as { alias?: string }).alias;

@@ -22,6 +22,7 @@ import { ImplicitTables } from './implicit';
 import { applyPolicy, NO_POLICY, type GraphEnds, type Policy, type Sources } from './sources';
 import { explainTree, round, isSmall as isSmallPlan, leafNodes, POOL_SIZE, SMALL_ROWS } from './walks';
 import { makeWriter, type Txn } from './writer';
+import { writeChecker, type RowCheck } from './write-check';
 
 export interface QueryOptions {
   params?: unknown[];
@@ -121,8 +122,8 @@ export class PlanExecutor {
     return { plan: o.plan, names, passes: o.passes, deps, leaves: leafNodes(o.plan), pool: [], small: isSmallPlan(o.plan) };
   }
 
-  writer(txn: Txn): Writer {
-    return makeWriter((id) => this.table(id), txn, this.maxPkHint);
+  writer(txn: Txn, check?: RowCheck): Writer {
+    return makeWriter((id) => this.table(id), txn, this.maxPkHint, check);
   }
 
   optCatalog(): OptCatalog {
@@ -164,10 +165,10 @@ export class PlanExecutor {
     const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, policy, (n) => outputNames(n, this.optCatalog()), this.graphEnds), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
     if (!prepared) policy.checkPlan?.(plan);
     const leafList = prepared?.leaves ?? leafNodes(plan);
-    const writer = txn ? this.writer(txn) : null;
+    let ctx: ExecCtx;
+    const writer = txn ? this.writer(txn, writeChecker(policy, () => ctx)) : null;
     const pool = prepared && !opts.explain ? prepared.pool : null;
     const inst = pool?.pop();
-    let ctx: ExecCtx;
     let op: Op | null = null;
     if (inst) {
       try { inst.ctx.reset(params, this.budget(opts), writer); } catch (e) { pool!.push(inst); throw e; }

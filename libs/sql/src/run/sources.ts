@@ -41,6 +41,11 @@ export interface Policy {
    * filter (vector_topk / fts_search) has the masked columns substituted the same way.
    */
   leafMasks?(leaf: LeafNode): ReadonlyMap<string, Expr> | undefined;
+  /**
+   * WITH CHECK: a predicate every new row written to `schema` (INSERT, UPDATE) must pass, over the
+   * table's bare column names, or undefined. A failing row fails the statement with 403 (run/write-check.ts).
+   */
+  writeCheck?(schema: string): Expr | undefined;
   /** Called with the optimized plan before it runs (or is cached): may refuse it (e.g. a node kind of a disabled add-on). */
   checkPlan?(plan: PlanNode): void;
 }
