@@ -9,6 +9,7 @@ import type { Principal } from '../system/system-store';
 import { QueryRegistry } from './query.registry';
 import { QueryRunner } from './query.runner';
 import { gateSql } from '../security/sql-gate';
+import { runSecuritySql, securityStatements } from '../security/sql-security';
 
 /** The query id of a request: its X-DB-Query-Id header (a ULID), else a new one. */
 export function queryId(h: string | undefined): string {
@@ -32,7 +33,9 @@ export class QueryController {
     if (b.format !== undefined && b.format !== 'objects' && b.format !== 'arrays') throw new DbError('validation_failed', 'format must be "objects" or "arrays"', { field: 'format' });
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
-    const results = await this.runner.run(t, 'sql', (engine, o) =>
+    // CREATE ROLE / GRANT / REVOKE / CREATE POLICY: the security catalogue (owner only), not the engine
+    const sec = t.acting ? securityStatements(b.sql) : null;
+    const results = sec ? await runSecuritySql(t, t.acting!, b.sql, sec) : await this.runner.run(t, 'sql', (engine, o) =>
       gateSql(t.acting, engine, b.sql) ?? engine.run(b.sql, { ...o, params: b.params as unknown[] | undefined, explain: explain === 'true', deleteMode: 'translate' }), id);
     const last = [...results].reverse().find((r) => r.kind !== 'transaction') ?? results[results.length - 1];
     if (!last) throw new DbError('validation_failed', 'no statement to run');
