@@ -180,7 +180,10 @@ export async function runSecuritySql(t: TenantHandle, a: Acting, sql: string, st
         const grants: Record<string, Privilege[]> = Object.fromEntries(Object.entries(u.grants).map(([k, v]) => [k, [...v]]));
         for (const s of schemas) {
           const cur = new Set(grants[s] ?? []);
-          for (const p of privs) (verb === 'GRANT' ? cur.add(p) : cur.delete(p));
+          for (const p of privs) {
+            if (verb === 'GRANT') cur.add(p);
+            else cur.delete(p);
+          }
           if (cur.size) grants[s] = PRIVILEGES.filter((p) => cur.has(p));
           else delete grants[s];
         }
