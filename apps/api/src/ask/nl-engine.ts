@@ -107,7 +107,7 @@ export class NlEngine implements IntentBacking {
 
   apply(frame: CommittedFrame): void {
     for (const c of frame.changes) {
-      if (c.op === 'custom') continue;
+      if (c.op === 'custom' || c.op === 'catalog') continue; // catalogue entries (tokens, users, usage) change no row
       this.version++;
       if (c.op === 'schema_put' || c.op === 'schema_drop') {
         void this.cache.dropSchema(c.schema).catch(() => undefined);
