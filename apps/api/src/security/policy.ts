@@ -121,7 +121,10 @@ export function userPolicy(a: Acting, engine: SqlEngine): Policy {
       const key = `${schema}\u0000${alias ?? ''}`;
       if (memo.has(key)) return memo.get(key);
       const preds = a.catalog.policiesFor(schema, a.name).filter((p) => p.using !== undefined);
-      const f = preds.length ? andAll(preds.map((p) => bindPredicate(engine, schema, sessionText(p.using!, a), alias))) : undefined;
+      const bound = preds.length ? andAll(preds.map((p) => bindPredicate(engine, schema, sessionText(p.using!, a), alias))) : undefined;
+      // strictly true or false (NULL hides the row): a query's own conjuncts, which the optimizer
+      // puts after it in the leaf's filter, are never evaluated on a hidden row (no error can tell of one)
+      const f: Expr | undefined = bound && { kind: 'case', whens: [{ when: bound, then: { kind: 'lit', value: 1 } }], else: { kind: 'lit', value: 0 } };
       memo.set(key, f);
       return f;
     },

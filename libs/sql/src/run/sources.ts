@@ -70,16 +70,18 @@ const GRAPH = new Set(['graph_expand', 'graph_path', 'graph_dijkstra']);
  */
 export function applyPolicy(plan: PlanNode, policy: Policy, names?: (n: PlanNode) => string[] | null, ends?: GraphEnds): PlanNode {
   if (policy === NO_POLICY) return plan;
+  const need = policy.leafMasks ? maskedNeeded(plan) : null;
+  const keep = need ? (m: ReadonlyMap<string, Expr> | undefined) => (m ? pruneMasks(m, need) : m) : (m: ReadonlyMap<string, Expr> | undefined) => m;
   return transformPlan(plan, {
     node: (n) => {
       if (!LEAVES.has(n.op)) return n;
-      if (GRAPH.has(n.op)) return graphLeaf(n as GraphLeafNode, policy, names, ends);
-      const masks = policy.leafMasks?.(n as LeafNode);
+      if (GRAPH.has(n.op)) return graphLeaf(n as GraphLeafNode, policy, names, ends, keep);
+      const masks = keep(policy.leafMasks?.(n as LeafNode));
       const f = policy.leafFilter(n as LeafNode);
       let leaf: PlanNode = n;
       if (masks && (leaf.op === 'vector_topk' || leaf.op === 'fts_search') && leaf.filter) leaf = { ...leaf, filter: substitute(leaf.filter, masks) };
       if (f) {
-        if (leaf.op === 'vector_topk' || leaf.op === 'fts_search') leaf = { ...leaf, filter: andAll(leaf.filter ? [leaf.filter, f] : [f]) };
+        if (leaf.op === 'vector_topk' || leaf.op === 'fts_search') leaf = { ...leaf, filter: andAll(leaf.filter ? [f, leaf.filter] : [f]) }; // the policy first: the caller's filter never runs on a hidden row
         else leaf = { op: 'filter', input: leaf, predicate: f };
       }
       return masked(n, leaf, masks, names);
@@ -94,18 +96,58 @@ function masked(n: PlanNode, leaf: PlanNode, masks: ReadonlyMap<string, Expr> | 
   return { op: 'project', input: leaf, columns: out.map((name) => ({ name, expr: masks.get(name) ?? { kind: 'col', name } })) };
 }
 
-function graphLeaf(n: GraphLeafNode, policy: Policy, names?: (n: PlanNode) => string[] | null, ends?: GraphEnds): PlanNode {
+function graphLeaf(n: GraphLeafNode, policy: Policy, names: ((n: PlanNode) => string[] | null) | undefined, ends: GraphEnds | undefined, keep: (m: ReadonlyMap<string, Expr> | undefined) => ReadonlyMap<string, Expr> | undefined): PlanNode {
   const own = policy.leafFilter(n as LeafNode); // the relation's schema: its grant (and, ends unknown, the rows' filter)
   const e = ends?.(n);
   const at = (schema: string) => ({ ...n, schema }) as LeafNode;
   const f = e ? (e.reached === n.schema ? own : policy.leafFilter(at(e.reached))) : own;
   const sf = e ? (e.start === e.reached ? f : e.start === n.schema ? own : policy.leafFilter(at(e.start))) : undefined;
-  const masks = policy.leafMasks?.(e ? at(e.reached) : (n as LeafNode));
+  const masks = keep(policy.leafMasks?.(e ? at(e.reached) : (n as LeafNode)));
   let leaf: GraphLeafNode = n;
   if (masks && leaf.filter) leaf = { ...leaf, filter: substitute(leaf.filter, masks) };
-  if (f) leaf = { ...leaf, filter: andAll(leaf.filter ? [leaf.filter, f] : [f]) };
-  if (sf) leaf = { ...leaf, start_filter: andAll(leaf.start_filter ? [leaf.start_filter, sf] : [sf]) };
+  if (f) leaf = { ...leaf, filter: andAll(leaf.filter ? [f, leaf.filter] : [f]) };
+  if (sf) leaf = { ...leaf, start_filter: andAll(leaf.start_filter ? [sf, leaf.start_filter] : [sf]) };
   return masked(n, leaf, masks, names);
+}
+
+const NULL_EXPR: Expr = { kind: 'lit', value: null };
+const lastPart = (name: string) => name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+
+/**
+ * Masks cost per row (a hash is a SHA-256): a masked column the plan never names is output as NULL
+ * instead of its mask (never as its stored value), so only the columns a query uses are masked.
+ * Returns the column names the plan refers to (last part, lower case), or null when some plan
+ * root (the query, a subquery, a CTE) outputs a leaf's columns as they are (then every mask is kept).
+ */
+function maskedNeeded(plan: PlanNode): Set<string> | null {
+  const used = new Set<string>();
+  const roots: PlanNode[] = [plan];
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!v || typeof v !== 'object') return;
+    const o = v as Record<string, unknown>;
+    if (o.kind === 'col' && typeof o.name === 'string') used.add(lastPart(o.name));
+    if (typeof o.kind === 'string' && o.plan && typeof (o.plan as PlanNode).op === 'string') roots.push(o.plan as PlanNode);
+    if (o.op === 'with') for (const c of o.ctes as { plan: PlanNode }[]) roots.push(c.plan);
+    for (const x of Object.values(o)) walk(x);
+  };
+  walk(plan);
+  for (const r of roots) {
+    let n = r;
+    while (n.op === 'filter' || n.op === 'sort' || n.op === 'limit' || n.op === 'distinct' || n.op === 'with') n = n.input;
+    if (n.op !== 'project' && n.op !== 'aggregate') return null;
+  }
+  return used;
+}
+
+function pruneMasks(masks: ReadonlyMap<string, Expr>, used: ReadonlySet<string>): ReadonlyMap<string, Expr> {
+  let out: Map<string, Expr> | null = null;
+  for (const [name] of masks) {
+    if (used.has(lastPart(name))) continue;
+    out ??= new Map(masks);
+    out.set(name, NULL_EXPR);
+  }
+  return out ?? masks;
 }
 
 /** `e` with every masked column reference replaced by its mask. */
