@@ -44,24 +44,29 @@ export function likeMatch(value: string, pattern: string, escape: string | null,
   return re.test(value);
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 function substr(a: Value[]): Value {
   if (a[0] === null || a[1] === null || (a.length > 2 && a[2] === null)) return null;
   const s = toText(a[0])!;
   const start = Number(toInteger(a[1]));
   const len = a.length > 2 ? Number(toInteger(a[2])) : undefined;
-  const chars = Array.from(s);
+  // positions count characters (code points); without surrogate pairs they are the UTF-16 units
+  const chars = SURROGATE.test(s) ? Array.from(s) : null;
+  const n = chars ? chars.length : s.length;
   let from: number;
   let to: number;
   if (start > 0) from = start - 1;
-  else if (start < 0) from = chars.length + start;
+  else if (start < 0) from = n + start;
   else from = -1;
-  if (len === undefined) to = chars.length;
+  if (len === undefined) to = n;
   else if (len >= 0) to = from + len;
   else { to = from; from = from + len; }
   if (start === 0 && len !== undefined && len > 0) to = len - 1;
   from = Math.max(0, from);
-  to = Math.min(chars.length, Math.max(to, 0));
-  return from >= to ? '' : chars.slice(from, to).join('');
+  to = Math.min(n, Math.max(to, 0));
+  if (from >= to) return '';
+  return chars ? chars.slice(from, to).join('') : s.slice(from, to);
 }
 
 function minmax(sign: number): Fn {
