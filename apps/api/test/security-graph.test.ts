@@ -46,6 +46,44 @@ target = "app.org"
 columns = ["org"]
 `;
 
+const SAILORS = `namespace = "fleet"
+table = "sailors"
+primary_key = ["id"]
+label = "name"
+[[columns]]
+name = "id"
+ty = "i64"
+required = true
+[[columns]]
+name = "name"
+ty = "str"
+required = true
+[[columns]]
+name = "home_port"
+ty = "str"
+`;
+// a relation declared on an edge table: its policy is the reached table's (sailors), not the edges'
+const MENTORING = `namespace = "fleet"
+table = "mentoring"
+primary_key = ["mentor_id", "mentee_id"]
+[[columns]]
+name = "mentor_id"
+ty = "i64"
+required = true
+[[columns]]
+name = "mentee_id"
+ty = "i64"
+required = true
+[[relations]]
+name = "mentors"
+source = "fleet.sailors"
+source_columns = ["mentor_id"]
+target = "fleet.sailors"
+columns = ["mentee_id"]
+forward = "sailor -> sailors they mentor"
+reverse = "sailor -> their mentors"
+`;
+
 // e1 → u1 → e3: alice (eu) sees e1 and e3 but not u1, so e3 is reachable from e1 only through a hidden hop
 const PEOPLE_ROWS = [
   { id: 'e1', region: 'eu', knows: ['u1', 'e2'], org: 'oe' },
@@ -63,10 +101,13 @@ describe('graph traversal under row-level security', () => {
 
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
-    for (const toml of [ORG, PEOPLE]) expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: toml, contentType: 'text/plain' })).status).toBe(200);
+    for (const toml of [ORG, PEOPLE, SAILORS, MENTORING]) expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: toml, contentType: 'text/plain' })).status).toBe(200);
     expect((await as(TOKEN, 'POST', '/rows/app.org/_batch', ORGS)).status).toBe(200);
     expect((await as(TOKEN, 'POST', '/rows/app.people/_batch', PEOPLE_ROWS)).status).toBe(200);
-    expect((await as(TOKEN, 'PUT', '/users/alice', { grants: { 'app.people': ['read'], 'app.org': ['read'] }, attributes: { region: 'eu' } })).status).toBe(200);
+    expect((await as(TOKEN, 'POST', '/rows/fleet.sailors/_batch', [{ id: 1, name: 'Ada Byrne', home_port: 'Oslo' }, { id: 2, name: 'Bo Lund', home_port: 'Bergen' }, { id: 3, name: 'Cy Moss', home_port: 'Oslo' }, { id: 4, name: 'Di Kerr', home_port: 'Hull' }])).status).toBe(200);
+    expect((await as(TOKEN, 'POST', '/rows/fleet.mentoring/_batch', [{ mentor_id: 1, mentee_id: 2 }, { mentor_id: 1, mentee_id: 3 }, { mentor_id: 2, mentee_id: 4 }])).status).toBe(200);
+    expect((await as(TOKEN, 'PUT', '/users/alice', { grants: { 'app.people': ['read'], 'app.org': ['read'], 'fleet.sailors': ['read'], 'fleet.mentoring': ['read'] }, attributes: { region: 'eu' } })).status).toBe(200);
+    expect((await as(TOKEN, 'PUT', '/policies/no_bergen', { schema: 'fleet.sailors', users: ['alice'], using: "home_port <> 'Bergen'" })).status).toBe(200);
     for (const schema of ['app.people', 'app.org']) {
       expect((await as(TOKEN, 'PUT', `/policies/${schema.replace('.', '_')}_region`, { schema, users: ['alice'], using: "region = user_attr('region')" })).status).toBe(200);
     }
@@ -119,5 +160,18 @@ describe('graph traversal under row-level security', () => {
     expect(a.text).not.toMatch(/u1|e3/);
     const dj = await as(alice, 'POST', '/query', { op: 'graph_dijkstra', schema: 'app.people', rel: 'knows', src: { kind: 'lit', value: 'e1' }, dst: { kind: 'lit', value: 'e3' } });
     expect([dj.status, dj.json]).toEqual([200, []]);
+  });
+
+  it('/ask relation hops: a hidden sailor is neither answered nor a hop to its mentees', async () => {
+    const ask = async (token: string, nl: string) => as(token, 'POST', '/ask', { nl, show_plan: true });
+    const q = 'who does Ada Byrne mentor directly or indirectly?';
+    const o = await ask(TOKEN, q);
+    expect(JSON.stringify(o.json.plan)).toContain('"op":"graph_expand"');
+    expect(o.json.rows.map((r: Record<string, unknown>) => Object.values(r)[0]).sort()).toEqual(['Bo Lund', 'Cy Moss', 'Di Kerr']);
+    const a = await ask(alice, q);
+    expect([a.status, a.json.rows.map((r: Record<string, unknown>) => Object.values(r)[0])]).toEqual([200, ['Cy Moss']]);
+    expect(a.text).not.toMatch(/Bo Lund|Di Kerr|Bergen/);
+    const one = await ask(alice, 'who does Ada Byrne mentor?');
+    expect(one.json.rows.map((r: Record<string, unknown>) => Object.values(r)[0])).toEqual(['Cy Moss']);
   });
 });
