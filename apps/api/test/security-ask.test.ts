@@ -4,26 +4,10 @@
  * and the intent cache never carries one user's plan to another. Real HTTPS against the built server.
  */
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { manifest } from './manifests';
 
 const T = `/v1/tenants/${TENANT}`;
-const PEOPLE = `namespace = "app"
-table = "people"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "name"
-ty = "str"
-[[columns]]
-name = "region"
-ty = "str"
-required = true
-[[columns]]
-name = "city"
-ty = "str"
-`;
+const PEOPLE = manifest('app.people', ['id'], { id: 'str', name: 'str', region: { ty: 'str', required: true }, city: 'str' });
 const ROWS = [
   { id: 'p1', name: 'Ann', region: 'eu', city: 'Paris' },
   { id: 'p2', name: 'Ben', region: 'eu', city: 'Lisbon' },

@@ -5,84 +5,15 @@
  * filters by that table's policy. Real HTTPS against the built server.
  */
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { manifest } from './manifests';
 
 const T = `/v1/tenants/${TENANT}`;
-const ORG = `namespace = "app"
-table = "org"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "region"
-ty = "str"
-required = true
-`;
-const PEOPLE = `namespace = "app"
-table = "people"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "region"
-ty = "str"
-required = true
-[[columns]]
-name = "knows"
-ty = "json"
-[[columns]]
-name = "org"
-ty = "str"
-[[relations]]
-name = "knows"
-target = "app.people"
-columns = ["knows"]
-[[relations]]
-name = "works"
-target = "app.org"
-columns = ["org"]
-`;
+const ORG = manifest('app.org', ['id'], { id: 'str', region: { ty: 'str', required: true } });
+const PEOPLE = manifest('app.people', ['id'], { id: 'str', region: { ty: 'str', required: true }, knows: 'json', org: 'str' }, `[[relations]]\nname = "knows"\ntarget = "app.people"\ncolumns = ["knows"]\n[[relations]]\nname = "works"\ntarget = "app.org"\ncolumns = ["org"]\n`);
 
-const SAILORS = `namespace = "fleet"
-table = "sailors"
-primary_key = ["id"]
-label = "name"
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "name"
-ty = "str"
-required = true
-[[columns]]
-name = "home_port"
-ty = "str"
-`;
+const SAILORS = 'label = "name"\n' + manifest('fleet.sailors', ['id'], { id: 'i64', name: { ty: 'str', required: true }, home_port: 'str' });
 // a relation declared on an edge table: its policy is the reached table's (sailors), not the edges'
-const MENTORING = `namespace = "fleet"
-table = "mentoring"
-primary_key = ["mentor_id", "mentee_id"]
-[[columns]]
-name = "mentor_id"
-ty = "i64"
-required = true
-[[columns]]
-name = "mentee_id"
-ty = "i64"
-required = true
-[[relations]]
-name = "mentors"
-source = "fleet.sailors"
-source_columns = ["mentor_id"]
-target = "fleet.sailors"
-columns = ["mentee_id"]
-forward = "sailor -> sailors they mentor"
-reverse = "sailor -> their mentors"
-`;
+const MENTORING = manifest('fleet.mentoring', ['mentor_id', 'mentee_id'], { mentor_id: 'i64', mentee_id: 'i64' }, `[[relations]]\nname = "mentors"\nsource = "fleet.sailors"\nsource_columns = ["mentor_id"]\ntarget = "fleet.sailors"\ncolumns = ["mentee_id"]\nforward = "sailor -> sailors they mentor"\nreverse = "sailor -> their mentors"\n`);
 
 // e1 → u1 → e3: alice (eu) sees e1 and e3 but not u1, so e3 is reachable from e1 only through a hidden hop
 const PEOPLE_ROWS = [

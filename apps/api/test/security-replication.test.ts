@@ -6,23 +6,10 @@
  */
 import { Cluster, sleep, until } from './cluster';
 import { bootstrapEnv, OPERATOR, TENANT, TestServer, TOKEN } from './server';
+import { manifest } from './manifests';
 
 const T = `/v1/tenants/${TENANT}`;
-const PEOPLE = `namespace = "app"
-table = "people"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "region"
-ty = "str"
-required = true
-[[columns]]
-name = "ssn"
-ty = "str"
-`;
+const PEOPLE = manifest('app.people', ['id'], { id: 'str', region: { ty: 'str', required: true }, ssn: 'str' });
 const ROWS = [
   { id: 'e1', region: 'eu', ssn: '111' },
   { id: 'e2', region: 'eu', ssn: '222' },

@@ -5,20 +5,10 @@
  * or a mixed script changes nothing. Real HTTPS against the built server.
  */
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { manifest } from './manifests';
 
 const T = `/v1/tenants/${TENANT}`;
-const PEOPLE = `namespace = "app"
-table = "people"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "region"
-ty = "str"
-required = true
-`;
+const PEOPLE = manifest('app.people', ['id'], { id: 'str', region: { ty: 'str', required: true } });
 
 describe('CREATE ROLE, GRANT, REVOKE and CREATE POLICY over /sql', () => {
   let srv: TestServer;

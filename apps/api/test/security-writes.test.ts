@@ -5,23 +5,10 @@
  * batch is written. Real HTTPS against the built server.
  */
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { manifest } from './manifests';
 
 const T = `/v1/tenants/${TENANT}`;
-const PEOPLE = `namespace = "app"
-table = "people"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "region"
-ty = "str"
-required = true
-[[columns]]
-name = "bio"
-ty = "str"
-`;
+const PEOPLE = manifest('app.people', ['id'], { id: 'str', region: { ty: 'str', required: true }, bio: 'str' });
 
 describe('WITH CHECK on every write surface', () => {
   let srv: TestServer;
