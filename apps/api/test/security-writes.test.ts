@@ -38,6 +38,7 @@ describe('WITH CHECK on every write surface', () => {
       "INSERT INTO app.people (id, region) SELECT id || 'x', 'us' FROM app.people",
       "UPDATE app.people SET region = 'us' WHERE id = 'e1'",
       "INSERT OR REPLACE INTO app.people (id, region) VALUES ('e1', 'us')",
+      "INSERT OR REPLACE INTO app.people (id, region) VALUES ('u1', 'eu')", // a hidden row, overwritten by a passing one
     ]) {
       const r = await sql(text);
       expect([text, r.status, r.json.error]).toEqual([text, 403, 'forbidden']);
