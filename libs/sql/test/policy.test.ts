@@ -96,4 +96,10 @@ describe('the Policy port', () => {
     expect(r.rows.map((x) => x[2])).toEqual(['A', 'B']);
     expect(maskCalls).toBeGreaterThan(0);
   });
+
+  it('mask_partial: **** and the last n characters (code points); NULL stays NULL', async () => {
+    expect(await rows("SELECT mask_partial('123456', 2), mask_partial(NULL, 2), mask_partial('ab', 4), mask_partial('\u{1F600}x\u{1F600}', 2), mask_partial(12345, 3)", {})).toEqual([
+      ['****56', null, '****ab', '****x\u{1F600}', '****345'],
+    ]);
+  });
 });

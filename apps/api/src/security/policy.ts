@@ -71,7 +71,7 @@ export function maskSql(m: ColumnMask): string {
     case 'null': return 'NULL';
     case 'redact': return `CASE WHEN ${c} IS NULL THEN NULL ELSE '****' END`;
     case 'hash': return `sha256(${c})`;
-    case 'partial': return `CASE WHEN ${c} IS NULL THEN NULL ELSE '****' || substr(CAST(${c} AS TEXT), -${Math.max(1, m.n ?? 4)}) END`;
+    case 'partial': return `mask_partial(${c}, ${Math.max(1, m.n ?? 4)})`; // '****' || the last n characters, one call per row
     case 'expr': return `(${m.expr})`;
   }
 }

@@ -46,6 +46,13 @@ export function likeMatch(value: string, pattern: string, escape: string | null,
 
 const SURROGATE = /[\uD800-\uDFFF]/;
 
+function maskPartial(s: string, n: number): string {
+  if (n <= 0) return '****';
+  if (!SURROGATE.test(s)) return '****' + (s.length > n ? s.slice(s.length - n) : s);
+  const chars = Array.from(s);
+  return '****' + chars.slice(Math.max(0, chars.length - n)).join('');
+}
+
 function substr(a: Value[]): Value {
   if (a[0] === null || a[1] === null || (a.length > 2 && a[2] === null)) return null;
   const s = toText(a[0])!;
@@ -131,6 +138,8 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
   max: { min: 2, max: Infinity, fn: minmax(1) },
   // lower-case hex SHA-256 of the value's text (NULL stays NULL): the `hash` column mask (apps/api security)
   sha256: { min: 1, max: 1, fn: nullIfAnyNull((a) => createHash('sha256').update(toText(a[0])!, 'utf8').digest('hex')) },
+  // column masks (row-level security): '****' and the last n characters of the text; NULL stays NULL
+  mask_partial: { min: 2, max: 2, fn: nullIfAnyNull((a) => maskPartial(toText(a[0])!, Number(toInteger(a[1])))) },
   hex: { min: 1, max: 1, fn: (a) => (a[0] === null ? '' : Buffer.from(toText(a[0])!, 'utf8').toString('hex').toUpperCase()) },
   quote: { min: 1, max: 1, fn: (a) => (a[0] === null ? 'NULL' : typeof a[0] === 'string' ? `'${a[0].replace(/'/g, "''")}'` : toText(a[0])) },
   char: { min: 0, max: Infinity, fn: (a) => String.fromCodePoint(...a.filter((v) => v !== null).map((v) => Number(toInteger(v)))) },

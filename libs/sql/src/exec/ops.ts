@@ -94,15 +94,32 @@ const VISITOR: PlanVisitor<Op, C> = {
         ...(coll && coll !== 'binary' ? { coll } : {}),
       };
     });
+    // a project that keeps the input's first columns in place (the column-mask projection over a
+    // leaf): each row is one slice of its input, and only the other columns are computed
+    let same = 0;
+    while (same < n.columns.length && same < input.cols.length) {
+      const x = n.columns[same].expr;
+      if (x.kind !== 'col') break;
+      const at = scope.find(x.name);
+      if (at !== same) break;
+      same++;
+    }
+    const rest = fs.slice(same);
+    const row: (r: Tuple, up: Env | null) => Tuple = same === 0
+      ? (r, up) => {
+          const t = new Array<Value>(fs.length);
+          for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
+          return t;
+        }
+      : (r, up) => {
+          const t = r.slice(0, same) as Value[];
+          for (let j = 0; j < rest.length; j++) t.push(rest[j](r, up));
+          return t;
+        };
     return mk(n, cols, [input], function* (ctx, up) {
       for (const b of input.run(ctx, up)) {
         const out = new Array<Tuple>(b.length);
-        for (let i = 0; i < b.length; i++) {
-          const r = b[i];
-          const t = new Array<Value>(fs.length);
-          for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
-          out[i] = t;
-        }
+        for (let i = 0; i < b.length; i++) out[i] = row(b[i], up);
         yield out;
       }
     }, input.all && ((ctx, up) => {
@@ -110,10 +127,7 @@ const VISITOR: PlanVisitor<Op, C> = {
       const out = new Array<Tuple>(rows.length);
       for (let i = 0; i < rows.length; i++) {
         if ((i & (BATCH - 1)) === BATCH - 1) ctx.check();
-        const r = rows[i];
-        const t = new Array<Value>(fs.length);
-        for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
-        out[i] = t;
+        out[i] = row(rows[i], up);
       }
       return out;
     }));
