@@ -57,6 +57,11 @@ function textDocs(ix: IndexView, path: string, analyzer: string, terms: string[]
   return out;
 }
 
+/** The documents of the view holding `term` in a text field (Elasticsearch's analysis; built once per docs array). */
+export function textTermDocs(ix: IndexView, path: string, analyzer: string, term: string): readonly Doc[] {
+  return postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.positions(path, analyzer).keys()).get(term) ?? [];
+}
+
 function keywordDocs(ix: IndexView, path: string, values: string[]): Set<Doc> {
   const p = postings(ix, `k\u0000${path}`, (d) => d.values(path).map(String));
   const out = new Set<Doc>();

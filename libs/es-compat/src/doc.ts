@@ -42,7 +42,8 @@ export function globalOrdinals(ix: IndexView, path: string): { terms: string[]; 
   return o;
 }
 
-export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number> }
+/** `maxLen`: the longest document of the field (Lucene's norms are exact below 24 tokens). */
+export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number>; maxLen: number }
 
 export class Doc {
   private vals?: Map<string, Json[]>;

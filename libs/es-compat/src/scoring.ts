@@ -32,12 +32,14 @@ export function fieldStats(ix: IndexView, path: string, analyzer: string): Field
   const k = `${path}\u0000${analyzer}`;
   let s = ix.stats.get(k);
   if (!s) {
-    s = { docCount: 0, sumLen: 0, df: new Map() };
+    s = { docCount: 0, sumLen: 0, df: new Map(), maxLen: 0 };
     for (const d of ix.docs) {
       const pos = d.positions(path, analyzer);
       if (pos.size === 0) continue;
       s.docCount++;
-      s.sumLen += d.length(path, analyzer);
+      const len = d.length(path, analyzer);
+      s.sumLen += len;
+      if (len > s.maxLen) s.maxLen = len;
       for (const t of pos.keys()) s.df.set(t, (s.df.get(t) ?? 0) + 1);
     }
     ix.stats.set(k, s);

@@ -20,7 +20,8 @@ interface Cached {
   checkedAt?: number;
 }
 
-const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing'];
+/** The columns a document is read with. */
+export const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing'];
 
 export class EsState {
   private readonly cache = new Map<string, Cached>();
@@ -150,7 +151,7 @@ export class EsState {
   readonly seqHigh = new Map<string, number>();
 }
 
-function toDocRow(r: Record<string, unknown>): DocRow {
+export function toDocRow(r: Record<string, unknown>): DocRow {
   const src = typeof r._source === 'string' ? JSON.parse(r._source) : r._source;
   return {
     _id: String(r._id), _source: (src ?? {}) as JsonObject, _version: Number(r._version ?? 1), _seq_no: Number(r._seq_no ?? 0),

@@ -70,7 +70,9 @@ async function timed(n, fn) {
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-es-'));
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN });
+  // ES_BENCH_PROFILE=<dir>: a CPU profile of the server (profile.js) written there when the run ends
+  const env = process.env.ES_BENCH_PROFILE ? { NODE_OPTIONS: `--require ${path.join(__dirname, 'profile.js')}`, ES_BENCH_PROFILE: process.env.ES_BENCH_PROFILE } : {};
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 4 });
   const req = (m, p, b, ct) => request(agent, url, m, p, b, ct);
   try {

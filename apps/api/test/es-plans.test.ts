@@ -1,0 +1,97 @@
+/**
+ * The ES surface's reads through plans, over HTTPS against the built server:
+ *  - a relevance page of a match query (alone or with bool filters) runs as a top-k fts_search
+ *    plan (libs/es-compat/src/topk.ts); its hits, scores and totals equal the full scoring of the
+ *    index (forced here with `sort: ["_score"]`, which the top-k plan does not take);
+ *  - the cached index view follows writes made through the other surfaces at once: /rows, /sql.
+ */
+import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+
+const T = `/v1/tenants/${TENANT}`;
+const WORDS = 'alpha beta gamma delta river stone cloud forest ember harbor meadow signal'.split(' ');
+
+describe('ES reads through plans', () => {
+  let srv: TestServer;
+  const es = async (method: string, p: string, body?: unknown) => {
+    const r = await srv.request(method, `${T}/es${p}`, { token: TOKEN, ...(body === undefined ? {} : { body }) });
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+
+  beforeAll(async () => {
+    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+  }, 60_000);
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('a top-k plan answers match and bool pages exactly as scoring every document does', async () => {
+    await es('PUT', '/topk', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const lines: string[] = [];
+    for (let i = 0; i < 600; i++) {
+      // short and long documents (norms are quantized from 24 tokens on), some tags as arrays, some n as text
+      const len = i % 7 === 0 ? 30 + Math.floor(rnd() * 40) : 3 + Math.floor(rnd() * 10);
+      const body = Array.from({ length: len }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
+      const tag = i % 11 === 0 ? [`t${i % 5}`, 'extra'] : `t${i % 5}`;
+      const n = i % 13 === 0 ? String(i % 100) : i % 100;
+      lines.push(JSON.stringify({ index: { _index: 'topk', _id: `d${i}` } }), JSON.stringify({ body, tag, n }));
+    }
+    const bulk = await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' });
+    expect(bulk.json.errors).toBe(false);
+
+    const queries: Array<Record<string, unknown>> = [
+      { query: { match: { body: 'alpha' } } },
+      { query: { match: { body: 'river stone' } }, size: 25 },
+      { query: { match: { body: { query: 'ember harbor meadow', operator: 'and' } } }, from: 5, size: 10 },
+      { query: { bool: { must: [{ match: { body: 'cloud forest' } }], filter: [{ range: { n: { gte: 20, lt: 60 } } }] } }, size: 15 },
+      { query: { bool: { must: { match: { body: 'signal' } }, filter: [{ term: { tag: 't2' } }] } } },
+      { query: { bool: { must: [{ match: { body: 'gamma delta' } }], filter: [{ terms: { tag: ['t1', 'extra'] } }], must_not: [{ range: { n: { lt: 10 } } }] } }, size: 30 },
+      { query: { match: { body: 'beta' } }, track_total_hits: 50 },
+      { query: { match: { body: 'beta river' } }, track_total_hits: true, size: 3 },
+    ];
+    for (const q of queries) {
+      const fast = await es('POST', '/topk/_search', q);
+      const full = await es('POST', '/topk/_search', { ...q, sort: ['_score'], track_scores: true });
+      const scores = (r: { hits: { hits: Array<{ _score: number }> } }) => r.hits.hits.map((h) => h._score);
+      expect(scores(fast)).toEqual(scores(full));
+      expect(fast.hits.total).toEqual(full.hits.total);
+      expect(fast.hits.max_score).toBe(full.hits.max_score);
+      // every hit is a match with the score full scoring gives it
+      const byId = new Map<string, number>();
+      const all = await es('POST', '/topk/_search', { ...q, from: 0, size: 600, sort: ['_score'], track_scores: true });
+      for (const h of all.hits.hits) byId.set(h._id, h._score);
+      for (const h of fast.hits.hits) expect(byId.get(h._id)).toBe(h._score);
+      expect(fast.hits.hits.length).toBe(full.hits.hits.length);
+    }
+  }, 120_000);
+
+  it('the cached view of an index follows writes through /rows and /sql at once (same frame)', async () => {
+    await es('PUT', '/fresh', { mappings: { properties: { title: { type: 'text' }, n: { type: 'long' } } } });
+    await es('PUT', '/fresh/_doc/1?refresh=true', { title: 'first light', n: 1 });
+    expect((await es('POST', '/fresh/_search', { query: { match_all: {} } })).hits.total.value).toBe(1); // the view is cached now
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_fresh_'))!;
+    const cols = (await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `SELECT * FROM ${table}` } })).json.rows[0];
+    const textCol = Object.keys(cols).find((c) => /^t\d+_title$/.test(c))!;
+
+    // /rows: a new row of the index's table is a document of the next search, get and count
+    const row = { _id: '2', _source: JSON.stringify({ title: 'second wind', n: 2 }), _version: 1, _seq_no: 1, _primary_term: 1, [textCol]: 'second wind' };
+    expect((await srv.request('POST', `${T}/rows/${table}`, { token: TOKEN, body: row })).status).toBe(200);
+    expect((await es('POST', '/fresh/_count', { query: { range: { n: { gte: 2 } } } })).count).toBe(1);
+    expect((await es('GET', '/fresh/_doc/2'))._source).toEqual({ title: 'second wind', n: 2 });
+    expect((await es('POST', '/fresh/_search', { query: { match: { title: 'wind' } } })).hits.hits.map((h: { _id: string }) => h._id)).toEqual(['2']);
+
+    // /sql: an UPDATE is seen by the next aggregation; a row DELETE by the next search
+    const up = await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `UPDATE ${table} SET _source = '{"title":"first light","n":40}' WHERE _id = '1'` } });
+    expect(up.status).toBe(200);
+    const agg = await es('POST', '/fresh/_search', { size: 0, aggs: { s: { sum: { field: 'n' } } } });
+    expect(agg.aggregations.s.value).toBe(42);
+    // (a SQL DELETE is translated, not run: the row route deletes)
+    expect((await srv.request('DELETE', `${T}/rows/${table}/2`, { token: TOKEN })).json).toEqual({ deleted: true });
+    expect((await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `SELECT count(*) AS c FROM ${table}` } })).json.rows).toEqual([{ c: 1 }]);
+    const after = await es('POST', '/fresh/_search', { query: { match_all: {} } });
+    expect(after.hits.hits.map((h: { _id: string; _source: unknown }) => [h._id, h._source])).toEqual([['1', { title: 'first light', n: 40 }]]);
+  }, 60_000);
+});
