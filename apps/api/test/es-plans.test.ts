@@ -94,4 +94,23 @@ describe('ES reads through plans', () => {
     const after = await es('POST', '/fresh/_search', { query: { match_all: {} } });
     expect(after.hits.hits.map((h: { _id: string; _source: unknown }) => [h._id, h._source])).toEqual([['1', { title: 'first light', n: 40 }]]);
   }, 60_000);
+
+  it('the cached view follows a migration: its cutover frame is seen by the next search and get', async () => {
+    await es('PUT', '/migr', { mappings: { properties: { title: { type: 'text' } } } });
+    for (let i = 0; i < 5; i++) await es('PUT', `/migr/_doc/${i}`, { title: `doc ${i}` });
+    const seqs = async () => (await es('POST', '/migr/_search', { query: { match: { title: 'doc' } }, seq_no_primary_term: true, size: 5 })).hits.hits.map((h: { _id: string; _seq_no: number }) => [h._id, h._seq_no]).sort();
+    expect(await seqs()).toEqual([['0', 0], ['1', 1], ['2', 2], ['3', 3], ['4', 4]]); // cached
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_migr_'))!;
+    const m = await srv.request('POST', `${T}/migrations`, { token: TOKEN, body: { schema: table, operations: [{ op: 'change_type', column: '_seq_no', ty: 'f64', using: '_seq_no + 100' }], auto_cutover: true } });
+    expect(m.status).toBe(201);
+    let state = '';
+    for (let i = 0; i < 300 && !['Completed', 'Failed'].includes(state); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = (await srv.request('GET', `${T}/migrations/${m.json.id}`, { token: TOKEN })).json.state;
+    }
+    expect(state).toBe('Completed');
+    expect(await seqs()).toEqual([['0', 100], ['1', 101], ['2', 102], ['3', 103], ['4', 104]]);
+    expect((await es('GET', '/migr/_doc/3'))._seq_no).toBe(103);
+  }, 60_000);
 });
