@@ -67,6 +67,45 @@ describe('ES reads through plans', () => {
     }
   }, 120_000);
 
+  it('terms and metric aggregations run as aggregate plans, equal to the aggregation code over the view', async () => {
+    await es('PUT', '/aggp', { mappings: { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, body: { type: 'text' } } } });
+    const lines: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const doc: Record<string, unknown> = { tag: `t${(i * 7) % 13}`, n: (i * 37) % 101, x: i / 4, body: i % 2 ? 'odd' : 'even' };
+      if (i % 17 === 0) delete doc.n;
+      if (i % 19 === 0) delete doc.tag;
+      lines.push(JSON.stringify({ index: { _index: 'aggp', _id: `a${i}` } }), JSON.stringify(doc));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const plans = async () => {
+      const m = (await srv.request('GET', '/metrics')).text;
+      return Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec(m)?.[1] ?? 0);
+    };
+    const aggs = {
+      tags: { terms: { field: 'tag', size: 5 } }, all_tags: { terms: { field: 'tag', size: 50 } },
+      c: { value_count: { field: 'n' } }, lo: { min: { field: 'n' } }, hi: { max: { field: 'n' } }, s: { sum: { field: 'n' } }, a: { avg: { field: 'n' } }, st: { stats: { field: 'n' } },
+    };
+    const queries: unknown[] = [undefined, { match_all: {} }, { bool: { filter: [{ range: { n: { gte: 10, lt: 70 } } }, { terms: { tag: ['t1', 't2', 't3', 't4'] } }] } },
+      { bool: { filter: { range: { x: { lte: 30.5 } } } } }, { bool: { filter: [{ term: { tag: 'nope' } }] } }];
+    for (const query of queries) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/aggp/_search', body);
+      expect(await plans()).toBeGreaterThan(before); // aggregate plans ran (the view is cached)
+      const before2 = await plans();
+      // post_filter keeps the view's aggregation code (it needs every match) and changes nothing here
+      const viewed = await es('POST', '/aggp/_search', { ...body, post_filter: { match_all: {} } });
+      expect(await plans()).toBe(before2);
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect(planned.hits).toEqual(viewed.hits);
+    }
+    // an array value is not one SQL value: the aggregation code over the view answers (each value counted)
+    await es('PUT', '/aggp/_doc/arr', { tag: ['t1', 't2'], n: [1, 2] });
+    const r = await es('POST', '/aggp/_search', { size: 0, aggs: { tags: { terms: { field: 'tag', size: 50 } }, c: { value_count: { field: 'n' } } } });
+    const v = await es('POST', '/aggp/_search', { size: 0, post_filter: { match_all: {} }, aggs: { tags: { terms: { field: 'tag', size: 50 } }, c: { value_count: { field: 'n' } } } });
+    expect(r.aggregations).toEqual(v.aggregations);
+  }, 60_000);
+
   it('the cached view of an index follows writes through /rows and /sql at once (same frame)', async () => {
     await es('PUT', '/fresh', { mappings: { properties: { title: { type: 'text' }, n: { type: 'long' } } } });
     await es('PUT', '/fresh/_doc/1?refresh=true', { title: 'first light', n: 1 });

@@ -3,8 +3,9 @@ import * as crypto from 'crypto';
 import { EsError, illegalArgument, parsingError, searchPhase, validation } from './errors';
 import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
-import { mergeParams, prepareSearch, searchResponse, type SearchEnv } from './search';
+import { mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
 import { topK, type TopK } from './topk';
+import { planAggs } from './plan-aggs';
 import { writeBatch, type WriteOp } from './writes';
 import { filterSource, sourceSpec } from './source-filter';
 import type { EsResponse, Params } from './types';
@@ -14,6 +15,8 @@ import { candidates } from './candidates';
 import { retrieve } from './retrieval';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Query parameters a top-k or aggregate plan answers as the full search does (any other takes the full search). */
+const PLAN_PARAMS = new Set(['size', 'from', 'track_total_hits', 'rest_total_hits_as_int', 'typed_keys', 'request_cache', 'timeout', 'filter_path', 'pretty', 'human', 'error_trace', 'allow_no_indices', 'ignore_unavailable', 'expand_wildcards', 'preference', 'search_type', 'ccs_minimize_roundtrips', 'allow_partial_search_results', 'version', 'seq_no_primary_term', '_source', '_source_includes', '_source_excludes']);
 const ENV: SearchEnv = { maxBuckets: 65535, maxResultWindow: 10000 };
 
 /** One copy of each shard is active: asking for more times out as Elasticsearch does (503). */
@@ -97,7 +100,11 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   delete body2.pit;
   const lookupFn = (ix: string, id: string) => lookup(t, views, ix, id);
   // a relevance page of a match query: the top-k plan (topk.ts)
-  const top = plain && q.scroll === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null;
+  const planned = plain && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
+  const top = planned ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null;
+  // aggregations that map to aggregate nodes (plan-aggs.ts)
+  const aggPlan = planned && !top ? await planAggsOf(t, refs![0], views[0], body2, q) : null;
+  if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
   // text terms are retrieved through fts_search plans (not for a point in time: its documents are frozen)
   const retrieval = top ? undefined : refs ? await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: refs![i] })), (ix, r) => candidates(ix, body2.query, r)) : undefined;
   const env: SearchEnv = { ...ENV, maxBuckets: Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), lookup: lookupFn, retrieval, ...(top ? { topK: top } : {}) };
@@ -122,6 +129,17 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
   }
   if (q.rest_total_hits_as_int === 'true' && merged.track_total_hits === undefined) merged.track_total_hits = true;
   return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn));
+}
+
+async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<Prepared | null> {
+  let merged: JsonObject;
+  try {
+    merged = mergeParams(body, q);
+  } catch {
+    return null;
+  }
+  const lsn = (await t.state.cached(ref)).lsn;
+  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {

@@ -134,7 +134,9 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
   const track = b.track_total_hits === undefined ? 10000 : b.track_total_hits === true ? Infinity : b.track_total_hits === false ? 0 : Number(b.track_total_hits);
   if (!(track >= 0)) return null;
 
-  const filter = shape.filters.map((c) => pushed(ix, c)).filter((e): e is Expr => e !== null).reduce<Expr | undefined>((a, e) => (a ? and(a, e) : e), undefined);
+  const conds = shape.filters.map((c) => pushed(ix, c)).filter((e): e is Expr => e !== null).reduce<Expr | undefined>((a, e) => (a ? and(a, e) : e), undefined);
+  // a `_source` that is not an object (written by another surface as a JSON string) passes: the query decides
+  const filter = conds && or({ kind: 'binary', op: 'is not', left: call('json_type', col('_source')), right: lit('object') }, conds);
   const scorer = compile({ ix, lookup }, b.query);
   const stats = fieldStats(ix, f.path, 'standard');
   const slack = stats.maxLen >= 24 ? NORM_SLACK : 1;

@@ -1,0 +1,179 @@
+/**
+ * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, or a bool of
+ * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
+ * `terms` (keyword field) and `value_count`/`min`/`max`/`sum`/`avg`/`stats` (integer fields)
+ * aggregations and no sub-aggregations, compiles to:
+ *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
+ *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*)]), count desc, key asc), size)`,
+ * the predicate and values being expressions over `_source` (`json_type`/`json_extract`). They
+ * equal Elasticsearch's answer when every value of the fields involved is one plain JSON value of
+ * the field's type (an array counts each value, a string in a long field is coerced: neither is a
+ * SQL value); that is checked by a plan over the index, cached by the table's LSN, and any other
+ * index takes the aggregation code over the view (`aggs.ts`).
+ */
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import type { JsonObject, Json } from './mapping';
+import type { IndexRef } from './indices';
+import type { IndexView } from './doc';
+import type { EsBackend } from './port';
+import type { Prepared } from './search';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
+const METRICS = new Set(['value_count', 'min', 'max', 'sum', 'avg', 'stats']);
+
+type Kind = 'keyword' | 'integer' | 'number';
+const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'] };
+
+const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
+const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
+const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
+const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
+const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
+const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
+
+/** Plain-value checks per table: LSN → field → every value plain. */
+const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
+
+function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric'): Kind | null {
+  if (!NAME.test(name)) return null;
+  const f = ix.fields.get(name);
+  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined) return null;
+  if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
+  if (INTEGER.has(f.type)) return want === 'terms' ? null : 'integer';
+  if (f.type === 'double') return want === 'filter' ? 'number' : null;
+  return null;
+}
+
+/** An exact predicate (for plain values) of a filter clause, or null. */
+function clause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | null {
+  if (!isObj(c) || Object.keys(c).length !== 1) return null;
+  const [kind] = Object.keys(c);
+  const body = c[kind];
+  if (!isObj(body) || Object.keys(body).length !== 1) return null;
+  const [name] = Object.keys(body);
+  const k = fieldKind(ix, name, 'filter');
+  if (!k) return null;
+  const spec = body[name];
+  if (kind === 'range' && k !== 'keyword' && isObj(spec)) {
+    const ops: Record<string, '>' | '>=' | '<' | '<='> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+    let e: Expr = typed(name, k);
+    for (const [op, v] of Object.entries(spec)) {
+      if (!(op in ops) || typeof v !== 'number') return null;
+      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
+    }
+    fields.set(name, k);
+    return e;
+  }
+  if ((kind === 'term' || kind === 'terms') && k === 'keyword') {
+    const vals = kind === 'term' ? [isObj(spec) && Object.keys(spec).length === 1 ? spec.value : spec] : spec;
+    if (!Array.isArray(vals) || !vals.length || !vals.every((v) => typeof v === 'string')) return null;
+    fields.set(name, k);
+    return and(typed(name, k), inList(valueOf(name), vals));
+  }
+  return null;
+}
+
+function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null | false {
+  if (q === undefined) return null;
+  if (!isObj(q) || Object.keys(q).length !== 1) return false;
+  if (isObj(q.match_all) && !Object.keys(q.match_all).length) return null;
+  if (!isObj(q.bool) || Object.keys(q.bool).some((k) => k !== 'filter')) return false;
+  const list = Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter];
+  let e: Expr | null = null;
+  for (const c of list) {
+    const x = clause(ix, c, fields);
+    if (!x) return false;
+    e = e ? and(e, x) : x;
+  }
+  return e;
+}
+
+/** The aggregations of a search as plans (see the file comment), or null when they do not map. */
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>): Promise<Prepared | null> {
+  if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
+  const spec = b.aggs ?? b.aggregations;
+  if (!isObj(spec) || !Object.keys(spec).length) return null;
+  const fields = new Map<string, Kind>();
+  const pred = predicate(ix, b.query, fields);
+  if (pred === false) return null;
+  const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
+  const wants: Array<{ name: string; type: string; field: string; size?: number }> = [];
+  for (const [name, body] of Object.entries(spec)) {
+    if (!isObj(body) || Object.keys(body).length !== 1) return null;
+    const [type] = Object.keys(body);
+    const p = body[type];
+    if (!isObj(p) || typeof p.field !== 'string') return null;
+    const field = p.field;
+    if (type === 'terms') {
+      if (Object.keys(p).some((k) => k !== 'field' && k !== 'size')) return null;
+      const size = p.size === undefined ? 10 : p.size;
+      if (!Number.isInteger(size) || (size as number) < 1 || fieldKind(ix, field, 'terms') !== 'keyword') return null;
+      fields.set(field, 'keyword');
+      wants.push({ name, type, field, size: size as number });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
+    } else if (METRICS.has(type)) {
+      if (Object.keys(p).length !== 1 || fieldKind(ix, field, 'metric') !== 'integer') return null;
+      fields.set(field, 'integer');
+      wants.push({ name, type, field });
+      const v: Expr = { kind: 'case', whens: [{ when: typed(field, 'integer'), then: valueOf(field) }] };
+      const i = wants.length;
+      metricCalls.push({ name: `c_${i}`, fn: 'count', args: [v] }, { name: `min_${i}`, fn: 'min', args: [v] }, { name: `max_${i}`, fn: 'max', args: [v] }, { name: `sum_${i}`, fn: 'sum', args: [v] });
+    } else return null;
+  }
+  if (!(await plainValues(backend, ref, lsn, fields))) return null;
+
+  const input: PlanNode = pred ? filter(scan(ref.table.id), pred) : scan(ref.table.id);
+  const [row] = await backend.read(aggregate(input, [], metricCalls));
+  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+  const aggregations: JsonObject = {};
+  for (let i = 1; i <= wants.length; i++) {
+    const w = wants[i - 1];
+    if (w.type === 'terms') {
+      const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const rows = await backend.read(limit(sort(grouped, [{ expr: col('doc_count'), desc: true }, { expr: col('key') }]), lit(w.size!)));
+      const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
+      aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: Number(row[`n_${i}`]) - shown, buckets: rows.map((r) => ({ key: String(r.key), doc_count: Number(r.doc_count) })) };
+      continue;
+    }
+    const c = Number(row[`c_${i}`]), sum = num(row[`sum_${i}`]) ?? 0, min = num(row[`min_${i}`]), max = num(row[`max_${i}`]);
+    const avg = c ? sum / c : null;
+    aggregations[w.name] = w.type === 'value_count' ? { value: c } : w.type === 'min' ? { value: min } : w.type === 'max' ? { value: max } : w.type === 'sum' ? { value: sum }
+      : w.type === 'avg' ? { value: avg } : { count: c, min, max, avg, sum };
+  }
+  const restInt = q.rest_total_hits_as_int === 'true';
+  const trackTotal = b.track_total_hits === undefined ? (restInt ? true : 10000) : (b.track_total_hits as boolean | number);
+  if (typeof trackTotal !== 'boolean' && !(Number(trackTotal) >= 0)) return null;
+  if (restInt && typeof trackTotal !== 'boolean') return null; // the full search reports the error
+  return {
+    hits: [], total: Number(row.total), sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt,
+    indices: Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1),
+  };
+}
+
+/** Whether every value of `fields` over the whole index is one plain JSON value of the field's kind (cached by LSN). */
+async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
+  let byTable = checked.get(backend);
+  if (!byTable) { byTable = new Map(); checked.set(backend, byTable); }
+  let c = byTable.get(ref.table.id);
+  if (!c || c.lsn !== lsn) { c = { lsn, plain: new Map() }; byTable.set(ref.table.id, c); }
+  const todo = [...fields].filter(([f, k]) => !c!.plain.has(`${f}\u0000${k}`));
+  if (todo.length && !c.plain.has('')) {
+    // a `_source` that is not an object (a row written by another surface as a JSON string) is read leniently by the view
+    const [row] = await backend.read(aggregate(scan(ref.table.id), [], [{ name: 'bad', fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: '<>', left: call('json_type', col('_source')), right: lit('object') }, then: lit(1) }] }] }]));
+    c.plain.set('', Number(row.bad) === 0);
+  }
+  if (c.plain.get('') === false) return false;
+  if (todo.length) {
+    // a value that is neither missing, null nor plain: count them per field (a missing one's type is NULL, so NOT IN is not true)
+    const calls: AggregateCall[] = todo.map(([f, k], i) => ({
+      name: `bad_${i}`, fn: 'count',
+      args: [{ kind: 'case', whens: [{ when: { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
+    }));
+    const [row] = await backend.read(aggregate(scan(ref.table.id), [], calls));
+    todo.forEach(([f, k], i) => c!.plain.set(`${f}\u0000${k}`, Number(row[`bad_${i}`]) === 0));
+  }
+  return [...fields].every(([f, k]) => c!.plain.get(`${f}\u0000${k}`));
+}
