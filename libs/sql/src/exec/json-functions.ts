@@ -20,7 +20,7 @@ function malformed(): never {
  */
 const parsed = new Map<string, unknown>();
 let parsedChars = 0;
-const PARSED_MAX_CHARS = 32 * 1024 * 1024;
+const PARSED_MAX_CHARS = 16 * 1024 * 1024;
 
 /** A SQL value read as JSON: text is parsed, numbers are themselves. */
 function parse(v: Exclude<Value, null>): unknown {
