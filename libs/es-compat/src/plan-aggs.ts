@@ -1,7 +1,8 @@
 /**
  * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, or a bool of
  * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
- * `terms` (keyword field) and `value_count`/`min`/`max`/`sum`/`avg`/`stats` (integer fields)
+ * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
+ * `min`/`max`/`sum`/`avg`/`stats` (integer fields)
  * aggregations and no sub-aggregations, compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
  *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*)]), count desc, key asc), size)`,
@@ -22,7 +23,9 @@ const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== nu
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
-const METRICS = new Set(['value_count', 'min', 'max', 'sum', 'avg', 'stats']);
+const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
+/** value_count and cardinality count keyword values too; the others need numbers. */
+const COUNTS = new Set(['value_count', 'cardinality']);
 
 type Kind = 'keyword' | 'integer' | 'number';
 const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'] };
@@ -37,7 +40,7 @@ const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
 /** Plain-value checks per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
 
-function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric'): Kind | null {
+function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count'): Kind | null {
   if (!NAME.test(name)) return null;
   const f = ix.fields.get(name);
   if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined) return null;
@@ -115,12 +118,14 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       wants.push({ name, type, field, size: size as number });
       metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
     } else if (METRICS.has(type)) {
-      if (Object.keys(p).length !== 1 || fieldKind(ix, field, 'metric') !== 'integer') return null;
-      fields.set(field, 'integer');
+      const k = Object.keys(p).length === 1 ? fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric') : null;
+      if (k !== 'integer' && k !== 'keyword') return null;
+      fields.set(field, k);
       wants.push({ name, type, field });
-      const v: Expr = { kind: 'case', whens: [{ when: typed(field, 'integer'), then: valueOf(field) }] };
+      const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
       const i = wants.length;
-      metricCalls.push({ name: `c_${i}`, fn: 'count', args: [v] }, { name: `min_${i}`, fn: 'min', args: [v] }, { name: `max_${i}`, fn: 'max', args: [v] }, { name: `sum_${i}`, fn: 'sum', args: [v] });
+      metricCalls.push({ name: `c_${i}`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) });
+      if (!COUNTS.has(type)) metricCalls.push({ name: `min_${i}`, fn: 'min', args: [v] }, { name: `max_${i}`, fn: 'max', args: [v] }, { name: `sum_${i}`, fn: 'sum', args: [v] });
     } else return null;
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
@@ -140,7 +145,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     const c = Number(row[`c_${i}`]), sum = num(row[`sum_${i}`]) ?? 0, min = num(row[`min_${i}`]), max = num(row[`max_${i}`]);
     const avg = c ? sum / c : null;
-    aggregations[w.name] = w.type === 'value_count' ? { value: c } : w.type === 'min' ? { value: min } : w.type === 'max' ? { value: max } : w.type === 'sum' ? { value: sum }
+    aggregations[w.name] = COUNTS.has(w.type) ? { value: c } : w.type === 'min' ? { value: min } : w.type === 'max' ? { value: max } : w.type === 'sum' ? { value: sum }
       : w.type === 'avg' ? { value: avg } : { count: c, min, max, avg, sum };
   }
   const restInt = q.rest_total_hits_as_int === 'true';
