@@ -27,7 +27,7 @@ import { COLS, toDocRow } from './state';
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a top-k search may carry (anything else needs every match: aggregations, sorts, …). */
 const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats']);
-const TERM = /^[a-z0-9_]+$/;
+const TERM = /^[a-z0-9]+$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_K = 1000;
 /** Lucene's one-byte norm keeps 3 mantissa bits: a quantized length is at least 8/9 of the true one. */
@@ -139,6 +139,8 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
   const filter = conds && or({ kind: 'binary', op: 'is not', left: call('json_type', col('_source')), right: lit('object') }, conds);
   const scorer = compile({ ix, lookup }, b.query);
   const stats = fieldStats(ix, f.path, 'standard');
+  // the fts lib must make the same tokens, or lengths and frequencies differ by more than norms
+  if (!stats.asciiTokens) return null;
   const slack = stats.maxLen >= 24 ? NORM_SLACK : 1;
   for (let k = Math.max(2 * n, n + 10); ; k = Math.min(MAX_K, k * 4)) {
     const node = ftsSearch({ schema: ref.table.id, field: column, query: { terms, operator: shape.operator }, limit: k, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' }, ...(filter ? { filter } : {}) });
