@@ -84,6 +84,7 @@ describe('ES reads through plans', () => {
     const aggs = {
       tags: { terms: { field: 'tag', size: 5 } }, all_tags: { terms: { field: 'tag', size: 50 } },
       c: { value_count: { field: 'n' } }, lo: { min: { field: 'n' } }, hi: { max: { field: 'n' } }, s: { sum: { field: 'n' } }, a: { avg: { field: 'n' } }, st: { stats: { field: 'n' } },
+      r: { range: { field: 'n', ranges: [{ to: 20 }, { from: 20, to: 50.5 }, { from: 40, key: 'forty+' }] } }, rx: { range: { field: 'x', ranges: [{ from: 10.25, to: 30 }] } },
       tc: { value_count: { field: 'tag' } }, card: { cardinality: { field: 'tag' } }, ncard: { cardinality: { field: 'n' } },
     };
     const queries: unknown[] = [undefined, { match_all: {} }, { bool: { filter: [{ range: { n: { gte: 10, lt: 70 } } }, { terms: { tag: ['t1', 't2', 't3', 't4'] } }] } },

@@ -2,10 +2,11 @@
  * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, or a bool of
  * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
  * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
- * `min`/`max`/`sum`/`avg`/`stats` (integer fields)
+ * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` (integer or double fields)
  * aggregations and no sub-aggregations, compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
- *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*)]), count desc, key asc), size)`,
+ *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*)]), count desc, key asc), size)`
+ *     (a range aggregation is one conditional count per range in the first node),
  * the predicate and values being expressions over `_source` (`json_type`/`json_extract`). They
  * equal Elasticsearch's answer when every value of the fields involved is one plain JSON value of
  * the field's type (an array counts each value, a string in a long field is coerced: neither is a
@@ -30,6 +31,8 @@ const COUNTS = new Set(['value_count', 'cardinality']);
 type Kind = 'keyword' | 'integer' | 'number';
 const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'] };
 
+/** A number as Java prints a double (range keys). */
+const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
 const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
@@ -95,7 +98,7 @@ function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr |
 }
 
 /** The aggregations of a search as plans (see the file comment), or null when they do not map. */
-export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>): Promise<Prepared | null> {
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
@@ -103,7 +106,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const pred = predicate(ix, b.query, fields);
   if (pred === false) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; size?: number }> = [];
+  const wants: Array<{ name: string; type: string; field: string; size?: number; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body) || Object.keys(body).length !== 1) return null;
     const [type] = Object.keys(body);
@@ -117,6 +120,25 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       fields.set(field, 'keyword');
       wants.push({ name, type, field, size: size as number });
       metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
+    } else if (type === 'range') {
+      const k = fieldKind(ix, field, 'filter');
+      if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => x !== 'field' && x !== 'ranges') || !Array.isArray(p.ranges) || !p.ranges.length) return null;
+      const ranges: Array<{ from: number | null; to: number | null; key?: string }> = [];
+      for (const r of p.ranges) {
+        const bound = (v: unknown) => (v === undefined || v === null ? null : typeof v === 'number' ? v : undefined);
+        if (!isObj(r) || Object.keys(r).some((x) => !['from', 'to', 'key'].includes(x)) || (r.key !== undefined && typeof r.key !== 'string')) return null;
+        const from = bound(r.from), to = bound(r.to);
+        if (from === undefined || to === undefined) return null;
+        ranges.push({ from, to, ...(r.key !== undefined ? { key: r.key as string } : {}) });
+      }
+      fields.set(field, k);
+      wants.push({ name, type, field, ranges });
+      ranges.forEach((r, j) => {
+        let when = typed(field, k);
+        if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field), right: lit(r.from) });
+        if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field), right: lit(r.to) });
+        metricCalls.push({ name: `r_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
+      });
     } else if (METRICS.has(type)) {
       const k = Object.keys(p).length === 1 ? fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric') : null;
       if (k !== 'integer' && k !== 'keyword') return null;
@@ -134,12 +156,27 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const [row] = await backend.read(aggregate(input, [], metricCalls));
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   const aggregations: JsonObject = {};
+  let buckets = 0;
   for (let i = 1; i <= wants.length; i++) {
     const w = wants[i - 1];
+    if (w.type === 'range') {
+      const list = w.ranges!.map((r, j) => {
+        const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
+        if (r.from !== null) b.from = r.from;
+        if (r.to !== null) b.to = r.to;
+        b.doc_count = Number(row[`r_${i}_${j}`]);
+        return { b, from: r.from, to: r.to };
+      });
+      list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
+      buckets += list.length;
+      aggregations[w.name] = { buckets: list.map((x) => x.b) };
+      continue;
+    }
     if (w.type === 'terms') {
       const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
       const rows = await backend.read(limit(sort(grouped, [{ expr: col('doc_count'), desc: true }, { expr: col('key') }]), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
+      buckets += rows.length;
       aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: Number(row[`n_${i}`]) - shown, buckets: rows.map((r) => ({ key: String(r.key), doc_count: Number(r.doc_count) })) };
       continue;
     }
@@ -148,6 +185,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     aggregations[w.name] = COUNTS.has(w.type) ? { value: c } : w.type === 'min' ? { value: min } : w.type === 'max' ? { value: max } : w.type === 'sum' ? { value: sum }
       : w.type === 'avg' ? { value: avg } : { count: c, min, max, avg, sum };
   }
+  // past search.max_buckets the aggregation code reports too_many_buckets_exception
+  if (buckets > maxBuckets) return null;
   const restInt = q.rest_total_hits_as_int === 'true';
   const trackTotal = b.track_total_hits === undefined ? (restInt ? true : 10000) : (b.track_total_hits as boolean | number);
   if (typeof trackTotal !== 'boolean' && !(Number(trackTotal) >= 0)) return null;

@@ -139,7 +139,7 @@ async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: Jso
     return null;
   }
   const lsn = (await t.state.cached(ref)).lsn;
-  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q));
+  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets)));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {
