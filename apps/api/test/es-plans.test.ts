@@ -71,7 +71,7 @@ describe('ES reads through plans', () => {
     await es('PUT', '/aggp', { mappings: { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, body: { type: 'text' } } } });
     const lines: string[] = [];
     for (let i = 0; i < 300; i++) {
-      const doc: Record<string, unknown> = { tag: `t${(i * 7) % 13}`, n: (i * 37) % 101, x: i / 4, body: i % 2 ? 'odd' : 'even' };
+      const doc: Record<string, unknown> = { tag: `t${(i * 7) % 13}`, n: (i * 37) % 101 - 30, x: (i - 40) / 4, body: i % 2 ? 'odd' : 'even' };
       if (i % 17 === 0) delete doc.n;
       if (i % 19 === 0) delete doc.tag;
       lines.push(JSON.stringify({ index: { _index: 'aggp', _id: `a${i}` } }), JSON.stringify(doc));
@@ -85,6 +85,7 @@ describe('ES reads through plans', () => {
       tags: { terms: { field: 'tag', size: 5 } }, all_tags: { terms: { field: 'tag', size: 50 } },
       c: { value_count: { field: 'n' } }, lo: { min: { field: 'n' } }, hi: { max: { field: 'n' } }, s: { sum: { field: 'n' } }, a: { avg: { field: 'n' } }, st: { stats: { field: 'n' } },
       r: { range: { field: 'n', ranges: [{ to: 20 }, { from: 20, to: 50.5 }, { from: 40, key: 'forty+' }] } }, rx: { range: { field: 'x', ranges: [{ from: 10.25, to: 30 }] } },
+      h: { histogram: { field: 'n', interval: 10 } }, hx: { histogram: { field: 'x', interval: 7, min_doc_count: 1 } },
       tc: { value_count: { field: 'tag' } }, card: { cardinality: { field: 'tag' } }, ncard: { cardinality: { field: 'n' } },
     };
     const queries: unknown[] = [undefined, { match_all: {} }, { bool: { filter: [{ range: { n: { gte: 10, lt: 70 } } }, { terms: { tag: ['t1', 't2', 't3', 't4'] } }] } },

@@ -2,11 +2,13 @@
  * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, or a bool of
  * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
  * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
- * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` (integer or double fields)
+ * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` and `histogram` (whole intervals) on
+ * integer or double fields
  * aggregations and no sub-aggregations, compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
  *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*)]), count desc, key asc), size)`
- *     (a range aggregation is one conditional count per range in the first node),
+ *     (a range aggregation is one conditional count per range in the first node; a histogram is
+ *     `sort(aggregate(filter(…), [floor(v / interval) · interval], [count(*)]), key)`),
  * the predicate and values being expressions over `_source` (`json_type`/`json_extract`). They
  * equal Elasticsearch's answer when every value of the fields involved is one plain JSON value of
  * the field's type (an array counts each value, a string in a long field is coerced: neither is a
@@ -106,7 +108,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const pred = predicate(ix, b.query, fields);
   if (pred === false) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; size?: number; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  const wants: Array<{ name: string; type: string; field: string; size?: number; interval?: number; minDoc?: number; kind?: Kind; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body) || Object.keys(body).length !== 1) return null;
     const [type] = Object.keys(body);
@@ -120,6 +122,14 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       fields.set(field, 'keyword');
       wants.push({ name, type, field, size: size as number });
       metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
+    } else if (type === 'histogram') {
+      const k = fieldKind(ix, field, 'filter');
+      const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
+      if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count'].includes(x))) return null;
+      // whole intervals: keys and the empty buckets between them are exact doubles
+      if (!Number.isInteger(p.interval) || (p.interval as number) < 1 || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
+      fields.set(field, k);
+      wants.push({ name, type, field, interval: p.interval as number, minDoc: minDoc as number, kind: k });
     } else if (type === 'range') {
       const k = fieldKind(ix, field, 'filter');
       if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => x !== 'field' && x !== 'ranges') || !Array.isArray(p.ranges) || !p.ranges.length) return null;
@@ -159,6 +169,26 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   let buckets = 0;
   for (let i = 1; i <= wants.length; i++) {
     const w = wants[i - 1];
+    if (w.type === 'histogram') {
+      // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
+      const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(w.field), right: lit(1, true) }, right: lit(w.interval!) };
+      const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
+      const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
+      const key: Expr = { kind: 'binary', op: '*', left: floor, right: lit(w.interval!) };
+      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
+      const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
+      let keys = [...counts.keys()];
+      if (w.minDoc === 0 && keys.length) {
+        const all: number[] = [];
+        for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k += w.interval!) all.push(k);
+        keys = all;
+      }
+      const list = keys.map((k) => ({ key: k, doc_count: counts.get(k) ?? 0 })).filter((b) => b.doc_count >= w.minDoc!);
+      buckets += list.length;
+      aggregations[w.name] = { buckets: list };
+      continue;
+    }
     if (w.type === 'range') {
       const list = w.ranges!.map((r, j) => {
         const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
