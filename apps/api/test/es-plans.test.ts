@@ -83,6 +83,7 @@ describe('ES reads through plans', () => {
     };
     const aggs = {
       tags: { terms: { field: 'tag', size: 5 } }, all_tags: { terms: { field: 'tag', size: 50 } },
+      by_tag: { terms: { field: 'tag', size: 4 }, aggs: { avg_n: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, kinds: { cardinality: { field: 'n' } } } },
       c: { value_count: { field: 'n' } }, lo: { min: { field: 'n' } }, hi: { max: { field: 'n' } }, s: { sum: { field: 'n' } }, a: { avg: { field: 'n' } }, st: { stats: { field: 'n' } },
       r: { range: { field: 'n', ranges: [{ to: 20 }, { from: 20, to: 50.5 }, { from: 40, key: 'forty+' }] } }, rx: { range: { field: 'x', ranges: [{ from: 10.25, to: 30 }] } },
       h: { histogram: { field: 'n', interval: 10 } }, hx: { histogram: { field: 'x', interval: 7, min_doc_count: 1 } },

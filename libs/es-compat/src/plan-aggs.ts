@@ -3,7 +3,7 @@
  * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
  * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
  * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` and `histogram` (whole intervals) on
- * integer or double fields
+ * integer or double fields (terms may hold metric sub-aggregations: more calls of its grouped node)
  * aggregations and no sub-aggregations, compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
  *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*)]), count desc, key asc), size)`
@@ -99,6 +99,30 @@ function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr |
   return e;
 }
 
+/** A metric aggregation: its calls in an aggregate node (names prefixed) and its answer from the node's row. */
+interface Metric { readonly calls: AggregateCall[]; readonly value: (row: Record<string, unknown>) => JsonObject }
+
+function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
+  const field = p.field;
+  if (typeof field !== 'string' || Object.keys(p).length !== 1) return null;
+  const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
+  if (k !== 'integer' && k !== 'keyword') return null;
+  fields.set(field, k);
+  const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
+  const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
+  if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'sum', args: [v] });
+  const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
+  return {
+    calls,
+    value: (row): JsonObject => {
+      const c = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
+      const avg = c ? sum / c : null;
+      if (type === 'stats') return { count: c, min, max, avg, sum };
+      return { value: COUNTS.has(type) ? c : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : avg };
+    },
+  };
+}
+
 /** The aggregations of a search as plans (see the file comment), or null when they do not map. */
 export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
@@ -108,10 +132,13 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const pred = predicate(ix, b.query, fields);
   if (pred === false) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; size?: number; interval?: number; minDoc?: number; kind?: Kind; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  const wants: Array<{ name: string; type: string; field: string; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
-    if (!isObj(body) || Object.keys(body).length !== 1) return null;
-    const [type] = Object.keys(body);
+    if (!isObj(body)) return null;
+    const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
+    const subSpec = body.aggs ?? body.aggregations;
+    if (types.length !== 1 || Object.keys(body).length > 2 || (subSpec !== undefined && (types[0] !== 'terms' || !isObj(subSpec)))) return null;
+    const [type] = types;
     const p = body[type];
     if (!isObj(p) || typeof p.field !== 'string') return null;
     const field = p.field;
@@ -120,7 +147,16 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       const size = p.size === undefined ? 10 : p.size;
       if (!Number.isInteger(size) || (size as number) < 1 || fieldKind(ix, field, 'terms') !== 'keyword') return null;
       fields.set(field, 'keyword');
-      wants.push({ name, type, field, size: size as number });
+      // metric sub-aggregations: more calls of the grouped node
+      const subs: Array<{ name: string; m: Metric }> = [];
+      for (const [sn, sb] of Object.entries(isObj(subSpec) ? subSpec : {})) {
+        if (!isObj(sb) || Object.keys(sb).length !== 1) return null;
+        const [st] = Object.keys(sb);
+        const m = METRICS.has(st) && isObj(sb[st]) ? metric(ix, st, sb[st] as JsonObject, `s${subs.length + 1}`, fields) : null;
+        if (!m) return null;
+        subs.push({ name: sn, m });
+      }
+      wants.push({ name, type, field, size: size as number, subs });
       metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
     } else if (type === 'histogram') {
       const k = fieldKind(ix, field, 'filter');
@@ -150,21 +186,16 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
         metricCalls.push({ name: `r_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
       });
     } else if (METRICS.has(type)) {
-      const k = Object.keys(p).length === 1 ? fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric') : null;
-      if (k !== 'integer' && k !== 'keyword') return null;
-      fields.set(field, k);
-      wants.push({ name, type, field });
-      const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
-      const i = wants.length;
-      metricCalls.push({ name: `c_${i}`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) });
-      if (!COUNTS.has(type)) metricCalls.push({ name: `min_${i}`, fn: 'min', args: [v] }, { name: `max_${i}`, fn: 'max', args: [v] }, { name: `sum_${i}`, fn: 'sum', args: [v] });
+      const m = metric(ix, type, p, `m${wants.length + 1}`, fields);
+      if (!m) return null;
+      wants.push({ name, type, field, metric: m });
+      metricCalls.push(...m.calls);
     } else return null;
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
 
   const input: PlanNode = pred ? filter(scan(ref.table.id), pred) : scan(ref.table.id);
   const [row] = await backend.read(aggregate(input, [], metricCalls));
-  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   const aggregations: JsonObject = {};
   let buckets = 0;
   for (let i = 1; i <= wants.length; i++) {
@@ -203,17 +234,20 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       continue;
     }
     if (w.type === 'terms') {
-      const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
+      const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], calls);
       const rows = await backend.read(limit(sort(grouped, [{ expr: col('doc_count'), desc: true }, { expr: col('key') }]), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       buckets += rows.length;
-      aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: Number(row[`n_${i}`]) - shown, buckets: rows.map((r) => ({ key: String(r.key), doc_count: Number(r.doc_count) })) };
+      const bucket = (r: Record<string, unknown>): JsonObject => {
+        const b: JsonObject = { key: String(r.key), doc_count: Number(r.doc_count) };
+        for (const x of w.subs!) b[x.name] = x.m.value(r);
+        return b;
+      };
+      aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: Number(row[`n_${i}`]) - shown, buckets: rows.map(bucket) };
       continue;
     }
-    const c = Number(row[`c_${i}`]), sum = num(row[`sum_${i}`]) ?? 0, min = num(row[`min_${i}`]), max = num(row[`max_${i}`]);
-    const avg = c ? sum / c : null;
-    aggregations[w.name] = COUNTS.has(w.type) ? { value: c } : w.type === 'min' ? { value: min } : w.type === 'max' ? { value: max } : w.type === 'sum' ? { value: sum }
-      : w.type === 'avg' ? { value: avg } : { count: c, min, max, avg, sum };
+    aggregations[w.name] = w.metric!.value(row);
   }
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
   if (buckets > maxBuckets) return null;
