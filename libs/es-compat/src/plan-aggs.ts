@@ -3,10 +3,9 @@
  * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
  * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
  * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` and `histogram` (whole intervals) on
- * integer or double fields (terms may hold metric sub-aggregations: more calls of its grouped node)
- * aggregations and no sub-aggregations, compiles to:
+ * integer or double fields (a terms aggregation may hold metric sub-aggregations), compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
- *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*)]), count desc, key asc), size)`
+ *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*), its metrics' calls]), count desc, key asc), size)`
  *     (a range aggregation is one conditional count per range in the first node; a histogram is
  *     `sort(aggregate(filter(…), [floor(v / interval) · interval], [count(*)]), key)`),
  * the predicate and values being expressions over `_source` (`json_type`/`json_extract`). They
