@@ -177,11 +177,15 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
   if (shape.operator === 'or') {
     const most = Math.max(...lists.map((l) => l.length));
     if (shape.pure && most > limit) return most;
-    const seen = new Set<Doc>();
+    // each document once: in the first list holding one of its terms
     let count = 0;
-    for (const l of lists) for (const d of l) {
-      if (seen.has(d)) continue;
-      seen.add(d);
+    for (let j = 0; j < lists.length; j++) for (const d of lists[j]) {
+      if (j > 0) {
+        const pos = d.positions(path, 'standard');
+        let earlier = false;
+        for (let i = 0; i < j && !earlier; i++) earlier = pos.has(terms[i]);
+        if (earlier) continue;
+      }
       if (shape.pure || scorer(d) !== null) if (++count > limit) return count;
     }
     return count;
