@@ -103,6 +103,17 @@ describe('ES reads through plans', () => {
       expect(planned.aggregations).toEqual(viewed.aggregations);
       expect(planned.hits).toEqual(viewed.hits);
     }
+    // values copied into a field (copy_to) are not under it in _source: the aggregation code answers
+    await es('PUT', '/copied', { mappings: { properties: { a: { type: 'keyword', copy_to: 'b' }, b: { type: 'keyword' }, c: { type: 'text' } } } });
+    await es('PUT', '/copied/_doc/1', { a: 'x', b: 'y', c: 'fox' });
+    await es('PUT', '/copied/_doc/2', { a: 'x', c: 'fox fox' });
+    const cq = { size: 0, query: { bool: { filter: [{ term: { b: 'x' } }] } }, aggs: { b: { terms: { field: 'b' } } } };
+    const cv = await es('POST', '/copied/_search', { ...cq, post_filter: { match_all: {} } });
+    expect(cv.aggregations.b.buckets).toEqual([{ key: 'x', doc_count: 2 }, { key: 'y', doc_count: 1 }]);
+    expect((await es('POST', '/copied/_search', cq)).aggregations).toEqual(cv.aggregations);
+    const tk = await es('POST', '/copied/_search', { query: { bool: { must: [{ match: { c: 'fox' } }], filter: [{ term: { b: 'x' } }] } } });
+    expect(tk.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['2', '1']);
+
     // an array value is not one SQL value: the aggregation code over the view answers (each value counted)
     await es('PUT', '/aggp/_doc/arr', { tag: ['t1', 't2'], n: [1, 2] });
     const r = await es('POST', '/aggp/_search', { size: 0, aggs: { tags: { terms: { field: 'tag', size: 50 } }, c: { value_count: { field: 'n' } } } });

@@ -47,11 +47,21 @@ const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<str
 function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count'): Kind | null {
   if (!NAME.test(name)) return null;
   const f = ix.fields.get(name);
-  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined) return null;
+  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
+  if (f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
   if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
   if (INTEGER.has(f.type)) return want === 'terms' ? null : 'integer';
   if (f.type === 'double') return want === 'filter' ? 'number' : null;
   return null;
+}
+
+/** Whether another field copies its values into `name` (they are not in `_source` under it). */
+export function copiedInto(ix: IndexView, name: string): boolean {
+  for (const f of ix.fields.values()) {
+    const to = f.def.copy_to;
+    if (to === name || (Array.isArray(to) && to.includes(name))) return true;
+  }
+  return false;
 }
 
 /** An exact predicate (for plain values) of a filter clause, or null. */

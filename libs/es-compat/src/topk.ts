@@ -23,6 +23,7 @@ import { fieldStats } from './scoring';
 import { compile } from './query';
 import { textTermDocs } from './candidates';
 import { COLS, toDocRow } from './state';
+import { copiedInto } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a top-k search may carry (anything else needs every match: aggregations, sorts, …). */
@@ -88,7 +89,7 @@ function pushed(ix: IndexView, clause: unknown): Expr | null {
   const names = Object.keys(body).filter((k) => k !== 'boost');
   if (names.length !== 1 || !NAME.test(names[0])) return null;
   const f = ix.fields.get(names[0]);
-  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined) return null;
+  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, names[0])) return null;
   const path = lit(`$.${names[0]}`);
   const type = call('json_type', col('_source'), path);
   const value = call('json_extract', col('_source'), path);
