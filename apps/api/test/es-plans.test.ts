@@ -149,6 +149,25 @@ describe('ES reads through plans', () => {
     expect(after.hits.hits.map((h: { _id: string; _source: unknown }) => [h._id, h._source])).toEqual([['1', { title: 'first light', n: 40 }]]);
   }, 60_000);
 
+  it('writes through /rows racing this surface\'s own writes are never lost from the view', async () => {
+    await es('PUT', '/race', { mappings: { properties: { n: { type: 'long' } } } });
+    await es('PUT', '/race/_doc/seed', { n: 0 });
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_race_'))!;
+    for (let i = 0; i < 25; i++) {
+      expect((await es('POST', '/race/_count')).count).toBe(1 + 2 * i); // the view is current and cached
+      const row = { _id: `r${i}`, _source: { n: i }, _version: 1, _seq_no: 1000 + i, _primary_term: 1 };
+      const [a] = await Promise.all([
+        srv.request('POST', `${T}/rows/${table}`, { token: TOKEN, body: row }),
+        es('PUT', `/race/_doc/e${i}`, { n: i }),
+      ]);
+      expect(a.status).toBe(200);
+      const sql = (await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `SELECT count(*) AS c FROM ${table}` } })).json.rows[0].c;
+      expect(sql).toBe(3 + 2 * i);
+      expect((await es('POST', '/race/_count')).count).toBe(sql);
+    }
+  }, 60_000);
+
   it('the cached view follows a migration: its cutover frame is seen by the next search and get', async () => {
     await es('PUT', '/migr', { mappings: { properties: { title: { type: 'text' } } } });
     for (let i = 0; i < 5; i++) await es('PUT', `/migr/_doc/${i}`, { title: `doc ${i}` });

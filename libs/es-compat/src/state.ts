@@ -9,7 +9,7 @@ import { flatten, type JsonObject } from './mapping';
 import type { EsBackend } from './port';
 import type { IndexRef } from './indices';
 
-interface Cached {
+export interface Cached {
   lsn: number;
   view: IndexView;
   byId: Map<string, Doc>;
@@ -94,13 +94,18 @@ export class EsState {
     c.dirty = false;
   }
 
-  /** After this surface committed `rows`/`deletes` at `lsn`, brings a current cache up to date without a re-read. */
+  /**
+   * After this surface committed `rows`/`deletes` at `lsn`, brings a current cache up to date
+   * without a re-read. Only when no other frame landed between the view's LSN and `lsn` (the
+   * writer drops the view otherwise: a write through another surface in between would be missed).
+   */
   applyOwn(ref: IndexRef, before: number, lsn: number, puts: DocRow[], deletes: string[]): void {
     const c = this.cache.get(ref.table.id);
     if (!c || c.lsn !== before) return void this.cache.delete(ref.table.id);
     for (const r of puts) { c.byId.set(r._id, new Doc(r, c.view)); if (r._seq_no > c.maxSeq) c.maxSeq = r._seq_no; }
     for (const id of deletes) c.byId.delete(id);
     c.lsn = lsn;
+    c.checkedAt = lsn;
     c.dirty = true;
   }
 
