@@ -67,6 +67,22 @@ describe('ES reads through plans', () => {
     }
   }, 120_000);
 
+  it('a filter that passes only documents ranked past the fts node\'s limit still finds them', async () => {
+    await es('PUT', '/deep', { mappings: { properties: { body: { type: 'text' }, n: { type: 'long' } } } });
+    const lines: string[] = [];
+    for (let i = 0; i < 1500; i++) {
+      // the one document the filter passes is the longest: the lowest score of 1,500 holders of "common"
+      const body = i === 1499 ? `common ${'filler '.repeat(20)}` : `common word${i % 7}`;
+      lines.push(JSON.stringify({ index: { _index: 'deep', _id: `c${i}` } }), JSON.stringify({ body, n: i }));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const q = { query: { bool: { must: [{ match: { body: 'common' } }], filter: [{ range: { n: { gte: 1499 } } }] } } };
+    const r = await es('POST', '/deep/_search', q);
+    expect(r.hits.total).toEqual({ value: 1, relation: 'eq' });
+    expect(r.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['c1499']);
+    expect(r.hits.hits[0]._score).toBe((await es('POST', '/deep/_search', { ...q, sort: ['_score'], track_scores: true })).hits.hits[0]._score);
+  }, 60_000);
+
   it('terms and metric aggregations run as aggregate plans, equal to the aggregation code over the view', async () => {
     await es('PUT', '/aggp', { mappings: { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, body: { type: 'text' } } } });
     const lines: string[] = [];

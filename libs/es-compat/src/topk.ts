@@ -158,6 +158,9 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
       hits.push({ doc, es, rank: hits.length });
     }
     const complete = rows.length < k;
+    // with a filter the node ranks at most its limit (1,000) before filtering: fewer rows than k are
+    // all of them only when no more documents hold the terms (the fts lib tokenizes this field alike)
+    if (complete && filter && countTo(ix, f.path, terms, { ...shape, pure: true }, scorer, MAX_K) > MAX_K) return null;
     // equal scores keep the node's order (by _id), so every page is a prefix of the next one
     hits.sort((x, y) => y.es - x.es || x.rank - y.rank);
     // a row left out scores at most the k-th fts score, times the largest ES/fts ratio seen and the
