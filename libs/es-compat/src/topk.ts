@@ -21,7 +21,7 @@ import { analyze } from './analysis';
 import { indexAnalyzer, isKeyword, isNumeric, isText, searchAnalyzer } from './fields';
 import { fieldStats } from './scoring';
 import { compile } from './query';
-import { textTermDocs } from './candidates';
+import { textTermDocs, textTermOrdinals } from './candidates';
 import { COLS, toDocRow } from './state';
 import { copiedInto } from './plan-aggs';
 
@@ -131,7 +131,7 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
   const column = ref.meta.text[f.path];
   if (!column || !ref.table.fulltextAllWords?.includes(column)) return null;
   const terms = analyze(shape.text, 'standard').map((t) => t.term);
-  if (!terms.length || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
+  if (!terms.length || terms.length > 64 || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
   const track = b.track_total_hits === undefined ? 10000 : b.track_total_hits === true ? Infinity : b.track_total_hits === false ? 0 : Number(b.track_total_hits);
   if (!(track >= 0)) return null;
 
@@ -178,9 +178,17 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
 function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, scorer: (d: Doc) => number | null, limit: number): number {
   if (limit === 0) return 0;
   const lists = terms.map((t) => textTermDocs(ix, path, 'standard', t));
-  if (shape.operator === 'or') {
+  if (shape.pure) {
+    // every holder matches: count the union (or) or intersection (and) over the view's positions
     const most = Math.max(...lists.map((l) => l.length));
-    if (shape.pure && most > limit) return most;
+    if (shape.operator === 'or' && most > limit) return most;
+    const seen = new Uint8Array(ix.docs.length);
+    const want = shape.operator === 'or' ? 1 : terms.length;
+    let count = 0;
+    for (const t of terms) for (const o of textTermOrdinals(ix, path, 'standard', t)) if (++seen[o] === want) count++;
+    return count;
+  }
+  if (shape.operator === 'or') {
     // each document once: in the first list holding one of its terms
     let count = 0;
     for (let j = 0; j < lists.length; j++) for (const d of lists[j]) {
@@ -190,7 +198,7 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
         for (let i = 0; i < j && !earlier; i++) earlier = pos.has(terms[i]);
         if (earlier) continue;
       }
-      if (shape.pure || scorer(d) !== null) if (++count > limit) return count;
+      if (scorer(d) !== null && ++count > limit) return count;
     }
     return count;
   }
@@ -199,7 +207,7 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
   for (const d of first) {
     const pos = d.positions(path, 'standard');
     if (!terms.every((t) => pos.has(t))) continue;
-    if (shape.pure || scorer(d) !== null) if (++count > limit) return count;
+    if (scorer(d) !== null && ++count > limit) return count;
   }
   return count;
 }
