@@ -119,7 +119,7 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
   fields.set(field, k);
   const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
-  if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'sum', args: [v] });
+  if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
   return {
     calls,
