@@ -260,6 +260,11 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect(esr.text).not.toMatch(stored);
     const esq = await as('carol', 'POST', '/es/app.people/_count', { query: { prefix: { ssn: '1' } } });
     expect(esq.json.count).toBe(0);
+    // aggregations group and compare the masked values (the aggregate takes the masks in place)
+    const esa = await as('carol', 'POST', '/es/app.people/_search', { size: 0, aggs: { r: { terms: { field: 'region' } }, s: { terms: { field: 'ssn' } } } });
+    expect(esa.status).toBe(200);
+    expect(esa.json.aggregations.r.buckets.map((x: { key: string }) => x.key).sort()).toEqual(['EU', 'US']);
+    expect(esa.text).not.toMatch(stored);
     // the owner still sees the stored values
     expect((await sql('owner', "SELECT ssn FROM app.people WHERE id = 'e1'")).json.rows).toEqual([{ ssn: '111' }]);
   });
