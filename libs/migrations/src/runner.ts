@@ -2,21 +2,13 @@
  * The work of a migration: the throttled backfill into the shadow table (one frame per batch,
  * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
  */
-import { DbError, isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
+import { isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
 import { FENCE_ROUTE, type Change, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
+import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror';
 import { reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
 import { isFinal, move } from './states';
-
-/** Evaluates a SQL expression over one row of `schema` (the app wires the SQL lib's evaluator). */
-export type RowEvaluator = (schema: string, expr: string, row: Row) => Promise<JsonValue> | JsonValue;
-
-/**
- * Evaluates SQL expressions over every row of `schema` in one query: `[pk, values]` per row.
- * Used by the cutover (the table is fenced, so the query sees exactly the rows the frame writes).
- */
-export type TableEvaluator = (schema: string, exprs: readonly string[]) => Promise<Array<[JsonValue[], JsonValue[]]>>;
 
 /** A backfill frame slower than this halves the batch (foreground writes share the commit queue). */
 const TARGET_BATCH_MS = 25;
@@ -32,8 +24,22 @@ export class Runner {
   constructor(
     private readonly m: Migrations,
     private readonly evaluate?: RowEvaluator,
-    private readonly evaluateTable?: TableEvaluator,
   ) {}
+
+  /** Installs or removes the dual-write mirror of a migration's table as its state calls for. */
+  mirror(r: MigrationRecord): void {
+    // A finished migration leaves the mirror of a newer open one on the same table alone.
+    if (!mirrored(r) && [...this.m.list({ limit: 1000 }).items].some((o) => o.id !== r.id && o.schema === r.schema && mirrored(o))) return;
+    installMirror(this.m.store, r, this.evaluate, (pk, e) => {
+      // A write the new shape refuses (it committed without its dual write): the migration fails, naming the key.
+      void this.m
+        .serial(async () => {
+          const cur = this.m.get(r.id);
+          if (!isFinal(cur.state)) await this.fail(cur, e, [pk]);
+        })
+        .catch((err) => this.m.opts.onError?.(r.id, err));
+    });
+  }
 
   async close(): Promise<void> {
     this.closed = true;
@@ -126,21 +132,6 @@ export class Runner {
     }
   }
 
-  /** The row in the new shape (`computed`: the `using` values already evaluated, in mapping order). */
-  async reshapeRow(r: MigrationRecord, values: Row, computed?: readonly JsonValue[]): Promise<Row> {
-    const out: Record<string, JsonValue> = {};
-    for (const [to, from] of Object.entries(r.mapping.from)) if (values[from] !== undefined) out[to] = values[from];
-    if (computed) {
-      Object.keys(r.mapping.using).forEach((to, i) => (out[to] = computed[i]));
-      return out;
-    }
-    for (const [to, expr] of Object.entries(r.mapping.using)) {
-      if (!this.evaluate) throw new DbError('internal_error', 'this store has no SQL evaluator for `using`');
-      out[to] = await this.evaluate(r.schema, expr, values);
-    }
-    return out;
-  }
-
   /** One backfill frame: rows into the shadow table and the cursor, or the move to ReadyToCutover. Returns rows copied, -1 after a move. */
   private async batch(id: string, limit: number, rate: number): Promise<number> {
     const r = this.m.get(id);
@@ -156,16 +147,13 @@ export class Runner {
       await this.m.commitMove({ ...r, state: move(id, r.state, 'ready'), progress: { ...r.progress, done, eta_s: 0 } }, r.state, 'ready', { actor: 'system' });
       return -1;
     }
-    const puts: Change[] = [];
-    try {
-      for (const row of rows) puts.push({ op: 'put', schema: r.shadow, row: await this.reshapeRow(r, row.values) });
-    } catch (e) {
-      return this.fail(r, e, []);
-    }
+    // Each row is copied by the table's mirror inside the commit, from the row as it is then
+    // (a write since this read is never overwritten by an older copy; a deleted row is skipped).
+    const copies: Change[] = rows.map((row) => ({ op: 'mirror', schema: r.schema, pk: row.pk }));
     const last = rows[rows.length - 1].pk as JsonValue[];
     try {
       await this.m.store.commit({
-        changes: [...puts, { op: 'migration', migration: id, step: 'backfill', cursor: last, state: { done: done + rows.length } }],
+        changes: [...copies, { op: 'migration', migration: id, step: 'backfill', cursor: last, state: { done: done + rows.length } }],
         actor: 'system',
         route: 'migration backfill',
       });
@@ -187,7 +175,7 @@ export class Runner {
       if (bad.length >= MAX_OFFENDING) break;
       try {
         // A dry run: the put and a failing check in one request, so nothing is ever written.
-        await this.m.store.commit({ changes: [{ op: 'put', schema: r.shadow!, row: await this.reshapeRow(r, row.values) }, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+        await this.m.store.commit({ changes: [{ op: 'mirror', schema: r.schema, pk: row.pk }, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
       } catch (e) {
         if (isDbError(e) && (e.details as { index?: number }).index === 0) bad.push(row.pk as JsonValue[]);
       }
@@ -202,41 +190,39 @@ export class Runner {
   }
 
   /**
-   * The cutover: fence the table's writes (503), let the queued writes land, then one frame:
-   * the manifest without indexes and derived sections, every row in the new shape, the target
-   * manifest (whose derive step rebuilds indexes, postings, vectors and edges from those rows),
-   * the `cutover` step, the object and its audit entry. The fence lasts as long as that frame.
+   * The cutover: fence the table's writes (503), let the queued writes land, remove the
+   * mirror, then one frame: the manifest without indexes and derived sections, every row in
+   * the new shape, the target manifest (whose derive step rebuilds indexes, postings, vectors
+   * and edges from those rows), the `cutover` step, the object and its audit entry. The rows
+   * come from the shadow, which the dual writes and the backfill keep exact: a shadow row
+   * written in the frame of its source row's last write (same LSN) or after it is taken as
+   * is; one older than its source row (a write made while no mirror was installed) is
+   * reshaped again from the source. The fence lasts as long as that frame.
    */
   async cutover(id: string, opts: MoveOptions): Promise<MigrationRecord> {
     return this.m.serial(async () => {
       const r = this.m.get(id);
       const to = move(id, r.state, 'cutover');
       const store = this.m.store;
+      const t0 = Date.now();
       store.fenceSchema(r.schema, true);
       try {
-        // Every write queued before the fence commits before this frame (the coordinator is FIFO).
+        // Every write queued before the fence commits before this frame (the coordinator is FIFO), dual-written.
         await store.commit({ changes: [{ op: 'catalog', kind: 'migration', id, record: r as unknown as JsonValue }], route: FENCE_ROUTE, actor: 'system' });
+        store.setRowMirror(r.schema, undefined);
         const changes: Change[] = [];
+        let stats: { rows: number; from_shadow: number; reshaped: number } | undefined;
         if (r.shadow) {
           changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys', 'fulltext', 'vector', 'relations'] }) });
-          // `using` values for the whole table in one SQL query (the table is fenced), not one per row.
-          const exprs = Object.values(r.mapping.using);
-          const computed = exprs.length && this.evaluateTable ? new Map((await this.evaluateTable(r.schema, exprs)).map(([pk, v]) => [stringifyJson(pk), v])) : null;
-          const snap = store.snapshot();
-          try {
-            for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
-              for (const row of rows) {
-                const pre = computed?.get(stringifyJson(row.pk as JsonValue[]));
-                changes.push({ op: 'put', schema: r.schema, row: await this.reshapeRow(r, row.values, pre) });
-              }
-            }
-          } finally {
-            await snap.release();
-          }
+          stats = await this.rowsInNewShape(r, changes);
         }
         changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
+        const next = (): MigrationRecord => ({
+          ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 },
+          ...(stats ? { cutover: { ...stats, fenced_ms: Date.now() - t0 } } : {}),
+        });
         try {
-          return await this.m.commitMove({ ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 } }, r.state, opts.trigger ?? 'cutover', opts, changes, FENCE_ROUTE);
+          return await this.m.commitMove(next(), r.state, opts.trigger ?? 'cutover', opts, changes, FENCE_ROUTE);
         } catch (e) {
           if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error') throw e;
           const i = (e.details as { index?: number }).index;
@@ -246,10 +232,37 @@ export class Runner {
           throw e;
         }
       } finally {
+        // Not cut over (a transient refusal): the table is dual-written again before its writes resume.
+        this.mirror(this.m.get(id));
         store.fenceSchema(r.schema, false);
         this.kick(id);
       }
     });
+  }
+
+  /** Puts of every source row in the new shape into `changes`, from the shadow where it is current. */
+  private async rowsInNewShape(r: MigrationRecord, changes: Change[]): Promise<{ rows: number; from_shadow: number; reshaped: number }> {
+    const store = this.m.store;
+    const source = store.manifest(r.schema)!;
+    const snap = store.snapshot();
+    const stats = { rows: 0, from_shadow: 0, reshaped: 0 };
+    try {
+      const shadow = new Map<string, StoredRow>();
+      for await (const rows of snap.scanRows(r.shadow!, { batchSize: 1024 })) for (const row of rows) shadow.set(stringifyJson(row.pk as JsonValue[]), row);
+      for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
+        for (const row of rows) {
+          const copy = shadow.get(stringifyJson(row.pk as JsonValue[]));
+          const current = copy !== undefined && copy.lsn >= row.lsn;
+          changes.push({ op: 'put', schema: r.schema, row: current ? copy.values : reshapeRow(r, source, row.values, this.evaluate) });
+          stats.rows++;
+          if (current) stats.from_shadow++;
+          else stats.reshaped++;
+        }
+      }
+    } finally {
+      await snap.release();
+    }
+    return stats;
   }
 
   /**

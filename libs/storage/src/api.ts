@@ -2,7 +2,7 @@
  * The public contract of the storage lib: what a commit is, what a participant
  * derives, what a snapshot reads. Implementations live beside this file.
  */
-import type { JsonValue, Row, TableManifest, Lsn } from '@mmdb/core';
+import type { DbError, JsonValue, Row, TableManifest, Lsn } from '@mmdb/core';
 
 /** A primary-key tuple, in `primary_key` order. */
 export type PkTuple = JsonValue[];
@@ -92,7 +92,20 @@ export interface MigrationChange {
   readonly state?: JsonValue;
 }
 
-export type Change = RowPutChange | RowDeleteChange | CustomChange | SchemaPutChange | SchemaDropChange | CatalogChange | MigrationChange;
+/**
+ * Re-mirrors one row of a table that has a RowMirror (store.setRowMirror): the mirror's
+ * changes for the row as it is when the request is prepared (its current version, read inside
+ * the commit, or its absence). Used by an online migration's backfill, so a copied row can
+ * never be older than a concurrent write's dual write. Not logged itself: the frame holds the
+ * mirror's row changes. A change the mirror's target refuses fails the request.
+ */
+export interface RowMirrorChange {
+  readonly op: 'mirror';
+  readonly schema: string;
+  readonly pk: PkTuple;
+}
+
+export type Change = RowPutChange | RowDeleteChange | CustomChange | SchemaPutChange | SchemaDropChange | CatalogChange | MigrationChange | RowMirrorChange;
 
 /** What the coordinator records for an Idempotency-Key, in the same frame as the write. */
 export interface IdempotencyRecord {
@@ -128,7 +141,8 @@ export type ChangeResult =
   | { readonly op: 'schema_put'; readonly schema: string; readonly created: boolean }
   | { readonly op: 'schema_drop'; readonly schema: string; readonly dropped: boolean }
   | { readonly op: 'catalog'; readonly kind: CatalogKind; readonly id: string; readonly existed: boolean }
-  | { readonly op: 'migration'; readonly migration: string; readonly step: MigrationStep };
+  | { readonly op: 'migration'; readonly migration: string; readonly step: MigrationStep }
+  | { readonly op: 'mirror'; readonly schema: string; readonly pk: PkTuple; readonly changes: number };
 
 export interface CommitResult {
   readonly lsn: Lsn;
@@ -291,4 +305,26 @@ export interface StoreReader {
 }
 
 /** Evaluates a manifest CHECK expression against a row; registered by the query engine. `false` fails; `null`/`true` pass (SQL rule). */
+/** A put (after) or delete (after null) of a row of a mirrored table. */
+export interface RowMirrorEvent {
+  readonly schema: string;
+  readonly pk: PkTuple;
+  readonly before: StoredRow | null;
+  readonly after: StoredRow | null;
+}
+
+/**
+ * Dual writes (store.setRowMirror): the row changes that follow every put and delete of one
+ * table in the same request, hence in the same frame, whatever surface wrote it (rows, batch,
+ * NDJSON, SQL, ES). An online migration fills it to write each row's new shape beside the old.
+ * `mirror` runs inside the commit (it sees the request's pending writes through `ctx`) and
+ * must not write itself. Its changes are not mirrored again. When the store refuses one of
+ * them (the new shape rejects the row), the source write still commits without its mirror
+ * and `refused` is told (the migration then fails); a `mirror` change fails instead.
+ */
+export interface RowMirror {
+  mirror(ev: RowMirrorEvent, ctx: DeriveContext): ReadonlyArray<RowPutChange | RowDeleteChange>;
+  refused?(ev: RowMirrorEvent, error: DbError): void;
+}
+
 export type CheckEvaluator = (expr: string, row: Row, manifest: TableManifest) => boolean | null;

@@ -126,6 +126,11 @@ export class RequestContext implements DeriveContext {
     this.own.set(key, value, k);
   }
 
+  /** A context over this one's writes whose own writes can be kept (`own.mergeInto(this.own)`) or dropped whole. */
+  child(): RequestContext {
+    return new RequestContext(this.lsn, this.base, [this.own, ...this.layers], this.manifestOf);
+  }
+
   /** The newest pending write of a key (null: a pending delete), or undefined when none is pending. */
   private pending(k: string): Buffer | null | undefined {
     let v = this.own.lookupBin(k);

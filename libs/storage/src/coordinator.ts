@@ -22,6 +22,9 @@ import type {
   PkTuple,
   Precondition,
   RowDeleteChange,
+  RowMirror,
+  RowMirrorChange,
+  RowMirrorEvent,
   RowPutChange,
   StoredResponse,
   StoredRow,
@@ -49,6 +52,8 @@ export interface CoordinatorHost {
   schemas(): Iterable<SchemaEntry>;
   participants(): readonly CommitParticipant[];
   checkEvaluator(): CheckEvaluator | undefined;
+  /** The dual-write hook of a table (store.setRowMirror), if any. */
+  rowMirror(schema: string): RowMirror | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
   groupMeta(frames: readonly { lsn: number; bytes: number; epoch: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
   /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
@@ -109,6 +114,12 @@ class ChangeLog {
 
   json(): string {
     return `[${this.parts.join(',')}]`;
+  }
+
+  /** Appends another log's changes (a mirror's, once they are kept). */
+  append(other: ChangeLog): void {
+    this.changes.push(...other.changes);
+    this.parts.push(...other.parts);
   }
 }
 
@@ -357,10 +368,10 @@ export class Coordinator {
     const known = new Map<string, Buffer | undefined>();
     for (const p of items) {
       for (const c of p.req.changes ?? []) {
-        if (c.op !== 'put' && c.op !== 'delete') continue;
+        if (c.op !== 'put' && c.op !== 'delete' && c.op !== 'mirror') continue;
         const m = this.host.schema(c.schema)?.manifest;
         if (!m) continue;
-        const pk = c.op === 'delete' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
+        const pk = c.op !== 'put' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
         const key = rowKey(m.id, pk);
         const bin = key.toString('latin1');
@@ -434,6 +445,9 @@ export class Coordinator {
             break;
           case 'custom':
             await this.custom(ctx, change, results, logged);
+            break;
+          case 'mirror':
+            await this.remirror(ctx, change, results, logged);
             break;
           case 'schema_put': {
             const entry = await this.schemaPut(ctx, change.toml, schemaOf);
@@ -574,7 +588,7 @@ export class Coordinator {
     return next;
   }
 
-  private async put(ctx: RequestContext, ch: RowPutChange, results: ChangeResult[], logged: ChangeLog, rowids: Map<string, number>): Promise<void> {
+  private async put(ctx: RequestContext, ch: RowPutChange, results: ChangeResult[], logged: ChangeLog, rowids: Map<string, number>, mirrored = true): Promise<void> {
     const m = this.manifest(ctx, ch.schema);
     const input = ch.row;
     if (m.hidden_rowid && input && typeof input === 'object' && (input as Row)._rowid == null) {
@@ -622,9 +636,10 @@ export class Coordinator {
       `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
+    if (mirrored) await this.mirror(ctx, { schema: m.id, pk, before: before ?? null, after }, logged, rowids, false);
   }
 
-  private async del(ctx: RequestContext, ch: RowDeleteChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
+  private async del(ctx: RequestContext, ch: RowDeleteChange, results: ChangeResult[], logged: ChangeLog, mirrored = true): Promise<void> {
     const m = this.manifest(ctx, ch.schema);
     if (!Array.isArray(ch.pk) || ch.pk.length !== m.primary_key.length) {
       throw new DbError('validation_failed', `${m.id} has a ${m.primary_key.length}-column primary key (${m.primary_key.join(', ')})`);
@@ -658,6 +673,49 @@ export class Coordinator {
     }
     logged.add({ op: 'delete', schema: m.id, pk, old: before.values });
     results.push({ op: 'delete', schema: m.id, pk, deleted: true, version: before.version });
+    if (mirrored) await this.mirror(ctx, { schema: m.id, pk, before, after: null }, logged, new Map(), false);
+  }
+
+  /**
+   * Dual writes: the row changes the table's RowMirror asks for, prepared in a child context
+   * so that a refused one leaves nothing behind (the source write keeps going without its
+   * mirror, and the mirror is told) unless `strict` (a `mirror` change: the request fails).
+   */
+  private async mirror(ctx: RequestContext, ev: RowMirrorEvent, logged: ChangeLog, rowids: Map<string, number>, strict: boolean): Promise<number> {
+    const mirror = this.host.rowMirror(ev.schema);
+    if (!mirror) return 0;
+    const child = ctx.child();
+    const log = new ChangeLog();
+    const ids = new Map(rowids);
+    let n = 0;
+    try {
+      for (const c of mirror.mirror(ev, child)) {
+        if (c.op === 'put') await this.put(child, c, [], log, ids, false);
+        else if (c.op === 'delete') await this.del(child, c, [], log, false);
+        else throw new DbError('internal_error', `a row mirror may only put or delete rows, not "${(c as { op: string }).op}"`);
+        n++;
+      }
+    } catch (e) {
+      if (strict) throw e;
+      mirror.refused?.(ev, isDbError(e) ? e : new DbError('internal_error', `row mirror of ${ev.schema}: ${(e as Error)?.message ?? String(e)}`));
+      return 0;
+    }
+    child.own.mergeInto(ctx.own);
+    logged.append(log);
+    for (const [k, v] of ids) rowids.set(k, v);
+    return n;
+  }
+
+  /** A `mirror` change: the mirror's changes for the row as it is now (a backfill's copy). */
+  private async remirror(ctx: RequestContext, ch: RowMirrorChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
+    const m = this.manifest(ctx, ch.schema);
+    if (!this.host.rowMirror(m.id)) throw new DbError('validation_failed', `${m.id} has no row mirror`, { schema: m.id });
+    if (!Array.isArray(ch.pk) || ch.pk.length !== m.primary_key.length) {
+      throw new DbError('validation_failed', `${m.id} has a ${m.primary_key.length}-column primary key (${m.primary_key.join(', ')})`);
+    }
+    const now = (await ctx.getRow(m.id, ch.pk)) ?? null;
+    const n = await this.mirror(ctx, { schema: m.id, pk: ch.pk, before: now, after: now }, logged, new Map(), true);
+    results.push({ op: 'mirror', schema: m.id, pk: ch.pk, changes: n });
   }
 
   private async derive(ctx: RequestContext, m: TableManifest, pk: PkTuple, before: StoredRow | null, after: StoredRow | null): Promise<void> {

@@ -19,6 +19,7 @@ import { DbError, JsonValue, Row, TableManifest } from '@mmdb/core';
 import type {
   CatalogKind,
   CheckEvaluator,
+  RowMirror,
   MigrationChange,
   CommitParticipant,
   CommitRequest,
@@ -192,6 +193,8 @@ export class TenantStore implements StoreReader {
   private readonly applier: FrameApplier;
   private participantList: CommitParticipant[];
   private checkFn: CheckEvaluator | undefined;
+  /** Dual-write hooks by source schema (setRowMirror). */
+  private readonly mirrors = new Map<string, RowMirror>();
   private epochValue = 0;
   /** Replication's fence: throws when this store may not write (see setWriteGate). */
   private writeGate: (() => void) | undefined;
@@ -436,6 +439,7 @@ export class TenantStore implements StoreReader {
       schemas: () => this.catalog.values(),
       participants: () => this.participantList,
       checkEvaluator: () => this.checkFn,
+      rowMirror: (schema: string) => this.mirrors.get(schema),
       groupMeta: (frames: readonly { lsn: number; bytes: number; epoch: number }[]) => {
         const meta = this.segments.record(frames);
         const e = this.log.noteEpochs(frames);
@@ -515,7 +519,7 @@ export class TenantStore implements StoreReader {
 
   private checkFences(req: CommitRequest): void {
     for (const c of req.changes) {
-      if ((c.op === 'put' || c.op === 'delete') && this.fences.has(c.schema)) {
+      if ((c.op === 'put' || c.op === 'delete' || c.op === 'mirror') && this.fences.has(c.schema)) {
         throw new DbError('service_unavailable', `writes to ${c.schema} are paused while a migration cuts over; retry shortly`, { schema: c.schema, migration: 'cutover' });
       }
     }
@@ -554,6 +558,16 @@ export class TenantStore implements StoreReader {
 
   setCheckEvaluator(fn: CheckEvaluator | undefined): void {
     this.checkFn = fn;
+  }
+
+  /**
+   * Installs (or removes, with undefined) the dual-write hook of a table: every put and delete
+   * of its rows then carries the mirror's row changes in the same frame (RowMirror in api.ts).
+   * Memory only, like the fence: its owner installs it again after a restart, before writes.
+   */
+  setRowMirror(schema: string, mirror: RowMirror | undefined): void {
+    if (mirror) this.mirrors.set(schema, mirror);
+    else this.mirrors.delete(schema);
   }
 
   // ---- reads --------------------------------------------------------------

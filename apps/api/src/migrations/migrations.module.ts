@@ -3,12 +3,11 @@ import { Migrations } from '@mmdb/migrations';
 import type { SqlEngine } from '@mmdb/sql';
 import type { EnginePeers } from '../tenancy/engines';
 import type { SqlTenantEngine } from '../query/query.module';
-import { DbError, type Row } from '@mmdb/core';
+import { DbError, type Row, type TableManifest } from '@mmdb/core';
 import type { TenantStore } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { MigrationsController } from './migrations.controller';
-import { sqlRowEvaluator, sqlTableEvaluator } from './using';
 
 /** A tenant's migrations: created when its store opens; resumes unfinished ones (backfill, cleanup). */
 export class MigrationsEngine {
@@ -27,8 +26,8 @@ export class MigrationsEngine {
       return e;
     };
     const m = new Migrations(store, {
-      evaluate: (schema: string, expr: string, row: Row) => sqlRowEvaluator(sqlOf(), store, schema, expr, row),
-      evaluateTable: (schema: string, exprs: readonly string[]) => sqlTableEvaluator(sqlOf(), store, schema, exprs),
+      // `using` over a row inside its commit (dual writes, backfill): the SQL engine's expression evaluator.
+      evaluate: (expr: string, row: Row, manifest: TableManifest) => sqlOf().rowEvaluator(expr, row, manifest),
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {
