@@ -39,9 +39,18 @@ export interface EnginePorts {
   readonly limits?: QueryLimits;
 }
 
+/**
+ * Runs a change of a registered table's schema (ALTER TABLE): a target manifest, or the
+ * operations (libs/migrations' names) a manifest cannot say, e.g. a rename. The app installs
+ * one that runs it as an online migration with auto-cutover and resolves once it completes.
+ */
+export type SchemaChanger = (change: { schema: string; toml?: string; operations?: JsonValue[] }, opts: QueryOptions) => Promise<void>;
+
 export class SqlEngine {
   /** @internal */
   readonly views = new Map<string, Select>();
+  /** ALTER TABLE through an online migration (set by the app); without it ADD COLUMN is one schema frame. */
+  schemaChanger: SchemaChanger | undefined;
   /** The plan executor every statement and plan runs on (Sources and Policy ports). */
   readonly exec: PlanExecutor;
   private readonly running = new Map<string, Running>();

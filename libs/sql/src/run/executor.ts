@@ -47,6 +47,8 @@ export interface QueryOptions {
    * it is now: a watch subscription's snapshot event must be exactly the rows at a known LSN.
    */
   snapshot?: Snapshot;
+  /** Who runs the statement (the acting user), for what it records (a migration's audit). */
+  actor?: string;
 }
 
 /** One statement's answer, values still in engine form (bigint integers). */
