@@ -217,12 +217,17 @@ export class Runner {
           stats = await this.rowsInNewShape(r, changes);
         }
         changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
-        const next = (): MigrationRecord => ({
+        const next: MigrationRecord = {
           ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 },
           ...(stats ? { cutover: { ...stats, fenced_ms: Date.now() - t0 } } : {}),
-        });
+        };
         try {
-          return await this.m.commitMove(next(), r.state, opts.trigger ?? 'cutover', opts, changes, FENCE_ROUTE);
+          const done = await this.m.commitMove(next, r.state, opts.trigger ?? 'cutover', opts, changes, FENCE_ROUTE);
+          if (!done.cutover) return done;
+          // The fence's whole length, commit included (stored with the cleanup step's object).
+          const timed = { ...done, cutover: { ...done.cutover, fenced_ms: Date.now() - t0 } };
+          this.m.touch(timed);
+          return timed;
         } catch (e) {
           if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error') throw e;
           const i = (e.details as { index?: number }).index;
