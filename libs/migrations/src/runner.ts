@@ -11,7 +11,7 @@ import { nowS, type MigrationRecord } from './record';
 import { isFinal, move } from './states';
 
 /** A backfill frame slower than this halves the batch (foreground writes share the commit queue). */
-const TARGET_BATCH_MS = 25;
+const TARGET_BATCH_MS = 8;
 const MAX_OFFENDING = 10;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
