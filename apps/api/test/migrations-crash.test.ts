@@ -6,7 +6,7 @@
  * shadow table goes after the restart). Then `verify` finds every derived key in place.
  */
 import * as path from 'path';
-import { TenantStore } from '@mmdb/storage';
+import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
 import { bootstrapEnv, ITEMS_TOML, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
@@ -81,7 +81,7 @@ describe('migrations survive SIGKILL', () => {
         expect(cut.state).toBe('Completed');
       }
       // Every row's new shape was current in the shadow: the dual writes held across the crash.
-      expect(cut.cutover).toMatchObject({ rows: ROWS, reshaped: 0 });
+      expect(cut.cutover).toMatchObject({ rows: ROWS, reshaped: 0, switched: true });
       expect(acked.size).toBeGreaterThan(10);
       for (const k of acked) expect((await req('GET', `/rows/shop.items/${k}`)).json).toEqual({ id: k, name: `u${k}`, cost: k });
       // 3. SIGKILL as the cleanup runs.
@@ -103,6 +103,12 @@ describe('migrations survive SIGKILL', () => {
       const report = await store.verify();
       expect(report.differences).toEqual([]);
       expect(report.rows).toBe(ROWS);
+      // The cutover switched the table onto its new shape's keys; the old ones are cleared in the background (resumed at open).
+      expect(store.manifest('shop.items')!.physical).toMatch(/^shop\.items__mig_/);
+      const old = prefixRange(KEYSPACE.row, ['shop.items']);
+      const end = Date.now() + 30_000;
+      while ((await store.db.keys({ ...old, limit: 1 }).all()).length && Date.now() < end) await sleep(20);
+      expect(await store.db.keys({ ...old, limit: 1 }).all()).toEqual([]);
     } finally {
       await store.close();
     }

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import type { JsonValue, Row } from '@mmdb/core';
-import { TenantStore } from '@mmdb/storage';
+import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
 import { Migrations } from './index';
 
 const ITEMS = `namespace = "app"
@@ -115,11 +115,21 @@ describe('dual writes', () => {
       }
     }
     expect(sourceWrites).toBeGreaterThan(300);
+    const versionOf = async (id: number) => (await store.getRow('app.items', [id]))?.version;
+    const kept = [0, 1, 2, 3, 399].map((id) => [id, model.get(id) ? 'row' : 'none']);
+    const versions = await Promise.all(kept.map(([id]) => versionOf(id as number)));
+    const lsnBefore = store.lastLsn;
     const done = await m.request(r.id, 'cutover', { actor: 'tok' });
     expect(done.state).toBe('Completed');
-    // The cutover took every row from the shadow: none was missed by the dual writes.
-    expect(done.cutover).toMatchObject({ reshaped: 0 });
+    // The cutover switched the table onto the shadow's keys in one frame: no row was rewritten,
+    // none was missed by the dual writes, and every row kept its version.
+    expect(done.cutover).toMatchObject({ switched: true, reshaped: 0 });
     expect(done.cutover!.from_shadow).toBe(done.cutover!.rows);
+    expect(await Promise.all(kept.map(([id]) => versionOf(id as number)))).toEqual(versions);
+    const frames: number[] = [];
+    for await (const f of store.frames()) if (f.lsn > lsnBefore && f.changes.some((c) => c.op === 'migration' && c.step === 'cutover')) frames.push(f.changes.length);
+    expect(frames.length).toBe(1);
+    expect(frames[0]).toBeLessThan(5);
     for (const [id, v] of model) {
       const got = (await store.getRow('app.items', [id]))?.values ?? null;
       expect([id, got]).toEqual([id, v === null ? null : { id, title: v.name, qty: String(v.qty * 10) }]);
@@ -130,6 +140,22 @@ describe('dual writes', () => {
     // After cutover the table is written in the new shape only, with no mirror.
     await store.put('app.items', { id: 1000, title: 't', qty: '5' });
     expect(store.manifests().map((x) => x.id)).toEqual(['app.items']);
+    expect(store.manifest('app.items')!.physical).toMatch(/^app\.items__mig_/);
+    // The old shape's keys are cleared in the background.
+    const oldKeys = async () => (await store.db.keys({ ...prefixRange(KEYSPACE.row, ['app.items']) }).all()).length + (await store.db.keys({ ...prefixRange(KEYSPACE.index, ['app.items']) }).all()).length;
+    const end = Date.now() + 20_000;
+    while ((await oldKeys()) > 0 && Date.now() < end) await new Promise((res) => setTimeout(res, 20));
+    expect(await oldKeys()).toBe(0);
+    // A reopened store finds the table on its new keys.
+    await store.close();
+    store = await TenantStore.open({ dir, sync: false });
+    expect((await store.getRow('app.items', [1000]))?.values).toEqual({ id: 1000, title: 't', qty: '5' });
+    const snap = store.snapshot();
+    let n = 0;
+    for await (const rows of snap.scanIndex('app.items', 'by_name', { prefix: ['t'] })) n += rows.length;
+    await snap.release();
+    expect(n).toBe(1);
+    expect((await store.verify()).differences).toEqual([]);
   }, 120_000);
 
   it('keeps dual-writing after a restart, and a write the new shape refuses commits alone and fails the migration', async () => {

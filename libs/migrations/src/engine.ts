@@ -170,7 +170,8 @@ export class Migrations {
       let stored = rec;
       if (shadow) {
         // The shadow table: the new shape without derived-only sections, validated row by row as it fills.
-        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations'] });
+        // Its description and label go too: other surfaces (ES indexes, English questions) must not take it for a table of theirs.
+        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] });
         stored = { ...rec, shadow: parseManifest(shadowToml).id };
         extra.unshift({ op: 'schema_put', toml: shadowToml });
       } else parseManifest(target.toml);

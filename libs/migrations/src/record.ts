@@ -45,7 +45,14 @@ export interface MigrationRecord {
    * source (a write the dual write missed: none unless a mirror was not installed), and how
    * long the table was fenced.
    */
-  readonly cutover?: { readonly rows: number; readonly from_shadow: number; readonly reshaped: number; readonly fenced_ms: number };
+  readonly cutover?: {
+    readonly rows: number;
+    readonly from_shadow: number;
+    readonly reshaped: number;
+    readonly fenced_ms: number;
+    /** True when the cutover frame switched the table onto the shadow's keys (no row rewritten in it). */
+    readonly switched?: boolean;
+  };
   /** Internal: the target manifest, the shadow table, how rows map. */
   readonly target_toml: string;
   readonly shadow: string | null;

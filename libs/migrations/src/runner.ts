@@ -2,8 +2,8 @@
  * The work of a migration: the throttled backfill into the shadow table (one frame per batch,
  * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
  */
-import { isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
-import { FENCE_ROUTE, type Change, type StoredRow } from '@mmdb/storage';
+import { isDbError, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
+import { FENCE_ROUTE, keyIdOf, parseManifest, type Change, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
 import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror';
 import { reshape } from './ops';
@@ -204,6 +204,9 @@ export class Runner {
       const r = this.m.get(id);
       const to = move(id, r.state, 'cutover');
       const store = this.m.store;
+      const fast = this.switchable(r);
+      // Before the fence: any row the dual writes missed is mirrored now (writes go on, dual-written).
+      const caught = fast ? await this.catchUp(r) : null;
       const t0 = Date.now();
       store.fenceSchema(r.schema, true);
       try {
@@ -211,12 +214,17 @@ export class Runner {
         await store.commit({ changes: [{ op: 'catalog', kind: 'migration', id, record: r as unknown as JsonValue }], route: FENCE_ROUTE, actor: 'system' });
         store.setRowMirror(r.schema, undefined);
         const changes: Change[] = [];
-        let stats: { rows: number; from_shadow: number; reshaped: number } | undefined;
-        if (r.shadow) {
+        let stats: { rows: number; from_shadow: number; reshaped: number; switched?: boolean } | undefined;
+        if (fast) {
+          // One small frame whatever the row count: the table now reads and writes the shadow's keys
+          // (rows and index entries the dual writes kept exact); its old keys are cleared in the background.
+          changes.push({ op: 'schema_put', toml: r.target_toml, physical: keyIdOf(store.manifest(r.shadow!)!) }, { op: 'migration', migration: id, step: 'cutover' });
+          stats = { rows: caught!.rows, from_shadow: caught!.rows - caught!.repaired, reshaped: caught!.repaired, switched: true };
+        } else if (r.shadow) {
           changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys', 'fulltext', 'vector', 'relations'] }) });
           stats = await this.rowsInNewShape(r, changes);
         }
-        changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
+        if (!fast) changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
         const next: MigrationRecord = {
           ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 },
           ...(stats ? { cutover: { ...stats, fenced_ms: Date.now() - t0 } } : {}),
@@ -243,6 +251,51 @@ export class Runner {
         this.kick(id);
       }
     });
+  }
+
+  /**
+   * Whether the cutover can switch the table onto the shadow's keys (one frame): a rewrite whose
+   * old and new shapes have no full-text, vector or relation sections (their participants key
+   * by the table and derive from row values, so they are rebuilt from every row instead).
+   */
+  private switchable(r: MigrationRecord): boolean {
+    if (!r.shadow || !this.m.store.manifest(r.shadow)) return false;
+    const derived = (m: TableManifest) => m.fulltext.length > 0 || m.vector !== undefined || m.relations.length > 0;
+    const source = this.m.store.manifest(r.schema);
+    return !!source && !derived(source) && !derived(parseManifest(r.target_toml));
+  }
+
+  /**
+   * Compares the shadow with the table (a snapshot, not fenced) and re-mirrors every row whose
+   * new shape is missing, stale (another version than its source row) or left over: writes made
+   * while no mirror was installed. Returns how many it repaired (0 when the dual writes held).
+   */
+  private async catchUp(r: MigrationRecord): Promise<{ rows: number; repaired: number }> {
+    const store = this.m.store;
+    const snap = store.snapshot();
+    const stale: JsonValue[][] = [];
+    let count = 0;
+    try {
+      const shadow = new Map<string, StoredRow>();
+      for await (const rows of snap.scanRows(r.shadow!, { batchSize: 1024 })) for (const row of rows) shadow.set(stringifyJson(row.pk as JsonValue[]), row);
+      for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
+        for (const row of rows) {
+          count++;
+          const k = stringifyJson(row.pk as JsonValue[]);
+          const copy = shadow.get(k);
+          shadow.delete(k);
+          if (!copy || copy.version !== row.version || copy.lsn < row.lsn) stale.push(row.pk as JsonValue[]);
+        }
+      }
+      for (const left of shadow.values()) stale.push(left.pk as JsonValue[]);
+    } finally {
+      await snap.release();
+    }
+    for (let i = 0; i < stale.length; i += 500) {
+      const copies: Change[] = stale.slice(i, i + 500).map((pk) => ({ op: 'mirror', schema: r.schema, pk }));
+      await store.commit({ changes: copies, actor: 'system', route: 'migration backfill' });
+    }
+    return { rows: count, repaired: stale.length };
   }
 
   /** Puts of every source row in the new shape into `changes`, from the shadow where it is current. */

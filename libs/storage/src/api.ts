@@ -50,6 +50,12 @@ export interface SchemaPutChange {
   readonly op: 'schema_put';
   /** The manifest TOML text, kept verbatim for GET. */
   readonly toml: string;
+  /**
+   * The keys the table's rows and index entries are under from this frame on (`keyIdOf`):
+   * a migration's cutover points the table at the shadow's keys (one frame, no row rewritten);
+   * the old keys are then cleared in the background. Absent: unchanged (a new table: its id).
+   */
+  readonly physical?: string;
 }
 
 export interface SchemaDropChange {
@@ -211,7 +217,7 @@ export type LoggedChange =
   /** `old`: the values of the deleted row (absent in frames written before it was logged). */
   | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple; readonly old?: Row }
   | { readonly op: 'custom'; readonly participant: string; readonly type: string; readonly payload: JsonValue }
-  | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string }
+  | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string; readonly physical?: string }
   | { readonly op: 'schema_drop'; readonly schema: string }
   | CatalogChange
   | MigrationChange;
@@ -318,7 +324,8 @@ export interface RowMirrorEvent {
  * table in the same request, hence in the same frame, whatever surface wrote it (rows, batch,
  * NDJSON, SQL, ES). An online migration fills it to write each row's new shape beside the old.
  * `mirror` runs inside the commit (it sees the request's pending writes through `ctx`) and
- * must not write itself. Its changes are not mirrored again. When the store refuses one of
+ * must not write itself. Its changes are not mirrored again; a put stores the source row's
+ * version (so a table moved onto the mirror's keys keeps its versions). When the store refuses one of
  * them (the new shape rejects the row), the source write still commits without its mirror
  * and `refused` is told (the migration then fails); a `mirror` change fails instead.
  */

@@ -16,7 +16,7 @@ export interface KeyReader {
   peek?(bin: string): Buffer | null | typeof MISS;
   range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
 }
-import { decodeRow, rowKey } from './records';
+import { decodeRow, keyIdOf, rowKey } from './records';
 
 const bin = (b: Buffer) => b.toString('latin1');
 const unbin = (s: string) => Buffer.from(s, 'latin1');
@@ -165,7 +165,7 @@ export class RequestContext implements DeriveContext {
     return picked.map((k) => [unbin(k), merged.get(k)!]);
   }
 
-  async getRow(schema: string, pk: PkTuple, key: Buffer = rowKey(schema, pk)): Promise<StoredRow | undefined> {
+  async getRow(schema: string, pk: PkTuple, key: Buffer = rowKey(this.keyId(schema), pk)): Promise<StoredRow | undefined> {
     const v = await this.get(key);
     return v === undefined ? undefined : decodeRow(schema, pk, v);
   }
@@ -174,7 +174,13 @@ export class RequestContext implements DeriveContext {
    * getRow answered without waiting when the row is among the pending writes or was
    * read ahead; MISS when only the store can say (then call getRow).
    */
-  getRowNow(schema: string, pk: PkTuple, key: Buffer = rowKey(schema, pk), k: string = bin(key)): StoredRow | undefined | typeof MISS {
+  /** The id the schema's rows are keyed under (keyIdOf its manifest as this request sees it). */
+  private keyId(schema: string): string {
+    const m = this.manifestOf(schema);
+    return m ? keyIdOf(m) : schema;
+  }
+
+  getRowNow(schema: string, pk: PkTuple, key: Buffer = rowKey(this.keyId(schema), pk), k: string = bin(key)): StoredRow | undefined | typeof MISS {
     let v = this.pending(k);
     if (v === undefined) {
       const b = this.base?.peek?.(k);

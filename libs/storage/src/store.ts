@@ -48,9 +48,9 @@ import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
 import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
-import { KEYSPACE, decodeTuple, prefixRange } from './keys';
+import { KEYSPACE, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { LOG_END, LOG_START, decodeRowText, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
+import { LOG_END, LOG_START, decodeRowText, idempotencyKey, keyIdOf, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { RowCache } from './row-cache';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
@@ -237,6 +237,7 @@ export class TenantStore implements StoreReader {
       participants: () => this.participantList,
       clearSchema: (m) => this.clearSchema(m),
       del: (key) => this.db.del(key),
+      retire: (id) => this.retire(id),
     });
   }
 
@@ -316,6 +317,15 @@ export class TenantStore implements StoreReader {
   }
 
   private async recover(): Promise<void> {
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['schema']))) {
+      for (const [, v] of batch) {
+        const { toml, physical } = parseJson<{ toml: string; physical?: string }>(v);
+        const parsed = parseManifest(toml);
+        const manifest = physical !== undefined && physical !== parsed.id ? { ...parsed, physical } : parsed;
+        this.catalog.set(manifest.id, { manifest, toml });
+      }
+    }
+    // Interrupted drops are finished once the catalog is loaded (a shadow's keys another table uses stay).
     const finishedDrops: string[] = [];
     for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['dropping']))) {
       for (const [k, v] of batch) {
@@ -325,12 +335,8 @@ export class TenantStore implements StoreReader {
         finishedDrops.push(m.id);
       }
     }
-    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['schema']))) {
-      for (const [, v] of batch) {
-        const { toml } = parseJson<{ toml: string }>(v);
-        const manifest = parseManifest(toml);
-        this.catalog.set(manifest.id, { manifest, toml });
-      }
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['retiring']))) {
+      for (const [k] of batch) this.retire(decodeTuple(k, keyOf(KEYSPACE.meta, ['retiring']).length)[0] as string);
     }
     const storedEpoch = await this.db.get(metaKey('epoch'));
     this.epochValue = this.opts.epoch ?? (storedEpoch ? parseJson<number>(storedEpoch) : 0);
@@ -488,12 +494,42 @@ export class TenantStore implements StoreReader {
     }
   }
 
-  /** Removes every key of a dropped schema: rows and each participant's ranges. */
+  /**
+   * Removes every key of a dropped schema: rows and each participant's ranges. A schema whose
+   * keys another table now uses (a migration's shadow after the cutover pointed its table at
+   * them) leaves its rows and index entries alone.
+   */
   private async clearSchema(m: TableManifest): Promise<void> {
-    const rows = prefixRange(KEYSPACE.row, [m.id]);
-    await this.db.clear({ gte: rows.gte, lt: rows.lt });
-    for (const p of this.participantList) for (const [gte, lt] of p.dropRanges?.(m) ?? []) await this.db.clear({ gte, lt });
+    const shared = [...this.catalog.values()].some((e) => e.manifest.id !== m.id && keyIdOf(e.manifest) === keyIdOf(m));
+    if (!shared) {
+      const rows = prefixRange(KEYSPACE.row, [keyIdOf(m)]);
+      await this.db.clear({ gte: rows.gte, lt: rows.lt });
+    }
+    for (const p of this.participantList) {
+      if (shared && p === indexParticipant) continue;
+      for (const [gte, lt] of p.dropRanges?.(m) ?? []) await this.db.clear({ gte, lt });
+    }
   }
+
+  /**
+   * Clears, in the background, the row and index keys of `keyId` that a table left when a
+   * cutover moved it to its new shape's keys (no manifest points at them any more; the
+   * `retiring` marker written in that frame makes a restart finish the job).
+   */
+  private retire(keyId: string): void {
+    const run = (async () => {
+      for (const space of [KEYSPACE.row, KEYSPACE.index]) {
+        const r = prefixRange(space, [keyId]);
+        await this.db.clear({ gte: r.gte, lt: r.lt });
+      }
+      await this.db.del(metaKey('retiring', keyId));
+    })();
+    const p = run.catch((e) => (this.maintenance.lastError = `retiring ${keyId}: ${(e as Error)?.message ?? String(e)}`)).finally(() => this.retiring.delete(p));
+    this.retiring.add(p);
+  }
+
+  /** Background clears of retired keys (awaited by close). */
+  private readonly retiring = new Set<Promise<unknown>>();
 
   // ---- writes -------------------------------------------------------------
 
@@ -605,8 +641,9 @@ export class TenantStore implements StoreReader {
   /** The row's record text, through the read cache. */
   private async rowRecord(schema: string, pk: PkTuple): Promise<string | undefined> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
-    if (!this.catalog.has(schema)) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
-    const key = rowKey(schema, pk);
+    const e = this.catalog.get(schema);
+    if (!e) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
+    const key = rowKey(keyIdOf(e.manifest), pk);
     const k = key.toString('latin1');
     const cached = this.rowCache.get(k);
     if (cached !== undefined) return cached ?? undefined;
@@ -728,7 +765,7 @@ export class TenantStore implements StoreReader {
       }
       for (let i = 0; i < decoded.length; ) {
         let j = i;
-        while (j < decoded.length - 1 && !decoded[j].f.changes.some((c) => c.op === 'schema_drop')) j++;
+        while (j < decoded.length - 1 && !decoded[j].f.changes.some((c) => c.op === 'schema_drop' || (c.op === 'schema_put' && c.physical !== undefined))) j++;
         await this.appendRun(decoded.slice(i, j + 1));
         i = j + 1;
       }
@@ -739,7 +776,12 @@ export class TenantStore implements StoreReader {
   /** One run of applyFrames: one batch, then the applier. */
   private async appendRun(run: ReadonlyArray<{ f: CommittedFrame; b: Buffer }>): Promise<void> {
     const writes = new WriteSet();
-    for (const { f, b } of run) for (const w of FrameApplier.keyWrites(f, b)) writes.set(w.key, w.value);
+    // Row keys under each table's keys as of the run (a run ends at a frame that moves a table's keys).
+    const keyId = (s: string) => {
+      const m = this.catalog.get(s)?.manifest;
+      return m ? keyIdOf(m) : s;
+    };
+    for (const { f, b } of run) for (const w of FrameApplier.keyWrites(f, b, keyId)) writes.set(w.key, w.value);
     const batch = this.db.batch();
     for (const [k, v] of writes.entries()) {
       if (v === null) batch.del(k);
@@ -945,6 +987,7 @@ export class TenantStore implements StoreReader {
     clearInterval(this.maintenanceTimer);
     await this.maintaining;
     await this.coordinator.drain();
+    await Promise.allSettled([...this.retiring]);
     this.closed = true;
     this.coordinator.close();
     try {
