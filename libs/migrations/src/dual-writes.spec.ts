@@ -181,6 +181,12 @@ describe('dual writes', () => {
     expect(m.get(r.id).reason).toMatch(/^check_violation/);
     await until(() => m.get(r.id).cleaned);
     await m.close();
+    // The shadow's keys are cleared in the background after its drop frame.
+    const left = async () => (await store.db.keys({ ...prefixRange(KEYSPACE.row, [shadow]) }).all()).length + (await store.db.keys({ ...prefixRange(KEYSPACE.index, [shadow]) }).all()).length;
+    const end = Date.now() + 20_000;
+    while ((await left()) > 0 && Date.now() < end) await new Promise((res) => setTimeout(res, 20));
+    expect(await left()).toBe(0);
+    expect(await store.db.keys({ ...prefixRange(KEYSPACE.meta, ['retiring']) }).all()).toEqual([]);
     // The mirror is gone with the migration: writes are single again.
     await store.put('app.items', { id: 397, name: 'a much too long name', qty: 1 });
     expect(store.manifests().map((x) => x.id)).toEqual(['app.items']);

@@ -332,7 +332,8 @@ export class Runner {
     await this.m.serial(async () => {
       const r = this.m.get(id);
       if (r.cleaned) return;
-      if (r.shadow && this.m.store.manifest(r.shadow)) await this.m.store.commit({ changes: [{ op: 'schema_drop', schema: r.shadow }], actor: 'system', route: 'migration cleanup' });
+      // The shadow's id is never registered again: its keys (unless the table now uses them) go in the background.
+      if (r.shadow && this.m.store.manifest(r.shadow)) await this.m.store.commit({ changes: [{ op: 'schema_drop', schema: r.shadow, background: true }], actor: 'system', route: 'migration cleanup' });
       await this.m.commitMove({ ...r, cleaned: true }, r.state, 'cleanup', { actor: 'system' }, [{ op: 'migration', migration: id, step: 'cleanup' }]);
     });
   }

@@ -61,6 +61,13 @@ export interface SchemaPutChange {
 export interface SchemaDropChange {
   readonly op: 'schema_drop';
   readonly schema: string;
+  /**
+   * Its row and index keys are cleared in the background after the frame (a `retiring`
+   * marker resumes the clear after a crash) instead of before the next group is prepared.
+   * Only for an id never registered again (a migration's shadow table: its id holds a ULID),
+   * since a table registered under the same id would see the old keys until the clear ends.
+   */
+  readonly background?: boolean;
 }
 
 /**
@@ -218,7 +225,7 @@ export type LoggedChange =
   | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple; readonly old?: Row }
   | { readonly op: 'custom'; readonly participant: string; readonly type: string; readonly payload: JsonValue }
   | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string; readonly physical?: string }
-  | { readonly op: 'schema_drop'; readonly schema: string }
+  | { readonly op: 'schema_drop'; readonly schema: string; readonly background?: boolean }
   | CatalogChange
   | MigrationChange;
 

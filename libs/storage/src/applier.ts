@@ -71,7 +71,11 @@ export class FrameApplier {
           if (before && keyIdOf(before) !== keyIdOf(manifest)) this.host.retire(keyIdOf(before));
         }
         else if (c.op === 'schema_drop') {
+          const gone = this.host.catalog.get(c.schema)?.manifest;
+          // Its rows and index entries are cleared in the background (finish leaves them alone).
           this.host.catalog.delete(c.schema);
+          const shared = gone && [...this.host.catalog.values()].some((e) => keyIdOf(e.manifest) === keyIdOf(gone));
+          if (gone && c.background === true && !shared) this.host.retire(keyIdOf(gone));
           dropped = true;
         }
       }

@@ -470,10 +470,13 @@ export class Coordinator {
             }
             ctx.put(metaKey('schema', m.id), null);
             ctx.put(metaKey('dropping', m.id), json(m));
+            // (Not when another table now uses its keys: a shadow after its table's cutover.)
+            const shared = this.allManifests(groupSchemas, ownSchemas).some((o) => o.id !== m.id && keyIdOf(o) === keyIdOf(m));
+            if (change.background === true && !shared) ctx.put(metaKey('retiring', keyIdOf(m)), json({ dropped: m.id }));
             ownSchemas.set(m.id, null);
             dropped.push(m);
             results.push({ op: 'schema_drop', schema: m.id, dropped: true });
-            logged.add({ op: 'schema_drop', schema: m.id });
+            logged.add(change.background === true ? { op: 'schema_drop', schema: m.id, background: true } : { op: 'schema_drop', schema: m.id });
             break;
           }
           case 'catalog':

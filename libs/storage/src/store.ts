@@ -325,6 +325,10 @@ export class TenantStore implements StoreReader {
         this.catalog.set(manifest.id, { manifest, toml });
       }
     }
+    // Background clears resume first (an interrupted background drop leaves its rows to them).
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['retiring']))) {
+      for (const [k] of batch) this.retire(decodeTuple(k, keyOf(KEYSPACE.meta, ['retiring']).length)[0] as string);
+    }
     // Interrupted drops are finished once the catalog is loaded (a shadow's keys another table uses stay).
     const finishedDrops: string[] = [];
     for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['dropping']))) {
@@ -334,9 +338,6 @@ export class TenantStore implements StoreReader {
         await this.db.del(k);
         finishedDrops.push(m.id);
       }
-    }
-    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['retiring']))) {
-      for (const [k] of batch) this.retire(decodeTuple(k, keyOf(KEYSPACE.meta, ['retiring']).length)[0] as string);
     }
     const storedEpoch = await this.db.get(metaKey('epoch'));
     this.epochValue = this.opts.epoch ?? (storedEpoch ? parseJson<number>(storedEpoch) : 0);
@@ -500,7 +501,8 @@ export class TenantStore implements StoreReader {
    * them) leaves its rows and index entries alone.
    */
   private async clearSchema(m: TableManifest): Promise<void> {
-    const shared = [...this.catalog.values()].some((e) => e.manifest.id !== m.id && keyIdOf(e.manifest) === keyIdOf(m));
+    // Shared with another table, or being cleared in the background (a `background` drop).
+    const shared = this.retiringIds.has(keyIdOf(m)) || [...this.catalog.values()].some((e) => e.manifest.id !== m.id && keyIdOf(e.manifest) === keyIdOf(m));
     if (!shared) {
       const rows = prefixRange(KEYSPACE.row, [keyIdOf(m)]);
       await this.db.clear({ gte: rows.gte, lt: rows.lt });
@@ -517,6 +519,8 @@ export class TenantStore implements StoreReader {
    * `retiring` marker written in that frame makes a restart finish the job).
    */
   private retire(keyId: string): void {
+    if (this.retiringIds.has(keyId)) return;
+    this.retiringIds.add(keyId);
     const run = (async () => {
       for (const space of [KEYSPACE.row, KEYSPACE.index]) {
         const r = prefixRange(space, [keyId]);
@@ -524,12 +528,18 @@ export class TenantStore implements StoreReader {
       }
       await this.db.del(metaKey('retiring', keyId));
     })();
-    const p = run.catch((e) => (this.maintenance.lastError = `retiring ${keyId}: ${(e as Error)?.message ?? String(e)}`)).finally(() => this.retiring.delete(p));
+    const p = run
+      .catch((e) => (this.maintenance.lastError = `retiring ${keyId}: ${(e as Error)?.message ?? String(e)}`))
+      .finally(() => {
+        this.retiring.delete(p);
+        this.retiringIds.delete(keyId);
+      });
     this.retiring.add(p);
   }
 
-  /** Background clears of retired keys (awaited by close). */
+  /** Background clears of retired keys (awaited by close), and the key ids they clear. */
   private readonly retiring = new Set<Promise<unknown>>();
+  private readonly retiringIds = new Set<string>();
 
   // ---- writes -------------------------------------------------------------
 
