@@ -192,4 +192,26 @@ describe('dual writes', () => {
     expect(store.manifests().map((x) => x.id)).toEqual(['app.items']);
     expect((await store.verify()).differences).toEqual([]);
   }, 120_000);
+  it('repairs, before the fence, writes made while no mirror was installed (a new lease holder that had not loaded the migration)', async () => {
+    const m = new Migrations(store, { evaluate });
+    await m.attach();
+    const r = await m.submit({ schema: 'app.items', operations: [...OPS] }, 'tok');
+    await until(() => m.get(r.id).state === 'ReadyToCutover');
+    store.setRowMirror('app.items', undefined);
+    await store.put('app.items', { id: 5, name: 'changed', qty: 7 }); // its copy is now stale
+    await store.put('app.items', { id: 900, name: 'fresh', qty: 9 }); // no copy
+    await store.delete('app.items', [6]); // a copy left over
+    m.runner.mirror(m.get(r.id));
+    const done = await m.request(r.id, 'cutover', { actor: 'tok' });
+    expect(done.cutover).toMatchObject({ switched: true, rows: 400, reshaped: 3, from_shadow: 397 });
+    expect((await store.getRow('app.items', [5]))?.values).toEqual({ id: 5, title: 'changed', qty: '70' });
+    expect((await store.getRow('app.items', [900]))?.values).toEqual({ id: 900, title: 'fresh', qty: '90' });
+    expect(await store.getRow('app.items', [6])).toBeUndefined();
+    expect((await store.getRow('app.items', [7]))?.values).toEqual({ id: 7, title: 'n7', qty: '70' });
+    // A primary-key column's type never changes (its rows would be other rows).
+    await expect(m.submit({ schema: 'app.items', operations: [{ op: 'change_type', column: 'id', ty: 'str' }] }, 'tok')).rejects.toMatchObject({ code: 'validation_failed' });
+    await until(() => m.get(r.id).cleaned);
+    await m.close();
+    expect((await store.verify()).differences).toEqual([]);
+  }, 60_000);
 });

@@ -3,7 +3,7 @@
  * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
  */
 import { isDbError, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
-import { FENCE_ROUTE, keyIdOf, parseManifest, type Change, type StoredRow } from '@mmdb/storage';
+import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
 import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror';
 import { reshape } from './ops';
@@ -276,18 +276,25 @@ export class Runner {
     const stale: JsonValue[][] = [];
     let count = 0;
     try {
-      const shadow = new Map<string, StoredRow>();
-      for await (const rows of snap.scanRows(r.shadow!, { batchSize: 1024 })) for (const row of rows) shadow.set(stringifyJson(row.pk as JsonValue[]), row);
-      for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
-        for (const row of rows) {
+      // Both tables in primary-key order (the key's type never changes), walked side by side.
+      const rowsOf = async function* (schema: string): AsyncGenerator<StoredRow> {
+        for await (const rows of snap.scanRows(schema, { batchSize: 1024 })) yield* rows;
+      };
+      const src = rowsOf(r.schema);
+      const dst = rowsOf(r.shadow!);
+      let a = await src.next();
+      let b = await dst.next();
+      while (!a.done || !b.done) {
+        const order = a.done ? 1 : b.done ? -1 : Buffer.compare(encodeTuple(a.value.pk), encodeTuple(b.value.pk));
+        if (order < 0) stale.push(a.value!.pk as JsonValue[]); // no copy
+        else if (order > 0) stale.push(b.value!.pk as JsonValue[]); // a copy left over
+        else if (b.value.version !== a.value.version || b.value.lsn < a.value.lsn) stale.push(a.value.pk as JsonValue[]);
+        if (order <= 0) {
           count++;
-          const k = stringifyJson(row.pk as JsonValue[]);
-          const copy = shadow.get(k);
-          shadow.delete(k);
-          if (!copy || copy.version !== row.version || copy.lsn < row.lsn) stale.push(row.pk as JsonValue[]);
+          a = await src.next();
         }
+        if (order >= 0) b = await dst.next();
       }
-      for (const left of shadow.values()) stale.push(left.pk as JsonValue[]);
     } finally {
       await snap.release();
     }
