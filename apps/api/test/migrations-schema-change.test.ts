@@ -44,6 +44,14 @@ describe('schema changes as migrations over real HTTPS', () => {
     const again = await putSchema(indexed);
     expect([again.status, again.json.migration]).toEqual([200, undefined]);
     expect((await migrations()).length).toBe(before);
+    // With an Idempotency-Key: a replay answers what the migration answered, and starts none.
+    const keyed = `${indexed}[[indexes]]\nname = "by_tag_id"\ncolumns = ["tag", "id"]\n`;
+    const post = () => srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: keyed, contentType: 'text/plain', headers: { 'idempotency-key': '01J0000000000000000000ABCD' } });
+    const once = await post();
+    expect([once.status, typeof once.json.migration]).toEqual([200, 'string']);
+    const replayed = await post();
+    expect([replayed.status, replayed.json, replayed.headers['x-db-idempotent-replay']]).toEqual([200, once.json, 'true']);
+    expect((await migrations()).length).toBe(before + 1);
   }, 60_000);
 
   it('ALTER TABLE ADD / RENAME / DROP COLUMN through /sql run as auto-cutover migrations and answer when complete', async () => {

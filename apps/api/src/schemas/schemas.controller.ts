@@ -59,7 +59,13 @@ export class SchemasController {
     const engine = t.engine<MigrationsEngine>('migrations');
     if (!current || stringifyJson(current as unknown as JsonValue) === stringifyJson(target as unknown as JsonValue) || !engine?.migrations) return null;
     const m = await engine.runToCompletion({ schema: id, manifest: toml }, actorOf(req));
-    return { id, tenant: t.tenant, created: false, migration: m.id };
+    const body = { id, tenant: t.tenant, created: false, migration: m.id };
+    // The Idempotency-Key answer rides in a frame of its own once the migration completed (the
+    // manifest as it now is, a no-op): a replay then finds the manifest unchanged and gets it.
+    const idempotency = idempotencyFor(req, this.config.idempotencyTtlMs, () => ({ status: 200, body }));
+    const now = t.store.schemaToml(id);
+    if (idempotency && now !== undefined) await t.commit({ changes: [{ op: 'schema_put', toml: now }], idempotency });
+    return body;
   }
 
   /** Drops every schema (operator only), referencing schemas before the ones they reference. */
