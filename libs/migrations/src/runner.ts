@@ -221,7 +221,9 @@ export class Runner {
           changes.push({ op: 'schema_put', toml: r.target_toml, physical: keyIdOf(store.manifest(r.shadow!)!) }, { op: 'migration', migration: id, step: 'cutover' });
           stats = { rows: caught!.rows, from_shadow: caught!.rows - caught!.repaired, reshaped: caught!.repaired, switched: true };
         } else if (r.shadow) {
-          changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys', 'fulltext', 'vector', 'relations'] }) });
+          // Without indexes and foreign keys (their old entries go, the target's are built from the rows),
+          // with the target's derived sections: each row's put re-derives its vector entry, postings and edges.
+          changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys'] }) });
           stats = await this.rowsInNewShape(r, changes);
         }
         if (!fast) changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
