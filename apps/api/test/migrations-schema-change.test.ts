@@ -88,11 +88,17 @@ describe('schema changes as migrations over real HTTPS', () => {
       expect(actions[actions.length - 1]).toBe('auto-cutover');
     }
 
+    // A table without a declared primary key (hidden _rowid): its rows keep their rowids.
+    expect((await sql("CREATE TABLE tags(label TEXT); INSERT INTO tags VALUES ('a'), ('b')")).status).toBe(200);
+    expect((await sql('ALTER TABLE tags RENAME COLUMN label TO name')).status).toBe(200);
+    expect((await sql("INSERT INTO tags VALUES ('c')")).status).toBe(200);
+    expect((await sql('SELECT rowid AS r, name FROM tags ORDER BY rowid')).json.rows).toEqual([{ r: 1, name: 'a' }, { r: 2, name: 'b' }, { r: 3, name: 'c' }]);
+
     const missing = await sql('ALTER TABLE notes RENAME COLUMN nope TO other');
     expect([missing.status, missing.json.error]).toEqual([400, 'validation_failed']);
     const clash = await sql('ALTER TABLE notes RENAME COLUMN text TO lang');
     expect(clash.status).toBe(400);
-    expect((await migrations()).length).toBe(count + 3);
+    expect((await migrations()).length).toBe(count + 4);
   }, 90_000);
   it('postings follow a changed manifest: a new full-text field indexes the stored rows, a new analyzer re-indexes them', async () => {
     const base = 'namespace = "app"\ntable = "docs"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "body"\nty = "str"\n';
