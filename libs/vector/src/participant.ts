@@ -183,6 +183,7 @@ export class VectorParticipant implements CommitParticipant {
       const spec = JSON.parse(value.toString('utf8')) as StoredSpec;
       const t = this.tables.get(k.table);
       if (!t || t.spec.dim !== spec.dim || t.spec.metric !== spec.metric) this.tables.set(k.table, new VectorTable(k.table, spec));
+      else if (t.spec.index !== spec.index || stringifyJson(t.spec.params as JsonValue) !== stringifyJson(spec.params as JsonValue)) t.retune(spec);
       this.dirty.add(k.table);
     } else if (k.kind === 'e') {
       const t = this.tables.get(k.table);
