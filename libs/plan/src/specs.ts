@@ -33,9 +33,9 @@ export const NODE_SPECS: { readonly [K in NodeKind]: Spec } = {
   delete: { schema: 'str', alias: 'str', input: 'node' },
   fts_search: { schema: 'str', alias: 'str?', field: 'str?', fields: 'fields?', query: 'ftsq', limit: 'num?', ranking: 'ranking?', filter: 'expr?' },
   vector_topk: { schema: 'str', alias: 'str?', column: 'str?', vector: 'expr', k: 'num', mode: 'str?', metric: 'str?', filter: 'expr?', metadata: 'meta?' },
-  graph_expand: { input: 'node?', schema: 'str', rel: 'str', from: 'expr', direction: 'str?', min_depth: 'num?', max_depth: 'numnull?', alias: 'str?', emit_path: 'bool?', row_columns: 'bool?' },
-  graph_path: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', max_depth: 'num?', direction: 'str?', alias: 'str?', row_columns: 'bool?' },
-  graph_dijkstra: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', weight_field: 'str?', weights: 'weights?', alias: 'str?', row_columns: 'bool?' },
+  graph_expand: { input: 'node?', schema: 'str', rel: 'str', from: 'expr', direction: 'str?', min_depth: 'num?', max_depth: 'numnull?', alias: 'str?', emit_path: 'bool?', row_columns: 'bool?', filter: 'expr?', start_filter: 'expr?' },
+  graph_path: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', max_depth: 'num?', direction: 'str?', alias: 'str?', row_columns: 'bool?', filter: 'expr?', start_filter: 'expr?' },
+  graph_dijkstra: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', weight_field: 'str?', weights: 'weights?', alias: 'str?', row_columns: 'bool?', filter: 'expr?', start_filter: 'expr?' },
   fuse: { inputs: 'nodes', method: 'str', key: 'strs', k: 'num?', weights: 'nums?', scores: 'strs?', normalization: 'str?', limit: 'num?' },
   window: { input: 'node', functions: 'wfuncs' },
 };

@@ -233,37 +233,62 @@ export class MultiModelReader {
 
   // ---- graph ----
 
-  private async graphLeaf(n: { schema: string; rel: string; direction?: 'forward' | 'reverse' | 'both'; row_columns?: boolean }, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
+  /** A table's row by node key text, from the table cache's pk map or one read of the table. */
+  private async rowLookup(t: SqlTable, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<(node: string) => Tuple | undefined> {
+    const all = await this.leaves.allRows(snap, t, ctx, txn);
+    const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
+    if (cached && !this.isImplicit(t)) {
+      // the table cache's pk map: no per-query index of the reached table
+      return (node) => {
+        let pk: JsonValue[];
+        try { pk = tupleOfNode(node, t.manifest); } catch { return undefined; }
+        return cached.byPk.get(pkKeyOf(pk)) as Tuple | undefined;
+      };
+    }
+    const rows = new Map<string, Tuple>();
+    for (const r of all) rows.set(this.keyOf(t, r), r);
+    return (node) => rows.get(node);
+  }
+
+  /** Node key → whether its row (by `lookup`) passes `e` (a node naming no row does not), memoized per query. */
+  private nodeFilter(e: Expr, lookup: (node: string) => Tuple | undefined, ctx: ExecCtx, schema: string, alias: string | undefined): (node: string) => boolean {
+    const pass = this.predicate(e, ctx, schema, alias);
+    const memo = new Map<string, boolean>();
+    return (node) => {
+      let v = memo.get(node);
+      if (v === undefined) {
+        const r = lookup(node);
+        memo.set(node, (v = r !== undefined && pass(r)));
+      }
+      return v;
+    };
+  }
+
+  private async graphLeaf(n: NodeOf<'graph_expand'> | NodeOf<'graph_path'> | NodeOf<'graph_dijkstra'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
     const g = need(this.sources.graph, 'graph');
     const { relation, adj } = await g.adjacency(n.schema, n.rel);
-    const dir = n.direction ?? 'forward';
+    const dir = n.op === 'graph_dijkstra' ? 'forward' : n.direction ?? 'forward';
     const def = relation.def;
     if (dir === 'both' && def.source !== def.target) {
       bad('$.direction', `direction "both" needs a self-relation; ${n.rel} links ${def.source} to ${def.target}`);
     }
     const schema = dir === 'reverse' ? def.source : def.target;
     const t = this.table(schema);
-    let row: (node: string) => Tuple | undefined = () => undefined;
-    if (n.row_columns !== false) {
-      const all = await this.leaves.allRows(snap, t, ctx, txn);
-      const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
-      if (cached && !this.isImplicit(t)) {
-        // the table cache's pk map: no per-query index of the reached table
-        row = (node) => {
-          let pk: JsonValue[];
-          try { pk = tupleOfNode(node, t.manifest); } catch { return undefined; }
-          return cached.byPk.get(pkKeyOf(pk)) as Tuple | undefined;
-        };
-      } else {
-        const rows = new Map<string, Tuple>();
-        for (const r of all) rows.set(this.keyOf(t, r), r);
-        row = (node) => rows.get(node);
-      }
-    }
-    const next = dir === 'forward' ? (x: string) => adj.neighbors(x)
+    const lookup = n.row_columns !== false || n.filter ? await this.rowLookup(t, snap, ctx, txn) : undefined;
+    const row: (node: string) => Tuple | undefined = n.row_columns !== false && lookup ? lookup : () => undefined;
+    const all = dir === 'forward' ? (x: string) => adj.neighbors(x)
       : dir === 'reverse' ? (x: string) => adj.sources(x)
       : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
-    return { schema, next, row, adj, forward: dir === 'forward' };
+    // under a filter (row-level security) a hidden node is neither reached nor walked through
+    const visible = n.filter && lookup ? this.nodeFilter(n.filter, lookup, ctx, schema, n.alias) : undefined;
+    const next = visible ? (x: string) => all(x).filter(visible) : all;
+    let start: ((node: string) => boolean) | undefined;
+    if (n.start_filter) {
+      const from = dir === 'reverse' ? def.target : def.source;
+      if (from === schema && n.start_filter === n.filter && visible) start = visible;
+      else start = this.nodeFilter(n.start_filter, from === schema && lookup ? lookup : await this.rowLookup(this.table(from), snap, ctx, txn), ctx, from, n.alias);
+    }
+    return { schema, next, row, adj, forward: dir === 'forward' && !visible, ...(start ? { start } : {}), ...(visible ? { visible } : {}) };
   }
 
   private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -272,7 +297,7 @@ export class MultiModelReader {
     if (!Number.isInteger(min) || min < 0) bad('$.min_depth', 'min_depth must be a non-negative integer');
     if (max !== null && (!Number.isInteger(max) || max < min)) bad('$.max_depth', 'max_depth must be an integer ≥ min_depth, or null');
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row, ...(leaf.start ? { start: leaf.start } : {}) } satisfies GraphLeaf);
   }
 
   private async path(n: NodeOf<'graph_path'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -281,9 +306,10 @@ export class MultiModelReader {
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
-    const p = leaf.forward ? shortestPath(leaf.adj, src, dst, max) : bfsPath(leaf.next, src, dst, max);
+    const hidden = (leaf.start && !leaf.start(src)) || (leaf.visible && !leaf.visible(dst));
+    const p = hidden ? null : leaf.forward ? shortestPath(leaf.adj, src, dst, max) : bfsPath(leaf.next, src, dst, max);
     ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
-    ctx.strategies.set(n, `bfs ${n.direction ?? 'forward'} ≤ ${max} hops`);
+    ctx.strategies.set(n, `bfs ${n.direction ?? 'forward'} ≤ ${max} hops${leaf.visible ? ' over visible nodes' : ''}`);
     ctx.leaves.set(n, (p ?? []).map((node, i) => [BigInt(i), node, ...(leaf.row(node) ?? [])]));
   }
 
@@ -292,9 +318,10 @@ export class MultiModelReader {
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
-    const r = await g.dijkstra(n.schema, n.rel, src, dst, { weightField: n.weight_field, weights: n.weights });
+    const hidden = (leaf.start && !leaf.start(src)) || (leaf.visible && !leaf.visible(dst));
+    const r = hidden ? { path: [] as string[], total_weight: null } : await g.dijkstra(n.schema, n.rel, src, dst, { weightField: n.weight_field, weights: n.weights, ...(leaf.visible ? { pass: leaf.visible } : {}) });
     ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
-    ctx.strategies.set(n, 'dijkstra');
+    ctx.strategies.set(n, leaf.visible ? 'dijkstra over visible nodes' : 'dijkstra');
     ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.row(node) ?? [])]));
   }
 }
