@@ -28,19 +28,21 @@ export function askCommand(io: Io): Command {
 
 export function watchCommand(io: Io): Command {
   return new Command('watch')
-    .description('follow the changes of an English query (SSE), one JSON line per event; reconnects without repeats')
+    .description('follow the changes of an English query (SSE), one JSON line per change event; reconnects without repeats')
     .argument('<question>', 'what to watch')
     .option('--last-event-id <id>', 'resume after this event')
-    .option('-n, --limit <events>', 'stop after this many events', (v) => parseInt(v, 10))
+    .option('-n, --limit <events>', 'stop after this many printed events', (v) => parseInt(v, 10))
+    .option('--all-events', "print the server's position events too (the resume points between changes)")
     .action(
       action(io, async (db, cmd, nl: string) => {
-        const o = cmd.opts() as { lastEventId?: string; limit?: number };
+        const o = cmd.opts() as { lastEventId?: string; limit?: number; allEvents?: boolean };
         const ctl = new AbortController();
         const stop = () => ctl.abort();
         process.once('SIGINT', stop);
         let n = 0;
         try {
           for await (const e of db.watch(nl, { lastEventId: o.lastEventId, signal: ctl.signal })) {
+            if (e.event === 'position' && !o.allEvents) continue;
             io.out.write(JSON.stringify({ id: e.id, event: e.event, data: e.data }) + '\n');
             if (o.limit !== undefined && ++n >= o.limit) break;
           }
