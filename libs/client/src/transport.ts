@@ -162,17 +162,22 @@ export class Transport extends EventEmitter {
     call.signal?.addEventListener('abort', onAbort, { once: true });
     // Our own timer (not AbortSignal.timeout) so that tests with fake timers drive it.
     const timer = setTimeout(() => ctl.abort(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), this.options.timeoutMs ?? 60_000);
+    let streaming = false;
     try {
       const r = await agent.request({ origin: this.origin, path: target, method: call.method, headers, body: payload, signal: ctl.signal });
       const h = new RawHeaders(r.headers);
-      if (call.raw && r.statusCode >= 200 && r.statusCode < 300) return { status: r.statusCode, headers: h, stream: r.body };
+      if (call.raw && r.statusCode >= 200 && r.statusCode < 300) {
+        // the caller's signal stays wired to the open stream, so aborting it ends a read that waits for data
+        streaming = true;
+        return { status: r.statusCode, headers: h, stream: r.body };
+      }
       return { status: r.statusCode, headers: h, text: await r.body.text() };
     } catch (e) {
       if (ctl.signal.aborted && !call.signal?.aborted) throw ctl.signal.reason;
       throw e;
     } finally {
       clearTimeout(timer);
-      call.signal?.removeEventListener('abort', onAbort);
+      if (!streaming) call.signal?.removeEventListener('abort', onAbort);
     }
   }
 
