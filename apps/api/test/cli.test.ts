@@ -33,7 +33,8 @@ describe('mmdb CLI end to end', () => {
   function start(args: string[], o: { pty?: boolean; env?: Record<string, string> } = {}) {
     const e = { ...env, ...o.env };
     const child = o.pty
-      ? spawn('script', ['-q', '-e', '-c', [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' '), '/dev/null'], { env: { ...e, SHELL: '/bin/sh', TERM: 'xterm', COLUMNS: '120' } })
+      ? // `exec`: the shell script starts becomes the CLI, so a Ctrl-C reaches the CLI alone and its exit code is script's
+        spawn('script', ['-q', '-e', '-c', 'exec ' + [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' '), '/dev/null'], { env: { ...e, SHELL: '/bin/sh', TERM: 'xterm', COLUMNS: '120' } })
       : spawn(process.execPath, [CLI, ...args], { env: e });
     let out = '';
     let err = '';
@@ -49,6 +50,15 @@ describe('mmdb CLI end to end', () => {
     if (!o.pty) p.child.stdin.end();
     return p.done;
   }
+
+  /** Batches an import's state file records as done (0 when there is none). */
+  const done = (stateFile: string): number => {
+    try {
+      return (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { done: number }).done;
+    } catch {
+      return 0; // absent (or, never with write-then-rename, half written)
+    }
+  };
 
   /** Waits (polling, at most `ms`) until `f` holds. */
   async function until(f: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
@@ -133,31 +143,46 @@ describe('mmdb CLI end to end', () => {
     expect((await db.sql('SELECT count(*) AS n FROM app.people WHERE id >= 10000')).rows).toEqual([{ n: 1000 }]);
   });
 
-  it('import stopped by Ctrl-C in a pty resumes from its state file, and no batch is written twice', async () => {
+  it('import stopped by Ctrl-C in a pty: the batch in flight is recorded, the run stops, and the next run resumes', async () => {
     await db.schemas.put(manifest('app.big', ['id'], { id: 'i64', name: 'str' }));
     const file = path.join(dir, 'big.ndjson');
     fs.writeFileSync(file, Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ id: 100_000 + i, name: `b${i}` })).join('\n') + '\n');
     const stateFile = `${file}.mmdb-import.json`;
     const p = start(['import', 'app.big', file, '--batch', '50'], { pty: true });
-    const done = () => (fs.existsSync(stateFile) ? (JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { done: number }).done : 0);
-    await until(() => done() >= 4);
+    await until(() => done(stateFile) >= 4);
     p.child.stdin.write('\x03'); // the terminal's interrupt character: SIGINT to the import
     const stopped = await p.done;
-    expect(stopped.code).not.toBe(0);
+    expect(stopped.code).toBe(130);
     expect(stopped.out).toMatch(/import \|[=-]+\| \d+% \| \d+\/20000 rows \| \d+ rows\/s \| ETA \d+s/);
-    const k = done();
-    expect(k).toBeGreaterThanOrEqual(4);
+    const k = done(stateFile);
+    expect(stopped.out).toContain(`error: interrupted after ${k} batches (${k * 50} rows): run the same command again to resume`);
     expect(k).toBeLessThan(400);
-    // the server holds every recorded batch, and perhaps the one in flight at the interrupt
-    const before = (await db.sql<{ n: number }>('SELECT count(*) AS n FROM app.big')).rows[0].n;
-    expect([k * 50, (k + 1) * 50]).toContain(before);
+    expect((await db.sql('SELECT count(*) AS n FROM app.big')).rows).toEqual([{ n: k * 50 }]);
     const again = await run(['import', 'app.big', file, '--batch', '50', '--no-progress']);
     expect(again.code).toBe(0);
     expect(again.err).toContain(`resuming: ${k} batches (${k * 50} rows) already imported`);
     expect(again.out).toContain(`imported 20000 rows into app.big (${400 - k} batches sent, ${k * 50} rows from an earlier run)`);
     expect((await db.sql('SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM app.big')).rows).toEqual([{ n: 20_000, lo: 100_000, hi: 119_999 }]);
+  }, 120_000);
+
+  it('import killed (SIGKILL) between a batch and its record resumes, and the batch resent with its key is not written twice', async () => {
+    const file = path.join(dir, 'crash.ndjson');
+    fs.writeFileSync(file, Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ id: 200_000 + i, name: `c${i}` })).join('\n') + '\n');
+    const stateFile = `${file}.mmdb-import.json`;
+    const p = start(['import', 'app.big', file, '--batch', '50', '--no-progress']);
+    await until(() => done(stateFile) >= 4);
+    p.child.kill('SIGKILL');
+    await p.done;
+    const k = done(stateFile);
+    // the server holds every recorded batch, and perhaps the one in flight at the kill
+    const n = (await db.sql<{ n: number }>('SELECT count(*) AS n FROM app.big WHERE id >= 200000')).rows[0].n;
+    expect([k * 50, (k + 1) * 50]).toContain(n);
+    const again = await run(['import', 'app.big', file, '--batch', '50', '--no-progress']);
+    expect(again.code).toBe(0);
+    expect(again.err).toContain(`resuming: ${k} batches (${k * 50} rows) already imported`);
+    expect((await db.sql('SELECT count(*) AS n FROM app.big WHERE id >= 200000')).rows).toEqual([{ n: 20_000 }]);
     // the batch that was in flight (resent with its key) and its neighbours were written once
-    for (const id of [100_000 + (k - 1) * 50, 100_000 + k * 50, 100_000 + k * 50 + 49, 100_000 + (k + 1) * 50]) {
+    for (const id of [200_000 + (k - 1) * 50, 200_000 + k * 50, 200_000 + k * 50 + 49, 200_000 + (k + 1) * 50]) {
       expect([id, (await db.rows.getVersioned('app.big', id))?.version]).toEqual([id, 1]);
     }
   }, 120_000);
@@ -287,6 +312,16 @@ describe('mmdb CLI end to end', () => {
     expect(again.data.first_lsn).toBeLessThanOrEqual(lines[1].data.lsn);
     expect(keys(again)).toEqual(expect.arrayContaining(keys(lines[1])));
     expect(keys(again)).not.toContain(keys(lines[0])[0]);
+    // in a terminal, Ctrl-C ends a watch that waits for changes, at once and cleanly
+    const t = start(['watch', 'orders with amount under 0'], { pty: true });
+    for (let i = 0; !t.out().includes('"event":"change"') && i < 200; i++) {
+      await db.rows.insert('app.orders', { id: 95_000 + i, amount: -2 });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    t.child.stdin.write('\x03');
+    const ended = await t.done;
+    expect(ended.code).toBe(0);
+    expect(ended.out).toMatch(/"event":"change"/);
   }, 60_000);
 
   it('profiles: flags, then env, then the profile file', async () => {
