@@ -101,10 +101,10 @@ export class Mmdb {
 
   readonly tokens = {
     list: () => this.call<S<typeof M.TokenInfo>[]>({ method: 'GET', path: `${this.t()}/tokens`, retry: 'safe' }),
-    issue: (o: S<typeof M.IssueTokenBody> = {}) => this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens`, body: { json: o }, retry: 'never' }),
-    revoke: (id: string) => this.call<S<typeof M.Revoked>>({ method: 'DELETE', path: `${this.t()}/tokens/${enc(id)}`, retry: 'safe' }),
+    issue: (o: S<typeof M.IssueTokenBody> = {}) => this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens`, body: { json: o }, retry: 'keyed' }),
+    revoke: (id: string) => this.call<S<typeof M.Revoked>>({ method: 'DELETE', path: `${this.t()}/tokens/${enc(id)}`, retry: 'safe', key: true }),
     rotate: (id: string, o: S<typeof M.RotateTokenBody> = {}) =>
-      this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens/${enc(id)}/rotate`, body: { json: o }, retry: 'never' }),
+      this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens/${enc(id)}/rotate`, body: { json: o }, retry: 'keyed' }),
   };
 
   readonly schemas = {
@@ -244,8 +244,9 @@ export class Mmdb {
     users: () => this.call<S<typeof M.User>[]>({ method: 'GET', path: `${this.t()}/users`, retry: 'safe' }),
     putUser: (name: string, body: S<typeof M.UserBody>) => this.call<S<typeof M.User>>({ method: 'PUT', path: `${this.t()}/users/${enc(name)}`, body: { json: body }, retry: 'safe' }),
     deleteUser: (name: string) => this.call<S<typeof M.Deleted>>({ method: 'DELETE', path: `${this.t()}/users/${enc(name)}`, retry: 'safe' }),
-    /** A token acting as the user (not retried on 5xx: the server keeps no key for a secret). */
-    issueToken: (name: string, body: S<typeof M.IssueTokenBody> = {}) => this.call<S<typeof M.UserToken>>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'never' }),
+    /** A token acting as the user (keyed: a replay under the same Idempotency-Key shows the same token to the same caller). */
+    issueToken: (name: string, body: S<typeof M.IssueTokenBody> = {}, o: WriteOpts = {}) =>
+      this.call<S<typeof M.UserToken>>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'keyed', ...o }),
     policies: () => this.call<S<typeof M.Policy>[]>({ method: 'GET', path: `${this.t()}/policies`, retry: 'safe' }),
     putPolicy: (id: string, body: S<typeof M.PolicyBody>) => this.call<S<typeof M.Policy>>({ method: 'PUT', path: `${this.t()}/policies/${enc(id)}`, body: { json: body }, retry: 'safe' }),
     deletePolicy: (id: string) => this.call<S<typeof M.Deleted>>({ method: 'DELETE', path: `${this.t()}/policies/${enc(id)}`, retry: 'safe' }),
