@@ -90,16 +90,33 @@ describe('mmdb CLI end to end', () => {
     await srv?.stop();
   });
 
-  it('--help works on every command', async () => {
+  it('--help works on every command, found by walking the help tree; each command has a description', async () => {
+    /** The subcommands a help text lists, each with whether its line carries a description. */
+    const listed = (help: string) =>
+      (help.split('\nCommands:\n')[1] ?? '')
+        .split('\n\n')[0]
+        .split('\n')
+        .filter((l) => /^ {2}\S/.test(l))
+        .map((l) => ({ name: l.trim().split(/\s+/)[0], described: /^ {2}\S.*?\s{2,}\S/.test(l) }))
+        .filter((c) => c.name !== 'help');
     const top = await run(['--help']);
     expect(top.code).toBe(0);
-    const cmds = ['sql', 'ask', 'import', 'export', 'watch', 'schema', 'schema push', 'schema pull', 'schema list', 'migrate', 'migrate submit', 'migrate cutover', 'migrate abort', 'tenant', 'tenant create', 'token', 'token rotate', 'profile'];
-    for (const c of cmds) expect(top.out + c).toContain(c.split(' ')[0]);
-    const helps = await Promise.all(cmds.map((c) => run([...c.split(' '), '--help'])));
-    helps.forEach((h, i) => {
-      expect([cmds[i], h.code]).toEqual([cmds[i], 0]);
-      expect(h.out).toContain(`Usage: mmdb ${cmds[i]}`);
-    });
+    const seen: string[] = [];
+    let level = listed(top.out).map((c) => ({ path: [c.name], described: c.described }));
+    while (level.length) {
+      const helps = await Promise.all(level.map((c) => run([...c.path, '--help'])));
+      const next: typeof level = [];
+      level.forEach((c, i) => {
+        const name = c.path.join(' ');
+        expect([name, helps[i].code, c.described]).toEqual([name, 0, true]);
+        expect(helps[i].out).toContain(`Usage: mmdb ${name}`);
+        seen.push(name);
+        next.push(...listed(helps[i].out).map((x) => ({ path: [...c.path, x.name], described: x.described })));
+      });
+      level = next;
+    }
+    const want = ['sql', 'ask', 'import', 'export', 'watch', 'schema push', 'schema pull', 'schema list', 'migrate submit', 'migrate status', 'migrate cutover', 'migrate abort', 'migrate list', 'migrate audit', 'tenant list', 'tenant create', 'token list', 'token issue', 'token revoke', 'token rotate', 'profile set', 'profile list'];
+    expect(seen).toEqual(expect.arrayContaining(want));
   });
 
   it('schema push, list, pull', async () => {
