@@ -25,7 +25,8 @@ describe('@mmdb/client against the real server over HTTPS', () => {
   let db: Mmdb;
   let op: Mmdb;
   const seen: Seen[] = [];
-  const track = (c: Mmdb) => c.on('response', (r) => seen.push({ method: r.method, path: r.path, status: r.status, body: r.body }));
+  const sent: Array<{ method: string; path: string; query: Record<string, unknown>; headers: Record<string, string>; body: unknown }> = [];
+  const track = (c: Mmdb) => c.on('response', (r) => seen.push({ method: r.method, path: r.path, status: r.status, body: r.body })).on('request', (r) => sent.push(r));
 
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
@@ -329,6 +330,23 @@ describe('@mmdb/client against the real server over HTTPS', () => {
       statuses.add(s.status);
     }
     expect(checked).toBeGreaterThan(50);
+    // and every request the client sent: its query parameters are the operation's, its JSON body validates against the operation's body schema
+    let bodies = 0;
+    for (const r of sent) {
+      const tpl = templates.filter((x) => x.re.test(r.path)).sort((a, b) => b.p.split('{').length - a.p.split('{').length).pop()!;
+      const opn = doc.paths[tpl.p][r.method.toLowerCase()];
+      if (opn['x-mmdb-passthrough']) continue;
+      const names = (opn.parameters ?? []).filter((x: { in: string }) => x.in === 'query').map((x: { name: string }) => x.name);
+      expect([`${r.method} ${tpl.p}`, Object.keys(r.query).filter((k) => !names.includes(k))]).toEqual([`${r.method} ${tpl.p}`, []]);
+      if (r.headers['idempotency-key']) expect([`${r.method} ${tpl.p}`, (opn.parameters ?? []).some((x: { name: string }) => x.name === 'Idempotency-Key')]).toEqual([`${r.method} ${tpl.p}`, true]);
+      const type = r.headers['content-type'];
+      if (type !== 'application/json' || r.body === undefined) continue;
+      expect(opn.requestBody?.content?.[type]).toBeDefined();
+      const validate = ajv.compile({ $ref: `doc#/paths/${esc(tpl.p)}/${r.method.toLowerCase()}/requestBody/content/${esc(type)}/schema` });
+      if (!validate(r.body)) throw new Error(`${r.method} ${r.path} sent a body the document refuses: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(r.body).slice(0, 300)}`);
+      bodies++;
+    }
+    expect(bodies).toBeGreaterThan(20);
     // every route of the registry was called above (the ES prefix with each of its methods)
     const uncalled = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} ${p}`)).filter((k) => !covered.has(k));
     expect(uncalled).toEqual([]);

@@ -63,10 +63,12 @@ export class Mmdb {
     return new Mmdb(this.transport, tenant);
   }
 
-  /** `warning` (MmdbWarning) for X-DB-Replication: degraded; `retry` ({attempt, delayMs, error}) before each retry; `response` for every answer read (logging, tests). */
+  /** `warning` (MmdbWarning) for X-DB-Replication: degraded; `retry` ({attempt, delayMs, error}) before each retry; `request` and `response` for every call (logging, tests). */
   on(event: 'warning', fn: (w: MmdbWarning) => void): this;
   on(event: 'retry', fn: (r: { attempt: number; delayMs: number; error: MmdbError }) => void): this;
   on(event: 'response', fn: (r: { method: string; path: string; status: number; headers: AnswerHeaders; body: unknown }) => void): this;
+  /** Every request as it is about to be sent (once, before any retry): the body as sent (parsed JSON, or text; undefined for a stream). */
+  on(event: 'request', fn: (r: { method: string; path: string; query: Record<string, string | number | boolean>; headers: Record<string, string>; body: unknown }) => void): this;
   on(event: string, fn: (...a: any[]) => void): this {
     this.transport.on(event, fn);
     return this;

@@ -122,6 +122,10 @@ export class Transport extends EventEmitter {
       payload = b.stream;
       headers['content-type'] = b.contentType;
     }
+    if (this.listenerCount('request') > 0) {
+      const query = Object.fromEntries(Object.entries(call.query ?? {}).filter(([, v]) => v !== undefined));
+      this.emit('request', { method: call.method, path: call.path, query, headers, body: b && 'json' in b ? JSON.parse(payload as string) : b && 'text' in b ? b.text : undefined });
+    }
     // A streamed body is consumed by the first attempt: it can never be sent again (not even after a 429).
     const replayable = !(b && 'stream' in b);
     const idempotent = call.retry === 'safe' || (call.retry === 'keyed' && !!headers['idempotency-key']);
