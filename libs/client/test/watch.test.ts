@@ -113,6 +113,11 @@ test('idAfter orders numeric and epoch-lsn ids', () => {
   expect(idAfter('10', '9')).toBe(true);
   expect(idAfter('9', '10')).toBe(false);
   expect(idAfter('2-1', '1-99')).toBe(true);
+  // the server's form, epoch:lsn: a higher epoch wins, then the LSN, compared as numbers
+  expect(idAfter('1:10', '1:9')).toBe(true);
+  expect(idAfter('2:1', '1:99')).toBe(true);
+  expect(idAfter('1:99', '2:1')).toBe(false);
+  expect(idAfter('1:9', '1:9')).toBe(false);
   expect(idAfter('abc', 'abc')).toBe(false);
   expect(idAfter('abd', 'abc')).toBe(true);
   expect(idAfter('1', undefined)).toBe(true);
