@@ -69,6 +69,8 @@ export class ExecCtx {
   /** Bumped by every reset: per-query caches inside compiled closures compare it. */
   epoch = 0;
   cancelled = false;
+  /** Times this query gave the event loop back (exec/turns.ts) since the last reset. */
+  yields = 0;
   private held = 0;
   private ticks = 0;
   private visited = 0;
@@ -100,6 +102,7 @@ export class ExecCtx {
     this.cancelled = false;
     this.held = 0;
     this.ticks = 0;
+    this.yields = 0;
     this.visited = 0;
     this.epoch++;
   }

@@ -4,10 +4,11 @@ import type { Tuple, Value } from '../values';
 import type { ExecCtx } from './context';
 import { ExprCompiler, type CompileInfo } from './expr';
 import { Scope, type ColInfo, type Env } from './scope';
+import { SLICE_MS } from './turns';
 
 export const BATCH = 1024;
 /** Longest an operator's own loop runs before it yields an empty batch (the driver yields to the event loop). */
-export const YIELD_MS = 10;
+export const YIELD_MS = SLICE_MS;
 
 export interface Op {
   readonly node: PlanNode;

@@ -405,7 +405,18 @@ const VISITOR: PlanVisitor<Op, C> = {
             ctx.hold(work.length);
             for (const r of work) all.push(r);
             ctx.ctes.set(d.name, work);
-            let next = drain(d.rec.step, ctx, up);
+            let next: Tuple[];
+            const step = d.rec.step;
+            if (step.all) {
+              next = step.all(ctx, up).slice(); // per-row operators over arrays: cheap, no generators
+            } else {
+              // a step with a join or a sort of its own can be long: it yields inside, too
+              next = [];
+              for (const b of step.run(ctx, up)) {
+                for (const r of b) next.push(r);
+                if (Date.now() - mark > YIELD_MS) { yield []; mark = Date.now(); }
+              }
+            }
             if (!d.rec.all) next = next.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
             work = next;
             if ((++steps & 63) === 0 && Date.now() - mark > YIELD_MS) { yield []; mark = Date.now(); }
@@ -482,6 +493,9 @@ const VISITOR: PlanVisitor<Op, C> = {
   window: (n, c) => windowOp(n, c, compile),
 };
 
+/** Candidate pairs a join tries before it hands a batch (maybe empty) up: a few ms of work at most. */
+const PROBE_WORK = 1 << 15;
+
 function joinOp(n: NodeOf<'join'>, c: C): Op {
   const left = compile(n.left, c);
   const right = compile(n.right, c);
@@ -521,10 +535,13 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
   };
   const NONE: number[] = [];
   /**
-   * Joins left rows from `from` on into `out` until it holds BATCH rows (at a left-row boundary);
-   * returns the next left index. A plain function: the probe loop stays out of the generator.
+   * Joins left rows from `from` on into `out` until it holds BATCH rows or has tried PROBE_WORK
+   * candidate pairs (at a left-row boundary); returns the next left index. The work bound keeps a
+   * nested loop whose condition rejects almost every pair (a large cross join) yielding often.
+   * A plain function: the probe loop stays out of the generator.
    */
   const probe = (b: readonly Tuple[], from: number, out: Tuple[], rrows: readonly Tuple[], table: Map<unknown, number[]> | null, all: number[], matchedR: Uint8Array | null, up: Env | null): number => {
+    let work = 0;
     for (let x = from; x < b.length; x++) {
       const l = b[x];
       let cands: number[] = all;
@@ -545,7 +562,8 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
       if (kind === 'semi' && matched) out.push(l);
       else if (kind === 'anti' && !matched) out.push(l);
       else if (!matched && (kind === 'left' || kind === 'full')) out.push(l.concat(nullsR));
-      if (out.length >= BATCH) return x + 1;
+      work += cands.length + 1;
+      if (out.length >= BATCH || work >= PROBE_WORK) return x + 1;
     }
     return b.length;
   };

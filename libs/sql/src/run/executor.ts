@@ -23,6 +23,7 @@ import { applyPolicy, NO_POLICY, type GraphEnds, type Policy, type Sources } fro
 import { explainTree, round, isSmall as isSmallPlan, leafNodes, POOL_SIZE, SMALL_ROWS } from './walks';
 import { makeWriter, type Txn } from './writer';
 import { writeChecker, type RowCheck } from './write-check';
+import { nextTurn, SLICE_MS } from '../exec/turns';
 
 export interface QueryOptions {
   params?: unknown[];
@@ -207,14 +208,15 @@ export class PlanExecutor {
       }
       if (!op) op = compilePlan(plan, ctx, null);
       const rows: Tuple[] = [];
-      let last = Date.now();
+      let last = performance.now();
       for (const b of op.run(ctx, null)) {
         for (const r of b) rows.push(r);
         ctx.hold(b.length); // the answer is held too (rows materialized)
-        if (Date.now() - last > 20) {
-          // let a cancel request in between batches
-          await new Promise((res) => setImmediate(res));
-          last = Date.now();
+        if (performance.now() - last > SLICE_MS) {
+          // give the loop back (other requests, a cancel, SIGTERM): one heavy slice per loop turn
+          ctx.yields++;
+          await nextTurn();
+          last = performance.now();
         }
         ctx.check();
       }
