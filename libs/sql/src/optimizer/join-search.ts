@@ -48,22 +48,34 @@ function reorder(rels: PlanNode[], preds: Expr[], cat: OptCatalog): PlanNode | n
   const est = rels.map((r) => estimateRows(r, cat));
   const joined = new Set<number>();
   const placed = new Array<boolean>(preds.length).fill(false);
+  // per conjunct, how many of its relations are not joined yet; per relation, the conjuncts reading it
+  const missing = uses.map((s) => s.size);
+  const byRel: number[][] = rels.map(() => []);
+  uses.forEach((s, k) => { for (const i of s) byRel[i].push(k); });
+  let ready: number[] = uses.flatMap((s, k) => (s.size === 0 ? [k] : []));
+  const join = (i: number) => {
+    joined.add(i);
+    for (const k of byRel[i]) if (--missing[k] === 0) ready.push(k);
+  };
   const smallest = (ok: (i: number) => boolean) => {
     let best = -1;
-    for (let i = 0; i < rels.length; i++) if (!joined.has(i) && ok(i) && (best < 0 || est[i] < est[best])) best = i;
+    for (let i = 0; i < rels.length; i++) if (!joined.has(i) && (best < 0 || est[i] < est[best]) && ok(i)) best = i;
     return best;
   };
-  const connected = (i: number) => uses.some((s, k) => !placed[k] && s.has(i) && [...s].some((j) => j !== i && joined.has(j)) && [...s].every((j) => j === i || joined.has(j)));
-  let first = smallest((i) => uses.some((s) => s.has(i) && s.size > 1));
+  // i joins the set through a conjunct whose other relations are all joined already
+  const connected = (i: number) => byRel[i].some((k) => !placed[k] && missing[k] === 1 && uses[k].size > 1);
+  let first = smallest((i) => byRel[i].some((k) => uses[k].size > 1));
   if (first < 0) first = smallest(() => true);
-  joined.add(first);
+  join(first);
   let cur = rels[first];
   while (joined.size < rels.length) {
     let next = smallest(connected);
     if (next < 0) next = smallest(() => true);
-    joined.add(next);
+    join(next);
     const on: Expr[] = [];
-    uses.forEach((s, k) => { if (!placed[k] && [...s].every((j) => joined.has(j))) { placed[k] = true; on.push(preds[k]); } });
+    ready.sort((a, b) => a - b);
+    for (const k of ready) { placed[k] = true; on.push(preds[k]); }
+    ready = [];
     cur = on.length ? { op: 'join', kind: 'inner', left: cur, right: rels[next], on: andAll(on)! } : { op: 'join', kind: 'cross', left: cur, right: rels[next] };
   }
   const rest = preds.filter((_, k) => !placed[k]);
@@ -84,7 +96,17 @@ function rewrite(n: PlanNode, cat: OptCatalog): PlanNode {
     const out = reorder(inner, preds, cat);
     if (out) { state.changed = true; return out; }
   }
-  return mapChildren(n, (c) => rewrite(c, cat));
+  // kept as written: the same tree over the rewritten relations (each relation rewritten once,
+  // not again at every level of a left-deep tree)
+  const at = { i: 0 };
+  return rebuild(n, inner, at);
+}
+
+function rebuild(n: PlanNode, inner: PlanNode[], at: { i: number }): PlanNode {
+  if (!isInner(n)) return inner[at.i++];
+  const left = rebuild(n.left, inner, at);
+  const right = rebuild(n.right, inner, at);
+  return left === n.left && right === n.right ? n : { ...n, left, right };
 }
 
 /** A join of the tree with no condition: the written order has a cross product somewhere. */

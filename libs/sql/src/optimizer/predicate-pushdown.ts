@@ -25,7 +25,7 @@ function push(n: PlanNode, preds: Expr[], cat: OptCatalog): PlanNode {
         if (!cols || cols.size === 0) keep.push(p);
         else if (within(cols, ln)) l.push(p);
         else if (within(cols, rn)) r.push(p);
-        else if (within(cols, [...ln, ...rn])) on.push(p);
+        else if (within(cols, ln, rn)) on.push(p);
         else keep.push(p);
       }
       const joined: PlanNode = { ...n, kind: on.length ? 'inner' : n.kind, left: push(n.left, l, cat), right: push(n.right, r, cat), ...(on.length ? { on: andAll(on)! } : {}) };

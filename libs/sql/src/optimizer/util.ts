@@ -98,4 +98,17 @@ export function outputNames(n: PlanNode, cat: OptCatalog): string[] | null {
 }
 const memo = new WeakMap<PlanNode, { cat: OptCatalog; names: string[] | null }>();
 
-export const within = (cols: Set<string>, names: string[]) => [...cols].every((c) => names.includes(c));
+/** Whether `names` holds `c` (a Set per long names array, kept: outputNames' arrays are memoized and never mutated). */
+function has(names: string[], c: string): boolean {
+  if (names.length <= 8) return names.includes(c);
+  let set = nameSets.get(names);
+  if (!set) nameSets.set(names, (set = new Set(names)));
+  return set.has(c);
+}
+const nameSets = new WeakMap<string[], Set<string>>();
+
+/** Whether every column of `cols` is one of `names`, or of `more` when given. */
+export function within(cols: Set<string>, names: string[], more?: string[]): boolean {
+  for (const c of cols) if (!has(names, c) && !(more && has(more, c))) return false;
+  return true;
+}
