@@ -15,6 +15,7 @@ export const SLICE_MS = 4;
 
 const waiting: Array<() => void> = [];
 let scheduled = false;
+let taken = 0;
 
 function pump(): void {
   scheduled = false;
@@ -31,6 +32,7 @@ function schedule(): void {
 
 /** Resolves on a later loop iteration, after the queries that yielded before this one. */
 export function nextTurn(): Promise<void> {
+  taken++;
   return new Promise<void>((res) => {
     waiting.push(res);
     schedule();
@@ -40,4 +42,9 @@ export function nextTurn(): Promise<void> {
 /** Queries waiting for their turn right now (for metrics and tests). */
 export function waitingTurns(): number {
   return waiting.length;
+}
+
+/** Turns handed back by all queries of this process so far (tests count them). */
+export function turnsTaken(): number {
+  return taken;
 }

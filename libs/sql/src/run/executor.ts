@@ -208,7 +208,7 @@ export class PlanExecutor {
       }
       if (!op) op = compilePlan(plan, ctx, null);
       const rows: Tuple[] = [];
-      let last = performance.now();
+      let last = snap ? performance.now() : t0; // setup without a storage read (planning, compiling) counts towards the first slice
       for (const b of op.run(ctx, null)) {
         for (const r of b) rows.push(r);
         ctx.hold(b.length); // the answer is held too (rows materialized)
