@@ -33,6 +33,18 @@ export interface SessionOptions {
   readonly retryMs: number;
   readonly bufferFrames: number;
   readonly maxLagFrames: number;
+  /** A restricted subscriber (not the owner): its policy can change while it listens. */
+  readonly subscriber?: Subscriber;
+}
+
+/**
+ * What a session needs of a restricted subscriber: a fingerprint of what its events depend on
+ * (its grants on the followed table and its policies there, read from the live catalogue), and its
+ * query compiled again under its current policy (403 `forbidden` once it lost its read grant).
+ */
+export interface Subscriber {
+  fingerprint(): string;
+  compile(): Promise<WatchQuery>;
 }
 
 /** How a stream starts: with a snapshot, from a resume position, or from now. */
@@ -67,6 +79,8 @@ export class WatchSession {
   private position: ChangeCursor = { epoch: 0, lsn: 0 };
   private dirty = false;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** The subscriber's policy fingerprint the query was compiled under. */
+  private policyPrint: string | undefined;
 
   constructor(
     readonly id: string,
@@ -91,10 +105,12 @@ export class WatchSession {
   async run(start: StartAt): Promise<void> {
     this.write(`retry: ${this.opts.retryMs}\n\n`);
     this.heartbeat = setInterval(() => this.beat(), this.opts.heartbeatMs);
+    this.policyPrint = this.opts.subscriber?.fingerprint();
     try {
-      let cursor = await this.open(start);
+      let cursor: ChangeCursor | null = null;
       while (!this.closed) {
         try {
+          cursor ??= await this.open(start);
           await this.follow(cursor);
           return;
         } catch (e) {
@@ -132,14 +148,9 @@ export class WatchSession {
   /** The first events, and the cursor the feed starts from. */
   private async open(start: StartAt): Promise<ChangeCursor> {
     if (start.since) {
-      if (this.query.kind === 'rows') {
-        this.position = start.since;
-        return start.since;
-      }
-      // an aggregate's groups are built from a snapshot: a resume elsewhere than it is a reset
-      const { cursor, rows } = await this.snapshotRows();
-      if (cursor.lsn === start.since.lsn && cursor.epoch === start.since.epoch) return this.moved(cursor, false);
-      return this.sendReset(cursor, 'aggregate', rows);
+      if (this.query.kind === 'aggregate') await this.rewind(start.since);
+      this.position = start.since;
+      return start.since;
     }
     if (start.initial || this.query.kind === 'aggregate') {
       const { cursor, rows } = await this.snapshotRows();
@@ -170,10 +181,45 @@ export class WatchSession {
     }
   }
 
+  /**
+   * An aggregate resuming at `since`: its groups are built from a snapshot now, then taken back
+   * through the log's frames after `since` (each row change undone), so the replay from `since`
+   * sends exactly the result rows each missed frame changed. Frames gone, another history, or the
+   * table registered again in between: resync_required (a reset).
+   */
+  private async rewind(since: ChangeCursor): Promise<void> {
+    const snap = await stableSnapshot(this.store);
+    let at: number;
+    try {
+      await this.query.snapshot(snap);
+      at = snap.lsn;
+    } finally {
+      await snap.release();
+    }
+    if (since.lsn === at && since.epoch === this.cursorAt(at).epoch) return;
+    const feed = this.store.changesFrom(since, { kind: 'watch', id: this.id, maxLagFrames: this.opts.maxLagFrames });
+    this.feed = feed;
+    try {
+      while (!this.closed) {
+        const b = await feed.next();
+        if (!b) return;
+        const frames = b.entries.map((e) => e.frame).filter((f) => f.lsn <= at);
+        if (frames.some((f) => this.query.schemaChanged(f))) throw new DbError('resync_required', 'the followed table was registered again or dropped', { reason: 'schema' });
+        this.query.rewind(frames, b.cursor.lsn >= at);
+        if (b.cursor.lsn >= at) return;
+      }
+    } finally {
+      feed.close();
+    }
+  }
+
   /** The frames needed are gone (or the result must be rebuilt): a fresh result, then changes from its LSN. */
   private async reset(reason: string): Promise<ChangeCursor> {
     this.feed?.close();
-    if (reason === 'schema') this.query = this.query.recompile();
+    if (reason === 'policy') {
+      this.policyPrint = this.opts.subscriber!.fingerprint();
+      this.query = await this.opts.subscriber!.compile();
+    } else if (reason === 'schema') this.query = this.query.recompile();
     const { cursor, rows } = await this.snapshotRows();
     return this.sendReset(cursor, reason, rows);
   }
@@ -222,7 +268,8 @@ export class WatchSession {
             for (const e of r.v.entries) frames.push(e.frame);
           }
         }
-        if (this.burst(frames)) throw new DbError('resync_required', 'the followed table was registered again or dropped', { reason: 'schema' });
+        const cut = this.burst(frames);
+        if (cut) throw new DbError('resync_required', cut === 'schema' ? 'the followed table was registered again or dropped' : "the subscriber's grants or policies changed", { reason: cut });
         if (failure !== undefined) throw failure;
         if (ended || this.closed) return;
         if (this.blocked) {
@@ -239,15 +286,25 @@ export class WatchSession {
     if (this.opts.authorized && !this.opts.authorized()) throw new DbError('unauthorized', 'the token of this stream expired or was revoked');
   }
 
-  /** Matches one burst and sends its event. True when a frame changed the followed table's manifest (events stop before it). */
-  private burst(frames: readonly CommittedFrame[]): boolean {
+  /** True when a frame changes a user or policy and the subscriber's fingerprint moved (its events after it need its new policy). */
+  private policyChanged(frame: CommittedFrame): boolean {
+    const sub = this.opts.subscriber;
+    if (!sub) return false;
+    if (!frame.changes.some((c) => c.op === 'catalog' && (c.kind === 'user' || c.kind === 'policy'))) return false;
+    return sub.fingerprint() !== this.policyPrint;
+  }
+
+  /**
+   * Matches one burst and sends its event. Events stop before a frame that changed the followed
+   * table's manifest (`schema`) or the subscriber's policy (`policy`): the reason is returned.
+   */
+  private burst(frames: readonly CommittedFrame[]): 'schema' | 'policy' | null {
     this.checkToken();
     let n = frames.length;
-    for (let i = 0; i < frames.length; i++) {
-      if (this.query.schemaChanged(frames[i])) {
-        n = i;
-        break;
-      }
+    let cut: 'schema' | 'policy' | null = null;
+    for (let i = 0; i < frames.length && !cut; i++) {
+      cut = this.query.schemaChanged(frames[i]) ? 'schema' : this.policyChanged(frames[i]) ? 'policy' : null;
+      if (cut) n = i;
     }
     if (n > 0) {
       const use = n === frames.length ? frames : frames.slice(0, n);
@@ -262,7 +319,7 @@ export class WatchSession {
       if (changes.length) this.send('change', cursor, { lsn: last.lsn, epoch: last.epoch, first_lsn: use[0].lsn, changes });
       else this.dirty = true;
     }
-    return n < frames.length;
+    return cut;
   }
 
   private send(event: string, cursor: ChangeCursor, data: unknown): void {
