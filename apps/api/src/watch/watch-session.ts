@@ -11,10 +11,11 @@
  * its frames) the feed answers `resync_required` and the session sends `reset`.
  */
 import { DbError } from '@mmdb/core';
-import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, Snapshot, TenantStore } from '@mmdb/storage';
+import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, sseComment, sseEvent } from './sse';
+import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
 export interface SseOut {
@@ -60,16 +61,6 @@ type Settled = { v: FeedBatch | null; e?: undefined } | { v?: undefined; e: unkn
 const settle = (p: Promise<FeedBatch | null>): Promise<Settled> => p.then((v) => ({ v }), (e) => ({ e }));
 /** Resolves after the microtasks queued now (a feed answering from its buffer settles before it). */
 const nextTurn = (): Promise<'later'> => new Promise((r) => setImmediate(() => r('later')));
-
-/** A store snapshot holding exactly the frames up to its LSN (retried past an in-flight group). */
-async function stableSnapshot(store: TenantStore): Promise<Snapshot> {
-  for (;;) {
-    const s = store.snapshot();
-    if (s.stable) return s;
-    await s.release();
-    await new Promise((r) => setImmediate(r));
-  }
-}
 
 export class WatchSession {
   private feed: ChangeFeed | null = null;
@@ -141,14 +132,13 @@ export class WatchSession {
     this.onClose();
   }
 
-  private cursorAt(lsn: number): ChangeCursor {
-    return { epoch: this.store.epochOf(lsn) ?? this.store.epoch, lsn };
-  }
-
   /** The first events, and the cursor the feed starts from. */
   private async open(start: StartAt): Promise<ChangeCursor> {
     if (start.since) {
-      if (this.query.kind === 'aggregate') await this.rewind(start.since);
+      if (this.query.kind === 'aggregate') {
+        // (its feed is this session's until it ends, so close() ends the rewind too)
+        await rewindTo(this.store, this.query, start.since, { kind: 'watch', id: this.id, maxLagFrames: this.opts.maxLagFrames }, (f) => (this.feed = f));
+      }
       this.position = start.since;
       return start.since;
     }
@@ -161,7 +151,7 @@ export class WatchSession {
       }
       return this.moved(cursor, true);
     }
-    return this.moved(this.cursorAt(this.store.lastLsn), true);
+    return this.moved(cursorAt(this.store, this.store.lastLsn), true);
   }
 
   /** A start without a snapshot: a `position` event gives the client a resume point before any change. */
@@ -171,46 +161,8 @@ export class WatchSession {
     return cursor;
   }
 
-  private async snapshotRows(): Promise<{ cursor: ChangeCursor; rows: Record<string, unknown>[] }> {
-    const snap = await stableSnapshot(this.store);
-    try {
-      const rows = await this.query.snapshot(snap);
-      return { cursor: this.cursorAt(snap.lsn), rows };
-    } finally {
-      await snap.release();
-    }
-  }
-
-  /**
-   * An aggregate resuming at `since`: its groups are built from a snapshot now, then taken back
-   * through the log's frames after `since` (each row change undone), so the replay from `since`
-   * sends exactly the result rows each missed frame changed. Frames gone, another history, or the
-   * table registered again in between: resync_required (a reset).
-   */
-  private async rewind(since: ChangeCursor): Promise<void> {
-    const snap = await stableSnapshot(this.store);
-    let at: number;
-    try {
-      await this.query.snapshot(snap);
-      at = snap.lsn;
-    } finally {
-      await snap.release();
-    }
-    if (since.lsn === at && since.epoch === this.cursorAt(at).epoch) return;
-    const feed = this.store.changesFrom(since, { kind: 'watch', id: this.id, maxLagFrames: this.opts.maxLagFrames });
-    this.feed = feed;
-    try {
-      while (!this.closed) {
-        const b = await feed.next();
-        if (!b) return;
-        const frames = b.entries.map((e) => e.frame).filter((f) => f.lsn <= at);
-        if (frames.some((f) => this.query.schemaChanged(f))) throw new DbError('resync_required', 'the followed table was registered again or dropped', { reason: 'schema' });
-        this.query.rewind(frames, b.cursor.lsn >= at);
-        if (b.cursor.lsn >= at) return;
-      }
-    } finally {
-      feed.close();
-    }
+  private snapshotRows(): Promise<{ cursor: ChangeCursor; rows: Record<string, unknown>[] }> {
+    return snapshotRows(this.store, this.query);
   }
 
   /** The frames needed are gone (or the result must be rebuilt): a fresh result, then changes from its LSN. */
@@ -233,6 +185,7 @@ export class WatchSession {
 
   /** Reads the feed from `cursor` until closed; throws resync_required (and `schema`) for a reset. */
   private async follow(cursor: ChangeCursor): Promise<void> {
+    if (this.closed) return; // closed while the start awaited a snapshot: no feed to open (none would be closed)
     const feed = this.store.changesFrom(cursor, { kind: 'watch', id: this.id, bufferFrames: this.opts.bufferFrames, maxLagFrames: this.opts.maxLagFrames });
     this.feed = feed;
     let pending: Promise<Settled> | null = null;
