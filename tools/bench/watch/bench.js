@@ -11,9 +11,11 @@
  * idle --idle s, RSS again: memory per idle subscriber; (3) the same write load with them:
  * write p50/p99 and commit → event latency (from the write's acknowledgement to the event's
  * arrival in the subscriber process, every delivery), and whether every expected delivery came;
- * (4) matching work on a --big row table: one subscriber, a few hundred updates, the server's
- * db_watch_match_evaluations_total per changed row, beside what re-running the query per burst
- * would cost (one POST /sql of it: its time and the rows it reads).
+ * (4) once the table of (1)-(3) is printed and the subscribers are closed, matching work on a
+ * --big row table loaded through NDJSON _batch (big.js; --big 0 skips it): one subscriber, a few
+ * hundred updates, the server's db_watch_match_evaluations_total per changed row, beside what
+ * re-running the query per burst would cost (one POST /sql of it: its time and the rows it reads).
+ * The full size (the defaults) takes about 2-3 minutes on a quiet machine (README.md).
  */
 'use strict';
 const { fork } = require('child_process');
