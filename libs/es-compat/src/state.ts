@@ -3,6 +3,7 @@
  * table's LSN, updated in place after this surface's own commits), sequence numbers,
  * delete tombstones (versions survive a delete, as in Elasticsearch), and the write lock.
  */
+import { parseJsonExact } from '@mmdb/core';
 import { col, get, lit, project, scan } from '@mmdb/plan';
 import { Doc, type DocRow, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
@@ -151,7 +152,7 @@ export class EsState {
 }
 
 function toDocRow(r: Record<string, unknown>): DocRow {
-  const src = typeof r._source === 'string' ? JSON.parse(r._source) : r._source;
+  const src = typeof r._source === 'string' ? parseJsonExact(r._source) : r._source;
   return {
     _id: String(r._id), _source: (src ?? {}) as JsonObject, _version: Number(r._version ?? 1), _seq_no: Number(r._seq_no ?? 0),
     _primary_term: Number(r._primary_term ?? 1), _routing: (r._routing as string | null) ?? null,
@@ -167,5 +168,5 @@ function tableRow(ref: IndexRef, r: Record<string, unknown>): DocRow {
 }
 
 function safeParse(s: string): unknown {
-  try { return JSON.parse(s); } catch { return s; }
+  try { return parseJsonExact(s); } catch { return s; }
 }

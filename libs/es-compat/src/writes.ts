@@ -3,6 +3,8 @@
  * documents (versions, seq_no, op_type), dynamic mapping, then one commit holding the
  * manifest changes and every row. A failed item fails alone; the rest commit together.
  */
+import { stringifyJson } from '@mmdb/core';
+import { refuseInexact } from './numbers';
 import { EsError, documentMissing, illegalArgument, validation, versionConflict } from './errors';
 import { applyDynamic, docValues, flatten, valuesAt, type Json, type JsonObject } from './mapping';
 import { manifestToml, textColumns, type IndexMeta, type IndexRef } from './indices';
@@ -38,7 +40,7 @@ function deepMerge(a: JsonObject, b: JsonObject): JsonObject {
 }
 
 function same(a: Json, b: Json): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return stringifyJson(a) === stringifyJson(b);
 }
 
 /** Validates an op's parameters before any state is read (Elasticsearch's request validation). */
@@ -206,7 +208,8 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
     source = op.source ?? {};
     if (cur && op.action === 'create') throw conflict(`document already exists (current version [${cur._version}])`);
   }
-  // dynamic mapping, then the document's values checked against the mapping (malformed → mapper_parsing_exception)
+  // exact numbers (numbers.ts), dynamic mapping, then the document's values checked against the mapping (malformed → mapper_parsing_exception)
+  refuseInexact(source, op.id);
   const grown = applyDynamic(p.meta.mappings, source);
   const mappings = grown ?? p.meta.mappings;
   valuesOf.set(source, { mappings, values: docValues(flatten(mappings), source, op.id) });

@@ -168,6 +168,9 @@ export class FtsParticipant implements CommitParticipant {
     const p = ch.payload as unknown as PutDocPayload;
     if (!p || typeof p.table !== 'string' || typeof p.field !== 'string' || typeof p.doc_id !== 'string')
       throw new DbError('validation_failed', 'fts change needs table, field and doc_id strings');
+    // A registered schema's documents are its rows (their postings derive from them): a standalone
+    // document there would be a posting with no row, which no delete of a row would remove.
+    if (ctx.manifest(p.table)) throw new DbError('validation_failed', `"${p.table}" is a schema: its full-text documents are written through its rows`, { field: 'table' });
     if (ch.type === 'put_doc') {
       if (typeof p.text !== 'string') throw new DbError('validation_failed', 'fts document needs a "text" string', { field: 'text' });
       const writes: KeyWrite[] = [];

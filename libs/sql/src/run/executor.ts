@@ -5,7 +5,7 @@
  * vector / full-text / graph routes run their plans here; so will every later surface.
  */
 import { DbError } from '@mmdb/core';
-import type { PkTuple, Snapshot } from '@mmdb/storage';
+import type { PkTuple, Snapshot, StoredResponse } from '@mmdb/storage';
 import type { PlanNode } from '@mmdb/plan';
 import type { Row, TableManifest } from '@mmdb/core';
 import { findManifest, sqlTable, type SqlTable } from '../catalog';
@@ -47,6 +47,24 @@ export interface QueryOptions {
    * it is now: a watch subscription's snapshot event must be exactly the rows at a known LSN.
    */
   snapshot?: Snapshot;
+  /**
+   * The request's Idempotency-Key (spec 5.6): its record is committed in the frame of the
+   * script's writes, so the answer is durable exactly when the write is (engine.ts,
+   * `checkIdempotentScript`, says which scripts may carry one).
+   */
+  idempotency?: SqlIdempotency;
+}
+
+/** An Idempotency-Key for one `run` (see QueryOptions.idempotency). */
+export interface SqlIdempotency {
+  readonly key: string;
+  /** Hash of the request: the same key with another fingerprint is 409 `conflict`. */
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  /** The response a replay answers, rendered in the commit from the script's results so far. */
+  answer(results: readonly RawResult[]): StoredResponse;
+  /** Set by the engine when the store already held this key with this fingerprint: nothing was written; answer this. */
+  replayed?: StoredResponse;
 }
 
 /** One statement's answer, values still in engine form (bigint integers). */
