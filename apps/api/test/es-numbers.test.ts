@@ -55,6 +55,10 @@ describe('Elasticsearch surface: exact 64-bit and big integers', () => {
     expect(t.json.hits.hits.map((h: any) => h._id)).toEqual(['2']);
     const a = await raw('POST', '/nums/_search', '{"size":0,"aggs":{"hi":{"max":{"field":"n"}}}}');
     expect(a.json.aggregations.hi.value).toBe(2 ** 63);
+    // stats sums longs near 2^63 as a double (as Elasticsearch does), not as an overflowing integer sum
+    const st = await raw('POST', '/nums/_search', '{"size":0,"aggs":{"s":{"stats":{"field":"n"}}}}');
+    expect(st.status).toBe(200);
+    expect(st.json.aggregations.s).toMatchObject({ count: 2, max: 2 ** 63 });
   });
 
   it('_bulk keeps exact numbers; a long out of range and an inexact decimal fail alone, naming the field', async () => {

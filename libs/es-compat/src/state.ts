@@ -10,7 +10,7 @@ import { flatten, type JsonObject } from './mapping';
 import type { EsBackend } from './port';
 import type { IndexRef } from './indices';
 
-interface Cached {
+export interface Cached {
   lsn: number;
   view: IndexView;
   byId: Map<string, Doc>;
@@ -21,7 +21,8 @@ interface Cached {
   checkedAt?: number;
 }
 
-const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing'];
+/** The columns a document is read with. */
+export const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing'];
 
 export class EsState {
   private readonly cache = new Map<string, Cached>();
@@ -94,13 +95,18 @@ export class EsState {
     c.dirty = false;
   }
 
-  /** After this surface committed `rows`/`deletes` at `lsn`, brings a current cache up to date without a re-read. */
+  /**
+   * After this surface committed `rows`/`deletes` at `lsn`, brings a current cache up to date
+   * without a re-read. Only when no other frame landed between the view's LSN and `lsn` (the
+   * writer drops the view otherwise: a write through another surface in between would be missed).
+   */
   applyOwn(ref: IndexRef, before: number, lsn: number, puts: DocRow[], deletes: string[]): void {
     const c = this.cache.get(ref.table.id);
     if (!c || c.lsn !== before) return void this.cache.delete(ref.table.id);
     for (const r of puts) { c.byId.set(r._id, new Doc(r, c.view)); if (r._seq_no > c.maxSeq) c.maxSeq = r._seq_no; }
     for (const id of deletes) c.byId.delete(id);
     c.lsn = lsn;
+    c.checkedAt = lsn;
     c.dirty = true;
   }
 
@@ -151,7 +157,7 @@ export class EsState {
   readonly seqHigh = new Map<string, number>();
 }
 
-function toDocRow(r: Record<string, unknown>): DocRow {
+export function toDocRow(r: Record<string, unknown>): DocRow {
   const src = typeof r._source === 'string' ? parseJsonExact(r._source) : r._source;
   return {
     _id: String(r._id), _source: (src ?? {}) as JsonObject, _version: Number(r._version ?? 1), _seq_no: Number(r._seq_no ?? 0),

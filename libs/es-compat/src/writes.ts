@@ -106,8 +106,17 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
     }
     if (changes.length) {
       const befores = new Map<string, number>();
-      for (const [tid, c] of caches) befores.set(tid, c.lsn);
+      // no other frame may touch a table between its view's LSN and this commit, or the view updated
+      // in place would miss it (a write through /rows, /sql, a migration): such a view is dropped
+      const first = state.backend.lastLsn?.();
+      for (const [tid, c] of caches) {
+        if (first !== undefined && c.checkedAt !== first && (await state.backend.tableLsn(tid)) !== c.lsn) continue;
+        befores.set(tid, c.lsn);
+      }
+      const last = state.backend.lastLsn?.();
       const lsn = await state.backend.commit(changes);
+      if (last === undefined || last !== first || lsn !== last + 1) befores.clear();
+      for (const tid of caches.keys()) if (!befores.has(tid)) state.invalidate(tid);
       for (const op of ops) {
         const tid = op.ref.table.id;
         const ov = overlay.get(tid);

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import { DbError, newUlid } from '@mmdb/core';
-import { WatchQuery, type WatchPolicy, type WatchSource } from '@mmdb/sql';
+import { WatchQuery, type SqlEngine, type WatchPolicy, type WatchSource } from '@mmdb/sql';
 import type { WatchRequestSource } from './watch.params';
 import { APP_CONFIG, AppConfig } from '../config';
 import { Metrics } from '../health/metrics.service';
@@ -8,6 +8,7 @@ import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { NlEngine } from '../ask/nl-engine';
 import { QueryRunner } from '../query/query.runner';
 import { SecurityService } from '../security/security.service';
+import { policyValues, readableManifests } from '../security/ask-lexicon';
 import { WatchSession, type SseOut, type StartAt, type Subscriber } from './watch-session';
 
 /** A compiled subscription, and (for a user other than the owner) what follows its policy. */
@@ -47,7 +48,7 @@ export class WatchService implements BeforeApplicationShutdown {
       const o = this.runner.options(h, engine, 'watch');
       return o.policy ? { policy: o.policy, key: o.policyKey ?? '' } : undefined;
     };
-    const query = WatchQuery.compile(engine, 'nl' in source ? await this.question(t, source.nl) : source, under(t));
+    const query = WatchQuery.compile(engine, 'nl' in source ? await this.question(t, engine, source.nl) : source, under(t));
     const a = t.acting;
     if (!a || a.isOwner) return { query };
     const schema = query.schema;
@@ -68,12 +69,18 @@ export class WatchService implements BeforeApplicationShutdown {
     return { query, subscriber };
   }
 
-  /** English → plan, through the tenant's English compiler and its intent cache (as POST /ask). */
-  private async question(t: TenantHandle, nl: string): Promise<WatchSource> {
+  /**
+   * English → plan, through the tenant's English compiler and its intent cache, chosen as POST /ask
+   * chooses it: a user other than the owner asks its own (lexicon and cache of what it may see).
+   */
+  private async question(t: TenantHandle, engine: SqlEngine, nl: string): Promise<WatchSource> {
     const e = t.engine<NlEngine>('nlq');
     if (!e.compiler) throw new DbError('service_unavailable', 'the English compiler is not attached yet');
     e.freshen();
-    const c = await e.compiler.ask(nl);
+    const a = t.acting;
+    const o = this.runner.options(t, engine, 'watch');
+    const compiler = !a || a.isOwner || !o.policyKey ? e.compiler : e.compilerFor(o.policyKey, () => readableManifests(a, engine.store.manifests()), policyValues(engine, o));
+    const c = await compiler.ask(nl);
     if (c.cache === 'hit') this.metrics.planCacheHits.inc({ surface: 'nl' });
     return { plan: c.plan, params: c.params };
   }
