@@ -13,3 +13,5 @@ export { snapshotLines, imageBatches, stableSnapshot } from './snapshot';
 export { storeChecksum } from './checksum';
 export type { StoreChecksum } from './checksum';
 export type { SnapshotLine } from './snapshot';
+export { SYNC_SETTINGS_ID, NO_SYNC_SETTINGS, parseSyncSettings, mergeSyncSettings, storedSyncSettings, effectiveSync } from './settings';
+export type { SyncSettings, StoredSyncSettings } from './settings';

@@ -1,8 +1,9 @@
 import { Readable } from 'stream';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
-import { openFrames, snapshotLines, storeChecksum, type LeaseRecord } from '@mmdb/replication';
+import { NO_SYNC_SETTINGS, SYNC_SETTINGS_ID, effectiveSync, mergeSyncSettings, openFrames, parseSyncSettings, snapshotLines, storeChecksum, storedSyncSettings, type LeaseRecord, type StoredSyncSettings } from '@mmdb/replication';
+import type { JsonValue } from '@mmdb/core';
 import { Caller, OperatorOnly } from '../http/decorators';
 import type { Principal } from '../system/system-store';
 import { Metrics } from '../health/metrics.service';
@@ -104,9 +105,15 @@ export class ReplicationController {
     const shipped = this.metrics.replicationFrames.labels({ direction: 'out' });
     return Readable.from(
       (async function* () {
-        for await (const line of lines) {
-          if (line.type === 'frame') shipped.inc();
-          yield JSON.stringify(line) + '\n';
+        for await (const batch of lines) {
+          let text = '';
+          let frames = 0;
+          for (const line of batch) {
+            if (line.type === 'frame') frames++;
+            text += JSON.stringify(line) + '\n';
+          }
+          if (frames) shipped.inc(frames);
+          yield text;
         }
       })(),
     );
@@ -140,9 +147,7 @@ export class ReplicationController {
     const a = parseAck(body);
     const r = this.requireReplica(t);
     r.lease.recheck(a.epoch);
-    const h = await this.tenants.get(t);
-    await h.store.registerFollower(a.follower, a.lsn);
-    return r.acks.ack(a.follower, a.lsn, a.epoch);
+    return r.acknowledge(a.follower, a.lsn, a.epoch);
   }
 
   /**
@@ -154,8 +159,9 @@ export class ReplicationController {
   async forget(@Caller() caller: Principal, @Param('node') node: string, @Query('tenant') tenant?: string) {
     const t = this.replication.resolveTenant(tenant, caller);
     const h = await this.tenants.get(t);
+    // First the acknowledgement (and any retention record still due for it), then the record.
+    const removed = this.replication.enabled ? this.replication.replica(t).forget(node) : false;
     await h.store.removeFollower(node);
-    const removed = this.replication.enabled ? this.replication.replica(t).acks.forget(node) : false;
     return { follower: node, removed };
   }
 
@@ -177,6 +183,42 @@ export class ReplicationController {
     const t = this.replication.resolveTenant(tenant, caller);
     const { node } = parseHandOver(body);
     return this.requireReplica(t).lease.handOver(node);
+  }
+
+  /**
+   * The tenant's sync settings: `stored` (in its log; null = the node's default), `node_defaults`
+   * (this node's DB_REPLICATION_SYNC_* variables) and `effective` (what its writes get here).
+   */
+  @OperatorOnly()
+  @Get('settings')
+  async settings(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    const rec = (await h.store.catalogEntries('replication')).find((e) => e.id === SYNC_SETTINGS_ID);
+    return this.settingsView(t, rec ? storedSyncSettings(rec.record) : NO_SYNC_SETTINGS);
+  }
+
+  /**
+   * Sets the tenant's sync settings `{sync_followers?, sync_ms?, strict?}` (null: back to the
+   * node's default; absent: unchanged). Written in the tenant's log like a row, so followers and
+   * any later holder keep them; only the holder takes it (503 elsewhere).
+   */
+  @OperatorOnly()
+  @Put('settings')
+  async putSettings(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Body() body: unknown) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const change = parseSyncSettings(body);
+    const h = await this.tenants.get(t);
+    const rec = (await h.store.catalogEntries('replication')).find((e) => e.id === SYNC_SETTINGS_ID);
+    const next = mergeSyncSettings(rec ? storedSyncSettings(rec.record) : NO_SYNC_SETTINGS, change);
+    await h.commit({ changes: [{ op: 'catalog', kind: 'replication', id: SYNC_SETTINGS_ID, record: next as unknown as JsonValue }], actor: 'operator', route: 'replication_settings' });
+    return this.settingsView(t, next);
+  }
+
+  private settingsView(tenant: string, stored: StoredSyncSettings) {
+    const r = this.replication.config;
+    const node_defaults = { sync_followers: r?.syncFollowers ?? 0, sync_ms: r?.syncMs ?? 1000, strict: r?.syncStrict ?? false };
+    return { tenant, stored, node_defaults, effective: effectiveSync(node_defaults, stored), replicated: this.replication.enabled };
   }
 
   private requireReplica(t: string) {
