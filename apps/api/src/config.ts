@@ -108,7 +108,8 @@ export interface ReplicationConfig {
   readonly syncStrict: boolean;
   /**
    * DB_REPLICATION_MAX_STALE_MS: a node that does not hold the lease and has not heard from a
-   * holder for longer refuses the tenant's routes with 503 (default 3 × DB_LEASE_TTL_MS).
+   * holder for longer refuses the tenant's routes with 503 (default 3 × DB_LEASE_TTL_MS; at
+   * least 1500, above the holder's idle heartbeat of 1 s).
    */
   readonly maxStaleMs: number;
   /** DB_REPLICATION_CA_FILE: PEM CA (or certificates) followers trust for the holder's HTTPS; unset: pin the certificate the holder publishes in etcd. */
@@ -159,7 +160,7 @@ function replicationConfig(env: Env, port: number): ReplicationConfig | undefine
     syncFollowers: int(env, 'DB_REPLICATION_SYNC_FOLLOWERS', 0, 0, 64),
     syncMs: int(env, 'DB_REPLICATION_SYNC_MS', 1000, 1, 600_000),
     syncStrict: bool(env, 'DB_REPLICATION_SYNC_STRICT', false),
-    maxStaleMs: int(env, 'DB_REPLICATION_MAX_STALE_MS', 3 * leaseTtlMs, 1, 86_400_000),
+    maxStaleMs: int(env, 'DB_REPLICATION_MAX_STALE_MS', 3 * leaseTtlMs, 1500, 86_400_000),
     caFile,
   };
 }

@@ -44,7 +44,8 @@ const SCHEMA = 'namespace = "bench"\ntable = "kv"\nprimary_key = ["id"]\n[[colum
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[s.length >> 1] : NaN;
+  const m = s.length >> 1;
+  return !s.length ? NaN : s.length % 2 ? s[m] : Math.round((s[m - 1] + s[m]) / 2);
 };
 
 function registerSchema(node) {

@@ -201,7 +201,8 @@ export class ReplicationController {
   /**
    * Sets the tenant's sync settings `{sync_followers?, sync_ms?, strict?}` (null: back to the
    * node's default; absent: unchanged). Written in the tenant's log like a row, so followers and
-   * any later holder keep them; only the holder takes it (503 elsewhere).
+   * any later holder keep them; only the holder takes it (503 elsewhere). The change itself does
+   * not wait for follower acknowledgements.
    */
   @OperatorOnly()
   @Put('settings')
@@ -211,7 +212,8 @@ export class ReplicationController {
     const h = await this.tenants.get(t);
     const rec = (await h.store.catalogEntries('replication')).find((e) => e.id === SYNC_SETTINGS_ID);
     const next = mergeSyncSettings(rec ? storedSyncSettings(rec.record) : NO_SYNC_SETTINGS, change);
-    await h.commit({ changes: [{ op: 'catalog', kind: 'replication', id: SYNC_SETTINGS_ID, record: next as unknown as JsonValue }], actor: 'operator', route: 'replication_settings' });
+    // Not held by the sync window it may be changing: a tenant whose followers are down can still be made non-strict.
+    await h.write((store) => store.commit({ changes: [{ op: 'catalog', kind: 'replication', id: SYNC_SETTINGS_ID, record: next as unknown as JsonValue }], actor: 'operator', route: 'replication_settings' }));
     return this.settingsView(t, next);
   }
 
