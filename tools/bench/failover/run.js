@@ -2,11 +2,12 @@
 /**
  * Failover harness and replication benchmark (libs/replication README, issue targets below).
  *
- *   npm run build && node tools/bench/failover/run.js [--kills 10] [--stops 5] [--ttl 5000] [--writers 8] [--secs 10] [--quick] [--only failover|throughput]
+ *   npm run build && node tools/bench/failover/run.js [--kills 10] [--stops 5] [--ttl 5000] [--writers 8] [--secs 10] [--loads 8,32] [--quick] [--only failover|throughput]
  *
  * Part 1, failover: etcd + 3 nodes on loopback, DB_REPLICATION_SYNC_FOLLOWERS=1. `--writers`
  * clients write rows (each with an Idempotency-Key) to whichever node answers
- * /ready?require=write with 200, following the spec §7.3 retry rules (client.js). The harness SIGKILLs the current holder `--kills`
+ * /ready?require=write with 200, following the spec §7.3 retry rules (client.js). The harness
+ * SIGKILLs the current holder `--kills`
  * times and SIGSTOPs it `--stops` times (for two TTLs, then SIGCONT), each time waiting for the
  * old holder to be back and caught up. Then it reads every acknowledged row from the final
  * holder. It reports: time from kill/stop to the first write accepted by the new holder
@@ -14,9 +15,10 @@
  * (counted), split-brain writes (a 2xx to a write sent to a paused holder, answered after it
  * resumed; the harness also sends 4 such writes itself before each SIGCONT: target 0).
  *
- * Part 2, throughput: `--secs` seconds of `--writers` concurrent writers against one node with
- * no etcd, two nodes with asynchronous replication, and two nodes with one sync follower, in
- * the same run (target: sync ≥ 50% of the single node).
+ * Part 2, throughput: one node with no etcd, two nodes with asynchronous replication, and two
+ * nodes with one sync follower, all started side by side and measured in 1 s turns (round
+ * robin, `--secs` turns each) at each load of `--loads` (default 8,32 concurrent writers)
+ * (target: sync ≥ 50% of the single node).
  *
  * --quick: 2 kills, 1 stop, TTL 1500 ms, 3 s per throughput run (a smoke run).
  * --only failover | --only throughput: one part alone.
@@ -39,6 +41,8 @@ const TTL = opt('ttl', 5000, 1500);
 const WRITERS = opt('writers', 8, 4);
 const SECS = opt('secs', 10, 3);
 const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : null;
+/** Concurrent writers of the throughput runs (each setup at each load). */
+const LOADS = (args.includes('--loads') ? args[args.indexOf('--loads') + 1] : '8,32').split(',').map(Number);
 const T = `/v1/tenants/${TENANT}`;
 const SCHEMA = 'namespace = "bench"\ntable = "kv"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "str"\n';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -152,35 +156,60 @@ async function failover() {
   }
 }
 
-async function throughput(label, nodeCount, env, withEtcd) {
+/** A started setup of the throughput part: its nodes, its etcd, and the node that writes. */
+async function setup(label, nodeCount, env, withEtcd) {
   const etcd = withEtcd ? await LocalEtcd.start() : null;
   const { nodes } = await startCluster({ nodes: nodeCount, etcd, env });
+  let h = null;
+  while (!h) {
+    h = await writer(nodes);
+    if (!h) await sleep(50);
+  }
+  await registerSchema(h);
+  if (nodeCount > 1) await sleep(500); // the follower connects
+  return { label, nodes, etcd, h, id: 1, runs: LOADS.map((writers) => ({ writers, n: 0, ms: 0, degraded: 0 })) };
+}
+
+/** `ms` of writes by `run.writers` concurrent writers against the setup's writer. */
+async function slice(s, run, ms) {
+  const t0 = Date.now();
+  const end = t0 + ms;
+  await Promise.all(
+    Array.from({ length: run.writers }, async () => {
+      while (Date.now() < end) {
+        const i = s.id++;
+        const r = await request(s.h, 'PUT', `${T}/rows/bench.kv/${i}`, { body: { id: i, v: `v${i}` } });
+        if (r.status === 200) run.n++;
+        if (r.headers['x-db-replication'] === 'degraded') run.degraded++;
+      }
+    }),
+  );
+  run.ms += Date.now() - t0;
+}
+
+/**
+ * The three setups run side by side and are measured in turns of one second (round robin, for
+ * `--secs` turns each at each load), so a change in the host's load (other processes, CPU
+ * steal) falls on all of them alike instead of on whichever ran at that moment.
+ */
+async function throughputAll() {
+  const tsync = { DB_LEASE_TTL_MS: String(TTL), DB_REPLICATION_SYNC_FOLLOWERS: '1', DB_REPLICATION_SYNC_MS: '1000' };
+  const setups = [];
   try {
-    let h = null;
-    while (!h) {
-      h = await writer(nodes);
-      if (!h) await sleep(50);
+    setups.push(await setup('single node, no etcd', 1, {}, false));
+    setups.push(await setup('2 nodes, async replication', 2, { DB_LEASE_TTL_MS: String(TTL) }, true));
+    setups.push(await setup('2 nodes, 1 sync follower', 2, tsync, true));
+    for (const [i] of LOADS.entries()) {
+      for (const s of setups) await slice(s, s.runs[i], 500); // warm-up, not counted
+      for (const s of setups) s.runs[i] = { ...s.runs[i], n: 0, ms: 0, degraded: 0 };
+      for (let turn = 0; turn < SECS; turn++) for (const s of setups) await slice(s, s.runs[i], 1000);
     }
-    if (nodeCount > 1) await sleep(500); // the follower connects
-    await registerSchema(h);
-    let n = 0;
-    let degraded = 0;
-    let id = 1;
-    const end = Date.now() + SECS * 1000;
-    await Promise.all(
-      Array.from({ length: WRITERS }, async () => {
-        while (Date.now() < end) {
-          const i = id++;
-          const r = await request(h, 'PUT', `${T}/rows/bench.kv/${i}`, { body: { id: i, v: `v${i}` } });
-          if (r.status === 200) n++;
-          if (r.headers['x-db-replication'] === 'degraded') degraded++;
-        }
-      }),
-    );
-    return { label, wps: n / SECS, degraded };
+    return setups.map((s) => ({ label: s.label, runs: s.runs.map((r) => ({ writers: r.writers, wps: (1000 * r.n) / r.ms, degraded: r.degraded })) }));
   } finally {
-    for (const x of nodes) await x.kill('SIGKILL');
-    await etcd?.stop();
+    for (const s of setups) {
+      for (const x of s.nodes) await x.kill('SIGKILL');
+      await s.etcd?.stop();
+    }
   }
 }
 
@@ -206,14 +235,18 @@ async function main() {
   const t0 = Date.now();
   if (ONLY !== 'throughput') printFailover(await failover());
   if (ONLY !== 'failover') {
-    const single = await throughput('single node, no etcd', 1, {}, false);
-    const asyncRep = await throughput('2 nodes, async replication', 2, { DB_LEASE_TTL_MS: String(TTL) }, true);
-    const syncRep = await throughput('2 nodes, 1 sync follower', 2, { DB_LEASE_TTL_MS: String(TTL), DB_REPLICATION_SYNC_FOLLOWERS: '1', DB_REPLICATION_SYNC_MS: '1000' }, true);
-    console.log(`\nWrite throughput (${WRITERS} writers, ${SECS} s each, durable commits, measured in this run)\n`);
-    console.log('| setup | writes/s | vs single node | degraded answers |');
-    console.log('|---|---|---|---|');
-    for (const r of [single, asyncRep, syncRep]) console.log(`| ${r.label} | ${r.wps.toFixed(0)} | ${((100 * r.wps) / single.wps).toFixed(0)}% | ${r.degraded} |`);
-    console.log(`\nsync follower vs single node: ${((100 * syncRep.wps) / single.wps).toFixed(0)}% (target ≥ 50%) ${syncRep.wps >= 0.5 * single.wps ? 'ok' : 'MISSED'}`);
+    const [single, asyncRep, syncRep] = await throughputAll();
+    console.log(`\nWrite throughput (durable single-row PUTs; the three setups side by side, measured in 1 s turns, ${SECS} turns each per load)\n`);
+    console.log(`| setup | ${LOADS.map((w) => `${w} writers: writes/s (vs single)`).join(' | ')} | degraded answers |`);
+    console.log(`|---|${LOADS.map(() => '---|').join('')}---|`);
+    for (const r of [single, asyncRep, syncRep]) {
+      const cells = r.runs.map((x, i) => `${x.wps.toFixed(0)} (${((100 * x.wps) / single.runs[i].wps).toFixed(0)}%)`);
+      console.log(`| ${r.label} | ${cells.join(' | ')} | ${r.runs.reduce((a, x) => a + x.degraded, 0)} |`);
+    }
+    for (const [i, w] of LOADS.entries()) {
+      const ratio = syncRep.runs[i].wps / single.runs[i].wps;
+      console.log(`sync follower vs single node at ${w} writers: ${(100 * ratio).toFixed(0)}% (target ≥ 50%) ${ratio >= 0.5 ? 'ok' : 'MISSED'}`);
+    }
   }
   console.log(`\n(run took ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   process.exit(0);
