@@ -120,8 +120,9 @@ export class Replication implements OnApplicationShutdown {
         fs.rmSync(storeDir, { recursive: true, force: true });
         fs.renameSync(image, storeDir);
       });
-      // The image's tokens (issued on the holder before this node saw them as frames) join the node's index.
-      for (const e of await fresh.store.catalogEntries('token')) this.system.applyTokenChange(tenant, e.id, e.record);
+      // The node's index takes the image's tokens: those issued on the holder before this node saw
+      // them as frames join it, and those revoked there meanwhile leave it.
+      this.system.replaceTokens(tenant, await fresh.store.catalogEntries('token'));
       this.bootstraps.set(tenant, { at: Date.now(), lsn, keys });
       this.log.log(`tenant ${tenant}: bootstrapped from ${holder.holder} at lsn ${lsn} (${keys} keys)`);
     })()
