@@ -156,7 +156,7 @@ export class Follower {
       try {
         for (;;) {
           const r = await it.next();
-          if (r.done) break;
+          if (r.done || done) break;
           this.lastHeard = performance.now();
           for (const line of r.value) queue.push(line);
           sig.wake?.();
