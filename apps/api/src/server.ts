@@ -4,7 +4,7 @@ import { Logger, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import Fastify from 'fastify';
-import { stringifyJson } from '@mmdb/core';
+import { ERROR_CATALOGUE, stringifyJson } from '@mmdb/core';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config';
 import { Metrics } from './health/metrics.service';
@@ -75,6 +75,13 @@ export async function createServer(config: AppConfig): Promise<Server> {
       routerOptions: { maxParamLength: 2048 },
       keepAliveTimeout: 65_000,
       logger: false,
+      // Errors fastify raises before routing (a path that is not a valid percent-encoding, a
+      // malformed header) answer our error body too, not fastify's own shape.
+      frameworkErrors: (err: Error & { code?: string; statusCode?: number }, req: any, reply: any) => {
+        const code = err.statusCode === 400 || err.code === 'FST_ERR_BAD_URL' ? 'validation_failed' : 'internal_error';
+        const spec = ERROR_CATALOGUE[code];
+        reply.status(spec.status).header('content-type', 'application/json; charset=utf-8').send({ error: code, message: err.code === 'FST_ERR_BAD_URL' ? `the path is not a valid URL (bad percent-encoding): ${String(req.url).slice(0, 200)}` : err.message, request_id: String(req.id), retry: spec.retry });
+      },
     } as any);
     // We register no Nest middleware, so @fastify/middie (which the adapter otherwise adds,
     // and which runs on every request) is left out: the adapter reads `skipMiddie` from the

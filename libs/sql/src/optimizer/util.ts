@@ -88,7 +88,14 @@ function reachedNames(n: { schema: string; rel: string; direction?: 'forward' | 
 
 /** Output column names of a node (lower case), or null when unknown here. */
 export function outputNames(n: PlanNode, cat: OptCatalog): string[] | null {
-  return (NAMES[n.op] as Names)(n, cat);
+  // Memoized per node object and catalog: plan nodes are rebuilt, not mutated, by the passes, and
+  // a left-deep join of N tables otherwise recomputes its inputs' names at every level (N²).
+  const hit = memo.get(n);
+  if (hit && hit.cat === cat) return hit.names;
+  const names = (NAMES[n.op] as Names)(n, cat);
+  memo.set(n, { cat, names });
+  return names;
 }
+const memo = new WeakMap<PlanNode, { cat: OptCatalog; names: string[] | null }>();
 
 export const within = (cols: Set<string>, names: string[]) => [...cols].every((c) => names.includes(c));
