@@ -16,6 +16,19 @@ export interface FollowerTransport {
   frames(holder: LeaseRecord, q: FramesQuery): AsyncIterable<FramesLine[]>;
   /** Reports `{follower, lsn, epoch}` to the holder. */
   ack(holder: LeaseRecord, body: { follower: string; lsn: number; epoch: number }): Promise<void>;
+  /**
+   * Optional: one long-lived acknowledgement channel to the holder (each `send` goes out at
+   * once, with no round trip of its own). `onClosed` runs when the channel ends by itself (an
+   * error, the holder answered); the follower then falls back to `ack` and opens another later.
+   */
+  ackStream?(holder: LeaseRecord, onClosed: () => void): AckChannel;
+}
+
+/** An open acknowledgement channel (FollowerTransport.ackStream). */
+export interface AckChannel {
+  /** Queues one acknowledgement; false when the channel has ended (send it another way). */
+  send(body: { follower: string; lsn: number; epoch: number }): boolean;
+  close(): void;
 }
 
 export interface FollowerOptions {
@@ -172,6 +185,38 @@ export class Follower {
     })();
     let acking: Promise<void> = Promise.resolve();
     let pendingAck: { lsn: number; epoch: number } | null = null;
+    let lastAck: { lsn: number; epoch: number } | null = null;
+    // One acknowledgement in flight at a time, naming the highest durable LSN; those due meanwhile collapse into the latest.
+    const post = (a: { lsn: number; epoch: number }): void => {
+      const wasIdle = pendingAck === null;
+      pendingAck = a;
+      if (!wasIdle) return;
+      acking = (async () => {
+        while (pendingAck) {
+          const next: { lsn: number; epoch: number } = pendingAck;
+          await this.o.transport.ack(holder, { follower: this.o.node, ...next }).catch(() => undefined);
+          if (pendingAck === next) pendingAck = null;
+        }
+      })();
+    };
+    // The channel, when the transport has one: reopened at most once a second after it ends; the
+    // acknowledgement it may have lost goes by `post` meanwhile.
+    let channel: AckChannel | null = null;
+    let channelAt = 0;
+    const openChannel = (): AckChannel | null => {
+      if (!this.o.transport.ackStream || performance.now() - channelAt < 1000) return null;
+      channelAt = performance.now();
+      const ch: AckChannel = this.o.transport.ackStream(holder, () => {
+        if (channel === ch) channel = null;
+        if (lastAck && this.target === holder) post(lastAck);
+      });
+      return ch;
+    };
+    const acknowledge = (a: { lsn: number; epoch: number }): void => {
+      lastAck = a;
+      channel ??= openChannel();
+      if (!channel?.send({ follower: this.o.node, ...a })) post(a);
+    };
     try {
       while (this.target === holder && !this.stopped) {
         if (!queue.length) {
@@ -204,18 +249,7 @@ export class Follower {
           this.o.observeEpoch?.(lastEpoch);
           this.o.onApplied?.(frames.length, lastLsn);
           this.holderLastLsn = Math.max(this.holderLastLsn, lastLsn);
-          // One acknowledgement in flight at a time, naming the highest durable LSN; those due meanwhile collapse into the latest.
-          const wasIdle = pendingAck === null;
-          pendingAck = { lsn: lastLsn, epoch: lastEpoch };
-          if (wasIdle) {
-            acking = (async () => {
-              while (pendingAck) {
-                const a: { lsn: number; epoch: number } = pendingAck;
-                await this.o.transport.ack(holder, { follower: this.o.node, ...a }).catch(() => undefined);
-                if (pendingAck === a) pendingAck = null;
-              }
-            })();
-          }
+          acknowledge({ lsn: lastLsn, epoch: lastEpoch });
         }
         if (store.lastLsn >= this.holderLastLsn) this.caughtUpAt = performance.now();
         this.lastError = null;
@@ -224,6 +258,9 @@ export class Follower {
     } finally {
       // Not awaited: an acknowledgement to a holder that just died must not hold up a failover.
       this.abort = null;
+      const ch = channel as AckChannel | null;
+      channel = null;
+      ch?.close();
       done = true;
       sig.drained?.();
       void it.return?.();

@@ -8,7 +8,7 @@ export { openFrames } from './frames';
 export type { FramesQuery, FramesLine, FramesSource } from './frames';
 export { LocalEtcd, freePort } from './local-etcd';
 export { Follower } from './follower';
-export type { FollowerOptions, FollowerTransport } from './follower';
+export type { AckChannel, FollowerOptions, FollowerTransport } from './follower';
 export { snapshotLines, imageBatches, stableSnapshot } from './snapshot';
 export { storeChecksum } from './checksum';
 export type { StoreChecksum } from './checksum';

@@ -5,10 +5,11 @@ import { DbError } from '@mmdb/core';
 import { NO_SYNC_SETTINGS, SYNC_SETTINGS_ID, effectiveSync, mergeSyncSettings, openFrames, parseSyncSettings, snapshotLines, storeChecksum, storedSyncSettings, type LeaseRecord, type StoredSyncSettings } from '@mmdb/replication';
 import type { JsonValue } from '@mmdb/core';
 import { Caller, OperatorOnly } from '../http/decorators';
+import { Accepts } from '../http/body';
 import type { Principal } from '../system/system-store';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
-import { parseAck, parseFramesQuery, parseHandOver } from './replication.params';
+import { ackLines, parseAck, parseFramesQuery, parseHandOver } from './replication.params';
 import { Replication } from './replication.service';
 
 /**
@@ -138,16 +139,31 @@ export class ReplicationController {
     );
   }
 
-  /** A follower reports `{follower, lsn, epoch}`: it has applied (durably) every frame up to `lsn`. */
+  /**
+   * A follower reports `{follower, lsn, epoch}`: it has applied (durably) every frame up to
+   * `lsn`. As `application/x-ndjson` the body is a stream of such lines, each counted as it
+   * arrives, kept open by the follower for as long as it tails (one request instead of one
+   * per acknowledgement); the answer `{acknowledged, last}` comes when the follower ends it.
+   */
   @OperatorOnly()
   @Post('ack')
   @HttpCode(200)
+  @Accepts('json', 'ndjson')
   async ack(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Body() body: unknown) {
     const t = this.replication.resolveTenant(tenant, caller);
-    const a = parseAck(body);
     const r = this.requireReplica(t);
-    r.lease.recheck(a.epoch);
-    return r.acknowledge(a.follower, a.lsn, a.epoch);
+    const one = (a: { follower: string; lsn: number; epoch: number }) => {
+      r.lease.recheck(a.epoch);
+      return r.acknowledge(a.follower, a.lsn, a.epoch);
+    };
+    if (!(body instanceof Readable)) return one(parseAck(body));
+    let acknowledged = 0;
+    let last: unknown = null;
+    for await (const line of ackLines(body)) {
+      last = one(parseAck(line));
+      acknowledged++;
+    }
+    return { acknowledged, last };
   }
 
   /**
