@@ -65,6 +65,7 @@ describe('per-tenant sync settings and the staleness bound', () => {
       });
       expect(refused.json).toMatchObject({ error: 'service_unavailable', retry: true, stale: true, max_stale_ms: 2000, holder: 'node-a' });
       expect(refused.json.stale_ms).toBeGreaterThan(2000);
+      expect((await c.op(b, 'GET', '/v1/replication/status')).json.stale_ms).toBeGreaterThan(2000);
     } finally {
       a.proc.kill('SIGCONT');
     }

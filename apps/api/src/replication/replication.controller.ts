@@ -59,6 +59,8 @@ export class ReplicationController {
       lag_frames: r.follower.following ? r.follower.lagFrames : 0,
       lag_seconds: r.follower.following ? r.follower.lagSeconds : 0,
       follower_error: r.follower.lastError,
+      // ms since this node last heard from a holder (0 while it holds the lease; null: never since it started)
+      stale_ms: Number.isFinite(r.staleMs()) ? Math.round(r.staleMs()) : null,
       bootstrapped: this.replication.bootstraps.get(t) ?? null,
       followers: r.acks.list().map((a) => ({ ...a, lag_frames: Math.max(0, h.store.lastLsn - a.lsn) })),
     };
