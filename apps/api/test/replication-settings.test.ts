@@ -66,10 +66,13 @@ describe('per-tenant sync settings and the staleness bound', () => {
       expect(refused.json).toMatchObject({ error: 'service_unavailable', retry: true, stale: true, max_stale_ms: 2000, holder: 'node-a' });
       expect(refused.json.stale_ms).toBeGreaterThan(2000);
       expect((await c.op(b, 'GET', '/v1/replication/status')).json.stale_ms).toBeGreaterThan(2000);
+      const ready = await b.request('GET', '/ready?require=read');
+      expect([ready.status, ready.json.readable, ready.json.pressure]).toEqual([503, false, 'stale']);
     } finally {
       a.proc.kill('SIGCONT');
     }
     await until('node-b serves again', async () => (await read(b, 1)).status === 200);
+    expect((await b.request('GET', '/ready?require=read')).status).toBe(200);
   });
 
   it('a new holder keeps them: strict 504 with no follower left, though its own defaults are asynchronous', async () => {
