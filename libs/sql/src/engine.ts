@@ -3,7 +3,7 @@
  * the plan executor (run/executor.ts) with one commit per statement or per BEGIN…COMMIT, keeps
  * the plan cache, and cancels running queries. JSON plans (POST /query) run on the same executor.
  */
-import { DbError, isLosslessNumber, newUlid, stringifyJson, type Row, type TableManifest } from '@mmdb/core';
+import { DbError, isLosslessNumber, newUlid, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { StoredRow } from '@mmdb/storage';
 import { forEachNode, validatePlan, type PlanNode } from '@mmdb/plan';
 import { parseSql } from './front/parser';
@@ -15,7 +15,7 @@ import { Scope } from './exec/scope';
 import type { TableCache } from './exec/table-cache';
 import type { QueryLimits } from './exec/context';
 import { optimize, type PassReport } from './optimizer/optimizer';
-import { I64_MAX, I64_MIN, truthy, type Tuple, type Value } from './values';
+import { I64_MAX, I64_MIN, toJson, truthy, type Tuple, type Value } from './values';
 import { PlanCache } from './plan-cache';
 import { PlanExecutor, type Prepared, type QueryOptions, type RawResult, type Running, type SelectResult } from './run/executor';
 import { annotateTypes } from './run/annotate';
@@ -24,7 +24,7 @@ import { applyPolicy, type Policy, type Sources } from './run/sources';
 import type { Txn } from './run/writer';
 import { runStatement, stripDot } from './statements';
 
-export type { QueryOptions, RawResult } from './run/executor';
+export type { QueryOptions, RawResult, SqlIdempotency } from './run/executor';
 export { toTuple } from './run/leaves';
 export { toRow } from './run/writer';
 export { typeName } from './values';
@@ -39,9 +39,18 @@ export interface EnginePorts {
   readonly limits?: QueryLimits;
 }
 
+/**
+ * Runs a change of a registered table's schema (ALTER TABLE): a target manifest, or the
+ * operations (libs/migrations' names) a manifest cannot say, e.g. a rename. The app installs
+ * one that runs it as an online migration with auto-cutover and resolves once it completes.
+ */
+export type SchemaChanger = (change: { schema: string; toml?: string; operations?: JsonValue[] }, opts: QueryOptions) => Promise<void>;
+
 export class SqlEngine {
   /** @internal */
   readonly views = new Map<string, Select>();
+  /** ALTER TABLE through an online migration (set by the app); without it ADD COLUMN is one schema frame. */
+  schemaChanger: SchemaChanger | undefined;
   /** The plan executor every statement and plan runs on (Sources and Policy ports). */
   readonly exec: PlanExecutor;
   private readonly running = new Map<string, Running>();
@@ -93,6 +102,7 @@ export class SqlEngine {
       }
     }
     const stmts = parseSql(sql);
+    if (opts.idempotency) checkIdempotentScript(stmts);
     const params = (opts.params ?? []).map(paramValue);
     if (stmts.some((x) => x.kind !== 'select')) this.planCache.clear();
     const cacheKey = stmts.length === 1 && stmts[0].kind === 'select' ? key : undefined;
@@ -110,14 +120,14 @@ export class SqlEngine {
         }
         if (st.kind === 'commit' || st.kind === 'rollback') {
           if (!txn) throw new DbError('validation_failed', `cannot ${st.kind} - no transaction is active`);
-          if (st.kind === 'commit' && txn.changes.length) await this.commit(txn);
+          if (st.kind === 'commit' && txn.changes.length && (await this.commit(txn, opts, out))) return out;
           txn = null;
           out.push({ kind: 'transaction', statement: st.kind });
           continue;
         }
         const own = txn ?? { changes: [], overlay: new Map(), explicit: false };
         out.push(await runStatement(this, st, params, own, opts, running));
-        if (!txn && own.changes.length) await this.commit(own);
+        if (!txn && own.changes.length && (await this.commit(own, opts, out))) return out;
       }
       if (txn) throw new DbError('validation_failed', 'transaction left open: end the script with COMMIT or ROLLBACK');
       return out;
@@ -136,9 +146,21 @@ export class SqlEngine {
     return true;
   }
 
-  private async commit(txn: Txn): Promise<void> {
+  /**
+   * Commits a statement's or a transaction's changes in one frame, with the request's
+   * Idempotency-Key record when it carries one (its answer rendered from `out`, the results so
+   * far). True when the store already held the key (a replay): nothing was written.
+   */
+  private async commit(txn: Txn, opts: QueryOptions, out: readonly RawResult[]): Promise<boolean> {
+    const i = opts.idempotency;
     try {
-      await this.store.commit({ changes: txn.changes });
+      const res = await this.store.commit({
+        changes: txn.changes,
+        ...(i ? { idempotency: { key: i.key, fingerprint: i.fingerprint, expiresAt: i.expiresAt, render: () => i.answer(out) } } : {}),
+      });
+      if (!i || !res.replayed) return false;
+      i.replayed = res.replayed;
+      return true;
     } catch (e) {
       if (txn.explicit && e instanceof DbError && (e.code === 'write_conflict' || e.code === 'precondition_failed' || e.code === 'row_not_found')) {
         throw new DbError('write_conflict', `transaction lost to a concurrent write: ${e.message}`, { ...e.details });
@@ -250,9 +272,17 @@ export class SqlEngine {
 
 
   /** Evaluates a manifest CHECK expression against a row (register with store.setCheckEvaluator). */
-  readonly checkEvaluator = (expr: string, row: Row, manifest: TableManifest): boolean | null => {
+  readonly checkEvaluator = (expr: string, row: Row, manifest: TableManifest): boolean | null => truthy(this.evalOver(expr, row, manifest));
+
+  /**
+   * The value of a SQL expression over one row of `manifest`'s table, as JSON, without a
+   * read (a migration's `using` applied to a row inside its commit: the dual write).
+   */
+  readonly rowEvaluator = (expr: string, row: Row, manifest: TableManifest): JsonValue => toJson(this.evalOver(expr, row, manifest)) as JsonValue;
+
+  private evalOver(expr: string, row: Row, manifest: TableManifest): Value {
     const t = sqlTable(this.store, manifest);
-    const k = `${manifest.id}\u0000${expr}`;
+    const k = `${manifest.id}\u0000${manifest.columns.map((c) => `${c.name}:${c.ty}`).join(',')}\u0000${expr}`;
     let f = this.checks.get(k);
     if (!f) {
       const ast = parseSql(`SELECT ${expr}`)[0] as Select;
@@ -264,9 +294,8 @@ export class SqlEngine {
       f = new ExprCompiler(ctx).compile(bound, new Scope(t.cols));
       this.checks.set(k, f);
     }
-    const tuple = toTuple(t, { values: row, version: 0 } as StoredRow);
-    return truthy(f(tuple, null));
-  };
+    return f(toTuple(t, { values: row, version: 0 } as StoredRow), null);
+  }
   private readonly checks = new Map<string, (r: Tuple, u: null) => Value>();
 }
 
@@ -294,4 +323,24 @@ export function paramValue(v: unknown): Value {
  */
 function cacheKeyOf(sql: string): string {
   return /--|\/\*|['"`[]/.test(sql) ? sql : sql.trim().replace(/\s+/g, ' ');
+}
+
+/**
+ * A script that carries an Idempotency-Key must write in at most one frame, and that frame must
+ * be its last act, so the recorded answer is the one the script gives and a replay can never find
+ * half of it applied: one statement (INSERT, UPDATE, DELETE or a SELECT), or `BEGIN; …; COMMIT;`
+ * holding DML and SELECTs. DDL commits frames of its own (and is made repeatable by
+ * IF [NOT] EXISTS), so it is refused with a key, as are several writes outside a transaction.
+ */
+export function checkIdempotentScript(stmts: readonly { kind: string }[]): void {
+  const DML = new Set(['select', 'insert', 'update', 'delete']);
+  const one = stmts.length === 1 && DML.has(stmts[0].kind);
+  const txn = stmts.length >= 2 && stmts[0].kind === 'begin' && stmts[stmts.length - 1].kind === 'commit' && stmts.slice(1, -1).every((s) => DML.has(s.kind));
+  if (!one && !txn) {
+    throw new DbError(
+      'validation_failed',
+      'with an Idempotency-Key, /sql takes one INSERT, UPDATE, DELETE or SELECT statement, or one BEGIN; …; COMMIT; script of them (its writes are one frame, recorded with the key); DDL is repeatable with IF [NOT] EXISTS instead',
+      { header: 'Idempotency-Key' },
+    );
+  }
 }

@@ -1,5 +1,5 @@
 export { SqlEngine } from './engine';
-export type { QueryOptions, RawResult } from './engine';
+export type { QueryOptions, RawResult, SqlIdempotency } from './engine';
 export { parseSql } from './front/parser';
 export { tokenize } from './front/lexer';
 export { Binder } from './front/binder';
@@ -16,5 +16,5 @@ export { PlanExecutor } from './run/executor';
 export { DEFAULT_LIMITS, type QueryLimits } from './exec/context';
 export type { SelectResult } from './run/executor';
 export { NO_POLICY, applyPolicy, type Policy, type Sources, type LeafNode } from './run/sources';
-export type { EnginePorts } from './engine';
+export type { EnginePorts, SchemaChanger } from './engine';
 export { vectorTopkRoute, ftsSearchRoute, graphNeighborsRoute, graphBfsRoute, graphPathRoute, graphDijkstraRoute, graphReverseRoute, rowObject } from './routes';
