@@ -23,7 +23,7 @@ const { startBuiltServer, httpsRequest } = require('../server');
 
 const ROWS = Number(process.env.ROWS ?? 20_000);
 const DURATION = Number(process.env.DURATION ?? 15);
-const NODES = Number(process.env.NODES ?? 2_000);
+const NODES = Number(process.env.NODES ?? 300);
 const DEGREE = Number(process.env.DEGREE ?? 16);
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'fairness-token-0123456789abcdef';
