@@ -16,6 +16,7 @@ import { topkPushdown } from './topk-pushdown';
 import { ftsPredicate } from './fts-predicate';
 import { graphJoin } from './graph-join';
 import { indexOrder, sortPushdown } from './sort-pushdown';
+import { noteCteRefs } from './util';
 
 export interface OptCatalog {
   table(id: string): TableInfo & { manifest?: import('@mmdb/core').TableManifest };
@@ -33,6 +34,7 @@ export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, ftsP
 export function optimize(plan: PlanNode, cat: OptCatalog, opts: OptOptions = {}): { plan: PlanNode; passes: PassReport[] } {
   const passes: PassReport[] = [];
   const outs: PlanNode[] = [];
+  noteCteRefs(plan);
   let cur = plan;
   for (const p of PASSES) {
     if (opts.disabled?.includes(p.name)) continue;

@@ -1,4 +1,4 @@
-import { andAll, conjuncts, EXPR_KINDS, mapChildren, mapNodeExprs as planNodeExprs, type Collation, type Expr, type NodeKind, type NodeOf, type PlanNode } from '@mmdb/plan';
+import { andAll, children, conjuncts, EXPR_KINDS, mapChildren, mapNodeExprs as planNodeExprs, type Collation, type Expr, type NodeKind, type NodeOf, type PlanNode } from '@mmdb/plan';
 import type { OptCatalog } from './optimizer';
 
 const EXPRS = new Set<string>(EXPR_KINDS);
@@ -72,7 +72,8 @@ const NAMES: { readonly [K in NodeKind]: (n: NodeOf<K>, cat: OptCatalog) => stri
     return [...input, ...rows, q('_node'), q('_depth'), ...(n.emit_path ? [q('_path')] : [])];
   },
   graph_path: unknown, graph_dijkstra: unknown,
-  fuse: unknown, set_op: unknown, values: unknown, with: unknown, cte_ref: unknown,
+  cte_ref: (n) => cteNames.get(n) ?? null,
+  fuse: unknown, set_op: unknown, values: unknown, with: unknown,
   insert: unknown, update: unknown, delete: unknown,
 };
 
@@ -84,6 +85,38 @@ function reachedNames(n: { schema: string; rel: string; direction?: 'forward' | 
   } catch {
     return null;
   }
+}
+
+const cteNames = new WeakMap<PlanNode, string[]>();
+
+/**
+ * Notes the output names of every `cte_ref` whose CTE lists its columns (optimize() calls it once
+ * per plan), so predicate pushdown, hash_join and join_search work inside CTE bodies too — a
+ * recursive step `FROM r, edges e WHERE e.src = r.node` becomes a hash join instead of a filtered
+ * cross product. A CTE's plan sees the CTEs before it (and itself when recursive); a reference
+ * whose CTE has no column list stays unknown.
+ */
+export function noteCteRefs(plan: PlanNode): void {
+  const visit = (n: PlanNode, scope: ReadonlyMap<string, readonly string[] | null>): void => {
+    if (n.op === 'with') {
+      const inner = new Map(scope);
+      for (const c of n.ctes) {
+        const own = new Map(inner);
+        if (c.recursive) own.set(c.name.toLowerCase(), c.columns ?? null);
+        visit(c.plan, own);
+        inner.set(c.name.toLowerCase(), c.columns ?? null);
+      }
+      visit(n.input, inner);
+      return;
+    }
+    if (n.op === 'cte_ref') {
+      const cols = scope.get(n.name.toLowerCase());
+      if (cols) cteNames.set(n, cols.map((c) => `${n.alias ?? n.name}.${c}`.toLowerCase()));
+      return;
+    }
+    for (const k of children(n)) visit(k, scope);
+  };
+  visit(plan, new Map());
 }
 
 /** Output column names of a node (lower case), or null when unknown here. */
