@@ -285,6 +285,18 @@ export class PostingList {
     this.n = n + 1;
   }
 
+  /** A list restored from a checkpoint image: its postings as they were, block and skip data rebuilt lazily. */
+  static restore(term: string, docs: Int32Array<ArrayBuffer>, tfs: Int32Array<ArrayBuffer>, maxTf: number, n: number): PostingList {
+    const pl = new PostingList(term);
+    pl.docs = docs;
+    pl.tfs = tfs;
+    pl.n = n;
+    pl.capacity = docs.length;
+    pl.last = n > 0 ? docs[n - 1] : -1;
+    pl.maxTf = maxTf;
+    return pl;
+  }
+
   remove(doc: number): boolean {
     const i = this.seek(doc);
     if (i >= this.n || this.docs[i] !== doc) return false;
@@ -309,6 +321,16 @@ export class PostingList {
     this.tfs = t;
     this.capacity = cap;
   }
+}
+
+/** The state a checkpoint image carries (FieldIndex.exportState / fromState). */
+export interface FieldIndexState {
+  readonly docIds: string[];
+  readonly docLen: Int32Array;
+  readonly lists: readonly PostingList[];
+  readonly docs: number;
+  readonly total: number;
+  readonly minLen: number;
 }
 
 export class FieldIndex {
@@ -434,6 +456,54 @@ export class FieldIndex {
     }
     this.docCount[o] = 0;
     this.arenaGarbage += c;
+  }
+
+  /** What a checkpoint image holds (image.ts): doc ids and lengths by ordinal, the lists in term order of insertion, the totals. */
+  exportState(): FieldIndexState {
+    return { docIds: this.docIds, docLen: this.docLen.subarray(0, this.docIds.length), lists: [...this.terms.values()], docs: this.docs, total: this.total, minLen: this.minLen };
+  }
+
+  /**
+   * An index restored from a checkpoint image: the same ordinals, lists, bounds and totals as
+   * the one imaged. The per-doc arena (for exact removal) is rebuilt from the lists, which
+   * hold the same facts: one counting pass over the postings, no strings.
+   */
+  static fromState(s: FieldIndexState): FieldIndex {
+    const fi = new FieldIndex();
+    const n = s.docIds.length;
+    const cap = Math.max(16, n);
+    fi.docIds = s.docIds;
+    for (let o = 0; o < n; o++) if (s.docIds[o] !== '') fi.ordOf.set(s.docIds[o], o);
+    fi.docLen = new Int32Array(cap);
+    fi.docLen.set(s.docLen.subarray(0, n));
+    fi.docStart = new Int32Array(cap);
+    fi.docCount = new Int32Array(cap);
+    let postings = 0;
+    for (const pl of s.lists) {
+      const d = pl.docs;
+      for (let i = 0; i < pl.n; i++) fi.docCount[d[i]]++;
+      postings += pl.n;
+    }
+    let at = 0;
+    for (let o = 0; o < n; o++) {
+      fi.docStart[o] = at;
+      at += fi.docCount[o];
+    }
+    fi.arena = new Int32Array(Math.max(1024, postings));
+    const fill = fi.docStart.slice(0, n);
+    for (let id = 0; id < s.lists.length; id++) {
+      const pl = s.lists[id];
+      pl.id = id;
+      fi.lists[id] = pl;
+      fi.terms.set(pl.term, pl);
+      const d = pl.docs;
+      for (let i = 0; i < pl.n; i++) fi.arena[fill[d[i]]++] = id;
+    }
+    fi.arenaUsed = postings;
+    fi.docs = s.docs;
+    fi.total = s.total;
+    fi.minLen = s.minLen;
+    return fi;
   }
 
   /**
