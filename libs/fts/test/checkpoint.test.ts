@@ -107,7 +107,7 @@ describe('fts checkpoint: open loads the image and replays only the frames after
     const chunk0 = keyOf('F', [null, 'k', 'lib.papers', 'body', 0]);
     // a flipped byte in a chunk: the checksum catches it
     await poke(async (db) => {
-      const v = Buffer.from(await db.get(chunk0));
+      const v = Buffer.from((await db.get(chunk0)) as Buffer);
       v[v.length >> 1] ^= 0xff;
       await db.put(chunk0, v);
     });
@@ -128,7 +128,7 @@ describe('fts checkpoint: open loads the image and replays only the frames after
     expect(await answers(fts)).toEqual(before);
     await store.close();
     const rec = keyOf('F', [null, 'checkpoint']);
-    await poke(async (db) => db.put(rec, Buffer.from(JSON.stringify({ ...JSON.parse((await db.get(rec)).toString()), v: 99 }))));
+    await poke(async (db) => db.put(rec, Buffer.from(JSON.stringify({ ...JSON.parse(((await db.get(rec)) as Buffer).toString()), v: 99 }))));
     await open();
     expect([fts.stats.openedFrom, fts.stats.fallback]).toEqual(['keys', 'format 99']);
     expect(await answers(fts)).toEqual(before);
