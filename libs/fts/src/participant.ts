@@ -381,7 +381,15 @@ export class FtsParticipant implements CommitParticipant {
     this.dirty.clear();
     this.staleChunks = [];
     this.changedSinceImage = 0;
-    await store.writeCheckpoint(writes);
+    try {
+      await store.writeCheckpoint(writes);
+    } catch (e) {
+      // the store keeps the previous checkpoint; the next one re-images every field and deletes these chunks
+      for (const key of this.fields.keys()) this.dirty.add(key);
+      this.staleChunks = writes.filter((w) => w.value !== null && !w.key.equals(CHECKPOINT_KEY)).map((w) => w.key);
+      this.imaged.clear();
+      throw e;
+    }
     this.hasImage = true;
     this.imageLsn = lsn;
     this.stats.checkpoints++;

@@ -167,4 +167,20 @@ describe('fts checkpoint: open loads the image and replays only the frames after
     expect(fts.stats.checkpointsSkipped).toBe(1);
     expect((await store.checkpoint({ final: true })).fts).toBe(store.lastLsn);
   });
+
+  it('a checkpoint whose write fails leaves the previous one, and the next one images every field again', async () => {
+    await fill(0, 60);
+    await store.commit({ changes: [FtsParticipant.putDoc('notes', 'text', 'n1', 'shock heat')] });
+    await store.checkpoint();
+    await fill(60, 1200); // enough doc writes for a background checkpoint to re-image
+    const failing = { ...store, snapshot: () => store.snapshot(), manifests: () => store.manifests(), lastLsn: store.lastLsn, writeCheckpoint: async () => Promise.reject(new Error('disk full')) };
+    await expect(fts.checkpoint(failing as never)).rejects.toThrow('disk full');
+    const before = await answers(fts);
+    await store.close();
+    await open();
+    expect(fts.stats.openedFrom).toBe('checkpoint');
+    expect(fts.stats.fallback).toBeNull();
+    expect(await answers(fts)).toEqual(before);
+    expect((await store.verify()).ok).toBe(true);
+  });
 });
