@@ -4,21 +4,8 @@ import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { TenantStore, keyOf } from '@mmdb/storage';
 import { FtsParticipant } from '@mmdb/fts';
+import { PAPERS as MANIFEST, crash } from './restart-fixtures';
 
-const MANIFEST = `
-namespace = "lib"
-table = "papers"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "body"
-ty = "str"
-[[fulltext]]
-field = "body"
-`;
 const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' } as const;
 const WORDS = ['shock', 'wave', 'flow', 'heat', 'transfer', 'boundary', 'layer', 'supersonic', 'laminar', 'plate', 'nozzle', 'jet'];
 const QUERIES = ['shock wave', 'heat transfer', 'laminar', '"boundary layer"', '+flow -jet', 'nozz*', 'plate supersonic heat'];
@@ -74,8 +61,7 @@ describe('fts checkpoint: open loads the image and replays only the frames after
     const before = await answers(fts);
     const lastLsn = store.lastLsn;
     // a crash: the store is not closed (no final checkpoint); a second handle reopens the files
-    await (store as unknown as { db: ClassicLevel<Buffer, Buffer> }).db.close();
-    (store as unknown as { closed: boolean }).closed = true;
+    await crash(store);
     await open();
     expect(fts.stats.openedFrom).toBe('checkpoint');
     expect(store.recovery.replayed.fts).toBe(lastLsn - fts.stats.checkpointLsn);

@@ -8,23 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TenantStore } from '@mmdb/storage';
 import { FtsParticipant } from '@mmdb/fts';
+import { PAPERS as MANIFEST, crash } from './restart-fixtures';
 
 jest.setTimeout(120_000);
 
-const MANIFEST = `
-namespace = "lib"
-table = "docs"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "body"
-ty = "str"
-[[fulltext]]
-field = "body"
-`;
 
 const word = (n: number) => `w${n}`;
 /** Short docs of a skewed vocabulary (a few common words, many rare ones). */
@@ -43,27 +30,26 @@ describe('fts restart at 10,000 and 100,000 documents', () => {
     await store.registerSchema(MANIFEST);
     for (let i = 0; i < n; i += 5_000) {
       const changes = [];
-      for (let j = i; j < Math.min(n, i + 5_000); j++) changes.push({ op: 'put' as const, schema: 'lib.docs', row: { id: j, body: text(j) } });
+      for (let j = i; j < Math.min(n, i + 5_000); j++) changes.push({ op: 'put' as const, schema: 'lib.papers', row: { id: j, body: text(j) } });
       await store.commit({ changes });
     }
     await store.close();
     fts = new FtsParticipant();
     store = await TenantStore.open({ dir, participants: [fts], sync: false, checkpointFrames: 0, checkpointMs: 0 });
     // frames after the checkpoint: updates and deletes, replayed at the next open
-    for (let j = 0; j < after; j++) await store.put('lib.docs', { id: j * 3, body: text(j + n) });
-    await store.delete('lib.docs', [1]);
-    const before = await fts.search('lib.docs', 'body', 'w3 w40 w500', 10);
+    for (let j = 0; j < after; j++) await store.put('lib.papers', { id: j * 3, body: text(j + n) });
+    await store.delete('lib.papers', [1]);
+    const before = await fts.search('lib.papers', 'body', 'w3 w40 w500', 10);
     // a crash (no final checkpoint): the next open loads the image and replays the frames after it
-    await (store as unknown as { db: { close(): Promise<void> } }).db.close();
-    (store as unknown as { closed: boolean }).closed = true;
+    await crash(store);
     fts = new FtsParticipant();
     store = await TenantStore.open({ dir, participants: [fts], sync: false, checkpointFrames: 0, checkpointMs: 0 });
     const out = {
       openedFrom: fts.stats.openedFrom,
       decoded: fts.stats.entriesDecoded, // at open and in the replay (a fresh participant)
       replayed: store.recovery.replayed.fts,
-      same: JSON.stringify(await fts.search('lib.docs', 'body', 'w3 w40 w500', 10)) === JSON.stringify(before),
-      live: fts.fieldStats('lib.docs', 'body').liveDocs,
+      same: JSON.stringify(await fts.search('lib.papers', 'body', 'w3 w40 w500', 10)) === JSON.stringify(before),
+      live: fts.fieldStats('lib.papers', 'body').liveDocs,
     };
     await store.close();
     return out;
