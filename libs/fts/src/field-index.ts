@@ -366,8 +366,40 @@ export class FieldIndex {
     return this.ordOf.get(doc);
   }
 
+  /** Whether the arena must still be built from the lists (an index restored from an image). */
+  private arenaStale = false;
+
+  /** Builds the per-doc arena from the posting lists: one counting pass, one filling pass. */
+  private buildArena(): void {
+    this.arenaStale = false;
+    const n = this.docIds.length;
+    const count = this.docCount;
+    let postings = 0;
+    for (const pl of this.lists) {
+      if (!pl) continue;
+      const d = pl.docs;
+      for (let i = 0; i < pl.n; i++) count[d[i]]++;
+      postings += pl.n;
+    }
+    let at = 0;
+    for (let o = 0; o < n; o++) {
+      this.docStart[o] = at;
+      at += count[o];
+    }
+    this.arena = new Int32Array(Math.max(1024, postings));
+    const fill = this.docStart.slice(0, n);
+    for (const pl of this.lists) {
+      if (!pl) continue;
+      const d = pl.docs;
+      for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = pl.id;
+    }
+    this.arenaUsed = postings;
+    this.arenaGarbage = 0;
+  }
+
   /** Indexes (or replaces) a doc: its length and its distinct terms with their frequencies. */
   putDoc(doc: string, length: number, terms: readonly string[], tfs: ArrayLike<number>): void {
+    if (this.arenaStale) this.buildArena();
     let o = this.ordOf.get(doc);
     if (o !== undefined) this.unlink(o);
     else {
@@ -432,6 +464,7 @@ export class FieldIndex {
   }
 
   removeDoc(doc: string): void {
+    if (this.arenaStale) this.buildArena();
     const o = this.ordOf.get(doc);
     if (o === undefined) return;
     this.unlink(o);
@@ -466,7 +499,8 @@ export class FieldIndex {
   /**
    * An index restored from a checkpoint image: the same ordinals, lists, bounds and totals as
    * the one imaged. The per-doc arena (for exact removal) is rebuilt from the lists, which
-   * hold the same facts: one counting pass over the postings, no strings.
+   * hold the same facts (a counting pass over the postings, no strings), at the first change:
+   * a restarted server's first searches do not wait for it.
    */
   static fromState(s: FieldIndexState): FieldIndex {
     const fi = new FieldIndex();
@@ -478,28 +512,13 @@ export class FieldIndex {
     fi.docLen.set(s.docLen.subarray(0, n));
     fi.docStart = new Int32Array(cap);
     fi.docCount = new Int32Array(cap);
-    let postings = 0;
-    for (const pl of s.lists) {
-      const d = pl.docs;
-      for (let i = 0; i < pl.n; i++) fi.docCount[d[i]]++;
-      postings += pl.n;
-    }
-    let at = 0;
-    for (let o = 0; o < n; o++) {
-      fi.docStart[o] = at;
-      at += fi.docCount[o];
-    }
-    fi.arena = new Int32Array(Math.max(1024, postings));
-    const fill = fi.docStart.slice(0, n);
     for (let id = 0; id < s.lists.length; id++) {
       const pl = s.lists[id];
       pl.id = id;
       fi.lists[id] = pl;
       fi.terms.set(pl.term, pl);
-      const d = pl.docs;
-      for (let i = 0; i < pl.n; i++) fi.arena[fill[d[i]]++] = id;
     }
-    fi.arenaUsed = postings;
+    fi.arenaStale = true; // built by the first change (a search never needs it)
     fi.docs = s.docs;
     fi.total = s.total;
     fi.minLen = s.minLen;
