@@ -81,7 +81,7 @@ export class HealthController {
   @Get('metrics')
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   async scrape(@Res({ passthrough: true }) _reply: FastifyReply): Promise<string> {
-    const handles = await this.tenants.openHandles();
+    const handles = this.tenants.openNow(); // a scrape does not wait for a store still loading
     this.metrics.openStores.set(handles.length);
     const m = this.metrics;
     for (const g of [m.commitQueueDepth, m.logSegments, m.framesSinceCheckpoint, m.feedCursors, m.oldestHeldLsn, m.framesRetained]) g.reset();
