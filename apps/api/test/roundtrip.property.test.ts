@@ -2,11 +2,19 @@
  * Property (issue 15): every column type round-trips through every write surface and every
  * read surface as its canonical form (libs/storage/MANIFEST.md, "Canonical values"), over
  * real HTTPS against the built server; afterwards `verify` finds every derived entry (index,
- * vector) exactly as the rows imply.
+ * full-text posting, vector) exactly as the rows imply (the table declares all three).
  *
  * Write surfaces: row POST, row PUT, row PATCH (a json value merges as RFC 7396 says), JSON `_batch`, NDJSON `_batch`, SQL INSERT (params),
- * SQL UPDATE, SQL INSERT … SELECT, SQL INSERT … RETURNING (also read back), BEGIN…COMMIT.
- * Read surfaces: row GET, SQL SELECT, `/query` (a `get` plan).
+ * SQL UPDATE, SQL INSERT … SELECT, SQL INSERT … RETURNING (also read back), BEGIN…COMMIT,
+ * the Elasticsearch surface (`PUT _doc` and `_bulk` into an index mapped keyword / long /
+ * double / boolean / date / object (enabled: false) / dense_vector), and the migrations
+ * backfill (a type change of another column and an added required column with a default rewrite
+ * every row of the table and cut over: every other value reads back identical).
+ * Read surfaces: row GET, SQL SELECT, `/query` (a `get` plan), the Elasticsearch surface
+ * (`_source` of get and of an `ids` search, for the ES index's documents: the exact text sent;
+ * and for the registered table searched by its schema id: the row's columns but the vector),
+ * and watch events (`change` events of `GET /watch?sql=SELECT * FROM prop.t` and of
+ * `?plan={"op":"scan",…}`: the last `new` of each row is its canonical form, and no other column).
  * Types: str (unicode, empty, long), i64 (full signed 64-bit), f64 (−0, subnormal, ±1.8e308),
  * bool, timestamp (epoch ms or RFC 3339), json (nested, null, big integers, unicode keys),
  * vector (float32 components, −0, subnormal).
@@ -14,7 +22,7 @@
  * Then the server restarts and every row is read again (decoded from disk), and `verify`
  * rebuilds every index and vector entry from the rows and compares.
  *
- * Runs: ROUNDTRIP_RUNS (default 150, ~5 s); seed: ROUNDTRIP_SEED (printed on failure by fast-check).
+ * Runs: ROUNDTRIP_RUNS (default 150, ~15 s); seed: ROUNDTRIP_SEED (printed on failure by fast-check).
  */
 import fc from 'fast-check';
 import * as path from 'path';
@@ -25,6 +33,7 @@ import { TenantStore } from '@mmdb/storage';
 import { VectorParticipant } from '@mmdb/vector';
 import { mergeValue } from '../src/rows/merge-patch';
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { RawStream } from './sse-client';
 
 const T = `/v1/tenants/${TENANT}`;
 const COLS = ['id', 's', 'i', 'f', 'b', 'ts', 'j', 'v'] as const;
@@ -62,6 +71,9 @@ ty = "json"
 name = "v"
 ty = "vector"
 dim = 3
+[[columns]]
+name = "k"
+ty = "i64"
 [[indexes]]
 name = "${table}_by_i"
 columns = ["i"]
@@ -71,6 +83,8 @@ columns = ["s"]
 [[indexes]]
 name = "${table}_by_f"
 columns = ["f"]
+[[fulltext]]
+field = "s"
 [vector]
 column = "v"
 dim = 3
@@ -121,7 +135,22 @@ const rowArb = fc.record(
   { requiredKeys: [] },
 );
 
-const SURFACES = ['post', 'put', 'patch', 'batch', 'ndjson', 'sql_insert', 'sql_update', 'sql_insert_select', 'sql_returning', 'sql_script'] as const;
+const SURFACES = ['post', 'put', 'patch', 'batch', 'ndjson', 'sql_insert', 'sql_update', 'sql_insert_select', 'sql_returning', 'sql_script', 'es_index', 'es_bulk'] as const;
+
+/** The ES index the `es_*` surfaces write: each of our types as the Elasticsearch type that holds it. */
+const ES_MAPPING = {
+  mappings: {
+    dynamic: 'strict',
+    properties: {
+      s: { type: 'keyword' }, i: { type: 'long' }, f: { type: 'double' }, b: { type: 'boolean' },
+      ts: { type: 'date', format: 'strict_date_optional_time||epoch_millis' }, j: { type: 'object', enabled: false }, v: { type: 'dense_vector', dims: 3 },
+    },
+  },
+};
+/** The row's values as an ES document (a column left out is absent). */
+const esDoc = (row: Row): Row => Object.fromEntries(COLS.filter((c) => c !== 'id' && row[c] !== undefined).map((c) => [c, row[c]]));
+/** What the ES surface answers as `_source` of a registered table's row: its columns but the vector. */
+const tableSource = (r: Row) => stringifyJson(Object.fromEntries(COLS.filter((c) => c !== 'v').map((c) => [c, r[c] ?? null])));
 type Surface = (typeof SURFACES)[number];
 
 /** The canonical form a read answers (as exact JSON text): a timestamp as epoch ms, a missing column as null. */
@@ -154,7 +183,7 @@ describe('every value round-trips through every surface (property, issue 15)', (
 
   const call = async (method: string, p: string, body?: unknown, contentType = 'application/json') => {
     const r = await srv.request(method, T + p, { token: TOKEN, ...(body === undefined ? {} : { raw: typeof body === 'string' ? body : stringifyJson(body), contentType }) });
-    if (r.status !== 200) throw new Error(`${method} ${p} → ${r.status} ${r.text.slice(0, 400)}`);
+    if (r.status !== 200 && r.status !== 201) throw new Error(`${method} ${p} → ${r.status} ${r.text.slice(0, 400)}`);
     return r.text ? (parseJsonExact(r.text) as any) : undefined;
   };
   const sql = (q: string, params: unknown[]) => call('POST', '/sql', { sql: q, params });
@@ -165,15 +194,33 @@ describe('every value round-trips through every surface (property, issue 15)', (
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
     for (const t of ['t', 'stage']) await call('POST', '/schemas', manifest(t), 'text/plain');
-  });
+    await call('PUT', '/es/propes', ES_MAPPING);
+    for (const [how, q] of [['sql', 'SELECT * FROM prop.t'], ['plan', '{"op":"scan","schema":"prop.t"}']] as const) {
+      const w = await RawStream.open(srv.url + `${T}/watch?${how}=${encodeURIComponent(q)}`, srv.ca, { accept: 'text/event-stream', authorization: `Bearer ${TOKEN}` });
+      if (w.status !== 200) throw new Error(`watch ${how} → ${w.status}`);
+      watches.push([`${how}=${q}`, w]);
+    }
+  }, 60_000);
   let stopped = false;
+  const watches: Array<[string, RawStream]> = [];
+  /** id → the exact `_source` text of the ES index's document. */
+  const esWritten = new Map<string, string>();
   afterAll(async () => {
+    for (const [, w] of watches) w.close();
     if (!stopped) await srv.stop();
   });
 
   async function write(surface: Surface, id: string, row: Row): Promise<string | undefined> {
     const body = { id, ...row };
     switch (surface) {
+      case 'es_index':
+        await call('PUT', `/es/propes/_doc/${id}`, stringifyJson(esDoc(row)));
+        return;
+      case 'es_bulk': {
+        const r = await call('POST', '/es/_bulk', `{"index":{"_index":"propes","_id":"${id}"}}\n${stringifyJson(esDoc(row))}\n`, 'application/x-ndjson');
+        if (r.errors) throw new Error(`_bulk: ${stringifyJson(r.items)}`);
+        return;
+      }
       case 'post':
         await call('POST', '/rows/prop.t', body);
         return;
@@ -224,28 +271,105 @@ describe('every value round-trips through every surface (property, issue 15)', (
     const sel = await sql('SELECT * FROM prop.t WHERE id = $1', [id]);
     const q = await call('POST', '/query', { op: 'get', schema: 'prop.t', key: [{ kind: 'lit', value: id }] });
     const norm = (r: Row) => stringifyJson(Object.fromEntries(COLS.map((c) => [c, r[c] ?? null])));
-    return { 'row GET': norm(got), 'SQL SELECT': norm(sel.rows[0] ?? {}), '/query': norm(q[0] ?? {}) };
+    // every surface answers the row's columns only (no executor-internal `#version:` column)
+    for (const [where, r] of [['row GET', got], ['SQL SELECT', sel.rows[0]], ['/query', q[0]]] as const) {
+      const extra = Object.keys(r ?? {}).filter((k) => !COLS.includes(k as never) && k !== 'k' && k !== 'extra');
+      if (extra.length) throw new Error(`${where} of ${id} answers columns the table does not have: ${extra.join(', ')}`);
+    }
+    const esGet = await call('GET', `/es/prop.t/_doc/${encodeURIComponent(id)}`);
+    const esHit = (await call('POST', '/es/prop.t/_search', { query: { ids: { values: [id] } } })).hits.hits[0];
+    return { 'row GET': norm(got), 'SQL SELECT': norm(sel.rows[0] ?? {}), '/query': norm(q[0] ?? {}), 'ES get _source': tableSource(esGet._source ?? {}), 'ES search _source': tableSource(esHit?._source ?? {}) };
+  }
+
+  /** The ES index's document: `_source` of get and of an ids search, as the exact JSON sent. */
+  async function esReads(id: string): Promise<Record<string, string>> {
+    const got = await call('GET', `/es/propes/_doc/${id}`);
+    const hit = (await call('POST', '/es/propes/_search', { query: { ids: { values: [id] } } })).hits.hits[0];
+    return { 'ES get _source': stringifyJson(got._source), 'ES search _source': stringifyJson(hit?._source) };
   }
 
   it('writes random rows through each write surface and reads them back unchanged through each read surface', async () => {
     await fc.assert(
-      fc.asyncProperty(rowArb, fc.constantFrom(...SURFACES), async (row, surface) => {
+      fc.asyncProperty(rowArb, async (row) => {
+        // every surface in turn (each is exercised whatever the number of runs)
+        const surface = SURFACES[n % SURFACES.length];
         const id = `r${++n}`;
         seen.set(surface, (seen.get(surface) ?? 0) + 1);
+        if (surface === 'es_index' || surface === 'es_bulk') {
+          const sent = stringifyJson(esDoc(row));
+          esWritten.set(id, sent);
+          await write(surface, id, row);
+          for (const [where, text] of Object.entries(await esReads(id))) if (text !== sent) throw new Error(`${surface} → ${where}: ${firstDifference(sent, text)}`);
+          return;
+        }
         const expected = canonical({ id, ...row, ...(surface === 'patch' && row.j !== undefined ? { j: mergeValue(null, row.j) } : {}) });
         written.set(id, expected);
         const returned = await write(surface, id, row);
         const got = await reads(id);
         if (returned !== undefined) got['RETURNING'] = returned;
         for (const [where, text] of Object.entries(got)) {
-          if (text !== expected) throw new Error(`${surface} → ${where}: ${firstDifference(expected, text)}`);
+          const want = where.startsWith('ES') ? tableSource(parseJsonExact(expected) as Row) : expected;
+          if (text !== want) throw new Error(`${surface} → ${where}: ${firstDifference(want, text)}`);
         }
       }),
       { numRuns: runs, ...(seed !== undefined ? { seed } : {}), endOnFailure: true },
     );
     // every surface was exercised
     for (const s of SURFACES) expect(seen.get(s) ?? 0).toBeGreaterThan(0);
-  }, Math.max(60_000, runs * 250));
+  }, Math.max(120_000, runs * 800));
+
+  it('watch: the change events of SELECT * FROM prop.t (and of a scan plan) carry every row as written (its last `new`)', async () => {
+    for (const [what, watch] of watches) {
+      const last = new Map<string, string>();
+      const take = () => {
+        last.clear();
+        for (const b of watch.events('change')) {
+          for (const c of (parseJsonExact(b.data!) as { changes: Array<{ key: unknown[]; op: string; new?: Row }> }).changes) {
+            const k = String(c.key[0]);
+            const extra = Object.keys(c.new ?? {}).filter((x) => !COLS.includes(x as never) && x !== 'k');
+            if (extra.length) throw new Error(`watch ${what}: the change of ${k} carries columns the table does not have: ${extra.join(', ')}`);
+            if (c.op === 'delete') last.delete(k);
+            else last.set(k, stringifyJson(Object.fromEntries(COLS.map((col) => [col, c.new?.[col] ?? null]))));
+          }
+        }
+      };
+      const done = () => {
+        take();
+        return [...written].every(([id, text]) => last.get(id) === text);
+      };
+      await watch.until(done, 30_000).catch(() => undefined);
+      take();
+      for (const [id, expected] of written) {
+        const got = last.get(id);
+        if (got !== expected) throw new Error(`watch ${what}, the change of ${id}: ${got === undefined ? 'no event' : firstDifference(expected, got)}`);
+      }
+      expect(last.size).toBe(written.size);
+      watch.close();
+    }
+  }, 90_000);
+
+  it('migrations: a backfill that rewrites every row (a type change of another column, an added required column with a default) leaves every other value identical', async () => {
+    const m = await call('POST', '/migrations', {
+      schema: 'prop.t',
+      operations: [{ op: 'change_type', column: 'k', ty: 'str' }, { op: 'add_column', name: 'extra', ty: 'i64', required: true, default: 7 }],
+      auto_cutover: true,
+    });
+    expect(m.plan).toBe('rewrite');
+    const end = Date.now() + 60_000;
+    let now = m;
+    while (now.state !== 'Completed') {
+      if (['Failed', 'Aborted'].includes(now.state) || Date.now() > end) throw new Error(`migration ${m.id} is ${now.state}: ${now.reason} ${stringifyJson(now.offending_keys)}`);
+      await new Promise((r) => setTimeout(r, 100));
+      now = await call('GET', `/migrations/${m.id}`);
+    }
+    const all = await sql('SELECT * FROM prop.t', []);
+    expect(all.rows).toHaveLength(written.size);
+    for (const r of all.rows as Row[]) {
+      expect(r.extra).toBe(7);
+      const text = stringifyJson(Object.fromEntries(COLS.map((c) => [c, r[c] ?? null])));
+      if (text !== written.get(r.id as string)) throw new Error(`after the backfill, ${r.id}: ${firstDifference(written.get(r.id as string)!, text)}`);
+    }
+  }, 90_000);
 
   it('after a restart (rows decoded from disk, caches cold) every row still reads back unchanged', async () => {
     await srv.stop();
@@ -259,7 +383,13 @@ describe('every value round-trips through every surface (property, issue 15)', (
     }
     for (const id of [...written.keys()].slice(0, 40)) {
       const got = await reads(id);
-      for (const [where, text] of Object.entries(got)) if (text !== written.get(id)) throw new Error(`after restart, ${where} of ${id}: ${firstDifference(written.get(id)!, text)}`);
+      for (const [where, text] of Object.entries(got)) {
+        const expected = where.startsWith('ES') ? tableSource(parseJsonExact(written.get(id)!) as Row) : written.get(id)!;
+        if (text !== expected) throw new Error(`after restart, ${where} of ${id}: ${firstDifference(expected, text)}`);
+      }
+    }
+    for (const [id, sent] of esWritten) {
+      for (const [where, text] of Object.entries(await esReads(id))) if (text !== sent) throw new Error(`after restart, ${where} of ${id}: ${firstDifference(sent, text)}`);
     }
   });
 

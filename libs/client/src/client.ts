@@ -101,10 +101,10 @@ export class Mmdb {
 
   readonly tokens = {
     list: () => this.call<S<typeof M.TokenInfo>[]>({ method: 'GET', path: `${this.t()}/tokens`, retry: 'safe' }),
-    issue: (o: S<typeof M.IssueTokenBody> = {}) => this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens`, body: { json: o }, retry: 'never' }),
-    revoke: (id: string) => this.call<S<typeof M.Revoked>>({ method: 'DELETE', path: `${this.t()}/tokens/${enc(id)}`, retry: 'safe' }),
+    issue: (o: S<typeof M.IssueTokenBody> = {}) => this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens`, body: { json: o }, retry: 'keyed' }),
+    revoke: (id: string) => this.call<S<typeof M.Revoked>>({ method: 'DELETE', path: `${this.t()}/tokens/${enc(id)}`, retry: 'safe', key: true }),
     rotate: (id: string, o: S<typeof M.RotateTokenBody> = {}) =>
-      this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens/${enc(id)}/rotate`, body: { json: o }, retry: 'never' }),
+      this.call<S<typeof M.IssuedToken>>({ method: 'POST', path: `${this.t()}/tokens/${enc(id)}/rotate`, body: { json: o }, retry: 'keyed' }),
   };
 
   readonly schemas = {
@@ -244,7 +244,7 @@ export class Mmdb {
     users: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/users`, retry: 'safe' }),
     putUser: (name: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/users/${enc(name)}`, body: { json: body }, retry: 'safe' }),
     deleteUser: (name: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/users/${enc(name)}`, retry: 'safe' }),
-    issueToken: (name: string, body: Record<string, unknown> = {}) => this.call<unknown>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'never' }),
+    issueToken: (name: string, body: Record<string, unknown> = {}) => this.call<unknown>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'keyed' }),
     policies: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/policies`, retry: 'safe' }),
     putPolicy: (id: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/policies/${enc(id)}`, body: { json: body }, retry: 'safe' }),
     deletePolicy: (id: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/policies/${enc(id)}`, retry: 'safe' }),

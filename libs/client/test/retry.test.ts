@@ -98,9 +98,9 @@ test('a given Idempotency-Key is sent as is', async () => {
   expect(srv.seen[0].headers['idempotency-key']).toBe('01ARZ3NDEKTSV4RRFFQ69G5FAV');
 });
 
-test('a non-idempotent request (token issue, SQL insert) is not retried on 503', async () => {
+test('a non-idempotent request (SQL inserts) is not retried on 503', async () => {
   srv.script(err(503, 'service_unavailable'), err(503, 'service_unavailable'));
-  await expect(db.tokens.issue()).rejects.toMatchObject({ code: 'service_unavailable' });
+  await expect(db.sql('INSERT INTO app.t VALUES (2)')).rejects.toMatchObject({ code: 'service_unavailable' });
   await expect(db.sql('INSERT INTO app.t VALUES (1)')).rejects.toMatchObject({ code: 'service_unavailable' });
   expect(srv.seen).toHaveLength(2);
   expect(srv.seen[0].headers['idempotency-key']).toBeUndefined();
@@ -146,7 +146,17 @@ test('a connection reset is retried with backoff for an idempotent request, and 
   await expectWait(1, 250);
   await expect(p).resolves.toEqual(['x.y']);
   srv.script({ reset: true });
-  await expect(db.tokens.issue()).rejects.toMatchObject({ code: 'network_error', status: 0 });
+  await expect(db.sql('INSERT INTO app.t VALUES (1)')).rejects.toMatchObject({ code: 'network_error', status: 0 });
+});
+
+test('a token issue is keyed (the server replays its answer), so a 503 is retried with the same key', async () => {
+  srv.script(err(503, 'service_unavailable'), { status: 201, body: { token_id: 't' } });
+  const p = db.tokens.issue();
+  await expectWait(1, 250);
+  await expect(p).resolves.toEqual({ token_id: 't' });
+  expect(srv.seen).toHaveLength(2);
+  expect(srv.seen[1].headers['idempotency-key']).toBe(srv.seen[0].headers['idempotency-key']);
+  expect(typeof srv.seen[0].headers['idempotency-key']).toBe('string');
 });
 
 test('a slow answer times out and is retried', async () => {

@@ -57,6 +57,27 @@ function textDocs(ix: IndexView, path: string, analyzer: string, terms: string[]
   return out;
 }
 
+/** The documents of the view holding `term` in a text field (Elasticsearch's analysis; built once per docs array). */
+export function textTermDocs(ix: IndexView, path: string, analyzer: string, term: string): readonly Doc[] {
+  return postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.positions(path, analyzer).keys()).get(term) ?? [];
+}
+
+const ordinalsOf = new WeakMap<Doc[], Map<Doc, number>>();
+const listOrdinals = new WeakMap<readonly Doc[], Int32Array>();
+
+/** `textTermDocs` as positions in the view's docs array (for counting unions and intersections with typed arrays). */
+export function textTermOrdinals(ix: IndexView, path: string, analyzer: string, term: string): Int32Array {
+  const list = textTermDocs(ix, path, analyzer, term);
+  let out = listOrdinals.get(list);
+  if (!out) {
+    let ords = ordinalsOf.get(ix.docs);
+    if (!ords) { ords = new Map(ix.docs.map((d, i) => [d, i])); ordinalsOf.set(ix.docs, ords); }
+    out = Int32Array.from(list, (d) => ords!.get(d)!);
+    listOrdinals.set(list, out);
+  }
+  return out;
+}
+
 function keywordDocs(ix: IndexView, path: string, values: string[]): Set<Doc> {
   const p = postings(ix, `k\u0000${path}`, (d) => d.values(path).map(String));
   const out = new Set<Doc>();

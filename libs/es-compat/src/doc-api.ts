@@ -1,5 +1,6 @@
 /** Document APIs: index, create, get, exists, get_source, delete, update, _mget, _bulk. */
 import * as crypto from 'crypto';
+import { parseJsonExact } from '@mmdb/core';
 import { EsError, illegalArgument, indexNotFound, parsingError, validation } from './errors';
 import { docValues, flatten, type JsonObject, type Json } from './mapping';
 import type { EsTenant } from './tenant';
@@ -205,7 +206,7 @@ export async function bulk(t: EsTenant, index: string | undefined, text: string,
       if (i >= lines.length) throw illegalArgument(`The bulk request must be terminated by a newline [\\n]`);
       const sl = lines[i++];
       lineNo++;
-      try { source = JSON.parse(sl); } catch { source = undefined; }
+      try { source = parseJsonExact(sl); } catch { source = undefined; }
     }
     if (kind === 'index' && meta.op_type === 'create') kind = 'create';
     const ix = meta._index === undefined ? index : String(meta._index);

@@ -42,7 +42,12 @@ export function globalOrdinals(ix: IndexView, path: string): { terms: string[]; 
   return o;
 }
 
-export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number> }
+/**
+ * `maxLen`: the longest document of the field (Lucene's norms are exact below 24 tokens).
+ * `asciiTokens`: every term is lowercase ASCII letters, digits and apostrophes, so the fts lib's
+ * `standard` analyzer makes the same tokens (it splits on `.` and `_`, and folds accents).
+ */
+export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number>; maxLen: number; asciiTokens?: boolean }
 
 export class Doc {
   private vals?: Map<string, Json[]>;

@@ -1,5 +1,8 @@
 import { Doc, type IndexView } from './doc';
-import { applyDynamic, flatten, validateMappings, type JsonObject } from './mapping';
+import { applyDynamic, coerceNumber, flatten, validateMappings, type JsonObject } from './mapping';
+import { parseJsonExact } from '@mmdb/core';
+import { asDoubles, refuseInexact } from './numbers';
+import { serialize } from './serialize';
 import { compile } from './query';
 import { parseQueryString } from './query-string';
 import { formatDate, parseDate, parseDateMath } from './dates';
@@ -136,5 +139,31 @@ describe('responses', () => {
     expect(bigToIp(ipToBig('192.168.0.7')!)).toBe('192.168.0.7');
     expect(bigToIp(ipToBig('::1')!)).toBe('::1');
     expect(cidr('::/24')!.map(bigToIp)).toEqual(['::', '0:100::']);
+  });
+});
+
+describe('exact numbers (numbers.ts)', () => {
+  const long = { path: 'n', type: 'long', def: {} };
+
+  it('a query body becomes doubles; a document keeps its bigints and answers them digit for digit', () => {
+    const body = parseJsonExact('{"range":{"n":{"gte":9007199254740993,"lt":0.10000000000000000001}},"k":[1,2]}') as JsonObject;
+    const d = asDoubles(body) as any;
+    expect(d.range.n).toEqual({ gte: 9007199254740992, lt: 0.1 });
+    expect(d.k).toBe((body as any).k); // untouched parts are not copied
+    const doc = parseJsonExact('{"n":-9223372036854775808,"x":{"r":123456789012345678901}}');
+    expect(serialize({ _source: doc })).toBe('{"_source":{"n":-9223372036854775808,"x":{"r":123456789012345678901}}}');
+    expect(serialize({ sum: 1e20 })).toBe('{"sum":1e+20}');
+  });
+
+  it('a long range-checks a bigint exactly and searches with its nearest double', () => {
+    expect(coerceNumber(long, 9223372036854775807n as never, '1')).toBe(2 ** 63);
+    expect(() => coerceNumber(long, 9223372036854775808n as never, '1')).toThrow(/Preview of field's value: '9223372036854775808'/);
+    expect(coerceNumber({ ...long, type: 'unsigned_long' }, 18446744073709551615n as never, '1')).toBe(2 ** 64);
+    expect(() => coerceNumber({ ...long, type: 'integer' }, 9007199254740993n as never, '1')).toThrow(/type \[integer\]/);
+  });
+
+  it('a document holding an inexact decimal is a mapper_parsing_exception naming the field and quoting it', () => {
+    expect(() => refuseInexact(parseJsonExact('{"a":{"b":[1,1e400]}}'), 'x')).toThrow(/\[a\.b\].*'1e400'/);
+    expect(() => refuseInexact(parseJsonExact('{"a":12345678901234567891,"f":0.1}'), 'x')).not.toThrow();
   });
 });

@@ -3,6 +3,7 @@
  * dynamic mapping as Elasticsearch does it, and the per-document field values that queries,
  * sorts and aggregations read (copy_to and multi-fields included).
  */
+import { stringifyJson } from '@mmdb/core';
 import { EsError, mapperParsing } from './errors';
 import { isAnalyzer } from './analysis';
 import { DEFAULT_DATE_FORMAT, parseDate } from './dates';
@@ -194,6 +195,7 @@ function dynamicType(v: Json, dateDetection: boolean): JsonObject | null {
   switch (typeof v) {
     case 'boolean': return { type: 'boolean' };
     case 'number': return Number.isInteger(v) ? { type: 'long' } : { type: 'float' };
+    case 'bigint': return (v as unknown as bigint) >= -(2n ** 63n) && (v as unknown as bigint) < 2n ** 63n ? { type: 'long' } : { type: 'float' };
     case 'string':
       if (dateDetection && DATE_DETECT.test(v) && parseDate(v.replace(/\//g, '-'), DEFAULT_DATE_FORMAT) !== null) return { type: 'date' };
       return { type: 'text', fields: { keyword: { type: 'keyword', ignore_above: 256 } } };
@@ -264,6 +266,7 @@ export function applyDynamic(mappings: JsonObject, src: JsonObject): JsonObject 
 /** The number a numeric field's value means, or throws the mapper_parsing_exception Elasticsearch gives. */
 export function coerceNumber(f: Field, v: Json, id: string): number | null {
   let n: number;
+  if (typeof (v as unknown) === 'bigint') return coerceBig(f, v as unknown as bigint, id);
   if (typeof v === 'number') n = v;
   else if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) && f.def.coerce !== false) n = Number(v);
   else if (typeof v === 'boolean' || typeof v === 'string' || isObj(v)) throw malformed(f, v, id);
@@ -278,8 +281,21 @@ export function coerceNumber(f: Field, v: Json, id: string): number | null {
   return n;
 }
 
+/** The exact range of the integer types for a bigint value (an integer beyond ±2^53, parsed exactly). */
+const BIG_RANGES: Record<string, [bigint, bigint]> = { long: [-(2n ** 63n), 2n ** 63n - 1n], unsigned_long: [0n, 2n ** 64n - 1n] };
+
+/**
+ * A bigint in a numeric field: range-checked exactly (a `long` holds the signed 64-bit range);
+ * its search/sort/aggregation value is the nearest double, while `_source` keeps every digit.
+ */
+function coerceBig(f: Field, v: bigint, id: string): number {
+  const r = BIG_RANGES[f.type] ?? (INT_RANGES[f.type] ? [BigInt(INT_RANGES[f.type][0]), BigInt(INT_RANGES[f.type][1])] : undefined);
+  if (r && (v < r[0] || v > r[1])) throw malformed(f, v as unknown as Json, id, `Value [${v}] is out of range for ${f.type === 'long' ? 'a long' : `an ${f.type}`}`);
+  return coerceNumber(f, Number(v), id) as number;
+}
+
 export function malformed(f: Field, v: Json, id: string, cause?: string): EsError {
-  const preview = typeof v === 'string' ? v : JSON.stringify(v);
+  const preview = typeof v === 'string' ? v : stringifyJson(v);
   return new EsError(400, 'mapper_parsing_exception', `failed to parse field [${f.path}] of type [${f.type}] in document with id '${id}'. Preview of field's value: '${preview}'`, cause ? { caused_by: { type: 'illegal_argument_exception', reason: cause } } : {});
 }
 

@@ -86,7 +86,7 @@ function keywordStats(ix: IndexView, path: string) {
   const k = `kw\u0000${path}`;
   let s = ix.stats.get(k);
   if (!s) {
-    s = { docCount: 0, sumLen: 0, df: new Map() };
+    s = { docCount: 0, sumLen: 0, df: new Map(), maxLen: 0 };
     for (const d of ix.docs) {
       const vals = d.values(path);
       if (!vals.length) continue;

@@ -22,7 +22,8 @@ export interface Retrieval {
 }
 
 const FTS_LIMIT = 1000;
-const SAFE_TERM = /^[\p{L}\p{N}_.']+$/u;
+/** Terms the fts lib's analyzers read as one word (they split on `_` and `.`; an apostrophe is dropped on both sides). */
+const SAFE_TERM = /^[\p{L}\p{N}']+$/u;
 const key = (path: string, analyzer: string, terms: readonly string[]) => `${path}\u0000${analyzer}\u0000${[...terms].sort().join('\u0001')}`;
 
 /** Collects the text lookups of a query (via `collect`), runs one fts_search plan per lookup, answers them. */

@@ -25,6 +25,8 @@ export function quantizedLength(len: number): number {
   return enc < NUM_FREE ? enc : NUM_FREE + int4ToLong(enc - NUM_FREE);
 }
 
+const ASCII_TOKEN = /^[a-z0-9']+$/;
+
 /** Field statistics over every document of the index (docCount, total length, document frequencies). */
 export function fieldStats(ix: IndexView, path: string, analyzer: string): FieldStats {
   const last = lastStats.get(ix);
@@ -32,13 +34,19 @@ export function fieldStats(ix: IndexView, path: string, analyzer: string): Field
   const k = `${path}\u0000${analyzer}`;
   let s = ix.stats.get(k);
   if (!s) {
-    s = { docCount: 0, sumLen: 0, df: new Map() };
+    s = { docCount: 0, sumLen: 0, df: new Map(), maxLen: 0, asciiTokens: true };
     for (const d of ix.docs) {
       const pos = d.positions(path, analyzer);
       if (pos.size === 0) continue;
       s.docCount++;
-      s.sumLen += d.length(path, analyzer);
-      for (const t of pos.keys()) s.df.set(t, (s.df.get(t) ?? 0) + 1);
+      const len = d.length(path, analyzer);
+      s.sumLen += len;
+      if (len > s.maxLen) s.maxLen = len;
+      for (const t of pos.keys()) {
+        const n = s.df.get(t);
+        if (n === undefined && !ASCII_TOKEN.test(t)) s.asciiTokens = false;
+        s.df.set(t, (n ?? 0) + 1);
+      }
     }
     ix.stats.set(k, s);
   }

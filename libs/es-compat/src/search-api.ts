@@ -3,7 +3,9 @@ import * as crypto from 'crypto';
 import { EsError, illegalArgument, parsingError, searchPhase, validation } from './errors';
 import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
-import { prepareSearch, searchResponse, type SearchEnv } from './search';
+import { mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
+import { topK, type TopK } from './topk';
+import { planAggs } from './plan-aggs';
 import { writeBatch, type WriteOp } from './writes';
 import { filterSource, sourceSpec } from './source-filter';
 import type { EsResponse, Params } from './types';
@@ -13,6 +15,8 @@ import { candidates } from './candidates';
 import { retrieve } from './retrieval';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Query parameters a top-k or aggregate plan answers as the full search does (any other takes the full search). */
+const PLAN_PARAMS = new Set(['size', 'from', 'track_total_hits', 'rest_total_hits_as_int', 'typed_keys', 'request_cache', 'timeout', 'filter_path', 'pretty', 'human', 'error_trace', 'allow_no_indices', 'ignore_unavailable', 'expand_wildcards', 'preference', 'search_type', 'ccs_minimize_roundtrips', 'allow_partial_search_results', 'version', 'seq_no_primary_term', '_source', '_source_includes', '_source_excludes']);
 const ENV: SearchEnv = { maxBuckets: 65535, maxResultWindow: 10000 };
 
 /** One copy of each shard is active: asking for more times out as Elasticsearch does (503). */
@@ -46,6 +50,14 @@ function wrap<T>(fn: () => T): T {
   }
 }
 
+async function wrapAsync<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    return wrap(() => { throw e; });
+  }
+}
+
 function gc(t: EsTenant): void {
   const now = Date.now();
   for (const [k, s] of t.scrolls) if (s.expires < now) t.scrolls.delete(k);
@@ -59,6 +71,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   let views: IndexView[];
   let refs: IndexRef[] | null = null;
   let pitId: string | undefined;
+  let plain = false;
   if (isObj(b.pit)) {
     if (index !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: [indices] cannot be used with point in time;');
     pitId = String(b.pit.id);
@@ -70,6 +83,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     const rs = t.resolve(index, q);
     views = await t.views(rs);
     refs = rs.map((r) => r.ref);
+    plain = rs.length === 1 && rs[0].filter === undefined;
     // the shard request cache: size-0 searches are cached per index until the index changes
     const size = q.size !== undefined ? Number(q.size) : b.size;
     if (size === 0 && q.request_cache !== 'false' && q.scroll === undefined) {
@@ -84,9 +98,16 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   await preloadLookups(t, b);
   const body2 = { ...b };
   delete body2.pit;
+  const lookupFn = (ix: string, id: string) => lookup(t, views, ix, id);
+  // a relevance page of a match query: the top-k plan (topk.ts)
+  const planned = plain && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
+  const top = planned ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null;
+  // aggregations that map to aggregate nodes (plan-aggs.ts)
+  const aggPlan = planned && !top ? await planAggsOf(t, refs![0], views[0], body2, q) : null;
+  if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
   // text terms are retrieved through fts_search plans (not for a point in time: its documents are frozen)
-  const retrieval = refs ? await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: refs![i] })), (ix, r) => candidates(ix, body2.query, r)) : undefined;
-  const env: SearchEnv = { ...ENV, maxBuckets: Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), lookup: (ix, id) => lookup(t, views, ix, id), retrieval };
+  const retrieval = top ? undefined : refs ? await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: refs![i] })), (ix, r) => candidates(ix, body2.query, r)) : undefined;
+  const env: SearchEnv = { ...ENV, maxBuckets: Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), lookup: lookupFn, retrieval, ...(top ? { topK: top } : {}) };
   const p = wrap(() => prepareSearch(views, body2, q, env));
   if (q.scroll !== undefined) {
     if (b.search_after !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: using [search_after] is not allowed in a scroll context;');
@@ -97,6 +118,28 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   }
   const page = p.hits.slice(p.from, p.from + p.size);
   return { status: 200, body: searchResponse(p, page, Date.now() - t0, pitId ? { pit_id: pitId } : {}) };
+}
+
+async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params, lookupFn: (ix: string, id: string) => JsonObject | undefined): Promise<TopK | null> {
+  let merged: JsonObject;
+  try {
+    merged = mergeParams(body, q);
+  } catch {
+    return null; // the full search reports the error
+  }
+  if (q.rest_total_hits_as_int === 'true' && merged.track_total_hits === undefined) merged.track_total_hits = true;
+  return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn));
+}
+
+async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<Prepared | null> {
+  let merged: JsonObject;
+  try {
+    merged = mergeParams(body, q);
+  } catch {
+    return null;
+  }
+  const lsn = (await t.state.cached(ref)).lsn;
+  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets)));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {

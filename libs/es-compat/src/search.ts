@@ -26,6 +26,8 @@ export interface SearchEnv {
   readonly now?: number;
   /** Text lookups answered by fts_search plans (see retrieval.ts). */
   readonly retrieval?: Retrieval;
+  /** The hits of a top-k plan (topk.ts), in order, and the total: only these are scored and shaped. */
+  readonly topK?: { readonly docs: readonly Doc[]; readonly total: number };
 }
 
 /** A prepared search: every matching hit in order, and how to print one. */
@@ -128,8 +130,8 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     const scorer = compile({ ix, lookup: env.lookup }, b.query);
     const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
     const boost = boosts.get(ix.name) ?? 1;
-    const cand = candidates(ix, b.query, env.retrieval);
-    for (const d of cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs) {
+    const cand = env.topK ? null : candidates(ix, b.query, env.retrieval);
+    for (const d of env.topK ? env.topK.docs : cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs) {
       let s = scorer(d);
       if (s === null) continue;
       s *= boost;
@@ -141,7 +143,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   }
   // a plain relevance search needs only its page in order: select the best from+size, do not sort every hit
   const pageOnly = !sort.length && !q.scroll && b.search_after === undefined && b.collapse === undefined && !rescores.length && from + size <= 100;
-  if (pageOnly) topInPlace(all, from + size);
+  if (env.topK) { /* already in order */ } else if (pageOnly) topInPlace(all, from + size);
   else sortHits(all, sort, views);
   if (rescores.length && !sort.length) rescore(all, rescores, env);
   let hits = all;
@@ -263,7 +265,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
-  return { hits, total: b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
+  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
 }
 
 const byRelevance = (a: Hit, b: Hit): number =>

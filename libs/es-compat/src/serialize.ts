@@ -1,19 +1,11 @@
 /**
- * JSON text of a response. Integers beyond ±2^53 that a double holds exactly (2^56, ids from
- * other systems) print with all their digits, as Elasticsearch prints its longs; the plain
- * JSON.stringify would print 72057594037927936 as 72057594037927940.
+ * JSON text of a response: `stringifyJson` (libs/core), the writer every other route answers
+ * with. A `long` beyond ±2^53 held in a document (a bigint, parsed exactly) prints digit for
+ * digit, as Elasticsearch prints its longs; a computed double beyond 2^53 (a sum, an average)
+ * prints in exponent form (`1.0e+20`), as Elasticsearch prints a double (`1.0E20`).
  */
-const MARK = '\u0000int:';
-const MARK_RX = /"\\u0000int:(-?\d+)"/g;
+import { stringifyJson } from '@mmdb/core';
 
 export function serialize(body: unknown): string {
-  let big = false;
-  const text = JSON.stringify(body, (_k, v) => {
-    if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) {
-      big = true;
-      return `${MARK}${BigInt(v).toString()}`;
-    }
-    return v;
-  });
-  return big ? text.replace(MARK_RX, '$1') : text;
+  return stringifyJson(body);
 }

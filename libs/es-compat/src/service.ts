@@ -3,7 +3,7 @@
  * prefix, query, parsed body) to its API and answers `{status, body, headers}` with
  * Elasticsearch's bodies and error shapes.
  */
-import { DbError, isDbError } from '@mmdb/core';
+import { DbError, isDbError, stringifyJson } from '@mmdb/core';
 import { EsError, illegalArgument, parsingError } from './errors';
 import { flatten, validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
 import { analyze, isAnalyzer } from './analysis';
@@ -15,11 +15,14 @@ import type { EsRequest, EsResponse, Params } from './types';
 import { bulk, deleteDoc, getDoc, indexDoc, mget, updateDoc } from './doc-api';
 import { byQuery, clearScroll, closePit, count, msearch, openPit, reindex, scroll, search, taskResult } from './search-api';
 import { applyFilterPath } from './filter-path';
+import { asDoubles } from './numbers';
 
 export const ES_VERSION = '7.14.2';
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const ok = (body: unknown, status = 200): EsResponse => ({ status, body });
 const ACK = { acknowledged: true };
+/** Bodies that carry documents (index, create, update, bulk) keep exact numbers; every other body's numbers are doubles (numbers.ts). */
+const DOC_BODY = /^\/(?:[^/_][^/]*\/(?:_doc|_create|_update)(?:\/|$)|(?:[^/]+\/)?_bulk(?:\/|$))/;
 
 export class EsService {
   readonly tenant: EsTenant;
@@ -31,7 +34,7 @@ export class EsService {
   async handle(req: EsRequest): Promise<EsResponse> {
     let r: EsResponse;
     try {
-      r = await this.route(req);
+      r = await this.route(DOC_BODY.test(req.path) ? req : { ...req, body: asDoubles(req.body) });
     } catch (e) {
       const es = e instanceof EsError ? e : isDbError(e) ? fromDbError(e) : null;
       if (!es) throw e;
@@ -486,8 +489,8 @@ function badMethod(m: string, path: string): EsResponse {
 function ndjson(body: unknown): string {
   if (typeof body === 'string') return body;
   if (Buffer.isBuffer(body)) return body.toString('utf8');
-  if (Array.isArray(body)) return body.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('\n') + '\n';
-  if (isObj(body)) return JSON.stringify(body) + '\n';
+  if (Array.isArray(body)) return body.map((x) => (typeof x === 'string' ? x : stringifyJson(x))).join('\n') + '\n';
+  if (isObj(body)) return stringifyJson(body) + '\n';
   return '';
 }
 

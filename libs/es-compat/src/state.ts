@@ -3,13 +3,14 @@
  * table's LSN, updated in place after this surface's own commits), sequence numbers,
  * delete tombstones (versions survive a delete, as in Elasticsearch), and the write lock.
  */
+import { parseJsonExact } from '@mmdb/core';
 import { col, get, lit, project, scan } from '@mmdb/plan';
 import { Doc, type DocRow, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
 import type { EsBackend } from './port';
 import type { IndexRef } from './indices';
 
-interface Cached {
+export interface Cached {
   lsn: number;
   view: IndexView;
   byId: Map<string, Doc>;
@@ -20,7 +21,8 @@ interface Cached {
   checkedAt?: number;
 }
 
-const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing'];
+/** The columns a document is read with. */
+export const COLS = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing'];
 
 export class EsState {
   private readonly cache = new Map<string, Cached>();
@@ -93,13 +95,18 @@ export class EsState {
     c.dirty = false;
   }
 
-  /** After this surface committed `rows`/`deletes` at `lsn`, brings a current cache up to date without a re-read. */
+  /**
+   * After this surface committed `rows`/`deletes` at `lsn`, brings a current cache up to date
+   * without a re-read. Only when no other frame landed between the view's LSN and `lsn` (the
+   * writer drops the view otherwise: a write through another surface in between would be missed).
+   */
   applyOwn(ref: IndexRef, before: number, lsn: number, puts: DocRow[], deletes: string[]): void {
     const c = this.cache.get(ref.table.id);
     if (!c || c.lsn !== before) return void this.cache.delete(ref.table.id);
     for (const r of puts) { c.byId.set(r._id, new Doc(r, c.view)); if (r._seq_no > c.maxSeq) c.maxSeq = r._seq_no; }
     for (const id of deletes) c.byId.delete(id);
     c.lsn = lsn;
+    c.checkedAt = lsn;
     c.dirty = true;
   }
 
@@ -150,8 +157,8 @@ export class EsState {
   readonly seqHigh = new Map<string, number>();
 }
 
-function toDocRow(r: Record<string, unknown>): DocRow {
-  const src = typeof r._source === 'string' ? JSON.parse(r._source) : r._source;
+export function toDocRow(r: Record<string, unknown>): DocRow {
+  const src = typeof r._source === 'string' ? parseJsonExact(r._source) : r._source;
   return {
     _id: String(r._id), _source: (src ?? {}) as JsonObject, _version: Number(r._version ?? 1), _seq_no: Number(r._seq_no ?? 0),
     _primary_term: Number(r._primary_term ?? 1), _routing: (r._routing as string | null) ?? null,
@@ -167,5 +174,5 @@ function tableRow(ref: IndexRef, r: Record<string, unknown>): DocRow {
 }
 
 function safeParse(s: string): unknown {
-  try { return JSON.parse(s); } catch { return s; }
+  try { return parseJsonExact(s); } catch { return s; }
 }

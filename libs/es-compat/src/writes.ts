@@ -3,6 +3,8 @@
  * documents (versions, seq_no, op_type), dynamic mapping, then one commit holding the
  * manifest changes and every row. A failed item fails alone; the rest commit together.
  */
+import { stringifyJson } from '@mmdb/core';
+import { refuseInexact } from './numbers';
 import { EsError, documentMissing, illegalArgument, validation, versionConflict } from './errors';
 import { applyDynamic, docValues, flatten, valuesAt, type Json, type JsonObject } from './mapping';
 import { manifestToml, textColumns, type IndexMeta, type IndexRef } from './indices';
@@ -38,7 +40,7 @@ function deepMerge(a: JsonObject, b: JsonObject): JsonObject {
 }
 
 function same(a: Json, b: Json): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return stringifyJson(a) === stringifyJson(b);
 }
 
 /** Validates an op's parameters before any state is read (Elasticsearch's request validation). */
@@ -104,8 +106,17 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
     }
     if (changes.length) {
       const befores = new Map<string, number>();
-      for (const [tid, c] of caches) befores.set(tid, c.lsn);
+      // no other frame may touch a table between its view's LSN and this commit, or the view updated
+      // in place would miss it (a write through /rows, /sql, a migration): such a view is dropped
+      const first = state.backend.lastLsn?.();
+      for (const [tid, c] of caches) {
+        if (first !== undefined && c.checkedAt !== first && (await state.backend.tableLsn(tid)) !== c.lsn) continue;
+        befores.set(tid, c.lsn);
+      }
+      const last = state.backend.lastLsn?.();
       const lsn = await state.backend.commit(changes);
+      if (last === undefined || last !== first || lsn !== last + 1) befores.clear();
+      for (const tid of caches.keys()) if (!befores.has(tid)) state.invalidate(tid);
       for (const op of ops) {
         const tid = op.ref.table.id;
         const ov = overlay.get(tid);
@@ -206,7 +217,8 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
     source = op.source ?? {};
     if (cur && op.action === 'create') throw conflict(`document already exists (current version [${cur._version}])`);
   }
-  // dynamic mapping, then the document's values checked against the mapping (malformed → mapper_parsing_exception)
+  // exact numbers (numbers.ts), dynamic mapping, then the document's values checked against the mapping (malformed → mapper_parsing_exception)
+  refuseInexact(source, op.id);
   const grown = applyDynamic(p.meta.mappings, source);
   const mappings = grown ?? p.meta.mappings;
   valuesOf.set(source, { mappings, values: docValues(flatten(mappings), source, op.id) });

@@ -43,6 +43,7 @@ import { encodeFieldImage } from './image';
 import { type SearchContext, compileQuery, type FeedbackOptions, type RankedDoc } from './query';
 import { RANKING_DEFAULTS, rankClauses, type RankOptions } from './rank';
 import { parseQuery } from './query-parser';
+import { compileStructured, type StructuredQuery } from './structured';
 import { DEFAULT_BM25, type Bm25Params } from './similarity';
 import type { CollectStats } from './collector';
 
@@ -69,6 +70,10 @@ export interface SearchOptions extends RankOptions {
    * rows and postings from one snapshot); not released here. Default: one taken per search.
    */
   readonly snapshot?: ReturnType<StoreReader['snapshot']>;
+  /** Lifts the MAX_LIMIT cap (plans asking for every match pass the field's doc count). */
+  readonly unbounded?: boolean;
+  /** Where a structured query sits in the caller's request, for its errors (default `$.query`). */
+  readonly queryPath?: string;
 }
 
 /** Default and largest `limit` of a search. */
@@ -488,21 +493,22 @@ export class FtsParticipant implements CommitParticipant {
   }
 
   /**
-   * Ranks the documents of `table`/`field` for `q` (syntax in README.md) by BM25, best
+   * Ranks the documents of `table`/`field` for `q` (syntax in README.md, or a structured
+   * query: structured.ts) by BM25, best
    * first, ties by doc id. Throws validation_failed for a bad q or limit, not_found for
    * a table/field no manifest declares and no POST created.
    */
   async search(
     table: string,
     field: string,
-    q: string,
+    q: string | StructuredQuery,
     limit: number = DEFAULT_LIMIT,
     opts: SearchOptions = {},
   ): Promise<RankedDoc[]> {
     const stats = opts.stats;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    if (!Number.isInteger(limit) || limit < 1 || (limit > MAX_LIMIT && !opts.unbounded))
       throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
-    const parsed = parseQuery(q);
+    const parsed = typeof q === 'string' ? parseQuery(q) : null;
     const s = this.settings(table, field);
     if (!s) {
       const m = this.manifestOf(table);
@@ -511,7 +517,8 @@ export class FtsParticipant implements CommitParticipant {
     }
     const analyzer = this.analyzer(s);
     const qstop = (opts.queryStopwords ?? RANKING_DEFAULTS.queryStopwords) === 'auto' && (analyzer.name === 'english' || analyzer.name === 'standard');
-    const clauses = compileQuery(parsed, analyzer, { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined });
+    const copts = { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined };
+    const clauses = parsed ? compileQuery(parsed, analyzer, copts) : compileStructured(q, analyzer, copts, opts.queryPath);
     const index = this.fields.get(fkey(table, field)) ?? new FieldIndex();
     const params: Bm25Params = { k1: s.k1, b: s.b };
     let snap: ReturnType<StoreReader['snapshot']> | undefined = opts.snapshot;

@@ -250,7 +250,7 @@ export class GraphIndex implements CommitParticipant {
     rel: string,
     src: string,
     dst: string,
-    opts: { weightField?: string; weights?: Readonly<Record<string, number>> } = {},
+    opts: { weightField?: string; weights?: Readonly<Record<string, number>>; pass?: (node: string) => boolean } = {},
   ): Promise<DijkstraResult> {
     const overrides = opts.weights ? checkWeights(opts.weights) : undefined;
     const { relation, adj } = await this.adjacency(schema, rel);
@@ -262,7 +262,8 @@ export class GraphIndex implements CommitParticipant {
           return o === undefined ? base(u, v, slot) : o;
         }
       : base;
-    return dijkstra(adj, src, dst, weight);
+    const pass = opts.pass;
+    return dijkstra(adj, src, dst, weight, pass ? (v) => pass(adj.name(v)) : undefined);
   }
 
   /**

@@ -24,7 +24,7 @@ import { applyPolicy, type Policy, type Sources } from './run/sources';
 import type { Txn } from './run/writer';
 import { runStatement, stripDot } from './statements';
 
-export type { QueryOptions, RawResult } from './run/executor';
+export type { QueryOptions, RawResult, SqlIdempotency } from './run/executor';
 export { toTuple } from './run/leaves';
 export { toRow } from './run/writer';
 export { typeName } from './values';
@@ -93,6 +93,7 @@ export class SqlEngine {
       }
     }
     const stmts = parseSql(sql);
+    if (opts.idempotency) checkIdempotentScript(stmts);
     const params = (opts.params ?? []).map(paramValue);
     if (stmts.some((x) => x.kind !== 'select')) this.planCache.clear();
     const cacheKey = stmts.length === 1 && stmts[0].kind === 'select' ? key : undefined;
@@ -110,14 +111,14 @@ export class SqlEngine {
         }
         if (st.kind === 'commit' || st.kind === 'rollback') {
           if (!txn) throw new DbError('validation_failed', `cannot ${st.kind} - no transaction is active`);
-          if (st.kind === 'commit' && txn.changes.length) await this.commit(txn);
+          if (st.kind === 'commit' && txn.changes.length && (await this.commit(txn, opts, out))) return out;
           txn = null;
           out.push({ kind: 'transaction', statement: st.kind });
           continue;
         }
         const own = txn ?? { changes: [], overlay: new Map(), explicit: false };
         out.push(await runStatement(this, st, params, own, opts, running));
-        if (!txn && own.changes.length) await this.commit(own);
+        if (!txn && own.changes.length && (await this.commit(own, opts, out))) return out;
       }
       if (txn) throw new DbError('validation_failed', 'transaction left open: end the script with COMMIT or ROLLBACK');
       return out;
@@ -136,9 +137,21 @@ export class SqlEngine {
     return true;
   }
 
-  private async commit(txn: Txn): Promise<void> {
+  /**
+   * Commits a statement's or a transaction's changes in one frame, with the request's
+   * Idempotency-Key record when it carries one (its answer rendered from `out`, the results so
+   * far). True when the store already held the key (a replay): nothing was written.
+   */
+  private async commit(txn: Txn, opts: QueryOptions, out: readonly RawResult[]): Promise<boolean> {
+    const i = opts.idempotency;
     try {
-      await this.store.commit({ changes: txn.changes });
+      const res = await this.store.commit({
+        changes: txn.changes,
+        ...(i ? { idempotency: { key: i.key, fingerprint: i.fingerprint, expiresAt: i.expiresAt, render: () => i.answer(out) } } : {}),
+      });
+      if (!i || !res.replayed) return false;
+      i.replayed = res.replayed;
+      return true;
     } catch (e) {
       if (txn.explicit && e instanceof DbError && (e.code === 'write_conflict' || e.code === 'precondition_failed' || e.code === 'row_not_found')) {
         throw new DbError('write_conflict', `transaction lost to a concurrent write: ${e.message}`, { ...e.details });
@@ -294,4 +307,24 @@ export function paramValue(v: unknown): Value {
  */
 function cacheKeyOf(sql: string): string {
   return /--|\/\*|['"`[]/.test(sql) ? sql : sql.trim().replace(/\s+/g, ' ');
+}
+
+/**
+ * A script that carries an Idempotency-Key must write in at most one frame, and that frame must
+ * be its last act, so the recorded answer is the one the script gives and a replay can never find
+ * half of it applied: one statement (INSERT, UPDATE, DELETE or a SELECT), or `BEGIN; …; COMMIT;`
+ * holding DML and SELECTs. DDL commits frames of its own (and is made repeatable by
+ * IF [NOT] EXISTS), so it is refused with a key, as are several writes outside a transaction.
+ */
+export function checkIdempotentScript(stmts: readonly { kind: string }[]): void {
+  const DML = new Set(['select', 'insert', 'update', 'delete']);
+  const one = stmts.length === 1 && DML.has(stmts[0].kind);
+  const txn = stmts.length >= 2 && stmts[0].kind === 'begin' && stmts[stmts.length - 1].kind === 'commit' && stmts.slice(1, -1).every((s) => DML.has(s.kind));
+  if (!one && !txn) {
+    throw new DbError(
+      'validation_failed',
+      'with an Idempotency-Key, /sql takes one INSERT, UPDATE, DELETE or SELECT statement, or one BEGIN; …; COMMIT; script of them (its writes are one frame, recorded with the key); DDL is repeatable with IF [NOT] EXISTS instead',
+      { header: 'Idempotency-Key' },
+    );
+  }
 }

@@ -42,12 +42,16 @@ function columnTypes(names: string[], rows: Tuple[], kinds?: OutKind[]): { name:
   });
 }
 
-/** Rows as JSON objects keyed by distinct output names (`a`, `a_2`, …), as POST /sql answers them. */
-export function objectRows(names: readonly string[], rows: readonly Tuple[]): Record<string, unknown>[] {
+/**
+ * Rows as JSON objects keyed by distinct output names (`a`, `a_2`, …), as POST /sql answers
+ * them: with the columns' output kinds, a json/vector column is its value and a bool column
+ * true/false (canonical forms), not the engine's text / 1-0.
+ */
+export function objectRows(names: readonly string[], rows: readonly Tuple[], kinds?: readonly OutKind[]): Record<string, unknown>[] {
   const n = distinctNames([...names]);
   return rows.map((r) => {
     const o: Record<string, unknown> = {};
-    for (let i = 0; i < n.length; i++) o[n[i]] = toJson(r[i]);
+    for (let i = 0; i < n.length; i++) o[n[i]] = kinds?.[i] ? answerCell(r[i], kinds[i]) : toJson(r[i]);
     return o;
   });
 }

@@ -1,5 +1,5 @@
 export { SqlEngine } from './engine';
-export type { QueryOptions, RawResult } from './engine';
+export type { QueryOptions, RawResult, SqlIdempotency } from './engine';
 export { parseSql } from './front/parser';
 export { tokenize } from './front/lexer';
 export { Binder } from './front/binder';

@@ -14,6 +14,7 @@
  */
 import { DbError, stringifyJson, type JsonValue, type Lsn, type TableManifest, type VectorIndexKind } from '@mmdb/core';
 import type { CommitParticipant, CommittedFrame, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, Snapshot, StoreReader } from '@mmdb/storage';
+import { decodeKey, prefixRange } from '@mmdb/storage';
 import { VectorTable, type Match, type TableSpec } from './table';
 import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, entryRange, metaKey, parseKey, tableRange } from './keys';
 import { checkDirection, checkVector, parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, toNumbers, type Metadata } from './validate';
@@ -124,16 +125,33 @@ export class VectorParticipant implements CommitParticipant {
     return { writes, result: { id, table, created: !existed } };
   }
 
-  deriveSchema(m: TableManifest, previous: TableManifest | undefined): KeyWrite[] {
+  async deriveSchema(m: TableManifest, previous: TableManifest | undefined, ctx?: DeriveContext): Promise<KeyWrite[]> {
     if (!m.vector) return [];
     const v = m.vector;
     const pv = previous?.vector;
     if (pv && (pv.dim !== v.dim || pv.metric !== v.metric || pv.column !== v.column))
       throw new DbError('validation_failed', `[vector] of "${m.id}" is locked to ${pv.column}/${pv.dim}/${pv.metric}`, { field: 'vector' });
     const existing = this.tables.get(m.id);
-    if (!pv && existing) throw new DbError('validation_failed', `a vector table "${m.id}" already exists`, { field: 'vector' });
+    // A standalone vector table (vector puts) of that name is refused. The table's own
+    // declaration put back is not: a migration's cutover frame registers the manifest without
+    // its derived sections, then the target manifest with them (issue 15: a rewrite migration
+    // of a table with a [vector] section failed here).
+    if (!pv && existing && (existing.spec as StoredSpec).column === undefined) throw new DbError('validation_failed', `a vector table "${m.id}" already exists`, { field: 'vector' });
     const spec: StoredSpec = { dim: v.dim, metric: v.metric, index: v.index as VectorIndexKind, params: v.params, column: v.column };
-    return [{ key: metaKey(m.id), value: Buffer.from(JSON.stringify(spec)) }];
+    const out: KeyWrite[] = [{ key: metaKey(m.id), value: Buffer.from(JSON.stringify(spec)) }];
+    if (pv || !ctx) return out;
+    // The declaration is new to this manifest: the entries are rebuilt from the table's rows
+    // (including rows put earlier in the same frame, as a migration's cutover puts them).
+    const fresh = new Map<string, KeyWrite>();
+    for (const [key] of await ctx.range(prefixRange('R', [m.id]))) {
+      const pk = decodeKey(key).slice(1) as JsonValue[];
+      const row = await ctx.getRow(m.id, pk);
+      if (row) for (const w of this.deriveRow({ schema: m.id, manifest: m, pk, before: null, after: row })) fresh.set(w.key.toString('latin1'), w);
+    }
+    const r = entryRange(m.id);
+    for (const [key] of await ctx.range({ gte: r.gte, lt: r.lt })) if (!fresh.has(key.toString('latin1'))) out.push({ key, value: null });
+    out.push(...fresh.values());
+    return out;
   }
 
   deriveRow(c: RowChangeEvent): KeyWrite[] {

@@ -7,7 +7,9 @@
  *   - search: a `match` query through `_search` vs the same words through the native full-text
  *     route (`GET fts/{table}/{field}`, plain BM25) → p50/p99 over --queries sequential requests;
  *   - aggregation: a bool query with a terms aggregation through `_search` vs the same grouping
- *     through `/sql` → p50/p99.
+ *     through `/sql` → p50/p99; and a filter-only one (an aggregate plan) vs its SQL.
+ *
+ *   ES_BENCH_PROFILE=<dir>: a CPU profile of the server (profile.js), see README.md.
  *
  *   npm run build && node tools/bench/es/bench.js [--docs 200000] [--chunk 5000] [--queries 200]
  *   node tools/bench/es/bench.js --docs 2000 --queries 20      # smoke
@@ -70,7 +72,9 @@ async function timed(n, fn) {
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-es-'));
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN });
+  // ES_BENCH_PROFILE=<dir>: a CPU profile of the server (profile.js) written there when the run ends
+  const env = process.env.ES_BENCH_PROFILE ? { NODE_OPTIONS: `--require ${path.join(__dirname, 'profile.js')}`, ES_BENCH_PROFILE: process.env.ES_BENCH_PROFILE } : {};
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 4 });
   const req = (m, p, b, ct) => request(agent, url, m, p, b, ct);
   try {
@@ -106,6 +110,12 @@ async function main() {
     }));
     const sqlAgg = await timed(QUERIES, (i) => req('POST', `${T}/sql`, { sql: `SELECT tag, count(*) AS c FROM bench.docs WHERE n < ${500 + (i % 100)} AND body LIKE '%${WORDS[i % WORDS.length]}%' GROUP BY tag ORDER BY c DESC LIMIT 20` }));
 
+    // a filter-only terms aggregation: an aggregate plan over the index's rows (libs/es-compat plan-aggs.ts)
+    const esPlanAgg = await timed(QUERIES, (i) => req('POST', `${T}/es/docs/_search`, {
+      size: 0, query: { bool: { filter: [{ range: { n: { lt: 500 + (i % 100) } } }] } }, aggs: { tags: { terms: { field: 'tag', size: 20 } } },
+    }));
+    const sqlPlanAgg = await timed(QUERIES, (i) => req('POST', `${T}/sql`, { sql: `SELECT tag, count(*) AS c FROM bench.docs WHERE n < ${500 + (i % 100)} GROUP BY tag ORDER BY c DESC, tag LIMIT 20` }));
+
     const f = (x) => x.toFixed(2);
     console.log(`\nES surface benchmark: ${DOCS} docs, chunk ${CHUNK}, ${QUERIES} queries each (sequential, one connection)\n`);
     console.log('| measure | ES surface | peer | peer value | ratio | target |');
@@ -113,6 +123,7 @@ async function main() {
     console.log(`| ingest docs/s | ${Math.round(bulkPerS)} | NDJSON rows/s | ${Math.round(rowsPerS)} | ${(bulkPerS / rowsPerS).toFixed(2)} | ≥ 0.60 |`);
     console.log(`| match p50 / p99 ms | ${f(esMatch.p50)} / ${f(esMatch.p99)} | fts route | ${f(native.p50)} / ${f(native.p99)} | ${(esMatch.p99 / native.p99).toFixed(2)} (p99) | ≤ 1.30 |`);
     console.log(`| bool + terms agg p50 / p99 ms | ${f(esAgg.p50)} / ${f(esAgg.p99)} | SQL GROUP BY | ${f(sqlAgg.p50)} / ${f(sqlAgg.p99)} | ${(esAgg.p99 / sqlAgg.p99).toFixed(2)} (p99) | — |`);
+    console.log(`| filter + terms agg (aggregate plan) p50 / p99 ms | ${f(esPlanAgg.p50)} / ${f(esPlanAgg.p99)} | SQL GROUP BY | ${f(sqlPlanAgg.p50)} / ${f(sqlPlanAgg.p99)} | ${(esPlanAgg.p99 / sqlPlanAgg.p99).toFixed(2)} (p99) | — |`);
   } finally {
     proc.kill();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -51,15 +51,16 @@ type Done = (e: Error | null, body?: unknown) => void;
 const ES_ROUTE = /^\/v1\/tenants\/[^/]+\/es(\/|\?|$)/;
 
 /**
- * A body of the Elasticsearch surface: JSON types as plain JSON (numbers as doubles, as its
- * translation expects), and when the text is not one JSON document (NDJSON sent as
+ * A body of the Elasticsearch surface: JSON types parsed exactly as every route's
+ * (`parseJsonExact`: a `long` beyond ±2^53 stays exact; libs/es-compat `numbers.ts` says what
+ * the surface does with them), and when the text is not one JSON document (NDJSON sent as
  * application/json) or an NDJSON compatibility type, the text itself; other types stay RawBody.
  */
 function esBody(type: string, buf: Buffer): unknown {
   if (isJsonType(type) || type === 'application/vnd.elasticsearch+x-ndjson') {
     const text = buf.toString('utf8');
     try {
-      return JSON.parse(text);
+      return parseJsonExact(text);
     } catch {
       return text;
     }

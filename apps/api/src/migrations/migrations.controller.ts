@@ -7,7 +7,7 @@ import type { IdempotencyRecord } from '@mmdb/storage';
 import { ActingUser, TenantCtx } from '../http/decorators';
 import type { TokenRequest } from '../http/auth.guard';
 import type { TenantHandle } from '../tenancy/tenant-registry';
-import { idempotencyFor, replay } from '../rows/idempotency';
+import { idempotencyFor, priorAnswer, replay } from '../rows/idempotency';
 import { APP_CONFIG, AppConfig } from '../config';
 import { Inject } from '@nestjs/common';
 import type { MigrationsEngine } from './migrations.module';
@@ -41,12 +41,8 @@ export class MigrationsController {
   private async idem(t: TenantHandle, req: FastifyRequest): Promise<{ record?: IdempotencyRecord; stored?: { status: number; body: JsonValue } }> {
     const record = idempotencyFor(req, this.config.idempotencyTtlMs, () => ({ status: 200, body: null }));
     if (!record) return {};
-    const prior = await t.store.idempotencyRecord(record.key);
-    if (prior && prior.expiresAt > Date.now()) {
-      if (prior.fingerprint !== record.fingerprint) throw new DbError('conflict', 'Idempotency-Key was used with another request');
-      return { stored: prior.response };
-    }
-    return { record };
+    const stored = await priorAnswer(t.store, record);
+    return stored ? { stored: stored as { status: number; body: JsonValue } } : { record };
   }
 
   @Post()

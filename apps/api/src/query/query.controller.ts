@@ -1,14 +1,18 @@
-import { Body, Controller, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Body, Controller, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError, isUlid, newUlid } from '@mmdb/core';
 import { validatePlan } from '@mmdb/plan';
-import { formatResult } from '@mmdb/sql';
+import { formatResult, type SqlIdempotency } from '@mmdb/sql';
+import type { JsonValue } from '@mmdb/core';
 import { Caller, TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { Principal } from '../system/system-store';
 import { QueryRegistry } from './query.registry';
 import { QueryRunner } from './query.runner';
 import { gateSql } from '../security/sql-gate';
+import { runSecuritySql, securityStatements } from '../security/sql-security';
+import { APP_CONFIG, type AppConfig } from '../config';
+import { idempotencyFor, priorAnswer, replay } from '../rows/idempotency';
 
 /** The query id of a request: its X-DB-Query-Id header (a ULID), else a new one. */
 export function queryId(h: string | undefined): string {
@@ -19,11 +23,28 @@ export function queryId(h: string | undefined): string {
 
 @Controller()
 export class QueryController {
-  constructor(private readonly registry: QueryRegistry, private readonly runner: QueryRunner) {}
+  constructor(
+    private readonly registry: QueryRegistry,
+    private readonly runner: QueryRunner,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * The request's Idempotency-Key for the SQL engine (spec 5.6, the rows routes' mechanism):
+   * its record is committed in the frame of the script's writes, answering what this route
+   * answers. `replayed` is set at once when the key already holds this request's answer.
+   */
+  private async idempotency(t: TenantHandle, req: FastifyRequest, format: 'objects' | 'arrays'): Promise<SqlIdempotency | undefined> {
+    const record = idempotencyFor(req, this.config.idempotencyTtlMs, () => ({ status: 200, body: null }));
+    if (!record) return undefined;
+    const prior = await priorAnswer(t.store, record);
+    const answer = (results: readonly RawResultLike[]) => ({ status: 200, body: formatResult(lastResult(results), format) as JsonValue });
+    return { key: record.key, fingerprint: record.fingerprint, expiresAt: record.expiresAt, answer, ...(prior ? { replayed: prior } : {}) };
+  }
 
   @Post('v1/tenants/:tenant/sql')
   @HttpCode(200)
-  async sql(@TenantCtx() t: TenantHandle, @Body() body: unknown, @Headers('x-db-query-id') qid: string | undefined, @Query('explain') explain: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+  async sql(@TenantCtx() t: TenantHandle, @Body() body: unknown, @Headers('x-db-query-id') qid: string | undefined, @Query('explain') explain: string | undefined, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     if (!body || typeof body !== 'object' || typeof (body as { sql?: unknown }).sql !== 'string') {
       throw new DbError('validation_failed', 'body must be {sql: string, params?: array, format?: "objects"|"arrays"}', { field: 'sql' });
     }
@@ -32,11 +53,16 @@ export class QueryController {
     if (b.format !== undefined && b.format !== 'objects' && b.format !== 'arrays') throw new DbError('validation_failed', 'format must be "objects" or "arrays"', { field: 'format' });
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
+    const format = (b.format as 'objects' | 'arrays') ?? 'objects';
+    // CREATE ROLE / GRANT / REVOKE / CREATE POLICY: the security catalogue (owner only), not the engine
+    const sec = t.acting ? securityStatements(b.sql) : null;
+    if (sec) return formatResult(lastResult(await runSecuritySql(t, t.acting!, b.sql, sec)), format);
+    const idempotency = await this.idempotency(t, req, format);
+    if (idempotency?.replayed) return replay(reply, idempotency.replayed);
     const results = await this.runner.run(t, 'sql', (engine, o) =>
-      gateSql(t.acting, engine, b.sql) ?? engine.run(b.sql, { ...o, params: b.params as unknown[] | undefined, explain: explain === 'true', deleteMode: 'translate' }), id);
-    const last = [...results].reverse().find((r) => r.kind !== 'transaction') ?? results[results.length - 1];
-    if (!last) throw new DbError('validation_failed', 'no statement to run');
-    return formatResult(last, (b.format as 'objects' | 'arrays') ?? 'objects');
+      gateSql(t.acting, engine, b.sql) ?? engine.run(b.sql, { ...o, params: b.params as unknown[] | undefined, explain: explain === 'true', deleteMode: 'translate', ...(idempotency ? { idempotency } : {}) }), id);
+    if (idempotency?.replayed) return replay(reply, idempotency.replayed);
+    return formatResult(lastResult(results), format);
   }
 
   @Post('v1/tenants/:tenant/query')
@@ -46,7 +72,7 @@ export class QueryController {
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
     const r = await this.runner.run(t, 'plan', (engine, o) => engine.runPlan(plan, { ...o, explain: explain === 'true' }), id);
-    const env = formatResult(r) as { rows: unknown[]; explain?: unknown };
+    const env = formatResult(withoutHidden(r)) as { rows: unknown[]; explain?: unknown };
     return explain === 'true' ? { rows: env.rows, explain: r.explain } : env.rows;
   }
 
@@ -55,4 +81,24 @@ export class QueryController {
   cancel(@Param('id') id: string, @Caller() who: Principal) {
     return { cancelled: this.registry.cancel(id.toUpperCase(), who.operator ? undefined : who.tenant ?? '') };
   }
+}
+
+type RawResultLike = Parameters<typeof formatResult>[0];
+
+/** What /sql answers: the last statement's result that is not BEGIN/COMMIT/ROLLBACK (else the last). */
+function lastResult(results: readonly RawResultLike[]): RawResultLike {
+  const last = [...results].reverse().find((r) => r.kind !== 'transaction') ?? results[results.length - 1];
+  if (!last) throw new DbError('validation_failed', 'no statement to run');
+  return last;
+}
+
+/**
+ * A plan answer without the executor's hidden columns (`#version:<alias>`, which a table leaf
+ * carries for the operators above it): a `get` or `scan` plan answers the row's columns, as
+ * row GET and SQL do.
+ */
+function withoutHidden<R extends { names: string[]; rows: unknown[][]; kinds?: unknown[] }>(r: R): R {
+  const keep = r.names.map((n, i) => (n.startsWith('#') ? -1 : i)).filter((i) => i >= 0);
+  if (keep.length === r.names.length) return r;
+  return { ...r, names: keep.map((i) => r.names[i]), rows: r.rows.map((row) => keep.map((i) => row[i])), ...(r.kinds ? { kinds: keep.map((i) => r.kinds![i]) } : {}) };
 }

@@ -38,6 +38,23 @@ export function idempotencyFor(
   return { key, fingerprint: fingerprint(req.method, req.url, body), expiresAt: Date.now() + ttlMs, render };
 }
 
+/**
+ * The answer an earlier request with this Idempotency-Key recorded, when it is still live:
+ * the same request (fingerprint) → its stored response, to replay; another request → 409
+ * `conflict`, the coordinator's words. Routes whose work starts before the commit (a SQL
+ * script runs its statements, a migration plans, a token is minted) ask first; the commit
+ * checks again in its frame, so a replay racing the first request is caught there.
+ */
+export async function priorAnswer(
+  store: { idempotencyRecord(key: string): Promise<{ fingerprint: string; expiresAt: number; response: StoredResponse } | undefined> },
+  record: Pick<IdempotencyRecord, 'key' | 'fingerprint'>,
+): Promise<StoredResponse | undefined> {
+  const prior = await store.idempotencyRecord(record.key);
+  if (!prior || prior.expiresAt <= Date.now()) return undefined;
+  if (prior.fingerprint !== record.fingerprint) throw new DbError('conflict', `Idempotency-Key "${record.key}" was already used with a different request`);
+  return prior.response;
+}
+
 /** Answers with a stored response (status, headers, body). */
 export function replay(reply: { status(n: number): unknown; header(k: string, v: string): unknown }, stored: StoredResponse): unknown {
   reply.status(stored.status);

@@ -1,8 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError, type JsonValue } from '@mmdb/core';
 import { ActingUser, TenantCtx } from '../http/decorators';
 import { SystemStore } from '../system/system-store';
 import { parseIssue } from '../system/token-params';
+import { replayToken, tokenIdempotency } from '../system/token-replay';
+import { APP_CONFIG, type AppConfig } from '../config';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { Acting, MASK_KINDS, OWNER, parseUser, USER_NAME, userChange, type ColumnMask, type PolicyRecord } from './catalog';
 
@@ -32,7 +35,10 @@ function userName(name: string): string {
  */
 @Controller('v1/tenants/:tenant')
 export class UsersController {
-  constructor(private readonly system: SystemStore) {}
+  constructor(
+    private readonly system: SystemStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   private commit(t: TenantHandle, a: Acting, changes: Parameters<TenantHandle['commit']>[0]['changes']) {
     return t.commit({ changes, actor: `user:${a.name}`, route: 'security' });
@@ -69,11 +75,16 @@ export class UsersController {
   /** Issues a token acting as the user: the caller must manage tokens and hold every grant the user has. */
   @Post('users/:name/tokens')
   @HttpCode(201)
-  issue(@ActingUser() a: Acting, @Param('tenant') tenant: string, @Param('name') name: string, @Body() body: unknown) {
+  async issue(@ActingUser() a: Acting, @Param('tenant') tenant: string, @Param('name') name: string, @Body() body: unknown, @TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const target = name === OWNER ? null : a.catalog.user(name);
     if (name !== OWNER && !target) throw new DbError('not_found', `no user ${name}`);
     if (!a.manageTokens || !a.covers(target ?? null)) throw new DbError('forbidden', `user ${a.name} may not issue a token for ${name}`);
-    return this.system.issueToken(tenant, parseIssue(body).ttlSeconds, name);
+    const ttl = parseIssue(body).ttlSeconds;
+    // Idempotency-Key: as on POST /tokens (token-replay.ts)
+    const idem = await tokenIdempotency(t.store, req, this.config.idempotencyTtlMs, 201);
+    if (idem?.replayed) return replayToken(reply, idem, req);
+    const r = await this.system.issueToken(tenant, ttl, name, idem);
+    return idem?.replayed ? replayToken(reply, idem, req) : r;
   }
 
   /** `[{id, schema, users, using?, check?}]`. */

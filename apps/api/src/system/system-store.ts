@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ClassicLevel } from 'classic-level';
 import { DbError, isUlid, newUlid, type JsonValue } from '@mmdb/core';
+import type { IdempotencyRecord, StoredResponse } from '@mmdb/storage';
 import { OWNER } from '../security/catalog';
 import { CatalogChange, commitCatalogDirect, readTenantCatalog, tenantsOnDisk } from '../tenancy/store-port';
 
@@ -61,7 +62,25 @@ export interface TokenCatalogRecord {
  * pending `_system` record, moved into the log when the server creates the store.
  */
 export interface TenantCatalogPort {
-  commitCatalog(tenant: string, changes: readonly CatalogChange[], actor: string): Promise<boolean | void>;
+  /**
+   * `idempotency`: the request's Idempotency-Key record, committed in the same frame (spec 5.6).
+   * Answers false (not committed, see above), or `{replayed}` when the store already held the
+   * key for this request (nothing was written).
+   */
+  commitCatalog(tenant: string, changes: readonly CatalogChange[], actor: string, idempotency?: IdempotencyRecord): Promise<boolean | void | { replayed: StoredResponse }>;
+}
+
+/**
+ * An Idempotency-Key of a token route: the record commits in the token change's frame, its
+ * answer rendered from the route's result; `replayed` is set when the key already held this
+ * request (then nothing changed: no token was issued, rotated or revoked).
+ */
+export interface TokenIdempotency {
+  readonly key: string;
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  answer(result: IssuedToken | { revoked: boolean }): StoredResponse;
+  replayed?: StoredResponse;
 }
 
 /**
@@ -409,13 +428,15 @@ export class SystemStore {
   }
 
   /** Issues one more token for an existing tenant; `ttlSeconds` absent or null: no expiry. */
-  issueToken(tenant: string, ttlSeconds: number | null = null, user: string = OWNER): Promise<IssuedToken> {
+  issueToken(tenant: string, ttlSeconds: number | null = null, user: string = OWNER, idem?: TokenIdempotency): Promise<IssuedToken> {
     return this.serial(async () => {
       tenant = this.requireTenant(tenant);
       const now = Date.now();
       const { entry, token } = this.mint(tenant, now, ttlSeconds === null ? null : now + ttlSeconds * 1000, user);
-      await this.write(tenant, now, [entry.change()]);
-      return this.issued(this.index(entry), token);
+      const answer = this.issued(entry, token);
+      if (await this.write(tenant, now, [entry.change()], idem, answer)) return answer;
+      this.index(entry);
+      return answer;
     });
   }
 
@@ -424,13 +445,13 @@ export class SystemStore {
    * revoked (false for an unknown id, another tenant's id, or a token already revoked; an
    * expired token's record is removed and also answers false).
    */
-  revokeTokenById(tenant: string, tokenId: string, now: number = Date.now()): Promise<boolean> {
+  revokeTokenById(tenant: string, tokenId: string, now: number = Date.now(), idem?: TokenIdempotency): Promise<boolean> {
     return this.serial(async () => {
       tenant = this.requireTenant(tenant);
       const e = this.byId.get(tokenId.toUpperCase());
       if (e === undefined || e.tenant !== tenant) return false;
       const live = e.expires > now;
-      await this.write(tenant, now, [e.change(null, true)]);
+      if (await this.write(tenant, now, [e.change(null, true)], idem, { revoked: live })) return live;
       this.unindex(e);
       return live;
     });
@@ -442,7 +463,7 @@ export class SystemStore {
    * The new token lives `ttlSeconds` (null: no expiry; undefined: as long as the old one
    * was issued for). One sync write for both. Unknown, revoked or expired id → 404.
    */
-  rotateToken(tenant: string, tokenId: string, graceSeconds: number, ttlSeconds?: number | null): Promise<IssuedToken> {
+  rotateToken(tenant: string, tokenId: string, graceSeconds: number, ttlSeconds?: number | null, idem?: TokenIdempotency): Promise<IssuedToken> {
     return this.serial(async () => {
       tenant = this.requireTenant(tenant);
       const now = Date.now();
@@ -453,13 +474,15 @@ export class SystemStore {
       const ttlMs = ttlSeconds === undefined ? (old.expires === Infinity ? null : old.expires - old.created) : ttlSeconds === null ? null : ttlSeconds * 1000;
       const { entry, token } = this.mint(tenant, now, ttlMs === null ? null : now + ttlMs, old.user);
       const oldExpires = Math.min(old.expires, now + graceSeconds * 1000);
-      await this.write(tenant, now, [entry.change(), old.change(oldExpires)]);
+      const answer = this.issued(entry, token);
+      if (await this.write(tenant, now, [entry.change(), old.change(oldExpires)], idem, answer)) return answer;
       old.expires = oldExpires;
       if (oldExpires <= now && old.cachedAs !== undefined) {
         this.resolved.delete(old.cachedAs);
         old.cachedAs = undefined;
       }
-      return this.issued(this.index(entry), token);
+      this.index(entry);
+      return answer;
     });
   }
 
@@ -476,8 +499,10 @@ export class SystemStore {
    * One frame of the tenant's log: the given changes, the tenant's legacy token records not
    * moved yet, and the removal of its tokens that expired more than EXPIRED_RETENTION_MS ago
    * (so expired records cannot pile up). Then the legacy records are deleted from `_system`.
+   * With an Idempotency-Key, its record (answering `answer`) is in the same frame; true when the
+   * key already held this request: nothing was written and `idem.replayed` is set.
    */
-  private async write(tenant: string, now: number, changes: CatalogChange[]): Promise<void> {
+  private async write(tenant: string, now: number, changes: CatalogChange[], idem?: TokenIdempotency, answer?: IssuedToken | { revoked: boolean }): Promise<boolean> {
     const named = new Set(changes.map((c) => c.id));
     const stale: TokenEntry[] = [];
     const moved: TokenEntry[] = [];
@@ -488,7 +513,13 @@ export class SystemStore {
     }
     for (const e of stale) changes.push(e.change(null, true));
     for (const e of moved) changes.push(e.change());
-    if ((await this.port.commitCatalog(tenant, changes, 'tokens')) === false) {
+    const record: IdempotencyRecord | undefined = idem && answer ? { key: idem.key, fingerprint: idem.fingerprint, expiresAt: idem.expiresAt, render: () => idem.answer(answer) } : undefined;
+    const committed = await this.port.commitCatalog(tenant, changes, 'tokens', record);
+    if (idem && typeof committed === 'object' && committed.replayed) {
+      idem.replayed = committed.replayed;
+      return true;
+    }
+    if (committed === false) {
       // No store yet: pending records in _system (the legacy shape), moved into the log later.
       const ops: Array<{ type: 'put'; key: string; value: string } | { type: 'del'; key: string }> = [];
       for (const c of changes) {
@@ -503,12 +534,13 @@ export class SystemStore {
       }
       await this.db.batch(ops, { sync: true });
       for (const e of stale) this.unindex(e);
-      return;
+      return false;
     }
     // every legacy record of the tenant is in its log now (written, moved or removed)
     const gone = [...this.byId.values()].filter((e) => e.tenant === tenant && this.legacy.has(e.hash));
     if (gone.length) await this.db.batch(gone.map((e) => ({ type: 'del' as const, key: 'token:' + e.hash })), { sync: true });
     for (const e of gone) this.legacy.delete(e.hash);
     for (const e of stale) this.unindex(e);
+    return false;
   }
 }

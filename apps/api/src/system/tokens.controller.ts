@@ -1,7 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DbError } from '@mmdb/core';
-import { ActingUser } from '../http/decorators';
-import type { Acting } from '../security/catalog';
+import { ActingUser, TenantCtx } from '../http/decorators';
+import { OWNER, type Acting } from '../security/catalog';
+import { APP_CONFIG, type AppConfig } from '../config';
+import type { TenantHandle } from '../tenancy/tenant-registry';
+import { replayToken, tokenIdempotency } from './token-replay';
 import { Replication } from '../replication/replication.service';
 import { SystemStore } from './system-store';
 
@@ -26,6 +30,7 @@ export class TokensController {
   constructor(
     private readonly system: SystemStore,
     private readonly replication: Replication,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** `[{token_id, created, expires_at}]`: the tokens that still work, oldest first. */
@@ -35,30 +40,43 @@ export class TokensController {
     return this.system.listTokens(tenant);
   }
 
-  /** `{ttl_seconds?}` → 201 `{tenant, token_id, token, created, expires_at}`. */
+  /**
+   * `{ttl_seconds?}` → 201 `{tenant, token_id, token, created, expires_at}`. Issue, rotate and
+   * revoke honour Idempotency-Key (token-replay.ts): a replay answers the recorded answer.
+   */
   @Post()
   @HttpCode(201)
-  issue(@Param('tenant') tenant: string, @Body() body: unknown, @ActingUser() a: Acting) {
+  async issue(@Param('tenant') tenant: string, @Body() body: unknown, @ActingUser() a: Acting, @TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     if (!a.isOwner) throw new DbError('forbidden', `user ${a.name} may not issue owner tokens (POST /users/{name}/tokens issues a token for a user)`);
+    const ttl = parseIssue(body).ttlSeconds;
     this.replication.checkWrite(tenant.toUpperCase());
-    return this.system.issueToken(tenant, parseIssue(body).ttlSeconds);
+    const idem = await tokenIdempotency(t.store, req, this.config.idempotencyTtlMs, 201);
+    if (idem?.replayed) return replayToken(reply, idem, req);
+    const r = await this.system.issueToken(tenant, ttl, OWNER, idem);
+    return idem?.replayed ? replayToken(reply, idem, req) : r;
   }
 
   /** `{revoked: true|false}`: idempotent; the token stops working at once. */
   @Delete(':token_id')
-  async revoke(@Param('tenant') tenant: string, @Param('token_id') tokenId: string, @ActingUser() a: Acting) {
+  async revoke(@Param('tenant') tenant: string, @Param('token_id') tokenId: string, @ActingUser() a: Acting, @TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     mayManage(a, this.system, tokenId);
     this.replication.checkWrite(tenant.toUpperCase());
-    return { revoked: await this.system.revokeTokenById(tenant, tokenId) };
+    const idem = await tokenIdempotency(t.store, req, this.config.idempotencyTtlMs, 200);
+    if (idem?.replayed) return replayToken(reply, idem, req);
+    const revoked = await this.system.revokeTokenById(tenant, tokenId, Date.now(), idem);
+    return idem?.replayed ? replayToken(reply, idem, req) : { revoked };
   }
 
   /** `{grace_seconds?, ttl_seconds?}` → 201 with the new token; the old one expires after the grace. */
   @Post(':token_id/rotate')
   @HttpCode(201)
-  rotate(@Param('tenant') tenant: string, @Param('token_id') tokenId: string, @Body() body: unknown, @ActingUser() a: Acting) {
+  async rotate(@Param('tenant') tenant: string, @Param('token_id') tokenId: string, @Body() body: unknown, @ActingUser() a: Acting, @TenantCtx() t: TenantHandle, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     mayManage(a, this.system, tokenId);
     const p = parseRotate(body);
     this.replication.checkWrite(tenant.toUpperCase());
-    return this.system.rotateToken(tenant, tokenId, p.graceSeconds, p.ttlSeconds);
+    const idem = await tokenIdempotency(t.store, req, this.config.idempotencyTtlMs, 201);
+    if (idem?.replayed) return replayToken(reply, idem, req);
+    const r = await this.system.rotateToken(tenant, tokenId, p.graceSeconds, p.ttlSeconds, idem);
+    return idem?.replayed ? replayToken(reply, idem, req) : r;
   }
 }

@@ -97,9 +97,10 @@ export class TenantRegistry implements OnApplicationShutdown {
   ) {
     // A tenant's token changes are frames of its own log, committed through its open store.
     system.attachCatalog({
-      commitCatalog: async (tenant, changes, actor) => {
+      commitCatalog: async (tenant, changes, actor, idempotency) => {
         try {
-          await (await this.get(tenant)).commit({ changes, actor, route: 'tokens' });
+          const res = await (await this.get(tenant)).commit({ changes, actor, route: 'tokens', ...(idempotency ? { idempotency } : {}) });
+          if (res.replayed) return { replayed: res.replayed };
         } catch (e) {
           // A replica that may not write (a follower, or before its lease is decided): the
           // change stays a pending record of this node (the bootstrap token at start), moved

@@ -13,14 +13,32 @@ function malformed(): never {
   throw new DbError('validation_failed', 'malformed JSON');
 }
 
+/**
+ * Parsed JSON texts, so a query calling several JSON functions on a column (and the next query
+ * over the same rows) parses each document once. No function here mutates a parsed value.
+ * Bounded by the texts' total length (cleared past it); long texts are not kept.
+ */
+const parsed = new Map<string, unknown>();
+let parsedChars = 0;
+const PARSED_MAX_CHARS = 16 * 1024 * 1024;
+
 /** A SQL value read as JSON: text is parsed, numbers are themselves. */
 function parse(v: Exclude<Value, null>): unknown {
   if (typeof v !== 'string') return v;
+  const hit = parsed.get(v);
+  if (hit !== undefined) return hit;
+  let j: unknown;
   try {
-    return parseJsonExact(v);
+    j = parseJsonExact(v);
   } catch {
     return malformed();
   }
+  if (v.length <= 4096) {
+    if (parsedChars + v.length > PARSED_MAX_CHARS) { parsed.clear(); parsedChars = 0; }
+    parsed.set(v, j);
+    parsedChars += v.length;
+  }
+  return j;
 }
 
 function text(j: unknown): string {

@@ -616,7 +616,8 @@ class Parser {
 
   private cmpExpr(): AExpr {
     let l = this.bitExpr();
-    while (this.isOp('<') || this.isOp('<=') || this.isOp('>') || this.isOp('>=')) {
+    // `col @@ query`: the full-text predicate (as PostgreSQL's text search match), compiled to fts_search
+    while (this.isOp('<') || this.isOp('<=') || this.isOp('>') || this.isOp('>=') || this.isOp('@@')) {
       const op = this.cur.text;
       this.p++;
       l = { t: 'bin', op, l, r: this.bitExpr() };

@@ -14,6 +14,7 @@ import type { SqlEngine } from '../engine';
 import { overRows, type RowsEvaluator } from './over-rows';
 import { paramValue, toTuple } from '../engine';
 import { objectRows } from '../format';
+import { outputKinds, type OutKind } from '../column-codec';
 import { toJson, tupleKey, type Tuple, type Value } from '../values';
 import { AggregateState } from './aggregate-state';
 import { watchShape, type AggregateShape, type WatchShape } from './shape';
@@ -41,6 +42,29 @@ export class WatchQuery {
   /** The table the subscription follows. */
   readonly schema: string;
   readonly names: readonly string[];
+  /**
+   * What events and snapshots carry: the output columns but the executor's hidden ones
+   * (`#version:<alias>`, which a plan source's table leaf has), with their output kinds
+   * (json, vector, bool) so values are canonical as /sql answers them.
+   */
+  private visible: number[] = [];
+  private outNames: string[] = [];
+  private outKinds: OutKind[] = [];
+
+  private output(plan: PlanNode, table: (id: string) => ReturnType<SqlEngine['tableOf']>): void {
+    const kinds = outputKinds(plan, this.names, table);
+    this.visible = this.names.map((n, i) => (n.startsWith('#') ? -1 : i)).filter((i) => i >= 0);
+    this.outNames = this.visible.map((i) => this.names[i]);
+    this.outKinds = this.visible.map((i) => kinds[i]);
+  }
+
+  private pick(t: Tuple): Tuple {
+    return this.visible.map((i) => t[i]);
+  }
+
+  private objects(rows: readonly Tuple[]): Record<string, unknown>[] {
+    return objectRows(this.outNames, rows.map((t) => this.pick(t)), this.outKinds);
+  }
   readonly kind: WatchShape['kind'];
   /** Row evaluations run for matching (each changed row, before and after): the matching work. */
   evaluations = 0;
@@ -68,6 +92,7 @@ export class WatchQuery {
     if (shape.kind === 'rows') {
       this.rows = overRows(table, shape.plan, names, np);
       this.names = this.rows.names;
+      this.output(plan, table);
       return;
     }
     const a = shape.aggregate;
@@ -90,6 +115,7 @@ export class WatchQuery {
     for (let i = shape.top.length - 1; i >= 0; i--) if (shape.top[i].op !== 'sort') top = { ...shape.top[i], input: top } as PlanNode;
     const topEval = overRows(table, top, names, np + outCols.length);
     this.names = topEval.names;
+    this.output(plan, table);
     this.agg = { shape, inner, top: topEval, state: new AggregateState(a.aggregates, a.group.length) };
   }
 
@@ -121,7 +147,7 @@ export class WatchQuery {
   async snapshot(snap: Snapshot): Promise<Record<string, unknown>[]> {
     if (!this.agg) {
       const r = await this.engine.runPlan(this.plan, { snapshot: snap, params: this.source.params as unknown[] | undefined });
-      return objectRows(this.names, r.rows.map((t) => t.slice(0, this.names.length)));
+      return this.objects(r.rows);
     }
     // the result as a query answers it (order included), and the groups from the same snapshot
     const params = this.source.params as unknown[] | undefined;
@@ -130,7 +156,7 @@ export class WatchQuery {
     const fresh = new AggregateState(this.agg.shape.aggregate.aggregates, this.agg.shape.aggregate.group.length);
     for (const t of inputs.rows) fresh.apply(t, 1);
     this.agg.state = fresh;
-    return objectRows(this.names, r.rows.map((t) => t.slice(0, this.names.length)));
+    return this.objects(r.rows);
   }
 
   /** What a burst of frames (in LSN order) changes in the result. Changes to other tables cost one comparison each. */
@@ -166,7 +192,7 @@ export class WatchQuery {
   private matchRow(c: RowChange): WatchChange | null {
     const { old, now, oldKnown } = this.images(c);
     const key = c.pk;
-    const obj = (t: Tuple) => objectRows(this.names, [t])[0];
+    const obj = (t: Tuple) => this.objects([t])[0];
     if (!oldKnown) {
       // no before image: say what the row is now (or that it is gone) without its old value
       return now.length ? { schema: this.schema, key, op: 'update', old: null, new: obj(now[0]) } : { schema: this.schema, key, op: 'delete', old: null };
@@ -176,7 +202,7 @@ export class WatchQuery {
     if (!was && !is) return null;
     if (!was) return { schema: this.schema, key, op: 'insert', new: obj(is!) };
     if (!is) return { schema: this.schema, key, op: 'delete', old: obj(was) };
-    if (tupleKey(was) === tupleKey(is)) return null; // the projected row did not change
+    if (tupleKey(this.pick(was)) === tupleKey(this.pick(is))) return null; // the projected row did not change
     return { schema: this.schema, key, op: 'update', old: obj(was), new: obj(is) };
   }
 
@@ -210,11 +236,11 @@ export class WatchQuery {
       const is = topRow(k);
       state.prune(k);
       const key = gk.map(toJson);
-      const obj = (t: Tuple) => objectRows(this.names, [t])[0];
+      const obj = (t: Tuple) => this.objects([t])[0];
       if (!was && !is) continue;
       if (!was) out.push({ schema: this.schema, key, op: 'insert', new: obj(is!) });
       else if (!is) out.push({ schema: this.schema, key, op: 'delete', old: obj(was) });
-      else if (tupleKey(was) !== tupleKey(is)) out.push({ schema: this.schema, key, op: 'update', old: obj(was), new: obj(is) });
+      else if (tupleKey(this.pick(was)) !== tupleKey(this.pick(is))) out.push({ schema: this.schema, key, op: 'update', old: obj(was), new: obj(is) });
     }
     return out;
   }

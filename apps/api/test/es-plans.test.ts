@@ -1,0 +1,205 @@
+/**
+ * The ES surface's reads through plans, over HTTPS against the built server:
+ *  - a relevance page of a match query (alone or with bool filters) runs as a top-k fts_search
+ *    plan (libs/es-compat/src/topk.ts); its hits, scores and totals equal the full scoring of the
+ *    index (forced here with `sort: ["_score"]`, which the top-k plan does not take);
+ *  - the cached index view follows writes made through the other surfaces at once: /rows, /sql.
+ */
+import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+
+const T = `/v1/tenants/${TENANT}`;
+const WORDS = 'alpha beta gamma delta river stone cloud forest ember harbor meadow signal'.split(' ');
+
+describe('ES reads through plans', () => {
+  let srv: TestServer;
+  const es = async (method: string, p: string, body?: unknown) => {
+    const r = await srv.request(method, `${T}/es${p}`, { token: TOKEN, ...(body === undefined ? {} : { body }) });
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+
+  beforeAll(async () => {
+    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+  }, 60_000);
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('a top-k plan answers match and bool pages exactly as scoring every document does', async () => {
+    await es('PUT', '/topk', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const lines: string[] = [];
+    for (let i = 0; i < 600; i++) {
+      // short and long documents (norms are quantized from 24 tokens on), some tags as arrays, some n as text
+      const len = i % 7 === 0 ? 30 + Math.floor(rnd() * 40) : 3 + Math.floor(rnd() * 10);
+      const body = Array.from({ length: len }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
+      const tag = i % 11 === 0 ? [`t${i % 5}`, 'extra'] : `t${i % 5}`;
+      const n = i % 13 === 0 ? String(i % 100) : i % 100;
+      lines.push(JSON.stringify({ index: { _index: 'topk', _id: `d${i}` } }), JSON.stringify({ body, tag, n }));
+    }
+    const bulk = await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' });
+    expect(bulk.json.errors).toBe(false);
+
+    const queries: Array<Record<string, unknown>> = [
+      { query: { match: { body: 'alpha' } } },
+      { query: { match: { body: 'river stone' } }, size: 25 },
+      { query: { match: { body: { query: 'ember harbor meadow', operator: 'and' } } }, from: 5, size: 10 },
+      { query: { bool: { must: [{ match: { body: 'cloud forest' } }], filter: [{ range: { n: { gte: 20, lt: 60 } } }] } }, size: 15 },
+      { query: { bool: { must: { match: { body: 'signal' } }, filter: [{ term: { tag: 't2' } }] } } },
+      { query: { bool: { must: [{ match: { body: 'gamma delta' } }], filter: [{ terms: { tag: ['t1', 'extra'] } }], must_not: [{ range: { n: { lt: 10 } } }] } }, size: 30 },
+      { query: { match: { body: 'beta' } }, track_total_hits: 50 },
+      { query: { match: { body: 'beta river' } }, track_total_hits: true, size: 3 },
+    ];
+    for (const q of queries) {
+      const fast = await es('POST', '/topk/_search', q);
+      const full = await es('POST', '/topk/_search', { ...q, sort: ['_score'], track_scores: true });
+      const scores = (r: { hits: { hits: Array<{ _score: number }> } }) => r.hits.hits.map((h) => h._score);
+      expect(scores(fast)).toEqual(scores(full));
+      expect(fast.hits.total).toEqual(full.hits.total);
+      expect(fast.hits.max_score).toBe(full.hits.max_score);
+      // every hit is a match with the score full scoring gives it
+      const byId = new Map<string, number>();
+      const all = await es('POST', '/topk/_search', { ...q, from: 0, size: 600, sort: ['_score'], track_scores: true });
+      for (const h of all.hits.hits) byId.set(h._id, h._score);
+      for (const h of fast.hits.hits) expect(byId.get(h._id)).toBe(h._score);
+      expect(fast.hits.hits.length).toBe(full.hits.hits.length);
+    }
+  }, 120_000);
+
+  it('a filter that passes only documents ranked past the fts node\'s limit still finds them', async () => {
+    await es('PUT', '/deep', { mappings: { properties: { body: { type: 'text' }, n: { type: 'long' } } } });
+    const lines: string[] = [];
+    for (let i = 0; i < 1500; i++) {
+      // the one document the filter passes is the longest: the lowest score of 1,500 holders of "common"
+      const body = i === 1499 ? `common ${'filler '.repeat(20)}` : `common word${i % 7}`;
+      lines.push(JSON.stringify({ index: { _index: 'deep', _id: `c${i}` } }), JSON.stringify({ body, n: i }));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const q = { query: { bool: { must: [{ match: { body: 'common' } }], filter: [{ range: { n: { gte: 1499 } } }] } } };
+    const r = await es('POST', '/deep/_search', q);
+    expect(r.hits.total).toEqual({ value: 1, relation: 'eq' });
+    expect(r.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['c1499']);
+    expect(r.hits.hits[0]._score).toBe((await es('POST', '/deep/_search', { ...q, sort: ['_score'], track_scores: true })).hits.hits[0]._score);
+  }, 60_000);
+
+  it('terms and metric aggregations run as aggregate plans, equal to the aggregation code over the view', async () => {
+    await es('PUT', '/aggp', { mappings: { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, body: { type: 'text' } } } });
+    const lines: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const doc: Record<string, unknown> = { tag: `t${(i * 7) % 13}`, n: (i * 37) % 101 - 30, x: (i - 40) / 4, body: i % 2 ? 'odd' : 'even' };
+      if (i % 17 === 0) delete doc.n;
+      if (i % 19 === 0) delete doc.tag;
+      lines.push(JSON.stringify({ index: { _index: 'aggp', _id: `a${i}` } }), JSON.stringify(doc));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const plans = async () => {
+      const m = (await srv.request('GET', '/metrics')).text;
+      return Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec(m)?.[1] ?? 0);
+    };
+    const aggs = {
+      tags: { terms: { field: 'tag', size: 5 } }, all_tags: { terms: { field: 'tag', size: 50 } },
+      by_tag: { terms: { field: 'tag', size: 4 }, aggs: { avg_n: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, kinds: { cardinality: { field: 'n' } } } },
+      c: { value_count: { field: 'n' } }, lo: { min: { field: 'n' } }, hi: { max: { field: 'n' } }, s: { sum: { field: 'n' } }, a: { avg: { field: 'n' } }, st: { stats: { field: 'n' } },
+      r: { range: { field: 'n', ranges: [{ to: 20 }, { from: 20, to: 50.5 }, { from: 40, key: 'forty+' }] } }, rx: { range: { field: 'x', ranges: [{ from: 10.25, to: 30 }] } },
+      h: { histogram: { field: 'n', interval: 10 } }, hx: { histogram: { field: 'x', interval: 7, min_doc_count: 1 } },
+      tc: { value_count: { field: 'tag' } }, card: { cardinality: { field: 'tag' } }, ncard: { cardinality: { field: 'n' } },
+    };
+    const queries: unknown[] = [undefined, { match_all: {} }, { bool: { filter: [{ range: { n: { gte: 10, lt: 70 } } }, { terms: { tag: ['t1', 't2', 't3', 't4'] } }] } },
+      { bool: { filter: { range: { x: { lte: 30.5 } } } } }, { bool: { filter: [{ term: { tag: 'nope' } }] } }];
+    for (const query of queries) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/aggp/_search', body);
+      expect(await plans()).toBeGreaterThan(before); // aggregate plans ran (the view is cached)
+      const before2 = await plans();
+      // post_filter keeps the view's aggregation code (it needs every match) and changes nothing here
+      const viewed = await es('POST', '/aggp/_search', { ...body, post_filter: { match_all: {} } });
+      expect(await plans()).toBe(before2);
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect(planned.hits).toEqual(viewed.hits);
+    }
+    // values copied into a field (copy_to) are not under it in _source: the aggregation code answers
+    await es('PUT', '/copied', { mappings: { properties: { a: { type: 'keyword', copy_to: 'b' }, b: { type: 'keyword' }, c: { type: 'text' } } } });
+    await es('PUT', '/copied/_doc/1', { a: 'x', b: 'y', c: 'fox' });
+    await es('PUT', '/copied/_doc/2', { a: 'x', c: 'fox fox' });
+    const cq = { size: 0, query: { bool: { filter: [{ term: { b: 'x' } }] } }, aggs: { b: { terms: { field: 'b' } } } };
+    const cv = await es('POST', '/copied/_search', { ...cq, post_filter: { match_all: {} } });
+    expect(cv.aggregations.b.buckets).toEqual([{ key: 'x', doc_count: 2 }, { key: 'y', doc_count: 1 }]);
+    expect((await es('POST', '/copied/_search', cq)).aggregations).toEqual(cv.aggregations);
+    const tk = await es('POST', '/copied/_search', { query: { bool: { must: [{ match: { c: 'fox' } }], filter: [{ term: { b: 'x' } }] } } });
+    expect(tk.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['2', '1']);
+
+    // an array value is not one SQL value: the aggregation code over the view answers (each value counted)
+    await es('PUT', '/aggp/_doc/arr', { tag: ['t1', 't2'], n: [1, 2] });
+    const r = await es('POST', '/aggp/_search', { size: 0, aggs: { tags: { terms: { field: 'tag', size: 50 } }, c: { value_count: { field: 'n' } } } });
+    const v = await es('POST', '/aggp/_search', { size: 0, post_filter: { match_all: {} }, aggs: { tags: { terms: { field: 'tag', size: 50 } }, c: { value_count: { field: 'n' } } } });
+    expect(r.aggregations).toEqual(v.aggregations);
+  }, 60_000);
+
+  it('the cached view of an index follows writes through /rows and /sql at once (same frame)', async () => {
+    await es('PUT', '/fresh', { mappings: { properties: { title: { type: 'text' }, n: { type: 'long' } } } });
+    await es('PUT', '/fresh/_doc/1?refresh=true', { title: 'first light', n: 1 });
+    expect((await es('POST', '/fresh/_search', { query: { match_all: {} } })).hits.total.value).toBe(1); // the view is cached now
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_fresh_'))!;
+    const cols = (await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `SELECT * FROM ${table}` } })).json.rows[0];
+    const textCol = Object.keys(cols).find((c) => /^t\d+_title$/.test(c))!;
+
+    // /rows: a new row of the index's table is a document of the next search, get and count
+    const row = { _id: '2', _source: JSON.stringify({ title: 'second wind', n: 2 }), _version: 1, _seq_no: 1, _primary_term: 1, [textCol]: 'second wind' };
+    expect((await srv.request('POST', `${T}/rows/${table}`, { token: TOKEN, body: row })).status).toBe(200);
+    expect((await es('POST', '/fresh/_count', { query: { range: { n: { gte: 2 } } } })).count).toBe(1);
+    expect((await es('GET', '/fresh/_doc/2'))._source).toEqual({ title: 'second wind', n: 2 });
+    expect((await es('POST', '/fresh/_search', { query: { match: { title: 'wind' } } })).hits.hits.map((h: { _id: string }) => h._id)).toEqual(['2']);
+
+    // /sql: an UPDATE is seen by the next aggregation; a row DELETE by the next search
+    const up = await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `UPDATE ${table} SET _source = '{"title":"first light","n":40}' WHERE _id = '1'` } });
+    expect(up.status).toBe(200);
+    const agg = await es('POST', '/fresh/_search', { size: 0, aggs: { s: { sum: { field: 'n' } } } });
+    expect(agg.aggregations.s.value).toBe(42);
+    // (a SQL DELETE is translated, not run: the row route deletes)
+    expect((await srv.request('DELETE', `${T}/rows/${table}/2`, { token: TOKEN })).json).toEqual({ deleted: true });
+    expect((await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `SELECT count(*) AS c FROM ${table}` } })).json.rows).toEqual([{ c: 1 }]);
+    const after = await es('POST', '/fresh/_search', { query: { match_all: {} } });
+    expect(after.hits.hits.map((h: { _id: string; _source: unknown }) => [h._id, h._source])).toEqual([['1', { title: 'first light', n: 40 }]]);
+  }, 60_000);
+
+  it('writes through /rows racing this surface\'s own writes are never lost from the view', async () => {
+    await es('PUT', '/race', { mappings: { properties: { n: { type: 'long' } } } });
+    await es('PUT', '/race/_doc/seed', { n: 0 });
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_race_'))!;
+    for (let i = 0; i < 25; i++) {
+      expect((await es('POST', '/race/_count')).count).toBe(1 + 2 * i); // the view is current and cached
+      const row = { _id: `r${i}`, _source: { n: i }, _version: 1, _seq_no: 1000 + i, _primary_term: 1 };
+      const [a] = await Promise.all([
+        srv.request('POST', `${T}/rows/${table}`, { token: TOKEN, body: row }),
+        es('PUT', `/race/_doc/e${i}`, { n: i }),
+      ]);
+      expect(a.status).toBe(200);
+      const sql = (await srv.request('POST', `${T}/sql`, { token: TOKEN, body: { sql: `SELECT count(*) AS c FROM ${table}` } })).json.rows[0].c;
+      expect(sql).toBe(3 + 2 * i);
+      expect((await es('POST', '/race/_count')).count).toBe(sql);
+    }
+  }, 60_000);
+
+  it('the cached view follows a migration: its cutover frame is seen by the next search and get', async () => {
+    await es('PUT', '/migr', { mappings: { properties: { title: { type: 'text' } } } });
+    for (let i = 0; i < 5; i++) await es('PUT', `/migr/_doc/${i}`, { title: `doc ${i}` });
+    const seqs = async () => (await es('POST', '/migr/_search', { query: { match: { title: 'doc' } }, seq_no_primary_term: true, size: 5 })).hits.hits.map((h: { _id: string; _seq_no: number }) => [h._id, h._seq_no]).sort();
+    expect(await seqs()).toEqual([['0', 0], ['1', 1], ['2', 2], ['3', 3], ['4', 4]]); // cached
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_migr_'))!;
+    const m = await srv.request('POST', `${T}/migrations`, { token: TOKEN, body: { schema: table, operations: [{ op: 'change_type', column: '_seq_no', ty: 'f64', using: '_seq_no + 100' }], auto_cutover: true } });
+    expect(m.status).toBe(201);
+    let state = '';
+    for (let i = 0; i < 300 && !['Completed', 'Failed'].includes(state); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = (await srv.request('GET', `${T}/migrations/${m.json.id}`, { token: TOKEN })).json.state;
+    }
+    expect(state).toBe('Completed');
+    expect(await seqs()).toEqual([['0', 100], ['1', 101], ['2', 102], ['3', 103], ['4', 104]]);
+    expect((await es('GET', '/migr/_doc/3'))._seq_no).toBe(103);
+  }, 60_000);
+});

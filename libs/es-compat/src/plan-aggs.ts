@@ -1,0 +1,296 @@
+/**
+ * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, or a bool of
+ * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
+ * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
+ * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` and `histogram` (whole intervals) on
+ * integer or double fields (a terms aggregation may hold metric sub-aggregations), compiles to:
+ *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
+ *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*), its metrics' calls]), count desc, key asc), size)`
+ *     (a range aggregation is one conditional count per range in the first node; a histogram is
+ *     `sort(aggregate(filter(…), [floor(v / interval) · interval], [count(*)]), key)`),
+ * the predicate and values being expressions over `_source` (`json_type`/`json_extract`). They
+ * equal Elasticsearch's answer when every value of the fields involved is one plain JSON value of
+ * the field's type (an array counts each value, a string in a long field is coerced: neither is a
+ * SQL value); that is checked by a plan over the index, cached by the table's LSN, and any other
+ * index takes the aggregation code over the view (`aggs.ts`).
+ */
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import type { JsonObject, Json } from './mapping';
+import type { IndexRef } from './indices';
+import type { IndexView } from './doc';
+import type { EsBackend } from './port';
+import type { Prepared } from './search';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
+const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
+/** value_count and cardinality count keyword values too; the others need numbers. */
+const COUNTS = new Set(['value_count', 'cardinality']);
+
+type Kind = 'keyword' | 'integer' | 'number';
+const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'] };
+
+/** A number as Java prints a double (range keys). */
+const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
+const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
+const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
+const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
+const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
+const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
+const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
+
+/** Plain-value checks per table: LSN → field → every value plain. */
+const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
+
+function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count'): Kind | null {
+  if (!NAME.test(name)) return null;
+  const f = ix.fields.get(name);
+  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
+  if (f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
+  if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
+  if (INTEGER.has(f.type)) return want === 'terms' ? null : 'integer';
+  if (f.type === 'double') return want === 'filter' ? 'number' : null;
+  return null;
+}
+
+/** Whether another field copies its values into `name` (they are not in `_source` under it). */
+export function copiedInto(ix: IndexView, name: string): boolean {
+  for (const f of ix.fields.values()) {
+    const to = f.def.copy_to;
+    if (to === name || (Array.isArray(to) && to.includes(name))) return true;
+  }
+  return false;
+}
+
+/** An exact predicate (for plain values) of a filter clause, or null. */
+function clause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | null {
+  if (!isObj(c) || Object.keys(c).length !== 1) return null;
+  const [kind] = Object.keys(c);
+  const body = c[kind];
+  if (!isObj(body) || Object.keys(body).length !== 1) return null;
+  const [name] = Object.keys(body);
+  const k = fieldKind(ix, name, 'filter');
+  if (!k) return null;
+  const spec = body[name];
+  if (kind === 'range' && k !== 'keyword' && isObj(spec)) {
+    const ops: Record<string, '>' | '>=' | '<' | '<='> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+    let e: Expr = typed(name, k);
+    for (const [op, v] of Object.entries(spec)) {
+      if (!(op in ops) || typeof v !== 'number') return null;
+      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
+    }
+    fields.set(name, k);
+    return e;
+  }
+  if ((kind === 'term' || kind === 'terms') && k === 'keyword') {
+    const vals = kind === 'term' ? [isObj(spec) && Object.keys(spec).length === 1 ? spec.value : spec] : spec;
+    if (!Array.isArray(vals) || !vals.length || !vals.every((v) => typeof v === 'string')) return null;
+    fields.set(name, k);
+    return and(typed(name, k), inList(valueOf(name), vals));
+  }
+  return null;
+}
+
+function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null | false {
+  if (q === undefined) return null;
+  if (!isObj(q) || Object.keys(q).length !== 1) return false;
+  if (isObj(q.match_all) && !Object.keys(q.match_all).length) return null;
+  if (!isObj(q.bool) || Object.keys(q.bool).some((k) => k !== 'filter')) return false;
+  const list = Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter];
+  let e: Expr | null = null;
+  for (const c of list) {
+    const x = clause(ix, c, fields);
+    if (!x) return false;
+    e = e ? and(e, x) : x;
+  }
+  return e;
+}
+
+/** A metric aggregation: its calls in an aggregate node (names prefixed) and its answer from the node's row. */
+interface Metric { readonly calls: AggregateCall[]; readonly value: (row: Record<string, unknown>) => JsonObject }
+
+function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
+  const field = p.field;
+  if (typeof field !== 'string' || Object.keys(p).length !== 1) return null;
+  const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
+  if (k !== 'integer' && k !== 'keyword') return null;
+  fields.set(field, k);
+  const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
+  const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
+  if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
+  const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
+  return {
+    calls,
+    value: (row): JsonObject => {
+      const c = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
+      const avg = c ? sum / c : null;
+      if (type === 'stats') return { count: c, min, max, avg, sum };
+      return { value: COUNTS.has(type) ? c : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : avg };
+    },
+  };
+}
+
+/** The aggregations of a search as plans (see the file comment), or null when they do not map. */
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number): Promise<Prepared | null> {
+  if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
+  const spec = b.aggs ?? b.aggregations;
+  if (!isObj(spec) || !Object.keys(spec).length) return null;
+  const fields = new Map<string, Kind>();
+  const pred = predicate(ix, b.query, fields);
+  if (pred === false) return null;
+  const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
+  const wants: Array<{ name: string; type: string; field: string; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  for (const [name, body] of Object.entries(spec)) {
+    if (!isObj(body)) return null;
+    const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
+    const subSpec = body.aggs ?? body.aggregations;
+    if (types.length !== 1 || Object.keys(body).length > 2 || (subSpec !== undefined && (types[0] !== 'terms' || !isObj(subSpec)))) return null;
+    const [type] = types;
+    const p = body[type];
+    if (!isObj(p) || typeof p.field !== 'string') return null;
+    const field = p.field;
+    if (type === 'terms') {
+      if (Object.keys(p).some((k) => k !== 'field' && k !== 'size')) return null;
+      const size = p.size === undefined ? 10 : p.size;
+      if (!Number.isInteger(size) || (size as number) < 1 || fieldKind(ix, field, 'terms') !== 'keyword') return null;
+      fields.set(field, 'keyword');
+      // metric sub-aggregations: more calls of the grouped node
+      const subs: Array<{ name: string; m: Metric }> = [];
+      for (const [sn, sb] of Object.entries(isObj(subSpec) ? subSpec : {})) {
+        if (!isObj(sb) || Object.keys(sb).length !== 1) return null;
+        const [st] = Object.keys(sb);
+        const m = METRICS.has(st) && isObj(sb[st]) ? metric(ix, st, sb[st] as JsonObject, `s${subs.length + 1}`, fields) : null;
+        if (!m) return null;
+        subs.push({ name: sn, m });
+      }
+      wants.push({ name, type, field, size: size as number, subs });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
+    } else if (type === 'histogram') {
+      const k = fieldKind(ix, field, 'filter');
+      const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
+      if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count'].includes(x))) return null;
+      // whole intervals: keys and the empty buckets between them are exact doubles
+      if (!Number.isInteger(p.interval) || (p.interval as number) < 1 || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
+      fields.set(field, k);
+      wants.push({ name, type, field, interval: p.interval as number, minDoc: minDoc as number, kind: k });
+    } else if (type === 'range') {
+      const k = fieldKind(ix, field, 'filter');
+      if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => x !== 'field' && x !== 'ranges') || !Array.isArray(p.ranges) || !p.ranges.length) return null;
+      const ranges: Array<{ from: number | null; to: number | null; key?: string }> = [];
+      for (const r of p.ranges) {
+        const bound = (v: unknown) => (v === undefined || v === null ? null : typeof v === 'number' ? v : undefined);
+        if (!isObj(r) || Object.keys(r).some((x) => !['from', 'to', 'key'].includes(x)) || (r.key !== undefined && typeof r.key !== 'string')) return null;
+        const from = bound(r.from), to = bound(r.to);
+        if (from === undefined || to === undefined) return null;
+        ranges.push({ from, to, ...(r.key !== undefined ? { key: r.key as string } : {}) });
+      }
+      fields.set(field, k);
+      wants.push({ name, type, field, ranges });
+      ranges.forEach((r, j) => {
+        let when = typed(field, k);
+        if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field), right: lit(r.from) });
+        if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field), right: lit(r.to) });
+        metricCalls.push({ name: `r_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
+      });
+    } else if (METRICS.has(type)) {
+      const m = metric(ix, type, p, `m${wants.length + 1}`, fields);
+      if (!m) return null;
+      wants.push({ name, type, field, metric: m });
+      metricCalls.push(...m.calls);
+    } else return null;
+  }
+  if (!(await plainValues(backend, ref, lsn, fields))) return null;
+
+  const input: PlanNode = pred ? filter(scan(ref.table.id), pred) : scan(ref.table.id);
+  const [row] = await backend.read(aggregate(input, [], metricCalls));
+  const aggregations: JsonObject = {};
+  let buckets = 0;
+  for (let i = 1; i <= wants.length; i++) {
+    const w = wants[i - 1];
+    if (w.type === 'histogram') {
+      // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
+      const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(w.field), right: lit(1, true) }, right: lit(w.interval!) };
+      const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
+      const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
+      const key: Expr = { kind: 'binary', op: '*', left: floor, right: lit(w.interval!) };
+      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
+      const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
+      let keys = [...counts.keys()];
+      if (w.minDoc === 0 && keys.length) {
+        const all: number[] = [];
+        for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k += w.interval!) all.push(k);
+        keys = all;
+      }
+      const list = keys.map((k) => ({ key: k, doc_count: counts.get(k) ?? 0 })).filter((b) => b.doc_count >= w.minDoc!);
+      buckets += list.length;
+      aggregations[w.name] = { buckets: list };
+      continue;
+    }
+    if (w.type === 'range') {
+      const list = w.ranges!.map((r, j) => {
+        const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
+        if (r.from !== null) b.from = r.from;
+        if (r.to !== null) b.to = r.to;
+        b.doc_count = Number(row[`r_${i}_${j}`]);
+        return { b, from: r.from, to: r.to };
+      });
+      list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
+      buckets += list.length;
+      aggregations[w.name] = { buckets: list.map((x) => x.b) };
+      continue;
+    }
+    if (w.type === 'terms') {
+      const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
+      const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], calls);
+      const rows = await backend.read(limit(sort(grouped, [{ expr: col('doc_count'), desc: true }, { expr: col('key') }]), lit(w.size!)));
+      const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
+      buckets += rows.length;
+      const bucket = (r: Record<string, unknown>): JsonObject => {
+        const b: JsonObject = { key: String(r.key), doc_count: Number(r.doc_count) };
+        for (const x of w.subs!) b[x.name] = x.m.value(r);
+        return b;
+      };
+      aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: Number(row[`n_${i}`]) - shown, buckets: rows.map(bucket) };
+      continue;
+    }
+    aggregations[w.name] = w.metric!.value(row);
+  }
+  // past search.max_buckets the aggregation code reports too_many_buckets_exception
+  if (buckets > maxBuckets) return null;
+  const restInt = q.rest_total_hits_as_int === 'true';
+  const trackTotal = b.track_total_hits === undefined ? (restInt ? true : 10000) : (b.track_total_hits as boolean | number);
+  if (typeof trackTotal !== 'boolean' && !(Number(trackTotal) >= 0)) return null;
+  if (restInt && typeof trackTotal !== 'boolean') return null; // the full search reports the error
+  return {
+    hits: [], total: Number(row.total), sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt,
+    indices: Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1),
+  };
+}
+
+/** Whether every value of `fields` over the whole index is one plain JSON value of the field's kind (cached by LSN). */
+async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
+  let byTable = checked.get(backend);
+  if (!byTable) { byTable = new Map(); checked.set(backend, byTable); }
+  let c = byTable.get(ref.table.id);
+  if (!c || c.lsn !== lsn) { c = { lsn, plain: new Map() }; byTable.set(ref.table.id, c); }
+  const todo = [...fields].filter(([f, k]) => !c!.plain.has(`${f}\u0000${k}`));
+  if (todo.length && !c.plain.has('')) {
+    // a `_source` that is not an object (a row written by another surface as a JSON string) is read leniently by the view
+    const [row] = await backend.read(aggregate(scan(ref.table.id), [], [{ name: 'bad', fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: '<>', left: call('json_type', col('_source')), right: lit('object') }, then: lit(1) }] }] }]));
+    c.plain.set('', Number(row.bad) === 0);
+  }
+  if (c.plain.get('') === false) return false;
+  if (todo.length) {
+    // a value that is neither missing, null nor plain: count them per field (a missing one's type is NULL, so NOT IN is not true)
+    const calls: AggregateCall[] = todo.map(([f, k], i) => ({
+      name: `bad_${i}`, fn: 'count',
+      args: [{ kind: 'case', whens: [{ when: { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
+    }));
+    const [row] = await backend.read(aggregate(scan(ref.table.id), [], calls));
+    todo.forEach(([f, k], i) => c!.plain.set(`${f}\u0000${k}`, Number(row[`bad_${i}`]) === 0));
+  }
+  return [...fields].every(([f, k]) => c!.plain.get(`${f}\u0000${k}`));
+}
