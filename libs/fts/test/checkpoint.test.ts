@@ -4,12 +4,10 @@ import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { TenantStore, keyOf } from '@mmdb/storage';
 import { FtsParticipant } from '@mmdb/fts';
-import { PAPERS as MANIFEST, crash } from './restart-fixtures';
+import { PAPERS as MANIFEST, crash, text } from './restart-fixtures';
 
 const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' } as const;
-const WORDS = ['shock', 'wave', 'flow', 'heat', 'transfer', 'boundary', 'layer', 'supersonic', 'laminar', 'plate', 'nozzle', 'jet'];
 const QUERIES = ['shock wave', 'heat transfer', 'laminar', '"boundary layer"', '+flow -jet', 'nozz*', 'plate supersonic heat'];
-const text = (i: number) => Array.from({ length: 3 + (i % 7) }, (_, j) => WORDS[(i * 7 + j * j * 3 + (i >> 3)) % WORDS.length]).join(' ');
 
 /** Every query's answer, plain and with the default ranking (proximity, RM3), plus the standalone field's. */
 async function answers(fts: FtsParticipant) {
