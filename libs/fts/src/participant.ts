@@ -11,7 +11,7 @@
  *   await store.commit({ changes: [FtsParticipant.putDoc('notes', 'body', 'n1', 'shock waves')] });
  *   await fts.search('notes', 'body', '"shock wave"'); // [{ doc_id: 'n1', score: … }]
  */
-import { DbError, stringifyJson, type FullTextDef, type JsonValue, type TableManifest } from '@mmdb/core';
+import { DbError, parseJsonExact, stringifyJson, type FullTextDef, type JsonValue, type TableManifest } from '@mmdb/core';
 import type {
   CommitParticipant,
   CommittedFrame,
@@ -22,6 +22,7 @@ import type {
   RowChangeEvent,
   StoreReader,
 } from '@mmdb/storage';
+import { decodeKey, keyIdOf, KEYSPACE, prefixRange } from '@mmdb/storage';
 import { analyzerFor, queryStopTerms, type Analyzer } from './analysis';
 import {
   configKey,
@@ -35,6 +36,7 @@ import {
   type FieldStats,
   encodeStats,
   statsKey,
+  fieldRange,
   tableRange,
 } from './codec';
 import { FieldIndex } from './field-index';
@@ -163,7 +165,52 @@ export class FtsParticipant implements CommitParticipant {
 
   // ---- derivation (inside the commit, before durability) ----
 
-  deriveSchema(manifest: TableManifest): KeyWrite[] {
+  /**
+   * Validates the fulltext sections and makes the stored documents follow a changed manifest
+   * (in the same frame): a field no longer indexed loses its documents and totals; a field newly
+   * indexed, or whose analysis changed (analyzer, stopwords), is indexed again from every row.
+   */
+  async deriveSchema(manifest: TableManifest, previous?: TableManifest, ctx?: DeriveContext): Promise<KeyWrite[]> {
+    this.validate(manifest);
+    if (!previous || !ctx) return [];
+    const sig = (d: FullTextDef) => `${d.analyzer}|${d.stopwords ? d.stopwords.join('\u0000') : '-'}`;
+    const before = new Map(previous.fulltext.map((d) => [d.field, d]));
+    const now = new Set(manifest.fulltext.map((d) => d.field));
+    const out: KeyWrite[] = [];
+    for (const d of previous.fulltext) {
+      if (now.has(d.field)) continue;
+      for (const [k] of await ctx.range(fieldRange(manifest.id, d.field))) out.push({ key: k, value: null });
+    }
+    const again = manifest.fulltext.filter((d) => before.get(d.field) === undefined || sig(before.get(d.field)!) !== sig(d));
+    if (!again.length) return out;
+    const rows: Array<[PkTuple, Record<string, JsonValue>]> = [];
+    for (const [k, v] of await ctx.range(prefixRange(KEYSPACE.row, [keyIdOf(manifest)]))) {
+      rows.push([decodeKey(k).slice(1) as PkTuple, (parseJsonExact(v.toString('utf8')) as [number, number, Record<string, JsonValue>])[2]]);
+    }
+    for (const def of again) {
+      // Every entry of the field is replaced: the old ones go first, the rows' entries win.
+      for (const [k] of await ctx.range(fieldRange(manifest.id, def.field))) out.push({ key: k, value: null });
+      const analyzer = this.analyzer(def);
+      let docs = 0;
+      let total = 0;
+      for (const [pk, values] of rows) {
+        const text = values[def.field];
+        if (typeof text !== 'string') continue;
+        const d = analyzer.analyzeDoc(text);
+        const value = encodeDocTerms(d);
+        this.derived.set(value, { kind: 'd', table: manifest.id, field: def.field, doc: pkDocId(pk), length: d.length, terms: d.terms, tfs: Array.from(d.tfs) });
+        out.push({ key: docKey(manifest.id, def.field, pkDocId(pk)), value });
+        docs++;
+        total += d.length;
+      }
+      const sv = docs ? encodeStats({ docs, total }) : null;
+      if (sv) this.derived.set(sv, { kind: 's', table: manifest.id, field: def.field, docs, total });
+      out.push({ key: statsKey(manifest.id, def.field), value: sv });
+    }
+    return out;
+  }
+
+  private validate(manifest: TableManifest): void {
     for (const def of manifest.fulltext) {
       const col = manifest.columns.find((c) => c.name === def.field);
       if (!col) throw new DbError('validation_failed', `fulltext field "${def.field}" is not a column of ${manifest.id}`, { field: 'fulltext.field' });
@@ -172,7 +219,6 @@ export class FtsParticipant implements CommitParticipant {
       if (!(def.k1 >= 0) || !(def.b >= 0 && def.b <= 1))
         throw new DbError('validation_failed', `fulltext field "${def.field}": k1 must be ≥ 0 and b in [0, 1]`, { field: 'fulltext' });
     }
-    return [];
   }
 
   dropRanges(manifest: TableManifest): Array<readonly [Buffer, Buffer]> {

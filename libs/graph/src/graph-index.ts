@@ -14,6 +14,7 @@
 import { DbError, type JsonValue, type Lsn, type RelationDef, type Row, type TableManifest } from '@mmdb/core';
 import {
   decodeKey,
+  keyIdOf,
   prefixRange,
   type CommitParticipant,
   type CommittedFrame,
@@ -90,7 +91,7 @@ export class GraphIndex implements CommitParticipant {
     const [gte, lt] = schemaEdgeRange(manifest.id);
     for (const [key] of await ctx.range({ gte, lt })) writes.push({ key, value: null });
     if (manifest.relations.length === 0) return writes;
-    const rows = prefixRange(ROW_SPACE, [manifest.id]);
+    const rows = prefixRange(ROW_SPACE, [keyIdOf(manifest)]);
     const fresh = new Map<string, KeyWrite>();
     for (const [key] of await ctx.range(rows)) {
       const pk = decodeKey(key).slice(1);

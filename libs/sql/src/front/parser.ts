@@ -88,8 +88,17 @@ class Parser {
     if (this.eatKw('ALTER')) {
       this.kw('TABLE');
       const table = this.qname();
-      if (this.eatKw('RENAME')) unsupported('ALTER TABLE RENAME');
-      if (this.eatKw('DROP')) unsupported('ALTER TABLE DROP COLUMN');
+      if (this.eatKw('RENAME')) {
+        if (this.eatKw('TO')) unsupported('ALTER TABLE RENAME TO');
+        this.eatKw('COLUMN');
+        const from = this.name();
+        this.kw('TO');
+        return { kind: 'alter_rename', table, from, to: this.name() };
+      }
+      if (this.eatKw('DROP')) {
+        this.eatKw('COLUMN');
+        return { kind: 'alter_drop', table, column: this.name() };
+      }
       this.kw('ADD');
       this.eatKw('COLUMN');
       return { kind: 'alter_add', table, column: this.columnDef([], []) };

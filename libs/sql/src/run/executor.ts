@@ -48,6 +48,8 @@ export interface QueryOptions {
    * it is now: a watch subscription's snapshot event must be exactly the rows at a known LSN.
    */
   snapshot?: Snapshot;
+  /** Who runs the statement (the acting user), for what it records (a migration's audit). */
+  actor?: string;
   /**
    * The request's Idempotency-Key (spec 5.6): its record is committed in the frame of the
    * script's writes, so the answer is durable exactly when the write is (engine.ts,
