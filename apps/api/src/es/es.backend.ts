@@ -74,8 +74,28 @@ export class StoreEsBackend implements EsBackend {
       }
       for (const c of changes) if (c.op === 'put') await checkRows(t, a, c.schema, [c.row]);
     }
-    const r = await t.commit({ changes: changes as never });
+    const r = await t.commit({ changes: (await this.preconditions(changes)) as never });
     return r.lsn;
+  }
+
+  /**
+   * Each change's `expect` (the document the ES write read) as a storage precondition: the row
+   * read now must still be that document, and the commit must find it at the row version read
+   * now (`if_match`) or still absent (`insert`), so a write through /rows or /sql landing between
+   * the ES write's read and its frame fails the commit (write_conflict) instead of being overwritten.
+   */
+  private async preconditions(changes: EsChange[]): Promise<unknown[]> {
+    const t = this.t;
+    return Promise.all(changes.map(async (c) => {
+      if (c.op === 'schema_put' || c.expect === undefined) return c;
+      const { expect, ...change } = c;
+      const pk = c.op === 'delete' ? c.pk : (t.store.manifest(c.schema)?.primary_key ?? ['_id']).map((k) => c.row[k] ?? null);
+      const cur = t.store.manifest(c.schema) ? await t.store.getRow(c.schema, pk) : undefined;
+      const same = expect === null ? cur === undefined
+        : cur !== undefined && Number(cur.values._version ?? 1) === expect.version && Number(cur.values._seq_no ?? 0) === expect.seqNo;
+      if (!same) throw new DbError('write_conflict', `row ${c.schema}/${JSON.stringify(pk)} changed since the ES write read it`, cur ? { current_version: cur.version } : {});
+      return { ...change, precondition: cur ? { kind: 'if_match', version: cur.version } : { kind: 'insert' } };
+    }));
   }
 
   async drop(id: string): Promise<void> {
