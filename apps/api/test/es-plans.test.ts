@@ -184,6 +184,39 @@ describe('ES reads through plans', () => {
     }
   }, 60_000);
 
+  it('an ES write checked by if_seq_no or op_type=create racing a /rows write of the same document answers 409, never overwrites it', async () => {
+    await es('PUT', '/occ', { mappings: { properties: { n: { type: 'long' } } } });
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_occ_'))!;
+    const outcomes = { conflict: 0, esFirst: 0 };
+    for (let i = 0; i < 25; i++) {
+      const put = await es('PUT', `/occ/_doc/d${i}`, { n: -1 });
+      expect((await es('GET', `/occ/_doc/d${i}`))._seq_no).toBe(put._seq_no); // the view is current and cached
+      // another seq_no than the ES write's check names (a racing writer's change)
+      const row = { _id: `d${i}`, _source: { n: 1000 + i }, _version: 7, _seq_no: put._seq_no + 100_000, _primary_term: 1 };
+      const create = i % 5 === 4;
+      if (create) await srv.request('DELETE', `${T}/rows/${table}/d${i}`, { token: TOKEN });
+      const [a, b] = await Promise.all([
+        srv.request('POST', `${T}/rows/${table}`, { token: TOKEN, body: row }),
+        srv.request('PUT', create ? `${T}/es/occ/_create/d${i}` : `${T}/es/occ/_doc/d${i}?if_seq_no=${put._seq_no}&if_primary_term=1`, { token: TOKEN, body: { n: i } }),
+      ]);
+      expect(a.status).toBe(200);
+      const after = await es('GET', `/occ/_doc/d${i}`);
+      if (b.status === 409) {
+        // the /rows write committed first: the ES check saw it
+        expect(b.json.error.type).toBe('version_conflict_engine_exception');
+        expect(after._source).toEqual({ n: 1000 + i });
+        outcomes.conflict++;
+      } else {
+        // the ES write committed first: the /rows write (unconditional) came after it and stays
+        expect(b.status).toBe(create ? 201 : 200);
+        expect(after._source).toEqual({ n: 1000 + i });
+        outcomes.esFirst++;
+      }
+    }
+    expect(outcomes.conflict + outcomes.esFirst).toBe(25);
+  }, 60_000);
+
   it('the cached view follows a migration: its cutover frame is seen by the next search and get', async () => {
     await es('PUT', '/migr', { mappings: { properties: { title: { type: 'text' } } } });
     for (let i = 0; i < 5; i++) await es('PUT', `/migr/_doc/${i}`, { title: `doc ${i}` });
