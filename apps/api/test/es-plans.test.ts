@@ -119,6 +119,24 @@ describe('ES reads through plans', () => {
       expect(planned.aggregations).toEqual(viewed.aggregations);
       expect(planned.hits).toEqual(viewed.hits);
     }
+    // under a text query: the aggregate nodes read an fts_search holding every match (as many plans
+    // as without one: one per terms/histogram aggregation and the metrics), where the view path runs
+    // one fts retrieval plan
+    const texts: unknown[] = [{ match: { body: 'odd' } }, { match: { body: { query: 'even odd' } } }, { match: { body: { query: 'odd even', operator: 'and' } } },
+      { bool: { must: [{ match: { body: 'even' } }], filter: [{ range: { n: { gte: 0, lt: 60 } } }, { terms: { tag: ['t1', 't2', 't5', 't7'] } }] } },
+      { bool: { must: { match: { body: 'odd' } }, filter: { term: { tag: 'nope' } } } }, { match: { body: 'absent' } }];
+    for (const query of texts) {
+      const body = { size: 0, aggs, query };
+      const before = await plans();
+      const planned = await es('POST', '/aggp/_search', body);
+      const ran = (await plans()) - before;
+      const before2 = await plans();
+      const viewed = await es('POST', '/aggp/_search', { ...body, post_filter: { match_all: {} } });
+      expect(ran).toBeGreaterThanOrEqual(6);
+      expect((await plans()) - before2).toBeLessThanOrEqual(1);
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect(planned.hits).toEqual(viewed.hits);
+    }
     // values copied into a field (copy_to) are not under it in _source: the aggregation code answers
     await es('PUT', '/copied', { mappings: { properties: { a: { type: 'keyword', copy_to: 'b' }, b: { type: 'keyword' }, c: { type: 'text' } } } });
     await es('PUT', '/copied/_doc/1', { a: 'x', b: 'y', c: 'fox' });

@@ -98,7 +98,11 @@ function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr |
   if (!isObj(q) || Object.keys(q).length !== 1) return false;
   if (isObj(q.match_all) && !Object.keys(q.match_all).length) return null;
   if (!isObj(q.bool) || Object.keys(q.bool).some((k) => k !== 'filter')) return false;
-  const list = Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter];
+  return conjunction(ix, Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter], fields);
+}
+
+/** The exact predicate of filter clauses (all must map), null for none, false when one does not. */
+function conjunction(ix: IndexView, list: unknown[], fields: Map<string, Kind>): Expr | null | false {
   let e: Expr | null = null;
   for (const c of list) {
     const x = clause(ix, c, fields);
@@ -133,12 +137,18 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
 }
 
 /** The aggregations of a search as plans (see the file comment), or null when they do not map. */
-export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number): Promise<Prepared | null> {
+/** Every match of a text query as a plan input and the filters beside it (topk.ts `matchInput`), or null. */
+export type MatchInput = (q: unknown) => { node: PlanNode; filters: unknown[] } | null;
+
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
-  const pred = predicate(ix, b.query, fields);
+  let pred = predicate(ix, b.query, fields);
+  // a text query: aggregate nodes over an fts_search holding every match
+  const text = pred === false && match ? match(b.query) : null;
+  if (text) pred = conjunction(ix, text.filters, fields);
   if (pred === false) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
   const wants: Array<{ name: string; type: string; field: string; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
@@ -203,7 +213,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
 
-  const input: PlanNode = pred ? filter(scan(ref.table.id), pred) : scan(ref.table.id);
+  const source: PlanNode = text ? text.node : scan(ref.table.id);
+  const input: PlanNode = pred ? filter(source, pred) : source;
   const [row] = await backend.read(aggregate(input, [], metricCalls));
   const aggregations: JsonObject = {};
   let buckets = 0;

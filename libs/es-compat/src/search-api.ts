@@ -4,7 +4,7 @@ import { EsError, illegalArgument, parsingError, searchPhase, validation } from 
 import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
 import { mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
-import { topK, type TopK } from './topk';
+import { matchInput, topK, type TopK } from './topk';
 import { planAggs } from './plan-aggs';
 import { writeBatch, type WriteOp } from './writes';
 import { filterSource, sourceSpec } from './source-filter';
@@ -139,7 +139,7 @@ async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: Jso
     return null;
   }
   const lsn = (await t.state.cached(ref)).lsn;
-  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets)));
+  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), (query) => matchInput(ref, view, query)));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {

@@ -11,7 +11,7 @@
  * 10,000 by default): all rows when the node returned fewer than k, else the terms' document
  * frequencies, stopping at the limit.
  */
-import { col, ftsSearch, lit, project, type Expr } from '@mmdb/plan';
+import { col, ftsSearch, lit, project, type Expr, type PlanNode } from '@mmdb/plan';
 import type { JsonValue } from '@mmdb/core';
 import { Doc, type IndexView } from './doc';
 import type { JsonObject } from './mapping';
@@ -210,4 +210,29 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
     if (scorer(d) !== null && ++count > limit) return count;
   }
   return count;
+}
+
+/**
+ * Every match of a `match` query (alone, or the one `must` of a bool whose other clauses are
+ * `filter`s) as a plan input, for aggregations under it (`plan-aggs.ts`): `fts_search(limit
+ * 1000)` over the same tokens holds every match when no more than 1,000 documents hold the
+ * terms (counted from the view's postings, as the top-k total is), which the aggregate nodes
+ * then filter and group. Null for any other query, or when more documents hold the terms (the
+ * node is bounded): the aggregation code answers over the view.
+ */
+export function matchInput(ref: IndexRef, ix: IndexView, q: unknown): { node: PlanNode; filters: unknown[] } | null {
+  if (ref.readOnly) return null;
+  const shape = shapeOf(q);
+  if (!shape || (isObj(q) && isObj(q.bool) && q.bool.must_not !== undefined)) return null;
+  const f = ix.fields.get(shape.field);
+  if (!f || !isText(f) || f.parent !== undefined || indexAnalyzer(ix, f) !== 'standard' || searchAnalyzer(ix, f) !== 'standard') return null;
+  const column = ref.meta.text[f.path];
+  if (!column || !ref.table.fulltextAllWords?.includes(column)) return null;
+  const terms = analyze(shape.text, 'standard').map((t) => t.term);
+  if (!terms.length || terms.length > 64 || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
+  if (!fieldStats(ix, f.path, 'standard').asciiTokens) return null;
+  // with the fts lib tokenizing alike, the documents holding the terms are exactly the matches
+  if (countTo(ix, f.path, terms, { ...shape, pure: true }, () => 0, MAX_K) > MAX_K) return null;
+  const node = ftsSearch({ schema: ref.table.id, field: column, query: { terms, operator: shape.operator }, limit: MAX_K, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } });
+  return { node, filters: shape.filters };
 }
