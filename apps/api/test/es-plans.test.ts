@@ -155,6 +155,33 @@ describe('ES reads through plans', () => {
     expect(r.aggregations).toEqual(v.aggregations);
   }, 60_000);
 
+  it('aggregations under a text query matching thousands of documents run over fts_search(limit null), equal to the aggregation code', async () => {
+    await es('PUT', '/manyagg', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+    const lines: string[] = [];
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 2500; i++) {
+      const body = Array.from({ length: 3 + Math.floor(rnd() * 6) }, () => WORDS[Math.floor(rnd() * 4)]).join(' ');
+      lines.push(JSON.stringify({ index: { _index: 'manyagg', _id: `m${i}` } }), JSON.stringify({ body, tag: `g${i % 23}`, n: i % 1000 }));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const aggs = { tags: { terms: { field: 'tag', size: 20 } }, s: { stats: { field: 'n' } }, h: { histogram: { field: 'n', interval: 100 } } };
+    const queries = [{ match: { body: 'alpha' } }, { match: { body: { query: 'beta gamma', operator: 'and' } } },
+      { bool: { filter: [{ range: { n: { lt: 550 } } }], must: [{ match: { body: 'delta' } }] } }];
+    const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
+    for (const query of queries) {
+      const before = await plans();
+      const planned = await es('POST', '/manyagg/_search', { size: 0, query, aggs });
+      expect((await plans()) - before).toBeGreaterThanOrEqual(3); // the metrics, terms and histogram nodes
+      const before2 = await plans();
+      const viewed = await es('POST', '/manyagg/_search', { size: 0, query, aggs, post_filter: { match_all: {} } });
+      expect((await plans()) - before2).toBeLessThanOrEqual(1); // the view path: one fts retrieval plan
+      expect(planned.hits.total).toEqual(viewed.hits.total);
+      expect(viewed.hits.total.value).toBeGreaterThan(1000); // past the bounded node's 1,000
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+    }
+  }, 60_000);
+
   it('the cached view of an index follows writes through /rows and /sql at once (same frame)', async () => {
     await es('PUT', '/fresh', { mappings: { properties: { title: { type: 'text' }, n: { type: 'long' } } } });
     await es('PUT', '/fresh/_doc/1?refresh=true', { title: 'first light', n: 1 });

@@ -215,10 +215,10 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
 /**
  * Every match of a `match` query (alone, or the one `must` of a bool whose other clauses are
  * `filter`s) as a plan input, for aggregations under it (`plan-aggs.ts`): `fts_search(limit
- * 1000)` over the same tokens holds every match when no more than 1,000 documents hold the
- * terms (counted from the view's postings, as the top-k total is), which the aggregate nodes
- * then filter and group. Null for any other query, or when more documents hold the terms (the
- * node is bounded): the aggregation code answers over the view.
+ * null)` over the same terms returns every document holding them, which are exactly the matches
+ * when the fts lib makes Elasticsearch's tokens for the field (`asciiTokens`, as for the top-k
+ * page); the aggregate nodes then filter and group. Null for any other query: the aggregation
+ * code answers over the view.
  */
 export function matchInput(ref: IndexRef, ix: IndexView, q: unknown): { node: PlanNode; filters: unknown[] } | null {
   if (ref.readOnly) return null;
@@ -231,8 +231,6 @@ export function matchInput(ref: IndexRef, ix: IndexView, q: unknown): { node: Pl
   const terms = analyze(shape.text, 'standard').map((t) => t.term);
   if (!terms.length || terms.length > 64 || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
   if (!fieldStats(ix, f.path, 'standard').asciiTokens) return null;
-  // with the fts lib tokenizing alike, the documents holding the terms are exactly the matches
-  if (countTo(ix, f.path, terms, { ...shape, pure: true }, () => 0, MAX_K) > MAX_K) return null;
-  const node = ftsSearch({ schema: ref.table.id, field: column, query: { terms, operator: shape.operator }, limit: MAX_K, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } });
+  const node = ftsSearch({ schema: ref.table.id, field: column, query: { terms, operator: shape.operator }, limit: null, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } });
   return { node, filters: shape.filters };
 }

@@ -377,11 +377,11 @@ export class FtsParticipant implements CommitParticipant {
     table: string,
     field: string,
     q: string,
-    limit: number = DEFAULT_LIMIT,
+    limit: number | null = DEFAULT_LIMIT,
     opts: SearchOptions = {},
   ): Promise<RankedDoc[]> {
     const stats = opts.stats;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+    if (limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT))
       throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
     const parsed = parseQuery(q);
     const s = this.settings(table, field);
@@ -455,7 +455,8 @@ export class FtsParticipant implements CommitParticipant {
       },
     };
     try {
-      return await rankClauses(clauses, ctx, limit, { ...opts, stats });
+      // null: every matching document (as many as the field holds)
+      return await rankClauses(clauses, ctx, limit ?? Math.max(1, index.liveDocs), { ...opts, stats });
     } finally {
       if (own) await snap?.release();
     }

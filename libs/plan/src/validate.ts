@@ -107,7 +107,7 @@ const RULES: Partial<Record<PlanNode['op'], (v: Record<string, unknown>, path: s
   fts_search: (v, path) => {
     if (v.field === undefined && v.fields === undefined) fail(`${path}.field`, 'is required (or fields)');
     if (Array.isArray(v.fields) && v.fields.length === 0) fail(`${path}.fields`, 'expected at least one field');
-    if (v.limit !== undefined && !isInt(v.limit, 1, 1000)) fail(`${path}.limit`, 'expected an integer from 1 to 1000');
+    if (v.limit !== undefined && v.limit !== null && !isInt(v.limit, 1, 1000)) fail(`${path}.limit`, 'expected null (every match) or an integer from 1 to 1000');
   },
   graph_expand: (v, path) => {
     const min = v.min_depth ?? 1;

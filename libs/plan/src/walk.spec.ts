@@ -48,6 +48,7 @@ describe('validation of the multi-model nodes', () => {
   const bad = (v: unknown) => { try { validatePlan(v); } catch (e) { return (e as DbError).details?.path; } return 'valid'; };
   it('accepts well-formed nodes', () => {
     expect(bad({ op: 'fts_search', schema: 'a.b', field: 'body', query: { bool: { must: [{ terms: ['x'] }], should: [{ phrase: 'a b', slop: 1 }], minimum_should_match: 1 } } })).toBe('valid');
+    expect(bad({ op: 'fts_search', schema: 'a.b', field: 'body', query: { terms: ['x'] }, limit: null })).toBe('valid'); // every match
     expect(bad({ op: 'vector_topk', schema: 'a.b', vector: { kind: 'lit', value: [1, 2] }, k: 3, metric: 'l2', filter: { kind: 'lit', value: 1 } })).toBe('valid');
     expect(bad({ op: 'graph_expand', input: scanT, schema: 'a.b', rel: 'r', from: { kind: 'col', name: 'id' }, max_depth: null, direction: 'both' })).toBe('valid');
     expect(bad({ op: 'window', input: scanT, functions: [{ name: 'rn', fn: 'row_number', args: [], partition: [], order: [], frame: { unit: 'groups', start: { type: 'preceding', offset: { kind: 'lit', value: 1 } }, end: { type: 'current_row' } } }] })).toBe('valid');
@@ -58,6 +59,7 @@ describe('validation of the multi-model nodes', () => {
     expect(bad({ op: 'fuse', method: 'rrf', key: ['id'], inputs: [] })).toBe('$.inputs');
     expect(bad({ op: 'fuse', method: 'rrf', key: ['id'], inputs: [{ op: 'vector_topk', schema: 'a.b', vector: { kind: 'lit', value: [1] }, k: 2.5 }] })).toBe('$.inputs[0].k');
     expect(bad({ op: 'filter', input: { op: 'fts_search', schema: 'a.b', field: 'f', query: 'x', limit: 0 }, predicate: { kind: 'lit', value: 1 } })).toBe('$.input.limit');
+    expect(bad({ op: 'fts_search', schema: 'a.b', field: 'f', query: 'x', limit: 1001 })).toBe('$.limit');
     expect(bad({ op: 'graph_expand', schema: 's', rel: 'r', from: { kind: 'lit', value: 'a' }, min_depth: 2, max_depth: 1 })).toBe('$.max_depth');
     expect(bad({ op: 'graph_expand', schema: 's', rel: 'r', from: { kind: 'col', name: 'id' }, direction: 'up' })).toBe('$.direction');
     expect(bad({ op: 'window', input: scanT, functions: [{ name: 'r', fn: 'rank', args: [], partition: [], order: [], frame: { unit: 'rows', start: { type: 'sideways' }, end: { type: 'current_row' } } }] })).toBe('$.functions[0].frame.start.type');

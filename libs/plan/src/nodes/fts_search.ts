@@ -33,7 +33,8 @@ export interface FtsRanking {
  * rows. Output: the row's columns (named `alias.col` when `alias` is set) plus `_score`.
  * `field` searches one field; `fields` several, a row's score being the sum of its per-field
  * scores times each field's `boost` (default 1). `query` is a string in our query syntax or a
- * structured FtsQuery. `limit` (default 20, as the route) bounds the hits. `filter` (an expression
+ * structured FtsQuery. `limit` (default 20, as the route) bounds the hits; `null` returns every matching row
+ * (an input for aggregates over all matches: the ES surface's aggregations under a text query). `filter` (an expression
  * over the row's columns, usually pushed in by the optimizer from a filter above) keeps only rows
  * that pass, and the node then returns the best `limit` among the rows that pass.
  * A standalone full-text table (created by POST /fts, no manifest) reads as the implicit table
@@ -46,7 +47,7 @@ export interface FtsSearchNode {
   readonly field?: string;
   readonly fields?: ReadonlyArray<{ readonly field: string; readonly boost?: number }>;
   readonly query: string | FtsQuery;
-  readonly limit?: number;
+  readonly limit?: number | null;
   readonly ranking?: FtsRanking;
   readonly filter?: Expr;
 }

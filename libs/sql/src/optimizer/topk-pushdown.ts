@@ -87,7 +87,7 @@ export const topkPushdown: Pass = {
         const inner = n.input.op === 'project' ? n.input.input : n.input;
         let bounded: PlanNode | null = null;
         if (inner.op === 'vector_topk' && inner.k > l + o) bounded = { ...inner, k: l + o };
-        if (inner.op === 'fts_search' && (inner.limit ?? 20) > l + o && l + o >= 1) bounded = { ...inner, limit: l + o };
+        if (inner.op === 'fts_search' && (inner.limit === null ? Infinity : inner.limit ?? 20) > l + o && l + o >= 1) bounded = { ...inner, limit: l + o };
         if (!bounded) return n;
         changed = true;
         return { ...n, input: n.input.op === 'project' ? { ...n.input, input: bounded } : bounded };

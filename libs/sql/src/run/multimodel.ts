@@ -195,8 +195,10 @@ export class MultiModelReader {
     const fields = n.fields ?? (n.field !== undefined ? [{ field: n.field }] : []);
     if (fields.length === 0) bad('$.field', 'fts_search needs field or fields');
     const q = typeof n.query === 'string' ? n.query : ftsQueryText(n.query);
-    const limit = n.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
+    // null: every matching row (the fts lib ranks them all), the filter applied to each
+    const every = n.limit === null;
+    const limit = every ? Number.MAX_SAFE_INTEGER : n.limit ?? DEFAULT_LIMIT;
+    if (!every && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
     const stats: CollectStats = { candidates: 0 };
     const opts: SearchOptions = {
       snapshot: snap,
@@ -206,7 +208,7 @@ export class MultiModelReader {
       ...(n.ranking?.query_stopwords ? { queryStopwords: n.ranking.query_stopwords } : {}),
     };
     const pass = n.filter ? this.predicate(n.filter, ctx, n.schema, n.alias) : null;
-    let want = pass ? Math.min(MAX_LIMIT, limit * 4) : limit;
+    let want: number | null = every ? null : pass ? Math.min(MAX_LIMIT, limit * 4) : limit;
     for (;;) {
       let ranked: { doc_id: string; score: number }[];
       if (fields.length === 1 && (fields[0].boost ?? 1) === 1) ranked = [...(await reader.search(t.id, fields[0].field, q, want, opts))];
@@ -221,9 +223,9 @@ export class MultiModelReader {
         const r = rows.get(d.doc_id);
         if (r && (!pass || pass(r))) out.push([...r, d.score]);
       }
-      if (!pass || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
+      if (want === null || !pass || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
         const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
-        ctx.strategies.set(n, `bm25 top-${want} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}`.replace(/\s+$/, ''));
+        ctx.strategies.set(n, `bm25 ${want === null ? 'every match' : `top-${want}`} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}`.replace(/\s+$/, ''));
         ctx.leaves.set(n, out.slice(0, limit));
         return;
       }
