@@ -104,6 +104,15 @@ describe('ES reads through plans', () => {
       r: { range: { field: 'n', ranges: [{ to: 20 }, { from: 20, to: 50.5 }, { from: 40, key: 'forty+' }] } }, rx: { range: { field: 'x', ranges: [{ from: 10.25, to: 30 }] } },
       h: { histogram: { field: 'n', interval: 10 } }, hx: { histogram: { field: 'x', interval: 7, min_doc_count: 1 } },
       tc: { value_count: { field: 'tag' } }, card: { cardinality: { field: 'tag' } }, ncard: { cardinality: { field: 'n' } },
+      // terms order (by _key, _count, a metric sub-aggregation; ties by key), missing, filter, filters
+      ord_key: { terms: { field: 'tag', size: 6, order: { _key: 'desc' } } }, ord_cnt: { terms: { field: 'tag', size: 6, order: { _count: 'asc' } } },
+      ord_avg: { terms: { field: 'tag', size: 5, order: { avg_n: 'desc' } }, aggs: { avg_n: { avg: { field: 'n' } } } },
+      ord_st: { terms: { field: 'tag', size: 5, order: [{ 'st.max': 'asc' }, { _count: 'desc' }] }, aggs: { st: { stats: { field: 'n' } } } },
+      ord_card: { terms: { field: 'tag', size: 3, order: { k: 'asc' } }, aggs: { k: { cardinality: { field: 'n' } } } },
+      miss_n: { missing: { field: 'n' } }, miss_tag: { missing: { field: 'tag' } }, miss_x: { missing: { field: 'x' } },
+      f1: { filter: { term: { tag: 't3' } } }, f2: { filter: { range: { n: { gte: 10 } } } }, f3: { filter: { match_all: {} } },
+      fs: { filters: { filters: { b: { term: { tag: 't1' } }, a: { range: { x: { gte: 0 } } }, all: { match_all: {} } } } },
+      fa: { filters: { filters: [{ term: { tag: 't2' } }, { bool: { filter: [{ range: { n: { lt: 5 } } }, { terms: { tag: ['t2', 't4'] } }] } }] } },
     };
     const queries: unknown[] = [undefined, { match_all: {} }, { bool: { filter: [{ range: { n: { gte: 10, lt: 70 } } }, { terms: { tag: ['t1', 't2', 't3', 't4'] } }] } },
       { bool: { filter: { range: { x: { lte: 30.5 } } } } }, { bool: { filter: [{ term: { tag: 'nope' } }] } }];
@@ -117,6 +126,7 @@ describe('ES reads through plans', () => {
       const viewed = await es('POST', '/aggp/_search', { ...body, post_filter: { match_all: {} } });
       expect(await plans()).toBe(before2);
       expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect(Object.keys(planned.aggregations.fs.buckets)).toEqual(['a', 'all', 'b']); // keyed filters by name, as Elasticsearch
       expect(planned.hits).toEqual(viewed.hits);
     }
     // under a text query: the aggregate nodes read an fts_search holding every match (as many plans

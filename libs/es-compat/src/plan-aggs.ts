@@ -14,7 +14,7 @@
  * SQL value); that is checked by a plan over the index, cached by the table's LSN, and any other
  * index takes the aggregation code over the view (`aggs.ts`).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -101,6 +101,18 @@ function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr |
   return conjunction(ix, Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter], fields);
 }
 
+/** A filter / filters aggregation's query as an exact predicate, or null when it does not map. */
+function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null {
+  if (!isObj(q) || Object.keys(q).length !== 1) return null;
+  if (isObj(q.match_all) && !Object.keys(q.match_all).length) return lit(true);
+  if (isObj(q.bool)) {
+    if (Object.keys(q.bool).some((k) => k !== 'filter')) return null;
+    const e = conjunction(ix, Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter], fields);
+    return e === false ? null : e ?? lit(true);
+  }
+  return clause(ix, q, fields);
+}
+
 /** The exact predicate of filter clauses (all must map), null for none, false when one does not. */
 function conjunction(ix: IndexView, list: unknown[], fields: Map<string, Kind>): Expr | null | false {
   let e: Expr | null = null;
@@ -113,7 +125,12 @@ function conjunction(ix: IndexView, list: unknown[], fields: Map<string, Kind>):
 }
 
 /** A metric aggregation: its calls in an aggregate node (names prefixed) and its answer from the node's row. */
-interface Metric { readonly calls: AggregateCall[]; readonly value: (row: Record<string, unknown>) => JsonObject }
+interface Metric {
+  readonly calls: AggregateCall[];
+  readonly value: (row: Record<string, unknown>) => JsonObject;
+  /** The value a terms `order` names (`sub` or `sub.<stat>`) as an expression over the grouped node's columns, or null. */
+  readonly orderBy: (stat: string | undefined) => Expr | null;
+}
 
 function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
   const field = p.field;
@@ -125,7 +142,14 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
   if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
+  const c = col(`${prefix}_c`);
+  const stat: Record<string, Expr> = COUNTS.has(type) ? {} : {
+    count: c, min: col(`${prefix}_min`), max: col(`${prefix}_max`),
+    sum: { kind: 'case', whens: [{ when: { kind: 'is_null', arg: col(`${prefix}_sum`) }, then: lit(0) }], else: col(`${prefix}_sum`) },
+    avg: { kind: 'case', whens: [{ when: { kind: 'binary', op: '=', left: c, right: lit(0) }, then: lit(null) }], else: { kind: 'binary', op: '/', left: col(`${prefix}_sum`), right: c } },
+  };
   return {
+    orderBy: (s) => (type === 'stats' ? (s !== undefined ? stat[s] ?? null : null) : s !== undefined ? null : COUNTS.has(type) ? c : stat[type]),
     calls,
     value: (row): JsonObject => {
       const c = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
@@ -137,6 +161,34 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
 }
 
 /** The aggregations of a search as plans (see the file comment), or null when they do not map. */
+/**
+ * A terms aggregation's `order` as sort keys over the grouped node (`_count`, `_key`, a metric
+ * sub-aggregation `sub` or `sub.<stat>`), then `_key` ascending as Elasticsearch breaks ties;
+ * null when it names anything else (the aggregation code reports it).
+ */
+function termsOrder(o: unknown, subs: Array<{ name: string; m: Metric }>): SortKey[] | null {
+  if (o === undefined) return [{ expr: col('doc_count'), desc: true }, { expr: col('key') }];
+  const list = Array.isArray(o) ? o : [o];
+  const keys: SortKey[] = [];
+  for (const x of list) {
+    if (!isObj(x) || Object.keys(x).length !== 1) return null;
+    const [k] = Object.keys(x);
+    const dir = typeof x[k] === 'string' ? (x[k] as string).toLowerCase() : '';
+    if (dir !== 'asc' && dir !== 'desc') return null;
+    const desc = dir === 'desc';
+    if (k === '_count') keys.push({ expr: col('doc_count'), desc });
+    else if (k === '_key' || k === '_term') keys.push({ expr: col('key'), desc });
+    else {
+      const [sub, stat, ...rest] = k.split('.');
+      const e = rest.length ? null : subs.find((s) => s.name === sub)?.m.orderBy(stat) ?? null;
+      if (!e) return null;
+      keys.push({ expr: e, desc });
+    }
+  }
+  if (!list.some((x) => isObj(x) && ('_key' in x || '_term' in x))) keys.push({ expr: col('key') });
+  return keys;
+}
+
 /** Every match of a text query as a plan input and the filters beside it (topk.ts `matchInput`), or null. */
 export type MatchInput = (q: unknown) => { node: PlanNode; filters: unknown[] } | null;
 
@@ -151,7 +203,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   if (text) pred = conjunction(ix, text.filters, fields);
   if (pred === false) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  const wants: Array<{ name: string; type: string; field: string; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body)) return null;
     const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
@@ -159,10 +211,33 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     if (types.length !== 1 || Object.keys(body).length > 2 || (subSpec !== undefined && (types[0] !== 'terms' || !isObj(subSpec)))) return null;
     const [type] = types;
     const p = body[type];
-    if (!isObj(p) || typeof p.field !== 'string') return null;
+    if (!isObj(p)) return null;
+    if (type === 'filter' || type === 'filters') {
+      // one conditional count per filter in the first node
+      const keyed = type === 'filters' && isObj(p.filters);
+      const entries: Array<[string, unknown]> = type === 'filter' ? [['', p]] : keyed ? Object.entries(p.filters as JsonObject) : Array.isArray(p.filters) ? p.filters.map((q, j) => [String(j), q]) : [];
+      if (!entries.length || (type === 'filters' && Object.keys(p).some((k) => k !== 'filters'))) return null;
+      if (keyed) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      const conds: Expr[] = [];
+      for (const [, q] of entries) {
+        const e = filterExpr(ix, q, fields);
+        if (!e) return null;
+        conds.push(e);
+      }
+      wants.push({ name, type, field: '', keys: keyed ? entries.map(([k]) => k) : undefined, n: conds.length });
+      conds.forEach((when, j) => metricCalls.push({ name: `f_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] }));
+      continue;
+    }
+    if (typeof p.field !== 'string') return null;
     const field = p.field;
-    if (type === 'terms') {
-      if (Object.keys(p).some((k) => k !== 'field' && k !== 'size')) return null;
+    if (type === 'missing') {
+      const k = fieldKind(ix, field, 'filter');
+      if (!k || Object.keys(p).length !== 1) return null;
+      fields.set(field, k);
+      wants.push({ name, type, field });
+      metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: 'or', left: { kind: 'is_null', arg: typeOf(field) }, right: { kind: 'binary', op: '=', left: typeOf(field), right: lit('null') } }, then: lit(1) }] }] });
+    } else if (type === 'terms') {
+      if (Object.keys(p).some((k) => k !== 'field' && k !== 'size' && k !== 'order')) return null;
       const size = p.size === undefined ? 10 : p.size;
       if (!Number.isInteger(size) || (size as number) < 1 || fieldKind(ix, field, 'terms') !== 'keyword') return null;
       fields.set(field, 'keyword');
@@ -175,7 +250,9 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
         if (!m) return null;
         subs.push({ name: sn, m });
       }
-      wants.push({ name, type, field, size: size as number, subs });
+      const order = termsOrder(p.order, subs);
+      if (!order) return null;
+      wants.push({ name, type, field, size: size as number, subs, order });
       metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
     } else if (type === 'histogram') {
       const k = fieldKind(ix, field, 'filter');
@@ -240,6 +317,19 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       aggregations[w.name] = { buckets: list };
       continue;
     }
+    if (w.type === 'missing') {
+      aggregations[w.name] = { doc_count: Number(row[`x_${i}`]) };
+      continue;
+    }
+    if (w.type === 'filter' || w.type === 'filters') {
+      const counts = Array.from({ length: w.n! }, (_, j) => ({ doc_count: Number(row[`f_${i}_${j}`]) }));
+      if (w.type === 'filter') aggregations[w.name] = counts[0];
+      else {
+        buckets += counts.length;
+        aggregations[w.name] = { buckets: w.keys ? Object.fromEntries(w.keys.map((k, j) => [k, counts[j]])) : counts };
+      }
+      continue;
+    }
     if (w.type === 'range') {
       const list = w.ranges!.map((r, j) => {
         const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
@@ -256,7 +346,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     if (w.type === 'terms') {
       const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
       const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], calls);
-      const rows = await backend.read(limit(sort(grouped, [{ expr: col('doc_count'), desc: true }, { expr: col('key') }]), lit(w.size!)));
+      const rows = await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       buckets += rows.length;
       const bucket = (r: Record<string, unknown>): JsonObject => {
