@@ -29,7 +29,7 @@ const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 
-type Kind = 'keyword' | 'integer' | 'number';
+export type Kind = 'keyword' | 'integer' | 'number';
 const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'] };
 
 /** A number as Java prints a double (range keys). */
@@ -37,14 +37,14 @@ const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : Stri
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
 const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
-const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
+export const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
 const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
 const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
 
 /** Plain-value checks per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
 
-function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count'): Kind | null {
+export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count'): Kind | null {
   if (!NAME.test(name)) return null;
   const f = ix.fields.get(name);
   if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
@@ -93,7 +93,7 @@ function clause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | nu
   return null;
 }
 
-function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null | false {
+export function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null | false {
   if (q === undefined) return null;
   if (!isObj(q) || Object.keys(q).length !== 1) return false;
   if (isObj(q.match_all) && !Object.keys(q.match_all).length) return null;
@@ -114,7 +114,7 @@ function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr 
 }
 
 /** The exact predicate of filter clauses (all must map), null for none, false when one does not. */
-function conjunction(ix: IndexView, list: unknown[], fields: Map<string, Kind>): Expr | null | false {
+export function conjunction(ix: IndexView, list: unknown[], fields: Map<string, Kind>): Expr | null | false {
   let e: Expr | null = null;
   for (const c of list) {
     const x = clause(ix, c, fields);
@@ -372,7 +372,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
 }
 
 /** Whether every value of `fields` over the whole index is one plain JSON value of the field's kind (cached by LSN). */
-async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
+export async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
   let byTable = checked.get(backend);
   if (!byTable) { byTable = new Map(); checked.set(backend, byTable); }
   let c = byTable.get(ref.table.id);

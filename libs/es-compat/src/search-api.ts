@@ -6,6 +6,7 @@ import type { EsTenant } from './tenant';
 import { mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
 import { matchInput, topK, type TopK } from './topk';
 import { planAggs } from './plan-aggs';
+import { sortedPage } from './plan-sort';
 import { writeBatch, type WriteOp } from './writes';
 import { filterSource, sourceSpec } from './source-filter';
 import type { EsResponse, Params } from './types';
@@ -99,9 +100,9 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   const body2 = { ...b };
   delete body2.pit;
   const lookupFn = (ix: string, id: string) => lookup(t, views, ix, id);
-  // a relevance page of a match query: the top-k plan (topk.ts)
   const planned = plain && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
-  const top = planned ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null;
+  // a relevance page of a match query: the top-k plan (topk.ts); a page sorted by fields: sort and limit nodes (plan-sort.ts)
+  const top = planned ? (await topKOf(t, refs![0], views[0], body2, q, lookupFn)) ?? (await sortedOf(t, refs![0], views[0], body2, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
   const aggPlan = planned && !top ? await planAggsOf(t, refs![0], views[0], body2, q) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
@@ -129,6 +130,18 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
   }
   if (q.rest_total_hits_as_int === 'true' && merged.track_total_hits === undefined) merged.track_total_hits = true;
   return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn));
+}
+
+async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<TopK | null> {
+  if (q.scroll !== undefined) return null;
+  let merged: JsonObject;
+  try {
+    merged = mergeParams(body, q);
+  } catch {
+    return null;
+  }
+  const lsn = (await t.state.cached(ref)).lsn;
+  return wrapAsync(() => sortedPage(t.backend, ref, view, lsn, merged, (query) => matchInput(ref, view, query)));
 }
 
 async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<Prepared | null> {
