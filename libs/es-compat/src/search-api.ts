@@ -132,27 +132,25 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
   return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn));
 }
 
-async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<TopK | null> {
-  if (q.scroll !== undefined) return null;
+/** The body with the query parameters folded in and the view's LSN, for the sorted-page and aggregate plans; null when the parameters do not fold (the full search reports it). */
+async function planInput(t: EsTenant, ref: IndexRef, body: JsonObject, q: Params): Promise<{ merged: JsonObject; lsn: number } | null> {
   let merged: JsonObject;
   try {
     merged = mergeParams(body, q);
   } catch {
     return null;
   }
-  const lsn = (await t.state.cached(ref)).lsn;
-  return wrapAsync(() => sortedPage(t.backend, ref, view, lsn, merged, (query) => matchInput(ref, view, query)));
+  return { merged, lsn: (await t.state.cached(ref)).lsn };
+}
+
+async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<TopK | null> {
+  const p = q.scroll === undefined ? await planInput(t, ref, body, q) : null;
+  return p && wrapAsync(() => sortedPage(t.backend, ref, view, p.lsn, p.merged, (query) => matchInput(ref, view, query)));
 }
 
 async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<Prepared | null> {
-  let merged: JsonObject;
-  try {
-    merged = mergeParams(body, q);
-  } catch {
-    return null;
-  }
-  const lsn = (await t.state.cached(ref)).lsn;
-  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), (query) => matchInput(ref, view, query)));
+  const p = await planInput(t, ref, body, q);
+  return p && wrapAsync(() => planAggs(t.backend, ref, view, p.lsn, p.merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), (query) => matchInput(ref, view, query)));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {

@@ -14,7 +14,7 @@
 import { col, ftsSearch, lit, project, type Expr, type PlanNode } from '@mmdb/plan';
 import type { JsonValue } from '@mmdb/core';
 import { Doc, type IndexView } from './doc';
-import type { JsonObject } from './mapping';
+import type { Field, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
 import { analyze } from './analysis';
@@ -115,6 +115,17 @@ function pushed(ix: IndexView, clause: unknown): Expr | null {
   return null;
 }
 
+/** The text field, its fts column and the query's terms of a match the fts lib answers alike (standard analyzer, ASCII terms), or null. */
+function matchTerms(ref: IndexRef, ix: IndexView, shape: Shape): { f: Field; column: string; terms: string[] } | null {
+  const f = ix.fields.get(shape.field);
+  if (!f || !isText(f) || f.parent !== undefined || indexAnalyzer(ix, f) !== 'standard' || searchAnalyzer(ix, f) !== 'standard') return null;
+  const column = ref.meta.text[f.path];
+  if (!column || !ref.table.fulltextAllWords?.includes(column)) return null;
+  const terms = analyze(shape.text, 'standard').map((t) => t.term);
+  if (!terms.length || terms.length > 64 || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
+  return { f, column, terms };
+}
+
 /**
  * Runs the top-k plan of a search when its body has that shape (see the file comment); null
  * when it does not, or when the page cannot be proven exact within the node's limit.
@@ -125,13 +136,9 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
   if (!Number.isInteger(from) || !Number.isInteger(size) || (from as number) < 0 || (size as number) < 1 || (from as number) + (size as number) > 200) return null;
   const n = (from as number) + (size as number);
   const shape = shapeOf(b.query);
-  if (!shape) return null;
-  const f = ix.fields.get(shape.field);
-  if (!f || !isText(f) || f.parent !== undefined || indexAnalyzer(ix, f) !== 'standard' || searchAnalyzer(ix, f) !== 'standard') return null;
-  const column = ref.meta.text[f.path];
-  if (!column || !ref.table.fulltextAllWords?.includes(column)) return null;
-  const terms = analyze(shape.text, 'standard').map((t) => t.term);
-  if (!terms.length || terms.length > 64 || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
+  const m = shape && matchTerms(ref, ix, shape);
+  if (!shape || !m) return null;
+  const { f, column, terms } = m;
   const track = b.track_total_hits === undefined ? 10000 : b.track_total_hits === true ? Infinity : b.track_total_hits === false ? 0 : Number(b.track_total_hits);
   if (!(track >= 0)) return null;
 
@@ -224,13 +231,9 @@ export function matchInput(ref: IndexRef, ix: IndexView, q: unknown): { node: Pl
   if (ref.readOnly) return null;
   const shape = shapeOf(q);
   if (!shape || (isObj(q) && isObj(q.bool) && q.bool.must_not !== undefined)) return null;
-  const f = ix.fields.get(shape.field);
-  if (!f || !isText(f) || f.parent !== undefined || indexAnalyzer(ix, f) !== 'standard' || searchAnalyzer(ix, f) !== 'standard') return null;
-  const column = ref.meta.text[f.path];
-  if (!column || !ref.table.fulltextAllWords?.includes(column)) return null;
-  const terms = analyze(shape.text, 'standard').map((t) => t.term);
-  if (!terms.length || terms.length > 64 || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
-  if (!fieldStats(ix, f.path, 'standard').asciiTokens) return null;
+  const m = matchTerms(ref, ix, shape);
+  if (!m || !fieldStats(ix, m.f.path, 'standard').asciiTokens) return null;
+  const { column, terms } = m;
   const node = ftsSearch({ schema: ref.table.id, field: column, query: { terms, operator: shape.operator }, limit: null, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } });
   return { node, filters: shape.filters };
 }
