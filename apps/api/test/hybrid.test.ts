@@ -130,6 +130,24 @@ describe('multi-model plans over real HTTPS', () => {
     expect([rel.status, rel.json.error]).toEqual([404, 'not_found']);
   });
 
+  it('SQL full-text predicate (@@, score(), $n) and a nested bool plan: answers equal the fts route', async () => {
+    const route = async (q: string, limit = 20) => (await srv.request('GET', `${T}/fts/app.reviews/body?q=${encodeURIComponent(q)}&limit=${limit}`, { token: TOKEN })).json as Array<{ doc_id: string; score: number }>;
+    const all = await route('ending story', 1000);
+    const m = await sql({ sql: "SELECT id, score() AS s FROM app.reviews WHERE body @@ 'ending story'" });
+    expect(m.status).toBe(200);
+    expect(m.json.rows).toEqual(all.map((d) => ({ id: d.doc_id, s: d.score })));
+    const top = await sql({ sql: 'SELECT id, score() AS s FROM app.reviews WHERE body @@ $1 AND branch = 3 ORDER BY score() DESC LIMIT 1', params: ['+ending story'] });
+    const want = (await route('+ending story', 1000)).filter((d) => d.doc_id !== 'b')[0];
+    expect(top.json.rows).toEqual([{ id: want.doc_id, s: want.score }]);
+    const misplaced = await sql({ sql: "SELECT id FROM app.reviews WHERE body @@ 'x' OR branch = 1" });
+    expect([misplaced.status, misplaced.json.error]).toEqual([400, 'unsupported_sql']);
+    // a nested bool the syntax can say, through /query: the route's answer
+    const nested = await query({ op: 'fts_search', schema: 'app.reviews', field: 'body', limit: 20, query: { bool: { must: [{ bool: { must: [{ terms: ['ending'] }], should: [{ terms: ['story'] }] } }], must_not: [{ terms: ['sad'] }] } } });
+    expect(nested.status).toBe(200);
+    const viaRoute = await route('+ending story -sad');
+    expect(nested.json.map((r: { id: string; _score: number }) => [r.id, r._score])).toEqual(viaRoute.map((d) => [d.doc_id, d.score]));
+  });
+
   it('a JSON plan join is typed from the manifests: hash join without affinity annotations', async () => {
     const r = await query({
       op: 'join', kind: 'inner',

@@ -1,11 +1,12 @@
 /**
- * A migration survives SIGKILL: during the backfill (it resumes at the cursor logged in its
- * last batch frame: no row lost, none copied twice), during the cutover (the cutover is one
+ * A migration survives SIGKILL: during the backfill with foreground writes going on (it
+ * resumes at the cursor logged in its last batch frame: no row lost, none copied twice; every
+ * acked write kept its dual write, before and after the restart), during the cutover (the cutover is one
  * frame: after the restart the table is wholly old or wholly new) and during the cleanup (the
  * shadow table goes after the restart). Then `verify` finds every derived key in place.
  */
 import * as path from 'path';
-import { TenantStore } from '@mmdb/storage';
+import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
 import { bootstrapEnv, ITEMS_TOML, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
@@ -38,11 +39,25 @@ describe('migrations survive SIGKILL', () => {
       expect(sub.status).toBe(201);
       const id = sub.json.id;
 
+      // Foreground writes during the backfill, across the crash: each acked one is dual-written in its frame.
+      const acked = new Set<number>();
+      const write = async (k: number) => {
+        const r = await req('PUT', `/rows/shop.items/${k}`, { id: k, name: `u${k}`, price: k }).catch(() => undefined);
+        if (r?.status === 200) acked.add(k);
+      };
+      const writes = (from: number) => (async () => {
+        for (let k = from; k < ROWS; k += 20) await write(k);
+      })();
+
       // 1. SIGKILL mid-backfill.
+      const before = writes(0);
       const mid = await until(id, (m) => m.progress.done > 0);
       expect(mid.progress.done).toBeLessThan(ROWS);
       await srv.kill();
+      await before;
       srv = await new TestServer(dir, env).start();
+      // After the restart the mirror is back before any write: these are dual-written too.
+      await writes(10);
       const ready = await until(id, (m) => m.state === 'ReadyToCutover');
       // The done counter lives in the batch frames: no batch counted twice or lost.
       expect(ready.progress.done).toBe(ROWS);
@@ -60,17 +75,22 @@ describe('migrations survive SIGKILL', () => {
       expect(['ReadyToCutover', 'Completed']).toContain(after.state);
       const row = (await req('GET', '/rows/shop.items/7')).json;
       expect(row).toEqual(after.state === 'Completed' ? { id: 7, name: 'n7', cost: 7 } : { id: 7, name: 'n7', price: 7 });
+      let cut = after;
       if (after.state === 'ReadyToCutover') {
-        const c = await req('POST', `/migrations/${id}/cutover`);
-        expect(c.json.state).toBe('Completed');
+        cut = (await req('POST', `/migrations/${id}/cutover`)).json;
+        expect(cut.state).toBe('Completed');
       }
+      // Every row's new shape was current in the shadow: the dual writes held across the crash.
+      expect(cut.cutover).toMatchObject({ rows: ROWS, reshaped: 0, switched: true });
+      expect(acked.size).toBeGreaterThan(10);
+      for (const k of acked) expect((await req('GET', `/rows/shop.items/${k}`)).json).toEqual({ id: k, name: `u${k}`, cost: k });
       // 3. SIGKILL as the cleanup runs.
       await srv.kill();
       srv = await new TestServer(dir, env).start();
       const clean = await until(id, (m) => m.cleaned === true);
       expect(clean.state).toBe('Completed');
       expect((await req('GET', '/schemas')).json.filter((s: string) => s.includes('__mig_'))).toEqual([]);
-      for (const k of [0, 1, 1499, ROWS - 1]) expect((await req('GET', `/rows/shop.items/${k}`)).json).toEqual({ id: k, name: `n${k}`, cost: k });
+      for (const k of [1, 1499, ROWS - 1]) expect((await req('GET', `/rows/shop.items/${k}`)).json).toEqual({ id: k, name: acked.has(k) ? `u${k}` : `n${k}`, cost: k });
       const sum = await req('POST', '/sql', { sql: 'SELECT count(*) AS n, sum(cost) AS s FROM "shop.items"', format: 'arrays' });
       expect(JSON.stringify(sum.json)).toContain(String((ROWS * (ROWS - 1)) / 2));
       const audit = (await req('GET', `/migrations/_audit?migration=${id}`)).json.entries.map((e: any) => e.action);
@@ -83,6 +103,12 @@ describe('migrations survive SIGKILL', () => {
       const report = await store.verify();
       expect(report.differences).toEqual([]);
       expect(report.rows).toBe(ROWS);
+      // The cutover switched the table onto its new shape's keys; the old ones are cleared in the background (resumed at open).
+      expect(store.manifest('shop.items')!.physical).toMatch(/^shop\.items__mig_/);
+      const old = prefixRange(KEYSPACE.row, ['shop.items']);
+      const end = Date.now() + 30_000;
+      while ((await store.db.keys({ ...old, limit: 1 }).all()).length && Date.now() < end) await sleep(20);
+      expect(await store.db.keys({ ...old, limit: 1 }).all()).toEqual([]);
     } finally {
       await store.close();
     }

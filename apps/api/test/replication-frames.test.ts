@@ -5,6 +5,7 @@
  * (DB_REPLICATION_SYNC_FOLLOWERS): degraded answers, acknowledged ones, strict 504.
  */
 import * as https from 'https';
+import { Mmdb, type MmdbWarning } from '@mmdb/client';
 import { decodeFrame } from '@mmdb/storage';
 import { Cluster, until } from './cluster';
 import { ITEMS_TOML, OPERATOR, TENANT, TOKEN, TestServer } from './server';
@@ -98,6 +99,13 @@ describe('replication frames and sync window', () => {
     const r = await a.request('PUT', `${T}/rows/shop.items/60`, { token: TOKEN, body: { id: 60, name: 'x' } });
     expect(r.status).toBe(200);
     expect(r.headers['x-db-replication']).toBe('degraded');
+    // @mmdb/client: the write returns its result, and the caller gets the documented warning
+    const db = new Mmdb({ url: a.url, token: TOKEN, tenant: TENANT, ca: a.ca });
+    const warnings: MmdbWarning[] = [];
+    db.on('warning', (w) => warnings.push(w));
+    expect(await db.rows.put('shop.items', 62, { id: 62, name: 'z' })).toMatchObject({ version: 1, created: true });
+    expect(warnings).toEqual([expect.objectContaining({ kind: 'replication_degraded', method: 'PUT', path: `${T}/rows/shop.items/62`, requestId: expect.stringMatching(/^[0-9A-Z]{26}$/) })]);
+    await db.close();
     const lease = (await c.op(a, 'GET', '/v1/replication/lease')).json;
     const last = (await c.op(a, 'GET', '/v1/replication/status')).json.last_lsn;
     // a follower acknowledges everything up to one frame ahead of the log
@@ -143,5 +151,15 @@ describe('replication frames and sync window', () => {
     const r = await s.request('PUT', `${T}/rows/shop.items/1`, { token: TOKEN, body: { id: 1, name: 'strict' } });
     expect([r.status, r.json.error, r.json.retry]).toEqual([504, 'gateway_timeout', true]);
     expect((await s.request('GET', `${T}/rows/shop.items/1`, { token: TOKEN })).json).toMatchObject({ name: 'strict' });
+    // @mmdb/client retries a 504 of a keyed write (0.25, 0.5, 1 s, the same Idempotency-Key each time):
+    // the write is committed once; every try answers 504 until the window is met, so the last 504 is the answer
+    const db = new Mmdb({ url: s.url, token: TOKEN, tenant: TENANT, ca: s.ca });
+    const retries: number[] = [];
+    db.on('retry', (x) => retries.push(x.delayMs));
+    const e = await db.rows.insert('shop.items', { id: 5000, name: 'once' }).catch((x) => x);
+    expect(e).toMatchObject({ code: 'gateway_timeout', status: 504, retry: true });
+    expect(retries).toEqual([250, 500, 1000]);
+    expect((await s.request('GET', `${T}/rows/shop.items/5000`, { token: TOKEN })).headers.etag).toMatch(/"1"$/); // version 1: written once
+    await db.close();
   });
 });

@@ -153,6 +153,11 @@ describe('users, grants and row-level security over real HTTPS', () => {
     const g = await as('alice', 'GET', '/graph/app.people/neighbors?rel=knows&node=e1');
     expect(g.status).toBe(200);
     expect(g.json).toEqual(['e2']);
+    // the query's own predicate never runs on a hidden row: an error it would raise there (malformed
+    // JSON in u1's and u2's bio) does not tell alice those rows exist, though the key range is used
+    const leaky = "SELECT id FROM app.people WHERE id >= 'u' AND id < 'v' AND json_extract(bio, '$.a') IS NULL";
+    expect((await sql('owner', leaky)).status).toBe(400);
+    expect([(await sql('alice', leaky)).status, (await sql('alice', leaky)).json.rows]).toEqual([200, []]);
     const ex = await srv.request('POST', `${T}/sql?explain=true`, { token: tokens.alice, body: { sql: "SELECT id FROM app.people WHERE ssn = '199'" } });
     expect(ex.status).toBe(200);
     expect(ex.json.rows).toEqual([]);
@@ -239,7 +244,7 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect(ex.status).toBe(200);
     expect(ex.text).not.toMatch(/111|222|199|188/);
     const err = await sql('carol', 'SELECT CAST(ssn AS INTEGER) / 0 + json_extract(bio, 1) FROM app.people');
-    expect(err.text).not.toMatch(stored);
+    expect(err.text.replace(/"request_id":"\w+"/, '')).not.toMatch(stored); // a random request id may hold "111"
     const plan = await as('carol', 'POST', '/query', { op: 'filter', input: { op: 'scan', schema: 'app.people' }, predicate: { kind: 'binary', op: '=', left: { kind: 'col', name: 'ssn' }, right: { kind: 'lit', value: '111' } } });
     expect([plan.status, plan.json]).toEqual([200, []]);
     const got = await as('carol', 'GET', '/rows/app.people/e1');
@@ -255,11 +260,16 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect(esr.text).not.toMatch(stored);
     const esq = await as('carol', 'POST', '/es/app.people/_count', { query: { prefix: { ssn: '1' } } });
     expect(esq.json.count).toBe(0);
+    // aggregations group and compare the masked values (the aggregate takes the masks in place)
+    const esa = await as('carol', 'POST', '/es/app.people/_search', { size: 0, aggs: { r: { terms: { field: 'region' } }, s: { terms: { field: 'ssn' } } } });
+    expect(esa.status).toBe(200);
+    expect(esa.json.aggregations.r.buckets.map((x: { key: string }) => x.key).sort()).toEqual(['EU', 'US']);
+    expect(esa.text).not.toMatch(stored);
     // the owner still sees the stored values
     expect((await sql('owner', "SELECT ssn FROM app.people WHERE id = 'e1'")).json.rows).toEqual([{ ssn: '111' }]);
   });
 
-  it('/ask and watch: the question runs under the user policy; watch refuses users without a grant or under a policy', async () => {
+  it('/ask and watch: the question runs under the user policy; watch refuses users without a grant (watch-security.test.ts: events under a policy)', async () => {
     const ask = await as('alice', 'POST', '/ask', { nl: 'list all people' });
     if (ask.status === 200) {
       const ids = (ask.json.rows as Array<Record<string, unknown>>).map((r) => r.id).filter((x) => x !== undefined);
@@ -272,8 +282,6 @@ describe('users, grants and row-level security over real HTTPS', () => {
     const w = (user: string) => srv.request('GET', `${T}/watch?sql=${encodeURIComponent('SELECT * FROM app.people')}`, { token: tokens[user], headers: { accept: 'text/event-stream' } });
     const wb = await w('bob');
     expect([wb.status, wb.json.error]).toEqual([403, 'forbidden']);
-    const wa = await w('alice');
-    expect([wa.status, wa.json.error]).toEqual([403, 'forbidden']);
   });
 
   it('a hidden row is absent to GET (404, as if it did not exist)', async () => {

@@ -34,7 +34,7 @@ export function action<A extends unknown[]>(io: Io, fn: (db: Mmdb, cmd: Command,
       await fn(db, cmd, ...(args.slice(0, -1) as A));
     } catch (e) {
       io.err.write(describeError(e) + '\n');
-      process.exitCode = 1;
+      if (!process.exitCode) process.exitCode = 1; // a command may have set a more precise one (130: interrupted)
     } finally {
       await db.close();
     }

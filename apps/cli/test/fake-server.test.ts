@@ -1,7 +1,9 @@
 /**
- * The commands whose routes the server does not have yet (migrate, ask, watch), run in
- * process against a local server answering with the spec's shapes. Output goes to sinks that
- * say they are terminals, so the migration progress bar is drawn.
+ * migrate, ask and watch run in process against a local server scripted with the real routes'
+ * shapes, for what the real server cannot be made to do on cue (an exact progress sequence, a
+ * stream that drops and replays). Output goes to sinks that say they are terminals, so the
+ * migration progress bar is drawn. The same commands against the real server, in a pty:
+ * apps/api/test/cli.test.ts.
  */
 import * as fs from 'fs';
 import * as http from 'http';
@@ -66,28 +68,27 @@ async function mmdb(...args: string[]): Promise<{ out: string; err: string; code
 
 test('migrate submit follows progress with a bar until ReadyToCutover, then cuts over', async () => {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-mig-')), 'target.toml');
-  fs.writeFileSync(file, 'namespace = "a"\n');
-  const states = [
-    { id: 'M1', state: 'Backfilling', progress: { done: 0, total: 100 } },
-    { id: 'M1', state: 'Backfilling', progress: { done: 60, total: 100 } },
-    { id: 'M1', state: 'ReadyToCutover', progress: { done: 100, total: 100 } },
-  ];
+  const toml = 'namespace = "a"\ntable = "b"\n';
+  fs.writeFileSync(file, toml);
+  const mig = (state: string, done: number, rate: number, eta_s: number | null) => ({ id: 'M1', schema: 'a.b', state, progress: { done, total: 100, rate, eta_s } });
+  const states = [mig('Backfilling', 0, 0, null), mig('Backfilling', 60, 40.4, 1), mig('ReadyToCutover', 100, 50, 0)];
   let submitted = '';
   handler = (req, body, res) => {
     if (req.method === 'POST' && req.url === '/v1/tenants/T1/migrations') {
       submitted = body;
-      return json(res, 200, { id: 'M1', state: 'Backfilling' });
+      return json(res, 201, mig('Pending', 0, 0, null));
     }
-    if (req.method === 'GET' && req.url === '/v1/tenants/T1/migrations/M1') return json(res, 200, states.shift() ?? { id: 'M1', state: 'ReadyToCutover' });
+    if (req.method === 'GET' && req.url === '/v1/tenants/T1/migrations/M1') return json(res, 200, states.shift() ?? mig('ReadyToCutover', 100, 50, 0));
     if (req.method === 'POST' && req.url === '/v1/tenants/T1/migrations/M1/cutover') return json(res, 200, { id: 'M1', state: 'Completed' });
     json(res, 404, { error: 'not_found', message: 'no' });
   };
   const r = await mmdb('migrate', 'submit', file, '--cutover', '--poll', '150');
   expect(r.code).toBe(0);
-  expect(JSON.parse(submitted)).toEqual({ toml: 'namespace = "a"\n' });
-  expect(r.err).toContain('migration M1: Backfilling');
-  expect(r.err).toMatch(/migrate \|[█░=-]+\| 60% \| 60\/100 rows \| Backfilling/);
-  expect(r.err).toMatch(/100% \| 100\/100 rows \| ReadyToCutover/);
+  // the schema comes from the manifest's namespace and table
+  expect(JSON.parse(submitted)).toEqual({ schema: 'a.b', manifest: toml });
+  expect(r.err).toContain('migration M1: Pending');
+  expect(r.err).toMatch(/migrate \|[█░=-]+\| 60% \| 60\/100 rows \| 40 rows\/s \| ETA 1s \| Backfilling/);
+  expect(r.err).toMatch(/100% \| 100\/100 rows \| 50 rows\/s \| ETA 0s \| ReadyToCutover/);
   expect(JSON.parse(r.out)).toEqual({ id: 'M1', state: 'Completed' });
   expect(seen.filter((s) => s.startsWith('POST'))).toHaveLength(2);
 });

@@ -63,10 +63,12 @@ export class Mmdb {
     return new Mmdb(this.transport, tenant);
   }
 
-  /** `warning` (MmdbWarning) for X-DB-Replication: degraded; `retry` ({attempt, delayMs, error}) before each retry; `response` for every answer read (logging, tests). */
+  /** `warning` (MmdbWarning) for X-DB-Replication: degraded; `retry` ({attempt, delayMs, error}) before each retry; `request` and `response` for every call (logging, tests). */
   on(event: 'warning', fn: (w: MmdbWarning) => void): this;
   on(event: 'retry', fn: (r: { attempt: number; delayMs: number; error: MmdbError }) => void): this;
   on(event: 'response', fn: (r: { method: string; path: string; status: number; headers: AnswerHeaders; body: unknown }) => void): this;
+  /** Every request as it is about to be sent (once, before any retry): the body as sent (parsed JSON, or text; undefined for a stream). */
+  on(event: 'request', fn: (r: { method: string; path: string; query: Record<string, string | number | boolean>; headers: Record<string, string>; body: unknown }) => void): this;
   on(event: string, fn: (...a: any[]) => void): this {
     this.transport.on(event, fn);
     return this;
@@ -239,29 +241,50 @@ export class Mmdb {
     },
   };
 
-  /** Database users, policies, credits and add-ons (the security routes; answers as apps/api/README.md documents). */
+  /** Database users, policies, credits and add-ons (apps/api/README.md "Users, grants…", "Credits and add-ons"). */
   readonly security = {
-    users: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/users`, retry: 'safe' }),
-    putUser: (name: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/users/${enc(name)}`, body: { json: body }, retry: 'safe' }),
-    deleteUser: (name: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/users/${enc(name)}`, retry: 'safe' }),
-    issueToken: (name: string, body: Record<string, unknown> = {}) => this.call<unknown>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'keyed' }),
-    policies: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/policies`, retry: 'safe' }),
-    putPolicy: (id: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/policies/${enc(id)}`, body: { json: body }, retry: 'safe' }),
-    deletePolicy: (id: string) => this.call<unknown>({ method: 'DELETE', path: `${this.t()}/policies/${enc(id)}`, retry: 'safe' }),
-    usage: () => this.call<unknown>({ method: 'GET', path: `${this.t()}/usage`, retry: 'safe' }),
-    setCredits: (body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/credits`, body: { json: body }, retry: 'safe' }),
-    setAddon: (name: string, body: Record<string, unknown>) => this.call<unknown>({ method: 'PUT', path: `${this.t()}/addons/${enc(name)}`, body: { json: body }, retry: 'safe' }),
+    users: () => this.call<S<typeof M.User>[]>({ method: 'GET', path: `${this.t()}/users`, retry: 'safe' }),
+    putUser: (name: string, body: S<typeof M.UserBody>) => this.call<S<typeof M.User>>({ method: 'PUT', path: `${this.t()}/users/${enc(name)}`, body: { json: body }, retry: 'safe' }),
+    deleteUser: (name: string) => this.call<S<typeof M.Deleted>>({ method: 'DELETE', path: `${this.t()}/users/${enc(name)}`, retry: 'safe' }),
+    /** A token acting as the user (keyed: a replay under the same Idempotency-Key shows the same token to the same caller). */
+    issueToken: (name: string, body: S<typeof M.IssueTokenBody> = {}, o: WriteOpts = {}) =>
+      this.call<S<typeof M.UserToken>>({ method: 'POST', path: `${this.t()}/users/${enc(name)}/tokens`, body: { json: body }, retry: 'keyed', ...o }),
+    policies: () => this.call<S<typeof M.Policy>[]>({ method: 'GET', path: `${this.t()}/policies`, retry: 'safe' }),
+    putPolicy: (id: string, body: S<typeof M.PolicyBody>) => this.call<S<typeof M.Policy>>({ method: 'PUT', path: `${this.t()}/policies/${enc(id)}`, body: { json: body }, retry: 'safe' }),
+    deletePolicy: (id: string) => this.call<S<typeof M.Deleted>>({ method: 'DELETE', path: `${this.t()}/policies/${enc(id)}`, retry: 'safe' }),
+    usage: () => this.call<S<typeof M.Usage>>({ method: 'GET', path: `${this.t()}/usage`, retry: 'safe' }),
+    /** Operator: the credit granted (null: unlimited); `reset` starts a new period. */
+    setCredits: (body: S<typeof M.CreditsBody>) => this.call<S<typeof M.Usage>>({ method: 'PUT', path: `${this.t()}/credits`, body: { json: body }, retry: 'safe' }),
+    /** Operator: switch an add-on (`vector`, `es`, `ask`) → every add-on's state. */
+    setAddon: (name: string, body: S<typeof M.AddonBody>) => this.call<S<typeof M.Addons>>({ method: 'PUT', path: `${this.t()}/addons/${enc(name)}`, body: { json: body }, retry: 'safe' }),
   };
 
   readonly migrations = {
-    list: () => this.call<M.Migration[]>({ method: 'GET', path: `${this.t()}/migrations`, retry: 'safe' }),
+    /** One page, newest first: `{migrations, next}` (pass `next` as `after` for the following page). */
+    list: (o: { limit?: number; after?: string } = {}) => this.call<S<typeof M.MigrationPage>>({ method: 'GET', path: `${this.t()}/migrations`, query: o, retry: 'safe' }),
+    /** Every migration, newest first (follows the pages). */
+    all: async (): Promise<M.Migration[]> => {
+      const out: M.Migration[] = [];
+      let after: string | undefined;
+      do {
+        const page = await this.migrations.list({ limit: 1000, after });
+        out.push(...page.migrations);
+        after = page.next ?? undefined;
+      } while (after);
+      return out;
+    },
+    /**
+     * Starts an online migration of one table to a new manifest (`manifest`, TOML text) or by
+     * `operations`; `auto_cutover` cuts over by itself once ready; `throttle` bounds the backfill.
+     */
     submit: (m: S<typeof M.MigrationSubmit>, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations`, body: { json: m }, retry: 'keyed', ...o }),
     get: (id: string) => this.call<M.Migration>({ method: 'GET', path: `${this.t()}/migrations/${enc(id)}`, retry: 'safe' }),
     cutover: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/cutover`, retry: 'keyed', ...o }),
     abort: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/abort`, retry: 'keyed', ...o }),
     pause: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/pause`, retry: 'keyed', ...o }),
     resume: (id: string, o: WriteOpts = {}) => this.call<M.Migration>({ method: 'POST', path: `${this.t()}/migrations/${enc(id)}/resume`, retry: 'keyed', ...o }),
-    audit: () => this.call<S<typeof M.AuditEntry>[]>({ method: 'GET', path: `${this.t()}/migrations/_audit`, retry: 'safe' }),
+    /** The audit log, oldest first, one page: `{entries, next}`; `migration` keeps one migration's. */
+    audit: (o: { migration?: string; limit?: number; after?: string } = {}) => this.call<S<typeof M.AuditPage>>({ method: 'GET', path: `${this.t()}/migrations/_audit`, query: o, retry: 'safe' }),
   };
 
   /** Operational routes (spec 4.13); `tenant` picks the tenant when a node serves several (default: this client's). */

@@ -121,10 +121,12 @@ export async function* watchEvents(connect: Connect, opts: WatchOptions = {}): A
         if (++failures > (opts.maxReconnects ?? 10)) throw e;
       }
       if (ctl.signal.aborted) return;
-      const delay = serverRetry ?? BACKOFF[Math.min(failures, BACKOFF.length - 1)];
+      // a clean end and the first failure wait 0.25 s; each further failure in a row doubles it (cap 4 s)
+      const delay = serverRetry ?? BACKOFF[Math.min(Math.max(failures - 1, 0), BACKOFF.length - 1)];
       await new Promise<void>((r) => {
-        const timer = setTimeout(r, delay);
-        ctl.signal.addEventListener('abort', () => (clearTimeout(timer), r()), { once: true });
+        const wake = () => (clearTimeout(timer), r());
+        const timer = setTimeout(() => (ctl.signal.removeEventListener('abort', wake), r()), delay);
+        ctl.signal.addEventListener('abort', wake, { once: true });
       });
     }
   } finally {

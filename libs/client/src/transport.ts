@@ -122,6 +122,10 @@ export class Transport extends EventEmitter {
       payload = b.stream;
       headers['content-type'] = b.contentType;
     }
+    if (this.listenerCount('request') > 0) {
+      const query = Object.fromEntries(Object.entries(call.query ?? {}).filter(([, v]) => v !== undefined));
+      this.emit('request', { method: call.method, path: call.path, query, headers, body: b && 'json' in b ? JSON.parse(payload as string) : b && 'text' in b ? b.text : undefined });
+    }
     // A streamed body is consumed by the first attempt: it can never be sent again (not even after a 429).
     const replayable = !(b && 'stream' in b);
     const idempotent = call.retry === 'safe' || (call.retry === 'keyed' && !!headers['idempotency-key']);
@@ -162,17 +166,22 @@ export class Transport extends EventEmitter {
     call.signal?.addEventListener('abort', onAbort, { once: true });
     // Our own timer (not AbortSignal.timeout) so that tests with fake timers drive it.
     const timer = setTimeout(() => ctl.abort(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), this.options.timeoutMs ?? 60_000);
+    let streaming = false;
     try {
       const r = await agent.request({ origin: this.origin, path: target, method: call.method, headers, body: payload, signal: ctl.signal });
       const h = new RawHeaders(r.headers);
-      if (call.raw && r.statusCode >= 200 && r.statusCode < 300) return { status: r.statusCode, headers: h, stream: r.body };
+      if (call.raw && r.statusCode >= 200 && r.statusCode < 300) {
+        // the caller's signal stays wired to the open stream, so aborting it ends a read that waits for data
+        streaming = true;
+        return { status: r.statusCode, headers: h, stream: r.body };
+      }
       return { status: r.statusCode, headers: h, text: await r.body.text() };
     } catch (e) {
       if (ctl.signal.aborted && !call.signal?.aborted) throw ctl.signal.reason;
       throw e;
     } finally {
       clearTimeout(timer);
-      call.signal?.removeEventListener('abort', onAbort);
+      if (!streaming) call.signal?.removeEventListener('abort', onAbort);
     }
   }
 

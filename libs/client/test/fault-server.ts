@@ -5,11 +5,14 @@
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 
+/** The real timer, taken before a test fakes timers: a server-side delay the fake clock must not drive. */
+const realSetTimeout = setTimeout;
+
 export type Step =
   | { status: number; headers?: Record<string, string>; body?: unknown }
   | { reset: true }
   | { hang: true }
-  | { sse: string[]; end?: boolean };
+  | { sse: string[]; end?: boolean; drop?: boolean };
 
 export interface Seen {
   method: string;
@@ -50,8 +53,13 @@ export class FaultServer {
         else if ('hang' in step) this.hung.push(res);
         else if ('sse' in step) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
-          for (const e of step.sse) res.write(e);
-          if (step.end !== false) res.end();
+          step.sse.forEach((e, i) =>
+            res.write(e, () => {
+              // drop: the connection drops mid-stream (no last chunk), once the client has had time to read what was written
+              if (step.drop && i === step.sse.length - 1) realSetTimeout(() => req.socket.destroy(), 50);
+            }),
+          );
+          if (!step.drop && step.end !== false) res.end();
           else this.hung.push(res);
         } else {
           res.writeHead(step.status, { 'content-type': 'application/json', 'x-db-request-id': `req-${this.seen.length}`, ...step.headers });

@@ -17,6 +17,12 @@ export interface TableManifest {
   readonly relations: readonly RelationDef[];
   /** True when the table has no declared primary key and uses a hidden `_rowid` (SQL CREATE TABLE). */
   readonly hidden_rowid?: boolean;
+  /**
+   * Storage-internal, never from the TOML: the id its rows and index entries are keyed under
+   * when it differs from `id` (after an online migration's cutover switched the table to the
+   * keys its new shape was written under). libs/storage `keyIdOf`.
+   */
+  readonly physical?: string;
   /** The display column: what "which <table>…" returns in English questions (libs/nlq). */
   readonly label?: string;
   /** Free text about the table (read by the English compiler). */

@@ -9,3 +9,4 @@ export * from './query';
 export * from './participant';
 export * from './proximity';
 export * from './rank';
+export * from './structured';

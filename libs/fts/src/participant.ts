@@ -11,7 +11,7 @@
  *   await store.commit({ changes: [FtsParticipant.putDoc('notes', 'body', 'n1', 'shock waves')] });
  *   await fts.search('notes', 'body', '"shock wave"'); // [{ doc_id: 'n1', score: … }]
  */
-import { DbError, stringifyJson, type FullTextDef, type JsonValue, type TableManifest } from '@mmdb/core';
+import { DbError, parseJsonExact, stringifyJson, type FullTextDef, type JsonValue, type TableManifest } from '@mmdb/core';
 import type {
   CommitParticipant,
   CommittedFrame,
@@ -22,6 +22,7 @@ import type {
   RowChangeEvent,
   StoreReader,
 } from '@mmdb/storage';
+import { decodeKey, keyIdOf, KEYSPACE, prefixRange } from '@mmdb/storage';
 import { analyzerFor, queryStopTerms, type Analyzer } from './analysis';
 import {
   configKey,
@@ -35,12 +36,14 @@ import {
   type FieldStats,
   encodeStats,
   statsKey,
+  fieldRange,
   tableRange,
 } from './codec';
 import { FieldIndex } from './field-index';
 import { type SearchContext, compileQuery, type FeedbackOptions, type RankedDoc } from './query';
 import { RANKING_DEFAULTS, rankClauses, type RankOptions } from './rank';
 import { parseQuery } from './query-parser';
+import { compileStructured, type StructuredQuery } from './structured';
 import { DEFAULT_BM25, type Bm25Params } from './similarity';
 import type { CollectStats } from './collector';
 
@@ -65,6 +68,10 @@ export interface SearchOptions extends RankOptions {
    * rows and postings from one snapshot); not released here. Default: one taken per search.
    */
   readonly snapshot?: ReturnType<StoreReader['snapshot']>;
+  /** Lifts the MAX_LIMIT cap (plans asking for every match pass the field's doc count). */
+  readonly unbounded?: boolean;
+  /** Where a structured query sits in the caller's request, for its errors (default `$.query`). */
+  readonly queryPath?: string;
 }
 
 /** Default and largest `limit` of a search. */
@@ -131,7 +138,52 @@ export class FtsParticipant implements CommitParticipant {
 
   // ---- derivation (inside the commit, before durability) ----
 
-  deriveSchema(manifest: TableManifest): KeyWrite[] {
+  /**
+   * Validates the fulltext sections and makes the stored documents follow a changed manifest
+   * (in the same frame): a field no longer indexed loses its documents and totals; a field newly
+   * indexed, or whose analysis changed (analyzer, stopwords), is indexed again from every row.
+   */
+  async deriveSchema(manifest: TableManifest, previous?: TableManifest, ctx?: DeriveContext): Promise<KeyWrite[]> {
+    this.validate(manifest);
+    if (!previous || !ctx) return [];
+    const sig = (d: FullTextDef) => `${d.analyzer}|${d.stopwords ? d.stopwords.join('\u0000') : '-'}`;
+    const before = new Map(previous.fulltext.map((d) => [d.field, d]));
+    const now = new Set(manifest.fulltext.map((d) => d.field));
+    const out: KeyWrite[] = [];
+    for (const d of previous.fulltext) {
+      if (now.has(d.field)) continue;
+      for (const [k] of await ctx.range(fieldRange(manifest.id, d.field))) out.push({ key: k, value: null });
+    }
+    const again = manifest.fulltext.filter((d) => before.get(d.field) === undefined || sig(before.get(d.field)!) !== sig(d));
+    if (!again.length) return out;
+    const rows: Array<[PkTuple, Record<string, JsonValue>]> = [];
+    for (const [k, v] of await ctx.range(prefixRange(KEYSPACE.row, [keyIdOf(manifest)]))) {
+      rows.push([decodeKey(k).slice(1) as PkTuple, (parseJsonExact(v.toString('utf8')) as [number, number, Record<string, JsonValue>])[2]]);
+    }
+    for (const def of again) {
+      // Every entry of the field is replaced: the old ones go first, the rows' entries win.
+      for (const [k] of await ctx.range(fieldRange(manifest.id, def.field))) out.push({ key: k, value: null });
+      const analyzer = this.analyzer(def);
+      let docs = 0;
+      let total = 0;
+      for (const [pk, values] of rows) {
+        const text = values[def.field];
+        if (typeof text !== 'string') continue;
+        const d = analyzer.analyzeDoc(text);
+        const value = encodeDocTerms(d);
+        this.derived.set(value, { kind: 'd', table: manifest.id, field: def.field, doc: pkDocId(pk), length: d.length, terms: d.terms, tfs: Array.from(d.tfs) });
+        out.push({ key: docKey(manifest.id, def.field, pkDocId(pk)), value });
+        docs++;
+        total += d.length;
+      }
+      const sv = docs ? encodeStats({ docs, total }) : null;
+      if (sv) this.derived.set(sv, { kind: 's', table: manifest.id, field: def.field, docs, total });
+      out.push({ key: statsKey(manifest.id, def.field), value: sv });
+    }
+    return out;
+  }
+
+  private validate(manifest: TableManifest): void {
     for (const def of manifest.fulltext) {
       const col = manifest.columns.find((c) => c.name === def.field);
       if (!col) throw new DbError('validation_failed', `fulltext field "${def.field}" is not a column of ${manifest.id}`, { field: 'fulltext.field' });
@@ -140,7 +192,6 @@ export class FtsParticipant implements CommitParticipant {
       if (!(def.k1 >= 0) || !(def.b >= 0 && def.b <= 1))
         throw new DbError('validation_failed', `fulltext field "${def.field}": k1 must be ≥ 0 and b in [0, 1]`, { field: 'fulltext' });
     }
-    return [];
   }
 
   dropRanges(manifest: TableManifest): Array<readonly [Buffer, Buffer]> {
@@ -369,21 +420,22 @@ export class FtsParticipant implements CommitParticipant {
   }
 
   /**
-   * Ranks the documents of `table`/`field` for `q` (syntax in README.md) by BM25, best
+   * Ranks the documents of `table`/`field` for `q` (syntax in README.md, or a structured
+   * query: structured.ts) by BM25, best
    * first, ties by doc id. Throws validation_failed for a bad q or limit, not_found for
    * a table/field no manifest declares and no POST created.
    */
   async search(
     table: string,
     field: string,
-    q: string,
-    limit: number | null = DEFAULT_LIMIT,
+    q: string | StructuredQuery,
+    limit: number = DEFAULT_LIMIT,
     opts: SearchOptions = {},
   ): Promise<RankedDoc[]> {
     const stats = opts.stats;
-    if (limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT))
+    if (!Number.isInteger(limit) || limit < 1 || (limit > MAX_LIMIT && !opts.unbounded))
       throw new DbError('validation_failed', `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: 'limit' });
-    const parsed = parseQuery(q);
+    const parsed = typeof q === 'string' ? parseQuery(q) : null;
     const s = this.settings(table, field);
     if (!s) {
       const m = this.manifestOf(table);
@@ -392,7 +444,8 @@ export class FtsParticipant implements CommitParticipant {
     }
     const analyzer = this.analyzer(s);
     const qstop = (opts.queryStopwords ?? RANKING_DEFAULTS.queryStopwords) === 'auto' && (analyzer.name === 'english' || analyzer.name === 'standard');
-    const clauses = compileQuery(parsed, analyzer, { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined });
+    const copts = { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined };
+    const clauses = parsed ? compileQuery(parsed, analyzer, copts) : compileStructured(q, analyzer, copts, opts.queryPath);
     const index = this.fields.get(fkey(table, field)) ?? new FieldIndex();
     const params: Bm25Params = { k1: s.k1, b: s.b };
     let snap: ReturnType<StoreReader['snapshot']> | undefined = opts.snapshot;
@@ -455,8 +508,7 @@ export class FtsParticipant implements CommitParticipant {
       },
     };
     try {
-      // null: every matching document (as many as the field holds)
-      return await rankClauses(clauses, ctx, limit ?? Math.max(1, index.liveDocs), { ...opts, stats });
+      return await rankClauses(clauses, ctx, limit, { ...opts, stats });
     } finally {
       if (own) await snap?.release();
     }

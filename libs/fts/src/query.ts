@@ -139,6 +139,9 @@ export class PrefixQuery implements Query {
   }
 }
 
+/** A query whose weight awaits store reads (phrases, and bools that may hold them); term and prefix weights are synchronous. */
+export const readsStore = (q: Query): boolean => !(q instanceof TermQuery || q instanceof PrefixQuery);
+
 export interface BooleanClause {
   readonly occur: Occur;
   readonly query: Query;
@@ -203,7 +206,7 @@ export async function searchClauses(
   // phrase weights read the store; bind them first so the term weights and the
   // scoring pass below see one state of the in-memory index
   const phraseWeights = new Map<BooleanClause, Weight | null>();
-  for (const c of clauses) if (c.query instanceof PhraseQuery) phraseWeights.set(c, await c.query.createWeight(ctx));
+  for (const c of clauses) if (readsStore(c.query)) phraseWeights.set(c, await c.query.createWeight(ctx));
   const must: Scorer[] = [];
   const should: Scorer[] = [];
   const mustNot: Scorer[] = [];
@@ -236,7 +239,7 @@ export async function searchClauses(
 export async function scoreDocs(clauses: readonly BooleanClause[], ctx: SearchContext, docs: readonly string[]): Promise<RankedDoc[]> {
   const ix = ctx.index;
   const phraseWeights = new Map<BooleanClause, Weight | null>();
-  for (const c of clauses) if (c.query instanceof PhraseQuery) phraseWeights.set(c, await c.query.createWeight(ctx));
+  for (const c of clauses) if (readsStore(c.query)) phraseWeights.set(c, await c.query.createWeight(ctx));
   const ords: number[] = [];
   for (const id of docs) {
     const o = ix.ordinal(id);

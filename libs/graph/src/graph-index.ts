@@ -14,6 +14,7 @@
 import { DbError, type JsonValue, type Lsn, type RelationDef, type Row, type TableManifest } from '@mmdb/core';
 import {
   decodeKey,
+  keyIdOf,
   prefixRange,
   type CommitParticipant,
   type CommittedFrame,
@@ -78,7 +79,7 @@ export class GraphIndex implements CommitParticipant {
     const [gte, lt] = schemaEdgeRange(manifest.id);
     for (const [key] of await ctx.range({ gte, lt })) writes.push({ key, value: null });
     if (manifest.relations.length === 0) return writes;
-    const rows = prefixRange(ROW_SPACE, [manifest.id]);
+    const rows = prefixRange(ROW_SPACE, [keyIdOf(manifest)]);
     const fresh = new Map<string, KeyWrite>();
     for (const [key] of await ctx.range(rows)) {
       const pk = decodeKey(key).slice(1);
@@ -250,7 +251,7 @@ export class GraphIndex implements CommitParticipant {
     rel: string,
     src: string,
     dst: string,
-    opts: { weightField?: string; weights?: Readonly<Record<string, number>> } = {},
+    opts: { weightField?: string; weights?: Readonly<Record<string, number>>; pass?: (node: string) => boolean } = {},
   ): Promise<DijkstraResult> {
     const overrides = opts.weights ? checkWeights(opts.weights) : undefined;
     const { relation, adj } = await this.adjacency(schema, rel);
@@ -262,7 +263,8 @@ export class GraphIndex implements CommitParticipant {
           return o === undefined ? base(u, v, slot) : o;
         }
       : base;
-    return dijkstra(adj, src, dst, weight);
+    const pass = opts.pass;
+    return dijkstra(adj, src, dst, weight, pass ? (v) => pass(adj.name(v)) : undefined);
   }
 
   /**

@@ -146,7 +146,8 @@ export interface DijkstraResult {
  * or non-finite weight met on the way is a `validation_failed` (Dijkstra needs w ≥ 0).
  * Unreachable: an empty path and `total_weight: null`.
  */
-export function dijkstra(adj: Adjacency, src: string, dst: string, weight: WeightFn): DijkstraResult {
+/** `pass`: a node it may enter (absent: any); a path never goes through one that fails it. */
+export function dijkstra(adj: Adjacency, src: string, dst: string, weight: WeightFn, pass?: (v: number) => boolean): DijkstraResult {
   if (src === dst) return { path: [src], total_weight: 0 };
   const start = adj.idOf(src);
   const goal = adj.idOf(dst);
@@ -178,7 +179,7 @@ export function dijkstra(adj: Adjacency, src: string, dst: string, weight: Weigh
         v = oDead[e] ? -1 : oDst[e];
         e = oNextF[e];
       }
-      if (v < 0) continue;
+      if (v < 0 || (pass && !pass(v))) continue;
       let w = weight(u, v, slot);
       if (Number.isNaN(w)) w = 1;
       else if (!(w >= 0) || w === Infinity) {

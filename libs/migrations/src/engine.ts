@@ -10,7 +10,8 @@ import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type T
 import { applyOperations, planManifest, reshape, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
 import { isFinal, move, type MigrationState, type Trigger } from './states';
-import { Runner, type RowEvaluator, type TableEvaluator } from './runner';
+import { Runner } from './runner';
+import { mirrored, type RowEvaluator } from './mirror';
 
 export interface SubmitInput {
   readonly schema: string;
@@ -21,10 +22,11 @@ export interface SubmitInput {
 }
 
 export interface MigrationsOptions {
-  /** Evaluates a `using` SQL expression over a source row (the SQL lib's evaluator, wired by the app). */
+  /**
+   * Evaluates a `using` SQL expression over a source row, synchronously and without a read
+   * (the SQL engine's `rowEvaluator`, wired by the app): it runs inside commits (dual writes).
+   */
   readonly evaluate?: RowEvaluator;
-  /** The same over a whole table in one query (the cutover); without it the cutover evaluates row by row. */
-  readonly evaluateTable?: TableEvaluator;
   /** Called with the rows each backfill frame copied (metrics). */
   readonly onRows?: (n: number) => void;
   /** Called after every state move (metrics). */
@@ -68,19 +70,24 @@ export class Migrations {
     readonly store: TenantStore,
     readonly opts: MigrationsOptions = {},
   ) {
-    this.runner = new Runner(this, opts.evaluate, opts.evaluateTable);
+    this.runner = new Runner(this, opts.evaluate);
   }
 
   /** Loads the stored migrations and resumes the unfinished ones (after a restart too). */
   async attach(): Promise<void> {
     for (const e of await this.store.catalogEntries('migration')) this.records.set(e.id, e.record as unknown as MigrationRecord);
+    // Dual writes resume before anything else writes (the mirror is memory only).
+    for (const r of this.records.values()) if (mirrored(r)) this.runner.mirror(r);
     if (this.opts.autostart !== false) for (const r of this.records.values()) this.runner.kick(r.id);
   }
 
   /** Reloads one migration's object from the store (frames applied as a follower, or by another writer). */
   async refresh(id: string): Promise<void> {
     const e = (await this.store.catalogEntries('migration')).find((x) => x.id === id);
-    if (e) this.records.set(id, e.record as unknown as MigrationRecord);
+    if (e) {
+      this.records.set(id, e.record as unknown as MigrationRecord);
+      this.runner.mirror(this.get(id));
+    }
   }
 
   close(): Promise<void> {
@@ -163,11 +170,20 @@ export class Migrations {
       let stored = rec;
       if (shadow) {
         // The shadow table: the new shape without derived-only sections, validated row by row as it fills.
-        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations'] });
+        // Its description and label go too: other surfaces (ES indexes, English questions) must not take it for a table of theirs.
+        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] });
         stored = { ...rec, shadow: parseManifest(shadowToml).id };
         extra.unshift({ op: 'schema_put', toml: shadowToml });
       } else parseManifest(target.toml);
-      const out = await this.commitMove(stored, null, 'submit', { actor, idempotency }, extra);
+      // Dual writes start with the submit frame: the mirror skips writes prepared before the shadow exists.
+      this.runner.mirror(stored);
+      let out: MigrationRecord;
+      try {
+        out = await this.commitMove(stored, null, 'submit', { actor, idempotency }, extra);
+      } catch (e) {
+        if (stored.shadow) this.store.setRowMirror(stored.schema, undefined);
+        throw e;
+      }
       this.runner.kick(id);
       return out;
     });
@@ -208,6 +224,7 @@ export class Migrations {
       ...(opts.idempotency ? { idempotency: { ...opts.idempotency, render: () => ({ status: action === 'submit' ? 201 : 200, body: publicView(rec) }) } } : {}),
     });
     this.records.set(rec.id, rec);
+    if (rec.shadow && isFinal(rec.state)) this.runner.mirror(rec);
     this.opts.onState?.();
     if (isFinal(rec.state)) {
       for (const w of this.waiters.get(rec.id) ?? []) w(rec);

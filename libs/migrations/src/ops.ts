@@ -116,6 +116,8 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
         break;
       }
       case 'change_type': {
+        // A row's key is its primary key: a new type would be a new row (and a new key order).
+        if (source.primary_key.includes(o.column)) bad(`column "${o.column}" is part of the primary key: its type cannot change`, { column: o.column });
         const c = column(doc, o.column);
         c.ty = o.ty;
         if (o.dim !== undefined) c.dim = o.dim;
@@ -216,6 +218,7 @@ export function planManifest(source: TableManifest, target: TableManifest): Plan
       continue;
     }
     from[c.name] = c.name;
+    if ((o.ty !== c.ty || o.dim !== c.dim) && source.primary_key.includes(c.name)) bad(`column "${c.name}" is part of the primary key: its type cannot change`, { column: c.name });
     if (o.ty !== c.ty || o.dim !== c.dim) { rewrite = true; steps.push(`change type of ${c.name} to ${c.ty} (rewrite)`); }
     if (c.required && !o.required) { rewrite = true; steps.push(`set ${c.name} required (rewrite)`); }
   }

@@ -39,6 +39,20 @@ export interface MigrationRecord {
   readonly offending_keys: readonly JsonValue[][];
   /** Whether the old shape's leftovers (the shadow table) are removed. */
   readonly cleaned: boolean;
+  /**
+   * What the cutover frame held (Completed rewrites): rows written, how many came from the
+   * shadow as dual writes and the backfill left them, how many were reshaped again from the
+   * source (a write the dual write missed: none unless a mirror was not installed), and how
+   * long the table was fenced.
+   */
+  readonly cutover?: {
+    readonly rows: number;
+    readonly from_shadow: number;
+    readonly reshaped: number;
+    readonly fenced_ms: number;
+    /** True when the cutover frame switched the table onto the shadow's keys (no row rewritten in it). */
+    readonly switched?: boolean;
+  };
   /** Internal: the target manifest, the shadow table, how rows map. */
   readonly target_toml: string;
   readonly shadow: string | null;

@@ -2,24 +2,16 @@
  * The work of a migration: the throttled backfill into the shadow table (one frame per batch,
  * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
  */
-import { DbError, isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
-import { FENCE_ROUTE, type Change, type StoredRow } from '@mmdb/storage';
+import { isDbError, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
+import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
+import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror';
 import { reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
 import { isFinal, move } from './states';
 
-/** Evaluates a SQL expression over one row of `schema` (the app wires the SQL lib's evaluator). */
-export type RowEvaluator = (schema: string, expr: string, row: Row) => Promise<JsonValue> | JsonValue;
-
-/**
- * Evaluates SQL expressions over every row of `schema` in one query: `[pk, values]` per row.
- * Used by the cutover (the table is fenced, so the query sees exactly the rows the frame writes).
- */
-export type TableEvaluator = (schema: string, exprs: readonly string[]) => Promise<Array<[JsonValue[], JsonValue[]]>>;
-
 /** A backfill frame slower than this halves the batch (foreground writes share the commit queue). */
-const TARGET_BATCH_MS = 25;
+const TARGET_BATCH_MS = 8;
 const MAX_OFFENDING = 10;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -32,8 +24,22 @@ export class Runner {
   constructor(
     private readonly m: Migrations,
     private readonly evaluate?: RowEvaluator,
-    private readonly evaluateTable?: TableEvaluator,
   ) {}
+
+  /** Installs or removes the dual-write mirror of a migration's table as its state calls for. */
+  mirror(r: MigrationRecord): void {
+    // A finished migration leaves the mirror of a newer open one on the same table alone.
+    if (!mirrored(r) && [...this.m.list({ limit: 1000 }).items].some((o) => o.id !== r.id && o.schema === r.schema && mirrored(o))) return;
+    installMirror(this.m.store, r, this.evaluate, (pk, e) => {
+      // A write the new shape refuses (it committed without its dual write): the migration fails, naming the key.
+      void this.m
+        .serial(async () => {
+          const cur = this.m.get(r.id);
+          if (!isFinal(cur.state)) await this.fail(cur, e, [pk]);
+        })
+        .catch((err) => this.m.opts.onError?.(r.id, err));
+    });
+  }
 
   async close(): Promise<void> {
     this.closed = true;
@@ -126,21 +132,6 @@ export class Runner {
     }
   }
 
-  /** The row in the new shape (`computed`: the `using` values already evaluated, in mapping order). */
-  async reshapeRow(r: MigrationRecord, values: Row, computed?: readonly JsonValue[]): Promise<Row> {
-    const out: Record<string, JsonValue> = {};
-    for (const [to, from] of Object.entries(r.mapping.from)) if (values[from] !== undefined) out[to] = values[from];
-    if (computed) {
-      Object.keys(r.mapping.using).forEach((to, i) => (out[to] = computed[i]));
-      return out;
-    }
-    for (const [to, expr] of Object.entries(r.mapping.using)) {
-      if (!this.evaluate) throw new DbError('internal_error', 'this store has no SQL evaluator for `using`');
-      out[to] = await this.evaluate(r.schema, expr, values);
-    }
-    return out;
-  }
-
   /** One backfill frame: rows into the shadow table and the cursor, or the move to ReadyToCutover. Returns rows copied, -1 after a move. */
   private async batch(id: string, limit: number, rate: number): Promise<number> {
     const r = this.m.get(id);
@@ -156,16 +147,13 @@ export class Runner {
       await this.m.commitMove({ ...r, state: move(id, r.state, 'ready'), progress: { ...r.progress, done, eta_s: 0 } }, r.state, 'ready', { actor: 'system' });
       return -1;
     }
-    const puts: Change[] = [];
-    try {
-      for (const row of rows) puts.push({ op: 'put', schema: r.shadow, row: await this.reshapeRow(r, row.values) });
-    } catch (e) {
-      return this.fail(r, e, []);
-    }
+    // Each row is copied by the table's mirror inside the commit, from the row as it is then
+    // (a write since this read is never overwritten by an older copy; a deleted row is skipped).
+    const copies: Change[] = rows.map((row) => ({ op: 'mirror', schema: r.schema, pk: row.pk }));
     const last = rows[rows.length - 1].pk as JsonValue[];
     try {
       await this.m.store.commit({
-        changes: [...puts, { op: 'migration', migration: id, step: 'backfill', cursor: last, state: { done: done + rows.length } }],
+        changes: [...copies, { op: 'migration', migration: id, step: 'backfill', cursor: last, state: { done: done + rows.length } }],
         actor: 'system',
         route: 'migration backfill',
       });
@@ -187,7 +175,7 @@ export class Runner {
       if (bad.length >= MAX_OFFENDING) break;
       try {
         // A dry run: the put and a failing check in one request, so nothing is ever written.
-        await this.m.store.commit({ changes: [{ op: 'put', schema: r.shadow!, row: await this.reshapeRow(r, row.values) }, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+        await this.m.store.commit({ changes: [{ op: 'mirror', schema: r.schema, pk: row.pk }, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
       } catch (e) {
         if (isDbError(e) && (e.details as { index?: number }).index === 0) bad.push(row.pk as JsonValue[]);
       }
@@ -202,41 +190,54 @@ export class Runner {
   }
 
   /**
-   * The cutover: fence the table's writes (503), let the queued writes land, then one frame:
-   * the manifest without indexes and derived sections, every row in the new shape, the target
-   * manifest (whose derive step rebuilds indexes, postings, vectors and edges from those rows),
-   * the `cutover` step, the object and its audit entry. The fence lasts as long as that frame.
+   * The cutover: fence the table's writes (503), let the queued writes land, remove the
+   * mirror, then one frame: the manifest without indexes and derived sections, every row in
+   * the new shape, the target manifest (whose derive step rebuilds indexes, postings, vectors
+   * and edges from those rows), the `cutover` step, the object and its audit entry. The rows
+   * come from the shadow, which the dual writes and the backfill keep exact: a shadow row
+   * written in the frame of its source row's last write (same LSN) or after it is taken as
+   * is; one older than its source row (a write made while no mirror was installed) is
+   * reshaped again from the source. The fence lasts as long as that frame.
    */
   async cutover(id: string, opts: MoveOptions): Promise<MigrationRecord> {
     return this.m.serial(async () => {
       const r = this.m.get(id);
       const to = move(id, r.state, 'cutover');
       const store = this.m.store;
+      const fast = this.switchable(r);
+      // Before the fence: any row the dual writes missed is mirrored now (writes go on, dual-written).
+      const caught = fast ? await this.catchUp(r) : null;
+      const t0 = Date.now();
       store.fenceSchema(r.schema, true);
       try {
-        // Every write queued before the fence commits before this frame (the coordinator is FIFO).
+        // Every write queued before the fence commits before this frame (the coordinator is FIFO), dual-written.
         await store.commit({ changes: [{ op: 'catalog', kind: 'migration', id, record: r as unknown as JsonValue }], route: FENCE_ROUTE, actor: 'system' });
+        store.setRowMirror(r.schema, undefined);
         const changes: Change[] = [];
-        if (r.shadow) {
-          changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys', 'fulltext', 'vector', 'relations'] }) });
-          // `using` values for the whole table in one SQL query (the table is fenced), not one per row.
-          const exprs = Object.values(r.mapping.using);
-          const computed = exprs.length && this.evaluateTable ? new Map((await this.evaluateTable(r.schema, exprs)).map(([pk, v]) => [stringifyJson(pk), v])) : null;
-          const snap = store.snapshot();
-          try {
-            for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
-              for (const row of rows) {
-                const pre = computed?.get(stringifyJson(row.pk as JsonValue[]));
-                changes.push({ op: 'put', schema: r.schema, row: await this.reshapeRow(r, row.values, pre) });
-              }
-            }
-          } finally {
-            await snap.release();
-          }
+        let stats: { rows: number; from_shadow: number; reshaped: number; switched?: boolean } | undefined;
+        if (fast) {
+          // One small frame whatever the row count: the table now reads and writes the shadow's keys
+          // (rows and index entries the dual writes kept exact); its old keys are cleared in the background.
+          changes.push({ op: 'schema_put', toml: r.target_toml, physical: keyIdOf(store.manifest(r.shadow!)!) }, { op: 'migration', migration: id, step: 'cutover' });
+          stats = { rows: caught!.rows, from_shadow: caught!.rows - caught!.repaired, reshaped: caught!.repaired, switched: true };
+        } else if (r.shadow) {
+          // Without indexes and foreign keys (their old entries go, the target's are built from the rows),
+          // with the target's derived sections: each row's put re-derives its vector entry, postings and edges.
+          changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys'] }) });
+          stats = await this.rowsInNewShape(r, changes);
         }
-        changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
+        if (!fast) changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
+        const next: MigrationRecord = {
+          ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 },
+          ...(stats ? { cutover: { ...stats, fenced_ms: Date.now() - t0 } } : {}),
+        };
         try {
-          return await this.m.commitMove({ ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 } }, r.state, opts.trigger ?? 'cutover', opts, changes, FENCE_ROUTE);
+          const done = await this.m.commitMove(next, r.state, opts.trigger ?? 'cutover', opts, changes, FENCE_ROUTE);
+          if (!done.cutover) return done;
+          // The fence's whole length, commit included (stored with the cleanup step's object).
+          const timed = { ...done, cutover: { ...done.cutover, fenced_ms: Date.now() - t0 } };
+          this.m.touch(timed);
+          return timed;
         } catch (e) {
           if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error') throw e;
           const i = (e.details as { index?: number }).index;
@@ -246,10 +247,89 @@ export class Runner {
           throw e;
         }
       } finally {
+        // Not cut over (a transient refusal): the table is dual-written again before its writes resume.
+        this.mirror(this.m.get(id));
         store.fenceSchema(r.schema, false);
         this.kick(id);
       }
     });
+  }
+
+  /**
+   * Whether the cutover can switch the table onto the shadow's keys (one frame): a rewrite whose
+   * old and new shapes have no full-text, vector or relation sections (their participants key
+   * by the table and derive from row values, so they are rebuilt from every row instead).
+   */
+  private switchable(r: MigrationRecord): boolean {
+    if (!r.shadow || !this.m.store.manifest(r.shadow)) return false;
+    const derived = (m: TableManifest) => m.fulltext.length > 0 || m.vector !== undefined || m.relations.length > 0;
+    const source = this.m.store.manifest(r.schema);
+    return !!source && !derived(source) && !derived(parseManifest(r.target_toml));
+  }
+
+  /**
+   * Compares the shadow with the table (a snapshot, not fenced) and re-mirrors every row whose
+   * new shape is missing, stale (another version than its source row) or left over: writes made
+   * while no mirror was installed. Returns how many it repaired (0 when the dual writes held).
+   */
+  private async catchUp(r: MigrationRecord): Promise<{ rows: number; repaired: number }> {
+    const store = this.m.store;
+    const snap = store.snapshot();
+    const stale: JsonValue[][] = [];
+    let count = 0;
+    try {
+      // Both tables in primary-key order (the key's type never changes), walked side by side.
+      const rowsOf = async function* (schema: string): AsyncGenerator<StoredRow> {
+        for await (const rows of snap.scanRows(schema, { batchSize: 1024 })) yield* rows;
+      };
+      const src = rowsOf(r.schema);
+      const dst = rowsOf(r.shadow!);
+      let a = await src.next();
+      let b = await dst.next();
+      while (!a.done || !b.done) {
+        const order = a.done ? 1 : b.done ? -1 : Buffer.compare(encodeTuple(a.value.pk), encodeTuple(b.value.pk));
+        if (order < 0) stale.push(a.value!.pk as JsonValue[]); // no copy
+        else if (order > 0) stale.push(b.value!.pk as JsonValue[]); // a copy left over
+        else if (b.value.version !== a.value.version || b.value.lsn < a.value.lsn) stale.push(a.value.pk as JsonValue[]);
+        if (order <= 0) {
+          count++;
+          a = await src.next();
+        }
+        if (order >= 0) b = await dst.next();
+      }
+    } finally {
+      await snap.release();
+    }
+    for (let i = 0; i < stale.length; i += 500) {
+      const copies: Change[] = stale.slice(i, i + 500).map((pk) => ({ op: 'mirror', schema: r.schema, pk }));
+      await store.commit({ changes: copies, actor: 'system', route: 'migration backfill' });
+    }
+    return { rows: count, repaired: stale.length };
+  }
+
+  /** Puts of every source row in the new shape into `changes`, from the shadow where it is current. */
+  private async rowsInNewShape(r: MigrationRecord, changes: Change[]): Promise<{ rows: number; from_shadow: number; reshaped: number }> {
+    const store = this.m.store;
+    const source = store.manifest(r.schema)!;
+    const snap = store.snapshot();
+    const stats = { rows: 0, from_shadow: 0, reshaped: 0 };
+    try {
+      const shadow = new Map<string, StoredRow>();
+      for await (const rows of snap.scanRows(r.shadow!, { batchSize: 1024 })) for (const row of rows) shadow.set(stringifyJson(row.pk as JsonValue[]), row);
+      for await (const rows of snap.scanRows(r.schema, { batchSize: 1024 })) {
+        for (const row of rows) {
+          const copy = shadow.get(stringifyJson(row.pk as JsonValue[]));
+          const current = copy !== undefined && copy.lsn >= row.lsn;
+          changes.push({ op: 'put', schema: r.schema, row: current ? copy.values : reshapeRow(r, source, row.values, this.evaluate) });
+          stats.rows++;
+          if (current) stats.from_shadow++;
+          else stats.reshaped++;
+        }
+      }
+    } finally {
+      await snap.release();
+    }
+    return stats;
   }
 
   /**
@@ -261,7 +341,8 @@ export class Runner {
     await this.m.serial(async () => {
       const r = this.m.get(id);
       if (r.cleaned) return;
-      if (r.shadow && this.m.store.manifest(r.shadow)) await this.m.store.commit({ changes: [{ op: 'schema_drop', schema: r.shadow }], actor: 'system', route: 'migration cleanup' });
+      // The shadow's id is never registered again: its keys (unless the table now uses them) go in the background.
+      if (r.shadow && this.m.store.manifest(r.shadow)) await this.m.store.commit({ changes: [{ op: 'schema_drop', schema: r.shadow, background: true }], actor: 'system', route: 'migration cleanup' });
       await this.m.commitMove({ ...r, cleaned: true }, r.state, 'cleanup', { actor: 'system' }, [{ op: 'migration', migration: id, step: 'cleanup' }]);
     });
   }

@@ -44,9 +44,26 @@ export class PlanBuilder {
       case 'diff': return { kind: 'binary', op: c.op, left: { kind: 'binary', op: '-', left: this.col(c.ref, q), right: this.col(c.minus, q) }, right: this.rhs(c.rhs) };
       case 'age': return { kind: 'binary', op: c.op, left: { kind: 'binary', op: '-', left: this.rhs(c.year), right: this.col(c.ref, q) }, right: this.rhs(c.rhs) };
       case 'null': return { kind: 'is_null', arg: this.col(c.ref, q), ...(c.not ? { not: true } : {}) };
-      case 'like': return { kind: 'like', arg: this.col(c.ref, q), pattern: this.rhs(c.rhs) };
+      case 'like': return this.searched(c, q);
       case 'any': return c.alts.map((a) => and(a.map((x) => this.cond(x, q)))).reduce((x, y) => ({ kind: 'binary', op: 'or', left: x, right: y }));
     }
+  }
+
+  /**
+   * Searched text: on a column the table declares `[[fulltext]]` (one-column key), the rows an
+   * `fts_search` of the words as a phrase matches (every match: `limit: null`, plain BM25), as
+   * `key IN (…)`, with the query a slot parameter (part 1), so the cached template serves any
+   * words; elsewhere `col LIKE %words%` (part 0).
+   */
+  private searched(c: Extract<Cond, { kind: 'like' }>, q: Query): Expr {
+    const table = this.schema.table(q.nodes[c.ref.node].table);
+    if (!table.fulltext.includes(c.ref.col) || table.pk.length !== 1 || 'lit' in c.rhs) return { kind: 'like', arg: this.col(c.ref, q), pattern: this.rhs(c.rhs) };
+    const key: Expr = { kind: 'col', name: table.pk[0] };
+    const search: PlanNode = {
+      op: 'fts_search', schema: table.id, field: c.ref.col, query: this.rhs({ slot: c.rhs.slot, part: c.rhs.part + 1 }), limit: null,
+      ranking: { feedback: 'none', proximity: 'none' },
+    };
+    return { kind: 'in_subquery', arg: this.col({ node: c.ref.node, col: table.pk[0] }, q), plan: { op: 'project', input: search, columns: [{ name: 'k', expr: key }] } };
   }
 
   /** Edges of the tree rooted at `root`: `up` when the near side holds the key of the far side's primary key. */

@@ -25,7 +25,7 @@ describe('lexing: items, slots and shapes', () => {
     expect(lex('ships heavier than fifty tons', lx, NOW).slots.slice(0, -1)).toEqual([[50]]);
     expect(lex('between ten and twenty ships', lx, NOW).slots.slice(0, -1)).toEqual([[10], [20]]);
     expect(lex('a hundred and five ships or a dozen', lx, NOW).slots.slice(0, -1)).toEqual([[105], [12]]);
-    expect(lex("ships whose log says 'mast'", lx, NOW).slots.slice(0, -1)).toEqual([['%mast%']]);
+    expect(lex("ships whose log says 'mast'", lx, NOW).slots.slice(0, -1)).toEqual([['%mast%', { phrase: 'mast' }]]);
     expect(lex('sailors who joined last year', lx, NOW).slots.slice(0, -1)).toEqual([['2023-01-01', '2024-01-01']]);
     expect(lex('sailors who joined in the last 30 days', lx, NOW).slots.slice(0, -1)).toEqual([['2024-12-02', '2025-01-01']]);
     expect(lex('sailors who joined between June 1 and June 7, 2024', lx, NOW).slots.slice(0, -1)).toEqual([['2024-06-01', '2024-06-02'], ['2024-06-07', '2024-06-08']]);
@@ -65,8 +65,21 @@ describe('compiling questions to plan templates', () => {
     expect(either).toContain('"op":"or"');
     const has = await c.ask("sailors whose home port contains 'slo'");
     expect(JSON.stringify(has.plan)).toMatch(/"kind":"like","arg":\{"kind":"col","name":"n\d\.home_port"/);
-    expect(has.params.slice(0, -2)).toEqual(['%slo%']);
+    expect(has.params.slice(0, -2)).toEqual(['%slo%', { phrase: 'slo' }]);
     expect(has.interpretation).toContain('"slo"');
+  });
+
+  it('searched text on a [[fulltext]] field is an fts_search with the words as a slot: the next ask of the shape is a cache hit', async () => {
+    const c = compiler();
+    const a = await c.ask("ships whose log mentions 'broken mast'");
+    const plan = JSON.stringify(a.plan);
+    expect(plan).toMatch(/"kind":"in_subquery","arg":\{"kind":"col","name":"n\d\.\w+"[^}]*\},"plan":\{"op":"project","input":\{"op":"fts_search","schema":"[\w.]+","field":"log","query":\{"kind":"param","index":2\},"limit":null/);
+    expect(plan).not.toContain('"kind":"like"');
+    expect(a.params.slice(0, 2)).toEqual(['%broken mast%', { phrase: 'broken mast' }]);
+    const b = await c.ask("ships whose log mentions 'storm damage'");
+    expect(b.cache).toBe('hit');
+    expect(b.plan).toEqual(a.plan);
+    expect(b.params.slice(0, 2)).toEqual(['%storm damage%', { phrase: 'storm damage' }]);
   });
 
   it('either of two values, the first by a verb\'s column, the age at death', async () => {

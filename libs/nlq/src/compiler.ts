@@ -30,7 +30,7 @@ export interface Compiled {
 }
 
 /** Bumped when the grammar changes what it compiles: older cached templates are not reused. */
-export const COMPILER_VERSION = 1;
+export const COMPILER_VERSION = 2;
 
 const fingerprints = new WeakMap<TableManifest, string>();
 

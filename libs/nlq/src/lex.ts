@@ -62,6 +62,12 @@ function rawTokens(nl: string): Array<{ t: string; raw: string; quoted?: boolean
   return out;
 }
 
+/**
+ * A searched text's slot: the LIKE pattern (part 0, for a column without a full-text field) and
+ * the structured full-text query (part 1: the words as a phrase, for `fts_search`).
+ */
+const searched = (text: string): JsonValue[] => [`%${text}%`, { phrase: text }];
+
 export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
   const toks = rawTokens(nl);
   const words = toks.map((x) => x.t);
@@ -78,7 +84,7 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
     const w = words[i];
     const raw = toks[i].raw;
     if (toks[i].quoted) {
-      items.push({ k: 'text', slot: slot([`%${toks[i].raw}%`]) });
+      items.push({ k: 'text', slot: slot(searched(toks[i].raw)) });
       i++;
       continue;
     }
@@ -86,7 +92,7 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
     if (ftPending && !STOP.has(w) && !FT_SKIP.has(w)) {
       const term: string[] = [];
       while (i < toks.length && !FT_STOP.has(words[i]) && term.length < 4) term.push(toks[i++].raw);
-      items.push({ k: 'text', slot: slot([`%${term.join(' ').toLowerCase()}%`]) });
+      items.push({ k: 'text', slot: slot(searched(term.join(' ').toLowerCase())) });
       ftPending = words[i] === 'and' && items.some((x) => x.k === 'w' && x.w === 'both');
       if (ftPending) i++;
       continue;
@@ -108,7 +114,7 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
       const c = i + 4 < words.length ? lx.columnsAt(words, i + 4) : undefined;
       const strCol = c?.[0].find((x) => x.ty === 'str');
       if (c && strCol && !lx.valueAt(words, i + 1)) {
-        items.push({ k: 'w', w: 'with' }, { k: 'text', slot: slot([`%${words[i + 1]}%`]), col: strCol.name });
+        items.push({ k: 'w', w: 'with' }, { k: 'text', slot: slot(searched(words[i + 1])), col: strCol.name });
         i += 4 + c[1];
         continue;
       }

@@ -37,7 +37,11 @@ function checkField(key: string, owner: string, path: string, t: Field, v: unkno
     case 'meta':
       if (!isObj(v)) fail(path, 'expected an object of metadata equalities');
       return;
-    case 'ftsq': return void (typeof v === 'string' ? undefined : ftsQuery(path, v));
+    case 'ftsq':
+      if (typeof v === 'string') return;
+      // an expression without columns: a `$n` (bound to query text or a structured query), a literal, `'"' || $1 || '"'`
+      if (isObj(v) && 'kind' in v) return void validateExpr(v, path);
+      return void ftsQuery(path, v);
     case 'ranking': case 'bound': case 'frame': case 'fbound':
       return void obj(path, v, SUB_SPECS[t], t);
     case 'named': case 'sets': case 'keys': case 'aggs': case 'ctes': case 'equi': case 'whens': case 'fields': case 'wfuncs':
@@ -68,7 +72,9 @@ function ftsQuery(path: string, v: unknown): void {
     if (!isObj(b)) fail(`${path}.bool`, 'expected an object');
     for (const k of ['must', 'should', 'must_not'] as const) if (b[k] !== undefined) arr(`${path}.bool.${k}`, b[k]).forEach((q, i) => ftsQuery(`${path}.bool.${k}[${i}]`, q));
     const m = b.minimum_should_match;
-    if (m !== undefined && (!Number.isInteger(m) || (m as number) < 0)) fail(`${path}.bool.minimum_should_match`, 'expected a non-negative integer');
+    if (m !== undefined && !Number.isInteger(m)) fail(`${path}.bool.minimum_should_match`, 'expected an integer (negative: all but n)');
+    const positive = ((b.must as unknown[] | undefined)?.length ?? 0) + ((b.should as unknown[] | undefined)?.length ?? 0);
+    if (positive === 0) fail(`${path}.bool`, 'a bool needs at least one must or should clause');
     return only(`${path}.bool`, Object.keys(b), ['must', 'should', 'must_not', 'minimum_should_match']);
   }
   fail(path, 'expected one of terms, phrase, prefix, bool');
@@ -107,7 +113,7 @@ const RULES: Partial<Record<PlanNode['op'], (v: Record<string, unknown>, path: s
   fts_search: (v, path) => {
     if (v.field === undefined && v.fields === undefined) fail(`${path}.field`, 'is required (or fields)');
     if (Array.isArray(v.fields) && v.fields.length === 0) fail(`${path}.fields`, 'expected at least one field');
-    if (v.limit !== undefined && v.limit !== null && !isInt(v.limit, 1, 1000)) fail(`${path}.limit`, 'expected null (every match) or an integer from 1 to 1000');
+    if (v.limit !== undefined && v.limit !== null && !isInt(v.limit, 1, 1000)) fail(`${path}.limit`, 'expected an integer from 1 to 1000, or null (every match)');
   },
   graph_expand: (v, path) => {
     const min = v.min_depth ?? 1;

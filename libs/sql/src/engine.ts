@@ -3,7 +3,7 @@
  * the plan executor (run/executor.ts) with one commit per statement or per BEGIN…COMMIT, keeps
  * the plan cache, and cancels running queries. JSON plans (POST /query) run on the same executor.
  */
-import { DbError, isLosslessNumber, newUlid, stringifyJson, type Row, type TableManifest } from '@mmdb/core';
+import { DbError, isLosslessNumber, newUlid, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { StoredRow } from '@mmdb/storage';
 import { forEachNode, validatePlan, type PlanNode } from '@mmdb/plan';
 import { parseSql } from './front/parser';
@@ -15,7 +15,7 @@ import { Scope } from './exec/scope';
 import type { TableCache } from './exec/table-cache';
 import type { QueryLimits } from './exec/context';
 import { optimize, type PassReport } from './optimizer/optimizer';
-import { I64_MAX, I64_MIN, truthy, type Tuple, type Value } from './values';
+import { I64_MAX, I64_MIN, toJson, truthy, type Tuple, type Value } from './values';
 import { PlanCache } from './plan-cache';
 import { PlanExecutor, type Prepared, type QueryOptions, type RawResult, type Running, type SelectResult } from './run/executor';
 import { annotateTypes } from './run/annotate';
@@ -39,9 +39,18 @@ export interface EnginePorts {
   readonly limits?: QueryLimits;
 }
 
+/**
+ * Runs a change of a registered table's schema (ALTER TABLE): a target manifest, or the
+ * operations (libs/migrations' names) a manifest cannot say, e.g. a rename. The app installs
+ * one that runs it as an online migration with auto-cutover and resolves once it completes.
+ */
+export type SchemaChanger = (change: { schema: string; toml?: string; operations?: JsonValue[] }, opts: QueryOptions) => Promise<void>;
+
 export class SqlEngine {
   /** @internal */
   readonly views = new Map<string, Select>();
+  /** ALTER TABLE through an online migration (set by the app); without it ADD COLUMN is one schema frame. */
+  schemaChanger: SchemaChanger | undefined;
   /** The plan executor every statement and plan runs on (Sources and Policy ports). */
   readonly exec: PlanExecutor;
   private readonly running = new Map<string, Running>();
@@ -263,9 +272,17 @@ export class SqlEngine {
 
 
   /** Evaluates a manifest CHECK expression against a row (register with store.setCheckEvaluator). */
-  readonly checkEvaluator = (expr: string, row: Row, manifest: TableManifest): boolean | null => {
+  readonly checkEvaluator = (expr: string, row: Row, manifest: TableManifest): boolean | null => truthy(this.evalOver(expr, row, manifest));
+
+  /**
+   * The value of a SQL expression over one row of `manifest`'s table, as JSON, without a
+   * read (a migration's `using` applied to a row inside its commit: the dual write).
+   */
+  readonly rowEvaluator = (expr: string, row: Row, manifest: TableManifest): JsonValue => toJson(this.evalOver(expr, row, manifest)) as JsonValue;
+
+  private evalOver(expr: string, row: Row, manifest: TableManifest): Value {
     const t = sqlTable(this.store, manifest);
-    const k = `${manifest.id}\u0000${expr}`;
+    const k = `${manifest.id}\u0000${manifest.columns.map((c) => `${c.name}:${c.ty}`).join(',')}\u0000${expr}`;
     let f = this.checks.get(k);
     if (!f) {
       const ast = parseSql(`SELECT ${expr}`)[0] as Select;
@@ -277,9 +294,8 @@ export class SqlEngine {
       f = new ExprCompiler(ctx).compile(bound, new Scope(t.cols));
       this.checks.set(k, f);
     }
-    const tuple = toTuple(t, { values: row, version: 0 } as StoredRow);
-    return truthy(f(tuple, null));
-  };
+    return f(toTuple(t, { values: row, version: 0 } as StoredRow), null);
+  }
   private readonly checks = new Map<string, (r: Tuple, u: null) => Value>();
 }
 

@@ -13,7 +13,6 @@ import type { QueryOptions, SelectResult } from './run/executor';
 import type { SqlTable } from './catalog';
 import { toJson, truthy, type Value } from './values';
 
-const lit = (value: JsonValue) => ({ kind: 'lit', value }) as const;
 
 function column(r: SelectResult, name: string): number {
   const i = r.names.findIndex((n) => n === name);
@@ -44,8 +43,9 @@ export async function vectorTopkRoute(engine: SqlEngine, table: string, body: un
   const reader = engine.exec.sources.vector;
   if (!reader) throw new DbError('not_found', `no vector table "${table}"`, { table });
   const { vector: q, k, mode, filter } = reader.checkTopK(table, body as TopKRequest);
-  const plan: PlanNode = { op: 'vector_topk', schema: table, vector: lit([...q]), k, mode, ...(filter ? { metadata: filter } : {}) };
-  const r = await engine.runPlan(plan, opts);
+  // the request's values are parameters: one cached plan serves every call of the same shape
+  const plan: PlanNode = { op: 'vector_topk', schema: table, vector: P1, k, mode, ...(filter ? { metadata: filter } : {}) };
+  const r = await engine.runPlan(plan, { ...opts, params: [[...q]] });
   const t = engine.exec.table(table);
   const d = column(r, '_distance');
   const implicit = engine.exec.implicit.kind(t) === 'vector';
@@ -75,29 +75,33 @@ export async function ftsSearchRoute(
     return [];
   }
   const plan: PlanNode = {
-    op: 'fts_search', schema: table, field, query: q, limit,
+    op: 'fts_search', schema: table, field, query: P1, limit,
     ranking: { ...(ranking.feedback ? { feedback: ranking.feedback } : {}), ...(ranking.proximity ? { proximity: ranking.proximity } : {}), ...(ranking.queryStopwords ? { query_stopwords: ranking.queryStopwords } : {}) },
   };
-  const r = await engine.runPlan(plan, opts);
+  const r = await engine.runPlan(plan, { ...opts, params: [q] });
   const t = engine.exec.table(table);
   const s = column(r, '_score');
   return r.rows.map((row) => ({ doc_id: keyText(t, row), score: row[s] as number }));
 }
 
-async function nodes(engine: SqlEngine, plan: PlanNode, opts: QueryOptions): Promise<SelectResult> {
-  return engine.runPlan(plan, opts);
+async function nodes(engine: SqlEngine, plan: PlanNode, opts: QueryOptions, params: unknown[]): Promise<SelectResult> {
+  return engine.runPlan(plan, { ...opts, params });
 }
+
+/** `$1` / `$2`: the routes pass their request's values as parameters, so repeated calls share one cached plan. */
+const P1 = { kind: 'param', index: 1 } as const;
+const P2 = { kind: 'param', index: 2 } as const;
 
 /** GET /graph/{schema}/neighbors → distinct neighbour keys. */
 export async function graphNeighborsRoute(engine: SqlEngine, schema: string, rel: string, node: string, opts: QueryOptions = {}): Promise<string[]> {
-  const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: lit(node), min_depth: 1, max_depth: 1, row_columns: false }, opts);
+  const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: P1, min_depth: 1, max_depth: 1, row_columns: false }, opts, [node]);
   const i = column(r, '_node');
   return r.rows.map((x) => x[i] as string);
 }
 
 /** GET /graph/{schema}/bfs → [{node, depth}] in visit order, the source first. */
 export async function graphBfsRoute(engine: SqlEngine, schema: string, rel: string, src: string, depth: number, opts: QueryOptions = {}): Promise<{ node: string; depth: number }[]> {
-  const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: lit(src), min_depth: 0, max_depth: depth, row_columns: false }, opts);
+  const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: P1, min_depth: 0, max_depth: depth, row_columns: false }, opts, [src]);
   const n = column(r, '_node');
   const d = column(r, '_depth');
   return r.rows.map((x) => ({ node: x[n] as string, depth: Number(x[d]) }));
@@ -105,7 +109,7 @@ export async function graphBfsRoute(engine: SqlEngine, schema: string, rel: stri
 
 /** GET /graph/{schema}/path → {reachable, path}. */
 export async function graphPathRoute(engine: SqlEngine, schema: string, rel: string, src: string, dst: string, maxDepth: number, opts: QueryOptions = {}): Promise<{ reachable: boolean; path: string[] }> {
-  const r = await nodes(engine, { op: 'graph_path', schema, rel, src: lit(src), dst: lit(dst), max_depth: maxDepth, row_columns: false }, opts);
+  const r = await nodes(engine, { op: 'graph_path', schema, rel, src: P1, dst: P2, max_depth: maxDepth, row_columns: false }, opts, [src, dst]);
   const n = column(r, '_node');
   const path = r.rows.map((x) => x[n] as string);
   return { reachable: path.length > 0, path };
@@ -116,8 +120,8 @@ export async function graphDijkstraRoute(
   engine: SqlEngine, schema: string, rel: string, src: string, dst: string,
   o: { weightField?: string; weights?: Readonly<Record<string, number>> }, opts: QueryOptions = {},
 ): Promise<{ path: string[]; total_weight: number | null }> {
-  const plan: PlanNode = { op: 'graph_dijkstra', schema, rel, src: lit(src), dst: lit(dst), row_columns: false, ...(o.weightField ? { weight_field: o.weightField } : {}), ...(o.weights ? { weights: o.weights } : {}) };
-  const r = await nodes(engine, plan, opts);
+  const plan: PlanNode = { op: 'graph_dijkstra', schema, rel, src: P1, dst: P2, row_columns: false, ...(o.weightField ? { weight_field: o.weightField } : {}), ...(o.weights ? { weights: o.weights } : {}) };
+  const r = await nodes(engine, plan, opts, [src, dst]);
   const n = column(r, '_node');
   const c = column(r, '_cost');
   const path = r.rows.map((x) => x[n] as string);
@@ -130,7 +134,7 @@ export async function graphReverseRoute(engine: SqlEngine, schema: string, rel: 
   if (!graph) throw new DbError('not_found', `relation "${rel}" is not declared`, { rel });
   const relation = graph.resolve(schema, rel);
   checkReverse(relation, rel);
-  const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: lit(pk), direction: 'reverse', min_depth: 1, max_depth: 1 }, opts);
+  const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: P1, direction: 'reverse', min_depth: 1, max_depth: 1 }, opts, [pk]);
   const t = engine.exec.table(relation.def.source);
   const width = t.manifest.columns.length;
   const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));

@@ -145,10 +145,28 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const c = st.column;
       if (c.pk || c.unique) throw new DbError('validation_failed', 'Cannot add a PRIMARY KEY or UNIQUE column');
       const { columnType } = await import('./ddl');
-      await e.store.registerSchema(manifestToml(e.store, m, (d) => d.columns.push({
+      const toml = manifestToml(e.store, m, (d) => d.columns.push({
         name: c.name, ty: columnType(c.type), description: `sql:${c.type}`,
         ...(c.default ? { default: toJson(e.constant(c.default)) } : {}),
-      })));
+      }));
+      // Online (a migration) where the app installed one; else one schema frame.
+      if (e.schemaChanger) await e.schemaChanger({ schema: m.id, toml }, opts);
+      else await e.store.registerSchema(toml);
+      return { kind: 'ddl', statement: 'alter_table', schema: m.id };
+    }
+    case 'alter_rename':
+    case 'alter_drop': {
+      const m = requireTable(e, st.table);
+      requireNoTxn(txn, 'ALTER TABLE');
+      const col = (n: string) => m.columns.find((c) => c.name.toLowerCase() === n.toLowerCase());
+      const name = st.kind === 'alter_rename' ? st.from : st.column;
+      const c = col(name);
+      if (!c) throw new DbError('validation_failed', `no such column: "${name}"`, { column: name });
+      if (st.kind === 'alter_rename' && col(st.to)) throw new DbError('validation_failed', `duplicate column name: ${st.to}`, { column: st.to });
+      // Every row is rewritten: only an online migration does that (the app installs it).
+      if (!e.schemaChanger) throw new DbError('unsupported_sql', `ALTER TABLE ${st.kind === 'alter_rename' ? 'RENAME' : 'DROP'} COLUMN needs online migrations (the server's)`, { construct: 'ALTER TABLE' });
+      const operations = st.kind === 'alter_rename' ? [{ op: 'rename_column', from: c.name, to: st.to }] : [{ op: 'drop_column', name: c.name }];
+      await e.schemaChanger({ schema: m.id, operations }, opts);
       return { kind: 'ddl', statement: 'alter_table', schema: m.id };
     }
     case 'reindex': {

@@ -185,7 +185,7 @@ describe('SqlEngine', () => {
   it('explain reports passes and per-node rows', async () => {
     const r = await one('SELECT name FROM users WHERE id = 2', { explain: true });
     const ex = (r as { explain: { passes: { name: string }[]; tree: { rows_out: number } } }).explain;
-    expect(ex.passes.map((p) => p.name)).toEqual(['constant_folding', 'predicate_pushdown', 'topk_pushdown', 'graph_join', 'join_search', 'pk_selection', 'index_selection', 'join_ordering', 'hash_join', 'limit_pushdown', 'sort_pushdown', 'index_order']);
+    expect(ex.passes.map((p) => p.name)).toEqual(['constant_folding', 'predicate_pushdown', 'fts_predicate', 'topk_pushdown', 'graph_join', 'join_search', 'pk_selection', 'index_selection', 'join_ordering', 'hash_join', 'limit_pushdown', 'sort_pushdown', 'index_order']);
     expect(ex.tree.rows_out).toBe(1);
   });
 

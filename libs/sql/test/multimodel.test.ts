@@ -8,7 +8,7 @@ import { FtsParticipant } from '@mmdb/fts';
 import { VectorParticipant } from '@mmdb/vector';
 import { GraphIndex } from '@mmdb/graph';
 import type { PlanNode } from '@mmdb/plan';
-import { SqlEngine, formatResult } from '@mmdb/sql';
+import { SqlEngine, formatResult, ftsSearchRoute, graphBfsRoute, vectorTopkRoute } from '@mmdb/sql';
 
 const REVIEWS = `
 namespace = "app"
@@ -108,6 +108,15 @@ describe('vector_topk', () => {
     expect((await plan(p)).map((r) => r.id)).toEqual(['f']);
   });
 
+  it('the passing rows remembered per filter follow the parameters the filter reads, not the query vector', async () => {
+    const p: PlanNode = { op: 'vector_topk', schema: 'app.reviews', vector: { kind: 'param', index: 1 }, k: 2, filter: { kind: 'binary', op: '=', left: col('branch'), right: { kind: 'param', index: 2 } } };
+    const ids = async (params: unknown[]) => (formatResult(await sql.runPlan(p, { params })) as { rows: Array<{ id: string }> }).rows.map((r) => r.id);
+    expect(await ids([[0, 0, 0], 3])).toEqual(['a', 'c']);
+    expect(await ids([[3, 0, 0], 3])).toEqual(['d', 'c']);
+    expect(await ids([[3, 0, 0], 1])).toEqual(['b']);
+    expect(await ids([[0, 0, 0], 2])).toEqual(['e']);
+  });
+
   it('another metric than the index answers exactly (an exact scan)', async () => {
     const r = await sql.runPlan({ op: 'vector_topk', schema: 'app.reviews', vector: lit([1, 1, 0]), k: 2, metric: 'manhattan' }, { explain: true });
     const rows = (formatResult(r) as { rows: Record<string, unknown>[] }).rows;
@@ -140,14 +149,47 @@ describe('fts_search', () => {
     expect(rows.map((r) => r.id)).toEqual(['b']);
   });
 
-  it('phrase slop: words near their places, in any order; a nested bool is refused naming its path', async () => {
+  it('phrase slop: words near their places, in any order; a bad nested clause is refused naming its path', async () => {
     const exact = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story' } });
     expect(exact).toEqual([]);
     const sloppy = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story', slop: 3 } });
     expect(sloppy.map((r) => r.id)).toEqual(['a']);
     const reordered = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'story happy', slop: 5 } });
     expect(reordered.map((r) => r.id)).toEqual(['a']);
-    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { should: [{ terms: ['x'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0]' } });
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { should: [{ terms: ['x y'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0].bool.should[0].terms[0]' } });
+    await expect(plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { must: [{ bool: { must_not: [{ terms: ['x'] }] } }] } } })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query.bool.must[0].bool' } });
+  });
+
+  it('nested bool and minimum_should_match: matches and BM25 sums as the route scores each part', async () => {
+    const plain = { feedback: 'none', proximity: 'none' } as const;
+    // (ending AND (story OR happy)) OR "no ending", at least 2 of ending / story / sad
+    const q = { bool: { should: [{ bool: { must: [{ terms: ['ending'] }, { terms: ['story', 'happy'] }] } }, { phrase: 'no ending' }] } };
+    const rows = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: q, ranking: plain });
+    const s = async (text: string) => new Map((await fts.search('app.reviews', 'body', text, 20, { feedback: 'none', proximity: 'none' })).map((d) => [d.doc_id, d.score]));
+    const [ending, storyHappy, phrase] = [await s('ending'), await s('story happy'), await s('"no ending"')];
+    const want = new Map<string, number>();
+    for (const id of ['a', 'b', 'c', 'd', 'e']) {
+      const inner = ending.has(id) && storyHappy.has(id) ? (ending.get(id) as number) + (storyHappy.get(id) as number) : undefined;
+      const total = (inner ?? 0) + (phrase.get(id) ?? 0);
+      if (inner !== undefined || phrase.has(id)) want.set(id, total);
+    }
+    expect(rows.map((r) => r.id).sort()).toEqual([...want.keys()].sort());
+    for (const r of rows) expect(r._score).toBeCloseTo(want.get(r.id as string) as number, 12);
+    const two = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { bool: { should: [{ terms: ['ending'] }, { terms: ['story'] }, { terms: ['sad'] }], minimum_should_match: 2 } } });
+    expect(two.map((r) => r.id).sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('query as a $n parameter: text in the syntax, or a structured query object', async () => {
+    const p = (query: unknown): PlanNode => ({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: query as never, limit: 10 });
+    const text = await sql.runPlan(p({ kind: 'param', index: 1 }), { params: ['+ending -sad'] });
+    expect(text.rows).toEqual((await sql.runPlan(p('+ending -sad'))).rows);
+    const obj = await sql.runPlan(p({ kind: 'param', index: 1 }), { params: [{ phrase: 'ending story', slop: 3 }] });
+    expect((formatResult(obj) as { rows: Array<{ id: string }> }).rows.map((r) => r.id)).toEqual(['a']);
+    const phrase = { kind: 'binary', op: '||', left: { kind: 'binary', op: '||', left: lit('"'), right: { kind: 'param', index: 1 } }, right: lit('"') };
+    const quoted = await sql.runPlan(p(phrase), { params: ['happy ending'] });
+    expect((formatResult(quoted) as { rows: Array<{ id: string }> }).rows.map((r) => r.id)).toEqual(['a']);
+    await expect(sql.runPlan(p({ kind: 'param', index: 1 }), { params: [] })).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(sql.runPlan(p({ kind: 'param', index: 1 }), { params: [5] })).rejects.toMatchObject({ code: 'validation_failed', details: { path: '$.query' } });
   });
 });
 
@@ -250,11 +292,77 @@ describe('SQL: pgvector operators', () => {
   });
 });
 
+describe('routes through plans', () => {
+  it('pass their request values as parameters: repeated calls with other values reuse one cached plan', async () => {
+    const a = await vectorTopkRoute(sql, 'app.reviews', { vector: [0.9, 0, 0], k: 2 });
+    expect(a.map((m) => m.id)).toEqual(['b', 'e']);
+    const before = sql.planCache.hits;
+    expect((await vectorTopkRoute(sql, 'app.reviews', { vector: [3, 0, 0], k: 2 })).map((m) => m.id)).toEqual(['d', 'c']);
+    await ftsSearchRoute(sql, 'app.reviews', 'body', 'ending', 5, {});
+    const f = await ftsSearchRoute(sql, 'app.reviews', 'body', 'story', 5, {});
+    expect(f).toEqual(await fts.search('app.reviews', 'body', 'story', 5));
+    await graphBfsRoute(sql, 'app.reviews', 'follows', 'a', 2);
+    expect(await graphBfsRoute(sql, 'app.reviews', 'follows', 'c', 2)).toEqual([{ node: 'c', depth: 0 }, { node: 'a', depth: 1 }, { node: 'd', depth: 1 }, { node: 'b', depth: 2 }]);
+    expect(sql.planCache.hits - before).toBe(3);
+  });
+});
+
+describe('SQL: the full-text predicate col @@ query and score()', () => {
+  const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
+  const route = async (text: string, limit = 1000) => fts.search('app.reviews', 'body', text, limit);
+
+  it('WHERE body @@ q: every match, best first, with score() = the route score', async () => {
+    const want = await route('ending story');
+    expect(want.length).toBe(4);
+    expect(await q("SELECT id, score() FROM app.reviews WHERE body @@ 'ending story'")).toEqual(want.map((d) => [d.doc_id, d.score]));
+    expect(await q('SELECT r.id, score(r.body) AS s FROM app.reviews AS r WHERE r.body @@ $1', ['+ending -sad'])).toEqual((await route('+ending -sad')).map((d) => [d.doc_id, d.score]));
+  });
+
+  it('the rest of the WHERE goes into the search, and ORDER BY score() DESC LIMIT n bounds it', async () => {
+    const passing = (await route('ending story')).filter((d) => ['a', 'c', 'd'].includes(d.doc_id)).slice(0, 2);
+    const sqlText = "SELECT id, score() AS s FROM app.reviews WHERE branch = 3 AND body @@ 'ending story' ORDER BY score() DESC LIMIT 2";
+    expect(await q(sqlText)).toEqual(passing.map((d) => [d.doc_id, d.score]));
+    const r = await sql.run(sqlText, { explain: true });
+    const plan = JSON.stringify((r[0] as { explain?: { plan: unknown } }).explain?.plan);
+    expect(plan).toMatch(/"op":"fts_search"[^}]*"field":"body"/);
+    expect(plan).toMatch(/"limit":2/);
+    expect(plan).not.toMatch(/"op":"scan"/);
+    expect(plan).toMatch(/"filter":\{"kind":"binary","op":"="/);
+  });
+
+  it('on one side of a join, with the conjuncts of the other side left to it', async () => {
+    const rows = await q("SELECT r.id, s.branch, score() FROM app.reviews r JOIN app.reviews s ON s.id = r.id WHERE r.body @@ 'ending' AND s.branch = 3 ORDER BY r.id");
+    const want = (await route('ending')).filter((d) => ['a', 'c', 'd'].includes(d.doc_id)).sort((x, y) => (x.doc_id < y.doc_id ? -1 : 1));
+    expect(rows).toEqual(want.map((d) => [d.doc_id, 3, d.score]));
+  });
+
+  it('refuses what it cannot place, naming the construct', async () => {
+    await expect(q("SELECT id FROM app.reviews WHERE body @@ 'ending' OR branch = 1")).rejects.toMatchObject({ code: 'unsupported_sql' });
+    await expect(q("SELECT id FROM app.reviews WHERE id @@ 'ending'")).rejects.toMatchObject({ code: 'unsupported_sql' });
+    await expect(q('SELECT id, score() FROM app.reviews')).rejects.toMatchObject({ code: 'unsupported_sql' });
+    await expect(q("SELECT id FROM app.reviews WHERE body @@ 'a' AND body @@ 'b'")).rejects.toMatchObject({ code: 'unsupported_sql' });
+  });
+});
+
 describe('SQL: table-valued functions and hybrid queries', () => {
   const q = async (s: string, params?: unknown[]) => (formatResult((await sql.run(s, { params }))[0], 'arrays') as { rows: unknown[][] }).rows;
 
+  it('a select of the key and _score of fts_search reads no row (keys_only); other columns still read the rows', async () => {
+    const text = "SELECT f.id, f._score FROM fts_search('app.reviews', 'body', 'ending story', 10) AS f";
+    const r = await sql.run(text, { explain: true });
+    const ex = JSON.stringify((r[0] as { explain?: unknown }).explain);
+    expect(ex).toMatch(/"keys_only":true/);
+    expect(ex).toMatch(/keys only/);
+    const want = await fts.search('app.reviews', 'body', 'ending story', 10);
+    expect(await q(text)).toEqual(want.map((d) => [d.doc_id, d.score]));
+    const withBody = await sql.run("SELECT f.id, f.body FROM fts_search('app.reviews', 'body', 'ending story', 10) AS f", { explain: true });
+    expect(JSON.stringify((withBody[0] as { explain?: unknown }).explain)).not.toMatch(/"keys_only":true/);
+    expect((formatResult(withBody[0], 'arrays') as { rows: unknown[][] }).rows.map((x) => x[1])).toEqual(want.map((d) => DATA.find((x) => x.id === d.doc_id)?.body));
+  });
+
   it('fts_search and vector_topk in FROM, joined and filtered', async () => {
     expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', 'story', 5) AS f ORDER BY f.id")).toEqual([['a', 1], ['c', 1]]);
+    expect(await q("SELECT f.id, f._score > 0 FROM fts_search('app.reviews', 'body', $1, 5) AS f ORDER BY f.id", ['story'])).toEqual([['a', 1], ['c', 1]]);
     expect(await q("SELECT v.id, v._distance FROM vector_topk('app.reviews', $1, 2) v", [[2.9, 0, 0]])).toEqual([['d', expect.closeTo(0.1, 6)], ['c', expect.closeTo(0.9, 6)]]);
     const joined = await q("SELECT r.id, r.branch FROM fts_search('app.reviews', 'body', 'ending') f JOIN app.reviews r ON r.id = f.id WHERE r.branch = 3 ORDER BY r.id");
     expect(joined).toEqual([['a', 3], ['c', 3], ['d', 3]]);

@@ -2,7 +2,7 @@
  * The public contract of the storage lib: what a commit is, what a participant
  * derives, what a snapshot reads. Implementations live beside this file.
  */
-import type { JsonValue, Row, TableManifest, Lsn } from '@mmdb/core';
+import type { DbError, JsonValue, Row, TableManifest, Lsn } from '@mmdb/core';
 
 /** A primary-key tuple, in `primary_key` order. */
 export type PkTuple = JsonValue[];
@@ -50,11 +50,24 @@ export interface SchemaPutChange {
   readonly op: 'schema_put';
   /** The manifest TOML text, kept verbatim for GET. */
   readonly toml: string;
+  /**
+   * The keys the table's rows and index entries are under from this frame on (`keyIdOf`):
+   * a migration's cutover points the table at the shadow's keys (one frame, no row rewritten);
+   * the old keys are then cleared in the background. Absent: unchanged (a new table: its id).
+   */
+  readonly physical?: string;
 }
 
 export interface SchemaDropChange {
   readonly op: 'schema_drop';
   readonly schema: string;
+  /**
+   * Its row and index keys are cleared in the background after the frame (a `retiring`
+   * marker resumes the clear after a crash) instead of before the next group is prepared.
+   * Only for an id never registered again (a migration's shadow table: its id holds a ULID),
+   * since a table registered under the same id would see the old keys until the clear ends.
+   */
+  readonly background?: boolean;
 }
 
 /**
@@ -92,7 +105,20 @@ export interface MigrationChange {
   readonly state?: JsonValue;
 }
 
-export type Change = RowPutChange | RowDeleteChange | CustomChange | SchemaPutChange | SchemaDropChange | CatalogChange | MigrationChange;
+/**
+ * Re-mirrors one row of a table that has a RowMirror (store.setRowMirror): the mirror's
+ * changes for the row as it is when the request is prepared (its current version, read inside
+ * the commit, or its absence). Used by an online migration's backfill, so a copied row can
+ * never be older than a concurrent write's dual write. Not logged itself: the frame holds the
+ * mirror's row changes. A change the mirror's target refuses fails the request.
+ */
+export interface RowMirrorChange {
+  readonly op: 'mirror';
+  readonly schema: string;
+  readonly pk: PkTuple;
+}
+
+export type Change = RowPutChange | RowDeleteChange | CustomChange | SchemaPutChange | SchemaDropChange | CatalogChange | MigrationChange | RowMirrorChange;
 
 /** What the coordinator records for an Idempotency-Key, in the same frame as the write. */
 export interface IdempotencyRecord {
@@ -128,7 +154,8 @@ export type ChangeResult =
   | { readonly op: 'schema_put'; readonly schema: string; readonly created: boolean }
   | { readonly op: 'schema_drop'; readonly schema: string; readonly dropped: boolean }
   | { readonly op: 'catalog'; readonly kind: CatalogKind; readonly id: string; readonly existed: boolean }
-  | { readonly op: 'migration'; readonly migration: string; readonly step: MigrationStep };
+  | { readonly op: 'migration'; readonly migration: string; readonly step: MigrationStep }
+  | { readonly op: 'mirror'; readonly schema: string; readonly pk: PkTuple; readonly changes: number };
 
 export interface CommitResult {
   readonly lsn: Lsn;
@@ -197,8 +224,8 @@ export type LoggedChange =
   /** `old`: the values of the deleted row (absent in frames written before it was logged). */
   | { readonly op: 'delete'; readonly schema: string; readonly pk: PkTuple; readonly old?: Row }
   | { readonly op: 'custom'; readonly participant: string; readonly type: string; readonly payload: JsonValue }
-  | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string }
-  | { readonly op: 'schema_drop'; readonly schema: string }
+  | { readonly op: 'schema_put'; readonly schema: string; readonly toml: string; readonly physical?: string }
+  | { readonly op: 'schema_drop'; readonly schema: string; readonly background?: boolean }
   | CatalogChange
   | MigrationChange;
 
@@ -291,4 +318,27 @@ export interface StoreReader {
 }
 
 /** Evaluates a manifest CHECK expression against a row; registered by the query engine. `false` fails; `null`/`true` pass (SQL rule). */
+/** A put (after) or delete (after null) of a row of a mirrored table. */
+export interface RowMirrorEvent {
+  readonly schema: string;
+  readonly pk: PkTuple;
+  readonly before: StoredRow | null;
+  readonly after: StoredRow | null;
+}
+
+/**
+ * Dual writes (store.setRowMirror): the row changes that follow every put and delete of one
+ * table in the same request, hence in the same frame, whatever surface wrote it (rows, batch,
+ * NDJSON, SQL, ES). An online migration fills it to write each row's new shape beside the old.
+ * `mirror` runs inside the commit (it sees the request's pending writes through `ctx`) and
+ * must not write itself. Its changes are not mirrored again; a put stores the source row's
+ * version (so a table moved onto the mirror's keys keeps its versions). When the store refuses one of
+ * them (the new shape rejects the row), the source write still commits without its mirror
+ * and `refused` is told (the migration then fails); a `mirror` change fails instead.
+ */
+export interface RowMirror {
+  mirror(ev: RowMirrorEvent, ctx: DeriveContext): ReadonlyArray<RowPutChange | RowDeleteChange>;
+  refused?(ev: RowMirrorEvent, error: DbError): void;
+}
+
 export type CheckEvaluator = (expr: string, row: Row, manifest: TableManifest) => boolean | null;

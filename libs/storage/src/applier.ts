@@ -15,7 +15,7 @@ import type { TableManifest } from '@mmdb/core';
 import type { CommitParticipant, CommittedFrame, KeyWrite } from './api';
 import type { SchemaEntry } from './coordinator';
 import { parseManifest } from './manifest';
-import { frameKeyWrites, logKey, metaKey, parseJson } from './records';
+import { frameKeyWrites, keyIdOf, logKey, metaKey, parseJson } from './records';
 
 export interface ApplierHost {
   readonly catalog: Map<string, SchemaEntry>;
@@ -25,14 +25,16 @@ export interface ApplierHost {
   clearSchema(m: TableManifest): Promise<void>;
   /** Deletes a key outside the log (the drop marker once the drop is finished). */
   del(key: Buffer): Promise<void>;
+  /** Clears, in the background, the row and index keys a table left behind when a frame moved it to other keys. */
+  retire(keyId: string): void;
 }
 
 export class FrameApplier {
   constructor(private readonly host: ApplierHost) {}
 
   /** Every key write a frame stands for: its row keys, its derived writes, and its own log entry. */
-  static keyWrites(frame: CommittedFrame, bytes: Buffer): KeyWrite[] {
-    const out = frameKeyWrites(frame);
+  static keyWrites(frame: CommittedFrame, bytes: Buffer, keyId?: (schema: string) => string): KeyWrite[] {
+    const out = frameKeyWrites(frame, keyId);
     out.push({ key: logKey(frame.lsn), value: bytes });
     return out;
   }
@@ -60,9 +62,20 @@ export class FrameApplier {
     if (!from) {
       for (const c of f.changes) {
         if ('schema' in c) this.host.tableLsns.set(c.schema, f.lsn);
-        if (c.op === 'schema_put') this.host.catalog.set(c.schema, { manifest: parseManifest(c.toml), toml: c.toml });
+        if (c.op === 'schema_put') {
+          const before = this.host.catalog.get(c.schema)?.manifest;
+          const physical = c.physical ?? before?.physical;
+          const manifest = physical !== undefined && physical !== c.schema ? { ...parseManifest(c.toml), physical } : parseManifest(c.toml);
+          this.host.catalog.set(c.schema, { manifest, toml: c.toml });
+          // A cutover moved the table to other keys: the old ones go in the background.
+          if (before && keyIdOf(before) !== keyIdOf(manifest)) this.host.retire(keyIdOf(before));
+        }
         else if (c.op === 'schema_drop') {
+          const gone = this.host.catalog.get(c.schema)?.manifest;
+          // Its rows and index entries are cleared in the background (finish leaves them alone).
           this.host.catalog.delete(c.schema);
+          const shared = gone && [...this.host.catalog.values()].some((e) => keyIdOf(e.manifest) === keyIdOf(gone));
+          if (gone && c.background === true && !shared) this.host.retire(keyIdOf(gone));
           dropped = true;
         }
       }

@@ -16,7 +16,7 @@ export interface KeyReader {
   peek?(bin: string): Buffer | null | typeof MISS;
   range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
 }
-import { decodeRow, rowKey } from './records';
+import { decodeRow, keyIdOf, rowKey } from './records';
 
 const bin = (b: Buffer) => b.toString('latin1');
 const unbin = (s: string) => Buffer.from(s, 'latin1');
@@ -126,6 +126,11 @@ export class RequestContext implements DeriveContext {
     this.own.set(key, value, k);
   }
 
+  /** A context over this one's writes whose own writes can be kept (`own.mergeInto(this.own)`) or dropped whole. */
+  child(): RequestContext {
+    return new RequestContext(this.lsn, this.base, [this.own, ...this.layers], this.manifestOf);
+  }
+
   /** The newest pending write of a key (null: a pending delete), or undefined when none is pending. */
   private pending(k: string): Buffer | null | undefined {
     let v = this.own.lookupBin(k);
@@ -160,7 +165,7 @@ export class RequestContext implements DeriveContext {
     return picked.map((k) => [unbin(k), merged.get(k)!]);
   }
 
-  async getRow(schema: string, pk: PkTuple, key: Buffer = rowKey(schema, pk)): Promise<StoredRow | undefined> {
+  async getRow(schema: string, pk: PkTuple, key: Buffer = rowKey(this.keyId(schema), pk)): Promise<StoredRow | undefined> {
     const v = await this.get(key);
     return v === undefined ? undefined : decodeRow(schema, pk, v);
   }
@@ -169,7 +174,13 @@ export class RequestContext implements DeriveContext {
    * getRow answered without waiting when the row is among the pending writes or was
    * read ahead; MISS when only the store can say (then call getRow).
    */
-  getRowNow(schema: string, pk: PkTuple, key: Buffer = rowKey(schema, pk), k: string = bin(key)): StoredRow | undefined | typeof MISS {
+  /** The id the schema's rows are keyed under (keyIdOf its manifest as this request sees it). */
+  private keyId(schema: string): string {
+    const m = this.manifestOf(schema);
+    return m ? keyIdOf(m) : schema;
+  }
+
+  getRowNow(schema: string, pk: PkTuple, key: Buffer = rowKey(this.keyId(schema), pk), k: string = bin(key)): StoredRow | undefined | typeof MISS {
     let v = this.pending(k);
     if (v === undefined) {
       const b = this.base?.peek?.(k);

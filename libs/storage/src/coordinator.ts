@@ -22,6 +22,9 @@ import type {
   PkTuple,
   Precondition,
   RowDeleteChange,
+  RowMirror,
+  RowMirrorChange,
+  RowMirrorEvent,
   RowPutChange,
   StoredResponse,
   StoredRow,
@@ -31,7 +34,7 @@ import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
+import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
 import type { Db } from './snapshot';
 
 export interface SchemaEntry {
@@ -49,6 +52,8 @@ export interface CoordinatorHost {
   schemas(): Iterable<SchemaEntry>;
   participants(): readonly CommitParticipant[];
   checkEvaluator(): CheckEvaluator | undefined;
+  /** The dual-write hook of a table (store.setRowMirror), if any. */
+  rowMirror(schema: string): RowMirror | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
   groupMeta(frames: readonly { lsn: number; bytes: number; epoch: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
   /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
@@ -109,6 +114,12 @@ class ChangeLog {
 
   json(): string {
     return `[${this.parts.join(',')}]`;
+  }
+
+  /** Appends another log's changes (a mirror's, once they are kept). */
+  append(other: ChangeLog): void {
+    this.changes.push(...other.changes);
+    this.parts.push(...other.parts);
   }
 }
 
@@ -357,12 +368,12 @@ export class Coordinator {
     const known = new Map<string, Buffer | undefined>();
     for (const p of items) {
       for (const c of p.req.changes ?? []) {
-        if (c.op !== 'put' && c.op !== 'delete') continue;
+        if (c.op !== 'put' && c.op !== 'delete' && c.op !== 'mirror') continue;
         const m = this.host.schema(c.schema)?.manifest;
         if (!m) continue;
-        const pk = c.op === 'delete' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
+        const pk = c.op !== 'put' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
-        const key = rowKey(m.id, pk);
+        const key = rowKey(keyIdOf(m), pk);
         const bin = key.toString('latin1');
         const cached = this.host.cachedRow(bin);
         if (cached !== undefined) known.set(bin, cached ?? undefined);
@@ -372,7 +383,7 @@ export class Coordinator {
         for (const idx of m.indexes) {
           if (!idx.unique) continue;
           const vals = idx.columns.map((col) => (c.row as Row)[col]);
-          if (vals.every((v) => v !== undefined && v !== null)) keys.push(indexEntry(m.id, idx, vals, pk).key);
+          if (vals.every((v) => v !== undefined && v !== null)) keys.push(indexEntry(keyIdOf(m), idx, vals, pk).key);
         }
       }
     }
@@ -435,11 +446,14 @@ export class Coordinator {
           case 'custom':
             await this.custom(ctx, change, results, logged);
             break;
+          case 'mirror':
+            await this.remirror(ctx, change, results, logged);
+            break;
           case 'schema_put': {
-            const entry = await this.schemaPut(ctx, change.toml, schemaOf);
+            const entry = await this.schemaPut(ctx, change.toml, schemaOf, change.physical);
             results.push({ op: 'schema_put', schema: entry.manifest.id, created: !schemaOf(entry.manifest.id) });
             ownSchemas.set(entry.manifest.id, entry);
-            logged.add({ op: 'schema_put', schema: entry.manifest.id, toml: entry.toml });
+            logged.add(change.physical === undefined ? { op: 'schema_put', schema: entry.manifest.id, toml: entry.toml } : { op: 'schema_put', schema: entry.manifest.id, toml: entry.toml, physical: change.physical });
             break;
           }
           case 'schema_drop': {
@@ -456,10 +470,13 @@ export class Coordinator {
             }
             ctx.put(metaKey('schema', m.id), null);
             ctx.put(metaKey('dropping', m.id), json(m));
+            // (Not when another table now uses its keys: a shadow after its table's cutover.)
+            const shared = this.allManifests(groupSchemas, ownSchemas).some((o) => o.id !== m.id && keyIdOf(o) === keyIdOf(m));
+            if (change.background === true && !shared) ctx.put(metaKey('retiring', keyIdOf(m)), json({ dropped: m.id }));
             ownSchemas.set(m.id, null);
             dropped.push(m);
             results.push({ op: 'schema_drop', schema: m.id, dropped: true });
-            logged.add({ op: 'schema_drop', schema: m.id });
+            logged.add(change.background === true ? { op: 'schema_drop', schema: m.id, background: true } : { op: 'schema_drop', schema: m.id });
             break;
           }
           case 'catalog':
@@ -565,16 +582,18 @@ export class Coordinator {
   private async nextRowid(ctx: RequestContext, schema: string, rowids: Map<string, number>): Promise<number> {
     let next = rowids.get(schema) ?? this.rowidNext.get(schema);
     if (next === undefined) {
-      const r = prefixRange(KEYSPACE.row, [schema]);
+      const id = keyIdOf(this.manifest(ctx, schema));
+      const r = prefixRange(KEYSPACE.row, [id]);
       const last = await ctx.range({ ...r, reverse: true, limit: 1 });
-      const head = keyOf(KEYSPACE.row, [schema]).length;
+      const head = keyOf(KEYSPACE.row, [id]).length;
       next = last.length ? Number(decodeTuple(last[0][0], head)[0]) + 1 : 1;
     }
     rowids.set(schema, next + 1);
     return next;
   }
 
-  private async put(ctx: RequestContext, ch: RowPutChange, results: ChangeResult[], logged: ChangeLog, rowids: Map<string, number>): Promise<void> {
+  /** `version`: the version to store (a mirror's put keeps its source row's), instead of the next one. */
+  private async put(ctx: RequestContext, ch: RowPutChange, results: ChangeResult[], logged: ChangeLog, rowids: Map<string, number>, mirrored = true, version?: number): Promise<void> {
     const m = this.manifest(ctx, ch.schema);
     const input = ch.row;
     if (m.hidden_rowid && input && typeof input === 'object' && (input as Row)._rowid == null) {
@@ -588,12 +607,12 @@ export class Coordinator {
     pk.forEach((v, i) => {
       if (v === null) throw new DbError('missing_required', `primary key column "${m.primary_key[i]}" is required in ${m.id}`, { field: m.primary_key[i] });
     });
-    const key = rowKey(m.id, pk);
+    const key = rowKey(keyIdOf(m), pk);
     const bin = key.toString('latin1');
     const now = ctx.getRowNow(m.id, pk, key, bin);
     const before = now === MISS ? await ctx.getRow(m.id, pk, key) : now;
     this.checkPrecondition(ch.precondition, before, m.id, pk);
-    const after: StoredRow = { schema: m.id, pk, version: (before?.version ?? 0) + 1, lsn: ctx.lsn, values };
+    const after: StoredRow = { schema: m.id, pk, version: version ?? (before?.version ?? 0) + 1, lsn: ctx.lsn, values };
     const evaluate = this.host.checkEvaluator();
     if (evaluate) {
       for (const c of m.checks) {
@@ -622,9 +641,10 @@ export class Coordinator {
       `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
+    if (mirrored) await this.mirror(ctx, { schema: m.id, pk, before: before ?? null, after }, logged, rowids, false);
   }
 
-  private async del(ctx: RequestContext, ch: RowDeleteChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
+  private async del(ctx: RequestContext, ch: RowDeleteChange, results: ChangeResult[], logged: ChangeLog, mirrored = true): Promise<void> {
     const m = this.manifest(ctx, ch.schema);
     if (!Array.isArray(ch.pk) || ch.pk.length !== m.primary_key.length) {
       throw new DbError('validation_failed', `${m.id} has a ${m.primary_key.length}-column primary key (${m.primary_key.join(', ')})`);
@@ -640,7 +660,7 @@ export class Coordinator {
       results.push({ op: 'delete', schema: m.id, pk, deleted: false, version: null });
       return;
     }
-    ctx.put(rowKey(m.id, pk), null);
+    ctx.put(rowKey(keyIdOf(m), pk), null);
     await this.derive(ctx, m, pk, before, null);
     // Restrict: no row may still reference this one (checked after this request's own deletes).
     for (const e of this.host.schemas()) {
@@ -648,7 +668,7 @@ export class Coordinator {
       if (!other) continue;
       for (const fk of other.foreign_keys) {
         if (fk.references !== m.id || fk.on_delete !== 'restrict') continue;
-        const hits = await ctx.range({ ...prefixRange(KEYSPACE.index, [other.id, fkIndexName(fk.name), ...pk]), limit: 1 });
+        const hits = await ctx.range({ ...prefixRange(KEYSPACE.index, [keyIdOf(other), fkIndexName(fk.name), ...pk]), limit: 1 });
         if (hits.length) {
           throw new DbError('fk_violation', `row ${m.id}/${canonicalJson(pk)} is still referenced by ${other.id} through foreign key "${fk.name}"`, {
             constraint: fk.name,
@@ -658,6 +678,50 @@ export class Coordinator {
     }
     logged.add({ op: 'delete', schema: m.id, pk, old: before.values });
     results.push({ op: 'delete', schema: m.id, pk, deleted: true, version: before.version });
+    if (mirrored) await this.mirror(ctx, { schema: m.id, pk, before, after: null }, logged, new Map(), false);
+  }
+
+  /**
+   * Dual writes: the row changes the table's RowMirror asks for, prepared in a child context
+   * so that a refused one leaves nothing behind (the source write keeps going without its
+   * mirror, and the mirror is told) unless `strict` (a `mirror` change: the request fails).
+   */
+  private async mirror(ctx: RequestContext, ev: RowMirrorEvent, logged: ChangeLog, rowids: Map<string, number>, strict: boolean): Promise<number> {
+    const mirror = this.host.rowMirror(ev.schema);
+    if (!mirror) return 0;
+    const child = ctx.child();
+    const log = new ChangeLog();
+    const ids = new Map(rowids);
+    let n = 0;
+    try {
+      for (const c of mirror.mirror(ev, child)) {
+        // A put keeps the source row's version, so the table's versions survive a cutover onto these keys.
+        if (c.op === 'put') await this.put(child, c, [], log, ids, false, ev.after?.version);
+        else if (c.op === 'delete') await this.del(child, c, [], log, false);
+        else throw new DbError('internal_error', `a row mirror may only put or delete rows, not "${(c as { op: string }).op}"`);
+        n++;
+      }
+    } catch (e) {
+      if (strict) throw e;
+      mirror.refused?.(ev, isDbError(e) ? e : new DbError('internal_error', `row mirror of ${ev.schema}: ${(e as Error)?.message ?? String(e)}`));
+      return 0;
+    }
+    child.own.mergeInto(ctx.own);
+    logged.append(log);
+    for (const [k, v] of ids) rowids.set(k, v);
+    return n;
+  }
+
+  /** A `mirror` change: the mirror's changes for the row as it is now (a backfill's copy). */
+  private async remirror(ctx: RequestContext, ch: RowMirrorChange, results: ChangeResult[], logged: ChangeLog): Promise<void> {
+    const m = this.manifest(ctx, ch.schema);
+    if (!this.host.rowMirror(m.id)) throw new DbError('validation_failed', `${m.id} has no row mirror`, { schema: m.id });
+    if (!Array.isArray(ch.pk) || ch.pk.length !== m.primary_key.length) {
+      throw new DbError('validation_failed', `${m.id} has a ${m.primary_key.length}-column primary key (${m.primary_key.join(', ')})`);
+    }
+    const now = (await ctx.getRow(m.id, ch.pk)) ?? null;
+    const n = await this.mirror(ctx, { schema: m.id, pk: ch.pk, before: now, after: now }, logged, new Map(), true);
+    results.push({ op: 'mirror', schema: m.id, pk: ch.pk, changes: n });
   }
 
   private async derive(ctx: RequestContext, m: TableManifest, pk: PkTuple, before: StoredRow | null, after: StoredRow | null): Promise<void> {
@@ -678,9 +742,19 @@ export class Coordinator {
     results.push({ op: 'custom', participant: ch.participant, result });
   }
 
-  private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined): Promise<SchemaEntry> {
+  private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined, moveTo?: string): Promise<SchemaEntry> {
     if (typeof toml !== 'string') throw new DbError('validation_failed', 'a manifest must be TOML text');
-    const m = parseManifest(toml);
+    const parsed = parseManifest(toml);
+    const before = schemaOf(parsed.id)?.manifest;
+    if (moveTo !== undefined) {
+      // A cutover: the table's rows and index entries are those already under `moveTo` (the shadow's).
+      const owner = schemaOf(moveTo)?.manifest;
+      if (typeof moveTo !== 'string' || !before || !owner || keyIdOf(owner) !== moveTo || moveTo === keyIdOf(before)) {
+        throw new DbError('validation_failed', `physical: "${String(moveTo)}" is not the keys of another registered table`, { key: 'physical' });
+      }
+    }
+    const physical = moveTo ?? before?.physical;
+    const m: TableManifest = physical !== undefined && physical !== parsed.id ? { ...parsed, physical } : parsed;
     if (m.hidden_rowid) {
       const c = m.columns.find((x) => x.name === '_rowid');
       if (m.primary_key.length !== 1 || m.primary_key[0] !== '_rowid' || c?.ty !== 'i64') {
@@ -701,16 +775,18 @@ export class Coordinator {
         });
       }
     });
-    const prev = schemaOf(m.id)?.manifest;
+    const prev = before;
     if (prev && canonicalJson(prev.primary_key as string[]) !== canonicalJson(m.primary_key as string[])) {
-      const any = await ctx.range({ ...prefixRange(KEYSPACE.row, [m.id]), limit: 1 });
+      const any = await ctx.range({ ...prefixRange(KEYSPACE.row, [keyIdOf(prev)]), limit: 1 });
       if (any.length) throw new DbError('validation_failed', `manifest: primary_key: cannot change the primary key of ${m.id} while it has rows`, { key: 'primary_key' });
     }
     for (const part of this.host.participants()) {
       if (!part.deriveSchema) continue;
       for (const w of await part.deriveSchema(m, prev, ctx)) ctx.put(w.key, w.value);
     }
-    ctx.put(metaKey('schema', m.id), json({ toml }));
+    ctx.put(metaKey('schema', m.id), json(m.physical === undefined ? { toml } : { toml, physical: m.physical }));
+    // The keys the table leaves are cleared in the background once this frame is applied (the marker survives a crash).
+    if (prev && keyIdOf(prev) !== keyIdOf(m)) ctx.put(metaKey('retiring', keyIdOf(prev)), json({ from: m.id }));
     return { manifest: m, toml };
   }
 }

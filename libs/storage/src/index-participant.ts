@@ -6,7 +6,7 @@
 import { DbError, TableManifest } from '@mmdb/core';
 import type { CommitParticipant, DeriveContext, KeyWrite, RowChangeEvent, StoredRow } from './api';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
-import { decodeRow, indexEntry, maintainedIndexes } from './records';
+import { decodeRow, indexEntry, keyIdOf, maintainedIndexes } from './records';
 
 type Idx = ReturnType<typeof maintainedIndexes>[number];
 
@@ -33,9 +33,10 @@ export const indexParticipant: CommitParticipant = {
   deriveRow(ch: RowChangeEvent, ctx: DeriveContext): KeyWrite[] | Promise<KeyWrite[]> {
     const out: KeyWrite[] = [];
     const checks: Array<() => Promise<void>> = [];
+    const id = keyIdOf(ch.manifest);
     for (const idx of maintainedIndexes(ch.manifest)) {
-      const before = ch.before ? indexEntry(ch.schema, idx, valuesOf(idx, ch.before), ch.before.pk) : null;
-      const after = ch.after ? indexEntry(ch.schema, idx, valuesOf(idx, ch.after), ch.after.pk) : null;
+      const before = ch.before ? indexEntry(id, idx, valuesOf(idx, ch.before), ch.before.pk) : null;
+      const after = ch.after ? indexEntry(id, idx, valuesOf(idx, ch.after), ch.after.pk) : null;
       if (before && after && before.key.equals(after.key) && before.value.equals(after.value)) continue;
       if (before) out.push({ key: before.key, value: null });
       if (after) {
@@ -53,20 +54,23 @@ export const indexParticipant: CommitParticipant = {
 
   async deriveSchema(m: TableManifest, prev: TableManifest | undefined, ctx: DeriveContext): Promise<KeyWrite[]> {
     if (!prev) return [];
+    const id = keyIdOf(m);
+    // A cutover moved the table to another table's keys: the entries there are that table's indexes.
+    if (keyIdOf(prev) !== id) prev = ctx.manifest(id) ?? prev;
     const out: KeyWrite[] = [];
     const before = new Map(maintainedIndexes(prev).map((i) => [i.name, i]));
     const after = new Map(maintainedIndexes(m).map((i) => [i.name, i]));
     const same = (a: Idx, b: Idx) => a.unique === b.unique && canonicalJson(a.columns as string[]) === canonicalJson(b.columns as string[]);
     for (const [name] of before) {
       if (after.has(name) && same(before.get(name)!, after.get(name)!)) continue;
-      for (const [k] of await ctx.range(prefixRange(KEYSPACE.index, [m.id, name]))) out.push({ key: k, value: null });
+      for (const [k] of await ctx.range(prefixRange(KEYSPACE.index, [id, name]))) out.push({ key: k, value: null });
     }
     const added = [...after.values()].filter((i) => !before.has(i.name) || !same(before.get(i.name)!, i));
     if (added.length) {
       // Backfill from the rows already stored (uniqueness is checked as we go).
       const seen = new Map<string, string>();
-      const rowRange = prefixRange(KEYSPACE.row, [m.id]);
-      const headLen = keyOf(KEYSPACE.row, [m.id]).length;
+      const rowRange = prefixRange(KEYSPACE.row, [id]);
+      const headLen = keyOf(KEYSPACE.row, [id]).length;
       for (const [k, v] of await ctx.range(rowRange)) {
         const row = decodeRow(m.id, decodeTuple(k, headLen), v);
         for (const idx of added) {
@@ -76,7 +80,7 @@ export const indexParticipant: CommitParticipant = {
             if (seen.has(sig)) throw new DbError('conflict', `unique index "${idx.name}" cannot be built: (${idx.columns.join(', ')}) = ${canonicalJson(vals)} appears more than once`, { index: idx.name });
             seen.set(sig, '');
           }
-          const e = indexEntry(m.id, idx, vals, row.pk);
+          const e = indexEntry(id, idx, vals, row.pk);
           out.push({ key: e.key, value: e.value });
         }
       }
@@ -85,7 +89,7 @@ export const indexParticipant: CommitParticipant = {
   },
 
   dropRanges(m: TableManifest) {
-    const r = prefixRange(KEYSPACE.index, [m.id]);
+    const r = prefixRange(KEYSPACE.index, [keyIdOf(m)]);
     return [[r.gte, r.lt] as const];
   },
 };

@@ -8,6 +8,6 @@ export { FrameApplier } from './applier';
 export type { CatalogEntry, FeedStats, LogEntry, StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
 export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
-export { rowKey, indexKey, fkIndexName, frameKeyWrites } from './records';
+export { rowKey, indexKey, fkIndexName, frameKeyWrites, decodeRow, keyIdOf } from './records';
 export { ChangeFeed, READER_KINDS } from './feed';
 export type { ChangeCursor, FeedBatch, FeedEntry, FeedOptions, ReaderKind } from './feed';

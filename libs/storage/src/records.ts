@@ -3,6 +3,12 @@ import { parseJsonExact, stringifyJson, type JsonValue, type Row, type TableMani
 import type { CommittedFrame, KeyWrite, PkTuple, StoredRow } from './api';
 import { KEYSPACE, keyOf, decodeTuple, encodeTuple } from './keys';
 
+/** The id a table's row and index keys are under: its own, unless a migration's cutover moved them (`physical`). */
+export function keyIdOf(m: TableManifest): string {
+  return m.physical ?? m.id;
+}
+
+/** `rowKey(schema, …)` and the other key builders take this id (keyIdOf), not the schema id. */
 export function rowKey(schema: string, pk: readonly JsonValue[]): Buffer {
   return keyOf(KEYSPACE.row, [schema, ...pk]);
 }
@@ -105,11 +111,11 @@ export function parseJson<T>(b: Uint8Array): T {
  * Every key write a frame stands for: the row keys implied by its put/delete changes,
  * then the derived writes it carries. This is what a follower applies.
  */
-export function frameKeyWrites(frame: CommittedFrame): KeyWrite[] {
+export function frameKeyWrites(frame: CommittedFrame, keyId: (schema: string) => string = (s) => s): KeyWrite[] {
   const out: KeyWrite[] = [];
   for (const c of frame.changes) {
-    if (c.op === 'put') out.push({ key: rowKey(c.schema, c.pk), value: encodeRow(c.version, frame.lsn, c.values) });
-    else if (c.op === 'delete') out.push({ key: rowKey(c.schema, c.pk), value: null });
+    if (c.op === 'put') out.push({ key: rowKey(keyId(c.schema), c.pk), value: encodeRow(c.version, frame.lsn, c.values) });
+    else if (c.op === 'delete') out.push({ key: rowKey(keyId(c.schema), c.pk), value: null });
   }
   return out.concat(frame.writes);
 }

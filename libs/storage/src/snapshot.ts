@@ -3,7 +3,7 @@ import type { ClassicLevel } from 'classic-level';
 import { DbError, TableManifest } from '@mmdb/core';
 import type { PkTuple, ScanOptions, Snapshot, StoredRow } from './api';
 import { KEYSPACE, decodeTuple, keyOf, prefixEnd } from './keys';
-import { decodeRow, maintainedIndexes, pkOfIndexEntry, rowKey } from './records';
+import { decodeRow, keyIdOf, maintainedIndexes, pkOfIndexEntry, rowKey } from './records';
 
 export type Db = ClassicLevel<Buffer, Buffer>;
 type LevelSnapshot = ReturnType<Db['snapshot']>;
@@ -52,15 +52,16 @@ export class LevelSnapshotReader implements Snapshot {
 
   async getRow(schema: string, pk: PkTuple): Promise<StoredRow | undefined> {
     this.live();
-    const v = await this.db.get(rowKey(schema, pk), { snapshot: this.snap });
+    const m = this.manifestOf(schema);
+    const v = await this.db.get(rowKey(m ? keyIdOf(m) : schema, pk), { snapshot: this.snap });
     return v === undefined ? undefined : decodeRow(schema, pk, v);
   }
 
   async *scanRows(schema: string, opts: ScanOptions = {}): AsyncIterable<StoredRow[]> {
     this.live();
-    this.manifest(schema);
-    const headLen = keyOf(KEYSPACE.row, [schema]).length;
-    const it = this.db.iterator({ ...boundsFor(KEYSPACE.row, [schema], opts), reverse: !!opts.reverse, limit: opts.limit ?? -1, snapshot: this.snap });
+    const id = keyIdOf(this.manifest(schema));
+    const headLen = keyOf(KEYSPACE.row, [id]).length;
+    const it = this.db.iterator({ ...boundsFor(KEYSPACE.row, [id], opts), reverse: !!opts.reverse, limit: opts.limit ?? -1, snapshot: this.snap });
     try {
       for (;;) {
         const entries = await it.nextv(opts.batchSize ?? 256);
@@ -77,14 +78,15 @@ export class LevelSnapshotReader implements Snapshot {
     const m = this.manifest(schema);
     const idx = maintainedIndexes(m).find((i) => i.name === index);
     if (!idx) throw new DbError('not_found', `schema "${schema}" has no index "${index}"`);
-    const headLen = keyOf(KEYSPACE.index, [schema, index]).length;
-    const it = this.db.iterator({ ...boundsFor(KEYSPACE.index, [schema, index], opts), reverse: !!opts.reverse, limit: opts.limit ?? -1, snapshot: this.snap });
+    const id = keyIdOf(m);
+    const headLen = keyOf(KEYSPACE.index, [id, index]).length;
+    const it = this.db.iterator({ ...boundsFor(KEYSPACE.index, [id, index], opts), reverse: !!opts.reverse, limit: opts.limit ?? -1, snapshot: this.snap });
     try {
       for (;;) {
         const entries = await it.nextv(opts.batchSize ?? 256);
         if (entries.length === 0) return;
         const pks = entries.map(([k, v]) => pkOfIndexEntry(k, v, headLen, idx.columns.length));
-        const vals = await this.db.getMany(pks.map((pk) => rowKey(schema, pk)), { snapshot: this.snap });
+        const vals = await this.db.getMany(pks.map((pk) => rowKey(id, pk)), { snapshot: this.snap });
         const rows: StoredRow[] = [];
         vals.forEach((v, i) => {
           if (v !== undefined) rows.push(decodeRow(schema, pks[i], v));

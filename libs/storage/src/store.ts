@@ -19,6 +19,7 @@ import { DbError, JsonValue, Row, TableManifest } from '@mmdb/core';
 import type {
   CatalogKind,
   CheckEvaluator,
+  RowMirror,
   MigrationChange,
   CommitParticipant,
   CommitRequest,
@@ -47,9 +48,9 @@ import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
 import { indexParticipant } from './index-participant';
 import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
-import { KEYSPACE, decodeTuple, prefixRange } from './keys';
+import { KEYSPACE, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { LOG_END, LOG_START, decodeRowText, idempotencyKey, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
+import { LOG_END, LOG_START, decodeRowText, idempotencyKey, keyIdOf, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { RowCache } from './row-cache';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
@@ -192,6 +193,8 @@ export class TenantStore implements StoreReader {
   private readonly applier: FrameApplier;
   private participantList: CommitParticipant[];
   private checkFn: CheckEvaluator | undefined;
+  /** Dual-write hooks by source schema (setRowMirror). */
+  private readonly mirrors = new Map<string, RowMirror>();
   private epochValue = 0;
   /** Replication's fence: throws when this store may not write (see setWriteGate). */
   private writeGate: (() => void) | undefined;
@@ -234,6 +237,7 @@ export class TenantStore implements StoreReader {
       participants: () => this.participantList,
       clearSchema: (m) => this.clearSchema(m),
       del: (key) => this.db.del(key),
+      retire: (id) => this.retire(id),
     });
   }
 
@@ -313,6 +317,19 @@ export class TenantStore implements StoreReader {
   }
 
   private async recover(): Promise<void> {
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['schema']))) {
+      for (const [, v] of batch) {
+        const { toml, physical } = parseJson<{ toml: string; physical?: string }>(v);
+        const parsed = parseManifest(toml);
+        const manifest = physical !== undefined && physical !== parsed.id ? { ...parsed, physical } : parsed;
+        this.catalog.set(manifest.id, { manifest, toml });
+      }
+    }
+    // Background clears resume first (an interrupted background drop leaves its rows to them).
+    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['retiring']))) {
+      for (const [k] of batch) this.retire(decodeTuple(k, keyOf(KEYSPACE.meta, ['retiring']).length)[0] as string);
+    }
+    // Interrupted drops are finished once the catalog is loaded (a shadow's keys another table uses stay).
     const finishedDrops: string[] = [];
     for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['dropping']))) {
       for (const [k, v] of batch) {
@@ -320,13 +337,6 @@ export class TenantStore implements StoreReader {
         await this.clearSchema(m);
         await this.db.del(k);
         finishedDrops.push(m.id);
-      }
-    }
-    for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['schema']))) {
-      for (const [, v] of batch) {
-        const { toml } = parseJson<{ toml: string }>(v);
-        const manifest = parseManifest(toml);
-        this.catalog.set(manifest.id, { manifest, toml });
       }
     }
     const storedEpoch = await this.db.get(metaKey('epoch'));
@@ -436,6 +446,7 @@ export class TenantStore implements StoreReader {
       schemas: () => this.catalog.values(),
       participants: () => this.participantList,
       checkEvaluator: () => this.checkFn,
+      rowMirror: (schema: string) => this.mirrors.get(schema),
       groupMeta: (frames: readonly { lsn: number; bytes: number; epoch: number }[]) => {
         const meta = this.segments.record(frames);
         const e = this.log.noteEpochs(frames);
@@ -484,12 +495,51 @@ export class TenantStore implements StoreReader {
     }
   }
 
-  /** Removes every key of a dropped schema: rows and each participant's ranges. */
+  /**
+   * Removes every key of a dropped schema: rows and each participant's ranges. A schema whose
+   * keys another table now uses (a migration's shadow after the cutover pointed its table at
+   * them) leaves its rows and index entries alone.
+   */
   private async clearSchema(m: TableManifest): Promise<void> {
-    const rows = prefixRange(KEYSPACE.row, [m.id]);
-    await this.db.clear({ gte: rows.gte, lt: rows.lt });
-    for (const p of this.participantList) for (const [gte, lt] of p.dropRanges?.(m) ?? []) await this.db.clear({ gte, lt });
+    // Shared with another table, or being cleared in the background (a `background` drop).
+    const shared = this.retiringIds.has(keyIdOf(m)) || [...this.catalog.values()].some((e) => e.manifest.id !== m.id && keyIdOf(e.manifest) === keyIdOf(m));
+    if (!shared) {
+      const rows = prefixRange(KEYSPACE.row, [keyIdOf(m)]);
+      await this.db.clear({ gte: rows.gte, lt: rows.lt });
+    }
+    for (const p of this.participantList) {
+      if (shared && p === indexParticipant) continue;
+      for (const [gte, lt] of p.dropRanges?.(m) ?? []) await this.db.clear({ gte, lt });
+    }
   }
+
+  /**
+   * Clears, in the background, the row and index keys of `keyId` that a table left when a
+   * cutover moved it to its new shape's keys (no manifest points at them any more; the
+   * `retiring` marker written in that frame makes a restart finish the job).
+   */
+  private retire(keyId: string): void {
+    if (this.retiringIds.has(keyId)) return;
+    this.retiringIds.add(keyId);
+    const run = (async () => {
+      for (const space of [KEYSPACE.row, KEYSPACE.index]) {
+        const r = prefixRange(space, [keyId]);
+        await this.db.clear({ gte: r.gte, lt: r.lt });
+      }
+      await this.db.del(metaKey('retiring', keyId));
+    })();
+    const p = run
+      .catch((e) => (this.maintenance.lastError = `retiring ${keyId}: ${(e as Error)?.message ?? String(e)}`))
+      .finally(() => {
+        this.retiring.delete(p);
+        this.retiringIds.delete(keyId);
+      });
+    this.retiring.add(p);
+  }
+
+  /** Background clears of retired keys (awaited by close), and the key ids they clear. */
+  private readonly retiring = new Set<Promise<unknown>>();
+  private readonly retiringIds = new Set<string>();
 
   // ---- writes -------------------------------------------------------------
 
@@ -515,7 +565,7 @@ export class TenantStore implements StoreReader {
 
   private checkFences(req: CommitRequest): void {
     for (const c of req.changes) {
-      if ((c.op === 'put' || c.op === 'delete') && this.fences.has(c.schema)) {
+      if ((c.op === 'put' || c.op === 'delete' || c.op === 'mirror') && this.fences.has(c.schema)) {
         throw new DbError('service_unavailable', `writes to ${c.schema} are paused while a migration cuts over; retry shortly`, { schema: c.schema, migration: 'cutover' });
       }
     }
@@ -556,6 +606,16 @@ export class TenantStore implements StoreReader {
     this.checkFn = fn;
   }
 
+  /**
+   * Installs (or removes, with undefined) the dual-write hook of a table: every put and delete
+   * of its rows then carries the mirror's row changes in the same frame (RowMirror in api.ts).
+   * Memory only, like the fence: its owner installs it again after a restart, before writes.
+   */
+  setRowMirror(schema: string, mirror: RowMirror | undefined): void {
+    if (mirror) this.mirrors.set(schema, mirror);
+    else this.mirrors.delete(schema);
+  }
+
   // ---- reads --------------------------------------------------------------
 
   manifest(id: string): TableManifest | undefined {
@@ -591,8 +651,9 @@ export class TenantStore implements StoreReader {
   /** The row's record text, through the read cache. */
   private async rowRecord(schema: string, pk: PkTuple): Promise<string | undefined> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
-    if (!this.catalog.has(schema)) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
-    const key = rowKey(schema, pk);
+    const e = this.catalog.get(schema);
+    if (!e) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
+    const key = rowKey(keyIdOf(e.manifest), pk);
     const k = key.toString('latin1');
     const cached = this.rowCache.get(k);
     if (cached !== undefined) return cached ?? undefined;
@@ -714,7 +775,7 @@ export class TenantStore implements StoreReader {
       }
       for (let i = 0; i < decoded.length; ) {
         let j = i;
-        while (j < decoded.length - 1 && !decoded[j].f.changes.some((c) => c.op === 'schema_drop')) j++;
+        while (j < decoded.length - 1 && !decoded[j].f.changes.some((c) => c.op === 'schema_drop' || (c.op === 'schema_put' && c.physical !== undefined))) j++;
         await this.appendRun(decoded.slice(i, j + 1));
         i = j + 1;
       }
@@ -725,7 +786,12 @@ export class TenantStore implements StoreReader {
   /** One run of applyFrames: one batch, then the applier. */
   private async appendRun(run: ReadonlyArray<{ f: CommittedFrame; b: Buffer }>): Promise<void> {
     const writes = new WriteSet();
-    for (const { f, b } of run) for (const w of FrameApplier.keyWrites(f, b)) writes.set(w.key, w.value);
+    // Row keys under each table's keys as of the run (a run ends at a frame that moves a table's keys).
+    const keyId = (s: string) => {
+      const m = this.catalog.get(s)?.manifest;
+      return m ? keyIdOf(m) : s;
+    };
+    for (const { f, b } of run) for (const w of FrameApplier.keyWrites(f, b, keyId)) writes.set(w.key, w.value);
     const batch = this.db.batch();
     for (const [k, v] of writes.entries()) {
       if (v === null) batch.del(k);
@@ -931,6 +997,7 @@ export class TenantStore implements StoreReader {
     clearInterval(this.maintenanceTimer);
     await this.maintaining;
     await this.coordinator.drain();
+    await Promise.allSettled([...this.retiring]);
     this.closed = true;
     this.coordinator.close();
     try {

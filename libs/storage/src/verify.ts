@@ -7,7 +7,7 @@ import type { TableManifest } from '@mmdb/core';
 import type { CommitParticipant, StoredRow } from './api';
 import { KeyReader, RequestContext, WriteSet } from './context';
 import { KEYSPACE, keyOf, decodeTuple, prefixRange } from './keys';
-import { decodeRow } from './records';
+import { decodeRow, keyIdOf } from './records';
 import type { Db } from './snapshot';
 
 export interface VerifyDifference {
@@ -52,8 +52,8 @@ export async function verifyStore(db: Db, manifests: readonly TableManifest[], p
       }
       ctx.own.mergeInto(expected);
       ctx.own.clear();
-      const head = keyOf(KEYSPACE.row, [m.id]).length;
-      for (const [k, v] of (await db.iterator({ ...prefixRange(KEYSPACE.row, [m.id]), snapshot: snap }).all()) as Array<[Buffer, Buffer]>) {
+      const head = keyOf(KEYSPACE.row, [keyIdOf(m)]).length;
+      for (const [k, v] of (await db.iterator({ ...prefixRange(KEYSPACE.row, [keyIdOf(m)]), snapshot: snap }).all()) as Array<[Buffer, Buffer]>) {
         const row: StoredRow = decodeRow(m.id, decodeTuple(k, head), v);
         rows++;
         for (const p of participants) {

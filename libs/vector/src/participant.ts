@@ -14,7 +14,7 @@
  */
 import { DbError, stringifyJson, type JsonValue, type Lsn, type TableManifest, type VectorIndexKind } from '@mmdb/core';
 import type { CommitParticipant, CommittedFrame, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, Snapshot, StoreReader } from '@mmdb/storage';
-import { decodeKey, prefixRange } from '@mmdb/storage';
+import { decodeKey, keyIdOf, prefixRange } from '@mmdb/storage';
 import { VectorTable, type Match, type TableSpec } from './table';
 import { V_BYTE, CHECKPOINT_KEY, ALL_TABLES, chunkKey, decodeEntry, encodeEntry, entryKey, entryRange, metaKey, parseKey, tableRange } from './keys';
 import { checkDirection, checkVector, parseId, parseK, parseMetadata, parseMetric, parseMode, parseTableName, parseVector, toNumbers, type Metadata } from './validate';
@@ -143,7 +143,7 @@ export class VectorParticipant implements CommitParticipant {
     // The declaration is new to this manifest: the entries are rebuilt from the table's rows
     // (including rows put earlier in the same frame, as a migration's cutover puts them).
     const fresh = new Map<string, KeyWrite>();
-    for (const [key] of await ctx.range(prefixRange('R', [m.id]))) {
+    for (const [key] of await ctx.range(prefixRange('R', [keyIdOf(m)]))) {
       const pk = decodeKey(key).slice(1) as JsonValue[];
       const row = await ctx.getRow(m.id, pk);
       if (row) for (const w of this.deriveRow({ schema: m.id, manifest: m, pk, before: null, after: row })) fresh.set(w.key.toString('latin1'), w);
@@ -201,6 +201,7 @@ export class VectorParticipant implements CommitParticipant {
       const spec = JSON.parse(value.toString('utf8')) as StoredSpec;
       const t = this.tables.get(k.table);
       if (!t || t.spec.dim !== spec.dim || t.spec.metric !== spec.metric) this.tables.set(k.table, new VectorTable(k.table, spec));
+      else if (t.spec.index !== spec.index || stringifyJson(t.spec.params as JsonValue) !== stringifyJson(spec.params as JsonValue)) t.retune(spec);
       this.dirty.add(k.table);
     } else if (k.kind === 'e') {
       const t = this.tables.get(k.table);

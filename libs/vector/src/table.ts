@@ -100,17 +100,20 @@ export class VectorTable {
   /** The query of the running `topk` (normalised in place for cosine): one buffer, no allocation per query. */
   private readonly query: Float32Array;
 
-  constructor(readonly name: string, readonly spec: TableSpec) {
+  constructor(readonly name: string, public spec: TableSpec) {
     this.slab = new VectorSlab(spec.dim);
     this.query = new Float32Array(spec.dim);
     const slabOf = () => this.slab; // the slab is replaced on restore: read it through the table
+    const specOf = () => this.spec; // the spec changes with the manifest (retune)
     this.ctx = {
       metric: spec.metric,
       dim: spec.dim,
       get slab() {
         return slabOf();
       },
-      params: spec.params,
+      get params() {
+        return specOf().params;
+      },
     };
     this.index = new ExactIndex(this.ctx);
     if (spec.index === 'hnsw' && spec.metric !== 'manhattan') this.index = new HnswIndex(this.ctx);
@@ -220,6 +223,16 @@ export class VectorTable {
     if (want === cur.kind && !stale) return;
     if (want === 'exact' && cur.kind !== 'exact') return; // an index once built stays
     this.index = this.build(want);
+  }
+
+  /**
+   * A changed `[vector]` declaration of the same dim and metric (index kind, params): the index
+   * is built again over every live vector with them, so a changed manifest takes effect at once.
+   */
+  retune(spec: TableSpec): void {
+    if (spec.dim !== this.spec.dim || spec.metric !== this.spec.metric) throw new Error('retune keeps dim and metric');
+    this.spec = spec;
+    this.rebuild();
   }
 
   /** Builds the given kind over every live vector (used on growth and by benchmarks). */

@@ -213,3 +213,20 @@ test('background checkpoints image only after a tenth of the vectors changed (at
   await store.close(); // final: always images
   expect(vectors.stats.checkpoints).toBe(1);
 });
+
+test('a changed [vector] declaration of the same dim and metric (index kind, params) rebuilds the index at once', async () => {
+  const { store, vectors } = await open();
+  const toml = (index: string, params: string) =>
+    `namespace = "app"\ntable = "v"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "str"\nrequired = true\n[[columns]]\nname = "emb"\nty = "vector"\ndim = 784\n[vector]\ncolumn = "emb"\ndim = 784\nmetric = "l2"\nindex = "${index}"\n${params}`;
+  await store.registerSchema(toml('exact', ''));
+  const rows = [];
+  for (let j = 0; j < 300; j++) rows.push({ op: 'put' as const, schema: 'app.v', row: { id: String(j), emb: Array.from(data.base[j]) } });
+  await store.commit({ changes: rows });
+  expect(vectors.table('app.v').kind).toBe('exact');
+  await store.registerSchema(toml('hnsw', '[vector.params]\nm = 8\nef_construction = 64\n'));
+  const t = vectors.table('app.v');
+  expect([t.kind, t.spec.params, t.size]).toEqual(['hnsw', { m: 8, ef_construction: 64 }, 300]);
+  const hit = vectors.topk('app.v', { vector: Array.from(data.base[7]), k: 1 });
+  expect(hit[0].id).toBe('7');
+  await store.close();
+});

@@ -1,36 +1,73 @@
-/** The benchmark's synthetic corpus: rows with text, a 128-d vector, a category and a relation; exact ground truth. */
+/**
+ * The benchmark's synthetic corpus: rows with text, a 128-d vector, a category and a relation;
+ * exact ground truth. Compact so that 1,000,000 rows fit: vectors in one Float32Array, categories
+ * in a Uint16Array; the row objects (text, links) exist only while their NDJSON line is written.
+ */
 import { rng } from '@mmdb/vector';
-
-export interface Item { id: string; cat: number; body: string; emb: number[]; links: string[] }
 
 const WORDS = 'river stone light glass ember quiet north signal harbor orbit cedar lantern copper meadow summit echo velvet prism canyon drift'.split(' ');
 
-export function makeItems(n: number, dim: number, seed = 7): Item[] {
+export interface Corpus {
+  readonly n: number;
+  readonly dim: number;
+  /** Row i's vector at [i·dim, (i+1)·dim): the values the row was written with (4 decimals, exact in JSON). */
+  readonly emb: Float32Array;
+  readonly cat: Uint16Array;
+}
+
+/**
+ * The corpus and a generator of its rows' JSON lines (in id order: `r<i>`, a category 0..999 —
+ * `cat < 100` is 10% —, 6–15 words, a vector near one of 32 centers, two links). The arrays are
+ * filled as the lines are drawn: draw them all before reading `emb` / `cat`.
+ */
+export function makeCorpus(n: number, dim: number, seed = 7): { corpus: Corpus; lines: Generator<string> } {
   const r = rng(seed);
   const centers = Array.from({ length: 32 }, () => Array.from({ length: dim }, () => r() * 2 - 1));
-  const out: Item[] = [];
-  for (let i = 0; i < n; i++) {
-    const c = centers[i % centers.length];
-    const emb = c.map((x) => Math.round((x + (r() - 0.5) * 0.6) * 1e4) / 1e4);
-    const words = Array.from({ length: 6 + Math.floor(r() * 10) }, () => WORDS[Math.floor(r() * r() * WORDS.length)]);
-    const links = [Math.floor(r() * n), Math.floor(r() * n)].filter((j) => j !== i).map((j) => `r${j}`);
-    out.push({ id: `r${i}`, cat: Math.floor(r() * 1000), body: words.join(' '), emb, links });
+  const emb = new Float32Array(n * dim);
+  const cat = new Uint16Array(n);
+  function* lines(): Generator<string> {
+    const v = new Array<number>(dim);
+    for (let i = 0; i < n; i++) {
+      const c = centers[i % centers.length];
+      for (let d = 0; d < dim; d++) v[d] = Math.round((c[d] + (r() - 0.5) * 0.6) * 1e4) / 1e4;
+      const words = Array.from({ length: 6 + Math.floor(r() * 10) }, () => WORDS[Math.floor(r() * r() * WORDS.length)]);
+      const links = [Math.floor(r() * n), Math.floor(r() * n)].filter((j) => j !== i).map((j) => `r${j}`);
+      cat[i] = Math.floor(r() * 1000);
+      emb.set(v, i * dim);
+      yield JSON.stringify({ id: `r${i}`, cat: cat[i], body: words.join(' '), emb: v, links });
+    }
   }
-  return out;
+  return { corpus: { n, dim, emb, cat }, lines: lines() };
 }
 
-export function queries(items: Item[], q: number, seed = 11): number[][] {
+export function vectorOf(c: Corpus, i: number): number[] {
+  return Array.from(c.emb.subarray(i * c.dim, (i + 1) * c.dim), (x) => Math.round(x * 1e4) / 1e4);
+}
+
+export function queries(c: Corpus, q: number, seed = 11): number[][] {
   const r = rng(seed);
-  return Array.from({ length: q }, () => items[Math.floor(r() * items.length)].emb.map((x) => x + (r() - 0.5) * 0.1));
+  return Array.from({ length: q }, () => vectorOf(c, Math.floor(r() * c.n)).map((x) => x + (r() - 0.5) * 0.1));
 }
 
-const l2 = (a: number[], b: number[]) => { let s = 0; for (let i = 0; i < a.length; i++) { const d = a[i] - b[i]; s += d * d; } return s; };
-
-/** The exact 10 nearest ids (l2) among the items whose cat < catBelow. */
-export function truth(items: Item[], q: number[], catBelow: number, k = 10): string[] {
-  const pass = items.filter((it) => it.cat < catBelow).map((it) => ({ id: it.id, d: l2(q, it.emb) }));
-  pass.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
-  return pass.slice(0, k).map((x) => x.id);
+/** The exact 10 nearest ids (l2; ties by id) among the rows whose cat < catBelow. */
+export function truth(c: Corpus, q: number[], catBelow: number, k = 10): string[] {
+  const best: Array<{ i: number; d: number }> = [];
+  const dim = c.dim;
+  const e = c.emb;
+  for (let i = 0; i < c.n; i++) {
+    if (c.cat[i] >= catBelow) continue;
+    let s = 0;
+    const o = i * dim;
+    for (let j = 0; j < dim; j++) {
+      const x = q[j] - e[o + j];
+      s += x * x;
+    }
+    if (best.length === k && s > best[k - 1].d) continue;
+    best.push({ i, d: s });
+    best.sort((a, b) => a.d - b.d || (`r${a.i}` < `r${b.i}` ? -1 : 1));
+    if (best.length > k) best.pop();
+  }
+  return best.map((x) => `r${x.i}`);
 }
 
 export function recall(got: string[], want: string[]): number {

@@ -9,6 +9,7 @@ import { Metrics } from '../health/metrics.service';
 import { queryId } from '../query/query.controller';
 import { QueryRunner } from '../query/query.runner';
 import type { NlEngine } from './nl-engine';
+import { policyValues, readableManifests } from '../security/ask-lexicon';
 
 /** The longest question accepted (a question, not a document). */
 const NL_MAX = 4096;
@@ -46,7 +47,10 @@ export class AskController {
     // the runner's options carry the acting user's policy (grants, row-level security, masks):
     // the compiled plan (cached policy-free in the intent cache) gets it at the executor
     const r = await this.runner.run(t, 'nl', async (engine, o) => {
-      const c = await nl.compiler!.ask(b.nl, { schemas: b.schemas, direction: b.direction });
+      // a user other than the owner asks its own compiler: lexicon, suggestions and intent cache of what it may see
+      const a = t.acting;
+      const compiler = !a || a.isOwner || !o.policyKey ? nl.compiler! : nl.compilerFor(o.policyKey, () => readableManifests(a, engine.store.manifests()), policyValues(engine, o));
+      const c = await compiler.ask(b.nl, { schemas: b.schemas, direction: b.direction });
       if (c.cache === 'hit') this.metrics.planCacheHits.inc({ surface: 'nl' });
       return { c, out: await engine.runPlan(c.plan, { ...o, params: c.params, queryId: id, explain: explain === 'true' }) };
     }, id);

@@ -5,7 +5,7 @@
  */
 import { Logger } from '@nestjs/common';
 import type { JsonValue, TableManifest } from '@mmdb/core';
-import { IntentCache, NlCompiler, type IntentBacking, type IntentEntry, type ModelAdapter } from '@mmdb/nlq';
+import { IntentCache, NlCompiler, type IntentBacking, type IntentEntry, type ModelAdapter, type ValueSource } from '@mmdb/nlq';
 import { KEYSPACE, keyOf, prefixRange, type CommittedFrame, type CustomChange, type KeyWrite, type TenantStore } from '@mmdb/storage';
 
 const PREFIX = 'nlq_intent';
@@ -27,6 +27,8 @@ export class NlEngine implements IntentBacking {
   private version = 0;
   private builtVersion = -1;
   private builtAt = 0;
+  /** Restricted users' compilers (security/ask-lexicon.ts): by user and catalogue version, the latest few. */
+  private readonly userCompilers = new Map<string, NlCompiler>();
 
   constructor(private readonly settings: NlSettings) {
     this.cache = new IntentCache(settings.cacheSize, this);
@@ -46,9 +48,27 @@ export class NlEngine implements IntentBacking {
   freshen(): void {
     if (this.version !== this.builtVersion && Date.now() - this.builtAt >= this.settings.lexiconRefreshMs) {
       this.compiler?.invalidate(this.settings.lexiconRefreshMs > 0);
+      for (const c of this.userCompilers.values()) c.invalidate(this.settings.lexiconRefreshMs > 0);
       this.builtVersion = this.version;
       this.builtAt = Date.now();
     }
+  }
+
+  /**
+   * A restricted user's compiler: a lexicon of what `manifests` and `values` give (the schemas it
+   * may read, the values its policy shows), and an intent cache of its own, in memory only.
+   */
+  compilerFor(key: string, manifests: () => readonly TableManifest[], values: ValueSource): NlCompiler {
+    let c = this.userCompilers.get(key);
+    if (c) {
+      this.userCompilers.delete(key);
+      this.userCompilers.set(key, c);
+      return c;
+    }
+    c = new NlCompiler(manifests, values, new IntentCache(Math.min(this.settings.cacheSize, 256)), this.settings.model);
+    if (this.userCompilers.size >= 16) this.userCompilers.delete(this.userCompilers.keys().next().value as string);
+    this.userCompilers.set(key, c);
+    return c;
   }
 
   /** One pass over a table (at most SCAN_LIMIT rows): the distinct values of each text column, null past `limit`. */
@@ -87,9 +107,12 @@ export class NlEngine implements IntentBacking {
 
   apply(frame: CommittedFrame): void {
     for (const c of frame.changes) {
-      if (c.op === 'custom') continue;
+      if (c.op === 'custom' || c.op === 'catalog') continue; // catalogue entries (tokens, users, usage) change no row
       this.version++;
-      if (c.op === 'schema_put' || c.op === 'schema_drop') void this.cache.dropSchema(c.schema).catch(() => undefined);
+      if (c.op === 'schema_put' || c.op === 'schema_drop') {
+        void this.cache.dropSchema(c.schema).catch(() => undefined);
+        this.userCompilers.clear();
+      }
     }
   }
 

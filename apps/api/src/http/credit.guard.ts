@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Metrics } from '../health/metrics.service';
-import { admit, charge, classify } from '../security/billing';
+import { admit, charge, classify, scheduleUsageFlush } from '../security/billing';
 import type { SecurityCatalog } from '../security/catalog';
 import { SecurityService } from '../security/security.service';
 import type { TokenRequest } from './auth.guard';
@@ -32,7 +32,11 @@ export class CreditGuard implements CanActivate {
       reply.raw.once('finish', () => {
         if (reply.statusCode < 400) {
           const cost = charge(c, cls);
-          if (cost) this.metrics.creditsUsed.inc({ tenant: t.tenant, class: cls }, cost);
+          if (cost) {
+            this.metrics.creditsUsed.inc({ tenant: t.tenant, class: cls }, cost);
+            // under a credit limit the totals reach the tenant's log within a second (one frame per interval, not per request)
+            if (c.credits !== null) scheduleUsageFlush(c, (changes) => t.commit({ changes, actor: 'system', route: 'usage' }));
+          }
         }
       });
       return true;

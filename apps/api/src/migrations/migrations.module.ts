@@ -1,14 +1,13 @@
 import { Logger, Module } from '@nestjs/common';
-import { Migrations } from '@mmdb/migrations';
+import { Migrations, type MigrationRecord, type SubmitInput } from '@mmdb/migrations';
 import type { SqlEngine } from '@mmdb/sql';
 import type { EnginePeers } from '../tenancy/engines';
 import type { SqlTenantEngine } from '../query/query.module';
-import { DbError, type Row } from '@mmdb/core';
+import { DbError, ERROR_CATALOGUE, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { TenantStore } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { MigrationsController } from './migrations.controller';
-import { sqlRowEvaluator, sqlTableEvaluator } from './using';
 
 /** A tenant's migrations: created when its store opens; resumes unfinished ones (backfill, cleanup). */
 export class MigrationsEngine {
@@ -27,8 +26,8 @@ export class MigrationsEngine {
       return e;
     };
     const m = new Migrations(store, {
-      evaluate: (schema: string, expr: string, row: Row) => sqlRowEvaluator(sqlOf(), store, schema, expr, row),
-      evaluateTable: (schema: string, exprs: readonly string[]) => sqlTableEvaluator(sqlOf(), store, schema, exprs),
+      // `using` over a row inside its commit (dual writes, backfill): the SQL engine's expression evaluator.
+      evaluate: (expr: string, row: Row, manifest: TableManifest) => sqlOf().rowEvaluator(expr, row, manifest),
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {
@@ -37,6 +36,28 @@ export class MigrationsEngine {
     });
     this.migrations = m;
     await m.attach();
+    // ALTER TABLE through /sql runs as a migration with auto-cutover, answered when complete.
+    const sql = peers.engine<SqlTenantEngine>('sql')?.engine;
+    if (sql) sql.schemaChanger = async (c, o) => void (await this.runToCompletion({ schema: c.schema, ...(c.toml !== undefined ? { manifest: c.toml } : { operations: c.operations as never }) }, o.actor ?? 'sql'));
+  }
+
+  /**
+   * A schema change (POST /schemas with a changed manifest, ALTER TABLE) as an online migration
+   * with auto-cutover: resolves with it once Completed; a Failed or Aborted one is the error
+   * its reason names (e.g. `check_violation`, with the offending keys).
+   */
+  async runToCompletion(input: SubmitInput, actor: string): Promise<MigrationRecord> {
+    const m = this.migrations;
+    if (!m) throw new DbError('service_unavailable', 'migrations are not attached yet', { retry: true });
+    const r = await m.submit({ ...input, auto_cutover: true }, actor);
+    const end = await m.waitFor(r.id);
+    if (end.state === 'Completed') return end;
+    const [code, ...rest] = (end.reason ?? 'conflict: the migration did not complete').split(': ');
+    const known = Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
+    throw new DbError((known ? code : 'conflict') as never, `schema change ran as migration ${r.id}, which is ${end.state}: ${known ? rest.join(': ') : end.reason}`, {
+      migration: r.id,
+      offending_keys: end.offending_keys as JsonValue,
+    });
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,7 @@ import type { Principal } from '../system/system-store';
 import { QueryRegistry } from './query.registry';
 import { QueryRunner } from './query.runner';
 import { gateSql } from '../security/sql-gate';
+import { runSecuritySql, securityStatements } from '../security/sql-security';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { idempotencyFor, priorAnswer, replay } from '../rows/idempotency';
 
@@ -53,6 +54,9 @@ export class QueryController {
     const id = queryId(qid);
     reply.header('x-db-query-id', id);
     const format = (b.format as 'objects' | 'arrays') ?? 'objects';
+    // CREATE ROLE / GRANT / REVOKE / CREATE POLICY: the security catalogue (owner only), not the engine
+    const sec = t.acting ? securityStatements(b.sql) : null;
+    if (sec) return formatResult(lastResult(await runSecuritySql(t, t.acting!, b.sql, sec)), format);
     const idempotency = await this.idempotency(t, req, format);
     if (idempotency?.replayed) return replay(reply, idempotency.replayed);
     const results = await this.runner.run(t, 'sql', (engine, o) =>

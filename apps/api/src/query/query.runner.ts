@@ -31,9 +31,11 @@ export class QueryRunner {
   options(t: TenantHandle, engine: SqlEngine, queryId: string): QueryOptions {
     const a = t.acting;
     const vectorOff = a?.catalog.addons.get('vector') === false;
-    if (!a || (a.isOwner && !vectorOff)) return { queryId };
+    if (!a) return { queryId };
+    // the acting user names who ran what a statement records (ALTER TABLE's migration audit)
+    if (a.isOwner && !vectorOff) return { queryId, actor: a.name };
     const base = a.isOwner ? NO_POLICY : userPolicy(a, engine);
-    return { queryId, policy: vectorOff ? withoutVector(base) : base, policyKey: `${a.name}#${a.catalog.version}${vectorOff ? '#novector' : ''}` };
+    return { queryId, actor: a.name, policy: vectorOff ? withoutVector(base) : base, policyKey: `${a.name}#${a.catalog.version}${vectorOff ? '#novector' : ''}` };
   }
 
   async run<T>(t: TenantHandle, surface: string, fn: (engine: SqlEngine, opts: QueryOptions) => Promise<T>, queryId: string = newUlid()): Promise<T> {

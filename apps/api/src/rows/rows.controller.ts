@@ -5,7 +5,7 @@ import { Accepts } from '../http/body';
 import { TenantCtx } from '../http/decorators';
 import { Requires } from '../security/security.service';
 import { DbError, type JsonValue } from '@mmdb/core';
-import { checkRows, hasCheck, hasMasks, maskedRow, rowVisible } from '../security/row-gate';
+import { checkRows, hasMasks, maskedRow, rowChecker, rowVisible } from '../security/row-gate';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { parseIfMatch } from './if-match';
 import { lastRawSegment, parsePkSegment } from './pk';
@@ -56,8 +56,8 @@ export class RowsController {
   ) {
     const ct = String(req.headers['content-type'] ?? '');
     if (ct.startsWith('application/x-ndjson')) {
-      if (hasCheck(t.acting, schema)) throw new DbError('forbidden', `NDJSON batches are not available to a user under a WITH CHECK policy of ${schema}: send a JSON array`);
-      return send(reply, await this.rows.ndjson(t, req, schema, req.body as Readable, chunk, expect));
+      // a user under a WITH CHECK policy: each chunk's rows are checked before it commits
+      return send(reply, await this.rows.ndjson(t, req, schema, req.body as Readable, chunk, expect, rowChecker(t, t.acting, schema)));
     }
     if (Array.isArray(req.body)) await checkRows(t, t.acting, schema, req.body as Record<string, unknown>[]);
     return send(reply, await this.rows.batch(t, req, schema, req.body, expect));
@@ -98,9 +98,9 @@ export class RowsController {
   @Requires('schema', 'update')
   @Accepts('json')
   async patch(@TenantCtx() t: TenantHandle, @Param('schema') schema: string, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    if (hasCheck(t.acting, schema)) throw new DbError('forbidden', `PATCH is not available to a user under a WITH CHECK policy of ${schema}: PUT the whole row`);
     const { pk, pre } = await this.gated(t, schema, req);
-    return send(reply, await this.rows.patch(t, req, schema, pk, body, pre));
+    // a user under a WITH CHECK policy: the merged row is checked before it commits
+    return send(reply, await this.rows.patch(t, req, schema, pk, body, pre, rowChecker(t, t.acting, schema)));
   }
 
   /** `target`, refused with 403 when the row exists but the user's policy hides it (a write may not touch it). */

@@ -85,7 +85,8 @@ export class RowsService {
    * only if the row is still at the version read (If-Match's version when given, else the one
    * read; a concurrent write in between is retried, up to 5 times, when no If-Match was sent).
    */
-  async patch(t: TenantHandle, req: ReqLike, schema: string, pk: JsonValue[], body: unknown, pre?: Precondition): Promise<Answer> {
+  /** `check`: the acting user's WITH CHECK, run on the merged row before it commits (security/row-gate.ts). */
+  async patch(t: TenantHandle, req: ReqLike, schema: string, pk: JsonValue[], body: unknown, pre?: Precondition, check?: (rows: readonly Row[]) => Promise<void>): Promise<Answer> {
     const m = this.manifest(t, schema);
     const patch = asRow(body, 'a JSON merge patch object (RFC 7396)');
     const key = idempotencyKeyOf(req.headers);
@@ -111,6 +112,7 @@ export class RowsService {
         throw new DbError('write_conflict', `row ${formatPk(pk)} is at version ${cur.version}, not ${pre.version}`, { current_version: cur.version });
       }
       const row = mergePatchRow(m, cur.values, patch);
+      if (check) await check([row]);
       try {
         return await this.commitOne(t, req, [{ op: 'put', schema, row, precondition: { kind: 'if_match', version: cur.version } }], (res) => putAnswer(res[0]));
       } catch (e) {
@@ -171,7 +173,8 @@ export class RowsService {
    * fails its whole chunk (nothing of it is kept); earlier chunks stay committed, later lines are
    * not applied. With an Idempotency-Key the record rides in the last chunk's frame.
    */
-  async ndjson(t: TenantHandle, req: ReqLike, schema: string, stream: Readable, chunkParam?: string, expect?: string): Promise<Answer> {
+  /** `check`: the acting user's WITH CHECK, run on each chunk's rows before it commits (a failing row fails its chunk, as a bad line does). */
+  async ndjson(t: TenantHandle, req: ReqLike, schema: string, stream: Readable, chunkParam?: string, expect?: string, check?: (rows: readonly Row[], first?: number) => Promise<void>): Promise<Answer> {
     this.manifest(t, schema);
     const chunkSize = parseChunk(chunkParam);
     const pre = this.expectPre(expect);
@@ -205,6 +208,7 @@ export class RowsService {
           ? { key, fingerprint: fingerprint(req.method, req.url, hash.digest('hex')), expiresAt: Date.now() + this.config.idempotencyTtlMs, render: () => render(committed + c.rows.length, chunks + (c.rows.length ? 1 : 0)) }
           : undefined;
       try {
+        if (check && c.rows.length) await check(c.rows); // details.index: the row in this chunk (its line below)
         await t.commit({ changes, idempotency });
       } catch (e) {
         throw chunkError(e, c, committed);

@@ -1,7 +1,6 @@
 import { Controller, Delete, Get, Header, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DbError, ERROR_CATALOGUE, type JsonValue, TableManifest } from '@mmdb/core';
-import { planManifest } from '@mmdb/migrations';
+import { DbError, stringifyJson, type JsonValue, TableManifest } from '@mmdb/core';
 import { parseManifest } from '@mmdb/storage';
 import type { MigrationsEngine } from '../migrations/migrations.module';
 import { actorOf } from '../migrations/migrations.controller';
@@ -35,18 +34,19 @@ export class SchemasController {
       const r = res[0] as Extract<ChangeResult, { op: 'schema_put' }>;
       return { status: 200, body: { id: r.schema, tenant: t.tenant, created: r.created } };
     };
-    const migrated = await this.migrateIfRewrite(t, req);
+    const migrated = await this.migrateIfChanged(t, req);
     if (migrated) return migrated;
     return this.run(t, req, reply, [{ op: 'schema_put', toml: req.body }], render);
   }
 
   /**
-   * A changed manifest of a registered schema whose change rewrites rows (a type change, a
-   * dropped column, a new required column or check) runs as an online migration with
-   * auto-cutover, answered once it completes. Other changes (indexes, defaults, derived
-   * sections) are one schema frame, as before.
+   * A changed manifest of a registered schema runs as an online migration with auto-cutover,
+   * answered once it completes (spec 4.2 "registers or updates"; apps/api/README.md): the one
+   * way derived state (indexes, postings, vectors, edges) follows a changed manifest, and it
+   * leaves a migration object and audit entries even when no row is rewritten. A new schema,
+   * or the same manifest again, is one schema frame.
    */
-  private async migrateIfRewrite(t: TenantHandle, req: FastifyRequest): Promise<Record<string, unknown> | null> {
+  private async migrateIfChanged(t: TenantHandle, req: FastifyRequest): Promise<Record<string, unknown> | null> {
     const toml = req.body as string;
     let target: TableManifest;
     try {
@@ -54,19 +54,18 @@ export class SchemasController {
     } catch {
       return null; // the schema frame reports the manifest's error
     }
-    const source = t.store.manifest(target.id);
-    const migrations = t.engine<MigrationsEngine>('migrations').migrations;
-    if (!source || !migrations || !planManifest(source, target).rewrite) return null;
-    const m = await migrations.submit({ schema: target.id, manifest: toml, auto_cutover: true }, actorOf(req));
-    const end = await migrations.waitFor(m.id);
-    if (end.state !== 'Completed') {
-      const [code, ...rest] = (end.reason ?? 'conflict: the migration did not complete').split(': ');
-      throw new DbError((isErrorCode(code) ? code : 'conflict') as never, `schema change ran as migration ${m.id}, which is ${end.state}: ${rest.join(': ') || end.reason}`, {
-        migration: m.id,
-        offending_keys: end.offending_keys as JsonValue,
-      });
-    }
-    return { id: target.id, tenant: t.tenant, created: false, migration: m.id };
+    const id = target.id;
+    const current = t.store.manifest(id);
+    const engine = t.engine<MigrationsEngine>('migrations');
+    if (!current || stringifyJson(current as unknown as JsonValue) === stringifyJson(target as unknown as JsonValue) || !engine?.migrations) return null;
+    const m = await engine.runToCompletion({ schema: id, manifest: toml }, actorOf(req));
+    const body = { id, tenant: t.tenant, created: false, migration: m.id };
+    // The Idempotency-Key answer rides in a frame of its own once the migration completed (the
+    // manifest as it now is, a no-op): a replay then finds the manifest unchanged and gets it.
+    const idempotency = idempotencyFor(req, this.config.idempotencyTtlMs, () => ({ status: 200, body }));
+    const now = t.store.schemaToml(id);
+    if (idempotency && now !== undefined) await t.commit({ changes: [{ op: 'schema_put', toml: now }], idempotency });
+    return body;
   }
 
   /** Drops every schema (operator only), referencing schemas before the ones they reference. */
@@ -130,8 +129,4 @@ function dropOrder(ms: TableManifest[]): string[] {
     }
   }
   return out;
-}
-
-function isErrorCode(code: string): boolean {
-  return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
 }

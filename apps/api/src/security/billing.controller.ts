@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Put } from '@nestjs/common';
-import { DbError } from '@mmdb/core';
+import { DbError, newUlid } from '@mmdb/core';
 import { ActingUser, OperatorOnly, TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { ADDONS, usage } from './billing';
@@ -28,7 +28,7 @@ export class BillingController {
       throw new DbError('validation_failed', 'credits must be a non-negative integer or null (unlimited)', { field: 'credits' });
     }
     if (b.reset !== undefined && typeof b.reset !== 'boolean') throw new DbError('validation_failed', 'reset must be a boolean', { field: 'reset' });
-    await t.commit({ changes: [{ op: 'catalog', kind: 'credit', id: 'grant', record: { credits: b.credits, reset: b.reset === true } }], actor: 'operator', route: 'credits' });
+    await t.commit({ changes: [{ op: 'catalog', kind: 'credit', id: 'grant', record: { credits: b.credits, reset: b.reset === true, ...(b.reset === true ? { period: newUlid() } : {}) } }], actor: 'operator', route: 'credits' });
     return usage(a.catalog);
   }
 

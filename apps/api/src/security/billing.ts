@@ -8,6 +8,7 @@
 import { DbError } from '@mmdb/core';
 import { forEachNode, type PlanNode } from '@mmdb/plan';
 import type { LeafNode, Policy } from '@mmdb/sql';
+import type { CatalogChange } from '../tenancy/store-port';
 import type { SecurityCatalog } from './catalog';
 
 /** The add-ons: surfaces the operator can switch per tenant (all enabled until switched off). */
@@ -82,6 +83,7 @@ export function withoutVector(base: Policy): Policy {
       return base.leafFilter(leaf);
     },
     ...(base.leafMasks ? { leafMasks: (leaf: LeafNode) => base.leafMasks!(leaf) } : {}),
+    ...(base.writeCheck ? { writeCheck: (schema: string) => base.writeCheck!(schema) } : {}),
     // a top-k the optimizer chose (SQL `ORDER BY emb <-> $1 LIMIT k`) is vector search too
     checkPlan(plan: PlanNode) {
       forEachNode(plan, (n) => {
@@ -90,4 +92,26 @@ export function withoutVector(base: Policy): Policy {
       base.checkPlan?.(plan);
     },
   };
+}
+
+/** How often a tenant's spent credits are written to its log (at most one frame per interval, only after a charge). */
+export const USAGE_FLUSH_MS = 1000;
+const pending = new WeakSet<SecurityCatalog>();
+
+/** The usage entry of the catalogue's current totals. */
+export function usageChange(c: SecurityCatalog): CatalogChange {
+  return { op: 'catalog', kind: 'credit', id: 'usage', record: { used: c.used, by_class: Object.fromEntries(c.usedBy), period: c.period } };
+}
+
+/**
+ * After a charge: writes the totals to the tenant's log within USAGE_FLUSH_MS (one entry for every
+ * charge of the interval). A node that cannot commit (a follower) keeps its count in memory only.
+ */
+export function scheduleUsageFlush(c: SecurityCatalog, commit: (changes: CatalogChange[]) => Promise<unknown>, ms = USAGE_FLUSH_MS): void {
+  if (pending.has(c)) return;
+  pending.add(c);
+  setTimeout(() => {
+    pending.delete(c);
+    commit([usageChange(c)]).catch(() => undefined);
+  }, ms).unref();
 }

@@ -53,14 +53,25 @@ export class SecurityCatalog {
   credits: number | null = null;
   /** Add-ons the operator switched (`kind:'addon', id:name, record:{enabled}`); absent: enabled. */
   readonly addons = new Map<string, boolean>();
-  /** Credits spent by successful requests, in total and per request class (node memory: see README). */
+  /**
+   * Credits spent by successful requests, in total and per request class, in the current period.
+   * Kept in the tenant's log as the entry `{kind:'credit', id:'usage', record:{used, by_class,
+   * period}}`, written at most once per flush interval (billing.ts), so it survives a restart and
+   * reaches followers; a serving node's memory runs ahead of the log by at most that interval.
+   */
   used = 0;
   readonly usedBy = new Map<string, number>();
+  /** The credit period: set by a grant with `reset` (its `period`); a usage entry of another period is ignored. */
+  period = '';
 
   static async load(store: TenantStore): Promise<SecurityCatalog> {
     const c = new SecurityCatalog();
     for (const e of await store.catalogEntries('user')) c.apply({ op: 'catalog', kind: 'user', id: e.id, record: e.record });
-    for (const kind of ['policy', 'credit', 'addon'] as const) for (const e of await store.catalogEntries(kind)) c.apply({ op: 'catalog', kind, id: e.id, record: e.record });
+    for (const kind of ['policy', 'credit', 'addon'] as const) {
+      // the credit grant (its period) before the usage of that period
+      const entries = (await store.catalogEntries(kind)).sort((a, b) => Number(a.id === 'usage') - Number(b.id === 'usage'));
+      for (const e of entries) c.apply({ op: 'catalog', kind, id: e.id, record: e.record });
+    }
     store.changes.subscribe((f) => {
       for (const ch of f.changes) if (ch.op === 'catalog') c.apply(ch as CatalogChange);
     });
@@ -68,6 +79,14 @@ export class SecurityCatalog {
   }
 
   apply(ch: CatalogChange): void {
+    if (ch.kind === 'credit' && ch.id === 'usage') {
+      const r = ch.record as { used?: unknown; by_class?: Record<string, unknown>; period?: unknown } | null;
+      if (!r || String(r.period ?? '') !== this.period) return;
+      // totals of the period: never below what this node already counted (its own flush comes back behind it)
+      if (typeof r.used === 'number') this.used = Math.max(this.used, r.used);
+      for (const [k, v] of Object.entries(r.by_class ?? {})) if (typeof v === 'number') this.usedBy.set(k, Math.max(this.usedBy.get(k) ?? 0, v));
+      return;
+    }
     if (ch.kind === 'credit') {
       const r = ch.record as { credits?: unknown } | null;
       this.credits = r && typeof r.credits === 'number' ? r.credits : null;
@@ -75,6 +94,7 @@ export class SecurityCatalog {
       if (r && (r as { reset?: unknown }).reset === true) {
         this.used = 0;
         this.usedBy.clear();
+        this.period = String((r as { period?: unknown }).period ?? '');
       }
       return;
     }

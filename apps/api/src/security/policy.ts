@@ -71,7 +71,7 @@ export function maskSql(m: ColumnMask): string {
     case 'null': return 'NULL';
     case 'redact': return `CASE WHEN ${c} IS NULL THEN NULL ELSE '****' END`;
     case 'hash': return `sha256(${c})`;
-    case 'partial': return `CASE WHEN ${c} IS NULL THEN NULL ELSE '****' || substr(CAST(${c} AS TEXT), -${Math.max(1, m.n ?? 4)}) END`;
+    case 'partial': return `mask_partial(${c}, ${Math.max(1, m.n ?? 4)})`; // '****' || the last n characters, one call per row
     case 'expr': return `(${m.expr})`;
   }
 }
@@ -121,7 +121,18 @@ export function userPolicy(a: Acting, engine: SqlEngine): Policy {
       const key = `${schema}\u0000${alias ?? ''}`;
       if (memo.has(key)) return memo.get(key);
       const preds = a.catalog.policiesFor(schema, a.name).filter((p) => p.using !== undefined);
-      const f = preds.length ? andAll(preds.map((p) => bindPredicate(engine, schema, sessionText(p.using!, a), alias))) : undefined;
+      const bound = preds.length ? andAll(preds.map((p) => bindPredicate(engine, schema, sessionText(p.using!, a), alias))) : undefined;
+      // strictly true or false (NULL hides the row): a query's own conjuncts, which the optimizer
+      // puts after it in the leaf's filter, are never evaluated on a hidden row (no error can tell of one)
+      const f: Expr | undefined = bound && { kind: 'case', whens: [{ when: bound, then: { kind: 'lit', value: 1 } }], else: { kind: 'lit', value: 0 } };
+      memo.set(key, f);
+      return f;
+    },
+    writeCheck(schema: string): Expr | undefined {
+      const key = `check\u0000${schema}`;
+      if (memo.has(key)) return memo.get(key);
+      const checks = a.catalog.policiesFor(schema, a.name).filter((p) => p.check !== undefined);
+      const f = checks.length ? andAll(checks.map((p) => bindPredicate(engine, schema, sessionText(p.check!, a), undefined))) : undefined;
       memo.set(key, f);
       return f;
     },

@@ -3,13 +3,15 @@
  * checked by the user's policy (security/policy.ts). A statement that writes needs the grant on
  * its table: INSERT → insert, UPDATE → update, DELETE → delete; DDL (CREATE/DROP/ALTER, indexes,
  * views) → the owner. UPDATE and DELETE touch only the rows the user's USING predicates show (their
- * scans run under the policy). INSERT/UPDATE by a user under a WITH CHECK policy of the table are
- * refused (403): such a user writes through the row routes, where each row is checked.
+ * scans run under the policy). A user under a WITH CHECK policy of the table writes through SQL
+ * too: the executor checks every new row an INSERT or UPDATE writes (the Policy port's
+ * `writeCheck`, libs/sql run/write-check.ts) and fails the statement (its script) with 403.
+ * INSERT OR REPLACE by a user under a USING policy of the table is refused (403): it would
+ * overwrite an existing row without reading it, a hidden one included (as PUT onto a hidden row).
  */
 import { DbError } from '@mmdb/core';
 import { parseSql, type SqlEngine } from '@mmdb/sql';
 import type { Acting, Privilege } from './catalog';
-import { hasCheck } from './row-gate';
 
 const WRITES: Record<string, Privilege> = { insert: 'insert', update: 'update', delete: 'delete' };
 const FREE = new Set(['select', 'begin', 'commit', 'rollback']);
@@ -28,6 +30,9 @@ export function gateSql(a: Acting | undefined, engine: SqlEngine, sql: string): 
       /* an unknown table: checked under its written name, so a user without grants learns nothing */
     }
     a.require(id, priv);
-    if (priv !== 'delete' && hasCheck(a, id)) throw new DbError('forbidden', `user ${a.name} writes ${id} under a WITH CHECK policy: use the row routes`, { schema: id });
+    // REPLACE would overwrite an existing row without reading it: one the user's policy hides included
+    if ((st as { orConflict?: string }).orConflict === 'replace' && a.catalog.policiesFor(id, a.name).some((p) => p.using !== undefined)) {
+      throw new DbError('forbidden', `user ${a.name} reads ${id} under a row-level security policy: INSERT OR REPLACE could overwrite a row it may not see (use INSERT or UPDATE)`, { schema: id });
+    }
   }
 }

@@ -175,20 +175,41 @@ export async function importFile(db: Mmdb, io: Io, schema: string, file: string,
     i++;
     batch = [];
   };
+  // Ctrl-C: the batch in flight finishes and is recorded, then the run stops (resume by running it
+  // again); a second Ctrl-C stops at once (the next run resends the unrecorded batch with its key).
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+  };
+  process.on('SIGINT', onSigint);
   try {
     for await (const row of readRows(piped ? stdin! : file, format, types)) {
       batch.push(row);
       if (batch.length === o.batch) {
         await flush();
+        if (interrupted) throw new Interrupted(st.done, st.rows, stateFile);
         if (o.maxBatches !== undefined && sent >= o.maxBatches) return { rows: st.rows, batches: sent, skipped: resumed };
       }
     }
     if (batch.length) await flush();
   } finally {
+    process.removeListener('SIGINT', onSigint);
     if (o.progress) bar.stop();
   }
   if (stateFile) fs.rmSync(stateFile, { force: true });
   return { rows: st.rows, batches: sent, skipped: resumed };
+}
+
+/** A run stopped by Ctrl-C after a recorded batch. */
+export class Interrupted extends Error {
+  constructor(
+    readonly batches: number,
+    readonly rows: number,
+    stateFile: string | undefined,
+  ) {
+    super(`interrupted after ${batches} batches (${rows} rows)${stateFile ? `: run the same command again to resume (state in ${stateFile})` : ''}`);
+  }
 }
 
 export function importCommand(io: Io, stdin?: NodeJS.ReadableStream): Command {
@@ -205,7 +226,10 @@ export function importCommand(io: Io, stdin?: NodeJS.ReadableStream): Command {
     .action(
       action(io, async (db, cmd, schema: string, file: string) => {
         const o = cmd.opts() as ImportOptions;
-        const r = await importFile(db, io, schema, file, o, stdin);
+        const r = await importFile(db, io, schema, file, o, stdin).catch((e) => {
+          if (e instanceof Interrupted) process.exitCode = 130; // as a shell reports a Ctrl-C
+          throw e;
+        });
         io.out.write(`imported ${r.rows} rows into ${schema} (${r.batches} batches sent${r.skipped ? `, ${r.skipped} rows from an earlier run` : ''})\n`);
       }),
     );

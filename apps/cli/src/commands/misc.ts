@@ -28,19 +28,21 @@ export function askCommand(io: Io): Command {
 
 export function watchCommand(io: Io): Command {
   return new Command('watch')
-    .description('follow the changes of an English query (SSE), one JSON line per event; reconnects without repeats')
+    .description('follow the changes of an English query (SSE), one JSON line per change event; reconnects without repeats')
     .argument('<question>', 'what to watch')
     .option('--last-event-id <id>', 'resume after this event')
-    .option('-n, --limit <events>', 'stop after this many events', (v) => parseInt(v, 10))
+    .option('-n, --limit <events>', 'stop after this many printed events', (v) => parseInt(v, 10))
+    .option('--all-events', "print the server's position events too (the resume points between changes)")
     .action(
       action(io, async (db, cmd, nl: string) => {
-        const o = cmd.opts() as { lastEventId?: string; limit?: number };
+        const o = cmd.opts() as { lastEventId?: string; limit?: number; allEvents?: boolean };
         const ctl = new AbortController();
         const stop = () => ctl.abort();
         process.once('SIGINT', stop);
         let n = 0;
         try {
           for await (const e of db.watch(nl, { lastEventId: o.lastEventId, signal: ctl.signal })) {
+            if (e.event === 'position' && !o.allEvents) continue;
             io.out.write(JSON.stringify({ id: e.id, event: e.event, data: e.data }) + '\n');
             if (o.limit !== undefined && ++n >= o.limit) break;
           }
@@ -93,7 +95,7 @@ export function schemaCommand(io: Io): Command {
 
 export function tenantCommand(io: Io): Command {
   const c = new Command('tenant').description('operator: list and create tenants');
-  c.command('list').action(action(io, async (db) => void io.out.write(renderTable((await db.tenants.list()).map((t) => ({ tenant: t.tenant, created: new Date(t.created).toISOString() }))))));
+  c.command('list').description('every tenant and when it was made').action(action(io, async (db) => void io.out.write(renderTable((await db.tenants.list()).map((t) => ({ tenant: t.tenant, created: new Date(t.created).toISOString() }))))));
   c.command('create')
     .description('provision a tenant; prints its first token once')
     .action(action(io, async (db) => json(io, await db.tenants.create())));
@@ -103,14 +105,17 @@ export function tenantCommand(io: Io): Command {
 export function tokenCommand(io: Io): Command {
   const c = new Command('token').description('list, issue, revoke and rotate the tenant\'s tokens');
   const when = (ms: number | null) => (ms === null ? 'never' : new Date(ms).toISOString());
-  c.command('list').action(action(io, async (db) => void io.out.write(renderTable((await db.tokens.list()).map((t) => ({ token_id: t.token_id, created: when(t.created), expires: when(t.expires_at) }))))));
+  c.command('list').description("the tenant's live tokens (ids, never secrets)").action(action(io, async (db) => void io.out.write(renderTable((await db.tokens.list()).map((t) => ({ token_id: t.token_id, created: when(t.created), expires: when(t.expires_at) }))))));
   c.command('issue')
+    .description('a new token: its secret is printed once')
     .option('--ttl <seconds>', 'expires after this many seconds', (v) => parseInt(v, 10))
     .action(action(io, async (db, cmd) => json(io, await db.tokens.issue({ ttl_seconds: (cmd.opts() as { ttl?: number }).ttl }))));
   c.command('revoke')
+    .description('revoke a token at once (idempotent)')
     .argument('<token_id>')
     .action(action(io, async (db, _cmd, id: string) => json(io, await db.tokens.revoke(id))));
   c.command('rotate')
+    .description('a new token in place of this one, which keeps working for --grace seconds')
     .argument('<token_id>')
     .option('--grace <seconds>', 'the old token keeps working this long (default 300)', (v) => parseInt(v, 10))
     .option('--ttl <seconds>', 'the new token expires after this long', (v) => parseInt(v, 10))
@@ -133,7 +138,7 @@ export function profileCommand(io: Io): Command {
       writeProfile(configPath(io.env), name, { url: g.url, token: g.token, tenant: g.tenant, ca_file: g.ca ? path.resolve(g.ca) : undefined, insecure: g.insecure || undefined });
       io.out.write(`saved profile ${name} in ${configPath(io.env)}\n`);
     });
-  c.command('list').action(() => {
+  c.command('list').description('the profiles of the profile file').action(() => {
     const all = readProfiles(configPath(io.env));
     io.out.write(renderTable(Object.entries(all).map(([name, p]) => ({ name, url: p.url ?? '', tenant: p.tenant ?? '', token: p.token ? '(set)' : '' }))));
   });

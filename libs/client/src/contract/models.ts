@@ -38,6 +38,10 @@ export const IssuedToken = t.object(
   { title: 'IssuedToken' },
 );
 export type IssuedToken = Static<typeof IssuedToken>;
+export const UserToken = t.object(
+  { tenant: t.string(), token_id: t.string(), token: t.string({ description: 'the secret, shown only in this answer' }), created: ms('issued'), expires_at: t.nullable(ms('expiry')), user: t.string({ description: 'the user it acts as' }) },
+  { title: 'UserToken' },
+);
 export const IssueTokenBody = t.object({ ttl_seconds: t.optional(t.nullable(t.integer({ minimum: 1, maximum: 315360000 }))) }, { closed: true });
 export const RotateTokenBody = t.object(
   {
@@ -47,6 +51,50 @@ export const RotateTokenBody = t.object(
   { closed: true },
 );
 export const Revoked = t.object({ revoked: t.boolean() });
+
+// database users, policies, credits (apps/api/README.md "Users, grants…", "Credits and add-ons")
+const Privilege = t.enum(['read', 'insert', 'update', 'delete', 'manage']);
+export const UserBody = t.object(
+  {
+    grants: t.optional(t.record(t.array(Privilege), { description: 'schema id (or *) → privileges' })),
+    attributes: t.optional(t.record(t.string(), { description: "read by user_attr('k') in policies" })),
+    manage_tokens: t.optional(t.boolean()),
+  },
+  { title: 'UserBody' },
+);
+export const User = t.object(
+  { name: t.string(), grants: t.record(t.array(Privilege)), attributes: t.record(t.string()), manage_tokens: t.boolean(), created: ms('created') },
+  { title: 'User' },
+);
+export const Mask = t.object({ column: t.string(), kind: t.enum(['null', 'redact', 'hash', 'partial', 'expr']), n: t.optional(t.integer()), expr: t.optional(t.string()) }, { title: 'Mask' });
+export const PolicyBody = t.object(
+  {
+    schema: t.string(),
+    users: t.optional(t.array(t.string(), { description: 'user names, or * (default)' })),
+    using: t.optional(t.string({ description: 'SQL boolean over the row: which rows the users see' })),
+    check: t.optional(t.string({ description: 'SQL boolean every written row must meet' })),
+    mask: t.optional(Mask),
+  },
+  { title: 'PolicyBody' },
+);
+export const Policy = t.object(
+  { id: t.string(), schema: t.string(), users: t.array(t.string()), using: t.optional(t.string()), check: t.optional(t.string()), mask: t.optional(Mask) },
+  { title: 'Policy' },
+);
+export const Addons = t.record(t.boolean(), { title: 'Addons', description: 'add-on (vector, es, ask) → enabled' });
+export const Usage = t.object(
+  {
+    credits: t.nullable(t.integer({ description: 'the credit granted; null: unlimited' })),
+    used: t.integer(),
+    remaining: t.nullable(t.integer()),
+    by_class: t.record(t.integer()),
+    costs: t.record(t.integer(), { description: 'credits per request of each class' }),
+    addons: Addons,
+  },
+  { title: 'Usage' },
+);
+export const CreditsBody = t.object({ credits: t.nullable(t.integer({ minimum: 0 })), reset: t.optional(t.boolean()) }, { title: 'CreditsBody' });
+export const AddonBody = t.object({ enabled: t.boolean() }, { title: 'AddonBody' });
 
 export const SchemaIds = t.array(t.string({ description: 'namespace.table' }));
 export const SchemaPut = t.object({ id: t.string(), tenant: t.string(), created: t.boolean() }, { title: 'SchemaPut' });
@@ -137,21 +185,60 @@ export const BfsVisit = t.object({ node: t.string(), depth: t.integer() }, { tit
 export const PathAnswer = t.object({ reachable: t.boolean(), path: t.array(t.string()) });
 export const DijkstraAnswer = t.object({ path: t.array(t.string()), total_weight: t.nullable(t.number()) });
 
+export const MIGRATION_STATES = ['Pending', 'Backfilling', 'Paused', 'ReadyToCutover', 'Completed', 'Aborted', 'Failed'] as const;
+export const Throttle = t.object(
+  {
+    max_rows_per_s: t.integer({ minimum: 1, default: 50000, description: 'ceiling on copied rows per second' }),
+    batch_size: t.integer({ minimum: 1, default: 500, description: 'rows per backfill frame to start with' }),
+  },
+  { title: 'Throttle' },
+);
 export const Migration = t.object(
   {
-    id: t.string(),
-    state: t.string({ description: 'e.g. Backfilling, ReadyToCutover, Completed, Aborted' }),
-    schema: t.optional(t.string()),
-    progress: t.optional(t.object({ done: t.integer(), total: t.nullable(t.integer()) })),
+    id: t.string({ description: 'ULID' }),
+    schema: t.string({ description: 'the migrated schema (namespace.table)' }),
+    state: t.enum(MIGRATION_STATES),
+    plan: t.enum(['rewrite', 'no_rewrite']),
+    steps: t.array(t.string()),
+    operations: t.nullable(t.array(t.record(t.any()))),
+    auto_cutover: t.boolean(),
+    throttle: Throttle,
+    progress: t.object({ done: t.integer(), total: t.integer(), rate: t.number({ description: 'rows/s' }), eta_s: t.nullable(t.number({ description: 'seconds left at that rate' })) }),
+    created_by: t.string({ description: 'the token id, `operator`, or `system`' }),
+    created_at: t.integer({ description: 'UNIX seconds' }),
+    updated_at: t.integer({ description: 'UNIX seconds' }),
+    completed_at: t.nullable(t.integer({ description: 'UNIX seconds' })),
+    reason: t.nullable(t.string({ description: 'why it failed' })),
+    offending_keys: t.array(t.array(t.any()), { description: 'Failed: the first primary keys the new shape refuses (up to 10)' }),
+    cleaned: t.boolean({ description: "whether the old shape's leftovers are removed" }),
   },
   { title: 'Migration' },
 );
 export type Migration = Static<typeof Migration>;
+export const MigrationPage = t.object({ migrations: t.array(Migration), next: t.nullable(t.string({ description: 'the `after` of the next page' })) }, { title: 'MigrationPage' });
 export const MigrationSubmit = t.object(
-  { schema: t.optional(t.string()), toml: t.string({ description: 'the target manifest' }), auto_cutover: t.optional(t.boolean()) },
+  {
+    schema: t.string({ description: 'the schema to migrate (namespace.table)' }),
+    manifest: t.optional(t.string({ description: 'the target manifest (TOML); give this or operations' })),
+    operations: t.optional(t.array(t.record(t.any()), { description: 'operations on the current manifest (libs/migrations/README.md)' })),
+    auto_cutover: t.optional(t.boolean({ default: false })),
+    throttle: t.optional(t.object({ max_rows_per_s: t.optional(t.integer({ minimum: 1 })), batch_size: t.optional(t.integer({ minimum: 1 })) })),
+  },
   { title: 'MigrationSubmit' },
 );
-export const AuditEntry = t.object({ migration: t.string(), transition: t.string(), actor: t.string(), at: t.integer({ description: 'UNIX seconds' }) }, { title: 'AuditEntry' });
+export const AuditEntry = t.object(
+  {
+    id: t.string({ description: 'position in the log (sorts in order)' }),
+    migration: t.string(),
+    action: t.string({ description: 'submit, start, pause, resume, ready, cutover, auto-cutover, abort, failure' }),
+    from: t.nullable(t.string()),
+    to: t.string(),
+    actor: t.string({ description: 'the token id, `operator`, or `system`' }),
+    at: t.integer({ description: 'UNIX seconds' }),
+  },
+  { title: 'AuditEntry' },
+);
+export const AuditPage = t.object({ entries: t.array(AuditEntry), next: t.nullable(t.string()) }, { title: 'AuditPage' });
 
 export const Lease = t.nullable(
   t.object(

@@ -1,12 +1,19 @@
 import type { Expr } from '../expr';
 
 /**
- * A structured full-text query (the same meaning as our query syntax, libs/fts README):
- * `terms` (optional words, `operator: "and"` makes every one required), a `phrase` with `slop`
- * (each later word within `slop` positions of its place, either side: `"a b"~n` in the syntax),
- * a `prefix`, and `bool` with must / should / must_not and `minimum_should_match` (how many
- * `should` clauses must match; default 1 when there is no `must`, else 0). The engine answers one
- * level of bool over leaf clauses with those defaults; other forms are refused naming their path.
+ * `fts_search.query` given as an expression over no columns: a `$n` parameter bound to query text
+ * or to a structured query (a JSON object), a literal, or e.g. `'"' || $1 || '"'` (a phrase).
+ */
+export type FtsQueryExpr = Expr;
+
+/**
+ * A structured full-text query (libs/fts structured.ts): `terms` (optional words, `operator:
+ * "and"` makes every one required), a `phrase` with `slop` (each later word within `slop`
+ * positions of its place, either side: `"a b"~n` in the syntax), a `prefix`, and `bool` with
+ * must / should / must_not at any depth and `minimum_should_match` (how many `should` clauses
+ * must match; default 1 when there is no `must`, else 0; negative n: all but n). A bool's score
+ * is the sum of its matched positive clauses' BM25 scores, as the route scores `+a b -c`; a query
+ * the syntax can say answers exactly as its text does on the route.
  */
 export type FtsQuery =
   | { readonly terms: readonly string[]; readonly operator?: 'or' | 'and' }
@@ -33,8 +40,8 @@ export interface FtsRanking {
  * rows. Output: the row's columns (named `alias.col` when `alias` is set) plus `_score`.
  * `field` searches one field; `fields` several, a row's score being the sum of its per-field
  * scores times each field's `boost` (default 1). `query` is a string in our query syntax or a
- * structured FtsQuery. `limit` (default 20, as the route) bounds the hits; `null` returns every matching row
- * (an input for aggregates over all matches: the ES surface's aggregations under a text query). `filter` (an expression
+ * structured FtsQuery, or an expression (FtsQueryExpr: a `$n` bound to either) (so a cached plan template
+ * keeps the query as a slot). `limit` (default 20, as the route) bounds the hits. `filter` (an expression
  * over the row's columns, usually pushed in by the optimizer from a filter above) keeps only rows
  * that pass, and the node then returns the best `limit` among the rows that pass.
  * A standalone full-text table (created by POST /fts, no manifest) reads as the implicit table
@@ -46,9 +53,16 @@ export interface FtsSearchNode {
   readonly alias?: string;
   readonly field?: string;
   readonly fields?: ReadonlyArray<{ readonly field: string; readonly boost?: number }>;
-  readonly query: string | FtsQuery;
+  readonly query: string | FtsQuery | FtsQueryExpr;
+  /** The best `limit` hits (default 20, at most 1,000); `null`: every match, best first (SQL's `col @@ query`). */
   readonly limit?: number | null;
   readonly ranking?: FtsRanking;
   readonly filter?: Expr;
+  /**
+   * Set by the optimizer when nothing above reads more than the key and `_score` (a `project`
+   * of those directly above, no filter): the hits' rows are not read, only their key columns are
+   * filled (from the doc id); the other row columns are NULL.
+   */
+  readonly keys_only?: boolean;
 }
 export const ftsSearch = (n: Omit<FtsSearchNode, 'op'>): FtsSearchNode => ({ op: 'fts_search', ...n });

@@ -28,6 +28,14 @@ export interface GraphExpandNode {
   readonly alias?: string;
   /** false: no row columns, only the traversal's (the routes use it; nothing is read but the adjacency). */
   readonly row_columns?: boolean;
+  /**
+   * A predicate over the reached table's row (`alias.col` with `alias`): a node whose row fails it,
+   * or that names no row, is neither returned nor walked through (no path passes it). The Policy
+   * port puts the user's row-level security here, so a traversal never hops through a hidden node.
+   */
+  readonly filter?: Expr;
+  /** The same over the start table's row (the relation's other end): a failing start reaches nothing. */
+  readonly start_filter?: Expr;
   readonly emit_path?: boolean;
 }
 export const graphExpand = (n: Omit<GraphExpandNode, 'op'>): GraphExpandNode => ({ op: 'graph_expand', ...n });

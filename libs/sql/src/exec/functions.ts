@@ -44,24 +44,36 @@ export function likeMatch(value: string, pattern: string, escape: string | null,
   return re.test(value);
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+function maskPartial(s: string, n: number): string {
+  if (n <= 0) return '****';
+  if (!SURROGATE.test(s)) return '****' + (s.length > n ? s.slice(s.length - n) : s);
+  const chars = Array.from(s);
+  return '****' + chars.slice(Math.max(0, chars.length - n)).join('');
+}
+
 function substr(a: Value[]): Value {
   if (a[0] === null || a[1] === null || (a.length > 2 && a[2] === null)) return null;
   const s = toText(a[0])!;
   const start = Number(toInteger(a[1]));
   const len = a.length > 2 ? Number(toInteger(a[2])) : undefined;
-  const chars = Array.from(s);
+  // positions count characters (code points); without surrogate pairs they are the UTF-16 units
+  const chars = SURROGATE.test(s) ? Array.from(s) : null;
+  const n = chars ? chars.length : s.length;
   let from: number;
   let to: number;
   if (start > 0) from = start - 1;
-  else if (start < 0) from = chars.length + start;
+  else if (start < 0) from = n + start;
   else from = -1;
-  if (len === undefined) to = chars.length;
+  if (len === undefined) to = n;
   else if (len >= 0) to = from + len;
   else { to = from; from = from + len; }
   if (start === 0 && len !== undefined && len > 0) to = len - 1;
   from = Math.max(0, from);
-  to = Math.min(chars.length, Math.max(to, 0));
-  return from >= to ? '' : chars.slice(from, to).join('');
+  to = Math.min(n, Math.max(to, 0));
+  if (from >= to) return '';
+  return chars ? chars.slice(from, to).join('') : s.slice(from, to);
 }
 
 function minmax(sign: number): Fn {
@@ -126,6 +138,8 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
   max: { min: 2, max: Infinity, fn: minmax(1) },
   // lower-case hex SHA-256 of the value's text (NULL stays NULL): the `hash` column mask (apps/api security)
   sha256: { min: 1, max: 1, fn: nullIfAnyNull((a) => createHash('sha256').update(toText(a[0])!, 'utf8').digest('hex')) },
+  // column masks (row-level security): '****' and the last n characters of the text; NULL stays NULL
+  mask_partial: { min: 2, max: 2, fn: nullIfAnyNull((a) => maskPartial(toText(a[0])!, Number(toInteger(a[1])))) },
   hex: { min: 1, max: 1, fn: (a) => (a[0] === null ? '' : Buffer.from(toText(a[0])!, 'utf8').toString('hex').toUpperCase()) },
   quote: { min: 1, max: 1, fn: (a) => (a[0] === null ? 'NULL' : typeof a[0] === 'string' ? `'${a[0].replace(/'/g, "''")}'` : toText(a[0])) },
   char: { min: 0, max: Infinity, fn: (a) => String.fromCodePoint(...a.filter((v) => v !== null).map((v) => Number(toInteger(v)))) },

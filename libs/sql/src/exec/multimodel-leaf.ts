@@ -8,4 +8,8 @@ export interface GraphLeaf {
   readonly next: (node: string) => readonly string[];
   /** The reached table's row of a node key text (undefined when none, or without row columns). */
   readonly row: (node: string) => Tuple | undefined;
+  /** Whether a start node may be walked from (the leaf's `start_filter`); absent: any. */
+  readonly start?: (node: string) => boolean;
+  /** Whether a reached node is visible (the leaf's `filter`); absent: every node. `next` already skips the others. */
+  readonly visible?: (node: string) => boolean;
 }

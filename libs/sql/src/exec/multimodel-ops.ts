@@ -67,7 +67,7 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
       const out: Tuple[] = [];
       for (const r of b) {
         const start = startKey(from(r, up));
-        if (start === null) continue;
+        if (start === null || (g.start && !g.start(start))) continue;
         // each node once, at its least depth; the start counts as visited only from depth 0 (with
         // min_depth ≥ 1 a cycle back to it reaches it like any node)
         const parent = new Map<string, string | null>([[start, null]]);

@@ -94,15 +94,32 @@ const VISITOR: PlanVisitor<Op, C> = {
         ...(coll && coll !== 'binary' ? { coll } : {}),
       };
     });
+    // a project that keeps the input's first columns in place (the column-mask projection over a
+    // leaf): each row is one slice of its input, and only the other columns are computed
+    let same = 0;
+    while (same < n.columns.length && same < input.cols.length) {
+      const x = n.columns[same].expr;
+      if (x.kind !== 'col') break;
+      const at = scope.find(x.name);
+      if (at !== same) break;
+      same++;
+    }
+    const rest = fs.slice(same);
+    const row: (r: Tuple, up: Env | null) => Tuple = same === 0
+      ? (r, up) => {
+          const t = new Array<Value>(fs.length);
+          for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
+          return t;
+        }
+      : (r, up) => {
+          const t = r.slice(0, same) as Value[];
+          for (let j = 0; j < rest.length; j++) t.push(rest[j](r, up));
+          return t;
+        };
     return mk(n, cols, [input], function* (ctx, up) {
       for (const b of input.run(ctx, up)) {
         const out = new Array<Tuple>(b.length);
-        for (let i = 0; i < b.length; i++) {
-          const r = b[i];
-          const t = new Array<Value>(fs.length);
-          for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
-          out[i] = t;
-        }
+        for (let i = 0; i < b.length; i++) out[i] = row(b[i], up);
         yield out;
       }
     }, input.all && ((ctx, up) => {
@@ -110,16 +127,16 @@ const VISITOR: PlanVisitor<Op, C> = {
       const out = new Array<Tuple>(rows.length);
       for (let i = 0; i < rows.length; i++) {
         if ((i & (BATCH - 1)) === BATCH - 1) ctx.check();
-        const r = rows[i];
-        const t = new Array<Value>(fs.length);
-        for (let j = 0; j < fs.length; j++) t[j] = fs[j](r, up);
-        out[i] = t;
+        out[i] = row(rows[i], up);
       }
       return out;
     }));
   },
   join: (n, c) => joinOp(n, c),
-  aggregate: (n, c) => {
+  aggregate: (n0, c) => {
+    // straight over the column-mask projection of a leaf: the keys and arguments take the
+    // projected expressions themselves, so no masked copy of each row is materialized
+    const n = collapseMaskProject(n0, c);
     const input = compile(n.input, c);
     const e = expr(c, input.cols);
     const keys = n.group.map((g) => e(g.expr));
@@ -171,7 +188,7 @@ const VISITOR: PlanVisitor<Op, C> = {
       ctx.release(groups.size);
       return out;
     };
-    return mk(n, cols, [input], function* (ctx, up) {
+    return mk(n0, cols, [input], function* (ctx, up) {
       const groups = new Map<string, Group>();
       const fresh = () => aggs.map((a) => makeAggregate(a.spec));
       // argument arrays are reused row to row: aggregate states read them, never keep them
@@ -532,7 +549,58 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
     }
     return b.length;
   };
+  // A hash join whose right input is a bare scan, keyed on exactly that table's primary key:
+  // when the scan is answered whole from the table cache, each left row probes the cache's pk map
+  // instead of the join hashing every row of the table (a search's 10 hits joined to a big table).
+  // (An inner join also runs the other way round: its right rows probe a left scan's pk.)
+  const keyCols = (side: 'left' | 'right'): number[] | null => {
+    const leaf = n[side];
+    if (!hash || leaf.op !== 'scan' || leaf.limit !== undefined) return null;
+    if (side === 'right' ? !(kind === 'inner' || kind === 'left' || kind === 'semi' || kind === 'anti') : kind !== 'inner') return null;
+    const scope = new Scope((side === 'right' ? right : left).cols);
+    return n.equi!.map((q) => (q[side].kind === 'col' ? scope.find((q[side] as { name: string }).name) : -1));
+  };
+  const rightKeys = keyCols('right');
+  const leftKeys = keyCols('left');
+  type PkIndex = { readonly cols: readonly number[]; get(values: readonly Value[]): Tuple | undefined };
+  const covers = (pk: PkIndex | undefined, keys: number[] | null): pk is PkIndex => !!pk && !!keys && pk.cols.length === keys.length && pk.cols.every((c) => keys.filter((x) => x === c).length === 1);
+  /** Rows of `outer` probe the scan's pk map; `scanOnRight`: the scan is the join's right input. */
+  const probePk = function* (pk: PkIndex, keys: number[], scanOnRight: boolean, ctx: ExecCtx, up: Env | null): Iterable<Tuple[]> {
+    // the outer side's key expressions, in the primary key's column order
+    const fs = scanOnRight ? lk : rk;
+    const order = pk.cols.map((c) => keys.indexOf(c));
+    const vals = new Array<Value>(order.length);
+    for (const b of (scanOnRight ? left : right).run(ctx, up)) {
+      ctx.check();
+      const out: Tuple[] = [];
+      for (const o of b) {
+        let hit: Tuple | undefined;
+        let k = 0;
+        for (; k < order.length; k++) {
+          const v = fs[order[k]](o, up);
+          if (v === null) break;
+          vals[k] = v;
+        }
+        if (k === order.length) hit = pk.get(vals);
+        const row = hit ? (scanOnRight ? cat(o, hit) : cat(hit, o)) : null;
+        const matched = row !== null && (!on || pass(on(row, up)));
+        if (kind === 'semi') { if (matched) out.push(o); }
+        else if (kind === 'anti') { if (!matched) out.push(o); }
+        else if (matched) out.push(row!);
+        else if (kind === 'left') out.push(o.concat(nullsR));
+      }
+      yield out;
+    }
+  };
   return mk(n, outCols, [left, right], function* (ctx, up) {
+    const rpk = rightKeys ? ctx.pkIndex.get(n.right) : undefined;
+    const lpk = leftKeys ? ctx.pkIndex.get(n.left) : undefined;
+    if (covers(rpk, rightKeys) || covers(lpk, leftKeys)) {
+      const onRight = covers(rpk, rightKeys);
+      ctx.strategies.set(n, `primary-key probe of the cached ${onRight ? 'right' : 'left'} table`);
+      yield* probePk(onRight ? rpk! : lpk!, onRight ? rightKeys! : leftKeys!, onRight, ctx, up);
+      return;
+    }
     const rrows = drain(right, ctx, up);
     ctx.hold(rrows.length);
     let table: Map<unknown, number[]> | null = null;
@@ -614,4 +682,38 @@ export function compile(node: PlanNode, c: C): Op {
 /** Compiles a plan against an enclosing scope (null at top level). */
 export function compilePlan(node: PlanNode, ctx: ExecCtx, outer: Scope | null, info: CompileInfo = { outerDepth: 0 }): Op {
   return compile(node, { ctx, outer, info });
+}
+
+const ROW_LEAF = new Set(['scan', 'get', 'index_scan']);
+
+/**
+ * `aggregate(project(leaf or filter(leaf)))` where the project outputs every column of the leaf
+ * under its own name, in order (the Policy port's mask projection), as `aggregate(leaf…)` with the
+ * project's expressions put in place of the columns the keys and arguments name. Not when they
+ * hold a subquery (its correlated references would then reach the leaf's own columns).
+ */
+function collapseMaskProject(n: NodeOf<'aggregate'>, c: C): NodeOf<'aggregate'> {
+  const p = n.input;
+  if (p.op !== 'project') return n;
+  const leaf = p.input.op === 'filter' ? p.input.input : p.input;
+  if (!ROW_LEAF.has(leaf.op)) return n;
+  const l = leaf as NodeOf<'scan'>;
+  const names = leafColumns(c.ctx, l.schema, l.alias).map((x) => x.name.toLowerCase());
+  if (names.length !== p.columns.length || p.columns.some((col, i) => col.name.toLowerCase() !== names[i])) return n;
+  if (/"kind":"(subquery|exists|in_subquery)"/.test(stringifyJson([n.group, n.aggregates] as never))) return n;
+  const out = new Scope(p.columns.map((col) => ({ name: col.name })), null);
+  const inline = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(inline);
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Record<string, unknown>;
+    if (o.kind === 'col' && typeof o.name === 'string') {
+      let i = -1;
+      try { i = out.find(o.name); } catch { return o; }
+      return i >= 0 ? p.columns[i].expr : o;
+    }
+    const r: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(o)) r[k] = inline(x);
+    return r;
+  };
+  return { ...n, input: p.input, group: inline(n.group) as typeof n.group, aggregates: inline(n.aggregates) as typeof n.aggregates };
 }

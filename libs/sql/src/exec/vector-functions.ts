@@ -46,6 +46,10 @@ const METRICS: Record<string, Metric> = {
   },
 };
 
+/** The call names of `col @@ query` and `score()` in a bound plan (optimizer/fts-predicate.ts rewrites them into fts_search). */
+export const FTS_MATCH = 'fts_match';
+export const FTS_SCORE = 'fts_score';
+
 /** pgvector operator → the function it means, and the vector metric an index answers it with. */
 export const VECTOR_OPERATORS: Readonly<Record<string, { fn: string; metric: 'l2' | 'cosine' | 'dot' | 'manhattan' }>> = {
   '<->': { fn: 'l2_distance', metric: 'l2' },
@@ -68,3 +72,10 @@ export const VECTOR_FUNCTIONS: Record<string, { min: number; max: number; fn: (a
     },
   }]),
 );
+
+/** `@@` / `score()` left in a plan (the fts_predicate pass could not place them on a full-text leaf). */
+const misplaced = (what: string) => (): Value => {
+  throw new DbError('unsupported_sql', `${what} must be an AND term of the WHERE of one table with a [[fulltext]] field on that column (it becomes fts_search); elsewhere use fts_search(…) in FROM`, { construct: what });
+};
+VECTOR_FUNCTIONS[FTS_MATCH] = { min: 2, max: 2, fn: misplaced('col @@ query') };
+VECTOR_FUNCTIONS[FTS_SCORE] = { min: 0, max: 1, fn: misplaced('score()') };

@@ -105,6 +105,8 @@ export type Stmt =
   | { kind: 'create_view'; name: string; ifNotExists: boolean; select: Select; text: string }
   | { kind: 'drop'; what: 'table' | 'index' | 'view' | 'trigger'; name: string; ifExists: boolean }
   | { kind: 'alter_add'; table: string; column: ColumnSpec }
+  | { kind: 'alter_rename'; table: string; from: string; to: string }
+  | { kind: 'alter_drop'; table: string; column: string }
   | { kind: 'begin' }
   | { kind: 'commit' }
   | { kind: 'rollback' }

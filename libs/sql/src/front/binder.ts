@@ -5,7 +5,7 @@ import type { AExpr, FromItem, ResultCol, Select, SelectBody, SelectCore, Window
 import { outputCollation } from '../exec/collation';
 import { AGGREGATES } from '../exec/functions';
 import { affinityOf } from '../affinity';
-import { VECTOR_OPERATORS } from '../exec/vector-functions';
+import { FTS_MATCH, FTS_SCORE, VECTOR_OPERATORS } from '../exec/vector-functions';
 import { bindTableFunction, type TvfResult } from './table-functions';
 
 /** What the binder needs to know about a table. */
@@ -430,6 +430,8 @@ export class Binder {
       case 'bin': {
         const v = VECTOR_OPERATORS[e.op];
         if (v) return { kind: 'call', name: v.fn, args: [x(e.l), x(e.r)] };
+        // the full-text predicate: the fts_predicate pass turns it into an fts_search leaf
+        if (e.op === '@@') return { kind: 'call', name: FTS_MATCH, args: [x(e.l), x(e.r)] };
         return { kind: 'binary', op: e.op as never, left: x(e.l), right: x(e.r) };
       }
       case 'like': return { kind: 'like', arg: x(e.arg), pattern: x(e.pattern), ...(e.escape ? { escape: x(e.escape) } : {}), ...(e.not ? { not: true } : {}), ...(e.glob ? { glob: true } : {}) };
@@ -458,6 +460,8 @@ export class Binder {
           return this.aggCall(e, scope, agg);
         }
         if (e.distinct || e.star) throw new DbError('validation_failed', `DISTINCT/* used with a non-aggregate function ${e.name}()`);
+        // score(): the BM25 score of the statement's `@@` match (the fts_predicate pass resolves it)
+        if (e.name.toLowerCase() === 'score' && e.args.length <= 1) return { kind: 'call', name: FTS_SCORE, args: e.args.map(x) };
         return { kind: 'call', name: e.name, args: e.args.map(x) };
       }
     }

@@ -98,7 +98,8 @@ export function tokenize(sql: string): Token[] {
       push('qid', s, start);
       continue;
     }
-    if (c === '$' || c === '?' || c === ':' || c === '@') {
+    // `@@` is the full-text match operator; `@name` a (refused) named parameter
+    if (c === '$' || c === '?' || c === ':' || (c === '@' && sql[i + 1] !== '@')) {
       i++;
       while (i < n && /[A-Za-z0-9_]/.test(sql[i])) i++;
       push(c === '?' ? 'qparam' : 'param', sql.slice(start, i), start);

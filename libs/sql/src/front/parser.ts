@@ -88,8 +88,17 @@ class Parser {
     if (this.eatKw('ALTER')) {
       this.kw('TABLE');
       const table = this.qname();
-      if (this.eatKw('RENAME')) unsupported('ALTER TABLE RENAME');
-      if (this.eatKw('DROP')) unsupported('ALTER TABLE DROP COLUMN');
+      if (this.eatKw('RENAME')) {
+        if (this.eatKw('TO')) unsupported('ALTER TABLE RENAME TO');
+        this.eatKw('COLUMN');
+        const from = this.name();
+        this.kw('TO');
+        return { kind: 'alter_rename', table, from, to: this.name() };
+      }
+      if (this.eatKw('DROP')) {
+        this.eatKw('COLUMN');
+        return { kind: 'alter_drop', table, column: this.name() };
+      }
       this.kw('ADD');
       this.eatKw('COLUMN');
       return { kind: 'alter_add', table, column: this.columnDef([], []) };
@@ -616,7 +625,8 @@ class Parser {
 
   private cmpExpr(): AExpr {
     let l = this.bitExpr();
-    while (this.isOp('<') || this.isOp('<=') || this.isOp('>') || this.isOp('>=')) {
+    // `col @@ query`: the full-text predicate (as PostgreSQL's text search match), compiled to fts_search
+    while (this.isOp('<') || this.isOp('<=') || this.isOp('>') || this.isOp('>=') || this.isOp('@@')) {
       const op = this.cur.text;
       this.p++;
       l = { t: 'bin', op, l, r: this.bitExpr() };

@@ -1,7 +1,7 @@
 /**
  * Table-valued functions in FROM: the multi-model plan nodes spelled in SQL.
  *
- *   fts_search('ns.t', 'field', 'query' [, limit])           → fts_search       (row columns, _score)
+ *   fts_search('ns.t', 'field', 'query' | $n [, limit])      → fts_search       (row columns, _score)
  *   vector_topk('ns.t', $1 | '[1,2,3]', k [, 'metric'])       → vector_topk      (row columns, _distance)
  *   graph_expand('ns.t', 'rel', start [, min [, max [, 'direction']]]) → graph_expand (reached row columns, _node, _depth);
  *     on the right of an inner/cross join, `start` may name the left side's columns: one walk per left row
@@ -58,7 +58,7 @@ export function bindTableFunction(name: string, args: AExpr[], alias: string, cx
   switch (fn) {
     case 'fts_search': {
       const t = tableOf(args[0]);
-      const plan: PlanNode = { op: 'fts_search', schema: t.id, alias, field: str(fn, args[1], 'the field'), query: str(fn, args[2], 'the query'), ...(args[3] ? { limit: int(fn, args[3], 'limit', 1, 1000) } : {}) };
+      const plan: PlanNode = { op: 'fts_search', schema: t.id, alias, field: str(fn, args[1], 'the field'), query: args[2]?.t === 'param' ? cx.expr(args[2]) : str(fn, args[2], 'the query'), ...(args[3] ? { limit: int(fn, args[3], 'limit', 1, 1000) } : {}) };
       return { plan, cols: [...rowCols(t), { name: '_score', aff: 'real' }] };
     }
     case 'vector_topk': {

@@ -5,11 +5,12 @@ import { bottomUp, mapNodeExprs } from './util';
 import { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { Scope } from '../exec/scope';
+import { FTS_MATCH, FTS_SCORE } from '../exec/vector-functions';
 import type { Value } from '../values';
 
 function pure(e: Expr): boolean {
   if (e.kind === 'col' || e.kind === 'param' || e.kind === 'subquery' || e.kind === 'exists' || e.kind === 'in_subquery') return false;
-  if (e.kind === 'call' && (e.name.toLowerCase() === 'random')) return false;
+  if (e.kind === 'call' && ['random', FTS_MATCH, FTS_SCORE].includes(e.name.toLowerCase())) return false;
   for (const v of Object.values(e)) {
     if (Array.isArray(v)) { for (const x of v) if (x && typeof x === 'object' && !(('kind' in x) ? pure(x as Expr) : Object.values(x).every((y) => !(y && typeof y === 'object' && 'kind' in y) || pure(y as Expr)))) return false; }
     else if (v && typeof v === 'object' && 'kind' in v && !pure(v as Expr)) return false;

@@ -52,7 +52,7 @@ const ESTIMATES: { readonly [K in NodeKind]: (n: NodeOf<K>, cat: OptCatalog) => 
   join: (n, cat) => Math.max(estimateRows(n.left, cat), estimateRows(n.right, cat)),
   values: (n) => n.rows.length,
   vector_topk: (n) => n.k,
-  fts_search: (n) => n.limit ?? 20,
+  fts_search: (n) => (n.limit === null ? 1000 : n.limit ?? 20),
   graph_path: (n) => Math.min(n.max_depth ?? 64, 8) + 1,
   graph_dijkstra: () => 8,
   graph_expand: (n, cat) => {

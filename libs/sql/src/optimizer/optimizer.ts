@@ -13,6 +13,7 @@ import { limitPushdown } from './limit-pushdown';
 import { joinOrdering } from './join-ordering';
 import { joinSearch } from './join-search';
 import { topkPushdown } from './topk-pushdown';
+import { ftsPredicate } from './fts-predicate';
 import { graphJoin } from './graph-join';
 import { indexOrder, sortPushdown } from './sort-pushdown';
 
@@ -27,7 +28,7 @@ export interface OptOptions { disabled?: readonly string[]; noIndex?: boolean }
 export interface Pass { readonly name: string; run(plan: PlanNode, cat: OptCatalog, opts: OptOptions): PlanNode }
 export interface PassReport { name: string; time_ms: number; changed: boolean }
 
-export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, topkPushdown, graphJoin, joinSearch, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
+export const PASSES: readonly Pass[] = [constantFolding, predicatePushdown, ftsPredicate, topkPushdown, graphJoin, joinSearch, pkSelection, indexSelection, joinOrdering, hashJoin, limitPushdown, sortPushdown, indexOrder];
 
 export function optimize(plan: PlanNode, cat: OptCatalog, opts: OptOptions = {}): { plan: PlanNode; passes: PassReport[] } {
   const passes: PassReport[] = [];

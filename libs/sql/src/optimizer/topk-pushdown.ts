@@ -8,6 +8,8 @@
  * - A filter directly above `vector_topk` / `fts_search` goes into it (same meaning: the best k
  *   among the rows that pass).
  * - A constant LIMIT directly above them (through a project) bounds their k / limit.
+ * - A project directly above an unfiltered `fts_search` that reads only the key and `_score` sets
+ *   its `keys_only`: the hits' rows are not read (`SELECT id FROM fts_search(…)`, `IN (…)`).
  */
 import type { Expr, PlanNode } from '@mmdb/plan';
 import { andAll, conjuncts } from '@mmdb/plan';
@@ -73,6 +75,15 @@ function vectorSort(lim: PlanNode & { op: 'limit' }, cat: OptCatalog): PlanNode 
   return { ...lim, input: { ...sort, input: newBelow } };
 }
 
+/** A project over an fts_search that reads only the table's key columns and `_score` (plain column references). */
+function keysOnly(p: PlanNode & { op: 'project' }, s: PlanNode & { op: 'fts_search' }, cat: OptCatalog): boolean {
+  const m = cat.table(s.schema).manifest;
+  if (!m || m.primary_key.length === 0) return false;
+  const q = s.alias ? `${s.alias}.`.toLowerCase() : '';
+  const ok = new Set([...m.primary_key, '_score'].map((c) => `${q}${c}`.toLowerCase()));
+  return p.columns.every((c) => c.expr.kind === 'col' && ok.has(c.expr.name.toLowerCase()));
+}
+
 export const topkPushdown: Pass = {
   name: 'topk_pushdown',
   run: (plan, cat) => {
@@ -87,10 +98,14 @@ export const topkPushdown: Pass = {
         const inner = n.input.op === 'project' ? n.input.input : n.input;
         let bounded: PlanNode | null = null;
         if (inner.op === 'vector_topk' && inner.k > l + o) bounded = { ...inner, k: l + o };
-        if (inner.op === 'fts_search' && (inner.limit === null ? Infinity : inner.limit ?? 20) > l + o && l + o >= 1) bounded = { ...inner, limit: l + o };
+        if (inner.op === 'fts_search' && (inner.limit === null || (inner.limit ?? 20) > l + o) && l + o >= 1 && l + o <= 1000) bounded = { ...inner, limit: l + o };
         if (!bounded) return n;
         changed = true;
         return { ...n, input: n.input.op === 'project' ? { ...n.input, input: bounded } : bounded };
+      }
+      if (n.op === 'project' && n.input.op === 'fts_search' && !n.input.keys_only && !n.input.filter && keysOnly(n, n.input, cat)) {
+        changed = true;
+        return { ...n, input: { ...n.input, keys_only: true } };
       }
       if (n.op === 'filter' && (n.input.op === 'vector_topk' || n.input.op === 'fts_search')) {
         changed = true;

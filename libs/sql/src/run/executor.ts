@@ -19,9 +19,10 @@ import { LeafReader } from './leaves';
 import { MultiModelReader } from './multimodel';
 import { outputKinds, type OutKind } from '../column-codec';
 import { ImplicitTables } from './implicit';
-import { applyPolicy, NO_POLICY, type Policy, type Sources } from './sources';
+import { applyPolicy, NO_POLICY, type GraphEnds, type Policy, type Sources } from './sources';
 import { explainTree, round, isSmall as isSmallPlan, leafNodes, POOL_SIZE, SMALL_ROWS } from './walks';
 import { makeWriter, type Txn } from './writer';
+import { writeChecker, type RowCheck } from './write-check';
 
 export interface QueryOptions {
   params?: unknown[];
@@ -47,6 +48,8 @@ export interface QueryOptions {
    * it is now: a watch subscription's snapshot event must be exactly the rows at a known LSN.
    */
   snapshot?: Snapshot;
+  /** Who runs the statement (the acting user), for what it records (a migration's audit). */
+  actor?: string;
   /**
    * The request's Idempotency-Key (spec 5.6): its record is committed in the frame of the
    * script's writes, so the answer is durable exactly when the write is (engine.ts,
@@ -122,15 +125,25 @@ export class PlanExecutor {
   /** Implicit manifests of standalone vector and full-text tables (created by a first put, no manifest). */
   readonly implicit: ImplicitTables;
 
+  /** A graph leaf's reached and start tables (undefined without a graph reader or relation: the leaf's own error then). */
+  private readonly graphEnds: GraphEnds = (n) => {
+    const graph = this.sources.graph;
+    if (!graph) return undefined;
+    let d;
+    try { d = graph.resolve(n.schema, n.rel).def; } catch { return undefined; }
+    const dir = n.op === 'graph_dijkstra' ? 'forward' : n.direction ?? 'forward';
+    return dir === 'reverse' ? { reached: d.source, start: d.target } : dir === 'forward' ? { reached: d.target, start: d.source } : { reached: d.target, start: d.target };
+  };
+
   /** Optimizes a plan (the policy applied first) and remembers what it needs to run again. */
   prepare(plan: PlanNode, names: string[], deps: [string, TableManifest][] = [], policy: Policy = this.policy): Prepared {
-    const o = optimize(applyPolicy(plan, policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog());
+    const o = optimize(applyPolicy(plan, policy, (n) => outputNames(n, this.optCatalog()), this.graphEnds), this.optCatalog());
     policy.checkPlan?.(o.plan);
     return { plan: o.plan, names, passes: o.passes, deps, leaves: leafNodes(o.plan), pool: [], small: isSmallPlan(o.plan) };
   }
 
-  writer(txn: Txn): Writer {
-    return makeWriter((id) => this.table(id), txn, this.maxPkHint);
+  writer(txn: Txn, check?: RowCheck): Writer {
+    return makeWriter((id) => this.table(id), txn, this.maxPkHint, check);
   }
 
   optCatalog(): OptCatalog {
@@ -169,13 +182,13 @@ export class PlanExecutor {
   async query(plan0: PlanNode, names: string[], params: Value[], txn: Txn | null, opts: QueryOptions, running?: Running, prepared?: Prepared): Promise<RawResult> {
     const t0 = performance.now();
     const policy = opts.policy ?? this.policy;
-    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, policy, (n) => outputNames(n, this.optCatalog())), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
+    const { plan, passes } = prepared ?? optimize(applyPolicy(plan0, policy, (n) => outputNames(n, this.optCatalog()), this.graphEnds), this.optCatalog(), { noIndex: !!txn && txn.overlay.size > 0 });
     if (!prepared) policy.checkPlan?.(plan);
     const leafList = prepared?.leaves ?? leafNodes(plan);
-    const writer = txn ? this.writer(txn) : null;
+    let ctx: ExecCtx;
+    const writer = txn ? this.writer(txn, writeChecker(policy, () => ctx)) : null;
     const pool = prepared && !opts.explain ? prepared.pool : null;
     const inst = pool?.pop();
-    let ctx: ExecCtx;
     let op: Op | null = null;
     if (inst) {
       try { inst.ctx.reset(params, this.budget(opts), writer); } catch (e) { pool!.push(inst); throw e; }

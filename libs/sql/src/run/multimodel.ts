@@ -4,7 +4,7 @@
  * in-memory index reads start in the turn the snapshot was taken; rows come from the snapshot).
  */
 import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
-import type { PkTuple, Snapshot } from '@mmdb/storage';
+import { decodeRow, rowKey, type PkTuple, type Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
@@ -17,7 +17,7 @@ import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
 import { pkKeyOf } from '../exec/table-cache';
-import { ftsQueryText } from './fts-query';
+import { ftsQueryOf } from './fts-query';
 import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
 import type { Txn } from './writer';
@@ -29,6 +29,21 @@ export const MAX_K = 10_000;
 
 function bad(path: string, msg: string, code: 'validation_failed' | 'dim_mismatch' = 'validation_failed'): never {
   throw new DbError(code, `invalid plan at ${path}: ${msg}`, { path });
+}
+
+/** The `$n` indexes an expression reads (subquery plans included). */
+function paramsOf(e: Expr): number[] {
+  const out = new Set<number>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      if (o.kind === 'param' && typeof o.index === 'number') out.add(o.index);
+      for (const x of Object.values(o)) if (x && typeof x === 'object') walk(x);
+    }
+  };
+  walk(e);
+  return [...out].sort((a, b) => a - b);
 }
 
 /** Filters whose passing rows are remembered (LRU by insertion; entries are per table LSN). */
@@ -95,13 +110,29 @@ export class MultiModelReader {
     }
     // a table read by point reads twice at one LSN is loaded whole in the background (as pk gets do)
     this.leaves.tables.noteMiss(snap, t, () => this.sources.store.snapshot(), (s) => readTable(s, t, () => undefined));
-    await Promise.all(keys.map(async (k) => {
-      let pk: JsonValue[];
-      try { pk = tupleOfNode(k, t.manifest); } catch { return; }
-      const r = await snap.getRow(t.id, pk as PkTuple);
-      if (r) out.set(k, toTuple(t, r));
-    }));
+    // one multi-get for all the keys (one store round trip rather than one per hit)
+    const found: Array<{ k: string; pk: PkTuple }> = [];
+    for (const k of keys) {
+      try { found.push({ k, pk: tupleOfNode(k, t.manifest) as PkTuple }); } catch { /* not a key of this table */ }
+    }
+    const vals = await snap.rawGetMany(found.map((f) => rowKey(t.id, f.pk)));
+    vals.forEach((v, i) => {
+      if (v !== undefined) out.set(found[i].k, toTuple(t, decodeRow(t.id, found[i].pk, v)));
+    });
     ctx.hold(out.size);
+    return out;
+  }
+
+  /** Tuples holding only the key columns of each doc id (a `keys_only` leaf: no row is read). */
+  private keyRows(keys: readonly string[], t: SqlTable): Map<string, Tuple> {
+    const out = new Map<string, Tuple>();
+    for (const k of keys) {
+      let pk: JsonValue[];
+      try { pk = tupleOfNode(k, t.manifest); } catch { continue; }
+      const values: Record<string, JsonValue> = {};
+      t.manifest.primary_key.forEach((c, i) => (values[c] = pk[i]));
+      out.set(k, toTuple(t, { values, version: 0 }));
+    }
     return out;
   }
 
@@ -133,7 +164,8 @@ export class MultiModelReader {
       // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
       // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
       const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
-      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${ctx.params.map(String).join('\u0001')}` : '';
+      // keyed on the parameters the filter reads only: the query vector ($1 of `ORDER BY emb <-> $1`) changes every query
+      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${paramsOf(n.filter).map((i) => String(ctx.params[i - 1])).join('\u0001')}` : '';
       const hit = stable ? this.passing.get(memoKey) : undefined;
       if (hit) {
         rows = hit.rows;
@@ -194,21 +226,23 @@ export class MultiModelReader {
     const t = this.table(n.schema);
     const fields = n.fields ?? (n.field !== undefined ? [{ field: n.field }] : []);
     if (fields.length === 0) bad('$.field', 'fts_search needs field or fields');
-    const q = typeof n.query === 'string' ? n.query : ftsQueryText(n.query);
-    // null: every matching row (the fts lib ranks them all), the filter applied to each
+    const q = ftsQueryOf(n, ctx);
+    // limit null: every match (SQL's `col @@ query`), asked as the field's document count
     const every = n.limit === null;
-    const limit = every ? Number.MAX_SAFE_INTEGER : n.limit ?? DEFAULT_LIMIT;
-    if (!every && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
+    const docs = every ? Math.max(1, ...fields.map((f) => reader.fieldStats(t.id, f.field).docs)) : 0;
+    const limit = every ? docs : n.limit ?? DEFAULT_LIMIT;
+    if (!every && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) bad('$.limit', `limit must be an integer from 1 to ${MAX_LIMIT}, or null`);
     const stats: CollectStats = { candidates: 0 };
     const opts: SearchOptions = {
       snapshot: snap,
+      ...(every ? { unbounded: true } : {}),
       ...(ctx.explain ? { stats } : {}),
       ...(n.ranking?.feedback ? { feedback: n.ranking.feedback } : {}),
       ...(n.ranking?.proximity ? { proximity: n.ranking.proximity } : {}),
       ...(n.ranking?.query_stopwords ? { queryStopwords: n.ranking.query_stopwords } : {}),
     };
     const pass = n.filter ? this.predicate(n.filter, ctx, n.schema, n.alias) : null;
-    let want: number | null = every ? null : pass ? Math.min(MAX_LIMIT, limit * 4) : limit;
+    let want = pass && !every ? Math.min(MAX_LIMIT, limit * 4) : limit;
     for (;;) {
       let ranked: { doc_id: string; score: number }[];
       if (fields.length === 1 && (fields[0].boost ?? 1) === 1) ranked = [...(await reader.search(t.id, fields[0].field, q, want, opts))];
@@ -217,15 +251,16 @@ export class MultiModelReader {
         for (const f of fields) for (const d of await reader.search(t.id, f.field, q, want, opts)) scores.set(d.doc_id, (scores.get(d.doc_id) ?? 0) + d.score * (f.boost ?? 1));
         ranked = [...scores].map(([doc_id, score]) => ({ doc_id, score })).sort((a, b) => b.score - a.score || (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0));
       }
-      const rows = await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn);
+      const keysOnly = n.keys_only && !pass && !txn?.overlay.get(t.id)?.size && !this.isImplicit(t);
+      const rows = keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn);
       const out: Tuple[] = [];
       for (const d of ranked) {
         const r = rows.get(d.doc_id);
         if (r && (!pass || pass(r))) out.push([...r, d.score]);
       }
-      if (want === null || !pass || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
+      if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
         const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
-        ctx.strategies.set(n, `bm25 ${want === null ? 'every match' : `top-${want}`} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}`.replace(/\s+$/, ''));
+        ctx.strategies.set(n, `bm25 ${every ? 'every match' : `top-${want}`} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}${keysOnly ? ' keys only' : ''}`.replace(/\s+$/, ''));
         ctx.leaves.set(n, out.slice(0, limit));
         return;
       }
@@ -235,37 +270,62 @@ export class MultiModelReader {
 
   // ---- graph ----
 
-  private async graphLeaf(n: { schema: string; rel: string; direction?: 'forward' | 'reverse' | 'both'; row_columns?: boolean }, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
+  /** A table's row by node key text, from the table cache's pk map or one read of the table. */
+  private async rowLookup(t: SqlTable, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<(node: string) => Tuple | undefined> {
+    const all = await this.leaves.allRows(snap, t, ctx, txn);
+    const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
+    if (cached && !this.isImplicit(t)) {
+      // the table cache's pk map: no per-query index of the reached table
+      return (node) => {
+        let pk: JsonValue[];
+        try { pk = tupleOfNode(node, t.manifest); } catch { return undefined; }
+        return cached.byPk.get(pkKeyOf(pk)) as Tuple | undefined;
+      };
+    }
+    const rows = new Map<string, Tuple>();
+    for (const r of all) rows.set(this.keyOf(t, r), r);
+    return (node) => rows.get(node);
+  }
+
+  /** Node key → whether its row (by `lookup`) passes `e` (a node naming no row does not), memoized per query. */
+  private nodeFilter(e: Expr, lookup: (node: string) => Tuple | undefined, ctx: ExecCtx, schema: string, alias: string | undefined): (node: string) => boolean {
+    const pass = this.predicate(e, ctx, schema, alias);
+    const memo = new Map<string, boolean>();
+    return (node) => {
+      let v = memo.get(node);
+      if (v === undefined) {
+        const r = lookup(node);
+        memo.set(node, (v = r !== undefined && pass(r)));
+      }
+      return v;
+    };
+  }
+
+  private async graphLeaf(n: NodeOf<'graph_expand'> | NodeOf<'graph_path'> | NodeOf<'graph_dijkstra'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
     const g = need(this.sources.graph, 'graph');
     const { relation, adj } = await g.adjacency(n.schema, n.rel);
-    const dir = n.direction ?? 'forward';
+    const dir = n.op === 'graph_dijkstra' ? 'forward' : n.direction ?? 'forward';
     const def = relation.def;
     if (dir === 'both' && def.source !== def.target) {
       bad('$.direction', `direction "both" needs a self-relation; ${n.rel} links ${def.source} to ${def.target}`);
     }
     const schema = dir === 'reverse' ? def.source : def.target;
     const t = this.table(schema);
-    let row: (node: string) => Tuple | undefined = () => undefined;
-    if (n.row_columns !== false) {
-      const all = await this.leaves.allRows(snap, t, ctx, txn);
-      const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
-      if (cached && !this.isImplicit(t)) {
-        // the table cache's pk map: no per-query index of the reached table
-        row = (node) => {
-          let pk: JsonValue[];
-          try { pk = tupleOfNode(node, t.manifest); } catch { return undefined; }
-          return cached.byPk.get(pkKeyOf(pk)) as Tuple | undefined;
-        };
-      } else {
-        const rows = new Map<string, Tuple>();
-        for (const r of all) rows.set(this.keyOf(t, r), r);
-        row = (node) => rows.get(node);
-      }
-    }
-    const next = dir === 'forward' ? (x: string) => adj.neighbors(x)
+    const lookup = n.row_columns !== false || n.filter ? await this.rowLookup(t, snap, ctx, txn) : undefined;
+    const row: (node: string) => Tuple | undefined = n.row_columns !== false && lookup ? lookup : () => undefined;
+    const all = dir === 'forward' ? (x: string) => adj.neighbors(x)
       : dir === 'reverse' ? (x: string) => adj.sources(x)
       : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
-    return { schema, next, row, adj, forward: dir === 'forward' };
+    // under a filter (row-level security) a hidden node is neither reached nor walked through
+    const visible = n.filter && lookup ? this.nodeFilter(n.filter, lookup, ctx, schema, n.alias) : undefined;
+    const next = visible ? (x: string) => all(x).filter(visible) : all;
+    let start: ((node: string) => boolean) | undefined;
+    if (n.start_filter) {
+      const from = dir === 'reverse' ? def.target : def.source;
+      if (from === schema && n.start_filter === n.filter && visible) start = visible;
+      else start = this.nodeFilter(n.start_filter, from === schema && lookup ? lookup : await this.rowLookup(this.table(from), snap, ctx, txn), ctx, from, n.alias);
+    }
+    return { schema, next, row, adj, forward: dir === 'forward' && !visible, ...(start ? { start } : {}), ...(visible ? { visible } : {}) };
   }
 
   private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -274,7 +334,7 @@ export class MultiModelReader {
     if (!Number.isInteger(min) || min < 0) bad('$.min_depth', 'min_depth must be a non-negative integer');
     if (max !== null && (!Number.isInteger(max) || max < min)) bad('$.max_depth', 'max_depth must be an integer ≥ min_depth, or null');
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row, ...(leaf.start ? { start: leaf.start } : {}) } satisfies GraphLeaf);
   }
 
   private async path(n: NodeOf<'graph_path'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -283,9 +343,10 @@ export class MultiModelReader {
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
-    const p = leaf.forward ? shortestPath(leaf.adj, src, dst, max) : bfsPath(leaf.next, src, dst, max);
+    const hidden = (leaf.start && !leaf.start(src)) || (leaf.visible && !leaf.visible(dst));
+    const p = hidden ? null : leaf.forward ? shortestPath(leaf.adj, src, dst, max) : bfsPath(leaf.next, src, dst, max);
     ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
-    ctx.strategies.set(n, `bfs ${n.direction ?? 'forward'} ≤ ${max} hops`);
+    ctx.strategies.set(n, `bfs ${n.direction ?? 'forward'} ≤ ${max} hops${leaf.visible ? ' over visible nodes' : ''}`);
     ctx.leaves.set(n, (p ?? []).map((node, i) => [BigInt(i), node, ...(leaf.row(node) ?? [])]));
   }
 
@@ -294,9 +355,10 @@ export class MultiModelReader {
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
     const src = keyText(constantOf(n.src, ctx), '$.src');
     const dst = keyText(constantOf(n.dst, ctx), '$.dst');
-    const r = await g.dijkstra(n.schema, n.rel, src, dst, { weightField: n.weight_field, weights: n.weights });
+    const hidden = (leaf.start && !leaf.start(src)) || (leaf.visible && !leaf.visible(dst));
+    const r = hidden ? { path: [] as string[], total_weight: null } : await g.dijkstra(n.schema, n.rel, src, dst, { weightField: n.weight_field, weights: n.weights, ...(leaf.visible ? { pass: leaf.visible } : {}) });
     ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row } satisfies GraphLeaf);
-    ctx.strategies.set(n, 'dijkstra');
+    ctx.strategies.set(n, leaf.visible ? 'dijkstra over visible nodes' : 'dijkstra');
     ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.row(node) ?? [])]));
   }
 }

@@ -41,6 +41,11 @@ export interface Policy {
    * filter (vector_topk / fts_search) has the masked columns substituted the same way.
    */
   leafMasks?(leaf: LeafNode): ReadonlyMap<string, Expr> | undefined;
+  /**
+   * WITH CHECK: a predicate every new row written to `schema` (INSERT, UPDATE) must pass, over the
+   * table's bare column names, or undefined. A failing row fails the statement with 403 (run/write-check.ts).
+   */
+  writeCheck?(schema: string): Expr | undefined;
   /** Called with the optimized plan before it runs (or is cached): may refuse it (e.g. a node kind of a disabled add-on). */
   checkPlan?(plan: PlanNode): void;
 }
@@ -49,28 +54,100 @@ export const NO_POLICY: Policy = { leafFilter: () => undefined };
 
 const LEAVES = new Set<string>(LEAF_KINDS);
 
-/** The plan with the policy's filters placed at every leaf (the plan itself under NO_POLICY). */
-export function applyPolicy(plan: PlanNode, policy: Policy, names?: (n: PlanNode) => string[] | null): PlanNode {
+/**
+ * The two ends of a graph leaf's relation: `reached` (whose rows it returns) and `start` (where it
+ * starts), as schema ids; undefined when unknown (no graph reader).
+ */
+export type GraphEnds = (n: GraphLeafNode) => { reached: string; start: string } | undefined;
+type GraphLeafNode = Extract<PlanNode, { op: 'graph_expand' | 'graph_path' | 'graph_dijkstra' }>;
+const GRAPH = new Set(['graph_expand', 'graph_path', 'graph_dijkstra']);
+
+/**
+ * The plan with the policy's filters placed at every leaf (the plan itself under NO_POLICY).
+ * A graph leaf is asked for by its relation's schema (the grant), then for its reached and start
+ * tables: their filters go into the traversal itself (`filter`, `start_filter`), so a hidden node is
+ * neither returned nor used as a hop; the reached table's masks project its row columns.
+ */
+export function applyPolicy(plan: PlanNode, policy: Policy, names?: (n: PlanNode) => string[] | null, ends?: GraphEnds): PlanNode {
   if (policy === NO_POLICY) return plan;
+  const need = policy.leafMasks ? maskedNeeded(plan) : null;
+  const keep = need ? (m: ReadonlyMap<string, Expr> | undefined) => (m ? pruneMasks(m, need) : m) : (m: ReadonlyMap<string, Expr> | undefined) => m;
   return transformPlan(plan, {
     node: (n) => {
       if (!LEAVES.has(n.op)) return n;
-      const masks = policy.leafMasks?.(n as LeafNode);
+      if (GRAPH.has(n.op)) return graphLeaf(n as GraphLeafNode, policy, names, ends, keep);
+      const masks = keep(policy.leafMasks?.(n as LeafNode));
       const f = policy.leafFilter(n as LeafNode);
       let leaf: PlanNode = n;
-      // a traversal that reads no row columns reads them under a policy: predicates and masks are over the reached row
-      if ((f || masks) && (n.op === 'graph_expand' || n.op === 'graph_path' || n.op === 'graph_dijkstra') && n.row_columns === false) leaf = { ...n, row_columns: true };
       if (masks && (leaf.op === 'vector_topk' || leaf.op === 'fts_search') && leaf.filter) leaf = { ...leaf, filter: substitute(leaf.filter, masks) };
       if (f) {
-        if (leaf.op === 'vector_topk' || leaf.op === 'fts_search') leaf = { ...leaf, filter: andAll(leaf.filter ? [leaf.filter, f] : [f]) };
+        if (leaf.op === 'vector_topk' || leaf.op === 'fts_search') leaf = { ...leaf, filter: andAll(leaf.filter ? [f, leaf.filter] : [f]) }; // the policy first: the caller's filter never runs on a hidden row
         else leaf = { op: 'filter', input: leaf, predicate: f };
       }
-      if (!masks || !masks.size) return leaf;
-      const out = names?.(n);
-      if (!out) throw new DbError('internal_error', `column masks cannot be applied to a ${n.op} leaf here`);
-      return { op: 'project', input: leaf, columns: out.map((name) => ({ name, expr: masks.get(name) ?? { kind: 'col', name } })) };
+      return masked(n, leaf, masks, names);
     },
   });
+}
+
+function masked(n: PlanNode, leaf: PlanNode, masks: ReadonlyMap<string, Expr> | undefined, names?: (n: PlanNode) => string[] | null): PlanNode {
+  if (!masks || !masks.size) return leaf;
+  const out = names?.(n);
+  if (!out) throw new DbError('internal_error', `column masks cannot be applied to a ${n.op} leaf here`);
+  return { op: 'project', input: leaf, columns: out.map((name) => ({ name, expr: masks.get(name) ?? { kind: 'col', name } })) };
+}
+
+function graphLeaf(n: GraphLeafNode, policy: Policy, names: ((n: PlanNode) => string[] | null) | undefined, ends: GraphEnds | undefined, keep: (m: ReadonlyMap<string, Expr> | undefined) => ReadonlyMap<string, Expr> | undefined): PlanNode {
+  const own = policy.leafFilter(n as LeafNode); // the relation's schema: its grant (and, ends unknown, the rows' filter)
+  const e = ends?.(n);
+  const at = (schema: string) => ({ ...n, schema }) as LeafNode;
+  const f = e ? (e.reached === n.schema ? own : policy.leafFilter(at(e.reached))) : own;
+  const sf = e ? (e.start === e.reached ? f : e.start === n.schema ? own : policy.leafFilter(at(e.start))) : undefined;
+  const masks = keep(policy.leafMasks?.(e ? at(e.reached) : (n as LeafNode)));
+  let leaf: GraphLeafNode = n;
+  if (masks && leaf.filter) leaf = { ...leaf, filter: substitute(leaf.filter, masks) };
+  if (f) leaf = { ...leaf, filter: andAll(leaf.filter ? [f, leaf.filter] : [f]) };
+  if (sf) leaf = { ...leaf, start_filter: andAll(leaf.start_filter ? [sf, leaf.start_filter] : [sf]) };
+  return masked(n, leaf, masks, names);
+}
+
+const NULL_EXPR: Expr = { kind: 'lit', value: null };
+const lastPart = (name: string) => name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+
+/**
+ * Masks cost per row (a hash is a SHA-256): a masked column the plan never names is output as NULL
+ * instead of its mask (never as its stored value), so only the columns a query uses are masked.
+ * Returns the column names the plan refers to (last part, lower case), or null when some plan
+ * root (the query, a subquery, a CTE) outputs a leaf's columns as they are (then every mask is kept).
+ */
+function maskedNeeded(plan: PlanNode): Set<string> | null {
+  const used = new Set<string>();
+  const roots: PlanNode[] = [plan];
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!v || typeof v !== 'object') return;
+    const o = v as Record<string, unknown>;
+    if (o.kind === 'col' && typeof o.name === 'string') used.add(lastPart(o.name));
+    if (typeof o.kind === 'string' && o.plan && typeof (o.plan as PlanNode).op === 'string') roots.push(o.plan as PlanNode);
+    if (o.op === 'with') for (const c of o.ctes as { plan: PlanNode }[]) roots.push(c.plan);
+    for (const x of Object.values(o)) walk(x);
+  };
+  walk(plan);
+  for (const r of roots) {
+    let n = r;
+    while (n.op === 'filter' || n.op === 'sort' || n.op === 'limit' || n.op === 'distinct' || n.op === 'with') n = n.input;
+    if (n.op !== 'project' && n.op !== 'aggregate') return null;
+  }
+  return used;
+}
+
+function pruneMasks(masks: ReadonlyMap<string, Expr>, used: ReadonlySet<string>): ReadonlyMap<string, Expr> {
+  let out: Map<string, Expr> | null = null;
+  for (const [name] of masks) {
+    if (used.has(lastPart(name))) continue;
+    out ??= new Map(masks);
+    out.set(name, NULL_EXPR);
+  }
+  return out ?? masks;
 }
 
 /** `e` with every masked column reference replaced by its mask. */

@@ -14,7 +14,8 @@ import { applyAffinity, checkInt, compareValues, fromJson, toJson, toText, truth
 /** An open transaction: its queued changes, and its own writes by table and pk key (null = deleted). */
 export interface Txn { changes: Change[]; overlay: Map<string, Map<string, Row | null>>; explicit: boolean }
 
-export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint: ReadonlyMap<string, bigint>): Writer {
+/** `check`: the acting user's WITH CHECK on each new row (run/write-check.ts), before it is queued. */
+export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint: ReadonlyMap<string, bigint>, check?: (schema: string, row: Tuple) => void): Writer {
   const put = (t: SqlTable, row: Row, pre: Precondition | undefined) => {
     txn.changes.push({ op: 'put', schema: t.id, row, ...(pre ? { precondition: pre } : {}) });
     const pk = t.pk.map((p) => fromJson(row[p], t.affs[t.manifest.columns.findIndex((c) => c.name === p)]));
@@ -50,8 +51,10 @@ export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint:
         }
       }
       const row = toRow(t, vals);
+      const out = stored(t, row, 1);
+      check?.(t.id, out);
       put(t, row, node.on_conflict === 'replace' ? undefined : { kind: 'insert' });
-      return stored(t, row, 1);
+      return out;
     },
     update: (node, before, after) => {
       const t = table(node.schema);
@@ -60,6 +63,7 @@ export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint:
       const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
       const pkChanged = pkIdx.some((i) => compareValues(before[i], applyAffinity(after[i], t.affs[i])) !== 0);
       const row = toRow(t, after.slice(0, width));
+      check?.(t.id, stored(t, row, version + 1));
       if (pkChanged) {
         const oldPk = pkIdx.map((i) => toJson(before[i]));
         txn.changes.push({ op: 'delete', schema: t.id, pk: oldPk, ...(version ? { precondition: { kind: 'if_match', version } } : {}) });

@@ -1,0 +1,52 @@
+/**
+ * Dual writes: while a rewrite migration is open (Pending, Backfilling, Paused,
+ * ReadyToCutover) its table carries a RowMirror (store.setRowMirror), so every put and delete
+ * of the table, whatever surface made it, also writes or deletes the row's new shape in the
+ * shadow table in the same frame. The backfill uses the same hook (`mirror` changes), so a
+ * copied row is read inside its commit and can never be older than a dual write.
+ */
+import { DbError, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
+import type { RowMirror, TenantStore } from '@mmdb/storage';
+import type { MigrationRecord } from './record';
+
+/** The value of a SQL expression over one row of `manifest` (the SQL engine's rowEvaluator), synchronous. */
+export type RowEvaluator = (expr: string, row: Row, manifest: TableManifest) => JsonValue;
+
+/** A row of the source table in the new shape: `mapping.from` copies, `mapping.using` evaluated over the old row. */
+export function reshapeRow(r: MigrationRecord, source: TableManifest, values: Row, evaluate: RowEvaluator | undefined): Row {
+  const out: Record<string, JsonValue> = {};
+  for (const [to, from] of Object.entries(r.mapping.from)) if (values[from] !== undefined) out[to] = values[from];
+  for (const [to, expr] of Object.entries(r.mapping.using)) {
+    if (!evaluate) throw new DbError('internal_error', 'this store has no SQL evaluator for `using`');
+    out[to] = evaluate(expr, values, source);
+  }
+  return out;
+}
+
+/** Whether a migration's table is dual-written in its state. */
+export function mirrored(r: MigrationRecord): boolean {
+  return !!r.shadow && (r.state === 'Pending' || r.state === 'Backfilling' || r.state === 'Paused' || r.state === 'ReadyToCutover');
+}
+
+/**
+ * Installs (or removes) the mirror of `r` on its table. `refused`: a dual write the new shape
+ * refused (the source write committed without it): the migration must fail.
+ */
+export function installMirror(store: TenantStore, r: MigrationRecord, evaluate: RowEvaluator | undefined, refused: (pk: JsonValue[], e: DbError) => void): void {
+  if (!mirrored(r)) {
+    store.setRowMirror(r.schema, undefined);
+    return;
+  }
+  const shadow = r.shadow!;
+  const mirror: RowMirror = {
+    mirror(ev, ctx) {
+      // Before the submit frame creates the shadow (same group), or after cleanup dropped it: nothing to mirror.
+      if (!ctx.manifest(shadow)) return [];
+      if (!ev.after) return [{ op: 'delete', schema: shadow, pk: ev.pk }];
+      const source = ctx.manifest(ev.schema)!;
+      return [{ op: 'put', schema: shadow, row: reshapeRow(r, source, ev.after.values, evaluate) }];
+    },
+    refused: (ev, e) => refused(ev.pk as JsonValue[], e),
+  };
+  store.setRowMirror(r.schema, mirror);
+}
