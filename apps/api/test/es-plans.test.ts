@@ -216,6 +216,19 @@ describe('ES reads through plans', () => {
         const viewed = await es('POST', '/sorted/_search', { ...body, post_filter: { match_all: {} } });
         expect(planned.hits).toEqual(viewed.hits);
       }
+      // _count: one aggregate count plan (terminate_after takes the view's scoring, and changes nothing here)
+      for (const query of [...queries, { match_all: {} }, { bool: { filter: { term: { tag: 't4' } } } }]) {
+        const body = query ? { query } : undefined;
+        const before = await plans();
+        const planned = await es('POST', '/sorted/_count', body);
+        const ran = (await plans()) - before;
+        const before2 = await plans();
+        const viewed = await es('POST', '/sorted/_count?terminate_after=1000000', body);
+        expect(ran).toBeGreaterThanOrEqual(1);
+        // the view's scoring runs no plan, or one fts retrieval for a match
+        expect((await plans()) - before2).toBe(JSON.stringify(query ?? {}).includes('"match"') ? 1 : 0);
+        expect(planned.count).toBe(viewed.count);
+      }
     };
     await check();
     // documents written by this surface after the view was cached (ties ordered by _seq_no)

@@ -101,6 +101,31 @@ export function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>):
   return conjunction(ix, Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter], fields);
 }
 
+/**
+ * The rows a query matches as a plan input, or null when it does not map: `scan` for no query or
+ * `match_all`, `filter(scan, predicate)` for a bool of exact filters, and for a `match` (alone or
+ * the must of a bool of filters) `filter(fts_search(limit null), predicate)` (`match`: topk.ts
+ * `matchInput`). The fields the predicate reads are added to `fields` for the plain-value check.
+ */
+export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields: Map<string, Kind>, match?: MatchInput): PlanNode | null {
+  let pred = predicate(ix, query, fields);
+  const text = pred === false && match ? match(query) : null;
+  if (text) pred = conjunction(ix, text.filters, fields);
+  if (pred === false) return null;
+  const source: PlanNode = text ? text.node : scan(ref.table.id);
+  return pred ? filter(source, pred) : source;
+}
+
+/** The number of documents a query matches, counted by an aggregate plan (`_count`), or null when the query does not map. */
+export async function planCount(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, query: unknown, match?: MatchInput): Promise<number | null> {
+  if (ref.readOnly) return null;
+  const fields = new Map<string, Kind>();
+  const input = queryInput(ref, ix, query, fields, match);
+  if (!input || !(await plainValues(backend, ref, lsn, fields))) return null;
+  const [row] = await backend.read(aggregate(input, [], [{ name: 'n', fn: 'count', args: [], star: true }]));
+  return Number(row.n);
+}
+
 /** A filter / filters aggregation's query as an exact predicate, or null when it does not map. */
 function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null {
   if (!isObj(q) || Object.keys(q).length !== 1) return null;
@@ -197,11 +222,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
-  let pred = predicate(ix, b.query, fields);
-  // a text query: aggregate nodes over an fts_search holding every match
-  const text = pred === false && match ? match(b.query) : null;
-  if (text) pred = conjunction(ix, text.filters, fields);
-  if (pred === false) return null;
+  const input = queryInput(ref, ix, b.query, fields, match);
+  if (!input) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
   const wants: Array<{ name: string; type: string; field: string; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
@@ -290,8 +312,6 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
 
-  const source: PlanNode = text ? text.node : scan(ref.table.id);
-  const input: PlanNode = pred ? filter(source, pred) : source;
   const [row] = await backend.read(aggregate(input, [], metricCalls));
   const aggregations: JsonObject = {};
   let buckets = 0;

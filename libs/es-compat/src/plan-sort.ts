@@ -10,13 +10,13 @@
  * field is coerced), checked by the same cached plan as the aggregations; anything else takes
  * the full search over the view.
  */
-import { aggregate, col, filter, limit, lit, project, scan, sort, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, limit, lit, project, sort, type SortKey } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
 import type { JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
 import { COLS, toDocRow } from './state';
-import { conjunction, fieldKind, plainValues, predicate, valueOf, type Kind, type MatchInput } from './plan-aggs';
+import { fieldKind, plainValues, queryInput, valueOf, type Kind, type MatchInput } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a sorted page may carry. */
@@ -54,10 +54,8 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
   const specs = sortFields(b.sort);
   if (!specs) return null;
   const fields = new Map<string, Kind>();
-  let pred = predicate(ix, b.query, fields);
-  const text = pred === false ? match(b.query) : null;
-  if (text) pred = conjunction(ix, text.filters, fields);
-  if (pred === false) return null;
+  const input = queryInput(ref, ix, b.query, fields, match);
+  if (!input) return null;
   const keys: SortKey[] = [];
   for (const s of specs) {
     const k = fieldKind(ix, s.field, 'filter');
@@ -67,8 +65,6 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
   }
   keys.push({ expr: col('_seq_no') });
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
-  const source: PlanNode = text ? text.node : scan(ref.table.id);
-  const input: PlanNode = pred ? filter(source, pred) : source;
   const [count] = await backend.read(aggregate(input, [], [{ name: 'total', fn: 'count', args: [], star: true }]));
   const plan = project(limit(sort(input, keys), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
   const rows = await backend.read(plan);
