@@ -18,6 +18,9 @@ describe('ES reads through plans', () => {
     return r.json;
   };
 
+  /** Plans the ES surface has run (the executor's latency count for surface "es"). */
+  const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
+
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
   }, 60_000);
@@ -93,10 +96,6 @@ describe('ES reads through plans', () => {
       lines.push(JSON.stringify({ index: { _index: 'aggp', _id: `a${i}` } }), JSON.stringify(doc));
     }
     expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
-    const plans = async () => {
-      const m = (await srv.request('GET', '/metrics')).text;
-      return Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec(m)?.[1] ?? 0);
-    };
     const aggs = {
       tags: { terms: { field: 'tag', size: 5 } }, all_tags: { terms: { field: 'tag', size: 50 } },
       by_tag: { terms: { field: 'tag', size: 4 }, aggs: { avg_n: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, kinds: { cardinality: { field: 'n' } } } },
@@ -178,7 +177,6 @@ describe('ES reads through plans', () => {
     const aggs = { tags: { terms: { field: 'tag', size: 20 } }, s: { stats: { field: 'n' } }, h: { histogram: { field: 'n', interval: 100 } } };
     const queries = [{ match: { body: 'alpha' } }, { match: { body: { query: 'beta gamma', operator: 'and' } } },
       { bool: { filter: [{ range: { n: { lt: 550 } } }], must: [{ match: { body: 'delta' } }] } }];
-    const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
     for (const query of queries) {
       const before = await plans();
       const planned = await es('POST', '/manyagg/_search', { size: 0, query, aggs });
@@ -202,7 +200,6 @@ describe('ES reads through plans', () => {
       lines.push(JSON.stringify({ index: { _index: 'sorted', _id: `s${i}` } }), JSON.stringify(doc));
     }
     expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
-    const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
     const sorts: unknown[] = [[{ n: 'asc' }], [{ n: 'desc' }, { tag: 'asc' }], ['tag'], [{ x: { order: 'desc' } }, 'n'], { tag: 'desc' }];
     const queries: unknown[] = [undefined, { bool: { filter: [{ range: { n: { gte: 5, lt: 40 } } }] } }, { match: { body: 'alpha river' } },
       { bool: { must: [{ match: { body: 'gamma' } }], filter: [{ terms: { tag: ['t1', 't2', 't3'] } }] } }];
