@@ -108,6 +108,7 @@ describe('ES reads through plans', () => {
       ord_avg: { terms: { field: 'tag', size: 5, order: { avg_n: 'desc' } }, aggs: { avg_n: { avg: { field: 'n' } } } },
       ord_st: { terms: { field: 'tag', size: 5, order: [{ 'st.max': 'asc' }, { _count: 'desc' }] }, aggs: { st: { stats: { field: 'n' } } } },
       ord_card: { terms: { field: 'tag', size: 3, order: { k: 'asc' } }, aggs: { k: { cardinality: { field: 'n' } } } },
+      nt: { terms: { field: 'n', size: 7 } }, nt_key: { terms: { field: 'n', size: 5, order: { _key: 'desc' } }, aggs: { c: { value_count: { field: 'tag' } } } },
       miss_n: { missing: { field: 'n' } }, miss_tag: { missing: { field: 'tag' } }, miss_x: { missing: { field: 'x' } },
       f1: { filter: { term: { tag: 't3' } } }, f2: { filter: { range: { n: { gte: 10 } } } }, f3: { filter: { match_all: {} } },
       fs: { filters: { filters: { b: { term: { tag: 't1' } }, a: { range: { x: { gte: 0 } } }, all: { match_all: {} } } } },

@@ -1,7 +1,9 @@
 /**
- * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, or a bool of
- * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
- * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
+ * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, a bool of
+ * `filter` clauses (term/terms on keyword, range on integer or double fields), or a `match`
+ * (alone or the must of such a bool: over `fts_search(limit null)`), with top-level `terms`
+ * (keyword or integer field; `order` by `_count`, `_key` or a metric sub-aggregation), `missing`,
+ * `filter`/`filters` (conditional counts), `value_count`/`cardinality` (keyword or integer fields) and
  * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` and `histogram` (whole intervals) on
  * integer or double fields (a terms aggregation may hold metric sub-aggregations), compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
@@ -50,7 +52,7 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
   if (f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
   if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
-  if (INTEGER.has(f.type)) return want === 'terms' ? null : 'integer';
+  if (INTEGER.has(f.type)) return 'integer';
   if (f.type === 'double') return want === 'filter' ? 'number' : null;
   return null;
 }
@@ -261,8 +263,9 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     } else if (type === 'terms') {
       if (Object.keys(p).some((k) => k !== 'field' && k !== 'size' && k !== 'order')) return null;
       const size = p.size === undefined ? 10 : p.size;
-      if (!Number.isInteger(size) || (size as number) < 1 || fieldKind(ix, field, 'terms') !== 'keyword') return null;
-      fields.set(field, 'keyword');
+      const k = fieldKind(ix, field, 'terms');
+      if (!Number.isInteger(size) || (size as number) < 1 || !k) return null;
+      fields.set(field, k);
       // metric sub-aggregations: more calls of the grouped node
       const subs: Array<{ name: string; m: Metric }> = [];
       for (const [sn, sb] of Object.entries(isObj(subSpec) ? subSpec : {})) {
@@ -274,8 +277,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       }
       const order = termsOrder(p.order, subs);
       if (!order) return null;
-      wants.push({ name, type, field, size: size as number, subs, order });
-      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
+      wants.push({ name, type, field, size: size as number, subs, order, kind: k });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, k), then: lit(1) }] }] });
     } else if (type === 'histogram') {
       const k = fieldKind(ix, field, 'filter');
       const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
@@ -365,12 +368,12 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     if (w.type === 'terms') {
       const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
-      const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], calls);
+      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: valueOf(w.field) }], calls);
       const rows = await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       buckets += rows.length;
       const bucket = (r: Record<string, unknown>): JsonObject => {
-        const b: JsonObject = { key: String(r.key), doc_count: Number(r.doc_count) };
+        const b: JsonObject = { key: w.kind === 'keyword' ? String(r.key) : Number(r.key), doc_count: Number(r.doc_count) };
         for (const x of w.subs!) b[x.name] = x.m.value(r);
         return b;
       };
