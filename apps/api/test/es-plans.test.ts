@@ -201,7 +201,8 @@ describe('ES reads through plans', () => {
       lines.push(JSON.stringify({ index: { _index: 'sorted', _id: `s${i}` } }), JSON.stringify(doc));
     }
     expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
-    const sorts: unknown[] = [[{ n: 'asc' }], [{ n: 'desc' }, { tag: 'asc' }], ['tag'], [{ x: { order: 'desc' } }, 'n'], { tag: 'desc' }];
+    const sorts: unknown[] = [[{ n: 'asc' }], [{ n: 'desc' }, { tag: 'asc' }], ['tag'], [{ x: { order: 'desc' } }, 'n'], { tag: 'desc' },
+      [{ n: { order: 'desc', missing: '_first' } }], [{ tag: { missing: '_first' } }, { n: { order: 'asc', missing: '_last' } }]];
     const queries: unknown[] = [undefined, { bool: { filter: [{ range: { n: { gte: 5, lt: 40 } } }] } }, { match: { body: 'alpha river' } },
       { bool: { must: [{ match: { body: 'gamma' } }], filter: [{ terms: { tag: ['t1', 't2', 't3'] } }] } }];
     const pages = [{ size: 10 }, { from: 7, size: 25 }, { size: 300, track_total_hits: true }, { size: 3, version: true, seq_no_primary_term: true, _source: ['n'] }];

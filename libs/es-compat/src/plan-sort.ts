@@ -2,8 +2,8 @@
  * A page of hits sorted by fields, as plan nodes. A search (size > 0) whose query maps as for
  * the aggregate plans (absent, `match_all`, a bool of exact filters, or a `match` over
  * `fts_search(limit null)`: `plan-aggs.ts`) and whose `sort` names keyword, integer or double
- * fields (`asc`/`desc`, `missing` at its default `_last`) compiles to
- *   `project(limit(sort(filter(I, predicate), [each field's value nulls last, _seq_no]), from + size), [doc columns])`
+ * fields (`asc`/`desc`, `missing` `_last` or `_first`) compiles to
+ *   `project(limit(sort(filter(I, predicate), [each field's value, nulls last or first, _seq_no]), from + size), [doc columns])`
  * and `aggregate(filter(I, predicate), [], [count(*)])` for the total. Ties are broken by
  * `_seq_no` as the full search breaks them (`sort.ts`). The values must be plain (one JSON value
  * of the field's type: an array sorts by its min or max in Elasticsearch, a string in a long
@@ -25,23 +25,24 @@ const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_h
 const MAX_WINDOW = 1000;
 
 /** The sort of a body as (field, desc) pairs, or null when it names anything else than plain fields. */
-function sortFields(v: unknown): Array<{ field: string; desc: boolean }> | null {
+function sortFields(v: unknown): Array<{ field: string; desc: boolean; first: boolean }> | null {
   const items = Array.isArray(v) ? v : [v];
   if (!items.length) return null;
-  const out: Array<{ field: string; desc: boolean }> = [];
+  const out: Array<{ field: string; desc: boolean; first: boolean }> = [];
   for (const it of items) {
     if (typeof it === 'string') {
       if (it.includes(':') || it.includes(',') || it.startsWith('_')) return null;
-      out.push({ field: it, desc: false });
+      out.push({ field: it, desc: false, first: false });
       continue;
     }
     if (!isObj(it) || Object.keys(it).length !== 1) return null;
     const [f] = Object.keys(it);
     if (f.startsWith('_')) return null;
     const o = it[f];
-    const order = typeof o === 'string' ? o : isObj(o) && Object.keys(o).every((k) => k === 'order') ? (o.order ?? 'asc') : null;
-    if (order !== 'asc' && order !== 'desc') return null;
-    out.push({ field: f, desc: order === 'desc' });
+    const order = typeof o === 'string' ? o : isObj(o) && Object.keys(o).every((k) => k === 'order' || k === 'missing') ? (o.order ?? 'asc') : null;
+    const missing = isObj(o) ? o.missing ?? '_last' : '_last';
+    if ((order !== 'asc' && order !== 'desc') || (missing !== '_last' && missing !== '_first')) return null;
+    out.push({ field: f, desc: order === 'desc', first: missing === '_first' });
   }
   return out;
 }
@@ -61,7 +62,7 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
     const k = fieldKind(ix, s.field, 'filter');
     if (!k) return null;
     fields.set(s.field, k);
-    keys.push({ expr: valueOf(s.field), desc: s.desc, nulls: 'last' });
+    keys.push({ expr: valueOf(s.field), desc: s.desc, nulls: s.first ? 'first' : 'last' });
   }
   keys.push({ expr: col('_seq_no') });
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
