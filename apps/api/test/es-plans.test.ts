@@ -165,6 +165,42 @@ describe('ES reads through plans', () => {
     expect(r.aggregations).toEqual(v.aggregations);
   }, 60_000);
 
+  it('date_histogram over UTC timestamp strings runs as aggregate plans, equal to the aggregation code', async () => {
+    await es('PUT', '/dates', { mappings: { properties: { at: { type: 'date' }, body: { type: 'text' }, n: { type: 'long' } } } });
+    const lines: string[] = [];
+    const pad = (x: number, w = 2) => String(x).padStart(w, '0');
+    for (let i = 0; i < 300; i++) {
+      // from 1968 to 1972 and around 2020, every shape the plans read
+      const t = (i % 2 ? Date.UTC(1968, 0, 1) : Date.UTC(2019, 10, 1)) + i * 1_234_567_891 % (4 * 365 * 86400000) + (i % 7) * 123;
+      const d = new Date(t);
+      const day = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+      const time = `T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+      const at = i % 3 === 0 ? day : i % 3 === 1 ? `${day}${time}Z` : `${day}${time}.${pad(d.getUTCMilliseconds(), 3)}Z`;
+      const doc: Record<string, unknown> = { at, body: i % 2 ? 'odd' : 'even', n: i };
+      if (i % 23 === 0) delete doc.at;
+      if (i % 29 === 0) doc.at = null;
+      lines.push(JSON.stringify({ index: { _index: 'dates', _id: `d${i}` } }), JSON.stringify(doc));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const aggs: Record<string, unknown> = {};
+    for (const c of ['year', '1q', 'month', '1w']) aggs[`c_${c}`] = { date_histogram: { field: 'at', calendar_interval: c } };
+    for (const c of ['day', '1h', 'minute']) aggs[`c_${c}`] = { date_histogram: { field: 'at', calendar_interval: c, min_doc_count: 1 } }; // 56 years of them
+    for (const f of ['90m', '7d', '1d', '45s']) aggs[`f_${f}`] = { date_histogram: { field: 'at', fixed_interval: f, min_doc_count: 1 } };
+    aggs.sparse = { date_histogram: { field: 'at', calendar_interval: 'month', min_doc_count: 2 } };
+    for (const query of [undefined, { match: { body: 'odd' } }, { bool: { filter: [{ range: { n: { lt: 150 } } }] } }]) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/dates/_search', body);
+      expect((await plans()) - before).toBeGreaterThanOrEqual(Object.keys(aggs).length);
+      const viewed = await es('POST', '/dates/_search', { ...body, post_filter: { match_all: {} } });
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+    }
+    // a value of another shape (epoch millis) takes the aggregation code, still right
+    await es('PUT', '/dates/_doc/epoch', { at: 86400000 * 3, body: 'odd', n: 1 });
+    const body = { size: 0, aggs: { m: { date_histogram: { field: 'at', calendar_interval: 'year' } } } };
+    expect((await es('POST', '/dates/_search', body)).aggregations).toEqual((await es('POST', '/dates/_search', { ...body, post_filter: { match_all: {} } })).aggregations);
+  }, 60_000);
+
   it('aggregations under a text query matching thousands of documents run over fts_search(limit null), equal to the aggregation code', async () => {
     await es('PUT', '/manyagg', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
     const lines: string[] = [];

@@ -22,6 +22,8 @@ import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
 import type { Prepared } from './search';
+import { badDate, dateKey, planDateField } from './plan-dates';
+import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -31,8 +33,8 @@ const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 
-export type Kind = 'keyword' | 'integer' | 'number';
-const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'] };
+export type Kind = 'keyword' | 'integer' | 'number' | 'date';
+const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'], date: ['text'] };
 
 /** A number as Java prints a double (range keys). */
 const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
@@ -46,11 +48,13 @@ const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
 /** Plain-value checks per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
 
-export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count'): Kind | null {
+export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count' | 'date'): Kind | null {
   if (!NAME.test(name)) return null;
   const f = ix.fields.get(name);
   if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
   if (f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
+  if (f.type === 'date') return want === 'date' && planDateField(ix, name) ? 'date' : null;
+  if (want === 'date') return null;
   if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
   if (f.type === 'double') return want === 'filter' ? 'number' : null;
@@ -227,7 +231,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  const wants: Array<{ name: string; type: string; field: string; date?: { key: Expr; next: (k: number) => number; format: string }; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body)) return null;
     const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
@@ -279,6 +283,12 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       if (!order) return null;
       wants.push({ name, type, field, size: size as number, subs, order, kind: k });
       metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, k), then: lit(1) }] }] });
+    } else if (type === 'date_histogram') {
+      const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
+      const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
+      if (!dk || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
+      fields.set(field, 'date');
+      wants.push({ name, type, field, minDoc: minDoc as number, kind: 'date', date: { ...dk, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) } });
     } else if (type === 'histogram') {
       const k = fieldKind(ix, field, 'filter');
       const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
@@ -336,6 +346,22 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
         keys = all;
       }
       const list = keys.map((k) => ({ key: k, doc_count: counts.get(k) ?? 0 })).filter((b) => b.doc_count >= w.minDoc!);
+      buckets += list.length;
+      aggregations[w.name] = { buckets: list };
+      continue;
+    }
+    if (w.type === 'date_histogram') {
+      const d = w.date!;
+      const grouped = aggregate(filter(input, typed(w.field, 'date')), [{ name: 'key', expr: d.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
+      const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
+      let keys = [...counts.keys()];
+      if (w.minDoc === 0 && keys.length) {
+        const all: number[] = [];
+        for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k = d.next(k)) all.push(k);
+        keys = all;
+      }
+      const list = keys.map((k) => ({ key: k, key_as_string: formatDate(k, d.format), doc_count: counts.get(k) ?? 0 })).filter((b) => b.doc_count >= w.minDoc!);
       buckets += list.length;
       aggregations[w.name] = { buckets: list };
       continue;
@@ -411,7 +437,7 @@ export async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number
     // a value that is neither missing, null nor plain: count them per field (a missing one's type is NULL, so NOT IN is not true)
     const calls: AggregateCall[] = todo.map(([f, k], i) => ({
       name: `bad_${i}`, fn: 'count',
-      args: [{ kind: 'case', whens: [{ when: { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
+      args: [{ kind: 'case', whens: [{ when: k === 'date' ? badDate(f) : { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
     }));
     const [row] = await backend.read(aggregate(scan(ref.table.id), [], calls));
     todo.forEach(([f, k], i) => c!.plain.set(`${f}\u0000${k}`, Number(row[`bad_${i}`]) === 0));
