@@ -81,7 +81,12 @@ export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemRe
       try {
         return await runBatch(state, ops);
       } catch (e) {
-        if (!(e instanceof DbError) || e.code !== 'write_conflict' || attempt >= RETRIES) throw e;
+        if (!(e instanceof DbError) || e.code !== 'write_conflict') throw e;
+        if (attempt >= RETRIES) {
+          // other surfaces kept changing these rows: the whole request answers the conflict, nothing written
+          const op = ops[0];
+          throw versionConflict(op.id, `the documents were changed through another surface ${RETRIES + 1} times while this write ran; nothing was written, retry the request`, op.ref.meta.es_index, op.ref.meta.uuid);
+        }
         for (const tid of tids) {
           state.invalidate(tid);
           const t = state.tomb(tid);
