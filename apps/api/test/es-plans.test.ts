@@ -225,6 +225,21 @@ describe('ES reads through plans', () => {
       expect(viewed.hits.total.value).toBeGreaterThan(1000); // past the bounded node's 1,000
       expect(planned.aggregations).toEqual(viewed.aggregations);
     }
+    // a bool of match clauses on one field: one structured fts query with Elasticsearch's bool meaning
+    const bools = [{ bool: { must: [{ match: { body: 'alpha' } }], must_not: [{ match: { body: 'beta' } }] } },
+      { bool: { should: [{ match: { body: 'alpha' } }, { match: { body: 'gamma' } }], minimum_should_match: 2 } },
+      { bool: { must: { match: { body: 'delta' } }, should: [{ match: { body: 'alpha' } }], filter: [{ range: { n: { lt: 700 } } }] } },
+      { bool: { should: [{ match: { body: 'alpha beta' } }, { match: { body: { query: 'gamma delta', operator: 'and' } } }], must_not: { match: { body: 'alpha' } } } }];
+    for (const query of bools) {
+      const before = await plans();
+      const planned = await es('POST', '/manyagg/_search', { size: 0, query, aggs });
+      expect((await plans()) - before).toBe(3); // the metrics, terms and histogram nodes (the values' check is cached)
+      const viewed = await es('POST', '/manyagg/_search', { size: 0, query, aggs, post_filter: { match_all: {} } });
+      expect(planned.hits.total).toEqual(viewed.hits.total);
+      expect(viewed.hits.total.value).toBeGreaterThan(0);
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect((await es('POST', '/manyagg/_count', { query })).count).toBe((await es('POST', '/manyagg/_count?terminate_after=100000', { query })).count);
+    }
   }, 60_000);
 
   it('a page sorted by fields runs as sort and limit plan nodes, equal to the full search', async () => {
