@@ -18,6 +18,9 @@ describe('ES reads through plans', () => {
     return r.json;
   };
 
+  /** Plans the ES surface has run (the executor's latency count for surface "es"). */
+  const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
+
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
   }, 60_000);
@@ -93,10 +96,6 @@ describe('ES reads through plans', () => {
       lines.push(JSON.stringify({ index: { _index: 'aggp', _id: `a${i}` } }), JSON.stringify(doc));
     }
     expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
-    const plans = async () => {
-      const m = (await srv.request('GET', '/metrics')).text;
-      return Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec(m)?.[1] ?? 0);
-    };
     const aggs = {
       tags: { terms: { field: 'tag', size: 5 } }, all_tags: { terms: { field: 'tag', size: 50 } },
       by_tag: { terms: { field: 'tag', size: 4 }, aggs: { avg_n: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, kinds: { cardinality: { field: 'n' } } } },
@@ -104,6 +103,16 @@ describe('ES reads through plans', () => {
       r: { range: { field: 'n', ranges: [{ to: 20 }, { from: 20, to: 50.5 }, { from: 40, key: 'forty+' }] } }, rx: { range: { field: 'x', ranges: [{ from: 10.25, to: 30 }] } },
       h: { histogram: { field: 'n', interval: 10 } }, hx: { histogram: { field: 'x', interval: 7, min_doc_count: 1 } },
       tc: { value_count: { field: 'tag' } }, card: { cardinality: { field: 'tag' } }, ncard: { cardinality: { field: 'n' } },
+      // terms order (by _key, _count, a metric sub-aggregation; ties by key), missing, filter, filters
+      ord_key: { terms: { field: 'tag', size: 6, order: { _key: 'desc' } } }, ord_cnt: { terms: { field: 'tag', size: 6, order: { _count: 'asc' } } },
+      ord_avg: { terms: { field: 'tag', size: 5, order: { avg_n: 'desc' } }, aggs: { avg_n: { avg: { field: 'n' } } } },
+      ord_st: { terms: { field: 'tag', size: 5, order: [{ 'st.max': 'asc' }, { _count: 'desc' }] }, aggs: { st: { stats: { field: 'n' } } } },
+      ord_card: { terms: { field: 'tag', size: 3, order: { k: 'asc' } }, aggs: { k: { cardinality: { field: 'n' } } } },
+      nt: { terms: { field: 'n', size: 7 } }, nt_key: { terms: { field: 'n', size: 5, order: { _key: 'desc' } }, aggs: { c: { value_count: { field: 'tag' } } } },
+      miss_n: { missing: { field: 'n' } }, miss_tag: { missing: { field: 'tag' } }, miss_x: { missing: { field: 'x' } },
+      f1: { filter: { term: { tag: 't3' } } }, f2: { filter: { range: { n: { gte: 10 } } } }, f3: { filter: { match_all: {} } },
+      fs: { filters: { filters: { b: { term: { tag: 't1' } }, a: { range: { x: { gte: 0 } } }, all: { match_all: {} } } } },
+      fa: { filters: { filters: [{ term: { tag: 't2' } }, { bool: { filter: [{ range: { n: { lt: 5 } } }, { terms: { tag: ['t2', 't4'] } }] } }] } },
     };
     const queries: unknown[] = [undefined, { match_all: {} }, { bool: { filter: [{ range: { n: { gte: 10, lt: 70 } } }, { terms: { tag: ['t1', 't2', 't3', 't4'] } }] } },
       { bool: { filter: { range: { x: { lte: 30.5 } } } } }, { bool: { filter: [{ term: { tag: 'nope' } }] } }];
@@ -116,6 +125,25 @@ describe('ES reads through plans', () => {
       // post_filter keeps the view's aggregation code (it needs every match) and changes nothing here
       const viewed = await es('POST', '/aggp/_search', { ...body, post_filter: { match_all: {} } });
       expect(await plans()).toBe(before2);
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect(Object.keys(planned.aggregations.fs.buckets)).toEqual(['a', 'all', 'b']); // keyed filters by name, as Elasticsearch
+      expect(planned.hits).toEqual(viewed.hits);
+    }
+    // under a text query: the aggregate nodes read an fts_search holding every match (as many plans
+    // as without one: one per terms/histogram aggregation and the metrics), where the view path runs
+    // one fts retrieval plan
+    const texts: unknown[] = [{ match: { body: 'odd' } }, { match: { body: { query: 'even odd' } } }, { match: { body: { query: 'odd even', operator: 'and' } } },
+      { bool: { must: [{ match: { body: 'even' } }], filter: [{ range: { n: { gte: 0, lt: 60 } } }, { terms: { tag: ['t1', 't2', 't5', 't7'] } }] } },
+      { bool: { must: { match: { body: 'odd' } }, filter: { term: { tag: 'nope' } } } }, { match: { body: 'absent' } }];
+    for (const query of texts) {
+      const body = { size: 0, aggs, query };
+      const before = await plans();
+      const planned = await es('POST', '/aggp/_search', body);
+      const ran = (await plans()) - before;
+      const before2 = await plans();
+      const viewed = await es('POST', '/aggp/_search', { ...body, post_filter: { match_all: {} } });
+      expect(ran).toBeGreaterThanOrEqual(6);
+      expect((await plans()) - before2).toBeLessThanOrEqual(1);
       expect(planned.aggregations).toEqual(viewed.aggregations);
       expect(planned.hits).toEqual(viewed.hits);
     }
@@ -136,6 +164,129 @@ describe('ES reads through plans', () => {
     const v = await es('POST', '/aggp/_search', { size: 0, post_filter: { match_all: {} }, aggs: { tags: { terms: { field: 'tag', size: 50 } }, c: { value_count: { field: 'n' } } } });
     expect(r.aggregations).toEqual(v.aggregations);
   }, 60_000);
+
+  it('date_histogram over UTC timestamp strings runs as aggregate plans, equal to the aggregation code', async () => {
+    await es('PUT', '/dates', { mappings: { properties: { at: { type: 'date' }, body: { type: 'text' }, n: { type: 'long' } } } });
+    const lines: string[] = [];
+    const pad = (x: number, w = 2) => String(x).padStart(w, '0');
+    for (let i = 0; i < 300; i++) {
+      // from 1968 to 1972 and around 2020, every shape the plans read
+      const t = (i % 2 ? Date.UTC(1968, 0, 1) : Date.UTC(2019, 10, 1)) + i * 1_234_567_891 % (4 * 365 * 86400000) + (i % 7) * 123;
+      const d = new Date(t);
+      const day = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+      const time = `T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+      const at = i % 3 === 0 ? day : i % 3 === 1 ? `${day}${time}Z` : `${day}${time}.${pad(d.getUTCMilliseconds(), 3)}Z`;
+      const doc: Record<string, unknown> = { at, body: i % 2 ? 'odd' : 'even', n: i };
+      if (i % 23 === 0) delete doc.at;
+      if (i % 29 === 0) doc.at = null;
+      lines.push(JSON.stringify({ index: { _index: 'dates', _id: `d${i}` } }), JSON.stringify(doc));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const aggs: Record<string, unknown> = {};
+    for (const c of ['year', '1q', 'month', '1w']) aggs[`c_${c}`] = { date_histogram: { field: 'at', calendar_interval: c } };
+    for (const c of ['day', '1h', 'minute']) aggs[`c_${c}`] = { date_histogram: { field: 'at', calendar_interval: c, min_doc_count: 1 } }; // 56 years of them
+    for (const f of ['90m', '7d', '1d', '45s']) aggs[`f_${f}`] = { date_histogram: { field: 'at', fixed_interval: f, min_doc_count: 1 } };
+    aggs.sparse = { date_histogram: { field: 'at', calendar_interval: 'month', min_doc_count: 2 } };
+    for (const query of [undefined, { match: { body: 'odd' } }, { bool: { filter: [{ range: { n: { lt: 150 } } }] } }]) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/dates/_search', body);
+      expect((await plans()) - before).toBeGreaterThanOrEqual(Object.keys(aggs).length);
+      const viewed = await es('POST', '/dates/_search', { ...body, post_filter: { match_all: {} } });
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+    }
+    // a value of another shape (epoch millis) takes the aggregation code, still right
+    await es('PUT', '/dates/_doc/epoch', { at: 86400000 * 3, body: 'odd', n: 1 });
+    const body = { size: 0, aggs: { m: { date_histogram: { field: 'at', calendar_interval: 'year' } } } };
+    expect((await es('POST', '/dates/_search', body)).aggregations).toEqual((await es('POST', '/dates/_search', { ...body, post_filter: { match_all: {} } })).aggregations);
+  }, 60_000);
+
+  it('aggregations under a text query matching thousands of documents run over fts_search(limit null), equal to the aggregation code', async () => {
+    await es('PUT', '/manyagg', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+    const lines: string[] = [];
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 2500; i++) {
+      const body = Array.from({ length: 3 + Math.floor(rnd() * 6) }, () => WORDS[Math.floor(rnd() * 4)]).join(' ');
+      lines.push(JSON.stringify({ index: { _index: 'manyagg', _id: `m${i}` } }), JSON.stringify({ body, tag: `g${i % 23}`, n: i % 1000 }));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const aggs = { tags: { terms: { field: 'tag', size: 20 } }, s: { stats: { field: 'n' } }, h: { histogram: { field: 'n', interval: 100 } } };
+    const queries = [{ match: { body: 'alpha' } }, { match: { body: { query: 'beta gamma', operator: 'and' } } },
+      { bool: { filter: [{ range: { n: { lt: 550 } } }], must: [{ match: { body: 'delta' } }] } }];
+    for (const query of queries) {
+      const before = await plans();
+      const planned = await es('POST', '/manyagg/_search', { size: 0, query, aggs });
+      expect((await plans()) - before).toBeGreaterThanOrEqual(3); // the metrics, terms and histogram nodes
+      const before2 = await plans();
+      const viewed = await es('POST', '/manyagg/_search', { size: 0, query, aggs, post_filter: { match_all: {} } });
+      expect((await plans()) - before2).toBeLessThanOrEqual(1); // the view path: one fts retrieval plan
+      expect(planned.hits.total).toEqual(viewed.hits.total);
+      expect(viewed.hits.total.value).toBeGreaterThan(1000); // past the bounded node's 1,000
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+    }
+    // a bool of match clauses on one field: one structured fts query with Elasticsearch's bool meaning
+    const bools = [{ bool: { must: [{ match: { body: 'alpha' } }], must_not: [{ match: { body: 'beta' } }] } },
+      { bool: { should: [{ match: { body: 'alpha' } }, { match: { body: 'gamma' } }], minimum_should_match: 2 } },
+      { bool: { must: { match: { body: 'delta' } }, should: [{ match: { body: 'alpha' } }], filter: [{ range: { n: { lt: 700 } } }] } },
+      { bool: { should: [{ match: { body: 'alpha beta' } }, { match: { body: { query: 'gamma delta', operator: 'and' } } }], must_not: { match: { body: 'alpha' } } } }];
+    for (const query of bools) {
+      const before = await plans();
+      const planned = await es('POST', '/manyagg/_search', { size: 0, query, aggs });
+      expect((await plans()) - before).toBe(3); // the metrics, terms and histogram nodes (the values' check is cached)
+      const viewed = await es('POST', '/manyagg/_search', { size: 0, query, aggs, post_filter: { match_all: {} } });
+      expect(planned.hits.total).toEqual(viewed.hits.total);
+      expect(viewed.hits.total.value).toBeGreaterThan(0);
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect((await es('POST', '/manyagg/_count', { query })).count).toBe((await es('POST', '/manyagg/_count?terminate_after=100000', { query })).count);
+    }
+  }, 60_000);
+
+  it('a page sorted by fields runs as sort and limit plan nodes, equal to the full search', async () => {
+    await es('PUT', '/sorted', { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' } } } });
+    const lines: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const doc: Record<string, unknown> = { body: `${WORDS[i % 5]} ${WORDS[(i * 3) % 7]}`, tag: `t${(i * 7) % 11}`, n: (i * 37) % 53, x: ((i * 13) % 29) / 4 };
+      if (i % 13 === 0) delete doc.n;
+      if (i % 17 === 0) doc.tag = null;
+      lines.push(JSON.stringify({ index: { _index: 'sorted', _id: `s${i}` } }), JSON.stringify(doc));
+    }
+    expect((await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' })).json.errors).toBe(false);
+    const sorts: unknown[] = [[{ n: 'asc' }], [{ n: 'desc' }, { tag: 'asc' }], ['tag'], [{ x: { order: 'desc' } }, 'n'], { tag: 'desc' },
+      [{ n: { order: 'desc', missing: '_first' } }], [{ tag: { missing: '_first' } }, { n: { order: 'asc', missing: '_last' } }]];
+    const queries: unknown[] = [undefined, { bool: { filter: [{ range: { n: { gte: 5, lt: 40 } } }] } }, { match: { body: 'alpha river' } },
+      { bool: { must: [{ match: { body: 'gamma' } }], filter: [{ terms: { tag: ['t1', 't2', 't3'] } }] } },
+      { bool: { should: [{ match: { body: 'alpha' } }, { match: { body: 'river' } }], must_not: { match: { body: 'beta' } } } }];
+    const pages = [{ size: 10 }, { from: 7, size: 25 }, { size: 300, track_total_hits: true }, { size: 3, version: true, seq_no_primary_term: true, _source: ['n'] }];
+    const check = async () => {
+      for (const sort of sorts) for (const query of queries) for (const page of pages) {
+        const body = { ...page, sort, ...(query ? { query } : {}) };
+        const before = await plans();
+        const planned = await es('POST', '/sorted/_search', body);
+        expect((await plans()) - before).toBeGreaterThanOrEqual(2); // the count and the page
+        const viewed = await es('POST', '/sorted/_search', { ...body, post_filter: { match_all: {} } });
+        expect(planned.hits).toEqual(viewed.hits);
+      }
+      // _count: one aggregate count plan (terminate_after takes the view's scoring, and changes nothing here)
+      for (const query of [...queries, { match_all: {} }, { bool: { filter: { term: { tag: 't4' } } } }]) {
+        const body = query ? { query } : undefined;
+        const before = await plans();
+        const planned = await es('POST', '/sorted/_count', body);
+        const ran = (await plans()) - before;
+        const before2 = await plans();
+        const viewed = await es('POST', '/sorted/_count?terminate_after=1000000', body);
+        expect(ran).toBe(1); // one aggregate count (the values' check is cached)
+        // the view's scoring runs no plan (fts retrievals for matches)
+        if (!JSON.stringify(query ?? {}).includes('"match"')) expect((await plans()) - before2).toBe(0);
+        expect(planned.count).toBe(viewed.count);
+      }
+    };
+    await check();
+    // documents written by this surface after the view was cached (ties ordered by _seq_no)
+    await es('PUT', '/sorted/_doc/late1', { body: 'alpha', tag: 't1', n: 5, x: 1 });
+    await es('PUT', '/sorted/_doc/s3', { body: 'gamma river', tag: 't2', n: 5, x: 1 });
+    await check();
+  }, 120_000);
 
   it('the cached view of an index follows writes through /rows and /sql at once (same frame)', async () => {
     await es('PUT', '/fresh', { mappings: { properties: { title: { type: 'text' }, n: { type: 'long' } } } });
@@ -182,6 +333,39 @@ describe('ES reads through plans', () => {
       expect(sql).toBe(3 + 2 * i);
       expect((await es('POST', '/race/_count')).count).toBe(sql);
     }
+  }, 60_000);
+
+  it('an ES write checked by if_seq_no or op_type=create racing a /rows write of the same document answers 409, never overwrites it', async () => {
+    await es('PUT', '/occ', { mappings: { properties: { n: { type: 'long' } } } });
+    const ids = (await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[];
+    const table = ids.find((x) => x.startsWith('es.i_occ_'))!;
+    const outcomes = { conflict: 0, esFirst: 0 };
+    for (let i = 0; i < 25; i++) {
+      const put = await es('PUT', `/occ/_doc/d${i}`, { n: -1 });
+      expect((await es('GET', `/occ/_doc/d${i}`))._seq_no).toBe(put._seq_no); // the view is current and cached
+      // another seq_no than the ES write's check names (a racing writer's change)
+      const row = { _id: `d${i}`, _source: { n: 1000 + i }, _version: 7, _seq_no: put._seq_no + 100_000, _primary_term: 1 };
+      const create = i % 5 === 4;
+      if (create) await srv.request('DELETE', `${T}/rows/${table}/d${i}`, { token: TOKEN });
+      const [a, b] = await Promise.all([
+        srv.request('POST', `${T}/rows/${table}`, { token: TOKEN, body: row }),
+        srv.request('PUT', create ? `${T}/es/occ/_create/d${i}` : `${T}/es/occ/_doc/d${i}?if_seq_no=${put._seq_no}&if_primary_term=1`, { token: TOKEN, body: { n: i } }),
+      ]);
+      expect(a.status).toBe(200);
+      const after = await es('GET', `/occ/_doc/d${i}`);
+      if (b.status === 409) {
+        // the /rows write committed first: the ES check saw it
+        expect(b.json.error.type).toBe('version_conflict_engine_exception');
+        expect(after._source).toEqual({ n: 1000 + i });
+        outcomes.conflict++;
+      } else {
+        // the ES write committed first: the /rows write (unconditional) came after it and stays
+        expect(b.status).toBe(create ? 201 : 200);
+        expect(after._source).toEqual({ n: 1000 + i });
+        outcomes.esFirst++;
+      }
+    }
+    expect(outcomes.conflict + outcomes.esFirst).toBe(25);
   }, 60_000);
 
   it('the cached view follows a migration: its cutover frame is seen by the next search and get', async () => {

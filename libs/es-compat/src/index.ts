@@ -9,7 +9,7 @@
  *   // r.status 200, r.body.version.number '7.14.2', r.headers['x-elastic-product'] 'Elasticsearch'
  */
 export { EsService, ES_VERSION } from './service';
-export type { EsBackend, EsChange, EsTable } from './port';
+export type { EsBackend, EsChange, EsExpect, EsTable } from './port';
 export type { EsRequest, EsResponse, Params } from './types';
 export { EsError } from './errors';
 export { serialize } from './serialize';

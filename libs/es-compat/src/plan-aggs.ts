@@ -1,7 +1,9 @@
 /**
- * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, or a bool of
- * `filter` clauses (term/terms on keyword, range on integer or double fields), with top-level
- * `terms` (keyword field), `value_count`/`cardinality` (keyword or integer fields) and
+ * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, a bool of
+ * `filter` clauses (term/terms on keyword, range on integer or double fields), or a `match`
+ * (alone or the must of such a bool: over `fts_search(limit null)`), with top-level `terms`
+ * (keyword or integer field; `order` by `_count`, `_key` or a metric sub-aggregation), `missing`,
+ * `filter`/`filters` (conditional counts), `value_count`/`cardinality` (keyword or integer fields) and
  * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` and `histogram` (whole intervals) on
  * integer or double fields (a terms aggregation may hold metric sub-aggregations), compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
@@ -14,12 +16,14 @@
  * SQL value); that is checked by a plan over the index, cached by the table's LSN, and any other
  * index takes the aggregation code over the view (`aggs.ts`).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
 import type { Prepared } from './search';
+import { badDate, dateKey, planDateField } from './plan-dates';
+import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -29,28 +33,30 @@ const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 
-type Kind = 'keyword' | 'integer' | 'number';
-const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'] };
+export type Kind = 'keyword' | 'integer' | 'number' | 'date';
+const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'], date: ['text'] };
 
 /** A number as Java prints a double (range keys). */
 const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
 const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
-const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
+export const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
 const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
 const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
 
 /** Plain-value checks per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
 
-function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count'): Kind | null {
+export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count' | 'date'): Kind | null {
   if (!NAME.test(name)) return null;
   const f = ix.fields.get(name);
   if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
   if (f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
+  if (f.type === 'date') return want === 'date' && planDateField(ix, name) ? 'date' : null;
+  if (want === 'date') return null;
   if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
-  if (INTEGER.has(f.type)) return want === 'terms' ? null : 'integer';
+  if (INTEGER.has(f.type)) return 'integer';
   if (f.type === 'double') return want === 'filter' ? 'number' : null;
   return null;
 }
@@ -93,12 +99,53 @@ function clause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | nu
   return null;
 }
 
-function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null | false {
+export function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null | false {
   if (q === undefined) return null;
   if (!isObj(q) || Object.keys(q).length !== 1) return false;
   if (isObj(q.match_all) && !Object.keys(q.match_all).length) return null;
   if (!isObj(q.bool) || Object.keys(q.bool).some((k) => k !== 'filter')) return false;
-  const list = Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter];
+  return conjunction(ix, Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter], fields);
+}
+
+/**
+ * The rows a query matches as a plan input, or null when it does not map: `scan` for no query or
+ * `match_all`, `filter(scan, predicate)` for a bool of exact filters, and for a `match` (alone or
+ * the must of a bool of filters) `filter(fts_search(limit null), predicate)` (`match`: topk.ts
+ * `matchInput`). The fields the predicate reads are added to `fields` for the plain-value check.
+ */
+export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields: Map<string, Kind>, match?: MatchInput): PlanNode | null {
+  let pred = predicate(ix, query, fields);
+  const text = pred === false && match ? match(query) : null;
+  if (text) pred = conjunction(ix, text.filters, fields);
+  if (pred === false) return null;
+  const source: PlanNode = text ? text.node : scan(ref.table.id);
+  return pred ? filter(source, pred) : source;
+}
+
+/** The number of documents a query matches, counted by an aggregate plan (`_count`), or null when the query does not map. */
+export async function planCount(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, query: unknown, match?: MatchInput): Promise<number | null> {
+  if (ref.readOnly) return null;
+  const fields = new Map<string, Kind>();
+  const input = queryInput(ref, ix, query, fields, match);
+  if (!input || !(await plainValues(backend, ref, lsn, fields))) return null;
+  const [row] = await backend.read(aggregate(input, [], [{ name: 'n', fn: 'count', args: [], star: true }]));
+  return Number(row.n);
+}
+
+/** A filter / filters aggregation's query as an exact predicate, or null when it does not map. */
+function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null {
+  if (!isObj(q) || Object.keys(q).length !== 1) return null;
+  if (isObj(q.match_all) && !Object.keys(q.match_all).length) return lit(true);
+  if (isObj(q.bool)) {
+    if (Object.keys(q.bool).some((k) => k !== 'filter')) return null;
+    const e = conjunction(ix, Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter], fields);
+    return e === false ? null : e ?? lit(true);
+  }
+  return clause(ix, q, fields);
+}
+
+/** The exact predicate of filter clauses (all must map), null for none, false when one does not. */
+export function conjunction(ix: IndexView, list: unknown[], fields: Map<string, Kind>): Expr | null | false {
   let e: Expr | null = null;
   for (const c of list) {
     const x = clause(ix, c, fields);
@@ -109,7 +156,12 @@ function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr |
 }
 
 /** A metric aggregation: its calls in an aggregate node (names prefixed) and its answer from the node's row. */
-interface Metric { readonly calls: AggregateCall[]; readonly value: (row: Record<string, unknown>) => JsonObject }
+interface Metric {
+  readonly calls: AggregateCall[];
+  readonly value: (row: Record<string, unknown>) => JsonObject;
+  /** The value a terms `order` names (`sub` or `sub.<stat>`) as an expression over the grouped node's columns, or null. */
+  readonly orderBy: (stat: string | undefined) => Expr | null;
+}
 
 function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
   const field = p.field;
@@ -121,7 +173,14 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
   if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
+  const c = col(`${prefix}_c`);
+  const stat: Record<string, Expr> = COUNTS.has(type) ? {} : {
+    count: c, min: col(`${prefix}_min`), max: col(`${prefix}_max`),
+    sum: { kind: 'case', whens: [{ when: { kind: 'is_null', arg: col(`${prefix}_sum`) }, then: lit(0) }], else: col(`${prefix}_sum`) },
+    avg: { kind: 'case', whens: [{ when: { kind: 'binary', op: '=', left: c, right: lit(0) }, then: lit(null) }], else: { kind: 'binary', op: '/', left: col(`${prefix}_sum`), right: c } },
+  };
   return {
+    orderBy: (s) => (type === 'stats' ? (s !== undefined ? stat[s] ?? null : null) : s !== undefined ? null : COUNTS.has(type) ? c : stat[type]),
     calls,
     value: (row): JsonObject => {
       const c = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
@@ -133,15 +192,46 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
 }
 
 /** The aggregations of a search as plans (see the file comment), or null when they do not map. */
-export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number): Promise<Prepared | null> {
+/**
+ * A terms aggregation's `order` as sort keys over the grouped node (`_count`, `_key`, a metric
+ * sub-aggregation `sub` or `sub.<stat>`), then `_key` ascending as Elasticsearch breaks ties;
+ * null when it names anything else (the aggregation code reports it).
+ */
+function termsOrder(o: unknown, subs: Array<{ name: string; m: Metric }>): SortKey[] | null {
+  if (o === undefined) return [{ expr: col('doc_count'), desc: true }, { expr: col('key') }];
+  const list = Array.isArray(o) ? o : [o];
+  const keys: SortKey[] = [];
+  for (const x of list) {
+    if (!isObj(x) || Object.keys(x).length !== 1) return null;
+    const [k] = Object.keys(x);
+    const dir = typeof x[k] === 'string' ? (x[k] as string).toLowerCase() : '';
+    if (dir !== 'asc' && dir !== 'desc') return null;
+    const desc = dir === 'desc';
+    if (k === '_count') keys.push({ expr: col('doc_count'), desc });
+    else if (k === '_key' || k === '_term') keys.push({ expr: col('key'), desc });
+    else {
+      const [sub, stat, ...rest] = k.split('.');
+      const e = rest.length ? null : subs.find((s) => s.name === sub)?.m.orderBy(stat) ?? null;
+      if (!e) return null;
+      keys.push({ expr: e, desc });
+    }
+  }
+  if (!list.some((x) => isObj(x) && ('_key' in x || '_term' in x))) keys.push({ expr: col('key') });
+  return keys;
+}
+
+/** Every match of a text query as a plan input and the filters beside it (topk.ts `matchInput`), or null. */
+export type MatchInput = (q: unknown) => { node: PlanNode; filters: unknown[] } | null;
+
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
-  const pred = predicate(ix, b.query, fields);
-  if (pred === false) return null;
+  const input = queryInput(ref, ix, b.query, fields, match);
+  if (!input) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  const wants: Array<{ name: string; type: string; field: string; date?: { key: Expr; next: (k: number) => number; format: string }; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body)) return null;
     const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
@@ -149,13 +239,37 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     if (types.length !== 1 || Object.keys(body).length > 2 || (subSpec !== undefined && (types[0] !== 'terms' || !isObj(subSpec)))) return null;
     const [type] = types;
     const p = body[type];
-    if (!isObj(p) || typeof p.field !== 'string') return null;
+    if (!isObj(p)) return null;
+    if (type === 'filter' || type === 'filters') {
+      // one conditional count per filter in the first node
+      const keyed = type === 'filters' && isObj(p.filters);
+      const entries: Array<[string, unknown]> = type === 'filter' ? [['', p]] : keyed ? Object.entries(p.filters as JsonObject) : Array.isArray(p.filters) ? p.filters.map((q, j) => [String(j), q]) : [];
+      if (!entries.length || (type === 'filters' && Object.keys(p).some((k) => k !== 'filters'))) return null;
+      if (keyed) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      const conds: Expr[] = [];
+      for (const [, q] of entries) {
+        const e = filterExpr(ix, q, fields);
+        if (!e) return null;
+        conds.push(e);
+      }
+      wants.push({ name, type, field: '', keys: keyed ? entries.map(([k]) => k) : undefined, n: conds.length });
+      conds.forEach((when, j) => metricCalls.push({ name: `f_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] }));
+      continue;
+    }
+    if (typeof p.field !== 'string') return null;
     const field = p.field;
-    if (type === 'terms') {
-      if (Object.keys(p).some((k) => k !== 'field' && k !== 'size')) return null;
+    if (type === 'missing') {
+      const k = fieldKind(ix, field, 'filter');
+      if (!k || Object.keys(p).length !== 1) return null;
+      fields.set(field, k);
+      wants.push({ name, type, field });
+      metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: 'or', left: { kind: 'is_null', arg: typeOf(field) }, right: { kind: 'binary', op: '=', left: typeOf(field), right: lit('null') } }, then: lit(1) }] }] });
+    } else if (type === 'terms') {
+      if (Object.keys(p).some((k) => k !== 'field' && k !== 'size' && k !== 'order')) return null;
       const size = p.size === undefined ? 10 : p.size;
-      if (!Number.isInteger(size) || (size as number) < 1 || fieldKind(ix, field, 'terms') !== 'keyword') return null;
-      fields.set(field, 'keyword');
+      const k = fieldKind(ix, field, 'terms');
+      if (!Number.isInteger(size) || (size as number) < 1 || !k) return null;
+      fields.set(field, k);
       // metric sub-aggregations: more calls of the grouped node
       const subs: Array<{ name: string; m: Metric }> = [];
       for (const [sn, sb] of Object.entries(isObj(subSpec) ? subSpec : {})) {
@@ -165,8 +279,16 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
         if (!m) return null;
         subs.push({ name: sn, m });
       }
-      wants.push({ name, type, field, size: size as number, subs });
-      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, 'keyword'), then: lit(1) }] }] });
+      const order = termsOrder(p.order, subs);
+      if (!order) return null;
+      wants.push({ name, type, field, size: size as number, subs, order, kind: k });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, k), then: lit(1) }] }] });
+    } else if (type === 'date_histogram') {
+      const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
+      const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
+      if (!dk || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
+      fields.set(field, 'date');
+      wants.push({ name, type, field, minDoc: minDoc as number, kind: 'date', date: { ...dk, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) } });
     } else if (type === 'histogram') {
       const k = fieldKind(ix, field, 'filter');
       const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
@@ -203,7 +325,6 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
 
-  const input: PlanNode = pred ? filter(scan(ref.table.id), pred) : scan(ref.table.id);
   const [row] = await backend.read(aggregate(input, [], metricCalls));
   const aggregations: JsonObject = {};
   let buckets = 0;
@@ -229,6 +350,35 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       aggregations[w.name] = { buckets: list };
       continue;
     }
+    if (w.type === 'date_histogram') {
+      const d = w.date!;
+      const grouped = aggregate(filter(input, typed(w.field, 'date')), [{ name: 'key', expr: d.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
+      const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
+      let keys = [...counts.keys()];
+      if (w.minDoc === 0 && keys.length) {
+        const all: number[] = [];
+        for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k = d.next(k)) all.push(k);
+        keys = all;
+      }
+      const list = keys.map((k) => ({ key: k, key_as_string: formatDate(k, d.format), doc_count: counts.get(k) ?? 0 })).filter((b) => b.doc_count >= w.minDoc!);
+      buckets += list.length;
+      aggregations[w.name] = { buckets: list };
+      continue;
+    }
+    if (w.type === 'missing') {
+      aggregations[w.name] = { doc_count: Number(row[`x_${i}`]) };
+      continue;
+    }
+    if (w.type === 'filter' || w.type === 'filters') {
+      const counts = Array.from({ length: w.n! }, (_, j) => ({ doc_count: Number(row[`f_${i}_${j}`]) }));
+      if (w.type === 'filter') aggregations[w.name] = counts[0];
+      else {
+        buckets += counts.length;
+        aggregations[w.name] = { buckets: w.keys ? Object.fromEntries(w.keys.map((k, j) => [k, counts[j]])) : counts };
+      }
+      continue;
+    }
     if (w.type === 'range') {
       const list = w.ranges!.map((r, j) => {
         const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
@@ -244,12 +394,12 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     if (w.type === 'terms') {
       const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
-      const grouped = aggregate(filter(input, typed(w.field, 'keyword')), [{ name: 'key', expr: valueOf(w.field) }], calls);
-      const rows = await backend.read(limit(sort(grouped, [{ expr: col('doc_count'), desc: true }, { expr: col('key') }]), lit(w.size!)));
+      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: valueOf(w.field) }], calls);
+      const rows = await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       buckets += rows.length;
       const bucket = (r: Record<string, unknown>): JsonObject => {
-        const b: JsonObject = { key: String(r.key), doc_count: Number(r.doc_count) };
+        const b: JsonObject = { key: w.kind === 'keyword' ? String(r.key) : Number(r.key), doc_count: Number(r.doc_count) };
         for (const x of w.subs!) b[x.name] = x.m.value(r);
         return b;
       };
@@ -271,7 +421,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
 }
 
 /** Whether every value of `fields` over the whole index is one plain JSON value of the field's kind (cached by LSN). */
-async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
+export async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
   let byTable = checked.get(backend);
   if (!byTable) { byTable = new Map(); checked.set(backend, byTable); }
   let c = byTable.get(ref.table.id);
@@ -287,7 +437,7 @@ async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, field
     // a value that is neither missing, null nor plain: count them per field (a missing one's type is NULL, so NOT IN is not true)
     const calls: AggregateCall[] = todo.map(([f, k], i) => ({
       name: `bad_${i}`, fn: 'count',
-      args: [{ kind: 'case', whens: [{ when: { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
+      args: [{ kind: 'case', whens: [{ when: k === 'date' ? badDate(f) : { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
     }));
     const [row] = await backend.read(aggregate(scan(ref.table.id), [], calls));
     todo.forEach(([f, k], i) => c!.plain.set(`${f}\u0000${k}`, Number(row[`bad_${i}`]) === 0));

@@ -16,16 +16,28 @@ export interface EsTable {
   readonly fulltextAllWords?: readonly string[];
 }
 
+/**
+ * What an ES write read of the row it replaces: its `_version` and `_seq_no`, or null when it
+ * read no row. The commit checks it against the committed row in the same frame (a racing write
+ * through /rows or /sql fails the commit with `write_conflict`) so the write is retried on fresh
+ * state rather than overwriting the other one.
+ */
+export type EsExpect = { readonly version: number; readonly seqNo: number } | null;
+
 export type EsChange =
-  | { readonly op: 'put'; readonly schema: string; readonly row: Record<string, JsonValue> }
-  | { readonly op: 'delete'; readonly schema: string; readonly pk: JsonValue[] }
+  | { readonly op: 'put'; readonly schema: string; readonly row: Record<string, JsonValue>; readonly expect?: EsExpect }
+  | { readonly op: 'delete'; readonly schema: string; readonly pk: JsonValue[]; readonly expect?: EsExpect }
   | { readonly op: 'schema_put'; readonly toml: string };
 
 export interface EsBackend {
   tables(): EsTable[];
   /** Runs a read-only plan on the shared plan executor; rows keyed by output column name. */
   read(plan: PlanNode): Promise<Array<Record<string, JsonValue>>>;
-  /** Commits the changes atomically, in one log frame; answers the frame's LSN. */
+  /**
+   * Commits the changes atomically, in one log frame; answers the frame's LSN. A change's
+   * `expect` that the committed row no longer meets (checked with the storage's row-version
+   * precondition, so in the commit itself) fails the whole commit with DbError `write_conflict`.
+   */
   commit(changes: EsChange[]): Promise<number>;
   /** Drops a table (its rows, postings and manifest). */
   drop(id: string): Promise<void>;

@@ -4,8 +4,9 @@ import { EsError, illegalArgument, parsingError, searchPhase, validation } from 
 import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
 import { mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
-import { topK, type TopK } from './topk';
-import { planAggs } from './plan-aggs';
+import { matchInput, topK, type TopK } from './topk';
+import { planAggs, planCount } from './plan-aggs';
+import { sortedPage } from './plan-sort';
 import { writeBatch, type WriteOp } from './writes';
 import { filterSource, sourceSpec } from './source-filter';
 import type { EsResponse, Params } from './types';
@@ -99,9 +100,9 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   const body2 = { ...b };
   delete body2.pit;
   const lookupFn = (ix: string, id: string) => lookup(t, views, ix, id);
-  // a relevance page of a match query: the top-k plan (topk.ts)
   const planned = plain && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
-  const top = planned ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null;
+  // a relevance page of a match query: the top-k plan (topk.ts); a page sorted by fields: sort and limit nodes (plan-sort.ts)
+  const top = planned ? (await topKOf(t, refs![0], views[0], body2, q, lookupFn)) ?? (await sortedOf(t, refs![0], views[0], body2, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
   const aggPlan = planned && !top ? await planAggsOf(t, refs![0], views[0], body2, q) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
@@ -131,15 +132,25 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
   return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn));
 }
 
-async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<Prepared | null> {
+/** The body with the query parameters folded in and the view's LSN, for the sorted-page and aggregate plans; null when the parameters do not fold (the full search reports it). */
+async function planInput(t: EsTenant, ref: IndexRef, body: JsonObject, q: Params): Promise<{ merged: JsonObject; lsn: number } | null> {
   let merged: JsonObject;
   try {
     merged = mergeParams(body, q);
   } catch {
     return null;
   }
-  const lsn = (await t.state.cached(ref)).lsn;
-  return wrapAsync(() => planAggs(t.backend, ref, view, lsn, merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets)));
+  return { merged, lsn: (await t.state.cached(ref)).lsn };
+}
+
+async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<TopK | null> {
+  const p = q.scroll === undefined ? await planInput(t, ref, body, q) : null;
+  return p && wrapAsync(() => sortedPage(t.backend, ref, view, p.lsn, p.merged, (query) => matchInput(ref, view, query)));
+}
+
+async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<Prepared | null> {
+  const p = await planInput(t, ref, body, q);
+  return p && wrapAsync(() => planAggs(t.backend, ref, view, p.lsn, p.merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), (query) => matchInput(ref, view, query)));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {
@@ -214,9 +225,19 @@ export async function count(t: EsTenant, index: string | undefined, body: unknow
   for (const k of Object.keys(b)) if (k !== 'query') throw parsingError(`request does not support [${k}]`);
   const rs = t.resolve(index, q);
   const views = await t.views(rs);
-  const retrieval = await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: rs[i].ref })), (ix, r) => candidates(ix, b.query, r));
   const qp: Params = {};
   for (const k of ['q', 'df', 'default_operator', 'analyzer', 'lenient', 'analyze_wildcard', 'min_score', 'terminate_after']) if (q[k] !== undefined) qp[k] = q[k];
+  // a query the plans answer exactly: one aggregate count per index (plan-aggs.ts)
+  if (!Object.keys(qp).length && rs.length && rs.every((r) => r.filter === undefined)) {
+    let n: number | null = 0;
+    for (let i = 0; i < rs.length && n !== null; i++) {
+      const ref = rs[i].ref;
+      const c = await wrapAsync(async () => planCount(t.backend, ref, views[i], (await t.state.cached(ref)).lsn, b.query, (query) => matchInput(ref, views[i], query)));
+      n = c === null ? null : n + c;
+    }
+    if (n !== null) return { status: 200, body: { count: n, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
+  }
+  const retrieval = await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: rs[i].ref })), (ix, r) => candidates(ix, b.query, r));
   const p = wrap(() => prepareSearch(views, { ...(b.query !== undefined ? { query: b.query } : {}), size: 0, track_total_hits: true }, qp, { ...ENV, lookup: (ix, id) => lookup(t, views, ix, id), retrieval }));
   return { status: 200, body: { count: p.total, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
 }

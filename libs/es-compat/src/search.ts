@@ -143,7 +143,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   }
   // a plain relevance search needs only its page in order: select the best from+size, do not sort every hit
   const pageOnly = !sort.length && !q.scroll && b.search_after === undefined && b.collapse === undefined && !rescores.length && from + size <= 100;
-  if (env.topK) { /* already in order */ } else if (pageOnly) topInPlace(all, from + size);
+  if (env.topK && !sort.length) { /* already in order */ } else if (pageOnly) topInPlace(all, from + size);
   else sortHits(all, sort, views);
   if (rescores.length && !sort.length) rescore(all, rescores, env);
   let hits = all;

@@ -3,13 +3,13 @@
  * documents (versions, seq_no, op_type), dynamic mapping, then one commit holding the
  * manifest changes and every row. A failed item fails alone; the rest commit together.
  */
-import { stringifyJson } from '@mmdb/core';
+import { DbError, stringifyJson } from '@mmdb/core';
 import { refuseInexact } from './numbers';
 import { EsError, documentMissing, illegalArgument, validation, versionConflict } from './errors';
 import { applyDynamic, docValues, flatten, valuesAt, type Json, type JsonObject } from './mapping';
 import { manifestToml, textColumns, type IndexMeta, type IndexRef } from './indices';
 import type { DocRow } from './doc';
-import type { EsChange } from './port';
+import type { EsChange, EsExpect } from './port';
 import type { EsState } from './state';
 import { scriptRefused } from './query';
 import { filterSource, sourceSpec } from './source-filter';
@@ -62,74 +62,114 @@ export function validateOp(op: WriteOp): void {
 
 interface Pending { meta: IndexMeta; changed: boolean; puts: DocRow[]; deletes: string[] }
 
-/** Runs the ops in order under the tenant's write lock; one result per op. */
+/** How many times a batch is re-run on fresh state after a write through another surface raced it. */
+const RETRIES = 8;
+
+/**
+ * Runs the ops in order under the tenant's write lock; one result per op. Each committed row
+ * carries what the batch read of it (`EsChange.expect`), checked in the commit: when a write
+ * through /rows or /sql changed one of those rows meanwhile, the commit fails as a whole, the
+ * views of the tables are dropped and the batch runs again on the committed rows, so its
+ * `if_seq_no`, `op_type=create` and version checks answer Elasticsearch's 409 against them.
+ */
 export async function writeBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
   return state.exclusive(async () => {
-    const results: Array<ItemResult | null> = [];
-    const pending = new Map<string, Pending>();
-    const overlay = new Map<string, Map<string, DocRow | null>>();
-    const seqs = new Map<string, number>();
-    const caches = new Map<string, Awaited<ReturnType<EsState['cached']>>>();
+    const tids = [...new Set(ops.map((o) => o.ref.table.id))];
+    for (let attempt = 0; ; attempt++) {
+      // tombstones are updated as items run: a re-run starts from the ones before the batch
+      const tombs = new Map(tids.map((tid) => [tid, new Map(state.tomb(tid))]));
+      try {
+        return await runBatch(state, ops);
+      } catch (e) {
+        if (!(e instanceof DbError) || e.code !== 'write_conflict') throw e;
+        if (attempt >= RETRIES) {
+          // other surfaces kept changing these rows: the whole request answers the conflict, nothing written
+          const op = ops[0];
+          throw versionConflict(op.id, `the documents were changed through another surface ${RETRIES + 1} times while this write ran; nothing was written, retry the request`, op.ref.meta.es_index, op.ref.meta.uuid);
+        }
+        for (const tid of tids) {
+          state.invalidate(tid);
+          const t = state.tomb(tid);
+          t.clear();
+          for (const [k, v] of tombs.get(tid)!) t.set(k, v);
+        }
+      }
+    }
+  });
+}
+
+async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
+  const results: Array<ItemResult | null> = [];
+  const expects = new Map<string, Map<string, EsExpect>>();
+  const pending = new Map<string, Pending>();
+  const overlay = new Map<string, Map<string, DocRow | null>>();
+  const seqs = new Map<string, number>();
+  const caches = new Map<string, Awaited<ReturnType<EsState['cached']>>>();
+  for (const op of ops) {
+    const tid = op.ref.table.id;
+    if (!caches.has(tid)) {
+      const c = await state.cached(op.ref);
+      caches.set(tid, c);
+      let tombMax = -1;
+      for (const t of state.tomb(tid).values()) if (t.seq > tombMax) tombMax = t.seq;
+      seqs.set(tid, Math.max(c.maxSeq, tombMax, state.seqHigh.get(tid) ?? -1));
+    }
+    let p = pending.get(tid);
+    if (!p) { p = { meta: op.ref.meta, changed: false, puts: [], deletes: [] }; pending.set(tid, p); }
+    let ov = overlay.get(tid);
+    if (!ov) { ov = new Map(); overlay.set(tid, ov); }
+    let ex = expects.get(tid);
+    if (!ex) { ex = new Map(); expects.set(tid, ex); }
+    const stored = caches.get(tid)!.byId.get(op.id)?.row ?? null;
+    if (!ex.has(op.id)) ex.set(op.id, stored && { version: stored._version, seqNo: stored._seq_no });
+    try {
+      results.push(applyOp(op, p, ov, stored, state.tomb(tid), () => {
+        const n = seqs.get(tid)! + 1;
+        seqs.set(tid, n);
+        return n;
+      }));
+    } catch (e) {
+      if (!(e instanceof EsError)) throw e;
+      results.push({ status: e.status, body: { _index: op.ref.meta.es_index, _type: '_doc', _id: op.id, status: e.status, error: e.item() as Json } });
+    }
+  }
+  const changes: EsChange[] = [];
+  for (const [, p] of pending) if (p.changed) changes.push({ op: 'schema_put', toml: manifestToml(p.meta) });
+  for (const [tid, ov] of overlay) {
+    const p = pending.get(tid)!;
+    for (const [id, row] of ov) {
+      const expect = expects.get(tid)!.get(id)!;
+      if (row) changes.push({ op: 'put', schema: tid, row: toRow(row, p.meta), expect });
+      else changes.push({ op: 'delete', schema: tid, pk: [id], expect });
+    }
+  }
+  if (changes.length) {
+    const befores = new Map<string, number>();
+    // no other frame may touch a table between its view's LSN and this commit, or the view updated
+    // in place would miss it (a write through /rows, /sql, a migration): such a view is dropped
+    const first = state.backend.lastLsn?.();
+    for (const [tid, c] of caches) {
+      if (first !== undefined && c.checkedAt !== first && (await state.backend.tableLsn(tid)) !== c.lsn) continue;
+      befores.set(tid, c.lsn);
+    }
+    const last = state.backend.lastLsn?.();
+    const lsn = await state.backend.commit(changes);
+    for (const [tid, n] of seqs) state.seqHigh.set(tid, n);
+    if (last === undefined || last !== first || lsn !== last + 1) befores.clear();
+    for (const tid of caches.keys()) if (!befores.has(tid)) state.invalidate(tid);
     for (const op of ops) {
       const tid = op.ref.table.id;
-      if (!caches.has(tid)) {
-        const c = await state.cached(op.ref);
-        caches.set(tid, c);
-        let tombMax = -1;
-        for (const t of state.tomb(tid).values()) if (t.seq > tombMax) tombMax = t.seq;
-        seqs.set(tid, Math.max(c.maxSeq, tombMax, state.seqHigh.get(tid) ?? -1));
-      }
-      let p = pending.get(tid);
-      if (!p) { p = { meta: op.ref.meta, changed: false, puts: [], deletes: [] }; pending.set(tid, p); }
-      let ov = overlay.get(tid);
-      if (!ov) { ov = new Map(); overlay.set(tid, ov); }
-      try {
-        results.push(applyOp(op, p, ov, caches.get(tid)!.byId.get(op.id)?.row ?? null, state.tomb(tid), () => {
-          const n = seqs.get(tid)! + 1;
-          seqs.set(tid, n);
-          return n;
-        }));
-      } catch (e) {
-        if (!(e instanceof EsError)) throw e;
-        results.push({ status: e.status, body: { _index: op.ref.meta.es_index, _type: '_doc', _id: op.id, status: e.status, error: e.item() as Json } });
-      }
-    }
-    for (const [tid, n] of seqs) state.seqHigh.set(tid, n);
-    const changes: EsChange[] = [];
-    for (const [, p] of pending) if (p.changed) changes.push({ op: 'schema_put', toml: manifestToml(p.meta) });
-    for (const [tid, ov] of overlay) {
+      const ov = overlay.get(tid);
+      if (!ov || !befores.has(tid)) continue;
       const p = pending.get(tid)!;
-      for (const [id, row] of ov) {
-        if (row) changes.push({ op: 'put', schema: tid, row: toRow(row, p.meta) });
-        else changes.push({ op: 'delete', schema: tid, pk: [id] });
-      }
+      const ref: IndexRef = p.changed ? { ...op.ref, meta: p.meta, table: { ...op.ref.table, description: JSON.stringify(p.meta) } } : op.ref;
+      state.applyOwn(ref, befores.get(tid)!, lsn, [...ov.values()].filter((r): r is DocRow => r !== null), [...ov].filter(([, r]) => r === null).map(([id]) => id));
+      if (p.changed) state.invalidate(tid);
+      befores.delete(tid);
     }
-    if (changes.length) {
-      const befores = new Map<string, number>();
-      // no other frame may touch a table between its view's LSN and this commit, or the view updated
-      // in place would miss it (a write through /rows, /sql, a migration): such a view is dropped
-      const first = state.backend.lastLsn?.();
-      for (const [tid, c] of caches) {
-        if (first !== undefined && c.checkedAt !== first && (await state.backend.tableLsn(tid)) !== c.lsn) continue;
-        befores.set(tid, c.lsn);
-      }
-      const last = state.backend.lastLsn?.();
-      const lsn = await state.backend.commit(changes);
-      if (last === undefined || last !== first || lsn !== last + 1) befores.clear();
-      for (const tid of caches.keys()) if (!befores.has(tid)) state.invalidate(tid);
-      for (const op of ops) {
-        const tid = op.ref.table.id;
-        const ov = overlay.get(tid);
-        if (!ov || !befores.has(tid)) continue;
-        const p = pending.get(tid)!;
-        const ref: IndexRef = p.changed ? { ...op.ref, meta: p.meta, table: { ...op.ref.table, description: JSON.stringify(p.meta) } } : op.ref;
-        state.applyOwn(ref, befores.get(tid)!, lsn, [...ov.values()].filter((r): r is DocRow => r !== null), [...ov].filter(([, r]) => r === null).map(([id]) => id));
-        if (p.changed) state.invalidate(tid);
-        befores.delete(tid);
-      }
-    }
-    return results as ItemResult[];
-  });
+  }
+  for (const [tid, n] of seqs) state.seqHigh.set(tid, n);
+  return results as ItemResult[];
 }
 
 /** The field values a write computed while validating a source, reused for its text columns. */

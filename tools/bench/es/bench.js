@@ -6,7 +6,8 @@
  *     (`rows/{schema}/_batch`, same documents as rows, same chunk) → docs/s and the ratio;
  *   - search: a `match` query through `_search` vs the same words through the native full-text
  *     route (`GET fts/{table}/{field}`, plain BM25) → p50/p99 over --queries sequential requests;
- *   - aggregation: a bool query with a terms aggregation through `_search` vs the same grouping
+ *   - aggregation: a bool query with a terms aggregation through `_search` (aggregate plans over
+ *     fts_search(limit null)) vs the same grouping
  *     through `/sql` → p50/p99; and a filter-only one (an aggregate plan) vs its SQL.
  *
  *   ES_BENCH_PROFILE=<dir>: a CPU profile of the server (profile.js), see README.md.

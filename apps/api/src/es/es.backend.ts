@@ -74,8 +74,36 @@ export class StoreEsBackend implements EsBackend {
       }
       for (const c of changes) if (c.op === 'put') await checkRows(t, a, c.schema, [c.row]);
     }
-    const r = await t.commit({ changes: changes as never });
-    return r.lsn;
+    try {
+      const r = await t.commit({ changes: (await this.preconditions(changes)) as never });
+      return r.lsn;
+    } catch (e) {
+      // an `insert` precondition met by a row another surface wrote meanwhile
+      if (e instanceof DbError && e.code === 'conflict' && e.details.current_version !== undefined) throw new DbError('write_conflict', e.message, { ...e.details });
+      throw e;
+    }
+  }
+
+  /**
+   * Each change's `expect` (the document the ES write read) as a storage precondition: a row the
+   * write found absent must still be absent at commit (`insert`, no read here: a bulk of new
+   * documents costs no point reads); a row it read must still be that document now, and the
+   * commit must find it at the row version read now (`if_match`). So a write through /rows or
+   * /sql landing between the ES write's read and its frame fails the commit (write_conflict)
+   * instead of being overwritten.
+   */
+  private async preconditions(changes: EsChange[]): Promise<unknown[]> {
+    const t = this.t;
+    return Promise.all(changes.map(async (c) => {
+      if (c.op === 'schema_put' || c.expect === undefined) return c;
+      const { expect, ...change } = c;
+      if (expect === null) return { ...change, precondition: { kind: 'insert' } };
+      const pk = c.op === 'delete' ? c.pk : (t.store.manifest(c.schema)?.primary_key ?? ['_id']).map((k) => c.row[k] ?? null);
+      const cur = t.store.manifest(c.schema) ? await t.store.getRow(c.schema, pk) : undefined;
+      const same = cur !== undefined && Number(cur.values._version ?? 1) === expect.version && Number(cur.values._seq_no ?? 0) === expect.seqNo;
+      if (!same) throw new DbError('write_conflict', `row ${c.schema}/${JSON.stringify(pk)} changed since the ES write read it`, cur ? { current_version: cur.version } : {});
+      return { ...change, precondition: { kind: 'if_match', version: cur.version } };
+    }));
   }
 
   async drop(id: string): Promise<void> {

@@ -1,0 +1,73 @@
+/**
+ * A page of hits sorted by fields, as plan nodes. A search (size > 0) whose query maps as for
+ * the aggregate plans (absent, `match_all`, a bool of exact filters, or a `match` over
+ * `fts_search(limit null)`: `plan-aggs.ts`) and whose `sort` names keyword, integer or double
+ * fields (`asc`/`desc`, `missing` `_last` or `_first`) compiles to
+ *   `project(limit(sort(filter(I, predicate), [each field's value, nulls last or first, _seq_no]), from + size), [doc columns])`
+ * and `aggregate(filter(I, predicate), [], [count(*)])` for the total. Ties are broken by
+ * `_seq_no` as the full search breaks them (`sort.ts`). The values must be plain (one JSON value
+ * of the field's type: an array sorts by its min or max in Elasticsearch, a string in a long
+ * field is coerced), checked by the same cached plan as the aggregations; anything else takes
+ * the full search over the view.
+ */
+import { aggregate, col, limit, lit, project, sort, type SortKey } from '@mmdb/plan';
+import { Doc, type IndexView } from './doc';
+import type { JsonObject } from './mapping';
+import type { IndexRef } from './indices';
+import type { EsBackend } from './port';
+import { COLS, toDocRow } from './state';
+import { fieldKind, plainValues, queryInput, valueOf, type Kind, type MatchInput } from './plan-aggs';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Body keys a sorted page may carry. */
+const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'stats']);
+/** The largest from + size answered by the plan (deeper pages take the full search). */
+const MAX_WINDOW = 1000;
+
+/** The sort of a body as (field, desc) pairs, or null when it names anything else than plain fields. */
+function sortFields(v: unknown): Array<{ field: string; desc: boolean; first: boolean }> | null {
+  const items = Array.isArray(v) ? v : [v];
+  if (!items.length) return null;
+  const out: Array<{ field: string; desc: boolean; first: boolean }> = [];
+  for (const it of items) {
+    if (typeof it === 'string') {
+      if (it.includes(':') || it.includes(',') || it.startsWith('_')) return null;
+      out.push({ field: it, desc: false, first: false });
+      continue;
+    }
+    if (!isObj(it) || Object.keys(it).length !== 1) return null;
+    const [f] = Object.keys(it);
+    if (f.startsWith('_')) return null;
+    const o = it[f];
+    const order = typeof o === 'string' ? o : isObj(o) && Object.keys(o).every((k) => k === 'order' || k === 'missing') ? (o.order ?? 'asc') : null;
+    const missing = isObj(o) ? o.missing ?? '_last' : '_last';
+    if ((order !== 'asc' && order !== 'desc') || (missing !== '_last' && missing !== '_first')) return null;
+    out.push({ field: f, desc: order === 'desc', first: missing === '_first' });
+  }
+  return out;
+}
+
+/** The sorted page's documents in order and the exact total, or null when the search does not have that shape. */
+export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, match: MatchInput): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
+  if (ref.readOnly || b.sort === undefined || Object.keys(b).some((k) => !KEYS.has(k))) return null;
+  const from = b.from === undefined ? 0 : b.from, size = b.size === undefined ? 10 : b.size;
+  if (!Number.isInteger(from) || !Number.isInteger(size) || (from as number) < 0 || (size as number) < 1 || (from as number) + (size as number) > MAX_WINDOW) return null;
+  const specs = sortFields(b.sort);
+  if (!specs) return null;
+  const fields = new Map<string, Kind>();
+  const input = queryInput(ref, ix, b.query, fields, match);
+  if (!input) return null;
+  const keys: SortKey[] = [];
+  for (const s of specs) {
+    const k = fieldKind(ix, s.field, 'filter');
+    if (!k) return null;
+    fields.set(s.field, k);
+    keys.push({ expr: valueOf(s.field), desc: s.desc, nulls: s.first ? 'first' : 'last' });
+  }
+  keys.push({ expr: col('_seq_no') });
+  if (!(await plainValues(backend, ref, lsn, fields))) return null;
+  const [count] = await backend.read(aggregate(input, [], [{ name: 'total', fn: 'count', args: [], star: true }]));
+  const plan = project(limit(sort(input, keys), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
+  const rows = await backend.read(plan);
+  return { docs: rows.map((r) => new Doc(toDocRow(r), ix)), total: Number(count.total), plan: plan as unknown as JsonObject };
+}
