@@ -342,6 +342,41 @@ export class VectorTable {
     return Buffer.concat([lens, head, slab, idx]);
   }
 
+  /**
+   * The image `serialize()` would give now, as the `chunk`-byte pieces a checkpoint writes,
+   * without holding the event loop for its length (issue 25: ~0.3 s at 100k × 128). The
+   * state is taken at the call (a copy of the slab's used part, the id and metadata arrays,
+   * the index's own image); the JSON header is written a few thousand entries per turn and
+   * an HNSW graph on hnswlib's thread, so writes and searches go on meanwhile.
+   */
+  imageChunks(chunk: number): Promise<Buffer[]> {
+    const high = this.slab.high;
+    const dim = this.spec.dim;
+    const data = this.slab.data.slice(0, high * dim);
+    const live = this.slab.live.slice(0, high);
+    const ids = this.idOf.slice();
+    const meta = this.meta.slice();
+    const kind = this.index.kind;
+    const idx = this.index.image ? this.index.image() : Promise.resolve(this.index.serialize());
+    return (async () => {
+      const fields = [
+        `"spec":${stringifyJson(this.spec)}`,
+        `"kind":${JSON.stringify(kind)}`,
+        `"ids":${await stringifyArray(ids)}`,
+        `"meta":${await stringifyArray(meta)}`,
+        `"high":${high}`,
+      ];
+      const head = Buffer.from(`{${fields.join(',')}}`, 'utf8');
+      const index = await idx;
+      const lens = Buffer.alloc(12);
+      lens.writeUInt32LE(head.length, 0);
+      lens.writeUInt32LE(data.byteLength + live.byteLength, 4);
+      lens.writeUInt32LE(index.length, 8);
+      const bytes = (a: Float32Array | Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+      return inChunks([lens, head, bytes(data), bytes(live), index], chunk);
+    })();
+  }
+
   static deserialize(name: string, b: Buffer): VectorTable {
     const hl = b.readUInt32LE(0);
     const sl = b.readUInt32LE(4);
@@ -365,4 +400,41 @@ export class VectorTable {
     else t.index = new ExactIndex(t.ctx);
     return t;
   }
+}
+
+/** Array entries stringified per event-loop turn. */
+const JSON_STEP = 4096;
+
+/** `stringifyJson(a)`, JSON_STEP entries per turn. */
+async function stringifyArray(a: readonly unknown[]): Promise<string> {
+  const parts: string[] = [];
+  for (let i = 0; i < a.length; i += JSON_STEP) {
+    if (i > 0) await new Promise((r) => setImmediate(r));
+    parts.push(stringifyJson(a.slice(i, i + JSON_STEP)).slice(1, -1));
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/** The concatenation of `parts` cut into `size`-byte buffers, one copied per turn. */
+async function inChunks(parts: readonly Buffer[], size: number): Promise<Buffer[]> {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out: Buffer[] = [];
+  let p = 0;
+  let off = 0;
+  for (let start = 0; start < total || out.length === 0; start += size) {
+    if (start > 0) await new Promise((r) => setImmediate(r));
+    const buf = Buffer.allocUnsafe(Math.min(size, total - start));
+    let at = 0;
+    while (at < buf.length) {
+      const n = parts[p].copy(buf, at, off, Math.min(parts[p].length, off + buf.length - at));
+      at += n;
+      off += n;
+      if (off >= parts[p].length) {
+        p++;
+        off = 0;
+      }
+    }
+    out.push(buf);
+  }
+  return out;
 }

@@ -230,3 +230,37 @@ test('a changed [vector] declaration of the same dim and metric (index kind, par
   expect(hit[0].id).toBe('7');
   await store.close();
 });
+
+test('a checkpoint is produced while commits go on: the image holds the state at its LSN, and a crash after it replays the rest', async () => {
+  let { store, vectors } = await open();
+  await putAll(store, 'digits', 0, 2200, 'l2');
+  let done = false;
+  const ckpt = store.checkpoint({ final: true }).then((m) => {
+    done = true;
+    return m;
+  });
+  // commits land while the image is produced and written (each put, replace and delete a frame)
+  let j = 2200;
+  let turns = 0;
+  while (!done && j < 2500) {
+    await store.commit({ changes: [VectorParticipant.put('digits', { id: String(j), embedding: data.base[j], metadata: { digit: data.labels[j] } })] });
+    expect(vectors.topk('digits', { vector: data.base[j], k: 1 })[0].id).toBe(String(j));
+    j++;
+    turns++;
+  }
+  const imaged = (await ckpt).vector;
+  expect(turns).toBeGreaterThan(0);
+  expect(imaged).toBeLessThan(store.lastLsn);
+  await putAll(store, 'digits', j, 2500);
+  await store.commit({ changes: [VectorParticipant.delete('digits', '5')] });
+  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
+  const lsn = store.lastLsn;
+  await (store as unknown as { db: { close(): Promise<void> } }).db.close(); // a crash: no final checkpoint
+
+  ({ store, vectors } = await open());
+  expect(vectors.stats).toMatchObject({ openedFrom: 'checkpoint', checkpointLsn: imaged });
+  expect(store.recovery.replayed.vector).toBe(lsn - imaged);
+  expect(vectors.table('digits').size).toBe(2499);
+  expect(data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  await store.close();
+});
