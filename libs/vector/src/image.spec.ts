@@ -51,14 +51,22 @@ describe('checkpoint image in steps (issue 25: no event-loop stall)', () => {
     expect(t.has(`v${3001}`)).toBe(false);
   });
 
-  it('gives the same bytes as serialize() for exact and IVF tables too', async () => {
+  it('gives the same bytes as serialize() for exact, IVF and IVF-PQ tables too', async () => {
     const r = rng(9);
-    for (const index of ['exact', 'ivf'] as const) {
-      const t = new VectorTable('t', { ...SPEC, index, metric: 'l2' });
+    const specs: TableSpec[] = [
+      { ...SPEC, index: 'exact' },
+      { ...SPEC, index: 'hnsw', metric: 'manhattan' }, // IVF: hnswlib has no L1
+      { ...SPEC, index: 'ivfpq' },
+    ];
+    const kinds: string[] = [];
+    for (const spec of specs) {
+      const t = new VectorTable('t', spec);
       for (let i = 0; i < 5000; i++) t.upsert(`v${i}`, Array.from({ length: SPEC.dim }, () => r()), i % 2 ? { big: 12345678901234567890n } : null);
+      kinds.push(t.kind);
       const expected = t.serialize();
       const chunks = await t.imageChunks(CHUNK);
       expect(Buffer.concat(chunks).equals(expected)).toBe(true);
     }
+    expect(kinds).toEqual(['exact', 'ivf', 'ivfpq']);
   });
 });
