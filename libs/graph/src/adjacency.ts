@@ -231,6 +231,22 @@ export class Adjacency {
     this.install(build.result(), view.n, view.m);
   }
 
+  /**
+   * `compact()` a step (`mergeStepWork` entries) per event-loop turn, for an adjacency nothing
+   * else reads or writes meanwhile: the bulk load at a relation's first use (1M edges: ~0.25 s
+   * at once).
+   */
+  async compactInSteps(): Promise<void> {
+    this.cancelMerge();
+    const view = this.view(false);
+    const build = new CsrBuild(view);
+    while (!build.step(Adjacency.mergeStepWork)) {
+      this.mergeSteps++;
+      await new Promise((r) => setImmediate(r));
+    }
+    this.install(build.result(), view.n, view.m);
+  }
+
   /** Resolves once no merge is running (tests, benchmark). */
   merged(): Promise<void> {
     return this.merging ? new Promise((resolve) => this.mergeWaiters.push(resolve)) : Promise.resolve();

@@ -106,4 +106,30 @@ describe('overlay merge in steps (issue 25: no event-loop stall)', () => {
     expect(a.edgeCount).toBe(i - 1);
     expect(n1n7()).toBe(before - 1);
   });
+
+  it('compactInSteps (the bulk load at first use) builds the same base as compact(), over many turns', async () => {
+    Adjacency.mergeStepWork = 4096;
+    const a = new Adjacency();
+    const b = new Adjacency();
+    for (let i = 0; i < 30_000; i++) {
+      const e = { src: `n${(i * 31) % 700}`, dst: `n${(i * 17) % 900}`, owner: `o${i}`, weight: i % 13, ...(i % 5 ? {} : { props: { km: i } }) };
+      a.append(e);
+      b.append(e);
+    }
+    let turns = 0;
+    let done = false;
+    const tick = () => {
+      turns++;
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await a.compactInSteps();
+    done = true;
+    b.compact();
+    expect(a.mergeSteps).toBeGreaterThanOrEqual(10);
+    expect(turns).toBeGreaterThanOrEqual(10);
+    expect(a.pendingChanges).toBe(0);
+    for (const k of ['fOff', 'fTo', 'fW', 'fOwner', 'rOff', 'rFrom', 'rOwner'] as const) expect(a[k]).toEqual(b[k]);
+    for (let i = 0; i < 900; i++) expect(rowOf(a, `n${i}`)).toEqual(rowOf(b, `n${i}`));
+  });
 });

@@ -168,6 +168,8 @@ export class HnswIndex implements AnnIndex {
   }
 
   serialize(): Buffer {
+    // the graph lacks the held changes until they are applied: an image now would be stale
+    if (this.frozen) throw new Error('an HNSW image is being written; serialize() after it');
     return withTempFile((f) => {
       this.h.writeIndexSync(f);
       return readFileSync(f);
