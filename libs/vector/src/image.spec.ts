@@ -1,4 +1,5 @@
 import { rng } from './kmeans';
+import { VectorSlab } from './slab';
 import { VectorTable, type TableSpec } from './table';
 
 const SPEC: TableSpec = { dim: 16, metric: 'l2', index: 'hnsw', params: {} };
@@ -68,5 +69,33 @@ describe('checkpoint image in steps (issue 25: no event-loop stall)', () => {
       expect(Buffer.concat(chunks).equals(expected)).toBe(true);
     }
     expect(kinds).toEqual(['exact', 'ivf', 'ivfpq']);
+  });
+});
+
+describe('VectorSlab.copyInSteps', () => {
+  it('copies the vectors as of the call over many turns, keeping those written meanwhile as they were (copy-on-write)', async () => {
+    const dim = 8;
+    const slab = new VectorSlab(dim, 16); // grows while copied
+    const r = rng(3);
+    const v = () => Float32Array.from({ length: dim }, () => r());
+    for (let l = 0; l < 1000; l++) slab.set(l, v());
+    const expected = slab.data.slice(0, 1000 * dim);
+    let done = false;
+    const copy = slab.copyInSteps(64).then((c) => {
+      done = true;
+      return c;
+    });
+    let turns = 0;
+    while (!done) {
+      // overwrite labels ahead of and behind the copy, twice some, and grow the slab
+      slab.set((turns * 37) % 1000, v());
+      slab.set(999 - turns, v());
+      slab.set((turns * 37) % 1000, v());
+      slab.set(1000 + turns * 50, v());
+      await new Promise((res) => setImmediate(res));
+      turns++;
+    }
+    expect(turns).toBeGreaterThanOrEqual(100);
+    expect(await copy).toEqual(expected);
   });
 });

@@ -345,14 +345,14 @@ export class VectorTable {
   /**
    * The image `serialize()` would give now, as the `chunk`-byte pieces a checkpoint writes,
    * without holding the event loop for its length (issue 25: ~0.3 s at 100k × 128). The
-   * state is taken at the call (a copy of the slab's used part, the id and metadata arrays,
-   * the index's own image); the JSON header is written a few thousand entries per turn and
-   * an HNSW graph on hnswlib's thread, so writes and searches go on meanwhile.
+   * state is the one at the call: the slab's vectors are copied in steps with copy-on-write,
+   * the live flags and the id and metadata arrays copied at once (small), the index gives its
+   * own image (an HNSW graph is written on hnswlib's thread). The JSON header is written a
+   * few thousand entries per turn, so writes and searches go on meanwhile.
    */
   imageChunks(chunk: number): Promise<Buffer[]> {
     const high = this.slab.high;
-    const dim = this.spec.dim;
-    const data = this.slab.data.slice(0, high * dim);
+    const vectors = this.slab.copyInSteps();
     const live = this.slab.live.slice(0, high);
     const ids = this.idOf.slice();
     const meta = this.meta.slice();
@@ -367,6 +367,7 @@ export class VectorTable {
         `"high":${high}`,
       ];
       const head = Buffer.from(`{${fields.join(',')}}`, 'utf8');
+      const data = await vectors;
       const index = await idx;
       const lens = Buffer.alloc(12);
       lens.writeUInt32LE(head.length, 0);
@@ -415,21 +416,42 @@ async function stringifyArray(a: readonly unknown[]): Promise<string> {
   return `[${parts.join(',')}]`;
 }
 
-/** The concatenation of `parts` cut into `size`-byte buffers, one copied per turn. */
+/** Bytes copied per turn where a chunk spans two parts. */
+const COPY_STEP = 1 << 20;
+
+/**
+ * The concatenation of `parts` cut into `size`-byte buffers: a view where a chunk lies inside
+ * one part, else a copy made COPY_STEP bytes per turn.
+ */
 async function inChunks(parts: readonly Buffer[], size: number): Promise<Buffer[]> {
   const total = parts.reduce((n, p) => n + p.length, 0);
   const out: Buffer[] = [];
   let p = 0;
   let off = 0;
   for (let start = 0; start < total || out.length === 0; start += size) {
-    if (start > 0) await new Promise((r) => setImmediate(r));
-    const buf = Buffer.allocUnsafe(Math.min(size, total - start));
+    const len = Math.min(size, total - start);
+    while (p < parts.length - 1 && off >= parts[p].length) {
+      p++;
+      off = 0;
+    }
+    if (parts[p].length - off >= len) {
+      out.push(parts[p].subarray(off, off + len));
+      off += len;
+      continue;
+    }
+    const buf = Buffer.allocUnsafe(len);
     let at = 0;
-    while (at < buf.length) {
-      const n = parts[p].copy(buf, at, off, Math.min(parts[p].length, off + buf.length - at));
+    let since = 0;
+    while (at < len) {
+      if (since >= COPY_STEP) {
+        since = 0;
+        await new Promise((r) => setImmediate(r));
+      }
+      const n = parts[p].copy(buf, at, off, Math.min(parts[p].length, off + len - at, off + COPY_STEP));
       at += n;
       off += n;
-      if (off >= parts[p].length) {
+      since += n;
+      if (off >= parts[p].length && p < parts.length - 1) {
         p++;
         off = 0;
       }
