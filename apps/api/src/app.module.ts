@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { APP_CONFIG, AppConfig } from './config';
 import { FEATURE_MODULES } from './features';
 import { HealthController } from './health/health.controller';
@@ -22,8 +22,7 @@ import { SchemasModule } from './schemas/schemas.module';
 import { RowsModule } from './rows/rows.module';
 import { ReplicationModule } from './replication/replication.module';
 import { Replication } from './replication/replication.service';
-import { SyncInterceptor } from './replication/sync';
-import { LagInterceptor } from './replication/lag';
+import { ReplicationGuard } from './replication/replication.guard';
 
 /** Providers every feature module can inject: config, tenants, metrics, the system store. */
 @Global()
@@ -53,10 +52,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: GrantGuard },
         { provide: APP_GUARD, useClass: BodyTypeGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
-        // X-DB-Replication: degraded (spec §7.2), only when writes wait for follower acknowledgements.
-        ...((config.replication?.syncFollowers ?? 0) > 0 ? [{ provide: APP_INTERCEPTOR, useClass: SyncInterceptor }] : []),
-        // A follower's reads carry its lag.
-        ...(config.replication ? [{ provide: APP_INTERCEPTOR, useClass: LagInterceptor }] : []),
+        // Replication: the staleness bound, a follower's lag headers, X-DB-Replication: degraded (spec §7.2).
+        ...(config.replication ? [{ provide: APP_GUARD, useClass: ReplicationGuard }] : []),
       ],
     };
   }

@@ -47,6 +47,7 @@ describe('loadConfig: replication', () => {
       syncFollowers: 0,
       syncMs: 1000,
       syncStrict: false,
+      maxStaleMs: 15000,
       caFile: undefined,
     });
     const r = loadConfig({
@@ -58,7 +59,9 @@ describe('loadConfig: replication', () => {
       DB_REPLICATION_SYNC_MS: '250',
       DB_REPLICATION_SYNC_STRICT: 'true',
     }).replication!;
-    expect(r).toMatchObject({ advertiseUrl: 'https://n2.example:8443', leaseTtlMs: 1500, syncFollowers: 1, syncMs: 250, syncStrict: true });
+    expect(r).toMatchObject({ advertiseUrl: 'https://n2.example:8443', leaseTtlMs: 1500, syncFollowers: 1, syncMs: 250, syncStrict: true, maxStaleMs: 4500 });
+    expect(loadConfig({ ...OP, DB_ETCD_ENDPOINTS: 'http://e:2379', DB_REPLICATION_MAX_STALE_MS: '2500' }).replication!.maxStaleMs).toBe(2500);
+    expect(() => loadConfig({ ...OP, DB_ETCD_ENDPOINTS: 'http://e:2379', DB_REPLICATION_MAX_STALE_MS: '800' })).toThrow(/DB_REPLICATION_MAX_STALE_MS/);
     expect(r.nodeName).toMatch(/-8443$/);
   });
   it('names a bad value, and needs the operator token (nodes authenticate with it)', () => {

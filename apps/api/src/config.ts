@@ -106,6 +106,12 @@ export interface ReplicationConfig {
   readonly syncMs: number;
   /** DB_REPLICATION_SYNC_STRICT: past the window answer 504 gateway_timeout instead of 2xx + `X-DB-Replication: degraded`. */
   readonly syncStrict: boolean;
+  /**
+   * DB_REPLICATION_MAX_STALE_MS: a node that does not hold the lease and has not heard from a
+   * holder for longer refuses the tenant's routes with 503 (default 3 × DB_LEASE_TTL_MS; at
+   * least 1500, above the holder's idle heartbeat of 1 s).
+   */
+  readonly maxStaleMs: number;
   /** DB_REPLICATION_CA_FILE: PEM CA (or certificates) followers trust for the holder's HTTPS; unset: pin the certificate the holder publishes in etcd. */
   readonly caFile?: string;
 }
@@ -145,14 +151,16 @@ function replicationConfig(env: Env, port: number): ReplicationConfig | undefine
   if (advertiseUrl !== undefined && !/^https?:\/\/[^\s/]+(:\d+)?\/?$/.test(advertiseUrl)) throw new ConfigError('DB_ADVERTISE_URL must be an http(s)://host:port URL');
   const caFile = env.DB_REPLICATION_CA_FILE || undefined;
   if (caFile !== undefined && !fs.existsSync(caFile)) throw new ConfigError(`DB_REPLICATION_CA_FILE: no file at ${caFile}`);
+  const leaseTtlMs = int(env, 'DB_LEASE_TTL_MS', 5000, 500, 600_000);
   return {
     etcdEndpoints,
     nodeName,
     advertiseUrl: advertiseUrl?.replace(/\/$/, ''),
-    leaseTtlMs: int(env, 'DB_LEASE_TTL_MS', 5000, 500, 600_000),
+    leaseTtlMs,
     syncFollowers: int(env, 'DB_REPLICATION_SYNC_FOLLOWERS', 0, 0, 64),
     syncMs: int(env, 'DB_REPLICATION_SYNC_MS', 1000, 1, 600_000),
     syncStrict: bool(env, 'DB_REPLICATION_SYNC_STRICT', false),
+    maxStaleMs: int(env, 'DB_REPLICATION_MAX_STALE_MS', 3 * leaseTtlMs, 1500, 86_400_000),
     caFile,
   };
 }

@@ -293,6 +293,11 @@ describe('@mmdb/client against the real server over HTTPS', () => {
     expect(handed).toBeInstanceOf(MmdbError);
     expect([400, 409]).toContain((handed as MmdbError).status);
     await expect(db.replication.status()).rejects.toMatchObject({ code: 'forbidden', status: 403 });
+    // the tenant's sync settings are kept in its log here too (they apply once it replicates)
+    const none = { sync_followers: null, sync_ms: null, strict: null };
+    expect(await rep.settings()).toMatchObject({ tenant: TENANT, stored: none, effective: { sync_followers: 0, sync_ms: 1000, strict: false }, replicated: false });
+    expect((await rep.putSettings({ strict: true })).effective).toEqual({ sync_followers: 0, sync_ms: 1000, strict: true });
+    expect((await rep.putSettings({ strict: null })).stored).toEqual(none);
   });
 
   it('every answer read above validates against the served OpenAPI document', async () => {

@@ -43,7 +43,11 @@ describe('bootstrap from a snapshot', () => {
   });
 
   it('an old holder whose log diverged re-images from the new holder and loses only its unreplicated frames', async () => {
+    const issued = await a.request('POST', `${T}/tokens`, { token: TOKEN, body: {} });
+    expect(issued.status).toBe(201);
+    const revoked: string = issued.json.token;
     await until('node-b caught up', async () => (await status(c, b)).last_lsn === (await status(c, a)).last_lsn);
+    expect((await b.request('GET', `${T}/rows/shop.items/61`, { token: revoked })).status).toBe(200);
     const epoch = (await c.op(a, 'GET', '/v1/replication/lease')).json.epoch;
     // node-b goes down; node-a writes two frames only it has, then dies; node-b comes back alone
     await b.stop();
@@ -53,6 +57,8 @@ describe('bootstrap from a snapshot', () => {
     await b.start();
     expect((await c.writer())[0]).toBe('node-b');
     expect((await c.op(b, 'GET', '/v1/replication/lease')).json.epoch).toBeGreaterThan(epoch);
+    // a token both nodes know is revoked on node-b while node-a is down
+    expect((await b.request('DELETE', `${T}/tokens/${issued.json.token_id}`, { token: TOKEN })).status).toBe(200);
     // node-b writes at the LSNs node-a used for its lost frames
     expect((await put(b, 200, 'kept-1')).status).toBe(200);
     expect((await put(b, 201, 'kept-2')).status).toBe(200);
@@ -67,6 +73,9 @@ describe('bootstrap from a snapshot', () => {
     expect(await get(a, 101)).toBe(404);
     for (const i of [200, 201, 202]) expect(await get(a, i)).toBe(`kept-${i - 199}`);
     expect(await get(a, 61)).toBe('after');
+    // the image's tokens replace node-a's: the one revoked on node-b no longer opens node-a
+    expect((await a.request('GET', `${T}/rows/shop.items/61`, { token: revoked })).status).toBe(401);
+    expect((await a.request('GET', `${T}/rows/shop.items/61`, { token: TOKEN })).status).toBe(200);
     const refused = await put(a, 300, 'no');
     expect([refused.status, refused.json.holder]).toEqual([503, 'node-b']);
   });

@@ -123,6 +123,18 @@ describe('replication frames and sync window', () => {
     expect((await c.op(a, 'GET', '/v1/replication/status')).json.followers.map((f: { follower: string }) => f.follower)).toEqual(['f1']);
   });
 
+  it('acknowledgements may come as one NDJSON stream, each line counted as it arrives', async () => {
+    const lease = (await c.op(a, 'GET', '/v1/replication/lease')).json;
+    const last = (await c.op(a, 'GET', '/v1/replication/status')).json.last_lsn;
+    const lines = [{ follower: 'f3', lsn: last - 1, epoch: lease.epoch }, { follower: 'f3', lsn: last, epoch: lease.epoch }].map((x) => JSON.stringify(x)).join('\n') + '\n';
+    const r = await a.request('POST', '/v1/replication/ack', { token: OPERATOR, raw: lines, contentType: 'application/x-ndjson' });
+    expect([r.status, r.json.acknowledged, r.json.last]).toEqual([200, 2, expect.objectContaining({ follower: 'f3', lsn: last })]);
+    expect((await c.op(a, 'GET', '/v1/replication/status')).json.followers).toContainEqual(expect.objectContaining({ follower: 'f3', lsn: last }));
+    const bad = await a.request('POST', '/v1/replication/ack', { token: OPERATOR, raw: '{"follower":"f3","lsn":1}\nnot json\n', contentType: 'application/x-ndjson' });
+    expect([bad.status, bad.json.error]).toEqual([400, 'validation_failed']);
+    expect((await c.op(a, 'DELETE', '/v1/replication/followers/f3')).json.removed).toBe(true);
+  });
+
   it('asking for segments dropped by retention is 410 resync_required', async () => {
     const epoch = (await c.op(a, 'GET', '/v1/replication/lease')).json.epoch;
     // f1 acknowledges far ahead, so neither the sync window nor retention waits for it

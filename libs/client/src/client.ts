@@ -300,6 +300,8 @@ export class Mmdb {
     forgetFollower: (node: string) => this.call<{ follower: string; removed: boolean }>({ method: 'DELETE', path: `/v1/replication/followers/${enc(node)}`, query: { tenant: this.tenant }, retry: 'safe' }),
     ack: (a: S<typeof M.Ack>) => this.call<unknown>({ method: 'POST', path: '/v1/replication/ack', query: { tenant: this.tenant }, body: { json: a }, retry: 'safe' }),
     stepDown: () => this.call<{ stepped_down: boolean; lease: unknown }>({ method: 'POST', path: '/v1/replication/step-down', query: { tenant: this.tenant }, retry: 'never' }),
+    settings: () => this.call<S<typeof M.SyncSettings>>({ method: 'GET', path: '/v1/replication/settings', query: { tenant: this.tenant }, retry: 'safe' }),
+    putSettings: (change: S<typeof M.SyncSettingsChange>) => this.call<S<typeof M.SyncSettings>>({ method: 'PUT', path: '/v1/replication/settings', query: { tenant: this.tenant }, body: { json: change }, retry: 'safe' }),
     handOver: (node: string) => this.call<unknown>({ method: 'POST', path: '/v1/replication/hand-over', query: { tenant: this.tenant }, body: { json: { node } }, retry: 'never' }),
   };
 }

@@ -79,6 +79,8 @@ test('every registry route is called by the client with its method and path', as
     () => db.replication.ack({ follower: 'n2', lsn: 5, epoch: 1 }),
     () => db.replication.stepDown(),
     () => db.replication.handOver('n2'),
+    () => db.replication.settings(),
+    () => db.replication.putSettings({ strict: true, sync_followers: null }),
   ];
   srv.script(...calls.map((c) => (c === watchCall ? { sse: ['id: 1\ndata: {}\n\n'] } : { status: 200, body: {} })));
   for (const c of calls) await c();
@@ -101,6 +103,7 @@ test('every registry route is called by the client with its method and path', as
   expect(srv.seen.find((s) => s.url.includes('/rows/a.b/x%2Cy,2'))).toBeDefined();
   expect(srv.seen.find((s) => s.url === `/v1/replication/frames?tenant=${TENANT}&since_segment=0&epoch=1`)).toBeDefined();
   expect(JSON.parse(srv.seen.find((s) => s.url.endsWith('/migrations') && s.method === 'POST')!.body)).toEqual({ schema: 'a.b', manifest: 'x', auto_cutover: true });
+  expect(JSON.parse(srv.seen.find((s) => s.url.startsWith('/v1/replication/settings') && s.method === 'PUT')!.body)).toEqual({ strict: true, sync_followers: null });
   await db.close();
   await srv.stop();
 });

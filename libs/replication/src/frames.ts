@@ -49,14 +49,16 @@ export interface FramesSource {
 type Early = { batch: FeedBatch | null } | { error: unknown } | null;
 
 /**
- * Validates the request and opens the stream. Throws before anything is sent:
+ * Validates the request and opens the stream: its lines come in batches, one per feed batch
+ * (the frames committed together), so the route writes each batch to the socket at once.
+ * Throws before anything is sent:
  * `validation_failed` for bad parameters; `stale_epoch` (409) when the follower has seen a
  * newer epoch than this node (this node is not the holder); `resync_required` (410, with
  * `reason`) when the follower must bootstrap from a snapshot: the frames it needs were dropped
  * (`retention`), its frame at `after_lsn` was written under another epoch (`epoch`: the logs
  * diverged at a failover), or it is past this log's end (`ahead`).
  */
-export async function openFrames(src: FramesSource, q: FramesQuery): Promise<AsyncIterable<FramesLine>> {
+export async function openFrames(src: FramesSource, q: FramesQuery): Promise<AsyncIterable<FramesLine[]>> {
   const store = src.store;
   const size = store.segments.framesPerSegment;
   const segStart = q.sinceSegment * size + 1;
@@ -95,15 +97,15 @@ export async function openFrames(src: FramesSource, q: FramesQuery): Promise<Asy
   return lines(src, q, feed, first, after, upTo, size);
 }
 
-async function* lines(src: FramesSource, q: FramesQuery, feed: ChangeFeed, first: Promise<FeedBatch | null>, after: number, upTo: number, size: number): AsyncIterable<FramesLine> {
+async function* lines(src: FramesSource, q: FramesQuery, feed: ChangeFeed, first: Promise<FeedBatch | null>, after: number, upTo: number, size: number): AsyncIterable<FramesLine[]> {
   const store = src.store;
-  yield { type: 'start', tenant: src.tenant, holder: src.holder, epoch: store.epoch, since_segment: q.sinceSegment, segment_frames: size, from_lsn: after + 1, last_lsn: store.lastLsn };
+  yield [{ type: 'start', tenant: src.tenant, holder: src.holder, epoch: store.epoch, since_segment: q.sinceSegment, segment_frames: size, from_lsn: after + 1, last_lsn: store.lastLsn }];
   let at = after;
   let pending: Promise<FeedBatch | null> | null = first;
   try {
     for (;;) {
       if (!q.follow && at >= upTo) {
-        yield { type: 'end', last_lsn: store.lastLsn, reason: 'caught up' };
+        yield [{ type: 'end', last_lsn: store.lastLsn, reason: 'caught up' }];
         return;
       }
       const next: Promise<FeedBatch | null> = pending ?? feed.next();
@@ -112,18 +114,20 @@ async function* lines(src: FramesSource, q: FramesQuery, feed: ChangeFeed, first
       const got = await Promise.race([next, new Promise<'idle'>((r) => (timer = setTimeout(() => r('idle'), q.heartbeatMs ?? 1000)))]);
       clearTimeout(timer);
       if (got === 'idle') {
-        yield { type: 'heartbeat', last_lsn: store.lastLsn, epoch: store.epoch, time: Date.now() };
+        yield [{ type: 'heartbeat', last_lsn: store.lastLsn, epoch: store.epoch, time: Date.now() }];
         continue;
       }
       pending = null;
       if (got === null) {
-        yield { type: 'end', last_lsn: store.lastLsn, reason: 'the store closed' };
+        yield [{ type: 'end', last_lsn: store.lastLsn, reason: 'the store closed' }];
         return;
       }
+      const batch: FramesLine[] = [];
       for (const e of got.entries) {
-        yield { type: 'frame', lsn: e.frame.lsn, epoch: e.frame.epoch, segment: Math.floor((e.frame.lsn - 1) / size), hex: e.bytes.toString('hex') };
+        batch.push({ type: 'frame', lsn: e.frame.lsn, epoch: e.frame.epoch, segment: Math.floor((e.frame.lsn - 1) / size), hex: e.bytes.toString('hex') });
         at = e.frame.lsn;
       }
+      if (batch.length) yield batch;
     }
   } finally {
     feed.close();

@@ -55,6 +55,8 @@ export class TenantLease {
   private grant: LeaseGrant | null = null;
   /** Monotonic deadline of the current grant: renew sent at t and acknowledged ⇒ valid until t + TTL. */
   private validUntil = 0;
+  /** The latest deadline any grant of this node reached (not reset when the lease is lost): until then its store was the holder's. */
+  private heldUntil = -Infinity;
   private handingOver: string | null = null;
   private stopped = true;
   private timer: NodeJS.Timeout | undefined;
@@ -110,6 +112,11 @@ export class TenantLease {
     const g = this.grant;
     this.lose(null);
     if (g) await this.o.store.release(g).catch(() => undefined);
+  }
+
+  /** performance.now() up to which this node last held a valid lease (-Infinity: never since it started). */
+  get leaseHeldUntil(): number {
+    return Math.min(this.heldUntil, now());
   }
 
   /** True while this node holds a lease it renewed less than a TTL ago and is not handing it over. */
@@ -322,7 +329,10 @@ export class TenantLease {
       return;
     }
     if (this.grant !== g) return;
-    if (ok) this.validUntil = Math.max(this.validUntil, sent + this.o.ttlMs);
+    if (ok) {
+      this.validUntil = Math.max(this.validUntil, sent + this.o.ttlMs);
+      this.heldUntil = Math.max(this.heldUntil, this.validUntil);
+    }
     else {
       this.o.log?.(`tenant ${this.o.tenant}: lease epoch ${g.epoch} is gone`);
       this.lose(null);
@@ -333,9 +343,11 @@ export class TenantLease {
   private async elect(): Promise<void> {
     if (this.o.host.eligible && !this.o.host.eligible()) return;
     if (now() < this.quietUntil) return;
+    // Followers publish their position within 100 ms of applying (Replica.publishSoon), long
+    // before a lease can expire; this publish and the short settle cover candidates that
+    // noticed the vacancy at the same moment.
     await this.publish();
-    const settle = Math.min(250, Math.floor(this.o.ttlMs / 5));
-    await sleep(settle);
+    await sleep(Math.min(100, Math.floor(this.o.ttlMs / 10)));
     const mine = { node: this.o.node, ...this.o.host.position() };
     const handover = await this.o.store.handover(this.o.tenant);
     if (handover === this.o.node) this.deferringSince = 0;
@@ -372,6 +384,7 @@ export class TenantLease {
     }
     this.grant = r.grant;
     this.validUntil = sent + this.o.ttlMs;
+    this.heldUntil = Math.max(this.heldUntil, this.validUntil);
     this.setRole('leader', this.o.node);
     if (handover !== null) await this.o.store.markHandover(r.grant, null).catch(() => undefined);
     await this.publish().catch(() => undefined);

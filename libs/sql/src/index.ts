@@ -10,7 +10,7 @@ export type { PassReport } from './optimizer/optimizer';
 export { PlanCache } from './plan-cache';
 export { formatResult, objectRows } from './format';
 export { WatchQuery } from './watch/watch-query';
-export type { WatchChange, WatchSource } from './watch/watch-query';
+export type { WatchChange, WatchPolicy, WatchSource } from './watch/watch-query';
 export { watchShape, INCREMENTAL_AGGREGATES } from './watch/shape';
 export { PlanExecutor } from './run/executor';
 export { DEFAULT_LIMITS, type QueryLimits } from './exec/context';

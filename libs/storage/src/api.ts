@@ -72,11 +72,12 @@ export interface SchemaDropChange {
 
 /**
  * What a tenant's catalogue holds besides its schemas: everything needed to serve it (its
- * tokens' hashes, and the users, grants, policies, credits and add-ons of the security work).
+ * tokens' hashes, the users, grants, policies, credits and add-ons of the security work, and
+ * the replication settings: `replication`, id `sync`).
  * Each entry lives at `M ‖ ("catalog", kind, id)` and is written in a frame like a row.
  */
-export type CatalogKind = 'token' | 'user' | 'grant' | 'policy' | 'credit' | 'addon' | 'migration' | 'migration_audit';
-export const CATALOG_KINDS: readonly CatalogKind[] = ['token', 'user', 'grant', 'policy', 'credit', 'addon', 'migration', 'migration_audit'];
+export type CatalogKind = 'token' | 'user' | 'grant' | 'policy' | 'credit' | 'addon' | 'migration' | 'migration_audit' | 'replication';
+export const CATALOG_KINDS: readonly CatalogKind[] = ['token', 'user', 'grant', 'policy', 'credit', 'addon', 'migration', 'migration_audit', 'replication'];
 
 /** Puts (record) or removes (null) one catalogue entry. */
 export interface CatalogChange {

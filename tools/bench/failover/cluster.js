@@ -88,14 +88,31 @@ async function startCluster({ nodes, etcd, env }) {
   return { nodes: out, base };
 }
 
-/** The node answering /ready?require=write with 200, or null. */
-async function writer(nodes) {
-  for (const n of nodes) {
-    if (!n.alive) continue;
-    const r = await request(n, 'GET', '/ready?require=write', { timeoutMs: 1000 }).catch(() => null);
-    if (r && r.status === 200) return n;
-  }
-  return null;
+/**
+ * The node answering /ready?require=write with 200, or null: every live node is asked at
+ * once, and the first 200 wins; a node that does not answer within `waitMs` (a SIGSTOPped
+ * one) does not hold up the answer.
+ */
+function writer(nodes, waitMs = 300) {
+  const live = nodes.filter((n) => n.alive);
+  if (!live.length) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    let pending = live.length;
+    const timer = setTimeout(() => resolve(null), waitMs);
+    for (const n of live) {
+      request(n, 'GET', '/ready?require=write', { timeoutMs: 1000 })
+        .catch(() => null)
+        .then((r) => {
+          if (r && r.status === 200) {
+            clearTimeout(timer);
+            resolve(n);
+          } else if (--pending === 0) {
+            clearTimeout(timer);
+            resolve(null);
+          }
+        });
+    }
+  });
 }
 
 module.exports = { TENANT, TOKEN, OPERATOR, Node, request, startCluster, writer };

@@ -161,7 +161,9 @@ async function main(): Promise<void> {
 
     // 2. BM25 + vector RRF top-10
     const words = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
-    const rrfSql = `SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20)), 'id') LIMIT 10`;
+    // The answer is the fused top-10 documents themselves (what a search page shows), so the
+    // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
+    const rrfSql = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20)), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
     const ours2 = await timed(Q, (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i], words[i % words.length]] }));
     const client2 = await timed(Q, async (i) => {
       const [v, f] = await Promise.all([
@@ -171,9 +173,13 @@ async function main(): Promise<void> {
       const s = new Map<string, number>();
       v.forEach((m: { id: string }, r: number) => s.set(m.id, (s.get(m.id) ?? 0) + 1 / (61 + r)));
       f.forEach((d: { doc_id: string }, r: number) => s.set(d.doc_id, (s.get(d.doc_id) ?? 0) + 1 / (61 + r)));
-      return [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
+      const top = [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
+      return Promise.all(top.map(([id]) => c.req('GET', `/rows/bench.items/${id}`)));
     });
-    row('BM25 + vector RRF top-10', ours2, '-', 'client assembly (2 routes, parallel)', client2, '-');
+    const ex2 = await c.req('POST', '/sql?explain=true', { sql: rrfSql, params: [qs[0], words[0]] });
+    const flat = (n: { op?: string; detail?: string; time_ms?: number; children?: unknown[] }, d = 0): string[] => [`${'  '.repeat(d)}${n.op} ${n.time_ms ?? '?'} ms ${n.detail ?? ''}`, ...((n.children ?? []) as (typeof n)[]).flatMap((x) => flat(x, d + 1))];
+    if (process.env.EXPLAIN) console.log(`explain RRF:\n${flat(ex2.explain?.tree ?? {}).join('\n')}`);
+    row('BM25 + vector RRF top-10 rows', ours2, '-', 'client assembly (2 routes + row GETs, parallel)', client2, '-');
 
     // 3. two-hop expansion joined to rows with a filter
     const g3 = `SELECT r.id, r.cat FROM graph_expand('bench.items', 'links', $1, 1, 2) g JOIN bench.items r ON r.id = g._node WHERE r.cat < 500`;

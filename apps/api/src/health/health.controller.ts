@@ -49,7 +49,13 @@ export class HealthController {
       const replicas = this.replication.all().filter((r) => only === null || r.tenant === only);
       if (!replicas.length) writable = false;
       for (const r of replicas) if (!r.lease.canWrite()) writable = false;
-      replication = replicas.map((r) => ({ tenant: r.tenant, role: r.lease.role, epoch: Math.max(r.lease.epoch, r.lease.maxEpoch), holder: r.lease.lease?.holder ?? null }));
+      // A node past its staleness bound refuses the tenant's routes (Replica.checkFresh): not ready for reads either.
+      const stale = replicas.filter((r) => r.staleMs() > (this.replication.config?.maxStaleMs ?? Infinity));
+      if (stale.length) {
+        readable = false;
+        pressure.add('stale');
+      }
+      replication = replicas.map((r) => ({ tenant: r.tenant, role: r.lease.role, epoch: Math.max(r.lease.epoch, r.lease.maxEpoch), holder: r.lease.lease?.holder ?? null, stale: stale.includes(r) }));
       if (!writable && pressure.size === 0) pressure.add('not_lease_holder');
     }
     const body = {

@@ -1,10 +1,10 @@
+import { performance } from 'perf_hooks';
 import { Logger } from '@nestjs/common';
 import { DbError } from '@mmdb/core';
-import { AckTracker, Follower, LeaseRecord, LeaseStore, TenantLease } from '@mmdb/replication';
+import { AckTracker, Follower, LeaseRecord, LeaseStore, NO_SYNC_SETTINGS, SYNC_SETTINGS_ID, TenantLease, effectiveSync, storedSyncSettings, type StoredSyncSettings, type SyncSettings } from '@mmdb/replication';
 import type { ReplicationConfig } from '../config';
 import type { Metrics } from '../health/metrics.service';
 import type { TenantHandle } from '../tenancy/tenant-registry';
-import { syncContext } from './sync';
 import { HttpsTransport } from './transport';
 
 /**
@@ -17,6 +17,11 @@ export class Replica {
   readonly follower: Follower;
   private readonly transport: HttpsTransport;
   private lastPublish = 0;
+  private publishTimer: NodeJS.Timeout | undefined;
+  /** Each follower's position as last recorded for retention, and the one due (acknowledge). */
+  private readonly registered = new Map<string, { lsn: number; want: number; busy: boolean }>();
+  /** The tenant's own sync settings (its catalogue, kept current from its frames). */
+  stored: StoredSyncSettings = NO_SYNC_SETTINGS;
   /** Epoch of the last frame in the store's log (its position, with lastLsn). */
   lastFrameEpoch = 0;
   private readonly log = new Logger('Replication');
@@ -74,9 +79,49 @@ export class Replica {
     handle.store.changes.subscribe((f) => {
       this.lastFrameEpoch = f.epoch;
       this.lease.observeEpoch(f.epoch);
+      for (const c of f.changes) if (c.op === 'catalog' && c.kind === 'replication' && c.id === SYNC_SETTINGS_ID) this.stored = storedSyncSettings(c.record);
     });
     handle.store.setWriteGate(() => this.lease.checkWrite());
-    if (config.syncFollowers > 0) handle.afterCommit = (lsn) => this.sync(lsn);
+    handle.afterCommit = (lsn) => this.sync(lsn);
+  }
+
+  /** The sync settings in force for this tenant: its stored ones over the node's defaults. */
+  get settings(): SyncSettings {
+    return effectiveSync({ sync_followers: this.config.syncFollowers, sync_ms: this.config.syncMs, strict: this.config.syncStrict }, this.stored);
+  }
+
+  /**
+   * How stale this node's copy may be, in ms: 0 while it holds a writable lease; otherwise
+   * the time since it last heard from a holder (any line of the frames stream, heartbeats
+   * every second) or last held the lease itself, whichever is later. Infinity when it has
+   * done neither since it started.
+   */
+  staleMs(): number {
+    if (this.lease.canWrite()) return 0;
+    const last = Math.max(this.follower.lastHeard || -Infinity, this.lease.leaseHeldUntil);
+    return performance.now() - last;
+  }
+
+  /**
+   * Throws 503 service_unavailable (retry: true) when this node's copy is staler than
+   * DB_REPLICATION_MAX_STALE_MS: a follower cut off from the holder stops answering (and stops
+   * honouring tokens revoked on the holder since) instead of serving an ever older state.
+   */
+  checkFresh(): void {
+    const stale = this.staleMs();
+    if (stale <= this.config.maxStaleMs) return;
+    const l = this.lease.lease;
+    const since = Number.isFinite(stale) ? `for ${Math.round(stale)} ms` : 'since it started';
+    throw new DbError('service_unavailable', `this node (${this.config.nodeName}) has not heard from the holder of tenant ${this.tenant} ${since}, past its staleness bound of ${this.config.maxStaleMs} ms; retry against the holder`, {
+      // A stale node never holds the lease (the holder's staleness is 0): it is fenced too.
+      fenced: true,
+      stale: true,
+      stale_ms: Number.isFinite(stale) ? Math.round(stale) : null,
+      max_stale_ms: this.config.maxStaleMs,
+      role: this.lease.role,
+      holder: l && l.holder !== this.config.nodeName ? l.holder : null,
+      holder_url: l && l.holder !== this.config.nodeName ? l.advertise_url : null,
+    });
   }
 
   get tenant(): string {
@@ -84,16 +129,59 @@ export class Replica {
   }
 
   async start(): Promise<void> {
+    const rec = (await this.handle.store.catalogEntries('replication')).find((e) => e.id === SYNC_SETTINGS_ID);
+    if (rec) this.stored = storedSyncSettings(rec.record);
     for await (const f of this.handle.store.frames(Math.max(1, this.handle.store.lastLsn))) this.lastFrameEpoch = f.epoch;
     this.observeRole();
     await this.lease.start();
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.publishTimer);
+    this.registered.clear();
     await this.follower.stop();
     await this.lease.stop();
     this.acks.clear();
     this.transport.close();
+  }
+
+  /**
+   * A follower's acknowledgement: counted at once (the writes waiting on it go), and recorded
+   * for log retention (`registerFollower`, a durable write) off the acknowledgement's path,
+   * one record in flight per follower, and only when the follower entered another log segment
+   * since its last record: retention drops whole segments, so a record inside the same segment
+   * would change nothing (and the follower's open stream holds retention meanwhile).
+   */
+  acknowledge(follower: string, lsn: number, epoch: number) {
+    const a = this.acks.ack(follower, lsn, epoch);
+    let r = this.registered.get(follower);
+    if (!r) this.registered.set(follower, (r = { lsn: -1, want: a.lsn, busy: false }));
+    r.want = a.lsn;
+    if (!r.busy) void this.register(follower, r);
+    return a;
+  }
+
+  private async register(follower: string, r: { lsn: number; want: number; busy: boolean }): Promise<void> {
+    const size = this.handle.store.segments.framesPerSegment;
+    const segment = (lsn: number) => Math.floor(Math.max(0, lsn - 1) / size);
+    r.busy = true;
+    try {
+      while (this.registered.get(follower) === r && (r.lsn < 0 || segment(r.want) !== segment(r.lsn))) {
+        const lsn = r.want;
+        await this.handle.store.registerFollower(follower, lsn);
+        r.lsn = lsn;
+      }
+    } catch (e) {
+      this.log.warn(`tenant ${this.tenant}: recording follower ${follower}: ${(e as Error).message}`);
+    } finally {
+      r.busy = false;
+    }
+  }
+
+  /** Forgets a follower's acknowledgement (and stops recording it for retention); true when it had one. */
+  forget(follower: string): boolean {
+    this.registered.delete(follower);
+    return this.acks.forget(follower);
   }
 
   /** The node follows another holder (or, vacant, no one until the election). */
@@ -102,10 +190,21 @@ export class Replica {
     this.observeRole();
   }
 
-  /** Publishes this node's position at most every 100 ms while frames apply (elections and hand-overs read it). */
+  /**
+   * Publishes this node's position at most every 100 ms while frames apply, and once more
+   * after the last of them (elections and hand-overs read it: a position left behind in etcd
+   * could let a less up-to-date follower win).
+   */
   private publishSoon(): void {
     const now = Date.now();
-    if (now - this.lastPublish < 100) return;
+    const wait = this.lastPublish + 100 - now;
+    if (wait > 0) {
+      this.publishTimer ??= setTimeout(() => {
+        this.publishTimer = undefined;
+        this.publishSoon();
+      }, wait);
+      return;
+    }
     this.lastPublish = now;
     void this.lease.publish().catch(() => undefined);
   }
@@ -117,22 +216,23 @@ export class Replica {
   }
 
   /**
-   * The sync window (DB_REPLICATION_SYNC_FOLLOWERS): waits until that many followers have
-   * acknowledged `lsn`, up to DB_REPLICATION_SYNC_MS. Past it the write stands and the answer
+   * The sync window (the tenant's settings, else DB_REPLICATION_SYNC_FOLLOWERS): waits until
+   * that many followers have acknowledged `lsn`, up to its sync_ms. Past it the write stands and the answer
    * carries `X-DB-Replication: degraded`, or, strict, is 504 gateway_timeout.
    */
-  private async sync(lsn: number): Promise<void> {
-    const ok = await this.acks.waitFor(lsn, this.config.syncFollowers, this.config.syncMs);
+  private async sync(lsn: number): Promise<'degraded' | void> {
+    const s = this.settings;
+    if (s.sync_followers <= 0) return;
+    const ok = await this.acks.waitFor(lsn, s.sync_followers, s.sync_ms);
     if (ok) return;
     this.metrics.replicationDegraded.inc({ tenant: this.tenant });
-    if (this.config.syncStrict) {
+    if (s.strict) {
       throw new DbError(
         'gateway_timeout',
-        `the write is committed on the holder (lsn ${lsn}) but ${this.config.syncFollowers} follower acknowledgement(s) did not arrive within ${this.config.syncMs} ms; a failover may lose it`,
+        `the write is committed on the holder (lsn ${lsn}) but ${s.sync_followers} follower acknowledgement(s) did not arrive within ${s.sync_ms} ms; a failover may lose it`,
         { lsn, acknowledged_by: this.acks.count(lsn) },
       );
     }
-    const ctx = syncContext.getStore();
-    if (ctx) ctx.degraded = true;
+    return 'degraded';
   }
 }

@@ -1,13 +1,15 @@
 import { Readable } from 'stream';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
-import { openFrames, snapshotLines, storeChecksum, type LeaseRecord } from '@mmdb/replication';
+import { NO_SYNC_SETTINGS, SYNC_SETTINGS_ID, effectiveSync, mergeSyncSettings, openFrames, parseSyncSettings, snapshotLines, storeChecksum, storedSyncSettings, type LeaseRecord, type StoredSyncSettings } from '@mmdb/replication';
+import type { JsonValue } from '@mmdb/core';
 import { Caller, OperatorOnly } from '../http/decorators';
+import { Accepts } from '../http/body';
 import type { Principal } from '../system/system-store';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
-import { parseAck, parseFramesQuery, parseHandOver } from './replication.params';
+import { ackLines, parseAck, parseFramesQuery, parseHandOver } from './replication.params';
 import { Replication } from './replication.service';
 
 /**
@@ -57,6 +59,8 @@ export class ReplicationController {
       lag_frames: r.follower.following ? r.follower.lagFrames : 0,
       lag_seconds: r.follower.following ? r.follower.lagSeconds : 0,
       follower_error: r.follower.lastError,
+      // ms since this node last heard from a holder (0 while it holds the lease; null: never since it started)
+      stale_ms: Number.isFinite(r.staleMs()) ? Math.round(r.staleMs()) : null,
       bootstrapped: this.replication.bootstraps.get(t) ?? null,
       followers: r.acks.list().map((a) => ({ ...a, lag_frames: Math.max(0, h.store.lastLsn - a.lsn) })),
     };
@@ -104,9 +108,15 @@ export class ReplicationController {
     const shipped = this.metrics.replicationFrames.labels({ direction: 'out' });
     return Readable.from(
       (async function* () {
-        for await (const line of lines) {
-          if (line.type === 'frame') shipped.inc();
-          yield JSON.stringify(line) + '\n';
+        for await (const batch of lines) {
+          let text = '';
+          let frames = 0;
+          for (const line of batch) {
+            if (line.type === 'frame') frames++;
+            text += JSON.stringify(line) + '\n';
+          }
+          if (frames) shipped.inc(frames);
+          yield text;
         }
       })(),
     );
@@ -131,18 +141,31 @@ export class ReplicationController {
     );
   }
 
-  /** A follower reports `{follower, lsn, epoch}`: it has applied (durably) every frame up to `lsn`. */
+  /**
+   * A follower reports `{follower, lsn, epoch}`: it has applied (durably) every frame up to
+   * `lsn`. As `application/x-ndjson` the body is a stream of such lines, each counted as it
+   * arrives, kept open by the follower for as long as it tails (one request instead of one
+   * per acknowledgement); the answer `{acknowledged, last}` comes when the follower ends it.
+   */
   @OperatorOnly()
   @Post('ack')
   @HttpCode(200)
+  @Accepts('json', 'ndjson')
   async ack(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Body() body: unknown) {
     const t = this.replication.resolveTenant(tenant, caller);
-    const a = parseAck(body);
     const r = this.requireReplica(t);
-    r.lease.recheck(a.epoch);
-    const h = await this.tenants.get(t);
-    await h.store.registerFollower(a.follower, a.lsn);
-    return r.acks.ack(a.follower, a.lsn, a.epoch);
+    const one = (a: { follower: string; lsn: number; epoch: number }) => {
+      r.lease.recheck(a.epoch);
+      return r.acknowledge(a.follower, a.lsn, a.epoch);
+    };
+    if (!(body instanceof Readable)) return one(parseAck(body));
+    let acknowledged = 0;
+    let last: unknown = null;
+    for await (const line of ackLines(body)) {
+      last = one(parseAck(line));
+      acknowledged++;
+    }
+    return { acknowledged, last };
   }
 
   /**
@@ -154,8 +177,9 @@ export class ReplicationController {
   async forget(@Caller() caller: Principal, @Param('node') node: string, @Query('tenant') tenant?: string) {
     const t = this.replication.resolveTenant(tenant, caller);
     const h = await this.tenants.get(t);
+    // First the acknowledgement (and any retention record still due for it), then the record.
+    const removed = this.replication.enabled ? this.replication.replica(t).forget(node) : false;
     await h.store.removeFollower(node);
-    const removed = this.replication.enabled ? this.replication.replica(t).acks.forget(node) : false;
     return { follower: node, removed };
   }
 
@@ -177,6 +201,44 @@ export class ReplicationController {
     const t = this.replication.resolveTenant(tenant, caller);
     const { node } = parseHandOver(body);
     return this.requireReplica(t).lease.handOver(node);
+  }
+
+  /**
+   * The tenant's sync settings: `stored` (in its log; null = the node's default), `node_defaults`
+   * (this node's DB_REPLICATION_SYNC_* variables) and `effective` (what its writes get here).
+   */
+  @OperatorOnly()
+  @Get('settings')
+  async settings(@Caller() caller: Principal, @Query('tenant') tenant?: string) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const h = await this.tenants.get(t);
+    const rec = (await h.store.catalogEntries('replication')).find((e) => e.id === SYNC_SETTINGS_ID);
+    return this.settingsView(t, rec ? storedSyncSettings(rec.record) : NO_SYNC_SETTINGS);
+  }
+
+  /**
+   * Sets the tenant's sync settings `{sync_followers?, sync_ms?, strict?}` (null: back to the
+   * node's default; absent: unchanged). Written in the tenant's log like a row, so followers and
+   * any later holder keep them; only the holder takes it (503 elsewhere). The change itself does
+   * not wait for follower acknowledgements.
+   */
+  @OperatorOnly()
+  @Put('settings')
+  async putSettings(@Caller() caller: Principal, @Query('tenant') tenant: string | undefined, @Body() body: unknown) {
+    const t = this.replication.resolveTenant(tenant, caller);
+    const change = parseSyncSettings(body);
+    const h = await this.tenants.get(t);
+    const rec = (await h.store.catalogEntries('replication')).find((e) => e.id === SYNC_SETTINGS_ID);
+    const next = mergeSyncSettings(rec ? storedSyncSettings(rec.record) : NO_SYNC_SETTINGS, change);
+    // Not held by the sync window it may be changing: a tenant whose followers are down can still be made non-strict.
+    await h.write((store) => store.commit({ changes: [{ op: 'catalog', kind: 'replication', id: SYNC_SETTINGS_ID, record: next as unknown as JsonValue }], actor: 'operator', route: 'replication_settings' }));
+    return this.settingsView(t, next);
+  }
+
+  private settingsView(tenant: string, stored: StoredSyncSettings) {
+    const r = this.replication.config;
+    const node_defaults = { sync_followers: r?.syncFollowers ?? 0, sync_ms: r?.syncMs ?? 1000, strict: r?.syncStrict ?? false };
+    return { tenant, stored, node_defaults, effective: effectiveSync(node_defaults, stored), replicated: this.replication.enabled };
   }
 
   private requireReplica(t: string) {

@@ -48,6 +48,35 @@ export function parseAck(body: unknown): { follower: string; lsn: number; epoch:
   return { follower: b.follower, lsn: count('lsn', b.lsn), epoch: count('epoch', b.epoch ?? 0) };
 }
 
+/** Longest line of an acknowledgement stream (an acknowledgement is well under 200 bytes). */
+const MAX_ACK_LINE = 1024;
+
+/**
+ * The lines of an `application/x-ndjson` acknowledgement stream, parsed as JSON as they arrive
+ * (blank lines skipped). A line over 1 KiB or not JSON ends it with 400 validation_failed.
+ */
+export async function* ackLines(body: AsyncIterable<Buffer | string>): AsyncIterable<unknown> {
+  let buf = '';
+  const parse = (line: string): unknown => {
+    try {
+      return JSON.parse(line);
+    } catch {
+      throw new DbError('validation_failed', `an acknowledgement line is not JSON: ${line.slice(0, 80)}`);
+    }
+  };
+  for await (const chunk of body) {
+    buf += chunk.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line) yield parse(line);
+    }
+    if (buf.length > MAX_ACK_LINE) throw new DbError('validation_failed', `an acknowledgement line is longer than ${MAX_ACK_LINE} bytes`);
+  }
+  if (buf.trim()) yield parse(buf.trim());
+}
+
 /** `POST /v1/replication/hand-over` body `{node}`. */
 export function parseHandOver(body: unknown): { node: string } {
   const b = object(body);

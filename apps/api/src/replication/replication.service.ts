@@ -31,12 +31,12 @@ export class Replication implements OnApplicationShutdown {
   readonly bootstraps = new Map<string, { at: number; lsn: number; keys: number }>();
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     private readonly tenants: TenantRegistry,
     private readonly system: SystemStore,
     private readonly metrics: Metrics,
   ) {
-    const r = config.replication;
+    const r = appConfig.replication;
     if (!r) {
       this.leases = null;
       return;
@@ -58,14 +58,19 @@ export class Replication implements OnApplicationShutdown {
     return this.leases !== null;
   }
 
+  /** This node's replication configuration (undefined without DB_ETCD_ENDPOINTS). */
+  get config(): AppConfig['replication'] {
+    return this.appConfig.replication;
+  }
+
   get nodeName(): string | null {
-    return this.config.replication?.nodeName ?? null;
+    return this.appConfig.replication?.nodeName ?? null;
   }
 
   /** Once the server listens (its URL is the default advertise URL): opens every tenant and starts its lease. */
   async start(listeningUrl: string, certPem?: string): Promise<void> {
-    if (!this.config.replication) return;
-    this.advertiseUrl = this.config.replication.advertiseUrl ?? listeningUrl;
+    if (!this.appConfig.replication) return;
+    this.advertiseUrl = this.appConfig.replication.advertiseUrl ?? listeningUrl;
     this.certPem = certPem;
     const waiting = this.pending;
     this.pending = [];
@@ -83,7 +88,7 @@ export class Replication implements OnApplicationShutdown {
   }
 
   private async attach(h: TenantHandle): Promise<void> {
-    const r = new Replica(h, this.config.replication!, this.leases!, this.advertiseUrl!, this.certPem, this.config.operatorToken!, this.metrics, {
+    const r = new Replica(h, this.appConfig.replication!, this.leases!, this.advertiseUrl!, this.certPem, this.appConfig.operatorToken!, this.metrics, {
       rebuild: (holder) => this.rebuild(h.tenant, holder),
       rebuilding: () => this.rebuilding.has(h.tenant),
       // Token records this node kept pending while it could not write go into the log now.
@@ -102,7 +107,7 @@ export class Replication implements OnApplicationShutdown {
   rebuild(tenant: string, holder: LeaseRecord): void {
     if (this.rebuilding.has(tenant)) return;
     this.rebuilding.add(tenant);
-    const transport = new HttpsTransport(tenant, this.config.operatorToken!, this.config.replication!.caFile);
+    const transport = new HttpsTransport(tenant, this.appConfig.operatorToken!, this.appConfig.replication!.caFile);
     const image = path.join(this.tenants.tenantDir(tenant), 'store.bootstrap');
     void (async () => {
       fs.rmSync(image, { recursive: true, force: true });
@@ -115,8 +120,9 @@ export class Replication implements OnApplicationShutdown {
         fs.rmSync(storeDir, { recursive: true, force: true });
         fs.renameSync(image, storeDir);
       });
-      // The image's tokens (issued on the holder before this node saw them as frames) join the node's index.
-      for (const e of await fresh.store.catalogEntries('token')) this.system.applyTokenChange(tenant, e.id, e.record);
+      // The node's index takes the image's tokens: those issued on the holder before this node saw
+      // them as frames join it, and those revoked there meanwhile leave it.
+      this.system.replaceTokens(tenant, await fresh.store.catalogEntries('token'));
       this.bootstraps.set(tenant, { at: Date.now(), lsn, keys });
       this.log.log(`tenant ${tenant}: bootstrapped from ${holder.holder} at lsn ${lsn} (${keys} keys)`);
     })()
@@ -141,6 +147,11 @@ export class Replication implements OnApplicationShutdown {
   checkWrite(tenant: string): void {
     if (!this.enabled) return;
     this.replica(tenant).lease.checkWrite();
+  }
+
+  /** The tenant's replica on this node, if it is open here. */
+  replicaOf(tenant: string): Replica | undefined {
+    return this.replicas.get(tenant);
   }
 
   /** Replicas of the tenants open on this node. */

@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as https from 'https';
 import * as http from 'http';
 import { DbError, isErrorCode } from '@mmdb/core';
-import type { FollowerTransport, FramesLine, FramesQuery, LeaseRecord, SnapshotLine } from '@mmdb/replication';
+import type { AckChannel, FollowerTransport, FramesLine, FramesQuery, LeaseRecord, SnapshotLine } from '@mmdb/replication';
 
 /**
  * The follower's HTTPS client to the holder (`FollowerTransport`). Nodes authenticate to
@@ -106,6 +106,50 @@ export class HttpsTransport implements FollowerTransport {
     const res = await this.request(holder, 'POST', '/v1/replication/ack', body);
     if (res.statusCode !== 200) await this.fail(res, holder);
     res.resume();
+  }
+
+  /**
+   * One `POST /v1/replication/ack` with an `application/x-ndjson` body kept open: each
+   * acknowledgement is a line written at once. It ends by itself (→ `onClosed`) when the
+   * request fails or the holder answers; `close()` ends the body and lets the holder answer
+   * (the socket is dropped if it does not within 5 s: a paused or dead holder).
+   */
+  ackStream(holder: LeaseRecord, onClosed: () => void): AckChannel {
+    const url = new URL('/v1/replication/ack', holder.advertise_url);
+    url.searchParams.set('tenant', this.tenant);
+    const mod = url.protocol === 'https:' ? https : http;
+    let open = true;
+    const ended = (): void => {
+      if (!open) return;
+      open = false;
+      onClosed();
+    };
+    const req = mod.request(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.operatorToken}`, 'content-type': 'application/x-ndjson' },
+      ...(url.protocol === 'https:' ? { agent: this.agent(holder) } : {}),
+    });
+    req.on('socket', (sock) => sock.setNoDelay(true));
+    req.on('error', ended);
+    req.on('response', (res) => {
+      res.resume();
+      ended();
+    });
+    req.flushHeaders();
+    return {
+      send: (body) => {
+        if (!open) return false;
+        req.write(JSON.stringify(body) + '\n');
+        return true;
+      },
+      close: () => {
+        if (!open) return;
+        open = false;
+        req.end();
+        const timer = setTimeout(() => req.destroy(), 5000).unref();
+        req.on('close', () => clearTimeout(timer));
+      },
+    };
   }
 
   close(): void {

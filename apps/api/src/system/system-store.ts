@@ -282,6 +282,18 @@ export class SystemStore {
   }
 
   /**
+   * Makes the index hold exactly `entries` as the tenant's logged tokens (its store was re-imaged
+   * from a snapshot, e.g. a replication bootstrap): those are applied, and the tenant's other
+   * logged tokens are dropped (revoked on the holder while this node did not follow). Pending
+   * records not yet in the log (legacy) stay.
+   */
+  replaceTokens(tenant: string, entries: readonly { id: string; record: JsonValue | null }[]): void {
+    const keep = new Set(entries.map((e) => e.id));
+    for (const e of [...this.byId.values()]) if (e.tenant === tenant && !keep.has(e.id) && !this.legacy.has(e.hash)) this.unindex(e);
+    for (const e of entries) this.applyTokenChange(tenant, e.id, e.record);
+  }
+
+  /**
    * Moves a tenant's legacy token records (`_system`) into its log, once, when its store
    * opens: `commit` writes the catalogue changes in one frame; the records are then deleted.
    */

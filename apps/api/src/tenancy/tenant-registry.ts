@@ -24,9 +24,16 @@ export class TenantHandle {
 
   /**
    * Runs after every commit of this tenant with its LSN (replication's sync window: waits for
-   * follower acknowledgements, may throw 504). Unset on a single node.
+   * follower acknowledgements, may throw 504; 'degraded' when they did not come in time).
+   * Unset on a single node.
    */
-  afterCommit: ((lsn: number) => Promise<void>) | null = null;
+  afterCommit: ((lsn: number) => Promise<'degraded' | void>) | null = null;
+
+  /**
+   * Set on a request's own view of the handle (ReplicationGuard): called when a commit of that
+   * request missed the sync window, to answer with `X-DB-Replication: degraded`.
+   */
+  declare readonly onDegraded?: () => void;
 
   constructor(
     readonly tenant: string,
@@ -59,7 +66,7 @@ export class TenantHandle {
   /** `store.commit` through `write`, then the replication sync window if any. */
   async commit(req: CommitRequest): Promise<CommitResult> {
     const res = await this.write((s) => s.commit(req));
-    if (this.afterCommit && res.lsn > 0) await this.afterCommit(res.lsn);
+    if (this.afterCommit && res.lsn > 0 && (await this.afterCommit(res.lsn)) === 'degraded') this.onDegraded?.();
     return res;
   }
 }

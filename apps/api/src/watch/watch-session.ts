@@ -11,10 +11,11 @@
  * its frames) the feed answers `resync_required` and the session sends `reset`.
  */
 import { DbError } from '@mmdb/core';
-import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, Snapshot, TenantStore } from '@mmdb/storage';
+import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, sseComment, sseEvent } from './sse';
+import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
 export interface SseOut {
@@ -33,6 +34,18 @@ export interface SessionOptions {
   readonly retryMs: number;
   readonly bufferFrames: number;
   readonly maxLagFrames: number;
+  /** A restricted subscriber (not the owner): its policy can change while it listens. */
+  readonly subscriber?: Subscriber;
+}
+
+/**
+ * What a session needs of a restricted subscriber: a fingerprint of what its events depend on
+ * (its grants on the followed table and its policies there, read from the live catalogue), and its
+ * query compiled again under its current policy (403 `forbidden` once it lost its read grant).
+ */
+export interface Subscriber {
+  fingerprint(): string;
+  compile(): Promise<WatchQuery>;
 }
 
 /** How a stream starts: with a snapshot, from a resume position, or from now. */
@@ -49,16 +62,6 @@ const settle = (p: Promise<FeedBatch | null>): Promise<Settled> => p.then((v) =>
 /** Resolves after the microtasks queued now (a feed answering from its buffer settles before it). */
 const nextTurn = (): Promise<'later'> => new Promise((r) => setImmediate(() => r('later')));
 
-/** A store snapshot holding exactly the frames up to its LSN (retried past an in-flight group). */
-async function stableSnapshot(store: TenantStore): Promise<Snapshot> {
-  for (;;) {
-    const s = store.snapshot();
-    if (s.stable) return s;
-    await s.release();
-    await new Promise((r) => setImmediate(r));
-  }
-}
-
 export class WatchSession {
   private feed: ChangeFeed | null = null;
   private closed = false;
@@ -67,6 +70,8 @@ export class WatchSession {
   private position: ChangeCursor = { epoch: 0, lsn: 0 };
   private dirty = false;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** The subscriber's policy fingerprint the query was compiled under. */
+  private policyPrint: string | undefined;
 
   constructor(
     readonly id: string,
@@ -91,10 +96,12 @@ export class WatchSession {
   async run(start: StartAt): Promise<void> {
     this.write(`retry: ${this.opts.retryMs}\n\n`);
     this.heartbeat = setInterval(() => this.beat(), this.opts.heartbeatMs);
+    this.policyPrint = this.opts.subscriber?.fingerprint();
     try {
-      let cursor = await this.open(start);
+      let cursor: ChangeCursor | null = null;
       while (!this.closed) {
         try {
+          cursor ??= await this.open(start);
           await this.follow(cursor);
           return;
         } catch (e) {
@@ -125,21 +132,15 @@ export class WatchSession {
     this.onClose();
   }
 
-  private cursorAt(lsn: number): ChangeCursor {
-    return { epoch: this.store.epochOf(lsn) ?? this.store.epoch, lsn };
-  }
-
   /** The first events, and the cursor the feed starts from. */
   private async open(start: StartAt): Promise<ChangeCursor> {
     if (start.since) {
-      if (this.query.kind === 'rows') {
-        this.position = start.since;
-        return start.since;
+      if (this.query.kind === 'aggregate') {
+        // (its feed is this session's until it ends, so close() ends the rewind too)
+        await rewindTo(this.store, this.query, start.since, { kind: 'watch', id: this.id, maxLagFrames: this.opts.maxLagFrames }, (f) => (this.feed = f));
       }
-      // an aggregate's groups are built from a snapshot: a resume elsewhere than it is a reset
-      const { cursor, rows } = await this.snapshotRows();
-      if (cursor.lsn === start.since.lsn && cursor.epoch === start.since.epoch) return this.moved(cursor, false);
-      return this.sendReset(cursor, 'aggregate', rows);
+      this.position = start.since;
+      return start.since;
     }
     if (start.initial || this.query.kind === 'aggregate') {
       const { cursor, rows } = await this.snapshotRows();
@@ -150,7 +151,7 @@ export class WatchSession {
       }
       return this.moved(cursor, true);
     }
-    return this.moved(this.cursorAt(this.store.lastLsn), true);
+    return this.moved(cursorAt(this.store, this.store.lastLsn), true);
   }
 
   /** A start without a snapshot: a `position` event gives the client a resume point before any change. */
@@ -160,20 +161,17 @@ export class WatchSession {
     return cursor;
   }
 
-  private async snapshotRows(): Promise<{ cursor: ChangeCursor; rows: Record<string, unknown>[] }> {
-    const snap = await stableSnapshot(this.store);
-    try {
-      const rows = await this.query.snapshot(snap);
-      return { cursor: this.cursorAt(snap.lsn), rows };
-    } finally {
-      await snap.release();
-    }
+  private snapshotRows(): Promise<{ cursor: ChangeCursor; rows: Record<string, unknown>[] }> {
+    return snapshotRows(this.store, this.query);
   }
 
   /** The frames needed are gone (or the result must be rebuilt): a fresh result, then changes from its LSN. */
   private async reset(reason: string): Promise<ChangeCursor> {
     this.feed?.close();
-    if (reason === 'schema') this.query = this.query.recompile();
+    if (reason === 'policy') {
+      this.policyPrint = this.opts.subscriber!.fingerprint();
+      this.query = await this.opts.subscriber!.compile();
+    } else if (reason === 'schema') this.query = this.query.recompile();
     const { cursor, rows } = await this.snapshotRows();
     return this.sendReset(cursor, reason, rows);
   }
@@ -187,6 +185,7 @@ export class WatchSession {
 
   /** Reads the feed from `cursor` until closed; throws resync_required (and `schema`) for a reset. */
   private async follow(cursor: ChangeCursor): Promise<void> {
+    if (this.closed) return; // closed while the start awaited a snapshot: no feed to open (none would be closed)
     const feed = this.store.changesFrom(cursor, { kind: 'watch', id: this.id, bufferFrames: this.opts.bufferFrames, maxLagFrames: this.opts.maxLagFrames });
     this.feed = feed;
     let pending: Promise<Settled> | null = null;
@@ -222,7 +221,8 @@ export class WatchSession {
             for (const e of r.v.entries) frames.push(e.frame);
           }
         }
-        if (this.burst(frames)) throw new DbError('resync_required', 'the followed table was registered again or dropped', { reason: 'schema' });
+        const cut = this.burst(frames);
+        if (cut) throw new DbError('resync_required', cut === 'schema' ? 'the followed table was registered again or dropped' : "the subscriber's grants or policies changed", { reason: cut });
         if (failure !== undefined) throw failure;
         if (ended || this.closed) return;
         if (this.blocked) {
@@ -239,15 +239,25 @@ export class WatchSession {
     if (this.opts.authorized && !this.opts.authorized()) throw new DbError('unauthorized', 'the token of this stream expired or was revoked');
   }
 
-  /** Matches one burst and sends its event. True when a frame changed the followed table's manifest (events stop before it). */
-  private burst(frames: readonly CommittedFrame[]): boolean {
+  /** True when a frame changes a user or policy and the subscriber's fingerprint moved (its events after it need its new policy). */
+  private policyChanged(frame: CommittedFrame): boolean {
+    const sub = this.opts.subscriber;
+    if (!sub) return false;
+    if (!frame.changes.some((c) => c.op === 'catalog' && (c.kind === 'user' || c.kind === 'policy'))) return false;
+    return sub.fingerprint() !== this.policyPrint;
+  }
+
+  /**
+   * Matches one burst and sends its event. Events stop before a frame that changed the followed
+   * table's manifest (`schema`) or the subscriber's policy (`policy`): the reason is returned.
+   */
+  private burst(frames: readonly CommittedFrame[]): 'schema' | 'policy' | null {
     this.checkToken();
     let n = frames.length;
-    for (let i = 0; i < frames.length; i++) {
-      if (this.query.schemaChanged(frames[i])) {
-        n = i;
-        break;
-      }
+    let cut: 'schema' | 'policy' | null = null;
+    for (let i = 0; i < frames.length && !cut; i++) {
+      cut = this.query.schemaChanged(frames[i]) ? 'schema' : this.policyChanged(frames[i]) ? 'policy' : null;
+      if (cut) n = i;
     }
     if (n > 0) {
       const use = n === frames.length ? frames : frames.slice(0, n);
@@ -262,7 +272,7 @@ export class WatchSession {
       if (changes.length) this.send('change', cursor, { lsn: last.lsn, epoch: last.epoch, first_lsn: use[0].lsn, changes });
       else this.dirty = true;
     }
-    return n < frames.length;
+    return cut;
   }
 
   private send(event: string, cursor: ChangeCursor, data: unknown): void {

@@ -261,4 +261,27 @@ export const ReplicationStatus = t.object(
 );
 export const Ack = t.object({ follower: t.string(), lsn: t.integer({ minimum: 0 }), epoch: t.optional(t.integer({ minimum: 0 })) }, { title: 'ReplicationAck' });
 export const HandOver = t.object({ node: t.string() }, { title: 'HandOver' });
+const syncFields = (d: string) => ({
+  sync_followers: t.nullable(t.integer({ minimum: 0, maximum: 64, description: `follower acknowledgements a write waits for${d}` })),
+  sync_ms: t.nullable(t.integer({ minimum: 1, maximum: 600000, description: `how long a write waits for them, ms${d}` })),
+  strict: t.nullable(t.boolean({ description: `past the window: 504 gateway_timeout (true) or 2xx with X-DB-Replication: degraded (false)${d}` })),
+});
+export const SyncSettingsChange = t.object(
+  {
+    sync_followers: t.optional(syncFields('').sync_followers),
+    sync_ms: t.optional(syncFields('').sync_ms),
+    strict: t.optional(syncFields('').strict),
+  },
+  { title: 'SyncSettingsChange', description: 'absent: unchanged; null: back to the node default (DB_REPLICATION_SYNC_*)' },
+);
+export const SyncSettings = t.object(
+  {
+    tenant: t.string(),
+    stored: t.object(syncFields('; null: the node default'), { title: 'StoredSyncSettings' }),
+    node_defaults: t.any(),
+    effective: t.any(),
+    replicated: t.boolean({ description: 'false on a node without DB_ETCD_ENDPOINTS (the settings are kept, and apply once it replicates)' }),
+  },
+  { title: 'SyncSettings' },
+);
 export const FrameLine = t.object({ type: t.string() }, { title: 'FrameLine', description: 'one NDJSON line of the frames stream (a hex-encoded frame, or a control line)' });

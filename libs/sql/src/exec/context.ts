@@ -56,6 +56,12 @@ export class ExecCtx {
   readonly stats = new Map<PlanNode, NodeStats>();
   /** Rows of the leaf nodes (scan/get/index_scan), filled before the operators run. */
   readonly leaves = new Map<PlanNode, Tuple[]>();
+  /**
+   * For a scan leaf answered whole from a cached table (no transaction overlay): the tuple
+   * positions of its primary key and a lookup by key values, so a hash join whose keys are that
+   * primary key probes it instead of hashing the whole table.
+   */
+  readonly pkIndex = new Map<PlanNode, { readonly cols: readonly number[]; get(values: readonly Value[]): Tuple | undefined }>();
   /** Per-query state a multi-model leaf prepared for its operator (graph adjacency, reached rows). */
   readonly aux = new Map<PlanNode, unknown>();
   /** How a node ran, for explain (index or exact scan, top-k algorithm, frontier sizes). */
@@ -93,6 +99,7 @@ export class ExecCtx {
     this.budget = budget;
     this.writer = writer;
     this.leaves.clear();
+    this.pkIndex.clear();
     this.aux.clear();
     this.strategies.clear();
     this.loadMs.clear();

@@ -549,7 +549,58 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
     }
     return b.length;
   };
+  // A hash join whose right input is a bare scan, keyed on exactly that table's primary key:
+  // when the scan is answered whole from the table cache, each left row probes the cache's pk map
+  // instead of the join hashing every row of the table (a search's 10 hits joined to a big table).
+  // (An inner join also runs the other way round: its right rows probe a left scan's pk.)
+  const keyCols = (side: 'left' | 'right'): number[] | null => {
+    const leaf = n[side];
+    if (!hash || leaf.op !== 'scan' || leaf.limit !== undefined) return null;
+    if (side === 'right' ? !(kind === 'inner' || kind === 'left' || kind === 'semi' || kind === 'anti') : kind !== 'inner') return null;
+    const scope = new Scope((side === 'right' ? right : left).cols);
+    return n.equi!.map((q) => (q[side].kind === 'col' ? scope.find((q[side] as { name: string }).name) : -1));
+  };
+  const rightKeys = keyCols('right');
+  const leftKeys = keyCols('left');
+  type PkIndex = { readonly cols: readonly number[]; get(values: readonly Value[]): Tuple | undefined };
+  const covers = (pk: PkIndex | undefined, keys: number[] | null): pk is PkIndex => !!pk && !!keys && pk.cols.length === keys.length && pk.cols.every((c) => keys.filter((x) => x === c).length === 1);
+  /** Rows of `outer` probe the scan's pk map; `scanOnRight`: the scan is the join's right input. */
+  const probePk = function* (pk: PkIndex, keys: number[], scanOnRight: boolean, ctx: ExecCtx, up: Env | null): Iterable<Tuple[]> {
+    // the outer side's key expressions, in the primary key's column order
+    const fs = scanOnRight ? lk : rk;
+    const order = pk.cols.map((c) => keys.indexOf(c));
+    const vals = new Array<Value>(order.length);
+    for (const b of (scanOnRight ? left : right).run(ctx, up)) {
+      ctx.check();
+      const out: Tuple[] = [];
+      for (const o of b) {
+        let hit: Tuple | undefined;
+        let k = 0;
+        for (; k < order.length; k++) {
+          const v = fs[order[k]](o, up);
+          if (v === null) break;
+          vals[k] = v;
+        }
+        if (k === order.length) hit = pk.get(vals);
+        const row = hit ? (scanOnRight ? cat(o, hit) : cat(hit, o)) : null;
+        const matched = row !== null && (!on || pass(on(row, up)));
+        if (kind === 'semi') { if (matched) out.push(o); }
+        else if (kind === 'anti') { if (!matched) out.push(o); }
+        else if (matched) out.push(row!);
+        else if (kind === 'left') out.push(o.concat(nullsR));
+      }
+      yield out;
+    }
+  };
   return mk(n, outCols, [left, right], function* (ctx, up) {
+    const rpk = rightKeys ? ctx.pkIndex.get(n.right) : undefined;
+    const lpk = leftKeys ? ctx.pkIndex.get(n.left) : undefined;
+    if (covers(rpk, rightKeys) || covers(lpk, leftKeys)) {
+      const onRight = covers(rpk, rightKeys);
+      ctx.strategies.set(n, `primary-key probe of the cached ${onRight ? 'right' : 'left'} table`);
+      yield* probePk(onRight ? rpk! : lpk!, onRight ? rightKeys! : leftKeys!, onRight, ctx, up);
+      return;
+    }
     const rrows = drain(right, ctx, up);
     ctx.hold(rrows.length);
     let table: Map<unknown, number[]> | null = null;

@@ -134,6 +134,12 @@ export class TableCache {
     return this.entries.get(id)?.rows.length;
   }
 
+  /** The entry `rows(snap, t)` answered from, when there is one (not counted as a hit). */
+  peek(snap: Snapshot, t: SqlTable): CachedTable | undefined {
+    const e = snap.stable ? this.entries.get(t.id) : undefined;
+    return e && e.lsn === snap.tableLsn(t.id) && e.table === t ? e : undefined;
+  }
+
   /** The cached rows of `t` valid for `snap`, or undefined (never for an unstable snapshot). */
   lookup(snap: Snapshot, t: SqlTable): CachedTable | undefined {
     if (!snap.stable) return undefined;

@@ -40,6 +40,7 @@ export class LeafReader {
    */
   preloadCurrent(nodes: readonly PlanNode[], ctx: ExecCtx, maxRows = Infinity): boolean {
     const got: Tuple[][] = [];
+    const entries: CachedTable[] = [];
     let total = 0;
     for (const n of nodes) {
       if (n.op !== 'scan' && n.op !== 'get' && n.op !== 'index_scan') return false;
@@ -49,12 +50,28 @@ export class LeafReader {
       const rows = this.fromEntry(n, t, e, ctx);
       if (!rows || (total += rows.length) > maxRows) return false;
       got.push(rows);
+      entries.push(e);
     }
     for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i];
+      if (n.op === 'scan' && n.limit === undefined) this.notePkIndex(n, this.table(n.schema), entries[i], ctx);
       ctx.hold(got[i].length);
       ctx.leaves.set(nodes[i], got[i]);
     }
     return true;
+  }
+
+  /** Lets a join probe a wholly cached scan leaf by its primary key (ExecCtx.pkIndex). */
+  private notePkIndex(n: PlanNode, t: SqlTable, e: CachedTable, ctx: ExecCtx): void {
+    const cols = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+    if (cols.some((c) => c < 0)) return;
+    ctx.pkIndex.set(n, {
+      cols,
+      get: (values) => {
+        const key = values.map((v, i) => storeKey(t, t.pk[i], v));
+        return key.some((k) => k === undefined) ? undefined : e.byPk.get(pkKeyOf(key));
+      },
+    });
   }
 
   /** A leaf's rows from a cached table, or undefined when the entry cannot answer it. */
@@ -112,7 +129,12 @@ export class LeafReader {
         leaves.set(n, this.implicitRows(t)!.filter((r) => pkIdx.every((j, i) => compareValues(r[j], applyAffinity(key[i], t.affs[j])) === 0)));
         return;
       }
-      if (n.op === 'scan') jobs.push(scanAll(n.schema).then((rows) => { leaves.set(n, n.limit !== undefined ? rows.slice(0, n.limit) : rows); }));
+      if (n.op === 'scan') jobs.push(scanAll(n.schema).then((rows) => {
+        leaves.set(n, n.limit !== undefined ? rows.slice(0, n.limit) : rows);
+        const t = this.table(n.schema);
+        const e = n.limit === undefined ? this.tables.peek(snap, t) : undefined;
+        if (e && e.rows === rows) this.notePkIndex(n, t, e, ctx);
+      }));
       else if (n.op === 'get') {
         jobs.push((async () => {
           const t = this.table(n.schema);

@@ -41,7 +41,7 @@ function detailOf(n: PlanNode, ctx: ExecCtx): string | undefined {
   switch (n.op) {
     case 'scan': case 'get': return n.schema;
     case 'index_scan': return `${n.schema} via ${n.index}${n.top !== undefined ? ` top ${n.top}${n.reverse ? ' reverse' : ''}` : ''}`;
-    case 'join': return `${n.kind} ${n.strategy ?? 'nested_loop'}`;
+    case 'join': return `${n.kind} ${n.strategy ?? 'nested_loop'}${strategy ? ` (${strategy})` : ''}`;
     case 'fts_search': return `${n.schema}.${n.field ?? (n.fields ?? []).map((f) => f.field).join('+')}${strategy ? ` ${strategy}` : ''}`;
     case 'vector_topk': return `${n.schema} k=${n.k}${strategy ? ` ${strategy}` : ''}`;
     case 'graph_expand': case 'graph_path': case 'graph_dijkstra': return `${n.schema} ${n.rel}${strategy ? ` ${strategy}` : ''}`;

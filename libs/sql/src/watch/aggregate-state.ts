@@ -33,25 +33,26 @@ function acc(spec: AggregateCall): Acc {
     let best: Value | undefined; // cached extreme; undefined = recompute
     const better = (a: Value, b: Value) => (fn === 'min' ? compareValues(a, b) < 0 : compareValues(a, b) > 0);
     return {
+      // a count may go below zero while a resume takes the groups back through the log (undoing
+      // frames in any order); only values with a positive count are in the group
       add(v, s) {
         if (v === null) return;
         const k = hashKey(v);
         const e = values.get(k);
-        if (s > 0) {
-          if (e) e.n++;
-          else values.set(k, { v, n: 1 });
-          if (best !== undefined && (best === null || better(v, best))) best = v;
-        } else if (e) {
-          if (--e.n === 0) {
-            values.delete(k);
-            if (best !== undefined && best !== null && compareValues(best, v) === 0) best = undefined;
-          }
+        const n = (e?.n ?? 0) + s;
+        if (n === 0) {
+          values.delete(k);
+          if (best !== undefined && best !== null && compareValues(best, v) === 0) best = undefined;
+          return;
         }
+        if (e) e.n = n;
+        else values.set(k, { v, n });
+        if (n > 0 && s > 0 && best !== undefined && (best === null || better(v, best))) best = v;
       },
       result() {
         if (best === undefined) {
           best = null;
-          for (const { v } of values.values()) if (best === null || better(v, best)) best = v;
+          for (const { v, n } of values.values()) if (n > 0 && (best === null || better(v, best))) best = v;
         }
         return best;
       },
@@ -132,6 +133,11 @@ export class AggregateState {
   prune(k: string): void {
     const g = this.groups.get(k);
     if (g && g.rows <= 0 && this.groupWidth > 0) this.groups.delete(k);
+  }
+
+  /** Drops every group left with no rows (after a rewind through the log). */
+  pruneAll(): void {
+    for (const k of [...this.groups.keys()]) this.prune(k);
   }
 
   /** Every group's output row. */

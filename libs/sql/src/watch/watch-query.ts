@@ -11,6 +11,8 @@ import { DbError, type JsonValue, type Row } from '@mmdb/core';
 import type { PlanNode, ScanNode } from '@mmdb/plan';
 import type { CommittedFrame, LoggedChange, Snapshot } from '@mmdb/storage';
 import type { SqlEngine } from '../engine';
+import { outputNames } from '../optimizer/util';
+import { applyPolicy, NO_POLICY, type Policy } from '../run/sources';
 import { overRows, type RowsEvaluator } from './over-rows';
 import { paramValue, toTuple } from '../engine';
 import { objectRows } from '../format';
@@ -32,6 +34,17 @@ export interface WatchChange {
   readonly old?: Record<string, unknown> | null;
   /** … and after (insert, update). */
   readonly new?: Record<string, unknown>;
+}
+
+/**
+ * The subscriber's Policy port (row-level security, masks), as a query of that user runs with it
+ * (`QueryOptions.policy` / `policyKey`): matching runs the plan with its filters and masks at the
+ * leaf, and the snapshot runs under it, so one row filter serves both.
+ */
+export interface WatchPolicy {
+  readonly policy: Policy;
+  /** The plan-cache key of plans prepared under it (the user and catalogue version). */
+  readonly key: string;
 }
 
 const NO_LEAVES: ReadonlyMap<PlanNode, Tuple[]> = new Map();
@@ -82,6 +95,7 @@ export class WatchQuery {
     private readonly plan: PlanNode,
     names: readonly string[],
     shape: WatchShape,
+    private readonly policy: WatchPolicy | undefined,
   ) {
     this.schema = engine.tableOf(shape.leaf.schema).id;
     this.leaf = shape.leaf;
@@ -119,19 +133,24 @@ export class WatchQuery {
     this.agg = { shape, inner, top: topEval, state: new AggregateState(a.aggregates, a.group.length) };
   }
 
-  /** Compiles a subscription (bad SQL or plan: the usual 400, before any stream opens). */
-  static compile(engine: SqlEngine, source: WatchSource): WatchQuery {
+  /**
+   * Compiles a subscription (bad SQL or plan: the usual 400, before any stream opens). `policy`:
+   * the subscriber's (a restricted user's), else the engine's own.
+   */
+  static compile(engine: SqlEngine, source: WatchSource, policy?: WatchPolicy): WatchQuery {
     const isSql = 'sql' in source;
     const { plan, names } = isSql ? engine.bindSelect(source.sql) : { plan: source.plan, names: [] as string[] };
-    // matching runs the plan with the Policy port's filters at its leaves, as every query does
-    // (events carry only rows the query would answer); the snapshot runs it through runPlan, which places them
-    const shape = watchShape(engine.withPolicy(plan), isSql ? 'unsupported_sql' : 'validation_failed', (s) => engine.tableOf(s).pk);
-    return new WatchQuery(engine, source, plan, names, shape);
+    // matching runs the plan with the Policy port's filters and masks at its leaf, placed by the
+    // executor's own applyPolicy (events carry only rows, and values, the query would answer);
+    // the snapshot runs it through runPlan, which places them the same way
+    const policied = policy ? applyPolicy(plan, policy.policy, (n) => outputNames(n, engine.exec.optCatalog())) : engine.withPolicy(plan);
+    const shape = watchShape(policied, isSql ? 'unsupported_sql' : 'validation_failed', (s) => engine.tableOf(s).pk);
+    return new WatchQuery(engine, source, plan, names, shape, policy);
   }
 
-  /** The same subscription compiled again (after its table's manifest changed). */
-  recompile(): WatchQuery {
-    return WatchQuery.compile(this.engine, this.source);
+  /** The same subscription compiled again (after its table's manifest changed); `policy`: a new one (the user's policies changed). */
+  recompile(policy: WatchPolicy | undefined = this.policy): WatchQuery {
+    return WatchQuery.compile(this.engine, this.source, policy);
   }
 
   /** True when a frame registers or drops the followed table (its rows and columns may have changed: resnapshot). */
@@ -145,14 +164,13 @@ export class WatchQuery {
    * An aggregate subscription also (re)builds its groups from it: call this before `match`.
    */
   async snapshot(snap: Snapshot): Promise<Record<string, unknown>[]> {
-    if (!this.agg) {
-      const r = await this.engine.runPlan(this.plan, { snapshot: snap, params: this.source.params as unknown[] | undefined });
-      return this.objects(r.rows);
-    }
-    // the result as a query answers it (order included), and the groups from the same snapshot
     const params = this.source.params as unknown[] | undefined;
-    const r = await this.engine.runPlan(this.plan, { snapshot: snap, params });
-    const inputs = await this.engine.runPlan(this.agg.inner, { snapshot: snap, params });
+    const under = this.policy ? { policy: this.policy.policy, policyKey: this.policy.key } : {};
+    const r = await this.engine.runPlan(this.plan, { snapshot: snap, params, ...under });
+    if (!this.agg) return this.objects(r.rows);
+    // the result as a query answers it (order included), and the groups from the same snapshot:
+    // the inputs' plan already holds the policy's filters and masks (placed at compile)
+    const inputs = await this.engine.runPlan(this.agg.inner, { snapshot: snap, params, policy: NO_POLICY });
     const fresh = new AggregateState(this.agg.shape.aggregate.aggregates, this.agg.shape.aggregate.group.length);
     for (const t of inputs.rows) fresh.apply(t, 1);
     this.agg.state = fresh;
@@ -172,6 +190,31 @@ export class WatchQuery {
       }
     }
     return out;
+  }
+
+  /**
+   * Takes an aggregate subscription's groups back from the snapshot they were built at (`snapshot`)
+   * to an earlier position, so that `match` over the frames after it sends exactly the result rows
+   * they changed: how an aggregate subscription resumes from the log. `frames`: the log's frames
+   * after that position up to the snapshot's LSN, in batches in any order; each row change is
+   * undone (its new image removed, its old one added back). Work: the rows those frames changed.
+   * A frame without before images: resync_required. A row query holds no state (no-op).
+   * `last`: the final batch (groups left with no rows are then dropped; between batches a group
+   * may be empty with contributions still to undo).
+   */
+  rewind(frames: readonly CommittedFrame[], last: boolean): void {
+    if (!this.agg) return;
+    const { state } = this.agg;
+    for (const f of frames) {
+      for (const c of f.changes) {
+        if ((c.op !== 'put' && c.op !== 'delete') || c.schema !== this.schema) continue;
+        const { old, now, oldKnown } = this.images(c);
+        if (!oldKnown) throw new DbError('resync_required', 'the log has no before image for a row change: the aggregate must be rebuilt', { reason: 'before_image' });
+        for (const t of now) state.apply(t, -1);
+        for (const t of old!) state.apply(t, 1);
+      }
+    }
+    if (last) state.pruneAll();
   }
 
   /** The result rows of one table row as it was or is (0 or 1 for a row query). */
