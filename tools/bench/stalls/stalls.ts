@@ -218,5 +218,5 @@ export async function main(): Promise<void> {
   console.log('\n### Event-loop stalls under a steady read load (1 read due per ms)\n');
   console.log('| event | size | event ms | longest stall ms | reads during | read p99 ms | read max ms |');
   console.log('|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.event} | ${r.size} | ${r.eventMs.toFixed(0)} | ${r.maxStallMs.toFixed(1)} | ${r.reads} | ${r.p99.toFixed(2)} | ${r.maxRead.toFixed(1)} |`);
+  for (const r of rows) console.log(`| ${r.event} | ${r.size} | ${r.eventMs.toFixed(0)} | ${r.maxStallMs.toFixed(1)} | ${r.reads} | ${r.reads ? r.p99.toFixed(2) : 'n/a'} | ${r.reads ? r.maxRead.toFixed(1) : 'n/a'} |`);
 }
