@@ -29,6 +29,23 @@ async function putAll(store: TenantStore, table: string, from: number, to: numbe
   }
 }
 
+/**
+ * Stops the store as a crash would (no final checkpoint), reopens it, and checks that the
+ * 'digits' table came back from the image at `imaged` plus the replayed frames, with `size`
+ * entries and the same answers.
+ */
+async function crashAndReopen(store: TenantStore, vectors: VectorParticipant, imaged: number, size: number) {
+  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
+  const lsn = store.lastLsn;
+  await (store as unknown as { db: { close(): Promise<void> } }).db.close();
+  const again = await open();
+  expect(again.vectors.stats).toMatchObject({ openedFrom: 'checkpoint', checkpointLsn: imaged });
+  expect(again.store.recovery.replayed.vector).toBe(lsn - imaged);
+  expect(again.vectors.table('digits').size).toBe(size);
+  expect(data.queries.map((q) => again.vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  return again;
+}
+
 const errCode = async (p: Promise<unknown> | (() => unknown)) => {
   try {
     await (typeof p === 'function' ? p() : p);
@@ -201,15 +218,7 @@ test('background checkpoints image only after a tenth of the vectors changed (at
   m = await store.maintain();
   expect(vectors.stats).toMatchObject({ checkpoints: 1, checkpointsSkipped: 2 });
   expect(m.checkpoint.vector).toBe(imaged);
-  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
-  const lsn = store.lastLsn;
-  await (store as unknown as { db: { close(): Promise<void> } }).db.close(); // a crash: no final checkpoint
-
-  ({ store, vectors } = await open());
-  expect(vectors.stats).toMatchObject({ openedFrom: 'checkpoint', checkpointLsn: imaged });
-  expect(store.recovery.replayed.vector).toBe(lsn - imaged);
-  expect(vectors.table('digits').size).toBe(2500);
-  expect(data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  ({ store, vectors } = await crashAndReopen(store, vectors, imaged, 2500));
   await store.close(); // final: always images
   expect(vectors.stats.checkpoints).toBe(1);
 });
@@ -253,14 +262,6 @@ test('a checkpoint is produced while commits go on: the image holds the state at
   expect(imaged).toBeLessThan(store.lastLsn);
   await putAll(store, 'digits', j, 2500);
   await store.commit({ changes: [VectorParticipant.delete('digits', '5')] });
-  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
-  const lsn = store.lastLsn;
-  await (store as unknown as { db: { close(): Promise<void> } }).db.close(); // a crash: no final checkpoint
-
-  ({ store, vectors } = await open());
-  expect(vectors.stats).toMatchObject({ openedFrom: 'checkpoint', checkpointLsn: imaged });
-  expect(store.recovery.replayed.vector).toBe(lsn - imaged);
-  expect(vectors.table('digits').size).toBe(2499);
-  expect(data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  ({ store, vectors } = await crashAndReopen(store, vectors, imaged, 2499));
   await store.close();
 });
