@@ -334,27 +334,27 @@ export class VectorParticipant implements CommitParticipant {
     this.dirty.clear();
     const changed = this.changedSinceImage;
     this.changedSinceImage = 0;
-    let chunks: Buffer[][];
+    const writes: KeyWrite[] = [];
     try {
-      chunks = await Promise.all(images.map(([, p]) => p));
+      const chunks = await Promise.all(images.map(([, p]) => p));
+      images.forEach(([name], j) => {
+        const n = chunks[j].length;
+        for (let i = 0; i < n; i++) writes.push({ key: chunkKey(name, i), value: chunks[j][i] });
+        for (let i = n; i < (this.chunksOf.get(name) ?? 0); i++) writes.push({ key: chunkKey(name, i), value: null });
+        tables[name] = n;
+      });
+      writes.push({ key: CHECKPOINT_KEY, value: Buffer.from(JSON.stringify({ lsn, tables })) });
+      await store.writeCheckpoint(writes);
     } catch (e) {
+      // nothing was written (one batch): the previous checkpoint stands; image these tables next time
       for (const [name] of images) this.dirty.add(name);
       this.changedSinceImage += changed;
       throw e;
     }
-    const writes: KeyWrite[] = [];
-    images.forEach(([name], j) => {
-      const n = chunks[j].length;
-      for (let i = 0; i < n; i++) writes.push({ key: chunkKey(name, i), value: chunks[j][i] });
-      for (let i = n; i < (this.chunksOf.get(name) ?? 0); i++) writes.push({ key: chunkKey(name, i), value: null });
-      tables[name] = n;
-    });
-    writes.push({ key: CHECKPOINT_KEY, value: Buffer.from(JSON.stringify({ lsn, tables })) });
     this.hasImage = true;
     this.imageLsn = lsn;
     for (const name of [...this.chunksOf.keys()]) if (!(name in tables)) this.chunksOf.delete(name);
     for (const [name, n] of Object.entries(tables)) this.chunksOf.set(name, n);
-    await store.writeCheckpoint(writes);
     this.stats.checkpoints++;
     return lsn;
   }

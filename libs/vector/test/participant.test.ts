@@ -265,3 +265,37 @@ test('a checkpoint is produced while commits go on: the image holds the state at
   ({ store, vectors } = await crashAndReopen(store, vectors, imaged, 2499));
   await store.close();
 });
+
+test('a checkpoint whose write fails leaves the previous one in force, and the next one images the table again', async () => {
+  let { store, vectors } = await open();
+  await putAll(store, 'digits', 0, 2200, 'l2');
+  const first = (await store.checkpoint()).vector;
+  await putAll(store, 'digits', 2200, 2500);
+  const st = store as unknown as { writeCheckpoint(w: unknown): Promise<void> };
+  st.writeCheckpoint = async () => {
+    throw new Error('disk full');
+  };
+  await expect(store.checkpoint({ final: true })).rejects.toThrow('disk full');
+  expect(vectors.stats.checkpoints).toBe(1);
+  ({ store, vectors } = await crashAndReopen(store, vectors, first, 2500));
+  await store.close();
+  // the same failure in a live process: the next checkpoint writes the table's image again
+  ({ store, vectors } = await open());
+  await putAll(store, 'digits', 0, 10);
+  const st2 = store as unknown as { writeCheckpoint(w: Array<{ key: Buffer }>): Promise<void> };
+  const real = st2.writeCheckpoint.bind(store);
+  let fail = true;
+  let keys = 0;
+  st2.writeCheckpoint = async (w) => {
+    if (fail) throw new Error('disk full');
+    keys = w.length;
+    return real(w);
+  };
+  await expect(store.checkpoint({ final: true })).rejects.toThrow('disk full');
+  fail = false;
+  const second = (await store.checkpoint({ final: true })).vector;
+  expect(keys).toBeGreaterThan(1); // chunks + the record, not the record alone
+  expect(second).toBe(store.lastLsn);
+  ({ store, vectors } = await crashAndReopen(store, vectors, second, 2500));
+  await store.close();
+});
