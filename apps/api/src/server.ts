@@ -10,6 +10,7 @@ import type { AppConfig } from './config';
 import { Metrics } from './health/metrics.service';
 import { installBodyParsers } from './http/body';
 import { requestId } from './http/request-id';
+import { TenantRegistry } from './tenancy/tenant-registry';
 import { Replication } from './replication/replication.service';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
@@ -155,6 +156,8 @@ export async function startServer(config: AppConfig): Promise<Server> {
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   server.url = `${config.insecureHttp ? 'http' : 'https'}://${host}:${port}`;
+  // Every tenant store on disk opens in the background once the server listens (/ready?require=read is 503 until then).
+  void server.app.get(TenantRegistry).warmUp();
   // Replication starts once the URL is known (the default advertise URL): it opens every
   // tenant and takes or follows each lease.
   await server.app.get(Replication).start(server.url, server.certPem);

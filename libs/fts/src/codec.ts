@@ -26,6 +26,7 @@ export function decodeFtsKey(key: Buffer): DecodedKey | undefined {
   if (key[0] !== SPACE.charCodeAt(0)) return undefined;
   const t = decodeKey(key) as string[];
   const [table, field, kind] = t;
+  if (typeof table !== 'string') return undefined; // the checkpoint's keys (checkpoint.ts)
   if (kind === 'd') return { kind, table, field, doc: t[3] };
   if (kind === 's' || kind === 'c') return { kind, table, field };
   return undefined;

@@ -285,6 +285,18 @@ export class PostingList {
     this.n = n + 1;
   }
 
+  /** A list restored from a checkpoint image: its postings as they were, block and skip data rebuilt lazily. */
+  static restore(term: string, docs: Int32Array<ArrayBuffer>, tfs: Int32Array<ArrayBuffer>, maxTf: number, n: number): PostingList {
+    const pl = new PostingList(term);
+    pl.docs = docs;
+    pl.tfs = tfs;
+    pl.n = n;
+    pl.capacity = docs.length;
+    pl.last = n > 0 ? docs[n - 1] : -1;
+    pl.maxTf = maxTf;
+    return pl;
+  }
+
   remove(doc: number): boolean {
     const i = this.seek(doc);
     if (i >= this.n || this.docs[i] !== doc) return false;
@@ -309,6 +321,16 @@ export class PostingList {
     this.tfs = t;
     this.capacity = cap;
   }
+}
+
+/** The state a checkpoint image carries (FieldIndex.exportState / fromState). */
+export interface FieldIndexState {
+  readonly docIds: string[];
+  readonly docLen: Int32Array;
+  readonly lists: readonly PostingList[];
+  readonly docs: number;
+  readonly total: number;
+  readonly minLen: number;
 }
 
 export class FieldIndex {
@@ -344,8 +366,40 @@ export class FieldIndex {
     return this.ordOf.get(doc);
   }
 
+  /** Whether the arena must still be built from the lists (an index restored from an image). */
+  private arenaStale = false;
+
+  /** Builds the per-doc arena from the posting lists: one counting pass, one filling pass. */
+  private buildArena(): void {
+    this.arenaStale = false;
+    const n = this.docIds.length;
+    const count = this.docCount;
+    let postings = 0;
+    for (const pl of this.lists) {
+      if (!pl) continue;
+      const d = pl.docs;
+      for (let i = 0; i < pl.n; i++) count[d[i]]++;
+      postings += pl.n;
+    }
+    let at = 0;
+    for (let o = 0; o < n; o++) {
+      this.docStart[o] = at;
+      at += count[o];
+    }
+    this.arena = new Int32Array(Math.max(1024, postings));
+    const fill = this.docStart.slice(0, n);
+    for (const pl of this.lists) {
+      if (!pl) continue;
+      const d = pl.docs;
+      for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = pl.id;
+    }
+    this.arenaUsed = postings;
+    this.arenaGarbage = 0;
+  }
+
   /** Indexes (or replaces) a doc: its length and its distinct terms with their frequencies. */
   putDoc(doc: string, length: number, terms: readonly string[], tfs: ArrayLike<number>): void {
+    if (this.arenaStale) this.buildArena();
     let o = this.ordOf.get(doc);
     if (o !== undefined) this.unlink(o);
     else {
@@ -410,6 +464,7 @@ export class FieldIndex {
   }
 
   removeDoc(doc: string): void {
+    if (this.arenaStale) this.buildArena();
     const o = this.ordOf.get(doc);
     if (o === undefined) return;
     this.unlink(o);
@@ -434,6 +489,40 @@ export class FieldIndex {
     }
     this.docCount[o] = 0;
     this.arenaGarbage += c;
+  }
+
+  /** What a checkpoint image holds (image.ts): doc ids and lengths by ordinal, the lists in term order of insertion, the totals. */
+  exportState(): FieldIndexState {
+    return { docIds: this.docIds, docLen: this.docLen.subarray(0, this.docIds.length), lists: [...this.terms.values()], docs: this.docs, total: this.total, minLen: this.minLen };
+  }
+
+  /**
+   * An index restored from a checkpoint image: the same ordinals, lists, bounds and totals as
+   * the one imaged. The per-doc arena (for exact removal) is rebuilt from the lists, which
+   * hold the same facts (a counting pass over the postings, no strings), at the first change:
+   * a restarted server's first searches do not wait for it.
+   */
+  static fromState(s: FieldIndexState): FieldIndex {
+    const fi = new FieldIndex();
+    const n = s.docIds.length;
+    const cap = Math.max(16, n);
+    fi.docIds = s.docIds;
+    for (let o = 0; o < n; o++) if (s.docIds[o] !== '') fi.ordOf.set(s.docIds[o], o);
+    fi.docLen = new Int32Array(cap);
+    fi.docLen.set(s.docLen.subarray(0, n));
+    fi.docStart = new Int32Array(cap);
+    fi.docCount = new Int32Array(cap);
+    for (let id = 0; id < s.lists.length; id++) {
+      const pl = s.lists[id];
+      pl.id = id;
+      fi.lists[id] = pl;
+      fi.terms.set(pl.term, pl);
+    }
+    fi.arenaStale = true; // built by the first change (a search never needs it)
+    fi.docs = s.docs;
+    fi.total = s.total;
+    fi.minLen = s.minLen;
+    return fi;
   }
 
   /**

@@ -53,8 +53,8 @@ const EMPTY_I32 = new Int32Array(0);
 const EMPTY_F64 = new Float64Array(0);
 
 export class Adjacency {
-  private readonly nodes = new NodeTable();
-  private readonly owners = new NodeTable();
+  private nodes = new NodeTable();
+  private owners = new NodeTable();
   private edges = 0;
 
   // ---- base (CSR) ----
@@ -360,6 +360,46 @@ export class Adjacency {
     this.oHeadR.fill(-1);
     this.oTailR.fill(-1);
     this.compactions++;
+  }
+
+  // ---- checkpoint image ----
+
+  /** The adjacency as typed arrays and a small header, compacted first (graph-image.ts writes them). */
+  toImage(): { header: { edges: number; baseNodes: number; baseEdges: number; propNames: string[] }; arrays: Array<Int32Array | Uint16Array | Float64Array> } {
+    if (this.pendingChanges > 0 || this.baseNodes !== this.nodes.size) this.compact();
+    const n = this.nodes.toArrays();
+    const o = this.owners.toArrays();
+    return {
+      header: { edges: this.edges, baseNodes: this.baseNodes, baseEdges: this.baseEdges, propNames: [...this.propNames] },
+      arrays: [n.arena, n.starts, n.hashes, n.slots, o.arena, o.starts, o.hashes, o.slots, this.fOff, this.fTo, this.fW, this.fOwner, this.rOff, this.rFrom, this.rOwner, ...this.fProps],
+    };
+  }
+
+  /** An adjacency equal to the one imaged (`toImage`), its overlay empty. */
+  static fromImage(header: { edges: number; baseNodes: number; baseEdges: number; propNames: string[] }, a: Array<Int32Array | Uint16Array | Float64Array>): Adjacency {
+    const adj = new Adjacency();
+    const i32 = (k: number) => a[k] as Int32Array<ArrayBuffer>;
+    adj.nodes = NodeTable.fromArrays({ arena: a[0] as Uint16Array<ArrayBuffer>, starts: i32(1), hashes: i32(2), slots: i32(3) });
+    adj.owners = NodeTable.fromArrays({ arena: a[4] as Uint16Array<ArrayBuffer>, starts: i32(5), hashes: i32(6), slots: i32(7) });
+    adj.edges = header.edges;
+    adj.baseNodes = header.baseNodes;
+    adj.baseEdges = header.baseEdges;
+    adj.fOff = i32(8);
+    adj.fTo = i32(9);
+    adj.fW = a[10] as Float64Array<ArrayBuffer>;
+    adj.fOwner = i32(11);
+    adj.rOff = i32(12);
+    adj.rFrom = i32(13);
+    adj.rOwner = i32(14);
+    adj.propNames.push(...header.propNames);
+    adj.fProps = a.slice(15) as Float64Array[];
+    adj.oProps = header.propNames.map(() => new Float64Array(adj.oSrc.length).fill(NaN));
+    const cap = Math.max(64, adj.nodes.size);
+    adj.oHeadF = new Int32Array(cap).fill(-1);
+    adj.oTailF = new Int32Array(cap).fill(-1);
+    adj.oHeadR = new Int32Array(cap).fill(-1);
+    adj.oTailR = new Int32Array(cap).fill(-1);
+    return adj;
   }
 
   // ---- reads ----

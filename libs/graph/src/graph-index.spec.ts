@@ -31,6 +31,7 @@ describe('GraphIndex lazy build', () => {
     const gate = new Promise<void>((r) => (release = r));
     const stored = [...put('a', 'b'), ...put('a', 'c')].filter((w) => w.key.includes(Buffer.from('f')));
     const snap: Partial<Snapshot> = {
+      rawGet: async () => undefined, // no checkpoint image
       async *rawRange() {
         await gate;
         yield stored.map((w) => [w.key, w.value as Buffer] as [Buffer, Buffer]);

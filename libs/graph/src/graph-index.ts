@@ -26,6 +26,7 @@ import {
 import { Adjacency } from './adjacency';
 import { decodeEdgeEnds, decodeEdgeValue, edgesOfRow, edgeWrites, EDGE_SPACE, FORWARD, relationRange, schemaEdgeRange } from './edges';
 import { tupleOfNode } from './node';
+import { crcOf, encodeAdjacency, GRAPH_CHECKPOINT_KEY, GRAPH_IMAGE_FORMAT, graphChunkKey, loadGraphImages, type GraphRecord, type ImagedRel } from './graph-image';
 import { bfs, dijkstra, shortestPath, type DijkstraResult, type Visit, type WeightFn } from './traverse';
 
 /** Deepest BFS / path search a request may ask for. */
@@ -48,12 +49,23 @@ interface RelState {
 }
 
 const E_BYTE = EDGE_SPACE.charCodeAt(0);
+/** Edge writes below which a background checkpoint never re-images (see `checkpoint`). */
+const MIN_IMAGE_CHANGES = 4096;
 const ROW_SPACE = 'R';
 
 export class GraphIndex implements CommitParticipant {
   readonly name = 'graph';
   private reader?: StoreReader;
   private readonly rels = new Map<string, RelState>();
+  /** The checkpoint (graph-image.ts): the LSN applied, which relations the stored images hold, what changed since. */
+  private applied: Lsn = 0;
+  private hasImage = false;
+  private imageLsn: Lsn = 0;
+  private changed = 0;
+  private readonly imaged = new Map<string, ImagedRel>();
+  private readonly dirty = new Set<string>();
+  /** How the last open went (tests, benchmarks): `relations` restored from images. */
+  readonly stats = { openedFrom: 'none' as 'none' | 'checkpoint' | 'keys', relations: 0, checkpoints: 0, checkpointsSkipped: 0 };
   /** (request schema, rel) → resolution; cleared whenever a frame changes any schema. */
   private readonly resolved = new Map<string, ResolvedRelation>();
 
@@ -101,18 +113,95 @@ export class GraphIndex implements CommitParticipant {
   // ---- participant: frames and open -----------------------------------------
 
   /**
-   * Keeps the store for lazy builds. Edges are durable keys written in each row's
-   * frame and adjacencies are built from those keys on first use, so nothing needs
-   * replaying: the state covers every frame there is.
+   * Keeps the store for lazy builds, and loads the checkpoint's images of the relations that
+   * were built when it was taken (graph-image.ts): those answer at once, and the frames after
+   * the image's LSN are replayed into them. Every other relation is built from its edge keys on
+   * first use (the keys cover every frame), as is every relation of a store without images.
    */
   async open(store: StoreReader): Promise<Lsn> {
     this.reader = store;
-    return Number.MAX_SAFE_INTEGER;
+    this.rels.clear();
+    this.imaged.clear();
+    this.dirty.clear();
+    this.changed = 0;
+    const snap = store.snapshot();
+    try {
+      const loaded = await loadGraphImages(snap);
+      if (loaded) {
+        for (const [r, adj] of loaded.adjs) {
+          this.rels.set(relKey(r.schema, r.rel), { adj });
+          this.imaged.set(relKey(r.schema, r.rel), r);
+        }
+        this.applied = loaded.record.lsn;
+        this.hasImage = true;
+        this.imageLsn = loaded.record.lsn;
+        Object.assign(this.stats, { openedFrom: 'checkpoint', relations: loaded.adjs.length });
+        return loaded.record.lsn;
+      }
+      this.applied = store.lastLsn; // the store's last LSN (while it opens: the log's tail)
+      Object.assign(this.stats, { openedFrom: 'keys', relations: 0 });
+      return Number.MAX_SAFE_INTEGER;
+    } finally {
+      await snap.release();
+    }
   }
 
-  /** Nothing to write (the edge keys are the durable state); covers every committed frame. */
-  async checkpoint(store: StoreReader): Promise<Lsn> {
-    return store.lastLsn;
+  /**
+   * Images the built relations changed since the last checkpoint (compacting them first), with
+   * the LSN applied, in one synced batch. Imaging is synchronous (a consistent cut), so a
+   * background checkpoint is skipped while the edge writes since the last image are under a
+   * tenth of the built relations' edges (at least MIN_IMAGE_CHANGES); it then answers the
+   * image's LSN and the log keeps the frames after it. With nothing built and no image there is
+   * nothing to write: the edge keys are the state, and every frame is covered.
+   */
+  async checkpoint(store: StoreReader, opts: { final?: boolean } = {}): Promise<Lsn> {
+    const built = [...this.rels].filter(([, st]) => st.adj) as Array<[string, RelState & { adj: Adjacency }]>;
+    if (built.length === 0 && !this.hasImage) return store.lastLsn;
+    if (!opts.final && this.hasImage && this.dirty.size > 0) {
+      let edges = 0;
+      for (const [, st] of built) edges += st.adj.edgeCount;
+      if (this.changed < Math.max(MIN_IMAGE_CHANGES, edges / 10)) {
+        this.stats.checkpointsSkipped++;
+        return this.imageLsn;
+      }
+    }
+    const lsn = this.applied;
+    const writes: KeyWrite[] = [];
+    const rels: ImagedRel[] = [];
+    for (const [key, st] of built) {
+      const prev = this.imaged.get(key);
+      if (prev && !this.dirty.has(key)) {
+        rels.push(prev);
+        continue;
+      }
+      const [schema, rel] = key.split('\u0000');
+      const chunks = encodeAdjacency(st.adj);
+      chunks.forEach((c, i) => writes.push({ key: graphChunkKey(schema, rel, i), value: c }));
+      for (let i = chunks.length; i < (prev?.chunks ?? 0); i++) writes.push({ key: graphChunkKey(schema, rel, i), value: null });
+      const r: ImagedRel = { schema, rel, chunks: chunks.length, crc: crcOf(chunks) };
+      rels.push(r);
+      this.imaged.set(key, r);
+    }
+    for (const [key, r] of [...this.imaged]) {
+      if (this.rels.get(key)?.adj) continue;
+      for (let i = 0; i < r.chunks; i++) writes.push({ key: graphChunkKey(r.schema, r.rel, i), value: null });
+      this.imaged.delete(key);
+    }
+    const record: GraphRecord = { v: GRAPH_IMAGE_FORMAT, lsn, rels };
+    writes.push({ key: GRAPH_CHECKPOINT_KEY, value: Buffer.from(JSON.stringify(record)) });
+    this.dirty.clear();
+    this.changed = 0;
+    try {
+      await store.writeCheckpoint(writes);
+    } catch (e) {
+      // the store keeps the previous checkpoint; the next one images every built relation again
+      for (const [key] of built) this.dirty.add(key);
+      throw e;
+    }
+    this.hasImage = true;
+    this.imageLsn = lsn;
+    this.stats.checkpoints++;
+    return lsn;
   }
 
   /** Gives the engine its store when it was not opened as a participant (apps/api EngineHooks). */
@@ -121,6 +210,7 @@ export class GraphIndex implements CommitParticipant {
   }
 
   apply(frame: CommittedFrame): void {
+    if (frame.lsn > this.applied) this.applied = frame.lsn;
     for (const c of frame.changes) {
       if (c.op === 'schema_put' || c.op === 'schema_drop') {
         this.forgetSchema(c.schema);
@@ -132,8 +222,11 @@ export class GraphIndex implements CommitParticipant {
       if (w.key[0] !== E_BYTE) continue;
       const t = decodeKey(w.key);
       if (t[2] !== FORWARD) continue;
-      const st = this.rels.get(relKey(t[0] as string, t[1] as string));
+      const key = relKey(t[0] as string, t[1] as string);
+      const st = this.rels.get(key);
       if (!st) continue;
+      this.dirty.add(key);
+      this.changed++;
       if (st.adj) applyWrite(st.adj, t, w.value);
       else st.pending?.push(w);
     }
@@ -141,6 +234,7 @@ export class GraphIndex implements CommitParticipant {
 
   private forgetSchema(schema: string): void {
     for (const k of [...this.rels.keys()]) if (k.startsWith(`${schema}\u0000`)) this.rels.delete(k);
+    for (const k of this.imaged.keys()) if (k.startsWith(`${schema}\u0000`)) this.dirty.add(k);
   }
 
   // ---- reader --------------------------------------------------------------

@@ -91,6 +91,22 @@ export class NodeTable {
     return s;
   }
 
+  /** The table as typed arrays (a checkpoint image); `fromArrays` restores it. */
+  toArrays(): { arena: Uint16Array; starts: Int32Array; hashes: Int32Array; slots: Int32Array } {
+    return { arena: this.arena.subarray(0, this.used), starts: this.starts.subarray(0, this.count + 1), hashes: this.hashes.subarray(0, this.count), slots: this.slots };
+  }
+
+  static fromArrays(a: { arena: Uint16Array<ArrayBuffer>; starts: Int32Array<ArrayBuffer>; hashes: Int32Array<ArrayBuffer>; slots: Int32Array<ArrayBuffer> }): NodeTable {
+    const t = new NodeTable();
+    t.count = a.hashes.length;
+    t.used = a.arena.length;
+    t.arena = grow(a.arena, Math.max(1024, a.arena.length));
+    t.starts = grow(a.starts, Math.max(257, a.starts.length));
+    t.hashes = grow(a.hashes, Math.max(256, a.hashes.length));
+    t.slots = a.slots;
+    return t;
+  }
+
   /** Bytes held (arena, offsets, hashes, slots). */
   get bytes(): number {
     return this.arena.byteLength + this.starts.byteLength + this.hashes.byteLength + this.slots.byteLength;

@@ -30,7 +30,8 @@ export class HealthController {
       throw new DbError('validation_failed', 'query "require" must be "write" or "read"');
     }
     this.tenants.pressure.refresh();
-    const handles = await this.tenants.openHandles();
+    // the stores open now: a probe does not wait for those still loading (they count in `loading`)
+    const handles = this.tenants.openNow();
     const pressure = new Set<string>();
     if (this.tenants.pressure.diskFull) pressure.add('disk_full');
     let queueDepth = 0;
@@ -58,12 +59,20 @@ export class HealthController {
       replication = replicas.map((r) => ({ tenant: r.tenant, role: r.lease.role, epoch: Math.max(r.lease.epoch, r.lease.maxEpoch), holder: r.lease.lease?.holder ?? null, stale: stale.includes(r) }));
       if (!writable && pressure.size === 0) pressure.add('not_lease_holder');
     }
+    // derived state (full-text images, vector images, graph) still loading: reads would wait for it
+    // (writes too, but `writable` keeps its meaning: storage pressure and the lease)
+    const loading = this.tenants.loading();
+    if (loading.length) {
+      pressure.add('loading');
+      readable = false;
+    }
     const body = {
       status: writable ? 'ok' : 'degraded',
       pressure: pressure.size ? [...pressure].join(',') : null,
       writable,
       readable,
       open_stores: handles.length,
+      loading_stores: loading.length,
       queue_depth: queueDepth,
       free_bytes: this.tenants.pressure.free,
       ...(replication ? { node: this.replication.nodeName, replication } : {}),
@@ -78,7 +87,7 @@ export class HealthController {
   @Get('metrics')
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   async scrape(@Res({ passthrough: true }) _reply: FastifyReply): Promise<string> {
-    const handles = await this.tenants.openHandles();
+    const handles = this.tenants.openNow(); // a scrape does not wait for a store still loading
     this.metrics.openStores.set(handles.length);
     const m = this.metrics;
     for (const g of [m.commitQueueDepth, m.logSegments, m.framesSinceCheckpoint, m.feedCursors, m.oldestHeldLsn, m.framesRetained]) g.reset();

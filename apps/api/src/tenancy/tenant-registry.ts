@@ -8,7 +8,7 @@ import { EngineContext, EngineFactory, EngineHooks, participantsOf } from './eng
 import type { CommitRequest, CommitResult } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
 import { SystemStore } from '../system/system-store';
-import { openTenantStore, tenantDir, TenantStore } from './store-port';
+import { openTenantStore, tenantDir, tenantsOnDisk, TenantStore } from './store-port';
 import { Pressure } from './pressure';
 
 /**
@@ -92,6 +92,9 @@ export class TenantRegistry implements OnApplicationShutdown {
   private readonly ready = new Map<string, TenantHandle>();
   private sealed = false;
   private readonly hooks: StoreHooks[] = [];
+  /** Tenants the start-up warm-up has yet to open (`warmUp`); `stopping`: shutdown began, open no more. */
+  private readonly warming = new Set<string>();
+  private stopping = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -194,11 +197,44 @@ export class TenantRegistry implements OnApplicationShutdown {
   async unmounted(): Promise<string[]> {
     const out: string[] = [];
     if (!this.system.mounted) out.push('_system');
-    for (const h of await this.openHandles()) if (!h.store.mounted) out.push(h.tenant);
+    for (const h of this.openNow()) if (!h.store.mounted) out.push(h.tenant);
     return out;
   }
 
-  /** Handles already open (for /ready and /metrics). */
+  /**
+   * Opens every tenant store on this node's disk, one after another, in the background: the
+   * server listens first, and `/ready?require=read` answers 503 until `loading()` is empty
+   * (apps/api/README.md "Start-up"). A request for a tenant still loading waits for its open.
+   */
+  async warmUp(): Promise<void> {
+    const all = tenantsOnDisk(this.config.dataDir).filter((t) => this.system.hasTenant(t));
+    for (const t of all) this.warming.add(t);
+    for (const t of all) {
+      if (this.stopping) break;
+      try {
+        await this.get(t);
+      } catch (e) {
+        this.log.error(`opening tenant ${t} at start: ${(e as Error).message}`);
+      } finally {
+        this.warming.delete(t);
+      }
+    }
+    this.warming.clear();
+  }
+
+  /** Tenants whose store (and the derived state its participants load) is not open yet: waiting for the warm-up, or opening. */
+  loading(): string[] {
+    const out = new Set(this.warming);
+    for (const t of this.handles.keys()) if (!this.ready.has(t)) out.add(t);
+    return [...out];
+  }
+
+  /** Handles whose store is open now, without waiting for those still opening (probes answer at once). */
+  openNow(): TenantHandle[] {
+    return [...this.ready.values()];
+  }
+
+  /** Handles already open, after waiting for those being opened (for /metrics and shutdown). */
   async openHandles(): Promise<TenantHandle[]> {
     const out: TenantHandle[] = [];
     for (const h of this.handles.values()) {
@@ -282,6 +318,7 @@ export class TenantRegistry implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     const all = await this.openHandles();
     this.handles.clear();
     this.ready.clear();

@@ -24,7 +24,7 @@ export const Health = t.object({ status: t.string() }, { title: 'Health' });
 export const Ready = t.object(
   {
     status: t.enum(['ok', 'degraded']),
-    pressure: t.nullable(t.string({ description: 'comma list of disk_full, queue_full, closed' })),
+    pressure: t.nullable(t.string({ description: 'comma list of disk_full, queue_full, closed, not_lease_holder, stale, loading (stale: past the replication staleness bound; loading: a tenant store still loading; both make require=read 503)' })),
     writable: t.optional(t.boolean()),
     readable: t.optional(t.boolean()),
   },

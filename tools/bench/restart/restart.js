@@ -1,0 +1,171 @@
+// Restart at scale (issue 25 §2): one tenant store with full-text documents, vectors and graph
+// edges, loaded through TenantStore commits and closed (each participant's final checkpoint).
+// Then a fresh `node` process opens it and answers its first search of each kind; the time of
+// each answer is counted from that process's start (performance.now()). Run twice in the same
+// invocation: from the checkpoints, and with the full-text checkpoint removed (the rebuild from
+// every doc entry: what a restart cost before, and what a store written before checkpoints
+// still costs once), so the table carries its peer and the ratio.
+//
+//   node --max-old-space-size=12000 tools/bench/restart/restart.js --docs 1000000 --vectors 100000 --edges 1000000
+//   node tools/bench/restart/restart.js                      # smoke: 20,000 docs, 2,000 vectors, 20,000 edges
+//   --data DIR   keep (or reuse) the loaded store there;  --no-rebuild   skip the rebuild run
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { spawnSync } = require('child_process');
+
+const arg = (name, def) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : def;
+};
+const DIM = 128;
+
+const MANIFESTS = [
+  `namespace = "bench"\ntable = "docs"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "str"\nrequired = true\n[[columns]]\nname = "body"\nty = "str"\n[[fulltext]]\nfield = "body"\n`,
+  `namespace = "bench"\ntable = "nodes"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "str"\nrequired = true\n`,
+  `namespace = "bench"\ntable = "edges"\nprimary_key = ["src", "dst"]\n[[columns]]\nname = "src"\nty = "str"\nrequired = true\n[[columns]]\nname = "dst"\nty = "str"\nrequired = true\n[[relations]]\nname = "link"\nsource = "bench.nodes"\nsource_columns = ["src"]\ntarget = "bench.nodes"\ncolumns = ["dst"]\n`,
+];
+
+function participants() {
+  const { FtsParticipant } = require('@mmdb/fts');
+  const { VectorParticipant } = require('@mmdb/vector');
+  const { GraphIndex } = require('@mmdb/graph');
+  return { fts: new FtsParticipant(), vectors: new VectorParticipant(), graph: new GraphIndex() };
+}
+
+async function load(dir, docs, vectors, edges) {
+  const { TenantStore } = require('@mmdb/storage');
+  const { VectorParticipant } = require('@mmdb/vector');
+  const { corpus } = require('../fts/zipf-corpus');
+  const { rng } = require('../rng');
+  const p = participants();
+  const store = await TenantStore.open({ dir, participants: [p.fts, p.vectors, p.graph], sync: false, checkpointFrames: 0, checkpointMs: 0 });
+  for (const m of MANIFESTS) await store.registerSchema(m);
+  const t0 = Date.now();
+  let changes = [];
+  const flush = async (at) => {
+    if (changes.length >= at) {
+      await store.commit({ changes });
+      changes = [];
+    }
+  };
+  for (const d of corpus(docs)) {
+    changes.push({ op: 'put', schema: 'bench.docs', row: d });
+    await flush(5_000);
+  }
+  await flush(1);
+  const tDocs = Date.now();
+  const r = rng(7);
+  for (let i = 0; i < vectors; i++) {
+    changes.push(VectorParticipant.put('emb', { id: `v${i}`, embedding: Array.from({ length: DIM }, () => r() * 2 - 1), metric: 'l2' }));
+    await flush(500);
+  }
+  await flush(1);
+  const tVec = Date.now();
+  const nodes = Math.max(10, Math.floor(edges / 10));
+  for (let i = 0; i < edges; i++) {
+    // skewed targets (a few hubs), ten edges a node on average; duplicates overwrite
+    const src = `n${i % nodes}`;
+    const dst = `n${Math.floor(nodes * r() * r())}`;
+    changes.push({ op: 'put', schema: 'bench.edges', row: { src, dst } });
+    await flush(2_000);
+  }
+  await flush(1);
+  await p.graph.neighbors('bench.edges', 'link', 'n1'); // a served relation is built, so its image is checkpointed
+  const tEdges = Date.now();
+  await store.close();
+  const out = { docs, vectors, edges, loadMs: { docs: tDocs - t0, vectors: tVec - tDocs, edges: tEdges - tVec, close: Date.now() - tEdges } };
+  fs.writeFileSync(path.join(dir, 'bench-restart.json'), JSON.stringify(out));
+  return out;
+}
+
+/** The child: open, then the first answer of each kind, times since this process started. */
+async function child(dir) {
+  const t = () => Math.round(performance.now());
+  const { TenantStore } = require('@mmdb/storage');
+  const { queries } = require('../fts/zipf-corpus');
+  const p = participants();
+  const store = await TenantStore.open({ dir, participants: [p.fts, p.vectors, p.graph], sync: false, checkpointFrames: 0, checkpointMs: 0 });
+  const opened = t();
+  const hits = await p.fts.search('bench.docs', 'body', queries(1)[0], 10);
+  const fts = t();
+  const q = Array.from({ length: DIM }, (_, i) => Math.sin(i));
+  const near = p.vectors.tableNames().includes('emb') ? p.vectors.topk('emb', { vector: q, k: 10 }) : [];
+  const vec = t();
+  const nb = await p.graph.neighbors('bench.edges', 'link', 'n1');
+  const graph = t();
+  const out = {
+    opened,
+    fts,
+    vectors: vec,
+    graph,
+    answers: [hits.length, near.length, nb.length],
+    ftsFrom: p.fts.stats.openedFrom,
+    ftsDecoded: p.fts.stats.entriesDecoded,
+    ftsImageMB: +(p.fts.stats.imageBytes / 1e6).toFixed(1),
+    vectorsFrom: p.vectors.stats.openedFrom,
+    graphFrom: p.graph.stats.openedFrom,
+    rssMB: Math.round(process.memoryUsage().rss / 1e6),
+  };
+  await store.close();
+  process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
+}
+
+function runChild(dir) {
+  const r = spawnSync(process.execPath, [...process.execArgv, __filename, '--child', dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const line = (r.stdout || '').split('\n').find((l) => l.startsWith('RESULT '));
+  if (!line) throw new Error(`child failed (${r.status}): ${r.stderr}`);
+  return JSON.parse(line.slice(7));
+}
+
+async function dropFtsCheckpoint(dir) {
+  const { ClassicLevel } = require('classic-level');
+  const { keyOf } = require('@mmdb/storage');
+  const db = new ClassicLevel(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  await db.open();
+  await db.del(keyOf('F', [null, 'checkpoint']));
+  await db.close();
+}
+
+async function main() {
+  if (process.argv.includes('--child')) return child(arg('child'));
+  const docs = Number(arg('docs', 20_000));
+  const vectors = Number(arg('vectors', 2_000));
+  const edges = Number(arg('edges', 20_000));
+  const keep = arg('data');
+  const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-restart-'));
+  try {
+    const marker = path.join(dir, 'bench-restart.json');
+    let info;
+    if (keep && fs.existsSync(marker)) info = JSON.parse(fs.readFileSync(marker, 'utf8'));
+    else info = await load(dir, docs, vectors, edges);
+    console.log(`store: ${info.docs.toLocaleString()} docs, ${info.vectors.toLocaleString()} vectors, ${info.edges.toLocaleString()} edges; load ms ${JSON.stringify(info.loadMs)}; load average ${os.loadavg()[0].toFixed(1)}`);
+    const after = runChild(dir);
+    let before = null;
+    if (!process.argv.includes('--no-rebuild')) {
+      await dropFtsCheckpoint(dir); // the child's close writes it again
+      before = runChild(dir);
+    }
+    console.log(`\n### First answer after process start (ms since the process started; target ≤ 5,000)\n`);
+    console.log('| first answer | size | from checkpoints | fts rebuilt from the keys (before) | ratio |');
+    console.log('|---|---|---|---|---|');
+    const row = (name, size, key) => {
+      const b = before ? before[key] : null;
+      console.log(`| ${name} | ${size.toLocaleString()} | ${after[key]} | ${b ?? '—'} | ${b ? (b / Math.max(1, after[key])).toFixed(1) + '×' : '—'} |`);
+    };
+    row('store open', info.docs, 'opened');
+    row('full-text search (default ranking, top-10)', info.docs, 'fts');
+    row('vector top-10 (l2)', info.vectors, 'vectors');
+    row('graph neighbors (adjacency from its image)', info.edges, 'graph');
+    console.log('\nthe checkpoint run:', JSON.stringify(after));
+    if (before) console.log('the rebuild run:', JSON.stringify(before));
+  } finally {
+    if (!keep) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
