@@ -10,8 +10,9 @@
  * - the **overlay**: edges added since the last compaction, in growable parallel arrays,
  *   chained per source (`oHeadF`/`oNextF`) and per target (`oHeadR`/`oNextR`); a removed
  *   overlay edge is marked dead.
- * When overlay edges plus tombstones pass `max(MIN_MERGE, base edges / 8)`, `compact()`
- * folds them into a new base (O(nodes + edges), amortised over as many writes).
+ * When overlay edges plus tombstones pass `max(MIN_MERGE, base edges / 8)`, a merge folds
+ * them into a new base (O(nodes + edges), amortised over as many writes); a large one runs
+ * in steps between other work (`startMerge`, merge.ts), so it never stalls the event loop.
  *
  * An edge is addressed by its **slot**: `0 .. baseEdges-1` in the base, `baseEdges + e` for
  * overlay edge `e`. Weights (`fW`, NaN when the row had none) and numeric props (one
@@ -20,6 +21,7 @@
  * Writes are idempotent by (src, dst, owner): `put` upserts, `remove` removes if present,
  * so re-applying a frame already seen in a snapshot is harmless.
  */
+import { CsrBuild, type MergedBase, type MergeInput } from './merge';
 import { grow, NodeTable } from './node-table';
 
 export interface EdgeInput {
@@ -32,6 +34,17 @@ export interface EdgeInput {
 
 /** Weight of an edge from node `from` to node `to` at `slot`; NaN means "no weight" (counts as 1). */
 export type WeightFn = (from: number, to: number, slot: number) => number;
+
+/** A write logged while a merge runs in steps, replayed onto the new base. */
+type LoggedWrite = { put: EdgeInput } | { put: null; src: string; dst: string; owner: string | null };
+
+interface Merge {
+  readonly build: CsrBuild;
+  readonly log: LoggedWrite[];
+  /** Nodes and live edges in the view the build reads. */
+  readonly n: number;
+  readonly m: number;
+}
 
 /** Overlay edges (plus tombstones) below this never trigger a compaction on their own. */
 export const MIN_MERGE = 4096;
@@ -87,6 +100,12 @@ export class Adjacency {
 
   /** Compactions so far (tests, benchmark). */
   compactions = 0;
+  /** Steps run by merges in steps (tests, benchmark). */
+  mergeSteps = 0;
+  /** Array entries a merge step visits (~1-2 ms of work); a smaller merge runs at once. */
+  static mergeStepWork = 1 << 17;
+  private merge: Merge | null = null;
+  private readonly mergeWaiters: Array<() => void> = [];
 
   get nodeCount(): number {
     return this.nodes.size;
@@ -142,6 +161,7 @@ export class Adjacency {
 
   /** Adds the edge, or updates its weight/props when (src, dst, owner) is already there. */
   put(e: EdgeInput): void {
+    this.merge?.log.push({ put: e });
     const s = this.intern(e.src);
     const d = this.intern(e.dst);
     const o = e.owner === null ? -1 : this.owners.intern(e.owner);
@@ -166,6 +186,7 @@ export class Adjacency {
    * overlay are correct but walk linked chains instead of contiguous ranges).
    */
   append(e: EdgeInput): void {
+    this.merge?.log.push({ put: e });
     const s = this.intern(e.src);
     const d = this.intern(e.dst);
     this.add(s, d, e.owner === null ? -1 : this.owners.intern(e.owner), e);
@@ -173,6 +194,7 @@ export class Adjacency {
 
   /** Removes the edge (src, dst, owner) if present. */
   remove(src: string, dst: string, owner: string | null): void {
+    this.merge?.log.push({ put: null, src, dst, owner });
     const s = this.nodes.idOf(src);
     const d = this.nodes.idOf(dst);
     const o = owner === null ? -1 : this.owners.idOf(owner);
@@ -197,87 +219,137 @@ export class Adjacency {
     this.maybeCompact();
   }
 
-  /** Folds the overlay and tombstones into a new base. */
+  /**
+   * Folds the overlay and tombstones into a new base, now (a bulk load, tests). A merge in
+   * steps that is still running is dropped: this one covers every write it would replay.
+   */
   compact(): void {
+    this.cancelMerge();
+    const view = this.view(false);
+    const build = new CsrBuild(view);
+    build.step(Infinity);
+    this.install(build.result(), view.n, view.m);
+  }
+
+  /**
+   * `compact()` a step (`mergeStepWork` entries) per event-loop turn, for an adjacency nothing
+   * else reads or writes meanwhile: the bulk load at a relation's first use (1M edges: ~0.25 s
+   * at once).
+   */
+  async compactInSteps(): Promise<void> {
+    this.cancelMerge();
+    const view = this.view(false);
+    const build = new CsrBuild(view);
+    while (!build.step(Adjacency.mergeStepWork)) {
+      this.mergeSteps++;
+      await new Promise((r) => setImmediate(r));
+    }
+    this.install(build.result(), view.n, view.m);
+  }
+
+  /** Resolves once no merge is running (tests, benchmark). */
+  merged(): Promise<void> {
+    return this.merging ? new Promise((resolve) => this.mergeWaiters.push(resolve)) : Promise.resolve();
+  }
+
+  /** Whether a merge in steps is running. */
+  get merging(): boolean {
+    return this.merge !== null;
+  }
+
+  /**
+   * Starts the merge the threshold asked for. One that fits in a step (`mergeStepWork`
+   * entries) runs now; a larger one takes a consistent view (copies of the arrays writes
+   * change in place: tombstones, weights, props, dead marks, chain links), builds the new
+   * base a step per `setImmediate` turn while reads and writes go on against the old
+   * structures, then installs it and replays the writes logged meanwhile (they are
+   * idempotent upserts and removes, so the result equals a merge done at once).
+   */
+  private startMerge(): void {
+    const whole = CsrBuild.work({ n: this.nodes.size, nb: this.baseNodes, oLen: this.oLen, fOff: this.fOff });
+    if (whole <= Adjacency.mergeStepWork) {
+      this.compact();
+      return;
+    }
+    const view = this.view(true);
+    const m: Merge = { build: new CsrBuild(view), log: [], n: view.n, m: view.m };
+    this.merge = m;
+    const step = (): void => {
+      if (this.merge !== m) return; // dropped by a compact()
+      this.mergeSteps++;
+      if (!m.build.step(Adjacency.mergeStepWork)) {
+        setImmediate(step);
+        return;
+      }
+      this.merge = null;
+      this.install(m.build.result(), m.n, m.m);
+      for (const op of m.log) {
+        if (op.put) this.put(op.put);
+        else this.remove(op.src, op.dst, op.owner);
+      }
+      this.wakeWaiters();
+    };
+    setImmediate(step);
+  }
+
+  private cancelMerge(): void {
+    if (!this.merge) return;
+    this.merge = null;
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
+    if (this.merge) return;
+    const w = this.mergeWaiters.splice(0);
+    for (const f of w) f();
+  }
+
+  /** The arrays a build reads; `copy`: private copies of those writes change in place. */
+  private view(copy: boolean): MergeInput {
     const n = this.nodes.size;
-    const nb = this.baseNodes;
-    const { fOff, fTo, fW, fOwner, rOff, rFrom, rOwner, oDead, oDst, oSrc, oNextF, oNextR, oHeadF, oHeadR } = this;
-    const m = this.edges;
-    const nfOff = new Int32Array(n + 1);
-    const nrOff = new Int32Array(n + 1);
-    // counts
-    for (let u = 0; u < nb; u++) {
-      let c = 0;
-      for (let k = fOff[u]; k < fOff[u + 1]; k++) if (fTo[k] >= 0) c++;
-      nfOff[u + 1] = c;
-      c = 0;
-      for (let k = rOff[u]; k < rOff[u + 1]; k++) if (rFrom[k] >= 0) c++;
-      nrOff[u + 1] = c;
-    }
-    for (let e = 0; e < this.oLen; e++) {
-      if (oDead[e]) continue;
-      nfOff[oSrc[e] + 1]++;
-      nrOff[oDst[e] + 1]++;
-    }
-    for (let u = 0; u < n; u++) {
-      nfOff[u + 1] += nfOff[u];
-      nrOff[u + 1] += nrOff[u];
-    }
-    const nfTo = new Int32Array(m);
-    const nfW = new Float64Array(m);
-    const nfOwner = new Int32Array(m);
-    const nrFrom = new Int32Array(m);
-    const nrOwner = new Int32Array(m);
-    const P = this.propNames.length;
-    const nfProps = this.propNames.map(() => new Float64Array(m));
-    for (let u = 0; u < n; u++) {
-      // forward: live base edges in order, then the overlay chain in insertion order
-      let at = nfOff[u];
-      if (u < nb) {
-        for (let k = fOff[u]; k < fOff[u + 1]; k++) {
-          if (fTo[k] < 0) continue;
-          nfTo[at] = fTo[k];
-          nfW[at] = fW[k];
-          nfOwner[at] = fOwner[k];
-          for (let p = 0; p < P; p++) nfProps[p][at] = this.fProps[p][k];
-          at++;
-        }
-      }
-      for (let e = oHeadF[u]; e >= 0; e = oNextF[e]) {
-        if (oDead[e]) continue;
-        nfTo[at] = oDst[e];
-        nfW[at] = this.oW[e];
-        nfOwner[at] = this.oOwner[e];
-        for (let p = 0; p < P; p++) nfProps[p][at] = this.oProps[p][e];
-        at++;
-      }
-      // reverse
-      at = nrOff[u];
-      if (u < nb) {
-        for (let k = rOff[u]; k < rOff[u + 1]; k++) {
-          if (rFrom[k] < 0) continue;
-          nrFrom[at] = rFrom[k];
-          nrOwner[at] = rOwner[k];
-          at++;
-        }
-      }
-      for (let e = oHeadR[u]; e >= 0; e = oNextR[e]) {
-        if (oDead[e]) continue;
-        nrFrom[at] = oSrc[e];
-        nrOwner[at] = this.oOwner[e];
-        at++;
-      }
-    }
+    const o = this.oLen;
+    const be = this.baseEdges;
+    const c = <T extends Int32Array | Float64Array | Uint8Array>(a: T, len: number): T => (copy ? (a.slice(0, len) as T) : a);
+    return {
+      n,
+      nb: this.baseNodes,
+      oLen: o,
+      m: this.edges,
+      fOff: this.fOff,
+      fTo: c(this.fTo, be),
+      fW: c(this.fW, be),
+      fOwner: this.fOwner,
+      fProps: this.fProps.map((a) => c(a, be)),
+      rOff: this.rOff,
+      rFrom: c(this.rFrom, be),
+      rOwner: this.rOwner,
+      oSrc: c(this.oSrc, o),
+      oDst: c(this.oDst, o),
+      oW: c(this.oW, o),
+      oOwner: c(this.oOwner, o),
+      oDead: c(this.oDead, o),
+      oProps: this.oProps.map((a) => c(a, o)),
+      oHeadF: c(this.oHeadF, n),
+      oNextF: c(this.oNextF, o),
+      oHeadR: c(this.oHeadR, n),
+      oNextR: c(this.oNextR, o),
+    };
+  }
+
+  /** Makes `b` (built over `n` nodes, `m` edges) the base, with an empty overlay. */
+  private install(b: MergedBase, n: number, m: number): void {
     this.baseNodes = n;
     this.baseEdges = m;
-    this.fOff = nfOff;
-    this.fTo = nfTo;
-    this.fW = nfW;
-    this.fOwner = nfOwner;
-    this.rOff = nrOff;
-    this.rFrom = nrFrom;
-    this.rOwner = nrOwner;
-    this.fProps = nfProps;
+    this.edges = m;
+    this.fOff = b.fOff;
+    this.fTo = b.fTo;
+    this.fW = b.fW;
+    this.fOwner = b.fOwner;
+    this.rOff = b.rOff;
+    this.rFrom = b.rFrom;
+    this.rOwner = b.rOwner;
+    // prop names first seen after the view was taken get a column of NaN (the replay fills it)
+    this.fProps = this.propNames.map((_, p) => b.fProps[p] ?? new Float64Array(m).fill(NaN));
     this.baseDead = 0;
     this.oLen = 0;
     this.overlayDead = 0;
@@ -420,7 +492,7 @@ export class Adjacency {
   }
 
   private maybeCompact(): void {
-    if (this.oLen + this.baseDead > this.threshold()) this.compact();
+    if (!this.merge && this.oLen + this.baseDead > this.threshold()) this.startMerge();
   }
 
   private resetOverlay(cap: number): void {

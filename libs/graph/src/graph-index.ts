@@ -296,7 +296,7 @@ export class GraphIndex implements CommitParticipant {
           else adj.append({ src, dst, owner, ...decodeEdgeValue(v) });
         }
       }
-      adj.compact(); // the scan's edges become the CSR base
+      await adj.compactInSteps(); // the scan's edges become the CSR base, without a long stall
     } catch (e) {
       if (this.rels.get(key) === st) this.rels.delete(key);
       throw e;

@@ -31,6 +31,11 @@ export interface AnnIndex {
   search(q: Float32Array, p: SearchParams): Hit[];
   /** The index's own state for a checkpoint (the slab is saved by the table). */
   serialize(): Buffer;
+  /**
+   * The same bytes as `serialize()` at the call, for an index whose serialisation is long:
+   * it must take its state synchronously and may finish off the event loop.
+   */
+  image?(): Promise<Buffer>;
   /** Bytes held by the index beside the slab (codes, graph, lists). */
   memoryBytes(): number;
 }

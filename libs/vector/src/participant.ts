@@ -295,9 +295,9 @@ export class VectorParticipant implements CommitParticipant {
   }
 
   /**
-   * Images of the tables written since the last checkpoint, with the LSN they cover. Imaging a
-   * table costs time in proportion to its size (a 100k × 128 table: 120 MB, ~0.3 s of the event
-   * loop), so a background (non-final) checkpoint is skipped until the vector writes since the
+   * Images of the tables written since the last checkpoint, with the LSN they cover. Each image
+   * is taken at one instant and produced in steps off the event loop (`VectorTable.imageChunks`),
+   * but still costs time and I/O in proportion to its size (a 100k × 128 table: 120 MB), so a background (non-final) checkpoint is skipped until the vector writes since the
    * last image reach a tenth of all vectors (at least IMAGE_MIN_CHANGES). A skipped one answers
    * the last image's LSN, and the log keeps the frames after it for the replay; with no image in
    * the store it answers the LSN applied, since `open` then rebuilds from the V keys and needs no
@@ -305,6 +305,15 @@ export class VectorParticipant implements CommitParticipant {
    * their count.
    */
   async checkpoint(store: StoreReader, opts: { final?: boolean } = {}): Promise<Lsn> {
+    // one at a time: a table's image holds its index still until the image is written
+    const run = this.checkpointing.then(() => this.checkpointNow(store, opts));
+    this.checkpointing = run.catch(() => undefined);
+    return run;
+  }
+
+  private checkpointing: Promise<unknown> = Promise.resolve();
+
+  private async checkpointNow(store: StoreReader, opts: { final?: boolean }): Promise<Lsn> {
     if (!opts.final && this.dirty.size > 0) {
       let total = 0;
       for (const t of this.tables.values()) total += t.size;
@@ -314,28 +323,38 @@ export class VectorParticipant implements CommitParticipant {
       }
     }
     const lsn = this.applied;
-    const writes: KeyWrite[] = [];
     const tables: Record<string, number> = {};
+    const images: Array<[string, Promise<Buffer[]>]> = [];
     for (const [name, t] of this.tables) {
-      if (!this.dirty.has(name) && this.chunksOf.has(name)) {
-        tables[name] = this.chunksOf.get(name)!;
-        continue;
-      }
-      const img = t.serialize();
-      const n = Math.max(1, Math.ceil(img.length / CHUNK));
-      for (let i = 0; i < n; i++) writes.push({ key: chunkKey(name, i), value: img.subarray(i * CHUNK, (i + 1) * CHUNK) });
-      for (let i = n; i < (this.chunksOf.get(name) ?? 0); i++) writes.push({ key: chunkKey(name, i), value: null });
-      tables[name] = n;
+      if (!this.dirty.has(name) && this.chunksOf.has(name)) tables[name] = this.chunksOf.get(name)!;
+      // every image is taken here, synchronously, at `lsn`; the bytes are produced in steps
+      else images.push([name, t.imageChunks(CHUNK)]);
     }
-    writes.push({ key: CHECKPOINT_KEY, value: Buffer.from(JSON.stringify({ lsn, tables })) });
-    // images were taken synchronously at `lsn`; frames applied during the write mark tables dirty again
+    // frames applied while the images are produced and written mark tables dirty again
     this.dirty.clear();
+    const changed = this.changedSinceImage;
+    this.changedSinceImage = 0;
+    const writes: KeyWrite[] = [];
+    try {
+      const chunks = await Promise.all(images.map(([, p]) => p));
+      images.forEach(([name], j) => {
+        const n = chunks[j].length;
+        for (let i = 0; i < n; i++) writes.push({ key: chunkKey(name, i), value: chunks[j][i] });
+        for (let i = n; i < (this.chunksOf.get(name) ?? 0); i++) writes.push({ key: chunkKey(name, i), value: null });
+        tables[name] = n;
+      });
+      writes.push({ key: CHECKPOINT_KEY, value: Buffer.from(JSON.stringify({ lsn, tables })) });
+      await store.writeCheckpoint(writes);
+    } catch (e) {
+      // nothing was written (one batch): the previous checkpoint stands; image these tables next time
+      for (const [name] of images) this.dirty.add(name);
+      this.changedSinceImage += changed;
+      throw e;
+    }
     this.hasImage = true;
     this.imageLsn = lsn;
-    this.changedSinceImage = 0;
     for (const name of [...this.chunksOf.keys()]) if (!(name in tables)) this.chunksOf.delete(name);
     for (const [name, n] of Object.entries(tables)) this.chunksOf.set(name, n);
-    await store.writeCheckpoint(writes);
     this.stats.checkpoints++;
     return lsn;
   }

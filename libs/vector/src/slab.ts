@@ -18,7 +18,13 @@ export class VectorSlab {
     return this.live.length;
   }
 
+  /** A copy being taken in steps (see `copyInSteps`): old vectors of labels written meanwhile. */
+  private copying: { readonly high: number; upTo: number; readonly saved: Map<number, Float32Array> } | null = null;
+
   set(label: number, v: Float32Array): void {
+    const c = this.copying;
+    // copy-on-write: a label the copy has not reached keeps its vector as of the copy's start
+    if (c && label >= c.upTo && label < c.high && !c.saved.has(label)) c.saved.set(label, this.get(label).slice());
     if (label >= this.capacity) this.grow(label + 1);
     this.data.set(v, label * this.dim);
     this.live[label] = 1;
@@ -42,6 +48,35 @@ export class VectorSlab {
     l.set(this.live.subarray(0, this.high));
     this.data = d;
     this.live = l;
+  }
+
+  /**
+   * A copy of the vectors of the used part as of this call, made `step` floats per event-loop
+   * turn (a 100k × 128 slab is 51 MB: one copy at once holds the loop for 50-150 ms, page
+   * faults included). Vectors written meanwhile are saved first (copy-on-write) and put back.
+   * One copy at a time.
+   */
+  copyInSteps(step = 1 << 20): Promise<Float32Array> {
+    if (this.copying) throw new Error('a slab copy is already being taken');
+    const c = { high: this.high, upTo: 0, saved: new Map<number, Float32Array>() };
+    this.copying = c;
+    const dim = this.dim;
+    const out = new Float32Array(c.high * dim);
+    const perStep = Math.max(1, Math.floor(step / dim));
+    return (async () => {
+      try {
+        while (c.upTo < c.high) {
+          const end = Math.min(c.high, c.upTo + perStep);
+          out.set(this.data.subarray(c.upTo * dim, end * dim), c.upTo * dim);
+          c.upTo = end;
+          if (end < c.high) await new Promise((r) => setImmediate(r));
+        }
+        for (const [label, v] of c.saved) out.set(v, label * dim);
+        return out;
+      } finally {
+        this.copying = null;
+      }
+    })();
   }
 
   /** Bytes of the used part: `high`-many vectors then their live flags. */

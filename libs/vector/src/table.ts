@@ -342,6 +342,42 @@ export class VectorTable {
     return Buffer.concat([lens, head, slab, idx]);
   }
 
+  /**
+   * The image `serialize()` would give now, as the `chunk`-byte pieces a checkpoint writes,
+   * without holding the event loop for its length (issue 25: ~0.3 s at 100k × 128). The
+   * state is the one at the call: the slab's vectors are copied in steps with copy-on-write,
+   * the live flags and the id and metadata arrays copied at once (small), the index gives its
+   * own image (an HNSW graph is written on hnswlib's thread). The JSON header is written a
+   * few thousand entries per turn, so writes and searches go on meanwhile.
+   */
+  imageChunks(chunk: number): Promise<Buffer[]> {
+    const high = this.slab.high;
+    const vectors = this.slab.copyInSteps();
+    const live = this.slab.live.slice(0, high);
+    const ids = this.idOf.slice();
+    const meta = this.meta.slice();
+    const kind = this.index.kind;
+    const idx = this.index.image ? this.index.image() : Promise.resolve(this.index.serialize());
+    return (async () => {
+      const fields = [
+        `"spec":${stringifyJson(this.spec)}`,
+        `"kind":${JSON.stringify(kind)}`,
+        `"ids":${await stringifyArray(ids)}`,
+        `"meta":${await stringifyArray(meta)}`,
+        `"high":${high}`,
+      ];
+      const head = Buffer.from(`{${fields.join(',')}}`, 'utf8');
+      const data = await vectors;
+      const index = await idx;
+      const lens = Buffer.alloc(12);
+      lens.writeUInt32LE(head.length, 0);
+      lens.writeUInt32LE(data.byteLength + live.byteLength, 4);
+      lens.writeUInt32LE(index.length, 8);
+      const bytes = (a: Float32Array | Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+      return inChunks([lens, head, bytes(data), bytes(live), index], chunk);
+    })();
+  }
+
   static deserialize(name: string, b: Buffer): VectorTable {
     const hl = b.readUInt32LE(0);
     const sl = b.readUInt32LE(4);
@@ -365,4 +401,62 @@ export class VectorTable {
     else t.index = new ExactIndex(t.ctx);
     return t;
   }
+}
+
+/** Array entries stringified per event-loop turn. */
+const JSON_STEP = 4096;
+
+/** `stringifyJson(a)`, JSON_STEP entries per turn. */
+async function stringifyArray(a: readonly unknown[]): Promise<string> {
+  const parts: string[] = [];
+  for (let i = 0; i < a.length; i += JSON_STEP) {
+    if (i > 0) await new Promise((r) => setImmediate(r));
+    parts.push(stringifyJson(a.slice(i, i + JSON_STEP)).slice(1, -1));
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/** Bytes copied per turn where a chunk spans two parts. */
+const COPY_STEP = 1 << 20;
+
+/**
+ * The concatenation of `parts` cut into `size`-byte buffers: a view where a chunk lies inside
+ * one part, else a copy made COPY_STEP bytes per turn.
+ */
+async function inChunks(parts: readonly Buffer[], size: number): Promise<Buffer[]> {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out: Buffer[] = [];
+  let p = 0;
+  let off = 0;
+  for (let start = 0; start < total || out.length === 0; start += size) {
+    const len = Math.min(size, total - start);
+    while (p < parts.length - 1 && off >= parts[p].length) {
+      p++;
+      off = 0;
+    }
+    if (parts[p].length - off >= len) {
+      out.push(parts[p].subarray(off, off + len));
+      off += len;
+      continue;
+    }
+    const buf = Buffer.allocUnsafe(len);
+    let at = 0;
+    let since = 0;
+    while (at < len) {
+      if (since >= COPY_STEP) {
+        since = 0;
+        await new Promise((r) => setImmediate(r));
+      }
+      const n = parts[p].copy(buf, at, off, Math.min(parts[p].length, off + len - at, off + COPY_STEP));
+      at += n;
+      off += n;
+      since += n;
+      if (off >= parts[p].length && p < parts.length - 1) {
+        p++;
+        off = 0;
+      }
+    }
+    out.push(buf);
+  }
+  return out;
 }

@@ -29,6 +29,23 @@ async function putAll(store: TenantStore, table: string, from: number, to: numbe
   }
 }
 
+/**
+ * Stops the store as a crash would (no final checkpoint), reopens it, and checks that the
+ * 'digits' table came back from the image at `imaged` plus the replayed frames, with `size`
+ * entries and the same answers.
+ */
+async function crashAndReopen(store: TenantStore, vectors: VectorParticipant, imaged: number, size: number) {
+  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
+  const lsn = store.lastLsn;
+  await (store as unknown as { db: { close(): Promise<void> } }).db.close();
+  const again = await open();
+  expect(again.vectors.stats).toMatchObject({ openedFrom: 'checkpoint', checkpointLsn: imaged });
+  expect(again.store.recovery.replayed.vector).toBe(lsn - imaged);
+  expect(again.vectors.table('digits').size).toBe(size);
+  expect(data.queries.map((q) => again.vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  return again;
+}
+
 const errCode = async (p: Promise<unknown> | (() => unknown)) => {
   try {
     await (typeof p === 'function' ? p() : p);
@@ -201,15 +218,7 @@ test('background checkpoints image only after a tenth of the vectors changed (at
   m = await store.maintain();
   expect(vectors.stats).toMatchObject({ checkpoints: 1, checkpointsSkipped: 2 });
   expect(m.checkpoint.vector).toBe(imaged);
-  const before = data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }));
-  const lsn = store.lastLsn;
-  await (store as unknown as { db: { close(): Promise<void> } }).db.close(); // a crash: no final checkpoint
-
-  ({ store, vectors } = await open());
-  expect(vectors.stats).toMatchObject({ openedFrom: 'checkpoint', checkpointLsn: imaged });
-  expect(store.recovery.replayed.vector).toBe(lsn - imaged);
-  expect(vectors.table('digits').size).toBe(2500);
-  expect(data.queries.map((q) => vectors.topk('digits', { vector: q, k: 10 }))).toEqual(before);
+  ({ store, vectors } = await crashAndReopen(store, vectors, imaged, 2500));
   await store.close(); // final: always images
   expect(vectors.stats.checkpoints).toBe(1);
 });
@@ -228,5 +237,65 @@ test('a changed [vector] declaration of the same dim and metric (index kind, par
   expect([t.kind, t.spec.params, t.size]).toEqual(['hnsw', { m: 8, ef_construction: 64 }, 300]);
   const hit = vectors.topk('app.v', { vector: Array.from(data.base[7]), k: 1 });
   expect(hit[0].id).toBe('7');
+  await store.close();
+});
+
+test('a checkpoint is produced while commits go on: the image holds the state at its LSN, and a crash after it replays the rest', async () => {
+  let { store, vectors } = await open();
+  await putAll(store, 'digits', 0, 2200, 'l2');
+  let done = false;
+  const ckpt = store.checkpoint({ final: true }).then((m) => {
+    done = true;
+    return m;
+  });
+  // commits land while the image is produced and written (each put, replace and delete a frame)
+  let j = 2200;
+  let turns = 0;
+  while (!done && j < 2500) {
+    await store.commit({ changes: [VectorParticipant.put('digits', { id: String(j), embedding: data.base[j], metadata: { digit: data.labels[j] } })] });
+    expect(vectors.topk('digits', { vector: data.base[j], k: 1 })[0].id).toBe(String(j));
+    j++;
+    turns++;
+  }
+  const imaged = (await ckpt).vector;
+  expect(turns).toBeGreaterThan(0);
+  expect(imaged).toBeLessThan(store.lastLsn);
+  await putAll(store, 'digits', j, 2500);
+  await store.commit({ changes: [VectorParticipant.delete('digits', '5')] });
+  ({ store, vectors } = await crashAndReopen(store, vectors, imaged, 2499));
+  await store.close();
+});
+
+test('a checkpoint whose write fails leaves the previous one in force, and the next one images the table again', async () => {
+  let { store, vectors } = await open();
+  await putAll(store, 'digits', 0, 2200, 'l2');
+  const first = (await store.checkpoint()).vector;
+  await putAll(store, 'digits', 2200, 2500);
+  const st = store as unknown as { writeCheckpoint(w: unknown): Promise<void> };
+  st.writeCheckpoint = async () => {
+    throw new Error('disk full');
+  };
+  await expect(store.checkpoint({ final: true })).rejects.toThrow('disk full');
+  expect(vectors.stats.checkpoints).toBe(1);
+  ({ store, vectors } = await crashAndReopen(store, vectors, first, 2500));
+  await store.close();
+  // the same failure in a live process: the next checkpoint writes the table's image again
+  ({ store, vectors } = await open());
+  await putAll(store, 'digits', 0, 10);
+  const st2 = store as unknown as { writeCheckpoint(w: Array<{ key: Buffer }>): Promise<void> };
+  const real = st2.writeCheckpoint.bind(store);
+  let fail = true;
+  let keys = 0;
+  st2.writeCheckpoint = async (w) => {
+    if (fail) throw new Error('disk full');
+    keys = w.length;
+    return real(w);
+  };
+  await expect(store.checkpoint({ final: true })).rejects.toThrow('disk full');
+  fail = false;
+  const second = (await store.checkpoint({ final: true })).vector;
+  expect(keys).toBeGreaterThan(1); // chunks + the record, not the record alone
+  expect(second).toBe(store.lastLsn);
+  ({ store, vectors } = await crashAndReopen(store, vectors, second, 2500));
   await store.close();
 });
