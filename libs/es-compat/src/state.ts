@@ -3,7 +3,7 @@
  * table's LSN, updated in place after this surface's own commits), sequence numbers,
  * delete tombstones (versions survive a delete, as in Elasticsearch), and the write lock.
  */
-import { parseJsonExact } from '@mmdb/core';
+import { parseJsonExact, stringifyJson } from '@mmdb/core';
 import { col, get, lit, project, scan } from '@mmdb/plan';
 import { Doc, type DocRow, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
@@ -170,7 +170,7 @@ function tableRow(ref: IndexRef, r: Record<string, unknown>): DocRow {
   const pk = ref.table.primaryKey.map((k) => r[k]);
   const src: JsonObject = {};
   for (const c of ref.table.columns) if (r[c.name] !== undefined && c.ty !== 'vector') src[c.name] = (c.ty === 'json' && typeof r[c.name] === 'string' ? safeParse(String(r[c.name])) : r[c.name]) as JsonObject[string];
-  return { _id: pk.length === 1 ? String(pk[0]) : JSON.stringify(pk), _source: src, _version: 1, _seq_no: 0, _primary_term: 1, _routing: null };
+  return { _id: pk.length === 1 ? String(pk[0]) : stringifyJson(pk), _source: src, _version: 1, _seq_no: 0, _primary_term: 1, _routing: null };
 }
 
 function safeParse(s: string): unknown {

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'async_hooks';
-import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
+import { DbError, stringifyJson, type JsonValue, type TableManifest } from '@mmdb/core';
 import { checkRows, rowVisible } from '../security/row-gate';
 import type { PlanNode } from '@mmdb/plan';
 import { formatResult } from '@mmdb/sql';
@@ -101,7 +101,7 @@ export class StoreEsBackend implements EsBackend {
       const pk = c.op === 'delete' ? c.pk : (t.store.manifest(c.schema)?.primary_key ?? ['_id']).map((k) => c.row[k] ?? null);
       const cur = t.store.manifest(c.schema) ? await t.store.getRow(c.schema, pk) : undefined;
       const same = cur !== undefined && Number(cur.values._version ?? 1) === expect.version && Number(cur.values._seq_no ?? 0) === expect.seqNo;
-      if (!same) throw new DbError('write_conflict', `row ${c.schema}/${JSON.stringify(pk)} changed since the ES write read it`, cur ? { current_version: cur.version } : {});
+      if (!same) throw new DbError('write_conflict', `row ${c.schema}/${stringifyJson(pk)} changed since the ES write read it`, cur ? { current_version: cur.version } : {});
       return { ...change, precondition: { kind: 'if_match', version: cur.version } };
     }));
   }

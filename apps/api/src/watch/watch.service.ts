@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
-import { DbError, newUlid } from '@mmdb/core';
+import { DbError, newUlid, stringifyJson } from '@mmdb/core';
 import { WatchQuery, type SqlEngine, type WatchPolicy, type WatchSource } from '@mmdb/sql';
 import type { WatchRequestSource } from './watch.params';
 import { APP_CONFIG, AppConfig } from '../config';
@@ -58,7 +58,7 @@ export class WatchService implements BeforeApplicationShutdown {
       fingerprint: () => {
         const c = a.catalog;
         const r = c.user(a.name);
-        return JSON.stringify([r ? [r.grants[schema] ?? null, r.grants['*'] ?? null, r.attributes] : null, c.policiesFor(schema, a.name)]);
+        return stringifyJson([r ? [r.grants[schema] ?? null, r.grants['*'] ?? null, r.attributes] : null, c.policiesFor(schema, a.name)]);
       },
       compile: async () => {
         const fresh = this.security.acting(a.catalog, a.name);
