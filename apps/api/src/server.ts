@@ -15,6 +15,7 @@ import { Replication } from './replication/replication.service';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
 import { lingerThen } from './http/linger';
+import { errorBody } from './http/error.filter';
 
 export interface Server {
   /** This node's TLS certificate (PEM), when it serves HTTPS. */
@@ -80,8 +81,8 @@ export async function createServer(config: AppConfig): Promise<Server> {
       // malformed header) answer our error body too, not fastify's own shape.
       frameworkErrors: (err: Error & { code?: string; statusCode?: number }, req: any, reply: any) => {
         const code = err.statusCode === 400 || err.code === 'FST_ERR_BAD_URL' ? 'validation_failed' : 'internal_error';
-        const spec = ERROR_CATALOGUE[code];
-        reply.status(spec.status).header('content-type', 'application/json; charset=utf-8').send({ error: code, message: err.code === 'FST_ERR_BAD_URL' ? `the path is not a valid URL (bad percent-encoding): ${String(req.url).slice(0, 200)}` : err.message, request_id: String(req.id), retry: spec.retry });
+        const message = err.code === 'FST_ERR_BAD_URL' ? `the path is not a valid URL (bad percent-encoding): ${String(req.url).slice(0, 200)}` : err.message;
+        reply.status(ERROR_CATALOGUE[code].status).header('content-type', 'application/json; charset=utf-8').send(errorBody(code, message, String(req.id)));
       },
     } as any);
     // We register no Nest middleware, so @fastify/middie (which the adapter otherwise adds,

@@ -11,6 +11,7 @@ import { checkReverse, nodeOf } from '@mmdb/graph';
 import type { SqlEngine } from './engine';
 import type { QueryOptions, SelectResult } from './run/executor';
 import type { SqlTable } from './catalog';
+import { pkPositions } from './run/leaves';
 import { toJson, truthy, type Value } from './values';
 
 
@@ -137,7 +138,7 @@ export async function graphReverseRoute(engine: SqlEngine, schema: string, rel: 
   const r = await nodes(engine, { op: 'graph_expand', schema, rel, from: P1, direction: 'reverse', min_depth: 1, max_depth: 1 }, opts, [pk]);
   const t = engine.exec.table(relation.def.source);
   const width = t.manifest.columns.length;
-  const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+  const pkIdx = pkPositions(t);
   // a source key naming no row has NULL row columns: it is left out, as the route always did
   return r.rows.filter((x) => pkIdx.every((i) => x[i] !== null)).map((x) => rowObject(t, x.slice(0, width)));
 }

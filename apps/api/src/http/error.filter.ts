@@ -42,6 +42,11 @@ export function classify(e: unknown): { code: ErrorCode; message: string; detail
   return { code: 'internal_error', message: 'internal error', details: {} };
 }
 
+/** The one shape of an error answer: `{...details, error, message, request_id, retry}`. */
+export function errorBody(code: ErrorCode, message: string, requestId: string, details: Record<string, unknown> = {}): ErrorBody {
+  return { ...details, error: code, message, request_id: requestId, retry: ERROR_CATALOGUE[code].retry };
+}
+
 /** Every non-2xx answer: `{error, message, request_id, retry, ...details}`; a 500 also gets X-DB-Trace-Id and a log line. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -53,7 +58,7 @@ export class ErrorFilter implements ExceptionFilter {
     const req = ctx.getRequest<FastifyRequest>();
     const { code, message, details } = classify(exception);
     const spec = ERROR_CATALOGUE[code];
-    const body: ErrorBody = { ...details, error: code, message, request_id: String(req.id), retry: spec.retry };
+    const body = errorBody(code, message, String(req.id), details);
     if (spec.status >= 500 && code !== 'service_unavailable' && code !== 'gateway_timeout') {
       const trace = newUlid();
       reply.header('x-db-trace-id', trace);

@@ -63,7 +63,7 @@ export class LeafReader {
 
   /** Lets a join probe a wholly cached scan leaf by its primary key (ExecCtx.pkIndex). */
   private notePkIndex(n: PlanNode, t: SqlTable, e: CachedTable, ctx: ExecCtx): void {
-    const cols = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+    const cols = pkPositions(t);
     if (cols.some((c) => c < 0)) return;
     ctx.pkIndex.set(n, {
       cols,
@@ -125,7 +125,7 @@ export class LeafReader {
         const t = this.table(n.schema);
         if (n.op === 'index_scan') throw new DbError('unsupported_sql', `${t.id} is a standalone table: it has no index to range over`, { construct: 'index_scan' });
         const key = n.key.map((e) => constant(e));
-        const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+        const pkIdx = pkPositions(t);
         leaves.set(n, this.implicitRows(t)!.filter((r) => pkIdx.every((j, i) => compareValues(r[j], applyAffinity(key[i], t.affs[j])) === 0)));
         return;
       }
@@ -172,7 +172,7 @@ export class LeafReader {
               }
             }
             if (top === 0) rows = [];
-            const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+            const pkIdx = pkPositions(t);
             rows.sort((a, b) => { for (const i of pkIdx) { const d = compareValues(a[i], b[i]); if (d) return d; } return 0; });
           } else {
             rows = topByScan(await scanAll(n.schema), col, n.top!, !!n.reverse);
@@ -234,7 +234,7 @@ export class LeafReader {
   overlay(t: SqlTable, rows: Tuple[], txn: Txn | null): Tuple[] {
     const ov = txn?.overlay.get(t.id);
     if (!ov || ov.size === 0) return rows;
-    const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+    const pkIdx = pkPositions(t);
     const byKey = new Map<string, Tuple>();
     const order: string[] = [];
     for (const r of rows) { const k = tupleKey(pkIdx.map((i) => r[i])); byKey.set(k, r); order.push(k); }
@@ -271,6 +271,11 @@ export function toTuple(t: SqlTable, r: Pick<StoredRow, 'values' | 'version'>): 
   return out;
 }
 
+
+/** Tuple positions of a table's primary-key columns (toTuple lays columns out in manifest order). */
+export function pkPositions(t: SqlTable): number[] {
+  return t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+}
 
 /** A value as the store's key for column `col` (undefined when it cannot match any stored key). */
 export function storeKey(t: SqlTable, col: string, v: Value): JsonValue | undefined {

@@ -5,7 +5,7 @@
  */
 import { coerceValue, DbError, type Row } from '@mmdb/core';
 import { cellKinds, encodeCell } from '../column-codec';
-import { toTuple } from './leaves';
+import { pkPositions, toTuple } from './leaves';
 import type { Change, Precondition } from '@mmdb/storage';
 import type { SqlTable } from '../catalog';
 import type { Writer } from '../exec/context';
@@ -60,7 +60,7 @@ export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint:
       const t = table(node.schema);
       const width = t.manifest.columns.length;
       const version = Number(before[width] ?? 0);
-      const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+      const pkIdx = pkPositions(t);
       const pkChanged = pkIdx.some((i) => compareValues(before[i], applyAffinity(after[i], t.affs[i])) !== 0);
       const row = toRow(t, after.slice(0, width));
       check?.(t.id, stored(t, row, version + 1));
@@ -76,7 +76,7 @@ export function makeWriter(table: (id: string) => SqlTable, txn: Txn, maxPkHint:
     },
     delete: (node, row) => {
       const t = table(node.schema);
-      const pkIdx = t.pk.map((p) => t.manifest.columns.findIndex((c) => c.name === p));
+      const pkIdx = pkPositions(t);
       const pk = pkIdx.map((i) => toJson(row[i]));
       txn.changes.push({ op: 'delete', schema: t.id, pk });
       let ov = txn.overlay.get(t.id);
