@@ -1,43 +1,11 @@
 /** Schemas and SQL generators for untrusted.property.test.ts. */
 import fc from 'fast-check';
+import { manifest } from './manifests';
 
-export const OWNERS_FZ = `namespace = "fz"
-table = "owners"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-`;
+export const OWNERS_FZ = manifest('fz.owners', ['id'], { id: 'str' });
 
 /** Every kind of derived entry a write can touch: unique index, foreign key, check, json, full-text, vector. */
-export const ITEMS_FZ = `namespace = "fz"
-table = "items"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "name"
-ty = "str"
-[[columns]]
-name = "price"
-ty = "f64"
-[[columns]]
-name = "owner"
-ty = "str"
-[[columns]]
-name = "tags"
-ty = "json"
-[[columns]]
-name = "doc"
-ty = "str"
-[[columns]]
-name = "emb"
-ty = "vector"
-dim = 3
-[[indexes]]
+export const ITEMS_FZ = manifest('fz.items', ['id'], { id: 'i64', name: 'str', price: 'f64', owner: 'str', tags: 'json', doc: 'str', emb: { ty: 'vector', dim: 3 } }, `[[indexes]]
 name = "by_name"
 columns = ["name"]
 unique = true
@@ -54,7 +22,7 @@ dim = 3
 metric = "cosine"
 [[fulltext]]
 field = "doc"
-`;
+`);
 
 export const SQL_TOKENS = [
   'SELECT', 'INSERT', 'INTO', 'VALUES', 'UPDATE', 'SET', 'DELETE', 'FROM', 'WHERE', 'AND', 'OR', 'NOT', 'NULL', 'JOIN', 'LEFT', 'ON',
