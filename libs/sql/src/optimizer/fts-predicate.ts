@@ -8,7 +8,7 @@
  * conjuncts on the table already; a `@@` it cannot place stays a call the executor refuses
  * (`unsupported_sql`).
  */
-import { DbError, stringifyJson } from '@mmdb/core';
+import { DbError } from '@mmdb/core';
 import type { Expr, PlanNode } from '@mmdb/plan';
 import { andAll, conjuncts, transformPlan } from '@mmdb/plan';
 import { FTS_MATCH, FTS_SCORE } from '../exec/vector-functions';
@@ -109,9 +109,10 @@ function bound(n: PlanNode): PlanNode {
 export const ftsPredicate: Pass = {
   name: 'fts_predicate',
   run: (plan, cat) => {
-    // most plans have neither: one string search instead of a walk
-    const text = stringifyJson(plan); // a plan may hold bigint literals (integers beyond 2^53)
-    if (!text.includes(`"${FTS_MATCH}"`) && !text.includes(`"${FTS_SCORE}"`)) return plan;
+    // most plans have neither: one walk that copies nothing (the transformer returns what it is given)
+    let uses = false;
+    transformPlan(plan, { expr: (e) => ((uses ||= isMatch(e) || isScore(e)), e) });
+    if (!uses) return plan;
     const found: Search[] = [];
     let out = transformPlan(plan, { node: (n) => rewrite(n, cat, found) });
     out = transformPlan(out, {
