@@ -47,7 +47,8 @@ export function globalOrdinals(ix: IndexView, path: string): { terms: string[]; 
  * `asciiTokens`: every term is lowercase ASCII letters, digits and apostrophes, so the fts lib's
  * `standard` analyzer makes the same tokens (it splits on `.` and `_`, and folds accents).
  */
-export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number>; maxLen: number; asciiTokens?: boolean }
+/** `multiValued`: a document holds several values of the field (Elasticsearch leaves 100 positions between them, our fts column joins them). */
+export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number>; maxLen: number; asciiTokens?: boolean; multiValued?: boolean }
 
 export class Doc {
   private vals?: Map<string, Json[]>;

@@ -71,7 +71,7 @@ export function copiedInto(ix: IndexView, name: string): boolean {
 }
 
 /** An exact predicate (for plain values) of a filter clause, or null. */
-function clause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | null {
+export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | null {
   if (!isObj(c) || Object.keys(c).length !== 1) return null;
   const [kind] = Object.keys(c);
   const body = c[kind];
@@ -109,16 +109,14 @@ export function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>):
 
 /**
  * The rows a query matches as a plan input, or null when it does not map: `scan` for no query or
- * `match_all`, `filter(scan, predicate)` for a bool of exact filters, and for a `match` (alone or
- * the must of a bool of filters) `filter(fts_search(limit null), predicate)` (`match`: topk.ts
- * `matchInput`). The fields the predicate reads are added to `fields` for the plain-value check.
+ * `match_all`, `filter(scan, predicate)` for a bool of exact filters, and for any other query
+ * what `text-plan.ts` compiles it to (fts_search nodes of text clauses, joined on `_id`, and
+ * predicates). The fields the predicates read are added to `fields` for the plain-value check.
  */
 export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields: Map<string, Kind>, match?: MatchInput): PlanNode | null {
-  let pred = predicate(ix, query, fields);
-  const text = pred === false && match ? match(query) : null;
-  if (text) pred = conjunction(ix, text.filters, fields);
-  if (pred === false) return null;
-  const source: PlanNode = text ? text.node : scan(ref.table.id);
+  const pred = predicate(ix, query, fields);
+  if (pred === false) return match ? match(query, fields) : null;
+  const source: PlanNode = scan(ref.table.id);
   return pred ? filter(source, pred) : source;
 }
 
@@ -141,14 +139,14 @@ function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr 
     const e = conjunction(ix, Array.isArray(q.bool.filter) ? q.bool.filter : [q.bool.filter], fields);
     return e === false ? null : e ?? lit(true);
   }
-  return clause(ix, q, fields);
+  return filterClause(ix, q, fields);
 }
 
 /** The exact predicate of filter clauses (all must map), null for none, false when one does not. */
 export function conjunction(ix: IndexView, list: unknown[], fields: Map<string, Kind>): Expr | null | false {
   let e: Expr | null = null;
   for (const c of list) {
-    const x = clause(ix, c, fields);
+    const x = filterClause(ix, c, fields);
     if (!x) return false;
     e = e ? and(e, x) : x;
   }
@@ -220,8 +218,8 @@ function termsOrder(o: unknown, subs: Array<{ name: string; m: Metric }>): SortK
   return keys;
 }
 
-/** Every match of a text query as a plan input and the filters beside it (topk.ts `matchInput`), or null. */
-export type MatchInput = (q: unknown) => { node: PlanNode; filters: unknown[] } | null;
+/** Every match of a query as a plan input (text-plan.ts `matchInput`), or null; adds the fields its predicates read. */
+export type MatchInput = (q: unknown, fields: Map<string, Kind>) => PlanNode | null;
 
 export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;

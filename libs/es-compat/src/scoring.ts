@@ -39,6 +39,7 @@ export function fieldStats(ix: IndexView, path: string, analyzer: string): Field
       const pos = d.positions(path, analyzer);
       if (pos.size === 0) continue;
       s.docCount++;
+      if (!s.multiValued && d.values(path).length > 1) s.multiValued = true;
       const len = d.length(path, analyzer);
       s.sumLen += len;
       if (len > s.maxLen) s.maxLen = len;

@@ -1,6 +1,6 @@
 /** Full-text queries: match family, multi_match, and query_string / simple_query_string (parsed to DSL). */
 import { EsError, illegalArgument, parsingError } from './errors';
-import type { Doc } from './doc';
+import type { Doc, IndexView } from './doc';
 import type { Field, Json, JsonObject } from './mapping';
 import { analyze, type Token } from './analysis';
 import { expandFields, indexAnalyzer, isText, searchAnalyzer } from './fields';
@@ -24,19 +24,20 @@ export function compileText(env: QueryEnv, kind: string, body: unknown, compile:
     case 'combined_fields': return multiMatch(env, { ...(body as JsonObject), type: 'cross_fields' });
     case 'query_string': {
       if (!isObj(body) || body.query === undefined) throw parsingError('[query_string] requires \'query\' element');
-      return compile(env, parseQueryString(body, defaultFields(env, body)));
+      return compile(env, parseQueryString(body, defaultFields(env.ix, body)));
     }
     default: {
       if (!isObj(body) || body.query === undefined) throw parsingError('[simple_query_string] requires \'query\' element');
-      return compile(env, parseSimpleQueryString(body, defaultFields(env, body)));
+      return compile(env, parseSimpleQueryString(body, defaultFields(env.ix, body)));
     }
   }
 }
 
-function defaultFields(env: QueryEnv, body: JsonObject): string[] {
+/** The fields a query_string / multi_match without `fields` searches: `default_field`, the index's `index.query.default_field`, else `*`. */
+export function defaultFields(ix: IndexView, body: JsonObject): string[] {
   if (Array.isArray(body.fields) && body.fields.length) return body.fields.map(String);
   if (body.default_field !== undefined) return [String(body.default_field)];
-  const s = env.ix.settings as JsonObject;
+  const s = ix.settings as JsonObject;
   const df = ((s.index as JsonObject | undefined)?.query as JsonObject | undefined)?.default_field;
   return df !== undefined ? (Array.isArray(df) ? df.map(String) : [String(df)]) : ['*'];
 }
@@ -147,7 +148,7 @@ function phrase(env: QueryEnv, path: string, an: string, toks: Token[], slop: nu
 
 function multiMatch(env: QueryEnv, body: unknown): Scorer {
   if (!isObj(body) || body.query === undefined) throw parsingError('[multi_match] requires query value');
-  const specs = Array.isArray(body.fields) && body.fields.length ? body.fields.map(String) : defaultFields(env, body);
+  const specs = Array.isArray(body.fields) && body.fields.length ? body.fields.map(String) : defaultFields(env.ix, body);
   const fields = expandFields(env.ix, specs);
   const type = String(body.type ?? 'best_fields');
   const boost = boostOf(body);

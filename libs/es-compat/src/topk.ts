@@ -11,7 +11,7 @@
  * 10,000 by default): all rows when the node returned fewer than k, else the terms' document
  * frequencies, stopping at the limit.
  */
-import { col, ftsSearch, lit, project, type Expr, type FtsQuery, type PlanNode } from '@mmdb/plan';
+import { col, ftsSearch, lit, project, type Expr } from '@mmdb/plan';
 import type { JsonValue } from '@mmdb/core';
 import { Doc, type IndexView } from './doc';
 import type { Field, JsonObject } from './mapping';
@@ -217,60 +217,4 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
     if (scorer(d) !== null && ++count > limit) return count;
   }
   return count;
-}
-
-/**
- * Every match of a `match` query (alone, or the one `must` of a bool whose other clauses are
- * `filter`s) as a plan input, for aggregations under it (`plan-aggs.ts`): `fts_search(limit
- * null)` over the same terms returns every document holding them, which are exactly the matches
- * when the fts lib makes Elasticsearch's tokens for the field (`asciiTokens`, as for the top-k
- * page); the aggregate nodes then filter and group. Null for any other query: the aggregation
- * code answers over the view.
- */
-export function matchInput(ref: IndexRef, ix: IndexView, q: unknown): { node: PlanNode; filters: unknown[] } | null {
-  if (ref.readOnly) return null;
-  const shape = shapeOf(q);
-  if (!shape || (isObj(q) && isObj(q.bool) && q.bool.must_not !== undefined)) return boolInput(ref, ix, q);
-  const m = matchTerms(ref, ix, shape);
-  if (!m || !fieldStats(ix, m.f.path, 'standard').asciiTokens) return null;
-  return { node: everyMatch(ref, m.column, { terms: m.terms, operator: shape.operator }), filters: shape.filters };
-}
-
-const everyMatch = (ref: IndexRef, column: string, query: FtsQuery): PlanNode =>
-  ftsSearch({ schema: ref.table.id, field: column, query, limit: null, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } });
-
-/**
- * A bool whose must / should / must_not clauses are all `match` queries on one text field (and
- * whose `filter`s the caller maps) as one structured fts query with Elasticsearch's bool meaning:
- * every must, no must_not, at least `minimum_should_match` should (default 0 beside a must or a
- * filter, else 1). Null when it has another shape, or matches without any must or should term
- * (the fts node cannot list those documents).
- */
-function boolInput(ref: IndexRef, ix: IndexView, q: unknown): { node: PlanNode; filters: unknown[] } | null {
-  if (!isObj(q) || Object.keys(q).length !== 1 || !isObj(q.bool)) return null;
-  const b = q.bool;
-  if (Object.keys(b).some((k) => !['must', 'should', 'must_not', 'filter', 'minimum_should_match'].includes(k))) return null;
-  const groups = { must: list(b.must), should: list(b.should), must_not: list(b.must_not) };
-  const filters = list(b.filter);
-  const msm = b.minimum_should_match === undefined ? (groups.must.length || filters.length ? 0 : 1) : b.minimum_should_match;
-  if (!Number.isInteger(msm) || (msm as number) < 0 || (msm as number) > groups.should.length || (!groups.must.length && msm === 0)) return null;
-  let field: string | undefined;
-  let column = '';
-  const clauses = (items: unknown[]): FtsQuery[] | null => {
-    const out: FtsQuery[] = [];
-    for (const it of items) {
-      const s = matchShape(it);
-      if (!s || (field !== undefined && s.field !== field)) return null;
-      const m = matchTerms(ref, ix, { ...s, filters: [], pure: true });
-      if (!m || !fieldStats(ix, m.f.path, 'standard').asciiTokens) return null;
-      field = s.field;
-      column = m.column;
-      out.push({ terms: m.terms, operator: s.operator });
-    }
-    return out;
-  };
-  const must = clauses(groups.must), should = clauses(groups.should), mustNot = clauses(groups.must_not);
-  if (!must || !should || !mustNot || field === undefined) return null;
-  const query: FtsQuery = { bool: { must, should, must_not: mustNot, minimum_should_match: msm as number } };
-  return { node: everyMatch(ref, column, query), filters };
 }

@@ -1,0 +1,75 @@
+import { Doc, type IndexView } from './doc';
+import { flatten, type JsonObject } from './mapping';
+import type { IndexRef } from './indices';
+import type { Kind } from './plan-aggs';
+import { matchInput } from './text-plan';
+
+const MAPPINGS: JsonObject = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, eng: { type: 'text', analyzer: 'english' } } };
+
+function setup(sources: JsonObject[]) {
+  const ix: IndexView = { name: 'docs', uuid: 'u', fields: flatten(MAPPINGS), settings: {}, mappings: MAPPINGS, docs: [], stats: new Map() };
+  (ix as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: `d${i}`, _source: s, _version: 1, _seq_no: i, _primary_term: 1, _routing: null }, ix));
+  const cols = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing', 't0_title', 't1_body', 't2_eng'].map((name) => ({ name, ty: 'str' }));
+  const ref: IndexRef = {
+    meta: { es_index: 'docs', uuid: 'u', created: 0, settings: {}, mappings: MAPPINGS, aliases: {}, text: { title: 't0_title', body: 't1_body', eng: 't2_eng' } },
+    table: { id: 'es.i_docs', columns: cols, primaryKey: ['_id'], fulltext: ['t0_title', 't1_body', 't2_eng'], fulltextAllWords: ['t0_title', 't1_body', 't2_eng'] },
+  };
+  return { ix, ref };
+}
+
+const DOCS = [{ title: 'red fox', body: 'the quick brown fox', tag: 'a', n: 1 }, { title: 'blue', body: 'lazy dog sleeps', tag: 'b', n: 5 }];
+/** The plan's node kinds, depth first. */
+const ops = (n: unknown): string[] => {
+  if (!n || typeof n !== 'object') return [];
+  const o = n as Record<string, unknown>;
+  return [...(typeof o.op === 'string' ? [o.op] : []), ...['input', 'left', 'right'].flatMap((k) => ops(o[k]))];
+};
+
+describe('text queries as plan inputs', () => {
+  const { ix, ref } = setup(DOCS);
+  const plan = (q: unknown, fields = new Map<string, Kind>()) => matchInput(ref, ix, q, fields) as unknown as JsonObject | null;
+
+  it('merges clauses of one column into one structured fts query', () => {
+    const p = plan({ bool: { must: { match: { body: 'quick fox' } }, should: [{ match_phrase: { body: 'brown fox' } }], must_not: { match: { body: 'dog' } }, minimum_should_match: 1 } });
+    expect(p).toMatchObject({ op: 'fts_search', field: 't1_body', limit: null });
+    expect(p!.query).toEqual({ bool: { must: [{ bool: { must: [{ terms: ['quick', 'fox'], operator: 'or' }, { phrase: 'brown fox' }], minimum_should_match: 0 } }], must_not: [{ terms: ['dog'], operator: 'or' }], minimum_should_match: 0 } });
+    expect((plan({ match: { body: { query: 'quick brown fox dog', minimum_should_match: '75%' } } }) as JsonObject).query)
+      .toEqual({ bool: { should: [{ terms: ['quick'] }, { terms: ['brown'] }, { terms: ['fox'] }, { terms: ['dog'] }], minimum_should_match: 3 } });
+  });
+
+  it('joins sets of several columns on _id: semi for must, anti for must_not, union for should', () => {
+    expect(ops(plan({ bool: { must: [{ match: { title: 'fox' } }, { match: { body: 'dog' } }] } }))).toEqual(['join', 'fts_search', 'project', 'fts_search']);
+    expect(ops(plan({ bool: { must: { match: { title: 'fox' } }, must_not: { match: { body: 'dog' } } } }))).toEqual(['join', 'fts_search', 'project', 'fts_search']);
+    expect(plan({ bool: { must: { match: { title: 'fox' } }, must_not: { match: { body: 'dog' } } } })).toMatchObject({ kind: 'anti', strategy: 'hash' });
+    expect(ops(plan({ multi_match: { query: 'fox', fields: ['title', 'body'] } }))).toEqual(['set_op', 'project', 'fts_search', 'project', 'fts_search']);
+    // k of several columns: each document's matched clauses counted over a union all of ids
+    expect(ops(plan({ bool: { should: [{ match: { title: 'fox' } }, { match: { body: 'dog' } }, { term: { tag: 'a' } }], minimum_should_match: 2 } })))
+      .toEqual(['join', 'set_op', 'set_op', 'project', 'fts_search', 'project', 'fts_search', 'project', 'filter', 'scan', 'filter', 'aggregate', 'set_op', 'set_op', 'project', 'fts_search', 'project', 'fts_search', 'project', 'filter', 'scan']);
+  });
+
+  it('reads exact clauses as predicates and records their fields for the plain-value check', () => {
+    const fields = new Map<string, Kind>();
+    expect(plan({ query_string: { query: 'tag:a OR n:[1 TO 3]' } }, fields)).toBeNull(); // a range of strings from the syntax: not mapped
+    const p = plan({ bool: { must: [{ match: { body: 'fox' } }, { match: { tag: 'a' } }], must_not: [{ range: { n: { gte: 3 } } }] } }, fields);
+    expect(ops(p)).toEqual(['filter', 'fts_search']);
+    expect([...fields.keys()].sort()).toEqual(['n', 'tag']);
+  });
+
+  it('answers null where the fts lib would not list exactly the matches', () => {
+    const nulls: unknown[] = [
+      { match: { eng: 'running' } }, // another analyzer
+      { match: { body: { query: 'fox', fuzziness: 1 } } },
+      { match_phrase: { body: { query: 'quick brown fox', slop: 1 } } }, // a sloppy phrase of 3 words
+      { match: { body: 'café' } }, // a term the fts lib tokenizes otherwise
+      { prefix: { body: 'qu' } },
+      { multi_match: { query: 'fox', fields: ['title', 'body'], type: 'cross_fields' } },
+      { function_score: { query: { match: { body: 'fox' } } } },
+    ];
+    for (const q of nulls) expect([q, plan(q)]).toEqual([q, null]);
+    expect(matchInput({ ...ref, readOnly: true }, ix, { match: { body: 'fox' } }, new Map())).toBeNull();
+    // a phrase over a field holding arrays: our column joins the values, Elasticsearch leaves a gap
+    const multi = setup([...DOCS, { title: ['red', 'fox'], body: 'x' }]);
+    expect(matchInput(multi.ref, multi.ix, { match_phrase: { title: 'red fox' } }, new Map())).toBeNull();
+    expect(matchInput(multi.ref, multi.ix, { match_phrase: { body: 'brown fox' } }, new Map())).not.toBeNull();
+  });
+});

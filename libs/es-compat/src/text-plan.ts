@@ -1,0 +1,283 @@
+/**
+ * Every match of a Query DSL query as a plan input (for aggregations, `_count` and pages sorted by
+ * fields: `plan-aggs.ts`, `plan-sort.ts`). The query is compiled to a set of documents built from
+ * plan nodes only:
+ *   - a text clause on one `standard` text field (`match` with operator / minimum_should_match,
+ *     `match_phrase`) is a structured fts query of that field's column; clauses of one bool on the
+ *     same column merge into one structured `bool`, answered by one `fts_search(limit null)`;
+ *   - exact clauses (term / terms on keyword, range on numbers, `ids`, `match_all`, `match_none`,
+ *     a `match` on a keyword field) are predicates over the row (plan-aggs `filterClause`);
+ *   - sets of other fields or kinds combine with joins on `_id`: a conjunction is a semi join, a
+ *     `must_not` an anti join, a disjunction a `set_op` union of the rows, and a
+ *     `minimum_should_match` of k ≥ 2 over clauses of several fields counts each document's
+ *     matched clauses (`aggregate` over a `union all` of their ids) and keeps those with k;
+ *   - `multi_match` (best_fields / most_fields / phrase), `dis_max`, `constant_score`, `boosting`,
+ *     `query_string` and `simple_query_string` (parsed into the DSL first) compile to the above.
+ * The fts node lists exactly Elasticsearch's matches only when the fts lib makes Elasticsearch's
+ * tokens for the field (`asciiTokens`, query terms of `[a-z0-9]`) and keeps every word; a phrase
+ * also needs every document to hold one value (Elasticsearch leaves a gap of 100 positions between
+ * values, our column joins them). Anything else answers null: the search scores the view.
+ */
+import { aggregate, col, filter, ftsSearch, join, lit, project, scan, setOp, type Expr, type FtsQuery, type PlanNode } from '@mmdb/plan';
+import type { Field, JsonObject } from './mapping';
+import type { IndexRef } from './indices';
+import type { IndexView } from './doc';
+import { analyze } from './analysis';
+import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
+import { fieldStats } from './scoring';
+import { minimumShouldMatch } from './query';
+import { defaultFields } from './text-query';
+import { parseQueryString, parseSimpleQueryString } from './query-string';
+import { copiedInto, filterClause, type Kind } from './plan-aggs';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+const TERM = /^[a-z0-9]+$/;
+const NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+const RANKING = { feedback: 'none', proximity: 'none', query_stopwords: 'none' } as const;
+
+/** A set of documents: those of `src` (every document when null) that pass `pred`. */
+interface Part {
+  readonly src: { readonly fts: { readonly column: string; readonly query: FtsQuery } } | { readonly node: PlanNode } | null;
+  readonly pred?: Expr;
+}
+const ALL: Part = { src: null };
+const NONE: Part = { src: null, pred: lit(false) };
+
+interface Ctx { readonly ref: IndexRef; readonly ix: IndexView; readonly fields: Map<string, Kind>; depth: number }
+
+const and2 = (l: Expr | undefined, r: Expr | undefined): Expr | undefined => (l && r ? { kind: 'binary', op: 'and', left: l, right: r } : l ?? r);
+/** True when `p` is not true (NULL counts as not matching, as a filter reads it). */
+const notTrue = (p: Expr): Expr => ({ kind: 'case', whens: [{ when: p, then: lit(false) }], else: lit(true) });
+const one = (p: Expr): Expr => ({ kind: 'case', whens: [{ when: p, then: lit(1) }], else: lit(0) });
+
+/**
+ * Every document `q` matches as a plan input, or null when the query has a form (or the index a
+ * field) the plans do not answer exactly. The fields the predicates read are added to `fields` for
+ * the plain-value check.
+ */
+export function matchInput(ref: IndexRef, ix: IndexView, q: unknown, fields: Map<string, Kind>): PlanNode | null {
+  if (ref.readOnly) return null;
+  const c: Ctx = { ref, ix, fields, depth: 0 };
+  const p = part(c, q);
+  if (!p) return null;
+  return p.pred ? filter(base(c, p.src), p.pred) : base(c, p.src);
+}
+
+function base(c: Ctx, src: Part['src']): PlanNode {
+  if (!src) return scan(c.ref.table.id);
+  if ('node' in src) return src.node;
+  return ftsSearch({ schema: c.ref.table.id, field: src.fts.column, query: src.fts.query, limit: null, ranking: RANKING });
+}
+const rows = (c: Ctx, p: Part): PlanNode => (p.pred ? filter(base(c, p.src), p.pred) : base(c, p.src));
+/** The table's columns only (an fts node adds `_score`), so the rows of several sets compare. */
+const tableRows = (c: Ctx, p: Part): PlanNode => project(rows(c, p), c.ref.table.columns.map((x) => ({ name: x.name, expr: col(x.name) })));
+const ids = (c: Ctx, p: Part): PlanNode => project(rows(c, p), [{ name: '_k', expr: col('_id') }]);
+/** `left`'s rows whose `_id` is (semi) / is not (anti) among `right`'s `_k`. */
+function keyJoin(kind: 'semi' | 'anti', left: PlanNode, right: PlanNode): PlanNode {
+  const eq = { left: col('_id'), right: col('_k') };
+  return { ...join(kind, left, right, { kind: 'binary', op: '=', ...eq }), equi: [eq], strategy: 'hash' };
+}
+
+function sameColumn(ps: Part[]): string | null {
+  let column: string | null = null;
+  for (const p of ps) {
+    if (p.pred || !p.src || !('fts' in p.src) || (column !== null && p.src.fts.column !== column)) return null;
+    column = p.src.fts.column;
+  }
+  return column;
+}
+
+/** The documents in every part. */
+function allOf(c: Ctx, ps: Part[]): Part {
+  let pred: Expr | undefined;
+  const texts: Part[] = [];
+  for (const p of ps) {
+    pred = and2(pred, p.pred);
+    if (p.src) texts.push({ src: p.src });
+  }
+  if (!texts.length) return { src: null, pred };
+  // clauses on one column: one structured bool
+  const column = sameColumn(texts);
+  let src: Part['src'];
+  if (column !== null && texts.length > 1) {
+    src = { fts: { column, query: { bool: { must: texts.map((t) => (t.src as { fts: { query: FtsQuery } }).fts.query), minimum_should_match: 0 } } } };
+  } else {
+    src = texts[0].src;
+    for (const t of texts.slice(1)) src = { node: keyJoin('semi', base(c, src), ids(c, t)) };
+  }
+  return { src, pred };
+}
+
+/** The documents of `x` in no part of `not`. */
+function noneOf(c: Ctx, x: Part, not: Part[]): Part {
+  if (!not.length) return x;
+  let pred = x.pred;
+  const texts: Part[] = [];
+  for (const n of not) {
+    if (!n.src && !n.pred) return NONE;
+    if (!n.src) pred = and2(pred, notTrue(n.pred!));
+    else texts.push(n);
+  }
+  if (!texts.length) return { src: x.src, pred };
+  const column = x.src && 'fts' in x.src ? sameColumn([{ src: x.src }, ...texts]) : null;
+  if (column !== null) {
+    const must = (x.src as { fts: { query: FtsQuery } }).fts.query;
+    return { src: { fts: { column, query: { bool: { must: [must], must_not: texts.map((t) => (t.src as { fts: { query: FtsQuery } }).fts.query), minimum_should_match: 0 } } } }, pred };
+  }
+  let node = base(c, x.src);
+  for (const t of texts) node = keyJoin('anti', node, ids(c, t));
+  return { src: { node }, pred };
+}
+
+/** The documents in at least `k` (≥ 1) parts. */
+function someOf(c: Ctx, ps: Part[], k: number): Part {
+  if (k > ps.length) return NONE;
+  if (k <= 1 && ps.some((p) => !p.src && !p.pred)) return ALL;
+  if (ps.length === 1) return ps[0];
+  if (ps.every((p) => !p.src)) {
+    if (k <= 1) return { src: null, pred: ps.map((p) => p.pred!).reduce((l, r) => ({ kind: 'binary', op: 'or', left: l, right: r })) };
+    const n = ps.map((p) => one(p.pred!)).reduce((l, r) => ({ kind: 'binary', op: '+', left: l, right: r }));
+    return { src: null, pred: { kind: 'binary', op: '>=', left: n, right: lit(k) } };
+  }
+  const column = sameColumn(ps);
+  if (column !== null) {
+    return { src: { fts: { column, query: { bool: { should: ps.map((p) => (p.src as { fts: { query: FtsQuery } }).fts.query), minimum_should_match: k } } } } };
+  }
+  const union = ps.map((p) => tableRows(c, p)).reduce((l, r) => setOp('union', l, r));
+  if (k <= 1) return { src: { node: union } };
+  // each document's matched parts, counted over the union of their ids
+  const all = ps.map((p) => ids(c, p)).reduce((l, r) => setOp('union', l, r, true));
+  const counted = filter(aggregate(all, [{ name: '_k', expr: col('_k') }], [{ name: '_n', fn: 'count', args: [], star: true }]), { kind: 'binary', op: '>=', left: col('_n'), right: lit(k) });
+  return { src: { node: keyJoin('semi', union, counted) } };
+}
+
+function part(c: Ctx, q: unknown): Part | null {
+  if (q === undefined) return ALL;
+  if (!isObj(q) || Object.keys(q).length !== 1 || ++c.depth > 64) return null;
+  const [kind] = Object.keys(q);
+  const body = q[kind];
+  switch (kind) {
+    case 'match_all': return isObj(body) && Object.keys(body).every((k) => k === 'boost' || k === '_name') ? ALL : null;
+    case 'match_none': return isObj(body) ? NONE : null;
+    case 'term': case 'terms': case 'range': {
+      const e = filterClause(c.ix, q, c.fields);
+      return e ? { src: null, pred: e } : null;
+    }
+    case 'ids': {
+      if (!isObj(body) || Object.keys(body).some((k) => !['values', 'boost', '_name'].includes(k)) || !Array.isArray(body.values)) return null;
+      if (!body.values.length) return NONE;
+      return { src: null, pred: { kind: 'in_list', arg: col('_id'), list: body.values.map((v) => lit(String(v))) } };
+    }
+    case 'bool': return bool(c, body);
+    case 'constant_score': return isObj(body) && body.filter !== undefined && Object.keys(body).every((k) => ['filter', 'boost', '_name'].includes(k)) ? part(c, body.filter) : null;
+    case 'dis_max': {
+      if (!isObj(body) || Object.keys(body).some((k) => !['queries', 'tie_breaker', 'boost', '_name'].includes(k))) return null;
+      const ps = parts(c, list(body.queries));
+      return ps && (ps.length ? someOf(c, ps, 1) : NONE);
+    }
+    case 'boosting': {
+      if (!isObj(body) || Object.keys(body).some((k) => !['positive', 'negative', 'negative_boost', 'boost', '_name'].includes(k))) return null;
+      // the negative clause only lowers scores (it must still be a query we read)
+      return part(c, body.negative) ? part(c, body.positive) : null;
+    }
+    case 'match': case 'match_phrase': return matchPart(c, kind, body);
+    case 'multi_match': return multiMatch(c, body);
+    case 'query_string': case 'simple_query_string': {
+      if (!isObj(body) || body.query === undefined) return null;
+      try {
+        const fields = defaultFields(c.ix, body);
+        return part(c, kind === 'query_string' ? parseQueryString(body, fields) : parseSimpleQueryString(body, fields));
+      } catch {
+        return null; // the search reports the error
+      }
+    }
+    default: return null;
+  }
+}
+
+function parts(c: Ctx, qs: unknown[]): Part[] | null {
+  const out: Part[] = [];
+  for (const q of qs) {
+    const p = part(c, q);
+    if (!p) return null;
+    out.push(p);
+  }
+  return out;
+}
+
+function bool(c: Ctx, b: unknown): Part | null {
+  if (!isObj(b) || Object.keys(b).some((k) => !['must', 'should', 'filter', 'must_not', 'minimum_should_match', 'boost', '_name', 'adjust_pure_negative'].includes(k))) return null;
+  const must = parts(c, [...list(b.must), ...list(b.filter)]), should = parts(c, list(b.should)), not = parts(c, list(b.must_not));
+  if (!must || !should || !not) return null;
+  const msm = b.minimum_should_match !== undefined ? minimumShouldMatch(b.minimum_should_match, should.length) : must.length ? 0 : should.length ? 1 : 0;
+  const pos = msm > 0 ? allOf(c, [...must, someOf(c, should, msm)]) : allOf(c, must);
+  return noneOf(c, pos, not);
+}
+
+function multiMatch(c: Ctx, b: unknown): Part | null {
+  const keys = ['query', 'fields', 'type', 'operator', 'minimum_should_match', 'boost', 'tie_breaker', 'lenient', '_name', 'zero_terms_query', 'slop', 'auto_generate_synonyms_phrase_query'];
+  if (!isObj(b) || b.query === undefined || Object.keys(b).some((k) => !keys.includes(k))) return null;
+  const type = String(b.type ?? 'best_fields');
+  const specs = Array.isArray(b.fields) && b.fields.length ? b.fields.map(String) : defaultFields(c.ix, b);
+  const fields = expandFields(c.ix, specs);
+  if (!['best_fields', 'most_fields', 'phrase', 'cross_fields'].includes(type) || (type === 'cross_fields' && fields.length > 1)) return null;
+  if (!fields.length) return NONE;
+  const p: JsonObject = { ...b };
+  for (const k of ['fields', 'type', 'tie_breaker']) delete p[k];
+  const ps: Part[] = [];
+  for (const { field } of fields) {
+    const x = fieldPart(c, type === 'phrase' ? 'match_phrase' : 'match', field, p);
+    if (!x) return null;
+    ps.push(x);
+  }
+  return someOf(c, ps, 1);
+}
+
+function matchPart(c: Ctx, kind: 'match' | 'match_phrase', body: unknown): Part | null {
+  if (!isObj(body) || Object.keys(body).length !== 1) return null;
+  const [name] = Object.keys(body);
+  const v = body[name];
+  const p: JsonObject = isObj(v) ? v : { query: v };
+  if (!NAME.test(name) || p.query === undefined) return null;
+  const f = c.ix.fields.get(name);
+  if (!f || f.type === 'object') return NONE; // as the scorer: no such field matches nothing
+  return fieldPart(c, kind, f, p);
+}
+
+/** A match-family clause on one field: an fts query of its column (text) or a term predicate (keyword). */
+function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObject): Part | null {
+  const keys = ['query', 'operator', 'minimum_should_match', 'boost', '_name', 'lenient', 'zero_terms_query', 'auto_generate_synonyms_phrase_query', 'analyzer', ...(kind === 'match_phrase' ? ['slop'] : [])];
+  if (Object.keys(p).some((k) => !keys.includes(k)) || f.aliasOf !== undefined || f.parent !== undefined) return null;
+  if (typeof p.query !== 'string' && typeof p.query !== 'number') return null;
+  if (!isText(f)) {
+    // the whole value as one term (a keyword without normalizer), as the scorer reads it
+    if (!isKeyword(f) || p.analyzer !== undefined) return null;
+    const e = filterClause(c.ix, { term: { [f.path]: String(p.query) } }, c.fields);
+    return e ? { src: null, pred: e } : null;
+  }
+  if (f.def.index === false || indexAnalyzer(c.ix, f) !== 'standard' || searchAnalyzer(c.ix, f, p.analyzer) !== 'standard') return null;
+  const column = c.ref.meta.text[f.path];
+  if (!column || !c.ref.table.fulltextAllWords?.includes(column) || !fieldStats(c.ix, f.path, 'standard').asciiTokens) return null;
+  const terms = analyze(String(p.query), 'standard').map((t) => t.term);
+  if (!terms.length) return p.zero_terms_query === 'all' ? ALL : NONE;
+  if (terms.length > 64 || !terms.every((t) => TERM.test(t))) return null;
+  const fts = (query: FtsQuery): Part => ({ src: { fts: { column, query } } });
+  if (kind === 'match_phrase') {
+    const slop = p.slop === undefined ? 0 : p.slop;
+    // a sloppy phrase of 3+ words: the scorer bounds the summed distance, the fts lib each word's
+    if (!Number.isInteger(slop) || (slop as number) < 0 || (slop as number) > 999 || (terms.length > 2 && slop !== 0)) return null;
+    if (terms.length === 1) return fts({ terms });
+    if (fieldStats(c.ix, f.path, 'standard').multiValued || copiedInto(c.ix, f.path)) return null;
+    return fts({ phrase: terms.join(' '), ...(slop ? { slop: slop as number } : {}) });
+  }
+  const op = String(p.operator ?? 'or').toLowerCase();
+  if (op !== 'or' && op !== 'and') return null;
+  const need = op === 'and' ? terms.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, terms.length)) : 1;
+  if (need === 1 || need === terms.length) {
+    if (need > 1 && new Set(terms).size !== terms.length) return fts({ terms: [...new Set(terms)], operator: 'and' });
+    return fts({ terms: [...new Set(terms)], operator: need === 1 ? 'or' : 'and' });
+  }
+  // k of n words: each occurrence of a repeated word counts for the scorer, one clause each here
+  return fts({ bool: { should: terms.map((t) => ({ terms: [t] })), minimum_should_match: need } });
+}
