@@ -15,7 +15,7 @@ const WORDS = 'alpha beta gamma delta river stone cloud forest'.split(' ');
 const AGGS = {
   tags: { terms: { field: 'tag', size: 20 } }, few: { terms: { field: 'tag', size: 3, order: { _key: 'asc' } } },
   nt: { terms: { field: 'n', size: 5 } }, h: { histogram: { field: 'n', interval: 100 } }, h2: { histogram: { field: 'n', interval: 250, min_doc_count: 1 } },
-  s: { stats: { field: 'n' } }, f: { filters: { filters: { low: { range: { n: { lt: 300 } } }, g1: { term: { tag: 'g1' } } } } },
+  s: { stats: { field: 'n' } }, f: { filters: { filters: { low: { range: { n: { lt: 300 } } }, g1: { term: { tag: 'g1' } }, txt: { match: { title: 'alpha' } } }, other_bucket: true } },
 };
 
 const QUERIES: unknown[] = [
@@ -108,6 +108,33 @@ describe('ES text queries as plans', () => {
     expect((await es('POST', '/texts/_count', { query: { match: { title: 'alpha' } } })).count)
       .toBe((await es('POST', '/texts/_count?terminate_after=100000', { query: { match: { title: 'alpha' } } })).count);
     await es('DELETE', '/texts/_doc/arr');
+  }, 120_000);
+
+  it('terms options, filters with an other bucket and filter aggregations of text queries run as aggregate plans, equal to the aggregation code', async () => {
+    const aggs = {
+      // min_doc_count (buckets below it are neither shown nor others), missing, include / exclude lists
+      md: { terms: { field: 'n', size: 4, min_doc_count: 2 } }, mk: { terms: { field: 'tag', size: 3, min_doc_count: 220, order: { _key: 'desc' } } },
+      miss: { terms: { field: 'n', size: 3, missing: -1 } }, missk: { terms: { field: 'tag', missing: 'none', include: ['g1', 'g2', 'none'] } },
+      inc: { terms: { field: 'tag', include: ['g1', 'g3', 'zz'], exclude: ['g3'] } }, exc: { terms: { field: 'n', size: 2, exclude: [0, 31, 62] } },
+      // filters: an other bucket (named, keyed arrays, lists) and any query text-plan.ts maps
+      fo: { filters: { other_bucket: true, filters: { b: { match: { body: 'alpha' } }, a: { multi_match: { query: 'river', fields: ['title', 'body'] } } } } },
+      fk: { filters: { other_bucket_key: 'rest', keyed: true, filters: [{ term: { tag: 'g1' } }, { match_phrase: { body: 'stone cloud' } }] } },
+      fl: { filters: { other_bucket: true, filters: [{ range: { n: { lt: 500 } } }, { bool: { should: [{ match: { title: 'gamma' } }, { term: { tag: 'g2' } }] } }] } },
+      ft: { filter: { query_string: { query: 'title:alpha OR body:"river stone"' } } }, fn: { filter: { bool: { must_not: { match: { body: 'beta' } } } } },
+    };
+    await es('POST', '/texts/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
+    for (const query of [undefined, QUERIES[5], QUERIES[0], { bool: { filter: [{ range: { n: { gte: 100 } } }] } }]) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/texts/_search', body);
+      // the metrics node and one per terms aggregation, one more for each min_doc_count above 1
+      expect([query, (await plans()) - before]).toEqual([query, 9]);
+      const viewed = await es('POST', '/texts/_search', { ...body, post_filter: { match_all: {} } });
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      expect(Object.keys(planned.aggregations.fo.buckets)).toEqual(['a', 'b', '_other_']);
+      expect(Object.keys(planned.aggregations.fk.buckets)).toEqual(['0', '1', 'rest']);
+      expect(planned.aggregations.fl.buckets).toHaveLength(3);
+    }
   }, 120_000);
 
   it('a user under a row-level policy aggregates and counts only the rows it may read through these plans', async () => {

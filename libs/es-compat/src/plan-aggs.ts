@@ -115,7 +115,7 @@ export function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>):
  */
 export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields: Map<string, Kind>, match?: MatchInput): PlanNode | null {
   const pred = predicate(ix, query, fields);
-  if (pred === false) return match ? match(query, fields) : null;
+  if (pred === false) return match ? match.input(query, fields) : null;
   const source: PlanNode = scan(ref.table.id);
   return pred ? filter(source, pred) : source;
 }
@@ -130,9 +130,14 @@ export async function planCount(backend: EsBackend, ref: IndexRef, ix: IndexView
   return Number(row.n);
 }
 
-/** A filter / filters aggregation's query as an exact predicate, or null when it does not map. */
-function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null {
+/** A filter / filters aggregation's query as an exact predicate (any query text-plan.ts maps, through `match`), or null when it does not map. */
+function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>, match?: MatchInput): Expr | null {
   if (!isObj(q) || Object.keys(q).length !== 1) return null;
+  const e = exactFilter(ix, q, fields);
+  return e ?? (match ? match.predicate(q, fields) : null);
+}
+
+function exactFilter(ix: IndexView, q: JsonObject, fields: Map<string, Kind>): Expr | null {
   if (isObj(q.match_all) && !Object.keys(q.match_all).length) return lit(true);
   if (isObj(q.bool)) {
     if (Object.keys(q.bool).some((k) => k !== 'filter')) return null;
@@ -218,8 +223,14 @@ function termsOrder(o: unknown, subs: Array<{ name: string; m: Metric }>): SortK
   return keys;
 }
 
-/** Every match of a query as a plan input (text-plan.ts `matchInput`), or null; adds the fields its predicates read. */
-export type MatchInput = (q: unknown, fields: Map<string, Kind>) => PlanNode | null;
+/**
+ * A query's matches as a plan input, or as a predicate over an index's row (text-plan.ts
+ * `textPlans`), or null when it does not map; both add the fields their predicates read.
+ */
+export interface MatchInput {
+  input(q: unknown, fields: Map<string, Kind>): PlanNode | null;
+  predicate(q: unknown, fields: Map<string, Kind>): Expr | null;
+}
 
 export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
@@ -229,7 +240,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; date?: { key: Expr; next: (k: number) => number; format: string }; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  const wants: Array<{ name: string; type: string; field: string; date?: { key: Expr; next: (k: number) => number; format: string }; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; key?: Expr; rowCond?: Expr; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body)) return null;
     const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
@@ -240,17 +251,22 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     if (!isObj(p)) return null;
     if (type === 'filter' || type === 'filters') {
       // one conditional count per filter in the first node
-      const keyed = type === 'filters' && isObj(p.filters);
-      const entries: Array<[string, unknown]> = type === 'filter' ? [['', p]] : keyed ? Object.entries(p.filters as JsonObject) : Array.isArray(p.filters) ? p.filters.map((q, j) => [String(j), q]) : [];
-      if (!entries.length || (type === 'filters' && Object.keys(p).some((k) => k !== 'filters'))) return null;
-      if (keyed) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      const named = type === 'filters' && isObj(p.filters);
+      const entries: Array<[string, unknown]> = type === 'filter' ? [['', p]] : named ? Object.entries(p.filters as JsonObject) : Array.isArray(p.filters) ? p.filters.map((q, j) => [String(j), q]) : [];
+      if (!entries.length || (type === 'filters' && Object.keys(p).some((k) => !['filters', 'other_bucket', 'other_bucket_key', 'keyed'].includes(k)))) return null;
+      if (p.other_bucket !== undefined && typeof p.other_bucket !== 'boolean') return null;
+      if (p.keyed !== undefined && typeof p.keyed !== 'boolean') return null;
+      if (named) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       const conds: Expr[] = [];
       for (const [, q] of entries) {
-        const e = filterExpr(ix, q, fields);
+        const e = filterExpr(ix, q, fields, match);
         if (!e) return null;
         conds.push(e);
       }
-      wants.push({ name, type, field: '', keys: keyed ? entries.map(([k]) => k) : undefined, n: conds.length });
+      // the other bucket: documents no filter matches (a NULL predicate is no match)
+      const other = type === 'filters' && (p.other_bucket === true || p.other_bucket_key !== undefined) ? String(p.other_bucket_key ?? '_other_') : undefined;
+      if (other !== undefined) conds.push(conds.map((c): Expr => ({ kind: 'case', whens: [{ when: c, then: lit(false) }], else: lit(true) })).reduce((l, r) => and(l, r)));
+      wants.push({ name, type, field: '', keys: named || p.keyed === true ? [...entries.map(([k]) => k), ...(other !== undefined ? [other] : [])] : undefined, n: conds.length });
       conds.forEach((when, j) => metricCalls.push({ name: `f_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] }));
       continue;
     }
@@ -263,11 +279,21 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       wants.push({ name, type, field });
       metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: 'or', left: { kind: 'is_null', arg: typeOf(field) }, right: { kind: 'binary', op: '=', left: typeOf(field), right: lit('null') } }, then: lit(1) }] }] });
     } else if (type === 'terms') {
-      if (Object.keys(p).some((k) => k !== 'field' && k !== 'size' && k !== 'order')) return null;
+      if (Object.keys(p).some((k) => !['field', 'size', 'order', 'min_doc_count', 'missing', 'include', 'exclude'].includes(k))) return null;
       const size = p.size === undefined ? 10 : p.size;
       const k = fieldKind(ix, field, 'terms');
-      if (!Number.isInteger(size) || (size as number) < 1 || !k) return null;
+      const minDoc = p.min_doc_count === undefined ? 1 : p.min_doc_count;
+      if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < 1) return null;
+      // `missing`: documents without a value count under that key; include / exclude: lists of values
+      const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
+      if (p.missing !== undefined && !plainKey(p.missing)) return null;
+      const lists = [p.include, p.exclude];
+      if (lists.some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) return null;
       fields.set(field, k);
+      const key: Expr = p.missing === undefined ? valueOf(field) : { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }], else: lit(p.missing as Json) };
+      let rowCond: Expr = p.missing === undefined ? typed(field, k) : lit(true);
+      if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? inList(key, p.include) : lit(false));
+      if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
       // metric sub-aggregations: more calls of the grouped node
       const subs: Array<{ name: string; m: Metric }> = [];
       for (const [sn, sb] of Object.entries(isObj(subSpec) ? subSpec : {})) {
@@ -279,8 +305,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       }
       const order = termsOrder(p.order, subs);
       if (!order) return null;
-      wants.push({ name, type, field, size: size as number, subs, order, kind: k });
-      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, k), then: lit(1) }] }] });
+      wants.push({ name, type, field, size: size as number, subs, order, kind: k, minDoc: minDoc as number, key, rowCond });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: rowCond, then: lit(1) }] }] });
     } else if (type === 'date_histogram') {
       const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
       const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
@@ -392,16 +418,19 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     if (w.type === 'terms') {
       const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
-      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: valueOf(w.field) }], calls);
+      let grouped: PlanNode = aggregate(filter(input, w.rowCond!), [{ name: 'key', expr: w.key! }], calls);
+      // min_doc_count: the buckets below it are dropped, and not counted as others (as the aggregation code)
+      if (w.minDoc! > 1) grouped = filter(grouped, { kind: 'binary', op: '>=', left: col('doc_count'), right: lit(w.minDoc!) });
       const rows = await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
+      const all = w.minDoc! > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : Number(row[`n_${i}`]);
       buckets += rows.length;
       const bucket = (r: Record<string, unknown>): JsonObject => {
         const b: JsonObject = { key: w.kind === 'keyword' ? String(r.key) : Number(r.key), doc_count: Number(r.doc_count) };
         for (const x of w.subs!) b[x.name] = x.m.value(r);
         return b;
       };
-      aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: Number(row[`n_${i}`]) - shown, buckets: rows.map(bucket) };
+      aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };
       continue;
     }
     aggregations[w.name] = w.metric!.value(row);

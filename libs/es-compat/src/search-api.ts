@@ -5,7 +5,7 @@ import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
 import { mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
 import { topK, type TopK } from './topk';
-import { matchInput } from './text-plan';
+import { textPlans } from './text-plan';
 import { planAggs, planCount } from './plan-aggs';
 import { sortedPage } from './plan-sort';
 import { writeBatch, type WriteOp } from './writes';
@@ -146,12 +146,12 @@ async function planInput(t: EsTenant, ref: IndexRef, body: JsonObject, q: Params
 
 async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<TopK | null> {
   const p = q.scroll === undefined ? await planInput(t, ref, body, q) : null;
-  return p && wrapAsync(() => sortedPage(t.backend, ref, view, p.lsn, p.merged, (query, fields) => matchInput(ref, view, query, fields)));
+  return p && wrapAsync(() => sortedPage(t.backend, ref, view, p.lsn, p.merged, textPlans(ref, view)));
 }
 
 async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<Prepared | null> {
   const p = await planInput(t, ref, body, q);
-  return p && wrapAsync(() => planAggs(t.backend, ref, view, p.lsn, p.merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), (query, fields) => matchInput(ref, view, query, fields)));
+  return p && wrapAsync(() => planAggs(t.backend, ref, view, p.lsn, p.merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), textPlans(ref, view)));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {
@@ -233,7 +233,7 @@ export async function count(t: EsTenant, index: string | undefined, body: unknow
     let n: number | null = 0;
     for (let i = 0; i < rs.length && n !== null; i++) {
       const ref = rs[i].ref;
-      const c = await wrapAsync(async () => planCount(t.backend, ref, views[i], (await t.state.cached(ref)).lsn, b.query, (query, fields) => matchInput(ref, views[i], query, fields)));
+      const c = await wrapAsync(async () => planCount(t.backend, ref, views[i], (await t.state.cached(ref)).lsn, b.query, textPlans(ref, views[i])));
       n = c === null ? null : n + c;
     }
     if (n !== null) return { status: 200, body: { count: n, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };

@@ -28,7 +28,7 @@ import { fieldStats } from './scoring';
 import { minimumShouldMatch } from './query';
 import { defaultFields } from './text-query';
 import { parseQueryString, parseSimpleQueryString } from './query-string';
-import { copiedInto, filterClause, type Kind } from './plan-aggs';
+import { copiedInto, filterClause, type Kind, type MatchInput } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
@@ -63,6 +63,25 @@ export function matchInput(ref: IndexRef, ix: IndexView, q: unknown, fields: Map
   if (!p) return null;
   return p.pred ? filter(base(c, p.src), p.pred) : base(c, p.src);
 }
+
+/**
+ * The documents `q` matches as a predicate over an index's row (for `filter` / `filters`
+ * aggregations): the predicates, and `_id IN (the set's ids)` for the fts and joined sets.
+ */
+export function matchPredicate(ref: IndexRef, ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null {
+  if (ref.readOnly) return null;
+  const c: Ctx = { ref, ix, fields, depth: 0 };
+  const p = part(c, q);
+  if (!p) return null;
+  const inSet: Expr | undefined = p.src ? { kind: 'in_subquery', arg: col('_id'), plan: project(base(c, p.src), [{ name: '_k', expr: col('_id') }]) } : undefined;
+  return and2(p.pred, inSet) ?? lit(true);
+}
+
+/** Both forms for one index (plan-aggs `MatchInput`). */
+export const textPlans = (ref: IndexRef, ix: IndexView): MatchInput => ({
+  input: (q, fields) => matchInput(ref, ix, q, fields),
+  predicate: (q, fields) => matchPredicate(ref, ix, q, fields),
+});
 
 function base(c: Ctx, src: Part['src']): PlanNode {
   if (!src) return scan(c.ref.table.id);
