@@ -45,6 +45,9 @@ const QUERIES: unknown[] = [
   { constant_score: { filter: { match: { title: 'gamma' } } } },
   { boosting: { positive: { match: { body: 'river' } }, negative: { match: { title: 'river' } }, negative_boost: 0.5 } },
   { bool: { must: [{ match: { tag: 'g4' } }, { match: { body: 'alpha' } }] } },
+  { prefix: { body: 'riv' } },
+  { bool: { must: [{ prefix: { tag: 'g' } }, { exists: { field: 'n' } }], should: { prefix: { title: { value: 'clo' } } }, minimum_should_match: 1 } },
+  { bool: { must_not: { exists: { field: 'n' } }, should: [{ prefix: { title: 'al' } }, { match: { body: 'cloud' } }] } },
   { bool: { must: [{ ids: { values: ['d1', 'd2', 'd3', 'd10', 'd11', 'd500'] } }], should: [{ match: { body: 'beta' } }], minimum_should_match: 1 } },
 ];
 

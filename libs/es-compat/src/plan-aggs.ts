@@ -75,6 +75,13 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
   if (!isObj(c) || Object.keys(c).length !== 1) return null;
   const [kind] = Object.keys(c);
   const body = c[kind];
+  if (kind === 'exists' && isObj(body) && Object.keys(body).length === 1 && typeof body.field === 'string') {
+    // a plain value that is not null (arrays are not plain: the aggregation code answers those)
+    const ek = fieldKind(ix, body.field, 'filter');
+    if (!ek) return null;
+    fields.set(body.field, ek);
+    return and({ kind: 'is_null', arg: typeOf(body.field), not: true }, { kind: 'binary', op: '<>', left: typeOf(body.field), right: lit('null') });
+  }
   if (!isObj(body) || Object.keys(body).length !== 1) return null;
   const [name] = Object.keys(body);
   const k = fieldKind(ix, name, 'filter');
@@ -89,6 +96,13 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     }
     fields.set(name, k);
     return e;
+  }
+  if (kind === 'prefix' && k === 'keyword') {
+    // case-sensitive, as the keyword's terms are: the first characters equal the prefix
+    const v = isObj(spec) && Object.keys(spec).every((x) => x === 'value' || x === 'boost') ? spec.value : spec;
+    if (typeof v !== 'string' || !v) return null;
+    fields.set(name, k);
+    return and(typed(name, k), { kind: 'binary', op: '=', left: call('substr', valueOf(name), lit(1), lit([...v].length)), right: lit(v) });
   }
   if ((kind === 'term' || kind === 'terms') && k === 'keyword') {
     const vals = kind === 'term' ? [isObj(spec) && Object.keys(spec).length === 1 ? spec.value : spec] : spec;

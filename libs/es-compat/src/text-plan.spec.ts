@@ -52,6 +52,7 @@ describe('text queries as plan inputs', () => {
     expect(plan({ query_string: { query: 'tag:a OR n:[1 TO 3]' } }, fields)).toBeNull(); // a range of strings from the syntax: not mapped
     const p = plan({ bool: { must: [{ match: { body: 'fox' } }, { match: { tag: 'a' } }], must_not: [{ range: { n: { gte: 3 } } }] } }, fields);
     expect(ops(p)).toEqual(['filter', 'fts_search']);
+    expect(plan({ bool: { filter: [{ prefix: { body: 'qu' } }, { exists: { field: 'n' } }, { prefix: { tag: 'a' } }] } }, fields)).toMatchObject({ op: 'filter', input: { op: 'fts_search', query: { prefix: 'qu' } } });
     expect([...fields.keys()].sort()).toEqual(['n', 'tag']);
   });
 
@@ -61,7 +62,8 @@ describe('text queries as plan inputs', () => {
       { match: { body: { query: 'fox', fuzziness: 1 } } },
       { match_phrase: { body: { query: 'quick brown fox', slop: 1 } } }, // a sloppy phrase of 3 words
       { match: { body: 'café' } }, // a term the fts lib tokenizes otherwise
-      { prefix: { body: 'qu' } },
+      { prefix: { body: 'Qu' } }, // not analyzed: an upper-case prefix matches no lower-case term, the fts lib's would
+      { wildcard: { body: 'qu*' } },
       { multi_match: { query: 'fox', fields: ['title', 'body'], type: 'cross_fields' } },
       { function_score: { query: { match: { body: 'fox' } } } },
     ];

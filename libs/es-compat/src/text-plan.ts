@@ -5,8 +5,11 @@
  *   - a text clause on one `standard` text field (`match` with operator / minimum_should_match,
  *     `match_phrase`) is a structured fts query of that field's column; clauses of one bool on the
  *     same column merge into one structured `bool`, answered by one `fts_search(limit null)`;
- *   - exact clauses (term / terms on keyword, range on numbers, `ids`, `match_all`, `match_none`,
- *     a `match` on a keyword field) are predicates over the row (plan-aggs `filterClause`);
+ *   - a `prefix` on such a text field is the fts lib's prefix query (when it expands to all of
+ *     the index's terms holding it: at most 256);
+ *   - exact clauses (term / terms / prefix on keyword, range on numbers, exists, `ids`,
+ *     `match_all`, `match_none`, a `match` on a keyword field) are predicates over the row
+ *     (plan-aggs `filterClause`);
  *   - sets of other fields or kinds combine with joins on `_id`: a conjunction is a semi join, a
  *     `must_not` an anti join, a disjunction a `set_op` union of the rows, and a
  *     `minimum_should_match` of k ≥ 2 over clauses of several fields counts each document's
@@ -179,7 +182,13 @@ function part(c: Ctx, q: unknown): Part | null {
   switch (kind) {
     case 'match_all': return isObj(body) && Object.keys(body).every((k) => k === 'boost' || k === '_name') ? ALL : null;
     case 'match_none': return isObj(body) ? NONE : null;
-    case 'term': case 'terms': case 'range': {
+    case 'prefix': {
+      const t = prefixPart(c, body);
+      if (t !== undefined) return t;
+      const e = filterClause(c.ix, q, c.fields);
+      return e ? { src: null, pred: e } : null;
+    }
+    case 'term': case 'terms': case 'range': case 'exists': {
       const e = filterClause(c.ix, q, c.fields);
       return e ? { src: null, pred: e } : null;
     }
@@ -264,6 +273,32 @@ function matchPart(c: Ctx, kind: 'match' | 'match_phrase', body: unknown): Part 
   return fieldPart(c, kind, f, p);
 }
 
+/** The fts column of a text field whose tokens the fts lib makes as Elasticsearch does (standard analyzer, every word kept), or null. */
+function textColumn(c: Ctx, f: Field, analyzer?: unknown): string | null {
+  if (f.def.index === false || f.aliasOf !== undefined || f.parent !== undefined || indexAnalyzer(c.ix, f) !== 'standard' || searchAnalyzer(c.ix, f, analyzer) !== 'standard') return null;
+  const column = c.ref.meta.text[f.path];
+  if (!column || !c.ref.table.fulltextAllWords?.includes(column) || !fieldStats(c.ix, f.path, 'standard').asciiTokens) return null;
+  return column;
+}
+
+/**
+ * A `prefix` on a text field: the fts lib's prefix query, which expands to at most 256 terms
+ * (Elasticsearch: every term), so only when the index holds no more. Undefined: not a text field.
+ */
+function prefixPart(c: Ctx, body: unknown): Part | null | undefined {
+  if (!isObj(body) || Object.keys(body).length !== 1) return null;
+  const [name] = Object.keys(body);
+  const f = c.ix.fields.get(name);
+  if (!f || !isText(f)) return undefined;
+  const spec = body[name];
+  const v = isObj(spec) && Object.keys(spec).every((k) => k === 'value' || k === 'boost') ? spec.value : spec;
+  const column = textColumn(c, f);
+  if (typeof v !== 'string' || !TERM.test(v) || !column) return null;
+  let n = 0;
+  for (const t of fieldStats(c.ix, f.path, 'standard').df.keys()) if (t.startsWith(v) && ++n > 256) return null;
+  return n ? { src: { fts: { column, query: { prefix: v } } } } : NONE;
+}
+
 /** A match-family clause on one field: an fts query of its column (text) or a term predicate (keyword). */
 function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObject): Part | null {
   const keys = ['query', 'operator', 'minimum_should_match', 'boost', '_name', 'lenient', 'zero_terms_query', 'auto_generate_synonyms_phrase_query', 'analyzer', ...(kind === 'match_phrase' ? ['slop'] : [])];
@@ -275,9 +310,8 @@ function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObje
     const e = filterClause(c.ix, { term: { [f.path]: String(p.query) } }, c.fields);
     return e ? { src: null, pred: e } : null;
   }
-  if (f.def.index === false || indexAnalyzer(c.ix, f) !== 'standard' || searchAnalyzer(c.ix, f, p.analyzer) !== 'standard') return null;
-  const column = c.ref.meta.text[f.path];
-  if (!column || !c.ref.table.fulltextAllWords?.includes(column) || !fieldStats(c.ix, f.path, 'standard').asciiTokens) return null;
+  const column = textColumn(c, f, p.analyzer);
+  if (!column) return null;
   const terms = analyze(String(p.query), 'standard').map((t) => t.term);
   if (!terms.length) return p.zero_terms_query === 'all' ? ALL : NONE;
   if (terms.length > 64 || !terms.every((t) => TERM.test(t))) return null;
