@@ -24,26 +24,26 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, dateKey, planDateField } from './plan-dates';
 import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
+import { bucketCount, countAgg } from './plan-buckets';
+import { childTerms, keyOf, termsBucket, termsGroups, termsSpec, type TermsSpec } from './plan-terms';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
-const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
+export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 
 export type Kind = 'keyword' | 'integer' | 'number' | 'date';
 const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'], date: ['text'] };
 
-/** A number as Java prints a double (range keys). */
-const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
-const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
+export const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
 export const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
 const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
-const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
+export const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
 
 /** Plain-value checks per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
@@ -145,7 +145,7 @@ export async function planCount(backend: EsBackend, ref: IndexRef, ix: IndexView
 }
 
 /** A filter / filters aggregation's query as an exact predicate (any query text-plan.ts maps, through `match`), or null when it does not map. */
-function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>, match?: MatchInput): Expr | null {
+export function filterExpr(ix: IndexView, q: unknown, fields: Map<string, Kind>, match?: MatchInput): Expr | null {
   if (!isObj(q) || Object.keys(q).length !== 1) return null;
   const e = exactFilter(ix, q, fields);
   return e ?? (match ? match.predicate(q, fields) : null);
@@ -173,14 +173,14 @@ export function conjunction(ix: IndexView, list: unknown[], fields: Map<string, 
 }
 
 /** A metric aggregation: its calls in an aggregate node (names prefixed) and its answer from the node's row. */
-interface Metric {
+export interface Metric {
   readonly calls: AggregateCall[];
   readonly value: (row: Record<string, unknown>) => JsonObject;
   /** The value a terms `order` names (`sub` or `sub.<stat>`) as an expression over the grouped node's columns, or null. */
   readonly orderBy: (stat: string | undefined) => Expr | null;
 }
 
-function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
+export function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
   const field = p.field;
   if (typeof field !== 'string' || Object.keys(p).length !== 1) return null;
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
@@ -214,7 +214,7 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
  * sub-aggregation `sub` or `sub.<stat>`), then `_key` ascending as Elasticsearch breaks ties;
  * null when it names anything else (the aggregation code reports it).
  */
-function termsOrder(o: unknown, subs: Array<{ name: string; m: Metric }>): SortKey[] | null {
+export function termsOrder(o: unknown, subs: Array<{ name: string; m: Metric }>): SortKey[] | null {
   if (o === undefined) return [{ expr: col('doc_count'), desc: true }, { expr: col('key') }];
   const list = Array.isArray(o) ? o : [o];
   const keys: SortKey[] = [];
@@ -254,73 +254,30 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; date?: { key: Expr; next: (k: number) => number; format: string }; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; key?: Expr; rowCond?: Expr; metric?: Metric; subs?: Array<{ name: string; m: Metric }>; ranges?: Array<{ from: number | null; to: number | null; key?: string }> }> = [];
+  const wants: Array<{ name: string; type: string; field: string; date?: { key: Expr; next: (k: number) => number; format: string }; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; terms?: TermsSpec }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body)) return null;
     const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
     const subSpec = body.aggs ?? body.aggregations;
-    if (types.length !== 1 || Object.keys(body).length > 2 || (subSpec !== undefined && (types[0] !== 'terms' || !isObj(subSpec)))) return null;
+    if (types.length !== 1 || Object.keys(body).length > 2 || (subSpec !== undefined && types[0] !== 'terms')) return null;
     const [type] = types;
     const p = body[type];
     if (!isObj(p)) return null;
-    if (type === 'filter' || type === 'filters') {
-      // one conditional count per filter in the first node
-      const named = type === 'filters' && isObj(p.filters);
-      const entries: Array<[string, unknown]> = type === 'filter' ? [['', p]] : named ? Object.entries(p.filters as JsonObject) : Array.isArray(p.filters) ? p.filters.map((q, j) => [String(j), q]) : [];
-      if (!entries.length || (type === 'filters' && Object.keys(p).some((k) => !['filters', 'other_bucket', 'other_bucket_key', 'keyed'].includes(k)))) return null;
-      if (p.other_bucket !== undefined && typeof p.other_bucket !== 'boolean') return null;
-      if (p.keyed !== undefined && typeof p.keyed !== 'boolean') return null;
-      if (named) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-      const conds: Expr[] = [];
-      for (const [, q] of entries) {
-        const e = filterExpr(ix, q, fields, match);
-        if (!e) return null;
-        conds.push(e);
-      }
-      // the other bucket: documents no filter matches (a NULL predicate is no match)
-      const other = type === 'filters' && (p.other_bucket === true || p.other_bucket_key !== undefined) ? String(p.other_bucket_key ?? '_other_') : undefined;
-      if (other !== undefined) conds.push(conds.map((c): Expr => ({ kind: 'case', whens: [{ when: c, then: lit(false) }], else: lit(true) })).reduce((l, r) => and(l, r)));
-      wants.push({ name, type, field: '', keys: named || p.keyed === true ? [...entries.map(([k]) => k), ...(other !== undefined ? [other] : [])] : undefined, n: conds.length });
-      conds.forEach((when, j) => metricCalls.push({ name: `f_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] }));
+    if (type === 'filter' || type === 'filters' || type === 'range' || type === 'missing') {
+      // one conditional count per bucket in the first node
+      const m = countAgg(ix, type, p, `c${wants.length + 1}`, fields, match);
+      if (!m) return null;
+      wants.push({ name, type, field: '', metric: m });
+      metricCalls.push(...m.calls);
       continue;
     }
     if (typeof p.field !== 'string') return null;
     const field = p.field;
-    if (type === 'missing') {
-      const k = fieldKind(ix, field, 'filter');
-      if (!k || Object.keys(p).length !== 1) return null;
-      fields.set(field, k);
-      wants.push({ name, type, field });
-      metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: 'or', left: { kind: 'is_null', arg: typeOf(field) }, right: { kind: 'binary', op: '=', left: typeOf(field), right: lit('null') } }, then: lit(1) }] }] });
-    } else if (type === 'terms') {
-      if (Object.keys(p).some((k) => !['field', 'size', 'order', 'min_doc_count', 'missing', 'include', 'exclude'].includes(k))) return null;
-      const size = p.size === undefined ? 10 : p.size;
-      const k = fieldKind(ix, field, 'terms');
-      const minDoc = p.min_doc_count === undefined ? 1 : p.min_doc_count;
-      if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < 1) return null;
-      // `missing`: documents without a value count under that key; include / exclude: lists of values
-      const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
-      if (p.missing !== undefined && !plainKey(p.missing)) return null;
-      const lists = [p.include, p.exclude];
-      if (lists.some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) return null;
-      fields.set(field, k);
-      const key: Expr = p.missing === undefined ? valueOf(field) : { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }], else: lit(p.missing as Json) };
-      let rowCond: Expr = p.missing === undefined ? typed(field, k) : lit(true);
-      if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? inList(key, p.include) : lit(false));
-      if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
-      // metric sub-aggregations: more calls of the grouped node
-      const subs: Array<{ name: string; m: Metric }> = [];
-      for (const [sn, sb] of Object.entries(isObj(subSpec) ? subSpec : {})) {
-        if (!isObj(sb) || Object.keys(sb).length !== 1) return null;
-        const [st] = Object.keys(sb);
-        const m = METRICS.has(st) && isObj(sb[st]) ? metric(ix, st, sb[st] as JsonObject, `s${subs.length + 1}`, fields) : null;
-        if (!m) return null;
-        subs.push({ name: sn, m });
-      }
-      const order = termsOrder(p.order, subs);
-      if (!order) return null;
-      wants.push({ name, type, field, size: size as number, subs, order, kind: k, minDoc: minDoc as number, key, rowCond });
-      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: rowCond, then: lit(1) }] }] });
+    if (type === 'terms') {
+      const t = termsSpec(ix, name, p, subSpec, fields, match);
+      if (!t) return null;
+      wants.push({ name, type, field, terms: t });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
     } else if (type === 'date_histogram') {
       const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
       const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
@@ -335,25 +292,6 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       if (!Number.isInteger(p.interval) || (p.interval as number) < 1 || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
       fields.set(field, k);
       wants.push({ name, type, field, interval: p.interval as number, minDoc: minDoc as number, kind: k });
-    } else if (type === 'range') {
-      const k = fieldKind(ix, field, 'filter');
-      if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => x !== 'field' && x !== 'ranges') || !Array.isArray(p.ranges) || !p.ranges.length) return null;
-      const ranges: Array<{ from: number | null; to: number | null; key?: string }> = [];
-      for (const r of p.ranges) {
-        const bound = (v: unknown) => (v === undefined || v === null ? null : typeof v === 'number' ? v : undefined);
-        if (!isObj(r) || Object.keys(r).some((x) => !['from', 'to', 'key'].includes(x)) || (r.key !== undefined && typeof r.key !== 'string')) return null;
-        const from = bound(r.from), to = bound(r.to);
-        if (from === undefined || to === undefined) return null;
-        ranges.push({ from, to, ...(r.key !== undefined ? { key: r.key as string } : {}) });
-      }
-      fields.set(field, k);
-      wants.push({ name, type, field, ranges });
-      ranges.forEach((r, j) => {
-        let when = typed(field, k);
-        if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field), right: lit(r.from) });
-        if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field), right: lit(r.to) });
-        metricCalls.push({ name: `r_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
-      });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${wants.length + 1}`, fields);
       if (!m) return null;
@@ -404,50 +342,25 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       aggregations[w.name] = { buckets: list };
       continue;
     }
-    if (w.type === 'missing') {
-      aggregations[w.name] = { doc_count: Number(row[`x_${i}`]) };
-      continue;
-    }
-    if (w.type === 'filter' || w.type === 'filters') {
-      const counts = Array.from({ length: w.n! }, (_, j) => ({ doc_count: Number(row[`f_${i}_${j}`]) }));
-      if (w.type === 'filter') aggregations[w.name] = counts[0];
-      else {
-        buckets += counts.length;
-        aggregations[w.name] = { buckets: w.keys ? Object.fromEntries(w.keys.map((k, j) => [k, counts[j]])) : counts };
-      }
-      continue;
-    }
-    if (w.type === 'range') {
-      const list = w.ranges!.map((r, j) => {
-        const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
-        if (r.from !== null) b.from = r.from;
-        if (r.to !== null) b.to = r.to;
-        b.doc_count = Number(row[`r_${i}_${j}`]);
-        return { b, from: r.from, to: r.to };
-      });
-      list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
-      buckets += list.length;
-      aggregations[w.name] = { buckets: list.map((x) => x.b) };
-      continue;
-    }
     if (w.type === 'terms') {
-      const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
-      let grouped: PlanNode = aggregate(filter(input, w.rowCond!), [{ name: 'key', expr: w.key! }], calls);
-      // min_doc_count: the buckets below it are dropped, and not counted as others (as the aggregation code)
-      if (w.minDoc! > 1) grouped = filter(grouped, { kind: 'binary', op: '>=', left: col('doc_count'), right: lit(w.minDoc!) });
-      const rows = await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
+      const t = w.terms!;
+      const grouped = termsGroups(input, t);
+      const rows = await backend.read(limit(sort(grouped, t.order), lit(t.size)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
-      const all = w.minDoc! > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : Number(row[`n_${i}`]);
-      buckets += rows.length;
+      const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : Number(row[`n_${i}`]);
+      const children = t.child ? await childTerms(backend, input, t, t.child, rows.map((r) => keyOf(t, r.key))) : null;
       const bucket = (r: Record<string, unknown>): JsonObject => {
-        const b: JsonObject = { key: w.kind === 'keyword' ? String(r.key) : Number(r.key), doc_count: Number(r.doc_count) };
-        for (const x of w.subs!) b[x.name] = x.m.value(r);
+        const b = termsBucket(t, r);
+        if (t.child) b[t.child.name] = children!.get(JSON.stringify(keyOf(t, r.key))) ?? { doc_count_error_upper_bound: 0, sum_other_doc_count: 0, buckets: [] };
         return b;
       };
-      aggregations[w.name] = { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };
+      const out: JsonObject = { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };
+      buckets += bucketCount(out);
+      aggregations[w.name] = out;
       continue;
     }
     aggregations[w.name] = w.metric!.value(row);
+    buckets += bucketCount(aggregations[w.name]);
   }
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
   if (buckets > maxBuckets) return null;

@@ -1,0 +1,96 @@
+/**
+ * Single-pass bucket aggregations as calls of an aggregate node: `filter`, `filters` (keyed, a
+ * list, `other_bucket`), `range` and `missing` are one conditional count per bucket, so they run in
+ * the metrics node at the top level and in the grouped node under a terms aggregation (one count
+ * per parent bucket). The answer is shaped from the node's row (`plan-aggs.ts`).
+ */
+import { lit, type AggregateCall, type Expr } from '@mmdb/plan';
+import type { Json, JsonObject } from './mapping';
+import type { IndexView } from './doc';
+import { fieldKind, filterExpr, typed, typeOf, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
+const countIf = (name: string, when: Expr): AggregateCall => ({ name, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
+/** A number as Java prints a double (range keys). */
+const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
+
+/** A filter / filters / range / missing aggregation as conditional counts named `<prefix>_<j>`, or null when it does not map. */
+export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>, match?: MatchInput): Metric | null {
+  const whens: Expr[] = [];
+  let shape: (counts: number[]) => JsonObject;
+  if (type === 'filter' || type === 'filters') {
+    const named = type === 'filters' && isObj(p.filters);
+    const entries: Array<[string, unknown]> = type === 'filter' ? [['', p]] : named ? Object.entries(p.filters as JsonObject) : Array.isArray(p.filters) ? p.filters.map((q, j) => [String(j), q]) : [];
+    if (!entries.length || (type === 'filters' && Object.keys(p).some((k) => !['filters', 'other_bucket', 'other_bucket_key', 'keyed'].includes(k)))) return null;
+    if (p.other_bucket !== undefined && typeof p.other_bucket !== 'boolean') return null;
+    if (p.keyed !== undefined && typeof p.keyed !== 'boolean') return null;
+    if (named) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    for (const [, q] of entries) {
+      const e = filterExpr(ix, q, fields, match);
+      if (!e) return null;
+      whens.push(e);
+    }
+    // the other bucket: documents no filter matches (a NULL predicate is no match)
+    const other = type === 'filters' && (p.other_bucket === true || p.other_bucket_key !== undefined) ? String(p.other_bucket_key ?? '_other_') : undefined;
+    if (other !== undefined) whens.push(whens.map((c): Expr => ({ kind: 'case', whens: [{ when: c, then: lit(false) }], else: lit(true) })).reduce(and));
+    const keys = named || p.keyed === true ? [...entries.map(([k]) => k), ...(other !== undefined ? [other] : [])] : undefined;
+    shape = (counts) => {
+      const bs = counts.map((c) => ({ doc_count: c }));
+      if (type === 'filter') return bs[0];
+      return { buckets: keys ? Object.fromEntries(keys.map((k, j) => [k, bs[j]])) : bs };
+    };
+  } else if (type === 'missing') {
+    const k = typeof p.field === 'string' && Object.keys(p).length === 1 ? fieldKind(ix, p.field, 'filter') : null;
+    if (!k) return null;
+    fields.set(p.field as string, k);
+    whens.push({ kind: 'binary', op: 'or', left: { kind: 'is_null', arg: typeOf(p.field as string) }, right: { kind: 'binary', op: '=', left: typeOf(p.field as string), right: lit('null') } });
+    shape = (counts) => ({ doc_count: counts[0] });
+  } else if (type === 'range') {
+    const field = p.field;
+    const k = typeof field === 'string' ? fieldKind(ix, field, 'filter') : null;
+    if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => x !== 'field' && x !== 'ranges') || !Array.isArray(p.ranges) || !p.ranges.length) return null;
+    const ranges: Array<{ from: number | null; to: number | null; key?: string }> = [];
+    for (const r of p.ranges) {
+      const bound = (v: unknown) => (v === undefined || v === null ? null : typeof v === 'number' ? v : undefined);
+      if (!isObj(r) || Object.keys(r).some((x) => !['from', 'to', 'key'].includes(x)) || (r.key !== undefined && typeof r.key !== 'string')) return null;
+      const from = bound(r.from), to = bound(r.to);
+      if (from === undefined || to === undefined) return null;
+      ranges.push({ from, to, ...(r.key !== undefined ? { key: r.key as string } : {}) });
+    }
+    fields.set(field as string, k);
+    for (const r of ranges) {
+      let when = typed(field as string, k);
+      if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field as string), right: lit(r.from) });
+      if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field as string), right: lit(r.to) });
+      whens.push(when);
+    }
+    shape = (counts) => {
+      const list = ranges.map((r, j) => {
+        const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
+        if (r.from !== null) b.from = r.from;
+        if (r.to !== null) b.to = r.to;
+        b.doc_count = counts[j];
+        return { b, from: r.from, to: r.to };
+      });
+      list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
+      return { buckets: list.map((x) => x.b) };
+    };
+  } else return null;
+  return {
+    calls: whens.map((w, j) => countIf(`${prefix}_${j}`, w)),
+    value: (row) => shape(whens.map((_, j) => Number(row[`${prefix}_${j}`]))),
+    orderBy: () => null,
+  };
+}
+
+/** The buckets of an aggregation's answer, at any depth (search.max_buckets counts them all). */
+export function bucketCount(v: Json | undefined): number {
+  if (!isObj(v)) return 0;
+  let n = 0;
+  const bs = v.buckets;
+  const list = Array.isArray(bs) ? bs : isObj(bs) ? Object.values(bs) : [];
+  n += list.length;
+  for (const b of list) if (isObj(b)) for (const x of Object.values(b)) n += bucketCount(x);
+  return n;
+}

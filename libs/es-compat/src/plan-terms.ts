@@ -1,0 +1,117 @@
+/**
+ * A terms aggregation as plan nodes (`plan-aggs.ts` runs the top level): its options (`size`,
+ * `order`, `min_doc_count` ≥ 1, `missing`, `include`/`exclude` lists), its metric and
+ * conditional-count sub-aggregations (calls of the grouped node), and one terms sub-aggregation:
+ * `aggregate` over both keys (the parent's shown keys only), then `window` (row_number and the
+ * total per parent key, in the child's order) and `filter` keep each parent's top children.
+ */
+import { aggregate, col, filter, lit, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import type { Json, JsonObject } from './mapping';
+import type { IndexView } from './doc';
+import type { EsBackend } from './port';
+import { countAgg } from './plan-buckets';
+import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
+
+export interface TermsSpec {
+  readonly name: string;
+  readonly field: string;
+  readonly kind: Kind;
+  readonly size: number;
+  readonly order: SortKey[];
+  readonly minDoc: number;
+  /** The bucket key (the value, or `missing` for documents without one) and which rows count. */
+  readonly key: Expr;
+  readonly rowCond: Expr;
+  readonly subs: Array<{ name: string; m: Metric }>;
+  readonly child?: TermsSpec;
+}
+
+/** A terms aggregation's spec with its sub-aggregations (a terms child only at depth 0), or null when it does not map. */
+export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: unknown, fields: Map<string, Kind>, match: MatchInput | undefined, depth = 0): TermsSpec | null {
+  if (typeof p.field !== 'string' || Object.keys(p).some((k) => !['field', 'size', 'order', 'min_doc_count', 'missing', 'include', 'exclude'].includes(k))) return null;
+  const field = p.field;
+  const size = p.size === undefined ? 10 : p.size;
+  const k = fieldKind(ix, field, 'terms');
+  const minDoc = p.min_doc_count === undefined ? 1 : p.min_doc_count;
+  if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < 1) return null;
+  // `missing`: documents without a value count under that key; include / exclude: lists of values
+  const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
+  if (p.missing !== undefined && !plainKey(p.missing)) return null;
+  if ([p.include, p.exclude].some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) return null;
+  fields.set(field, k);
+  const key: Expr = p.missing === undefined ? valueOf(field) : { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }], else: lit(p.missing as Json) };
+  let rowCond: Expr = p.missing === undefined ? typed(field, k) : lit(true);
+  if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? { kind: 'in_list', arg: key, list: p.include.map((x) => lit(x as Json)) } : lit(false));
+  if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
+  if (subSpec !== undefined && !isObj(subSpec)) return null;
+  const subs: Array<{ name: string; m: Metric }> = [];
+  let child: TermsSpec | undefined;
+  for (const [sn, sb] of Object.entries(subSpec ?? {})) {
+    if (!isObj(sb)) return null;
+    const types = Object.keys(sb).filter((x) => x !== 'aggs' && x !== 'aggregations');
+    const inner = sb.aggs ?? sb.aggregations;
+    if (types.length !== 1 || Object.keys(sb).length > 2) return null;
+    const [st] = types;
+    const sp = sb[st];
+    if (!isObj(sp)) return null;
+    if (st === 'terms' && depth === 0 && !child) {
+      const c = termsSpec(ix, sn, sp, inner, fields, match, 1);
+      if (!c) return null;
+      child = c;
+      continue;
+    }
+    if (inner !== undefined) return null;
+    const prefix = `s${depth}_${subs.length + 1}`;
+    const m = METRICS.has(st) ? metric(ix, st, sp, prefix, fields) : countAgg(ix, st, sp, prefix, fields, match);
+    if (!m) return null;
+    subs.push({ name: sn, m });
+  }
+  const order = termsOrder(p.order, subs);
+  if (!order) return null;
+  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, ...(child ? { child } : {}) };
+}
+
+/** The grouped node of a terms aggregation over `input` (min_doc_count applied): columns key, doc_count and its sub-aggregations' calls. */
+export function termsGroups(input: PlanNode, t: TermsSpec, keys: Array<{ name: string; expr: Expr }> = [], where?: Expr): PlanNode {
+  const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...t.subs.flatMap((x) => x.m.calls)];
+  const g = aggregate(filter(input, where ? and(where, t.rowCond) : t.rowCond), [...keys, { name: 'key', expr: t.key }], calls);
+  // min_doc_count: the buckets below it are dropped, and not counted as others (as the aggregation code)
+  return t.minDoc > 1 ? filter(g, { kind: 'binary', op: '>=', left: col('doc_count'), right: lit(t.minDoc) }) : g;
+}
+
+export const keyOf = (t: TermsSpec, v: unknown): Json => (t.kind === 'keyword' ? String(v) : Number(v));
+
+/** One bucket's answer from a grouped row. */
+export function termsBucket(t: TermsSpec, r: Record<string, unknown>): JsonObject {
+  const b: JsonObject = { key: keyOf(t, r.key), doc_count: Number(r.doc_count) };
+  for (const x of t.subs) b[x.name] = x.m.value(r);
+  return b;
+}
+
+/** The child terms aggregation of each shown parent bucket (by the parent key's JSON). */
+export async function childTerms(backend: EsBackend, input: PlanNode, parent: TermsSpec, child: TermsSpec, keys: Json[]): Promise<Map<string, JsonObject>> {
+  const out = new Map<string, JsonObject>();
+  if (!keys.length) return out;
+  const shown: Expr = and(parent.rowCond, { kind: 'in_list', arg: parent.key, list: keys.map((k) => lit(k)) });
+  const g = termsGroups(input, child, [{ name: 'pkey', expr: parent.key }], shown);
+  const ranked = windowNode(g, [
+    { name: '_rn', fn: 'row_number', args: [], partition: [col('pkey')], order: child.order },
+    { name: '_all', fn: 'total', args: [col('doc_count')], partition: [col('pkey')], order: [] },
+  ]);
+  const rows = await backend.read(sort(filter(ranked, { kind: 'binary', op: '<=', left: col('_rn'), right: lit(child.size) }), [{ expr: col('pkey') }, { expr: col('_rn') }]));
+  for (const r of rows) {
+    const k = JSON.stringify(keyOf(parent, r.pkey));
+    let agg = out.get(k);
+    if (!agg) {
+      agg = { doc_count_error_upper_bound: 0, sum_other_doc_count: Number(r._all), buckets: [] };
+      out.set(k, agg);
+    }
+    const b = termsBucket(child, r);
+    (agg.buckets as JsonObject[]).push(b);
+    agg.sum_other_doc_count = (agg.sum_other_doc_count as number) - (b.doc_count as number);
+  }
+  return out;
+}
