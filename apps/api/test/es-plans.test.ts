@@ -187,6 +187,8 @@ describe('ES reads through plans', () => {
     for (const c of ['day', '1h', 'minute']) aggs[`c_${c}`] = { date_histogram: { field: 'at', calendar_interval: c, min_doc_count: 1 } }; // 56 years of them
     for (const f of ['90m', '7d', '1d', '45s']) aggs[`f_${f}`] = { date_histogram: { field: 'at', fixed_interval: f, min_doc_count: 1 } };
     aggs.sparse = { date_histogram: { field: 'at', calendar_interval: 'month', min_doc_count: 2 } };
+    // under terms: one grouped node over the parent key and the bucket key
+    aggs.by_n = { terms: { field: 'n', size: 4, order: { _key: 'asc' } }, aggs: { y: { date_histogram: { field: 'at', calendar_interval: 'year' } }, d: { date_histogram: { field: 'at', fixed_interval: '7d', min_doc_count: 1 } } } };
     for (const query of [undefined, { match: { body: 'odd' } }, { bool: { filter: [{ range: { n: { lt: 150 } } }] } }]) {
       const body = { size: 0, aggs, ...(query ? { query } : {}) };
       const before = await plans();

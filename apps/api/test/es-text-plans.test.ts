@@ -140,21 +140,22 @@ describe('ES text queries as plans', () => {
     }
   }, 120_000);
 
-  it('sub-aggregations of a terms aggregation (terms, filter(s), range, missing, metrics) run as grouped and window plans, equal to the aggregation code', async () => {
+  it('sub-aggregations of a terms aggregation (terms, histograms, filter(s), range, missing, metrics) run as grouped and window plans, equal to the aggregation code', async () => {
     const sub = { avg_n: { avg: { field: 'n' } }, lo: { filter: { range: { n: { lt: 200 } } } }, al: { filters: { other_bucket: true, filters: { a: { match: { title: 'alpha' } } } } },
       r: { range: { field: 'n', ranges: [{ to: 500 }, { from: 500, key: 'high' }] } }, nn: { missing: { field: 'n' } } };
     const aggs = {
       by_tag: { terms: { field: 'tag', size: 5 }, aggs: { ...sub, ns: { terms: { field: 'n', size: 3, order: { _key: 'desc' } }, aggs: { st: { stats: { field: 'n' } }, f: { filter: { match: { body: 'alpha' } } } } } } },
       by_n: { terms: { field: 'n', size: 4, missing: -5, order: [{ lo: 'desc' }, { _key: 'asc' }].slice(1) }, aggs: { tags: { terms: { field: 'tag', size: 2, min_doc_count: 2, exclude: ['g0'] } } } },
       ordered: { terms: { field: 'tag', size: 3, order: { 'avg_n': 'desc' } }, aggs: { avg_n: { avg: { field: 'n' } }, t: { terms: { field: 'tag' } } } },
+      hist: { terms: { field: 'tag', size: 4 }, aggs: { h: { histogram: { field: 'n', interval: 150 } }, h1: { histogram: { field: 'n', interval: 40, min_doc_count: 2 } } } },
     };
     await es('POST', '/texts/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
     for (const query of [undefined, QUERIES[11], QUERIES[9], { bool: { filter: [{ range: { n: { gte: 300 } } }] } }]) {
       const body = { size: 0, aggs, ...(query ? { query } : {}) };
       const before = await plans();
       const planned = await es('POST', '/texts/_search', body);
-      // the metrics node, per terms aggregation its grouped node, per terms child one windowed node
-      expect([query, (await plans()) - before]).toEqual([query, 7]);
+      // the metrics node, per terms aggregation its grouped node, per terms child one windowed node, per histogram child one grouped node
+      expect([query, (await plans()) - before]).toEqual([query, 10]);
       const viewed = await es('POST', '/texts/_search', { ...body, post_filter: { match_all: {} } });
       expect(planned.aggregations).toEqual(viewed.aggregations);
       expect(planned.aggregations.by_tag.buckets[0].ns.buckets.length).toBeGreaterThan(0);

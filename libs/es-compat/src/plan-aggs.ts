@@ -22,10 +22,9 @@ import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
 import type { Prepared } from './search';
-import { badDate, dateKey, planDateField } from './plan-dates';
-import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
-import { bucketCount, countAgg } from './plan-buckets';
-import { childTerms, keyOf, termsBucket, termsGroups, termsSpec, type TermsSpec } from './plan-terms';
+import { badDate, planDateField } from './plan-dates';
+import { bucketCount, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
+import { childSeries, childTerms, keyOf, termsBucket, termsGroups, termsSpec, type TermsSpec } from './plan-terms';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -254,7 +253,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
   const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; date?: { key: Expr; next: (k: number) => number; format: string }; keys?: string[]; n?: number; order?: SortKey[]; size?: number; interval?: number; minDoc?: number; kind?: Kind; metric?: Metric; terms?: TermsSpec }> = [];
+  const wants: Array<{ name: string; type: string; field: string; metric?: Metric; terms?: TermsSpec; series?: Series }> = [];
   for (const [name, body] of Object.entries(spec)) {
     if (!isObj(body)) return null;
     const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
@@ -278,20 +277,10 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       if (!t) return null;
       wants.push({ name, type, field, terms: t });
       metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
-    } else if (type === 'date_histogram') {
-      const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
-      const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
-      if (!dk || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
-      fields.set(field, 'date');
-      wants.push({ name, type, field, minDoc: minDoc as number, kind: 'date', date: { ...dk, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) } });
-    } else if (type === 'histogram') {
-      const k = fieldKind(ix, field, 'filter');
-      const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
-      if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count'].includes(x))) return null;
-      // whole intervals: keys and the empty buckets between them are exact doubles
-      if (!Number.isInteger(p.interval) || (p.interval as number) < 1 || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
-      fields.set(field, k);
-      wants.push({ name, type, field, interval: p.interval as number, minDoc: minDoc as number, kind: k });
+    } else if (type === 'date_histogram' || type === 'histogram') {
+      const series = seriesSpec(ix, type, p, fields);
+      if (!series) return null;
+      wants.push({ name, type, field, series });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${wants.length + 1}`, fields);
       if (!m) return null;
@@ -306,40 +295,11 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   let buckets = 0;
   for (let i = 1; i <= wants.length; i++) {
     const w = wants[i - 1];
-    if (w.type === 'histogram') {
-      // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
-      const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(w.field), right: lit(1, true) }, right: lit(w.interval!) };
-      const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
-      const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
-      const key: Expr = { kind: 'binary', op: '*', left: floor, right: lit(w.interval!) };
-      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+    if (w.series) {
+      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
-      const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
-      let keys = [...counts.keys()];
-      if (w.minDoc === 0 && keys.length) {
-        const all: number[] = [];
-        for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k += w.interval!) all.push(k);
-        keys = all;
-      }
-      const list = keys.map((k) => ({ key: k, doc_count: counts.get(k) ?? 0 })).filter((b) => b.doc_count >= w.minDoc!);
-      buckets += list.length;
-      aggregations[w.name] = { buckets: list };
-      continue;
-    }
-    if (w.type === 'date_histogram') {
-      const d = w.date!;
-      const grouped = aggregate(filter(input, typed(w.field, 'date')), [{ name: 'key', expr: d.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
-      const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
-      const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
-      let keys = [...counts.keys()];
-      if (w.minDoc === 0 && keys.length) {
-        const all: number[] = [];
-        for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k = d.next(k)) all.push(k);
-        keys = all;
-      }
-      const list = keys.map((k) => ({ key: k, key_as_string: formatDate(k, d.format), doc_count: counts.get(k) ?? 0 })).filter((b) => b.doc_count >= w.minDoc!);
-      buckets += list.length;
-      aggregations[w.name] = { buckets: list };
+      aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])));
+      buckets += bucketCount(aggregations[w.name]);
       continue;
     }
     if (w.type === 'terms') {
@@ -349,9 +309,12 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : Number(row[`n_${i}`]);
       const children = t.child ? await childTerms(backend, input, t, t.child, rows.map((r) => keyOf(t, r.key))) : null;
+      const series = await Promise.all(t.series.map((x) => childSeries(backend, input, t, x.s, rows.map((r) => keyOf(t, r.key)))));
       const bucket = (r: Record<string, unknown>): JsonObject => {
         const b = termsBucket(t, r);
-        if (t.child) b[t.child.name] = children!.get(JSON.stringify(keyOf(t, r.key))) ?? { doc_count_error_upper_bound: 0, sum_other_doc_count: 0, buckets: [] };
+        const k = JSON.stringify(keyOf(t, r.key));
+        if (t.child) b[t.child.name] = children!.get(k) ?? { doc_count_error_upper_bound: 0, sum_other_doc_count: 0, buckets: [] };
+        t.series.forEach((x, j) => (b[x.name] = series[j].get(k)!));
         return b;
       };
       const out: JsonObject = { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };

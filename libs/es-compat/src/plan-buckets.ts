@@ -2,12 +2,15 @@
  * Single-pass bucket aggregations as calls of an aggregate node: `filter`, `filters` (keyed, a
  * list, `other_bucket`), `range` and `missing` are one conditional count per bucket, so they run in
  * the metrics node at the top level and in the grouped node under a terms aggregation (one count
- * per parent bucket). The answer is shaped from the node's row (`plan-aggs.ts`).
+ * per parent bucket). The answer is shaped from the node's row (`plan-aggs.ts`). Histograms and
+ * date histograms group by their key (`seriesSpec`) at either level.
  */
 import { lit, type AggregateCall, type Expr } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { fieldKind, filterExpr, typed, typeOf, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
+import { dateKey } from './plan-dates';
+import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
@@ -93,4 +96,53 @@ export function bucketCount(v: Json | undefined): number {
   n += list.length;
   for (const b of list) if (isObj(b)) for (const x of Object.values(b)) n += bucketCount(x);
   return n;
+}
+
+/**
+ * A histogram or date_histogram (the `plan-dates.ts` subset): its bucket key over the row, the
+ * rows it counts, the next key after one (to fill empty buckets) and its shaping.
+ */
+export interface Series {
+  readonly key: Expr;
+  readonly cond: Expr;
+  readonly next: (k: number) => number;
+  readonly minDoc: number;
+  /** date_histogram: the field's format for `key_as_string`. */
+  readonly format?: string;
+}
+
+export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: Map<string, Kind>): Series | null {
+  const field = p.field;
+  const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
+  if (typeof field !== 'string' || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
+  if (type === 'date_histogram') {
+    const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
+    if (!dk) return null;
+    fields.set(field, 'date');
+    return { key: dk.key, next: dk.next, cond: typed(field, 'date'), minDoc: minDoc as number, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) };
+  }
+  if (type !== 'histogram') return null;
+  const k = fieldKind(ix, field, 'filter');
+  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count'].includes(x))) return null;
+  // whole intervals: keys and the empty buckets between them are exact doubles
+  const interval = p.interval;
+  if (!Number.isInteger(interval) || (interval as number) < 1) return null;
+  fields.set(field, k);
+  // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
+  const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(field), right: lit(1, true) }, right: lit(interval) };
+  const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
+  const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
+  return { key: { kind: 'binary', op: '*', left: floor, right: lit(interval) }, next: (x) => x + (interval as number), cond: typed(field, k), minDoc: minDoc as number };
+}
+
+/** The buckets from the keys' counts (ascending): the empty ones between them when min_doc_count is 0. */
+export function seriesBuckets(s: Series, counts: Map<number, number>): JsonObject {
+  let keys = [...counts.keys()];
+  if (s.minDoc === 0 && keys.length) {
+    const all: number[] = [];
+    for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k = s.next(k)) all.push(k);
+    keys = all;
+  }
+  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format) } : {}), doc_count: counts.get(k) ?? 0 }));
+  return { buckets: list.filter((b) => (b.doc_count as number) >= s.minDoc) };
 }

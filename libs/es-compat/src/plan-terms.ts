@@ -3,13 +3,14 @@
  * `order`, `min_doc_count` ≥ 1, `missing`, `include`/`exclude` lists), its metric and
  * conditional-count sub-aggregations (calls of the grouped node), and one terms sub-aggregation:
  * `aggregate` over both keys (the parent's shown keys only), then `window` (row_number and the
- * total per parent key, in the child's order) and `filter` keep each parent's top children.
+ * total per parent key, in the child's order) and `filter` keep each parent's top children; and
+ * histogram / date_histogram sub-aggregations: `aggregate` over the parent key and the bucket key.
  */
 import { aggregate, col, filter, lit, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
-import { countAgg } from './plan-buckets';
+import { countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
 import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -27,6 +28,8 @@ export interface TermsSpec {
   readonly rowCond: Expr;
   readonly subs: Array<{ name: string; m: Metric }>;
   readonly child?: TermsSpec;
+  /** histogram / date_histogram sub-aggregations (at the top level's terms only). */
+  readonly series: Array<{ name: string; s: Series }>;
 }
 
 /** A terms aggregation's spec with its sub-aggregations (a terms child only at depth 0), or null when it does not map. */
@@ -48,6 +51,7 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
   if (subSpec !== undefined && !isObj(subSpec)) return null;
   const subs: Array<{ name: string; m: Metric }> = [];
+  const series: Array<{ name: string; s: Series }> = [];
   let child: TermsSpec | undefined;
   for (const [sn, sb] of Object.entries(subSpec ?? {})) {
     if (!isObj(sb)) return null;
@@ -64,6 +68,12 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
       continue;
     }
     if (inner !== undefined) return null;
+    if ((st === 'histogram' || st === 'date_histogram') && depth === 0) {
+      const x = seriesSpec(ix, st, sp, fields);
+      if (!x) return null;
+      series.push({ name: sn, s: x });
+      continue;
+    }
     const prefix = `s${depth}_${subs.length + 1}`;
     const m = METRICS.has(st) ? metric(ix, st, sp, prefix, fields) : countAgg(ix, st, sp, prefix, fields, match);
     if (!m) return null;
@@ -71,7 +81,7 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   }
   const order = termsOrder(p.order, subs);
   if (!order) return null;
-  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, ...(child ? { child } : {}) };
+  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, series, ...(child ? { child } : {}) };
 }
 
 /** The grouped node of a terms aggregation over `input` (min_doc_count applied): columns key, doc_count and its sub-aggregations' calls. */
@@ -114,4 +124,20 @@ export async function childTerms(backend: EsBackend, input: PlanNode, parent: Te
     agg.sum_other_doc_count = (agg.sum_other_doc_count as number) - (b.doc_count as number);
   }
   return out;
+}
+
+/** A histogram / date_histogram sub-aggregation of each shown parent bucket (by the parent key's JSON). */
+export async function childSeries(backend: EsBackend, input: PlanNode, parent: TermsSpec, s: Series, keys: Json[]): Promise<Map<string, JsonObject>> {
+  const counts = new Map<string, Map<number, number>>();
+  if (keys.length) {
+    const shown: Expr = and(and(parent.rowCond, { kind: 'in_list', arg: parent.key, list: keys.map((k) => lit(k)) }), s.cond);
+    const g = aggregate(filter(input, shown), [{ name: 'pkey', expr: parent.key }, { name: 'key', expr: s.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+    for (const r of await backend.read(sort(g, [{ expr: col('pkey') }, { expr: col('key') }]))) {
+      const k = JSON.stringify(keyOf(parent, r.pkey));
+      let m = counts.get(k);
+      if (!m) { m = new Map(); counts.set(k, m); }
+      m.set(Number(r.key), Number(r.doc_count));
+    }
+  }
+  return new Map(keys.map((k) => [JSON.stringify(k), seriesBuckets(s, counts.get(JSON.stringify(k)) ?? new Map())]));
 }
