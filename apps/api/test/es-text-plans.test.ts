@@ -181,6 +181,13 @@ describe('ES text queries as plans', () => {
       expect(mine.hits.total.value).toBeLessThan(all.hits.total.value);
       expect(mine.aggregations).toEqual(ref.aggregations);
       expect((await es('POST', '/texts/_count', { query }, token)).count).toBe(ref.hits.total.value);
+      // sub-aggregations (window and grouped child nodes), terms options, filters of text queries
+      const deep = { t: { terms: { field: 'tag', size: 3, missing: 'none', exclude: ['g6'] }, aggs: { n: { terms: { field: 'n', size: 2 } }, h: { histogram: { field: 'n', interval: 250 } }, f: { filters: { other_bucket: true, filters: { a: { match: { title: 'alpha' } } } } } } } };
+      const d0 = await plans();
+      const mineDeep = await es('POST', '/texts/_search', { size: 0, query, aggs: deep }, token);
+      expect((await plans()) - d0).toBe(4);
+      const refDeep = await es('POST', '/texts/_search', { size: 0, query: { bool: { must: [query], must_not: [hidden] } }, aggs: deep, post_filter: { match_all: {} } });
+      expect(mineDeep.aggregations).toEqual(refDeep.aggregations);
       const page = await es('POST', '/texts/_search', { query, sort: [{ n: 'asc' }], size: 50 }, token);
       expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);
     }
