@@ -162,6 +162,29 @@ describe('ES text queries as plans', () => {
     }
   }, 120_000);
 
+  it('an alias with a filter: its filter is one more clause of the plans\' query (aggregations, counts, sorted pages)', async () => {
+    await es('POST', '/_aliases', { actions: [{ add: { index: 'texts', alias: 'g1s', filter: { term: { tag: 'g1' } } } }, { add: { index: 'texts', alias: 'alphas', filter: { match: { title: 'alpha' } } } }] });
+    await es('POST', '/texts/_search', { size: 0, aggs: AGGS });
+    for (const [alias, f] of [['g1s', { term: { tag: 'g1' } }], ['alphas', { match: { title: 'alpha' } }]] as const) {
+      for (const query of [undefined, QUERIES[12], QUERIES[16]]) {
+        const before = await plans();
+        const planned = await es('POST', `/${alias}/_search`, { size: 0, aggs: AGGS, ...(query ? { query } : {}) });
+        expect((await plans()) - before).toBe(6);
+        const viewed = await es('POST', '/texts/_search', { size: 0, aggs: AGGS, query: { bool: { must: query ? [query] : [], filter: [f] } }, post_filter: { match_all: {} } });
+        expect(planned.hits.total).toEqual(viewed.hits.total);
+        expect(planned.aggregations).toEqual(viewed.aggregations);
+        const c0 = await plans();
+        expect((await es('POST', `/${alias}/_count`, query ? { query } : {})).count).toBe(viewed.hits.total.value);
+        expect((await plans()) - c0).toBe(1);
+        const page = { sort: [{ n: 'asc' }, { tag: 'desc' }], size: 7, ...(query ? { query } : {}) };
+        const sp = await es('POST', `/${alias}/_search`, page);
+        const sv = await es('POST', `/${alias}/_search`, { ...page, post_filter: { match_all: {} } });
+        expect(sp.hits.hits.map((h: { _id: string }) => h._id)).toEqual(sv.hits.hits.map((h: { _id: string }) => h._id));
+        expect(sp.hits.total).toEqual(sv.hits.total);
+      }
+    }
+  }, 120_000);
+
   it('a user under a row-level policy aggregates and counts only the rows it may read through these plans', async () => {
     const table = ((await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[]).find((x) => x.startsWith('es.i_texts_'))!;
     const owner = (method: string, p: string, body: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, body });

@@ -74,6 +74,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   let refs: IndexRef[] | null = null;
   let pitId: string | undefined;
   let plain = false;
+  let aliasFilter: Json | undefined;
   if (isObj(b.pit)) {
     if (index !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: [indices] cannot be used with point in time;');
     pitId = String(b.pit.id);
@@ -85,7 +86,8 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     const rs = t.resolve(index, q);
     views = await t.views(rs);
     refs = rs.map((r) => r.ref);
-    plain = rs.length === 1 && rs[0].filter === undefined;
+    plain = rs.length === 1;
+    aliasFilter = rs[0]?.filter;
     // the shard request cache: size-0 searches are cached per index until the index changes
     const size = q.size !== undefined ? Number(q.size) : b.size;
     if (size === 0 && q.request_cache !== 'false' && q.scroll === undefined) {
@@ -103,9 +105,13 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   const lookupFn = (ix: string, id: string) => lookup(t, views, ix, id);
   const planned = plain && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
   // a relevance page of a match query: the top-k plan (topk.ts); a page sorted by fields: sort and limit nodes (plan-sort.ts)
-  const top = planned ? (await topKOf(t, refs![0], views[0], body2, q, lookupFn)) ?? (await sortedOf(t, refs![0], views[0], body2, q)) : null;
+  // an alias's filter is one more filter clause of the query for the plans that read matches only (not the top-k page's scores)
+  // (they read the whole index's view: its field statistics decide what the fts nodes answer exactly)
+  const filtered = aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) };
+  const whole = planned && aliasFilter !== undefined ? await t.state.view(refs![0]) : views[0];
+  const top = planned ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
-  const aggPlan = planned && !top ? await planAggsOf(t, refs![0], views[0], body2, q) : null;
+  const aggPlan = planned && !top ? await planAggsOf(t, refs![0], whole, filtered, q) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
   // text terms are retrieved through fts_search plans (not for a point in time: its documents are frozen)
   const retrieval = top ? undefined : refs ? await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: refs![i] })), (ix, r) => candidates(ix, body2.query, r)) : undefined;
@@ -221,6 +227,9 @@ export function closePit(t: EsTenant, body: unknown): EsResponse {
   return { status: ok ? 200 : 404, body: { succeeded: ok, num_freed: ok ? 1 : 0 } };
 }
 
+/** A query with an alias's filter as one more filter clause (no query: the filter alone). */
+const withFilter = (query: unknown, f: Json): Json => ({ bool: { ...(query !== undefined ? { must: [query as Json] } : {}), filter: [f] } });
+
 export async function count(t: EsTenant, index: string | undefined, body: unknown, q: Params): Promise<EsResponse> {
   const b = isObj(body) ? body : {};
   for (const k of Object.keys(b)) if (k !== 'query') throw parsingError(`request does not support [${k}]`);
@@ -229,11 +238,13 @@ export async function count(t: EsTenant, index: string | undefined, body: unknow
   const qp: Params = {};
   for (const k of ['q', 'df', 'default_operator', 'analyzer', 'lenient', 'analyze_wildcard', 'min_score', 'terminate_after']) if (q[k] !== undefined) qp[k] = q[k];
   // a query the plans answer exactly: one aggregate count per index (plan-aggs.ts)
-  if (!Object.keys(qp).length && rs.length && rs.every((r) => r.filter === undefined)) {
+  if (!Object.keys(qp).length && rs.length) {
     let n: number | null = 0;
     for (let i = 0; i < rs.length && n !== null; i++) {
       const ref = rs[i].ref;
-      const c = await wrapAsync(async () => planCount(t.backend, ref, views[i], (await t.state.cached(ref)).lsn, b.query, textPlans(ref, views[i])));
+      const query = rs[i].filter === undefined ? b.query : withFilter(b.query, rs[i].filter!);
+      const view = rs[i].filter === undefined ? views[i] : await t.state.view(ref);
+      const c = await wrapAsync(async () => planCount(t.backend, ref, view, (await t.state.cached(ref)).lsn, query, textPlans(ref, view)));
       n = c === null ? null : n + c;
     }
     if (n !== null) return { status: 200, body: { count: n, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
