@@ -118,7 +118,8 @@ describe('ES text queries as plans', () => {
       // min_doc_count (buckets below it are neither shown nor others), missing, include / exclude lists
       md: { terms: { field: 'n', size: 4, min_doc_count: 2 } }, mk: { terms: { field: 'tag', size: 3, min_doc_count: 220, order: { _key: 'desc' } } },
       miss: { terms: { field: 'n', size: 3, missing: -1 } }, missk: { terms: { field: 'tag', missing: 'none', include: ['g1', 'g2', 'none'] } },
-      inc: { terms: { field: 'tag', include: ['g1', 'g3', 'zz'], exclude: ['g3'] } }, exc: { terms: { field: 'n', size: 2, exclude: [0, 31, 62] } },
+      inc: { terms: { field: 'tag', include: ['g1', 'g3', 'zz'], exclude: ['g3'] } }, zero: { terms: { field: 'tag', min_doc_count: 0, size: 9, order: { _key: 'asc' } }, aggs: { a: { avg: { field: 'n' } }, c: { value_count: { field: 'n' } } } },
+      zn: { terms: { field: 'n', min_doc_count: 0, size: 4, exclude: [0] } }, exc: { terms: { field: 'n', size: 2, exclude: [0, 31, 62] } },
       // filters: an other bucket (named, keyed arrays, lists) and any query text-plan.ts maps
       fo: { filters: { other_bucket: true, filters: { b: { match: { body: 'alpha' } }, a: { multi_match: { query: 'river', fields: ['title', 'body'] } } } } },
       fk: { filters: { other_bucket_key: 'rest', keyed: true, filters: [{ term: { tag: 'g1' } }, { match_phrase: { body: 'stone cloud' } }] } },
@@ -126,17 +127,18 @@ describe('ES text queries as plans', () => {
       ft: { filter: { query_string: { query: 'title:alpha OR body:"river stone"' } } }, fn: { filter: { bool: { must_not: { match: { body: 'beta' } } } } },
     };
     await es('POST', '/texts/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
-    for (const query of [undefined, QUERIES[5], QUERIES[0], { bool: { filter: [{ range: { n: { gte: 100 } } }] } }]) {
+    for (const query of [undefined, QUERIES[5], QUERIES[0], { bool: { filter: [{ range: { n: { gte: 100 } } }] } }, { bool: { filter: [{ term: { tag: 'g2' } }] } }]) {
       const body = { size: 0, aggs, ...(query ? { query } : {}) };
       const before = await plans();
       const planned = await es('POST', '/texts/_search', body);
       // the metrics node and one per terms aggregation, one more for each min_doc_count above 1
-      expect([query, (await plans()) - before]).toEqual([query, 9]);
+      expect([query, (await plans()) - before]).toEqual([query, 11]);
       const viewed = await es('POST', '/texts/_search', { ...body, post_filter: { match_all: {} } });
       expect(planned.aggregations).toEqual(viewed.aggregations);
       expect(Object.keys(planned.aggregations.fo.buckets)).toEqual(['a', 'b', '_other_']);
       expect(Object.keys(planned.aggregations.fk.buckets)).toEqual(['0', '1', 'rest']);
       expect(planned.aggregations.fl.buckets).toHaveLength(3);
+      expect(planned.aggregations.zero.buckets.map((x: { key: string }) => x.key)).toEqual(['g0', 'g1', 'g2', 'g3', 'g4', 'g5', 'g6']);
     }
   }, 120_000);
 

@@ -24,7 +24,7 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, planDateField } from './plan-dates';
 import { bucketCount, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
-import { childSeries, childTerms, keyOf, termsBucket, termsGroups, termsSpec, type TermsSpec } from './plan-terms';
+import { childSeries, childTerms, keyOf, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -304,7 +304,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     if (w.type === 'terms') {
       const t = w.terms!;
-      const grouped = termsGroups(input, t);
+      const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t) : termsGroups(input, t);
       const rows = await backend.read(limit(sort(grouped, t.order), lit(t.size)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : Number(row[`n_${i}`]);

@@ -1,12 +1,12 @@
 /**
  * A terms aggregation as plan nodes (`plan-aggs.ts` runs the top level): its options (`size`,
- * `order`, `min_doc_count` ≥ 1, `missing`, `include`/`exclude` lists), its metric and
+ * `order`, `min_doc_count` (0: every key of the index, left-joined), `missing`, `include`/`exclude` lists), its metric and
  * conditional-count sub-aggregations (calls of the grouped node), and one terms sub-aggregation:
  * `aggregate` over both keys (the parent's shown keys only), then `window` (row_number and the
  * total per parent key, in the child's order) and `filter` keep each parent's top children; and
  * histogram / date_histogram sub-aggregations: `aggregate` over the parent key and the bucket key.
  */
-import { aggregate, col, filter, lit, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, join, lit, project, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
@@ -39,7 +39,8 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   const size = p.size === undefined ? 10 : p.size;
   const k = fieldKind(ix, field, 'terms');
   const minDoc = p.min_doc_count === undefined ? 1 : p.min_doc_count;
-  if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < 1) return null;
+  // min_doc_count 0 (every term of the index, the missing ones at 0): at the top level, without `missing`
+  if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < (depth === 0 && p.missing === undefined ? 0 : 1)) return null;
   // `missing`: documents without a value count under that key; include / exclude: lists of values
   const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
   if (p.missing !== undefined && !plainKey(p.missing)) return null;
@@ -90,6 +91,18 @@ export function termsGroups(input: PlanNode, t: TermsSpec, keys: Array<{ name: s
   const g = aggregate(filter(input, where ? and(where, t.rowCond) : t.rowCond), [...keys, { name: 'key', expr: t.key }], calls);
   // min_doc_count: the buckets below it are dropped, and not counted as others (as the aggregation code)
   return t.minDoc > 1 ? filter(g, { kind: 'binary', op: '>=', left: col('doc_count'), right: lit(t.minDoc) }) : g;
+}
+
+/**
+ * min_doc_count 0: the index's every key (that include / exclude keep) left-joined with the
+ * matches' groups, a key without matches counting 0 (its metrics over no document).
+ */
+export function withZeroBuckets(grouped: PlanNode, table: PlanNode, t: TermsSpec): PlanNode {
+  const keys = aggregate(filter(table, t.rowCond), [{ name: '_ak', expr: t.key }], []);
+  const eq = { left: col('_ak'), right: col('key') };
+  const joined = { ...join('left', keys, grouped, { kind: 'binary', op: '=', ...eq }), equi: [eq], strategy: 'hash' as const };
+  const zero: Expr = { kind: 'call', name: 'coalesce', args: [col('doc_count'), lit(0)] };
+  return project(joined, [{ name: 'key', expr: col('_ak') }, { name: 'doc_count', expr: zero }, ...t.subs.flatMap((x) => x.m.calls.map((c) => ({ name: c.name, expr: col(c.name) })))]);
 }
 
 export const keyOf = (t: TermsSpec, v: unknown): Json => (t.kind === 'keyword' ? String(v) : Number(v));
