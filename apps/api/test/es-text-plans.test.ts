@@ -61,6 +61,17 @@ describe('ES text queries as plans', () => {
   /** Plans the ES surface has run (the executor's latency count for surface "es"). */
   const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
 
+  /** A size-0 search with `aggs` under `query`: it runs `n` plans and answers the aggregations the code over the view (taken with a `post_filter`) does. */
+  const asViewed = async (aggs: unknown, query: unknown, n: number) => {
+    const body = { size: 0, aggs, ...(query ? { query } : {}) };
+    const before = await plans();
+    const planned = await es('POST', '/texts/_search', body);
+    expect([query, (await plans()) - before]).toEqual([query, n]);
+    const viewed = await es('POST', '/texts/_search', { ...body, post_filter: { match_all: {} } });
+    expect(planned.aggregations).toEqual(viewed.aggregations);
+    return planned;
+  };
+
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
     await es('PUT', '/texts', { mappings: { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
@@ -128,13 +139,8 @@ describe('ES text queries as plans', () => {
     };
     await es('POST', '/texts/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
     for (const query of [undefined, QUERIES[5], QUERIES[0], { bool: { filter: [{ range: { n: { gte: 100 } } }] } }, { bool: { filter: [{ term: { tag: 'g2' } }] } }]) {
-      const body = { size: 0, aggs, ...(query ? { query } : {}) };
-      const before = await plans();
-      const planned = await es('POST', '/texts/_search', body);
       // the metrics node and one per terms aggregation, one more for each min_doc_count above 1
-      expect([query, (await plans()) - before]).toEqual([query, 11]);
-      const viewed = await es('POST', '/texts/_search', { ...body, post_filter: { match_all: {} } });
-      expect(planned.aggregations).toEqual(viewed.aggregations);
+      const planned = await asViewed(aggs, query, 11);
       expect(Object.keys(planned.aggregations.fo.buckets)).toEqual(['a', 'b', '_other_']);
       expect(Object.keys(planned.aggregations.fk.buckets)).toEqual(['0', '1', 'rest']);
       expect(planned.aggregations.fl.buckets).toHaveLength(3);
@@ -153,13 +159,8 @@ describe('ES text queries as plans', () => {
     };
     await es('POST', '/texts/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
     for (const query of [undefined, QUERIES[11], QUERIES[9], { bool: { filter: [{ range: { n: { gte: 300 } } }] } }]) {
-      const body = { size: 0, aggs, ...(query ? { query } : {}) };
-      const before = await plans();
-      const planned = await es('POST', '/texts/_search', body);
       // the metrics node, per terms aggregation its grouped node, per terms child one windowed node, per histogram child one grouped node
-      expect([query, (await plans()) - before]).toEqual([query, 10]);
-      const viewed = await es('POST', '/texts/_search', { ...body, post_filter: { match_all: {} } });
-      expect(planned.aggregations).toEqual(viewed.aggregations);
+      const planned = await asViewed(aggs, query, 10);
       expect(planned.aggregations.by_tag.buckets[0].ns.buckets.length).toBeGreaterThan(0);
     }
   }, 120_000);
