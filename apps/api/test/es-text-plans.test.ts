@@ -165,6 +165,19 @@ describe('ES text queries as plans', () => {
     }
   }, 120_000);
 
+  it('sub-aggregations of filter, filters, range and missing buckets run as a level of plans per bucket, equal to the aggregation code', async () => {
+    const inner = { t: { terms: { field: 'tag', size: 3 }, aggs: { s: { sum: { field: 'n' } } } }, h: { histogram: { field: 'n', interval: 200 } }, a: { avg: { field: 'n' } } };
+    const aggs = {
+      f: { filter: { match: { title: 'gamma' } }, aggs: { ...inner, deeper: { filters: { filters: { lo: { range: { n: { lt: 300 } } } } }, aggs: { c: { value_count: { field: 'tag' } } } } } },
+      fs: { filters: { other_bucket: true, filters: { x: { match_phrase: { body: 'river stone' } }, y: { term: { tag: 'g3' } } } }, aggs: inner },
+      r: { range: { field: 'n', ranges: [{ to: 250 }, { from: 250, to: 700 }] }, aggs: { t: { terms: { field: 'tag', size: 2 } } } },
+      m: { missing: { field: 'n' }, aggs: { t: { terms: { field: 'tag' } } } },
+    };
+    await es('POST', '/texts/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
+    // the top node; f: 3 (its level) + 1 (deeper's bucket); fs: 3 buckets × 3; r: 2 × 2; m: 2
+    for (const query of [undefined, QUERIES[4], QUERIES[16]]) await asViewed(aggs, query, 1 + 4 + 9 + 4 + 2);
+  }, 120_000);
+
   it('an alias with a filter: its filter is one more clause of the plans\' query (aggregations, counts, sorted pages)', async () => {
     await es('POST', '/_aliases', { actions: [{ add: { index: 'texts', alias: 'g1s', filter: { term: { tag: 'g1' } } } }, { add: { index: 'texts', alias: 'alphas', filter: { match: { title: 'alpha' } } } }] });
     await es('POST', '/texts/_search', { size: 0, aggs: AGGS });

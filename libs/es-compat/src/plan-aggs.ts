@@ -16,15 +16,14 @@
  * SQL value); that is checked by a plan over the index, cached by the table's LSN, and any other
  * index takes the aggregation code over the view (`aggs.ts`).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, lit, scan, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, planDateField } from './plan-dates';
-import { bucketCount, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
-import { childSeries, childTerms, keyOf, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
+import { compileLevel, runLevel } from './plan-level';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -252,79 +251,9 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const fields = new Map<string, Kind>();
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
-  const metricCalls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
-  const wants: Array<{ name: string; type: string; field: string; metric?: Metric; terms?: TermsSpec; series?: Series }> = [];
-  for (const [name, body] of Object.entries(spec)) {
-    if (!isObj(body)) return null;
-    const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
-    const subSpec = body.aggs ?? body.aggregations;
-    if (types.length !== 1 || Object.keys(body).length > 2 || (subSpec !== undefined && types[0] !== 'terms')) return null;
-    const [type] = types;
-    const p = body[type];
-    if (!isObj(p)) return null;
-    if (type === 'filter' || type === 'filters' || type === 'range' || type === 'missing') {
-      // one conditional count per bucket in the first node
-      const m = countAgg(ix, type, p, `c${wants.length + 1}`, fields, match);
-      if (!m) return null;
-      wants.push({ name, type, field: '', metric: m });
-      metricCalls.push(...m.calls);
-      continue;
-    }
-    if (typeof p.field !== 'string') return null;
-    const field = p.field;
-    if (type === 'terms') {
-      const t = termsSpec(ix, name, p, subSpec, fields, match);
-      if (!t) return null;
-      wants.push({ name, type, field, terms: t });
-      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
-    } else if (type === 'date_histogram' || type === 'histogram') {
-      const series = seriesSpec(ix, type, p, fields);
-      if (!series) return null;
-      wants.push({ name, type, field, series });
-    } else if (METRICS.has(type)) {
-      const m = metric(ix, type, p, `m${wants.length + 1}`, fields);
-      if (!m) return null;
-      wants.push({ name, type, field, metric: m });
-      metricCalls.push(...m.calls);
-    } else return null;
-  }
-  if (!(await plainValues(backend, ref, lsn, fields))) return null;
-
-  const [row] = await backend.read(aggregate(input, [], metricCalls));
-  const aggregations: JsonObject = {};
-  let buckets = 0;
-  for (let i = 1; i <= wants.length; i++) {
-    const w = wants[i - 1];
-    if (w.series) {
-      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
-      const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
-      aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])));
-      buckets += bucketCount(aggregations[w.name]);
-      continue;
-    }
-    if (w.type === 'terms') {
-      const t = w.terms!;
-      const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t) : termsGroups(input, t);
-      const rows = await backend.read(limit(sort(grouped, t.order), lit(t.size)));
-      const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
-      const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : Number(row[`n_${i}`]);
-      const children = t.child ? await childTerms(backend, input, t, t.child, rows.map((r) => keyOf(t, r.key))) : null;
-      const series = await Promise.all(t.series.map((x) => childSeries(backend, input, t, x.s, rows.map((r) => keyOf(t, r.key)))));
-      const bucket = (r: Record<string, unknown>): JsonObject => {
-        const b = termsBucket(t, r);
-        const k = JSON.stringify(keyOf(t, r.key));
-        if (t.child) b[t.child.name] = children!.get(k) ?? { doc_count_error_upper_bound: 0, sum_other_doc_count: 0, buckets: [] };
-        t.series.forEach((x, j) => (b[x.name] = series[j].get(k)!));
-        return b;
-      };
-      const out: JsonObject = { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };
-      buckets += bucketCount(out);
-      aggregations[w.name] = out;
-      continue;
-    }
-    aggregations[w.name] = w.metric!.value(row);
-    buckets += bucketCount(aggregations[w.name]);
-  }
+  const level = compileLevel(ix, spec, fields, match);
+  if (!level || !(await plainValues(backend, ref, lsn, fields))) return null;
+  const { aggregations, buckets, total } = await runLevel(backend, ref, input, level);
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
   if (buckets > maxBuckets) return null;
   const restInt = q.rest_total_hits_as_int === 'true';
@@ -332,7 +261,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   if (typeof trackTotal !== 'boolean' && !(Number(trackTotal) >= 0)) return null;
   if (restInt && typeof trackTotal !== 'boolean') return null; // the full search reports the error
   return {
-    hits: [], total: Number(row.total), sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt,
+    hits: [], total, sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt,
     indices: Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1),
   };
 }

@@ -18,10 +18,14 @@ const countIf = (name: string, when: Expr): AggregateCall => ({ name, fn: 'count
 /** A number as Java prints a double (range keys). */
 const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 
-/** A filter / filters / range / missing aggregation as conditional counts named `<prefix>_<j>`, or null when it does not map. */
-export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>, match?: MatchInput): Metric | null {
+/**
+ * A filter / filters / range / missing aggregation: its conditional counts, named `<prefix>_<j>`,
+ * and each bucket's condition (`conds`, in the same order: a sub-aggregation of bucket j runs over
+ * the rows passing `conds[j]`, its answer given to `value` as `extras[j]`); null when it does not map.
+ */
+export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>, match?: MatchInput): CountAgg | null {
   const whens: Expr[] = [];
-  let shape: (counts: number[]) => JsonObject;
+  let shape: (counts: number[], extras: JsonObject[]) => JsonObject;
   if (type === 'filter' || type === 'filters') {
     const named = type === 'filters' && isObj(p.filters);
     const entries: Array<[string, unknown]> = type === 'filter' ? [['', p]] : named ? Object.entries(p.filters as JsonObject) : Array.isArray(p.filters) ? p.filters.map((q, j) => [String(j), q]) : [];
@@ -38,8 +42,8 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
     const other = type === 'filters' && (p.other_bucket === true || p.other_bucket_key !== undefined) ? String(p.other_bucket_key ?? '_other_') : undefined;
     if (other !== undefined) whens.push(whens.map((c): Expr => ({ kind: 'case', whens: [{ when: c, then: lit(false) }], else: lit(true) })).reduce(and));
     const keys = named || p.keyed === true ? [...entries.map(([k]) => k), ...(other !== undefined ? [other] : [])] : undefined;
-    shape = (counts) => {
-      const bs = counts.map((c) => ({ doc_count: c }));
+    shape = (counts, extras) => {
+      const bs = counts.map((c, j) => ({ doc_count: c, ...extras[j] }));
       if (type === 'filter') return bs[0];
       return { buckets: keys ? Object.fromEntries(keys.map((k, j) => [k, bs[j]])) : bs };
     };
@@ -48,7 +52,7 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
     if (!k) return null;
     fields.set(p.field as string, k);
     whens.push({ kind: 'binary', op: 'or', left: { kind: 'is_null', arg: typeOf(p.field as string) }, right: { kind: 'binary', op: '=', left: typeOf(p.field as string), right: lit('null') } });
-    shape = (counts) => ({ doc_count: counts[0] });
+    shape = (counts, extras) => ({ doc_count: counts[0], ...extras[0] });
   } else if (type === 'range') {
     const field = p.field;
     const k = typeof field === 'string' ? fieldKind(ix, field, 'filter') : null;
@@ -68,12 +72,13 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
       if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field as string), right: lit(r.to) });
       whens.push(when);
     }
-    shape = (counts) => {
+    shape = (counts, extras) => {
       const list = ranges.map((r, j) => {
         const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
         if (r.from !== null) b.from = r.from;
         if (r.to !== null) b.to = r.to;
         b.doc_count = counts[j];
+        Object.assign(b, extras[j]);
         return { b, from: r.from, to: r.to };
       });
       list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
@@ -82,9 +87,15 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
   } else return null;
   return {
     calls: whens.map((w, j) => countIf(`${prefix}_${j}`, w)),
-    value: (row) => shape(whens.map((_, j) => Number(row[`${prefix}_${j}`]))),
+    conds: whens,
+    value: (row, extras = []) => shape(whens.map((_, j) => Number(row[`${prefix}_${j}`])), whens.map((_, j) => extras[j] ?? {})),
     orderBy: () => null,
   };
+}
+
+export interface CountAgg extends Metric {
+  readonly conds: Expr[];
+  readonly value: (row: Record<string, unknown>, extras?: JsonObject[]) => JsonObject;
 }
 
 /** The buckets of an aggregation's answer, at any depth (search.max_buckets counts them all). */

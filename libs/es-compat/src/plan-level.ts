@@ -1,0 +1,108 @@
+/**
+ * One level of an aggregation tree as plans (`plan-aggs.ts` runs the top one). `compileLevel`
+ * maps every aggregation of the level (or answers null, before any plan runs); `runLevel` reads
+ * `aggregate(I, [], [count(*), the metrics' and conditional counts' calls])` once, then one grouped
+ * node per terms / histogram aggregation (plan-terms.ts, plan-buckets.ts). A filter, filters,
+ * range or missing aggregation with sub-aggregations runs its sub-level once per bucket over
+ * `filter(I, the bucket's condition)`.
+ */
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type PlanNode } from '@mmdb/plan';
+import type { JsonObject } from './mapping';
+import type { IndexRef } from './indices';
+import type { IndexView } from './doc';
+import type { EsBackend } from './port';
+import { bucketCount, countAgg, seriesBuckets, seriesSpec, type CountAgg, type Series } from './plan-buckets';
+import { childSeries, childTerms, keyOf, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
+import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan-aggs';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const COUNTED = new Set(['filter', 'filters', 'range', 'missing']);
+
+interface Want { readonly name: string; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
+
+export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string, Kind>, match: MatchInput | undefined, prefix = '', depth = 0): Level | null {
+  const calls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
+  const wants: Want[] = [];
+  for (const [name, body] of Object.entries(spec)) {
+    if (!isObj(body)) return null;
+    const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
+    const subSpec = body.aggs ?? body.aggregations;
+    if (types.length !== 1 || Object.keys(body).length > 2) return null;
+    const [type] = types;
+    const p = body[type];
+    const id = `${prefix}${wants.length + 1}`;
+    if (!isObj(p) || (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && !COUNTED.has(type))))) return null;
+    if (COUNTED.has(type)) {
+      // one conditional count per bucket in the level's node; sub-aggregations: a level per bucket
+      const m = countAgg(ix, type, p, `c${id}`, fields, match);
+      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, `${id}_`, depth + 1) : undefined;
+      if (!m || sub === null) return null;
+      wants.push({ name, counted: m, ...(sub ? { sub } : {}) });
+      calls.push(...m.calls);
+    } else if (type === 'terms') {
+      const t = termsSpec(ix, name, p, subSpec, fields, match);
+      if (!t) return null;
+      wants.push({ name, terms: t });
+      calls.push({ name: `n_${id}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
+    } else if (type === 'date_histogram' || type === 'histogram') {
+      const series = seriesSpec(ix, type, p, fields);
+      if (!series) return null;
+      wants.push({ name, series });
+    } else if (METRICS.has(type)) {
+      const m = metric(ix, type, p, `m${id}`, fields);
+      if (!m) return null;
+      wants.push({ name, metric: m });
+      calls.push(...m.calls);
+    } else return null;
+  }
+  return { wants, calls };
+}
+
+/** The level's aggregations over `input`, the buckets they hold (search.max_buckets) and the number of input rows. */
+export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNode, level: Level, prefix = ''): Promise<{ aggregations: JsonObject; buckets: number; total: number }> {
+  const [row] = await backend.read(aggregate(input, [], level.calls));
+  const aggregations: JsonObject = {};
+  let buckets = 0;
+  for (let i = 1; i <= level.wants.length; i++) {
+    const w = level.wants[i - 1];
+    if (w.series) {
+      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
+      aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])));
+    } else if (w.terms) {
+      aggregations[w.name] = await terms(backend, ref, input, w.terms, Number(row[`n_${prefix}${i}`]));
+    } else if (w.counted) {
+      const extras: JsonObject[] = [];
+      if (w.sub) {
+        for (const cond of w.counted.conds) {
+          const r = await runLevel(backend, ref, filter(input, cond), w.sub, `${prefix}${i}_`);
+          buckets += r.buckets;
+          extras.push(r.aggregations);
+        }
+      }
+      aggregations[w.name] = w.counted.value(row, extras);
+    } else aggregations[w.name] = w.metric!.value(row);
+    buckets += bucketCount(aggregations[w.name]);
+  }
+  return { aggregations, buckets, total: Number(row.total) };
+}
+
+/** A terms aggregation: its top buckets, their children, and the count of the others (`values`: the rows holding a key). */
+async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number): Promise<JsonObject> {
+  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t) : termsGroups(input, t);
+  const rows = await backend.read(limit(sort(grouped, t.order), lit(t.size)));
+  const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
+  const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : values;
+  const keys = rows.map((r) => keyOf(t, r.key));
+  const children = t.child ? await childTerms(backend, input, t, t.child, keys) : null;
+  const series = await Promise.all(t.series.map((x) => childSeries(backend, input, t, x.s, keys)));
+  const bucket = (r: Record<string, unknown>): JsonObject => {
+    const b = termsBucket(t, r);
+    const k = JSON.stringify(keyOf(t, r.key));
+    if (t.child) b[t.child.name] = children!.get(k) ?? { doc_count_error_upper_bound: 0, sum_other_doc_count: 0, buckets: [] };
+    t.series.forEach((x, j) => (b[x.name] = series[j].get(k)!));
+    return b;
+  };
+  return { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };
+}
