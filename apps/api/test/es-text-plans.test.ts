@@ -165,17 +165,18 @@ describe('ES text queries as plans', () => {
     }
   }, 120_000);
 
-  it('sub-aggregations of filter, filters, range and missing buckets run as a level of plans per bucket, equal to the aggregation code', async () => {
+  it('sub-aggregations of filter, filters, range and missing buckets run as a level of plans per bucket, global as a level over the index, equal to the aggregation code', async () => {
     const inner = { t: { terms: { field: 'tag', size: 3 }, aggs: { s: { sum: { field: 'n' } } } }, h: { histogram: { field: 'n', interval: 200 } }, a: { avg: { field: 'n' } } };
     const aggs = {
       f: { filter: { match: { title: 'gamma' } }, aggs: { ...inner, deeper: { filters: { filters: { lo: { range: { n: { lt: 300 } } } } }, aggs: { c: { value_count: { field: 'tag' } } } } } },
       fs: { filters: { other_bucket: true, filters: { x: { match_phrase: { body: 'river stone' } }, y: { term: { tag: 'g3' } } } }, aggs: inner },
       r: { range: { field: 'n', ranges: [{ to: 250 }, { from: 250, to: 700 }] }, aggs: { t: { terms: { field: 'tag', size: 2 } } } },
       m: { missing: { field: 'n' }, aggs: { t: { terms: { field: 'tag' } } } },
+      all: { global: {}, aggs: { t: { terms: { field: 'tag', size: 2 } }, f: { filter: { match: { body: 'cloud' } } } } }, none: { global: {} },
     };
     await es('POST', '/texts/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
-    // the top node; f: 3 (its level) + 1 (deeper's bucket); fs: 3 buckets × 3; r: 2 × 2; m: 2
-    for (const query of [undefined, QUERIES[4], QUERIES[16]]) await asViewed(aggs, query, 1 + 4 + 9 + 4 + 2);
+    // the top node; f: 3 (its level) + 1 (deeper's bucket); fs: 3 buckets × 3; r: 2 × 2; m: 2; the globals over the index: 2 and 1
+    for (const query of [undefined, QUERIES[4], QUERIES[16]]) await asViewed(aggs, query, 1 + 4 + 9 + 4 + 2 + 3);
   }, 120_000);
 
   it('an alias with a filter: its filter is one more clause of the plans\' query (aggregations, counts, sorted pages)', async () => {
@@ -198,6 +199,9 @@ describe('ES text queries as plans', () => {
         expect(sp.hits.hits.map((h: { _id: string }) => h._id)).toEqual(sv.hits.hits.map((h: { _id: string }) => h._id));
         expect(sp.hits.total).toEqual(sv.hits.total);
       }
+      // global through a filtered alias: the aggregation code answers (its documents are the alias's)
+      const g = { all: { global: {}, aggs: { t: { terms: { field: 'tag' } } } } };
+      expect((await es('POST', `/${alias}/_search`, { size: 0, aggs: g })).aggregations).toEqual((await es('POST', `/${alias}/_search`, { size: 0, aggs: g, post_filter: { match_all: {} } })).aggregations);
     }
   }, 120_000);
 

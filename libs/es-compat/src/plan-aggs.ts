@@ -244,14 +244,15 @@ export interface MatchInput {
   predicate(q: unknown, fields: Map<string, Kind>): Expr | null;
 }
 
-export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput): Promise<Prepared | null> {
+/** `whole`: no alias filter narrows the index (a `global` aggregation reads it all). */
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, whole = true): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
-  const level = compileLevel(ix, spec, fields, match);
+  const level = compileLevel(ix, spec, fields, match, whole);
   if (!level || !(await plainValues(backend, ref, lsn, fields))) return null;
   const { aggregations, buckets, total } = await runLevel(backend, ref, input, level);
   // past search.max_buckets the aggregation code reports too_many_buckets_exception

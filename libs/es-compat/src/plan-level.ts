@@ -4,7 +4,7 @@
  * `aggregate(I, [], [count(*), the metrics' and conditional counts' calls])` once, then one grouped
  * node per terms / histogram aggregation (plan-terms.ts, plan-buckets.ts). A filter, filters,
  * range or missing aggregation with sub-aggregations runs its sub-level once per bucket over
- * `filter(I, the bucket's condition)`.
+ * `filter(I, the bucket's condition)`; a top-level `global` runs its level over `scan` (the whole index).
  */
 import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type PlanNode } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
@@ -18,10 +18,11 @@ import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const COUNTED = new Set(['filter', 'filters', 'range', 'missing']);
 
-interface Want { readonly name: string; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+interface Want { readonly name: string; readonly global?: boolean; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
 
-export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string, Kind>, match: MatchInput | undefined, prefix = '', depth = 0): Level | null {
+/** `whole`: the search reads the whole index (no alias filter), so a top-level `global` aggregation is a level over `scan`. */
+export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string, Kind>, match: MatchInput | undefined, whole = false, prefix = '', depth = 0): Level | null {
   const calls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
   const wants: Want[] = [];
   for (const [name, body] of Object.entries(spec)) {
@@ -32,11 +33,16 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     const [type] = types;
     const p = body[type];
     const id = `${prefix}${wants.length + 1}`;
-    if (!isObj(p) || (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && !COUNTED.has(type))))) return null;
-    if (COUNTED.has(type)) {
+    if (!isObj(p) || (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && !COUNTED.has(type))))) return null;
+    if (type === 'global') {
+      // every document of the index, whatever the query
+      const sub = whole && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, false, `${id}_`, depth + 1) : null;
+      if (!sub) return null;
+      wants.push({ name, global: true, sub });
+    } else if (COUNTED.has(type)) {
       // one conditional count per bucket in the level's node; sub-aggregations: a level per bucket
       const m = countAgg(ix, type, p, `c${id}`, fields, match);
-      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, `${id}_`, depth + 1) : undefined;
+      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, false, `${id}_`, depth + 1) : undefined;
       if (!m || sub === null) return null;
       wants.push({ name, counted: m, ...(sub ? { sub } : {}) });
       calls.push(...m.calls);
@@ -66,7 +72,11 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
   let buckets = 0;
   for (let i = 1; i <= level.wants.length; i++) {
     const w = level.wants[i - 1];
-    if (w.series) {
+    if (w.global) {
+      const r = await runLevel(backend, ref, scan(ref.table.id), w.sub!, `${prefix}${i}_`);
+      buckets += r.buckets;
+      aggregations[w.name] = { doc_count: r.total, ...r.aggregations };
+    } else if (w.series) {
       const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])));
