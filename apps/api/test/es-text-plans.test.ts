@@ -234,5 +234,17 @@ describe('ES text queries as plans', () => {
       const page = await es('POST', '/texts/_search', { query, sort: [{ n: 'asc' }], size: 50 }, token);
       expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);
     }
+    // what stays code by design (suggesters, highlights, top_hits, percentiles) runs over rows read by a plan under the policy too
+    await es('PUT', '/texts/_doc/hzebra', { title: 'zebras', body: 'zebras graze', tag: 'g1', n: 5000 });
+    const body = { query: { match: { body: 'zebras' } }, highlight: { fields: { body: {} } }, suggest: { s: { text: 'zebraz', term: { field: 'body' } } },
+      aggs: { top: { top_hits: { size: 3, sort: [{ n: 'desc' }] } }, p: { percentiles: { field: 'n', percents: [99] } } } };
+    const seen = await es('POST', '/texts/_search', body);
+    expect(seen.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['hzebra']);
+    expect(seen.suggest.s[0].options.map((o: { text: string }) => o.text)).toEqual(['zebras']);
+    const hidden2 = await es('POST', '/texts/_search', body, token);
+    expect([hidden2.hits.total.value, hidden2.suggest.s[0].options, hidden2.aggregations.top.hits.hits]).toEqual([0, [], []]);
+    const all = await es('POST', '/texts/_search', { size: 0, aggs: { top: { top_hits: { size: 1, sort: [{ n: 'desc' }] } } } }, token);
+    expect(all.aggregations.top.hits.hits[0]._id).not.toBe('hzebra');
+    expect(JSON.stringify(await es('POST', '/texts/_search', { query: { match_all: {} }, size: 0, suggest: body.suggest }, token))).not.toContain('zebras');
   }, 120_000);
 });
