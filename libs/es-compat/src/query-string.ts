@@ -84,8 +84,15 @@ function tildeIn(suffix: string | undefined): string | undefined {
 
 interface Opts { fields: string[]; op: 'and' | 'or'; body: JsonObject }
 
+/** One query per field (`name^b`: the field's boost inside its query), their best as a dis_max. */
 function onFields(fields: string[], make: (f: string) => Q, boost?: number): Q {
-  const qs = fields.map(make);
+  const qs = fields.map((spec): Q => {
+    const [f, b] = spec.split('^');
+    const q = make(f);
+    const [kind] = Object.keys(q);
+    const inner = (q[kind] as JsonObject)[f];
+    return b === undefined || typeof inner !== 'object' || inner === null || Array.isArray(inner) ? q : { [kind]: { [f]: { ...inner, boost: Number(b) } } };
+  });
   const q = qs.length === 1 ? qs[0] : { dis_max: { queries: qs, tie_breaker: 0 } as Json };
   return boost === undefined ? q : { bool: { must: [q], boost } };
 }

@@ -18,7 +18,9 @@ import { retrieve } from './retrieval';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Query parameters a top-k or aggregate plan answers as the full search does (any other takes the full search). */
-const PLAN_PARAMS = new Set(['size', 'from', 'track_total_hits', 'rest_total_hits_as_int', 'typed_keys', 'request_cache', 'timeout', 'filter_path', 'pretty', 'human', 'error_trace', 'allow_no_indices', 'ignore_unavailable', 'expand_wildcards', 'preference', 'search_type', 'ccs_minimize_roundtrips', 'allow_partial_search_results', 'version', 'seq_no_primary_term', '_source', '_source_includes', '_source_excludes']);
+/** The `q` parameter and its options: folded into the body's query (a query_string) before the plans see it. */
+const Q_PARAMS = ['q', 'df', 'default_operator', 'analyzer', 'lenient', 'analyze_wildcard'];
+const PLAN_PARAMS = new Set([...Q_PARAMS, 'size', 'from', 'track_total_hits', 'rest_total_hits_as_int', 'typed_keys', 'request_cache', 'timeout', 'filter_path', 'pretty', 'human', 'error_trace', 'allow_no_indices', 'ignore_unavailable', 'expand_wildcards', 'preference', 'search_type', 'ccs_minimize_roundtrips', 'allow_partial_search_results', 'version', 'seq_no_primary_term', '_source', '_source_includes', '_source_excludes']);
 const ENV: SearchEnv = { maxBuckets: 65535, maxResultWindow: 10000 };
 
 /** One copy of each shard is active: asking for more times out as Elasticsearch does (503). */
@@ -238,11 +240,17 @@ export async function count(t: EsTenant, index: string | undefined, body: unknow
   const qp: Params = {};
   for (const k of ['q', 'df', 'default_operator', 'analyzer', 'lenient', 'analyze_wildcard', 'min_score', 'terminate_after']) if (q[k] !== undefined) qp[k] = q[k];
   // a query the plans answer exactly: one aggregate count per index (plan-aggs.ts)
-  if (!Object.keys(qp).length && rs.length) {
+  let base: unknown = b.query;
+  try {
+    if (qp.q !== undefined) base = mergeParams({}, qp).query;
+  } catch {
+    base = undefined; // the full count reports the error
+  }
+  if (Object.keys(qp).every((k) => Q_PARAMS.includes(k)) && (qp.q === undefined || base !== undefined) && rs.length) {
     let n: number | null = 0;
     for (let i = 0; i < rs.length && n !== null; i++) {
       const ref = rs[i].ref;
-      const query = rs[i].filter === undefined ? b.query : withFilter(b.query, rs[i].filter!);
+      const query = rs[i].filter === undefined ? base : withFilter(base, rs[i].filter!);
       const view = rs[i].filter === undefined ? views[i] : await t.state.view(ref);
       const c = await wrapAsync(async () => planCount(t.backend, ref, view, (await t.state.cached(ref)).lsn, query, textPlans(ref, view)));
       n = c === null ? null : n + c;

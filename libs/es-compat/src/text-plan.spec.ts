@@ -42,6 +42,10 @@ describe('text queries as plan inputs', () => {
     expect(ops(plan({ bool: { must: { match: { title: 'fox' } }, must_not: { match: { body: 'dog' } } } }))).toEqual(['join', 'fts_search', 'project', 'fts_search']);
     expect(plan({ bool: { must: { match: { title: 'fox' } }, must_not: { match: { body: 'dog' } } } })).toMatchObject({ kind: 'anti', strategy: 'hash' });
     expect(ops(plan({ multi_match: { query: 'fox', fields: ['title', 'body'] } }))).toEqual(['set_op', 'project', 'fts_search', 'project', 'fts_search']);
+    // query_string: boosted fields and the default `*` (text and keyword fields) are expanded to the index's fields
+    expect(ops(plan({ query_string: { query: 'fox', fields: ['title^2', 'body'] } }))).toEqual(['set_op', 'project', 'fts_search', 'project', 'fts_search']);
+    expect(ops(plan({ query_string: { query: 'fox', fields: ['t*'] } }))).toEqual(['set_op', 'project', 'fts_search', 'project', 'filter', 'scan']);
+    expect(plan({ query_string: { query: 'fox' } })).toBeNull(); // `*` holds the english-analyzed field
     // k of several columns: each document's matched clauses counted over a union all of ids
     expect(ops(plan({ bool: { should: [{ match: { title: 'fox' } }, { match: { body: 'dog' } }, { term: { tag: 'a' } }], minimum_should_match: 2 } })))
       .toEqual(['join', 'set_op', 'set_op', 'project', 'fts_search', 'project', 'fts_search', 'project', 'filter', 'scan', 'filter', 'aggregate', 'set_op', 'set_op', 'project', 'fts_search', 'project', 'fts_search', 'project', 'filter', 'scan']);

@@ -29,7 +29,7 @@ import { analyze } from './analysis';
 import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
 import { fieldStats } from './scoring';
 import { minimumShouldMatch } from './query';
-import { defaultFields } from './text-query';
+import { defaultFields, queryStringFields } from './text-query';
 import { parseQueryString, parseSimpleQueryString } from './query-string';
 import { copiedInto, filterClause, type Kind, type MatchInput } from './plan-aggs';
 
@@ -214,8 +214,8 @@ function part(c: Ctx, q: unknown): Part | null {
     case 'query_string': case 'simple_query_string': {
       if (!isObj(body) || body.query === undefined) return null;
       try {
-        const fields = defaultFields(c.ix, body);
-        return part(c, kind === 'query_string' ? parseQueryString(body, fields) : parseSimpleQueryString(body, fields));
+        const qf = queryStringFields(c.ix, body);
+        return part(c, kind === 'query_string' ? parseQueryString(qf.body, qf.fields) : parseSimpleQueryString(qf.body, qf.fields));
       } catch {
         return null; // the search reports the error
       }

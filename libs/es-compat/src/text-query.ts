@@ -24,11 +24,13 @@ export function compileText(env: QueryEnv, kind: string, body: unknown, compile:
     case 'combined_fields': return multiMatch(env, { ...(body as JsonObject), type: 'cross_fields' });
     case 'query_string': {
       if (!isObj(body) || body.query === undefined) throw parsingError('[query_string] requires \'query\' element');
-      return compile(env, parseQueryString(body, defaultFields(env.ix, body)));
+      const qf = queryStringFields(env.ix, body);
+      return compile(env, parseQueryString(qf.body, qf.fields));
     }
     default: {
       if (!isObj(body) || body.query === undefined) throw parsingError('[simple_query_string] requires \'query\' element');
-      return compile(env, parseSimpleQueryString(body, defaultFields(env.ix, body)));
+      const qf = queryStringFields(env.ix, body);
+      return compile(env, parseSimpleQueryString(qf.body, qf.fields));
     }
   }
 }
@@ -40,6 +42,17 @@ export function defaultFields(ix: IndexView, body: JsonObject): string[] {
   const s = ix.settings as JsonObject;
   const df = ((s.index as JsonObject | undefined)?.query as JsonObject | undefined)?.default_field;
   return df !== undefined ? (Array.isArray(df) ? df.map(String) : [String(df)]) : ['*'];
+}
+
+/**
+ * The concrete fields a query_string / simple_query_string searches (`*` and `name*` patterns
+ * expanded as `expandFields` does, boosts kept as `name^b`), and its body, lenient when a pattern
+ * was given (Elasticsearch skips the fields a term does not fit).
+ */
+export function queryStringFields(ix: IndexView, body: JsonObject): { fields: string[]; body: JsonObject } {
+  const specs = defaultFields(ix, body);
+  const fields = expandFields(ix, specs).map(({ field, boost }) => (boost === 1 ? field.path : `${field.path}^${boost}`));
+  return { fields, body: specs.some((f) => f.includes('*')) && body.lenient === undefined ? { ...body, lenient: true } : body };
 }
 
 /** A match-family query on one field. */
