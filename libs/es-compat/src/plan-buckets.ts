@@ -98,6 +98,15 @@ export interface CountAgg extends Metric {
   readonly value: (row: Record<string, unknown>, extras?: JsonObject[]) => JsonObject;
 }
 
+/** One aggregation's body split into its type, its parameters and its sub-aggregations (`aggs`), or null when malformed. */
+export function aggBody(body: unknown): { type: string; p: JsonObject; sub: unknown } | null {
+  if (!isObj(body)) return null;
+  const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
+  if (types.length !== 1 || Object.keys(body).length > 2) return null;
+  const p = body[types[0]];
+  return isObj(p) ? { type: types[0], p, sub: body.aggs ?? body.aggregations } : null;
+}
+
 /** The buckets of an aggregation's answer, at any depth (search.max_buckets counts them all). */
 export function bucketCount(v: Json | undefined): number {
   if (!isObj(v)) return 0;

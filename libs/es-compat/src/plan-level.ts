@@ -11,7 +11,7 @@ import type { JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
-import { bucketCount, countAgg, seriesBuckets, seriesSpec, type CountAgg, type Series } from './plan-buckets';
+import { aggBody, bucketCount, countAgg, seriesBuckets, seriesSpec, type CountAgg, type Series } from './plan-buckets';
 import { childSeries, childTerms, keyOf, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
 import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
@@ -26,14 +26,11 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
   const calls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
   const wants: Want[] = [];
   for (const [name, body] of Object.entries(spec)) {
-    if (!isObj(body)) return null;
-    const types = Object.keys(body).filter((k) => k !== 'aggs' && k !== 'aggregations');
-    const subSpec = body.aggs ?? body.aggregations;
-    if (types.length !== 1 || Object.keys(body).length > 2) return null;
-    const [type] = types;
-    const p = body[type];
+    const a = aggBody(body);
+    if (!a) return null;
+    const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (!isObj(p) || (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && !COUNTED.has(type))))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && !COUNTED.has(type)))) return null;
     if (type === 'global') {
       // every document of the index, whatever the query
       const sub = whole && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, false, `${id}_`, depth + 1) : null;

@@ -10,7 +10,7 @@ import { aggregate, col, filter, join, lit, project, sort, windowNode, type Aggr
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
-import { countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
+import { aggBody, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
 import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -55,13 +55,9 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   const series: Array<{ name: string; s: Series }> = [];
   let child: TermsSpec | undefined;
   for (const [sn, sb] of Object.entries(subSpec ?? {})) {
-    if (!isObj(sb)) return null;
-    const types = Object.keys(sb).filter((x) => x !== 'aggs' && x !== 'aggregations');
-    const inner = sb.aggs ?? sb.aggregations;
-    if (types.length !== 1 || Object.keys(sb).length > 2) return null;
-    const [st] = types;
-    const sp = sb[st];
-    if (!isObj(sp)) return null;
+    const a = aggBody(sb);
+    if (!a) return null;
+    const { type: st, p: sp, sub: inner } = a;
     if (st === 'terms' && depth === 0 && !child) {
       const c = termsSpec(ix, sn, sp, inner, fields, match, 1);
       if (!c) return null;
