@@ -201,7 +201,7 @@ function part(c: Ctx, q: unknown): Part | null {
     case 'constant_score': return isObj(body) && body.filter !== undefined && Object.keys(body).every((k) => ['filter', 'boost', '_name'].includes(k)) ? part(c, body.filter) : null;
     case 'dis_max': {
       if (!isObj(body) || Object.keys(body).some((k) => !['queries', 'tie_breaker', 'boost', '_name'].includes(k))) return null;
-      const ps = parts(c, list(body.queries));
+      const ps = parts(c, Array.isArray(body.queries) ? body.queries : []); // as the scorer: anything else holds no query
       return ps && (ps.length ? someOf(c, ps, 1) : NONE);
     }
     case 'boosting': {
