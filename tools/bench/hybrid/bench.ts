@@ -4,7 +4,7 @@
  *     recall@10 against exact ground truth and rows returned, beside PGlite + pgvector (HNSW,
  *     same data and filter, in process);
  *  2. BM25 + vector RRF top-10 in one SQL statement, beside the same answer assembled by a
- *     client from the vector and fts routes (parallel keep-alive calls);
+ *     client from the vector and fts routes (parallel keep-alive calls); plain BM25 on both sides;
  *  3. a two-hop graph expansion joined to rows with a filter, in one statement, beside the client
  *     assembly from the bfs route and row GETs.
  * Env: ROWS (100000), DIM (128), Q (queries per measurement, 200), PEER (1: PGlite), SEL_EXTRA,
