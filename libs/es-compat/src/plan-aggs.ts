@@ -40,11 +40,10 @@ const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, arg
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
 export const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
 /** A mapped field's value in a plan (from `_source`; `fieldKind` admits it, `plainValues` checks it is one plain value). */
-export const valueOf = (_ix: IndexView, f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
-/** The document has a value of the field (`plainValues` has ruled out other shapes). */
-export const has = (ix: IndexView, f: string): Expr => ({ kind: 'is_null', arg: valueOf(ix, f), not: true });
+export const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
 const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
-const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
+/** The document has one value of the field (of its kind: `plainValues` has ruled out other shapes). */
+export const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
 
 /** Plain-value checks per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
@@ -81,7 +80,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     const ek = fieldKind(ix, body.field, 'filter');
     if (!ek) return null;
     fields.set(body.field, ek);
-    return has(ix, body.field);
+    return typed(body.field, ek);
   }
   if (!isObj(body) || Object.keys(body).length !== 1) return null;
   const [name] = Object.keys(body);
@@ -93,7 +92,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     let e: Expr = typed(name, k);
     for (const [op, v] of Object.entries(spec)) {
       if (!(op in ops) || typeof v !== 'number') return null;
-      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(ix, name), right: lit(v) });
+      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
     }
     fields.set(name, k);
     return e;
@@ -103,13 +102,13 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     const v = isObj(spec) && Object.keys(spec).every((x) => x === 'value' || x === 'boost') ? spec.value : spec;
     if (typeof v !== 'string' || !v) return null;
     fields.set(name, k);
-    return { kind: 'binary', op: '=', left: call('substr', valueOf(ix, name), lit(1), lit([...v].length)), right: lit(v) };
+    return { kind: 'binary', op: '=', left: call('substr', valueOf(name), lit(1), lit([...v].length)), right: lit(v) };
   }
   if ((kind === 'term' || kind === 'terms') && k === 'keyword') {
     const vals = kind === 'term' ? [isObj(spec) && Object.keys(spec).length === 1 ? spec.value : spec] : spec;
     if (!Array.isArray(vals) || !vals.length || !vals.every((v) => typeof v === 'string')) return null;
     fields.set(name, k);
-    return and(typed(name, k), inList(valueOf(ix, name), vals));
+    return and(typed(name, k), inList(valueOf(name), vals));
   }
   return null;
 }
@@ -187,7 +186,7 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
   if (k !== 'integer' && k !== 'keyword') return null;
   fields.set(field, k);
-  const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(ix, field) }] };
+  const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
   if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));

@@ -8,7 +8,7 @@
 import { lit, type AggregateCall, type Expr } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
-import { fieldKind, filterExpr, has, typeOf, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
+import { fieldKind, filterExpr, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 import { dateKey } from './plan-dates';
 import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 
@@ -51,7 +51,7 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
     const k = typeof p.field === 'string' && Object.keys(p).length === 1 ? fieldKind(ix, p.field, 'filter') : null;
     if (!k) return null;
     fields.set(p.field as string, k);
-    whens.push({ kind: 'is_null', arg: valueOf(ix, p.field as string) });
+    whens.push({ kind: 'is_null', arg: valueOf(p.field as string) });
     shape = (counts, extras) => ({ doc_count: counts[0], ...extras[0] });
   } else if (type === 'range') {
     const field = p.field;
@@ -67,9 +67,9 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
     }
     fields.set(field as string, k);
     for (const r of ranges) {
-      let when = has(ix, field as string);
-      if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(ix, field as string), right: lit(r.from) });
-      if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(ix, field as string), right: lit(r.to) });
+      let when = typed(field as string, k);
+      if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field as string), right: lit(r.from) });
+      if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field as string), right: lit(r.to) });
       whens.push(when);
     }
     shape = (counts, extras) => {
@@ -139,7 +139,7 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
     const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
     if (!dk) return null;
     fields.set(field, 'date');
-    return { key: dk.key, next: dk.next, cond: { kind: 'in_list', arg: typeOf(field), list: [lit('text')] }, minDoc: minDoc as number, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) };
+    return { key: dk.key, next: dk.next, cond: typed(field, 'date'), minDoc: minDoc as number, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) };
   }
   if (type !== 'histogram') return null;
   const k = fieldKind(ix, field, 'filter');
@@ -149,10 +149,10 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   if (!Number.isInteger(interval) || (interval as number) < 1) return null;
   fields.set(field, k);
   // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
-  const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(ix, field), right: lit(1, true) }, right: lit(interval) };
+  const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(field), right: lit(1, true) }, right: lit(interval) };
   const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
   const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
-  return { key: { kind: 'binary', op: '*', left: floor, right: lit(interval) }, next: (x) => x + (interval as number), cond: has(ix, field), minDoc: minDoc as number };
+  return { key: { kind: 'binary', op: '*', left: floor, right: lit(interval) }, next: (x) => x + (interval as number), cond: typed(field, k), minDoc: minDoc as number };
 }
 
 /** The buckets from the keys' counts (ascending): the empty ones between them when min_doc_count is 0. */

@@ -11,7 +11,7 @@ import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
 import { aggBody, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
-import { fieldKind, has, metric, METRICS, termsOrder, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
+import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
@@ -46,8 +46,8 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   if (p.missing !== undefined && !plainKey(p.missing)) return null;
   if ([p.include, p.exclude].some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) return null;
   fields.set(field, k);
-  const key: Expr = p.missing === undefined ? valueOf(ix, field) : { kind: 'call', name: 'coalesce', args: [valueOf(ix, field), lit(p.missing as Json)] };
-  let rowCond: Expr = p.missing === undefined ? has(ix, field) : lit(true);
+  const key: Expr = p.missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(p.missing as Json)] };
+  let rowCond: Expr = p.missing === undefined ? typed(field, k) : lit(true);
   if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? { kind: 'in_list', arg: key, list: p.include.map((x) => lit(x as Json)) } : lit(false));
   if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
   if (subSpec !== undefined && !isObj(subSpec)) return null;
