@@ -12,7 +12,7 @@ import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
 import { aggBody, bucketCount, countAgg, seriesBuckets, seriesSpec, type CountAgg, type Series } from './plan-buckets';
-import { childSeries, childTerms, keyOf, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
+import { childSeries, childTerms, keyOf, termsAlone, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
 import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -64,7 +64,10 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
 
 /** The level's aggregations over `input`, the buckets they hold (search.max_buckets) and the number of input rows. */
 export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNode, level: Level, prefix = ''): Promise<{ aggregations: JsonObject; buckets: number; total: number }> {
-  const [row] = await backend.read(aggregate(input, [], level.calls));
+  // one terms aggregation alone: one plan over the input, the totals as window sums over its groups
+  const only = level.wants.length === 1 ? level.wants[0].terms : undefined;
+  const alone = only ? await termsAlone(backend, input, only) : null;
+  const [row] = alone ? [{ total: alone.total, [`n_${prefix}1`]: alone.values }] : await backend.read(aggregate(input, [], level.calls));
   const aggregations: JsonObject = {};
   let buckets = 0;
   for (let i = 1; i <= level.wants.length; i++) {
@@ -78,7 +81,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])));
     } else if (w.terms) {
-      aggregations[w.name] = await terms(backend, ref, input, w.terms, Number(row[`n_${prefix}${i}`]));
+      aggregations[w.name] = await terms(backend, ref, input, w.terms, Number(row[`n_${prefix}${i}`]), alone?.rows);
     } else if (w.counted) {
       const extras: JsonObject[] = [];
       if (w.sub) {
@@ -96,9 +99,9 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
 }
 
 /** A terms aggregation: its top buckets, their children, and the count of the others (`values`: the rows holding a key). */
-async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number): Promise<JsonObject> {
+async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number, read?: Array<Record<string, unknown>>): Promise<JsonObject> {
   const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t) : termsGroups(input, t);
-  const rows = await backend.read(limit(sort(grouped, t.order), lit(t.size)));
+  const rows = read ?? (await backend.read(limit(sort(grouped, t.order), lit(t.size))));
   const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
   const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : values;
   const keys = rows.map((r) => keyOf(t, r.key));

@@ -6,7 +6,7 @@
  * total per parent key, in the child's order) and `filter` keep each parent's top children; and
  * histogram / date_histogram sub-aggregations: `aggregate` over the parent key and the bucket key.
  */
-import { aggregate, col, filter, join, lit, project, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, join, limit, lit, project, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
@@ -27,6 +27,8 @@ export interface TermsSpec {
   readonly key: Expr;
   readonly rowCond: Expr;
   readonly subs: Array<{ name: string; m: Metric }>;
+  /** No `missing`, `include` or `exclude`: the key is the value, the rows holding one count. */
+  readonly plain: boolean;
   readonly child?: TermsSpec;
   /** histogram / date_histogram sub-aggregations (at the top level's terms only). */
   readonly series: Array<{ name: string; s: Series }>;
@@ -78,7 +80,8 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   }
   const order = termsOrder(p.order, subs);
   if (!order) return null;
-  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, series, ...(child ? { child } : {}) };
+  const plain = p.missing === undefined && p.include === undefined && p.exclude === undefined;
+  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, plain, series, ...(child ? { child } : {}) };
 }
 
 /** The grouped node of a terms aggregation over `input` (min_doc_count applied): columns key, doc_count and its sub-aggregations' calls. */
@@ -149,4 +152,26 @@ export async function childSeries(backend: EsBackend, input: PlanNode, parent: T
     }
   }
   return new Map(keys.map((k) => [JSON.stringify(k), seriesBuckets(s, counts.get(JSON.stringify(k)) ?? new Map())]));
+}
+
+/**
+ * A terms aggregation alone in a request, as one plan (the input is read once):
+ * `limit(sort(filter(window(aggregate(I, [key], [count(*), its metrics' calls]), [total(doc_count),
+ * total(doc_count of the null key)]), key is not null), order), size)`; the window's sums give the
+ * hits' total and the documents holding a value. Null when it has options or children that need
+ * more, or when no document holds a value (no group row carries the sums).
+ */
+export async function termsAlone(backend: EsBackend, input: PlanNode, t: TermsSpec): Promise<{ total: number; values: number; rows: Array<Record<string, unknown>> } | null> {
+  if (!t.plain || t.minDoc !== 1 || t.child || t.series.length) return null;
+  const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...t.subs.flatMap((x) => x.m.calls)];
+  const grouped = aggregate(input, [{ name: 'key', expr: t.key }], calls);
+  const isNull: Expr = { kind: 'is_null', arg: col('key') };
+  const sums = windowNode(grouped, [
+    { name: 'all_n', fn: 'total', args: [col('doc_count')], partition: [], order: [] },
+    { name: 'null_n', fn: 'total', args: [{ kind: 'case', whens: [{ when: isNull, then: col('doc_count') }] }], partition: [], order: [] },
+  ]);
+  const rows = await backend.read(limit(sort(filter(sums, { kind: 'is_null', arg: col('key'), not: true }), t.order), lit(t.size)));
+  if (!rows.length) return null;
+  const all = Number(rows[0].all_n);
+  return { total: all, values: all - Number(rows[0].null_n), rows };
 }
