@@ -12,6 +12,7 @@ run()(system, Number(size)).then(
   () => process.exit(0),
   (e) => {
     console.error(e);
+    process.stdout.write(`RESULT ${JSON.stringify({ area, system, size: Number(size), error: String(e.message ?? e) })}\n`);
     process.exit(1);
   },
 );
