@@ -12,6 +12,7 @@
 //   --server     also start the built server (npm run build) over the same store as its tenant's, and
 //                time /ready?require=read (503 until the store is open, then 200) and the first
 //                search of each kind over HTTPS, from the server's spawn
+//   --load-only  (with --data) load the store and stop: time the restarts later, on a quieter host
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -238,6 +239,7 @@ async function mainServer() {
       await serverDataDir(dataDir);
       info = await load(storeDir, docs, vectors, edges);
     }
+    if (process.argv.includes('--load-only')) return console.log(`loaded into ${dataDir}: ${JSON.stringify(info)}`);
     console.log(`store: ${info.docs.toLocaleString()} docs, ${info.vectors.toLocaleString()} vectors, ${info.edges.toLocaleString()} edges; load ms ${JSON.stringify(info.loadMs)}; load average ${os.loadavg()[0].toFixed(1)}`);
     const inProcess = runChild(storeDir);
     const srv = await serverRun(dataDir);
