@@ -92,6 +92,8 @@ async function child(dir) {
   const p = participants();
   const store = await TenantStore.open({ dir, participants: [p.fts, p.vectors, p.graph], sync: false, checkpointFrames: 0, checkpointMs: 0 });
   const opened = t();
+  const cu = process.cpuUsage();
+  const openCpu = Math.round((cu.user + cu.system) / 1000); // this process's CPU ms until the open (all threads): its wall time on an idle host, roughly
   const hits = await p.fts.search('bench.docs', 'body', queries(1)[0], 10);
   const fts = t();
   const q = Array.from({ length: DIM }, (_, i) => Math.sin(i));
@@ -101,6 +103,7 @@ async function child(dir) {
   const graph = t();
   const out = {
     opened,
+    openCpu,
     fts,
     vectors: vec,
     graph,
