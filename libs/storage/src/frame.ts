@@ -102,13 +102,8 @@ export function frameLsn(b: Uint8Array): number {
   return Number(Buffer.from(b.buffer, b.byteOffset, b.byteLength).readBigUInt64BE(HEADER + 8));
 }
 
-/**
- * Verifies a frame without decoding it: the header, the checksum of the body, and the body's
- * structure (every length field in bounds, no trailing bytes); no JSON is parsed and nothing is
- * copied. Returns the frame's LSN. What recovery runs over the log's tail that it does not replay:
- * decoding those frames (a JSON parse of every change) cost most of a restart at 1M rows.
- */
-export function verifyFrame(input: Uint8Array): number {
+/** The header's checks (length, version, torn write, checksum): the frame's version and its body. */
+function checkedBody(input: Uint8Array): { version: number; body: Buffer } {
   const b = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   if (b.length < HEADER) corrupt(`${b.length} bytes is shorter than the ${HEADER}-byte header`);
   const version = b[0];
@@ -117,6 +112,17 @@ export function verifyFrame(input: Uint8Array): number {
   if (size !== b.length - HEADER) corrupt(`body length ${b.length - HEADER} differs from the header's ${size} (torn write)`);
   const body = b.subarray(HEADER);
   if (crc32cOf(body) !== b.readUInt32BE(5)) corrupt('checksum mismatch');
+  return { version, body };
+}
+
+/**
+ * Verifies a frame without decoding it: the header, the checksum of the body, and the body's
+ * structure (every length field in bounds, no trailing bytes); no JSON is parsed and nothing is
+ * copied. Returns the frame's LSN. What recovery runs over the log's tail that it does not replay:
+ * decoding those frames (a JSON parse of every change) cost most of a restart at 1M rows.
+ */
+export function verifyFrame(input: Uint8Array): number {
+  const { version, body } = checkedBody(input);
   const need = (p: number, n: number, what: string) => {
     if (p + n > body.length) corrupt(`${what} runs past the body`);
   };
@@ -149,15 +155,7 @@ export function verifyFrame(input: Uint8Array): number {
 }
 
 export function decodeFrame(input: Uint8Array): CommittedFrame {
-  const b = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-  if (b.length < HEADER) corrupt(`${b.length} bytes is shorter than the ${HEADER}-byte header`);
-  const version = b[0];
-  if (version !== 1 && version !== 2) corrupt(`unknown format version ${version}`);
-  const size = b.readUInt32BE(1);
-  if (size !== b.length - HEADER) corrupt(`body length ${b.length - HEADER} differs from the header's ${size} (torn write)`);
-  const body = b.subarray(HEADER);
-  const crc = b.readUInt32BE(5);
-  if (crc32cOf(body) !== crc) corrupt('checksum mismatch');
+  const { version, body } = checkedBody(input);
   try {
     let p = 0;
     const epoch = Number(body.readBigUInt64BE(p));

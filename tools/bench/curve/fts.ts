@@ -16,23 +16,10 @@ const { corpus, queries } = require('../fts/zipf-corpus');
 const { Fts5 } = require('../fts/peers');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { quiesce } = require('../quiet');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { manifest } = require('../fts/manifest');
 
 const BATCH = 5000;
-/** The table of tools/bench/fts/ours.js (that module loads the built packages; this child runs the sources). */
-const MANIFEST = `namespace = "bench"
-table = "docs"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "body"
-ty = "str"
-[[fulltext]]
-field = "body"
-analyzer = "english"
-`;
 const PLAIN = { feedback: 'none', proximity: 'none' } as const;
 const RERANKED = { feedback: 'rm3', proximity: 'bm25tp' } as const;
 
@@ -89,7 +76,7 @@ export async function runFts(system: string, n: number): Promise<void> {
   } else {
     const fts = new FtsParticipant();
     const store = await TenantStore.open({ dir: join(tmp, 'store'), participants: [fts], sync: false });
-    await store.registerSchema(MANIFEST);
+    await store.registerSchema(manifest());
     await loadAll((b) => store.commit({ changes: b.map((d) => ({ op: 'put', schema: 'bench.docs', row: { id: d.id, body: d.body } })) }));
     const loadS = (performance.now() - t0) / 1000;
     const loaded = memory();

@@ -188,19 +188,21 @@ async function serverRun(dataDir) {
   return { listening, firstReady: ready[0], ready200At: ready[ready.length - 1].at, ready503: not200.length, other: not200.filter((r) => r.status !== 503).length, answers };
 }
 
+/** The store in `dir`: reused when kept (`--data`) and loaded before, else loaded now (after `before`). */
+async function loadOrReuse(dir, keep, before = async () => undefined) {
+  const marker = path.join(dir, 'bench-restart.json');
+  if (keep && fs.existsSync(marker)) return JSON.parse(fs.readFileSync(marker, 'utf8'));
+  await before();
+  return load(dir, Number(arg('docs', 20_000)), Number(arg('vectors', 2_000)), Number(arg('edges', 20_000)));
+}
+
 async function main() {
   if (process.argv.includes('--child')) return child(arg('child'));
   if (process.argv.includes('--server')) return mainServer();
-  const docs = Number(arg('docs', 20_000));
-  const vectors = Number(arg('vectors', 2_000));
-  const edges = Number(arg('edges', 20_000));
   const keep = arg('data');
   const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-restart-'));
   try {
-    const marker = path.join(dir, 'bench-restart.json');
-    let info;
-    if (keep && fs.existsSync(marker)) info = JSON.parse(fs.readFileSync(marker, 'utf8'));
-    else info = await load(dir, docs, vectors, edges);
+    const info = await loadOrReuse(dir, keep);
     console.log(`store: ${info.docs.toLocaleString()} docs, ${info.vectors.toLocaleString()} vectors, ${info.edges.toLocaleString()} edges; load ms ${JSON.stringify(info.loadMs)}; load average ${os.loadavg()[0].toFixed(1)}`);
     const after = runChild(dir);
     let before = null;
@@ -228,20 +230,11 @@ async function main() {
 
 /** --server: the store is loaded as the bootstrap tenant's, then the server is started over it. */
 async function mainServer() {
-  const docs = Number(arg('docs', 20_000));
-  const vectors = Number(arg('vectors', 2_000));
-  const edges = Number(arg('edges', 20_000));
   const keep = arg('data');
   const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-restart-srv-'));
   try {
     const storeDir = path.join(dataDir, 'tenants', TENANT, 'store');
-    const marker = path.join(storeDir, 'bench-restart.json');
-    let info;
-    if (keep && fs.existsSync(marker)) info = JSON.parse(fs.readFileSync(marker, 'utf8'));
-    else {
-      await serverDataDir(dataDir);
-      info = await load(storeDir, docs, vectors, edges);
-    }
+    const info = await loadOrReuse(storeDir, keep, () => serverDataDir(dataDir));
     if (process.argv.includes('--load-only')) return console.log(`loaded into ${dataDir}: ${JSON.stringify(info)}`);
     console.log(`store: ${info.docs.toLocaleString()} docs, ${info.vectors.toLocaleString()} vectors, ${info.edges.toLocaleString()} edges; load ms ${JSON.stringify(info.loadMs)}; load average ${os.loadavg()[0].toFixed(1)}`);
     const inProcess = runChild(storeDir);
