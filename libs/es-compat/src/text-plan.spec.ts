@@ -8,6 +8,8 @@ const MAPPINGS: JsonObject = { properties: { title: { type: 'text' }, body: { ty
 
 function setup(sources: JsonObject[]) {
   const ix: IndexView = { name: 'docs', uuid: 'u', fields: flatten(MAPPINGS), settings: {}, mappings: MAPPINGS, docs: [], stats: new Map() };
+  // the typed columns of the keyword and number fields (read by plans where the index has them)
+  Object.assign(ix, { columns: { tag: 'v_tag', n: 'v_n' } });
   (ix as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: `d${i}`, _source: s, _version: 1, _seq_no: i, _primary_term: 1, _routing: null }, ix));
   const cols = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing', 't0_title', 't1_body', 't2_eng'].map((name) => ({ name, ty: 'str' }));
   const ref: IndexRef = {
