@@ -15,6 +15,7 @@ import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, TenantStore }
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, sseComment, sseEvent } from './sse';
+import { burstTick, sharedEvent, sliceTurn, type Tick } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -189,22 +190,34 @@ export class WatchSession {
     const feed = this.store.changesFrom(cursor, { kind: 'watch', id: this.id, bufferFrames: this.opts.bufferFrames, maxLagFrames: this.opts.maxLagFrames });
     this.feed = feed;
     let pending: Promise<Settled> | null = null;
+    /** Frames past the last window's bound: the start of the next burst. */
+    let carry: CommittedFrame[] = [];
     try {
       for (;;) {
-        const first = await (pending ?? settle(feed.next()));
-        pending = null;
-        if (first.e !== undefined) throw first.e;
-        if (!first.v) return;
-        const frames: CommittedFrame[] = first.v.entries.map((e) => e.frame);
+        let frames: CommittedFrame[];
+        const carried = carry.length > 0;
+        if (carried) {
+          frames = carry;
+          carry = [];
+        } else {
+          const first = await (pending ?? settle(feed.next()));
+          pending = null;
+          if (first.e !== undefined) throw first.e;
+          if (!first.v) return;
+          frames = first.v.entries.map((e) => e.frame);
+        }
         let failure: unknown;
         let ended = false;
+        let tick: Tick | null = null;
         if (this.opts.coalesceMs > 0) {
-          // The window: sleep through it (the feed keeps arriving frames in its bounded buffer,
-          // without waking this session per frame), then take what it holds without waiting.
-          // A reader behind the log's end (replaying) does not wait: its frames are all there.
-          if (first.v.cursor.lsn >= this.store.lastLsn) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
+          // The window, the store's (fanout.ts): sleep through it (the feed keeps arriving frames
+          // in its bounded buffer, without waking this session per frame), then take what it
+          // holds without waiting. A reader behind the frames published (replaying) does not
+          // wait: its frames are all there.
+          if (carried || frames[frames.length - 1].lsn >= this.store.publishedLsn) tick = await burstTick(this.store, this.opts.coalesceMs);
           while (frames.length < MAX_BURST_FRAMES && !this.closed) {
-            const p = settle(feed.next());
+            const p: Promise<Settled> = pending ?? settle(feed.next());
+            pending = null;
             const r = await Promise.race([p, nextTurn()]);
             if (r === 'later') {
               pending = p; // nothing buffered (or a log read under way): the next burst starts with it
@@ -220,8 +233,12 @@ export class WatchSession {
             }
             for (const e of r.v.entries) frames.push(e.frame);
           }
+          if (tick) carry = this.cutAt(tick, frames);
         }
-        const cut = this.burst(frames);
+        const take = frames.length - carry.length;
+        for (let wait = sliceTurn(); wait; wait = sliceTurn()) await wait;
+        if (this.closed) return;
+        const cut = take > 0 ? this.burst(take === frames.length ? frames : frames.slice(0, take)) : null;
         if (cut) throw new DbError('resync_required', cut === 'schema' ? 'the followed table was registered again or dropped' : "the subscriber's grants or policies changed", { reason: cut });
         if (failure !== undefined) throw failure;
         if (ended || this.closed) return;
@@ -233,6 +250,13 @@ export class WatchSession {
     } finally {
       feed.close(); // a pending next() answers null (settled: nothing is left unhandled)
     }
+  }
+
+  /** The frames after the window's bound (fanout.ts), kept for the next burst. */
+  private cutAt(tick: Tick, frames: CommittedFrame[]): CommittedFrame[] {
+    if (frames[frames.length - 1].lsn <= tick.bound) return [];
+    const i = frames.findIndex((f) => f.lsn > tick.bound);
+    return frames.slice(i);
   }
 
   private checkToken(): void {
@@ -261,24 +285,34 @@ export class WatchSession {
     }
     if (n > 0) {
       const use = n === frames.length ? frames : frames.slice(0, n);
-      const ev0 = this.query.evaluations;
-      const rc0 = this.query.rowChanges;
-      const changes = this.query.match(use);
-      this.metrics.watchEvaluations.inc(this.query.evaluations - ev0);
-      this.metrics.watchRowChanges.inc(this.query.rowChanges - rc0);
       const last = use[use.length - 1];
       const cursor = { epoch: last.epoch, lsn: last.lsn };
+      const make = (): string | null => {
+        const q = this.query;
+        const ev0 = q.evaluations;
+        const rc0 = q.rowChanges;
+        const changes = q.match(use);
+        this.metrics.watchEvaluations.inc(q.evaluations - ev0);
+        this.metrics.watchRowChanges.inc(q.rowChanges - rc0);
+        return changes.length ? sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: use[0].lsn, changes }) : null;
+      };
+      // a row query's subscribers compiled alike share one match and one serialization per burst
+      const text = this.query.kind === 'rows' ? sharedEvent(this.query, use[0], last, make) : make();
       this.position = cursor;
-      if (changes.length) this.send('change', cursor, { lsn: last.lsn, epoch: last.epoch, first_lsn: use[0].lsn, changes });
+      if (text !== null) this.sendText('change', text);
       else this.dirty = true;
     }
     return cut;
   }
 
   private send(event: string, cursor: ChangeCursor, data: unknown): void {
+    this.sendText(event, sseEvent(event, formatId(cursor), data));
+  }
+
+  private sendText(event: string, text: string): void {
     this.dirty = false;
     this.metrics.watchEvents.inc({ event });
-    this.write(sseEvent(event, formatId(cursor), data));
+    this.write(text);
   }
 
   private write(chunk: string): void {
