@@ -269,15 +269,18 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   }
 
   private fromBuffer(): FeedBatch | null {
-    const take: FeedEntry[] = [];
+    const buf = this.buf;
     let i = 0;
-    while (i < this.buf.length && this.buf[i].frame.lsn <= this.position) i++;
+    while (i < buf.length && buf[i].frame.lsn <= this.position) i++;
+    let j = i;
     let expect = this.position + 1;
-    while (i < this.buf.length && take.length < this.batchFrames && this.buf[i].frame.lsn === expect) {
-      take.push(this.buf[i++]);
+    while (j < buf.length && j - i < this.batchFrames && buf[j].frame.lsn === expect) {
+      j++;
       expect++;
     }
-    this.buf = i >= this.buf.length ? [] : this.buf.slice(i);
+    // the whole buffer, as it usually is: handed over without a copy
+    const take = i === 0 && j === buf.length ? buf : buf.slice(i, j);
+    this.buf = j >= buf.length ? [] : buf.slice(j);
     if (!take.length) {
       // not the next frame: read the log instead (cannot happen while frames publish in order)
       if (this.buf.length) {

@@ -11,11 +11,11 @@
  * its frames) the feed answers `resync_required` and the session sends `reset`.
  */
 import { DbError } from '@mmdb/core';
-import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, TenantStore } from '@mmdb/storage';
+import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, sseComment, sseEvent } from './sse';
-import { burstTick, sharedEvent, sliceTurn, type Tick } from './fanout';
+import { burstBound, sharedEvent, sliceTurn } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -62,6 +62,12 @@ type Settled = { v: FeedBatch | null; e?: undefined } | { v?: undefined; e: unkn
 const settle = (p: Promise<FeedBatch | null>): Promise<Settled> => p.then((v) => ({ v }), (e) => ({ e }));
 /** Resolves after the microtasks queued now (a feed answering from its buffer settles before it). */
 const nextTurn = (): Promise<'later'> => new Promise((r) => setImmediate(() => r('later')));
+
+/** The frames after a window's bound (fanout.ts), kept for the next burst. */
+function cutAfter(bound: number, frames: readonly FeedEntry[]): FeedEntry[] {
+  if (frames[frames.length - 1].frame.lsn <= bound) return [];
+  return frames.slice(frames.findIndex((e) => e.frame.lsn > bound));
+}
 
 export class WatchSession {
   private feed: ChangeFeed | null = null;
@@ -191,12 +197,12 @@ export class WatchSession {
     this.feed = feed;
     let pending: Promise<Settled> | null = null;
     /** Frames past the last window's bound: the start of the next burst. */
-    let carry: CommittedFrame[] = [];
+    let carry: FeedEntry[] = [];
     try {
       for (;;) {
-        let frames: CommittedFrame[];
-        const carried = carry.length > 0;
-        if (carried) {
+        // the feed's own entries (shared by every reader: no copy per subscriber unless a burst spans batches)
+        let frames: readonly FeedEntry[];
+        if (carry.length) {
           frames = carry;
           carry = [];
         } else {
@@ -204,18 +210,18 @@ export class WatchSession {
           pending = null;
           if (first.e !== undefined) throw first.e;
           if (!first.v) return;
-          frames = first.v.entries.map((e) => e.frame);
+          frames = first.v.entries;
         }
         let failure: unknown;
         let ended = false;
-        let tick: Tick | null = null;
+        let bound: number | null = null;
         if (this.opts.coalesceMs > 0) {
           // The window, the store's (fanout.ts): sleep through it (the feed keeps arriving frames
           // in its bounded buffer, without waking this session per frame), then take what it
-          // holds without waiting. A reader behind the frames published (replaying) does not
-          // wait: its frames are all there.
-          if (carried || frames[frames.length - 1].lsn >= this.store.publishedLsn) tick = await burstTick(this.store, this.opts.coalesceMs);
-          while (frames.length < MAX_BURST_FRAMES && !this.closed) {
+          // holds up to the window's bound without waiting. A reader behind the clock (its
+          // fan-out ran late, or it replays the log) is given a bound that has passed: no wait.
+          bound = await burstBound(this.store, frames[0].frame.lsn, this.opts.coalesceMs, () => this.closed);
+          while (frames.length < MAX_BURST_FRAMES && frames[frames.length - 1].frame.lsn < bound && !this.closed) {
             const p: Promise<Settled> = pending ?? settle(feed.next());
             pending = null;
             const r = await Promise.race([p, nextTurn()]);
@@ -231,9 +237,9 @@ export class WatchSession {
               ended = true;
               break;
             }
-            for (const e of r.v.entries) frames.push(e.frame);
+            frames = frames.concat(r.v.entries);
           }
-          if (tick) carry = this.cutAt(tick, frames);
+          if (bound !== null) carry = cutAfter(bound, frames);
         }
         const take = frames.length - carry.length;
         for (let wait = sliceTurn(); wait; wait = sliceTurn()) await wait;
@@ -252,13 +258,6 @@ export class WatchSession {
     }
   }
 
-  /** The frames after the window's bound (fanout.ts), kept for the next burst. */
-  private cutAt(tick: Tick, frames: CommittedFrame[]): CommittedFrame[] {
-    if (frames[frames.length - 1].lsn <= tick.bound) return [];
-    const i = frames.findIndex((f) => f.lsn > tick.bound);
-    return frames.slice(i);
-  }
-
   private checkToken(): void {
     if (this.opts.authorized && !this.opts.authorized()) throw new DbError('unauthorized', 'the token of this stream expired or was revoked');
   }
@@ -275,29 +274,32 @@ export class WatchSession {
    * Matches one burst and sends its event. Events stop before a frame that changed the followed
    * table's manifest (`schema`) or the subscriber's policy (`policy`): the reason is returned.
    */
-  private burst(frames: readonly CommittedFrame[]): 'schema' | 'policy' | null {
+  private burst(entries: readonly FeedEntry[]): 'schema' | 'policy' | null {
     this.checkToken();
-    let n = frames.length;
+    let n = entries.length;
     let cut: 'schema' | 'policy' | null = null;
-    for (let i = 0; i < frames.length && !cut; i++) {
-      cut = this.query.schemaChanged(frames[i]) ? 'schema' : this.policyChanged(frames[i]) ? 'policy' : null;
+    for (let i = 0; i < entries.length && !cut; i++) {
+      const f = entries[i].frame;
+      cut = this.query.schemaChanged(f) ? 'schema' : this.policyChanged(f) ? 'policy' : null;
       if (cut) n = i;
     }
     if (n > 0) {
-      const use = n === frames.length ? frames : frames.slice(0, n);
-      const last = use[use.length - 1];
+      const first = entries[0].frame;
+      const last = entries[n - 1].frame;
       const cursor = { epoch: last.epoch, lsn: last.lsn };
       const make = (): string | null => {
         const q = this.query;
         const ev0 = q.evaluations;
         const rc0 = q.rowChanges;
+        const use: CommittedFrame[] = new Array<CommittedFrame>(n);
+        for (let i = 0; i < n; i++) use[i] = entries[i].frame;
         const changes = q.match(use);
         this.metrics.watchEvaluations.inc(q.evaluations - ev0);
         this.metrics.watchRowChanges.inc(q.rowChanges - rc0);
-        return changes.length ? sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: use[0].lsn, changes }) : null;
+        return changes.length ? sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: first.lsn, changes }) : null;
       };
       // a row query's subscribers compiled alike share one match and one serialization per burst
-      const text = this.query.kind === 'rows' ? sharedEvent(this.query, use[0], last, make) : make();
+      const text = this.query.kind === 'rows' ? sharedEvent(this.query, first, last, make) : make();
       this.position = cursor;
       if (text !== null) this.sendText('change', text);
       else this.dirty = true;

@@ -87,6 +87,8 @@ export class WatchQuery {
   /** Row changes of the followed table seen by `match` (the matching input). */
   rowChanges = 0;
   private readonly leaf: ScanNode;
+  /** The leaf's one row per evaluation (one map for all of them). */
+  private readonly leafRows = new Map<PlanNode, Tuple[]>();
   private readonly rows: RowsEvaluator;
   /** The values of the query's `$n`. */
   private readonly params: Value[];
@@ -231,7 +233,8 @@ export class WatchQuery {
   private eval(values: Row, version: number): Tuple[] {
     this.evaluations++;
     const t = toTuple(this.engine.tableOf(this.schema), { values, version });
-    return this.rows.run(new Map([[this.leaf, [t]]]), this.params);
+    this.leafRows.set(this.leaf, [t]);
+    return this.rows.run(this.leafRows, this.params);
   }
 
   private images(c: RowChange): { old: Tuple[] | null; now: Tuple[]; oldKnown: boolean } {
