@@ -48,20 +48,22 @@ const until = async (pred: () => boolean, what: string) => {
   }
 };
 
+// every test: a real store with one table t (id, v)
+let dir: string;
+let store: TenantStore;
+let sql: SqlEngine;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'watch-session-'));
+  store = await TenantStore.open({ dir, sync: false });
+  sql = new SqlEngine(store);
+  await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
 describe('WatchSession backpressure', () => {
-  let dir: string;
-  let store: TenantStore;
-  let sql: SqlEngine;
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'watch-session-'));
-    store = await TenantStore.open({ dir, sync: false });
-    sql = new SqlEngine(store);
-    await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
-  });
-  afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   const session = (out: StuckOut, maxLagFrames: number) =>
     new WatchSession('s1', store, WatchQuery.compile(sql, { sql: 'SELECT id FROM t WHERE v >= 0' }), out, { coalesceMs: 0, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 8, maxLagFrames }, new Metrics(), () => undefined);
@@ -158,20 +160,6 @@ describe('WatchSession backpressure', () => {
 });
 
 describe('WatchSession fan-out (fanout.ts)', () => {
-  let dir: string;
-  let store: TenantStore;
-  let sql: SqlEngine;
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'watch-fanout-'));
-    store = await TenantStore.open({ dir, sync: false });
-    sql = new SqlEngine(store);
-    await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
-  });
-  afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   const open = (id: string, text: string) => {
     const out = new StuckOut();
     out.stuck = false;
