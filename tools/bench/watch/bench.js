@@ -168,7 +168,10 @@ async function main() {
     console.log(`| deliveries (expected) | | ${delivery.length} (${expected}) | | all |`);
     console.log(`| server RSS KiB | ${rss0} | ${rss1} (idle) | | |`);
     console.log(`| RSS per idle subscriber KiB | | ${f(perSub)} | | ≤ 64 ${perSub <= 64 ? 'met' : 'MISSED'} |`);
-    console.log(`| match evaluations per changed row per subscriber | | ${f((ev1 - ev0) / Math.max(1, rc1 - rc0))} | | ≤ 2 |`);
+    console.log(`| match evaluations per examined row change | | ${f((ev1 - ev0) / Math.max(1, rc1 - rc0))} | | ≤ 2 |`);
+    // subscribers compiled alike share one match per burst: 20 subscribers per table would examine
+    // each write 20 times; the distinct queries per table (2 here: i % tables and i % 4 share parity) once each
+    console.log(`| row changes examined per write (shared queries once) | | ${f((rc1 - rc0) / Math.max(1, during.lat.length), 2)} | | |`);
     // the subscribers are closed before the big table is loaded (its load is not what they measure)
     subs.send({ close: true });
     await new Promise((r) => subs.once('exit', r));
