@@ -106,6 +106,12 @@ export interface StoreOptions {
   readonly feedHoldFrames?: number;
   /** The same bound in log bytes (default 256 MiB). */
   readonly feedHoldBytes?: number;
+  /**
+   * Change feed: the last published frames kept in memory, once for all readers, for a reader
+   * behind its live buffer (default 4,096 frames and 8 MiB of stored frames; 0 frames: none).
+   */
+  readonly feedTailFrames?: number;
+  readonly feedTailBytes?: number;
 }
 
 /** Where the change feed stands (metrics). */
@@ -188,7 +194,7 @@ export class TenantStore implements StoreReader {
   private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
   /** Open cursors of `changesFrom`. */
-  private readonly hub = new FeedHub();
+  private readonly hub: FeedHub;
   /** The log as the feed reads it, with the epoch history. */
   private readonly log: LogView;
   /** The lowest LSN a follower registered with registerFollower has applied (Infinity: none). */
@@ -236,6 +242,7 @@ export class TenantStore implements StoreReader {
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
     this.log = new LogView(db, this.segments, () => this.lastLsn);
+    this.hub = new FeedHub({ frames: opts.feedTailFrames, bytes: opts.feedTailBytes });
     this.applier = new FrameApplier({
       catalog: this.catalog,
       tableLsns: this.tableLsns,
@@ -288,6 +295,15 @@ export class TenantStore implements StoreReader {
 
   get lastLsn(): number {
     return this.coordinator ? this.coordinator.lastLsn : this.openingLsn;
+  }
+
+  /**
+   * The last frame handed to change-feed readers (`changesFrom`): every live reader's buffer
+   * holds the frames up to it. At most `lastLsn` (a group is durable, then applied, then
+   * published).
+   */
+  get publishedLsn(): number {
+    return this.hub.published;
   }
 
   /** The fencing epoch stamped in every frame this store writes from now on. */
@@ -394,6 +410,7 @@ export class TenantStore implements StoreReader {
       for (const [p, lsn] of from) if (f.lsn > lsn) replayed[p.name]++;
     }
     this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
+    this.hub.published = lastLsn;
     const every = this.opts.idempotencyPurgeMs ?? 10 * 60_000;
     if (every > 0) {
       this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
