@@ -103,8 +103,14 @@ export async function countRows(store: TenantStore, schema: string): Promise<num
   return n;
 }
 
+/** Frames over which the usual commit time beyond preparation is the least. */
+const FLOOR_FRAMES = 64;
+
+/** The longest rest between two frames, ms. */
+const MAX_REST_MS = 50;
+
 /** Default time budget of one backfill frame, ms. */
-export const DEFAULT_SLICE_MS = 4;
+export const DEFAULT_SLICE_MS = 3;
 
 /**
  * How many rows the next backfill frame copies, and how long to wait before it.
@@ -115,16 +121,20 @@ export const DEFAULT_SLICE_MS = 4;
  * row (a moving average), never more than `batch_size`: as large as the budget allows, since
  * every frame also costs a log write (an fsync) that the writer's next group waits for. Frames
  * follow each other at once while the store keeps up, so the rate stays high while every wait
- * behind one stays short. Back-off: when a frame's commit took much longer than its own
- * preparation and budget (it queued behind foreground commits, or the log write was slow), the
- * next waits as long as the excess (at most 100 ms), so foreground traffic goes first. Ceiling:
- * the average never exceeds `max_rows_per_s`.
+ * behind one stays short (the store also lets queued foreground requests go before a
+ * background frame). Back-off: when the commit time beyond preparation (the queue, the log
+ * writes), averaged over the recent frames, rises above its floor by more than four budgets
+ * (foreground commits keep going first, the disk slowed), the next frame waits half that rise
+ * (at most 50 ms). Ceiling: the average never exceeds `max_rows_per_s`.
  */
 export class Slicer {
   /** Preparation ms per row, moving average (null until the first frame). */
   private msPerRow: number | null = null;
   private rate = 0;
   private lastAt: number | null = null;
+  /** Each recent frame's commit time beyond its preparation (its floor is the usual wait). */
+  private readonly beyond: number[] = [];
+  private beyondAvg: number | null = null;
 
   constructor(private readonly t: Throttle) {}
 
@@ -154,9 +164,16 @@ export class Slicer {
     const r = (rows * 1000) / Math.max(this.lastAt === null ? wallMs : now - this.lastAt, 0.05);
     this.lastAt = now;
     this.rate = this.rate === 0 ? r : 0.9 * this.rate + 0.1 * r;
-    // Back-off: the commit beyond its preparation (queueing, the log write) took over twice the budget.
-    const excess = wallMs - prep - this.budget;
-    const rest = excess > this.budget ? Math.min(100, excess) : 0;
+    // Back-off: the commit time beyond preparation (queueing, the log writes), on average over the
+    // recent frames, rose above its floor (the least of them) by more than four budgets: rest half
+    // that rise. A single slow frame does not count; a host slow all along moves the floor. (Queued
+    // foreground requests already go before a backfill frame: the store's own back-off.)
+    const beyond = wallMs - prep;
+    this.beyond.push(beyond);
+    if (this.beyond.length > FLOOR_FRAMES) this.beyond.shift();
+    this.beyondAvg = this.beyondAvg === null ? beyond : 0.8 * this.beyondAvg + 0.2 * beyond;
+    const rise = this.beyondAvg - Math.min(...this.beyond);
+    const rest = rise > 4 * this.budget ? Math.min(MAX_REST_MS, rise / 2) : 0;
     // The ceiling: `rows` may take no less than rows / max_rows_per_s seconds.
     const floor = (rows * 1000) / this.t.max_rows_per_s - wallMs;
     return Math.max(rest, floor, 0);

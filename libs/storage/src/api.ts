@@ -156,7 +156,9 @@ export interface CommitRequest {
   readonly route?: string;
   /**
    * Bulk background work (a migration's backfill frame): prepared in a commit group of its
-   * own, so the requests queued before it are written without waiting for its preparation.
+   * own, and only when no foreground request is queued with it (those go first), so a
+   * foreground write waits for at most the one background request being prepared.
+   * Background requests keep their order among themselves.
    */
   readonly background?: boolean;
 }

@@ -27,7 +27,7 @@ describe('background requests and the backfill cursor check', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('prepares a background request alone and reports its preparation time; others get no timing', async () => {
+  it('prepares a background request alone, after the foreground requests queued with it, and reports its preparation time', async () => {
     const put = (k: number): CommitRequest => ({ changes: [{ op: 'put', schema: 't.kv', row: { k, v: `v${k}` } }] });
     const bg: CommitRequest = { changes: [{ op: 'put', schema: 't.kv', row: { k: 100, v: 'bg' } }], background: true };
     const groups = () => (store as unknown as { coordinator: { stats: { groups: number } } }).coordinator.stats.groups;
@@ -36,13 +36,23 @@ describe('background requests and the backfill cursor check', () => {
     await Promise.all([store.commit(put(3)), store.commit(put(4)), store.commit(put(5))]);
     expect(groups() - g0).toBe(1);
     g0 = groups();
+    // With a background request among them: the foreground ones first (one group), then it alone.
     const [a, b, c] = await Promise.all([store.commit(put(1)), store.commit(bg), store.commit(put(2))]);
-    expect(groups() - g0).toBe(3);
+    expect(groups() - g0).toBe(2);
     expect(typeof b.prepare_ms).toBe('number');
     expect(b.prepare_ms).toBeGreaterThanOrEqual(0);
     expect(a.prepare_ms).toBeUndefined();
     expect(c.prepare_ms).toBeUndefined();
-    expect([a.lsn, b.lsn, c.lsn]).toEqual([a.lsn, a.lsn + 1, a.lsn + 2]);
+    expect([a.lsn, c.lsn, b.lsn]).toEqual([a.lsn, a.lsn + 1, a.lsn + 2]);
+    // Background requests keep their order among themselves, behind the foreground ones.
+    const bgs = [7, 8, 9].map((k) => store.commit({ changes: [{ op: 'put', schema: 't.kv', row: { k: 200 + k, v: 'b' } }], background: true }));
+    const fgs = [7, 8].map((k) => store.commit(put(300 + k)));
+    const [x7, x8, x9] = await Promise.all(bgs);
+    const [y7, y8] = await Promise.all(fgs);
+    expect(x7.lsn).toBeLessThan(x8.lsn);
+    expect(x8.lsn).toBeLessThan(x9.lsn);
+    expect(y8.lsn).toBeLessThan(x8.lsn);
+    expect(y7.lsn).toBeLessThan(y8.lsn);
     expect((await store.getRow('t.kv', [100]))?.values).toEqual({ k: 100, v: 'bg' });
   });
 

@@ -272,10 +272,7 @@ export class Coordinator {
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        // Background work goes in a group of its own: what queued before it does not wait for it.
-        const bgAt = this.queue.slice(0, n).findIndex((p) => p.req.background === true);
-        if (bgAt >= 0) n = bgAt === 0 ? 1 : bgAt;
-        const group = await this.prepareGroup(this.queue.splice(0, n), flight);
+        const group = await this.prepareGroup(this.take(n), flight);
         if (flight) {
           const ok = await flight.done;
           flight = null;
@@ -291,6 +288,20 @@ export class Coordinator {
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * The next group: the first `n` queued requests, except that background work (a migration's
+   * backfill frame) yields: while foreground requests are among them, they go first (in their
+   * order) and the background ones wait; a background request goes alone, the oldest first.
+   */
+  private take(n: number): Pending[] {
+    const window = this.queue.slice(0, n);
+    if (!window.some((p) => p.req.background === true)) return this.queue.splice(0, n);
+    const fg = window.filter((p) => p.req.background !== true);
+    const taken = new Set(fg.length ? fg : [window[0]]);
+    this.queue = this.queue.filter((p) => !taken.has(p));
+    return [...taken];
   }
 
   private async prepareGroup(items: Pending[], below: Flight | null): Promise<PreparedGroup> {
