@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { DbError } from '@mmdb/core';
+import { DbError, type Row } from '@mmdb/core';
 import { TenantStore } from '@mmdb/storage';
 import { countRows, DEFAULT_SLICE_MS, KeyCursor, Slicer } from './backfill';
 import { Migrations, throttleOf } from './engine';
@@ -77,21 +77,27 @@ describe('Slicer', () => {
   });
 });
 
-describe('KeyCursor', () => {
-  let dir: string;
-  let store: TenantStore;
+/** A store on disk per test, with one table and its rows (`toml`, then `rows` as puts). */
+function storeWith(toml: string, rows: () => Row[]): { store: () => TenantStore } {
+  let dir = '';
+  let store: TenantStore | undefined;
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-keys-'));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-backfill-'));
     store = await TenantStore.open({ dir, sync: false });
-    await store.registerSchema('namespace = "app"\ntable = "t"\nprimary_key = ["a", "b"]\n[[columns]]\nname = "a"\nty = "i64"\nrequired = true\n[[columns]]\nname = "b"\nty = "str"\nrequired = true\n');
-    const rows = [];
-    for (let a = 0; a < 30; a++) for (const b of ['x', 'xy', 'y']) rows.push({ op: 'put' as const, schema: 'app.t', row: { a, b } });
-    await store.commit({ changes: rows });
+    const { id } = await store.registerSchema(toml);
+    await store.commit({ changes: rows().map((row) => ({ op: 'put' as const, schema: id, row })) });
   });
   afterEach(async () => {
-    await store.close();
+    await store?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  return { store: () => store! };
+}
+
+describe('KeyCursor', () => {
+  const t = storeWith('namespace = "app"\ntable = "t"\nprimary_key = ["a", "b"]\n[[columns]]\nname = "a"\nty = "i64"\nrequired = true\n[[columns]]\nname = "b"\nty = "str"\nrequired = true\n', () =>
+    Array.from({ length: 30 }, (_, a) => ['x', 'xy', 'y'].map((b) => ({ a, b }))).flat(),
+  );
 
   const all = (from: number) => {
     const out: unknown[][] = [];
@@ -100,6 +106,7 @@ describe('KeyCursor', () => {
   };
 
   it('hands out every primary key after the cursor once, in key order, in takes of any size', async () => {
+    const store = t.store();
     expect(await countRows(store, 'app.t')).toBe(90);
     const c = new KeyCursor(store, 'app.t', undefined);
     const got: unknown[][] = [];
@@ -114,6 +121,7 @@ describe('KeyCursor', () => {
   });
 
   it('resumes after the last key taken when its snapshot is renewed, and sees rows written before the renewal', async () => {
+    const store = t.store();
     const c = new KeyCursor(store, 'app.t', undefined);
     const got = await c.take(10);
     // A renewal (as after SNAPSHOT_MS): keys read ahead but not taken are read again from the new snapshot.
@@ -130,20 +138,12 @@ describe('KeyCursor', () => {
 });
 
 describe('a pipelined backfill', () => {
-  let dir: string;
-  let store: TenantStore;
-  beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-pipe-'));
-    store = await TenantStore.open({ dir, sync: false });
-    await store.registerSchema('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n');
-    await store.commit({ changes: Array.from({ length: 3000 }, (_, i) => ({ op: 'put' as const, schema: 'app.n', row: { id: i, v: i } })) });
-  });
-  afterEach(async () => {
-    await store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const t = storeWith('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n', () =>
+    Array.from({ length: 3000 }, (_, i) => ({ id: i, v: i })),
+  );
 
   it('starts again from the store cursor when a frame is refused with the next already in flight: every row copied once', async () => {
+    const store = t.store();
     // One backfill frame refused as a full queue would (transient): the frame after it, already
     // submitted with its cursor check, must be refused too, and the backfill resumes at the cursor.
     const real = store.commit.bind(store);
