@@ -89,14 +89,17 @@ export class KeyCursor {
   }
 }
 
-/** Counts a table's rows in one snapshot, keys only (the progress total). */
-export async function countRows(store: TenantStore, schema: string): Promise<number> {
+/** Counts a table's rows in one snapshot, keys only (the progress total); `stop` ends it early. */
+export async function countRows(store: TenantStore, schema: string, stop: () => boolean = () => false): Promise<number> {
   const m = store.manifest(schema);
   if (!m) return 0;
   const snap = store.snapshot();
   let n = 0;
   try {
-    for await (const entries of snap.rawRange({ ...prefixRange(KEYSPACE.row, [keyIdOf(m)]), batchSize: 1024 })) n += entries.length;
+    for await (const entries of snap.rawRange({ ...prefixRange(KEYSPACE.row, [keyIdOf(m)]), batchSize: 1024 })) {
+      n += entries.length;
+      if (stop()) break;
+    }
   } finally {
     await snap.release();
   }

@@ -110,11 +110,11 @@ export class Runner {
           return;
         }
         if (r.state === 'Pending') {
-          const total = r.shadow ? await countRows(this.m.store, r.schema) : 0;
+          // The progress total is counted beside the copy (position() starts that), not before it.
           await this.m.serial(() => {
             const cur = this.m.get(id);
             if (cur.state !== 'Pending') return Promise.resolve(cur);
-            return this.m.commitMove({ ...cur, state: move(id, cur.state, 'start'), progress: { ...cur.progress, total } }, cur.state, 'start', { actor: 'system' });
+            return this.m.commitMove({ ...cur, state: move(id, cur.state, 'start') }, cur.state, 'start', { actor: 'system' });
           });
           continue;
         }
@@ -146,8 +146,27 @@ export class Runner {
     }
   }
 
+  /**
+   * Counts the table's rows (one snapshot, keys only) in the background and records them as the
+   * progress total (in memory; stored with the next move).
+   */
+  private countTotal(id: string): void {
+    const run = async () => {
+      const n = await countRows(this.m.store, this.m.get(id).schema, () => this.closed);
+      if (this.closed) return;
+      await this.m.serial(async () => {
+        const cur = this.m.get(id);
+        if (cur.state === 'Backfilling' || cur.state === 'Paused') this.m.touch({ ...cur, progress: { ...cur.progress, total: Math.max(n, cur.progress.done) } });
+      });
+    };
+    const p = run().catch((e) => this.m.opts.onError?.(id, e)).finally(() => this.loops.delete(p));
+    this.loops.add(p);
+  }
+
   /** Where a backfill resumes: the cursor and count of the last durable `backfill` step. */
   private async position(r: MigrationRecord): Promise<Position> {
+    // Resumed after a restart before the total was stored: count it again.
+    if (r.progress.total === 0 && r.shadow) this.countTotal(r.id);
     const step = await this.m.store.migrationStep(r.id);
     const cursor = step?.step === 'backfill' ? ((step.cursor as JsonValue[] | undefined) ?? null) : null;
     const done = step?.step === 'backfill' ? Number((step.state as { done?: number } | undefined)?.done ?? 0) : 0;
