@@ -202,7 +202,7 @@ export class Runner {
     const cursor = pks[pks.length - 1];
     changes.push({ op: 'migration', migration: id, step: 'backfill', cursor, state: { done }, expect_cursor: pos.cursor });
     const t0 = performance.now();
-    // `background`: the store prepares it in a group of its own, so foreground writes queued before it never wait for it.
+    // `background`: the store prepares it in a group of its own once no foreground request is queued (those go first).
     const commit = this.m.store.commit({ changes, actor: 'system', route: 'migration backfill', background: true });
     commit.catch(() => undefined); // awaited by finish()
     const before = pos.inflight;
@@ -220,10 +220,10 @@ export class Runner {
     } catch (e) {
       // The frame after it (if any) expected its cursor: it is refused too; the next loop starts from the store.
       await settle(pos);
+      // Refused by its cursor check (the frame before it did not land): start again from the store's cursor.
+      if (isDbError(e) && e.code === 'conflict' && (e.details as { expect_cursor?: unknown }).expect_cursor !== undefined) return -1;
       const r = this.m.get(id);
       if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error' || r.state !== 'Backfilling') throw e;
-      // Refused by its cursor check (the frame before it did not land): start again from the store's cursor.
-      if (e.code === 'conflict' && (e.details as { expect_cursor?: unknown }).expect_cursor !== undefined) return -1;
       return this.fail(r, e, await this.offending(r, frame.pks));
     }
     if (frame === pos.inflight) pos.inflight = null;
