@@ -572,7 +572,9 @@ export class TenantStore implements StoreReader {
   async commit(req: CommitRequest): Promise<CommitResult> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (this.fences.size && req.route !== FENCE_ROUTE) this.checkFences(req);
-    if (Date.now() - this.lastDiskCheck >= 1000) await this.checkDisk();
+    // Every request that arrives while the disk check runs waits for that same check, so requests
+    // are queued in the order they were made (a backfill relies on it for frames it has in flight).
+    if (this.diskCheck || Date.now() - this.lastDiskCheck >= 1000) await (this.diskCheck ??= this.checkDisk().finally(() => (this.diskCheck = null)));
     if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
     this.writeGate?.();
     return this.coordinator.submit(req);
@@ -1000,6 +1002,9 @@ export class TenantStore implements StoreReader {
     await this.coordinator.drain();
     return verifyStore(this.db, this.manifests(), this.participantList);
   }
+
+  /** The disk check in progress, if any (commit() waits for it). */
+  private diskCheck: Promise<void> | null = null;
 
   private async checkDisk(): Promise<void> {
     const now = Date.now();
