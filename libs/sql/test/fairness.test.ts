@@ -9,7 +9,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine } from '@mmdb/sql';
-import { nextTurn, onTurn, SHORT_TURNS, turnsTaken, type TurnClass, type TurnTaker } from '../src/exec/turns';
+import { nextTurn, onTurn, SHORT_TURNS, STARVE_TURNS, turnsTaken, type TurnClass, type TurnTaker } from '../src/exec/turns';
 
 jest.setTimeout(120_000);
 
@@ -76,6 +76,14 @@ describe('fairness', () => {
     ]);
     expect(order).toEqual(['fresh1', 'fresh2', 'long1', 'long2']);
     expect(fresh2.yields).toBe(SHORT_TURNS); // its next turn is a long one
+  });
+
+  it('lets a long-running query go after STARVE_TURNS short turns passed it over (no starvation)', async () => {
+    const order: string[] = [];
+    const shorts = Array.from({ length: STARVE_TURNS + 3 }, (_, i) => nextTurn({ yields: 0 }).then(() => void order.push(`s${i}`)));
+    // asked after the short ones, so every one of them passes it over until it has waited STARVE_TURNS resumptions
+    await Promise.all([...shorts, nextTurn({ yields: SHORT_TURNS }).then(() => void order.push('long'))]);
+    expect(order.indexOf('long')).toBe(STARVE_TURNS);
   });
 
   it('gives a query issued while 4 heavy queries run its first turns back to back, ahead of theirs', async () => {

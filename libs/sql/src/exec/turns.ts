@@ -12,7 +12,8 @@
  * turn is always resumed before any long one, so a query that needs a few slices (an index range, a
  * small join) is not stuck behind the round-robin of the heavy queries in flight, and the heavy
  * ones hold the loop for the shortest slices. Within a class, turns are resumed in the order they
- * were asked for (round-robin).
+ * were asked for (round-robin). So that a stream of short queries cannot starve the long ones, a
+ * long turn passed over by STARVE_TURNS resumptions goes next.
  */
 
 /** Slice of a query in its first SHORT_TURNS turns (ms). */
@@ -21,6 +22,8 @@ export const SHORT_SLICE_MS = 2;
 export const LONG_SLICE_MS = 1;
 /** Turns a query takes in the short class before it drops to the long class. */
 export const SHORT_TURNS = 4;
+/** Resumptions a waiting long turn may be passed over by before it goes next (no starvation). */
+export const STARVE_TURNS = 8;
 /** Longest slice of any class: an operator's own loop yields at least this often (op-kit YIELD_MS). */
 export const SLICE_MS = LONG_SLICE_MS;
 
@@ -41,19 +44,22 @@ export function sliceMs(q: TurnTaker | undefined): number {
   return turnClass(q) === 'short' ? SHORT_SLICE_MS : LONG_SLICE_MS;
 }
 
-interface Waiter { resume: () => void; who: TurnTaker | undefined; cls: TurnClass }
+interface Waiter { resume: () => void; who: TurnTaker | undefined; cls: TurnClass; at: number }
 
 const short: Waiter[] = [];
 const long: Waiter[] = [];
 let scheduled = false;
 let taken = 0;
+let resumed = 0;
 let listener: ((who: TurnTaker | undefined, cls: TurnClass) => void) | null = null;
 
 function pump(): void {
   scheduled = false;
-  const next = short.shift() ?? long.shift();
+  const starved = long.length > 0 && resumed - long[0].at >= STARVE_TURNS;
+  const next = (starved ? long.shift() : short.shift()) ?? long.shift();
   if (short.length || long.length) schedule();
   if (!next) return;
+  resumed++;
   listener?.(next.who, next.cls);
   next.resume();
 }
@@ -73,7 +79,7 @@ export function nextTurn(who?: TurnTaker): Promise<void> {
   if (who) who.yields++;
   taken++;
   return new Promise<void>((resume) => {
-    (cls === 'short' ? short : long).push({ resume, who, cls });
+    (cls === 'short' ? short : long).push({ resume, who, cls, at: resumed });
     schedule();
   });
 }
