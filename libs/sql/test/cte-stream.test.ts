@@ -48,6 +48,12 @@ describe('recursive CTE streamed into its one reader', () => {
     expect(await rows('WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c LIMIT 5')).toEqual([[1n], [2n], [3n], [4n], [5n]]);
   });
 
+  it('ends an unbounded streamed recursion at the time budget (query_timeout), a held one at the row budget', async () => {
+    const endless = 'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) ';
+    await expect(sql.run(`${endless}SELECT count(*) FROM c`, { timeoutMs: 300 })).rejects.toMatchObject({ code: 'query_timeout' });
+    await expect(sql.run(`${endless}SELECT max(a.n) FROM c a, c b`, { maxRows: 50_000 })).rejects.toMatchObject({ code: 'resource_exhausted' });
+  });
+
   it('answers a UNION recursion (a BFS over a table) as the materialized evaluation does', async () => {
     const edges = (await rows('SELECT src, dst FROM edges')) as bigint[][];
     const reached = new Set<bigint>([1n]);
