@@ -114,7 +114,7 @@ describe('fairness', () => {
   it.each([['a cross join whose condition rejects every pair', CROSS], ['a recursive CTE whose step is a join', BFS]])('gives the loop back many times per CPU second of work: %s', async (_name, q) => {
     const { turns, perCpuSecond } = await turnsPerCpuSecond(q);
     expect(turns).toBeGreaterThanOrEqual(5);
-    // slices of SLICE_MS = 4 ms: ~150-250 turns per CPU second (GC, other threads and setup count too);
+    // slices of 1 ms: several hundred turns per CPU second (GC, other threads and setup count too);
     // a driver yielding every 20 ms, or an operator looping without yielding, stays under 50
     expect(perCpuSecond).toBeGreaterThanOrEqual(75);
   });
