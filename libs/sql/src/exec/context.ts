@@ -104,13 +104,15 @@ export class ExecCtx {
     this.params = params;
     this.budget = budget;
     this.writer = writer;
-    this.leaves.clear();
-    this.pkIndex.clear();
-    this.aux.clear();
-    this.strategies.clear();
-    this.loadMs.clear();
-    this.ctes.clear();
-    this.cteStreams.clear();
+    // Map.clear() allocates a fresh table even for an empty map: a reset per row (watch
+    // matching, small plans) would otherwise make six of them each time
+    if (this.leaves.size) this.leaves.clear();
+    if (this.pkIndex.size) this.pkIndex.clear();
+    if (this.aux.size) this.aux.clear();
+    if (this.strategies.size) this.strategies.clear();
+    if (this.loadMs.size) this.loadMs.clear();
+    if (this.ctes.size) this.ctes.clear();
+    if (this.cteStreams.size) this.cteStreams.clear();
     this.cancelled = false;
     this.held = 0;
     this.ticks = 0;
