@@ -28,12 +28,12 @@ describe('schema changes as migrations over real HTTPS', () => {
     const first = await putSchema(toml);
     expect([first.status, first.json.created, first.json.migration]).toEqual([200, true, undefined]);
     expect((await req('POST', '/rows/app.tags/_batch', [{ id: 1, tag: 'a' }, { id: 2, tag: 'b' }])).status).toBe(200);
-    // A unique index: no row is rewritten, the index is built by the cutover frame.
+    // A unique index: built by the shadow as the rows are copied; the cutover frame only switches keys.
     const indexed = `${toml}[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\nunique = true\n`;
     const r = await putSchema(indexed);
     expect([r.status, r.json.created, typeof r.json.migration]).toEqual([200, false, 'string']);
     const m = (await req('GET', `/migrations/${r.json.migration}`)).json;
-    expect(m).toMatchObject({ schema: 'app.tags', state: 'Completed', plan: 'no_rewrite', auto_cutover: true });
+    expect(m).toMatchObject({ schema: 'app.tags', state: 'Completed', plan: 'rewrite', auto_cutover: true, cutover: { rows: 2, switched: true } });
     const audit = (await req('GET', `/migrations/_audit?migration=${m.id}`)).json.entries.map((e: any) => e.action);
     expect(audit).toEqual(['submit', 'start', 'ready', 'auto-cutover']);
     // The derived state followed the manifest: the unique index refuses a duplicate.

@@ -7,7 +7,7 @@
  */
 import { DbError, newUlid, type JsonValue } from '@mmdb/core';
 import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type TenantStore } from '@mmdb/storage';
-import { applyOperations, planManifest, reshape, type Operation } from './ops';
+import { applyOperations, planManifest, shadowToml as shadowOf, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
 import { isFinal, move, type MigrationState, type Trigger } from './states';
 import { Runner } from './runner';
@@ -169,9 +169,9 @@ export class Migrations {
       const extra: Change[] = [{ op: 'migration', migration: id, step: 'submit' }];
       let stored = rec;
       if (shadow) {
-        // The shadow table: the new shape without derived-only sections, validated row by row as it fills.
-        // Its description and label go too: other surfaces (ES indexes, English questions) must not take it for a table of theirs.
-        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] });
+        // The shadow table: the new shape, validated row by row as it fills, building its derived
+        // entries (indexes, postings, vector entries, edges) under its own keys for the cutover to switch to.
+        const shadowToml = shadowOf(target.toml, shadow);
         stored = { ...rec, shadow: parseManifest(shadowToml).id };
         extra.unshift({ op: 'schema_put', toml: shadowToml });
       } else parseManifest(target.toml);

@@ -55,8 +55,13 @@ describe('operations', () => {
     expect(r.manifest.columns.map((c) => c.name)).toEqual(['id', 'mail', 'age']);
     expect(r.manifest.indexes[0].columns).toEqual(['mail']);
     expect(r.plan.mapping).toEqual({ from: { id: 'id', mail: 'email' }, using: { age: 'CAST(age AS TEXT)' } });
-    const n = applyOperations(USERS, [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'add_column', name: 'nick', ty: 'str' }, { op: 'set_default', column: 'age', value: 0 }]);
+    const n = applyOperations(USERS, [{ op: 'add_column', name: 'nick', ty: 'str' }, { op: 'set_default', column: 'age', value: 0 }, { op: 'drop_required', column: 'email' }]);
     expect(n.plan.rewrite).toBe(false);
+    // A new index is built by the shadow during the backfill (never in the cutover frame), as is a dropped one's absence.
+    for (const op of [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'drop_index', name: 'by_email' }] as const) {
+      const x = applyOperations(USERS, [op]);
+      expect([x.plan.rewrite, x.plan.steps.join(' ')]).toEqual([true, expect.stringMatching(/shadow/)]);
+    }
     expect(() => applyOperations(USERS, [{ op: 'drop_column', name: 'id' }])).toThrow(expect.objectContaining({ code: 'validation_failed' }));
     expect(() => applyOperations(USERS, [{ op: 'drop_index', name: 'nope' }])).toThrow(/no index "nope"/);
     expect(() => applyOperations(USERS, [])).toThrow(/non-empty/);
