@@ -7,7 +7,7 @@
  */
 import { DbError, newUlid, type JsonValue } from '@mmdb/core';
 import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type TenantStore } from '@mmdb/storage';
-import { applyOperations, planManifest, shadowToml as shadowOf, type Operation } from './ops';
+import { applyOperations, planManifest, reshape, shadowToml as shadowOf, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
 import { isFinal, move, type MigrationState, type Trigger } from './states';
 import { Runner } from './runner';
@@ -35,6 +35,13 @@ export interface MigrationsOptions {
   readonly onError?: (id: string, e: unknown) => void;
   /** Start background work (backfill, cleanup) at attach; default true. */
   readonly autostart?: boolean;
+  /**
+   * `switch` (default): the shadow builds every derived entry and the cutover frame switches
+   * keys. `rewrite`: the shadow holds rows only, and the cutover frame of a table with
+   * full-text, vector or relation sections rewrites every row (earlier versions' way, kept to
+   * measure one against the other: tools/bench/migrations).
+   */
+  readonly cutover?: 'switch' | 'rewrite';
 }
 
 export interface Page<T> {
@@ -171,7 +178,10 @@ export class Migrations {
       if (shadow) {
         // The shadow table: the new shape, validated row by row as it fills, building its derived
         // entries (indexes, postings, vector entries, edges) under its own keys for the cutover to switch to.
-        const shadowToml = shadowOf(target.toml, shadow);
+        const shadowToml =
+          this.opts.cutover === 'rewrite'
+            ? reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] })
+            : shadowOf(target.toml, shadow);
         stored = { ...rec, shadow: parseManifest(shadowToml).id };
         extra.unshift({ op: 'schema_put', toml: shadowToml });
       } else parseManifest(target.toml);

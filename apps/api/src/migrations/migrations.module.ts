@@ -1,10 +1,11 @@
-import { Logger, Module } from '@nestjs/common';
+import { Inject, Logger, Module } from '@nestjs/common';
 import { Migrations, type MigrationRecord, type SubmitInput } from '@mmdb/migrations';
 import type { SqlEngine } from '@mmdb/sql';
 import type { EnginePeers } from '../tenancy/engines';
 import type { SqlTenantEngine } from '../query/query.module';
 import { DbError, ERROR_CATALOGUE, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { TenantStore } from '@mmdb/storage';
+import { APP_CONFIG, type AppConfig } from '../config';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { MigrationsController } from './migrations.controller';
@@ -16,6 +17,7 @@ export class MigrationsEngine {
   constructor(
     readonly tenant: string,
     private readonly metrics: Metrics,
+    private readonly cutover: AppConfig['migrationCutover'] = 'switch',
   ) {}
 
   async attach(store: TenantStore, peers: EnginePeers): Promise<void> {
@@ -28,6 +30,7 @@ export class MigrationsEngine {
     const m = new Migrations(store, {
       // `using` over a row inside its commit (dual writes, backfill): the SQL engine's expression evaluator.
       evaluate: (expr: string, row: Row, manifest: TableManifest) => sqlOf().rowEvaluator(expr, row, manifest),
+      cutover: this.cutover,
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {
@@ -68,7 +71,7 @@ export class MigrationsEngine {
 /** Online schema migrations (spec §2.8, §3.1, §4.12; apps/api/README.md). */
 @Module({ controllers: [MigrationsController] })
 export class MigrationsModule {
-  constructor(tenants: TenantRegistry, metrics: Metrics) {
-    tenants.registerEngine('migrations', (ctx) => new MigrationsEngine(ctx.tenant, metrics));
+  constructor(tenants: TenantRegistry, metrics: Metrics, @Inject(APP_CONFIG) config: AppConfig) {
+    tenants.registerEngine('migrations', (ctx) => new MigrationsEngine(ctx.tenant, metrics, config.migrationCutover));
   }
 }
