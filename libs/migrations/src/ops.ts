@@ -91,9 +91,11 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
         if (o.dim !== undefined) c.dim = o.dim;
         if (o.description !== undefined) c.description = o.description;
         list(doc, 'columns').push(c);
-        // A required column without a default fails on every existing row: validate them all.
-        if (o.required && o.default === undefined) rewrite = true;
-        steps.push(`add column ${o.name} ${o.ty}${o.required ? ' required' : ''} (${o.required && o.default === undefined ? 'rewrite' : 'no rewrite'})`);
+        // A required column without a default fails on every existing row: validate them all. With a
+        // default, every existing row takes it (as SQL's ADD COLUMN … DEFAULT): the copy writes it.
+        const fills = (o.required && o.default === undefined) || o.default !== undefined;
+        if (fills) rewrite = true;
+        steps.push(`add column ${o.name} ${o.ty}${o.required ? ' required' : ''}${o.default !== undefined ? ' with a default for every row' : ''} (${fills ? 'rewrite' : 'no rewrite'})`);
         break;
       }
       case 'drop_column':
@@ -262,8 +264,9 @@ export function planManifest(source: TableManifest, target: TableManifest): Plan
   for (const c of target.columns) {
     const o = old.get(c.name);
     if (!o) {
-      if (c.required && c.default === undefined) rewrite = true;
-      steps.push(`add column ${c.name}`);
+      // Validated on every row (required, no default), or filled with its default on every row.
+      if (c.required || c.default !== undefined) rewrite = true;
+      steps.push(`add column ${c.name}${c.required || c.default !== undefined ? ' (rewrite)' : ''}`);
       continue;
     }
     from[c.name] = c.name;
