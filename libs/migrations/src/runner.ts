@@ -211,13 +211,15 @@ export class Runner {
 
   /**
    * The cutover: fence the table's writes (503), let the queued writes land, remove the
-   * mirror, then one frame: the manifest without indexes and derived sections, every row in
-   * the new shape, the target manifest (whose derive step rebuilds indexes, postings, vectors
-   * and edges from those rows), the `cutover` step, the object and its audit entry. The rows
-   * come from the shadow, which the dual writes and the backfill keep exact: a shadow row
-   * written in the frame of its source row's last write (same LSN) or after it is taken as
-   * is; one older than its source row (a write made while no mirror was installed) is
-   * reshaped again from the source. The fence lasts as long as that frame.
+   * mirror, then one frame. Normally (`switchable`) that frame is small whatever the table
+   * holds: the target manifest with `physical` = the shadow's key id, so the table reads and
+   * writes the shadow's rows and the index entries, postings, vector entries and edges the
+   * shadow built as it filled (dual writes and backfill kept them exact; `catchUp`, before the
+   * fence, repairs any row they missed); the old keys are cleared in the background. A shadow
+   * without the target's derived sections (an older version's, or `cutover: 'rewrite'`) takes
+   * the O(rows) frame instead: the manifest without indexes, every row in the new shape (from
+   * the shadow where current, else reshaped from the source), then the target manifest whose
+   * derive step rebuilds indexes, postings, vectors and edges from those rows.
    */
   async cutover(id: string, opts: MoveOptions): Promise<MigrationRecord> {
     return this.m.serial(async () => {
