@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { TenantStore } from '@mmdb/storage';
-import { applyOperations, planManifest, MIGRATION_STATES, move, Migrations, type MigrationState } from './index';
+import { applyOperations, planManifest, MIGRATION_STATES, move, Migrations, type MigrationState, type Operation } from './index';
 import { parseManifest } from '@mmdb/storage';
 
 const USERS = `namespace = "app"
@@ -58,7 +58,8 @@ describe('operations', () => {
     const n = applyOperations(USERS, [{ op: 'add_column', name: 'nick', ty: 'str' }, { op: 'set_default', column: 'age', value: 0 }, { op: 'drop_required', column: 'email' }]);
     expect(n.plan.rewrite).toBe(false);
     // A new index is built by the shadow during the backfill (never in the cutover frame), as is a dropped one's absence.
-    for (const op of [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'drop_index', name: 'by_email' }] as const) {
+    const ops: Operation[] = [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'drop_index', name: 'by_email' }];
+    for (const op of ops) {
       const x = applyOperations(USERS, [op]);
       expect([x.plan.rewrite, x.plan.steps.join(' ')]).toEqual([true, expect.stringMatching(/shadow/)]);
     }
