@@ -391,7 +391,9 @@ export class FtsParticipant implements CommitParticipant {
       if (ch.op === 'schema_put' || ch.op === 'schema_drop') this.manifestCache = null;
       // A dropped shadow whose keys its table now uses keeps them; a table moved to other keys leaves its old fields.
       if (ch.op === 'schema_drop') {
-        if (!this.liveKeys()?.has(ch.schema)) this.dropTable(ch.schema);
+        // A migration's shadow goes in a background drop, and its id is never registered again; a
+        // table dropped by its user may be registered again later (recovery replays with the final catalogue).
+        if (ch.background !== true || !this.liveKeys()?.has(ch.schema)) this.dropTable(ch.schema);
         this.sweep();
       } else if (ch.op === 'schema_put' && ch.physical !== undefined) this.sweep();
     }
