@@ -263,7 +263,9 @@ export class VectorParticipant implements CommitParticipant {
 
   /** Names of the tables: a manifest table by its schema id (not the key id its entries are under). */
   tableNames(): string[] {
-    const byKey = new Map((this.reader?.manifests() ?? []).map((m) => [keyIdOf(m), m.id]));
+    const byKey = new Map<string, string>();
+    // Keys another table was switched onto are that table's (its migration's shadow is on its way out).
+    for (const m of this.reader?.manifests() ?? []) if (!byKey.has(keyIdOf(m)) || m.physical !== undefined) byKey.set(keyIdOf(m), m.id);
     return [...this.tables.keys()].map((k) => byKey.get(k) ?? k);
   }
 
