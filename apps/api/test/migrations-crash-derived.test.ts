@@ -12,6 +12,7 @@ import { FtsParticipant } from '@mmdb/fts';
 import { GraphIndex } from '@mmdb/graph';
 import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
 import { VectorParticipant } from '@mmdb/vector';
+import { killMidBackfill, killMidCutover, migrationClient, type Restarts } from './migration-client';
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
@@ -57,17 +58,8 @@ describe('a migration of a table with full-text, vector and relation sections su
     const dir = TestServer.tempDir();
     const env = bootstrapEnv();
     let srv = await new TestServer(dir, env).start();
-    const req = (method: string, p: string, body?: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, ...(body !== undefined ? { body } : {}) });
-    const get = async (id: string) => (await req('GET', `/migrations/${id}`)).json;
-    const until = async (id: string, ok: (m: any) => boolean) => {
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const m = await get(id);
-        if (ok(m)) return m;
-        if (Date.now() > end) throw new Error(`migration stuck: ${JSON.stringify(m)}`);
-        await sleep(20);
-      }
-    };
+    const c = migrationClient(() => srv);
+    const { req, until } = c;
     try {
       expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: TOML, contentType: 'text/plain' })).status).toBe(200);
       for (let i = 0; i < ROWS; i += 500) expect((await req('POST', '/rows/lib.papers/_batch', Array.from({ length: 500 }, (_, k) => paper(i + k)))).status).toBe(200);
@@ -86,30 +78,10 @@ describe('a migration of a table with full-text, vector and relation sections su
         }
       })();
 
-      // 1. SIGKILL mid-backfill.
-      const before = writes(0);
-      const mid = await until(id, (m) => m.progress.done > 0);
-      expect(mid.progress.done).toBeLessThan(ROWS);
-      await srv.kill();
-      await before;
-      srv = await new TestServer(dir, env).start();
-      await writes(12);
-      const ready = await until(id, (m) => m.state === 'ReadyToCutover');
-      expect(ready.progress.done).toBe(ROWS);
-
-      // 2. SIGKILL while the cutover is under way.
-      const pending = req('POST', `/migrations/${id}/cutover`).catch(() => undefined);
-      await sleep(5);
-      await srv.kill();
-      await pending;
-      srv = await new TestServer(dir, env).start();
-      const after = await get(id);
-      expect(['ReadyToCutover', 'Completed']).toContain(after.state);
-      let cut = after;
-      if (after.state === 'ReadyToCutover') {
-        cut = (await req('POST', `/migrations/${id}/cutover`)).json;
-        expect(cut.state).toBe('Completed');
-      }
+      // 1. SIGKILL mid-backfill; 2. SIGKILL while the cutover is under way.
+      const server: Restarts = { kill: () => srv.kill(), restart: async () => void (srv = await new TestServer(dir, env).start()) };
+      await killMidBackfill(c, server, id, ROWS, writes, [0, 12]);
+      const cut = await killMidCutover(c, server, id);
       // One key-switch frame: the shadow held every row's new shape and its derived entries.
       expect(cut.cutover).toMatchObject({ rows: ROWS, reshaped: 0, switched: true });
       expect(acked.size).toBeGreaterThan(10);

@@ -12,17 +12,10 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const https = require('https');
-const { startBuiltServer, httpsRequest } = require('../server');
+const { startBuiltServer, httpsRequest, numArg } = require('../server');
 
-const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
-const TOKEN = 'bench-migrations-token-0123456789';
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const ROWS = arg('rows', 100_000);
-const DIM = arg('dim', 32);
-const FG_RPS = arg('fg-rps', 100);
+const [TENANT, TOKEN] = ['01ARZ3NDEKTSV4RRFFQ69G5FAV', 'bench-migrations-token-0123456789'];
+const [ROWS, DIM, FG_RPS] = [numArg('rows', 100_000), numArg('dim', 32), numArg('fg-rps', 100)];
 const T = `/v1/tenants/${TENANT}`;
 const TOML = `namespace = "bench"\ntable = "d"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "title"\nty = "str"\n[[columns]]\nname = "n"\nty = "i64"\n[[columns]]\nname = "emb"\nty = "vector"\ndim = ${DIM}\n[vector]\ncolumn = "emb"\ndim = ${DIM}\nmetric = "l2"\n[[fulltext]]\nfield = "title"\nanalyzer = "english"\n`;
 const WORDS = 'shock wave boundary layer flow heat transfer pressure wing supersonic laminar turbulent jet nozzle plate cone body drag lift mach number'.split(' ');
