@@ -9,6 +9,7 @@ import * as path from 'path';
 import { TenantStore } from '@mmdb/storage';
 import { applyOperations, planManifest, MIGRATION_STATES, move, Migrations, type MigrationState, type Operation } from './index';
 import { parseManifest } from '@mmdb/storage';
+import { derivedChanges, shadowToml } from './ops';
 
 const USERS = `namespace = "app"
 table = "users"
@@ -67,6 +68,24 @@ describe('operations', () => {
     expect(() => applyOperations(USERS, [{ op: 'drop_index', name: 'nope' }])).toThrow(/no index "nope"/);
     expect(() => applyOperations(USERS, [])).toThrow(/non-empty/);
     expect(planManifest(parseManifest(USERS), parseManifest(USERS.replace('name = "age"\nty = "i64"', 'name = "age"\nty = "f64"'))).rewrite).toBe(true);
+  });
+
+  it('copies into a shadow whenever a derived entry changes, and builds the shadow with every derived section', () => {
+    const docs = `${USERS}[[fulltext]]\nfield = "email"\nanalyzer = "standard"\n[[relations]]\nname = "knows"\ntarget = "app.users"\ncolumns = ["age"]\n`;
+    const plan = (toml: string) => planManifest(parseManifest(docs), parseManifest(toml)).rewrite;
+    expect(plan(docs)).toBe(false);
+    expect(plan(docs.replace('analyzer = "standard"', 'analyzer = "english"'))).toBe(true); // postings change
+    expect(plan(docs.replace('analyzer = "standard"', 'analyzer = "standard"\nk1 = 1.5'))).toBe(false); // scoring only
+    expect(plan(docs.replace('columns = ["age"]', 'columns = ["id"]'))).toBe(true); // edges change
+    expect(plan(`${docs}[[columns]]\nname = "nick"\nty = "str"\n`)).toBe(false);
+    expect(plan(`${docs}[[columns]]\nname = "nick"\nty = "str"\ndefault = "x"\n`)).toBe(true); // every row takes the default
+    const described = `description = "people"\n${docs}`;
+    expect(parseManifest(described).description).toBe('people');
+    const shadow = parseManifest(shadowToml(described, 'users__mig_1'));
+    expect([shadow.id, shadow.description, shadow.fulltext.map((f) => f.analyzer), shadow.relations.map((r) => [r.source, r.target])]).toEqual([
+      'app.users__mig_1', undefined, ['standard'], [['app.users__mig_1', 'app.users__mig_1']],
+    ]);
+    expect(derivedChanges(shadow, parseManifest(docs))).toBe(false);
   });
 });
 
