@@ -111,7 +111,7 @@ describe('schema changes as migrations over real HTTPS', () => {
     // Duplicates: 409 conflict as before, now naming the migration and the offending row keys.
     const dup = await sql('CREATE UNIQUE INDEX people_nick ON people(nick)');
     expect([dup.status, dup.json.error]).toEqual([409, 'conflict']);
-    expect(dup.json.message).toMatch(/unique index "people_nick"/);
+    expect(dup.json.message).toMatch(/unique index "people_nick" on main\.people already has \(nick\) = \["ann"\]/);
     expect(dup.json.offending_keys).toEqual([[3]]);
     const failed = (await migrations())[0];
     expect([failed.id, failed.state, failed.offending_keys]).toEqual([dup.json.migration, 'Failed', [[3]]]);

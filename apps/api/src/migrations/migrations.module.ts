@@ -55,9 +55,11 @@ export class MigrationsEngine {
     const r = await m.submit({ ...input, auto_cutover: true }, actor);
     const end = await m.waitFor(r.id);
     if (end.state === 'Completed') return end;
-    const [code, ...rest] = (end.reason ?? 'conflict: the migration did not complete').split(': ');
+    // The new shape's refusals name its shadow table: the user knows the table.
+    const reason = end.shadow ? (end.reason ?? '').split(end.shadow).join(end.schema) : end.reason;
+    const [code, ...rest] = (reason || 'conflict: the migration did not complete').split(': ');
     const known = Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
-    throw new DbError((known ? code : 'conflict') as never, `schema change ran as migration ${r.id}, which is ${end.state}: ${known ? rest.join(': ') : end.reason}`, {
+    throw new DbError((known ? code : 'conflict') as never, `schema change ran as migration ${r.id}, which is ${end.state}: ${known ? rest.join(': ') : reason}`, {
       migration: r.id,
       offending_keys: end.offending_keys as JsonValue,
     });
