@@ -132,6 +132,8 @@ export interface RecoveryReport {
   readonly lastLsn: number;
   /** Frames whose checksum was verified at open. */
   readonly framesVerified: number;
+  /** Frames decoded at open: only those after the oldest participant checkpoint (the replay); the rest of the verified tail is checked, not parsed. */
+  readonly framesDecoded: number;
   /** LSNs of frames that failed verification (dropped when onCorruptTail is "truncate"). */
   readonly corrupt: readonly number[];
   /** Frames replayed into participants' in-memory state, per participant. */
@@ -362,11 +364,14 @@ export class TenantStore implements StoreReader {
     const frames: CommittedFrame[] = [];
     const corrupt: number[] = [];
     let verified = 0;
-    for await (const s of this.log.scan(verifyFrom + 1)) {
+    let decoded = 0;
+    // the tail before replayFrom is verified (checksum, structure) but not decoded: no participant needs it
+    for await (const s of this.log.scan(verifyFrom + 1, replayFrom + 1)) {
       if (s.error) corrupt.push(s.lsn);
       else {
         verified++;
-        if (s.lsn > replayFrom) frames.push(s.entry.frame);
+        if (s.entry) decoded++;
+        if (s.entry && s.lsn > replayFrom) frames.push(s.entry.frame);
       }
     }
     if (corrupt.length) {
@@ -394,7 +399,7 @@ export class TenantStore implements StoreReader {
       this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
       this.purgeTimer.unref();
     }
-    this.recovery = { lastLsn, framesVerified: verified, corrupt, replayed, finishedDrops };
+    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops };
     // the oldest checkpoint a participant opened from: a restart that replayed many frames
     // counts them, so the next maintenance comes as soon as they reach `checkpointFrames`
     this.maintenance.lastCheckpointLsn = Math.min(replayFrom, lastLsn);
@@ -900,7 +905,7 @@ export class TenantStore implements StoreReader {
   async *logFrames(from = 1): AsyncIterable<LogEntry> {
     for await (const s of this.log.scan(from)) {
       if (s.error) throw s.error;
-      yield s.entry;
+      if (s.entry) yield s.entry;
     }
   }
 
