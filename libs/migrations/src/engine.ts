@@ -7,7 +7,7 @@
  */
 import { DbError, newUlid, type JsonValue } from '@mmdb/core';
 import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type TenantStore } from '@mmdb/storage';
-import { applyOperations, planManifest, reshape, type Operation } from './ops';
+import { applyOperations, planManifest, reshape, shadowToml as shadowOf, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
 import { isFinal, move, type MigrationState, type Trigger } from './states';
 import { Runner } from './runner';
@@ -36,6 +36,13 @@ export interface MigrationsOptions {
   readonly onError?: (id: string, e: unknown) => void;
   /** Start background work (backfill, cleanup) at attach; default true. */
   readonly autostart?: boolean;
+  /**
+   * `switch` (default): the shadow builds every derived entry and the cutover frame switches
+   * keys. `rewrite`: the shadow holds rows only, and the cutover frame of a table with
+   * full-text, vector or relation sections rewrites every row (earlier versions' way, kept to
+   * measure one against the other: tools/bench/migrations).
+   */
+  readonly cutover?: 'switch' | 'rewrite';
 }
 
 export interface Page<T> {
@@ -180,9 +187,12 @@ export class Migrations {
       const extra: Change[] = [{ op: 'migration', migration: id, step: 'submit' }];
       let stored = rec;
       if (shadow) {
-        // The shadow table: the new shape without derived-only sections, validated row by row as it fills.
-        // Its description and label go too: other surfaces (ES indexes, English questions) must not take it for a table of theirs.
-        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] });
+        // The shadow table: the new shape, validated row by row as it fills, building its derived
+        // entries (indexes, postings, vector entries, edges) under its own keys for the cutover to switch to.
+        const shadowToml =
+          this.opts.cutover === 'rewrite'
+            ? reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] })
+            : shadowOf(target.toml, shadow);
         stored = { ...rec, shadow: parseManifest(shadowToml).id };
         extra.unshift({ op: 'schema_put', toml: shadowToml });
       } else parseManifest(target.toml);

@@ -2,12 +2,12 @@
  * The work of a migration: the throttled backfill into the shadow table (one frame per batch,
  * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
  */
-import { isDbError, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
+import { isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
 import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type CommitResult, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
 import { countRows, KeyCursor, Slicer } from './backfill';
 import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror';
-import { reshape } from './ops';
+import { derivedChanges, reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
 import { isFinal, move } from './states';
 
@@ -237,17 +237,37 @@ export class Runner {
     return frame.pks.length;
   }
 
-  /** The first rows of a failed batch that the new shape refuses, tried one by one (nothing is kept). */
+  /**
+   * The first rows of a failed batch that the new shape refuses (nothing is kept). Each try is a
+   * dry run: copies of a prefix of the batch and a change that always fails, so nothing is
+   * written. The shortest refused prefix (a binary search) ends with an offending row, which is
+   * named and left out; the rest is searched again. So a row that clashes with another row of
+   * the same batch (a new unique index) is found too.
+   */
   private async offending(r: MigrationRecord, pks: JsonValue[][]): Promise<JsonValue[][]> {
-    const bad: JsonValue[][] = [];
-    for (const pk of pks) {
-      if (bad.length >= MAX_OFFENDING) break;
+    const refused = async (pks: JsonValue[][]): Promise<boolean> => {
       try {
-        // A dry run: the put and a failing check in one request, so nothing is ever written.
-        await this.m.store.commit({ changes: [{ op: 'mirror', schema: r.schema, pk }, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+        await this.m.store.commit({ changes: [...pks.map((pk): Change => ({ op: 'mirror', schema: r.schema, pk })), { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+        return false;
       } catch (e) {
-        if (isDbError(e) && (e.details as { index?: number }).index === 0) bad.push(pk);
+        // Refused at the last change (the one that always fails): every copy before it passed.
+        return !(isDbError(e) && (e.details as { index?: unknown }).index === pks.length);
       }
+    };
+    const bad: JsonValue[][] = [];
+    let left = pks;
+    let good = 0; // a prefix known to pass
+    while (bad.length < MAX_OFFENDING && left.length > good && (await refused(left))) {
+      let lo = good;
+      let hi = left.length;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (await refused(left.slice(0, mid))) hi = mid;
+        else lo = mid;
+      }
+      bad.push(left[hi - 1]);
+      left = [...left.slice(0, hi - 1), ...left.slice(hi)];
+      good = hi - 1;
     }
     return bad;
   }
@@ -260,13 +280,15 @@ export class Runner {
 
   /**
    * The cutover: fence the table's writes (503), let the queued writes land, remove the
-   * mirror, then one frame: the manifest without indexes and derived sections, every row in
-   * the new shape, the target manifest (whose derive step rebuilds indexes, postings, vectors
-   * and edges from those rows), the `cutover` step, the object and its audit entry. The rows
-   * come from the shadow, which the dual writes and the backfill keep exact: a shadow row
-   * written in the frame of its source row's last write (same LSN) or after it is taken as
-   * is; one older than its source row (a write made while no mirror was installed) is
-   * reshaped again from the source. The fence lasts as long as that frame.
+   * mirror, then one frame. Normally (`switchable`) that frame is small whatever the table
+   * holds: the target manifest with `physical` = the shadow's key id, so the table reads and
+   * writes the shadow's rows and the index entries, postings, vector entries and edges the
+   * shadow built as it filled (dual writes and backfill kept them exact; `catchUp`, before the
+   * fence, repairs any row they missed); the old keys are cleared in the background. A shadow
+   * without the target's derived sections (an older version's, or `cutover: 'rewrite'`) takes
+   * the O(rows) frame instead: the manifest without indexes, every row in the new shape (from
+   * the shadow where current, else reshaped from the source), then the target manifest whose
+   * derive step rebuilds indexes, postings, vectors and edges from those rows.
    */
   async cutover(id: string, opts: MoveOptions): Promise<MigrationRecord> {
     return this.m.serial(async () => {
@@ -325,15 +347,14 @@ export class Runner {
   }
 
   /**
-   * Whether the cutover can switch the table onto the shadow's keys (one frame): a rewrite whose
-   * old and new shapes have no full-text, vector or relation sections (their participants key
-   * by the table and derive from row values, so they are rebuilt from every row instead).
+   * Whether the cutover can switch the table onto the shadow's keys (one frame): the shadow
+   * built the target's derived entries (its indexes, full-text, vector and relation sections are
+   * the target's), which every shadow made since they are kept under the table's key id does.
+   * A shadow without them (submitted by an older version) takes the O(rows) rewrite instead.
    */
   private switchable(r: MigrationRecord): boolean {
-    if (!r.shadow || !this.m.store.manifest(r.shadow)) return false;
-    const derived = (m: TableManifest) => m.fulltext.length > 0 || m.vector !== undefined || m.relations.length > 0;
-    const source = this.m.store.manifest(r.schema);
-    return !!source && !derived(source) && !derived(parseManifest(r.target_toml));
+    const shadow = r.shadow ? this.m.store.manifest(r.shadow) : undefined;
+    return !!shadow && !derivedChanges(shadow, parseManifest(r.target_toml));
   }
 
   /**

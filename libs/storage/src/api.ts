@@ -270,6 +270,13 @@ export interface CommitParticipant {
   /** Key ranges [gte, lt) holding this participant's entries for a schema; cleared when the schema is dropped. */
   dropRanges?(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]>;
   /**
+   * Key ranges of the entries kept under a table's key id (`keyIdOf`), cleared in the background
+   * once no table uses that key id any more (a migration's cutover moved its table to its
+   * shadow's keys, or a shadow was dropped). Participants that key derived entries by the
+   * table's key id name them here.
+   */
+  keyRanges?(keyId: string): ReadonlyArray<readonly [Buffer, Buffer]>;
+  /**
    * Key ranges holding only the entries this participant derives from a schema's rows, which
    * `verify` rebuilds and compares (default: dropRanges). A participant that also keeps other
    * keys there (a spec written at registration, checkpoint images) names the narrower ranges.

@@ -533,13 +533,14 @@ export class TenantStore implements StoreReader {
       await this.db.clear({ gte: rows.gte, lt: rows.lt });
     }
     for (const p of this.participantList) {
-      if (shared && p === indexParticipant) continue;
+      // Entries kept under the key id (indexes, and fts, vector, graph's) belong to whoever uses it now.
+      if (shared && (p === indexParticipant || p.keyRanges)) continue;
       for (const [gte, lt] of p.dropRanges?.(m) ?? []) await this.db.clear({ gte, lt });
     }
   }
 
   /**
-   * Clears, in the background, the row and index keys of `keyId` that a table left when a
+   * Clears, in the background, the row and index keys of `keyId` (and participants' `keyRanges`) that a table left when a
    * cutover moved it to its new shape's keys (no manifest points at them any more; the
    * `retiring` marker written in that frame makes a restart finish the job).
    */
@@ -551,6 +552,8 @@ export class TenantStore implements StoreReader {
         const r = prefixRange(space, [keyId]);
         await this.db.clear({ gte: r.gte, lt: r.lt });
       }
+      // The derived entries participants keep under the key id (postings, vector entries, edges).
+      for (const p of this.participantList) for (const [gte, lt] of p.keyRanges?.(keyId) ?? []) await this.db.clear({ gte, lt });
       await this.db.del(metaKey('retiring', keyId));
     })();
     const p = run

@@ -4,7 +4,7 @@
  * in-memory index reads start in the turn the snapshot was taken; rows come from the snapshot).
  */
 import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
-import { decodeRow, rowKey, type PkTuple, type Snapshot } from '@mmdb/storage';
+import { decodeRow, keyIdOf, rowKey, type PkTuple, type Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
@@ -115,7 +115,7 @@ export class MultiModelReader {
     for (const k of keys) {
       try { found.push({ k, pk: tupleOfNode(k, t.manifest) as PkTuple }); } catch { /* not a key of this table */ }
     }
-    const vals = await snap.rawGetMany(found.map((f) => rowKey(t.id, f.pk)));
+    const vals = await snap.rawGetMany(found.map((f) => rowKey(keyIdOf(t.manifest), f.pk)));
     vals.forEach((v, i) => {
       if (v !== undefined) out.set(found[i].k, toTuple(t, decodeRow(t.id, found[i].pk, v)));
     });
