@@ -19,6 +19,8 @@ export interface IndexView {
   readonly settings: JsonObject;
   readonly docs: Doc[];
   readonly mappings: JsonObject;
+  /** Field path → its typed column in the index's table (columns.ts); absent for read-only tables and older indices. */
+  readonly columns?: Record<string, string>;
   /** The index's aliases (for indices_boost by alias). */
   readonly aliases?: JsonObject;
   /** Per-field BM25 statistics, computed on first use. */

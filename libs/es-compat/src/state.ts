@@ -75,7 +75,7 @@ export class EsState {
   }
 
   private fresh(ref: IndexRef, lsn: number, rows: DocRow[]): Cached {
-    const view: IndexView = { name: ref.meta.es_index, uuid: ref.meta.uuid, fields: flatten(ref.meta.mappings), settings: ref.meta.settings, mappings: ref.meta.mappings, aliases: ref.meta.aliases, docs: [], stats: new Map() };
+    const view: IndexView = { name: ref.meta.es_index, uuid: ref.meta.uuid, fields: flatten(ref.meta.mappings), settings: ref.meta.settings, mappings: ref.meta.mappings, aliases: ref.meta.aliases, columns: ref.meta.values, docs: [], stats: new Map() };
     const byId = new Map<string, Doc>();
     let maxSeq = -1;
     for (const r of rows) {
