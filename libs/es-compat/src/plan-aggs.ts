@@ -16,7 +16,7 @@
  * array counts each value) and every row's columns agree with its `_source`: `plainValues`, cached
  * by the table's LSN (typed.ts); any other index takes the aggregation code over the view (`aggs.ts`).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, scan, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -337,7 +337,9 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
 
-  const [row] = await backend.read(aggregate(input, [], metricCalls));
+  // one terms aggregation alone: one plan over the input, the totals as window sums over its groups
+  const one = wants.length === 1 && wants[0].type === 'terms' ? await termsAlone(backend, ix, input, wants[0] as Parameters<typeof termsAlone>[3]) : null;
+  const [row] = one ? [one.row] : await backend.read(aggregate(input, [], metricCalls));
   const aggregations: JsonObject = {};
   let buckets = 0;
   for (let i = 1; i <= wants.length; i++) {
@@ -407,7 +409,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     if (w.type === 'terms') {
       const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
       const grouped = aggregate(filter(input, has(ix, w.field)), [{ name: 'key', expr: valueOf(ix, w.field) }], calls);
-      const rows = await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
+      const rows = one?.rows ?? await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       buckets += rows.length;
       const bucket = (r: Record<string, unknown>): JsonObject => {
@@ -430,6 +432,27 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     hits: [], total: Number(row.total), sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt,
     indices: Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1),
   };
+}
+
+/**
+ * A terms aggregation alone in a request, as one plan (the input is read once):
+ * `limit(sort(filter(window(aggregate(I, [key], [count(*), its metrics' calls]), [total(doc_count),
+ * total(doc_count of the null key)]), key is not null), order), size)`; the window's sums give the
+ * hits' total and the documents holding a value. Null when no document holds a value (no group
+ * row carries the sums: the caller counts with the metric plan).
+ */
+async function termsAlone(backend: EsBackend, ix: IndexView, input: PlanNode, w: { field: string; size?: number; order?: SortKey[]; subs?: Array<{ name: string; m: Metric }> }): Promise<{ row: Record<string, unknown>; rows: Array<Record<string, unknown>> } | null> {
+  const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
+  const grouped = aggregate(input, [{ name: 'key', expr: valueOf(ix, w.field) }], calls);
+  const isNull: Expr = { kind: 'is_null', arg: col('key') };
+  const sums = windowNode(grouped, [
+    { name: 'all_n', fn: 'total', args: [col('doc_count')], partition: [], order: [] },
+    { name: 'null_n', fn: 'total', args: [{ kind: 'case', whens: [{ when: isNull, then: col('doc_count') }] }], partition: [], order: [] },
+  ]);
+  const rows = await backend.read(limit(sort(filter(sums, { kind: 'is_null', arg: col('key'), not: true }), w.order!), lit(w.size!)));
+  if (!rows.length) return null;
+  const all = Number(rows[0].all_n);
+  return { row: { total: all, n_1: all - Number(rows[0].null_n) }, rows };
 }
 
 /**
