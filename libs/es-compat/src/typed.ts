@@ -88,7 +88,8 @@ export async function typedReady(backend: EsBackend, ref: IndexRef, lsn: number,
 export function carryTyped(backend: EsBackend, tid: string, before: number | undefined, after: number, delta: Map<string, number> | null): void {
   const m = tables(backend);
   const s = m.get(tid);
-  if (!s || before === undefined || s.lsn !== before || !delta) return void m.delete(tid);
+  // a failed check is not carried: the write may have fixed the rows it found, the next plan checks again
+  if (!s || !s.ok || before === undefined || s.lsn !== before || !delta) return void m.delete(tid);
   for (const [c, d] of delta) {
     const n = (s.multi.get(c) ?? 0) + d;
     if (n < 0) return void m.delete(tid);
