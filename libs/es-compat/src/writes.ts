@@ -62,7 +62,8 @@ export function validateOp(op: WriteOp): void {
   if (errs.length) throw validation(errs);
 }
 
-interface Pending { meta: IndexMeta; readonly orig: IndexMeta; changed: boolean; puts: DocRow[]; deletes: string[] }
+/** Per table of a batch; `values`: the doc values each written document was validated with (reused for its columns). */
+interface Pending { meta: IndexMeta; readonly orig: IndexMeta; changed: boolean; puts: DocRow[]; deletes: string[]; values: Map<string, Seen> }
 
 /** How many times a batch is re-run on fresh state after a write through another surface raced it. */
 const RETRIES = 8;
@@ -118,7 +119,7 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
     }
     let p = pending.get(tid);
     if (!p) {
-      p = { meta: op.ref.meta, orig: op.ref.meta, changed: false, puts: [], deletes: [] };
+      p = { meta: op.ref.meta, orig: op.ref.meta, changed: false, puts: [], deletes: [], values: new Map() };
       // an index made before typed columns gets them with this write (and a backfill below)
       if (!op.ref.readOnly && !op.ref.meta.values) p = { ...p, meta: withColumns(p.meta), changed: true };
       pending.set(tid, p);
@@ -152,7 +153,7 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
     for (const [id, row] of ov) {
       const expect = expects.get(tid)!.get(id)!;
       let stored: Record<string, Json> | null = null;
-      if (row) changes.push({ op: 'put', schema: tid, row: (stored = toRow(row, p.meta)), expect });
+      if (row) changes.push({ op: 'put', schema: tid, row: (stored = toRow(row, p.meta, p.values.get(id))), expect });
       else changes.push({ op: 'delete', schema: tid, pk: [id], expect });
       if (!delta) continue;
       // rows per `_multi` column: the new row's, less the replaced one's (typed.ts carries the count)
@@ -198,17 +199,16 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
   return results as ItemResult[];
 }
 
-/** The field values a write computed while validating a source, reused for its text columns. */
-const valuesOf = new WeakMap<JsonObject, { mappings: JsonObject; values: Map<string, Json[]> }>();
+/** The doc values a write computed while validating a source (with the mappings they follow), reused for its columns. */
+interface Seen { readonly source: JsonObject; readonly mappings: JsonObject; readonly values: Map<string, Json[]> }
 
 /** The stored row of a document: the key, `_source` verbatim, versions, text columns for the fts postings and typed columns. */
-export function toRow(r: DocRow, meta: IndexMeta): Record<string, Json> {
+export function toRow(r: DocRow, meta: IndexMeta, seen?: Seen): Record<string, Json> {
   const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term, _routing: r._routing ?? null };
   const cols = Object.entries(meta.text);
   const layout = columnLayout(meta.mappings, meta.values);
   if (!cols.length && !layout.length) return row;
-  const seen = valuesOf.get(r._source);
-  const values = seen && seen.mappings === meta.mappings ? seen.values : docValues(flatten(meta.mappings), r._source);
+  const values = seen && seen.source === r._source && seen.mappings === meta.mappings ? seen.values : docValues(flatten(meta.mappings), r._source);
   // the text each text field indexes (copy_to targets included), for the fts postings of the frame
   for (const [path, colName] of cols) {
     const vs = values.get(path) ?? valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
@@ -231,8 +231,7 @@ export function backfill(docs: Iterable<DocRow>, meta: IndexMeta, paths: string[
     if (!copies && !raw.some((p) => valuesAt(d._source, p).length)) continue;
     const values = docValues(fields, d._source);
     if (!paths.some((p) => values.get(p)?.length)) continue;
-    valuesOf.set(d._source, { mappings: meta.mappings, values });
-    out.push({ row: toRow(d, meta), expect: { version: d._version, seqNo: d._seq_no } });
+    out.push({ row: toRow(d, meta, { source: d._source, mappings: meta.mappings, values }), expect: { version: d._version, seqNo: d._seq_no } });
   }
   return out;
 }
@@ -315,7 +314,7 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
   refuseInexact(source, op.id);
   const grown = applyDynamic(p.meta.mappings, source);
   const mappings = grown ?? p.meta.mappings;
-  valuesOf.set(source, { mappings, values: docValues(flatten(mappings), source, op.id) });
+  p.values.set(op.id, { source, mappings, values: docValues(flatten(mappings), source, op.id) });
   if (grown) {
     p.meta = withColumns({ ...p.meta, mappings: grown });
     p.changed = true;
@@ -325,7 +324,7 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
   const row: DocRow = { _id: op.id, _source: source, _version: version, _seq_no: seq, _primary_term: 1, _routing: op.routing ?? null };
   ov.set(op.id, row);
   p.puts.push(row);
-  const body: JsonObject = { ...base, _version: version, result: created ? 'created' : 'updated', _shards: SHARDS, _seq_no: seq, _primary_term: 1 };
+  const body: JsonObject = { _index: index, _type: '_doc', _id: op.id, _version: version, result: created ? 'created' : 'updated', _shards: SHARDS, _seq_no: seq, _primary_term: 1 };
   if (upsertGet) body.get = getPart(row, op.update!._source);
   return { status: created ? 201 : 200, body };
 }

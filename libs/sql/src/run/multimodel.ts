@@ -84,6 +84,17 @@ export class MultiModelReader {
     return (r) => truthy(f(r, null)) === true;
   }
 
+  /**
+   * For a table keyed by one `str` column whose rows the table cache holds at this snapshot: its pk
+   * map, which a key text indexes as is (no per-key parse, no map of the hits); else undefined.
+   */
+  private cachedByText(t: SqlTable, snap: Snapshot, txn: Txn | null): { get(k: string): Tuple | undefined } | undefined {
+    if (txn?.overlay.get(t.id)?.size || this.isImplicit(t) || this.implicitKind(t) === 'fts') return undefined;
+    const pk = t.manifest.primary_key;
+    if (pk.length !== 1 || t.manifest.columns.find((c) => c.name === pk[0])?.ty !== 'str') return undefined;
+    return this.leaves.tables.lookup(snap, t)?.byPk as { get(k: string): Tuple | undefined } | undefined;
+  }
+
   /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
   private async rowsByKey(keys: readonly string[], t: SqlTable, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<Map<string, Tuple>> {
     const out = new Map<string, Tuple>();
@@ -252,10 +263,10 @@ export class MultiModelReader {
         ranked = [...scores].map(([doc_id, score]) => ({ doc_id, score })).sort((a, b) => b.score - a.score || (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0));
       }
       const keysOnly = n.keys_only && !pass && !txn?.overlay.get(t.id)?.size && !this.isImplicit(t);
-      const rows = keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn);
+      const row = (!keysOnly && this.cachedByText(t, snap, txn)) || (keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn));
       const out: Tuple[] = [];
       for (const d of ranked) {
-        const r = rows.get(d.doc_id);
+        const r = row.get(d.doc_id);
         if (r && (!pass || pass(r))) out.push([...r, d.score]);
       }
       if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
