@@ -256,7 +256,8 @@ export async function bulk(t: EsTenant, index: string | undefined, text: string,
     }
     const r = results[k++];
     if (r.body.error) errors = true;
-    const body: JsonObject = { ...r.body };
+    // the item's body is this request's own object: completed in place, not copied
+    const body: JsonObject = r.body as JsonObject;
     if (!body.status) body.status = r.status;
     if (q.refresh === 'true' || q.refresh === '') if (!body.error) body.forced_refresh = true;
     return { [o.kind]: body };
