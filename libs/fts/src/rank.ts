@@ -25,6 +25,8 @@ export interface RankOptions {
   /** Multiplier of the proximity score (default 1). */
   readonly proximityWeight?: number;
   readonly stats?: CollectStats;
+  /** Hits of the query's own words carry their ordinals (`RankedDoc.ord`). */
+  readonly ordinals?: boolean;
 }
 
 /** What a search does when the caller does not say. */
@@ -46,7 +48,7 @@ export async function rankClauses(clauses: readonly BooleanClause[], ctx: Search
   // the choice of feedback docs with it (the expanded second round is plain BM25: measured on
   // Cranfield, rescoring it by the original words' proximity as well did not help).
   const own = async (n: number) => {
-    const hits = await searchClauses(clauses, ctx, proximity === 'none' ? n : Math.max(n, window), opts.stats);
+    const hits = await searchClauses(clauses, ctx, proximity === 'none' ? n : Math.max(n, window), opts.stats, undefined, opts.ordinals);
     return proximity === 'none' ? hits : rescoreProximity(hits, clauses, ctx, { window, weight: opts.proximityWeight });
   };
   let round = 0;
