@@ -30,6 +30,8 @@ class TopK {
   constructor(
     readonly k: number,
     private readonly ids: readonly string[],
+    /** With `all`: `sorted` answers the hits as found (ordinal order), for a caller that does not need them ranked. */
+    private readonly unordered = false,
   ) {
     this.all = k >= ids.length;
   }
@@ -97,8 +99,9 @@ class TopK {
   }
 
   sorted(): Hit[] {
-    // best first, equal scores by doc id (one comparison of scores, ids only on ties)
     const { scores, ords, ids } = this;
+    if (this.all && this.unordered) return ords.map((o, i) => ({ ord: o, score: scores[i] }));
+    // best first, equal scores by doc id (one comparison of scores, ids only on ties)
     const at = ords.map((_, i) => i).sort((a, b) => scores[b] - scores[a] || (ids[ords[a]] < ids[ords[b]] ? -1 : ids[ords[a]] > ids[ords[b]] ? 1 : 0));
     return at.map((i) => ({ ord: this.ords[i], score: this.scores[i] }));
   }
@@ -404,8 +407,10 @@ export function topK(
   stats: CollectStats = { candidates: 0 },
   /** Doc ordinals to score first (disjunctions only): a starting threshold; the result is the same. */
   seeds?: readonly number[],
+  /** When k reaches every doc: the hits in no particular order (the caller aggregates them). */
+  unordered = false,
 ): Hit[] {
-  const top = new TopK(k, ids);
+  const top = new TopK(k, ids, unordered);
   if (must.length > 0) {
     const req = [...must].sort((a, b) => a.n - b.n);
     const lead = req[0];

@@ -76,6 +76,8 @@ export interface SearchOptions extends RankOptions {
   readonly unbounded?: boolean;
   /** Plain BM25 hits carry their ordinal in the field's index (`RankedDoc.ord`, `docIds`). */
   readonly ordinals?: boolean;
+  /** With `unbounded` and plain BM25 (no proximity, no feedback): every match, in no particular order (an aggregation's input). */
+  readonly unordered?: boolean;
   /** Where a structured query sits in the caller's request, for its errors (default `$.query`). */
   readonly queryPath?: string;
 }

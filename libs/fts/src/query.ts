@@ -206,6 +206,8 @@ export async function searchClauses(
   seeds?: readonly string[],
   /** Each hit carries its ordinal (`RankedDoc.ord`). */
   ordinals = false,
+  /** k reaches every doc and the caller does not need the hits ranked: they come in no particular order. */
+  unordered = false,
 ): Promise<RankedDoc[]> {
   // phrase weights read the store; bind them first so the term weights and the
   // scoring pass below see one state of the in-memory index
@@ -232,7 +234,7 @@ export async function searchClauses(
       if (o !== undefined) seedOrds.push(o);
     }
   }
-  const hits = topK(must, should, mustNot, k, ctx.index.docIds, stats, seedOrds);
+  const hits = topK(must, should, mustNot, k, ctx.index.docIds, stats, seedOrds, unordered);
   const ids = ctx.index.docIds;
   return ordinals ? hits.map((h) => ({ doc_id: ids[h.ord], score: h.score, ord: h.ord })) : hits.map((h) => ({ doc_id: ids[h.ord], score: h.score }));
 }

@@ -272,7 +272,7 @@ export class MultiModelReader {
     const stats: CollectStats = { candidates: 0 };
     const opts: SearchOptions = {
       snapshot: snap,
-      ...(every ? { unbounded: true, ordinals: true } : {}),
+      ...(every ? { unbounded: true, ordinals: true, ...(n.unordered ? { unordered: true } : {}) } : {}),
       ...(ctx.explain ? { stats } : {}),
       ...(n.ranking?.feedback ? { feedback: n.ranking.feedback } : {}),
       ...(n.ranking?.proximity ? { proximity: n.ranking.proximity } : {}),
