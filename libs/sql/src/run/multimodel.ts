@@ -282,7 +282,7 @@ export class MultiModelReader {
     let want = pass && !every ? Math.min(MAX_LIMIT, limit * 4) : limit;
     for (;;) {
       let ranked: { doc_id: string; score: number; ord?: number }[];
-      if (fields.length === 1 && (fields[0].boost ?? 1) === 1) ranked = [...(await reader.search(t.id, fields[0].field, q, want, opts))];
+      if (fields.length === 1 && (fields[0].boost ?? 1) === 1) ranked = await reader.search(t.id, fields[0].field, q, want, opts); // a fresh array, only read here
       else {
         const scores = new Map<string, number>();
         for (const f of fields) for (const d of await reader.search(t.id, f.field, q, want, opts)) scores.set(d.doc_id, (scores.get(d.doc_id) ?? 0) + d.score * (f.boost ?? 1));
