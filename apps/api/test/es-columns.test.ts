@@ -85,6 +85,20 @@ describe('ES typed columns', () => {
     let before = await plans();
     await es('POST', '/agc/_search', body);
     expect((await plans()) - before).toBe(1);
+    // this surface's own writes carry the check (no second read of the table), arrays included
+    await es('PUT', '/agc/_doc/x1', { tag: 't1', n: 3 });
+    before = await plans();
+    expect((await es('POST', '/agc/_search', body)).aggregations.tags.buckets).toContainEqual({ key: 't1', doc_count: 11 });
+    expect((await plans()) - before).toBe(1);
+    await es('PUT', '/agc/_doc/x2', { tag: ['t1', 't2'], n: 4 });
+    const multi = await es('POST', '/agc/_search', body);
+    expect(multi.aggregations).toEqual((await viewed('agc', body)).aggregations);
+    expect(multi.aggregations.tags.buckets).toContainEqual({ key: 't1', doc_count: 12 });
+    await es('DELETE', '/agc/_doc/x2');
+    await es('DELETE', '/agc/_doc/x1');
+    before = await plans();
+    expect((await es('POST', '/agc/_search', body)).aggregations).toEqual(first.aggregations);
+    expect((await plans()) - before).toBe(1);
 
     // /sql changes a document's _source, not its columns: the plans must not read the stale column
     const table = await tableOf('agc');

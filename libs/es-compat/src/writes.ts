@@ -204,7 +204,9 @@ interface Seen { readonly source: JsonObject; readonly mappings: JsonObject; rea
 
 /** The stored row of a document: the key, `_source` verbatim, versions, text columns for the fts postings and typed columns. */
 export function toRow(r: DocRow, meta: IndexMeta, seen?: Seen): Record<string, Json> {
-  const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term, _routing: r._routing ?? null };
+  // a column left out reads as null (no `_routing: null` stored in every row)
+  const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term };
+  if (r._routing !== undefined && r._routing !== null) row._routing = r._routing;
   const cols = Object.entries(meta.text);
   const layout = columnLayout(meta.mappings, meta.values);
   if (!cols.length && !layout.length) return row;
