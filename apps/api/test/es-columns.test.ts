@@ -48,7 +48,9 @@ describe('ES typed columns', () => {
     const bulk = await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: docs.map((d) => JSON.stringify(d)).join('\n').replace('9007199254740992', '9007199254740993') + '\n', contentType: 'application/x-ndjson' });
     expect(bulk.json.errors).toBe(false);
     const rows = await sql(`SELECT * FROM ${await tableOf('cols')} ORDER BY _id`);
-    const colOf = (path: string) => Object.keys(rows[0]).find((c) => new RegExp(`^v\\d+_${path.replace('.', '_')}$`).test(c))!;
+    // a field's column is named from its path: v_ + letters and digits, `_` doubled, `.` as `_d`
+    const colOf = (path: string) => `v_${path.replace(/_/g, '__').replace(/\./g, '_d')}`;
+    expect(Object.keys(rows[0])).toEqual(expect.arrayContaining(['v_tag', 'v_n', 'v_price', 'v_ok', 'v_at', 'v_title_draw', 'v_low', '_multi']));
     const [d1, d2, d3] = rows;
     expect(d1[colOf('tag')]).toBe('a');
     expect(d1[colOf('n')]).toBe(5);
@@ -127,11 +129,10 @@ describe('ES typed columns', () => {
     await es('PUT', '/late/_doc/3', { a: 'z' });
     const table = await tableOf('late');
     const cols0 = Object.keys((await sql(`SELECT * FROM ${table} ORDER BY _id`))[0]);
-    expect(cols0.some((c) => /^v\d+_b$/.test(c))).toBe(false);
+    expect(cols0).not.toContain('v_b');
     await es('PUT', '/late/_mapping', { properties: { b: { type: 'keyword' }, c: { type: 'integer' } } });
     const rows = await sql(`SELECT * FROM ${table} ORDER BY _id`);
-    const b = Object.keys(rows[0]).find((c) => /^v\d+_b$/.test(c))!;
-    const c = Object.keys(rows[0]).find((x) => /^v\d+_c$/.test(x))!;
+    const b = 'v_b', c = 'v_c';
     expect(rows.map((r) => [r[b], r[c]])).toEqual([['p', 3], ['q', null], [null, null]]);
     // versions are unchanged by the backfill
     expect((await es('GET', '/late/_doc/1'))._version).toBe(1);
@@ -144,8 +145,7 @@ describe('ES typed columns', () => {
     await es('PUT', '/dyn/_doc/1', { who: 'ann' });
     await es('PUT', '/dyn/_doc/2', { who: 'bob', when: '2021-03-04' });
     const drows = await sql(`SELECT * FROM ${await tableOf('dyn')} ORDER BY _id`);
-    const kw = Object.keys(drows[0]).find((x) => /^v\d+_who_keyword$/.test(x))!;
-    const when = Object.keys(drows[0]).find((x) => /^v\d+_when$/.test(x))!;
+    const kw = 'v_who_dkeyword', when = 'v_when';
     expect(drows.map((r) => [r[kw], r[when]])).toEqual([['ann', null], ['bob', Date.UTC(2021, 2, 4)]]);
     const dq = { size: 0, aggs: { w: { terms: { field: 'who.keyword' } } } };
     expect((await es('POST', '/dyn/_search', dq)).aggregations).toEqual((await viewed('dyn', dq)).aggregations);

@@ -1,7 +1,7 @@
 /**
  * Mapped fields as typed columns of the index's table (DESIGN.md "Typed columns"). Every mapped
  * field of a keyword, numeric, boolean or date type (multi-fields and copy_to targets included)
- * gets a column `v<n>_<path>` holding the field's one doc value as the mapping computes it
+ * gets a column `v_<path>` (`columnOf`) holding the field's one doc value as the mapping computes it
  * (`docValues`: coerced, normalized, `null_value` applied, `ignore_above` dropped); a document
  * holding several values (or a long beyond ±2^53) leaves it null and names it in the row's
  * `_multi` column. The writer fills them in the frame of the row, so aggregate, count, sort and
@@ -28,14 +28,27 @@ export function columnTy(f: Field): ColumnTy | undefined {
   return f.aliasOf === undefined ? TY[f.type] : undefined;
 }
 
-/** Assigns a column to every typed field not yet given one (existing names never change). */
+/**
+ * The column of a field path, the same for every index (so a plan names it from the path alone):
+ * `v_` + the path with letters and digits kept, `_` as `__`, `.` as `_d`, any other character as
+ * `_x<hex>_` (`tag` → `v_tag`, `title.keyword` → `v_title_dkeyword`, `user_id` → `v_user__id`):
+ * distinct paths get distinct names.
+ */
+export function columnOf(path: string): string {
+  let out = 'v_';
+  for (const ch of path) {
+    if (/[A-Za-z0-9]/.test(ch)) out += ch;
+    else if (ch === '_') out += '__';
+    else if (ch === '.') out += '_d';
+    else out += `_x${ch.codePointAt(0)!.toString(16)}_`;
+  }
+  return out;
+}
+
+/** Adds the column of every typed field not yet listed (a field's column never changes). */
 export function valueColumns(mappings: JsonObject, cur: Record<string, string>): Record<string, string> {
   const out = { ...cur };
-  let n = Object.keys(out).length;
-  for (const f of flatten(mappings).values()) {
-    if (out[f.path] || !columnTy(f)) continue;
-    out[f.path] = `v${++n}_${f.path.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 30)}`;
-  }
+  for (const f of flatten(mappings).values()) if (!out[f.path] && columnTy(f)) out[f.path] = columnOf(f.path);
   return out;
 }
 

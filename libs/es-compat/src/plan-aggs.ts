@@ -24,7 +24,7 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, dateKey, planDateField } from './plan-dates';
 import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
-import { fieldColumn } from './columns';
+import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -42,12 +42,18 @@ export type Kind = 'keyword' | 'integer' | 'number' | 'date';
 const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
-const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
-/** A mapped field's value in a plan: its typed column (columns.ts `fieldColumn`; `fieldKind` admits only fields that have one). */
-export const valueOf = (ix: IndexView, f: string): Expr => fieldColumn(ix, f)!;
+/** The JSON type of a field in `_source` (date fields, read from `_source` by plan-dates.ts). */
+export const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
+/**
+ * A mapped field's value in a plan: its typed column (columns.ts `columnOf`, named from the path
+ * alone). `fieldKind` admits only fields that have one; dates are read by plan-dates.ts.
+ */
+export const valueOf = (f: string): Expr => col(columnOf(f));
 const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
 /** The document has one value of the field (`typedReady` has ruled out several). */
-const has = (ix: IndexView, f: string): Expr => ({ kind: 'is_null', arg: valueOf(ix, f), not: true });
+const has = (f: string): Expr => ({ kind: 'is_null', arg: valueOf(f), not: true });
+/** The document has one value of the field: its column is set (a date: a string in `_source`). */
+export const typed = (f: string, k: Kind): Expr => (k === 'date' ? inList(typeOf(f), ['text']) : has(f));
 
 /** Plain-value checks of date fields per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
@@ -64,7 +70,8 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
     if (!NAME.test(name) || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
     return want === 'date' && planDateField(ix, name) ? 'date' : null;
   }
-  if (want === 'date' || !fieldColumn(ix, name)) return null;
+  // an alias's column is its target's: not named from the alias's path
+  if (want === 'date' || f.aliasOf !== undefined || !fieldColumn(ix, name)) return null;
   // a term query normalizes its value with the field's normalizer: not done here
   if (f.type === 'keyword') return want !== 'metric' && (f.def.normalizer === undefined || want !== 'filter') ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
@@ -96,17 +103,17 @@ function clause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | nu
     let e: Expr | null = null;
     for (const [op, v] of Object.entries(spec)) {
       if (!(op in ops) || typeof v !== 'number') return null;
-      const c: Expr = { kind: 'binary', op: ops[op], left: valueOf(ix, name), right: lit(v) };
+      const c: Expr = { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) };
       e = e ? and(e, c) : c;
     }
     fields.set(name, k);
-    return e ?? has(ix, name);
+    return e ?? has(name);
   }
   if ((kind === 'term' || kind === 'terms') && k === 'keyword') {
     const vals = kind === 'term' ? [isObj(spec) && Object.keys(spec).length === 1 ? spec.value : spec] : spec;
     if (!Array.isArray(vals) || !vals.length || !vals.every((v) => typeof v === 'string')) return null;
     fields.set(name, k);
-    return inList(valueOf(ix, name), vals);
+    return inList(valueOf(name), vals);
   }
   return null;
 }
@@ -181,7 +188,7 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
   if (k !== 'integer' && k !== 'keyword') return null;
   fields.set(field, k);
-  const v: Expr = valueOf(ix, field);
+  const v: Expr = valueOf(field);
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
   if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
@@ -275,7 +282,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       if (!k || Object.keys(p).length !== 1) return null;
       fields.set(field, k);
       wants.push({ name, type, field });
-      metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(ix, field) }, then: lit(1) }] }] });
+      metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(field) }, then: lit(1) }] }] });
     } else if (type === 'terms') {
       if (Object.keys(p).some((k) => k !== 'field' && k !== 'size' && k !== 'order')) return null;
       const size = p.size === undefined ? 10 : p.size;
@@ -294,7 +301,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       const order = termsOrder(p.order, subs);
       if (!order) return null;
       wants.push({ name, type, field, size: size as number, subs, order, kind: k });
-      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [valueOf(ix, field)] });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [valueOf(field)] });
     } else if (type === 'date_histogram') {
       const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
       const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
@@ -323,9 +330,9 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       fields.set(field, k);
       wants.push({ name, type, field, ranges });
       ranges.forEach((r, j) => {
-        let when = has(ix, field);
-        if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(ix, field), right: lit(r.from) });
-        if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(ix, field), right: lit(r.to) });
+        let when = has(field);
+        if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field), right: lit(r.from) });
+        if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field), right: lit(r.to) });
         metricCalls.push({ name: `r_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
       });
     } else if (METRICS.has(type)) {
@@ -338,7 +345,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
 
   // one terms aggregation alone: one plan over the input, the totals as window sums over its groups
-  const one = wants.length === 1 && wants[0].type === 'terms' ? await termsAlone(backend, ix, input, wants[0] as Parameters<typeof termsAlone>[3]) : null;
+  const one = wants.length === 1 && wants[0].type === 'terms' ? await termsAlone(backend, input, wants[0] as Parameters<typeof termsAlone>[2]) : null;
   const [row] = one ? [one.row] : await backend.read(aggregate(input, [], metricCalls));
   const aggregations: JsonObject = {};
   let buckets = 0;
@@ -346,11 +353,11 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     const w = wants[i - 1];
     if (w.type === 'histogram') {
       // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
-      const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(ix, w.field), right: lit(1, true) }, right: lit(w.interval!) };
+      const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(w.field), right: lit(1, true) }, right: lit(w.interval!) };
       const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
       const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
       const key: Expr = { kind: 'binary', op: '*', left: floor, right: lit(w.interval!) };
-      const grouped = aggregate(filter(input, has(ix, w.field)), [{ name: 'key', expr: key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const grouped = aggregate(filter(input, has(w.field)), [{ name: 'key', expr: key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
       let keys = [...counts.keys()];
@@ -366,7 +373,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     if (w.type === 'date_histogram') {
       const d = w.date!;
-      const grouped = aggregate(filter(input, inList(typeOf(w.field), ['text'])), [{ name: 'key', expr: d.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const grouped = aggregate(filter(input, typed(w.field, 'date')), [{ name: 'key', expr: d.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
       let keys = [...counts.keys()];
@@ -408,7 +415,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     if (w.type === 'terms') {
       const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
-      const grouped = aggregate(filter(input, has(ix, w.field)), [{ name: 'key', expr: valueOf(ix, w.field) }], calls);
+      const grouped = aggregate(filter(input, has(w.field)), [{ name: 'key', expr: valueOf(w.field) }], calls);
       const rows = one?.rows ?? await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       buckets += rows.length;
@@ -441,9 +448,9 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
  * hits' total and the documents holding a value. Null when no document holds a value (no group
  * row carries the sums: the caller counts with the metric plan).
  */
-async function termsAlone(backend: EsBackend, ix: IndexView, input: PlanNode, w: { field: string; size?: number; order?: SortKey[]; subs?: Array<{ name: string; m: Metric }> }): Promise<{ row: Record<string, unknown>; rows: Array<Record<string, unknown>> } | null> {
+async function termsAlone(backend: EsBackend, input: PlanNode, w: { field: string; size?: number; order?: SortKey[]; subs?: Array<{ name: string; m: Metric }> }): Promise<{ row: Record<string, unknown>; rows: Array<Record<string, unknown>> } | null> {
   const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
-  const grouped = aggregate(input, [{ name: 'key', expr: valueOf(ix, w.field) }], calls);
+  const grouped = aggregate(input, [{ name: 'key', expr: valueOf(w.field) }], calls);
   const isNull: Expr = { kind: 'is_null', arg: col('key') };
   const sums = windowNode(grouped, [
     { name: 'all_n', fn: 'total', args: [col('doc_count')], partition: [], order: [] },

@@ -62,7 +62,7 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
     const k = fieldKind(ix, s.field, 'filter');
     if (!k) return null;
     fields.set(s.field, k);
-    keys.push({ expr: valueOf(ix, s.field), desc: s.desc, nulls: s.first ? 'first' : 'last' });
+    keys.push({ expr: valueOf(s.field), desc: s.desc, nulls: s.first ? 'first' : 'last' });
   }
   keys.push({ expr: col('_seq_no') });
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
