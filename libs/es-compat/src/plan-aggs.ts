@@ -80,7 +80,7 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
 }
 
 /** Whether another field copies its values into `name` (they are not in `_source` under it). */
-export function copiedInto(ix: IndexView, name: string): boolean {
+export function copiedInto(ix: Pick<IndexView, 'fields'>, name: string): boolean {
   for (const f of ix.fields.values()) {
     const to = f.def.copy_to;
     if (to === name || (Array.isArray(to) && to.includes(name))) return true;

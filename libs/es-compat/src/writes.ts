@@ -10,6 +10,7 @@ import { applyDynamic, docValues, flatten, valuesAt, type Json, type JsonObject 
 import { addedColumns, manifestToml, withColumns, type IndexMeta, type IndexRef } from './indices';
 import { columnLayout, typedCells } from './columns';
 import { carryTyped } from './typed';
+import { copiedInto } from './plan-aggs';
 import type { DocRow } from './doc';
 import type { EsChange, EsExpect } from './port';
 import type { EsState } from './state';
@@ -225,7 +226,7 @@ export function backfill(docs: Iterable<DocRow>, meta: IndexMeta, paths: string[
   if (!paths.length) return [];
   const fields = flatten(meta.mappings);
   const raw = [...new Set(paths.map((p) => fields.get(p)).map((f) => f && (f.aliasOf ?? f.parent ?? f.path)))].filter((p): p is string => !!p);
-  const copies = paths.some((p) => copiedFrom(fields, p));
+  const copies = paths.some((p) => copiedInto({ fields }, p));
   const out: Array<{ row: Record<string, Json>; expect: EsExpect }> = [];
   for (const d of docs) {
     if (skip(d._id)) continue;
@@ -236,14 +237,6 @@ export function backfill(docs: Iterable<DocRow>, meta: IndexMeta, paths: string[
     out.push({ row: toRow(d, meta, { source: d._source, mappings: meta.mappings, values }), expect: { version: d._version, seqNo: d._seq_no } });
   }
   return out;
-}
-
-function copiedFrom(fields: Map<string, { def: JsonObject }>, path: string): boolean {
-  for (const f of fields.values()) {
-    const to = f.def.copy_to;
-    if (to === path || (Array.isArray(to) && to.includes(path))) return true;
-  }
-  return false;
 }
 
 function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored: DocRow | null, tombs: Map<string, { version: number; seq: number; at?: number }>, nextSeq: () => number): ItemResult {
