@@ -38,6 +38,17 @@ describe('ids', () => {
     expect(isUuid(a)).toBe(false);
   });
 
+  it('draws fresh random bits for each millisecond, across refills of the random pool', () => {
+    // 16 random characters per id: 2,000 ids read the 4 KiB pool several times over
+    const ids = Array.from({ length: 2000 }, (_, i) => newUlid(2_000_000_000_000 + i));
+    expect(ids.every(isUlid)).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+    const randoms = ids.map((x) => x.slice(10));
+    expect(new Set(randoms).size).toBe(ids.length);
+    // every symbol of the alphabet shows up at every random position (a stuck or biased source would not)
+    for (let pos = 0; pos < 16; pos++) expect(new Set(randoms.map((r) => r[pos])).size).toBe(32);
+  });
+
   it('encodes LSNs as big-endian u64 that sort bytewise', () => {
     expect(decodeLsn(encodeLsn(2 ** 40 + 7))).toBe(2 ** 40 + 7);
     expect(Buffer.compare(encodeLsn(255), encodeLsn(256))).toBeLessThan(0);

@@ -21,12 +21,12 @@ function column(r: SelectResult, name: string): number {
   return i;
 }
 
-/** A tuple of `t` (manifest column order) as the stored row object: typed JSON values, NULL columns left out. */
-export function rowObject(t: SqlTable, tuple: readonly Value[]): Record<string, JsonValue> {
+/** A tuple of `t` (manifest column order) as the stored row object: typed JSON values, NULL columns (and `skip`) left out. */
+export function rowObject(t: SqlTable, tuple: readonly Value[], skip?: string): Record<string, JsonValue> {
   const out: Record<string, JsonValue> = {};
   t.manifest.columns.forEach((c, i) => {
     const v = tuple[i];
-    if (v === null || v === undefined) return;
+    if (v === null || v === undefined || c.name === skip) return;
     if (c.ty === 'bool') out[c.name] = truthy(v) === true;
     else if ((c.ty === 'json' || c.ty === 'vector') && typeof v === 'string') {
       try { out[c.name] = parseJsonExact(v) as JsonValue; } catch { out[c.name] = v; }
@@ -54,10 +54,8 @@ export async function vectorTopkRoute(engine: SqlEngine, table: string, body: un
   return r.rows.map((row) => {
     let metadata: Record<string, JsonValue> | null;
     if (implicit) metadata = row[1] === null ? null : (parseJsonExact(row[1] as string) as Record<string, JsonValue>);
-    else {
-      metadata = rowObject(t, row);
-      if (vcol) delete metadata[vcol];
-    }
+    // the row's columns but its vector (not parsed: the answer leaves it out)
+    else metadata = rowObject(t, row, vcol);
     return { id: keyText(t, row), distance: row[d] as number, metadata } as Match;
   });
 }

@@ -412,6 +412,43 @@ describe('SQL: table-valued functions and hybrid queries', () => {
     expect(rows[0]).toEqual(['c', 1, 1]);
   });
 
+  it("fts_search's ranking argument: 'bm25' is plain BM25, equal to the route asked for no feedback and no proximity", async () => {
+    const plain = { feedback: 'none', proximity: 'none' } as const;
+    const want = await fts.search('app.reviews', 'body', 'ending story', 10, plain);
+    const sel = (ranking: string) => `SELECT f.id, f._score FROM fts_search('app.reviews', 'body', $1, 10${ranking}) AS f`;
+    expect(await q(sel(", 'bm25'"), ['ending story'])).toEqual(want.map((d) => [d.doc_id, d.score]));
+    expect(await q(sel(", 'feedback=none, proximity=none'"), ['ending story'])).toEqual(want.map((d) => [d.doc_id, d.score]));
+    expect((await ftsSearchRoute(sql, 'app.reviews', 'body', 'ending story', 10, plain)).map((d) => [d.doc_id, d.score])).toEqual(want.map((d) => [d.doc_id, d.score]));
+    const dflt = await fts.search('app.reviews', 'body', 'ending story', 10);
+    expect(await q(sel(", 'default'"), ['ending story'])).toEqual(dflt.map((d) => [d.doc_id, d.score]));
+    expect(await q(sel(''), ['ending story'])).toEqual(dflt.map((d) => [d.doc_id, d.score]));
+    // explain names the stages a search runs beyond BM25
+    const detail = async (ranking: string) => JSON.stringify((await sql.run(sel(ranking), { params: ['ending story'], explain: true }))[0]).match(/bm25[^"]*/)?.[0];
+    expect(await detail(", 'bm25'")).toMatch(/^bm25 top-10/);
+    expect(await detail('')).toMatch(/^bm25 \+ proximity \+ rm3 top-10/);
+    expect(await detail(", 'proximity=none'")).toMatch(/^bm25 \+ rm3 top-10/);
+    for (const bad of ["'fast'", "'feedback=maybe'", "'feedback'", "'bm25', 1"]) {
+      await expect(q(sel(`, ${bad}`), ['x'])).rejects.toMatchObject({ code: 'validation_failed' });
+    }
+  });
+
+  it('a parameterized hybrid statement is parsed and planned once: later values hit the plan cache and answer as the routes fused', async () => {
+    const text = `SELECT r.id, r.branch, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
+      (SELECT id FROM fts_search('app.reviews', 'body', $2, 3, 'bm25')), 'id') LIMIT 3) f JOIN app.reviews r ON r.id = f.id ORDER BY f._score DESC, r.id`;
+    const fused = async (v: number[], words: string) => {
+      const s = new Map<string, number>();
+      (await vectorTopkRoute(sql, 'app.reviews', { vector: v, k: 3 })).forEach((m, i) => s.set(m.id, (s.get(m.id) ?? 0) + 1 / (61 + i)));
+      (await ftsSearchRoute(sql, 'app.reviews', 'body', words, 3, { feedback: 'none', proximity: 'none' })).forEach((d, i) => s.set(d.doc_id, (s.get(d.doc_id) ?? 0) + 1 / (61 + i)));
+      return [...s].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 3).map(([id, score]) => [id, DATA.find((x) => x.id === id)!.branch, expect.closeTo(score, 12)]);
+    };
+    expect(await q(text, [[0, 0, 0], 'story'])).toEqual(await fused([0, 0, 0], 'story'));
+    const hits = sql.planCache.hits;
+    expect(await q(text, [[3, 0, 0], 'ending'])).toEqual(await fused([3, 0, 0], 'ending'));
+    expect(await q(text, [[1, 0, 0], 'sad'])).toEqual(await fused([1, 0, 0], 'sad'));
+    // the two routes' own plans hit too (two each per fused()); the statement hit twice
+    expect(sql.planCache.hits - hits).toBe(2 + 4);
+  });
+
   it('the plain RRF form people write in PostgreSQL: CTEs and row_number() OVER', async () => {
     const rows = await q(`WITH v AS (SELECT id, row_number() OVER (ORDER BY emb <-> $1) AS r FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
       t AS (SELECT id, row_number() OVER (ORDER BY _score DESC) AS r FROM fts_search('app.reviews', 'body', 'story'))

@@ -4,7 +4,7 @@
  *     recall@10 against exact ground truth and rows returned, beside PGlite + pgvector (HNSW,
  *     same data and filter, in process);
  *  2. BM25 + vector RRF top-10 in one SQL statement, beside the same answer assembled by a
- *     client from the vector and fts routes (parallel keep-alive calls);
+ *     client from the vector and fts routes (parallel keep-alive calls); plain BM25 on both sides;
  *  3. a two-hop graph expansion joined to rows with a filter, in one statement, beside the client
  *     assembly from the bfs route and row GETs.
  * Env: ROWS (100000), DIM (128), Q (queries per measurement, 200), PEER (1: PGlite), SEL_EXTRA,
@@ -167,12 +167,13 @@ async function main(): Promise<void> {
     const words = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
     // The answer is the fused top-10 documents themselves (what a search page shows), so the
     // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
-    const rrfSql = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20)), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
+    const rrfSql = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
     const ours2 = await timed(Q, (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i], words[i % words.length]] }));
     const client2 = await timed(Q, async (i) => {
       const [v, f] = await Promise.all([
         c.req('POST', '/vector/bench.items/topk', { vector: qs[i], k: 20 }),
-        c.req('GET', `/fts/bench.items/body?q=${encodeURIComponent(words[i % words.length])}&limit=20`),
+        // the same ranking as the statement's 'bm25': plain BM25, no RM3 feedback, no proximity
+        c.req('GET', `/fts/bench.items/body?q=${encodeURIComponent(words[i % words.length])}&limit=20&feedback=none&proximity=none`),
       ]);
       const s = new Map<string, number>();
       v.forEach((m: { id: string }, r: number) => s.set(m.id, (s.get(m.id) ?? 0) + 1 / (61 + r)));

@@ -32,8 +32,15 @@ function isSecurity(t: readonly Tok[]): boolean {
   return false;
 }
 
+/** A word every security statement holds (GRANT, REVOKE, or CREATE/ALTER/DROP with ROLE, USER or POLICY). */
+const SECURITY_WORD = /grant|revoke|role|user|policy/i;
+
 /** The script's statements as token lists (split on top-level `;`), or null when none is a security statement. */
 export function securityStatements(sql: string): Tok[][] | null {
+  // every security statement holds one of these words (its first or second keyword): a script
+  // without any is not one, and is not tokenized here on every request (the plan cache's hit
+  // path reads no tokens either)
+  if (!SECURITY_WORD.test(sql)) return null;
   let toks: Tok[];
   try {
     toks = tokenize(sql);

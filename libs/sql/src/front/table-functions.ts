@@ -1,7 +1,9 @@
 /**
  * Table-valued functions in FROM: the multi-model plan nodes spelled in SQL.
  *
- *   fts_search('ns.t', 'field', 'query' | $n [, limit])      → fts_search       (row columns, _score)
+ *   fts_search('ns.t', 'field', 'query' | $n [, limit [, 'ranking']]) → fts_search (row columns, _score);
+ *     ranking: 'bm25' (plain BM25: no RM3 feedback, no proximity), 'default' (the route's), or the
+ *     route's options as `name=value` pairs: 'feedback=none proximity=bm25tp query_stopwords=auto'
  *   vector_topk('ns.t', $1 | '[1,2,3]', k [, 'metric'])       → vector_topk      (row columns, _distance)
  *   graph_expand('ns.t', 'rel', start [, min [, max [, 'direction']]]) → graph_expand (reached row columns, _node, _depth);
  *     on the right of an inner/cross join, `start` may name the left side's columns: one walk per left row
@@ -11,7 +13,7 @@
  *   fuse('weighted', (SELECT …), …, 'key')                     → fuse weighted
  */
 import { DbError, stringifyJson } from '@mmdb/core';
-import type { Affinity, Expr, PlanNode } from '@mmdb/plan';
+import type { Affinity, Expr, FtsRanking, PlanNode } from '@mmdb/plan';
 import type { AExpr, Select } from './ast';
 
 export interface TvfTable { readonly id: string; readonly columns: ReadonlyArray<{ readonly name: string; readonly aff?: Affinity; readonly hidden?: boolean }> }
@@ -46,6 +48,29 @@ function int(fn: string, a: AExpr | undefined, what: string, lo = 0, hi = Number
   return Number(a.v);
 }
 
+const RANKING_OPTIONS: Record<string, readonly string[]> = { feedback: ['none', 'rm3'], proximity: ['none', 'bm25tp'], query_stopwords: ['none', 'auto'] };
+
+/**
+ * fts_search's ranking argument: `'bm25'` is plain BM25 (no RM3 feedback, no proximity rescoring:
+ * the cheapest ranking, what a fused query usually wants), `'default'` the route's ranking, else
+ * the fts route's own options as `name=value` pairs (spaces, commas or `&` between them).
+ */
+export function rankingOf(fn: string, text: string): FtsRanking {
+  const t = text.trim().toLowerCase();
+  if (t === 'bm25') return { feedback: 'none', proximity: 'none' };
+  if (t === 'default' || t === '') return {};
+  const out: Record<string, string> = {};
+  for (const part of t.split(/[\s,&]+/).filter(Boolean)) {
+    const [name, value, ...rest] = part.split('=');
+    const allowed = RANKING_OPTIONS[name];
+    if (!allowed || value === undefined || rest.length || !allowed.includes(value)) {
+      bad(fn, `the ranking is 'bm25', 'default' or name=value options (${Object.entries(RANKING_OPTIONS).map(([k, v]) => `${k}=${v.join('|')}`).join(', ')}); got '${part}'`);
+    }
+    out[name] = value;
+  }
+  return out as FtsRanking;
+}
+
 export function bindTableFunction(name: string, args: AExpr[], alias: string, cx: TvfContext): TvfResult {
   const fn = name.toLowerCase();
   const tableOf = (a: AExpr | undefined) => {
@@ -58,7 +83,12 @@ export function bindTableFunction(name: string, args: AExpr[], alias: string, cx
   switch (fn) {
     case 'fts_search': {
       const t = tableOf(args[0]);
-      const plan: PlanNode = { op: 'fts_search', schema: t.id, alias, field: str(fn, args[1], 'the field'), query: args[2]?.t === 'param' ? cx.expr(args[2]) : str(fn, args[2], 'the query'), ...(args[3] ? { limit: int(fn, args[3], 'limit', 1, 1000) } : {}) };
+      if (args.length > 5) bad(fn, 'too many arguments');
+      const ranking = args[4] ? rankingOf(fn, str(fn, args[4], 'the ranking')) : undefined;
+      const plan: PlanNode = {
+        op: 'fts_search', schema: t.id, alias, field: str(fn, args[1], 'the field'), query: args[2]?.t === 'param' ? cx.expr(args[2]) : str(fn, args[2], 'the query'),
+        ...(args[3] ? { limit: int(fn, args[3], 'limit', 1, 1000) } : {}), ...(ranking && Object.keys(ranking).length ? { ranking } : {}),
+      };
       return { plan, cols: [...rowCols(t), { name: '_score', aff: 'real' }] };
     }
     case 'vector_topk': {

@@ -6,7 +6,7 @@
 import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
 import { decodeRow, rowKey, type PkTuple, type Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
-import { DEFAULT_LIMIT, MAX_LIMIT, type CollectStats, type SearchOptions } from '@mmdb/fts';
+import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
 import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
 import type { SqlTable } from '../catalog';
@@ -298,7 +298,7 @@ export class MultiModelReader {
       }
       if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
         const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
-        ctx.strategies.set(n, `bm25 ${every ? 'every match' : `top-${want}`} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}${keysOnly ? ' keys only' : ''}`.replace(/\s+$/, ''));
+        ctx.strategies.set(n, `bm25${rankingNote(opts)} ${every ? 'every match' : `top-${want}`} ${ctx.explain ? `${how}, ${stats.candidates} candidates, ${stats.skips ?? 0} skips` : ''}${pass ? ` filtered (${out.length} pass)` : ''}${keysOnly ? ' keys only' : ''}`.replace(/\s+$/, ''));
         ctx.leaves.set(n, out.slice(0, limit));
         return;
       }
@@ -399,6 +399,13 @@ export class MultiModelReader {
     ctx.strategies.set(n, leaf.visible ? 'dijkstra over visible nodes' : 'dijkstra');
     ctx.leaves.set(n, r.path.map((node, i) => [BigInt(i), node, r.total_weight, ...(leaf.row(node) ?? [])]));
   }
+}
+
+/** The ranking stages a search runs beyond BM25 (explain): the route's defaults unless the node says otherwise. */
+function rankingNote(o: SearchOptions): string {
+  const prox = (o.proximity ?? RANKING_DEFAULTS.proximity) !== 'none';
+  const rm3 = (o.feedback ?? RANKING_DEFAULTS.feedback) !== 'none';
+  return `${prox ? ' + proximity' : ''}${rm3 ? ' + rm3' : ''}`;
 }
 
 /** A graph node key from a value: text as is, integers as their decimal text. */
