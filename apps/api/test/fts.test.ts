@@ -37,6 +37,11 @@ describe('fts routes over real HTTPS (spec §4.9)', () => {
     expect(fb.json.map((h: any) => h.doc_id).sort()).toEqual(none.json.map((h: any) => h.doc_id).sort());
     expect(fb.json.map((h: any) => h.doc_id).sort()).toEqual(['p1', 'p2', 'p3']);
     expect(fb.json.map((h: any) => h.score)).not.toEqual(none.json.map((h: any) => h.score));
+    // the default ranking is plain BM25 (spec 4.9): every stage off, scores included; the reranked one is opt-in
+    const q = encodeURIComponent('shock layer boundary');
+    const dflt = await get(`/lib.papers/body?q=${q}`);
+    expect(dflt.json).toEqual((await get(`/lib.papers/body?q=${q}&feedback=none&proximity=none&query_stopwords=none`)).json);
+    expect(dflt.json).not.toEqual((await get(`/lib.papers/body?q=${q}&feedback=rm3&proximity=bm25tp`)).json);
   });
 
   it('standalone documents: first POST creates the field, searchable when the call returns', async () => {

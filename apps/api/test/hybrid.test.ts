@@ -97,8 +97,11 @@ describe('multi-model plans over real HTTPS', () => {
     };
     const r = await query(plan, true);
     expect(r.status).toBe(200);
-    // vector (branch 3): c, d, a; text: a, d, c → c and a tie on 1/61 + 1/63, c seen first
-    expect(r.json.rows.map((x: { id: string; _rank_1: number; _rank_2: number }) => [x.id, x._rank_1, x._rank_2])).toEqual([['c', 1, 3], ['a', 3, 1]]);
+    // vector (branch 3): c, d, a; text (plain BM25, the default ranking): c, a, d → c first
+    // (1/61 + 1/61); a and d tie on 1/62 + 1/63, d seen first (the vector input comes first)
+    expect(r.json.rows.map((x: { id: string; _rank_1: number; _rank_2: number }) => [x.id, x._rank_1, x._rank_2])).toEqual([['c', 1, 1], ['d', 2, 3]]);
+    const text = (await srv.request('GET', `${T}/fts/app.reviews/body?q=ending`, { token: TOKEN })).json as Array<{ doc_id: string }>;
+    expect(text.map((d) => d.doc_id).filter((id) => id !== 'b')).toEqual(['c', 'a', 'd']);
     expect(r.json.rows.every((x: { branch: number }) => x.branch === 3)).toBe(true);
     const tree = JSON.stringify(r.json.explain.tree);
     expect(tree).toMatch(/"op":"vector_topk","detail":"app.reviews k=3 [^"]*exact scan/);
@@ -146,6 +149,10 @@ describe('multi-model plans over real HTTPS', () => {
     expect(nested.status).toBe(200);
     const viaRoute = await route('+ending story -sad');
     expect(nested.json.map((r: { id: string; _score: number }) => [r.id, r._score])).toEqual(viaRoute.map((d) => [d.doc_id, d.score]));
+    // the opt-in reranked ranking: the plan node with the same options answers as the route
+    const rr = await query({ op: 'fts_search', schema: 'app.reviews', field: 'body', limit: 20, query: 'ending story', ranking: { feedback: 'rm3', proximity: 'bm25tp' } });
+    const rrRoute = (await srv.request('GET', `${T}/fts/app.reviews/body?q=${encodeURIComponent('ending story')}&limit=20&feedback=rm3&proximity=bm25tp`, { token: TOKEN })).json as Array<{ doc_id: string; score: number }>;
+    expect(rr.json.map((r: { id: string; _score: number }) => [r.id, r._score])).toEqual(rrRoute.map((d) => [d.doc_id, d.score]));
   });
 
   it('a JSON plan join is typed from the manifests: hash join without affinity annotations', async () => {

@@ -531,12 +531,22 @@ export class FieldIndex {
    * of the field.
    */
   prepareTiers(k1: number, b: number): void {
-    const avgdl = (this.docs > 0 ? this.total / this.docs : 1) || 1;
-    for (const pl of this.terms.values())
-      if (pl.n >= PostingList.TIER_MIN) {
-        pl.ensureTier(this.docLen, k1 * (1 - b), (k1 * b) / avgdl);
-        pl.ensureSkips();
-      }
+    for (const _ of this.tierSteps(k1, b));
+  }
+
+  /**
+   * prepareTiers one long list per step, for a caller that spreads the work over event-loop
+   * turns (the participant after open: a restarted store is searchable before they are built;
+   * a search builds the tier of a list it needs and has not got yet, as after many changes).
+   */
+  *tierSteps(k1: number, b: number): Generator<void> {
+    for (const pl of [...this.terms.values()]) {
+      if (pl.n < PostingList.TIER_MIN) continue;
+      const avgdl = (this.docs > 0 ? this.total / this.docs : 1) || 1;
+      pl.ensureTier(this.docLen, k1 * (1 - b), (k1 * b) / avgdl);
+      pl.ensureSkips();
+      yield;
+    }
   }
 
   setStats(docs: number, total: number): void {

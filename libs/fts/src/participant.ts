@@ -121,6 +121,9 @@ interface PutDocPayload {
   text: string | null;
 }
 
+/** Work per event-loop turn of the champion tiers' build after an open. */
+const TIER_TURN_MS = 5;
+
 export class FtsParticipant implements CommitParticipant {
   readonly name = FTS_PARTICIPANT;
   private reader?: StoreReader;
@@ -153,6 +156,8 @@ export class FtsParticipant implements CommitParticipant {
     entriesDecoded: 0,
     checkpoints: 0,
     checkpointsSkipped: 0,
+    /** ms the background build of the champion tiers took after the last open (-1 while it runs). */
+    tiersMs: 0,
   };
   /** Decoded doc entries and totals by the value buffer derive produced (see DerivedDoc). */
   private readonly derived = new WeakMap<Buffer, DerivedDoc | DerivedStats>();
@@ -371,13 +376,37 @@ export class FtsParticipant implements CommitParticipant {
     }
     this.stats.openDecoded = this.stats.entriesDecoded - decodedBefore;
     this.applied = covered;
-    // champion tiers of the long lists, built once here rather than by the first queries
-    for (const [key, fi] of this.fields) {
+    // champion tiers of the long lists: built after the open, a few ms of work per event-loop
+    // turn, so the store opens (and answers) without waiting for them (issue 25 §2: ~2 s of a
+    // 1M-doc open); a search that needs a tier not built yet builds that one list's
+    this.tiers = this.prepareTiers();
+    return covered;
+  }
+
+  /** The background build of the champion tiers started by the last open. */
+  private tiers: Promise<void> = Promise.resolve();
+
+  /** Resolves once the champion tiers of every long list are built (benchmarks, tests). */
+  tiersReady(): Promise<void> {
+    return this.tiers;
+  }
+
+  private async prepareTiers(): Promise<void> {
+    const t0 = performance.now();
+    this.stats.tiersMs = -1;
+    for (const [key, fi] of [...this.fields]) {
       const [table, field] = key.split('\u0000');
       const st = this.settings(table, field);
-      if (st) fi.prepareTiers(st.k1, st.b);
+      if (!st) continue;
+      let turn = performance.now();
+      for (const _ of fi.tierSteps(st.k1, st.b)) {
+        if (performance.now() - turn < TIER_TURN_MS) continue;
+        await new Promise((r) => setImmediate(r));
+        if (this.fields.get(key) !== fi) break; // dropped or reopened meanwhile
+        turn = performance.now();
+      }
     }
-    return covered;
+    this.stats.tiersMs = Math.round(performance.now() - t0);
   }
 
   apply(frame: CommittedFrame): void {

@@ -9,12 +9,12 @@ import { PAPERS as MANIFEST, crash, text } from './restart-fixtures';
 const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' } as const;
 const QUERIES = ['shock wave', 'heat transfer', 'laminar', '"boundary layer"', '+flow -jet', 'nozz*', 'plate supersonic heat'];
 
-/** Every query's answer, plain and with the default ranking (proximity, RM3), plus the standalone field's. */
+/** Every query's answer, plain (the default) and reranked (proximity, RM3), plus the standalone field's. */
 async function answers(fts: FtsParticipant) {
   const out: unknown[] = [];
   for (const q of QUERIES) {
     out.push(await fts.search('lib.papers', 'body', q, 50, PLAIN));
-    out.push(await fts.search('lib.papers', 'body', q, 10));
+    out.push(await fts.search('lib.papers', 'body', q, 10, { feedback: 'rm3', proximity: 'bm25tp' }));
   }
   out.push(await fts.search('notes', 'text', 'shock heat', 10, PLAIN));
   out.push(fts.fieldStats('lib.papers', 'body'), fts.fieldStats('notes', 'text'));

@@ -29,6 +29,8 @@ field = "body"
 
 /** Plain BM25: no proximity rescoring, no feedback, no query stop words. */
 const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' } as const;
+/** The opt-in ranking: proximity rescoring and the RM3 rerank. */
+const RERANKED = { feedback: 'rm3', proximity: 'bm25tp' } as const;
 
 describe('FtsParticipant on a real store', () => {
   let dir: string;
@@ -95,7 +97,7 @@ describe('FtsParticipant on a real store', () => {
     expect(r[0].score).toBeCloseTo((Math.log(1 + 0.5 / 2.5) * 2 * 3) / (2 + 2 * (0.5 + (0.5 * 3) / 2)), 12);
   });
 
-  it('default ranking (proximity + RM3) honours required, excluded and phrase clauses', async () => {
+  it('the reranked ranking (proximity + RM3, opt-in) honours required, excluded and phrase clauses', async () => {
     const rows = [
       'supersonic shock wave on a wing',
       'wave tank and a shock absorber for supersonic models', // same words, far apart
@@ -105,17 +107,17 @@ describe('FtsParticipant on a real store', () => {
       'papers available on heat',
     ];
     await store.commit({ changes: rows.map((body, i) => ({ op: 'put' as const, schema: 'lib.papers', row: { id: i + 1, body } })) });
-    const ids = async (q: string, opts = {}) => (await fts.search('lib.papers', 'body', q, 20, opts)).map((h) => h.doc_id);
+    const ids = async (q: string, opts: object = RERANKED) => (await fts.search('lib.papers', 'body', q, 20, opts)).map((h) => h.doc_id);
     // proximity: the adjacent "shock wave" ranks above the same words far apart
-    const dflt = await ids('shock wave supersonic');
-    expect(dflt.indexOf('1')).toBeLessThan(dflt.indexOf('2'));
+    const near = await ids('shock wave supersonic');
+    expect(near.indexOf('1')).toBeLessThan(near.indexOf('2'));
     for (const id of await ids('+wing shock')) expect(['1', '3', '5']).toContain(id);
     expect(await ids('shock wave -laminar')).not.toEqual(expect.arrayContaining(['4']));
     expect(await ids('shock wave -laminar')).not.toContain('5');
     expect((await ids('+"shock wave" supersonic')).sort()).toEqual(['1', '4', '5']); // the phrase is required: 2 has the words apart
     expect((await ids('"shock wave" -supersonic')).sort()).toEqual(['4']);
     // query stop words (opt-in) drop request phrasing, unless nothing else is left
-    const qs = { queryStopwords: 'auto' };
+    const qs = { ...RERANKED, queryStopwords: 'auto' };
     expect(await ids('papers available heat', qs)).toEqual(['6']);
     expect(await ids('papers available', qs)).toEqual(['6']);
     // off by default: "available" counts like any word
@@ -123,8 +125,12 @@ describe('FtsParticipant on a real store', () => {
     const on = await fts.search('lib.papers', 'body', 'papers available heat', 20, { ...PLAIN, queryStopwords: 'auto' });
     const off = await fts.search('lib.papers', 'body', 'papers available heat', 20, PLAIN);
     expect(off[0].score).toBeGreaterThan(on[0].score);
-    // plain BM25 stays reachable and differs from the default only in score, not in what matches
+    // plain BM25 (the default) differs from the reranked ranking only in score, not in what matches
     expect((await ids('shock wave supersonic', PLAIN)).sort()).toEqual(['1', '2', '3', '4', '5']);
+    // the default is plain BM25 (spec 4.9): the same answer, scores included, as every stage off
+    for (const q of ['shock wave supersonic', '+wing shock', 'shock wave -laminar', '+"shock wave" supersonic'])
+      expect(await fts.search('lib.papers', 'body', q, 20)).toEqual(await fts.search('lib.papers', 'body', q, 20, PLAIN));
+    expect(await fts.search('lib.papers', 'body', 'shock wave supersonic', 20)).not.toEqual(await fts.search('lib.papers', 'body', 'shock wave supersonic', 20, RERANKED));
   });
 
   it('standalone documents: created by the first put, replaced, deleted, phrase-searchable', async () => {

@@ -1,7 +1,7 @@
 /**
  * Structured queries (nested bool, minimum_should_match) on a real store: generated queries
  * against a reference evaluator built from the route's own answers for each leaf (plain BM25),
- * and queries the q syntax can say against the route's text form at the default ranking.
+ * and queries the q syntax can say against the route's text form at the default and the reranked ranking.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -133,7 +133,7 @@ describe('structured full-text queries', () => {
     expect(await fts.search('t.docs', 'body', { bool: { should: [{ terms: ['red'] }], minimum_should_match: 2 } }, 10, PLAIN)).toEqual([]);
   });
 
-  it('a query the syntax can say answers exactly as its text on the route (default ranking)', async () => {
+  it('a query the syntax can say answers exactly as its text on the route (default and reranked ranking)', async () => {
     const pairs: Array<[StructuredQuery, string]> = [
       [{ bool: { must: [{ bool: { must: [{ terms: ['red'] }], should: [{ terms: ['blue'] }] } }], must_not: [{ terms: ['pink'] }] } }, '+red -pink blue'],
       [{ bool: { should: [{ terms: ['red', 'green'] }, { phrase: 'blue cyan', slop: 1 }] } }, 'red green "blue cyan"~1'],
@@ -141,10 +141,12 @@ describe('structured full-text queries', () => {
       [{ terms: ['gold', 'red'], operator: 'and' }, '+gold +red'],
       [{ bool: { should: [{ terms: ['red'] }], must_not: [{ bool: { must: [{ terms: ['blue'] }] } }] } }, 'red -blue'],
     ];
-    for (const [q, text] of pairs) {
-      const want = await fts.search('t.docs', 'body', text, 20);
-      expect(want.length).toBeGreaterThan(0);
-      expect(await fts.search('t.docs', 'body', q, 20)).toEqual(want);
+    for (const opts of [{}, { feedback: 'rm3', proximity: 'bm25tp' } as const]) {
+      for (const [q, text] of pairs) {
+        const want = await fts.search('t.docs', 'body', text, 20, opts);
+        expect(want.length).toBeGreaterThan(0);
+        expect(await fts.search('t.docs', 'body', q, 20, opts)).toEqual(want);
+      }
     }
   });
 

@@ -12,6 +12,7 @@ import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './re
 import { isFinal, move, type MigrationState, type Trigger } from './states';
 import { Runner } from './runner';
 import { mirrored, type RowEvaluator } from './mirror';
+import { DEFAULT_SLICE_MS } from './backfill';
 
 export interface SubmitInput {
   readonly schema: string;
@@ -48,14 +49,24 @@ export interface MoveOptions {
   readonly trigger?: Trigger;
 }
 
-const DEFAULT_THROTTLE: Throttle = { max_rows_per_s: 50_000, batch_size: 500 };
+const DEFAULT_THROTTLE: Throttle = { max_rows_per_s: 50_000, batch_size: 1000, slice_ms: DEFAULT_SLICE_MS };
+const THROTTLE_KEYS = ['max_rows_per_s', 'batch_size', 'slice_ms'] as const;
 
-function throttleOf(t: Partial<Throttle> | undefined): Throttle {
-  if (t === undefined) return DEFAULT_THROTTLE;
-  if (!t || typeof t !== 'object') throw new DbError('validation_failed', 'throttle must be an object {max_rows_per_s?, batch_size?}');
-  const out = { ...DEFAULT_THROTTLE, ...t };
+/** A submitted throttle with its defaults; every field is checked (an unknown one is refused, named). */
+export function throttleOf(t: Partial<Throttle> | undefined): Throttle {
+  if (t === undefined || t === null) return DEFAULT_THROTTLE;
+  if (typeof t !== 'object' || Array.isArray(t)) throw new DbError('validation_failed', 'throttle must be an object {max_rows_per_s?, batch_size?, slice_ms?}', { key: 'throttle' });
+  for (const k of Object.keys(t)) {
+    if (!(THROTTLE_KEYS as readonly string[]).includes(k)) throw new DbError('validation_failed', `unknown throttle field "${k}" (known: ${THROTTLE_KEYS.join(', ')})`, { key: `throttle.${k}` });
+  }
+  const given = Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined));
+  const out = { ...DEFAULT_THROTTLE, ...given } as Throttle;
   for (const k of ['max_rows_per_s', 'batch_size'] as const) {
     if (!Number.isInteger(out[k]) || out[k] < 1) throw new DbError('validation_failed', `throttle.${k} must be a positive integer`, { key: `throttle.${k}` });
+  }
+  const slice = out.slice_ms;
+  if (typeof slice !== 'number' || !Number.isFinite(slice) || slice < 0.5 || slice > 1000) {
+    throw new DbError('validation_failed', 'throttle.slice_ms must be a number of milliseconds from 0.5 to 1000', { key: 'throttle.slice_ms' });
   }
   return out;
 }

@@ -91,12 +91,16 @@ afterAll(async () => {
 });
 
 describe('nodes equal the readers on the shared datasets', () => {
-  it('Cranfield: fts_search over the implicit table = the fts search (ids and scores)', async () => {
+  it('Cranfield: fts_search over the implicit table = the fts search (ids and scores), default and reranked', async () => {
     const queries = fs.readFileSync(join(DATA, 'cranfield/queries.tsv'), 'utf8').trim().split('\n').slice(1, 21).map((l) => l.split('\t')[2]);
     for (const q of queries) {
       const want = await fts.search('cran', 'text', q, 10);
       const got = await rows({ op: 'fts_search', schema: 'cran', field: 'text', query: q, limit: 10 });
       expect(got.map((r) => [r.doc_id, r._score])).toEqual(want.map((d) => [d.doc_id, d.score]));
+      // the same options on both sides: the opt-in reranked ranking (proximity + RM3)
+      const wantR = await fts.search('cran', 'text', q, 10, { feedback: 'rm3', proximity: 'bm25tp' });
+      const gotR = await rows({ op: 'fts_search', schema: 'cran', field: 'text', query: q, limit: 10, ranking: { feedback: 'rm3', proximity: 'bm25tp' } });
+      expect(gotR.map((r) => [r.doc_id, r._score])).toEqual(wantR.map((d) => [d.doc_id, d.score]));
     }
   });
 

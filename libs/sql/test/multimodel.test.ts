@@ -423,10 +423,15 @@ describe('SQL: table-valued functions and hybrid queries', () => {
     expect(await q(sel(", 'default'"), ['ending story'])).toEqual(dflt.map((d) => [d.doc_id, d.score]));
     expect(await q(sel(''), ['ending story'])).toEqual(dflt.map((d) => [d.doc_id, d.score]));
     // explain names the stages a search runs beyond BM25
-    const detail = async (ranking: string) => JSON.stringify((await sql.run(sel(ranking), { params: ['ending story'], explain: true }))[0]).match(/bm25[^"]*/)?.[0];
+    const detail = async (ranking: string) => JSON.stringify((await sql.run(sel(ranking), { params: ['ending story'], explain: true }))[0]).match(/bm25(?: \+ \w+)* top-\d+[^"]*/)?.[0];
     expect(await detail(", 'bm25'")).toMatch(/^bm25 top-10/);
-    expect(await detail('')).toMatch(/^bm25 \+ proximity \+ rm3 top-10/);
-    expect(await detail(", 'proximity=none'")).toMatch(/^bm25 \+ rm3 top-10/);
+    expect(await detail('')).toMatch(/^bm25 top-10/); // the route's default: plain BM25 (issue 25 §5)
+    expect(await detail(", 'feedback=rm3 proximity=bm25tp'")).toMatch(/^bm25 \+ proximity \+ rm3 top-10/);
+    expect(await detail(", 'feedback=rm3'")).toMatch(/^bm25 \+ rm3 top-10/);
+    // the opt-in reranked ranking: the node's answer equals the route's with the same options
+    const reranked = { feedback: 'rm3', proximity: 'bm25tp' } as const;
+    const wantR = await fts.search('app.reviews', 'body', 'ending story', 10, reranked);
+    expect(await q(sel(", 'feedback=rm3 proximity=bm25tp'"), ['ending story'])).toEqual(wantR.map((d) => [d.doc_id, d.score]));
     for (const bad of ["'fast'", "'feedback=maybe'", "'feedback'", "'bm25', 1"]) {
       await expect(q(sel(`, ${bad}`), ['x'])).rejects.toMatchObject({ code: 'validation_failed' });
     }

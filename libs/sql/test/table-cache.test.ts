@@ -129,6 +129,30 @@ describe('TableCache', () => {
     }
   });
 
+  it('does not admit a table by evicting a larger table in use: the smaller one is read from storage instead', async () => {
+    await sql.run(`INSERT INTO t VALUES (4,'d'),(5,'e')`);
+    const s = store.snapshot();
+    try {
+      const c = new TableCache(6);
+      const t = sqlTable(store, store.manifest('main.t')!);
+      const u = sqlTable(store, store.manifest('main.u')!);
+      let reads = 0;
+      const counted = (id: string) => () => (reads++, readAll(s, id));
+      expect((await c.rows(s, t, counted('main.t'))).length).toBe(5);
+      // u (3 rows) would evict t (5 rows, just used): refused, answered from its own read (once)
+      expect((await c.rows(s, u, counted('main.u'))).map((r) => r[1])).toEqual([10n, 20n, 30n]);
+      expect(reads).toBe(2);
+      expect(c.stats()).toMatchObject({ tables: 1, rows: 5, evictions: 0, refusals: 1 });
+      expect(c.lookup(s, t)).toBeDefined();
+      // every later query over both reads only the small one again (before: each evicted the other)
+      expect((await c.rows(s, t, counted('main.t'))).length).toBe(5);
+      expect((await c.rows(s, u, counted('main.u'))).length).toBe(3);
+      expect(reads).toBe(3);
+    } finally {
+      await s.release();
+    }
+  });
+
   it('loads a table read twice at the same LSN in the background, so point reads hit', async () => {
     await rows('SELECT w FROM u WHERE id = 2');
     await rows('SELECT w FROM u WHERE id = 3');

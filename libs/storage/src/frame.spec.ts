@@ -1,7 +1,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DbError } from '@mmdb/core';
-import { FRAME_VERSION, decodeFrame, encodeFrame, frameLsn } from './frame';
+import { FRAME_VERSION, decodeFrame, encodeFrame, frameLsn, verifyFrame } from './frame';
 
 // Golden v1 and v2 fixtures: written once, checked in, never regenerated (see ../FORMAT.md).
 const dir = join(__dirname, '../test/fixtures/frames');
@@ -112,6 +112,33 @@ describe('log frame codec v2', () => {
         b[bit >> 3] ^= 1 << (bit & 7);
         expect([bit, corruptCode(b)]).toEqual([bit, expect.stringMatching(/^corrupt_log/)]);
       }
+    }
+  });
+});
+
+describe('verifyFrame (recovery\'s check of the tail it does not replay)', () => {
+  const verdict = (b: Buffer, how: (b: Buffer) => unknown) => {
+    try {
+      how(b);
+      return 'ok';
+    } catch (e) {
+      return e instanceof DbError ? e.code : String(e);
+    }
+  };
+  it('accepts what decodes, with its LSN, and refuses what decode refuses as corrupt_log', () => {
+    const names = ['v1-basic', 'v1-no-writes', 'v2-basic', 'v2-no-meta', 'v1-corrupt-checksum', 'v1-torn', 'v1-unknown-version', 'v1-header-only', 'v2-corrupt-checksum', 'v2-torn', 'v2-trailing', 'v2-meta-past-end'];
+    for (const name of names) {
+      const b = fixture(`${name}.frame`);
+      expect([name, verdict(b, verifyFrame)]).toEqual([name, verdict(b, decodeFrame)]);
+      if (verdict(b, decodeFrame) === 'ok') expect(verifyFrame(b)).toBe(decodeFrame(b).lsn);
+    }
+  });
+  it('detects every single flipped bit, header included', () => {
+    const good = fixture('v2-basic.frame');
+    for (let bit = 0; bit < good.length * 8; bit++) {
+      const b = Buffer.from(good);
+      b[bit >> 3] ^= 1 << (bit & 7);
+      expect([bit, verdict(b, verifyFrame)]).toEqual([bit, 'corrupt_log']);
     }
   });
 });

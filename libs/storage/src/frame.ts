@@ -102,7 +102,8 @@ export function frameLsn(b: Uint8Array): number {
   return Number(Buffer.from(b.buffer, b.byteOffset, b.byteLength).readBigUInt64BE(HEADER + 8));
 }
 
-export function decodeFrame(input: Uint8Array): CommittedFrame {
+/** The header's checks (length, version, torn write, checksum): the frame's version and its body. */
+function checkedBody(input: Uint8Array): { version: number; body: Buffer } {
   const b = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   if (b.length < HEADER) corrupt(`${b.length} bytes is shorter than the ${HEADER}-byte header`);
   const version = b[0];
@@ -110,8 +111,51 @@ export function decodeFrame(input: Uint8Array): CommittedFrame {
   const size = b.readUInt32BE(1);
   if (size !== b.length - HEADER) corrupt(`body length ${b.length - HEADER} differs from the header's ${size} (torn write)`);
   const body = b.subarray(HEADER);
-  const crc = b.readUInt32BE(5);
-  if (crc32cOf(body) !== crc) corrupt('checksum mismatch');
+  if (crc32cOf(body) !== b.readUInt32BE(5)) corrupt('checksum mismatch');
+  return { version, body };
+}
+
+/**
+ * Verifies a frame without decoding it: the header, the checksum of the body, and the body's
+ * structure (every length field in bounds, no trailing bytes); no JSON is parsed and nothing is
+ * copied. Returns the frame's LSN. What recovery runs over the log's tail that it does not replay:
+ * decoding those frames (a JSON parse of every change) cost most of a restart at 1M rows.
+ */
+export function verifyFrame(input: Uint8Array): number {
+  const { version, body } = checkedBody(input);
+  const need = (p: number, n: number, what: string) => {
+    if (p + n > body.length) corrupt(`${what} runs past the body`);
+  };
+  need(0, 28, 'the fixed fields');
+  const lsn = Number(body.readBigUInt64BE(8));
+  let p = 24;
+  const n = body.readUInt32BE(p);
+  p += 4;
+  need(p, n + 4, 'the changes');
+  p += n;
+  const count = body.readUInt32BE(p);
+  p += 4;
+  for (let i = 0; i < count; i++) {
+    need(p, 5, 'a write');
+    const kind = body[p++];
+    const kl = body.readUInt32BE(p);
+    p += 4 + kl;
+    if (kind === 0) {
+      need(p, 4, 'a value length');
+      p += 4 + body.readUInt32BE(p);
+    } else if (kind !== 1) corrupt(`unknown write kind ${kind}`);
+    need(p, 0, 'a write');
+  }
+  if (version >= 2) {
+    need(p, 4, 'the annotations length');
+    p += 4 + body.readUInt32BE(p);
+  }
+  if (p !== body.length) corrupt(p > body.length ? 'a length runs past the body' : `${body.length - p} trailing bytes`);
+  return lsn;
+}
+
+export function decodeFrame(input: Uint8Array): CommittedFrame {
+  const { version, body } = checkedBody(input);
   try {
     let p = 0;
     const epoch = Number(body.readBigUInt64BE(p));

@@ -72,7 +72,29 @@ describe('recovery, checkpoints, segments, verify', () => {
     expect(c.applied).toEqual([at + 1, at + 2, at + 3]);
     expect(store.recovery.replayed).toEqual({ counter: 3 });
     expect(store.maintenance.lastCheckpointLsn).toBe(at); // the frames it replayed count toward the next one
+    // the tail's frames the checkpoint covers are verified (checksum) but not decoded: only the replay is
+    expect(store.recovery.framesVerified).toBe(at + 3);
+    expect(store.recovery.framesDecoded).toBe(3);
     await store.close();
+  });
+
+  it('verifies the covered tail by checksum without decoding it: a flipped byte there still refuses the open', async () => {
+    const c = new Counter();
+    let store = await TenantStore.open({ dir, participants: [c] });
+    await store.registerSchema(T);
+    await fill(store, 0, 4);
+    await store.checkpoint();
+    const mid = store.lastLsn - 1;
+    await store.close();
+    const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    const bad = Buffer.from((await db.get(logKey(mid)))!);
+    bad[bad.length - 3] ^= 0x01;
+    await db.put(logKey(mid), bad);
+    await db.close();
+    const e = await TenantStore.open({ dir, participants: [new Counter()] }).catch((x) => x);
+    expect(e.code).toBe('corrupt_log');
+    expect(e.details.corrupt).toEqual([mid]);
+    store = undefined as never;
   });
 
   it('detects a corrupt tail by checksum, refuses to open, and drops it only when asked', async () => {

@@ -451,7 +451,7 @@ describe('LevelDB memtable size', () => {
     // About 10 MB of rows and frames: over a 1 MiB memtable many times, under the 16 MiB default.
     expect(await tables(1024 * 1024)).toBeGreaterThan(0);
     expect(await tables(undefined)).toBe(0);
-  });
+  }, 60_000); // ~10 MB written twice: seconds on a loaded 2-core host
 });
 
 describe('snapshot rawGetMany', () => {

@@ -106,6 +106,12 @@ export interface StoreOptions {
   readonly feedHoldFrames?: number;
   /** The same bound in log bytes (default 256 MiB). */
   readonly feedHoldBytes?: number;
+  /**
+   * Change feed: the last published frames kept in memory, once for all readers, for a reader
+   * behind its live buffer (default 4,096 frames and 8 MiB of stored frames; 0 frames: none).
+   */
+  readonly feedTailFrames?: number;
+  readonly feedTailBytes?: number;
 }
 
 /** Where the change feed stands (metrics). */
@@ -132,6 +138,8 @@ export interface RecoveryReport {
   readonly lastLsn: number;
   /** Frames whose checksum was verified at open. */
   readonly framesVerified: number;
+  /** Frames decoded at open: only those after the oldest participant checkpoint (the replay); the rest of the verified tail is checked, not parsed. */
+  readonly framesDecoded: number;
   /** LSNs of frames that failed verification (dropped when onCorruptTail is "truncate"). */
   readonly corrupt: readonly number[];
   /** Frames replayed into participants' in-memory state, per participant. */
@@ -186,7 +194,7 @@ export class TenantStore implements StoreReader {
   private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
   /** Open cursors of `changesFrom`. */
-  private readonly hub = new FeedHub();
+  private readonly hub: FeedHub;
   /** The log as the feed reads it, with the epoch history. */
   private readonly log: LogView;
   /** The lowest LSN a follower registered with registerFollower has applied (Infinity: none). */
@@ -234,6 +242,7 @@ export class TenantStore implements StoreReader {
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
     this.log = new LogView(db, this.segments, () => this.lastLsn);
+    this.hub = new FeedHub({ frames: opts.feedTailFrames, bytes: opts.feedTailBytes });
     this.applier = new FrameApplier({
       catalog: this.catalog,
       tableLsns: this.tableLsns,
@@ -286,6 +295,15 @@ export class TenantStore implements StoreReader {
 
   get lastLsn(): number {
     return this.coordinator ? this.coordinator.lastLsn : this.openingLsn;
+  }
+
+  /**
+   * The last frame handed to change-feed readers (`changesFrom`): every live reader's buffer
+   * holds the frames up to it. At most `lastLsn` (a group is durable, then applied, then
+   * published).
+   */
+  get publishedLsn(): number {
+    return this.hub.published;
   }
 
   /** The fencing epoch stamped in every frame this store writes from now on. */
@@ -362,11 +380,14 @@ export class TenantStore implements StoreReader {
     const frames: CommittedFrame[] = [];
     const corrupt: number[] = [];
     let verified = 0;
-    for await (const s of this.log.scan(verifyFrom + 1)) {
+    let decoded = 0;
+    // the tail before replayFrom is verified (checksum, structure) but not decoded: no participant needs it
+    for await (const s of this.log.scan(verifyFrom + 1, replayFrom + 1)) {
       if (s.error) corrupt.push(s.lsn);
       else {
         verified++;
-        if (s.lsn > replayFrom) frames.push(s.entry.frame);
+        if (s.entry) decoded++;
+        if (s.entry && s.lsn > replayFrom) frames.push(s.entry.frame);
       }
     }
     if (corrupt.length) {
@@ -389,12 +410,13 @@ export class TenantStore implements StoreReader {
       for (const [p, lsn] of from) if (f.lsn > lsn) replayed[p.name]++;
     }
     this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
+    this.hub.published = lastLsn;
     const every = this.opts.idempotencyPurgeMs ?? 10 * 60_000;
     if (every > 0) {
       this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
       this.purgeTimer.unref();
     }
-    this.recovery = { lastLsn, framesVerified: verified, corrupt, replayed, finishedDrops };
+    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops };
     // the oldest checkpoint a participant opened from: a restart that replayed many frames
     // counts them, so the next maintenance comes as soon as they reach `checkpointFrames`
     this.maintenance.lastCheckpointLsn = Math.min(replayFrom, lastLsn);
@@ -550,7 +572,9 @@ export class TenantStore implements StoreReader {
   async commit(req: CommitRequest): Promise<CommitResult> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (this.fences.size && req.route !== FENCE_ROUTE) this.checkFences(req);
-    if (Date.now() - this.lastDiskCheck >= 1000) await this.checkDisk();
+    // Every request that arrives while the disk check runs waits for that same check, so requests
+    // are queued in the order they were made (a backfill relies on it for frames it has in flight).
+    if (this.diskCheck || Date.now() - this.lastDiskCheck >= 1000) await (this.diskCheck ??= this.checkDisk().finally(() => (this.diskCheck = null)));
     if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
     this.writeGate?.();
     return this.coordinator.submit(req);
@@ -897,7 +921,7 @@ export class TenantStore implements StoreReader {
   async *logFrames(from = 1): AsyncIterable<LogEntry> {
     for await (const s of this.log.scan(from)) {
       if (s.error) throw s.error;
-      yield s.entry;
+      if (s.entry) yield s.entry;
     }
   }
 
@@ -978,6 +1002,9 @@ export class TenantStore implements StoreReader {
     await this.coordinator.drain();
     return verifyStore(this.db, this.manifests(), this.participantList);
   }
+
+  /** The disk check in progress, if any (commit() waits for it). */
+  private diskCheck: Promise<void> | null = null;
 
   private async checkDisk(): Promise<void> {
     const now = Date.now();

@@ -7,23 +7,7 @@ const path = require('path');
 const { TenantStore } = require('@mmdb/storage');
 const { FtsParticipant } = require('@mmdb/fts');
 
-const manifest = ({ analyzer = 'english', k1 = 1.2, b = 0.75 } = {}) => `
-namespace = "bench"
-table = "docs"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "body"
-ty = "str"
-[[fulltext]]
-field = "body"
-analyzer = "${analyzer}"
-k1 = ${k1}
-b = ${b}
-`;
+const { manifest } = require('./manifest');
 
 class Ours {
   static async open(opts = {}) {

@@ -14,10 +14,10 @@
 // 2. The store is closed and reopened (unless --no-reopen): the participant rebuilds its
 //    in-memory index from the F keyspace, LevelDB's caches start empty — a restarted server.
 // 3. Top-10 queries through `participant.search` (the HTTP route's call):
-//    - default ranking (BM25, proximity rescoring of the first 30, RM3 reranking the first
-//      100), first pass = cold (every list touched for the first time since the restart), then
-//      the same queries again = warm;
-//    - plain BM25 (feedback/proximity/query stop words off), warm, for reference;
+//    - default ranking (plain BM25, spec 4.9), first pass = cold (every list touched for the
+//      first time since the restart), then the same queries again = warm;
+//    - the reranked ranking (opt-in: feedback=rm3, proximity=bm25tp: proximity rescoring of
+//      the first 30, RM3 reranking the first 100), warm;
 //    - SQLite FTS5 bm25() ORDER BY … LIMIT 10 over the same words (OR).
 //    Wall time and process CPU time (user+system) per query; load average printed beside.
 //    Each pass starts once the process has gone quiet (../quiet.js), as every benchmark's
@@ -44,7 +44,7 @@ const DATA = args.includes('--data') ? args[args.indexOf('--data') + 1] : null;
 const FTS5 = !args.includes('--no-fts5');
 // --profile <file>: a V8 CPU profile of the two default-ranking passes (open in Chrome devtools)
 const PROFILE = args.includes('--profile') ? args[args.indexOf('--profile') + 1] : null;
-const PLAIN = { feedback: 'none', proximity: 'none', queryStopwords: 'none' };
+const RERANKED = { feedback: 'rm3', proximity: 'bm25tp' };
 
 async function lat(fn, qs) {
   const ms = [];
@@ -137,17 +137,17 @@ async function main() {
   const warm = await lat(search({}), qs);
   log('default warm', fmt(warm));
   if (prof) await prof.stop(PROFILE);
-  await quiet('plain BM25');
-  const plain = await lat(search(PLAIN), qs);
-  log('plain warm', fmt(plain));
+  await quiet('the reranked ranking');
+  const reranked = await lat(search(RERANKED), qs);
+  log('reranked warm', fmt(reranked));
   const f5 = fts5 ? (await quiet('FTS5'), await lat((q) => fts5.search(q, 10), qs)) : null;
   if (f5) log('fts5', fmt(f5));
-  rows.push([`${what}, first pass after the restart (cold)`, 'ours, default ranking (BM25 + proximity + RM3)', fmt(cold)]);
+  rows.push([`${what}, first pass after the restart (cold)`, 'ours, default ranking (plain BM25)', fmt(cold)]);
   rows.push([`${what}, second pass (warm)`, 'ours, default ranking', fmt(warm)]);
-  rows.push([`${what}, after the above`, 'ours, plain BM25', fmt(plain)]);
+  rows.push([`${what}, after the above`, 'ours, reranked (feedback=rm3, proximity=bm25tp)', fmt(reranked)]);
   if (f5) {
     rows.push([what, 'SQLite FTS5 bm25() (OR of the words)', fmt(f5)]);
-    rows.push(['p99 wall: FTS5 / ours (cold, warm, plain)', '', `${(f5.p99 / cold.p99).toFixed(1)}× / ${(f5.p99 / warm.p99).toFixed(1)}× / ${(f5.p99 / plain.p99).toFixed(1)}×`]);
+    rows.push(['p99 wall: FTS5 / ours (cold, warm, reranked)', '', `${(f5.p99 / cold.p99).toFixed(1)}× / ${(f5.p99 / warm.p99).toFixed(1)}× / ${(f5.p99 / reranked.p99).toFixed(1)}×`]);
   }
   const slow = qs.map((q, i) => [q, cold.byQuery[i], warm.byQuery[i]]).sort((a, b) => b[2] - a[2]).slice(0, 5);
   const slowCold = qs.map((q, i) => [q, cold.byQuery[i], i]).sort((a, b) => b[1] - a[1]).slice(0, 5);

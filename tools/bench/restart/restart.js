@@ -9,6 +9,10 @@
 //   node --max-old-space-size=12000 tools/bench/restart/restart.js --docs 1000000 --vectors 100000 --edges 1000000
 //   node tools/bench/restart/restart.js                      # smoke: 20,000 docs, 2,000 vectors, 20,000 edges
 //   --data DIR   keep (or reuse) the loaded store there;  --no-rebuild   skip the rebuild run
+//   --server     also start the built server (npm run build) over the same store as its tenant's, and
+//                time /ready?require=read (503 until the store is open, then 200) and the first
+//                search of each kind over HTTPS, from the server's spawn
+//   --load-only  (with --data) load the store and stop: time the restarts later, on a quieter host
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -88,6 +92,8 @@ async function child(dir) {
   const p = participants();
   const store = await TenantStore.open({ dir, participants: [p.fts, p.vectors, p.graph], sync: false, checkpointFrames: 0, checkpointMs: 0 });
   const opened = t();
+  const cu = process.cpuUsage();
+  const openCpu = Math.round((cu.user + cu.system) / 1000); // this process's CPU ms until the open (all threads): its wall time on an idle host, roughly
   const hits = await p.fts.search('bench.docs', 'body', queries(1)[0], 10);
   const fts = t();
   const q = Array.from({ length: DIM }, (_, i) => Math.sin(i));
@@ -97,6 +103,7 @@ async function child(dir) {
   const graph = t();
   const out = {
     opened,
+    openCpu,
     fts,
     vectors: vec,
     graph,
@@ -128,18 +135,74 @@ async function dropFtsCheckpoint(dir) {
   await db.close();
 }
 
+const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+const TOKEN = 'bench-restart-token-0123456789';
+
+/** A server's data directory whose bootstrap tenant's store is `storeDir`'s path: made once by a first start. */
+async function serverDataDir(dataDir) {
+  const { startBuiltServer } = require('../server');
+  const { proc } = await startBuiltServer(dataDir, { tenant: TENANT, token: TOKEN, env: { DB_SYNC: 'false' } });
+  proc.kill('SIGTERM');
+  await new Promise((r) => proc.once('exit', r));
+  return path.join(dataDir, 'tenants', TENANT, 'store');
+}
+
+/**
+ * The built server started over the loaded store: from its spawn, the time it listens, every
+ * /ready?require=read answer until the first 200 (polled every 20 ms, one connection), and the
+ * first full-text, vector and graph answers (each request sent as soon as it listens: a request
+ * for a tenant still opening waits for the open).
+ */
+async function serverRun(dataDir) {
+  const https = require('https');
+  const { startBuiltServer, httpsRequest } = require('../server');
+  const { queries } = require('../fts/zipf-corpus');
+  const t0 = performance.now();
+  const ms = () => Math.round(performance.now() - t0);
+  const { proc, url } = await startBuiltServer(dataDir, { tenant: TENANT, token: TOKEN, env: { DB_SYNC: 'false', NODE_OPTIONS: '--max-old-space-size=12000' } });
+  const listening = ms();
+  const ca = fs.readFileSync(path.join(dataDir, 'tls/cert.pem'), 'utf8');
+  const probe = new https.Agent({ keepAlive: true, ca, maxSockets: 1 });
+  const agent = new https.Agent({ keepAlive: true, ca, maxSockets: 8 });
+  const T = `/v1/tenants/${TENANT}`;
+  const first = (what, method, p, body) => httpsRequest(agent, url, TOKEN, method, p, body).then((r) => ({ what, status: r.status, n: Array.isArray(r.json) ? r.json.length : r.json, at: ms() }));
+  const searches = Promise.all([
+    first('fts', 'GET', `${T}/fts/bench.docs/body?q=${encodeURIComponent(queries(1)[0])}&limit=10`),
+    first('vector', 'POST', `${T}/vector/emb/topk`, { vector: Array.from({ length: DIM }, (_, i) => Math.sin(i)), k: 10 }),
+    first('graph', 'GET', `${T}/graph/bench.edges/neighbors?node=n1&rel=link`),
+  ]);
+  const ready = [];
+  for (;;) {
+    const r = await httpsRequest(probe, url, TOKEN, 'GET', '/ready?require=read');
+    const bare = ready.length === 0 ? await httpsRequest(probe, url, TOKEN, 'GET', '/ready') : null;
+    ready.push({ at: ms(), status: r.status, pressure: r.json?.pressure, loading: r.json?.loading_stores, bare: bare?.status });
+    if (r.status === 200 || ms() > 600_000) break;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  const answers = await searches;
+  proc.kill('SIGTERM');
+  await new Promise((r) => proc.once('exit', r));
+  probe.destroy();
+  agent.destroy();
+  const not200 = ready.filter((r) => r.status !== 200);
+  return { listening, firstReady: ready[0], ready200At: ready[ready.length - 1].at, ready503: not200.length, other: not200.filter((r) => r.status !== 503).length, answers };
+}
+
+/** The store in `dir`: reused when kept (`--data`) and loaded before, else loaded now (after `before`). */
+async function loadOrReuse(dir, keep, before = async () => undefined) {
+  const marker = path.join(dir, 'bench-restart.json');
+  if (keep && fs.existsSync(marker)) return JSON.parse(fs.readFileSync(marker, 'utf8'));
+  await before();
+  return load(dir, Number(arg('docs', 20_000)), Number(arg('vectors', 2_000)), Number(arg('edges', 20_000)));
+}
+
 async function main() {
   if (process.argv.includes('--child')) return child(arg('child'));
-  const docs = Number(arg('docs', 20_000));
-  const vectors = Number(arg('vectors', 2_000));
-  const edges = Number(arg('edges', 20_000));
+  if (process.argv.includes('--server')) return mainServer();
   const keep = arg('data');
   const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-restart-'));
   try {
-    const marker = path.join(dir, 'bench-restart.json');
-    let info;
-    if (keep && fs.existsSync(marker)) info = JSON.parse(fs.readFileSync(marker, 'utf8'));
-    else info = await load(dir, docs, vectors, edges);
+    const info = await loadOrReuse(dir, keep);
     console.log(`store: ${info.docs.toLocaleString()} docs, ${info.vectors.toLocaleString()} vectors, ${info.edges.toLocaleString()} edges; load ms ${JSON.stringify(info.loadMs)}; load average ${os.loadavg()[0].toFixed(1)}`);
     const after = runChild(dir);
     let before = null;
@@ -155,13 +218,38 @@ async function main() {
       console.log(`| ${name} | ${size.toLocaleString()} | ${after[key]} | ${b ?? '—'} | ${b ? (b / Math.max(1, after[key])).toFixed(1) + '×' : '—'} |`);
     };
     row('store open', info.docs, 'opened');
-    row('full-text search (default ranking, top-10)', info.docs, 'fts');
+    row('full-text search (default ranking: plain BM25, top-10)', info.docs, 'fts');
     row('vector top-10 (l2)', info.vectors, 'vectors');
     row('graph neighbors (adjacency from its image)', info.edges, 'graph');
     console.log('\nthe checkpoint run:', JSON.stringify(after));
     if (before) console.log('the rebuild run:', JSON.stringify(before));
   } finally {
     if (!keep) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** --server: the store is loaded as the bootstrap tenant's, then the server is started over it. */
+async function mainServer() {
+  const keep = arg('data');
+  const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-restart-srv-'));
+  try {
+    const storeDir = path.join(dataDir, 'tenants', TENANT, 'store');
+    const info = await loadOrReuse(storeDir, keep, () => serverDataDir(dataDir));
+    if (process.argv.includes('--load-only')) return console.log(`loaded into ${dataDir}: ${JSON.stringify(info)}`);
+    console.log(`store: ${info.docs.toLocaleString()} docs, ${info.vectors.toLocaleString()} vectors, ${info.edges.toLocaleString()} edges; load ms ${JSON.stringify(info.loadMs)}; load average ${os.loadavg()[0].toFixed(1)}`);
+    const inProcess = runChild(storeDir);
+    const srv = await serverRun(dataDir);
+    console.log(`\n### From a process's start (ms; target: each first search ≤ 5,000)\n`);
+    console.log('| what | in-process open (child) | built server over HTTPS |');
+    console.log('|---|---|---|');
+    console.log(`| listening | — | ${srv.listening} |`);
+    console.log(`| store open | ${inProcess.opened} | /ready?require=read first 200 at ${srv.ready200At} |`);
+    const at = (w) => srv.answers.find((a) => a.what === w);
+    for (const [w, k] of [['fts', 'fts'], ['vector', 'vectors'], ['graph', 'graph']]) console.log(`| first ${w} answer | ${inProcess[k]} | ${at(w).at} (HTTP ${at(w).status}, ${at(w).n} hits) |`);
+    console.log(`\n/ready?require=read: first answer ${JSON.stringify(srv.firstReady)} (bare /ready: ${srv.firstReady.bare}); ${srv.ready503} answers of 503 before the first 200, ${srv.other} of another status`);
+    console.log('the in-process run:', JSON.stringify(inProcess));
+  } finally {
+    if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -12,17 +12,10 @@ import { readFileSync } from 'fs';
 import * as https from 'https';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine } from '@mmdb/sql';
+import { QUERIES, DDL, customerRows, productRows, orderRow } from './queries';
 
 const N = Number(process.env.ROWS ?? 100_000);
 
-const QUERIES: [string, string][] = [
-  ['pk lookup', 'SELECT * FROM orders WHERE id = 77777'],
-  ['pk range', 'SELECT count(*), sum(amount) FROM orders WHERE id > 5000 AND id <= 6000'],
-  ['3-table join + group by', 'SELECT c.region, p.category, count(*), sum(o.amount) FROM orders o JOIN customers c ON o.customer_id = c.id JOIN products p ON o.product_id = p.id GROUP BY c.region, p.category'],
-  ['order by … limit', 'SELECT id, amount FROM orders ORDER BY amount DESC LIMIT 10'],
-  ['correlated subquery', 'SELECT c.id FROM customers c WHERE c.id < 200 AND (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) > 10'],
-  ['recursive CTE', 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10000) SELECT sum(x) FROM n'],
-];
 
 /**
  * Wall and CPU (this process: user + system) milliseconds per run, in steady state: warm-up runs
@@ -50,12 +43,7 @@ async function main(): Promise<void> {
   const store = await TenantStore.open({ dir, sync: false });
   const sql = new SqlEngine(store);
   const db = new Database(':memory:');
-  const ddl = [
-    'CREATE TABLE customers(id INTEGER PRIMARY KEY, region TEXT)',
-    'CREATE TABLE products(id INTEGER PRIMARY KEY, category TEXT)',
-    'CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER, product_id INTEGER, amount REAL)',
-  ];
-  for (const d of ddl) { db.exec(d); await sql.run(d); }
+  for (const d of DDL) { db.exec(d); await sql.run(d); }
   const load = async (table: string, rows: string[]) => {
     for (let i = 0; i < rows.length; i += 1000) {
       const s = `INSERT INTO ${table} VALUES ${rows.slice(i, i + 1000).join(',')}`;
@@ -63,10 +51,9 @@ async function main(): Promise<void> {
       await sql.run(s);
     }
   };
-  const regions = ['north', 'south', 'east', 'west'];
-  await load('customers', Array.from({ length: N / 10 }, (_, i) => `(${i + 1}, '${regions[i % 4]}')`));
-  await load('products', Array.from({ length: 100 }, (_, i) => `(${i + 1}, 'cat${i % 10}')`));
-  await load('orders', Array.from({ length: N }, (_, i) => `(${i + 1}, ${(i * 7919) % (N / 10) + 1}, ${(i % 100) + 1}, ${((i * 31) % 1000) / 10})`));
+  await load('customers', customerRows(N));
+  await load('products', productRows());
+  await load('orders', Array.from({ length: N }, (_, i) => orderRow(i, N)));
   const out: { q: string; ours: number; sqlite: number; ratio: number; oursCpu: number; sqliteCpu: number; cpuRatio: number }[] = [];
   for (const [name, q] of QUERIES) {
     const ours = await time(() => sql.run(q), () => sql.tables.settled());
@@ -121,7 +108,7 @@ async function httpsPkLookup(): Promise<void> {
     });
     await post({ sql: 'CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER, product_id INTEGER, amount REAL)' });
     for (let i = 0; i < N; i += 1000) {
-      const rows = Array.from({ length: Math.min(1000, N - i) }, (_, j) => { const k = i + j; return `(${k + 1}, ${(k * 7919) % (N / 10) + 1}, ${(k % 100) + 1}, ${((k * 31) % 1000) / 10})`; });
+      const rows = Array.from({ length: Math.min(1000, N - i) }, (_, j) => orderRow(i + j, N));
       await post({ sql: `INSERT INTO orders VALUES ${rows.join(',')}` });
     }
     const q = { sql: 'SELECT * FROM orders WHERE id = $1', params: [77777] };

@@ -12,6 +12,11 @@
  *
  * Bounded by a row budget (default 1,000,000 decoded rows, `SQL_TABLE_CACHE_ROWS` or the constructor
  * argument), least recently used tables evicted first; a table larger than the whole budget is not kept.
+ * Size-aware admission: a table is not admitted when that would evict a *larger* table used within the
+ * last HOT_MS (the smaller one is read from storage instead). Without it, two hot tables that do not
+ * fit together (a 1M-row fact table joined to a 100k-row dimension under a 1M budget) evicted each
+ * other on every query, so every query decoded both: the cost curve's 3-table join went from 55 ms
+ * at 100k rows to 5.3 s at 1M (tools/bench/curve).
  */
 import type { CommittedFrame, Snapshot } from '@mmdb/storage';
 import { stringifyJson } from '@mmdb/core';
@@ -51,24 +56,39 @@ export interface CachedTable {
   readonly orderUses: Map<string, number>;
 }
 
+/** A finished read of a table: the entry it became (null when not admitted) and its rows. */
+interface Loaded {
+  readonly entry: CachedTable | null;
+  readonly rows: readonly Tuple[];
+  readonly table: SqlTable;
+}
+
 export interface TableCacheStats {
   hits: number;
   misses: number;
   evictions: number;
+  /** Tables read but not admitted (they would have evicted a larger table in use). */
+  refusals: number;
   rows: number;
   tables: number;
   budgetRows: number;
 }
 
 const DEFAULT_BUDGET = Number(process.env.SQL_TABLE_CACHE_ROWS ?? 1_000_000);
+/** An entry used within this many ms is hot: a smaller table is not admitted by evicting it. */
+export const HOT_MS = 10_000;
 
 export class TableCache {
   private readonly entries = new Map<string, CachedTable>(); // LRU order: oldest first
-  private readonly loading = new Map<string, Promise<CachedTable | null>>();
+  private readonly loading = new Map<string, Promise<Loaded>>();
   private held = 0;
+  /** When each entry was last used (Date.now()), for size-aware admission. */
+  private readonly usedAt = new Map<string, number>();
   hits = 0;
   misses = 0;
   evictions = 0;
+  /** Tables read but not admitted, because they would have evicted a larger hot table. */
+  refusals = 0;
 
   constructor(readonly budgetRows: number = DEFAULT_BUDGET) {}
 
@@ -121,12 +141,13 @@ export class TableCache {
     if (!e || e.table !== t || e.lsn !== this.known.get(t.id)) return undefined;
     this.entries.delete(t.id);
     this.entries.set(t.id, e);
+    this.usedAt.set(t.id, Date.now());
     this.hits++;
     return e;
   }
 
   stats(): TableCacheStats {
-    return { hits: this.hits, misses: this.misses, evictions: this.evictions, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows };
+    return { hits: this.hits, misses: this.misses, evictions: this.evictions, refusals: this.refusals, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows };
   }
 
   /** Rows of the cached version of a table (any LSN): an estimate for the optimizer. */
@@ -148,6 +169,7 @@ export class TableCache {
     if (!e || e.lsn !== snap.tableLsn(t.id) || e.table !== t) return undefined;
     this.entries.delete(t.id);
     this.entries.set(t.id, e);
+    this.usedAt.set(t.id, Date.now());
     this.hits++;
     return e;
   }
@@ -167,25 +189,40 @@ export class TableCache {
     let p = this.loading.get(key);
     const mine = !p;
     if (!p) {
-      p = read().then(({ rows, pks }) => this.admit(t, lsn, rows, pks));
+      p = read().then(({ rows, pks }) => ({ entry: this.admit(t, lsn, rows, pks), rows, table: t }));
       this.loading.set(key, p);
       p.then(() => this.loading.delete(key), () => this.loading.delete(key));
     }
-    let e: CachedTable | null;
+    let r: Loaded;
     try {
-      e = await p;
+      r = await p;
     } catch (err) {
       // another query's load failed (e.g. it was cancelled): read our own copy
       if (mine) throw err;
       return (await read()).rows;
     }
-    if (e && e.table === t) return e.rows;
-    // not admitted (larger than the budget) or another layout: read our own copy
+    // admitted or not (larger than the budget, or refused), the rows read are this snapshot's
+    if (r.table === t) return r.rows;
+    // another layout: read our own copy
     return (await read()).rows;
   }
 
   private admit(t: SqlTable, lsn: number, rows: Tuple[], pks: unknown[][]): CachedTable | null {
     if (rows.length > this.budgetRows) return null;
+    // the least recently used entries it would evict: refused if one of them is larger and hot
+    let over = this.held - (this.entries.get(t.id)?.rows.length ?? 0) + rows.length - this.budgetRows;
+    if (over > 0) {
+      const now = Date.now();
+      for (const [k, v] of this.entries) {
+        if (over <= 0) break;
+        if (k === t.id) continue;
+        if (v.rows.length > rows.length && now - (this.usedAt.get(k) ?? 0) < HOT_MS) {
+          this.refusals++;
+          return null;
+        }
+        over -= v.rows.length;
+      }
+    }
     const byPk = new Map<PkKey, Tuple>();
     for (let i = 0; i < rows.length; i++) byPk.set(pkKeyOf(pks[i]), rows[i]);
     let pkNums: Float64Array | null = null;
@@ -199,11 +236,13 @@ export class TableCache {
     const old = this.entries.get(t.id);
     if (old) { this.held -= old.rows.length; this.entries.delete(t.id); }
     this.entries.set(t.id, e);
+    this.usedAt.set(t.id, Date.now());
     this.held += rows.length;
     for (const [k, v] of this.entries) {
       if (this.held <= this.budgetRows) break;
       if (v === e) continue;
       this.entries.delete(k);
+      this.usedAt.delete(k);
       this.held -= v.rows.length;
       this.evictions++;
     }
@@ -246,6 +285,7 @@ export class TableCache {
   /** Drops every entry (tests, memory pressure). */
   clear(): void {
     this.entries.clear();
+    this.usedAt.clear();
     this.held = 0;
   }
 }
