@@ -10,13 +10,13 @@
  *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*), its metrics' calls]), count desc, key asc), size)`
  *     (a range aggregation is one conditional count per range in the first node; a histogram is
  *     `sort(aggregate(filter(…), [floor(v / interval) · interval], [count(*)]), key)`),
- * the predicate and values being expressions over `_source` (`json_type`/`json_extract`). They
- * equal Elasticsearch's answer when every value of the fields involved is one plain JSON value of
- * the field's type (an array counts each value, a string in a long field is coerced: neither is a
- * SQL value); that is checked by a plan over the index, cached by the table's LSN, and any other
- * index takes the aggregation code over the view (`aggs.ts`).
+ * the predicate and values being the fields' typed columns (columns.ts: each holds the document's
+ * one doc value as the mapping computes it; date fields are read from `_source` by plan-dates.ts).
+ * They equal Elasticsearch's answer when no document holds several values of a field involved (an
+ * array counts each value) and every row's columns agree with its `_source`: `plainValues`, cached
+ * by the table's LSN (typed.ts); any other index takes the aggregation code over the view (`aggs.ts`).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, scan, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -24,9 +24,12 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, dateKey, planDateField } from './plan-dates';
 import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
+import { columnOf, fieldColumn } from './columns';
+import { typedReady } from './typed';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
+/** Date fields are still read from `_source` by JSON path (plan-dates.ts): their names must be plain. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
 const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
@@ -34,35 +37,50 @@ const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg
 const COUNTS = new Set(['value_count', 'cardinality']);
 
 export type Kind = 'keyword' | 'integer' | 'number' | 'date';
-const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'], date: ['text'] };
 
 /** A number as Java prints a double (range keys). */
 const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
-const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
-export const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
+/** The JSON type of a field in `_source` (date fields, read from `_source` by plan-dates.ts). */
+export const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
+/**
+ * A mapped field's value in a plan: its typed column (columns.ts `columnOf`, named from the path
+ * alone). `fieldKind` admits only fields that have one; dates are read by plan-dates.ts.
+ */
+export const valueOf = (f: string): Expr => col(columnOf(f));
 const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
-const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
+/** The document has one value of the field (`typedReady` has ruled out several). */
+const has = (f: string): Expr => ({ kind: 'is_null', arg: valueOf(f), not: true });
+/** The document has one value of the field: its column is set (a date: a string in `_source`). */
+export const typed = (f: string, k: Kind): Expr => (k === 'date' ? inList(typeOf(f), ['text']) : has(f));
 
-/** Plain-value checks per table: LSN → field → every value plain. */
+/** Plain-value checks of date fields per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
 
+/**
+ * How a plan reads a field for a use, or null when it cannot. Keyword, integer and double fields
+ * are read from their typed columns, which hold the doc values as the mapping computes them
+ * (multi-fields, copy_to targets, null_value, ignore_above included); dates from `_source`.
+ */
 export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count' | 'date'): Kind | null {
-  if (!NAME.test(name)) return null;
   const f = ix.fields.get(name);
-  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
-  if (f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
-  if (f.type === 'date') return want === 'date' && planDateField(ix, name) ? 'date' : null;
-  if (want === 'date') return null;
-  if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
+  if (!f || f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
+  if (f.type === 'date') {
+    if (!NAME.test(name) || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
+    return want === 'date' && planDateField(ix, name) ? 'date' : null;
+  }
+  // an alias's column is its target's: not named from the alias's path
+  if (want === 'date' || f.aliasOf !== undefined || !fieldColumn(ix, name)) return null;
+  // a term query normalizes its value with the field's normalizer: not done here
+  if (f.type === 'keyword') return want !== 'metric' && (f.def.normalizer === undefined || want !== 'filter') ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
   if (f.type === 'double') return want === 'filter' ? 'number' : null;
   return null;
 }
 
 /** Whether another field copies its values into `name` (they are not in `_source` under it). */
-export function copiedInto(ix: IndexView, name: string): boolean {
+export function copiedInto(ix: Pick<IndexView, 'fields'>, name: string): boolean {
   for (const f of ix.fields.values()) {
     const to = f.def.copy_to;
     if (to === name || (Array.isArray(to) && to.includes(name))) return true;
@@ -82,19 +100,20 @@ function clause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | nu
   const spec = body[name];
   if (kind === 'range' && k !== 'keyword' && isObj(spec)) {
     const ops: Record<string, '>' | '>=' | '<' | '<='> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
-    let e: Expr = typed(name, k);
+    let e: Expr | null = null;
     for (const [op, v] of Object.entries(spec)) {
       if (!(op in ops) || typeof v !== 'number') return null;
-      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
+      const c: Expr = { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) };
+      e = e ? and(e, c) : c;
     }
     fields.set(name, k);
-    return e;
+    return e ?? has(name);
   }
   if ((kind === 'term' || kind === 'terms') && k === 'keyword') {
     const vals = kind === 'term' ? [isObj(spec) && Object.keys(spec).length === 1 ? spec.value : spec] : spec;
     if (!Array.isArray(vals) || !vals.length || !vals.every((v) => typeof v === 'string')) return null;
     fields.set(name, k);
-    return and(typed(name, k), inList(valueOf(name), vals));
+    return inList(valueOf(name), vals);
   }
   return null;
 }
@@ -169,7 +188,7 @@ function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fiel
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
   if (k !== 'integer' && k !== 'keyword') return null;
   fields.set(field, k);
-  const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
+  const v: Expr = valueOf(field);
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
   if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
@@ -263,7 +282,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       if (!k || Object.keys(p).length !== 1) return null;
       fields.set(field, k);
       wants.push({ name, type, field });
-      metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: 'or', left: { kind: 'is_null', arg: typeOf(field) }, right: { kind: 'binary', op: '=', left: typeOf(field), right: lit('null') } }, then: lit(1) }] }] });
+      metricCalls.push({ name: `x_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(field) }, then: lit(1) }] }] });
     } else if (type === 'terms') {
       if (Object.keys(p).some((k) => k !== 'field' && k !== 'size' && k !== 'order')) return null;
       const size = p.size === undefined ? 10 : p.size;
@@ -282,7 +301,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       const order = termsOrder(p.order, subs);
       if (!order) return null;
       wants.push({ name, type, field, size: size as number, subs, order, kind: k });
-      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: typed(field, k), then: lit(1) }] }] });
+      metricCalls.push({ name: `n_${wants.length}`, fn: 'count', args: [valueOf(field)] });
     } else if (type === 'date_histogram') {
       const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
       const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
@@ -311,7 +330,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       fields.set(field, k);
       wants.push({ name, type, field, ranges });
       ranges.forEach((r, j) => {
-        let when = typed(field, k);
+        let when = has(field);
         if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field), right: lit(r.from) });
         if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field), right: lit(r.to) });
         metricCalls.push({ name: `r_${wants.length}_${j}`, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
@@ -325,7 +344,9 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
 
-  const [row] = await backend.read(aggregate(input, [], metricCalls));
+  // one terms aggregation alone: one plan over the input, the totals as window sums over its groups
+  const one = wants.length === 1 && wants[0].type === 'terms' ? await termsAlone(backend, input, wants[0] as Parameters<typeof termsAlone>[2]) : null;
+  const [row] = one ? [one.row] : await backend.read(aggregate(input, [], metricCalls));
   const aggregations: JsonObject = {};
   let buckets = 0;
   for (let i = 1; i <= wants.length; i++) {
@@ -336,7 +357,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
       const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
       const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
       const key: Expr = { kind: 'binary', op: '*', left: floor, right: lit(w.interval!) };
-      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const grouped = aggregate(filter(input, has(w.field)), [{ name: 'key', expr: key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       const counts = new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)]));
       let keys = [...counts.keys()];
@@ -394,8 +415,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
     }
     if (w.type === 'terms') {
       const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
-      const grouped = aggregate(filter(input, typed(w.field, w.kind!)), [{ name: 'key', expr: valueOf(w.field) }], calls);
-      const rows = await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
+      const grouped = aggregate(filter(input, has(w.field)), [{ name: 'key', expr: valueOf(w.field) }], calls);
+      const rows = one?.rows ?? await backend.read(limit(sort(grouped, w.order!), lit(w.size!)));
       const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
       buckets += rows.length;
       const bucket = (r: Record<string, unknown>): JsonObject => {
@@ -420,13 +441,43 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   };
 }
 
-/** Whether every value of `fields` over the whole index is one plain JSON value of the field's kind (cached by LSN). */
+/**
+ * A terms aggregation alone in a request, as one plan (the input is read once):
+ * `limit(sort(filter(window(aggregate(I, [key], [count(*), its metrics' calls]), [total(doc_count),
+ * total(doc_count of the null key)]), key is not null), order), size)`; the window's sums give the
+ * hits' total and the documents holding a value. Null when no document holds a value (no group
+ * row carries the sums: the caller counts with the metric plan).
+ */
+async function termsAlone(backend: EsBackend, input: PlanNode, w: { field: string; size?: number; order?: SortKey[]; subs?: Array<{ name: string; m: Metric }> }): Promise<{ row: Record<string, unknown>; rows: Array<Record<string, unknown>> } | null> {
+  const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...w.subs!.flatMap((x) => x.m.calls)];
+  const grouped = aggregate(input, [{ name: 'key', expr: valueOf(w.field) }], calls);
+  const isNull: Expr = { kind: 'is_null', arg: col('key') };
+  const sums = windowNode(grouped, [
+    { name: 'all_n', fn: 'total', args: [col('doc_count')], partition: [], order: [] },
+    { name: 'null_n', fn: 'total', args: [{ kind: 'case', whens: [{ when: isNull, then: col('doc_count') }] }], partition: [], order: [] },
+  ]);
+  const rows = await backend.read(limit(sort(filter(sums, { kind: 'is_null', arg: col('key'), not: true }), w.order!), lit(w.size!)));
+  if (!rows.length) return null;
+  const all = Number(rows[0].all_n);
+  return { row: { total: all, n_1: all - Number(rows[0].null_n) }, rows };
+}
+
+/**
+ * Whether the plans may read `fields` over the whole index: keyword and number fields through
+ * their typed columns (typed.ts `typedReady`: every row's columns agree with its `_source`, none
+ * holds several values), date fields when every value in `_source` is one string of a plan shape
+ * (counted by a plan over the index, cached by LSN).
+ */
 export async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
+  const typedFields = [...fields].filter(([, k]) => k !== 'date').map(([f]) => f);
+  if (typedFields.length && !(await typedReady(backend, ref, lsn, typedFields))) return false;
+  const dates = [...fields].filter(([, k]) => k === 'date').map(([f]) => f);
+  if (!dates.length) return true;
   let byTable = checked.get(backend);
   if (!byTable) { byTable = new Map(); checked.set(backend, byTable); }
   let c = byTable.get(ref.table.id);
   if (!c || c.lsn !== lsn) { c = { lsn, plain: new Map() }; byTable.set(ref.table.id, c); }
-  const todo = [...fields].filter(([f, k]) => !c!.plain.has(`${f}\u0000${k}`));
+  const todo = dates.filter((f) => !c!.plain.has(f));
   if (todo.length && !c.plain.has('')) {
     // a `_source` that is not an object (a row written by another surface as a JSON string) is read leniently by the view
     const [row] = await backend.read(aggregate(scan(ref.table.id), [], [{ name: 'bad', fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: '<>', left: call('json_type', col('_source')), right: lit('object') }, then: lit(1) }] }] }]));
@@ -434,13 +485,10 @@ export async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number
   }
   if (c.plain.get('') === false) return false;
   if (todo.length) {
-    // a value that is neither missing, null nor plain: count them per field (a missing one's type is NULL, so NOT IN is not true)
-    const calls: AggregateCall[] = todo.map(([f, k], i) => ({
-      name: `bad_${i}`, fn: 'count',
-      args: [{ kind: 'case', whens: [{ when: k === 'date' ? badDate(f) : { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
-    }));
+    // a value that is neither missing, null nor of a plan shape: count them per field
+    const calls: AggregateCall[] = todo.map((f, i) => ({ name: `bad_${i}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: badDate(f), then: lit(1) }] }] }));
     const [row] = await backend.read(aggregate(scan(ref.table.id), [], calls));
-    todo.forEach(([f, k], i) => c!.plain.set(`${f}\u0000${k}`, Number(row[`bad_${i}`]) === 0));
+    todo.forEach((f, i) => c!.plain.set(f, Number(row[`bad_${i}`]) === 0));
   }
-  return [...fields].every(([f, k]) => c!.plain.get(`${f}\u0000${k}`));
+  return dates.every((f) => c!.plain.get(f));
 }

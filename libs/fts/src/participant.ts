@@ -74,6 +74,10 @@ export interface SearchOptions extends RankOptions {
   readonly snapshot?: ReturnType<StoreReader['snapshot']>;
   /** Lifts the MAX_LIMIT cap (plans asking for every match pass the field's doc count). */
   readonly unbounded?: boolean;
+  /** Plain BM25 hits carry their ordinal in the field's index (`RankedDoc.ord`, `docIds`). */
+  readonly ordinals?: boolean;
+  /** With `unbounded` and plain BM25 (no proximity, no feedback): every match, in no particular order (an aggregation's input). */
+  readonly unordered?: boolean;
   /** Where a structured query sits in the caller's request, for its errors (default `$.query`). */
   readonly queryPath?: string;
 }
@@ -605,6 +609,15 @@ export class FtsParticipant implements CommitParticipant {
     let s = this.qstops.get(a);
     if (!s) this.qstops.set(a, (s = queryStopTerms(a)));
     return s;
+  }
+
+  /**
+   * The doc id of each ordinal of a field's index (`RankedDoc.ord`), or undefined. Ordinals are
+   * never reused: a removed doc's slot is blank (and never a hit); the array grows as docs come,
+   * and is replaced when an image is loaded.
+   */
+  docIds(table: string, field: string): readonly string[] | undefined {
+    return this.fields.get(fkey(table, field))?.docIds;
   }
 
   /**
