@@ -67,4 +67,10 @@ function httpsRequest(agent, url, token, method, p, body, contentType) {
   });
 }
 
-module.exports = { ROOT, startBuiltServer, httpsRequest };
+/** The number after `--<name>` on the command line, else `dflt`. */
+function numArg(name, dflt) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+module.exports = { ROOT, startBuiltServer, httpsRequest, numArg };

@@ -63,6 +63,13 @@ export interface AppConfig {
   readonly nlLexiconRefreshMs: number;
   /** The optional language model (OpenAI-compatible chat completions); off when the URL is unset. */
   readonly nlModel?: { readonly url: string; readonly model: string; readonly key?: string; readonly timeoutMs: number };
+  /**
+   * DB_MIGRATION_CUTOVER: `switch` (default: a rewrite migration's shadow builds every derived
+   * entry and the cutover frame switches keys) or `rewrite` (the shadow holds rows only and the
+   * cutover frame rewrites every row of a table with full-text, vector or relation sections, as
+   * earlier versions did): kept to measure one against the other (tools/bench/migrations).
+   */
+  readonly migrationCutover: 'switch' | 'rewrite';
 }
 
 /** A query's time, memory (rows held) and graph (nodes visited) budgets; see docs in apps/api/README.md. */
@@ -239,7 +246,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     nlCacheSize: int(env, 'DB_NL_CACHE_SIZE', 1000, 1, 1_000_000),
     nlLexiconRefreshMs: int(env, 'DB_NL_LEXICON_REFRESH_MS', 1000, 0, 3_600_000),
     ...(nlModel ? { nlModel } : {}),
+    migrationCutover: cutoverMode(env.DB_MIGRATION_CUTOVER),
   };
+}
+
+function cutoverMode(raw: string | undefined): 'switch' | 'rewrite' {
+  if (raw === undefined || raw === '' || raw === 'switch') return 'switch';
+  if (raw === 'rewrite') return 'rewrite';
+  throw new ConfigError(`DB_MIGRATION_CUTOVER must be "switch" or "rewrite", not "${raw}"`);
 }
 
 /** Injection token for the AppConfig. */

@@ -7,6 +7,7 @@
  */
 import * as path from 'path';
 import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
+import { killMidBackfill, killMidCutover, migrationClient, type Restarts } from './migration-client';
 import { bootstrapEnv, ITEMS_TOML, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
@@ -18,17 +19,8 @@ describe('migrations survive SIGKILL', () => {
     const dir = TestServer.tempDir();
     const env = bootstrapEnv();
     let srv = await new TestServer(dir, env).start();
-    const req = (method: string, p: string, body?: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, ...(body !== undefined ? { body } : {}) });
-    const get = async (id: string) => (await req('GET', `/migrations/${id}`)).json;
-    const until = async (id: string, ok: (m: any) => boolean) => {
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const m = await get(id);
-        if (ok(m)) return m;
-        if (Date.now() > end) throw new Error(`migration stuck: ${JSON.stringify(m)}`);
-        await sleep(20);
-      }
-    };
+    const c = migrationClient(() => srv);
+    const { req, until } = c;
     try {
       expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' })).status).toBe(200);
       for (let i = 0; i < ROWS; i += 500) {
@@ -49,37 +41,18 @@ describe('migrations survive SIGKILL', () => {
         for (let k = from; k < ROWS; k += 20) await write(k);
       })();
 
-      // 1. SIGKILL mid-backfill.
-      const before = writes(0);
-      const mid = await until(id, (m) => m.progress.done > 0);
-      expect(mid.progress.done).toBeLessThan(ROWS);
-      await srv.kill();
-      await before;
-      srv = await new TestServer(dir, env).start();
-      // After the restart the mirror is back before any write: these are dual-written too.
-      await writes(10);
-      const ready = await until(id, (m) => m.state === 'ReadyToCutover');
-      // The done counter lives in the batch frames: no batch counted twice or lost.
-      expect(ready.progress.done).toBe(ROWS);
+      // 1. SIGKILL mid-backfill (the writes after the restart are dual-written too).
+      const server: Restarts = { kill: () => srv.kill(), restart: async () => void (srv = await new TestServer(dir, env).start()) };
+      await killMidBackfill(c, server, id, ROWS, writes, [0, 10]);
       const shadow = (await req('GET', '/schemas')).json.find((s: string) => s.includes('__mig_'));
       const n = await req('POST', '/sql', { sql: `SELECT count(*) AS n FROM "${shadow}"`, format: 'arrays' });
       expect(JSON.stringify(n.json)).toContain(String(ROWS));
 
       // 2. SIGKILL while the cutover is under way: wholly before or wholly after its frame.
-      const pending = req('POST', `/migrations/${id}/cutover`).catch(() => undefined);
-      await sleep(5);
-      await srv.kill();
-      await pending;
-      srv = await new TestServer(dir, env).start();
-      const after = await get(id);
-      expect(['ReadyToCutover', 'Completed']).toContain(after.state);
-      const row = (await req('GET', '/rows/shop.items/7')).json;
-      expect(row).toEqual(after.state === 'Completed' ? { id: 7, name: 'n7', cost: 7 } : { id: 7, name: 'n7', price: 7 });
-      let cut = after;
-      if (after.state === 'ReadyToCutover') {
-        cut = (await req('POST', `/migrations/${id}/cutover`)).json;
-        expect(cut.state).toBe('Completed');
-      }
+      const cut = await killMidCutover(c, server, id, async (after) => {
+        const row = (await req('GET', '/rows/shop.items/7')).json;
+        expect(row).toEqual(after.state === 'Completed' ? { id: 7, name: 'n7', cost: 7 } : { id: 7, name: 'n7', price: 7 });
+      });
       // Every row's new shape was current in the shadow: the dual writes held across the crash.
       expect(cut.cutover).toMatchObject({ rows: ROWS, reshaped: 0, switched: true });
       expect(acked.size).toBeGreaterThan(10);

@@ -8,6 +8,7 @@
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('schema changes as migrations over real HTTPS', () => {
   let srv: TestServer;
@@ -28,12 +29,12 @@ describe('schema changes as migrations over real HTTPS', () => {
     const first = await putSchema(toml);
     expect([first.status, first.json.created, first.json.migration]).toEqual([200, true, undefined]);
     expect((await req('POST', '/rows/app.tags/_batch', [{ id: 1, tag: 'a' }, { id: 2, tag: 'b' }])).status).toBe(200);
-    // A unique index: no row is rewritten, the index is built by the cutover frame.
+    // A unique index: built by the shadow as the rows are copied; the cutover frame only switches keys.
     const indexed = `${toml}[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\nunique = true\n`;
     const r = await putSchema(indexed);
     expect([r.status, r.json.created, typeof r.json.migration]).toEqual([200, false, 'string']);
     const m = (await req('GET', `/migrations/${r.json.migration}`)).json;
-    expect(m).toMatchObject({ schema: 'app.tags', state: 'Completed', plan: 'no_rewrite', auto_cutover: true });
+    expect(m).toMatchObject({ schema: 'app.tags', state: 'Completed', plan: 'rewrite', auto_cutover: true, cutover: { rows: 2, switched: true } });
     const audit = (await req('GET', `/migrations/_audit?migration=${m.id}`)).json.entries.map((e: any) => e.action);
     expect(audit).toEqual(['submit', 'start', 'ready', 'auto-cutover']);
     // The derived state followed the manifest: the unique index refuses a duplicate.
@@ -64,7 +65,7 @@ describe('schema changes as migrations over real HTTPS', () => {
     const ren = await sql('ALTER TABLE notes RENAME COLUMN body TO text');
     expect(ren.status).toBe(200);
     // Answered once complete: the very next statement sees the new shape.
-    expect((await sql('SELECT id, text FROM notes ORDER BY id')).json.rows).toEqual([{ id: 1, text: 'x' }, { id: 2, text: 'y' }, { id: 3, text: 'z' }]);
+    expect((await sql('SELECT id, text, lang FROM notes ORDER BY id')).json.rows).toEqual([{ id: 1, text: 'x', lang: 'en' }, { id: 2, text: 'y', lang: 'en' }, { id: 3, text: 'z', lang: 'en' }]);
     const drop = await sql('ALTER TABLE notes DROP COLUMN stars');
     expect(drop.status).toBe(200);
     const sel = await sql('SELECT * FROM notes WHERE id = 2');
@@ -77,7 +78,8 @@ describe('schema changes as migrations over real HTTPS', () => {
     expect(ms.map((m) => [m.state, m.auto_cutover, m.plan])).toEqual([
       ['Completed', true, 'rewrite'],
       ['Completed', true, 'rewrite'],
-      ['Completed', true, 'no_rewrite'],
+      // ADD COLUMN … DEFAULT: every existing row takes the default (SQL's meaning), so the rows are copied.
+      ['Completed', true, 'rewrite'],
     ]);
     expect(ms[1].steps.join(' ')).toMatch(/rename/);
     // A rename keeps the values under the new name; the cutover took every row from the dual-written shadow.
@@ -99,6 +101,65 @@ describe('schema changes as migrations over real HTTPS', () => {
     const clash = await sql('ALTER TABLE notes RENAME COLUMN text TO lang');
     expect(clash.status).toBe(400);
     expect((await migrations()).length).toBe(count + 4);
+  }, 90_000);
+  it('CREATE [UNIQUE] INDEX, DROP INDEX and CREATE INDEX … USING hnsw through /sql run as migrations; a unique index over duplicates fails naming them and leaves nothing behind', async () => {
+    expect((await sql('CREATE TABLE people(id INTEGER PRIMARY KEY, nick TEXT, city TEXT, emb VECTOR(2))')).status).toBe(200);
+    expect((await sql("INSERT INTO people VALUES (1, 'ann', 'oslo', '[1,0]'), (2, 'bob', 'rome', '[0,1]'), (3, 'ann', 'oslo', '[1,1]'), (4, 'cy', 'lima', NULL)")).status).toBe(200);
+    const count = (await migrations()).length;
+    const schemas = async () => (await req('GET', '/schemas')).json as string[];
+
+    // Duplicates: 409 conflict as before, now naming the migration and the offending row keys.
+    const dup = await sql('CREATE UNIQUE INDEX people_nick ON people(nick)');
+    expect([dup.status, dup.json.error]).toEqual([409, 'conflict']);
+    expect(dup.json.message).toMatch(/unique index "people_nick" on main\.people already has \(nick\) = \["ann"\]/);
+    expect(dup.json.offending_keys).toEqual([[3]]);
+    const failed = (await migrations())[0];
+    expect([failed.id, failed.state, failed.offending_keys]).toEqual([dup.json.migration, 'Failed', [[3]]]);
+    // Nothing left behind: no index (a duplicate still goes in), and the shadow table is dropped.
+    expect((await sql("INSERT INTO people VALUES (5, 'bob', 'oslo', NULL)")).status).toBe(200);
+    for (const end = Date.now() + 10_000; (await schemas()).some((x) => x.includes('__mig_')) && Date.now() < end; ) await sleep(20);
+    expect((await schemas()).filter((x) => x.includes('people'))).toEqual(['main.people']);
+
+    // Without duplicates the index is built by the shadow and the cutover switches keys.
+    for (const id of [3, 5]) expect((await req('DELETE', `/rows/main.people/${id}`)).status).toBe(200);
+    const ok = await sql('CREATE UNIQUE INDEX people_nick ON people(nick)');
+    expect([ok.status, ok.json.kind, ok.json.created]).toEqual([200, 'ddl', true]);
+    const built = (await migrations())[0];
+    expect(built).toMatchObject({ state: 'Completed', plan: 'rewrite', operations: [{ op: 'add_index', name: 'people_nick', columns: ['nick'], unique: true }], cutover: { switched: true } });
+    const again = await sql("INSERT INTO people VALUES (6, 'ann', 'rome', NULL)");
+    expect([again.status, again.json.error]).toEqual([409, 'conflict']);
+    expect((await sql('CREATE INDEX people_city ON people(city)')).status).toBe(200);
+    expect((await sql("SELECT id FROM people WHERE city = 'oslo'")).json.rows).toEqual([{ id: 1 }]);
+    expect((await sql('DROP INDEX people_city')).status).toBe(200);
+    expect((await sql('CREATE INDEX people_city ON people(city)')).status).toBe(200);
+    // pgvector's index: the [vector] section, whose entries the shadow builds from the rows already stored.
+    expect((await sql('CREATE INDEX ON people USING hnsw (emb vector_l2_ops)')).status).toBe(200);
+    const top = await req('POST', '/vector/main.people/topk', { vector: [0, 1], k: 1 });
+    expect([top.status, top.json[0]?.id]).toEqual([200, '2']);
+
+    const ms = (await migrations()).slice(0, 6);
+    expect(ms.length + count).toBe((await migrations()).length);
+    expect(ms.map((m) => [m.state, m.auto_cutover, m.operations[0].op])).toEqual([
+      ['Completed', true, 'add_vector'],
+      ['Completed', true, 'add_index'],
+      ['Completed', true, 'drop_index'],
+      ['Completed', true, 'add_index'],
+      ['Completed', true, 'add_index'],
+      ['Failed', true, 'add_index'],
+    ]);
+    for (const m of ms) {
+      const actions = (await req('GET', `/migrations/_audit?migration=${m.id}`)).json.entries.map((e: any) => [e.action, e.actor]);
+      expect(actions[0][0]).toBe('submit');
+      expect(actions[actions.length - 1][0]).toBe(m.state === 'Failed' ? 'failure' : 'auto-cutover');
+    }
+    // On a table with a full-text section too (the SQL manifest editor refused those before).
+    const docs = 'namespace = "app"\ntable = "articles"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "body"\nty = "str"\n[[columns]]\nname = "lang"\nty = "str"\n[[fulltext]]\nfield = "body"\n';
+    expect((await putSchema(docs)).status).toBe(200);
+    expect((await req('POST', '/rows/app.articles/_batch', [{ id: 1, body: 'waves of shock', lang: 'en' }, { id: 2, body: 'calm water', lang: 'en' }])).status).toBe(200);
+    expect((await sql('CREATE INDEX articles_lang ON app.articles(lang)')).status).toBe(200);
+    expect((await sql("ALTER TABLE app.articles ADD COLUMN stars INTEGER DEFAULT 0")).status).toBe(200);
+    expect(((await req('GET', '/fts/app.articles/body?q=shock')).json as Array<{ doc_id: string }>).map((h) => h.doc_id)).toEqual(['1']);
+    expect((await sql('SELECT id, stars FROM app.articles WHERE lang = \'en\' ORDER BY id')).json.rows).toEqual([{ id: 1, stars: 0 }, { id: 2, stars: 0 }]);
   }, 90_000);
   it('postings follow a changed manifest: a new full-text field indexes the stored rows, a new analyzer re-indexes them', async () => {
     const base = 'namespace = "app"\ntable = "docs"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "body"\nty = "str"\n';

@@ -174,11 +174,18 @@ export async function mget(t: EsTenant, index: string | undefined, body: unknown
   return { status: 200, body: { docs: out } };
 }
 
+/** The parameters an action line may carry. */
+const BULK_KEYS = new Set(['_index', '_id', '_type', 'routing', '_routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'retry_on_conflict', 'require_alias', '_source', 'pipeline', 'op_type', 'dynamic_templates']);
+const keysOf = (o: JsonObject): string[] => Object.keys(o);
+
 /** _bulk: NDJSON action/source pairs; each item fails alone; the rest commit in one frame per batch. */
 export async function bulk(t: EsTenant, index: string | undefined, text: string, q: Params): Promise<EsResponse> {
   const t0 = Date.now();
   const lines = text.split('\n');
   const ops: Array<{ kind: string; op?: WriteOp; error?: EsError; meta: JsonObject }> = [];
+  // per request: the index each name writes to, and the parameters of an item that sets none
+  const refs = new Map<string, Awaited<ReturnType<EsTenant['writeRef']>>>();
+  let base: ReturnType<typeof opParams> | undefined;
   let i = 0;
   let lineNo = 0;
   while (i < lines.length) {
@@ -195,10 +202,8 @@ export async function bulk(t: EsTenant, index: string | undefined, text: string,
     if (!['index', 'create', 'update', 'delete'].includes(kind)) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected field [create], [delete], [index] or [update] but found [${kind}]`);
     const meta = action[kind];
     if (!isObj(meta)) throw illegalArgument(`Malformed action/metadata line [${lineNo}], expected START_OBJECT or END_OBJECT but found [VALUE_STRING]`);
-    for (const k of Object.keys(meta)) {
-      if (!['_index', '_id', '_type', 'routing', '_routing', 'if_seq_no', 'if_primary_term', 'version', 'version_type', 'retry_on_conflict', 'require_alias', '_source', 'pipeline', 'op_type', 'dynamic_templates'].includes(k)) {
-        throw illegalArgument(`Action/metadata line [${lineNo}] contains an unknown parameter [${k}]`);
-      }
+    for (const k of keysOf(meta)) {
+      if (!BULK_KEYS.has(k)) throw illegalArgument(`Action/metadata line [${lineNo}] contains an unknown parameter [${k}]`);
     }
     let source: unknown;
     if (kind !== 'delete') {
@@ -217,8 +222,11 @@ export async function bulk(t: EsTenant, index: string | undefined, text: string,
       if ((kind === 'delete' || kind === 'update') && id === undefined) throw validation(['id is missing']);
       if (id !== undefined && id === '') throw illegalArgument('if _id is specified it must not be empty');
       if (kind !== 'delete' && !isObj(source)) throw new EsError(400, 'mapper_parsing_exception', 'failed to parse', { caused_by: { type: 'not_x_content_exception', reason: 'Compressor detection can only be called on some xcontent bytes or compressed xcontent bytes' } });
-      const ref = await t.writeRef(ix);
-      const p = opParams({ ...q, ...Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, v === null ? undefined : String(v)])) } as Params);
+      let ref = refs.get(ix);
+      if (!ref) refs.set(ix, (ref = await t.writeRef(ix)));
+      // the common item names only _index/_id: the request's parameters, parsed once
+      const plain = keysOf(meta).every((k) => k === '_index' || k === '_id');
+      const p = plain ? (base ??= opParams(q)) : opParams({ ...q, ...Object.fromEntries(Object.entries(meta).map(([k, v]) => [k, v === null ? undefined : String(v)])) } as Params);
       entry.meta = { _index: ref.meta.es_index, _id: id ?? null };
       let upd = source as JsonObject;
       const srcParam = meta._source ?? (q._source !== undefined ? q._source : undefined);
@@ -248,7 +256,8 @@ export async function bulk(t: EsTenant, index: string | undefined, text: string,
     }
     const r = results[k++];
     if (r.body.error) errors = true;
-    const body: JsonObject = { ...r.body };
+    // the item's body is this request's own object: completed in place, not copied
+    const body: JsonObject = r.body as JsonObject;
     if (!body.status) body.status = r.status;
     if (q.refresh === 'true' || q.refresh === '') if (!body.error) body.forced_refresh = true;
     return { [o.kind]: body };

@@ -19,6 +19,8 @@ export interface IndexView {
   readonly settings: JsonObject;
   readonly docs: Doc[];
   readonly mappings: JsonObject;
+  /** Field path → its typed column in the index's table (columns.ts); absent for read-only tables and older indices. */
+  readonly columns?: Record<string, string>;
   /** The index's aliases (for indices_boost by alias). */
   readonly aliases?: JsonObject;
   /** Per-field BM25 statistics, computed on first use. */
@@ -81,9 +83,11 @@ export class Doc {
   }
 
   /** Per field and analyzer: term → positions, and the token count (the norm's length). */
-  private readonly idx = new Map<string, Map<string, { pos: Map<string, number[]>; len: number }>>();
+  private idx?: Map<string, Map<string, { pos: Map<string, number[]>; len: number }>>;
 
   private indexed(path: string, analyzer: string): { pos: Map<string, number[]>; len: number } {
+    // made on first use: an index's view holds a Doc per document
+    this.idx ??= new Map();
     let byAn = this.idx.get(path);
     if (!byAn) { byAn = new Map(); this.idx.set(path, byAn); }
     let e = byAn.get(analyzer);

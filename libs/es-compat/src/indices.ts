@@ -3,6 +3,7 @@ import * as crypto from 'crypto';
 import { EsError, indexNotFound } from './errors';
 import type { Json, JsonObject } from './mapping';
 import { flatten } from './mapping';
+import { MULTI, columnLayout, valueColumns } from './columns';
 import type { EsTable } from './port';
 
 export const ES_NAMESPACE = 'es';
@@ -18,6 +19,11 @@ export interface IndexMeta {
   readonly aliases: JsonObject;
   /** Text field path → the str column holding its text for the fts postings. */
   readonly text: Record<string, string>;
+  /**
+   * Typed field path → its typed column (columns.ts). Absent in an index made before typed
+   * columns: its next mapping change or write adds them (and backfills the rows holding values).
+   */
+  readonly values?: Record<string, string>;
 }
 
 export interface IndexRef { readonly meta: IndexMeta; readonly table: EsTable; readonly readOnly?: boolean }
@@ -67,6 +73,10 @@ export function manifestToml(meta: IndexMeta): string {
   ];
   const fields = flatten(meta.mappings);
   for (const [path, col] of Object.entries(meta.text)) lines.push('[[columns]]', `name = ${q(col)}`, 'ty = "str"', `description = ${q(path)}`, '');
+  if (meta.values) {
+    lines.push('[[columns]]', `name = ${q(MULTI)}`, 'ty = "str"', 'description = "typed columns left null: the value is not one plain value"', '');
+    for (const [path, col, ty] of columnLayout(meta.mappings, meta.values)) lines.push('[[columns]]', `name = ${q(col)}`, `ty = ${q(ty)}`, `description = ${q(path)}`, '');
+  }
   for (const [path, col] of Object.entries(meta.text)) {
     const an = String(fields.get(path)?.def.analyzer ?? 'standard');
     // Elasticsearch's standard, simple, whitespace and keyword analyzers drop no word: neither do these postings
@@ -74,6 +84,16 @@ export function manifestToml(meta: IndexMeta): string {
     lines.push('[[fulltext]]', `field = ${q(col)}`, `analyzer = ${q(FTS_ANALYZER[an] ?? 'standard')}`, ...(keepAll ? ['stopwords = []'] : []), '');
   }
   return lines.join('\n');
+}
+
+/** The metadata with a column for every text and typed field (new fields get new columns; existing names stay). */
+export function withColumns(meta: IndexMeta): IndexMeta {
+  return { ...meta, text: textColumns(meta.mappings, meta.text), values: valueColumns(meta.mappings, meta.values ?? {}) };
+}
+
+/** The fields of `next` that have a typed column `prev` lacks (their values in stored rows need a backfill). */
+export function addedColumns(prev: IndexMeta, next: IndexMeta): string[] {
+  return Object.keys(next.values ?? {}).filter((p) => !prev.values?.[p]);
 }
 
 /** Assigns a str column to every text field not yet given one. Returns the (possibly new) map. */

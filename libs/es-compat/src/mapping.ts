@@ -157,9 +157,15 @@ export function valuesAt(src: Json, path: string): Json[] {
       return;
     }
     if (!isObj(v)) return;
-    for (const [k, sub] of Object.entries(v)) {
-      if (k === rest) go(sub, '');
-      else if (rest.startsWith(k + '.')) go(sub, rest.slice(k.length + 1));
+    if (!rest.includes('.')) {
+      // one name left: only that key can match (no allocation of the object's entries)
+      if (Object.prototype.hasOwnProperty.call(v, rest)) go(v[rest], '');
+      return;
+    }
+    for (const k in v) {
+      if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
+      if (k === rest) go(v[k], '');
+      else if (rest.startsWith(k) && rest.charCodeAt(k.length) === 46) go(v[k], rest.slice(k.length + 1));
     }
   };
   go(src, path);

@@ -10,11 +10,11 @@
  *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*), its metrics' calls]), count desc, key asc), size)`
  *     (a range aggregation is one conditional count per range in the first node; a histogram is
  *     `sort(aggregate(filter(…), [floor(v / interval) · interval], [count(*)]), key)`),
- * the predicate and values being expressions over `_source` (`json_type`/`json_extract`). They
- * equal Elasticsearch's answer when every value of the fields involved is one plain JSON value of
- * the field's type (an array counts each value, a string in a long field is coerced: neither is a
- * SQL value); that is checked by a plan over the index, cached by the table's LSN, and any other
- * index takes the aggregation code over the view (`aggs.ts`).
+ * the predicate and values being the fields' typed columns (columns.ts: each holds the document's
+ * one doc value as the mapping computes it; date fields are read from `_source` by plan-dates.ts).
+ * They equal Elasticsearch's answer when no document holds several values of a field involved (an
+ * array counts each value) and every row's columns agree with its `_source`: `plainValues`, cached
+ * by the table's LSN (typed.ts); any other index takes the aggregation code over the view (`aggs.ts`).
  */
 import { aggregate, col, filter, lit, scan, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
@@ -24,9 +24,12 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
+import { columnOf, fieldColumn } from './columns';
+import { typedReady } from './typed';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
+/** Date fields are still read from `_source` by JSON path (plan-dates.ts): their names must be plain. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
 export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
@@ -34,35 +37,48 @@ export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum
 const COUNTS = new Set(['value_count', 'cardinality']);
 
 export type Kind = 'keyword' | 'integer' | 'number' | 'date';
-const PLAIN: Record<Kind, string[]> = { keyword: ['text'], integer: ['integer'], number: ['integer', 'real'], date: ['text'] };
 
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
+/** The JSON type of a field in `_source` (date fields, read from `_source` by plan-dates.ts). */
 export const typeOf = (f: string): Expr => call('json_type', col('_source'), lit(`$.${f}`));
-/** A mapped field's value in a plan (from `_source`; `fieldKind` admits it, `plainValues` checks it is one plain value). */
-export const valueOf = (f: string): Expr => call('json_extract', col('_source'), lit(`$.${f}`));
+/**
+ * A mapped field's value in a plan: its typed column (columns.ts `columnOf`, named from the path
+ * alone). `fieldKind` admits only fields that have one; dates are read by plan-dates.ts.
+ */
+export const valueOf = (f: string): Expr => col(columnOf(f));
 const inList = (arg: Expr, values: Json[]): Expr => ({ kind: 'in_list', arg, list: values.map((x) => lit(x as string)) });
-/** The document has one value of the field (of its kind: `plainValues` has ruled out other shapes). */
-export const typed = (f: string, k: Kind): Expr => inList(typeOf(f), PLAIN[k]);
+/** The document has one value of the field (`typedReady` has ruled out several). */
+const has = (f: string): Expr => ({ kind: 'is_null', arg: valueOf(f), not: true });
+/** The document has one value of the field: its column is set (a date: a string in `_source`). */
+export const typed = (f: string, k: Kind): Expr => (k === 'date' ? inList(typeOf(f), ['text']) : has(f));
 
-/** Plain-value checks per table: LSN → field → every value plain. */
+/** Plain-value checks of date fields per table: LSN → field → every value plain. */
 const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<string, boolean> }>>();
 
+/**
+ * How a plan reads a field for a use, or null when it cannot. Keyword, integer and double fields
+ * are read from their typed columns, which hold the doc values as the mapping computes them
+ * (multi-fields, copy_to targets, null_value, ignore_above included); dates from `_source`.
+ */
 export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count' | 'date'): Kind | null {
-  if (!NAME.test(name)) return null;
   const f = ix.fields.get(name);
-  if (!f || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
-  if (f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
-  if (f.type === 'date') return want === 'date' && planDateField(ix, name) ? 'date' : null;
-  if (want === 'date') return null;
-  if (f.type === 'keyword') return want !== 'metric' && f.def.normalizer === undefined && f.def.ignore_above === undefined ? 'keyword' : null;
+  if (!f || f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
+  if (f.type === 'date') {
+    if (!NAME.test(name) || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
+    return want === 'date' && planDateField(ix, name) ? 'date' : null;
+  }
+  // an alias's column is its target's: not named from the alias's path
+  if (want === 'date' || f.aliasOf !== undefined || !fieldColumn(ix, name)) return null;
+  // a term query normalizes its value with the field's normalizer: not done here
+  if (f.type === 'keyword') return want !== 'metric' && (f.def.normalizer === undefined || want !== 'filter') ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
   if (f.type === 'double') return want === 'filter' ? 'number' : null;
   return null;
 }
 
 /** Whether another field copies its values into `name` (they are not in `_source` under it). */
-export function copiedInto(ix: IndexView, name: string): boolean {
+export function copiedInto(ix: Pick<IndexView, 'fields'>, name: string): boolean {
   for (const f of ix.fields.values()) {
     const to = f.def.copy_to;
     if (to === name || (Array.isArray(to) && to.includes(name))) return true;
@@ -89,13 +105,14 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
   const spec = body[name];
   if (kind === 'range' && k !== 'keyword' && isObj(spec)) {
     const ops: Record<string, '>' | '>=' | '<' | '<='> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
-    let e: Expr = typed(name, k);
+    let e: Expr | null = null;
     for (const [op, v] of Object.entries(spec)) {
       if (!(op in ops) || typeof v !== 'number') return null;
-      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
+      const c: Expr = { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) };
+      e = e ? and(e, c) : c;
     }
     fields.set(name, k);
-    return e;
+    return e ?? has(name);
   }
   if (kind === 'prefix' && k === 'keyword') {
     // case-sensitive, as the keyword's terms are: the first characters equal the prefix
@@ -108,7 +125,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     const vals = kind === 'term' ? [isObj(spec) && Object.keys(spec).length === 1 ? spec.value : spec] : spec;
     if (!Array.isArray(vals) || !vals.length || !vals.every((v) => typeof v === 'string')) return null;
     fields.set(name, k);
-    return and(typed(name, k), inList(valueOf(name), vals));
+    return inList(valueOf(name), vals);
   }
   return null;
 }
@@ -186,7 +203,7 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
   if (k !== 'integer' && k !== 'keyword') return null;
   fields.set(field, k);
-  const v: Expr = { kind: 'case', whens: [{ when: typed(field, k), then: valueOf(field) }] };
+  const v: Expr = valueOf(field);
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
   if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
@@ -269,13 +286,22 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   };
 }
 
-/** Whether every value of `fields` over the whole index is one plain JSON value of the field's kind (cached by LSN). */
+/**
+ * Whether the plans may read `fields` over the whole index: keyword and number fields through
+ * their typed columns (typed.ts `typedReady`: every row's columns agree with its `_source`, none
+ * holds several values), date fields when every value in `_source` is one string of a plan shape
+ * (counted by a plan over the index, cached by LSN).
+ */
 export async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number, fields: Map<string, Kind>): Promise<boolean> {
+  const typedFields = [...fields].filter(([, k]) => k !== 'date').map(([f]) => f);
+  if (typedFields.length && !(await typedReady(backend, ref, lsn, typedFields))) return false;
+  const dates = [...fields].filter(([, k]) => k === 'date').map(([f]) => f);
+  if (!dates.length) return true;
   let byTable = checked.get(backend);
   if (!byTable) { byTable = new Map(); checked.set(backend, byTable); }
   let c = byTable.get(ref.table.id);
   if (!c || c.lsn !== lsn) { c = { lsn, plain: new Map() }; byTable.set(ref.table.id, c); }
-  const todo = [...fields].filter(([f, k]) => !c!.plain.has(`${f}\u0000${k}`));
+  const todo = dates.filter((f) => !c!.plain.has(f));
   if (todo.length && !c.plain.has('')) {
     // a `_source` that is not an object (a row written by another surface as a JSON string) is read leniently by the view
     const [row] = await backend.read(aggregate(scan(ref.table.id), [], [{ name: 'bad', fn: 'count', args: [{ kind: 'case', whens: [{ when: { kind: 'binary', op: '<>', left: call('json_type', col('_source')), right: lit('object') }, then: lit(1) }] }] }]));
@@ -283,13 +309,10 @@ export async function plainValues(backend: EsBackend, ref: IndexRef, lsn: number
   }
   if (c.plain.get('') === false) return false;
   if (todo.length) {
-    // a value that is neither missing, null nor plain: count them per field (a missing one's type is NULL, so NOT IN is not true)
-    const calls: AggregateCall[] = todo.map(([f, k], i) => ({
-      name: `bad_${i}`, fn: 'count',
-      args: [{ kind: 'case', whens: [{ when: k === 'date' ? badDate(f) : { kind: 'in_list', arg: typeOf(f), list: [...PLAIN[k], 'null'].map((x) => lit(x)), not: true }, then: lit(1) }] }],
-    }));
+    // a value that is neither missing, null nor of a plan shape: count them per field
+    const calls: AggregateCall[] = todo.map((f, i) => ({ name: `bad_${i}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: badDate(f), then: lit(1) }] }] }));
     const [row] = await backend.read(aggregate(scan(ref.table.id), [], calls));
-    todo.forEach(([f, k], i) => c!.plain.set(`${f}\u0000${k}`, Number(row[`bad_${i}`]) === 0));
+    todo.forEach((f, i) => c!.plain.set(f, Number(row[`bad_${i}`]) === 0));
   }
-  return [...fields].every(([f, k]) => c!.plain.get(`${f}\u0000${k}`));
+  return dates.every((f) => c!.plain.get(f));
 }

@@ -75,7 +75,7 @@ export class EsState {
   }
 
   private fresh(ref: IndexRef, lsn: number, rows: DocRow[]): Cached {
-    const view: IndexView = { name: ref.meta.es_index, uuid: ref.meta.uuid, fields: flatten(ref.meta.mappings), settings: ref.meta.settings, mappings: ref.meta.mappings, aliases: ref.meta.aliases, docs: [], stats: new Map() };
+    const view: IndexView = { name: ref.meta.es_index, uuid: ref.meta.uuid, fields: flatten(ref.meta.mappings), settings: ref.meta.settings, mappings: ref.meta.mappings, aliases: ref.meta.aliases, columns: ref.meta.values, docs: [], stats: new Map() };
     const byId = new Map<string, Doc>();
     let maxSeq = -1;
     for (const r of rows) {
@@ -103,11 +103,25 @@ export class EsState {
   applyOwn(ref: IndexRef, before: number, lsn: number, puts: DocRow[], deletes: string[]): void {
     const c = this.cache.get(ref.table.id);
     if (!c || c.lsn !== before) return void this.cache.delete(ref.table.id);
-    for (const r of puts) { c.byId.set(r._id, new Doc(r, c.view)); if (r._seq_no > c.maxSeq) c.maxSeq = r._seq_no; }
+    // new documents only (a bulk of fresh ids): appended in _seq_no order, no re-sort of the index
+    let seq = c.maxSeq;
+    const append = !c.dirty && !deletes.length && puts.every((r) => !c.byId.has(r._id) && r._seq_no > seq && (seq = r._seq_no) >= 0);
+    const added: Doc[] = [];
+    for (const r of puts) {
+      const d = new Doc(r, c.view);
+      c.byId.set(r._id, d);
+      added.push(d);
+      if (r._seq_no > c.maxSeq) c.maxSeq = r._seq_no;
+    }
     for (const id of deletes) c.byId.delete(id);
     c.lsn = lsn;
     c.checkedAt = lsn;
-    c.dirty = true;
+    if (!append) c.dirty = true;
+    else if (added.length) {
+      (c.view as { docs: Doc[] }).docs = c.view.docs.concat(added);
+      c.view.stats.clear();
+      c.view.ordinals?.clear();
+    }
   }
 
   /** One document by id, read through a `get` plan node (primary-key lookup on the shared executor). */

@@ -2,8 +2,10 @@
 import * as crypto from 'crypto';
 import { EsError, alreadyExists, indexNotFound } from './errors';
 import { validateMappings, type JsonObject } from './mapping';
-import { ES_NAMESPACE, flatSettings, manifestToml, parseMeta, resolveIndices, textColumns, validateIndexName, type IndexMeta, type IndexRef, type Resolved } from './indices';
-import type { EsBackend, EsTable } from './port';
+import { DbError } from '@mmdb/core';
+import { ES_NAMESPACE, addedColumns, flatSettings, manifestToml, parseMeta, resolveIndices, validateIndexName, withColumns, type IndexMeta, type IndexRef, type Resolved } from './indices';
+import type { EsBackend, EsChange, EsTable } from './port';
+import { backfill } from './writes';
 import { EsState } from './state';
 import type { IndexView } from './doc';
 import { Doc } from './doc';
@@ -143,7 +145,7 @@ export class EsTenant {
         if (a === name) throw new EsError(400, 'invalid_alias_name_exception', `Invalid alias name [${a}]: an index or data stream exists with the same name as the alias`);
         aliases[a] = aliasDef(isObj(def) ? def : {});
       }
-      const meta: IndexMeta = { es_index: name, uuid: crypto.randomBytes(16).toString('base64url').slice(0, 22), created: Date.now(), settings, mappings, aliases, text: textColumns(mappings, {}) };
+      const meta: IndexMeta = withColumns({ es_index: name, uuid: crypto.randomBytes(16).toString('base64url').slice(0, 22), created: Date.now(), settings, mappings, aliases, text: {} });
       await this.backend.commit([{ op: 'schema_put', toml: manifestToml(meta) }]);
       const r = this.ref(name);
       if (!r) throw new EsError(500, 'exception', `index [${name}] was not registered`);
@@ -162,14 +164,30 @@ export class EsTenant {
     return best?.t;
   }
 
-  /** Rewrites an index's metadata (mappings, settings, aliases) in one frame. */
+  /**
+   * Rewrites an index's metadata (mappings, settings, aliases) in one frame. Fields that get a
+   * typed column (columns.ts) are backfilled in that frame: every stored document holding a value
+   * of one is rewritten with its columns, checked against the row it read (a write through another
+   * surface in between fails the commit, and it runs again on the committed rows).
+   */
   async updateMeta(ref: IndexRef, fn: (m: IndexMeta) => IndexMeta): Promise<void> {
     await this.state.exclusive(async () => {
-      const cur = this.ref(ref.meta.es_index) ?? ref;
-      const next = fn(cur.meta);
-      const withText = { ...next, text: textColumns(next.mappings, next.text) };
-      await this.backend.commit([{ op: 'schema_put', toml: manifestToml(withText) }]);
-      this.state.invalidate(cur.table.id);
+      for (let attempt = 0; ; attempt++) {
+        const cur = this.ref(ref.meta.es_index) ?? ref;
+        const next = withColumns(fn(cur.meta));
+        const added = addedColumns(cur.meta, next);
+        const rows = added.length ? [...(await this.state.cached(cur)).byId.values()].map((d) => d.row) : [];
+        const puts: EsChange[] = backfill(rows, next, added, () => false).map((b) => ({ op: 'put', schema: cur.table.id, row: b.row, expect: b.expect }));
+        try {
+          await this.backend.commit([{ op: 'schema_put', toml: manifestToml(next) }, ...puts]);
+        } catch (e) {
+          this.state.invalidate(cur.table.id);
+          if (e instanceof DbError && e.code === 'write_conflict' && attempt < 8) continue;
+          throw e;
+        }
+        this.state.invalidate(cur.table.id);
+        return;
+      }
     });
   }
 

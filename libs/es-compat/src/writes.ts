@@ -7,7 +7,10 @@ import { DbError, stringifyJson } from '@mmdb/core';
 import { refuseInexact } from './numbers';
 import { EsError, documentMissing, illegalArgument, validation, versionConflict } from './errors';
 import { applyDynamic, docValues, flatten, valuesAt, type Json, type JsonObject } from './mapping';
-import { manifestToml, textColumns, type IndexMeta, type IndexRef } from './indices';
+import { addedColumns, manifestToml, withColumns, type IndexMeta, type IndexRef } from './indices';
+import { columnLayout, typedCells } from './columns';
+import { carryTyped } from './typed';
+import { copiedInto } from './plan-aggs';
 import type { DocRow } from './doc';
 import type { EsChange, EsExpect } from './port';
 import type { EsState } from './state';
@@ -60,7 +63,8 @@ export function validateOp(op: WriteOp): void {
   if (errs.length) throw validation(errs);
 }
 
-interface Pending { meta: IndexMeta; changed: boolean; puts: DocRow[]; deletes: string[] }
+/** Per table of a batch; `values`: the doc values each written document was validated with (reused for its columns). */
+interface Pending { meta: IndexMeta; readonly orig: IndexMeta; changed: boolean; puts: DocRow[]; deletes: string[]; values: Map<string, Seen> }
 
 /** How many times a batch is re-run on fresh state after a write through another surface raced it. */
 const RETRIES = 8;
@@ -115,7 +119,12 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
       seqs.set(tid, Math.max(c.maxSeq, tombMax, state.seqHigh.get(tid) ?? -1));
     }
     let p = pending.get(tid);
-    if (!p) { p = { meta: op.ref.meta, changed: false, puts: [], deletes: [] }; pending.set(tid, p); }
+    if (!p) {
+      p = { meta: op.ref.meta, orig: op.ref.meta, changed: false, puts: [], deletes: [], values: new Map() };
+      // an index made before typed columns gets them with this write (and a backfill below)
+      if (!op.ref.readOnly && !op.ref.meta.values) p = { ...p, meta: withColumns(p.meta), changed: true };
+      pending.set(tid, p);
+    }
     let ov = overlay.get(tid);
     if (!ov) { ov = new Map(); overlay.set(tid, ov); }
     let ex = expects.get(tid);
@@ -135,12 +144,30 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
   }
   const changes: EsChange[] = [];
   for (const [, p] of pending) if (p.changed) changes.push({ op: 'schema_put', toml: manifestToml(p.meta) });
+  const deltas = new Map<string, Map<string, number> | null>();
   for (const [tid, ov] of overlay) {
     const p = pending.get(tid)!;
+    const cache = caches.get(tid)!;
+    const delta = p.changed ? null : new Map<string, number>();
+    const layout = columnLayout(p.meta.mappings, p.meta.values);
+    const fields = flatten(p.meta.mappings);
     for (const [id, row] of ov) {
       const expect = expects.get(tid)!.get(id)!;
-      if (row) changes.push({ op: 'put', schema: tid, row: toRow(row, p.meta), expect });
+      let stored: Record<string, Json> | null = null;
+      if (row) changes.push({ op: 'put', schema: tid, row: (stored = toRow(row, p.meta, p.values.get(id))), expect });
       else changes.push({ op: 'delete', schema: tid, pk: [id], expect });
+      if (!delta) continue;
+      // rows per `_multi` column: the new row's, less the replaced one's (typed.ts carries the count)
+      if (typeof stored?._multi === 'string') for (const c of stored._multi.split(' ')) delta.set(c, (delta.get(c) ?? 0) + 1);
+      const old = cache.byId.get(id)?.row;
+      if (old && layout.length) for (const c of typedCells(layout, docValues(fields, old._source), {})) delta.set(c, (delta.get(c) ?? 0) - 1);
+    }
+    deltas.set(tid, delta);
+    // typed columns new to the index: the stored documents holding those fields are rewritten in this frame
+    if (p.changed) {
+      for (const b of backfill([...cache.byId.values()].map((d) => d.row), p.meta, addedColumns(p.orig, p.meta), (id) => ov.has(id))) {
+        changes.push({ op: 'put', schema: tid, row: b.row, expect: b.expect });
+      }
     }
   }
   if (changes.length) {
@@ -156,6 +183,7 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
     const lsn = await state.backend.commit(changes);
     for (const [tid, n] of seqs) state.seqHigh.set(tid, n);
     if (last === undefined || last !== first || lsn !== last + 1) befores.clear();
+    for (const tid of caches.keys()) carryTyped(state.backend, tid, befores.get(tid), lsn, deltas.get(tid) ?? null);
     for (const tid of caches.keys()) if (!befores.has(tid)) state.invalidate(tid);
     for (const op of ops) {
       const tid = op.ref.table.id;
@@ -172,23 +200,43 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
   return results as ItemResult[];
 }
 
-/** The field values a write computed while validating a source, reused for its text columns. */
-const valuesOf = new WeakMap<JsonObject, { mappings: JsonObject; values: Map<string, Json[]> }>();
+/** The doc values a write computed while validating a source (with the mappings they follow), reused for its columns. */
+interface Seen { readonly source: JsonObject; readonly mappings: JsonObject; readonly values: Map<string, Json[]> }
 
-/** The stored row of a document: the key, `_source` verbatim, versions, and text columns for the fts postings. */
-export function toRow(r: DocRow, meta: IndexMeta): Record<string, Json> {
-  const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term, _routing: r._routing ?? null };
-  // the text each text field indexes (copy_to targets included), for the fts postings of the frame
+/** The stored row of a document: the key, `_source` verbatim, versions, text columns for the fts postings and typed columns. */
+export function toRow(r: DocRow, meta: IndexMeta, seen?: Seen): Record<string, Json> {
+  // a column left out reads as null (no `_routing: null` stored in every row)
+  const row: Record<string, Json> = { _id: r._id, _source: r._source, _version: r._version, _seq_no: r._seq_no, _primary_term: r._primary_term };
+  if (r._routing !== undefined && r._routing !== null) row._routing = r._routing;
   const cols = Object.entries(meta.text);
-  if (cols.length) {
-    const seen = valuesOf.get(r._source);
-    const values = seen && seen.mappings === meta.mappings ? seen.values : docValues(flatten(meta.mappings), r._source);
-    for (const [path, colName] of cols) {
-      const vs = values.get(path) ?? valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
-      if (vs.length) row[colName] = vs.map(String).join('\n');
-    }
+  const layout = columnLayout(meta.mappings, meta.values);
+  if (!cols.length && !layout.length) return row;
+  const values = seen && seen.source === r._source && seen.mappings === meta.mappings ? seen.values : docValues(flatten(meta.mappings), r._source);
+  // the text each text field indexes (copy_to targets included), for the fts postings of the frame
+  for (const [path, colName] of cols) {
+    const vs = values.get(path) ?? valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
+    if (vs.length) row[colName] = vs.map(String).join('\n');
   }
+  typedCells(layout, values, row);
   return row;
+}
+
+/** The rows of `docs` holding a value of one of `paths` (their new typed columns need a backfill), with what was read of each. */
+export function backfill(docs: Iterable<DocRow>, meta: IndexMeta, paths: string[], skip: (id: string) => boolean): Array<{ row: Record<string, Json>; expect: EsExpect }> {
+  if (!paths.length) return [];
+  const fields = flatten(meta.mappings);
+  const raw = [...new Set(paths.map((p) => fields.get(p)).map((f) => f && (f.aliasOf ?? f.parent ?? f.path)))].filter((p): p is string => !!p);
+  const copies = paths.some((p) => copiedInto({ fields }, p));
+  const out: Array<{ row: Record<string, Json>; expect: EsExpect }> = [];
+  for (const d of docs) {
+    if (skip(d._id)) continue;
+    // cheap pre-check: a document holds none of the new fields' source values (and nothing copies into them)
+    if (!copies && !raw.some((p) => valuesAt(d._source, p).length)) continue;
+    const values = docValues(fields, d._source);
+    if (!paths.some((p) => values.get(p)?.length)) continue;
+    out.push({ row: toRow(d, meta, { source: d._source, mappings: meta.mappings, values }), expect: { version: d._version, seqNo: d._seq_no } });
+  }
+  return out;
 }
 
 function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored: DocRow | null, tombs: Map<string, { version: number; seq: number; at?: number }>, nextSeq: () => number): ItemResult {
@@ -261,9 +309,9 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
   refuseInexact(source, op.id);
   const grown = applyDynamic(p.meta.mappings, source);
   const mappings = grown ?? p.meta.mappings;
-  valuesOf.set(source, { mappings, values: docValues(flatten(mappings), source, op.id) });
+  p.values.set(op.id, { source, mappings, values: docValues(flatten(mappings), source, op.id) });
   if (grown) {
-    p.meta = { ...p.meta, mappings: grown, text: textColumns(grown, p.meta.text) };
+    p.meta = withColumns({ ...p.meta, mappings: grown });
     p.changed = true;
   }
   const version = vt === 'internal' ? lastVersion + 1 : op.version!;
@@ -271,7 +319,7 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
   const row: DocRow = { _id: op.id, _source: source, _version: version, _seq_no: seq, _primary_term: 1, _routing: op.routing ?? null };
   ov.set(op.id, row);
   p.puts.push(row);
-  const body: JsonObject = { ...base, _version: version, result: created ? 'created' : 'updated', _shards: SHARDS, _seq_no: seq, _primary_term: 1 };
+  const body: JsonObject = { _index: index, _type: '_doc', _id: op.id, _version: version, result: created ? 'created' : 'updated', _shards: SHARDS, _seq_no: seq, _primary_term: 1 };
   if (upsertGet) body.get = getPart(row, op.update!._source);
   return { status: created ? 201 : 200, body };
 }

@@ -25,10 +25,16 @@ export interface Hit {
 class TopK {
   private readonly ords: number[] = [];
   private readonly scores: number[] = [];
+  /** k reaches every doc of the field (an unbounded search): nothing is ever evicted, so no heap is kept; `sorted` orders once. */
+  private readonly all: boolean;
   constructor(
     readonly k: number,
     private readonly ids: readonly string[],
-  ) {}
+    /** With `all`: `sorted` answers the hits as found (ordinal order), for a caller that does not need them ranked. */
+    private readonly unordered = false,
+  ) {
+    this.all = k >= ids.length;
+  }
 
   /** Entry a ranks below entry b */
   private worse(a: number, b: number): boolean {
@@ -52,11 +58,16 @@ class TopK {
 
   /** The score a doc must reach to enter (−∞ until full). */
   get threshold(): number {
-    return this.full ? this.scores[0] : -Infinity;
+    return this.full && !this.all ? this.scores[0] : -Infinity;
   }
 
   offer(ord: number, score: number): boolean {
     const n = this.ords.length;
+    if (this.all) {
+      this.ords.push(ord);
+      this.scores.push(score);
+      return true;
+    }
     if (n < this.k) {
       this.ords.push(ord);
       this.scores.push(score);
@@ -88,7 +99,10 @@ class TopK {
   }
 
   sorted(): Hit[] {
-    const at = this.ords.map((_, i) => i).sort((a, b) => (this.worse(a, b) ? 1 : this.worse(b, a) ? -1 : 0));
+    const { scores, ords, ids } = this;
+    if (this.all && this.unordered) return ords.map((o, i) => ({ ord: o, score: scores[i] }));
+    // best first, equal scores by doc id (one comparison of scores, ids only on ties)
+    const at = ords.map((_, i) => i).sort((a, b) => scores[b] - scores[a] || (ids[ords[a]] < ids[ords[b]] ? -1 : ids[ords[a]] > ids[ords[b]] ? 1 : 0));
     return at.map((i) => ({ ord: this.ords[i], score: this.scores[i] }));
   }
 }
@@ -393,8 +407,10 @@ export function topK(
   stats: CollectStats = { candidates: 0 },
   /** Doc ordinals to score first (disjunctions only): a starting threshold; the result is the same. */
   seeds?: readonly number[],
+  /** When k reaches every doc: the hits in no particular order (the caller aggregates them). */
+  unordered = false,
 ): Hit[] {
-  const top = new TopK(k, ids);
+  const top = new TopK(k, ids, unordered);
   if (must.length > 0) {
     const req = [...must].sort((a, b) => a.n - b.n);
     const lead = req[0];

@@ -74,6 +74,10 @@ export interface SearchOptions extends RankOptions {
   readonly snapshot?: ReturnType<StoreReader['snapshot']>;
   /** Lifts the MAX_LIMIT cap (plans asking for every match pass the field's doc count). */
   readonly unbounded?: boolean;
+  /** Plain BM25 hits carry their ordinal in the field's index (`RankedDoc.ord`, `docIds`). */
+  readonly ordinals?: boolean;
+  /** With `unbounded` and plain BM25 (no proximity, no feedback): every match, in no particular order (an aggregation's input). */
+  readonly unordered?: boolean;
   /** Where a structured query sits in the caller's request, for its errors (default `$.query`). */
   readonly queryPath?: string;
 }
@@ -178,13 +182,17 @@ export class FtsParticipant implements CommitParticipant {
   async deriveSchema(manifest: TableManifest, previous?: TableManifest, ctx?: DeriveContext): Promise<KeyWrite[]> {
     this.validate(manifest);
     if (!previous || !ctx) return [];
+    // Entries are kept under the table's key id (keyIdOf). A migration's cutover moved the table
+    // onto its shadow's keys: the postings there are the shadow's, built under its sections.
+    const id = keyIdOf(manifest);
+    if (keyIdOf(previous) !== id) previous = ctx.manifest(id) ?? previous;
     const sig = (d: FullTextDef) => `${d.analyzer}|${d.stopwords ? d.stopwords.join('\u0000') : '-'}`;
     const before = new Map(previous.fulltext.map((d) => [d.field, d]));
     const now = new Set(manifest.fulltext.map((d) => d.field));
     const out: KeyWrite[] = [];
     for (const d of previous.fulltext) {
       if (now.has(d.field)) continue;
-      for (const [k] of await ctx.range(fieldRange(manifest.id, d.field))) out.push({ key: k, value: null });
+      for (const [k] of await ctx.range(fieldRange(id, d.field))) out.push({ key: k, value: null });
     }
     const again = manifest.fulltext.filter((d) => before.get(d.field) === undefined || sig(before.get(d.field)!) !== sig(d));
     if (!again.length) return out;
@@ -194,7 +202,7 @@ export class FtsParticipant implements CommitParticipant {
     }
     for (const def of again) {
       // Every entry of the field is replaced: the old ones go first, the rows' entries win.
-      for (const [k] of await ctx.range(fieldRange(manifest.id, def.field))) out.push({ key: k, value: null });
+      for (const [k] of await ctx.range(fieldRange(id, def.field))) out.push({ key: k, value: null });
       const analyzer = this.analyzer(def);
       let docs = 0;
       let total = 0;
@@ -203,14 +211,14 @@ export class FtsParticipant implements CommitParticipant {
         if (typeof text !== 'string') continue;
         const d = analyzer.analyzeDoc(text);
         const value = encodeDocTerms(d);
-        this.derived.set(value, { kind: 'd', table: manifest.id, field: def.field, doc: pkDocId(pk), length: d.length, terms: d.terms, tfs: Array.from(d.tfs) });
-        out.push({ key: docKey(manifest.id, def.field, pkDocId(pk)), value });
+        this.derived.set(value, { kind: 'd', table: id, field: def.field, doc: pkDocId(pk), length: d.length, terms: d.terms, tfs: Array.from(d.tfs) });
+        out.push({ key: docKey(id, def.field, pkDocId(pk)), value });
         docs++;
         total += d.length;
       }
       const sv = docs ? encodeStats({ docs, total }) : null;
-      if (sv) this.derived.set(sv, { kind: 's', table: manifest.id, field: def.field, docs, total });
-      out.push({ key: statsKey(manifest.id, def.field), value: sv });
+      if (sv) this.derived.set(sv, { kind: 's', table: id, field: def.field, docs, total });
+      out.push({ key: statsKey(id, def.field), value: sv });
     }
     return out;
   }
@@ -227,7 +235,11 @@ export class FtsParticipant implements CommitParticipant {
   }
 
   dropRanges(manifest: TableManifest): Array<readonly [Buffer, Buffer]> {
-    const r = tableRange(manifest.id);
+    return this.keyRanges(keyIdOf(manifest));
+  }
+
+  keyRanges(keyId: string): Array<readonly [Buffer, Buffer]> {
+    const r = tableRange(keyId);
     return [[r.gte, r.lt]];
   }
 
@@ -242,7 +254,7 @@ export class FtsParticipant implements CommitParticipant {
       if (ch.before && typeof before === 'string' && before === text) continue;
       // a row that had no text has no entry (a new row needs no read); else read the entry to stay exact
       const hadEntry = typeof before === 'string' ? undefined : false;
-      out.push(...(await this.docWrites(ch.schema, def.field, doc, text, this.analyzer(def), ctx, hadEntry)));
+      out.push(...(await this.docWrites(keyIdOf(ch.manifest), def.field, doc, text, this.analyzer(def), ctx, hadEntry)));
     }
     return out;
   }
@@ -375,6 +387,7 @@ export class FtsParticipant implements CommitParticipant {
     // champion tiers of the long lists: built after the open, a few ms of work per event-loop
     // turn, so the store opens (and answers) without waiting for them (issue 25 §2: ~2 s of a
     // 1M-doc open); a search that needs a tier not built yet builds that one list's
+    this.sweep();
     this.tiers = this.prepareTiers();
     return covered;
   }
@@ -390,9 +403,11 @@ export class FtsParticipant implements CommitParticipant {
   private async prepareTiers(): Promise<void> {
     const t0 = performance.now();
     this.stats.tiersMs = -1;
+    // Fields are under their table's key id (keyIdOf); its settings are in the manifest.
+    const byKey = new Map(this.reader?.manifests().map((m) => [keyIdOf(m), m.id]) ?? []);
     for (const [key, fi] of [...this.fields]) {
       const [table, field] = key.split('\u0000');
-      const st = this.settings(table, field);
+      const st = this.settings(byKey.get(table) ?? table, field);
       if (!st) continue;
       let turn = performance.now();
       for (const _ of fi.tierSteps(st.k1, st.b)) {
@@ -408,7 +423,13 @@ export class FtsParticipant implements CommitParticipant {
   apply(frame: CommittedFrame): void {
     for (const ch of frame.changes) {
       if (ch.op === 'schema_put' || ch.op === 'schema_drop') this.manifestCache = null;
-      if (ch.op === 'schema_drop') this.dropTable(ch.schema);
+      // A dropped shadow whose keys its table now uses keeps them; a table moved to other keys leaves its old fields.
+      if (ch.op === 'schema_drop') {
+        // A migration's shadow goes in a background drop, and its id is never registered again; a
+        // table dropped by its user may be registered again later (recovery replays with the final catalogue).
+        if (ch.background !== true || !this.liveKeys()?.has(ch.schema)) this.dropTable(ch.schema);
+        this.sweep();
+      } else if (ch.op === 'schema_put' && ch.physical !== undefined) this.sweep();
     }
     for (const w of frame.writes) if (w.key[0] === 0x46) this.applyWrite(w.key, w.value);
     this.applied = frame.lsn;
@@ -525,6 +546,23 @@ export class FtsParticipant implements CommitParticipant {
     return fi;
   }
 
+  /** The key ids the registered tables' entries are under (undefined before open). */
+  private liveKeys(): Set<string> | undefined {
+    return this.reader ? new Set(this.reader.manifests().map(keyIdOf)) : undefined;
+  }
+
+  /** Drops the in-memory fields of key ids no table uses any more (their keys are retired in the background). */
+  private sweep(): void {
+    const live = this.liveKeys();
+    if (!live) return;
+    for (const key of [...this.fields.keys()]) {
+      const table = key.slice(0, key.indexOf('\u0000'));
+      if (live.has(table) || this.standalone.has(key)) continue;
+      this.fields.delete(key);
+      this.dirty.add(key);
+    }
+  }
+
   private dropTable(table: string): void {
     for (const key of this.fields.keys()) if (key.startsWith(`${table}\u0000`)) this.dirty.add(key);
     for (const key of [...this.fields.keys()]) if (key.startsWith(`${table}\u0000`)) this.fields.delete(key);
@@ -537,6 +575,12 @@ export class FtsParticipant implements CommitParticipant {
     if (!this.reader) return undefined;
     if (!this.manifestCache) this.manifestCache = new Map(this.reader.manifests().map((m) => [m.id, m]));
     return this.manifestCache.get(table);
+  }
+
+  /** The key id a table's entries are under: its manifest's (keyIdOf), or a standalone table's name. */
+  private keyOf(table: string): string {
+    const m = this.manifestOf(table);
+    return m ? keyIdOf(m) : table;
   }
 
   private declared(table: string, field: string, m: TableManifest | undefined): FullTextDef | undefined {
@@ -568,6 +612,15 @@ export class FtsParticipant implements CommitParticipant {
   }
 
   /**
+   * The doc id of each ordinal of a field's index (`RankedDoc.ord`), or undefined. Ordinals are
+   * never reused: a removed doc's slot is blank (and never a hit); the array grows as docs come,
+   * and is replaced when an image is loaded.
+   */
+  docIds(table: string, field: string): readonly string[] | undefined {
+    return this.fields.get(fkey(table, field))?.docIds;
+  }
+
+  /**
    * Ranks the documents of `table`/`field` for `q` (syntax in README.md, or a structured
    * query: structured.ts) by BM25, best
    * first, ties by doc id. Throws validation_failed for a bad q or limit, not_found for
@@ -594,7 +647,8 @@ export class FtsParticipant implements CommitParticipant {
     const qstop = (opts.queryStopwords ?? RANKING_DEFAULTS.queryStopwords) === 'auto' && (analyzer.name === 'english' || analyzer.name === 'standard');
     const copts = { queryStopTerms: qstop ? this.queryStops(analyzer) : undefined };
     const clauses = parsed ? compileQuery(parsed, analyzer, copts) : compileStructured(q, analyzer, copts, opts.queryPath);
-    const index = this.fields.get(fkey(table, field)) ?? new FieldIndex();
+    const keyId = this.keyOf(table);
+    const index = this.fields.get(fkey(keyId, field)) ?? new FieldIndex();
     const params: Bm25Params = { k1: s.k1, b: s.b };
     let snap: ReturnType<StoreReader['snapshot']> | undefined = opts.snapshot;
     const own = !opts.snapshot;
@@ -621,7 +675,7 @@ export class FtsParticipant implements CommitParticipant {
             batch = [];
             process.nextTick(flush);
           }
-          batch.push({ key: docKey(table, field, doc), resolve, reject });
+          batch.push({ key: docKey(keyId, field, doc), resolve, reject });
         });
         // A search that fails early leaves entries nobody awaits: no unhandled rejection.
         e.catch(() => undefined);
@@ -671,12 +725,12 @@ export class FtsParticipant implements CommitParticipant {
 
   /** Document count and total length of a field (as committed), for diagnostics and tests. */
   fieldStats(table: string, field: string): { docs: number; total: number; liveDocs: number; terms: number } {
-    const fi = this.fields.get(fkey(table, field));
+    const fi = this.fields.get(fkey(this.keyOf(table), field));
     return { docs: fi?.docs ?? 0, total: fi?.total ?? 0, liveDocs: fi?.liveDocs ?? 0, terms: fi?.terms.size ?? 0 };
   }
 
   /** Document frequency of an analyzed term, for tests and explain. */
   docFreq(table: string, field: string, term: string): number {
-    return this.fields.get(fkey(table, field))?.terms.get(term)?.n ?? 0;
+    return this.fields.get(fkey(this.keyOf(table), field))?.terms.get(term)?.n ?? 0;
   }
 }

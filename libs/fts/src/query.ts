@@ -192,6 +192,8 @@ export function compileQuery(parsed: readonly ParsedClause[], analyzer: Analyzer
 export interface RankedDoc {
   readonly doc_id: string;
   readonly score: number;
+  /** The doc's ordinal in its field index, on plain BM25 hits: `docIds(table, field)[ord]` is `doc_id`. */
+  readonly ord?: number;
 }
 
 /** Runs compiled clauses: weights first (phrases read positions), then one synchronous top-k pass. */
@@ -202,6 +204,10 @@ export async function searchClauses(
   stats?: CollectStats,
   /** Doc ids scored first to set the heap's threshold (a disjunction's result does not change). */
   seeds?: readonly string[],
+  /** Each hit carries its ordinal (`RankedDoc.ord`). */
+  ordinals = false,
+  /** k reaches every doc and the caller does not need the hits ranked: they come in no particular order. */
+  unordered = false,
 ): Promise<RankedDoc[]> {
   // phrase weights read the store; bind them first so the term weights and the
   // scoring pass below see one state of the in-memory index
@@ -228,8 +234,9 @@ export async function searchClauses(
       if (o !== undefined) seedOrds.push(o);
     }
   }
-  const hits = topK(must, should, mustNot, k, ctx.index.docIds, stats, seedOrds);
-  return hits.map((h) => ({ doc_id: ctx.index.docIds[h.ord], score: h.score }));
+  const hits = topK(must, should, mustNot, k, ctx.index.docIds, stats, seedOrds, unordered);
+  const ids = ctx.index.docIds;
+  return ordinals ? hits.map((h) => ({ doc_id: ids[h.ord], score: h.score, ord: h.ord })) : hits.map((h) => ({ doc_id: ids[h.ord], score: h.score }));
 }
 
 /**

@@ -24,6 +24,10 @@ export interface RankOptions {
   /** Multiplier of the proximity score (default 1). */
   readonly proximityWeight?: number;
   readonly stats?: CollectStats;
+  /** Hits of the query's own words carry their ordinals (`RankedDoc.ord`). */
+  readonly ordinals?: boolean;
+  /** Every match of a plain BM25 search (no proximity, no feedback), in no particular order. */
+  readonly unordered?: boolean;
 }
 
 /**
@@ -53,7 +57,8 @@ export async function rankClauses(clauses: readonly BooleanClause[], ctx: Search
   // the choice of feedback docs with it (the expanded second round is plain BM25: measured on
   // Cranfield, rescoring it by the original words' proximity as well did not help).
   const own = async (n: number) => {
-    const hits = await searchClauses(clauses, ctx, proximity === 'none' ? n : Math.max(n, window), opts.stats);
+    const plain = proximity === 'none' && feedback === 'none';
+    const hits = await searchClauses(clauses, ctx, proximity === 'none' ? n : Math.max(n, window), opts.stats, undefined, opts.ordinals, plain && opts.unordered === true);
     return proximity === 'none' ? hits : rescoreProximity(hits, clauses, ctx, { window, weight: opts.proximityWeight });
   };
   let round = 0;

@@ -78,17 +78,21 @@ export class GraphIndex implements CommitParticipant {
     for (const rel of m.relations) {
       const before = change.before ? edgesOfRow(rel, m, change.pk, change.before.values) : [];
       const after = change.after ? edgesOfRow(rel, m, change.pk, change.after.values) : [];
-      writes.push(...edgeWrites(m.id, rel.name, before, after));
+      writes.push(...edgeWrites(keyIdOf(m), rel.name, before, after));
     }
     return writes;
   }
 
   async deriveSchema(manifest: TableManifest, previous: TableManifest | undefined, ctx: DeriveContext): Promise<readonly KeyWrite[]> {
     for (const rel of manifest.relations) checkRelation(manifest, rel, ctx);
+    // Edges are kept under the table's key id (keyIdOf). A migration's cutover moved the table
+    // onto its shadow's keys: the edges there are the shadow's, made by the same relations.
+    const id = keyIdOf(manifest);
+    if (previous && keyIdOf(previous) !== id) previous = ctx.manifest(id) ?? previous;
     if (!previous || sameRelations(previous, manifest)) return [];
     // Relations changed on a table that may hold rows: rewrite its edges from its rows.
     const writes: KeyWrite[] = [];
-    const [gte, lt] = schemaEdgeRange(manifest.id);
+    const [gte, lt] = schemaEdgeRange(id);
     for (const [key] of await ctx.range({ gte, lt })) writes.push({ key, value: null });
     if (manifest.relations.length === 0) return writes;
     const rows = prefixRange(ROW_SPACE, [keyIdOf(manifest)]);
@@ -98,7 +102,7 @@ export class GraphIndex implements CommitParticipant {
       const row = await ctx.getRow(manifest.id, pk);
       if (!row) continue;
       for (const rel of manifest.relations) {
-        for (const w of edgeWrites(manifest.id, rel.name, [], edgesOfRow(rel, manifest, pk, row.values))) fresh.set(w.key.toString('latin1'), w);
+        for (const w of edgeWrites(id, rel.name, [], edgesOfRow(rel, manifest, pk, row.values))) fresh.set(w.key.toString('latin1'), w);
       }
     }
     const out = writes.filter((w) => !fresh.has(w.key.toString('latin1')));
@@ -107,7 +111,11 @@ export class GraphIndex implements CommitParticipant {
   }
 
   dropRanges(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]> {
-    return [schemaEdgeRange(manifest.id)];
+    return this.keyRanges(keyIdOf(manifest));
+  }
+
+  keyRanges(keyId: string): ReadonlyArray<readonly [Buffer, Buffer]> {
+    return [schemaEdgeRange(keyId)];
   }
 
   // ---- participant: frames and open -----------------------------------------
@@ -213,7 +221,11 @@ export class GraphIndex implements CommitParticipant {
     if (frame.lsn > this.applied) this.applied = frame.lsn;
     for (const c of frame.changes) {
       if (c.op === 'schema_put' || c.op === 'schema_drop') {
-        this.forgetSchema(c.schema);
+        // Adjacencies are by key id: the schema's own, and any no table uses any more (a cutover moved off them).
+        const live = new Set(this.reader?.manifests().map(keyIdOf) ?? []);
+        const own = this.reader?.manifests().find((m) => m.id === c.schema);
+        this.forgetSchema(own ? keyIdOf(own) : c.schema);
+        if (this.reader) for (const k of [...this.rels.keys()]) if (!live.has(k.slice(0, k.indexOf('\u0000')))) this.forgetSchema(k.slice(0, k.indexOf('\u0000')));
         this.resolved.clear();
       }
     }
@@ -259,7 +271,8 @@ export class GraphIndex implements CommitParticipant {
     const own = m.relations.find((r) => r.name === rel);
     if (own) return { schema, def: own };
     for (const end of ['source', 'target'] as const) {
-      for (const other of manifests) {
+      // A migration's shadow table (`<table>__mig_<id>`) repeats its table's relations: never the one meant.
+      for (const other of manifests.filter((x) => !x.table.includes('__mig_'))) {
         const r = other.relations.find((x) => x.name === rel && x[end] === schema);
         if (r) return { schema: other.id, def: r };
       }
@@ -273,7 +286,7 @@ export class GraphIndex implements CommitParticipant {
   /** The adjacency of a relation, built from the store on first use. */
   async adjacency(schema: string, rel: string): Promise<{ relation: ResolvedRelation; adj: Adjacency }> {
     const relation = this.resolve(schema, rel);
-    const key = relKey(relation.schema, relation.def.name);
+    const key = relKey(this.keyOf(relation.schema), relation.def.name);
     let st = this.rels.get(key);
     if (!st) this.rels.set(key, (st = {}));
     if (st.adj) return { relation, adj: st.adj };
@@ -288,7 +301,7 @@ export class GraphIndex implements CommitParticipant {
     const snap = this.store().snapshot();
     const adj = new Adjacency();
     try {
-      const { gte, lt } = relationRange(relation.schema, relation.def.name, FORWARD);
+      const { gte, lt } = relationRange(this.keyOf(relation.schema), relation.def.name, FORWARD);
       for await (const batch of snap.rawRange({ gte, lt, batchSize: 4096 })) {
         for (const [k, v] of batch) {
           const [src, dst, owner] = decodeEdgeEnds(k, gte.length);
@@ -308,6 +321,12 @@ export class GraphIndex implements CommitParticipant {
     st.adj = adj;
     st.building = undefined;
     return adj;
+  }
+
+  /** The key id a schema's edges are under (keyIdOf its manifest). */
+  private keyOf(schema: string): string {
+    const m = this.store().manifests().find((x) => x.id === schema);
+    return m ? keyIdOf(m) : schema;
   }
 
   private store(): StoreReader {
@@ -433,8 +452,10 @@ function checkWeights(weights: Readonly<Record<string, number>>): Map<string, nu
   return m;
 }
 
+/** Same relations and key; `a` may be a migration's shadow of `b` (its own id standing for b's). */
 function sameRelations(a: TableManifest, b: TableManifest): boolean {
-  return JSON.stringify(a.relations) === JSON.stringify(b.relations) && JSON.stringify(a.primary_key) === JSON.stringify(b.primary_key);
+  const rels = (m: TableManifest) => m.relations.map((r) => ({ ...r, source: r.source === m.id ? '' : r.source, target: r.target === m.id ? '' : r.target }));
+  return JSON.stringify(rels(a)) === JSON.stringify(rels(b)) && JSON.stringify(a.primary_key) === JSON.stringify(b.primary_key);
 }
 
 /** Semantic checks beyond the grammar: key arity against registered tables. */

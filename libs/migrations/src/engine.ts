@@ -7,11 +7,12 @@
  */
 import { DbError, newUlid, type JsonValue } from '@mmdb/core';
 import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type TenantStore } from '@mmdb/storage';
-import { applyOperations, planManifest, reshape, type Operation } from './ops';
+import { applyOperations, planManifest, reshape, shadowToml as shadowOf, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
 import { isFinal, move, type MigrationState, type Trigger } from './states';
 import { Runner } from './runner';
 import { mirrored, type RowEvaluator } from './mirror';
+import { DEFAULT_SLICE_MS } from './backfill';
 
 export interface SubmitInput {
   readonly schema: string;
@@ -35,6 +36,13 @@ export interface MigrationsOptions {
   readonly onError?: (id: string, e: unknown) => void;
   /** Start background work (backfill, cleanup) at attach; default true. */
   readonly autostart?: boolean;
+  /**
+   * `switch` (default): the shadow builds every derived entry and the cutover frame switches
+   * keys. `rewrite`: the shadow holds rows only, and the cutover frame of a table with
+   * full-text, vector or relation sections rewrites every row (earlier versions' way, kept to
+   * measure one against the other: tools/bench/migrations).
+   */
+  readonly cutover?: 'switch' | 'rewrite';
 }
 
 export interface Page<T> {
@@ -48,14 +56,24 @@ export interface MoveOptions {
   readonly trigger?: Trigger;
 }
 
-const DEFAULT_THROTTLE: Throttle = { max_rows_per_s: 50_000, batch_size: 500 };
+const DEFAULT_THROTTLE: Throttle = { max_rows_per_s: 50_000, batch_size: 1000, slice_ms: DEFAULT_SLICE_MS };
+const THROTTLE_KEYS = ['max_rows_per_s', 'batch_size', 'slice_ms'] as const;
 
-function throttleOf(t: Partial<Throttle> | undefined): Throttle {
-  if (t === undefined) return DEFAULT_THROTTLE;
-  if (!t || typeof t !== 'object') throw new DbError('validation_failed', 'throttle must be an object {max_rows_per_s?, batch_size?}');
-  const out = { ...DEFAULT_THROTTLE, ...t };
+/** A submitted throttle with its defaults; every field is checked (an unknown one is refused, named). */
+export function throttleOf(t: Partial<Throttle> | undefined): Throttle {
+  if (t === undefined || t === null) return DEFAULT_THROTTLE;
+  if (typeof t !== 'object' || Array.isArray(t)) throw new DbError('validation_failed', 'throttle must be an object {max_rows_per_s?, batch_size?, slice_ms?}', { key: 'throttle' });
+  for (const k of Object.keys(t)) {
+    if (!(THROTTLE_KEYS as readonly string[]).includes(k)) throw new DbError('validation_failed', `unknown throttle field "${k}" (known: ${THROTTLE_KEYS.join(', ')})`, { key: `throttle.${k}` });
+  }
+  const given = Object.fromEntries(Object.entries(t).filter(([, v]) => v !== undefined));
+  const out = { ...DEFAULT_THROTTLE, ...given } as Throttle;
   for (const k of ['max_rows_per_s', 'batch_size'] as const) {
     if (!Number.isInteger(out[k]) || out[k] < 1) throw new DbError('validation_failed', `throttle.${k} must be a positive integer`, { key: `throttle.${k}` });
+  }
+  const slice = out.slice_ms;
+  if (typeof slice !== 'number' || !Number.isFinite(slice) || slice < 0.5 || slice > 1000) {
+    throw new DbError('validation_failed', 'throttle.slice_ms must be a number of milliseconds from 0.5 to 1000', { key: 'throttle.slice_ms' });
   }
   return out;
 }
@@ -169,9 +187,12 @@ export class Migrations {
       const extra: Change[] = [{ op: 'migration', migration: id, step: 'submit' }];
       let stored = rec;
       if (shadow) {
-        // The shadow table: the new shape without derived-only sections, validated row by row as it fills.
-        // Its description and label go too: other surfaces (ES indexes, English questions) must not take it for a table of theirs.
-        const shadowToml = reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] });
+        // The shadow table: the new shape, validated row by row as it fills, building its derived
+        // entries (indexes, postings, vector entries, edges) under its own keys for the cutover to switch to.
+        const shadowToml =
+          this.opts.cutover === 'rewrite'
+            ? reshape(target.toml, { table: shadow, strip: ['fulltext', 'vector', 'relations', 'description', 'label'] })
+            : shadowOf(target.toml, shadow);
         stored = { ...rec, shadow: parseManifest(shadowToml).id };
         extra.unshift({ op: 'schema_put', toml: shadowToml });
       } else parseManifest(target.toml);

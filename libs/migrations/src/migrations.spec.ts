@@ -7,8 +7,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { TenantStore } from '@mmdb/storage';
-import { applyOperations, planManifest, MIGRATION_STATES, move, Migrations, type MigrationState } from './index';
+import { applyOperations, planManifest, MIGRATION_STATES, move, Migrations, type MigrationState, type Operation } from './index';
 import { parseManifest } from '@mmdb/storage';
+import { derivedChanges, shadowToml } from './ops';
 
 const USERS = `namespace = "app"
 table = "users"
@@ -55,12 +56,36 @@ describe('operations', () => {
     expect(r.manifest.columns.map((c) => c.name)).toEqual(['id', 'mail', 'age']);
     expect(r.manifest.indexes[0].columns).toEqual(['mail']);
     expect(r.plan.mapping).toEqual({ from: { id: 'id', mail: 'email' }, using: { age: 'CAST(age AS TEXT)' } });
-    const n = applyOperations(USERS, [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'add_column', name: 'nick', ty: 'str' }, { op: 'set_default', column: 'age', value: 0 }]);
+    const n = applyOperations(USERS, [{ op: 'add_column', name: 'nick', ty: 'str' }, { op: 'set_default', column: 'age', value: 0 }, { op: 'drop_required', column: 'email' }]);
     expect(n.plan.rewrite).toBe(false);
+    // A new index is built by the shadow during the backfill (never in the cutover frame), as is a dropped one's absence.
+    const ops: Operation[] = [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'drop_index', name: 'by_email' }];
+    for (const op of ops) {
+      const x = applyOperations(USERS, [op]);
+      expect([x.plan.rewrite, x.plan.steps.join(' ')]).toEqual([true, expect.stringMatching(/shadow/)]);
+    }
     expect(() => applyOperations(USERS, [{ op: 'drop_column', name: 'id' }])).toThrow(expect.objectContaining({ code: 'validation_failed' }));
     expect(() => applyOperations(USERS, [{ op: 'drop_index', name: 'nope' }])).toThrow(/no index "nope"/);
     expect(() => applyOperations(USERS, [])).toThrow(/non-empty/);
     expect(planManifest(parseManifest(USERS), parseManifest(USERS.replace('name = "age"\nty = "i64"', 'name = "age"\nty = "f64"'))).rewrite).toBe(true);
+  });
+
+  it('copies into a shadow whenever a derived entry changes, and builds the shadow with every derived section', () => {
+    const docs = `${USERS}[[fulltext]]\nfield = "email"\nanalyzer = "standard"\n[[relations]]\nname = "knows"\ntarget = "app.users"\ncolumns = ["age"]\n`;
+    const plan = (toml: string) => planManifest(parseManifest(docs), parseManifest(toml)).rewrite;
+    expect(plan(docs)).toBe(false);
+    expect(plan(docs.replace('analyzer = "standard"', 'analyzer = "english"'))).toBe(true); // postings change
+    expect(plan(docs.replace('analyzer = "standard"', 'analyzer = "standard"\nk1 = 1.5'))).toBe(false); // scoring only
+    expect(plan(docs.replace('columns = ["age"]', 'columns = ["id"]'))).toBe(true); // edges change
+    expect(plan(`${docs}[[columns]]\nname = "nick"\nty = "str"\n`)).toBe(false);
+    expect(plan(`${docs}[[columns]]\nname = "nick"\nty = "str"\ndefault = "x"\n`)).toBe(true); // every row takes the default
+    const described = `description = "people"\n${docs}`;
+    expect(parseManifest(described).description).toBe('people');
+    const shadow = parseManifest(shadowToml(described, 'users__mig_1'));
+    expect([shadow.id, shadow.description, shadow.fulltext.map((f) => f.analyzer), shadow.relations.map((r) => [r.source, r.target])]).toEqual([
+      'app.users__mig_1', undefined, ['standard'], [['app.users__mig_1', 'app.users__mig_1']],
+    ]);
+    expect(derivedChanges(shadow, parseManifest(docs))).toBe(false);
   });
 });
 

@@ -39,6 +39,8 @@ export function installMirror(store: TenantStore, r: MigrationRecord, evaluate: 
   }
   const shadow = r.shadow!;
   const mirror: RowMirror = {
+    // Same primary key: the store reads the shadow's row ahead with the source's.
+    target: shadow,
     mirror(ev, ctx) {
       // Before the submit frame creates the shadow (same group), or after cleanup dropped it: nothing to mirror.
       if (!ctx.manifest(shadow)) return [];

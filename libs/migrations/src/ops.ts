@@ -8,7 +8,7 @@ import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
 import { parseManifest } from '@mmdb/storage';
 
 export type Operation =
-  | { op: 'add_column'; name: string; ty: string; required?: boolean; default?: JsonValue; dim?: number }
+  | { op: 'add_column'; name: string; ty: string; required?: boolean; default?: JsonValue; dim?: number; description?: string }
   | { op: 'drop_column'; name: string }
   | { op: 'rename_column'; from: string; to: string }
   | { op: 'change_type'; column: string; ty: string; using?: string; dim?: number }
@@ -89,10 +89,13 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
         if (o.required) c.required = true;
         if (o.default !== undefined) c.default = o.default;
         if (o.dim !== undefined) c.dim = o.dim;
+        if (o.description !== undefined) c.description = o.description;
         list(doc, 'columns').push(c);
-        // A required column without a default fails on every existing row: validate them all.
-        if (o.required && o.default === undefined) rewrite = true;
-        steps.push(`add column ${o.name} ${o.ty}${o.required ? ' required' : ''} (${o.required && o.default === undefined ? 'rewrite' : 'no rewrite'})`);
+        // A required column without a default fails on every existing row: validate them all. With a
+        // default, every existing row takes it (as SQL's ADD COLUMN … DEFAULT): the copy writes it.
+        const fills = (o.required && o.default === undefined) || o.default !== undefined;
+        if (fills) rewrite = true;
+        steps.push(`add column ${o.name} ${o.ty}${o.required ? ' required' : ''}${o.default !== undefined ? ' with a default for every row' : ''} (${fills ? 'rewrite' : 'no rewrite'})`);
         break;
       }
       case 'drop_column':
@@ -150,7 +153,7 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
       case 'add_index':
       case 'add_unique':
         list(doc, 'indexes').push({ name: o.name, columns: o.columns, unique: o.op === 'add_unique' || !!o.unique });
-        steps.push(`add ${o.op === 'add_unique' || ('unique' in o && o.unique) ? 'unique ' : ''}index ${o.name} (built online at cutover)`);
+        steps.push(`add ${o.op === 'add_unique' || ('unique' in o && o.unique) ? 'unique ' : ''}index ${o.name} (built in the shadow during the backfill)`);
         break;
       case 'add_foreign_key':
         list(doc, 'foreign_keys').push({
@@ -168,11 +171,11 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
       case 'add_fulltext':
       case 'add_relation':
         list(doc, o.op === 'add_fulltext' ? 'fulltext' : 'relations').push(o.def);
-        steps.push(`${o.op.replace('_', ' ')} (derived entries built at cutover)`);
+        steps.push(`${o.op.replace('_', ' ')} (derived entries built in the shadow during the backfill)`);
         break;
       case 'add_vector':
         doc.vector = o.def;
-        steps.push('add vector declaration (derived entries built at cutover)');
+        steps.push('add vector declaration (derived entries built in the shadow during the backfill)');
         break;
       case 'drop_index':
       case 'drop_unique':
@@ -200,7 +203,55 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
     }
   }
   const out = stringify(doc);
-  return { toml: out, manifest: parseManifest(out), plan: { rewrite, steps, mapping: { from, using } } };
+  const manifest = parseManifest(out);
+  // Derived entries that change are built in the shadow, never in the cutover frame.
+  if (!rewrite && derivedChanges(source, manifest)) {
+    rewrite = true;
+    steps.push('derived entries change: the rows are copied into a shadow that builds them (rewrite)');
+  }
+  return { toml: out, manifest, plan: { rewrite, steps, mapping: { from, using } } };
+}
+
+/**
+ * Whether a table's derived entries (index entries, foreign keys' implicit indexes, postings,
+ * vector entries and the vector index, edges) differ between two shapes. When they do, the
+ * migration copies the rows into a shadow that builds the new ones during the backfill (dual
+ * writes keep them current), so that the cutover frame only switches keys: building or
+ * deleting them in the cutover frame would hold the table's writes for O(rows).
+ */
+export function derivedChanges(source: TableManifest, target: TableManifest): boolean {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const idx = (m: TableManifest) => [
+    ...m.indexes.map((i) => [i.name, i.columns, i.unique]).sort(),
+    ...m.foreign_keys.map((f) => [f.name, f.columns]).sort(),
+  ];
+  const fts = (m: TableManifest) => m.fulltext.map((f) => [f.field, f.analyzer, f.stopwords ?? null]).sort();
+  const rels = (m: TableManifest) => m.relations.map((r) => ({ ...r, source: r.source === m.id ? '' : r.source, target: r.target === m.id ? '' : r.target }));
+  // A vector entry's metadata holds the row's other columns.
+  const cols = (m: TableManifest) => (m.vector ? m.columns.map((c) => [c.name, c.ty]) : []);
+  return !same(idx(source), idx(target)) || !same(fts(source), fts(target)) || !same(source.vector ?? null, target.vector ?? null) || !same(rels(source), rels(target)) || !same(cols(source), cols(target));
+}
+
+/**
+ * The shadow table of a migration: the target shape under another name, with every derived
+ * section (so its indexes, postings, vector entries and edges are built as it fills), its
+ * relations from (and to) the table itself pointing at the shadow, and without description and
+ * label (other surfaces must not take it for a table of theirs).
+ */
+export function shadowToml(targetToml: string, shadowTable: string): string {
+  const doc = parse(targetToml) as Doc;
+  const target = parseManifest(targetToml);
+  const self = target.id;
+  const shadowId = `${target.namespace}.${shadowTable}`;
+  for (const r of list(doc, 'relations')) {
+    if (r.source === self) r.source = shadowId;
+    if (r.target === self) r.target = shadowId;
+  }
+  if (!list(doc, 'relations').length) delete doc.relations;
+  doc.table = shadowTable;
+  delete doc.description;
+  delete doc.label;
+  return stringify(doc);
 }
 
 /** The plan of a whole target manifest against the registered one (POST /schemas, manifest submissions). */
@@ -213,8 +264,9 @@ export function planManifest(source: TableManifest, target: TableManifest): Plan
   for (const c of target.columns) {
     const o = old.get(c.name);
     if (!o) {
-      if (c.required && c.default === undefined) rewrite = true;
-      steps.push(`add column ${c.name}`);
+      // Validated on every row (required, no default), or filled with its default on every row.
+      if (c.required || c.default !== undefined) rewrite = true;
+      steps.push(`add column ${c.name}${c.required || c.default !== undefined ? ' (rewrite)' : ''}`);
       continue;
     }
     from[c.name] = c.name;
@@ -228,7 +280,11 @@ export function planManifest(source: TableManifest, target: TableManifest): Plan
   for (const c of target.checks) if (!oldChecks.has(c.name)) { rewrite = true; steps.push(`add check ${c.name} (rewrite)`); }
   const oldFks = names(source.foreign_keys);
   for (const f of target.foreign_keys) if (!oldFks.has(f.name)) { rewrite = true; steps.push(`add foreign key ${f.name} (rewrite)`); }
-  if (!steps.length) steps.push('derived entries (indexes, full-text, vectors, relations) follow the manifest at cutover');
+  if (!rewrite && derivedChanges(source, target)) {
+    rewrite = true;
+    steps.push('derived entries (indexes, full-text, vectors, relations) change: built in a shadow during the backfill (rewrite)');
+  }
+  if (!steps.length) steps.push('no row or derived entry changes: the cutover frame registers the manifest');
   return { rewrite, steps, mapping: { from, using: {} } };
 }
 

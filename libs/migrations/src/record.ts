@@ -6,8 +6,14 @@ import type { MigrationState, Trigger } from './states';
 export interface Throttle {
   /** Ceiling on copied rows per second (default 50,000). */
   readonly max_rows_per_s: number;
-  /** Rows per backfill frame to start with; adapted between 16 and 4 × this (default 500). */
+  /** The most rows in one backfill frame (default 1,000). */
   readonly batch_size: number;
+  /**
+   * Time budget of one backfill frame in ms (default 3): a frame holds the rows that fit in it
+   * at the measured cost per row (libs/migrations DESIGN.md "Throttle"). Absent in objects
+   * stored before it existed (the default then applies).
+   */
+  readonly slice_ms?: number;
 }
 
 export interface Progress {

@@ -2,19 +2,46 @@
  * The work of a migration: the throttled backfill into the shadow table (one frame per batch,
  * the cursor in the frame's `migration` change), the cutover frame, and the cleanup.
  */
-import { isDbError, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
-import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type StoredRow } from '@mmdb/storage';
+import { isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
+import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type CommitResult, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
+import { countRows, KeyCursor, Slicer } from './backfill';
 import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror';
-import { reshape } from './ops';
+import { derivedChanges, reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
 import { isFinal, move } from './states';
 
-/** A backfill frame slower than this halves the batch (foreground writes share the commit queue). */
-const TARGET_BATCH_MS = 8;
 const MAX_OFFENDING = 10;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits for the frame in flight, if any, whatever its outcome (the store's cursor says what landed). */
+async function settle(pos: Position): Promise<void> {
+  const f = pos.inflight;
+  pos.inflight = null;
+  if (f) await f.commit.catch(() => undefined);
+}
+
+/** A backfill frame submitted to the store and not yet awaited. */
+interface InFlight {
+  readonly pks: JsonValue[][];
+  /** Rows done once it is durable. */
+  readonly done: number;
+  readonly t0: number;
+  readonly commit: Promise<CommitResult>;
+}
+
+/** A running backfill's position: rows durable, the frame in flight, the key cursor, the throttle. */
+interface Position {
+  done: number;
+  /** The cursor of the last frame submitted (what the next one expects), null before the first. */
+  cursor: JsonValue[] | null;
+  inflight: InFlight | null;
+  /** The last durable frame's commit: its whole time and the writer's preparation of it. */
+  last: { wallMs: number; prepareMs?: number };
+  readonly keys: KeyCursor;
+  readonly slicer: Slicer;
+}
 
 export class Runner {
   private readonly running = new Set<string>();
@@ -72,113 +99,175 @@ export class Runner {
   }
 
   private async loop(id: string): Promise<void> {
-    let batch = this.m.get(id).throttle.batch_size;
-    let rate = 0;
-    while (!this.closed) {
-      const r = this.m.get(id);
-      if (isFinal(r.state) && !r.cleaned) {
-        await this.cleanup(id);
-        return;
-      }
-      if (r.state === 'Pending') {
-        const total = r.shadow ? await this.count(r.schema) : 0;
-        await this.m.serial(() => {
-          const cur = this.m.get(id);
-          if (cur.state !== 'Pending') return Promise.resolve(cur);
-          return this.m.commitMove({ ...cur, state: move(id, cur.state, 'start'), progress: { ...cur.progress, total } }, cur.state, 'start', { actor: 'system' });
-        });
-        continue;
-      }
-      if (r.state === 'ReadyToCutover' && r.auto_cutover) {
-        // A refused cutover fails the migration; a transient one (503, the queue is full) is retried shortly.
-        await this.cutover(id, { actor: 'system', trigger: 'auto-cutover' }).catch(() => sleep(100));
-        continue;
-      }
-      if (r.state !== 'Backfilling') return;
-      const t0 = Date.now();
-      const copied = await this.m.serial(() => this.batch(id, batch, rate));
-      if (copied < 0) continue;
-      const ms = Date.now() - t0;
-      rate = rate === 0 ? (copied * 1000) / Math.max(ms, 1) : 0.7 * rate + 0.3 * ((copied * 1000) / Math.max(ms, 1));
-      // Adaptive: halve the batch when a frame is slow (the commit queue is busy), grow it when fast.
-      const cap = r.throttle.batch_size * 4;
-      batch = ms > TARGET_BATCH_MS ? Math.max(16, batch >> 1) : Math.min(cap, Math.ceil(batch * 1.25));
-      // The ceiling: never more than max_rows_per_s on average.
-      // Slept in slices, so a pause, an abort or close() is not held up by a long wait.
-      const until = Date.now() + Math.max(0, (copied * 1000) / r.throttle.max_rows_per_s - ms);
-      while (!this.closed && Date.now() < until && this.m.get(id).state === 'Backfilling') await sleep(Math.min(100, until - Date.now()));
-    }
-  }
-
-  private async count(schema: string): Promise<number> {
-    const snap = this.m.store.snapshot();
-    let n = 0;
+    // The backfill's position, read from the store when the loop (re)starts: after a restart,
+    // a pause or a transient refusal it resumes exactly after the last durable frame.
+    let pos: Position | null = null;
     try {
-      for await (const rows of snap.scanRows(schema, { batchSize: 1024 })) n += rows.length;
+      while (!this.closed) {
+        const r = this.m.get(id);
+        if (isFinal(r.state) && !r.cleaned) {
+          await this.cleanup(id);
+          return;
+        }
+        if (r.state === 'Pending') {
+          // The progress total is counted beside the copy (position() starts that), not before it.
+          await this.m.serial(() => {
+            const cur = this.m.get(id);
+            if (cur.state !== 'Pending') return Promise.resolve(cur);
+            return this.m.commitMove({ ...cur, state: move(id, cur.state, 'start') }, cur.state, 'start', { actor: 'system' });
+          });
+          continue;
+        }
+        if (r.state === 'ReadyToCutover' && r.auto_cutover) {
+          // A refused cutover fails the migration; a transient one (503, the queue is full) is retried shortly.
+          await this.cutover(id, { actor: 'system', trigger: 'auto-cutover' }).catch(() => sleep(100));
+          continue;
+        }
+        if (r.state !== 'Backfilling') return;
+        if (!pos) pos = await this.position(r);
+        const p = pos;
+        const copied = await this.m.serial(() => this.batch(id, p));
+        if (copied < 0) {
+          await settle(p);
+          await p.keys.close();
+          pos = null;
+          continue;
+        }
+        const wait = copied > 0 ? p.slicer.done(copied, p.last.wallMs, p.last.prepareMs) : 0;
+        // Slept in slices, so a pause, an abort or close() is not held up by a long wait.
+        const until = Date.now() + wait;
+        while (!this.closed && Date.now() < until && this.m.get(id).state === 'Backfilling') await sleep(Math.min(100, until - Date.now()));
+      }
     } finally {
-      await snap.release();
+      if (pos) {
+        await settle(pos);
+        await pos.keys.close();
+      }
     }
-    return n;
   }
 
-  /** The next rows after the cursor (the pk of the last row copied), read in one snapshot. */
-  private async next(schema: string, cursor: JsonValue[] | undefined, limit: number): Promise<StoredRow[]> {
-    const snap = this.m.store.snapshot();
-    try {
-      for await (const rows of snap.scanRows(schema, { ...(cursor ? { gt: cursor } : {}), limit, batchSize: limit })) return rows;
-      return [];
-    } finally {
-      await snap.release();
-    }
+  /**
+   * Counts the table's rows (one snapshot, keys only) in the background and records them as the
+   * progress total (in memory; stored with the next move).
+   */
+  private countTotal(id: string): void {
+    const run = async () => {
+      const n = await countRows(this.m.store, this.m.get(id).schema, () => this.closed);
+      if (this.closed) return;
+      await this.m.serial(async () => {
+        const cur = this.m.get(id);
+        if (cur.state === 'Backfilling' || cur.state === 'Paused') this.m.touch({ ...cur, progress: { ...cur.progress, total: Math.max(n, cur.progress.done) } });
+      });
+    };
+    const p = run().catch((e) => this.m.opts.onError?.(id, e)).finally(() => this.loops.delete(p));
+    this.loops.add(p);
   }
 
-  /** One backfill frame: rows into the shadow table and the cursor, or the move to ReadyToCutover. Returns rows copied, -1 after a move. */
-  private async batch(id: string, limit: number, rate: number): Promise<number> {
+  /** Where a backfill resumes: the cursor and count of the last durable `backfill` step. */
+  private async position(r: MigrationRecord): Promise<Position> {
+    // Resumed after a restart before the total was stored: count it again.
+    if (r.progress.total === 0 && r.shadow) this.countTotal(r.id);
+    const step = await this.m.store.migrationStep(r.id);
+    const cursor = step?.step === 'backfill' ? ((step.cursor as JsonValue[] | undefined) ?? null) : null;
+    const done = step?.step === 'backfill' ? Number((step.state as { done?: number } | undefined)?.done ?? 0) : 0;
+    return { done, cursor, inflight: null, last: { wallMs: 0 }, keys: new KeyCursor(this.m.store, r.schema, cursor ?? undefined), slicer: new Slicer(r.throttle) };
+  }
+
+  /**
+   * One step of the backfill: submits the next frame (the next rows after the cursor, copied
+   * into the shadow table, with the new cursor), then waits for the frame submitted before it,
+   * so the store prepares one while it writes the other. Returns the rows of the frame that
+   * became durable (0 when none was in flight), or -1 after a move (ReadyToCutover at the end
+   * of the table, Failed on a row the new shape refuses). Each frame carries the cursor its
+   * predecessor left (`expect_cursor`): if one is refused, the one after it is refused too, so
+   * no row is ever skipped, and the loop starts again from the store's cursor.
+   */
+  private async batch(id: string, pos: Position): Promise<number> {
     const r = this.m.get(id);
     if (r.state !== 'Backfilling' || !r.shadow) {
       if (r.state === 'Backfilling') await this.m.commitMove({ ...r, state: move(id, r.state, 'ready') }, r.state, 'ready', { actor: 'system' });
       return -1;
     }
-    const step = await this.m.store.migrationStep(id);
-    const cursor = step?.step === 'backfill' ? (step.cursor as JsonValue[] | undefined) : undefined;
-    const done = step?.step === 'backfill' ? Number((step.state as { done?: number } | undefined)?.done ?? 0) : 0;
-    const rows = await this.next(r.schema, cursor, limit);
-    if (rows.length === 0) {
-      await this.m.commitMove({ ...r, state: move(id, r.state, 'ready'), progress: { ...r.progress, done, eta_s: 0 } }, r.state, 'ready', { actor: 'system' });
+    const pks = await pos.keys.take(pos.slicer.next());
+    if (pks.length === 0) {
+      if (pos.inflight && (await this.finish(id, pos)) < 0) return -1;
+      const cur = this.m.get(id);
+      await this.m.commitMove({ ...cur, state: move(id, cur.state, 'ready'), progress: { ...cur.progress, done: pos.done, total: Math.max(cur.progress.total, pos.done), eta_s: 0 } }, cur.state, 'ready', { actor: 'system' });
       return -1;
     }
     // Each row is copied by the table's mirror inside the commit, from the row as it is then
     // (a write since this read is never overwritten by an older copy; a deleted row is skipped).
-    const copies: Change[] = rows.map((row) => ({ op: 'mirror', schema: r.schema, pk: row.pk }));
-    const last = rows[rows.length - 1].pk as JsonValue[];
-    try {
-      await this.m.store.commit({
-        changes: [...copies, { op: 'migration', migration: id, step: 'backfill', cursor: last, state: { done: done + rows.length } }],
-        actor: 'system',
-        route: 'migration backfill',
-      });
-    } catch (e) {
-      if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error') throw e;
-      return this.fail(r, e, await this.offending(r, rows));
-    }
-    const total = Math.max(r.progress.total, done + rows.length);
-    const left = total - done - rows.length;
-    this.m.touch({ ...r, progress: { done: done + rows.length, total, rate: Math.round(rate), eta_s: rate > 0 ? Math.ceil(left / rate) : null } });
-    this.m.opts.onRows?.(rows.length);
-    return rows.length;
+    const changes: Change[] = pks.map((pk) => ({ op: 'mirror', schema: r.schema, pk }));
+    const done = (pos.inflight?.done ?? pos.done) + pks.length;
+    const cursor = pks[pks.length - 1];
+    changes.push({ op: 'migration', migration: id, step: 'backfill', cursor, state: { done }, expect_cursor: pos.cursor });
+    const t0 = performance.now();
+    // `background`: the store prepares it in a group of its own once no foreground request is queued (those go first).
+    const commit = this.m.store.commit({ changes, actor: 'system', route: 'migration backfill', background: true });
+    commit.catch(() => undefined); // awaited by finish()
+    const before = pos.inflight;
+    pos.inflight = { pks, done, t0, commit };
+    pos.cursor = cursor;
+    if (!before) return 0;
+    return this.finish(id, pos, before);
   }
 
-  /** The first rows of a failed batch that the new shape refuses, tried one by one (nothing is kept). */
-  private async offending(r: MigrationRecord, rows: StoredRow[]): Promise<JsonValue[][]> {
-    const bad: JsonValue[][] = [];
-    for (const row of rows) {
-      if (bad.length >= MAX_OFFENDING) break;
+  /** Waits for a submitted frame (`frame`, or the one in flight); see batch(). */
+  private async finish(id: string, pos: Position, frame: InFlight = pos.inflight!): Promise<number> {
+    let res: CommitResult;
+    try {
+      res = await frame.commit;
+    } catch (e) {
+      // The frame after it (if any) expected its cursor: it is refused too; the next loop starts from the store.
+      await settle(pos);
+      // Refused by its cursor check (the frame before it did not land): start again from the store's cursor.
+      if (isDbError(e) && e.code === 'conflict' && (e.details as { expect_cursor?: unknown }).expect_cursor !== undefined) return -1;
+      const r = this.m.get(id);
+      if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error' || r.state !== 'Backfilling') throw e;
+      return this.fail(r, e, await this.offending(r, frame.pks));
+    }
+    if (frame === pos.inflight) pos.inflight = null;
+    pos.last = { wallMs: performance.now() - frame.t0, prepareMs: res.prepare_ms };
+    pos.done = frame.done;
+    const r = this.m.get(id);
+    const total = Math.max(r.progress.total, frame.done);
+    const rate = pos.slicer.rowsPerS;
+    this.m.touch({ ...r, progress: { done: frame.done, total, rate: Math.round(rate), eta_s: rate > 0 ? Math.ceil((total - frame.done) / rate) : null } });
+    this.m.opts.onRows?.(frame.pks.length);
+    return frame.pks.length;
+  }
+
+  /**
+   * The first rows of a failed batch that the new shape refuses (nothing is kept). Each try is a
+   * dry run: copies of a prefix of the batch and a change that always fails, so nothing is
+   * written. The shortest refused prefix (a binary search) ends with an offending row, which is
+   * named and left out; the rest is searched again. So a row that clashes with another row of
+   * the same batch (a new unique index) is found too.
+   */
+  private async offending(r: MigrationRecord, pks: JsonValue[][]): Promise<JsonValue[][]> {
+    const refused = async (pks: JsonValue[][]): Promise<boolean> => {
       try {
-        // A dry run: the put and a failing check in one request, so nothing is ever written.
-        await this.m.store.commit({ changes: [{ op: 'mirror', schema: r.schema, pk: row.pk }, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+        await this.m.store.commit({ changes: [...pks.map((pk): Change => ({ op: 'mirror', schema: r.schema, pk })), { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+        return false;
       } catch (e) {
-        if (isDbError(e) && (e.details as { index?: number }).index === 0) bad.push(row.pk as JsonValue[]);
+        // Refused at the last change (the one that always fails): every copy before it passed.
+        return !(isDbError(e) && (e.details as { index?: unknown }).index === pks.length);
       }
+    };
+    const bad: JsonValue[][] = [];
+    let left = pks;
+    let good = 0; // a prefix known to pass
+    while (bad.length < MAX_OFFENDING && left.length > good && (await refused(left))) {
+      let lo = good;
+      let hi = left.length;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        if (await refused(left.slice(0, mid))) hi = mid;
+        else lo = mid;
+      }
+      bad.push(left[hi - 1]);
+      left = [...left.slice(0, hi - 1), ...left.slice(hi)];
+      good = hi - 1;
     }
     return bad;
   }
@@ -191,13 +280,15 @@ export class Runner {
 
   /**
    * The cutover: fence the table's writes (503), let the queued writes land, remove the
-   * mirror, then one frame: the manifest without indexes and derived sections, every row in
-   * the new shape, the target manifest (whose derive step rebuilds indexes, postings, vectors
-   * and edges from those rows), the `cutover` step, the object and its audit entry. The rows
-   * come from the shadow, which the dual writes and the backfill keep exact: a shadow row
-   * written in the frame of its source row's last write (same LSN) or after it is taken as
-   * is; one older than its source row (a write made while no mirror was installed) is
-   * reshaped again from the source. The fence lasts as long as that frame.
+   * mirror, then one frame. Normally (`switchable`) that frame is small whatever the table
+   * holds: the target manifest with `physical` = the shadow's key id, so the table reads and
+   * writes the shadow's rows and the index entries, postings, vector entries and edges the
+   * shadow built as it filled (dual writes and backfill kept them exact; `catchUp`, before the
+   * fence, repairs any row they missed); the old keys are cleared in the background. A shadow
+   * without the target's derived sections (an older version's, or `cutover: 'rewrite'`) takes
+   * the O(rows) frame instead: the manifest without indexes, every row in the new shape (from
+   * the shadow where current, else reshaped from the source), then the target manifest whose
+   * derive step rebuilds indexes, postings, vectors and edges from those rows.
    */
   async cutover(id: string, opts: MoveOptions): Promise<MigrationRecord> {
     return this.m.serial(async () => {
@@ -256,15 +347,14 @@ export class Runner {
   }
 
   /**
-   * Whether the cutover can switch the table onto the shadow's keys (one frame): a rewrite whose
-   * old and new shapes have no full-text, vector or relation sections (their participants key
-   * by the table and derive from row values, so they are rebuilt from every row instead).
+   * Whether the cutover can switch the table onto the shadow's keys (one frame): the shadow
+   * built the target's derived entries (its indexes, full-text, vector and relation sections are
+   * the target's), which every shadow made since they are kept under the table's key id does.
+   * A shadow without them (submitted by an older version) takes the O(rows) rewrite instead.
    */
   private switchable(r: MigrationRecord): boolean {
-    if (!r.shadow || !this.m.store.manifest(r.shadow)) return false;
-    const derived = (m: TableManifest) => m.fulltext.length > 0 || m.vector !== undefined || m.relations.length > 0;
-    const source = this.m.store.manifest(r.schema);
-    return !!source && !derived(source) && !derived(parseManifest(r.target_toml));
+    const shadow = r.shadow ? this.m.store.manifest(r.shadow) : undefined;
+    return !!shadow && !derivedChanges(shadow, parseManifest(r.target_toml));
   }
 
   /**

@@ -1,5 +1,5 @@
 /** Statements other than the driver's own (BEGIN/COMMIT): SELECT, DML through plans, DDL into manifests. */
-import { DbError, type TableManifest } from '@mmdb/core';
+import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
 import type { Change } from '@mmdb/storage';
 import type { Expr, PlanNode } from '@mmdb/plan';
 import type { ResultCol, Select, Stmt } from './front/ast';
@@ -100,8 +100,10 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
         if (!col) throw new DbError('validation_failed', `no such column: ${c}`, { column: c });
         return col.name;
       });
-      if (st.using && st.using !== 'btree') return vectorIndex(e, m, st, cols);
-      await e.store.registerSchema(manifestToml(e.store, m, (d) => d.indexes!.push({ name: st.name, columns: cols, unique: st.unique })));
+      if (st.using && st.using !== 'btree') return vectorIndex(e, m, st, cols, opts);
+      // Built online by a migration (the shadow builds it; a unique one that finds duplicates fails naming them) where the app installed one.
+      if (e.schemaChanger) await e.schemaChanger({ schema: m.id, operations: [{ op: 'add_index', name: st.name, columns: cols, unique: st.unique }] }, opts);
+      else await e.store.registerSchema(manifestToml(e.store, m, (d) => d.indexes!.push({ name: st.name, columns: cols, unique: st.unique })));
       return { kind: 'ddl', statement: 'create_index', schema: m.id, created: true };
     }
     case 'create_view': {
@@ -134,7 +136,9 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
           if (st.ifExists) return { kind: 'ddl', statement: 'drop_index' };
           throw new DbError('not_found', `no such index: ${st.name}`);
         }
-        await e.store.registerSchema(manifestToml(e.store, m, (d) => { d.indexes = d.indexes!.filter((i) => i.name.toLowerCase() !== st.name.toLowerCase()); }));
+        const name = m.indexes.find((i) => i.name.toLowerCase() === st.name.toLowerCase())!.name;
+        if (e.schemaChanger) await e.schemaChanger({ schema: m.id, operations: [{ op: 'drop_index', name }] }, opts);
+        else await e.store.registerSchema(manifestToml(e.store, m, (d) => { d.indexes = d.indexes!.filter((i) => i.name !== name); }));
         return { kind: 'ddl', statement: 'drop_index', schema: m.id };
       }
       throw new DbError('unsupported_sql', 'triggers are not supported', { construct: 'DROP TRIGGER' });
@@ -145,13 +149,11 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
       const c = st.column;
       if (c.pk || c.unique) throw new DbError('validation_failed', 'Cannot add a PRIMARY KEY or UNIQUE column');
       const { columnType } = await import('./ddl');
-      const toml = manifestToml(e.store, m, (d) => d.columns.push({
-        name: c.name, ty: columnType(c.type), description: `sql:${c.type}`,
-        ...(c.default ? { default: toJson(e.constant(c.default)) } : {}),
-      }));
+      const col = { name: c.name, ty: columnType(c.type), description: `sql:${c.type}`, ...(c.default ? { default: toJson(e.constant(c.default)) } : {}) };
+      if (m.columns.some((x) => x.name.toLowerCase() === c.name.toLowerCase())) throw new DbError('validation_failed', `duplicate column name: ${c.name}`, { column: c.name });
       // Online (a migration) where the app installed one; else one schema frame.
-      if (e.schemaChanger) await e.schemaChanger({ schema: m.id, toml }, opts);
-      else await e.store.registerSchema(toml);
+      if (e.schemaChanger) await e.schemaChanger({ schema: m.id, operations: [{ op: 'add_column', ...col } as JsonValue] }, opts);
+      else await e.store.registerSchema(manifestToml(e.store, m, (d) => d.columns.push(col)));
       return { kind: 'ddl', statement: 'alter_table', schema: m.id };
     }
     case 'alter_rename':
@@ -228,7 +230,7 @@ const OPCLASS_METRIC: Record<string, string> = { vector_l2_ops: 'l2', vector_cos
  * `[vector]` section (its metric locked by the operator class; default l2), then the rows already
  * stored are written again in batches so their vectors enter the index.
  */
-async function vectorIndex(e: SqlEngine, m: TableManifest, st: Extract<Stmt, { kind: 'create_index' }>, cols: string[]): Promise<RawResult> {
+async function vectorIndex(e: SqlEngine, m: TableManifest, st: Extract<Stmt, { kind: 'create_index' }>, cols: string[], opts: QueryOptions): Promise<RawResult> {
   if (st.using !== 'hnsw' && st.using !== 'ivfflat') throw new DbError('unsupported_sql', `index method ${st.using} is not supported (hnsw, ivfflat, btree)`, { construct: `USING ${st.using}` });
   const col = m.columns.find((c) => c.name === cols[0]);
   if (cols.length !== 1 || col?.ty !== 'vector' || !col.dim) throw new DbError('validation_failed', `USING ${st.using} indexes one VECTOR(n) column`, { column: cols[0] });
@@ -243,8 +245,14 @@ async function vectorIndex(e: SqlEngine, m: TableManifest, st: Extract<Stmt, { k
   if (w.m !== undefined) params.m = w.m;
   if (w.ef_construction !== undefined) params.ef_construction = w.ef_construction;
   if (w.lists !== undefined) params.nlist = w.lists;
+  const vector = { column: col.name, dim: col.dim!, metric, index: st.using === 'hnsw' ? 'hnsw' : 'auto', ...(Object.keys(params).length ? { params } : {}) };
+  // Online: a migration's shadow builds the entries and the index as it fills; the cutover switches to them.
+  if (e.schemaChanger) {
+    await e.schemaChanger({ schema: m.id, operations: [{ op: 'add_vector', def: vector }] }, opts);
+    return { kind: 'ddl', statement: 'create_index', schema: m.id, created: true };
+  }
   await e.store.registerSchema(manifestToml(e.store, m, (d) => {
-    d.vector = { column: col.name, dim: col.dim!, metric, index: st.using === 'hnsw' ? 'hnsw' : 'auto', ...(Object.keys(params).length ? { params } : {}) };
+    d.vector = vector;
   }));
   // rows stored before the index: written again (same values) so their vectors are indexed
   const snap = e.store.snapshot();

@@ -1,14 +1,15 @@
 /**
  * Fairness (issue 25 §3): a heavy query gives the event loop back every few ms of its work, and
  * heavy queries waiting for the loop are resumed one per loop iteration, so a point read gets in
- * between. Behaviour is checked by counting loop turns and by ordering, never by durations alone.
+ * between; a query in its first turns goes before the long-running ones. Behaviour is checked by
+ * counting loop turns and by ordering, never by durations alone.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine } from '@mmdb/sql';
-import { nextTurn, turnsTaken } from '../src/exec/turns';
+import { nextTurn, onTurn, SHORT_TURNS, STARVE_TURNS, turnsTaken, type TurnClass, type TurnTaker } from '../src/exec/turns';
 
 jest.setTimeout(120_000);
 
@@ -61,10 +62,59 @@ describe('fairness', () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i] - seen[i - 1]).toBeLessThanOrEqual(1);
   });
 
+  it('resumes a query in its first turns before long-running ones that asked earlier', async () => {
+    const order: string[] = [];
+    const long1: TurnTaker = { yields: SHORT_TURNS };
+    const long2: TurnTaker = { yields: SHORT_TURNS + 7 };
+    const fresh1: TurnTaker = { yields: 0 };
+    const fresh2: TurnTaker = { yields: SHORT_TURNS - 1 };
+    await Promise.all([
+      nextTurn(long1).then(() => void order.push('long1')),
+      nextTurn(long2).then(() => void order.push('long2')),
+      nextTurn(fresh1).then(() => void order.push('fresh1')),
+      nextTurn(fresh2).then(() => void order.push('fresh2')),
+    ]);
+    expect(order).toEqual(['fresh1', 'fresh2', 'long1', 'long2']);
+    expect(fresh2.yields).toBe(SHORT_TURNS); // its next turn is a long one
+  });
+
+  it('lets a long-running query go after STARVE_TURNS short turns passed it over (no starvation)', async () => {
+    const order: string[] = [];
+    const shorts = Array.from({ length: STARVE_TURNS + 3 }, (_, i) => nextTurn({ yields: 0 }).then(() => void order.push(`s${i}`)));
+    // asked after the short ones, so every one of them passes it over until it has waited STARVE_TURNS resumptions
+    await Promise.all([...shorts, nextTurn({ yields: SHORT_TURNS }).then(() => void order.push('long'))]);
+    expect(order.indexOf('long')).toBe(STARVE_TURNS);
+  });
+
+  it('gives a query issued while 4 heavy queries run its first turns back to back, ahead of theirs', async () => {
+    const log: { who: TurnTaker | undefined; cls: TurnClass }[] = [];
+    onTurn((who, cls) => void log.push({ who, cls }));
+    try {
+      const heavy = [CROSS, BFS, CTE, CROSS].map((q) => sql.run(q));
+      // wait until the 4 heavy queries are all past their short turns
+      const longOnes = () => new Set(log.filter((x) => x.cls === 'long').map((x) => x.who)).size;
+      while (longOnes() < 4) await new Promise((r) => setImmediate(r));
+      const before = new Set(log.map((x) => x.who));
+      const from = log.length;
+      const late = sql.run('SELECT count(*) FROM t a, t b WHERE a.v - b.v > 20000'); // many slices of work
+      await late;
+      const turns = log.slice(from);
+      const mine = turns.map((x, i) => ({ ...x, i })).filter((x) => !before.has(x.who));
+      expect(mine.length).toBeGreaterThanOrEqual(SHORT_TURNS);
+      // its first SHORT_TURNS turns were short ones, resumed one after another: no heavy slice between them
+      const first = mine.slice(0, SHORT_TURNS);
+      expect(first.every((x) => x.cls === 'short')).toBe(true);
+      expect(first[SHORT_TURNS - 1].i - first[0].i).toBe(SHORT_TURNS - 1);
+      await Promise.all(heavy);
+    } finally {
+      onTurn(null);
+    }
+  });
+
   it.each([['a cross join whose condition rejects every pair', CROSS], ['a recursive CTE whose step is a join', BFS]])('gives the loop back many times per CPU second of work: %s', async (_name, q) => {
     const { turns, perCpuSecond } = await turnsPerCpuSecond(q);
     expect(turns).toBeGreaterThanOrEqual(5);
-    // slices of SLICE_MS = 4 ms: ~150-250 turns per CPU second (GC, other threads and setup count too);
+    // slices of 1 ms: several hundred turns per CPU second (GC, other threads and setup count too);
     // a driver yielding every 20 ms, or an operator looping without yielding, stays under 50
     expect(perCpuSecond).toBeGreaterThanOrEqual(75);
   });

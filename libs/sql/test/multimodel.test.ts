@@ -336,6 +336,27 @@ describe('SQL: the full-text predicate col @@ query and score()', () => {
     expect(rows).toEqual(want.map((d) => [d.doc_id, 3, d.score]));
   });
 
+  it('an order-free aggregate over every match reads it unranked (unordered), with the same answer', async () => {
+    const plain = { feedback: 'none', proximity: 'none', query_stopwords: 'none' } as const;
+    const every: PlanNode = { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'ending story', limit: null, ranking: plain };
+    const agg: PlanNode = { op: 'aggregate', input: { op: 'filter', input: every, predicate: { kind: 'binary', op: '>', left: { kind: 'col', name: 'branch' }, right: { kind: 'lit', value: 0 } } }, group: [{ name: 'b', expr: { kind: 'col', name: 'branch' } }], aggregates: [{ name: 'n', fn: 'count', args: [], star: true }, { name: 's', fn: 'max', args: [{ kind: 'col', name: '_score' }] }] };
+    const r = await sql.runPlan(agg, { explain: true });
+    expect(JSON.stringify(r.explain)).toMatch(/"unordered":true/);
+    const hits = await fts.search('app.reviews', 'body', 'ending story', 1000, { feedback: 'none', proximity: 'none' });
+    expect(hits.length).toBeGreaterThan(1);
+    const want = new Map<number, { n: number; s: number }>();
+    for (const h of hits) {
+      const b = DATA.find((x) => x.id === h.doc_id)!.branch;
+      const w = want.get(b) ?? { n: 0, s: -Infinity };
+      want.set(b, { n: w.n + 1, s: Math.max(w.s, h.score) });
+    }
+    const rows = (formatResult(r, 'arrays') as { rows: unknown[][] }).rows.map((x) => [Number(x[0]), Number(x[1]), x[2]]).sort((x, y) => (x[0] as number) - (y[0] as number));
+    expect(rows).toEqual([...want].sort((x, y) => x[0] - y[0]).map(([b, w]) => [b, w.n, w.s]));
+    // an order-dependent aggregate keeps the ranked input
+    const concat = await sql.runPlan({ ...agg, aggregates: [{ name: 'ids', fn: 'group_concat', args: [{ kind: 'col', name: 'id' }] }] } as PlanNode, { explain: true });
+    expect(JSON.stringify(concat.explain)).not.toMatch(/"unordered":true/);
+  });
+
   it('refuses what it cannot place, naming the construct', async () => {
     await expect(q("SELECT id FROM app.reviews WHERE body @@ 'ending' OR branch = 1")).rejects.toMatchObject({ code: 'unsupported_sql' });
     await expect(q("SELECT id FROM app.reviews WHERE id @@ 'ending'")).rejects.toMatchObject({ code: 'unsupported_sql' });

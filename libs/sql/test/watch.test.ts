@@ -136,6 +136,37 @@ describe('WatchQuery', () => {
     expect(q.rowChanges).toBe(3);
   });
 
+  it('subscribers compiled alike share one row query (one match per burst); anything that changes a result makes its own', async () => {
+    const text = 'SELECT id, qty FROM t WHERE qty > $1';
+    const a = WatchQuery.compile(sql, { sql: text, params: [5] });
+    expect(WatchQuery.compile(sql, { sql: text, params: [5] })).toBe(a);
+    const policy = { leafFilter: () => undefined, leafMasks: () => undefined };
+    const distinct = [
+      WatchQuery.compile(sql, { sql: text, params: [6] }), // other parameter values
+      WatchQuery.compile(sql, { sql: 'SELECT id FROM t WHERE qty > $1', params: [5] }), // another projection
+      WatchQuery.compile(sql, { sql: text, params: [5] }, { policy, key: 'u#1' }), // a subscriber's policy
+      WatchQuery.compile(sql, { sql: text, params: [5] }, { policy, key: 'u#2' }),
+      WatchQuery.compile(sql, { sql: text, params: [5] }, { policy, key: '' }), // a policy naming no one is never shared
+      WatchQuery.compile(sql, { sql: 'SELECT cat, sum(qty) AS s FROM t GROUP BY cat' }), // an aggregate keeps its own groups
+    ];
+    expect(new Set([a, ...distinct]).size).toBe(7);
+    expect(WatchQuery.compile(sql, { sql: text, params: [5] }, { policy, key: 'u#1' })).toBe(distinct[2]);
+    expect(WatchQuery.compile(sql, { sql: text, params: [5] }, { policy, key: '' })).not.toBe(distinct[4]);
+    expect(WatchQuery.compile(sql, { sql: 'SELECT cat, sum(qty) AS s FROM t GROUP BY cat' })).not.toBe(distinct[5]);
+    // the shared instance matches as a fresh one does
+    const from = store.lastLsn;
+    await store.put('main.t', { id: 1, cat: 'a', price: 1, qty: 9 });
+    await store.put('main.t', { id: 1, cat: 'a', price: 1, qty: 2 });
+    expect(await changesSince(a, from)).toEqual([
+      { schema: 'main.t', key: [1], op: 'insert', new: { id: 1, qty: 9 } },
+      { schema: 'main.t', key: [1], op: 'delete', old: { id: 1, qty: 9 } },
+    ]);
+    // the table registered again (a new manifest): a new compile is not the old instance
+    await sql.run('DROP TABLE t');
+    await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY, cat TEXT, price REAL, qty INTEGER, extra TEXT)');
+    expect(WatchQuery.compile(sql, { sql: text, params: [5] })).not.toBe(a);
+  });
+
   it('refuses what it cannot follow row by row, with the surface\'s error code', () => {
     const refused = (s: string) => {
       try {

@@ -10,6 +10,8 @@ import Database from 'better-sqlite3';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine } from '@mmdb/sql';
 
+jest.setTimeout(60_000); // 3,000 queries: minutes on a loaded 2-core CI host, not the default 5 s
+
 let seed = 4242;
 const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
 const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)];

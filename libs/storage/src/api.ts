@@ -104,6 +104,14 @@ export interface MigrationChange {
   readonly cursor?: JsonValue;
   /** The migration's own state after the step (spec, counts, actor…). */
   readonly state?: JsonValue;
+  /**
+   * A compare-and-set: the `cursor` the migration's last recorded step must hold (null: no
+   * backfill step yet), as this request sees it (earlier requests of the log included), or the
+   * request fails with 409 `conflict`. A backfill that submits its next frame before the
+   * previous one is durable passes the previous cursor, so a frame never lands after a
+   * refused one (no row skipped). Not logged.
+   */
+  readonly expect_cursor?: JsonValue;
 }
 
 /**
@@ -146,6 +154,13 @@ export interface CommitRequest {
   readonly actor?: string;
   /** The mutating route it came from (e.g. `PUT rows`), kept in the frame's annotations. */
   readonly route?: string;
+  /**
+   * Bulk background work (a migration's backfill frame): prepared in a commit group of its
+   * own, and only when no foreground request is queued with it (those go first), so a
+   * foreground write waits for at most the one background request being prepared.
+   * Background requests keep their order among themselves.
+   */
+  readonly background?: boolean;
 }
 
 export type ChangeResult =
@@ -163,6 +178,12 @@ export interface CommitResult {
   readonly results: readonly ChangeResult[];
   /** Set when the Idempotency-Key was already committed with the same fingerprint: nothing was written. */
   readonly replayed?: StoredResponse;
+  /**
+   * A `background` request only: how long the single writer spent preparing it (ms, its reads
+   * included), i.e. how long a write queued behind it waited for it (a backfill sizes its
+   * frames by it).
+   */
+  readonly prepare_ms?: number;
 }
 
 /** One raw key write. `value: null` deletes the key. */
@@ -248,6 +269,13 @@ export interface CommitParticipant {
   deriveSchema?(manifest: TableManifest, previous: TableManifest | undefined, ctx: DeriveContext): Promise<readonly KeyWrite[]> | readonly KeyWrite[];
   /** Key ranges [gte, lt) holding this participant's entries for a schema; cleared when the schema is dropped. */
   dropRanges?(manifest: TableManifest): ReadonlyArray<readonly [Buffer, Buffer]>;
+  /**
+   * Key ranges of the entries kept under a table's key id (`keyIdOf`), cleared in the background
+   * once no table uses that key id any more (a migration's cutover moved its table to its
+   * shadow's keys, or a shadow was dropped). Participants that key derived entries by the
+   * table's key id name them here.
+   */
+  keyRanges?(keyId: string): ReadonlyArray<readonly [Buffer, Buffer]>;
   /**
    * Key ranges holding only the entries this participant derives from a schema's rows, which
    * `verify` rebuilds and compares (default: dropRanges). A participant that also keeps other
@@ -338,6 +366,12 @@ export interface RowMirrorEvent {
  * and `refused` is told (the migration then fails); a `mirror` change fails instead.
  */
 export interface RowMirror {
+  /**
+   * The table the mirror's puts and deletes go to, keyed by the same primary key (a
+   * migration's shadow), if any: the coordinator then reads those rows ahead with the group's
+   * other reads (one getMany) instead of one get per mirrored row.
+   */
+  readonly target?: string;
   mirror(ev: RowMirrorEvent, ctx: DeriveContext): ReadonlyArray<RowPutChange | RowDeleteChange>;
   refused?(ev: RowMirrorEvent, error: DbError): void;
 }

@@ -3,11 +3,12 @@
  * logged steps of a migration (`migration`). Each becomes one key write under M, carried in
  * the frame like any other, so a follower or a copy of the log holds them.
  */
-import { DbError } from '@mmdb/core';
+import { DbError, type JsonValue } from '@mmdb/core';
 import { CATALOG_KINDS, MIGRATION_STEPS } from './api';
-import type { CatalogChange, ChangeResult, LoggedChange, MigrationChange } from './api';
+import type { CatalogChange, ChangeResult, LoggedChange, MigrationChange, MigrationStep } from './api';
+import { canonicalJson } from './keys';
 import type { RequestContext } from './context';
-import { json, metaKey } from './records';
+import { json, metaKey, parseJson } from './records';
 
 export interface Prepared {
   readonly logged: LoggedChange;
@@ -26,9 +27,17 @@ export async function catalogChange(ctx: RequestContext, ch: CatalogChange): Pro
 }
 
 /** `M ‖ ("migration", id)` ← the step with its LSN (the migration's last step). */
-export function migrationChange(ctx: RequestContext, ch: MigrationChange): Prepared {
+export async function migrationChange(ctx: RequestContext, ch: MigrationChange): Promise<Prepared> {
   if (typeof ch.migration !== 'string' || ch.migration === '') throw new DbError('validation_failed', 'a migration step needs a non-empty migration id');
   if (!MIGRATION_STEPS.includes(ch.step)) throw new DbError('validation_failed', `unknown migration step "${String(ch.step)}" (${MIGRATION_STEPS.join(', ')})`);
+  if (ch.expect_cursor !== undefined) {
+    const prior = await ctx.get(metaKey('migration', ch.migration));
+    const last = prior ? parseJson<{ step: MigrationStep; cursor?: JsonValue }>(prior) : undefined;
+    const cursor = last?.step === 'backfill' ? (last.cursor ?? null) : null;
+    if (canonicalJson(cursor) !== canonicalJson(ch.expect_cursor)) {
+      throw new DbError('conflict', `migration ${ch.migration}: its last step is not at the expected cursor (a frame before this one was not written)`, { migration: ch.migration, cursor, expect_cursor: ch.expect_cursor, step: last?.step ?? null });
+    }
+  }
   const step: LoggedChange = {
     op: 'migration',
     migration: ch.migration,

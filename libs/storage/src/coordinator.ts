@@ -272,7 +272,7 @@ export class Coordinator {
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        const group = await this.prepareGroup(this.queue.splice(0, n), flight);
+        const group = await this.prepareGroup(this.take(n), flight);
         if (flight) {
           const ok = await flight.done;
           flight = null;
@@ -290,17 +290,33 @@ export class Coordinator {
     }
   }
 
+  /**
+   * The next group: the first `n` queued requests, except that background work (a migration's
+   * backfill frame) yields: while foreground requests are among them, they go first (in their
+   * order) and the background ones wait; a background request goes alone, the oldest first.
+   */
+  private take(n: number): Pending[] {
+    const window = this.queue.slice(0, n);
+    if (!window.some((p) => p.req.background === true)) return this.queue.splice(0, n);
+    const fg = window.filter((p) => p.req.background !== true);
+    const taken = new Set(fg.length ? fg : [window[0]]);
+    this.queue = this.queue.filter((p) => !taken.has(p));
+    return [...taken];
+  }
+
   private async prepareGroup(items: Pending[], below: Flight | null): Promise<PreparedGroup> {
     const writes = new WriteSet();
     const schemas = new Map<string, SchemaEntry | null>();
     const rowidBefore = new Map(this.rowidNext);
+    // A background request is alone in its group: its time includes the group's reads ahead.
+    const t0 = performance.now();
     await this.prefetch(items);
     const prepared: Prepared[] = [];
     for (const p of items) {
       try {
         const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
         if (r.frame) this.nextLsn = r.frame.lsn;
-        prepared.push(r);
+        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0 } } : r);
       } catch (e) {
         prepared.push({ pending: p, error: e });
       }
@@ -378,6 +394,15 @@ export class Coordinator {
         const cached = this.host.cachedRow(bin);
         if (cached !== undefined) known.set(bin, cached ?? undefined);
         else keys.push(key);
+        // A mirrored table's dual write (or a backfill's copy) reads the same key of its target too.
+        const target = this.host.rowMirror(m.id)?.target;
+        const tm = target !== undefined ? this.host.schema(target)?.manifest : undefined;
+        if (tm) {
+          const tkey = rowKey(keyIdOf(tm), pk);
+          const tcached = this.host.cachedRow(tkey.toString('latin1'));
+          if (tcached !== undefined) known.set(tkey.toString('latin1'), tcached ?? undefined);
+          else keys.push(tkey);
+        }
         if (c.op !== 'put') continue;
         // The unique-index entries the put will check (a miss only falls back to a get).
         for (const idx of m.indexes) {
@@ -481,7 +506,7 @@ export class Coordinator {
           }
           case 'catalog':
           case 'migration': {
-            const r = change.op === 'catalog' ? await catalogChange(ctx, change) : migrationChange(ctx, change);
+            const r = change.op === 'catalog' ? await catalogChange(ctx, change) : await migrationChange(ctx, change);
             logged.add(r.logged);
             results.push(r.result);
             break;

@@ -108,7 +108,8 @@ describe('changesFrom: the resumable change feed', () => {
   });
 
   it('a stuck reader neither blocks commits nor grows its buffer past its bound; it catches up from the log', async () => {
-    store = await TenantStore.open({ dir, sync: false });
+    // no recent frames kept in memory: past its buffer the reader reads the stored log
+    store = await TenantStore.open({ dir, sync: false, feedTailFrames: 0 });
     await store.registerSchema(T);
     const feed = store.changesFrom({ epoch: 0, lsn: store.lastLsn }, { bufferFrames: 32, batchFrames: 500 });
     // register it live: its first read finds nothing new yet, so it waits on the buffer
@@ -123,7 +124,45 @@ describe('changesFrom: the resumable change feed', () => {
     expect(feed.buffered).toBeLessThanOrEqual(32);
     expect(feed.overflows).toBeGreaterThanOrEqual(1);
     expect(await readUntil(feed, 3002)).toEqual(range(3, 3002));
+    expect(feed.logReads).toBeGreaterThan(1);
     feed.close();
+  });
+
+  it('readers behind their buffer share the recent frames the hub keeps, once for all, and read the log only past them', async () => {
+    store = await TenantStore.open({ dir, sync: false, feedTailFrames: 500 });
+    await store.registerSchema(T);
+    const at = store.lastLsn;
+    const feeds = Array.from({ length: 20 }, () => store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 16, batchFrames: 64 }));
+    const first = feeds.map((f) => f.next());
+    await store.put('t.kv', { k: 0, v: 'x' });
+    for (const p of first) expect((await p)!.entries.map((e) => e.frame.lsn)).toEqual([at + 1]);
+    // every reader stops reading while 400 frames commit: each buffer overflows
+    await Promise.all(Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 100; i++) await store.put('t.kv', { k: 1 + w * 1000 + i, v: 'y' });
+    }));
+    const last = store.lastLsn;
+    expect(last).toBe(at + 401);
+    const frameOf = new Map<number, unknown>();
+    for (const f of feeds) {
+      expect(f.overflows).toBeGreaterThanOrEqual(1);
+      const got: number[] = [];
+      while (!got.length || got[got.length - 1] < last) {
+        for (const e of (await f.next())!.entries) {
+          got.push(e.frame.lsn);
+          // the same decoded frame for every reader: nothing was read and decoded again per reader
+          if (!frameOf.has(e.frame.lsn)) frameOf.set(e.frame.lsn, e.frame);
+          expect(e.frame).toBe(frameOf.get(e.frame.lsn));
+        }
+      }
+      expect(got).toEqual(range(at + 2, last));
+      expect(f.logReads).toBe(1); // its first read only (at the log's end, before any frame)
+    }
+    // a reader further behind than the kept frames (the last 500) reads the log, then joins them
+    for (let i = 0; i < 200; i++) await store.put('t.kv', { k: 5000 + i, v: 'z' });
+    const late = store.changesFrom({ epoch: 0, lsn: at }, { batchFrames: 64 });
+    expect(await readUntil(late, last + 200)).toEqual(range(at + 1, last + 200));
+    expect(late.logReads).toBeGreaterThan(0);
+    for (const f of [...feeds, late]) f.close();
   });
 
   it('tells a reader whose frames retention dropped, or that lags past its bound, to resnapshot', async () => {

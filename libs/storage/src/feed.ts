@@ -9,6 +9,12 @@
  * gap; the overlap is dropped by LSN. The buffer is bounded: when it fills (a slow reader),
  * it is dropped and the reader goes back to reading the log from where it is. The commit
  * path only ever appends to a reader's array, so a reader never makes it wait.
+ *
+ * The hub also keeps the last published frames (`tailFrames` / `tailBytes`), once for all
+ * readers: a reader whose buffer overflowed, or that starts a little behind, reads them from
+ * there instead of reading and decoding the log. With hundreds of watch readers falling behind
+ * together (a loaded host), a read of the log each was hundreds of decodes of the same frames,
+ * which only put them further behind.
  */
 import { DbError, type Lsn } from '@mmdb/core';
 import type { CommittedFrame } from './api';
@@ -88,8 +94,10 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   private closed = false;
   private checked = false;
   private reading = false;
-  /** Times the buffer filled and the reader went back to the log. */
+  /** Times the buffer filled and the reader went back to the log (or the hub's recent frames). */
   overflows = 0;
+  /** Reads of the stored log (frames the hub's recent ones no longer held). */
+  logReads = 0;
   private readonly bufferFrames: number;
   private readonly batchFrames: number;
 
@@ -124,14 +132,17 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     return bytesAfter(byFrames) > this.opts.maxLagBytes ? lastLsn : byFrames;
   }
 
-  /** Live frames in LSN order, from the store's publish (the commit path): O(1) per frame, never waits. */
-  push(frame: CommittedFrame, bytes: Buffer): void {
+  /**
+   * Live frames in LSN order, from the store's publish (the commit path): O(1) per frame, never
+   * waits. The entry is the hub's, shared by every reader (no allocation per reader and frame).
+   */
+  push(entry: FeedEntry): void {
     if (!this.live) return;
     if (this.buf.length >= this.bufferFrames) {
       this.live = false;
       this.buf = [];
       this.overflows++;
-    } else this.buf.push({ frame, bytes });
+    } else this.buf.push(entry);
     const w = this.wake;
     if (w) {
       this.wake = null;
@@ -233,12 +244,15 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
       this.close();
       throw resync('retention', `frame ${from} is no longer in the log (it starts at ${this.source.firstLsn()})`, this.cursor);
     }
-    let entries: FeedEntry[];
-    try {
-      entries = await this.source.readLog(from, this.batchFrames);
-    } catch (e) {
-      if (this.closed) return null; // the store closed under the read
-      throw e;
+    let entries = this.hub.recent(from, this.batchFrames);
+    if (!entries) {
+      this.logReads++;
+      try {
+        entries = await this.source.readLog(from, this.batchFrames);
+      } catch (e) {
+        if (this.closed) return null; // the store closed under the read
+        throw e;
+      }
     }
     if (this.closed) return null;
     // A full batch: more may follow in the log; read it again rather than buffer meanwhile.
@@ -255,15 +269,18 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   }
 
   private fromBuffer(): FeedBatch | null {
-    const take: FeedEntry[] = [];
+    const buf = this.buf;
     let i = 0;
-    while (i < this.buf.length && this.buf[i].frame.lsn <= this.position) i++;
+    while (i < buf.length && buf[i].frame.lsn <= this.position) i++;
+    let j = i;
     let expect = this.position + 1;
-    while (i < this.buf.length && take.length < this.batchFrames && this.buf[i].frame.lsn === expect) {
-      take.push(this.buf[i++]);
+    while (j < buf.length && j - i < this.batchFrames && buf[j].frame.lsn === expect) {
+      j++;
       expect++;
     }
-    this.buf = i >= this.buf.length ? [] : this.buf.slice(i);
+    // the whole buffer, as it usually is: handed over without a copy
+    const take = i === 0 && j === buf.length ? buf : buf.slice(i, j);
+    this.buf = j >= buf.length ? [] : buf.slice(j);
     if (!take.length) {
       // not the next frame: read the log instead (cannot happen while frames publish in order)
       if (this.buf.length) {
@@ -283,9 +300,30 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   }
 }
 
-/** The open cursors of one store: fan-out of live frames, and what they hold of the log. */
+/** How many of the last published frames the hub keeps for readers behind their buffer. */
+export interface TailLimits {
+  /** Default 4,096. */
+  readonly frames?: number;
+  /** Their stored size (default 8 MiB). */
+  readonly bytes?: number;
+}
+
+/** The open cursors of one store: fan-out of live frames, the last frames published, and what they hold of the log. */
 export class FeedHub {
   private readonly readers = new Set<ChangeFeed>();
+  /** The last published frames, consecutive, from `tail[tailFrom]` on (kept only while a reader is open). */
+  private tail: FeedEntry[] = [];
+  private tailFrom = 0;
+  private tailBytes = 0;
+  private readonly maxTailFrames: number;
+  private readonly maxTailBytes: number;
+  /** The last LSN published (the store sets it to its log's end when it opens). */
+  published = 0;
+
+  constructor(limits: TailLimits = {}) {
+    this.maxTailFrames = Math.max(0, limits.frames ?? 4096);
+    this.maxTailBytes = Math.max(0, limits.bytes ?? 8 * 1024 * 1024);
+  }
 
   add(r: ChangeFeed): void {
     this.readers.add(r);
@@ -293,16 +331,58 @@ export class FeedHub {
 
   remove(r: ChangeFeed): void {
     this.readers.delete(r);
+    if (this.readers.size === 0) this.forget();
+  }
+
+  /** Up to `limit` recent frames from lsn `from` on, when the hub still holds `from` (else null: read the log). */
+  recent(from: number, limit: number): FeedEntry[] | null {
+    const n = this.tail.length - this.tailFrom;
+    if (!n) return null;
+    const i = from - this.tail[this.tailFrom].frame.lsn;
+    if (i < 0 || i >= n) return null;
+    const at = this.tailFrom + i;
+    return this.tail.slice(at, Math.min(this.tail.length, at + limit));
+  }
+
+  private remember(entries: readonly FeedEntry[]): void {
+    if (!this.maxTailFrames) return;
+    const end = this.tail.length > this.tailFrom ? this.tail[this.tail.length - 1].frame.lsn : null;
+    if (end !== null && entries[0].frame.lsn !== end + 1) this.forget(); // not consecutive: never mix two runs
+    for (const e of entries) {
+      this.tail.push(e);
+      this.tailBytes += e.bytes.length;
+    }
+    while (this.tail.length - this.tailFrom > this.maxTailFrames || (this.tailBytes > this.maxTailBytes && this.tail.length - this.tailFrom > 1)) {
+      this.tailBytes -= this.tail[this.tailFrom].bytes.length;
+      this.tail[this.tailFrom++] = undefined as unknown as FeedEntry;
+    }
+    if (this.tailFrom > 1024 && this.tailFrom * 2 > this.tail.length) {
+      this.tail = this.tail.slice(this.tailFrom);
+      this.tailFrom = 0;
+    }
+  }
+
+  private forget(): void {
+    this.tail = [];
+    this.tailFrom = 0;
+    this.tailBytes = 0;
   }
 
   /** Called by the store after a group is durable and applied: frames in LSN order with their bytes. */
   publish(frames: readonly CommittedFrame[], bytes: readonly Buffer[]): void {
+    if (frames.length) this.published = frames[frames.length - 1].lsn;
     if (this.readers.size === 0) return;
-    for (const r of this.readers) for (let i = 0; i < frames.length; i++) r.push(frames[i], bytes[i]);
+    // one entry object per frame, shared by every reader: with hundreds of watch streams a
+    // per-reader copy was hundreds of thousands of short-lived objects a second (GC pauses
+    // that every commit in flight then waits through)
+    const entries = frames.map((frame, i): FeedEntry => ({ frame, bytes: bytes[i] }));
+    if (entries.length) this.remember(entries);
+    for (const r of this.readers) for (const e of entries) r.push(e);
   }
 
   closeAll(): void {
     for (const r of [...this.readers]) r.close();
+    this.forget();
   }
 
   /** The LSN each kind of open reader holds the log at (lastLsn: holds nothing). */

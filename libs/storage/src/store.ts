@@ -106,6 +106,12 @@ export interface StoreOptions {
   readonly feedHoldFrames?: number;
   /** The same bound in log bytes (default 256 MiB). */
   readonly feedHoldBytes?: number;
+  /**
+   * Change feed: the last published frames kept in memory, once for all readers, for a reader
+   * behind its live buffer (default 4,096 frames and 8 MiB of stored frames; 0 frames: none).
+   */
+  readonly feedTailFrames?: number;
+  readonly feedTailBytes?: number;
 }
 
 /** Where the change feed stands (metrics). */
@@ -188,7 +194,7 @@ export class TenantStore implements StoreReader {
   private applySeq = 0;
   private readonly feed = new Subject<CommittedFrame>();
   /** Open cursors of `changesFrom`. */
-  private readonly hub = new FeedHub();
+  private readonly hub: FeedHub;
   /** The log as the feed reads it, with the epoch history. */
   private readonly log: LogView;
   /** The lowest LSN a follower registered with registerFollower has applied (Infinity: none). */
@@ -236,6 +242,7 @@ export class TenantStore implements StoreReader {
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
     this.log = new LogView(db, this.segments, () => this.lastLsn);
+    this.hub = new FeedHub({ frames: opts.feedTailFrames, bytes: opts.feedTailBytes });
     this.applier = new FrameApplier({
       catalog: this.catalog,
       tableLsns: this.tableLsns,
@@ -288,6 +295,15 @@ export class TenantStore implements StoreReader {
 
   get lastLsn(): number {
     return this.coordinator ? this.coordinator.lastLsn : this.openingLsn;
+  }
+
+  /**
+   * The last frame handed to change-feed readers (`changesFrom`): every live reader's buffer
+   * holds the frames up to it. At most `lastLsn` (a group is durable, then applied, then
+   * published).
+   */
+  get publishedLsn(): number {
+    return this.hub.published;
   }
 
   /** The fencing epoch stamped in every frame this store writes from now on. */
@@ -394,6 +410,7 @@ export class TenantStore implements StoreReader {
       for (const [p, lsn] of from) if (f.lsn > lsn) replayed[p.name]++;
     }
     this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
+    this.hub.published = lastLsn;
     const every = this.opts.idempotencyPurgeMs ?? 10 * 60_000;
     if (every > 0) {
       this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
@@ -516,13 +533,14 @@ export class TenantStore implements StoreReader {
       await this.db.clear({ gte: rows.gte, lt: rows.lt });
     }
     for (const p of this.participantList) {
-      if (shared && p === indexParticipant) continue;
+      // Entries kept under the key id (indexes, and fts, vector, graph's) belong to whoever uses it now.
+      if (shared && (p === indexParticipant || p.keyRanges)) continue;
       for (const [gte, lt] of p.dropRanges?.(m) ?? []) await this.db.clear({ gte, lt });
     }
   }
 
   /**
-   * Clears, in the background, the row and index keys of `keyId` that a table left when a
+   * Clears, in the background, the row and index keys of `keyId` (and participants' `keyRanges`) that a table left when a
    * cutover moved it to its new shape's keys (no manifest points at them any more; the
    * `retiring` marker written in that frame makes a restart finish the job).
    */
@@ -534,6 +552,8 @@ export class TenantStore implements StoreReader {
         const r = prefixRange(space, [keyId]);
         await this.db.clear({ gte: r.gte, lt: r.lt });
       }
+      // The derived entries participants keep under the key id (postings, vector entries, edges).
+      for (const p of this.participantList) for (const [gte, lt] of p.keyRanges?.(keyId) ?? []) await this.db.clear({ gte, lt });
       await this.db.del(metaKey('retiring', keyId));
     })();
     const p = run
@@ -555,7 +575,9 @@ export class TenantStore implements StoreReader {
   async commit(req: CommitRequest): Promise<CommitResult> {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     if (this.fences.size && req.route !== FENCE_ROUTE) this.checkFences(req);
-    if (Date.now() - this.lastDiskCheck >= 1000) await this.checkDisk();
+    // Every request that arrives while the disk check runs waits for that same check, so requests
+    // are queued in the order they were made (a backfill relies on it for frames it has in flight).
+    if (this.diskCheck || Date.now() - this.lastDiskCheck >= 1000) await (this.diskCheck ??= this.checkDisk().finally(() => (this.diskCheck = null)));
     if (this.diskFull) throw new DbError('service_unavailable', 'the disk is full: writes are refused until space is freed');
     this.writeGate?.();
     return this.coordinator.submit(req);
@@ -983,6 +1005,9 @@ export class TenantStore implements StoreReader {
     await this.coordinator.drain();
     return verifyStore(this.db, this.manifests(), this.participantList);
   }
+
+  /** The disk check in progress, if any (commit() waits for it). */
+  private diskCheck: Promise<void> | null = null;
 
   private async checkDisk(): Promise<void> {
     const now = Date.now();

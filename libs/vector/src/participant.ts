@@ -65,6 +65,7 @@ export function rowVectorId(pk: readonly JsonValue[]): string {
 
 export class VectorParticipant implements CommitParticipant {
   readonly name = PARTICIPANT;
+  private reader?: StoreReader;
   private readonly tables = new Map<string, VectorTable>();
   private readonly dirty = new Set<string>();
   private readonly chunksOf = new Map<string, number>();
@@ -127,18 +128,22 @@ export class VectorParticipant implements CommitParticipant {
 
   async deriveSchema(m: TableManifest, previous: TableManifest | undefined, ctx?: DeriveContext): Promise<KeyWrite[]> {
     if (!m.vector) return [];
+    // Entries are kept under the table's key id (keyIdOf). A migration's cutover moved the table
+    // onto its shadow's keys: the entries there are the shadow's, built under its declaration.
+    const id = keyIdOf(m);
+    if (previous && ctx && keyIdOf(previous) !== id) previous = ctx.manifest(id) ?? previous;
     const v = m.vector;
     const pv = previous?.vector;
     if (pv && (pv.dim !== v.dim || pv.metric !== v.metric || pv.column !== v.column))
       throw new DbError('validation_failed', `[vector] of "${m.id}" is locked to ${pv.column}/${pv.dim}/${pv.metric}`, { field: 'vector' });
-    const existing = this.tables.get(m.id);
+    const existing = this.tables.get(id);
     // A standalone vector table (vector puts) of that name is refused. The table's own
     // declaration put back is not: a migration's cutover frame registers the manifest without
     // its derived sections, then the target manifest with them (issue 15: a rewrite migration
     // of a table with a [vector] section failed here).
     if (!pv && existing && (existing.spec as StoredSpec).column === undefined) throw new DbError('validation_failed', `a vector table "${m.id}" already exists`, { field: 'vector' });
     const spec: StoredSpec = { dim: v.dim, metric: v.metric, index: v.index as VectorIndexKind, params: v.params, column: v.column };
-    const out: KeyWrite[] = [{ key: metaKey(m.id), value: Buffer.from(JSON.stringify(spec)) }];
+    const out: KeyWrite[] = [{ key: metaKey(id), value: Buffer.from(JSON.stringify(spec)) }];
     if (pv || !ctx) return out;
     // The declaration is new to this manifest: the entries are rebuilt from the table's rows
     // (including rows put earlier in the same frame, as a migration's cutover puts them).
@@ -148,7 +153,7 @@ export class VectorParticipant implements CommitParticipant {
       const row = await ctx.getRow(m.id, pk);
       if (row) for (const w of this.deriveRow({ schema: m.id, manifest: m, pk, before: null, after: row })) fresh.set(w.key.toString('latin1'), w);
     }
-    const r = entryRange(m.id);
+    const r = entryRange(id);
     for (const [key] of await ctx.range({ gte: r.gte, lt: r.lt })) if (!fresh.has(key.toString('latin1'))) out.push({ key, value: null });
     out.push(...fresh.values());
     return out;
@@ -159,33 +164,64 @@ export class VectorParticipant implements CommitParticipant {
     if (!v) return [];
     const id = rowVectorId(c.pk);
     const value = c.after?.values[v.column];
-    if (value === undefined || value === null) return c.before?.values[v.column] != null ? [{ key: entryKey(c.schema, id), value: null }] : [];
+    const table = keyIdOf(c.manifest);
+    if (value === undefined || value === null) return c.before?.values[v.column] != null ? [{ key: entryKey(table, id), value: null }] : [];
     const embedding = parseVector(v.column, value, v.dim);
     checkDirection(v.column, embedding, v.metric);
     const metadata: Metadata = {};
     for (const [k, x] of Object.entries(c.after!.values)) if (k !== v.column) metadata[k] = x;
-    return [{ key: entryKey(c.schema, id), value: encodeEntry(embedding, metadata) }];
+    return [{ key: entryKey(table, id), value: encodeEntry(embedding, metadata) }];
   }
 
   /** What verify rebuilds from rows: the entries (not the spec written at registration, nor checkpoint images). */
   verifyRanges(m: TableManifest): Array<[Buffer, Buffer]> {
-    const r = entryRange(m.id);
+    const r = entryRange(keyIdOf(m));
     return [[r.gte, r.lt]];
   }
 
   dropRanges(m: TableManifest): Array<[Buffer, Buffer]> {
-    const r = tableRange(m.id);
+    return this.keyRanges(keyIdOf(m));
+  }
+
+  keyRanges(keyId: string): Array<[Buffer, Buffer]> {
+    const r = tableRange(keyId);
     return [[r.gte, r.lt]];
   }
 
   // ---- apply (after durability, in LSN order) ----
 
   apply(frame: CommittedFrame): void {
-    for (const ch of frame.changes) if (ch.op === 'schema_drop') this.dropTable(ch.schema);
+    for (const ch of frame.changes) {
+      // A dropped shadow whose keys its table now uses keeps them; a table moved to other keys leaves its old index.
+      if (ch.op === 'schema_drop') {
+        // A migration's shadow goes in a background drop, and its id is never registered again; a
+        // table dropped by its user may be registered again later (recovery replays with the final catalogue).
+        if (ch.background !== true || !this.liveKeys()?.has(ch.schema)) this.dropTable(ch.schema);
+        this.sweep();
+      } else if (ch.op === 'schema_put' && ch.physical !== undefined) this.sweep();
+    }
     // a frame's writes may come in key order, where a table's spec ('m') sorts after its entries ('e')
     for (const w of frame.writes) if (w.key[0] === V_BYTE && parseKey(w.key)?.kind === 'm') this.applyWrite(w.key, w.value);
     for (const w of frame.writes) if (w.key[0] === V_BYTE && parseKey(w.key)?.kind !== 'm') this.applyWrite(w.key, w.value);
     if (frame.lsn > this.applied) this.applied = frame.lsn;
+  }
+
+  /** The key ids the registered tables' entries are under (undefined before open). */
+  private liveKeys(): Set<string> | undefined {
+    return this.reader ? new Set(this.reader.manifests().map(keyIdOf)) : undefined;
+  }
+
+  /** Drops the in-memory index of a manifest table whose key id no table uses any more (its keys are retired in the background). */
+  private sweep(): void {
+    const live = this.liveKeys();
+    if (!live) return;
+    for (const [name, t] of [...this.tables]) if ((t.spec as StoredSpec).column !== undefined && !live.has(name)) this.dropTable(name);
+  }
+
+  /** The key id of a table's entries: its manifest's (keyIdOf), or a standalone table's name. */
+  private keyOf(name: string): string {
+    const m = this.reader?.manifests().find((x) => x.id === name);
+    return m ? keyIdOf(m) : name;
   }
 
   private dropTable(name: string): void {
@@ -220,13 +256,17 @@ export class VectorParticipant implements CommitParticipant {
 
   /** The table, or 404 `not_found`. */
   table(name: string): VectorTable {
-    const t = this.tables.get(name);
+    const t = this.tables.get(this.keyOf(name));
     if (!t) throw new DbError('not_found', `no vector table "${name}"`, { table: name });
     return t;
   }
 
+  /** Names of the tables: a manifest table by its schema id (not the key id its entries are under). */
   tableNames(): string[] {
-    return [...this.tables.keys()];
+    const byKey = new Map<string, string>();
+    // Keys another table was switched onto are that table's (its migration's shadow is on its way out).
+    for (const m of this.reader?.manifests() ?? []) if (!byKey.has(keyIdOf(m)) || m.physical !== undefined) byKey.set(keyIdOf(m), m.id);
+    return [...this.tables.keys()].map((k) => byKey.get(k) ?? k);
   }
 
   /** Checks a top-k request (spec §4.8) against the table: the query vector, k, mode, metric lock and metadata filter. */
@@ -252,7 +292,16 @@ export class VectorParticipant implements CommitParticipant {
   // ---- durability ----
 
   async open(store: StoreReader): Promise<Lsn> {
+    this.reader = store;
     const snap = store.snapshot();
+    try {
+      return await this.load(store, snap);
+    } finally {
+      this.sweep();
+    }
+  }
+
+  private async load(store: StoreReader, snap: Snapshot): Promise<Lsn> {
     try {
       const rec = await snap.rawGet(CHECKPOINT_KEY);
       if (rec) {

@@ -46,7 +46,7 @@ const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fairness-'));
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env: { DB_QUERY_TIMEOUT_MS: '600000' } });
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env: { DB_QUERY_TIMEOUT_MS: '600000', ...(process.env.SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS } : {}) } });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 16 });
   const sql = async (q, params) => {
     const r = await httpsRequest(agent, url, TOKEN, 'POST', `${T}/sql`, { sql: q, params });

@@ -94,10 +94,15 @@ export class StoreEsBackend implements EsBackend {
    */
   private async preconditions(changes: EsChange[]): Promise<unknown[]> {
     const t = this.t;
+    const INSERT = { kind: 'insert' };
+    // a new document (the common _bulk item) needs no read: no promise per change
+    if (changes.every((c) => c.op === 'schema_put' || !c.expect)) {
+      return changes.map((c) => (c.op === 'schema_put' || c.expect === undefined ? c : c.op === 'put' ? { op: 'put', schema: c.schema, row: c.row, precondition: INSERT } : { op: 'delete', schema: c.schema, pk: c.pk, precondition: INSERT }));
+    }
     return Promise.all(changes.map(async (c) => {
       if (c.op === 'schema_put' || c.expect === undefined) return c;
       const { expect, ...change } = c;
-      if (expect === null) return { ...change, precondition: { kind: 'insert' } };
+      if (expect === null) return { ...change, precondition: INSERT };
       const pk = c.op === 'delete' ? c.pk : (t.store.manifest(c.schema)?.primary_key ?? ['_id']).map((k) => c.row[k] ?? null);
       const cur = t.store.manifest(c.schema) ? await t.store.getRow(c.schema, pk) : undefined;
       const same = cur !== undefined && Number(cur.values._version ?? 1) === expect.version && Number(cur.values._seq_no ?? 0) === expect.seqNo;

@@ -1,10 +1,11 @@
-import { Logger, Module } from '@nestjs/common';
+import { Inject, Logger, Module } from '@nestjs/common';
 import { Migrations, type MigrationRecord, type SubmitInput } from '@mmdb/migrations';
 import type { SqlEngine } from '@mmdb/sql';
 import type { EnginePeers } from '../tenancy/engines';
 import type { SqlTenantEngine } from '../query/query.module';
 import { DbError, ERROR_CATALOGUE, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { TenantStore } from '@mmdb/storage';
+import { APP_CONFIG, type AppConfig } from '../config';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
 import { MigrationsController } from './migrations.controller';
@@ -16,6 +17,7 @@ export class MigrationsEngine {
   constructor(
     readonly tenant: string,
     private readonly metrics: Metrics,
+    private readonly cutover: AppConfig['migrationCutover'] = 'switch',
   ) {}
 
   async attach(store: TenantStore, peers: EnginePeers): Promise<void> {
@@ -28,6 +30,7 @@ export class MigrationsEngine {
     const m = new Migrations(store, {
       // `using` over a row inside its commit (dual writes, backfill): the SQL engine's expression evaluator.
       evaluate: (expr: string, row: Row, manifest: TableManifest) => sqlOf().rowEvaluator(expr, row, manifest),
+      cutover: this.cutover,
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {
@@ -52,9 +55,11 @@ export class MigrationsEngine {
     const r = await m.submit({ ...input, auto_cutover: true }, actor);
     const end = await m.waitFor(r.id);
     if (end.state === 'Completed') return end;
-    const [code, ...rest] = (end.reason ?? 'conflict: the migration did not complete').split(': ');
+    // The new shape's refusals name its shadow table: the user knows the table.
+    const reason = end.shadow ? (end.reason ?? '').split(end.shadow).join(end.schema) : end.reason;
+    const [code, ...rest] = (reason || 'conflict: the migration did not complete').split(': ');
     const known = Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, code);
-    throw new DbError((known ? code : 'conflict') as never, `schema change ran as migration ${r.id}, which is ${end.state}: ${known ? rest.join(': ') : end.reason}`, {
+    throw new DbError((known ? code : 'conflict') as never, `schema change ran as migration ${r.id}, which is ${end.state}: ${known ? rest.join(': ') : reason}`, {
       migration: r.id,
       offending_keys: end.offending_keys as JsonValue,
     });
@@ -68,7 +73,7 @@ export class MigrationsEngine {
 /** Online schema migrations (spec §2.8, §3.1, §4.12; apps/api/README.md). */
 @Module({ controllers: [MigrationsController] })
 export class MigrationsModule {
-  constructor(tenants: TenantRegistry, metrics: Metrics) {
-    tenants.registerEngine('migrations', (ctx) => new MigrationsEngine(ctx.tenant, metrics));
+  constructor(tenants: TenantRegistry, metrics: Metrics, @Inject(APP_CONFIG) config: AppConfig) {
+    tenants.registerEngine('migrations', (ctx) => new MigrationsEngine(ctx.tenant, metrics, config.migrationCutover));
   }
 }

@@ -57,7 +57,9 @@ export class SchemasController {
     const id = target.id;
     const current = t.store.manifest(id);
     const engine = t.engine<MigrationsEngine>('migrations');
-    if (!current || stringifyJson(current as unknown as JsonValue) === stringifyJson(target as unknown as JsonValue) || !engine?.migrations) return null;
+    // `physical` (the keys a past migration's cutover moved the table to) is not part of the manifest as sent.
+    const { physical: _keys, ...registered } = current ?? ({} as TableManifest);
+    if (!current || stringifyJson(registered as unknown as JsonValue) === stringifyJson(target as unknown as JsonValue) || !engine?.migrations) return null;
     const m = await engine.runToCompletion({ schema: id, manifest: toml }, actorOf(req));
     const body = { id, tenant: t.tenant, created: false, migration: m.id };
     // The Idempotency-Key answer rides in a frame of its own once the migration completed (the

@@ -48,20 +48,22 @@ const until = async (pred: () => boolean, what: string) => {
   }
 };
 
+// every test: a real store with one table t (id, v)
+let dir: string;
+let store: TenantStore;
+let sql: SqlEngine;
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'watch-session-'));
+  store = await TenantStore.open({ dir, sync: false });
+  sql = new SqlEngine(store);
+  await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
 describe('WatchSession backpressure', () => {
-  let dir: string;
-  let store: TenantStore;
-  let sql: SqlEngine;
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'watch-session-'));
-    store = await TenantStore.open({ dir, sync: false });
-    sql = new SqlEngine(store);
-    await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)');
-  });
-  afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   const session = (out: StuckOut, maxLagFrames: number) =>
     new WatchSession('s1', store, WatchQuery.compile(sql, { sql: 'SELECT id FROM t WHERE v >= 0' }), out, { coalesceMs: 0, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 8, maxLagFrames }, new Metrics(), () => undefined);
@@ -154,5 +156,47 @@ describe('WatchSession backpressure', () => {
     expect(out.events('reset')[0]).toMatchObject({ reason: 'lag', rows: [{ v: 0, n: 2 }, { v: 1, n: 3 }] }); // the result now
     s.close();
     await running;
+  });
+});
+
+describe('WatchSession fan-out (fanout.ts)', () => {
+  const open = (id: string, text: string) => {
+    const out = new StuckOut();
+    out.stuck = false;
+    const s = new WatchSession(id, store, WatchQuery.compile(sql, { sql: text }), out, { coalesceMs: 20, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 1024, maxLagFrames: 100_000 }, new Metrics(), () => undefined);
+    return { out, s, running: s.run({ initial: false, since: null }) };
+  };
+  const changes = (out: StuckOut) => out.events('change').flatMap((e) => e.changes as unknown[]);
+  const ranges = (out: StuckOut) => out.events('change').map((e) => [e.first_lsn, e.lsn]);
+
+  it('subscribers of one query get one shared event per burst, each query exactly its own projection, every burst the same frames', async () => {
+    const even = 'SELECT id, v FROM t WHERE v % 2 = 0';
+    const subs = [open('a1', even), open('a2', even), open('b', 'SELECT id FROM t WHERE v >= 0'), ...Array.from({ length: 20 }, (_, i) => open(`c${i}`, `SELECT v FROM t WHERE id % 20 = ${i}`))];
+    const [a1, a2, b] = subs;
+    await until(() => subs.every((x) => x.out.events('position').length === 1), 'every start position');
+    const ids = Array.from({ length: 60 }, (_, i) => i + 1);
+    for (let r = 0; r < 6; r++) {
+      await Promise.all(ids.slice(r * 10, r * 10 + 10).map((i) => store.put('main.t', { id: i, v: i })));
+      await new Promise((res) => setTimeout(res, 7));
+    }
+    await until(() => changes(b.out).length === 60 && changes(a1.out).length === 30 && changes(a2.out).length === 30, 'every change');
+    await until(() => subs.slice(3).every((x) => changes(x.out).length === 3), 'every change of the c subscribers');
+    const evens = ids.filter((i) => i % 2 === 0);
+    expect(changes(a1.out)).toEqual(evens.map((i) => ({ schema: 'main.t', key: [i], op: 'insert', new: { id: i, v: i } })));
+    expect(changes(b.out)).toEqual(ids.map((i) => ({ schema: 'main.t', key: [i], op: 'insert', new: { id: i } })));
+    subs.slice(3).forEach((x, i) => expect(changes(x.out)).toEqual(ids.filter((n) => n % 20 === i).map((n) => ({ schema: 'main.t', key: [n], op: 'insert', new: { v: n } }))));
+    // one shared text (its id, its frames, its changes) for the subscribers of one query, matched
+    // once: the two hold one compiled query, which ran each of the 60 inserted rows once
+    expect(a2.out.text).toBe(a1.out.text);
+    const shared = WatchQuery.compile(sql, { sql: even });
+    expect(shared.rowChanges).toBe(60);
+    expect(shared.evaluations).toBe(60);
+    // the window is the store's: every subscriber's bursts cover the same frames (b has an event for each)
+    expect(ranges(b.out).length).toBeGreaterThan(1);
+    for (const x of [a1, ...subs.slice(3)]) for (const r of ranges(x.out)) expect(ranges(b.out)).toContainEqual(r);
+    const lsns = ranges(b.out).flat();
+    expect(lsns).toEqual([...lsns].sort((x, y) => x - y));
+    for (const x of subs) x.s.close();
+    await Promise.all(subs.map((x) => x.running));
   });
 });

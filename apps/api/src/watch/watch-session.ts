@@ -11,10 +11,11 @@
  * its frames) the feed answers `resync_required` and the session sends `reset`.
  */
 import { DbError } from '@mmdb/core';
-import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, TenantStore } from '@mmdb/storage';
+import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, sseComment, sseEvent } from './sse';
+import { burstBound, sharedEvent, sliceTurn } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -61,6 +62,12 @@ type Settled = { v: FeedBatch | null; e?: undefined } | { v?: undefined; e: unkn
 const settle = (p: Promise<FeedBatch | null>): Promise<Settled> => p.then((v) => ({ v }), (e) => ({ e }));
 /** Resolves after the microtasks queued now (a feed answering from its buffer settles before it). */
 const nextTurn = (): Promise<'later'> => new Promise((r) => setImmediate(() => r('later')));
+
+/** The frames after a window's bound (fanout.ts), kept for the next burst. */
+function cutAfter(bound: number, frames: readonly FeedEntry[]): FeedEntry[] {
+  if (frames[frames.length - 1].frame.lsn <= bound) return [];
+  return frames.slice(frames.findIndex((e) => e.frame.lsn > bound));
+}
 
 export class WatchSession {
   private feed: ChangeFeed | null = null;
@@ -189,22 +196,34 @@ export class WatchSession {
     const feed = this.store.changesFrom(cursor, { kind: 'watch', id: this.id, bufferFrames: this.opts.bufferFrames, maxLagFrames: this.opts.maxLagFrames });
     this.feed = feed;
     let pending: Promise<Settled> | null = null;
+    /** Frames past the last window's bound: the start of the next burst. */
+    let carry: FeedEntry[] = [];
     try {
       for (;;) {
-        const first = await (pending ?? settle(feed.next()));
-        pending = null;
-        if (first.e !== undefined) throw first.e;
-        if (!first.v) return;
-        const frames: CommittedFrame[] = first.v.entries.map((e) => e.frame);
+        // the feed's own entries (shared by every reader: no copy per subscriber unless a burst spans batches)
+        let frames: readonly FeedEntry[];
+        if (carry.length) {
+          frames = carry;
+          carry = [];
+        } else {
+          const first = await (pending ?? settle(feed.next()));
+          pending = null;
+          if (first.e !== undefined) throw first.e;
+          if (!first.v) return;
+          frames = first.v.entries;
+        }
         let failure: unknown;
         let ended = false;
+        let bound: number | null = null;
         if (this.opts.coalesceMs > 0) {
-          // The window: sleep through it (the feed keeps arriving frames in its bounded buffer,
-          // without waking this session per frame), then take what it holds without waiting.
-          // A reader behind the log's end (replaying) does not wait: its frames are all there.
-          if (first.v.cursor.lsn >= this.store.lastLsn) await new Promise((r) => setTimeout(r, this.opts.coalesceMs));
-          while (frames.length < MAX_BURST_FRAMES && !this.closed) {
-            const p = settle(feed.next());
+          // The window, the store's (fanout.ts): sleep through it (the feed keeps arriving frames
+          // in its bounded buffer, without waking this session per frame), then take what it
+          // holds up to the window's bound without waiting. A reader behind the clock (its
+          // fan-out ran late, or it replays the log) is given a bound that has passed: no wait.
+          bound = await burstBound(this.store, frames[0].frame.lsn, this.opts.coalesceMs, () => this.closed);
+          while (frames.length < MAX_BURST_FRAMES && frames[frames.length - 1].frame.lsn < bound && !this.closed) {
+            const p: Promise<Settled> = pending ?? settle(feed.next());
+            pending = null;
             const r = await Promise.race([p, nextTurn()]);
             if (r === 'later') {
               pending = p; // nothing buffered (or a log read under way): the next burst starts with it
@@ -218,10 +237,14 @@ export class WatchSession {
               ended = true;
               break;
             }
-            for (const e of r.v.entries) frames.push(e.frame);
+            frames = frames.concat(r.v.entries);
           }
+          if (bound !== null) carry = cutAfter(bound, frames);
         }
-        const cut = this.burst(frames);
+        const take = frames.length - carry.length;
+        for (let wait = sliceTurn(); wait; wait = sliceTurn()) await wait;
+        if (this.closed) return;
+        const cut = take > 0 ? this.burst(take === frames.length ? frames : frames.slice(0, take)) : null;
         if (cut) throw new DbError('resync_required', cut === 'schema' ? 'the followed table was registered again or dropped' : "the subscriber's grants or policies changed", { reason: cut });
         if (failure !== undefined) throw failure;
         if (ended || this.closed) return;
@@ -251,34 +274,47 @@ export class WatchSession {
    * Matches one burst and sends its event. Events stop before a frame that changed the followed
    * table's manifest (`schema`) or the subscriber's policy (`policy`): the reason is returned.
    */
-  private burst(frames: readonly CommittedFrame[]): 'schema' | 'policy' | null {
+  private burst(entries: readonly FeedEntry[]): 'schema' | 'policy' | null {
     this.checkToken();
-    let n = frames.length;
+    let n = entries.length;
     let cut: 'schema' | 'policy' | null = null;
-    for (let i = 0; i < frames.length && !cut; i++) {
-      cut = this.query.schemaChanged(frames[i]) ? 'schema' : this.policyChanged(frames[i]) ? 'policy' : null;
+    for (let i = 0; i < entries.length && !cut; i++) {
+      const f = entries[i].frame;
+      cut = this.query.schemaChanged(f) ? 'schema' : this.policyChanged(f) ? 'policy' : null;
       if (cut) n = i;
     }
     if (n > 0) {
-      const use = n === frames.length ? frames : frames.slice(0, n);
-      const ev0 = this.query.evaluations;
-      const rc0 = this.query.rowChanges;
-      const changes = this.query.match(use);
-      this.metrics.watchEvaluations.inc(this.query.evaluations - ev0);
-      this.metrics.watchRowChanges.inc(this.query.rowChanges - rc0);
-      const last = use[use.length - 1];
+      const first = entries[0].frame;
+      const last = entries[n - 1].frame;
       const cursor = { epoch: last.epoch, lsn: last.lsn };
+      const make = (): string | null => {
+        const q = this.query;
+        const ev0 = q.evaluations;
+        const rc0 = q.rowChanges;
+        const use: CommittedFrame[] = new Array<CommittedFrame>(n);
+        for (let i = 0; i < n; i++) use[i] = entries[i].frame;
+        const changes = q.match(use);
+        this.metrics.watchEvaluations.inc(q.evaluations - ev0);
+        this.metrics.watchRowChanges.inc(q.rowChanges - rc0);
+        return changes.length ? sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: first.lsn, changes }) : null;
+      };
+      // a row query's subscribers compiled alike share one match and one serialization per burst
+      const text = this.query.kind === 'rows' ? sharedEvent(this.query, first, last, make) : make();
       this.position = cursor;
-      if (changes.length) this.send('change', cursor, { lsn: last.lsn, epoch: last.epoch, first_lsn: use[0].lsn, changes });
+      if (text !== null) this.sendText('change', text);
       else this.dirty = true;
     }
     return cut;
   }
 
   private send(event: string, cursor: ChangeCursor, data: unknown): void {
+    this.sendText(event, sseEvent(event, formatId(cursor), data));
+  }
+
+  private sendText(event: string, text: string): void {
     this.dirty = false;
     this.metrics.watchEvents.inc({ event });
-    this.write(sseEvent(event, formatId(cursor), data));
+    this.write(text);
   }
 
   private write(chunk: string): void {

@@ -40,18 +40,20 @@ export function migrateCommand(io: Io): Command {
     .option('--schema <id>', 'the table to migrate (default: namespace.table of the manifest)')
     .option('--auto-cutover', 'cut over by itself once ready')
     .option('--max-rows-per-s <n>', 'throttle: ceiling on copied rows per second', (v) => parseInt(v, 10))
-    .option('--batch-size <n>', 'throttle: rows per backfill frame to start with', (v) => parseInt(v, 10))
+    .option('--batch-size <n>', 'throttle: the most rows in one backfill frame', (v) => parseInt(v, 10))
+    .option('--slice-ms <ms>', 'throttle: time budget of one backfill frame (ms)', (v) => Number(v))
     .option('--no-wait', 'return at once')
     .option('--cutover', 'cut over once ready (after following it)')
     .option('--poll <ms>', 'how often to ask for progress', (v) => parseInt(v, 10), 500)
     .action(
       action(io, async (db, cmd, file: string) => {
-        const o = cmd.opts() as { schema?: string; autoCutover?: boolean; maxRowsPerS?: number; batchSize?: number; wait: boolean; cutover?: boolean; poll: number };
+        const o = cmd.opts() as { schema?: string; autoCutover?: boolean; maxRowsPerS?: number; batchSize?: number; sliceMs?: number; wait: boolean; cutover?: boolean; poll: number };
         const text = fs.readFileSync(file, 'utf8');
         const ops = text.trimStart().startsWith('[');
         const schema = o.schema ?? (ops ? undefined : manifestId(text));
         if (!schema) throw new Error('--schema is needed with a file of operations');
-        const throttle = o.maxRowsPerS || o.batchSize ? { max_rows_per_s: o.maxRowsPerS, batch_size: o.batchSize } : undefined;
+        const given = { max_rows_per_s: o.maxRowsPerS, batch_size: o.batchSize, slice_ms: o.sliceMs };
+        const throttle = Object.values(given).some((v) => v !== undefined) ? Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) : undefined;
         let m = await db.migrations.submit({ schema, ...(ops ? { operations: JSON.parse(text) } : { manifest: text }), auto_cutover: o.autoCutover, throttle });
         io.err.write(`migration ${m.id}: ${m.state}\n`);
         if (o.wait) m = await follow(db, io, m.id, o.poll);

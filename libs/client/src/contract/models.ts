@@ -189,7 +189,8 @@ export const MIGRATION_STATES = ['Pending', 'Backfilling', 'Paused', 'ReadyToCut
 export const Throttle = t.object(
   {
     max_rows_per_s: t.integer({ minimum: 1, default: 50000, description: 'ceiling on copied rows per second' }),
-    batch_size: t.integer({ minimum: 1, default: 500, description: 'rows per backfill frame to start with' }),
+    batch_size: t.integer({ minimum: 1, default: 1000, description: 'the most rows in one backfill frame' }),
+    slice_ms: t.optional(t.number({ minimum: 0.5, maximum: 1000, default: 3, description: 'time budget of one backfill frame (ms): a frame holds the rows that fit in it at the measured cost per row' })),
   },
   { title: 'Throttle' },
 );
@@ -222,7 +223,9 @@ export const MigrationSubmit = t.object(
     manifest: t.optional(t.string({ description: 'the target manifest (TOML); give this or operations' })),
     operations: t.optional(t.array(t.record(t.any()), { description: 'operations on the current manifest (libs/migrations/README.md)' })),
     auto_cutover: t.optional(t.boolean({ default: false })),
-    throttle: t.optional(t.object({ max_rows_per_s: t.optional(t.integer({ minimum: 1 })), batch_size: t.optional(t.integer({ minimum: 1 })) })),
+    throttle: t.optional(
+      t.object({ max_rows_per_s: t.optional(t.integer({ minimum: 1 })), batch_size: t.optional(t.integer({ minimum: 1 })), slice_ms: t.optional(t.number({ minimum: 0.5, maximum: 1000 })) }, { closed: true }),
+    ),
   },
   { title: 'MigrationSubmit' },
 );

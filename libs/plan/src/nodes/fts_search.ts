@@ -64,5 +64,11 @@ export interface FtsSearchNode {
    * filled (from the doc id); the other row columns are NULL.
    */
   readonly keys_only?: boolean;
+  /**
+   * Set by the optimizer on a `limit: null` search whose rows only an aggregate reads (through
+   * filters and projects): their order is not observable, so plain BM25 answers every match
+   * without ranking it (the scores are the same).
+   */
+  readonly unordered?: boolean;
 }
 export const ftsSearch = (n: Omit<FtsSearchNode, 'op'>): FtsSearchNode => ({ op: 'fts_search', ...n });

@@ -53,6 +53,10 @@ export class ExecCtx {
   readonly ctes = new Map<string, readonly Tuple[]>();
   /** Compile-time: columns of the CTEs in scope. */
   readonly cteCols = new Map<string, readonly ColInfo[]>();
+  /** Compile-time: the `cte_ref` nodes a recursive CTE streams into (exec/with-op.ts). */
+  readonly cteStreamed = new Set<PlanNode>();
+  /** Run-time: the stream of rows each of those `cte_ref` nodes reads. */
+  readonly cteStreams = new Map<PlanNode, () => Iterable<Tuple[]>>();
   readonly stats = new Map<PlanNode, NodeStats>();
   /** Rows of the leaf nodes (scan/get/index_scan), filled before the operators run. */
   readonly leaves = new Map<PlanNode, Tuple[]>();
@@ -100,12 +104,15 @@ export class ExecCtx {
     this.params = params;
     this.budget = budget;
     this.writer = writer;
-    this.leaves.clear();
-    this.pkIndex.clear();
-    this.aux.clear();
-    this.strategies.clear();
-    this.loadMs.clear();
-    this.ctes.clear();
+    // Map.clear() allocates a fresh table even for an empty map: a reset per row (watch
+    // matching, small plans) would otherwise make six of them each time
+    if (this.leaves.size) this.leaves.clear();
+    if (this.pkIndex.size) this.pkIndex.clear();
+    if (this.aux.size) this.aux.clear();
+    if (this.strategies.size) this.strategies.clear();
+    if (this.loadMs.size) this.loadMs.clear();
+    if (this.ctes.size) this.ctes.clear();
+    if (this.cteStreams.size) this.cteStreams.clear();
     this.cancelled = false;
     this.held = 0;
     this.ticks = 0;

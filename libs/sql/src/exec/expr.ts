@@ -72,22 +72,33 @@ export function arith(op: string, a: Value, b: Value): Value {
 }
 
 /** Comparison with SQLite's affinity rules applied to the operands, then their collating sequence when both are TEXT. */
+/**
+ * Both sides of a comparison after SQLite's affinity conversions (and a collation's folding). The
+ * answer is one pair per comparer, rewritten by each call: callers destructure it at once. (A new
+ * array per call was a young-generation allocation per compared pair: a nested-loop join's
+ * millions of pairs kept the GC busy and its pauses in every other request's latency.)
+ */
 function comparer(affL: Affinity | undefined, affR: Affinity | undefined, coll?: Collation): (a: Value, b: Value) => [Value, Value] {
   const conv = affinityComparer(affL, affR);
   const fold = collationKey(coll);
   if (!fold) return conv;
+  const pair: [Value, Value] = [null, null];
   return (a, b) => {
     const [x, y] = conv(a, b);
-    return [fold(x), fold(y)];
+    pair[0] = fold(x);
+    pair[1] = fold(y);
+    return pair;
   };
 }
 
 function affinityComparer(affL: Affinity | undefined, affR: Affinity | undefined): (a: Value, b: Value) => [Value, Value] {
-  if (isNumAff(affL) && !isNumAff(affR)) return (a, b) => [a, typeof b === 'string' ? applyAffinity(b, 'numeric') : b];
-  if (isNumAff(affR) && !isNumAff(affL)) return (a, b) => [typeof a === 'string' ? applyAffinity(a, 'numeric') : a, b];
-  if (affL === 'text' && affR === undefined) return (a, b) => [a, b !== null && typeof b !== 'string' ? toText(b) : b];
-  if (affR === 'text' && affL === undefined) return (a, b) => [a !== null && typeof a !== 'string' ? toText(a) : a, b];
-  return (a, b) => [a, b];
+  const pair: [Value, Value] = [null, null];
+  const out = (x: Value, y: Value): [Value, Value] => { pair[0] = x; pair[1] = y; return pair; };
+  if (isNumAff(affL) && !isNumAff(affR)) return (a, b) => out(a, typeof b === 'string' ? applyAffinity(b, 'numeric') : b);
+  if (isNumAff(affR) && !isNumAff(affL)) return (a, b) => out(typeof a === 'string' ? applyAffinity(a, 'numeric') : a, b);
+  if (affL === 'text' && affR === undefined) return (a, b) => out(a, b !== null && typeof b !== 'string' ? toText(b) : b);
+  if (affR === 'text' && affL === undefined) return (a, b) => out(a !== null && typeof a !== 'string' ? toText(a) : a, b);
+  return out;
 }
 
 const CMP: Record<string, (c: number) => boolean> = {

@@ -9,7 +9,8 @@ import { Scope, type ColInfo, type Env } from './scope';
 import { makeAggregate } from './aggregates';
 import { ftsSearchOp, fuseOp, graphExpandOp, graphPathOp, vectorTopkOp } from './multimodel-ops';
 import { windowOp } from './window';
-import { BATCH, cat, drain, expr, leafAll, leafColumns, mk, qualify, slices, YIELD_MS, type C, type Op } from './op-kit';
+import { streamedRefOp, withOp } from './with-op';
+import { BATCH, cat, drain, expr, leafAll, leafColumns, mk, qualify, slices, type C, type Op } from './op-kit';
 
 export { BATCH, leafColumns, type Op } from './op-kit';
 
@@ -44,7 +45,9 @@ const VISITOR: PlanVisitor<Op, C> = {
     const cols = c.ctx.cteCols.get(n.name.toLowerCase());
     if (!cols) throw new DbError('validation_failed', `no such table: ${n.name}`);
     const name = n.name.toLowerCase();
-    return mk(n, cols.map((x) => ({ name: qualify(n.alias ?? n.name, x.name), aff: x.aff })), [],
+    const out = cols.map((x) => ({ name: qualify(n.alias ?? n.name, x.name), aff: x.aff }));
+    if (c.ctx.cteStreamed.has(n)) return streamedRefOp(n, out);
+    return mk(n, out, [],
       (ctx) => slices(ctx.ctes.get(name) ?? [], ctx),
       (ctx) => { ctx.check(); return ctx.ctes.get(name) ?? []; });
   },
@@ -363,77 +366,7 @@ const VISITOR: PlanVisitor<Op, C> = {
     }
     return mk(n, left.cols, [left, right], (ctx, up) => setOp(n, left, right, ctx, up));
   },
-  with: (n, c) => {
-    const kids: Op[] = [];
-    const defs: { name: string; op: Op; rec?: { base: Op; step: Op; all: boolean } }[] = [];
-    for (const cte of n.ctes) {
-      const name = cte.name.toLowerCase();
-      const rename = (cols: readonly ColInfo[]) => {
-        if (cte.columns && cte.columns.length !== cols.length) throw new DbError('validation_failed', `table ${cte.name} has ${cols.length} values for ${cte.columns.length} columns`);
-        return cols.map((x, i) => ({ name: cte.columns?.[i] ?? x.name.slice(x.name.lastIndexOf('.') + 1), aff: x.aff }));
-      };
-      if (cte.recursive && cte.plan.op === 'set_op' && cte.plan.kind === 'union') {
-        const base = compile(cte.plan.left, c);
-        c.ctx.cteCols.set(name, rename(base.cols));
-        const step = compile(cte.plan.right, c);
-        defs.push({ name, op: base, rec: { base, step, all: !!cte.plan.all } });
-        kids.push(base, step);
-      } else {
-        const op = compile(cte.plan, c);
-        c.ctx.cteCols.set(name, rename(op.cols));
-        defs.push({ name, op });
-        kids.push(op);
-      }
-    }
-    const input = compile(n.input, c);
-    /**
-     * Evaluates every CTE into ctx.ctes. A generator so that a long recursion yields empty batches
-     * (at most every YIELD_MS): the driver then lets the event loop run (other requests, a cancel,
-     * SIGTERM) in the middle of it.
-     */
-    const materialize = function* (ctx: ExecCtx, up: Env | null): Generator<Tuple[]> {
-        let mark = Date.now();
-        for (const d of defs) {
-          if (!d.rec) { const rows = drain(d.op, ctx, up); ctx.hold(rows.length); ctx.ctes.set(d.name, rows); continue; }
-          const seen = new Set<string>();
-          const all: Tuple[] = [];
-          let steps = 0;
-          let work = drain(d.rec.base, ctx, up);
-          if (!d.rec.all) work = work.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
-          while (work.length) {
-            ctx.check();
-            ctx.hold(work.length);
-            for (const r of work) all.push(r);
-            ctx.ctes.set(d.name, work);
-            let next: Tuple[];
-            const step = d.rec.step;
-            if (step.all) {
-              next = step.all(ctx, up).slice(); // per-row operators over arrays: cheap, no generators
-            } else {
-              // a step with a join or a sort of its own can be long: it yields inside, too
-              next = [];
-              for (const b of step.run(ctx, up)) {
-                for (const r of b) next.push(r);
-                if (Date.now() - mark > YIELD_MS) { yield []; mark = Date.now(); }
-              }
-            }
-            if (!d.rec.all) next = next.filter((r) => { const k = tupleKey(r); if (seen.has(k)) return false; seen.add(k); return true; });
-            work = next;
-            if ((++steps & 63) === 0 && Date.now() - mark > YIELD_MS) { yield []; mark = Date.now(); }
-          }
-          ctx.ctes.set(d.name, all);
-        }
-    };
-    return mk(n, input.cols, [...kids, input], function* (ctx, up) {
-      const saved = defs.map((d) => ctx.ctes.get(d.name));
-      try {
-        yield* materialize(ctx, up);
-        yield* input.run(ctx, up);
-      } finally {
-        defs.forEach((d, i) => (saved[i] ? ctx.ctes.set(d.name, saved[i]!) : ctx.ctes.delete(d.name)));
-      }
-    });
-  },
+  with: (n, c) => withOp(n, c, compile),
   insert: (n, c) => {
     const input = compile(n.input, c);
     const tcols = leafColumns(c.ctx, n.schema, undefined);
@@ -494,7 +427,7 @@ const VISITOR: PlanVisitor<Op, C> = {
 };
 
 /** Candidate pairs a join tries before it hands a batch (maybe empty) up: a few ms of work at most. */
-const PROBE_WORK = 1 << 15;
+const PROBE_WORK = 1 << 13;
 
 function joinOp(n: NodeOf<'join'>, c: C): Op {
   const left = compile(n.left, c);
@@ -534,6 +467,7 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
     return tupleKey(kv);
   };
   const NONE: number[] = [];
+  const scratch: Value[] = new Array<Value>(lw + rw).fill(null);
   /**
    * Joins left rows from `from` on into `out` until it holds BATCH rows or has tried PROBE_WORK
    * candidate pairs (at a left-row boundary); returns the next left index. The work bound keeps a
@@ -550,10 +484,22 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
         cands = k === null ? NONE : table.get(k) ?? NONE;
       }
       let matched = false;
+      // the condition is evaluated on one scratch row (this left row's values, then each candidate's):
+      // only a pair that passes is copied out, so a nested loop rejecting most pairs allocates nothing
+      const fast = on !== null && l.length === lw;
+      if (fast) for (let j = 0; j < lw; j++) scratch[j] = l[j];
       for (let ci = 0; ci < cands.length; ci++) {
         const i = cands[ci];
-        const row = cat(l, rrows[i]);
-        if (on && !pass(on(row, up))) continue;
+        const r = rrows[i];
+        let row: Tuple | null = null;
+        if (fast && r.length === rw) {
+          for (let j = 0; j < rw; j++) scratch[lw + j] = r[j];
+          if (!pass(on(scratch, up))) continue;
+        } else {
+          row = cat(l, r);
+          if (on && !pass(on(row, up))) continue;
+        }
+        row ??= cat(l, r);
         matched = true;
         if (kind === 'semi' || kind === 'anti') break;
         if (matchedR) matchedR[i] = 1;

@@ -10,6 +10,8 @@
  * - A constant LIMIT directly above them (through a project) bounds their k / limit.
  * - A project directly above an unfiltered `fts_search` that reads only the key and `_score` sets
  *   its `keys_only`: the hits' rows are not read (`SELECT id FROM fts_search(…)`, `IN (…)`).
+ * - An aggregate whose calls do not depend on their rows' order, over an `fts_search` with
+ *   `limit: null` (through projects and filters), sets its `unordered`: every match, unranked.
  */
 import type { Expr, PlanNode } from '@mmdb/plan';
 import { andAll, conjuncts } from '@mmdb/plan';
@@ -23,6 +25,17 @@ const num = (e: Expr | undefined): number | undefined =>
   e && e.kind === 'lit' && typeof e.value === 'number' && Number.isInteger(e.value) && !e.real && e.value >= 0 ? e.value : undefined;
 
 const isConst = (e: Expr): boolean => e.kind === 'lit' || e.kind === 'param';
+
+/** Aggregates whose result does not depend on the order of their rows (not group_concat, string_agg, …). */
+const ORDER_FREE = new Set(['count', 'min', 'max', 'sum', 'total', 'avg']);
+
+/** `n` with the every-match `fts_search` it reads through projects and filters marked unordered, or null. */
+function unorderedLeaf(n: PlanNode): PlanNode | null {
+  if (n.op === 'fts_search') return n.limit === null && !n.unordered ? { ...n, unordered: true } : null;
+  if (n.op !== 'project' && n.op !== 'filter') return null;
+  const inner = unorderedLeaf(n.input);
+  return inner ? { ...n, input: inner } : null;
+}
 
 /** The leaf under filters: the scan and the AND of the filters' predicates. */
 function underFilters(n: PlanNode): { scan: PlanNode & { op: 'scan' }; preds: Expr[] } | null {
@@ -102,6 +115,13 @@ export const topkPushdown: Pass = {
         if (!bounded) return n;
         changed = true;
         return { ...n, input: n.input.op === 'project' ? { ...n.input, input: bounded } : bounded };
+      }
+      if (n.op === 'aggregate' && n.aggregates.every((c) => ORDER_FREE.has(c.fn.toLowerCase()))) {
+        const leaf = unorderedLeaf(n.input);
+        if (leaf) {
+          changed = true;
+          return { ...n, input: leaf };
+        }
       }
       if (n.op === 'project' && n.input.op === 'fts_search' && !n.input.keys_only && !n.input.filter && keysOnly(n, n.input, cat)) {
         changed = true;

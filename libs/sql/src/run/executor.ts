@@ -23,7 +23,7 @@ import { applyPolicy, NO_POLICY, type GraphEnds, type Policy, type Sources } fro
 import { explainTree, round, isSmall as isSmallPlan, leafNodes, POOL_SIZE, SMALL_ROWS } from './walks';
 import { makeWriter, type Txn } from './writer';
 import { writeChecker, type RowCheck } from './write-check';
-import { nextTurn, SLICE_MS } from '../exec/turns';
+import { nextTurn, sliceMs } from '../exec/turns';
 
 export interface QueryOptions {
   params?: unknown[];
@@ -212,10 +212,10 @@ export class PlanExecutor {
       for (const b of op.run(ctx, null)) {
         for (const r of b) rows.push(r);
         ctx.hold(b.length); // the answer is held too (rows materialized)
-        if (performance.now() - last > SLICE_MS) {
-          // give the loop back (other requests, a cancel, SIGTERM): one heavy slice per loop turn
-          ctx.yields++;
-          await nextTurn();
+        if (performance.now() - last > sliceMs(ctx)) {
+          // give the loop back (other requests, a cancel, SIGTERM): one slice per loop turn, the
+          // queries in their first turns before the long-running ones (exec/turns.ts)
+          await nextTurn(ctx);
           last = performance.now();
         }
         ctx.check();

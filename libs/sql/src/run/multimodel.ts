@@ -4,7 +4,7 @@
  * in-memory index reads start in the turn the snapshot was taken; rows come from the snapshot).
  */
 import { DbError, stringifyJson, type JsonValue } from '@mmdb/core';
-import { decodeRow, rowKey, type PkTuple, type Snapshot } from '@mmdb/storage';
+import { decodeRow, keyIdOf, rowKey, type PkTuple, type Snapshot } from '@mmdb/storage';
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
@@ -84,6 +84,43 @@ export class MultiModelReader {
     return (r) => truthy(f(r, null)) === true;
   }
 
+  /** Per cached table (one table LSN) and field: rows by fts ordinal, filled as hits ask (null: not in the snapshot). */
+  private readonly byOrdinal = new WeakMap<object, Map<string, { ids: readonly string[]; rows: Array<Tuple | null> }>>();
+
+  /**
+   * A hit's row by its fts ordinal, for every-match searches (tens of thousands of hits): an array
+   * per cached table and field, filled from the pk map on first ask, so repeated searches at one
+   * table LSN index an array instead of probing the pk map per hit. Ordinals are never reused and
+   * the cached table is one LSN's rows, so an entry stays right; the index's ordinal array being
+   * replaced (an image loaded) starts a new one. Undefined when the table has no such cache.
+   */
+  private ordRows(t: SqlTable, field: string, snap: Snapshot, txn: Txn | null): ((ord: number, id: string) => Tuple | undefined) | undefined {
+    const byPk = this.cachedByText(t, snap, txn);
+    const ids = byPk && this.sources.fts?.docIds?.(t.id, field);
+    if (!byPk || !ids) return undefined;
+    let m = this.byOrdinal.get(byPk);
+    if (!m) this.byOrdinal.set(byPk, (m = new Map()));
+    let e = m.get(field);
+    if (!e || e.ids !== ids) m.set(field, (e = { ids, rows: new Array<Tuple | null>(ids.length) }));
+    const rows = e.rows;
+    return (ord, id) => {
+      let r = rows[ord];
+      if (r === undefined) rows[ord] = r = byPk.get(id) ?? null;
+      return r ?? undefined;
+    };
+  }
+
+  /**
+   * For a table keyed by one `str` column whose rows the table cache holds at this snapshot: its pk
+   * map, which a key text indexes as is (no per-key parse, no map of the hits); else undefined.
+   */
+  private cachedByText(t: SqlTable, snap: Snapshot, txn: Txn | null): { get(k: string): Tuple | undefined } | undefined {
+    if (txn?.overlay.get(t.id)?.size || this.isImplicit(t) || this.implicitKind(t) === 'fts') return undefined;
+    const pk = t.manifest.primary_key;
+    if (pk.length !== 1 || t.manifest.columns.find((c) => c.name === pk[0])?.ty !== 'str') return undefined;
+    return this.leaves.tables.lookup(snap, t)?.byPk as { get(k: string): Tuple | undefined } | undefined;
+  }
+
   /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
   private async rowsByKey(keys: readonly string[], t: SqlTable, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<Map<string, Tuple>> {
     const out = new Map<string, Tuple>();
@@ -115,7 +152,7 @@ export class MultiModelReader {
     for (const k of keys) {
       try { found.push({ k, pk: tupleOfNode(k, t.manifest) as PkTuple }); } catch { /* not a key of this table */ }
     }
-    const vals = await snap.rawGetMany(found.map((f) => rowKey(t.id, f.pk)));
+    const vals = await snap.rawGetMany(found.map((f) => rowKey(keyIdOf(t.manifest), f.pk)));
     vals.forEach((v, i) => {
       if (v !== undefined) out.set(found[i].k, toTuple(t, decodeRow(t.id, found[i].pk, v)));
     });
@@ -235,7 +272,7 @@ export class MultiModelReader {
     const stats: CollectStats = { candidates: 0 };
     const opts: SearchOptions = {
       snapshot: snap,
-      ...(every ? { unbounded: true } : {}),
+      ...(every ? { unbounded: true, ordinals: true, ...(n.unordered ? { unordered: true } : {}) } : {}),
       ...(ctx.explain ? { stats } : {}),
       ...(n.ranking?.feedback ? { feedback: n.ranking.feedback } : {}),
       ...(n.ranking?.proximity ? { proximity: n.ranking.proximity } : {}),
@@ -244,18 +281,19 @@ export class MultiModelReader {
     const pass = n.filter ? this.predicate(n.filter, ctx, n.schema, n.alias) : null;
     let want = pass && !every ? Math.min(MAX_LIMIT, limit * 4) : limit;
     for (;;) {
-      let ranked: { doc_id: string; score: number }[];
-      if (fields.length === 1 && (fields[0].boost ?? 1) === 1) ranked = [...(await reader.search(t.id, fields[0].field, q, want, opts))];
+      let ranked: { doc_id: string; score: number; ord?: number }[];
+      if (fields.length === 1 && (fields[0].boost ?? 1) === 1) ranked = await reader.search(t.id, fields[0].field, q, want, opts); // a fresh array, only read here
       else {
         const scores = new Map<string, number>();
         for (const f of fields) for (const d of await reader.search(t.id, f.field, q, want, opts)) scores.set(d.doc_id, (scores.get(d.doc_id) ?? 0) + d.score * (f.boost ?? 1));
         ranked = [...scores].map(([doc_id, score]) => ({ doc_id, score })).sort((a, b) => b.score - a.score || (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0));
       }
       const keysOnly = n.keys_only && !pass && !txn?.overlay.get(t.id)?.size && !this.isImplicit(t);
-      const rows = keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn);
+      const byOrd = every && !keysOnly && fields.length === 1 ? this.ordRows(t, fields[0].field, snap, txn) : undefined;
+      const row = (!keysOnly && this.cachedByText(t, snap, txn)) || (keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn));
       const out: Tuple[] = [];
       for (const d of ranked) {
-        const r = rows.get(d.doc_id);
+        const r = byOrd && d.ord !== undefined ? byOrd(d.ord, d.doc_id) : row.get(d.doc_id);
         if (r && (!pass || pass(r))) out.push([...r, d.score]);
       }
       if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {

@@ -29,7 +29,7 @@ export function overRows(table: (id: string) => TableInfo, plan: PlanNode, names
       for (const [n, rows] of leaves) ctx.leaves.set(n, rows);
       const out: Tuple[] = [];
       for (const b of op.run(ctx, null)) for (const r of b) out.push(r.length > width ? r.slice(0, width) : r);
-      ctx.leaves.clear();
+      for (const n of leaves.keys()) ctx.leaves.delete(n); // (clear() would allocate a new table per row)
       return out;
     },
   };

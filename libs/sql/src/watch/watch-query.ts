@@ -7,7 +7,7 @@
  * the changed rows touch (aggregate-state.ts). This is the one place event rows are filtered:
  * row-level security applies here as it applies to a query's scans.
  */
-import { DbError, type JsonValue, type Row } from '@mmdb/core';
+import { DbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
 import type { PlanNode, ScanNode } from '@mmdb/plan';
 import type { CommittedFrame, LoggedChange, Snapshot } from '@mmdb/storage';
 import type { SqlEngine } from '../engine';
@@ -20,6 +20,7 @@ import { outputKinds, type OutKind } from '../column-codec';
 import { toJson, tupleKey, type Tuple, type Value } from '../values';
 import { AggregateState } from './aggregate-state';
 import { watchShape, type AggregateShape, type WatchShape } from './shape';
+import { intern } from './pool';
 
 /** What a subscription is subscribed by: SQL text or a JSON plan tree, with the values of its `$n`. */
 export type WatchSource = ({ readonly sql: string } | { readonly plan: PlanNode }) & { readonly params?: readonly unknown[] };
@@ -79,11 +80,15 @@ export class WatchQuery {
     return objectRows(this.outNames, rows.map((t) => this.pick(t)), this.outKinds);
   }
   readonly kind: WatchShape['kind'];
+  /** The followed table's manifest it was compiled against (a registration again makes another). */
+  readonly manifest: unknown;
   /** Row evaluations run for matching (each changed row, before and after): the matching work. */
   evaluations = 0;
   /** Row changes of the followed table seen by `match` (the matching input). */
   rowChanges = 0;
   private readonly leaf: ScanNode;
+  /** The leaf's one row per evaluation (one map for all of them). */
+  private readonly leafRows = new Map<PlanNode, Tuple[]>();
   private readonly rows: RowsEvaluator;
   /** The values of the query's `$n`. */
   private readonly params: Value[];
@@ -98,6 +103,7 @@ export class WatchQuery {
     private readonly policy: WatchPolicy | undefined,
   ) {
     this.schema = engine.tableOf(shape.leaf.schema).id;
+    this.manifest = engine.store.manifest(this.schema);
     this.leaf = shape.leaf;
     this.kind = shape.kind;
     this.params = (source.params ?? []).map(paramValue);
@@ -135,7 +141,9 @@ export class WatchQuery {
 
   /**
    * Compiles a subscription (bad SQL or plan: the usual 400, before any stream opens). `policy`:
-   * the subscriber's (a restricted user's), else the engine's own.
+   * the subscriber's (a restricted user's), else the engine's own. A row query compiled alike
+   * before (same source and parameters, policy key and table manifest) and still held is
+   * returned instead of a copy (watch/pool.ts): its subscribers share one match per burst.
    */
   static compile(engine: SqlEngine, source: WatchSource, policy?: WatchPolicy): WatchQuery {
     const isSql = 'sql' in source;
@@ -145,7 +153,11 @@ export class WatchQuery {
     // the snapshot runs it through runPlan, which places them the same way
     const policied = policy ? applyPolicy(plan, policy.policy, (n) => outputNames(n, engine.exec.optCatalog())) : engine.withPolicy(plan);
     const shape = watchShape(policied, isSql ? 'unsupported_sql' : 'validation_failed', (s) => engine.tableOf(s).pk);
-    return new WatchQuery(engine, source, plan, names, shape, policy);
+    const q = new WatchQuery(engine, source, plan, names, shape, policy);
+    // a row query holds no state: subscribers compiled alike share it (watch/pool.ts); a policy
+    // without a plan-cache key names no user, so its queries are never taken for another's
+    if (q.kind !== 'rows' || (policy && !policy.key)) return q;
+    return intern(engine, stringifyJson([source, policy?.key ?? null]), q);
   }
 
   /** The same subscription compiled again (after its table's manifest changed); `policy`: a new one (the user's policies changed). */
@@ -221,7 +233,8 @@ export class WatchQuery {
   private eval(values: Row, version: number): Tuple[] {
     this.evaluations++;
     const t = toTuple(this.engine.tableOf(this.schema), { values, version });
-    return this.rows.run(new Map([[this.leaf, [t]]]), this.params);
+    this.leafRows.set(this.leaf, [t]);
+    return this.rows.run(this.leafRows, this.params);
   }
 
   private images(c: RowChange): { old: Tuple[] | null; now: Tuple[]; oldKnown: boolean } {

@@ -1,0 +1,99 @@
+/**
+ * Whether the plans may read an index's typed columns (columns.ts) instead of `_source`. This
+ * surface writes them in the frame of each row, but a write through another surface (`/rows`,
+ * `/sql` UPDATE of `_source`, an older index) can leave a row whose columns do not say what its
+ * `_source` says. So per table and LSN we know: every row's columns agree with its `_source`
+ * (checked by one plan over the table, each row's doc values recomputed here), and how many rows
+ * hold several values per column (`_multi`). This surface's own commits carry that state to their
+ * LSN (the rows it wrote are right by construction) when no other frame touched the table between
+ * (the view's rule, writes.ts); any other change of the table LSN makes the next plan check again.
+ */
+import { parseJsonExact } from '@mmdb/core';
+import { col, project, scan } from '@mmdb/plan';
+import { MULTI, columnLayout, columnName, typedCells, type ColumnTy } from './columns';
+import { docValues, flatten, type Json, type JsonObject } from './mapping';
+import type { IndexRef } from './indices';
+import type { EsBackend } from './port';
+
+interface Typed { lsn: number; ok: boolean; multi: Map<string, number> }
+
+const states = new WeakMap<EsBackend, Map<string, Typed>>();
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function tables(backend: EsBackend): Map<string, Typed> {
+  let m = states.get(backend);
+  if (!m) states.set(backend, (m = new Map()));
+  return m;
+}
+
+function same(ty: ColumnTy, stored: unknown, want: Json | undefined): boolean {
+  if (stored === null || stored === undefined || want === null || want === undefined) return (stored ?? null) === (want ?? null);
+  if (ty === 'str') return stored === want;
+  if (ty === 'bool') return (stored === true || stored === 1 || stored === 1n) === want;
+  return Number(stored) === want;
+}
+
+/** Reads every row's `_source` and typed columns and compares them with the doc values the mapping gives. */
+async function check(backend: EsBackend, ref: IndexRef, lsn: number): Promise<Typed> {
+  const layout = columnLayout(ref.meta.mappings, ref.meta.values);
+  const names = ['_source', MULTI, ...layout.map(([, c]) => c)];
+  const rows = await backend.read(project(scan(ref.table.id), names.map((n) => ({ name: n, expr: col(n) }))));
+  const fields = flatten(ref.meta.mappings);
+  const multi = new Map<string, number>();
+  const bad = (): Typed => ({ lsn, ok: false, multi });
+  for (const r of rows) {
+    let src: unknown = r._source;
+    if (typeof src === 'string') {
+      try { src = parseJsonExact(src); } catch { return bad(); }
+    }
+    // a `_source` that is not an object (a row written by another surface as a JSON string) is read leniently by the view
+    if (!isObj(src)) return bad();
+    const want: Record<string, Json> = {};
+    const m = typedCells(layout, docValues(fields, src), want);
+    if ((r[MULTI] ?? null) !== (want[MULTI] ?? null)) return bad();
+    for (const [, c, ty] of layout) if (!same(ty, r[c], want[c])) return bad();
+    for (const c of m) multi.set(c, (multi.get(c) ?? 0) + 1);
+  }
+  return { lsn, ok: true, multi };
+}
+
+/**
+ * Whether plans may read `paths` through their typed columns at the table's `lsn`: the index has
+ * a column for each, every row's columns agree with its `_source`, and no row holds several values
+ * of them (Elasticsearch counts each value of an array, a column holds one).
+ */
+export async function typedReady(backend: EsBackend, ref: IndexRef, lsn: number, paths: Iterable<string>): Promise<boolean> {
+  if (ref.readOnly || !ref.meta.values) return false;
+  const fields = flatten(ref.meta.mappings);
+  const cols: string[] = [];
+  for (const p of paths) {
+    const c = columnName({ fields, columns: ref.meta.values }, p);
+    if (c === undefined) return false;
+    cols.push(c);
+  }
+  const m = tables(backend);
+  let s = m.get(ref.table.id);
+  if (!s || s.lsn !== lsn) {
+    s = await check(backend, ref, lsn);
+    m.set(ref.table.id, s);
+  }
+  return s.ok && cols.every((c) => !s!.multi.get(c));
+}
+
+/**
+ * After this surface's own commit moved a table from `before` to `after` with no other frame in
+ * between, the state follows: `delta` is the change of rows per `_multi` column. Otherwise (or
+ * when the manifest changed: `delta` null) it is dropped and the next plan checks again.
+ */
+export function carryTyped(backend: EsBackend, tid: string, before: number | undefined, after: number, delta: Map<string, number> | null): void {
+  const m = tables(backend);
+  const s = m.get(tid);
+  // a failed check is not carried: the write may have fixed the rows it found, the next plan checks again
+  if (!s || !s.ok || before === undefined || s.lsn !== before || !delta) return void m.delete(tid);
+  for (const [c, d] of delta) {
+    const n = (s.multi.get(c) ?? 0) + d;
+    if (n < 0) return void m.delete(tid);
+    s.multi.set(c, n);
+  }
+  s.lsn = after;
+}

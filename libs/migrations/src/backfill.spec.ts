@@ -1,0 +1,193 @@
+/**
+ * The backfill's throttle and key cursor: frames sized by the writer's measured preparation
+ * time per row within `slice_ms` and `batch_size`; a rest after an overrun; the rows/s
+ * ceiling; the throttle's validation; a key cursor that resumes exactly after a primary key,
+ * across a snapshot renewal, in key order.
+ */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { DbError, type Row } from '@mmdb/core';
+import { TenantStore } from '@mmdb/storage';
+import { countRows, DEFAULT_SLICE_MS, KeyCursor, Slicer } from './backfill';
+import { Migrations, throttleOf } from './engine';
+
+describe('throttle', () => {
+  it('fills defaults and refuses bad or unknown fields, naming them', () => {
+    expect(throttleOf(undefined)).toEqual({ max_rows_per_s: 50_000, batch_size: 1000, slice_ms: DEFAULT_SLICE_MS });
+    expect(throttleOf({ slice_ms: 2.5 })).toEqual({ max_rows_per_s: 50_000, batch_size: 1000, slice_ms: 2.5 });
+    expect(throttleOf({ batch_size: 10, max_rows_per_s: undefined })).toMatchObject({ batch_size: 10, max_rows_per_s: 50_000 });
+    const bad: Array<[unknown, string]> = [
+      [{ slice_ms: 0 }, 'throttle.slice_ms'],
+      [{ slice_ms: 5000 }, 'throttle.slice_ms'],
+      [{ slice_ms: '4' }, 'throttle.slice_ms'],
+      [{ batch_size: 0 }, 'throttle.batch_size'],
+      [{ max_rows_per_s: 1.5 }, 'throttle.max_rows_per_s'],
+      [{ rows_per_s: 10 }, 'throttle.rows_per_s'],
+      [[1], 'throttle'],
+    ];
+    for (const [t, key] of bad) expect(() => throttleOf(t as never)).toThrow(expect.objectContaining({ code: 'validation_failed', details: expect.objectContaining({ key }) }));
+  });
+});
+
+describe('Slicer', () => {
+  it('sizes frames by the preparation time per row, within slice_ms and batch_size', () => {
+    const s = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
+    expect(s.next()).toBe(32); // unknown cost: a small first frame
+    // 32 rows prepared in 1 ms (a commit of 2 ms in all): 1/32 ms per row → 128 rows fit in 4 ms.
+    expect(s.done(32, 2, 1)).toBe(0);
+    expect(s.next()).toBe(128);
+    // The frame's whole commit does not count as the writer's time, only its preparation.
+    for (let i = 0; i < 20; i++) s.done(128, 6, 4);
+    expect(s.next()).toBe(128);
+    // Cheaper rows: more per frame, never more than batch_size.
+    for (let i = 0; i < 20; i++) s.done(1000, 1.5, 0.5);
+    expect(s.next()).toBe(1000);
+    // Costlier rows (a busy host): fewer per frame, at least one.
+    for (let i = 0; i < 30; i++) s.done(100, 400, 400);
+    expect(s.next()).toBe(1);
+    // Without a reported preparation time the whole commit counts.
+    const w = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
+    w.done(40, 2);
+    expect(w.next()).toBe(80);
+  });
+
+  it('rests when commits keep waiting far longer than usual beyond their preparation, and keeps under the ceiling', () => {
+    const s = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
+    // 4 ms prepared, 6 ms in all: the usual 2 ms beyond, no rest.
+    for (let i = 0; i < 10; i++) expect(s.done(100, 6, 4)).toBe(0);
+    // One slow frame (queued behind foreground commits) moves the average by a fifth: 2 + 24/5 → within four budgets, no rest.
+    expect(s.done(100, 30, 4)).toBe(0);
+    // Commits that keep waiting: the average rises past four budgets above the floor, and the copy rests half that rise.
+    const rests = Array.from({ length: 7 }, () => s.done(100, 30, 4));
+    expect(rests.slice(0, 3)).toEqual([0, 0, 0]);
+    expect(rests[6]).toBeGreaterThan(8);
+    expect(rests[6]).toBeLessThan(12);
+    // At most 50 ms.
+    for (let i = 0; i < 10; i++) s.done(100, 1000, 4);
+    expect(s.done(100, 1000, 4)).toBe(50);
+    // A host where every commit waits long: that becomes the floor once the frames that set the old one are gone, and rests stop.
+    const slow = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
+    const steady = Array.from({ length: 100 }, () => slow.done(100, 24, 4));
+    expect(steady.every((x) => x === 0)).toBe(true);
+    // The ceiling: 1,000 rows/s means 100 rows may take no less than 100 ms.
+    const c = new Slicer({ max_rows_per_s: 1000, batch_size: 1000, slice_ms: 4 });
+    expect(c.done(100, 5, 4)).toBeCloseTo(95, 5);
+    expect(c.rowsPerS).toBeGreaterThan(0);
+  });
+});
+
+/** A store on disk per test, with one table and its rows (`toml`, then `rows` as puts). */
+function storeWith(toml: string, rows: () => Row[]): { store: () => TenantStore } {
+  let dir = '';
+  let store: TenantStore | undefined;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-backfill-'));
+    store = await TenantStore.open({ dir, sync: false });
+    const { id } = await store.registerSchema(toml);
+    await store.commit({ changes: rows().map((row) => ({ op: 'put' as const, schema: id, row })) });
+  });
+  afterEach(async () => {
+    await store?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { store: () => store! };
+}
+
+describe('KeyCursor', () => {
+  const t = storeWith('namespace = "app"\ntable = "t"\nprimary_key = ["a", "b"]\n[[columns]]\nname = "a"\nty = "i64"\nrequired = true\n[[columns]]\nname = "b"\nty = "str"\nrequired = true\n', () =>
+    Array.from({ length: 30 }, (_, a) => ['x', 'xy', 'y'].map((b) => ({ a, b }))).flat(),
+  );
+
+  const all = (from: number) => {
+    const out: unknown[][] = [];
+    for (let a = from; a < 30; a++) for (const b of ['x', 'xy', 'y']) out.push([a, b]);
+    return out;
+  };
+
+  it('hands out every primary key after the cursor once, in key order, in takes of any size', async () => {
+    const store = t.store();
+    expect(await countRows(store, 'app.t')).toBe(90);
+    const c = new KeyCursor(store, 'app.t', undefined);
+    const got: unknown[][] = [];
+    for (const n of [1, 7, 600, 5]) got.push(...(await c.take(n)));
+    await c.close();
+    expect(got).toEqual(all(0));
+    // After a cursor: the key itself is skipped, even when another key extends its text ('x' < 'xy').
+    const d = new KeyCursor(store, 'app.t', [4, 'x']);
+    const next = await d.take(4);
+    await d.close();
+    expect(next).toEqual([[4, 'xy'], [4, 'y'], [5, 'x'], [5, 'xy']]);
+  });
+
+  it('resumes after the last key taken when its snapshot is renewed, and sees rows written before the renewal', async () => {
+    const store = t.store();
+    const c = new KeyCursor(store, 'app.t', undefined);
+    const got = await c.take(10);
+    // A renewal (as after SNAPSHOT_MS): keys read ahead but not taken are read again from the new snapshot.
+    await c.close();
+    await store.commit({ changes: [{ op: 'put', schema: 'app.t', row: { a: 29, b: 'z' } }] });
+    for (;;) {
+      const more = await c.take(13);
+      if (!more.length) break;
+      got.push(...more);
+    }
+    await c.close();
+    expect(got).toEqual([...all(0), [29, 'z']]);
+  });
+});
+
+describe('a pipelined backfill', () => {
+  const t = storeWith('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n', () =>
+    Array.from({ length: 3000 }, (_, i) => ({ id: i, v: i })),
+  );
+
+  it('starts again from the store cursor when a frame is refused with the next already in flight: every row copied once', async () => {
+    const store = t.store();
+    // One backfill frame refused as a full queue would (transient): the frame after it, already
+    // submitted with its cursor check, must be refused too, and the backfill resumes at the cursor.
+    const real = store.commit.bind(store);
+    let frames = 0;
+    let refusedAt: unknown = null;
+    let conflicts = 0;
+    store.commit = async (req) => {
+      const step = req.changes.find((c) => c.op === 'migration' && c.step === 'backfill') as { cursor?: unknown } | undefined;
+      if (step && ++frames === 6) {
+        refusedAt = step.cursor;
+        throw new DbError('service_unavailable', 'commit queue is full (test)');
+      }
+      try {
+        return await real(req);
+      } catch (e) {
+        if ((e as { code?: string }).code === 'conflict') conflicts++;
+        throw e;
+      }
+    };
+    const m = new Migrations(store, { evaluate: () => null });
+    await m.attach();
+    const r = await m.submit({ schema: 'app.n', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { batch_size: 40, max_rows_per_s: 1e6 } }, 'tok');
+    const end = Date.now() + 60_000;
+    while (m.get(r.id).state !== 'ReadyToCutover' && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
+    expect(m.get(r.id)).toMatchObject({ state: 'ReadyToCutover', reason: null, progress: { done: 3000, total: 3000 } });
+    expect(refusedAt).not.toBeNull();
+    // The frame in flight behind the refused one was refused by its cursor check.
+    expect(conflicts).toBeGreaterThanOrEqual(1);
+    // Every row is in the shadow, each copied by exactly one durable frame.
+    const shadow = store.manifests().find((x) => x.id !== 'app.n')!.id;
+    expect(await countRows(store, shadow)).toBe(3000);
+    const copied = new Map<string, number>();
+    let lastDone = 0;
+    for await (const f of store.frames()) {
+      const step = f.changes.find((c) => c.op === 'migration' && c.step === 'backfill') as { state?: { done: number } } | undefined;
+      if (!step) continue;
+      const puts = f.changes.filter((c) => c.op === 'put' && c.schema === shadow);
+      for (const c of puts) copied.set(JSON.stringify((c as { pk: unknown }).pk), (copied.get(JSON.stringify((c as { pk: unknown }).pk)) ?? 0) + 1);
+      // The done counter of each frame is the previous one plus its rows.
+      expect(step.state!.done).toBe(lastDone + puts.length);
+      lastDone = step.state!.done;
+    }
+    expect(copied.size).toBe(3000);
+    expect([...copied.values()].every((n) => n === 1)).toBe(true);
+    await m.close();
+  }, 90_000);
+});

@@ -1,0 +1,189 @@
+/**
+ * The backfill's two helpers: where it reads (a key cursor over the table's primary keys,
+ * kept open across slices) and how much it copies per frame (the time-sliced throttle).
+ */
+import type { JsonValue } from '@mmdb/core';
+import { decodeTuple, KEYSPACE, keyIdOf, keyOf, prefixRange, rowKey, type Snapshot, type TenantStore } from '@mmdb/storage';
+import type { Throttle } from './record';
+
+/** Rows read from the store per iterator step (a slice takes as many of them as it needs). */
+const READ_AHEAD = 512;
+/** A key cursor's snapshot is renewed after this long, so a long backfill does not pin old versions. */
+const SNAPSHOT_MS = 30_000;
+
+/**
+ * The primary keys of a table after a cursor, in key order, read from one snapshot through one
+ * iterator kept open across slices (not a snapshot and a seek per frame), keys only: the copy
+ * itself re-reads each row inside its commit (the `mirror` change). A row missing from the
+ * snapshot was written after it, hence after the mirror was installed: dual-written.
+ */
+export class KeyCursor {
+  private snap: Snapshot | null = null;
+  private it: AsyncIterator<Array<[Buffer, Buffer]>> | null = null;
+  private buf: JsonValue[][] = [];
+  private opened = 0;
+  private ended = false;
+
+  constructor(
+    private readonly store: TenantStore,
+    private readonly schema: string,
+    /** The last primary key copied (exclusive), or undefined from the start. */
+    private after: JsonValue[] | undefined,
+  ) {}
+
+  /** Up to `n` primary keys after the last one taken; fewer only at the end of the table. */
+  async take(n: number): Promise<JsonValue[][]> {
+    if (this.snap && Date.now() - this.opened > SNAPSHOT_MS) await this.close();
+    if (!this.snap) this.open();
+    while (this.buf.length < n && !this.ended) {
+      const r = await this.it!.next();
+      if (r.done) {
+        this.ended = true;
+        break;
+      }
+      const head = this.head!;
+      for (const [k] of r.value) {
+        const pk = decodeTuple(k, head) as JsonValue[];
+        this.buf.push(pk);
+      }
+    }
+    const out = this.buf.length <= n ? this.buf : this.buf.slice(0, n);
+    this.buf = this.buf.length <= n ? [] : this.buf.slice(n);
+    if (out.length) this.after = out[out.length - 1];
+    return out;
+  }
+
+  async close(): Promise<void> {
+    const snap = this.snap;
+    const it = this.it;
+    this.snap = null;
+    this.it = null;
+    // Keys read ahead but not taken are read again from the next snapshot.
+    if (this.buf.length) this.buf = [];
+    this.ended = false;
+    if (it?.return) await it.return(undefined).catch(() => undefined);
+    if (snap) await snap.release();
+  }
+
+  private head: number | null = null;
+
+  private open(): void {
+    const m = this.store.manifest(this.schema);
+    const id = keyIdOf(m!);
+    this.head = keyOf(KEYSPACE.row, [id]).length;
+    const range = prefixRange(KEYSPACE.row, [id]);
+    // After the cursor: from its key on, skipping the key itself (a primary key has all its columns, so no other key extends it).
+    const from = this.after ? rowKey(id, this.after) : range.gte;
+    this.snap = this.store.snapshot();
+    this.opened = Date.now();
+    const skip = this.after ? from : null;
+    const src = this.snap.rawRange({ gte: from, lt: range.lt, batchSize: READ_AHEAD })[Symbol.asyncIterator]();
+    this.it = {
+      next: async () => {
+        const r = await src.next();
+        if (!r.done && skip && r.value.length && r.value[0][0].equals(skip)) return { done: false, value: r.value.slice(1) };
+        return r;
+      },
+      return: (v?: unknown) => (src.return ? src.return(v) : Promise.resolve({ done: true as const, value: undefined })),
+    };
+  }
+}
+
+/** Counts a table's rows in one snapshot, keys only (the progress total); `stop` ends it early. */
+export async function countRows(store: TenantStore, schema: string, stop: () => boolean = () => false): Promise<number> {
+  const m = store.manifest(schema);
+  if (!m) return 0;
+  const snap = store.snapshot();
+  let n = 0;
+  try {
+    for await (const entries of snap.rawRange({ ...prefixRange(KEYSPACE.row, [keyIdOf(m)]), batchSize: 1024 })) {
+      n += entries.length;
+      if (stop()) break;
+    }
+  } finally {
+    await snap.release();
+  }
+  return n;
+}
+
+/** Frames over which the usual commit time beyond preparation is the least. */
+const FLOOR_FRAMES = 64;
+
+/** The longest rest between two frames, ms. */
+const MAX_REST_MS = 50;
+
+/** Default time budget of one backfill frame, ms. */
+export const DEFAULT_SLICE_MS = 3;
+
+/**
+ * How many rows the next backfill frame copies, and how long to wait before it.
+ *
+ * Time-sliced: a frame is prepared by the store's single writer, so a foreground write queued
+ * behind it waits for that preparation (the store reports its length, `prepare_ms`). Each
+ * frame therefore holds the rows that fit in `slice_ms` at the measured preparation time per
+ * row (a moving average), never more than `batch_size`: as large as the budget allows, since
+ * every frame also costs a log write (an fsync) that the writer's next group waits for. Frames
+ * follow each other at once while the store keeps up, so the rate stays high while every wait
+ * behind one stays short (the store also lets queued foreground requests go before a
+ * background frame). Back-off: when the commit time beyond preparation (the queue, the log
+ * writes), averaged over the recent frames, rises above its floor by more than four budgets
+ * (foreground commits keep going first, the disk slowed), the next frame waits half that rise
+ * (at most 50 ms). Ceiling: the average never exceeds `max_rows_per_s`.
+ */
+export class Slicer {
+  /** Preparation ms per row, moving average (null until the first frame). */
+  private msPerRow: number | null = null;
+  private rate = 0;
+  private lastAt: number | null = null;
+  /** Each recent frame's commit time beyond its preparation (its floor is the usual wait). */
+  private readonly beyond: number[] = [];
+  private beyondAvg: number | null = null;
+
+  constructor(private readonly t: Throttle) {}
+
+  get budget(): number {
+    return this.t.slice_ms ?? DEFAULT_SLICE_MS;
+  }
+
+  /** Rows for the next frame. */
+  next(): number {
+    const cap = Math.max(1, this.t.batch_size);
+    // The first frame is small: the cost per row is not known yet.
+    if (this.msPerRow === null) return Math.min(cap, 32);
+    return Math.max(1, Math.min(cap, Math.floor(this.budget / Math.max(this.msPerRow, 1e-3))));
+  }
+
+  /**
+   * Records a frame of `rows` whose commit took `wallMs`, `prepareMs` of it prepared by the
+   * writer (undefined: unknown, the whole commit counts); returns the ms to wait before the next.
+   */
+  done(rows: number, wallMs: number, prepareMs?: number): number {
+    if (rows <= 0) return 0;
+    const prep = Math.min(prepareMs ?? wallMs, wallMs);
+    const per = Math.max(prep, 0.01) / rows;
+    this.msPerRow = this.msPerRow === null ? per : 0.7 * this.msPerRow + 0.3 * per;
+    // The rate over wall time (frames and the waits between them), for the progress and its ETA.
+    const now = performance.now();
+    const r = (rows * 1000) / Math.max(this.lastAt === null ? wallMs : now - this.lastAt, 0.05);
+    this.lastAt = now;
+    this.rate = this.rate === 0 ? r : 0.9 * this.rate + 0.1 * r;
+    // Back-off: the commit time beyond preparation (queueing, the log writes), on average over the
+    // recent frames, rose above its floor (the least of them) by more than four budgets: rest half
+    // that rise. A single slow frame does not count; a host slow all along moves the floor. (Queued
+    // foreground requests already go before a backfill frame: the store's own back-off.)
+    const beyond = wallMs - prep;
+    this.beyond.push(beyond);
+    if (this.beyond.length > FLOOR_FRAMES) this.beyond.shift();
+    this.beyondAvg = this.beyondAvg === null ? beyond : 0.8 * this.beyondAvg + 0.2 * beyond;
+    const rise = this.beyondAvg - Math.min(...this.beyond);
+    const rest = rise > 4 * this.budget ? Math.min(MAX_REST_MS, rise / 2) : 0;
+    // The ceiling: `rows` may take no less than rows / max_rows_per_s seconds.
+    const floor = (rows * 1000) / this.t.max_rows_per_s - wallMs;
+    return Math.max(rest, floor, 0);
+  }
+
+  /** Copied rows per second (recent frames, with the waits between them). */
+  get rowsPerS(): number {
+    return this.rate;
+  }
+}

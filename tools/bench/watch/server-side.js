@@ -1,0 +1,61 @@
+/**
+ * What the server itself saw during a phase of the watch benchmark, from two scrapes of its
+ * /metrics: the PUT latency histogram's delta (request arrival to response, as the server's
+ * onResponse hook times it; p50/p99 interpolated inside the histogram's buckets, so a figure
+ * is only as fine as the bucket it falls in: 0.5, 1, 2, 5, 10, 25, 50, 100 ms…) and the event
+ * loop's delay (prom-client's monitorEventLoopDelay, reset at every scrape: p99 and max over the
+ * phase). Beside the client's write latency it separates the server's own work from the time a
+ * request spends in the client, the kernel and the scheduler.
+ */
+'use strict';
+
+/** {buckets: Map<le, count>} of the PUT 200 series, and the event-loop gauges, from a /metrics text. */
+function parse(text) {
+  const buckets = new Map();
+  for (const m of text.matchAll(/^db_http_request_duration_ms_bucket\{([^}]*)\} (\S+)$/gm)) {
+    const labels = m[1];
+    if (!labels.includes('method="PUT"') || !labels.includes('status="200"')) continue;
+    const le = /le="([^"]+)"/.exec(labels)[1];
+    const k = le === '+Inf' ? Infinity : Number(le);
+    buckets.set(k, (buckets.get(k) ?? 0) + Number(m[2]));
+  }
+  const gauge = (name) => {
+    const g = new RegExp(`^db_process_nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+    return g ? Number(g[1]) * 1000 : NaN;
+  };
+  return { buckets, loopP99: gauge('p99'), loopMax: gauge('max') };
+}
+
+/** The p-quantile of a cumulative histogram delta, interpolated linearly inside its bucket. */
+function quantile(before, after, p) {
+  const les = [...after.buckets.keys()].sort((a, b) => a - b);
+  const cum = les.map((le) => (after.buckets.get(le) ?? 0) - (before.buckets.get(le) ?? 0));
+  const total = cum[cum.length - 1] ?? 0;
+  if (!total) return NaN;
+  const want = total * p;
+  let lo = 0;
+  let below = 0;
+  for (let i = 0; i < les.length; i++) {
+    if (cum[i] >= want) {
+      if (les[i] === Infinity) return lo;
+      const inBucket = cum[i] - below;
+      return lo + ((les[i] - lo) * (want - below)) / Math.max(1, inBucket);
+    }
+    lo = les[i];
+    below = cum[i];
+  }
+  return NaN;
+}
+
+/** Scrapes before a phase; `.end()` scrapes after it and answers {p50, p99, loopP99, loopMax} in ms. */
+async function serverSide(scrape) {
+  const before = parse(await scrape());
+  return {
+    async end() {
+      const after = parse(await scrape());
+      return { p50: quantile(before, after, 0.5), p99: quantile(before, after, 0.99), loopP99: after.loopP99, loopMax: after.loopMax };
+    },
+  };
+}
+
+module.exports = { serverSide };
