@@ -31,7 +31,7 @@ export const NODE_SPECS: { readonly [K in NodeKind]: Spec } = {
   insert: { schema: 'str', columns: 'strs', input: 'node', on_conflict: 'str?', returning: 'named?' },
   update: { schema: 'str', alias: 'str', input: 'node', set: 'sets', returning: 'named?' },
   delete: { schema: 'str', alias: 'str', input: 'node' },
-  fts_search: { schema: 'str', alias: 'str?', field: 'str?', fields: 'fields?', query: 'ftsq', limit: 'numnull?', ranking: 'ranking?', filter: 'expr?', keys_only: 'bool?', unordered: 'bool?' },
+  fts_search: { schema: 'str', alias: 'str?', field: 'str?', fields: 'fields?', query: 'ftsq', limit: 'numnull?', ranking: 'ranking?', filter: 'expr?', keys_only: 'bool?', unordered: 'bool?', no_score: 'bool?' },
   vector_topk: { schema: 'str', alias: 'str?', column: 'str?', vector: 'expr', k: 'num', mode: 'str?', metric: 'str?', filter: 'expr?', metadata: 'meta?' },
   graph_expand: { input: 'node?', schema: 'str', rel: 'str', from: 'expr', direction: 'str?', min_depth: 'num?', max_depth: 'numnull?', alias: 'str?', emit_path: 'bool?', row_columns: 'bool?', filter: 'expr?', start_filter: 'expr?' },
   graph_path: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', max_depth: 'num?', direction: 'str?', alias: 'str?', row_columns: 'bool?', filter: 'expr?', start_filter: 'expr?' },

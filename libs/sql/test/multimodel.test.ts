@@ -352,6 +352,12 @@ describe('SQL: the full-text predicate col @@ query and score()', () => {
     }
     const rows = (formatResult(r, 'arrays') as { rows: unknown[][] }).rows.map((x) => [Number(x[0]), Number(x[1]), x[2]]).sort((x, y) => (x[0] as number) - (y[0] as number));
     expect(rows).toEqual([...want].sort((x, y) => x[0] - y[0]).map(([b, w]) => [b, w.n, w.s]));
+    expect(JSON.stringify(r.explain)).not.toMatch(/"no_score":true/); // max(_score) reads the score
+    // nothing reads _score: each hit is its row as is (no_score), the counts the same
+    const counts = await sql.runPlan({ ...agg, aggregates: [{ name: 'n', fn: 'count', args: [], star: true }] } as PlanNode, { explain: true });
+    expect(JSON.stringify(counts.explain)).toMatch(/"no_score":true/);
+    const got = (formatResult(counts, 'arrays') as { rows: unknown[][] }).rows.map((x) => [Number(x[0]), Number(x[1])]).sort((x, y) => x[0] - y[0]);
+    expect(got).toEqual([...want].sort((x, y) => x[0] - y[0]).map(([b, w]) => [b, w.n]));
     // an order-dependent aggregate keeps the ranked input
     const concat = await sql.runPlan({ ...agg, aggregates: [{ name: 'ids', fn: 'group_concat', args: [{ kind: 'col', name: 'id' }] }] } as PlanNode, { explain: true });
     expect(JSON.stringify(concat.explain)).not.toMatch(/"unordered":true/);

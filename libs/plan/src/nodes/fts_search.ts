@@ -70,5 +70,11 @@ export interface FtsSearchNode {
    * without ranking it (the scores are the same).
    */
   readonly unordered?: boolean;
+  /**
+   * Set by the optimizer with `unordered` when nothing on the way to the aggregate (its keys and
+   * calls, the filters and projects between) reads `_score`: each hit is its row as the table
+   * holds it, not a copy with the score appended (the `_score` column is not there to read).
+   */
+  readonly no_score?: boolean;
 }
 export const ftsSearch = (n: Omit<FtsSearchNode, 'op'>): FtsSearchNode => ({ op: 'fts_search', ...n });

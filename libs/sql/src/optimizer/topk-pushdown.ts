@@ -11,7 +11,8 @@
  * - A project directly above an unfiltered `fts_search` that reads only the key and `_score` sets
  *   its `keys_only`: the hits' rows are not read (`SELECT id FROM fts_search(…)`, `IN (…)`).
  * - An aggregate whose calls do not depend on their rows' order, over an `fts_search` with
- *   `limit: null` (through projects and filters), sets its `unordered`: every match, unranked.
+ *   `limit: null` (through projects and filters), sets its `unordered`: every match, unranked;
+ *   and `no_score` when none of them reads `_score`: each hit is its row, no copy with the score.
  */
 import type { Expr, PlanNode } from '@mmdb/plan';
 import { andAll, conjuncts } from '@mmdb/plan';
@@ -29,11 +30,18 @@ const isConst = (e: Expr): boolean => e.kind === 'lit' || e.kind === 'param';
 /** Aggregates whose result does not depend on the order of their rows (not group_concat, string_agg, …). */
 const ORDER_FREE = new Set(['count', 'min', 'max', 'sum', 'total', 'avg']);
 
-/** `n` with the every-match `fts_search` it reads through projects and filters marked unordered, or null. */
-function unorderedLeaf(n: PlanNode): PlanNode | null {
-  if (n.op === 'fts_search') return n.limit === null && !n.unordered ? { ...n, unordered: true } : null;
+/** Whether an expression (or any part of a node's own expressions) may name a `_score` column (a conservative text test). */
+const readsScore = (x: unknown): boolean => JSON.stringify(x).includes('_score');
+
+/**
+ * `n` with the every-match `fts_search` it reads through projects and filters marked unordered
+ * (and `no_score` when `scoreFree`: nothing above reads `_score`), or null.
+ */
+function unorderedLeaf(n: PlanNode, scoreFree: boolean): PlanNode | null {
+  if (n.op === 'fts_search') return n.limit === null && !n.unordered ? { ...n, unordered: true, ...(scoreFree ? { no_score: true } : {}) } : null;
   if (n.op !== 'project' && n.op !== 'filter') return null;
-  const inner = unorderedLeaf(n.input);
+  const own = n.op === 'filter' ? n.predicate : n.columns;
+  const inner = unorderedLeaf(n.input, scoreFree && !readsScore(own));
   return inner ? { ...n, input: inner } : null;
 }
 
@@ -117,7 +125,7 @@ export const topkPushdown: Pass = {
         return { ...n, input: n.input.op === 'project' ? { ...n.input, input: bounded } : bounded };
       }
       if (n.op === 'aggregate' && n.aggregates.every((c) => ORDER_FREE.has(c.fn.toLowerCase()))) {
-        const leaf = unorderedLeaf(n.input);
+        const leaf = unorderedLeaf(n.input, !readsScore(n.group) && !readsScore(n.aggregates));
         if (leaf) {
           changed = true;
           return { ...n, input: leaf };

@@ -89,7 +89,7 @@ export class MultiModelReader {
 
   /**
    * A hit's row by its fts ordinal, for every-match searches (tens of thousands of hits): an array
-   * per cached table and field, filled from the pk map on first ask, so repeated searches at one
+   * per cached table and field, filled from the pk map on first use, so repeated searches at one
    * table LSN index an array instead of probing the pk map per hit. Ordinals are never reused and
    * the cached table is one LSN's rows, so an entry stays right; the index's ordinal array being
    * replaced (an image loaded) starts a new one. Undefined when the table has no such cache.
@@ -101,10 +101,17 @@ export class MultiModelReader {
     let m = this.byOrdinal.get(byPk);
     if (!m) this.byOrdinal.set(byPk, (m = new Map()));
     let e = m.get(field);
-    if (!e || e.ids !== ids) m.set(field, (e = { ids, rows: new Array<Tuple | null>(ids.length) }));
+    if (!e || e.ids !== ids) {
+      // filled whole on first use: one pass over the ordinals, so the pk-map probes (the costly
+      // part) come once per table LSN rather than in every search that meets new documents
+      const rows = new Array<Tuple | null>(ids.length);
+      for (let o = 0; o < ids.length; o++) rows[o] = ids[o] ? byPk.get(ids[o]) ?? null : null;
+      m.set(field, (e = { ids, rows }));
+    }
     const rows = e.rows;
     return (ord, id) => {
       let r = rows[ord];
+      // an ordinal added to the index after the array was filled
       if (r === undefined) rows[ord] = r = byPk.get(id) ?? null;
       return r ?? undefined;
     };
@@ -294,7 +301,8 @@ export class MultiModelReader {
       const out: Tuple[] = [];
       for (const d of ranked) {
         const r = byOrd && d.ord !== undefined ? byOrd(d.ord, d.doc_id) : row.get(d.doc_id);
-        if (r && (!pass || pass(r))) out.push([...r, d.score]);
+        // no_score (the optimizer saw nothing read `_score`): the row itself, no copy per hit
+        if (r && (!pass || pass(r))) out.push(n.no_score ? r : [...r, d.score]);
       }
       if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
         const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
