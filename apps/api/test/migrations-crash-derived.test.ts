@@ -116,6 +116,7 @@ describe('a migration of a table with full-text, vector and relation sections su
       const report = await store.verify();
       expect(report.differences).toEqual([]);
       expect(report.rows).toBe(ROWS);
+      expect(store.manifests().filter((m) => m.table.includes('__mig_'))).toEqual([]);
       expect(store.manifest('lib.papers')!.physical).toMatch(/^lib\.papers__mig_/);
       // The table's old keys (rows, postings, vector entries, edges) are cleared in the background (resumed at open).
       const spaces = [KEYSPACE.row, KEYSPACE.fts, KEYSPACE.vector, KEYSPACE.edge].map((s) => prefixRange(s, ['lib.papers']));

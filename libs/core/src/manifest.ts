@@ -1,3 +1,4 @@
+import { DbError } from './errors';
 import { ColumnType } from './types';
 import { JsonValue } from './types';
 
@@ -117,6 +118,25 @@ export interface RelationDef {
   readonly reverse?: string;
 }
 
+/** The error for a user's table named like an internal one (400 validation_failed). */
+export function reservedTableName(name: string): DbError {
+  return new DbError('validation_failed', `table names containing "${INTERNAL_TABLE_MARK}" are reserved for online migrations' shadow tables: "${name}"`, { key: 'table' });
+}
+
 export function schemaId(namespace: string, table: string): string {
   return `${namespace}.${table}`;
+}
+
+/**
+ * The mark in the name of an internal table: an online migration's shadow
+ * (`<table>__mig_<ulid>`, libs/migrations). Such a table is the store's own: every surface that
+ * lists or names tables to a user (GET /schemas, Elasticsearch index patterns and `_cat`, English
+ * questions, SQL names) skips it through `isInternalTable` (storage's `TenantStore.tables()`),
+ * and only a migration's submit frame may register one.
+ */
+export const INTERNAL_TABLE_MARK = '__mig_';
+
+/** Whether a table name or schema id (`namespace.table`) names an internal table (see INTERNAL_TABLE_MARK; any case). */
+export function isInternalTable(tableOrId: string): boolean {
+  return tableOrId.slice(tableOrId.indexOf('.') + 1).toLowerCase().includes(INTERNAL_TABLE_MARK);
 }

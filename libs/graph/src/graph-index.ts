@@ -11,7 +11,7 @@
  *   await store.put('lib.papers', { id: 'a', cites: ['b', 'c'] });
  *   await graph.neighbors('lib.papers', 'cites', 'a'); // ['b', 'c']
  */
-import { DbError, type JsonValue, type Lsn, type RelationDef, type Row, type TableManifest } from '@mmdb/core';
+import { DbError, isInternalTable, type JsonValue, type Lsn, type RelationDef, type Row, type TableManifest } from '@mmdb/core';
 import {
   decodeKey,
   keyIdOf,
@@ -272,7 +272,7 @@ export class GraphIndex implements CommitParticipant {
     if (own) return { schema, def: own };
     for (const end of ['source', 'target'] as const) {
       // A migration's shadow table (`<table>__mig_<id>`) repeats its table's relations: never the one meant.
-      for (const other of manifests.filter((x) => !x.table.includes('__mig_'))) {
+      for (const other of manifests.filter((x) => !isInternalTable(x.table))) {
         const r = other.relations.find((x) => x.name === rel && x[end] === schema);
         if (r) return { schema: other.id, def: r };
       }

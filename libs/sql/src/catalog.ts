@@ -1,7 +1,7 @@
 /** Tables as SQL sees them: manifests of the store, with SQLite affinities and hidden columns. */
 import { COLLATIONS, type Affinity, type Collation } from '@mmdb/plan';
 import type { CommitRequest, CommitResult, Snapshot } from '@mmdb/storage';
-import type { ColumnDef, TableManifest } from '@mmdb/core';
+import { isInternalTable, type ColumnDef, type TableManifest } from '@mmdb/core';
 import { parse as parseToml } from 'smol-toml';
 import type { TableInfo } from './exec/context';
 import { affinityOf } from './affinity';
@@ -88,6 +88,8 @@ export function sqlTable(store: SqlStore, m: TableManifest): SqlTable {
 /** Finds a manifest by SQL name: `ns.t`, or `t` in the default namespace; case-insensitive. */
 export function findManifest(store: SqlStore, name: string): TableManifest | undefined {
   const id = name.includes('.') ? name : `${DEFAULT_NAMESPACE}.${name}`;
+  // A migration's shadow (an internal table) is no table of the user's: never found by name.
+  if (isInternalTable(id)) return undefined;
   const exact = store.manifest(id);
   if (exact) return exact;
   const lower = id.toLowerCase();

@@ -1,5 +1,5 @@
 /** Statements other than the driver's own (BEGIN/COMMIT): SELECT, DML through plans, DDL into manifests. */
-import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
+import { DbError, isInternalTable, reservedTableName, type JsonValue, type TableManifest } from '@mmdb/core';
 import type { Change } from '@mmdb/storage';
 import type { Expr, PlanNode } from '@mmdb/plan';
 import type { ResultCol, Select, Stmt } from './front/ast';
@@ -82,6 +82,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
         throw new DbError('conflict', `table ${st.name} already exists`, { schema: st.name });
       }
       if (st.asSelect) throw new DbError('unsupported_sql', 'CREATE TABLE … AS SELECT is not supported', { construct: 'CREATE TABLE AS' });
+      if (isInternalTable(st.name)) throw reservedTableName(st.name);
       requireNoTxn(txn, 'CREATE TABLE');
       const toml = createTableToml(st, e.store, (c) => e.constant(c.default!));
       const r = await e.store.registerSchema(toml);

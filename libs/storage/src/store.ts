@@ -15,7 +15,7 @@
 import { statfs } from 'fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Observable, Subject } from 'rxjs';
-import { DbError, JsonValue, Row, TableManifest } from '@mmdb/core';
+import { DbError, isInternalTable, JsonValue, Row, TableManifest } from '@mmdb/core';
 import type {
   CatalogKind,
   CheckEvaluator,
@@ -652,8 +652,24 @@ export class TenantStore implements StoreReader {
     return this.catalog.get(id)?.manifest;
   }
 
+  /** Every registered manifest, internal tables (a migration's shadow) included: for the store's own parts. */
   manifests(): TableManifest[] {
     return [...this.catalog.values()].map((e) => e.manifest).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /**
+   * The tables a user sees: every manifest but the internal ones (`isInternalTable`: a running
+   * migration's shadow). The one listing behind every user surface (GET /schemas, Elasticsearch
+   * index patterns, `_cat`, `_stats`, English questions, SQL names).
+   */
+  tables(): TableManifest[] {
+    return this.manifests().filter((m) => !isInternalTable(m.table));
+  }
+
+  /** A user's table by id: undefined for an internal one (see tables()). */
+  table(id: string): TableManifest | undefined {
+    const m = this.manifest(id);
+    return m && !isInternalTable(m.table) ? m : undefined;
   }
 
   schemaToml(id: string): string | undefined {

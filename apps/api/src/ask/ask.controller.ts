@@ -49,7 +49,7 @@ export class AskController {
     const r = await this.runner.run(t, 'nl', async (engine, o) => {
       // a user other than the owner asks its own compiler: lexicon, suggestions and intent cache of what it may see
       const a = t.acting;
-      const compiler = !a || a.isOwner || !o.policyKey ? nl.compiler! : nl.compilerFor(o.policyKey, () => readableManifests(a, engine.store.manifests()), policyValues(engine, o));
+      const compiler = !a || a.isOwner || !o.policyKey ? nl.compiler! : nl.compilerFor(o.policyKey, () => readableManifests(a, t.store.tables()), policyValues(engine, o));
       const c = await compiler.ask(b.nl, { schemas: b.schemas, direction: b.direction });
       if (c.cache === 'hit') this.metrics.planCacheHits.inc({ surface: 'nl' });
       return { c, out: await engine.runPlan(c.plan, { ...o, params: c.params, queryId: id, explain: explain === 'true' }) };

@@ -36,7 +36,7 @@ export class NlEngine implements IntentBacking {
 
   async attach(store: TenantStore): Promise<void> {
     this.store = store;
-    this.compiler = new NlCompiler(() => store.manifests(), (t, c, n) => this.distinct(t, c, n), this.cache, this.settings.model);
+    this.compiler = new NlCompiler(() => store.tables(), (t, c, n) => this.distinct(t, c, n), this.cache, this.settings.model);
     this.compiler.onStoreError = (e) => this.log.warn(`intent cache entry not stored: ${e.message}`);
     await this.cache.load();
   }

@@ -31,8 +31,9 @@ export class StoreEsBackend implements EsBackend {
 
   tables(): EsTable[] {
     const a = this.t.acting;
-    // an index the user may not read does not exist for it (as in the schema list)
-    return this.t.store.manifests().filter((m) => !a || a.can(m.id, 'read')).map((m) => {
+    // an index the user may not read does not exist for it (as in the schema list); nor does a
+    // migration's shadow (store.tables() leaves internal tables out)
+    return this.t.store.tables().filter((m) => !a || a.can(m.id, 'read')).map((m) => {
       let e = this.tableCache.get(m);
       if (!e) {
         let description: string | undefined;

@@ -43,7 +43,7 @@ export class RowsService {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   manifest(t: TenantHandle, schema: string): TableManifest {
-    const m = t.store.manifest(schema);
+    const m = t.store.table(schema);
     if (!m) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`, { schema });
     return m;
   }

@@ -20,8 +20,8 @@ export class SchemasController {
 
   @Get()
   list(@TenantCtx() t: TenantHandle, @ActingUser() a: Acting): string[] {
-    // only the schemas the acting user may read
-    return t.store.manifests().map((m) => m.id).filter((id) => a.can(id, 'read'));
+    // only the schemas the acting user may read (a migration's shadow is no schema of theirs)
+    return t.store.tables().map((m) => m.id).filter((id) => a.can(id, 'read'));
   }
 
   @Post()
@@ -87,7 +87,7 @@ export class SchemasController {
   @Requires('id', 'read')
   @Header('content-type', 'text/plain; charset=utf-8')
   get(@TenantCtx() t: TenantHandle, @Param('id') id: string): string {
-    const toml = t.store.schemaToml(id);
+    const toml = t.store.table(id) ? t.store.schemaToml(id) : undefined;
     if (toml === undefined) throw new DbError('schema_not_found', `no schema is registered as "${id}"`, { schema: id });
     return toml;
   }
@@ -96,7 +96,7 @@ export class SchemasController {
   @Delete(':id')
   @Requires('id', 'manage')
   async drop(@TenantCtx() t: TenantHandle, @Param('id') id: string, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    if (!t.store.manifest(id)) throw new DbError('schema_not_found', `no schema is registered as "${id}"`, { schema: id });
+    if (!t.store.table(id)) throw new DbError('schema_not_found', `no schema is registered as "${id}"`, { schema: id });
     const render = (res: readonly ChangeResult[]): StoredResponse => {
       const r = res[0] as Extract<ChangeResult, { op: 'schema_drop' }>;
       return r.dropped

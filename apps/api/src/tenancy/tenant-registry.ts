@@ -2,10 +2,10 @@ import type { Acting } from '../security/catalog';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { DbError, isDbError } from '@mmdb/core';
+import { DbError, INTERNAL_TABLE_MARK, isDbError, isInternalTable, reservedTableName } from '@mmdb/core';
 import { APP_CONFIG, AppConfig } from '../config';
 import { EngineContext, EngineFactory, EngineHooks, participantsOf } from './engines';
-import type { CommitRequest, CommitResult } from '@mmdb/storage';
+import { parseManifest, type CommitRequest, type CommitResult } from '@mmdb/storage';
 import { Metrics } from '../health/metrics.service';
 import { SystemStore } from '../system/system-store';
 import { openTenantStore, tenantDir, tenantsOnDisk, TenantStore } from './store-port';
@@ -65,6 +65,12 @@ export class TenantHandle {
 
   /** `store.commit` through `write`, then the replication sync window if any. */
   async commit(req: CommitRequest): Promise<CommitResult> {
+    // Only a migration (libs/migrations, straight on the store) registers an internal table.
+    for (const c of req.changes) {
+      if (c.op !== 'schema_put' || typeof c.toml !== 'string' || !c.toml.toLowerCase().includes(INTERNAL_TABLE_MARK)) continue;
+      const m = (() => { try { return parseManifest(c.toml); } catch { return undefined; } })();
+      if (m && isInternalTable(m.table) && !this.store.manifest(m.id)) throw reservedTableName(m.table);
+    }
     const res = await this.write((s) => s.commit(req));
     if (this.afterCommit && res.lsn > 0 && (await this.afterCommit(res.lsn)) === 'degraded') this.onDegraded?.();
     return res;

@@ -79,7 +79,7 @@ export class WatchService implements BeforeApplicationShutdown {
     e.freshen();
     const a = t.acting;
     const o = this.runner.options(t, engine, 'watch');
-    const compiler = !a || a.isOwner || !o.policyKey ? e.compiler : e.compilerFor(o.policyKey, () => readableManifests(a, engine.store.manifests()), policyValues(engine, o));
+    const compiler = !a || a.isOwner || !o.policyKey ? e.compiler : e.compilerFor(o.policyKey, () => readableManifests(a, t.store.tables()), policyValues(engine, o));
     const c = await compiler.ask(nl);
     if (c.cache === 'hit') this.metrics.planCacheHits.inc({ surface: 'nl' });
     return { plan: c.plan, params: c.params };

@@ -4,7 +4,7 @@
  * graph readers beside it) and the Policy port (applied at every leaf). SQL, POST /query and the
  * vector / full-text / graph routes run their plans here; so will every later surface.
  */
-import { DbError } from '@mmdb/core';
+import { DbError, isInternalTable } from '@mmdb/core';
 import type { PkTuple, Snapshot, StoredResponse } from '@mmdb/storage';
 import type { PlanNode } from '@mmdb/plan';
 import type { Row, TableManifest } from '@mmdb/core';
@@ -118,7 +118,9 @@ export class PlanExecutor {
   /** A table by schema id (or SQL name; or a standalone vector / full-text table's implicit manifest), or 404 schema_not_found. */
   table(id: string): SqlTable {
     const store = this.sources.store;
-    const m = store.manifest(id) ?? findManifest(store, id) ?? this.implicit.manifest(id);
+    const named = store.manifest(id) ?? findManifest(store, id);
+    // A migration's shadow is the store's own, not a table of the user's.
+    const m = (named && !isInternalTable(named.table) ? named : undefined) ?? this.implicit.manifest(id);
     if (!m) throw new DbError('schema_not_found', `no such table: ${id}`, { schema: id });
     return sqlTable(store, m);
   }
