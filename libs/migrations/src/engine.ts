@@ -5,7 +5,7 @@
  * followers replay a migration through the one frame applier. The copying (backfill, cutover,
  * cleanup) is in runner.ts.
  */
-import { DbError, newUlid, type JsonValue } from '@mmdb/core';
+import { DbError, INTERNAL_TABLE_MARK, newUlid, type JsonValue } from '@mmdb/core';
 import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type TenantStore } from '@mmdb/storage';
 import { applyOperations, planManifest, reshape, shadowToml as shadowOf, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
@@ -161,6 +161,10 @@ export class Migrations {
     if ((input.manifest === undefined) === (input.operations === undefined)) throw new DbError('validation_failed', 'give exactly one of manifest (TOML text) or operations');
     if (input.auto_cutover !== undefined && typeof input.auto_cutover !== 'boolean') throw new DbError('validation_failed', 'auto_cutover must be a boolean', { key: 'auto_cutover' });
     const throttle = throttleOf(input.throttle);
+    // A finished in-place migration of the table clears its index entries in the background: wait for it (a few frames).
+    for (const end = Date.now() + 30_000; Date.now() < end && [...this.records.values()].some((r) => r.schema === input.schema && r.in_place && isFinal(r.state) && !r.cleaned); ) {
+      await new Promise((res) => setTimeout(res, 20));
+    }
     return this.serial(async () => {
       const toml = this.store.schemaToml(input.schema);
       const source = this.store.manifest(input.schema);
@@ -173,16 +177,19 @@ export class Migrations {
         const r = applyOperations(toml, input.operations as Operation[]);
         target = { toml: r.toml, plan: r.plan };
       }
-      const busy = [...this.records.values()].find((r) => r.schema === input.schema && !isFinal(r.state));
+      // An in-place migration clears index entries after it ends: the next one on the table waits for that.
+      const busy = [...this.records.values()].find((r) => r.schema === input.schema && (!isFinal(r.state) || (r.in_place && !r.cleaned)));
       if (busy) throw new DbError('conflict', `migration ${busy.id} on ${input.schema} is ${busy.state}: one migration per table at a time`, { migration: busy.id });
       const id = newUlid();
-      const shadow = target.plan.rewrite ? `${parseManifest(toml).table}__mig_${id.toLowerCase()}` : null;
+      const shadow = target.plan.rewrite ? `${parseManifest(toml).table}${INTERNAL_TABLE_MARK}${id.toLowerCase()}` : null;
+      const built = target.plan.rewrite ? undefined : target.plan.inPlace;
       const now = nowS();
       const rec: MigrationRecord = {
-        id, schema: input.schema, state: 'Pending', plan: target.plan.rewrite ? 'rewrite' : 'no_rewrite', steps: target.plan.steps,
+        id, schema: input.schema, state: 'Pending', plan: target.plan.rewrite ? 'rewrite' : built ? 'in_place' : 'no_rewrite', steps: target.plan.steps,
         operations: input.operations ?? null, auto_cutover: input.auto_cutover ?? false, throttle,
         progress: { done: 0, total: 0, rate: 0, eta_s: null }, created_by: actor, created_at: now, updated_at: now, completed_at: null,
-        reason: null, offending_keys: [], cleaned: !shadow, target_toml: target.toml, shadow: null, mapping: target.plan.mapping,
+        reason: null, offending_keys: [], cleaned: !shadow && !built, target_toml: target.toml, shadow: null, mapping: target.plan.mapping,
+        ...(built ? { in_place: built } : {}),
       };
       const extra: Change[] = [{ op: 'migration', migration: id, step: 'submit' }];
       let stored = rec;
@@ -202,7 +209,7 @@ export class Migrations {
       try {
         out = await this.commitMove(stored, null, 'submit', { actor, idempotency }, extra);
       } catch (e) {
-        if (stored.shadow) this.store.setRowMirror(stored.schema, undefined);
+        if (mirrored(stored)) this.store.setRowMirror(stored.schema, undefined);
         throw e;
       }
       this.runner.kick(id);
@@ -245,7 +252,7 @@ export class Migrations {
       ...(opts.idempotency ? { idempotency: { ...opts.idempotency, render: () => ({ status: action === 'submit' ? 201 : 200, body: publicView(rec) }) } } : {}),
     });
     this.records.set(rec.id, rec);
-    if (rec.shadow && isFinal(rec.state)) this.runner.mirror(rec);
+    if ((rec.shadow || rec.in_place) && isFinal(rec.state)) this.runner.mirror(rec);
     this.opts.onState?.();
     if (isFinal(rec.state)) {
       for (const w of this.waiters.get(rec.id) ?? []) w(rec);
@@ -263,6 +270,6 @@ export class Migrations {
 export const FENCED = FENCE_ROUTE;
 
 export function publicView(r: MigrationRecord): JsonValue {
-  const { target_toml: _t, mapping: _m, shadow: _s, ...rest } = r;
+  const { target_toml: _t, mapping: _m, shadow: _s, in_place: _i, ...rest } = r;
   return rest as unknown as JsonValue;
 }

@@ -58,12 +58,14 @@ describe('operations', () => {
     expect(r.plan.mapping).toEqual({ from: { id: 'id', mail: 'email' }, using: { age: 'CAST(age AS TEXT)' } });
     const n = applyOperations(USERS, [{ op: 'add_column', name: 'nick', ty: 'str' }, { op: 'set_default', column: 'age', value: 0 }, { op: 'drop_required', column: 'email' }]);
     expect(n.plan.rewrite).toBe(false);
-    // A new index is built by the shadow during the backfill (never in the cutover frame), as is a dropped one's absence.
+    // Indexes alone are built in place during the backfill (never in the cutover frame): no row is copied.
     const ops: Operation[] = [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'drop_index', name: 'by_email' }];
-    for (const op of ops) {
-      const x = applyOperations(USERS, [op]);
-      expect([x.plan.rewrite, x.plan.steps.join(' ')]).toEqual([true, expect.stringMatching(/shadow/)]);
-    }
+    const deltas = ops.map((op) => applyOperations(USERS, [op]).plan);
+    expect(deltas.map((x) => [x.rewrite, x.inPlace])).toEqual([[false, { added: ['by_age'], dropped: [] }], [false, { added: [], dropped: ['by_email'] }]]);
+    // An index redefined under its own name, or an index change beside a row rewrite, is copied into a shadow.
+    const redefined = applyOperations(USERS, [{ op: 'drop_index', name: 'by_email' }, { op: 'add_index', name: 'by_email', columns: ['age'] }]).plan;
+    expect([redefined.rewrite, redefined.inPlace, redefined.steps.join(' ')]).toEqual([true, undefined, expect.stringMatching(/shadow/)]);
+    expect(applyOperations(USERS, [{ op: 'add_index', name: 'by_age', columns: ['age'] }, { op: 'rename_column', from: 'email', to: 'mail' }]).plan.inPlace).toBeUndefined();
     expect(() => applyOperations(USERS, [{ op: 'drop_column', name: 'id' }])).toThrow(expect.objectContaining({ code: 'validation_failed' }));
     expect(() => applyOperations(USERS, [{ op: 'drop_index', name: 'nope' }])).toThrow(/no index "nope"/);
     expect(() => applyOperations(USERS, [])).toThrow(/non-empty/);

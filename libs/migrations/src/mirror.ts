@@ -6,8 +6,9 @@
  * copied row is read inside its commit and can never be older than a dual write.
  */
 import { DbError, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
-import type { RowMirror, TenantStore } from '@mmdb/storage';
+import { parseManifest, type RowMirror, type TenantStore } from '@mmdb/storage';
 import type { MigrationRecord } from './record';
+import { buildManifest, inPlace } from './in-place';
 
 /** The value of a SQL expression over one row of `manifest` (the SQL engine's rowEvaluator), synchronous. */
 export type RowEvaluator = (expr: string, row: Row, manifest: TableManifest) => JsonValue;
@@ -25,7 +26,7 @@ export function reshapeRow(r: MigrationRecord, source: TableManifest, values: Ro
 
 /** Whether a migration's table is dual-written in its state. */
 export function mirrored(r: MigrationRecord): boolean {
-  return !!r.shadow && (r.state === 'Pending' || r.state === 'Backfilling' || r.state === 'Paused' || r.state === 'ReadyToCutover');
+  return (!!r.shadow || inPlace(r)) && (r.state === 'Pending' || r.state === 'Backfilling' || r.state === 'Paused' || r.state === 'ReadyToCutover');
 }
 
 /**
@@ -35,6 +36,16 @@ export function mirrored(r: MigrationRecord): boolean {
 export function installMirror(store: TenantStore, r: MigrationRecord, evaluate: RowEvaluator | undefined, refused: (pk: JsonValue[], e: DbError) => void): void {
   if (!mirrored(r)) {
     store.setRowMirror(r.schema, undefined);
+    return;
+  }
+  if (inPlace(r)) {
+    // Indexes built in place: every write of the table also writes their entries (no row mirrored).
+    const source = store.manifest(r.schema)!;
+    store.setRowMirror(r.schema, {
+      derive: buildManifest(source, parseManifest(r.target_toml), r.in_place!),
+      mirror: () => [],
+      refused: (ev, e) => refused(ev.pk as JsonValue[], e),
+    });
     return;
   }
   const shadow = r.shadow!;

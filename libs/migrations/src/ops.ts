@@ -6,6 +6,7 @@
 import { parse, stringify } from 'smol-toml';
 import { DbError, type JsonValue, type TableManifest } from '@mmdb/core';
 import { parseManifest } from '@mmdb/storage';
+import { indexDelta, type IndexDelta } from './in-place';
 
 export type Operation =
   | { op: 'add_column'; name: string; ty: string; required?: boolean; default?: JsonValue; dim?: number; description?: string }
@@ -40,6 +41,8 @@ export interface RowMapping {
 export interface Plan {
   /** True when every row is rewritten (and validated) before cutover. */
   readonly rewrite: boolean;
+  /** Indexes built in place (no row copied; in-place.ts), when only indexes change. */
+  readonly inPlace?: IndexDelta;
   /** One line per planned change, for the migration object. */
   readonly steps: string[];
   readonly mapping: RowMapping;
@@ -153,7 +156,7 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
       case 'add_index':
       case 'add_unique':
         list(doc, 'indexes').push({ name: o.name, columns: o.columns, unique: o.op === 'add_unique' || !!o.unique });
-        steps.push(`add ${o.op === 'add_unique' || ('unique' in o && o.unique) ? 'unique ' : ''}index ${o.name} (built in the shadow during the backfill)`);
+        steps.push(`add ${o.op === 'add_unique' || ('unique' in o && o.unique) ? 'unique ' : ''}index ${o.name} (built during the backfill)`);
         break;
       case 'add_foreign_key':
         list(doc, 'foreign_keys').push({
@@ -180,11 +183,11 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
       case 'drop_index':
       case 'drop_unique':
         removeNamed(doc, 'indexes', o.name, 'index');
-        steps.push(`drop index ${o.name} (no rewrite)`);
+        steps.push(`drop index ${o.name} (no row rewrite)`);
         break;
       case 'drop_foreign_key':
         removeNamed(doc, 'foreign_keys', o.name, 'foreign key');
-        steps.push(`drop foreign key ${o.name} (no rewrite)`);
+        steps.push(`drop foreign key ${o.name} (no row rewrite)`);
         break;
       case 'drop_check':
         removeNamed(doc, 'checks', o.name, 'check');
@@ -204,12 +207,23 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
   }
   const out = stringify(doc);
   const manifest = parseManifest(out);
-  // Derived entries that change are built in the shadow, never in the cutover frame.
-  if (!rewrite && derivedChanges(source, manifest)) {
-    rewrite = true;
-    steps.push('derived entries change: the rows are copied into a shadow that builds them (rewrite)');
+  const derived = derivedPlan(source, manifest, rewrite, steps);
+  return { toml: out, manifest, plan: { rewrite: derived.rewrite, ...(derived.inPlace ? { inPlace: derived.inPlace } : {}), steps, mapping: { from, using } } };
+}
+
+/**
+ * Derived entries that change are never built in the cutover frame: indexes alone are built in
+ * place (in-place.ts), anything else in a shadow that the rows are copied into.
+ */
+function derivedPlan(source: TableManifest, target: TableManifest, rewrite: boolean, steps: string[]): { rewrite: boolean; inPlace?: IndexDelta } {
+  if (rewrite || !derivedChanges(source, target)) return { rewrite };
+  const inPlace = indexDelta(source, target);
+  if (inPlace) {
+    steps.push('indexes built in place during the backfill (no row copied); dropped index entries cleared after the cutover');
+    return { rewrite: false, inPlace };
   }
-  return { toml: out, manifest, plan: { rewrite, steps, mapping: { from, using } } };
+  steps.push('derived entries (full-text, vectors, relations) change: the rows are copied into a shadow that builds them (rewrite)');
+  return { rewrite: true };
 }
 
 /**
@@ -280,12 +294,9 @@ export function planManifest(source: TableManifest, target: TableManifest): Plan
   for (const c of target.checks) if (!oldChecks.has(c.name)) { rewrite = true; steps.push(`add check ${c.name} (rewrite)`); }
   const oldFks = names(source.foreign_keys);
   for (const f of target.foreign_keys) if (!oldFks.has(f.name)) { rewrite = true; steps.push(`add foreign key ${f.name} (rewrite)`); }
-  if (!rewrite && derivedChanges(source, target)) {
-    rewrite = true;
-    steps.push('derived entries (indexes, full-text, vectors, relations) change: built in a shadow during the backfill (rewrite)');
-  }
-  if (!steps.length) steps.push('no row or derived entry changes: the cutover frame registers the manifest');
-  return { rewrite, steps, mapping: { from, using: {} } };
+  if (!steps.length && !derivedChanges(source, target)) steps.push('no row or derived entry changes: the cutover frame registers the manifest');
+  const derived = derivedPlan(source, target, rewrite, steps);
+  return { rewrite: derived.rewrite, ...(derived.inPlace ? { inPlace: derived.inPlace } : {}), steps, mapping: { from, using: {} } };
 }
 
 /** A manifest TOML with its table renamed and some sections removed. */

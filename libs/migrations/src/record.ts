@@ -1,6 +1,7 @@
 /** The migration object and audit entry as stored (catalogue kinds `migration`, `migration_audit`) and served. */
 import type { JsonValue } from '@mmdb/core';
 import type { Operation, RowMapping } from './ops';
+import type { IndexDelta } from './in-place';
 import type { MigrationState, Trigger } from './states';
 
 export interface Throttle {
@@ -29,7 +30,10 @@ export interface MigrationRecord {
   readonly id: string;
   readonly schema: string;
   readonly state: MigrationState;
-  readonly plan: 'rewrite' | 'no_rewrite';
+  /** `in_place`: indexes alone change; built under the table's keys, no row copied (in-place.ts). */
+  readonly plan: 'rewrite' | 'no_rewrite' | 'in_place';
+  /** Internal (in_place): the index names added and dropped. */
+  readonly in_place?: IndexDelta;
   readonly steps: readonly string[];
   readonly operations: readonly Operation[] | null;
   readonly auto_cutover: boolean;

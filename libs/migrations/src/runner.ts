@@ -10,8 +10,14 @@ import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror
 import { derivedChanges, reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
 import { isFinal, move } from './states';
+import { inPlace } from './in-place';
 
 const MAX_OFFENDING = 10;
+/** Index entries cleared per background frame after an in-place migration. */
+const CLEAR_BATCH = 2000;
+
+/** Whether a migration copies rows (into a shadow) or builds entries in place: a backfill either way. */
+const copies = (r: MigrationRecord): boolean => !!r.shadow || inPlace(r);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -166,7 +172,7 @@ export class Runner {
   /** Where a backfill resumes: the cursor and count of the last durable `backfill` step. */
   private async position(r: MigrationRecord): Promise<Position> {
     // Resumed after a restart before the total was stored: count it again.
-    if (r.progress.total === 0 && r.shadow) this.countTotal(r.id);
+    if (r.progress.total === 0 && copies(r)) this.countTotal(r.id);
     const step = await this.m.store.migrationStep(r.id);
     const cursor = step?.step === 'backfill' ? ((step.cursor as JsonValue[] | undefined) ?? null) : null;
     const done = step?.step === 'backfill' ? Number((step.state as { done?: number } | undefined)?.done ?? 0) : 0;
@@ -184,7 +190,7 @@ export class Runner {
    */
   private async batch(id: string, pos: Position): Promise<number> {
     const r = this.m.get(id);
-    if (r.state !== 'Backfilling' || !r.shadow) {
+    if (r.state !== 'Backfilling' || !copies(r)) {
       if (r.state === 'Backfilling') await this.m.commitMove({ ...r, state: move(id, r.state, 'ready') }, r.state, 'ready', { actor: 'system' });
       return -1;
     }
@@ -295,7 +301,8 @@ export class Runner {
       const r = this.m.get(id);
       const to = move(id, r.state, 'cutover');
       const store = this.m.store;
-      const fast = this.switchable(r);
+      const built = inPlace(r);
+      const fast = !built && this.switchable(r);
       // Before the fence: any row the dual writes missed is mirrored now (writes go on, dual-written).
       const caught = fast ? await this.catchUp(r) : null;
       const t0 = Date.now();
@@ -306,7 +313,11 @@ export class Runner {
         store.setRowMirror(r.schema, undefined);
         const changes: Change[] = [];
         let stats: { rows: number; from_shadow: number; reshaped: number; switched?: boolean } | undefined;
-        if (fast) {
+        if (built) {
+          // Indexes built in place (backfill and dual writes): the manifest alone, nothing derived under the fence.
+          changes.push({ op: 'schema_put', toml: r.target_toml, prebuilt: true }, { op: 'migration', migration: id, step: 'cutover' });
+          stats = { rows: 0, from_shadow: 0, reshaped: 0 };
+        } else if (fast) {
           // One small frame whatever the row count: the table now reads and writes the shadow's keys
           // (rows and index entries the dual writes kept exact); its old keys are cleared in the background.
           changes.push({ op: 'schema_put', toml: r.target_toml, physical: keyIdOf(store.manifest(r.shadow!)!) }, { op: 'migration', migration: id, step: 'cutover' });
@@ -317,7 +328,7 @@ export class Runner {
           changes.push({ op: 'schema_put', toml: reshape(r.target_toml, { strip: ['indexes', 'foreign_keys'] }) });
           stats = await this.rowsInNewShape(r, changes);
         }
-        if (!fast) changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
+        if (!fast && !built) changes.push({ op: 'schema_put', toml: r.target_toml }, { op: 'migration', migration: id, step: 'cutover' });
         const next: MigrationRecord = {
           ...r, state: to, completed_at: nowS(), progress: { ...r.progress, eta_s: 0 },
           ...(stats ? { cutover: { ...stats, fenced_ms: Date.now() - t0 } } : {}),
@@ -423,11 +434,37 @@ export class Runner {
   }
 
   /**
+   * An in-place migration's leftovers: the dropped indexes' entries once it completed, or the
+   * entries it built if it was aborted or failed, cleared in background frames of up to
+   * CLEAR_BATCH keys (each its own move, so pauses and other moves interleave). False when the
+   * runner closed first (a restart resumes it: clearing is idempotent).
+   */
+  private async clearIndexes(r: MigrationRecord): Promise<boolean> {
+    const names = r.state === 'Completed' ? r.in_place!.dropped : r.in_place!.added;
+    for (const index of names) {
+      for (;;) {
+        if (this.closed) return false;
+        const res = await this.m.serial(() =>
+          this.m.store.commit({
+            changes: [{ op: 'custom', participant: 'index', type: 'clear_index', payload: { schema: r.schema, index, limit: CLEAR_BATCH } }],
+            actor: 'system', route: 'migration cleanup', background: true,
+          }),
+        );
+        const out = res.results[0] as { result?: { deleted?: number } };
+        if ((out.result?.deleted ?? 0) < CLEAR_BATCH) break;
+      }
+    }
+    return true;
+  }
+
+  /**
    * Background, after cutover, abort or failure: drops the shadow table (a schema drop is a
    * frame of its own; its keys are cleared after it is durable), then records the `cleanup`
    * step. A crash between the two finds the shadow gone and only records the step.
    */
   private async cleanup(id: string): Promise<void> {
+    const first = this.m.get(id);
+    if (first.in_place && !first.cleaned && !(await this.clearIndexes(first))) return;
     await this.m.serial(async () => {
       const r = this.m.get(id);
       if (r.cleaned) return;

@@ -56,6 +56,14 @@ export interface SchemaPutChange {
    * the old keys are then cleared in the background. Absent: unchanged (a new table: its id).
    */
   readonly physical?: string;
+  /**
+   * The table's derived entries for this manifest are already in place: participants derive
+   * nothing for it (deriveSchema sees the manifest as its own previous one). An online
+   * migration's in-place cutover: its backfill and dual writes built the added indexes under the
+   * table's keys (RowMirror.derive), and it clears the dropped ones after this frame. Not logged
+   * (the frame's key writes are what followers apply).
+   */
+  readonly prebuilt?: boolean;
 }
 
 export interface SchemaDropChange {
@@ -373,6 +381,14 @@ export interface RowMirror {
    */
   readonly target?: string;
   mirror(ev: RowMirrorEvent, ctx: DeriveContext): ReadonlyArray<RowPutChange | RowDeleteChange>;
+  /**
+   * A manifest of the same table (same key id) whose derived entries also follow every put and
+   * delete of the table, in the same frame: an online migration building new indexes in place
+   * (the manifest holds only them). A `mirror` change (the backfill's copy) derives them for the
+   * row as it is, as if it were new. An entry it refuses (a unique clash) is refused like a
+   * mirrored row change.
+   */
+  readonly derive?: TableManifest;
   refused?(ev: RowMirrorEvent, error: DbError): void;
 }
 

@@ -475,7 +475,7 @@ export class Coordinator {
             await this.remirror(ctx, change, results, logged);
             break;
           case 'schema_put': {
-            const entry = await this.schemaPut(ctx, change.toml, schemaOf, change.physical);
+            const entry = await this.schemaPut(ctx, change.toml, schemaOf, change.physical, change.prebuilt === true);
             results.push({ op: 'schema_put', schema: entry.manifest.id, created: !schemaOf(entry.manifest.id) });
             ownSchemas.set(entry.manifest.id, entry);
             logged.add(change.physical === undefined ? { op: 'schema_put', schema: entry.manifest.id, toml: entry.toml } : { op: 'schema_put', schema: entry.manifest.id, toml: entry.toml, physical: change.physical });
@@ -711,7 +711,7 @@ export class Coordinator {
    * so that a refused one leaves nothing behind (the source write keeps going without its
    * mirror, and the mirror is told) unless `strict` (a `mirror` change: the request fails).
    */
-  private async mirror(ctx: RequestContext, ev: RowMirrorEvent, logged: ChangeLog, rowids: Map<string, number>, strict: boolean): Promise<number> {
+  private async mirror(ctx: RequestContext, ev: RowMirrorEvent, logged: ChangeLog, rowids: Map<string, number>, strict: boolean, copy = false): Promise<number> {
     const mirror = this.host.rowMirror(ev.schema);
     if (!mirror) return 0;
     const child = ctx.child();
@@ -726,6 +726,8 @@ export class Coordinator {
         else throw new DbError('internal_error', `a row mirror may only put or delete rows, not "${(c as { op: string }).op}"`);
         n++;
       }
+      // Entries built in place: a copy derives them for the row as it is (as if it were new).
+      if (mirror.derive) await this.derive(child, mirror.derive, ev.pk, copy ? null : ev.before, ev.after);
     } catch (e) {
       if (strict) throw e;
       mirror.refused?.(ev, isDbError(e) ? e : new DbError('internal_error', `row mirror of ${ev.schema}: ${(e as Error)?.message ?? String(e)}`));
@@ -745,7 +747,7 @@ export class Coordinator {
       throw new DbError('validation_failed', `${m.id} has a ${m.primary_key.length}-column primary key (${m.primary_key.join(', ')})`);
     }
     const now = (await ctx.getRow(m.id, ch.pk)) ?? null;
-    const n = await this.mirror(ctx, { schema: m.id, pk: ch.pk, before: now, after: now }, logged, new Map(), true);
+    const n = await this.mirror(ctx, { schema: m.id, pk: ch.pk, before: now, after: now }, logged, new Map(), true, true);
     results.push({ op: 'mirror', schema: m.id, pk: ch.pk, changes: n });
   }
 
@@ -767,7 +769,7 @@ export class Coordinator {
     results.push({ op: 'custom', participant: ch.participant, result });
   }
 
-  private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined, moveTo?: string): Promise<SchemaEntry> {
+  private async schemaPut(ctx: RequestContext, toml: string, schemaOf: (id: string) => SchemaEntry | undefined, moveTo?: string, prebuilt = false): Promise<SchemaEntry> {
     if (typeof toml !== 'string') throw new DbError('validation_failed', 'a manifest must be TOML text');
     const parsed = parseManifest(toml);
     const before = schemaOf(parsed.id)?.manifest;
@@ -807,7 +809,8 @@ export class Coordinator {
     }
     for (const part of this.host.participants()) {
       if (!part.deriveSchema) continue;
-      for (const w of await part.deriveSchema(m, prev, ctx)) ctx.put(w.key, w.value);
+      // Prebuilt: the entries this manifest implies are in place already (SchemaPutChange.prebuilt).
+      for (const w of await part.deriveSchema(m, prebuilt && prev ? m : prev, ctx)) ctx.put(w.key, w.value);
     }
     ctx.put(metaKey('schema', m.id), json(m.physical === undefined ? { toml } : { toml, physical: m.physical }));
     // The keys the table leaves are cleared in the background once this frame is applied (the marker survives a crash).

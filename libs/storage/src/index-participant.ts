@@ -3,8 +3,8 @@
  * (declared [[indexes]] plus an implicit one per foreign key). A unique index refuses a
  * second row with the same non-null values with `conflict`.
  */
-import { DbError, TableManifest } from '@mmdb/core';
-import type { CommitParticipant, DeriveContext, KeyWrite, RowChangeEvent, StoredRow } from './api';
+import { DbError, TableManifest, type JsonValue } from '@mmdb/core';
+import type { CommitParticipant, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, StoredRow } from './api';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { decodeRow, indexEntry, keyIdOf, maintainedIndexes } from './records';
 
@@ -86,6 +86,25 @@ export const indexParticipant: CommitParticipant = {
       }
     }
     return out;
+  },
+
+  /**
+   * `clear_index {schema, index, limit?}`: deletes up to `limit` (default 2,000) entries of an
+   * index the table does not maintain (an online migration's dropped index after its cutover, or
+   * the index it was building when it was aborted), in key order; answers `{deleted}` (fewer
+   * than `limit`: none left). An index the table maintains is refused.
+   */
+  async deriveCustom(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    const p = ch.payload as { schema?: unknown; index?: unknown; limit?: unknown } | null;
+    if (ch.type !== 'clear_index' || !p || typeof p.schema !== 'string' || typeof p.index !== 'string') {
+      throw new DbError('validation_failed', 'the index participant takes clear_index {schema, index, limit?}');
+    }
+    const m = ctx.manifest(p.schema);
+    if (!m) throw new DbError('schema_not_found', `no schema is registered as "${p.schema}"`, { schema: p.schema });
+    if (maintainedIndexes(m).some((i) => i.name === p.index)) throw new DbError('conflict', `index "${p.index}" of ${m.id} is in use: it cannot be cleared`, { index: p.index });
+    const limit = typeof p.limit === 'number' && p.limit >= 1 ? Math.floor(p.limit) : 2000;
+    const keys = await ctx.range({ ...prefixRange(KEYSPACE.index, [keyIdOf(m), p.index]), limit });
+    return { writes: keys.map(([key]) => ({ key, value: null })), result: { deleted: keys.length } };
   },
 
   dropRanges(m: TableManifest) {

@@ -199,7 +199,7 @@ export const Migration = t.object(
     id: t.string({ description: 'ULID' }),
     schema: t.string({ description: 'the migrated schema (namespace.table)' }),
     state: t.enum(MIGRATION_STATES),
-    plan: t.enum(['rewrite', 'no_rewrite']),
+    plan: t.enum(['rewrite', 'no_rewrite', 'in_place']),
     steps: t.array(t.string()),
     operations: t.nullable(t.array(t.record(t.any()))),
     auto_cutover: t.boolean(),

@@ -1,0 +1,52 @@
+/**
+ * Derived-only changes built in place: when a migration changes nothing but the table's
+ * secondary indexes (added ones, unique or not; dropped ones, foreign keys' implicit indexes
+ * included), no row is copied. The new indexes' entries are written under the table's own keys
+ * by the backfill frames and by every write of the table (storage's `RowMirror.derive`: dual
+ * writes of the entries alone), the cutover frame registers the target manifest as `prebuilt`
+ * (nothing derived under the fence), and the dropped indexes' entries are cleared after it in
+ * background frames (`clear_index`); an abort or a failure clears what was built instead.
+ */
+import type { IndexDef, TableManifest } from '@mmdb/core';
+import { fkIndexName } from '@mmdb/storage';
+import { derivedChanges } from './ops';
+import type { MigrationRecord } from './record';
+
+/** The index names an in-place migration adds and drops. */
+export interface IndexDelta {
+  readonly added: readonly string[];
+  readonly dropped: readonly string[];
+}
+
+/**
+ * The delta when going from `source` to `target` changes derived entries through indexes alone
+ * and can be built in place; null otherwise (other derived sections change, a foreign key is
+ * added or changed, or an index keeps its name with another definition: its entries would mix).
+ */
+export function indexDelta(source: TableManifest, target: TableManifest): IndexDelta | null {
+  if (derivedChanges({ ...source, indexes: target.indexes, foreign_keys: target.foreign_keys }, target)) return null;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const fks = new Map(source.foreign_keys.map((f) => [f.name, f]));
+  for (const f of target.foreign_keys) if (!fks.has(f.name) || !same(fks.get(f.name)!.columns, f.columns)) return null;
+  const before = new Map(source.indexes.map((i) => [i.name, i]));
+  const after = new Map(target.indexes.map((i) => [i.name, i]));
+  const def = (i: IndexDef) => [i.columns, !!i.unique];
+  for (const [name, i] of after) if (before.has(name) && !same(def(before.get(name)!), def(i))) return null;
+  const added = [...after.keys()].filter((n) => !before.has(n));
+  const dropped = [
+    ...[...before.keys()].filter((n) => !after.has(n)),
+    ...source.foreign_keys.filter((f) => !target.foreign_keys.some((t) => t.name === f.name)).map((f) => fkIndexName(f.name)),
+  ];
+  return added.length || dropped.length ? { added, dropped } : null;
+}
+
+/** The manifest whose entries an in-place migration builds: the table with the added indexes only. */
+export function buildManifest(source: TableManifest, target: TableManifest, delta: IndexDelta): TableManifest {
+  const { vector: _vector, ...rest } = source;
+  return { ...rest, indexes: target.indexes.filter((i) => delta.added.includes(i.name)), foreign_keys: [], fulltext: [], relations: [], checks: [] };
+}
+
+/** Whether a migration builds its derived entries in place (no shadow table). */
+export function inPlace(r: MigrationRecord): boolean {
+  return r.plan === 'in_place' && !!r.in_place;
+}
