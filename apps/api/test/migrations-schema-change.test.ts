@@ -29,12 +29,12 @@ describe('schema changes as migrations over real HTTPS', () => {
     const first = await putSchema(toml);
     expect([first.status, first.json.created, first.json.migration]).toEqual([200, true, undefined]);
     expect((await req('POST', '/rows/app.tags/_batch', [{ id: 1, tag: 'a' }, { id: 2, tag: 'b' }])).status).toBe(200);
-    // A unique index: built by the shadow as the rows are copied; the cutover frame only switches keys.
+    // A unique index: built in place (no row copied) by the backfill and the dual writes; the cutover frame registers the manifest.
     const indexed = `${toml}[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\nunique = true\n`;
     const r = await putSchema(indexed);
     expect([r.status, r.json.created, typeof r.json.migration]).toEqual([200, false, 'string']);
     const m = (await req('GET', `/migrations/${r.json.migration}`)).json;
-    expect(m).toMatchObject({ schema: 'app.tags', state: 'Completed', plan: 'rewrite', auto_cutover: true, cutover: { rows: 2, switched: true } });
+    expect(m).toMatchObject({ schema: 'app.tags', state: 'Completed', plan: 'in_place', auto_cutover: true, cutover: { rows: 0, reshaped: 0 } });
     const audit = (await req('GET', `/migrations/_audit?migration=${m.id}`)).json.entries.map((e: any) => e.action);
     expect(audit).toEqual(['submit', 'start', 'ready', 'auto-cutover']);
     // The derived state followed the manifest: the unique index refuses a duplicate.
@@ -120,12 +120,12 @@ describe('schema changes as migrations over real HTTPS', () => {
     for (const end = Date.now() + 10_000; (await schemas()).some((x) => x.includes('__mig_')) && Date.now() < end; ) await sleep(20);
     expect((await schemas()).filter((x) => x.includes('people'))).toEqual(['main.people']);
 
-    // Without duplicates the index is built by the shadow and the cutover switches keys.
+    // Without duplicates the index is built in place and the cutover registers it.
     for (const id of [3, 5]) expect((await req('DELETE', `/rows/main.people/${id}`)).status).toBe(200);
     const ok = await sql('CREATE UNIQUE INDEX people_nick ON people(nick)');
     expect([ok.status, ok.json.kind, ok.json.created]).toEqual([200, 'ddl', true]);
     const built = (await migrations())[0];
-    expect(built).toMatchObject({ state: 'Completed', plan: 'rewrite', operations: [{ op: 'add_index', name: 'people_nick', columns: ['nick'], unique: true }], cutover: { switched: true } });
+    expect(built).toMatchObject({ state: 'Completed', plan: 'in_place', operations: [{ op: 'add_index', name: 'people_nick', columns: ['nick'], unique: true }], cutover: { rows: 0 } });
     const again = await sql("INSERT INTO people VALUES (6, 'ann', 'rome', NULL)");
     expect([again.status, again.json.error]).toEqual([409, 'conflict']);
     expect((await sql('CREATE INDEX people_city ON people(city)')).status).toBe(200);

@@ -252,14 +252,16 @@ export class FtsParticipant implements CommitParticipant {
       const after = ch.after?.values[def.field];
       const text = typeof after === 'string' ? after : null;
       if (ch.before && typeof before === 'string' && before === text) continue;
-      // a row that had no text has no entry (a new row needs no read); else read the entry to stay exact
-      const hadEntry = typeof before === 'string' ? undefined : false;
+      // a row that had no text has no entry (a new row needs no read); else (or for a backfill's
+      // copy, whose entry a dual write may have made) read the entry to stay exact
+      const hadEntry = ch.copy || typeof before === 'string' ? undefined : false;
       out.push(...(await this.docWrites(keyIdOf(ch.manifest), def.field, doc, text, this.analyzer(def), ctx, hadEntry)));
     }
     return out;
   }
 
   async deriveCustom(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    if (ch.type === 'clear_field') return this.clearField(ch, ctx);
     const p = ch.payload as unknown as PutDocPayload;
     if (!p || typeof p.table !== 'string' || typeof p.field !== 'string' || typeof p.doc_id !== 'string')
       throw new DbError('validation_failed', 'fts change needs table, field and doc_id strings');
@@ -289,6 +291,23 @@ export class FtsParticipant implements CommitParticipant {
       return { writes, result: { doc_id: p.doc_id, deleted: existed } };
     }
     throw new DbError('validation_failed', `unknown fts change type "${ch.type}"`);
+  }
+
+  /**
+   * `clear_field {schema, field, limit?}`: deletes up to `limit` (default 2,000) keys of a field
+   * the table does not declare (an online migration's dropped field after its cutover, or the
+   * field it was building in place when it was aborted); answers `{deleted}` (fewer than
+   * `limit`: none left). A declared field is refused.
+   */
+  private async clearField(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    const p = ch.payload as { schema?: unknown; field?: unknown; limit?: unknown } | null;
+    if (!p || typeof p.schema !== 'string' || typeof p.field !== 'string') throw new DbError('validation_failed', 'clear_field needs schema and field strings');
+    const m = ctx.manifest(p.schema);
+    if (!m) throw new DbError('schema_not_found', `no schema is registered as "${p.schema}"`, { schema: p.schema });
+    if (m.fulltext.some((d) => d.field === p.field)) throw new DbError('conflict', `fulltext field "${p.field}" of ${m.id} is in use: it cannot be cleared`, { field: p.field });
+    const limit = typeof p.limit === 'number' && p.limit >= 1 ? Math.floor(p.limit) : 2000;
+    const keys = await ctx.range({ ...fieldRange(keyIdOf(m), p.field), limit });
+    return { writes: keys.map(([key]) => ({ key, value: null })), result: { deleted: keys.length } };
   }
 
   /** Writes that turn the stored entry of `doc` into `text` (null: remove it), keeping totals exact. */

@@ -1,21 +1,24 @@
 /**
  * Derived-only changes built in place: when a migration changes nothing but the table's
  * secondary indexes (added ones, unique or not; dropped ones, foreign keys' implicit indexes
- * included), no row is copied. The new indexes' entries are written under the table's own keys
- * by the backfill frames and by every write of the table (storage's `RowMirror.derive`: dual
- * writes of the entries alone), the cutover frame registers the target manifest as `prebuilt`
- * (nothing derived under the fence), and the dropped indexes' entries are cleared after it in
- * background frames (`clear_index`); an abort or a failure clears what was built instead.
+ * included) and full-text fields (added or dropped), no row is copied. The new entries (index
+ * entries, postings) are written under the table's own keys by the backfill frames and by every
+ * write of the table (storage's `RowMirror.derive`: dual writes of the entries alone), the
+ * cutover frame registers the target manifest as `prebuilt` (nothing derived under the fence),
+ * and the dropped ones are cleared after it in background frames (`clear_index`, fts's
+ * `clear_field`); an abort or a failure clears what was built instead.
  */
-import type { IndexDef, TableManifest } from '@mmdb/core';
+import type { FullTextDef, IndexDef, TableManifest } from '@mmdb/core';
 import { fkIndexName } from '@mmdb/storage';
 import { derivedChanges } from './ops';
 import type { MigrationRecord } from './record';
 
-/** The index names an in-place migration adds and drops. */
+/** The index names and full-text fields an in-place migration adds and drops. */
 export interface IndexDelta {
   readonly added: readonly string[];
   readonly dropped: readonly string[];
+  readonly fields_added?: readonly string[];
+  readonly fields_dropped?: readonly string[];
 }
 
 /**
@@ -24,8 +27,15 @@ export interface IndexDelta {
  * added or changed, or an index keeps its name with another definition: its entries would mix).
  */
 export function indexDelta(source: TableManifest, target: TableManifest): IndexDelta | null {
-  if (derivedChanges({ ...source, indexes: target.indexes, foreign_keys: target.foreign_keys }, target)) return null;
+  if (derivedChanges({ ...source, indexes: target.indexes, foreign_keys: target.foreign_keys, fulltext: target.fulltext }, target)) return null;
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  // A field analyzed another way keeps its keys (field, term, doc): old and new postings would mix.
+  const analysis = (d: FullTextDef) => [d.analyzer, d.stopwords ?? null];
+  const oldFields = new Map(source.fulltext.map((d) => [d.field, d]));
+  const newFields = new Map(target.fulltext.map((d) => [d.field, d]));
+  for (const [f, d] of newFields) if (oldFields.has(f) && !same(analysis(oldFields.get(f)!), analysis(d))) return null;
+  const fieldsAdded = [...newFields.keys()].filter((f) => !oldFields.has(f));
+  const fieldsDropped = [...oldFields.keys()].filter((f) => !newFields.has(f));
   const fks = new Map(source.foreign_keys.map((f) => [f.name, f]));
   for (const f of target.foreign_keys) if (!fks.has(f.name) || !same(fks.get(f.name)!.columns, f.columns)) return null;
   const before = new Map(source.indexes.map((i) => [i.name, i]));
@@ -37,13 +47,19 @@ export function indexDelta(source: TableManifest, target: TableManifest): IndexD
     ...[...before.keys()].filter((n) => !after.has(n)),
     ...source.foreign_keys.filter((f) => !target.foreign_keys.some((t) => t.name === f.name)).map((f) => fkIndexName(f.name)),
   ];
-  return added.length || dropped.length ? { added, dropped } : null;
+  if (!added.length && !dropped.length && !fieldsAdded.length && !fieldsDropped.length) return null;
+  return { added, dropped, ...(fieldsAdded.length || fieldsDropped.length ? { fields_added: fieldsAdded, fields_dropped: fieldsDropped } : {}) };
 }
 
-/** The manifest whose entries an in-place migration builds: the table with the added indexes only. */
+/** The manifest whose entries an in-place migration builds: the table with the added indexes and fields only. */
 export function buildManifest(source: TableManifest, target: TableManifest, delta: IndexDelta): TableManifest {
   const { vector: _vector, ...rest } = source;
-  return { ...rest, indexes: target.indexes.filter((i) => delta.added.includes(i.name)), foreign_keys: [], fulltext: [], relations: [], checks: [] };
+  return {
+    ...rest,
+    indexes: target.indexes.filter((i) => delta.added.includes(i.name)),
+    fulltext: target.fulltext.filter((d) => (delta.fields_added ?? []).includes(d.field)),
+    foreign_keys: [], relations: [], checks: [],
+  };
 }
 
 /** Whether a migration builds its derived entries in place (no shadow table). */

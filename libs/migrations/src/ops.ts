@@ -174,7 +174,7 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
       case 'add_fulltext':
       case 'add_relation':
         list(doc, o.op === 'add_fulltext' ? 'fulltext' : 'relations').push(o.def);
-        steps.push(`${o.op.replace('_', ' ')} (derived entries built in the shadow during the backfill)`);
+        steps.push(`${o.op.replace('_', ' ')} (derived entries built during the backfill)`);
         break;
       case 'add_vector':
         doc.vector = o.def;
@@ -196,7 +196,7 @@ export function applyOperations(toml: string, ops: readonly Operation[]): { toml
       case 'drop_fulltext':
       case 'drop_relation':
         removeNamed(doc, o.op === 'drop_fulltext' ? 'fulltext' : 'relations', o.name, o.op === 'drop_fulltext' ? 'fulltext field' : 'relation');
-        steps.push(`${o.op.replace('_', ' ')} ${o.name} (no rewrite)`);
+        steps.push(`${o.op.replace('_', ' ')} ${o.name} (no row rewrite)`);
         break;
       case 'drop_vector':
         if (!doc.vector) bad('the table has no vector declaration');
@@ -219,10 +219,10 @@ function derivedPlan(source: TableManifest, target: TableManifest, rewrite: bool
   if (rewrite || !derivedChanges(source, target)) return { rewrite };
   const inPlace = indexDelta(source, target);
   if (inPlace) {
-    steps.push('indexes built in place during the backfill (no row copied); dropped index entries cleared after the cutover');
+    steps.push('indexes and full-text fields built in place during the backfill (no row copied); dropped ones cleared after the cutover');
     return { rewrite: false, inPlace };
   }
-  steps.push('derived entries (full-text, vectors, relations) change: the rows are copied into a shadow that builds them (rewrite)');
+  steps.push('derived entries (a changed analyzer or index, vectors, relations) change: the rows are copied into a shadow that builds them (rewrite)');
   return { rewrite: true };
 }
 

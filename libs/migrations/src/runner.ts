@@ -440,15 +440,17 @@ export class Runner {
    * runner closed first (a restart resumes it: clearing is idempotent).
    */
   private async clearIndexes(r: MigrationRecord): Promise<boolean> {
-    const names = r.state === 'Completed' ? r.in_place!.dropped : r.in_place!.added;
-    for (const index of names) {
+    const d = r.in_place!;
+    const done = r.state === 'Completed';
+    const clears = [
+      ...(done ? d.dropped : d.added).map((index) => ({ participant: 'index', type: 'clear_index', payload: { schema: r.schema, index, limit: CLEAR_BATCH } })),
+      ...((done ? d.fields_dropped : d.fields_added) ?? []).map((field) => ({ participant: 'fts', type: 'clear_field', payload: { schema: r.schema, field, limit: CLEAR_BATCH } })),
+    ];
+    for (const c of clears) {
       for (;;) {
         if (this.closed) return false;
         const res = await this.m.serial(() =>
-          this.m.store.commit({
-            changes: [{ op: 'custom', participant: 'index', type: 'clear_index', payload: { schema: r.schema, index, limit: CLEAR_BATCH } }],
-            actor: 'system', route: 'migration cleanup', background: true,
-          }),
+          this.m.store.commit({ changes: [{ op: 'custom', ...c }], actor: 'system', route: 'migration cleanup', background: true }),
         );
         const out = res.results[0] as { result?: { deleted?: number } };
         if ((out.result?.deleted ?? 0) < CLEAR_BATCH) break;

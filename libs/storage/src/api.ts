@@ -207,6 +207,11 @@ export interface RowChangeEvent {
   readonly pk: PkTuple;
   readonly before: StoredRow | null;
   readonly after: StoredRow | null;
+  /**
+   * A backfill's copy (RowMirror.derive): `before` is null and `after` is the row as it is, but
+   * its entries may exist already (a dual write made them): read them rather than assume none.
+   */
+  readonly copy?: boolean;
 }
 
 /** Read access while deriving: committed state plus the earlier writes of the same group. */

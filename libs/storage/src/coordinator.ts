@@ -727,7 +727,7 @@ export class Coordinator {
         n++;
       }
       // Entries built in place: a copy derives them for the row as it is (as if it were new).
-      if (mirror.derive) await this.derive(child, mirror.derive, ev.pk, copy ? null : ev.before, ev.after);
+      if (mirror.derive) await this.derive(child, mirror.derive, ev.pk, copy ? null : ev.before, ev.after, copy);
     } catch (e) {
       if (strict) throw e;
       mirror.refused?.(ev, isDbError(e) ? e : new DbError('internal_error', `row mirror of ${ev.schema}: ${(e as Error)?.message ?? String(e)}`));
@@ -751,8 +751,8 @@ export class Coordinator {
     results.push({ op: 'mirror', schema: m.id, pk: ch.pk, changes: n });
   }
 
-  private async derive(ctx: RequestContext, m: TableManifest, pk: PkTuple, before: StoredRow | null, after: StoredRow | null): Promise<void> {
-    const ev = { schema: m.id, manifest: m, pk, before, after };
+  private async derive(ctx: RequestContext, m: TableManifest, pk: PkTuple, before: StoredRow | null, after: StoredRow | null, copy = false): Promise<void> {
+    const ev = copy ? { schema: m.id, manifest: m, pk, before, after, copy } : { schema: m.id, manifest: m, pk, before, after };
     for (const part of this.host.participants()) {
       if (!part.deriveRow) continue;
       const r = part.deriveRow(ev, ctx);
