@@ -3,10 +3,12 @@
  * with a SIGKILL mid-backfill: an added field's postings are written by the backfill frames and
  * by every foreground write (across the crash), the cutover registers the field and search
  * answers from it at once; a dropped field's postings, and an aborted build's, are cleared after;
- * `verify` (with the full-text participant) is clean.
+ * `verify` (with the full-text participant) is clean. A relation is built in place the same way
+ * (its edges), traversed at once after the cutover, and cleared when dropped.
  */
 import * as path from 'path';
 import { FtsParticipant } from '@mmdb/fts';
+import { GraphIndex } from '@mmdb/graph';
 import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
 import { killMidBackfill, migrationClient, type Restarts } from './migration-client';
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
@@ -99,4 +101,49 @@ describe('full-text fields built in place', () => {
       await store.close();
     }
   }, 240_000);
+
+  it('adds a relation under concurrent writes and drops it; traversal follows, verify is clean', async () => {
+    const dir = TestServer.tempDir();
+    const srv = await new TestServer(dir, bootstrapEnv()).start();
+    const { req, until } = migrationClient(() => srv);
+    const N = 600;
+    const toml = 'namespace = "lib"\ntable = "nodes"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "next"\nty = "i64"\n';
+    const neighbors = async (k: number) => {
+      const r = await req('GET', `/graph/lib.nodes/neighbors?rel=links&node=${k}`);
+      return r.status === 200 ? JSON.stringify(r.json) : `status ${r.status}`;
+    };
+    try {
+      expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: toml, contentType: 'text/plain' })).status).toBe(200);
+      expect((await req('POST', '/rows/lib.nodes/_batch', Array.from({ length: N }, (_, i) => ({ id: i, next: (i + 1) % N })))).status).toBe(200);
+      const rel = { name: 'links', target: 'lib.nodes', columns: ['next'] };
+      const sub = await req('POST', '/migrations', { schema: 'lib.nodes', operations: [{ op: 'add_relation', def: rel }], throttle: { max_rows_per_s: 600, batch_size: 20 } });
+      expect([sub.status, sub.json.plan]).toEqual([201, 'in_place']);
+      // Writers re-point some nodes while the edges are built.
+      for (let k = 0; k < N; k += 15) expect((await req('PUT', `/rows/lib.nodes/${k}`, { id: k, next: (k + 300) % N })).status).toBe(200);
+      await until(sub.json.id, (m) => m.state === 'ReadyToCutover');
+      expect(await neighbors(1)).toMatch(/^status 4/); // not a relation until cutover
+      const cut = await req('POST', `/migrations/${sub.json.id}/cutover`);
+      expect([cut.json.state, cut.json.cutover.rows]).toEqual(['Completed', 0]);
+      expect(await neighbors(15)).toContain('"315"');
+      expect(await neighbors(15)).not.toContain('"16"');
+      expect(await neighbors(16)).toContain('"17"');
+      // A relation whose key does not fit its target is refused at submit (nothing is registered before the cutover).
+      const bad = await req('POST', '/migrations', { schema: 'lib.nodes', operations: [{ op: 'add_relation', def: { ...rel, name: 'pairs', columns: ['next', 'id'] } }] });
+      expect([bad.status, bad.json.error]).toEqual([400, 'validation_failed']);
+      await until(sub.json.id, (m) => m.cleaned === true);
+      const drop = await req('POST', '/migrations', { schema: 'lib.nodes', operations: [{ op: 'drop_relation', name: 'links' }], auto_cutover: true });
+      expect(drop.json.plan).toBe('in_place');
+      await until(drop.json.id, (m) => m.state === 'Completed' && m.cleaned === true);
+      expect(await neighbors(16)).toMatch(/^status 4/);
+    } finally {
+      await srv.stop();
+    }
+    const store = await TenantStore.open({ dir: path.join(dir, 'tenants', TENANT, 'store'), sync: false, participants: [new GraphIndex()] });
+    try {
+      expect((await store.verify()).differences).toEqual([]);
+      expect(await store.db.keys({ ...prefixRange(KEYSPACE.edge, ['lib.nodes']), limit: 1 }).all()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
 });

@@ -5,7 +5,7 @@
  * followers replay a migration through the one frame applier. The copying (backfill, cutover,
  * cleanup) is in runner.ts.
  */
-import { DbError, INTERNAL_TABLE_MARK, newUlid, type JsonValue } from '@mmdb/core';
+import { DbError, INTERNAL_TABLE_MARK, isDbError, newUlid, type JsonValue } from '@mmdb/core';
 import { FENCE_ROUTE, parseManifest, type Change, type IdempotencyRecord, type TenantStore } from '@mmdb/storage';
 import { applyOperations, planManifest, reshape, shadowToml as shadowOf, type Operation } from './ops';
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
@@ -183,6 +183,9 @@ export class Migrations {
       const id = newUlid();
       const shadow = target.plan.rewrite ? `${parseManifest(toml).table}${INTERNAL_TABLE_MARK}${id.toLowerCase()}` : null;
       const built = target.plan.rewrite ? undefined : target.plan.inPlace;
+      // Nothing is registered before an in-place cutover: the target is checked now (participants'
+      // checks of full-text fields and relations included), in a dry run that writes nothing.
+      if (built) await this.dryRun({ op: 'schema_put', toml: target.toml, prebuilt: true });
       const now = nowS();
       const rec: MigrationRecord = {
         id, schema: input.schema, state: 'Pending', plan: target.plan.rewrite ? 'rewrite' : built ? 'in_place' : 'no_rewrite', steps: target.plan.steps,
@@ -259,6 +262,21 @@ export class Migrations {
       this.waiters.delete(rec.id);
     }
     return rec;
+  }
+
+  /** Runs `change` in a commit that always fails after it, so nothing is written; throws its own refusal. */
+  private async dryRun(change: Change): Promise<void> {
+    try {
+      await this.store.commit({ changes: [change, { op: 'delete', schema: '\u0000no-such-schema', pk: [] }] });
+    } catch (e) {
+      if (isDbError(e) && e.details.index === 1) return; // refused at the change that always fails
+      if (isDbError(e)) {
+        const { index: _i, ...details } = e.details as Record<string, JsonValue>;
+        throw new DbError(e.code, e.message, details);
+      }
+      throw e;
+    }
+    throw new DbError('internal_error', 'a dry run committed');
   }
 
   /** Updates the in-memory object without a frame (progress between batches). */

@@ -445,6 +445,7 @@ export class Runner {
     const clears = [
       ...(done ? d.dropped : d.added).map((index) => ({ participant: 'index', type: 'clear_index', payload: { schema: r.schema, index, limit: CLEAR_BATCH } })),
       ...((done ? d.fields_dropped : d.fields_added) ?? []).map((field) => ({ participant: 'fts', type: 'clear_field', payload: { schema: r.schema, field, limit: CLEAR_BATCH } })),
+      ...((done ? d.relations_dropped : d.relations_added) ?? []).map((relation) => ({ participant: 'graph', type: 'clear_relation', payload: { schema: r.schema, relation, limit: CLEAR_BATCH } })),
     ];
     for (const c of clears) {
       for (;;) {
