@@ -70,6 +70,13 @@ export interface AppConfig {
    * earlier versions did): kept to measure one against the other (tools/bench/migrations).
    */
   readonly migrationCutover: 'switch' | 'rewrite';
+  /**
+   * DB_MIGRATION_IN_PLACE: `on` (default: a migration that only adds or drops indexes, full-text
+   * fields or relations builds them under the table's keys, no row copied) or `off` (such a
+   * migration copies the rows into a shadow like any other): kept to measure one against the
+   * other (tools/bench/migrations/derived.js --change index).
+   */
+  readonly migrationInPlace: boolean;
 }
 
 /** A query's time, memory (rows held) and graph (nodes visited) budgets; see docs in apps/api/README.md. */
@@ -247,7 +254,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     nlLexiconRefreshMs: int(env, 'DB_NL_LEXICON_REFRESH_MS', 1000, 0, 3_600_000),
     ...(nlModel ? { nlModel } : {}),
     migrationCutover: cutoverMode(env.DB_MIGRATION_CUTOVER),
+    migrationInPlace: inPlaceMode(env.DB_MIGRATION_IN_PLACE),
   };
+}
+
+function inPlaceMode(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '' || raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigError(`DB_MIGRATION_IN_PLACE must be "on" or "off", not "${raw}"`);
 }
 
 function cutoverMode(raw: string | undefined): 'switch' | 'rewrite' {

@@ -43,6 +43,12 @@ export interface MigrationsOptions {
    * measure one against the other: tools/bench/migrations).
    */
   readonly cutover?: 'switch' | 'rewrite';
+  /**
+   * Build derived-only changes (indexes, full-text fields, relations added or dropped) in place
+   * (default true); false copies the rows into a shadow as for any other change (apps/api's
+   * `DB_MIGRATION_IN_PLACE=off`, kept to measure the two against each other).
+   */
+  readonly inPlace?: boolean;
 }
 
 export interface Page<T> {
@@ -181,14 +187,16 @@ export class Migrations {
       const busy = [...this.records.values()].find((r) => r.schema === input.schema && (!isFinal(r.state) || (r.in_place && !r.cleaned)));
       if (busy) throw new DbError('conflict', `migration ${busy.id} on ${input.schema} is ${busy.state}: one migration per table at a time`, { migration: busy.id });
       const id = newUlid();
-      const shadow = target.plan.rewrite ? `${parseManifest(toml).table}${INTERNAL_TABLE_MARK}${id.toLowerCase()}` : null;
-      const built = target.plan.rewrite ? undefined : target.plan.inPlace;
+      const rewrite = target.plan.rewrite || (this.opts.inPlace === false && !!target.plan.inPlace);
+      if (rewrite && !target.plan.rewrite) target.plan.steps.push('in-place builds are off: the rows are copied into a shadow that builds them (rewrite)');
+      const shadow = rewrite ? `${parseManifest(toml).table}${INTERNAL_TABLE_MARK}${id.toLowerCase()}` : null;
+      const built = rewrite ? undefined : target.plan.inPlace;
       // Nothing is registered before an in-place cutover: the target is checked now (participants'
       // checks of full-text fields and relations included), in a dry run that writes nothing.
       if (built) await this.dryRun({ op: 'schema_put', toml: target.toml, prebuilt: true });
       const now = nowS();
       const rec: MigrationRecord = {
-        id, schema: input.schema, state: 'Pending', plan: target.plan.rewrite ? 'rewrite' : built ? 'in_place' : 'no_rewrite', steps: target.plan.steps,
+        id, schema: input.schema, state: 'Pending', plan: rewrite ? 'rewrite' : built ? 'in_place' : 'no_rewrite', steps: target.plan.steps,
         operations: input.operations ?? null, auto_cutover: input.auto_cutover ?? false, throttle,
         progress: { done: 0, total: 0, rate: 0, eta_s: null }, created_by: actor, created_at: now, updated_at: now, completed_at: null,
         reason: null, offending_keys: [], cleaned: !shadow && !built, target_toml: target.toml, shadow: null, mapping: target.plan.mapping,

@@ -7,6 +7,10 @@
 //
 //   npm run build && node tools/bench/migrations/derived.js [--rows 100000] [--dim 32] [--fg-rps 100]
 // Smoke: node tools/bench/migrations/derived.js --rows 1000 --fg-rps 20
+//
+// `--change index`: a derived-only change instead (an index on `n` added to the same table),
+// built in place (no row copied; plan in_place) against DB_MIGRATION_IN_PLACE=off (the rows
+// copied into a shadow that builds every derived entry, the vector index included).
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -16,6 +20,9 @@ const { startBuiltServer, httpsRequest, numArg } = require('../server');
 
 const [TENANT, TOKEN] = ['01ARZ3NDEKTSV4RRFFQ69G5FAV', 'bench-migrations-token-0123456789'];
 const [ROWS, DIM, FG_RPS] = [numArg('rows', 100_000), numArg('dim', 32), numArg('fg-rps', 100)];
+const ci = process.argv.indexOf('--change');
+const CHANGE = ci > 0 ? process.argv[ci + 1] : 'rename';
+if (CHANGE !== 'rename' && CHANGE !== 'index') throw new Error('--change is rename or index');
 const T = `/v1/tenants/${TENANT}`;
 const TOML = `namespace = "bench"\ntable = "d"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "title"\nty = "str"\n[[columns]]\nname = "n"\nty = "i64"\n[[columns]]\nname = "emb"\nty = "vector"\ndim = ${DIM}\n[vector]\ncolumn = "emb"\ndim = ${DIM}\nmetric = "l2"\n[[fulltext]]\nfield = "title"\nanalyzer = "english"\n`;
 const WORDS = 'shock wave boundary layer flow heat transfer pressure wing supersonic laminar turbulent jet nozzle plate cone body drag lift mach number'.split(' ');
@@ -39,9 +46,9 @@ function foreground(req) {
 }
 
 /** One server, one table, one migration; the cutover's figures. */
-async function run(mode) {
+async function run(env) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-migrations-derived-'));
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env: { DB_MIGRATION_CUTOVER: mode } });
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 32 });
   const req = (m, p, b, ct) => httpsRequest(agent, url, TOKEN, m, p, b, ct);
   try {
@@ -54,7 +61,8 @@ async function run(mode) {
     }
     const fg = foreground(req);
     const m0 = performance.now();
-    const sub = await req('POST', `${T}/migrations`, { schema: 'bench.d', operations: [{ op: 'rename_column', from: 'n', to: 'k' }], throttle: { max_rows_per_s: 1_000_000, batch_size: 500 } });
+    const operations = CHANGE === 'index' ? [{ op: 'add_index', name: 'by_n', columns: ['n'] }] : [{ op: 'rename_column', from: 'n', to: 'k' }];
+    const sub = await req('POST', `${T}/migrations`, { schema: 'bench.d', operations, throttle: { max_rows_per_s: 1_000_000, batch_size: 500 } });
     if (sub.status !== 201) throw new Error(`submit ${sub.status} ${JSON.stringify(sub.json)}`);
     let m;
     for (;;) {
@@ -74,13 +82,19 @@ async function run(mode) {
     if (cut.status !== 200) throw new Error(`cutover ${cut.status} ${JSON.stringify(cut.json)}`);
     // The new shape answers: the vector metadata and the postings of a row written during the backfill.
     const top = await req('POST', `${T}/vector/bench.d/topk`, { vector: emb(), k: 1 });
-    if (top.status !== 200 || top.json[0]?.metadata?.k === undefined) throw new Error(`topk after cutover ${top.status} ${JSON.stringify(top.json)}`);
+    const col = CHANGE === 'index' ? 'n' : 'k';
+    if (top.status !== 200 || top.json[0]?.metadata?.[col] === undefined) throw new Error(`topk after cutover ${top.status} ${JSON.stringify(top.json)}`);
+    if (CHANGE === 'index') {
+      const q = await req('POST', `${T}/sql`, { sql: 'SELECT id FROM "bench.d" WHERE n = 7' });
+      if (q.status !== 200 || !JSON.stringify(q.json).includes('7')) throw new Error(`index query after cutover ${q.status} ${JSON.stringify(q.json)}`);
+    }
     const stallWrites = fg.writes.filter(([s, l]) => s <= c1 && s + l >= c0);
     return {
       backfillS,
       cutoverMs: c1 - c0,
       fencedMs: cut.json.cutover?.fenced_ms,
       switched: cut.json.cutover?.switched === true,
+      plan: m.plan,
       stall: Math.max(0, ...stallWrites.map(([, l]) => l)),
       refused: stallWrites.filter(([, , st]) => st === 503).length,
     };
@@ -93,11 +107,13 @@ async function run(mode) {
 }
 
 async function main() {
-  const sw = await run('switch');
-  const rw = await run('rewrite');
+  const index = CHANGE === 'index';
+  const sw = await run(index ? { DB_MIGRATION_IN_PLACE: 'on' } : { DB_MIGRATION_CUTOVER: 'switch' });
+  const rw = await run(index ? { DB_MIGRATION_IN_PLACE: 'off' } : { DB_MIGRATION_CUTOVER: 'rewrite' });
   const rows = [
-    ['', 'key switch', 'row rewrite (before)', 'rewrite / switch'],
+    index ? ['add an index on n', 'in place', 'shadow copy', 'shadow / in place'] : ['', 'key switch', 'row rewrite (before)', 'rewrite / switch'],
     ['rows (full-text field + vector column)', ROWS, ROWS, ''],
+    ['plan', sw.plan, rw.plan, ''],
     ['backfill s', sw.backfillS.toFixed(1), rw.backfillS.toFixed(1), (rw.backfillS / sw.backfillS).toFixed(2)],
     ['cutover request ms', sw.cutoverMs.toFixed(0), rw.cutoverMs.toFixed(0), (rw.cutoverMs / sw.cutoverMs).toFixed(1)],
     ['writes fenced ms (cutover.fenced_ms)', sw.fencedMs, rw.fencedMs, (rw.fencedMs / Math.max(1, sw.fencedMs)).toFixed(1)],

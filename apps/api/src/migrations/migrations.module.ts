@@ -18,6 +18,7 @@ export class MigrationsEngine {
     readonly tenant: string,
     private readonly metrics: Metrics,
     private readonly cutover: AppConfig['migrationCutover'] = 'switch',
+    private readonly inPlace = true,
   ) {}
 
   async attach(store: TenantStore, peers: EnginePeers): Promise<void> {
@@ -31,6 +32,7 @@ export class MigrationsEngine {
       // `using` over a row inside its commit (dual writes, backfill): the SQL engine's expression evaluator.
       evaluate: (expr: string, row: Row, manifest: TableManifest) => sqlOf().rowEvaluator(expr, row, manifest),
       cutover: this.cutover,
+      inPlace: this.inPlace,
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {
@@ -74,6 +76,6 @@ export class MigrationsEngine {
 @Module({ controllers: [MigrationsController] })
 export class MigrationsModule {
   constructor(tenants: TenantRegistry, metrics: Metrics, @Inject(APP_CONFIG) config: AppConfig) {
-    tenants.registerEngine('migrations', (ctx) => new MigrationsEngine(ctx.tenant, metrics, config.migrationCutover));
+    tenants.registerEngine('migrations', (ctx) => new MigrationsEngine(ctx.tenant, metrics, config.migrationCutover, config.migrationInPlace));
   }
 }
