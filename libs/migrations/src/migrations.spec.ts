@@ -89,6 +89,24 @@ describe('operations', () => {
     ]);
     expect(derivedChanges(shadow, parseManifest(docs))).toBe(false);
   });
+
+  it('builds added or dropped indexes, full-text fields and relations in place; anything redefined or a vector goes through a shadow', () => {
+    const docs = `${USERS}[[fulltext]]\nfield = "email"\nanalyzer = "standard"\n[[relations]]\nname = "knows"\ntarget = "app.users"\ncolumns = ["age"]\n`;
+    const plan = (toml: string) => planManifest(parseManifest(docs), parseManifest(toml));
+    const noFts = docs.replace('[[fulltext]]\nfield = "email"\nanalyzer = "standard"\n', '');
+    expect(plan(noFts).inPlace).toEqual({ added: [], dropped: [], fields_added: [], fields_dropped: ['email'] });
+    expect(planManifest(parseManifest(noFts), parseManifest(docs)).inPlace).toEqual({ added: [], dropped: [], fields_added: ['email'], fields_dropped: [] });
+    const more = `${docs}[[relations]]\nname = "likes"\ntarget = "app.users"\ncolumns = ["age"]\n`;
+    expect(plan(more).inPlace).toEqual({ added: [], dropped: [], relations_added: ['likes'], relations_dropped: [] });
+    expect(plan(more).rewrite).toBe(false);
+    // Redefined under the same name (keys would mix), or a vector section: a shadow.
+    for (const t of [docs.replace('analyzer = "standard"', 'analyzer = "english"'), docs.replace('columns = ["age"]', 'columns = ["id"]')]) {
+      expect([plan(t).rewrite, plan(t).inPlace]).toEqual([true, undefined]);
+    }
+    const vec = `${USERS}[[columns]]\nname = "v"\nty = "vector"\ndim = 2\n`;
+    const withVector = `${vec}[vector]\ncolumn = "v"\ndim = 2\nmetric = "l2"\n`;
+    expect(planManifest(parseManifest(vec), parseManifest(withVector)).rewrite).toBe(true);
+  });
 });
 
 describe('a migration on a real store', () => {

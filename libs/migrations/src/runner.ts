@@ -447,7 +447,8 @@ export class Runner {
       ...((done ? d.fields_dropped : d.fields_added) ?? []).map((field) => ({ participant: 'fts', type: 'clear_field', payload: { schema: r.schema, field, limit: CLEAR_BATCH } })),
       ...((done ? d.relations_dropped : d.relations_added) ?? []).map((relation) => ({ participant: 'graph', type: 'clear_relation', payload: { schema: r.schema, relation, limit: CLEAR_BATCH } })),
     ];
-    for (const c of clears) {
+    // A participant this store does not run derived nothing to clear.
+    for (const c of clears.filter((x) => this.m.store.hasParticipant(x.participant))) {
       for (;;) {
         if (this.closed) return false;
         const res = await this.m.serial(() =>

@@ -652,6 +652,11 @@ export class TenantStore implements StoreReader {
     return this.catalog.get(id)?.manifest;
   }
 
+  /** Whether a participant of that name is registered (the index participant always is). */
+  hasParticipant(name: string): boolean {
+    return this.participantList.some((p) => p.name === name);
+  }
+
   /** Every registered manifest, internal tables (a migration's shadow) included: for the store's own parts. */
   manifests(): TableManifest[] {
     return [...this.catalog.values()].map((e) => e.manifest).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
