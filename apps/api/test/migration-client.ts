@@ -2,7 +2,7 @@
  * Tenant requests and migration polling over whichever server is current: the SIGKILL tests
  * restart it, so every call goes through `current()`.
  */
-import { TENANT, TestServer, TOKEN } from './server';
+import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -27,6 +27,20 @@ export function migrationClient(current: () => TestServer) {
 export interface Restarts {
   kill(): Promise<void>;
   restart(): Promise<void>;
+}
+
+/** A server on a fresh data directory that a test may SIGKILL and restart; `c` follows the current one. */
+export async function restartable() {
+  const dir = TestServer.tempDir();
+  const env = bootstrapEnv();
+  let srv = await new TestServer(dir, env).start();
+  const server: Restarts & { stop(): Promise<void>; current(): TestServer } = {
+    kill: () => srv.kill(),
+    restart: async () => void (srv = await new TestServer(dir, env).start()),
+    stop: () => srv.stop(),
+    current: () => srv,
+  };
+  return { dir, server, c: migrationClient(() => srv) };
 }
 
 type Client = ReturnType<typeof migrationClient>;

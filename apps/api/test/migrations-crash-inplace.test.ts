@@ -6,21 +6,18 @@
  */
 import * as path from 'path';
 import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
-import { killMidBackfill, migrationClient, type Restarts } from './migration-client';
-import { bootstrapEnv, ITEMS_TOML, TENANT, TestServer, TOKEN } from './server';
+import { killMidBackfill, restartable } from './migration-client';
+import { ITEMS_TOML, TENANT, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
 const ROWS = 3000;
 
 describe('an in-place index build survives SIGKILL', () => {
   it('resumes the backfill at its cursor, cuts over, clears the dropped index; verify is clean', async () => {
-    const dir = TestServer.tempDir();
-    const env = bootstrapEnv();
-    let srv = await new TestServer(dir, env).start();
-    const c = migrationClient(() => srv);
+    const { dir, server, c } = await restartable();
     const { req, until } = c;
     try {
-      expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' })).status).toBe(200);
+      expect((await server.current().request('POST', `${T}/schemas`, { token: TOKEN, raw: ITEMS_TOML, contentType: 'text/plain' })).status).toBe(200);
       for (let i = 0; i < ROWS; i += 500) {
         const rows = Array.from({ length: 500 }, (_, k) => ({ id: i + k, name: `n${i + k}`, price: (i + k) % 100 }));
         expect((await req('POST', '/rows/shop.items/_batch', rows)).status).toBe(200);
@@ -36,7 +33,6 @@ describe('an in-place index build survives SIGKILL', () => {
       const writes = (from: number) => (async () => {
         for (let k = from; k < ROWS; k += 20) await req('PUT', `/rows/shop.items/${k}`, { id: k, name: `u${k}`, price: 1000 + k }).catch(() => undefined);
       })();
-      const server: Restarts = { kill: () => srv.kill(), restart: async () => void (srv = await new TestServer(dir, env).start()) };
       await killMidBackfill(c, server, id, ROWS, writes, [0, 10]);
       const cut = await req('POST', `/migrations/${id}/cutover`);
       expect([cut.status, cut.json.state, cut.json.cutover.rows]).toEqual([200, 'Completed', 0]);
@@ -44,7 +40,7 @@ describe('an in-place index build survives SIGKILL', () => {
       const q = await req('POST', '/sql', { sql: 'SELECT count(*) AS n FROM "shop.items" WHERE price = 1010', format: 'arrays' });
       expect(JSON.stringify(q.json)).toContain('[1]');
     } finally {
-      await srv.stop();
+      await server.stop();
     }
     const store = await TenantStore.open({ dir: path.join(dir, 'tenants', TENANT, 'store'), sync: false });
     try {

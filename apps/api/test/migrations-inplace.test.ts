@@ -10,8 +10,8 @@ import * as path from 'path';
 import { FtsParticipant } from '@mmdb/fts';
 import { GraphIndex } from '@mmdb/graph';
 import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
-import { killMidBackfill, migrationClient, type Restarts } from './migration-client';
-import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+import { killMidBackfill, restartable } from './migration-client';
+import { TENANT, TOKEN } from './server';
 
 const T = `/v1/tenants/${TENANT}`;
 const ROWS = 1200;
@@ -36,17 +36,14 @@ const doc = (i: number) => ({ id: i, title: `paper ${i} on boundary layers`, bod
 
 describe('full-text fields built in place', () => {
   it('adds a field across a SIGKILL, drops one, aborts one; search follows, verify is clean', async () => {
-    const dir = TestServer.tempDir();
-    const env = bootstrapEnv();
-    let srv = await new TestServer(dir, env).start();
-    const c = migrationClient(() => srv);
+    const { dir, server, c } = await restartable();
     const { req, until } = c;
     const search = async (field: string, q: string) => {
       const r = await req('GET', `/fts/lib.docs/${field}?q=${encodeURIComponent(q)}&limit=1000&feedback=none`);
       return { status: r.status, ids: r.status === 200 ? new Set((r.json as Array<{ doc_id: string }>).map((h) => Number(h.doc_id))) : new Set<number>() };
     };
     try {
-      expect((await srv.request('POST', `${T}/schemas`, { token: TOKEN, raw: TOML, contentType: 'text/plain' })).status).toBe(200);
+      expect((await server.current().request('POST', `${T}/schemas`, { token: TOKEN, raw: TOML, contentType: 'text/plain' })).status).toBe(200);
       for (let i = 0; i < ROWS; i += 400) expect((await req('POST', '/rows/lib.docs/_batch', Array.from({ length: 400 }, (_, k) => doc(i + k)))).status).toBe(200);
       const sub = await req('POST', '/migrations', { schema: 'lib.docs', operations: [{ op: 'add_fulltext', def: { field: 'body', analyzer: 'standard' } }], throttle: { max_rows_per_s: 800, batch_size: 40 } });
       expect([sub.status, sub.json.plan]).toEqual([201, 'in_place']);
@@ -59,7 +56,6 @@ describe('full-text fields built in place', () => {
           await req('PUT', `/rows/lib.docs/${k}`, { ...doc(k), body: `rewritten ${k} about shocks` }).catch(() => undefined);
         }
       })();
-      const server: Restarts = { kill: () => srv.kill(), restart: async () => void (srv = await new TestServer(dir, env).start()) };
       await killMidBackfill(c, server, id, ROWS, writes, [0, 10]);
       expect((await search('body', 'waves')).status).not.toBe(200); // not a field until cutover
       const cut = await req('POST', `/migrations/${id}/cutover`);
@@ -87,7 +83,7 @@ describe('full-text fields built in place', () => {
       expect((await search('title', 'paper')).status).not.toBe(200);
       expect((await search('body', 'alpha')).ids).toEqual(odd.ids);
     } finally {
-      await srv.stop();
+      await server.stop();
     }
     const store = await TenantStore.open({ dir: path.join(dir, 'tenants', TENANT, 'store'), sync: false, participants: [new FtsParticipant()] });
     try {
@@ -103,9 +99,9 @@ describe('full-text fields built in place', () => {
   }, 240_000);
 
   it('adds a relation under concurrent writes and drops it; traversal follows, verify is clean', async () => {
-    const dir = TestServer.tempDir();
-    const srv = await new TestServer(dir, bootstrapEnv()).start();
-    const { req, until } = migrationClient(() => srv);
+    const { dir, server, c } = await restartable();
+    const { req, until } = c;
+    const srv = server.current();
     const N = 600;
     const toml = 'namespace = "lib"\ntable = "nodes"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "next"\nty = "i64"\n';
     const neighbors = async (k: number) => {

@@ -10,25 +10,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { KEYSPACE, prefixRange, TenantStore } from '@mmdb/storage';
 import { Migrations } from './index';
+import { onFollower, USERS } from './testing/fixtures';
 
-const USERS = `namespace = "app"
-table = "users"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "email"
-ty = "str"
-[[columns]]
-name = "age"
-ty = "i64"
-[[indexes]]
-name = "by_email"
-columns = ["email"]
-unique = true
-`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ROWS = 300;
 
@@ -93,18 +76,10 @@ describe('indexes built in place', () => {
       await snap.release();
     }
     expect((await store.verify()).differences).toEqual([]);
-    const fdir = fs.mkdtempSync(path.join(os.tmpdir(), 'in-place-follower-'));
-    const follower = await TenantStore.open({ dir: fdir, sync: false });
-    try {
-      const bytes: Buffer[] = [];
-      for await (const e of store.logFrames()) bytes.push(e.bytes);
-      await follower.applyFrames(bytes);
+    await onFollower(store, async (follower) => {
       expect(follower.schemaToml('app.users')).toBe(store.schemaToml('app.users'));
       expect((await follower.verify()).differences).toEqual([]);
-    } finally {
-      await follower.close();
-      fs.rmSync(fdir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a unique index over duplicates fails naming them; abort and failure clear what was built', async () => {

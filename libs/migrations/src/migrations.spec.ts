@@ -10,25 +10,8 @@ import { TenantStore } from '@mmdb/storage';
 import { applyOperations, planManifest, MIGRATION_STATES, move, Migrations, type MigrationState, type Operation } from './index';
 import { parseManifest } from '@mmdb/storage';
 import { derivedChanges, shadowToml } from './ops';
+import { onFollower, USERS } from './testing/fixtures';
 
-const USERS = `namespace = "app"
-table = "users"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "i64"
-required = true
-[[columns]]
-name = "email"
-ty = "str"
-[[columns]]
-name = "age"
-ty = "i64"
-[[indexes]]
-name = "by_email"
-columns = ["email"]
-unique = true
-`;
 
 describe('migration states', () => {
   it('allows exactly the moves of the diagram; anything else is 409 conflict', () => {
@@ -156,22 +139,14 @@ describe('a migration on a real store', () => {
     expect((await store.verify()).differences).toEqual([]);
     expect(store.manifests().map((x) => x.id)).toEqual(['app.users']);
     // A follower applying the same frames through the applier ends in the same state.
-    const fdir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-follower-'));
-    const follower = await TenantStore.open({ dir: fdir, sync: false });
-    try {
-      const bytes: Buffer[] = [];
-      for await (const e of store.logFrames()) bytes.push(e.bytes);
-      await follower.applyFrames(bytes);
+    await onFollower(store, async (follower) => {
       expect(follower.schemaToml('app.users')).toBe(store.schemaToml('app.users'));
       expect(follower.manifests().map((x) => x.id)).toEqual(['app.users']);
       for (const k of [0, 3, 49]) expect((await follower.getRow('app.users', [k]))?.values).toEqual((await store.getRow('app.users', [k]))?.values);
       expect((await follower.migrationStep(r.id))?.step).toBe('cleanup');
       expect((await follower.catalogEntries('migration_audit')).length).toBe((await store.catalogEntries('migration_audit')).length);
       expect((await follower.verify()).differences).toEqual([]);
-    } finally {
-      await follower.close();
-      fs.rmSync(fdir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('fails with the offending keys when rows break a new required column, and aborts leave the table as it was', async () => {
