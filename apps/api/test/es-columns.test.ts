@@ -4,7 +4,7 @@
  * normalized, multi-fields), several values leave the column null and are named in `_multi`;
  * aggregations read the columns and equal the aggregation code over the view; a write through
  * /sql that changes `_source` behind the columns' back is caught; a mapping that adds a field
- * backfills its column in the stored documents holding it.
+ * backfills its column in the stored documents holding it (an online migration).
  */
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
 
@@ -122,7 +122,7 @@ describe('ES typed columns', () => {
     expect((await plans()) - before).toBe(1);
   }, 60_000);
 
-  it('a mapping that adds a field the stored documents hold backfills its column in the frame of the change', async () => {
+  it('a mapping that adds a field the stored documents hold backfills its column by an online migration', async () => {
     await es('PUT', '/late', { mappings: { dynamic: false, properties: { a: { type: 'keyword' } } } });
     await es('PUT', '/late/_doc/1', { a: 'x', b: 'p', c: 3 });
     await es('PUT', '/late/_doc/2', { a: 'y', b: 'q' });
@@ -136,6 +136,16 @@ describe('ES typed columns', () => {
     expect(rows.map((r) => [r[b], r[c]])).toEqual([['p', 3], ['q', null], [null, null]]);
     // versions are unchanged by the backfill
     expect((await es('GET', '/late/_doc/1'))._version).toBe(1);
+    // the change ran as a migration with auto-cutover (every row reshaped by the ES surface's rules), audited
+    const ms = (await srv.request('GET', `${T}/migrations`, { token: TOKEN })).json.migrations as Array<Record<string, any>>;
+    const m = ms.find((x) => x.schema === table)!;
+    expect(m).toMatchObject({ state: 'Completed', plan: 'rewrite', auto_cutover: true, cutover: { rows: 3, reshaped: 0 } });
+    expect(m.steps.join(' ')).toMatch(/reshaped by "es"/);
+    const audit = (await srv.request('GET', `${T}/migrations/_audit?migration=${m.id}`, { token: TOKEN })).json.entries.map((e: any) => e.action);
+    expect(audit).toEqual(['submit', 'start', 'ready', 'auto-cutover']);
+    // a mapping change no stored document is affected by stays one frame (no migration)
+    await es('PUT', '/late/_mapping', { properties: { d: { type: 'keyword' } } });
+    expect(((await srv.request('GET', `${T}/migrations`, { token: TOKEN })).json.migrations as unknown[]).length).toBe(ms.length);
     const body = { size: 0, aggs: { b: { terms: { field: 'b' } }, c: { sum: { field: 'c' } } } };
     const planned = await es('POST', '/late/_search', body);
     expect(planned.aggregations).toEqual((await viewed('late', body)).aggregations);

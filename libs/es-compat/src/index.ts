@@ -13,3 +13,4 @@ export type { EsBackend, EsChange, EsExpect, EsTable } from './port';
 export type { EsRequest, EsResponse, Params } from './types';
 export { EsError } from './errors';
 export { serialize } from './serialize';
+export { esRowFor } from './reshape';

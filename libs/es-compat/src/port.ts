@@ -41,6 +41,13 @@ export interface EsBackend {
   commit(changes: EsChange[]): Promise<number>;
   /** Drops a table (its rows, postings and manifest). */
   drop(id: string): Promise<void>;
+  /**
+   * Changes a table's manifest to `toml` by an online migration (libs/migrations, auto-cutover)
+   * whose rows are reshaped by `esRowFor` (every stored document in the new mapping's shape),
+   * answering once it completed; refusals as the migration's. Optional: without it a mapping
+   * change is one frame.
+   */
+  migrate?(id: string, toml: string): Promise<void>;
   /** LSN of the last frame that changed the table's rows or manifest (for caching what a plan read). */
   tableLsn(id: string): Promise<number>;
   /** The store's last durable LSN (cheap): while it has not moved, no table changed. */

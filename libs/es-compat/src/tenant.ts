@@ -168,16 +168,22 @@ export class EsTenant {
    * Rewrites an index's metadata (mappings, settings, aliases) in one frame. Fields that get a
    * typed column (columns.ts) are backfilled in that frame: every stored document holding a value
    * of one is rewritten with its columns, checked against the row it read (a write through another
-   * surface in between fails the commit, and it runs again on the committed rows).
+   * surface in between fails the commit, and it runs again on the committed rows). When stored
+   * documents hold a new field and the backend runs migrations (`migrate`), the change is an online
+   * migration instead (DESIGN.md "Mapping changes and the migrations mechanism"): its backfill
+   * reshapes the rows in throttled frames with the index's writes going on, and this answers
+   * once it completed.
    */
   async updateMeta(ref: IndexRef, fn: (m: IndexMeta) => IndexMeta): Promise<void> {
-    await this.state.exclusive(async () => {
+    const migrate = await this.state.exclusive(async () => {
       for (let attempt = 0; ; attempt++) {
         const cur = this.ref(ref.meta.es_index) ?? ref;
         const next = withColumns(fn(cur.meta));
         const added = addedColumns(cur.meta, next);
         const rows = added.length ? [...(await this.state.cached(cur)).byId.values()].map((d) => d.row) : [];
         const puts: EsChange[] = backfill(rows, next, added, () => false).map((b) => ({ op: 'put', schema: cur.table.id, row: b.row, expect: b.expect }));
+        // Documents to rewrite: an online migration, outside the write lock (the index's writes go on, dual-written).
+        if (puts.length && this.backend.migrate) return { id: cur.table.id, toml: manifestToml(next) };
         try {
           await this.backend.commit([{ op: 'schema_put', toml: manifestToml(next) }, ...puts]);
         } catch (e) {
@@ -186,9 +192,15 @@ export class EsTenant {
           throw e;
         }
         this.state.invalidate(cur.table.id);
-        return;
+        return null;
       }
     });
+    if (!migrate) return;
+    try {
+      await this.backend.migrate!(migrate.id, migrate.toml);
+    } finally {
+      this.state.invalidate(migrate.id);
+    }
   }
 
   async deleteIndex(ref: IndexRef): Promise<void> {

@@ -11,7 +11,7 @@ import { applyOperations, planManifest, reshape, shadowToml as shadowOf, type Op
 import { nowS, type AuditEntry, type MigrationRecord, type Throttle } from './record';
 import { isFinal, move, type MigrationState, type Trigger } from './states';
 import { Runner } from './runner';
-import { mirrored, type RowEvaluator } from './mirror';
+import { mirrored, type RowEvaluator, type RowReshaper } from './mirror';
 import { DEFAULT_SLICE_MS } from './backfill';
 
 export interface SubmitInput {
@@ -28,6 +28,8 @@ export interface MigrationsOptions {
    * (the SQL engine's `rowEvaluator`, wired by the app): it runs inside commits (dual writes).
    */
   readonly evaluate?: RowEvaluator;
+  /** Row reshapers an internal submit may name (`SubmitOptions.reshape`), by name; see RowReshaper. */
+  readonly reshapers?: Readonly<Record<string, RowReshaper>>;
   /** Called with the rows each backfill frame copied (metrics). */
   readonly onRows?: (n: number) => void;
   /** Called after every state move (metrics). */
@@ -94,7 +96,7 @@ export class Migrations {
     readonly store: TenantStore,
     readonly opts: MigrationsOptions = {},
   ) {
-    this.runner = new Runner(this, opts.evaluate);
+    this.runner = new Runner(this, { evaluate: opts.evaluate, reshapers: opts.reshapers });
   }
 
   /** Loads the stored migrations and resumes the unfinished ones (after a restart too). */
@@ -161,7 +163,11 @@ export class Migrations {
     return new Promise((resolve) => this.waiters.set(id, [...(this.waiters.get(id) ?? []), resolve]));
   }
 
-  async submit(input: SubmitInput, actor: string, idempotency?: IdempotencyRecord): Promise<MigrationRecord> {
+  /**
+   * Submits a migration. `internal.reshape` (never from a request body): the registered reshaper
+   * that computes every row's new shape (the rows are then always copied into a shadow).
+   */
+  async submit(input: SubmitInput, actor: string, idempotency?: IdempotencyRecord, internal: { readonly reshape?: string } = {}): Promise<MigrationRecord> {
     if (!input || typeof input !== 'object') throw new DbError('validation_failed', 'a migration is {schema, manifest | operations, auto_cutover?, throttle?}');
     if (typeof input.schema !== 'string') throw new DbError('validation_failed', 'schema must be a schema id', { key: 'schema' });
     if ((input.manifest === undefined) === (input.operations === undefined)) throw new DbError('validation_failed', 'give exactly one of manifest (TOML text) or operations');
@@ -187,7 +193,10 @@ export class Migrations {
       const busy = [...this.records.values()].find((r) => r.schema === input.schema && (!isFinal(r.state) || (r.in_place && !r.cleaned)));
       if (busy) throw new DbError('conflict', `migration ${busy.id} on ${input.schema} is ${busy.state}: one migration per table at a time`, { migration: busy.id });
       const id = newUlid();
-      const rewrite = target.plan.rewrite || (this.opts.inPlace === false && !!target.plan.inPlace);
+      const reshaper = internal.reshape;
+      if (reshaper !== undefined && !this.opts.reshapers?.[reshaper]) throw new DbError('internal_error', `no row reshaper "${reshaper}" is registered`);
+      if (reshaper !== undefined) target.plan.steps.push(`every row reshaped by "${reshaper}" (rewrite)`);
+      const rewrite = target.plan.rewrite || reshaper !== undefined || (this.opts.inPlace === false && !!target.plan.inPlace);
       if (rewrite && !target.plan.rewrite) target.plan.steps.push('in-place builds are off: the rows are copied into a shadow that builds them (rewrite)');
       const shadow = rewrite ? `${parseManifest(toml).table}${INTERNAL_TABLE_MARK}${id.toLowerCase()}` : null;
       const built = rewrite ? undefined : target.plan.inPlace;
@@ -201,6 +210,7 @@ export class Migrations {
         progress: { done: 0, total: 0, rate: 0, eta_s: null }, created_by: actor, created_at: now, updated_at: now, completed_at: null,
         reason: null, offending_keys: [], cleaned: !shadow && !built, target_toml: target.toml, shadow: null, mapping: target.plan.mapping,
         ...(built ? { in_place: built } : {}),
+        ...(reshaper !== undefined ? { reshape: reshaper } : {}),
       };
       const extra: Change[] = [{ op: 'migration', migration: id, step: 'submit' }];
       let stored = rec;
@@ -296,6 +306,6 @@ export class Migrations {
 export const FENCED = FENCE_ROUTE;
 
 export function publicView(r: MigrationRecord): JsonValue {
-  const { target_toml: _t, mapping: _m, shadow: _s, in_place: _i, ...rest } = r;
+  const { target_toml: _t, mapping: _m, shadow: _s, in_place: _i, reshape: _r, ...rest } = r;
   return rest as unknown as JsonValue;
 }

@@ -5,4 +5,4 @@ export type { Operation, Plan, RowMapping } from './ops';
 export type { MigrationRecord, AuditEntry, Throttle, Progress } from './record';
 export { MIGRATION_STATES, move, isFinal } from './states';
 export type { MigrationState, Trigger } from './states';
-export type { RowEvaluator } from './mirror';
+export type { RowEvaluator, RowReshaper } from './mirror';

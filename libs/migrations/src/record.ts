@@ -34,6 +34,8 @@ export interface MigrationRecord {
   readonly plan: 'rewrite' | 'no_rewrite' | 'in_place';
   /** Internal (in_place): the index names added and dropped. */
   readonly in_place?: IndexDelta;
+  /** Internal: the registered row reshaper computing every row's new shape (mirror.ts RowReshaper). */
+  readonly reshape?: string;
   readonly steps: readonly string[];
   readonly operations: readonly Operation[] | null;
   readonly auto_cutover: boolean;

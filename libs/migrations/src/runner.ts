@@ -6,7 +6,7 @@ import { isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
 import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type CommitResult, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
 import { countRows, KeyCursor, Slicer } from './backfill';
-import { installMirror, mirrored, reshapeRow, type RowEvaluator } from './mirror';
+import { installMirror, mirrored, reshapeRow, type Shaping } from './mirror';
 import { derivedChanges, reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
 import { isFinal, move } from './states';
@@ -56,14 +56,14 @@ export class Runner {
 
   constructor(
     private readonly m: Migrations,
-    private readonly evaluate?: RowEvaluator,
+    private readonly shaping: Shaping,
   ) {}
 
   /** Installs or removes the dual-write mirror of a migration's table as its state calls for. */
   mirror(r: MigrationRecord): void {
     // A finished migration leaves the mirror of a newer open one on the same table alone.
     if (!mirrored(r) && [...this.m.list({ limit: 1000 }).items].some((o) => o.id !== r.id && o.schema === r.schema && mirrored(o))) return;
-    installMirror(this.m.store, r, this.evaluate, (pk, e) => {
+    installMirror(this.m.store, r, this.shaping, (pk, e) => {
       // A write the new shape refuses (it committed without its dual write): the migration fails, naming the key.
       void this.m
         .serial(async () => {
@@ -421,7 +421,7 @@ export class Runner {
         for (const row of rows) {
           const copy = shadow.get(stringifyJson(row.pk as JsonValue[]));
           const current = copy !== undefined && copy.lsn >= row.lsn;
-          changes.push({ op: 'put', schema: r.schema, row: current ? copy.values : reshapeRow(r, source, row.values, this.evaluate) });
+          changes.push({ op: 'put', schema: r.schema, row: current ? copy.values : reshapeRow(r, source, row.values, this.shaping) });
           stats.rows++;
           if (current) stats.from_shadow++;
           else stats.reshaped++;

@@ -6,6 +6,7 @@ import { formatResult } from '@mmdb/sql';
 import type { EsBackend, EsChange, EsTable } from '@mmdb/es-compat';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { QueryRunner } from '../query/query.runner';
+import type { MigrationsEngine } from '../migrations/migrations.module';
 
 const DESCRIPTION = /^description\s*=\s*("(?:[^"\\]|\\.)*")\s*$/m;
 
@@ -48,6 +49,14 @@ export class StoreEsBackend implements EsBackend {
       }
       return e;
     });
+  }
+
+  /** A mapping change over stored documents: an online migration, every row reshaped by the ES surface (esRowFor). */
+  async migrate(id: string, toml: string): Promise<void> {
+    const t = this.t;
+    const engine = t.engine<MigrationsEngine>('migrations');
+    if (!engine?.migrations) throw new DbError('service_unavailable', 'migrations are not attached yet', { retry: true });
+    await engine.runToCompletion({ schema: id, manifest: toml }, t.acting?.name ?? 'es', { reshape: 'es' });
   }
 
   async read(plan: PlanNode): Promise<Array<Record<string, JsonValue>>> {

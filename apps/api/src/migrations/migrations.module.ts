@@ -5,6 +5,7 @@ import type { EnginePeers } from '../tenancy/engines';
 import type { SqlTenantEngine } from '../query/query.module';
 import { DbError, ERROR_CATALOGUE, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { TenantStore } from '@mmdb/storage';
+import { esRowFor } from '@mmdb/es-compat';
 import { APP_CONFIG, type AppConfig } from '../config';
 import { Metrics } from '../health/metrics.service';
 import { TenantRegistry } from '../tenancy/tenant-registry';
@@ -33,6 +34,8 @@ export class MigrationsEngine {
       evaluate: (expr: string, row: Row, manifest: TableManifest) => sqlOf().rowEvaluator(expr, row, manifest),
       cutover: this.cutover,
       inPlace: this.inPlace,
+      // An Elasticsearch mapping change over documents holding a new field: each row's typed columns by ES's rules.
+      reshapers: { es: (row: Row, target: TableManifest) => esRowFor(row as Record<string, JsonValue>, target.id, target.description) as Row },
       onError: (id, e) => this.log.warn(`migration ${id}: ${(e as Error)?.message ?? String(e)}`),
       onRows: (n) => this.metrics.migrationRows.inc({ tenant: this.tenant }, n),
       onState: () => {
@@ -51,10 +54,10 @@ export class MigrationsEngine {
    * with auto-cutover: resolves with it once Completed; a Failed or Aborted one is the error
    * its reason names (e.g. `check_violation`, with the offending keys).
    */
-  async runToCompletion(input: SubmitInput, actor: string): Promise<MigrationRecord> {
+  async runToCompletion(input: SubmitInput, actor: string, internal: { readonly reshape?: string } = {}): Promise<MigrationRecord> {
     const m = this.migrations;
     if (!m) throw new DbError('service_unavailable', 'migrations are not attached yet', { retry: true });
-    const r = await m.submit({ ...input, auto_cutover: true }, actor);
+    const r = await m.submit({ ...input, auto_cutover: true }, actor, undefined, internal);
     const end = await m.waitFor(r.id);
     if (end.state === 'Completed') return end;
     // The new shape's refusals name its shadow table: the user knows the table.
