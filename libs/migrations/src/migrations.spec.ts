@@ -149,6 +149,25 @@ describe('a migration on a real store', () => {
     });
   });
 
+  it('an internal submit naming a registered reshaper copies every row through it, dual writes included', async () => {
+    const m = new Migrations(store, { reshapers: { upper: (row, target) => ({ ...row, email: `${String(row.email).toUpperCase()}@${target.table}` }) } });
+    await m.attach();
+    // The same manifest: nothing for the plan to do but the reshaper's row rewrite.
+    await expect(m.submit({ schema: 'app.users', manifest: USERS }, 'tok', undefined, { reshape: 'nope' })).rejects.toMatchObject({ code: 'internal_error' });
+    const r = await m.submit({ schema: 'app.users', manifest: USERS, throttle: { batch_size: 5, max_rows_per_s: 500 } }, 'tok', undefined, { reshape: 'upper' });
+    expect([r.plan, r.steps.join(' ')]).toEqual(['rewrite', expect.stringMatching(/reshaped by "upper"/)]);
+    await store.put('app.users', { id: 7, email: 'late', age: 7 });
+    const end = Date.now() + 20_000;
+    while (m.get(r.id).state !== 'ReadyToCutover' && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
+    // After the backfill, only the dual write can reshape it.
+    await store.put('app.users', { id: 8, email: 'after', age: 8 });
+    await m.request(r.id, 'cutover', { actor: 'tok' });
+    expect((await store.getRow('app.users', [8]))?.values).toEqual({ id: 8, email: 'AFTER@users', age: 8 });
+    expect((await store.getRow('app.users', [3]))?.values).toEqual({ id: 3, email: 'U3@X@users', age: 3 });
+    expect((await store.getRow('app.users', [7]))?.values).toEqual({ id: 7, email: 'LATE@users', age: 7 });
+    await m.close();
+  });
+
   it('fails with the offending keys when rows break a new required column, and aborts leave the table as it was', async () => {
     await store.put('app.users', { id: 60, age: 1 });
     await store.put('app.users', { id: 61, age: 2 });
