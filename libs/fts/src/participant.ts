@@ -22,7 +22,7 @@ import type {
   RowChangeEvent,
   StoreReader,
 } from '@mmdb/storage';
-import { decodeKey, keyIdOf, KEYSPACE, prefixRange } from '@mmdb/storage';
+import { clearUnused, decodeKey, keyIdOf, KEYSPACE, prefixRange } from '@mmdb/storage';
 import { analyzerFor, queryStopTerms, type Analyzer } from './analysis';
 import {
   configKey,
@@ -299,15 +299,8 @@ export class FtsParticipant implements CommitParticipant {
    * field it was building in place when it was aborted); answers `{deleted}` (fewer than
    * `limit`: none left). A declared field is refused.
    */
-  private async clearField(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
-    const p = ch.payload as { schema?: unknown; field?: unknown; limit?: unknown } | null;
-    if (!p || typeof p.schema !== 'string' || typeof p.field !== 'string') throw new DbError('validation_failed', 'clear_field needs schema and field strings');
-    const m = ctx.manifest(p.schema);
-    if (!m) throw new DbError('schema_not_found', `no schema is registered as "${p.schema}"`, { schema: p.schema });
-    if (m.fulltext.some((d) => d.field === p.field)) throw new DbError('conflict', `fulltext field "${p.field}" of ${m.id} is in use: it cannot be cleared`, { field: p.field });
-    const limit = typeof p.limit === 'number' && p.limit >= 1 ? Math.floor(p.limit) : 2000;
-    const keys = await ctx.range({ ...fieldRange(keyIdOf(m), p.field), limit });
-    return { writes: keys.map(([key]) => ({ key, value: null })), result: { deleted: keys.length } };
+  private clearField(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    return clearUnused({ type: 'clear_field', field: 'field', declared: (m, f) => m.fulltext.some((d) => d.field === f), range: fieldRange }, ch, ctx);
   }
 
   /** Writes that turn the stored entry of `doc` into `text` (null: remove it), keeping totals exact. */

@@ -13,6 +13,7 @@
  */
 import { DbError, isInternalTable, type JsonValue, type Lsn, type RelationDef, type Row, type TableManifest } from '@mmdb/core';
 import {
+  clearUnused,
   decodeKey,
   keyIdOf,
   prefixRange,
@@ -122,17 +123,12 @@ export class GraphIndex implements CommitParticipant {
    * answers `{deleted}` (fewer than `limit`: none left). A declared relation is refused. No
    * adjacency in memory holds an undeclared relation, so nothing else changes.
    */
-  async deriveCustom(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
-    const p = ch.payload as { schema?: unknown; relation?: unknown; limit?: unknown } | null;
-    if (ch.type !== 'clear_relation' || !p || typeof p.schema !== 'string' || typeof p.relation !== 'string') {
-      throw new DbError('validation_failed', 'the graph participant takes clear_relation {schema, relation, limit?}');
-    }
-    const m = ctx.manifest(p.schema);
-    if (!m) throw new DbError('schema_not_found', `no schema is registered as "${p.schema}"`, { schema: p.schema });
-    if (m.relations.some((r) => r.name === p.relation)) throw new DbError('conflict', `relation "${p.relation}" of ${m.id} is in use: it cannot be cleared`, { relation: p.relation });
-    const limit = typeof p.limit === 'number' && p.limit >= 1 ? Math.floor(p.limit) : 2000;
-    const keys = await ctx.range({ ...prefixRange(EDGE_SPACE, [keyIdOf(m), p.relation]), limit });
-    return { writes: keys.map(([key]) => ({ key, value: null })), result: { deleted: keys.length } };
+  deriveCustom(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    return clearUnused(
+      { type: 'clear_relation', field: 'relation', declared: (m, r) => m.relations.some((x) => x.name === r), range: (id, r) => prefixRange(EDGE_SPACE, [id, r]) },
+      ch,
+      ctx,
+    );
   }
 
   keyRanges(keyId: string): ReadonlyArray<readonly [Buffer, Buffer]> {

@@ -7,6 +7,7 @@ import { DbError, TableManifest, type JsonValue } from '@mmdb/core';
 import type { CommitParticipant, CustomChange, DeriveContext, KeyWrite, RowChangeEvent, StoredRow } from './api';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { decodeRow, indexEntry, keyIdOf, maintainedIndexes } from './records';
+import { clearUnused } from './clear-unused';
 
 type Idx = ReturnType<typeof maintainedIndexes>[number];
 
@@ -94,17 +95,12 @@ export const indexParticipant: CommitParticipant = {
    * the index it was building when it was aborted), in key order; answers `{deleted}` (fewer
    * than `limit`: none left). An index the table maintains is refused.
    */
-  async deriveCustom(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
-    const p = ch.payload as { schema?: unknown; index?: unknown; limit?: unknown } | null;
-    if (ch.type !== 'clear_index' || !p || typeof p.schema !== 'string' || typeof p.index !== 'string') {
-      throw new DbError('validation_failed', 'the index participant takes clear_index {schema, index, limit?}');
-    }
-    const m = ctx.manifest(p.schema);
-    if (!m) throw new DbError('schema_not_found', `no schema is registered as "${p.schema}"`, { schema: p.schema });
-    if (maintainedIndexes(m).some((i) => i.name === p.index)) throw new DbError('conflict', `index "${p.index}" of ${m.id} is in use: it cannot be cleared`, { index: p.index });
-    const limit = typeof p.limit === 'number' && p.limit >= 1 ? Math.floor(p.limit) : 2000;
-    const keys = await ctx.range({ ...prefixRange(KEYSPACE.index, [keyIdOf(m), p.index]), limit });
-    return { writes: keys.map(([key]) => ({ key, value: null })), result: { deleted: keys.length } };
+  deriveCustom(ch: CustomChange, ctx: DeriveContext): Promise<{ writes: KeyWrite[]; result: JsonValue }> {
+    return clearUnused(
+      { type: 'clear_index', field: 'index', declared: (m, n) => maintainedIndexes(m).some((i) => i.name === n), range: (id, n) => prefixRange(KEYSPACE.index, [id, n]) },
+      ch,
+      ctx,
+    );
   },
 
   dropRanges(m: TableManifest) {

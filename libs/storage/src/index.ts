@@ -10,4 +10,6 @@ export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
 export { rowKey, indexKey, fkIndexName, frameKeyWrites, decodeRow, keyIdOf } from './records';
 export { ChangeFeed, READER_KINDS } from './feed';
+export { clearUnused } from './clear-unused';
+export type { ClearSection } from './clear-unused';
 export type { ChangeCursor, FeedBatch, FeedEntry, FeedOptions, ReaderKind } from './feed';
