@@ -225,14 +225,17 @@ export class Migrations {
         extra.unshift({ op: 'schema_put', toml: shadowToml });
       } else parseManifest(target.toml);
       // Dual writes start with the submit frame: the mirror skips writes prepared before the shadow exists.
-      this.runner.mirror(stored);
+      // An in-place build's starts once that frame is durable (a refused submit leaves no entry behind):
+      // a write before it has no entry to keep current, and its row is in the backfill's snapshot.
+      if (!built) this.runner.mirror(stored);
       let out: MigrationRecord;
       try {
         out = await this.commitMove(stored, null, 'submit', { actor, idempotency }, extra);
       } catch (e) {
-        if (mirrored(stored)) this.store.setRowMirror(stored.schema, undefined);
+        if (mirrored(stored) && !built) this.store.setRowMirror(stored.schema, undefined);
         throw e;
       }
+      if (built) this.runner.mirror(out);
       this.runner.kick(id);
       return out;
     });
