@@ -85,6 +85,11 @@ export function sqlTable(store: SqlStore, m: TableManifest): SqlTable {
   return t;
 }
 
+/** The user's tables: every manifest but internal ones (a migration's shadow, core's isInternalTable). */
+export function userManifests(store: SqlStore): TableManifest[] {
+  return store.manifests().filter((m) => !isInternalTable(m.table));
+}
+
 /** Finds a manifest by SQL name: `ns.t`, or `t` in the default namespace; case-insensitive. */
 export function findManifest(store: SqlStore, name: string): TableManifest | undefined {
   const id = name.includes('.') ? name : `${DEFAULT_NAMESPACE}.${name}`;
@@ -93,5 +98,5 @@ export function findManifest(store: SqlStore, name: string): TableManifest | und
   const exact = store.manifest(id);
   if (exact) return exact;
   const lower = id.toLowerCase();
-  return store.manifests().find((m) => m.id.toLowerCase() === lower);
+  return userManifests(store).find((m) => m.id.toLowerCase() === lower);
 }

@@ -4,7 +4,7 @@ import type { Change } from '@mmdb/storage';
 import type { Expr, PlanNode } from '@mmdb/plan';
 import type { ResultCol, Select, Stmt } from './front/ast';
 import { Binder } from './front/binder';
-import { findManifest, sqlTable } from './catalog';
+import { findManifest, sqlTable, userManifests } from './catalog';
 import { createTableToml, manifestToml } from './ddl';
 import { fromJson, toJson, tupleKey, type Value } from './values';
 import type { QueryOptions, RawResult, Running } from './run/executor';
@@ -91,7 +91,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
     case 'create_index': {
       const m = requireTable(e, st.table);
       requireNoTxn(txn, 'CREATE INDEX');
-      const all = e.store.manifests().flatMap((x) => x.indexes.map((i) => i.name.toLowerCase()));
+      const all = userManifests(e.store).flatMap((x) => x.indexes.map((i) => i.name.toLowerCase()));
       if (all.includes(st.name.toLowerCase())) {
         if (st.ifNotExists) return { kind: 'ddl', statement: 'create_index', schema: m.id, created: false };
         throw new DbError('conflict', `index ${st.name} already exists`);
@@ -132,7 +132,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
         return { kind: 'ddl', statement: 'drop_view' };
       }
       if (st.what === 'index') {
-        const m = e.store.manifests().find((x) => x.indexes.some((i) => i.name.toLowerCase() === st.name.toLowerCase()));
+        const m = userManifests(e.store).find((x) => x.indexes.some((i) => i.name.toLowerCase() === st.name.toLowerCase()));
         if (!m) {
           if (st.ifExists) return { kind: 'ddl', statement: 'drop_index' };
           throw new DbError('not_found', `no such index: ${st.name}`);
@@ -175,7 +175,7 @@ export async function runStatement(e: SqlEngine, st: Stmt, params: Value[], txn:
     case 'reindex': {
       // indexes are maintained in the commit itself: REINDEX only checks the name
       const n = st.name?.toLowerCase();
-      if (n && !findManifest(e.store, n) && !e.store.manifests().some((m) => m.indexes.some((i) => i.name.toLowerCase() === n))) {
+      if (n && !findManifest(e.store, n) && !userManifests(e.store).some((m) => m.indexes.some((i) => i.name.toLowerCase() === n))) {
         throw new DbError('validation_failed', `unable to identify the object to be reindexed: ${st.name}`);
       }
       return { kind: 'ddl', statement: 'reindex' };
