@@ -66,6 +66,9 @@ describe('indexes built in place', () => {
     expect(cut.writes.filter((w) => w.key[0] === KEYSPACE.index.charCodeAt(0))).toEqual([]);
     await until(r.id, () => m.get(r.id).cleaned);
     expect(await entries('by_email')).toBe(0);
+    // Clearing is refused for an index the table maintains.
+    const clear = (index: string) => store.commit({ changes: [{ op: 'custom', participant: 'index', type: 'clear_index', payload: { schema: 'app.users', index } }] });
+    await expect(clear('by_age')).rejects.toMatchObject({ code: 'conflict' });
     expect(await entries('by_age')).toBe(rowsBefore);
     const snap = store.snapshot();
     try {
