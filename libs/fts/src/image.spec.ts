@@ -35,6 +35,40 @@ describe('fts checkpoint image', () => {
     expect(plain(b)).toEqual(plain(a));
   });
 
+  it('leaves the posting lists packed until they are read (issue 25 §2), and re-images a packed list byte for byte', () => {
+    const a = sample();
+    const img = Buffer.concat(encodeFieldImage(a));
+    const b = decodeFieldImage(img);
+    const lists = [...b.terms.values()];
+    expect(lists.every((l) => l.isPacked)).toBe(true);
+    // the dictionary is there without decoding: n and maxTf answer idf and bounds
+    expect(lists.map((l) => [l.term, l.n, l.maxTf])).toEqual([...a.terms.values()].map((l) => [l.term, l.n, l.maxTf]));
+    // an image of the still-packed index copies the lists' bytes: the same image
+    expect(Buffer.concat(encodeFieldImage(b)).equals(img)).toBe(true);
+    expect(b.terms.get('wave')!.docs.subarray(0, 3)).toEqual(a.terms.get('wave')!.docs.subarray(0, 3));
+    expect([b.terms.get('wave')!.isPacked, b.terms.get('flow')!.isPacked]).toEqual([false, true]);
+    for (const _ of b.unpackSteps());
+    expect(lists.some((l) => l.isPacked)).toBe(false);
+    expect(plain(b)).toEqual(plain(a));
+  });
+
+  it('a packed list whose postings are out of order decodes at open and throws corrupt_log when read', () => {
+    const fi = new FieldIndex();
+    fi.putDoc('a', 1, ['t'], [1]);
+    fi.putDoc('b', 1, ['t'], [1]);
+    const img = Buffer.concat(encodeFieldImage(fi));
+    // the list's runs are its last 4 bytes: gaps [0, 1], tfs [1, 1]; a gap of 0 repeats a doc
+    img[img.length - 3] = 0;
+    const b = decodeFieldImage(img);
+    let err: unknown;
+    try {
+      void b.terms.get('t')!.docs;
+    } catch (e) {
+      err = e;
+    }
+    expect(isDbError(err) && [err.code, err.message]).toEqual(['corrupt_log', expect.stringContaining('list "t" out of order')]);
+  });
+
   it('refuses a truncated or altered image with a corrupt_log-class error', () => {
     const img = Buffer.concat(encodeFieldImage(sample()));
     for (const cut of [1, 7, img.length >> 2, img.length >> 1, img.length - 1]) {

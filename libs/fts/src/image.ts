@@ -13,8 +13,8 @@
  * The output is cut into chunks of at most CHUNK bytes (a list longer than that gets a chunk
  * of its own), written as separate store values.
  */
-import { corruptData } from '@mmdb/core';
 import { FieldIndex, PostingList } from './field-index';
+import { badImage as bad, readRun, skipVarints } from './packed';
 
 export const IMAGE_VERSION = 1;
 const CHUNK = 8 << 20;
@@ -72,11 +72,16 @@ export function encodeFieldImage(fi: FieldIndex): Buffer[] {
   w.varint(s.lists.length);
   for (const pl of s.lists) {
     const term = Buffer.from(pl.term, 'utf8');
-    w.room(term.length + 15 + pl.n * 10);
+    const runs = pl.packedRuns(); // a list still packed since the last open: its bytes as they are
+    w.room(term.length + 15 + (runs ? runs.length : pl.n * 10));
     w.varint(term.length);
     w.bytes(term);
     w.varint(pl.maxTf);
     w.varint(pl.n);
+    if (runs) {
+      w.bytes(runs);
+      continue;
+    }
     let prev = 0;
     for (let i = 0; i < pl.n; i++) {
       w.varint(pl.docs[i] - prev);
@@ -86,27 +91,6 @@ export function encodeFieldImage(fi: FieldIndex): Buffer[] {
   }
   w.cut();
   return w.chunks;
-}
-
-const bad = (why: string) => corruptData('fts checkpoint image', `fts image: ${why}`);
-
-/**
- * `len` varints from `b` at `p` into `out` (running sums when `gaps`); returns the offset after
- * them. Inline, one call per list: a call per posting was most of the load time. Reading past
- * the end yields zeros and an offset past it, which the caller checks.
- */
-function readRun(b: Buffer, p: number, out: Int32Array, len: number, gaps: boolean): number {
-  let acc = 0;
-  for (let i = 0; i < len; i++) {
-    let x = b[p++];
-    let v = x & 0x7f;
-    for (let shift = 7; x >= 0x80; shift += 7) {
-      x = b[p++];
-      v |= (x & 0x7f) << shift;
-    }
-    out[i] = gaps ? (acc += v) : v;
-  }
-  return p;
 }
 
 /** Decodes an image (its chunks concatenated) back into a FieldIndex; throws corrupt_log-class errors on a malformed one. */
@@ -154,14 +138,11 @@ export function decodeFieldImage(b: Buffer): FieldIndex {
     p += tl;
     const maxTf = varint();
     const len = varint();
-    const d = new Int32Array(Math.max(4, len));
-    const t = new Int32Array(Math.max(4, len));
-    p = readRun(b, p, d, len, true);
-    p = readRun(b, p, t, len, false);
-    const last = len > 0 ? d[len - 1] : -1;
-    for (let i = 1; i < len; i++) if (d[i] <= d[i - 1]) throw bad(`list "${term}" out of order`);
-    if (p > end || last >= n) throw bad(`list "${term}" past the end`);
-    lists.push(PostingList.restore(term, d, t, maxTf, len));
+    // the postings stay packed (2 × len varints) until the list is first read (packed.ts)
+    const at = p;
+    p = skipVarints(b, p, 2 * len, end);
+    if (p > end) throw bad(`list "${term}" past the end`);
+    lists.push(PostingList.packed(term, maxTf, len, { b, at, end: p, ordinals: n }));
   }
   if (p !== end) throw bad('trailing bytes');
   return FieldIndex.fromState({ docIds, docLen, lists, docs, total, minLen });

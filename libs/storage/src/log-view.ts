@@ -75,6 +75,41 @@ export class LogView implements FeedSource {
   }
 
   /**
+   * Verifies (checksum and structure, `verifyFrame`; nothing decoded) the frames with lsn in
+   * [from, to], newest first, until `maxBytes` of them are read (the frame that crosses it
+   * included, so the newest is always checked): what recovery checks of the log's tail that no
+   * participant replays. Returns how many it verified and the LSNs that failed, ascending.
+   */
+  async verifyTail(from: number, to: number, maxBytes: number): Promise<{ verified: number; corrupt: number[] }> {
+    const corrupt: number[] = [];
+    let verified = 0;
+    let bytes = 0;
+    if (to < from) return { verified, corrupt };
+    const it = this.db.iterator({ gte: logKey(from), lte: logKey(to), reverse: true });
+    try {
+      while (bytes < maxBytes) {
+        const batch = (await it.nextv(64)) as Array<[Buffer, Buffer]>;
+        if (!batch.length) break;
+        for (const [k, v] of batch) {
+          bytes += v.length;
+          const lsn = lsnOfKey(k);
+          try {
+            if (verifyFrame(v) !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${frameLsn(v)}`);
+            verified++;
+          } catch (e) {
+            if (!(e instanceof DbError)) throw e;
+            corrupt.push(lsn);
+          }
+          if (bytes >= maxBytes) break;
+        }
+      }
+    } finally {
+      await it.close();
+    }
+    return { verified, corrupt: corrupt.reverse() };
+  }
+
+  /**
    * Every frame with lsn >= from, in order: decoded and verified, or (`error`) why it was
    * refused, so recovery can list every bad frame before it decides. Frames below `decodeFrom`
    * are verified only (checksum and structure: `verifyFrame`), not decoded.

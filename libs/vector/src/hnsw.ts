@@ -4,7 +4,7 @@
  */
 import { HierarchicalNSW, type SpaceName } from 'hnswlib-node';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DbError } from '@mmdb/core';
@@ -39,7 +39,11 @@ export class HnswIndex implements AnnIndex {
    */
   private readonly arg: number[];
 
-  constructor(private readonly ctx: IndexContext, saved?: Buffer) {
+  /**
+   * `saved`: the image to read (synchronously); `'loading'`: left empty for `load`, which reads
+   * it on hnswlib's own thread.
+   */
+  constructor(private readonly ctx: IndexContext, saved?: Buffer | 'loading') {
     const space = SPACE[ctx.metric];
     if (!space) throw new DbError('validation_failed', `index "hnsw" does not serve metric "${ctx.metric}"`, { field: 'index' });
     const p = { ...HNSW_DEFAULTS, ...ctx.params };
@@ -47,14 +51,44 @@ export class HnswIndex implements AnnIndex {
     this.efFast = p.ef_fast;
     this.efHigh = p.ef_high_recall;
     this.h = new HierarchicalNSW(space, ctx.dim);
+    if (saved === 'loading') return;
     if (saved) {
       withTempFile((f) => {
         writeFileSync(f, saved);
         this.h.readIndexSync(f);
       });
-      // hnswlib keeps deleted marks in its file; we re-learn them from the slab
-      for (let l = 0; l < ctx.slab.high; l++) if (!ctx.slab.live[l] && this.has(l)) this.deleted.add(l);
+      this.learnDeleted();
     } else this.h.initIndex({ maxElements: Math.max(1024, ctx.slab.capacity), m: p.m, efConstruction: p.ef_construction, randomSeed: p.seed });
+  }
+
+  /**
+   * The index of an image given as the pieces of a chunked checkpoint, read without blocking
+   * the event loop: the pieces are written to a temporary file as they are (no concatenation)
+   * and hnswlib reads it on a libuv thread (`readIndex`), while the other participants load.
+   */
+  static async load(ctx: IndexContext, pieces: readonly Buffer[]): Promise<HnswIndex> {
+    const x = new HnswIndex(ctx, 'loading');
+    const dir = await mkdtemp(join(tmpdir(), 'mmdb-hnsw-'));
+    try {
+      const file = join(dir, 'index.bin');
+      const fh = await open(file, 'w');
+      try {
+        await fh.writev(pieces as Buffer[]);
+      } finally {
+        await fh.close();
+      }
+      await x.h.readIndex(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    x.learnDeleted();
+    return x;
+  }
+
+  /** hnswlib keeps deleted marks in its file; we re-learn them from the slab. */
+  private learnDeleted(): void {
+    const slab = this.ctx.slab;
+    for (let l = 0; l < slab.high; l++) if (!slab.live[l] && this.has(l)) this.deleted.add(l);
   }
 
   private has(label: number): boolean {

@@ -9,6 +9,7 @@ import { ExactIndex, exactOver } from './exact';
 import { HnswIndex } from './hnsw';
 import { IvfIndex } from './ivf';
 import { normalize, scorer, type VectorMetric } from './metric';
+import { Parts } from './parts';
 import { VectorSlab } from './slab';
 import type { Metadata } from './validate';
 
@@ -379,12 +380,31 @@ export class VectorTable {
   }
 
   static deserialize(name: string, b: Buffer): VectorTable {
-    const hl = b.readUInt32LE(0);
-    const sl = b.readUInt32LE(4);
-    const il = b.readUInt32LE(8);
-    const h = parseJsonExact(b.subarray(12, 12 + hl).toString('utf8')) as any;
+    const { t, h, index } = VectorTable.restore(name, new Parts([b]));
+    if (h.kind === 'hnsw') t.index = new HnswIndex(t.ctx, index.slice(0, index.length));
+    return t;
+  }
+
+  /**
+   * A table back from its image as the store holds it (`imageChunks`' chunks), without
+   * concatenating them; an HNSW graph is read on hnswlib's thread (`HnswIndex.load`), so the
+   * event loop serves the other participants' loads meanwhile.
+   */
+  static async load(name: string, chunks: readonly Buffer[]): Promise<VectorTable> {
+    const { t, h, index } = VectorTable.restore(name, new Parts(chunks));
+    if (h.kind === 'hnsw') t.index = await HnswIndex.load(t.ctx, index.pieces(0, index.length));
+    return t;
+  }
+
+  /** Everything of an image but an HNSW graph (left to the caller: `index`, the graph's bytes). */
+  private static restore(name: string, b: Parts): { t: VectorTable; h: { kind: string }; index: Parts } {
+    const lens = b.slice(0, 12);
+    const hl = lens.readUInt32LE(0);
+    const sl = lens.readUInt32LE(4);
+    const il = lens.readUInt32LE(8);
+    const h = parseJsonExact(b.slice(12, 12 + hl).toString('utf8')) as any;
     const t = new VectorTable(name, h.spec);
-    t.slab = VectorSlab.deserialize(t.spec.dim, h.high, b.subarray(12 + hl, 12 + hl + sl));
+    t.slab = VectorSlab.deserialize(t.spec.dim, h.high, b.pieces(12 + hl, 12 + hl + sl));
     t.idOf = h.ids;
     t.meta = h.meta;
     for (let l = 0; l < t.idOf.length; l++) {
@@ -395,11 +415,10 @@ export class VectorTable {
         t.post(l);
       }
     }
-    const idx = b.subarray(12 + hl + sl, 12 + hl + sl + il);
-    if (h.kind === 'hnsw') t.index = new HnswIndex(t.ctx, idx);
-    else if (h.kind === 'ivf' || h.kind === 'ivfpq') t.index = new IvfIndex(t.ctx, h.kind === 'ivfpq', idx);
-    else t.index = new ExactIndex(t.ctx);
-    return t;
+    const index = new Parts(b.pieces(12 + hl + sl, 12 + hl + sl + il));
+    if (h.kind === 'ivf' || h.kind === 'ivfpq') t.index = new IvfIndex(t.ctx, h.kind === 'ivfpq', index.slice(0, index.length));
+    else if (h.kind !== 'hnsw') t.index = new ExactIndex(t.ctx);
+    return { t, h, index };
   }
 }
 

@@ -90,6 +90,7 @@ async function child(dir) {
   const { TenantStore } = require('@mmdb/storage');
   const { queries } = require('../fts/zipf-corpus');
   const p = participants();
+  const modules = t(); // node's start and module loading
   const store = await TenantStore.open({ dir, participants: [p.fts, p.vectors, p.graph], sync: false, checkpointFrames: 0, checkpointMs: 0 });
   const opened = t();
   const cu = process.cpuUsage();
@@ -102,6 +103,8 @@ async function child(dir) {
   const nb = await p.graph.neighbors('bench.edges', 'link', 'n1');
   const graph = t();
   const out = {
+    modules,
+    phases: phasesOf(store.recovery.phases),
     opened,
     openCpu,
     fts,
@@ -117,6 +120,11 @@ async function child(dir) {
   };
   await store.close();
   process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
+}
+
+/** A store open's phases (RecoveryReport.phases) as {name: [start, end]}, ms since the process started. */
+function phasesOf(phases) {
+  return Object.fromEntries(phases.map((ph) => [ph.name, [Math.round(ph.start), Math.round(ph.end)]]));
 }
 
 function runChild(dir) {
