@@ -7,7 +7,7 @@
  * snapshot.
  */
 
-import { type Packed, unpackRuns } from './packed';
+import { arenaPass, type Packed, unpackRuns } from './packed';
 
 /** The arrays of a list without postings yet (shared, never written: `capacity` is 0). */
 const NO_POSTINGS = new Int32Array(0);
@@ -342,6 +342,13 @@ export class PostingList {
     this.adopt(docs, tfs);
   }
 
+  /** A packed list's share of the arena build (packed.ts `arenaPass`), left packed; false when it is not packed (the caller reads `docs`). */
+  arenaPass(count: Int32Array, fill: Int32Array | null, arena: Int32Array | null): boolean {
+    if (this.packed === null) return false;
+    arenaPass(this.packed, this.n, count, fill, arena, this.id);
+    return true;
+  }
+
   private adopt(docs: Int32Array, tfs: Int32Array): void {
     this.d = docs;
     this.t = tfs;
@@ -445,8 +452,10 @@ export class FieldIndex {
     let postings = 0;
     for (const pl of this.lists) {
       if (!pl) continue;
-      const d = pl.docs;
-      for (let i = 0; i < pl.n; i++) count[d[i]]++;
+      if (!pl.arenaPass(count, null, null)) {
+        const d = pl.docs;
+        for (let i = 0; i < pl.n; i++) count[d[i]]++;
+      }
       postings += pl.n;
     }
     let at = 0;
@@ -458,8 +467,10 @@ export class FieldIndex {
     const fill = this.docStart.slice(0, n);
     for (const pl of this.lists) {
       if (!pl) continue;
-      const d = pl.docs;
-      for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = pl.id;
+      if (!pl.arenaPass(count, fill, this.arena)) {
+        const d = pl.docs;
+        for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = pl.id;
+      }
     }
     this.arenaUsed = postings;
     this.arenaGarbage = 0;
@@ -618,6 +629,13 @@ export class FieldIndex {
       pl.ensureSkips();
       yield;
     }
+  }
+
+  /** Lists still packed since a restore. */
+  packedLists(): number {
+    let n = 0;
+    for (const pl of this.lists) if (pl?.isPacked) n++;
+    return n;
   }
 
   /** Decodes the lists still packed since a restore, one per step (the participant spreads them over event-loop turns). */

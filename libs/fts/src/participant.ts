@@ -414,6 +414,7 @@ export class FtsParticipant implements CommitParticipant {
   private async prepareTiers(): Promise<void> {
     const t0 = performance.now();
     this.stats.tiersMs = -1;
+    await new Promise((r) => setImmediate(r)); // not a step inside the store's open
     // Fields are under their table's key id (keyIdOf); its settings are in the manifest.
     const byKey = new Map(this.reader?.manifests().map((m) => [keyIdOf(m), m.id]) ?? []);
     for (const [key, fi] of [...this.fields]) {
@@ -735,6 +736,11 @@ export class FtsParticipant implements CommitParticipant {
     const out: string[] = [];
     for (const k of this.standalone.keys()) if (k.startsWith(`${table}\u0000`)) out.push(k.slice(table.length + 1));
     return out;
+  }
+
+  /** Posting lists of a field still packed in the image it was opened from (decoded at first read, or after the open). */
+  packedLists(table: string, field: string): number {
+    return this.fields.get(fkey(this.keyOf(table), field))?.packedLists() ?? 0;
   }
 
   /** Document count and total length of a field (as committed), for diagnostics and tests. */

@@ -167,7 +167,12 @@ async function serverRun(dataDir) {
   const { queries } = require('../fts/zipf-corpus');
   const t0 = performance.now();
   const ms = () => Math.round(performance.now() - t0);
-  const { proc, url } = await startBuiltServer(dataDir, { tenant: TENANT, token: TOKEN, env: { DB_SYNC: 'false', NODE_OPTIONS: '--max-old-space-size=12000' } });
+  // info level: the server logs its boot steps ("Boot") and the tenant's open phases ("opened tenant")
+  const { proc, url, output } = await startBuiltServer(dataDir, {
+    tenant: TENANT,
+    token: TOKEN,
+    env: { DB_SYNC: 'false', NODE_OPTIONS: '--max-old-space-size=12000', DB_LOG_LEVEL: 'info', NO_COLOR: '1' },
+  });
   const listening = ms();
   const ca = fs.readFileSync(path.join(dataDir, 'tls/cert.pem'), 'utf8');
   const probe = new https.Agent({ keepAlive: true, ca, maxSockets: 1 });
@@ -188,12 +193,24 @@ async function serverRun(dataDir) {
     await new Promise((res) => setTimeout(res, 20));
   }
   const answers = await searches;
+  const boot = /modules loaded (\d+), app built (\d+), listening (\d+)/.exec(output());
+  const opened = /opened tenant \S+ with engines .*; phases (\{.*\})/.exec(output());
+  const phases = opened ? JSON.parse(opened[1]) : null;
   proc.kill('SIGTERM');
   await new Promise((r) => proc.once('exit', r));
   probe.destroy();
   agent.destroy();
   const not200 = ready.filter((r) => r.status !== 200);
-  return { listening, firstReady: ready[0], ready200At: ready[ready.length - 1].at, ready503: not200.length, other: not200.filter((r) => r.status !== 503).length, answers };
+  return {
+    listening,
+    boot: boot ? { modules: +boot[1], built: +boot[2], listening: +boot[3] } : null,
+    phases,
+    firstReady: ready[0],
+    ready200At: ready[ready.length - 1].at,
+    ready503: not200.length,
+    other: not200.filter((r) => r.status !== 503).length,
+    answers,
+  };
 }
 
 /** The store in `dir`: reused when kept (`--data`) and loaded before, else loaded now (after `before`). */
@@ -229,11 +246,39 @@ async function main() {
     row('full-text search (default ranking: plain BM25, top-10)', info.docs, 'fts');
     row('vector top-10 (l2)', info.vectors, 'vectors');
     row('graph neighbors (adjacency from its image)', info.edges, 'graph');
+    printPhases(after, null);
     console.log('\nthe checkpoint run:', JSON.stringify(after));
     if (before) console.log('the rebuild run:', JSON.stringify(before));
   } finally {
     if (!keep) fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the time from a process's start to its first answers went: each step's start → end in
+ * ms since that process started (the store's steps: RecoveryReport.phases; the server's: its
+ * "Boot" and "opened tenant" log lines). The participants' loads overlap.
+ */
+function printPhases(inProcess, srv) {
+  console.log(`\n### The open, step by step (ms since the process started: start → end)\n`);
+  console.log('| step | in-process open (child) | built server |');
+  console.log('|---|---|---|');
+  const span = (p) => (p ? `${p[0]} → ${p[1]} (${p[1] - p[0]})` : '—');
+  const b = srv?.boot;
+  console.log(`| node start, module loading | 0 → ${inProcess.modules} | ${b ? `0 → ${b.modules}` : '—'} |`);
+  if (srv) {
+    console.log(`| Nest app built (system store, modules) | — | ${b ? span([b.modules, b.built]) : '—'} |`);
+    console.log(`| listening | — | ${b ? b.listening : srv.listening} |`);
+  }
+  const tenant = Object.fromEntries((srv?.phases?.tenant ?? []).map(([n, s, e]) => [n, [s, e]]));
+  const store = Object.fromEntries((srv?.phases?.store ?? []).map(([n, s, e]) => [n, [s, e]]));
+  if (srv) console.log(`| tenant: engines created | — | ${span(tenant.engines)} |`);
+  const names = [...new Set([...Object.keys(inProcess.phases), ...Object.keys(store)])];
+  for (const n of names) console.log(`| store: ${n} | ${span(inProcess.phases[n])} | ${span(store[n])} |`);
+  if (srv) for (const n of ['token migration', 'attach', 'opened hooks']) console.log(`| tenant: ${n} | — | ${span(tenant[n])} |`);
+  const at = (w) => srv?.answers.find((a) => a.what === w)?.at ?? '—';
+  console.log(`| store open | ${inProcess.opened} (CPU until then: ${inProcess.openCpu} ms) | /ready?require=read 200 at ${srv ? srv.ready200At : '—'} |`);
+  for (const [w, k] of [['full-text', 'fts'], ['vector', 'vector'], ['graph', 'graph']]) console.log(`| first ${w} answer | ${inProcess[k === 'vector' ? 'vectors' : k]} | ${at(k)} |`);
 }
 
 /** --server: the store is loaded as the bootstrap tenant's, then the server is started over it. */
@@ -255,7 +300,9 @@ async function mainServer() {
     const at = (w) => srv.answers.find((a) => a.what === w);
     for (const [w, k] of [['fts', 'fts'], ['vector', 'vectors'], ['graph', 'graph']]) console.log(`| first ${w} answer | ${inProcess[k]} | ${at(w).at} (HTTP ${at(w).status}, ${at(w).n} hits) |`);
     console.log(`\n/ready?require=read: first answer ${JSON.stringify(srv.firstReady)} (bare /ready: ${srv.firstReady.bare}); ${srv.ready503} answers of 503 before the first 200, ${srv.other} of another status`);
-    console.log('the in-process run:', JSON.stringify(inProcess));
+    printPhases(inProcess, srv);
+    console.log('\nthe in-process run:', JSON.stringify(inProcess));
+    console.log('the server run:', JSON.stringify(srv));
   } finally {
     if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
   }
