@@ -162,6 +162,8 @@ export async function startServer(config: AppConfig): Promise<Server> {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   server.url = `${config.insecureHttp ? 'http' : 'https'}://${host}:${port}`;
   // Every tenant store on disk opens in the background once the server listens (/ready?require=read is 503 until then).
+  // (The English-question libraries, compromise and chrono-node, load at the first question:
+  // libs/nlq words.ts. Loaded here, ~0.3 s on an idle host, they delayed the stores' open.)
   void server.app.get(TenantRegistry).warmUp();
   // Replication starts once the URL is known (the default advertise URL): it opens every
   // tenant and takes or follows each lease.

@@ -277,7 +277,8 @@ function printPhases(inProcess, srv) {
   for (const n of names) console.log(`| store: ${n} | ${span(inProcess.phases[n])} | ${span(store[n])} |`);
   if (srv) for (const n of ['token migration', 'attach', 'opened hooks']) console.log(`| tenant: ${n} | — | ${span(tenant[n])} |`);
   const at = (w) => srv?.answers.find((a) => a.what === w)?.at ?? '—';
-  console.log(`| store open | ${inProcess.opened} (CPU until then: ${inProcess.openCpu} ms) | /ready?require=read 200 at ${srv ? srv.ready200At : '—'} |`);
+  const cpu = srv?.phases?.cpuMs;
+  console.log(`| store open | ${inProcess.opened} (CPU until then: ${inProcess.openCpu} ms) | /ready?require=read 200 at ${srv ? srv.ready200At : '—'}${cpu ? ` (CPU until the tenant was open: ${cpu} ms)` : ''} |`);
   for (const [w, k] of [['full-text', 'fts'], ['vector', 'vector'], ['graph', 'graph']]) console.log(`| first ${w} answer | ${inProcess[k === 'vector' ? 'vectors' : k]} | ${at(k)} |`);
 }
 
