@@ -261,25 +261,25 @@ async function main() {
  */
 function printPhases(inProcess, srv) {
   console.log(`\n### The open, step by step (ms since the process started: start → end)\n`);
-  console.log('| step | in-process open (child) | built server |');
-  console.log('|---|---|---|');
+  const rows = [];
+  const row = (step, child, server) => rows.push(srv ? `| ${step} | ${child} | ${server} |` : `| ${step} | ${child} |`);
   const span = (p) => (p ? `${p[0]} → ${p[1]} (${p[1] - p[0]})` : '—');
   const b = srv?.boot;
-  console.log(`| node start, module loading | 0 → ${inProcess.modules} | ${b ? `0 → ${b.modules}` : '—'} |`);
-  if (srv) {
-    console.log(`| Nest app built (system store, modules) | — | ${b ? span([b.modules, b.built]) : '—'} |`);
-    console.log(`| listening | — | ${b ? b.listening : srv.listening} |`);
-  }
+  row('node start, module loading', `0 → ${inProcess.modules}`, b ? `0 → ${b.modules}` : '—');
+  row('Nest app built (system store, modules)', '—', b ? span([b.modules, b.built]) : '—');
+  row('listening', '—', b ? b.listening : srv?.listening);
   const tenant = Object.fromEntries((srv?.phases?.tenant ?? []).map(([n, s, e]) => [n, [s, e]]));
   const store = Object.fromEntries((srv?.phases?.store ?? []).map(([n, s, e]) => [n, [s, e]]));
-  if (srv) console.log(`| tenant: engines created | — | ${span(tenant.engines)} |`);
-  const names = [...new Set([...Object.keys(inProcess.phases), ...Object.keys(store)])];
-  for (const n of names) console.log(`| store: ${n} | ${span(inProcess.phases[n])} | ${span(store[n])} |`);
-  if (srv) for (const n of ['token migration', 'attach', 'opened hooks']) console.log(`| tenant: ${n} | — | ${span(tenant[n])} |`);
-  const at = (w) => srv?.answers.find((a) => a.what === w)?.at ?? '—';
+  row('tenant: engines created', '—', span(tenant.engines));
+  for (const n of new Set([...Object.keys(inProcess.phases), ...Object.keys(store)])) row(`store: ${n}`, span(inProcess.phases[n]), span(store[n]));
+  for (const n of ['token migration', 'attach', 'opened hooks']) row(`tenant: ${n}`, '—', span(tenant[n]));
   const cpu = srv?.phases?.cpuMs;
-  console.log(`| store open | ${inProcess.opened} (CPU until then: ${inProcess.openCpu} ms) | /ready?require=read 200 at ${srv ? srv.ready200At : '—'}${cpu ? ` (CPU until the tenant was open: ${cpu} ms)` : ''} |`);
-  for (const [w, k] of [['full-text', 'fts'], ['vector', 'vector'], ['graph', 'graph']]) console.log(`| first ${w} answer | ${inProcess[k === 'vector' ? 'vectors' : k]} | ${at(k)} |`);
+  row('store open', `${inProcess.opened} (CPU until then: ${inProcess.openCpu} ms)`, `/ready?require=read 200 at ${srv?.ready200At}${cpu ? ` (CPU until the tenant was open: ${cpu} ms)` : ''}`);
+  const at = (w) => srv?.answers.find((a) => a.what === w)?.at ?? '—';
+  for (const [w, k, c] of [['full-text', 'fts', 'fts'], ['vector', 'vector', 'vectors'], ['graph', 'graph', 'graph']]) row(`first ${w} answer`, inProcess[c], at(k));
+  console.log(srv ? '| step | in-process open (child) | built server |\n|---|---|---|' : '| step | in-process open (child) |\n|---|---|');
+  // without a server, its rows (Nest, listening, tenant steps) are left out
+  for (const r of rows) if (srv || !/^\| (Nest|listening|tenant:)/.test(r)) console.log(r);
 }
 
 /** --server: the store is loaded as the bootstrap tenant's, then the server is started over it. */
