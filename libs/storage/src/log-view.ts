@@ -77,12 +77,13 @@ export class LogView implements FeedSource {
   /**
    * Verifies (checksum and structure, `verifyFrame`; nothing decoded) the frames with lsn in
    * [from, to], newest first, until `maxBytes` of them are read (the frame that crosses it
-   * included, so the newest is always checked): what recovery checks of the log's tail that no
-   * participant replays. Returns how many it verified and the LSNs that failed, ascending.
+   * included, so the newest is always checked): what recovery checks of the log's tail while the
+   * participants load their checkpoints (the frames it then replays are decoded, and so checked,
+   * too). Returns the LSNs it verified (newest first) and those that failed, ascending.
    */
-  async verifyTail(from: number, to: number, maxBytes: number): Promise<{ verified: number; corrupt: number[] }> {
+  async verifyTail(from: number, to: number, maxBytes: number): Promise<{ verified: number[]; corrupt: number[] }> {
     const corrupt: number[] = [];
-    let verified = 0;
+    const verified: number[] = [];
     let bytes = 0;
     if (to < from) return { verified, corrupt };
     const it = this.db.iterator({ gte: logKey(from), lte: logKey(to), reverse: true });
@@ -95,7 +96,7 @@ export class LogView implements FeedSource {
           const lsn = lsnOfKey(k);
           try {
             if (verifyFrame(v) !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${frameLsn(v)}`);
-            verified++;
+            verified.push(lsn);
           } catch (e) {
             if (!(e instanceof DbError)) throw e;
             corrupt.push(lsn);

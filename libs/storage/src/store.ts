@@ -84,8 +84,8 @@ export interface StoreOptions {
   /** What to do when the log's tail fails its checksum at open: fail (default) or drop the bad tail frames. */
   readonly onCorruptTail?: 'fail' | 'truncate';
   /**
-   * Bytes of the log's tail that open verifies beyond the frames it replays (default 16 MiB):
-   * the newest frames, back to the last 1,024 or until this many bytes are read.
+   * Bytes of the log's newest frames that open verifies by checksum (default 16 MiB): back to
+   * the last 1,024 or until this many bytes are read. Frames it replays are verified anyway.
    */
   readonly verifyTailBytes?: number;
   readonly checkEvaluator?: CheckEvaluator;
@@ -154,7 +154,8 @@ export interface RecoveryReport {
   /**
    * Where the open spent its time, in order of start: each phase's start and end in ms since
    * the process started (`performance.now()`). The participants' checkpoint loads (`open
-   * <name>`) run concurrently, so their spans overlap.
+   * <name>`) and the check of the log's newest frames (`verify log tail`) run concurrently, so
+   * their spans overlap.
    */
   readonly phases: readonly OpenPhase[];
 }
@@ -415,27 +416,30 @@ export class TenantStore implements StoreReader {
     this.openingLsn = lastLsn;
 
     // Participants load their checkpoints, all at once (each reads its own keys: one's reads
-    // overlap another's decoding); frames after the oldest one are replayed.
-    const from = new Map<CommitParticipant, number>();
+    // overlap another's decoding); frames after the oldest one are replayed. Meanwhile the
+    // newest frames are verified (checksum, structure; not decoded): the last VERIFY_TAIL of
+    // them, newest first, within a byte budget. It was every one of the last 1,024 frames,
+    // ~1 GB at 1M documents, whose reading was most of a restart; a reader of the log (feed,
+    // followers) checks every frame it reads anyway. Frames to replay are decoded after.
+    const budget = this.opts.verifyTailBytes ?? VERIFY_TAIL_BYTES;
     const opening = this.participantList.filter((p) => p.open);
-    const settled = await Promise.allSettled(opening.map((p) => this.phase(`open ${p.name}`, () => p.open!(this))));
+    const [tailR, ...settled] = await Promise.allSettled([
+      this.phase('verify log tail', () => this.log.verifyTail(Math.max(1, lastLsn - VERIFY_TAIL + 1), lastLsn, budget)),
+      ...opening.map((p) => this.phase(`open ${p.name}`, () => p.open!(this))),
+    ]);
     // all settle before a failure is thrown: the store closes its database then
-    for (const r of settled) if (r.status === 'rejected') throw r.reason;
+    for (const r of [tailR, ...settled]) if (r.status === 'rejected') throw r.reason;
+    const from = new Map<CommitParticipant, number>();
     opening.forEach((p, i) => from.set(p, (settled[i] as PromiseFulfilledResult<number>).value));
     const replayFrom = Math.min(lastLsn, ...from.values());
-    const verifyFrom = Math.max(0, Math.min(replayFrom, lastLsn - VERIFY_TAIL));
-
-    // The tail no participant replays is verified (checksum, structure) but not decoded, newest
-    // first and within a byte budget: at 1M documents those frames were ~1 GB, whose reading was
-    // most of a restart; a reader of the log (feed, followers) checks every frame it reads anyway.
-    const tail = await this.phase('verify log tail', () => this.log.verifyTail(verifyFrom + 1, replayFrom, this.opts.verifyTailBytes ?? VERIFY_TAIL_BYTES));
+    const tail = (tailR as PromiseFulfilledResult<{ verified: number[]; corrupt: number[] }>).value;
+    const bad = new Set(tail.corrupt);
+    let verified = tail.verified.filter((l) => l <= replayFrom).length; // the later ones count as decoded below
     const frames: CommittedFrame[] = [];
-    const corrupt: number[] = [...tail.corrupt];
-    let verified = tail.verified;
     let decoded = 0;
     await this.phase('read replay', async () => {
       for await (const s of this.log.scan(replayFrom + 1)) {
-        if (s.error) corrupt.push(s.lsn);
+        if (s.error) bad.add(s.lsn);
         else if (s.entry) {
           verified++;
           decoded++;
@@ -443,6 +447,7 @@ export class TenantStore implements StoreReader {
         }
       }
     });
+    const corrupt = [...bad].sort((a, b) => a - b);
     if (corrupt.length) {
       const tailStart = corrupt[0];
       const onlyTail = corrupt.every((l, i) => l === tailStart + i) && corrupt[corrupt.length - 1] === lastLsn;
@@ -471,7 +476,7 @@ export class TenantStore implements StoreReader {
       this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
       this.purgeTimer.unref();
     }
-    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops, phases: this.phases };
+    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops, phases: [...this.phases].sort((a, b) => a.start - b.start) };
     // the oldest checkpoint a participant opened from: a restart that replayed many frames
     // counts them, so the next maintenance comes as soon as they reach `checkpointFrames`
     this.maintenance.lastCheckpointLsn = Math.min(replayFrom, lastLsn);
