@@ -1,6 +1,6 @@
 import { isDbError } from '@mmdb/core';
 import { FieldIndex } from './field-index';
-import { decodeFieldImage, encodeFieldImage } from './image';
+import { decodeFieldImage, encodeFieldImage, encodeFieldImageChunks } from './image';
 
 const words = ['shock', 'wave', 'flow', 'héat', 'layer', 'x'];
 function sample(): FieldIndex {
@@ -67,6 +67,21 @@ describe('fts checkpoint image', () => {
       err = e;
     }
     expect(isDbError(err) && [err.code, err.message]).toEqual(['corrupt_log', expect.stringContaining('list "t" out of order')]);
+  });
+
+  it('decodes from its stored chunks in place (no concatenation), to the index the whole image gives', () => {
+    const fi = new FieldIndex();
+    for (let i = 0; i < 3000; i++) fi.putDoc(`doc-${i}`, 5 + (i % 9), [`t${i % 40}`, `u${i % 977}`, 'all'], [1 + (i % 3), 1, 2]);
+    const whole = Buffer.concat(encodeFieldImage(fi));
+    // the writer's own chunking, with a small chunk size: the id lengths and doc lengths runs span chunks
+    const chunks = encodeFieldImageChunks(fi, 1_000);
+    expect(chunks.length).toBeGreaterThanOrEqual(10);
+    expect(Buffer.concat(chunks).equals(whole)).toBe(true);
+    const b = decodeFieldImage(chunks);
+    expect(plain(b)).toEqual(plain(decodeFieldImage(whole)));
+    expect(plain(b)).toEqual(plain(fi));
+    expect(() => decodeFieldImage([...chunks, Buffer.from([1])])).toThrow(/trailing/);
+    expect(() => decodeFieldImage(chunks.slice(0, -1))).toThrow(/corrupt|truncated|past the end|add up|trailing/);
   });
 
   it('refuses a truncated or altered image with a corrupt_log-class error', () => {
