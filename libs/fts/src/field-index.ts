@@ -279,8 +279,8 @@ export class PostingList {
     if (doc > this.last) {
       if (n >= this.capacity) this.grow(n + 1);
       this.last = doc;
-      this.docs[n] = doc;
-      this.tfs[n] = tf;
+      this.d[n] = doc;
+      this.t[n] = tf;
       this.n = n + 1;
       if (n < this.skipsFrom) this.skipsFrom = n;
       // appends keep block data current (a list built by appends never needs a rescan)
@@ -293,15 +293,15 @@ export class PostingList {
     const i = this.seek(doc);
     if (i < this.dirtyFrom) this.dirtyFrom = i;
     if (i < this.skipsFrom) this.skipsFrom = i;
-    if (i < n && this.docs[i] === doc) {
-      this.tfs[i] = tf;
+    if (i < n && this.d[i] === doc) {
+      this.t[i] = tf;
       return;
     }
     this.grow(n + 1);
-    this.docs.copyWithin(i + 1, i, n);
-    this.tfs.copyWithin(i + 1, i, n);
-    this.docs[i] = doc;
-    this.tfs[i] = tf;
+    this.d.copyWithin(i + 1, i, n);
+    this.t.copyWithin(i + 1, i, n);
+    this.d[i] = doc;
+    this.t[i] = tf;
     this.n = n + 1;
   }
 
@@ -359,24 +359,24 @@ export class PostingList {
   remove(doc: number): boolean {
     if (this.packed !== null) this.unpack();
     const i = this.seek(doc);
-    if (i >= this.n || this.docs[i] !== doc) return false;
+    if (i >= this.n || this.d[i] !== doc) return false;
     if (i < this.dirtyFrom) this.dirtyFrom = i;
     if (i < this.skipsFrom) this.skipsFrom = i;
     if (this.tierDocs) this.changesSinceTier++;
-    this.docs.copyWithin(i, i + 1, this.n);
-    this.tfs.copyWithin(i, i + 1, this.n);
+    this.d.copyWithin(i, i + 1, this.n);
+    this.t.copyWithin(i, i + 1, this.n);
     this.n--;
-    this.last = this.n > 0 ? this.docs[this.n - 1] : -1;
+    this.last = this.n > 0 ? this.d[this.n - 1] : -1;
     return true;
   }
 
   private grow(need: number): void {
-    if (need <= this.docs.length) return;
-    const cap = Math.max(need, this.docs.length * 2, 4);
+    if (need <= this.d.length) return;
+    const cap = Math.max(need, this.d.length * 2, 4);
     const d = new Int32Array(cap);
-    d.set(this.docs.subarray(0, this.n));
+    d.set(this.d.subarray(0, this.n));
     const t = new Int32Array(cap);
-    t.set(this.tfs.subarray(0, this.n));
+    t.set(this.t.subarray(0, this.n));
     this.d = d;
     this.t = t;
     this.capacity = cap;
