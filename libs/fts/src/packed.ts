@@ -57,25 +57,19 @@ export function unpackRuns(term: string, s: Packed, n: number): { docs: Int32Arr
   return { docs, tfs };
 }
 
+/** The doc run of the list being passed over by `arenaPass` (reused: no allocation per list). */
+let scratch = new Int32Array(1024);
+
 /**
  * The per-doc arena's two passes (FieldIndex.buildArena) over a packed list's doc run, without
- * decoding it into arrays: `fill` null counts each doc's lists into `count`; else writes `id` at
+ * keeping it decoded: `fill` null counts each doc's lists into `count`; else writes `id` at
  * `arena[fill[doc]++]`. A store's first change after a restart builds the arena; its lists stay packed.
  */
 export function arenaPass(s: Packed, n: number, count: Int32Array, fill: Int32Array | null, arena: Int32Array | null, id: number): void {
-  const b = s.b;
-  let p = s.at;
-  let doc = 0;
-  for (let i = 0; i < n; i++) {
-    let x = b[p++];
-    let v = x & 0x7f;
-    for (let shift = 7; x >= 0x80; shift += 7) {
-      x = b[p++];
-      v |= (x & 0x7f) << shift;
-    }
-    doc += v;
-    if (doc >= s.ordinals) throw badImage(`a list past the end`);
-    if (fill === null) count[doc]++;
-    else (arena as Int32Array)[fill[doc]++] = id;
-  }
+  if (scratch.length < n) scratch = new Int32Array(Math.max(n, scratch.length * 2));
+  const docs = scratch;
+  readRun(s.b, s.at, docs, n, true);
+  if (n > 0 && (docs[0] < 0 || docs[n - 1] >= s.ordinals)) throw badImage(`a list past the end`);
+  if (fill === null) for (let i = 0; i < n; i++) count[docs[i]]++;
+  else for (let i = 0; i < n; i++) (arena as Int32Array)[fill[docs[i]]++] = id;
 }
