@@ -11,11 +11,10 @@ import { LOG_END, LOG_START, logKey, metaKey, parseJson } from './records';
 import type { SegmentIndex } from './segments';
 import type { Db } from './snapshot';
 
-/** One frame found by `scan`: its entry, or the error that refused it; `entry` is absent for a frame only verified (below `decodeFrom`). */
+/** One frame found by `scan`: its entry, or the error that refused it. */
 export type ScannedFrame =
   | { readonly lsn: number; readonly entry: FeedEntry; readonly error?: undefined }
-  | { readonly lsn: number; readonly entry?: undefined; readonly error: DbError }
-  | { readonly lsn: number; readonly entry?: undefined; readonly error?: undefined; readonly verified: true };
+  | { readonly lsn: number; readonly entry?: undefined; readonly error: DbError };
 
 const lsnOfKey = (k: Buffer): number => Number(k.readBigUInt64BE(1));
 
@@ -112,10 +111,10 @@ export class LogView implements FeedSource {
 
   /**
    * Every frame with lsn >= from, in order: decoded and verified, or (`error`) why it was
-   * refused, so recovery can list every bad frame before it decides. Frames below `decodeFrom`
-   * are verified only (checksum and structure: `verifyFrame`), not decoded.
+   * refused, so recovery can list every bad frame before it decides (the frames it does not
+   * replay are checked by `verifyTail`, without decoding).
    */
-  async *scan(from: number, decodeFrom = from): AsyncIterable<ScannedFrame> {
+  async *scan(from: number): AsyncIterable<ScannedFrame> {
     const it = this.db.iterator({ gte: logKey(from), lt: LOG_END });
     try {
       for (;;) {
@@ -123,12 +122,7 @@ export class LogView implements FeedSource {
         if (!batch.length) return;
         for (const [k, v] of batch) {
           try {
-            const lsn = lsnOfKey(k);
-            if (lsn >= decodeFrom) yield { lsn, entry: entryOf(k, v) };
-            else {
-              if (verifyFrame(v) !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${frameLsn(v)}`);
-              yield { lsn, verified: true };
-            }
+            yield { lsn: lsnOfKey(k), entry: entryOf(k, v) };
           } catch (e) {
             if (!(e instanceof DbError)) throw e;
             yield { lsn: lsnOfKey(k), error: e };

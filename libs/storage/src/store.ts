@@ -440,7 +440,7 @@ export class TenantStore implements StoreReader {
     await this.phase('read replay', async () => {
       for await (const s of this.log.scan(replayFrom + 1)) {
         if (s.error) bad.add(s.lsn);
-        else if (s.entry) {
+        else {
           verified++;
           decoded++;
           frames.push(s.entry.frame);
@@ -984,7 +984,7 @@ export class TenantStore implements StoreReader {
   async *logFrames(from = 1): AsyncIterable<LogEntry> {
     for await (const s of this.log.scan(from)) {
       if (s.error) throw s.error;
-      if (s.entry) yield s.entry;
+      yield s.entry;
     }
   }
 
