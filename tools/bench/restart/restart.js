@@ -13,6 +13,7 @@
 //                time /ready?require=read (503 until the store is open, then 200) and the first
 //                search of each kind over HTTPS, from the server's spawn
 //   --load-only  (with --data) load the store and stop: time the restarts later, on a quieter host
+//   --cpu-prof DIR  the in-process child writes a CPU profile (.cpuprofile) into DIR
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -128,7 +129,9 @@ function phasesOf(phases) {
 }
 
 function runChild(dir) {
-  const r = spawnSync(process.execPath, [...process.execArgv, __filename, '--child', dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const prof = arg('cpu-prof'); // a directory: the child writes its CPU profile there
+  const flags = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
+  const r = spawnSync(process.execPath, [...process.execArgv, ...flags, __filename, '--child', dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const line = (r.stdout || '').split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`child failed (${r.status}): ${r.stderr}`);
   return JSON.parse(line.slice(7));
