@@ -305,16 +305,10 @@ export class PostingList {
     this.n = n + 1;
   }
 
-  /** A list restored from a checkpoint image: its postings as they were, block and skip data rebuilt lazily. */
-  static restore(term: string, docs: Int32Array<ArrayBuffer>, tfs: Int32Array<ArrayBuffer>, maxTf: number, n: number): PostingList {
-    const pl = new PostingList(term);
-    pl.n = n;
-    pl.maxTf = maxTf;
-    pl.adopt(docs, tfs);
-    return pl;
-  }
-
-  /** A list left in its checkpoint image (`n` and `maxTf` known, postings decoded at first read). */
+  /**
+   * A list restored from a checkpoint image, left packed in it (`n` and `maxTf` known, the
+   * postings decoded at first read); block and skip data are rebuilt lazily.
+   */
   static packed(term: string, maxTf: number, n: number, packed: Packed): PostingList {
     const pl = new PostingList(term);
     pl.n = n;
