@@ -37,6 +37,11 @@ export interface EnginePorts {
   readonly policy?: Policy;
   /** The tenant's query limits (time, rows, graph nodes); DEFAULT_LIMITS when absent. */
   readonly limits?: QueryLimits;
+  /**
+   * The tenant's cap on its table cache, in estimated bytes (the process-wide pool,
+   * DB_TABLE_CACHE_BYTES, bounds every tenant's together); absent: the pool's budget alone.
+   */
+  readonly tableCacheBytes?: number;
 }
 
 /**
@@ -58,6 +63,7 @@ export class SqlEngine {
 
   constructor(readonly store: SqlStore, readonly tenant?: string, ports: EnginePorts = {}) {
     this.exec = new PlanExecutor({ store, ...ports.sources }, ports.policy, ports.limits);
+    if (ports.tableCacheBytes !== undefined) this.exec.tables.setBudgetBytes(ports.tableCacheBytes);
   }
 
   /** Decoded tuples per table (the executor's table cache). */
