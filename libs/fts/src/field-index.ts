@@ -10,6 +10,13 @@
 /** The rest bounds of a list without a tier (shared, never written: a tier allocates its own). */
 const REST_UNSET = new Int32Array(256).fill(0x7fffffff);
 
+/**
+ * Shared empty arrays: a list starts with none of its own for blocks and skips (a typed array is
+ * two heap objects, ~175 bytes, even when empty; a term seen in few docs never needs them).
+ */
+const EMPTY_I32 = new Int32Array(0);
+const EMPTY_F32 = new Float32Array(0);
+
 export class PostingList {
   constructor(readonly term = '') {}
   docs = new Int32Array(4);
@@ -29,9 +36,9 @@ export class PostingList {
    * dl, so the block bound is max(sat(1, minDl1), sat(2, minDl2), 1/(1 + c0/maxTf3 + c1·minRatio3))
    * for any k1, b and avgdl.
    */
-  blocks = new Int32Array(0);
+  blocks: Int32Array = EMPTY_I32;
   /** The same memory as `blocks`, read as float32: the min dl/tf of block b is blockRatio[4b + 3]. */
-  blockRatio = new Float32Array(0);
+  blockRatio: Float32Array = EMPTY_F32;
   /** Postings from this index on have stale block data. */
   private dirtyFrom = 0;
   /**
@@ -41,7 +48,7 @@ export class PostingList {
    * step of a binary search over the whole list. Rebuilt lazily (`ensureSkips`) from the
    * first changed posting; an append only moves `skipsFrom`, no array write.
    */
-  skips = new Int32Array(0);
+  skips: Int32Array = EMPTY_I32;
   private skipsFrom = 0;
   static readonly BLOCK = 64;
   /**

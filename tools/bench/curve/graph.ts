@@ -6,7 +6,7 @@
  * graph (n / 10 nodes, skewed targets, weights 1..10), streamed (no edge list is kept).
  */
 import { Adjacency, bfs, dijkstra, edgeWeights } from '@mmdb/graph';
-import { percentiles, memory, report, log } from './common';
+import { percentiles, memory, report, log, settledMemory } from './common';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rng } = require('../rng');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -61,7 +61,7 @@ export async function runGraph(system: string, m: number): Promise<void> {
     await pass('neighbors', qN, (q) => peer.neighbors(q.src), 200);
     await pass('bfs depth 3', qB, (q) => peer.bfs(q.src, 3), 20);
     await pass('dijkstra', qD, (q) => peer.dijkstra(q.src, q.dst), 1);
-    report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), queries: out });
+    report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out });
     peer.close();
     return;
   }
@@ -78,5 +78,5 @@ export async function runGraph(system: string, m: number): Promise<void> {
   const nodes = adj.nodeCount;
   // libs/graph DESIGN.md: 24 B an edge; a node 8 (offsets) + 16 (overlay heads) + 12 (hash, slot) + 2 per UTF-16 unit of its name
   const doc = (m * 24 + nodes * (8 + 16 + 12 + 2 * 7)) / 1048576;
-  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), queries: out, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
+  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
 }

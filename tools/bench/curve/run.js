@@ -25,7 +25,7 @@ function child(area, system, size) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const heap = String(opt('heap', 16000));
-    const p = spawn(process.execPath, [`--max-old-space-size=${heap}`, path.join(__dirname, 'child.js'), area, system, String(size)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, [`--max-old-space-size=${heap}`, '--expose-gc', path.join(__dirname, 'child.js'), area, system, String(size)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.on('exit', (code) => {

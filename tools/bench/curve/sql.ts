@@ -38,7 +38,7 @@ export async function runSql(system: string, n: number): Promise<void> {
       queries[name] = await time(() => stmt.all());
       log(`sqlite ${n}: ${name}`, queries[name]);
     }
-    report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), queries });
+    report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), queries });
     db.close();
     return;
   }
@@ -77,7 +77,7 @@ export async function runSql(system: string, n: number): Promise<void> {
     }
     log(`ours ${n}: ${name}`, queries[name]);
   }
-  report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), cache: sql.tables.stats(), queries });
+  report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), cache: sql.tables.stats(), queries });
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 }
