@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine, DEFAULT_LIMITS } from '@mmdb/sql';
 import { QUERIES, DDL, customerRows, productRows, orderRow, orderValues, regionOf } from '../sql/queries';
-import { time, memory, report, log } from './common';
+import { time, memory, report, log, settledMemory } from './common';
 
 export async function runSql(system: string, n: number): Promise<void> {
   const t0 = performance.now();
