@@ -51,6 +51,9 @@ export interface EnginePorts {
  */
 export type SchemaChanger = (change: { schema: string; toml?: string; operations?: JsonValue[] }, opts: QueryOptions) => Promise<void>;
 
+/** Longest statement text whose plan-cache key is memoized (`SqlEngine.run`). */
+const KEY_MEMO_MAX_CHARS = 4096;
+
 export class SqlEngine {
   /** @internal */
   readonly views = new Map<string, Select>();
@@ -88,8 +91,12 @@ export class SqlEngine {
     let key = this.keyMemo.get(sql);
     if (key === undefined) {
       key = cacheKeyOf(sql);
-      if (this.keyMemo.size >= 2000) this.keyMemo.clear();
-      this.keyMemo.set(sql, key);
+      // only statement-sized texts: a 1,000-row INSERT (~35 KB) is not run twice, and 2,000 of them
+      // held ~70 MB of heap after a bulk load (tools/bench/curve README)
+      if (sql.length <= KEY_MEMO_MAX_CHARS) {
+        if (this.keyMemo.size >= 2000) this.keyMemo.clear();
+        this.keyMemo.set(sql, key);
+      }
     }
     if (opts.policyKey) key = `${opts.policyKey}\u0000${key}`;
     const hit = this.planCache.get(key) as Prepared | undefined;
