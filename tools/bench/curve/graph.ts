@@ -5,7 +5,7 @@
  * WITHOUT ROWID (src, dst), traversals as recursive CTEs) over the graph bench's seeded synthetic
  * graph (n / 10 nodes, skewed targets, weights 1..10), streamed (no edge list is kept).
  */
-import { Adjacency, bfs, dijkstra, edgeWeights } from '@mmdb/graph';
+import { Adjacency, bfs, dijkstra, edgeWeights, walk } from '@mmdb/graph';
 import { percentiles, memory, report, log, settledMemory } from './common';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rng } = require('../rng');
@@ -79,6 +79,13 @@ export async function runGraph(system: string, m: number): Promise<void> {
   const w = edgeWeights(adj);
   await pass('neighbors', qN, (q) => adj.neighbors(q.src), 2000);
   await pass('bfs depth 3', qB, (q) => bfs(adj, q.src, 3), 200);
+  // the executor's walk (graph_expand: GET /graph/bfs, SQL), with the names it emits
+  await pass('bfs depth 3 (executor walk)', qB, (q) => {
+    const w = walk(adj, q.src, { direction: 'forward', maxDepth: 3, startSeen: true });
+    const names: string[] = [];
+    if (w) for (let k = 0; k < w.length; k++) names.push(adj.name(w.ids[k]));
+    return names;
+  }, 200);
   await pass('dijkstra', qD, (q) => dijkstra(adj, q.src, q.dst, w), 2);
   const nodes = adj.nodeCount;
   // libs/graph DESIGN.md: 24 B an edge; a node 8 (offsets) + 16 (overlay heads) + 12 (hash, slot) + 2 per UTF-16 unit of its name

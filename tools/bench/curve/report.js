@@ -5,7 +5,7 @@ const TARGET = 2; // no query's growth may exceed its peer's by more than 2× be
 
 const f = (x) => (x === undefined || Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
 /** The peer's figure a row of ours is compared with: FTS5 has one ranking, so every ranking of ours is set beside its one pass. */
-const peerKey = (area, name) => (area === 'fts' ? `top-10, ${name.split(', ').pop()}` : name);
+const peerKey = (area, name) => (area === 'fts' ? `top-10, ${name.split(', ').pop()}` : name.replace(' (executor walk)', ''));
 const cell = (q) => (!q ? '–' : q.error ? `refused (${q.error.trim().split(' ')[0]})` : f(q.wall));
 
 /** Per query: ms at each size (ours / peer), and between consecutive sizes the growth of each and their ratio. */
