@@ -122,7 +122,12 @@ async function main(): Promise<void> {
   // the server keeps the whole table decoded in its table cache (the filtered top-k and the joins read it) and a heap to hold it at 1M rows
   // the query budget is raised for the warm-up: the first read of a 1M-row table (count(*), the first
   // filter evaluation) decodes every row, which ran past the default 30 s on a loaded shared host
-  const env = { DB_SYNC: 'false', DB_QUERY_TIMEOUT_MS: process.env.QUERY_TIMEOUT_MS ?? '600000', SQL_TABLE_CACHE_ROWS: String(Math.max(1_000_000, ROWS)), NODE_OPTIONS: `--max-old-space-size=${process.env.SERVER_HEAP_MB ?? (ROWS > 200_000 ? 12_000 : 4_000)}` };
+  // (and its byte budget: half that heap; a 1M-row table with 128-dim vectors as text is ~3 GB estimated)
+  const heapMb = Number(process.env.SERVER_HEAP_MB ?? (ROWS > 200_000 ? 12_000 : 4_000));
+  const env = {
+    DB_SYNC: 'false', DB_QUERY_TIMEOUT_MS: process.env.QUERY_TIMEOUT_MS ?? '600000', SQL_TABLE_CACHE_ROWS: String(Math.max(1_000_000, ROWS)),
+    DB_TABLE_CACHE_BYTES: String(Math.floor((heapMb / 2) * 1048576)), NODE_OPTIONS: `--max-old-space-size=${heapMb}`,
+  };
   const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env });
   try {
     const ca = fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8');
