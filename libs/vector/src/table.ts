@@ -148,6 +148,7 @@ export class VectorTable {
     this.slab.set(label, v);
     this.index.add(label);
     this.maybeRebuild();
+    this.tune();
   }
 
   /** The entries of `ids` (absent ones left out), for `TopKOptions.labels`. */
@@ -222,7 +223,28 @@ export class VectorTable {
     const stale = (cur.kind === 'ivf' || cur.kind === 'ivfpq') && this.size > RETRAIN_GROWTH * Math.max(1, (cur as IvfIndex).trainedOn);
     if (want === cur.kind && !stale) return;
     if (want === 'exact' && cur.kind !== 'exact') return; // an index once built stays
-    this.index = this.build(want);
+    this.replace(this.build(want));
+  }
+
+  private replace(index: AnnIndex): void {
+    this.index.dispose?.();
+    this.index = index;
+  }
+
+  /**
+   * Starts the index's background tuning when due (HNSW: the ef calibration, calibrate.ts) and
+   * answers the running one, or null. Called as the table grows and on searches (after a restart).
+   */
+  tune(): Promise<void> | null {
+    return this.index.tune?.(this.size) ?? null;
+  }
+
+  /**
+   * The ef an HNSW search of `k` would use (`passing`: the share of entries a filter lets
+   * through), or null for another index kind: what explain shows.
+   */
+  efFor(k: number, mode: SearchMode, passing = 1): number | null {
+    return this.index instanceof HnswIndex ? this.index.efFor(k, mode, passing) : null;
   }
 
   /**
@@ -238,7 +260,7 @@ export class VectorTable {
   /** Builds the given kind over every live vector (used on growth and by benchmarks). */
   rebuild(kind?: AnnIndex['kind']): void {
     this.pinned = kind ?? null;
-    this.index = this.build(kind ?? chooseKind(this.spec, this.size));
+    this.replace(this.build(kind ?? chooseKind(this.spec, this.size)));
   }
 
   private build(kind: AnnIndex['kind']): AnnIndex {
@@ -294,6 +316,7 @@ export class VectorTable {
       }
       members = labels;
     }
+    this.tune(); // a table restored from a checkpoint calibrates on its first searches
     let hits: Hit[];
     if (members === null) hits = this.index.search(q, { k: o.k, mode: o.mode });
     else {
@@ -302,7 +325,7 @@ export class VectorTable {
       if (n <= filterExactMax(this.size) || this.index.kind === 'exact') hits = exactOver(this.ctx, q, members, o.k);
       else {
         const set = Array.isArray(members) ? new Set(members) : members;
-        hits = this.index.search(q, { k: o.k, mode: o.mode, filter: (l) => set.has(l) });
+        hits = this.index.search(q, { k: o.k, mode: o.mode, filter: (l) => set.has(l), passing: n / Math.max(1, this.size) });
         // the index may fall short of k under a filter: the exact scan of the members never does
         if (hits.length < Math.min(o.k, n)) hits = exactOver(this.ctx, q, members, o.k);
       }
