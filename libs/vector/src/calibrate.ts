@@ -21,8 +21,8 @@ import { scorer } from './metric';
  */
 export const efCalibration = { min: 10_000, growth: 1.25, queries: 32, k: 10, target: 0.99, step: 1.5, maxEf: 2048, labelsPerTurn: 1024 };
 
-/** A graph search: labels of the `k` nearest at `ef` among those `only` accepts, closest first. */
-export type GraphSearch = (q: Float32Array, k: number, ef: number, only: (label: number) => boolean) => readonly number[];
+/** A graph search: labels of the `k` nearest at `ef` (among those `only` accepts, when given), closest first. */
+export type GraphSearch = (q: Float32Array, k: number, ef: number, only: ((label: number) => boolean) | undefined) => readonly number[];
 
 export interface Calibration {
   /** The smallest ef of the ladder whose sample recall reached the target (or `maxEf`). */
@@ -77,7 +77,8 @@ export async function calibrateEf(ctx: IndexContext, base: number, search: Graph
     let want = 0;
     for (let j = 0; j < qs.length; j++) {
       if (stop()) return null;
-      const got = search(qs[j], c.k + 1, ef, known).filter((l) => l !== own[j]).slice(0, c.k);
+      // no filter callback (one JS call per candidate) while nothing was added since the truth
+      const got = search(qs[j], c.k + 1, ef, ctx.slab.high === high ? undefined : known).filter((l) => l !== own[j]).slice(0, c.k);
       for (const l of got) if (truth[j].has(l)) hit++;
       want += truth[j].size;
       await turn();

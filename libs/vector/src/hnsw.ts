@@ -100,10 +100,10 @@ export class HnswIndex implements AnnIndex {
     if (this.calibrating || this.disposed) return this.calibrating;
     const c = efCalibration;
     if (size < c.min || (this.calibration && size < this.calibration.size * c.growth)) return null;
-    const graph = (q: Float32Array, k: number, ef: number, only: (label: number) => boolean): number[] => {
+    const graph = (q: Float32Array, k: number, ef: number, only: ((label: number) => boolean) | undefined): number[] => {
       this.h.setEf(ef);
-      // the same walk as an unfiltered search while `only` passes everything (no load going on)
-      return this.h.searchKnn(this.fill(q), Math.min(k, this.h.getCurrentCount()), only).neighbors;
+      const n = Math.min(k, this.h.getCurrentCount());
+      return (only ? this.h.searchKnn(this.fill(q), n, only) : this.h.searchKnn(this.fill(q), n)).neighbors;
     };
     this.calibrating = calibrateEf(this.ctx, this.efHigh, graph, () => this.disposed)
       .then((r) => {
