@@ -37,6 +37,11 @@ describe('HNSW ef calibration', () => {
     expect(t.efFor(1, 'high_recall', 0.0001)).toBe(4);
     expect(t.efFor(10, 'fast', 0.5)).toBe(10); // fast keeps ef_fast (here under k: k)
     expect(t.tune()).toBeNull(); // not grown by 1.25× since
+    // the checkpoint image keeps it: a restarted table searches with the same ef at once
+    const back = VectorTable.deserialize('t', t.serialize());
+    expect((back.ann as HnswIndex).calibrated).toEqual(cal);
+    expect(back.tune()).toBeNull();
+    expect(back.efFor(1, 'high_recall', 0.5)).toBe(t.efFor(1, 'high_recall', 0.5));
   });
 
   test('unfiltered recall@10 at the calibrated ef meets 0.95 against brute force on new queries', async () => {

@@ -116,6 +116,11 @@ export class HnswIndex implements AnnIndex {
     return this.calibrating;
   }
 
+  /** Takes the calibration an image of this same graph was written with (a restart does not measure again). */
+  restore(c: Calibration): void {
+    if (Number.isInteger(c.ef) && c.ef > 0 && Number.isInteger(c.size)) this.calibration = c;
+  }
+
   /** The table replaced this index: a running calibration stops. */
   dispose(): void {
     this.disposed = true;

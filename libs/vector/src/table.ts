@@ -5,6 +5,7 @@
  */
 import { DbError, parseJsonExact, stringifyJson, type JsonValue, type VectorIndexKind } from '@mmdb/core';
 import type { AnnIndex, Hit, IndexContext, SearchMode } from './ann';
+import type { Calibration } from './calibrate';
 import { ExactIndex, exactOver } from './exact';
 import { HnswIndex } from './hnsw';
 import { IvfIndex } from './ivf';
@@ -239,6 +240,11 @@ export class VectorTable {
     return this.index.tune?.(this.size) ?? null;
   }
 
+  /** The HNSW index's last ef calibration (kept in the checkpoint image), or null. */
+  private calibration(): Calibration | null {
+    return this.index instanceof HnswIndex ? this.index.calibrated : null;
+  }
+
   /**
    * The ef an HNSW search of `k` would use (`passing`: the share of entries a filter lets
    * through), or null for another index kind: what explain shows.
@@ -353,7 +359,7 @@ export class VectorTable {
   /** Checkpoint image: a JSON header (ids, metadata, kind), the slab, the index bytes. */
   serialize(): Buffer {
     const head = Buffer.from(
-      stringifyJson({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high }),
+      stringifyJson({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high, cal: this.calibration() }),
       'utf8',
     );
     const slab = this.slab.serialize();
@@ -380,6 +386,7 @@ export class VectorTable {
     const ids = this.idOf.slice();
     const meta = this.meta.slice();
     const kind = this.index.kind;
+    const cal = this.calibration();
     const idx = this.index.image ? this.index.image() : Promise.resolve(this.index.serialize());
     return (async () => {
       const fields = [
@@ -388,6 +395,7 @@ export class VectorTable {
         `"ids":${await stringifyArray(ids)}`,
         `"meta":${await stringifyArray(meta)}`,
         `"high":${high}`,
+        `"cal":${stringifyJson(cal)}`,
       ];
       const head = Buffer.from(`{${fields.join(',')}}`, 'utf8');
       const data = await vectors;
@@ -419,7 +427,12 @@ export class VectorTable {
       }
     }
     const idx = b.subarray(12 + hl + sl, 12 + hl + sl + il);
-    if (h.kind === 'hnsw') t.index = new HnswIndex(t.ctx, idx);
+    if (h.kind === 'hnsw') {
+      const hn = new HnswIndex(t.ctx, idx);
+      // the ef calibration of the image's graph (absent from images written before it existed)
+      if (h.cal) hn.restore(h.cal as Calibration);
+      t.index = hn;
+    }
     else if (h.kind === 'ivf' || h.kind === 'ivfpq') t.index = new IvfIndex(t.ctx, h.kind === 'ivfpq', idx);
     else t.index = new ExactIndex(t.ctx);
     return t;
