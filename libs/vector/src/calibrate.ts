@@ -17,9 +17,10 @@ import { scorer } from './metric';
  * When and how a table calibrates (tests lower `min`). A table calibrates once it has `min`
  * vectors and again each time it has grown by `growth` since; `queries` sampled vectors, their
  * `k` nearest, ef from the configured ef_high_recall up by ×`step` to `maxEf`, until the
- * sample's recall@k is at least `target` (above the documented 0.95: the sample is small).
+ * sample's recall@k is at least `target` (above the documented 0.95: the sample is small). The
+ * brute force runs `labelsPerStep` labels at a time and gives the loop back every `sliceMs`.
  */
-export const efCalibration = { min: 10_000, growth: 1.25, queries: 32, k: 10, target: 0.99, step: 1.5, maxEf: 2048, labelsPerTurn: 1024 };
+export const efCalibration = { min: 10_000, growth: 1.25, queries: 32, k: 10, target: 0.99, step: 1.5, maxEf: 2048, labelsPerStep: 128, sliceMs: 2 };
 
 /** A graph search: labels of the `k` nearest at `ef` (among those `only` accepts, when given), closest first. */
 export type GraphSearch = (q: Float32Array, k: number, ef: number, only: ((label: number) => boolean) | undefined) => readonly number[];
@@ -56,16 +57,20 @@ export async function calibrateEf(ctx: IndexContext, base: number, search: Graph
   const qs = own.map((l) => ctx.slab.get(l).slice());
   // exact k nearest of each sampled vector, itself left out, a slice of labels per turn
   const tops = qs.map(() => new TopK(c.k));
-  for (let from = 0; from < high; from += c.labelsPerTurn) {
-    if (stop()) return null;
-    const { data, live } = ctx.slab; // the slab grows by replacing its arrays: read them per slice
-    const to = Math.min(high, from + c.labelsPerTurn);
+  let t0 = performance.now();
+  for (let from = 0; from < high; from += c.labelsPerStep) {
+    if (performance.now() - t0 >= c.sliceMs) {
+      await turn();
+      if (stop()) return null;
+      t0 = performance.now();
+    }
+    const { data, live } = ctx.slab; // the slab grows by replacing its arrays: read them per step
+    const to = Math.min(high, from + c.labelsPerStep);
     for (let j = 0; j < qs.length; j++) {
       const q = qs[j];
       const top = tops[j];
       for (let l = from; l < to; l++) if (live[l] && l !== own[j]) top.push(raw(q, data, l * dim), l);
     }
-    await turn();
   }
   const truth = tops.map((t) => new Set(t.sorted().map((h) => h.label)));
   // vectors added since the truth was taken (a load goes on) are left out of the graph's answers too
