@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { hostSteal } from '../vector/https';
 import { makeCorpus, manifest, pct, queries, recall, truth, vectorOf, type Corpus } from './data';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -205,8 +206,11 @@ async function main(): Promise<void> {
     const rrfSql = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
     // the server's GC during each side's loop: what the tail is made of (README "Where the RRF tail goes")
     const gc0 = await gcSoFar(url, ca);
+    const steal1 = hostSteal();
     const ours2 = await timed(Q, (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i], words[i % words.length]] }));
+    const stolen1 = steal1();
     const gc1 = await gcSoFar(url, ca);
+    const steal2 = hostSteal();
     const client2 = await timed(Q, async (i) => {
       const [v, f] = await Promise.all([
         c.req('POST', '/vector/bench.items/topk', { vector: qs[i], k: 20 }),
@@ -219,8 +223,9 @@ async function main(): Promise<void> {
       const top = [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
       return Promise.all(top.map(([id]) => c.req('GET', `/rows/bench.items/${id}`)));
     });
+    const stolen2 = steal2();
     const gc2 = await gcSoFar(url, ca);
-    console.log(`server GC during the RRF loops: ours ${gcDelta(gc0, gc1)}; client assembly ${gcDelta(gc1, gc2)}`);
+    console.log(`server GC during the RRF loops: ours ${gcDelta(gc0, gc1)}; client assembly ${gcDelta(gc1, gc2)}; host CPU steal ${stolen1.toFixed(1)} % / ${stolen2.toFixed(1)} %`);
     const ex2 = await c.req('POST', '/sql?explain=true', { sql: rrfSql, params: [qs[0], words[0]] });
     const flat = (n: { op?: string; detail?: string; time_ms?: number; children?: unknown[] }, d = 0): string[] => [`${'  '.repeat(d)}${n.op} ${n.time_ms ?? '?'} ms ${n.detail ?? ''}`, ...((n.children ?? []) as (typeof n)[]).flatMap((x) => flat(x, d + 1))];
     if (process.env.EXPLAIN) console.log(`explain RRF:\n${flat(ex2.explain?.tree ?? {}).join('\n')}`);
