@@ -64,6 +64,15 @@ describe('HNSW ef calibration', () => {
     expect(hit / (10 * Q)).toBeGreaterThanOrEqual(0.95);
   });
 
+  test('[vector.params] calibrate = 0 keeps the configured ef', () => {
+    efCalibration.min = 1000;
+    const t = new VectorTable('t', { dim: DIM, metric: 'l2', index: 'hnsw', params: { m: 4, ef_construction: 8, ef_high_recall: 4, calibrate: 0 } });
+    const r = rng(5);
+    for (let i = 0; i < 1500; i++) t.upsert(`v${i}`, Array.from({ length: DIM }, () => r()), null);
+    expect(t.tune()).toBeNull();
+    expect(t.efFor(1, 'high_recall')).toBe(4);
+  });
+
   test('a replaced index stops its calibration', async () => {
     efCalibration.min = 1e9; // none while it is built
     const t = table(1500);

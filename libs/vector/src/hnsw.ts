@@ -98,6 +98,7 @@ export class HnswIndex implements AnnIndex {
    */
   tune(size: number): Promise<void> | null {
     if (this.calibrating || this.disposed) return this.calibrating;
+    if (this.ctx.params.calibrate === 0) return null; // `[vector.params] calibrate = 0`: the configured ef only
     const c = efCalibration;
     if (size < c.min || (this.calibration && size < this.calibration.size * c.growth)) return null;
     const graph = (q: Float32Array, k: number, ef: number, only: ((label: number) => boolean) | undefined): number[] => {
