@@ -8,7 +8,8 @@ import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DbError } from '@mmdb/core';
-import type { AnnIndex, Hit, IndexContext, SearchParams } from './ann';
+import type { AnnIndex, Hit, IndexContext, SearchMode, SearchParams } from './ann';
+import { calibrateEf, efCalibration, type Calibration } from './calibrate';
 import { exactOver } from './exact';
 
 /** Pending changes drained per event-loop turn after an image is written (each addPoint ~0.5 ms at 100k). */
@@ -103,6 +104,63 @@ export class HnswIndex implements AnnIndex {
   /** Set while an image is being written and until the changes held meanwhile are applied. */
   private frozen: Frozen | null = null;
 
+  /** The last calibration of the high_recall ef (calibrate.ts), the one running, and whether the index was replaced. */
+  private calibration: Calibration | null = null;
+  private calibrating: Promise<void> | null = null;
+  private disposed = false;
+
+  /**
+   * The ef of a search: `fast` keeps ef_fast; `high_recall` takes the larger of ef_high_recall
+   * and the calibrated ef. A filtered walk (hnswlib keeps ef *passing* candidates, and walks
+   * through the others) explores about as far as an unfiltered one with ef / selectivity, so
+   * it needs only `passing` × that ef, and never less than the mode's ef (DESIGN.md).
+   */
+  efFor(k: number, mode: SearchMode, passing = 1): number {
+    if (mode === 'fast') return Math.max(k, this.efFast);
+    const need = Math.max(this.efHigh, this.calibration?.ef ?? 0);
+    return Math.max(k, this.efHigh, Math.ceil(Math.min(1, passing) * need));
+  }
+
+  /** The last calibration (explain, stats, tests). */
+  get calibrated(): Calibration | null {
+    return this.calibration;
+  }
+
+  /**
+   * Starts a background calibration when the index has `efCalibration.min` vectors and has
+   * grown by `efCalibration.growth` since the last one; answers the running one (or null).
+   */
+  tune(size: number): Promise<void> | null {
+    if (this.calibrating || this.disposed) return this.calibrating;
+    if (this.ctx.params.calibrate === 0) return null; // `[vector.params] calibrate = 0`: the configured ef only
+    const c = efCalibration;
+    if (size < c.min || (this.calibration && size < this.calibration.size * c.growth)) return null;
+    const graph = (q: Float32Array, k: number, ef: number, only: ((label: number) => boolean) | undefined): number[] => {
+      this.h.setEf(ef);
+      const n = Math.min(k, this.h.getCurrentCount());
+      return (only ? this.h.searchKnn(this.fill(q), n, only) : this.h.searchKnn(this.fill(q), n)).neighbors;
+    };
+    this.calibrating = calibrateEf(this.ctx, this.efHigh, graph, () => this.disposed)
+      .then((r) => {
+        if (r) this.calibration = r;
+      })
+      .catch(() => undefined) // a failed calibration leaves the last one in force
+      .finally(() => {
+        this.calibrating = null;
+      });
+    return this.calibrating;
+  }
+
+  /** Takes the calibration an image of this same graph was written with (a restart does not measure again). */
+  restore(c: Calibration): void {
+    if (Number.isInteger(c.ef) && c.ef > 0 && Number.isInteger(c.size)) this.calibration = c;
+  }
+
+  /** The table replaced this index: a running calibration stops. */
+  dispose(): void {
+    this.disposed = true;
+  }
+
   add(label: number): void {
     if (this.frozen) return this.hold(true, label);
     if (label >= this.h.getMaxElements()) this.h.resizeIndex(Math.max(label + 1, this.h.getMaxElements() * 2));
@@ -186,8 +244,7 @@ export class HnswIndex implements AnnIndex {
   }
 
   private searchGraph(q: Float32Array, p: SearchParams): Hit[] {
-    const ef = Math.max(p.k, p.mode === 'fast' ? this.efFast : this.efHigh);
-    this.h.setEf(ef);
+    this.h.setEf(this.efFor(p.k, p.mode, p.filter ? p.passing : 1));
     const arg = this.fill(q);
     const r = p.filter ? this.h.searchKnn(arg, p.k, p.filter) : this.h.searchKnn(arg, p.k);
     const out: Hit[] = [];

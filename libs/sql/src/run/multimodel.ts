@@ -250,9 +250,12 @@ export class MultiModelReader {
       const members = memo?.labels ? { labels: memo.labels } : ids ? { ids } : {};
       hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...members, ...(n.metadata ? { filter: n.metadata } : {}) });
       const kind = vt.kind;
+      // an HNSW walk's ef grows with the table's calibration and the share of rows passing (libs/vector DESIGN.md)
+      const ef = vt.efFor(n.k, n.mode ?? 'high_recall', ids ? ids.length / Math.max(1, vt.size) : 1);
+      const how = `${kind} index${ef === null ? '' : ` ef ${ef}`}`;
       ctx.strategies.set(n, ids
-        ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${kind} index (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
-        : `${kind === 'exact' ? 'exact scan' : `${kind} index`} ${n.mode ?? 'high_recall'} (${metric})`);
+        ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${how} (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
+        : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
     }
     const found = rows ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
     const out: Tuple[] = [];
