@@ -1,6 +1,6 @@
 // Starts the BUILT server (dist/apps/api/main.js; `npm run build`) on 127.0.0.1 with its data in
 // `dataDir` and a bootstrap tenant, for the benchmarks that measure through HTTPS. Resolves with
-// the child process and the URL it printed ("listening on <url>").
+// the child process, the URL it printed ("listening on <url>") and `output()`, its stdout so far.
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
@@ -32,7 +32,7 @@ function startBuiltServer(dataDir, { tenant, token, env = {} }) {
       const m = /listening on (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ proc, url: m[1] });
+        resolve({ proc, url: m[1], output: () => out });
       }
     });
     proc.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));

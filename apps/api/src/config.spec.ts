@@ -1,3 +1,5 @@
+import * as os from 'os';
+import { defaultTableCacheBytes } from '@mmdb/sql';
 import { loadConfig } from './config';
 
 describe('loadConfig: DB_WRITE_BUFFER_BYTES', () => {
@@ -29,6 +31,18 @@ describe('loadConfig: query limits', () => {
     expect(() => loadConfig({ DB_TENANT_QUERY_LIMITS: '{"x": {"max_rows": 0}}' })).toThrow(/positive integer/);
     expect(() => loadConfig({ DB_TENANT_QUERY_LIMITS: 'nope' })).toThrow(/DB_TENANT_QUERY_LIMITS must be JSON/);
     expect(() => loadConfig({ DB_QUERY_MAX_ROWS: '-1' })).toThrow(/DB_QUERY_MAX_ROWS/);
+  });
+
+  it('reads the table cache budget of the process (host-relative default) and per-tenant caps', () => {
+    const def = loadConfig({}).tableCacheBytes;
+    expect(def).toBe(defaultTableCacheBytes());
+    expect(def).toBeGreaterThan(0);
+    expect(def).toBeLessThanOrEqual(os.totalmem() / 8);
+    expect(loadConfig({ DB_TABLE_CACHE_BYTES: '1048576' }).tableCacheBytes).toBe(1_048_576);
+    expect(loadConfig({ DB_TABLE_CACHE_BYTES: '0' }).tableCacheBytes).toBe(0);
+    expect(() => loadConfig({ DB_TABLE_CACHE_BYTES: 'lots' })).toThrow(/DB_TABLE_CACHE_BYTES/);
+    const c = loadConfig({ DB_TENANT_QUERY_LIMITS: '{"01arz3ndektsv4rrffq69g5fav": {"table_cache_bytes": 65536}}' });
+    expect(c.tenantQueryLimits).toEqual({ '01ARZ3NDEKTSV4RRFFQ69G5FAV': { tableCacheBytes: 65_536 } });
   });
 });
 

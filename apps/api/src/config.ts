@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { isUlid } from '@mmdb/core';
+import { defaultTableCacheBytes } from '@mmdb/sql';
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface AppConfig {
@@ -44,8 +45,10 @@ export interface AppConfig {
   readonly rateLimitBurst: number;
   /** Query limits of every tenant (DB_QUERY_TIMEOUT_MS, DB_QUERY_MAX_ROWS, DB_QUERY_MAX_NODES). */
   readonly queryLimits: QueryLimitsConfig;
-  /** Per-tenant overrides (DB_TENANT_QUERY_LIMITS: {"<tenant>": {"timeout_ms", "max_rows", "max_nodes"}}). */
+  /** Per-tenant overrides (DB_TENANT_QUERY_LIMITS: {"<tenant>": {"timeout_ms", "max_rows", "max_nodes", "table_cache_bytes"}}). */
   readonly tenantQueryLimits: Readonly<Record<string, Partial<QueryLimitsConfig>>>;
+  /** DB_TABLE_CACHE_BYTES: the SQL table cache's byte budget for the whole process (every tenant's cache draws from it). */
+  readonly tableCacheBytes: number;
   /** Watch streams: open subscribers per tenant before 429 (DB_WATCH_MAX). */
   readonly watchMax: number;
   /** Watch streams: commits landing within this many ms are coalesced into one event (DB_WATCH_COALESCE_MS). */
@@ -80,14 +83,20 @@ export interface AppConfig {
 }
 
 /** A query's time, memory (rows held) and graph (nodes visited) budgets; see docs in apps/api/README.md. */
-export interface QueryLimitsConfig { readonly timeoutMs: number; readonly maxRows: number; readonly maxNodes: number }
+export interface QueryLimitsConfig {
+  readonly timeoutMs: number;
+  readonly maxRows: number;
+  readonly maxNodes: number;
+  /** The tenant's table-cache cap in estimated bytes (absent: the process pool's budget alone). */
+  readonly tableCacheBytes?: number;
+}
 
-const LIMIT_KEYS: Record<string, keyof QueryLimitsConfig> = { timeout_ms: 'timeoutMs', max_rows: 'maxRows', max_nodes: 'maxNodes' };
+const LIMIT_KEYS: Record<string, keyof QueryLimitsConfig> = { timeout_ms: 'timeoutMs', max_rows: 'maxRows', max_nodes: 'maxNodes', table_cache_bytes: 'tableCacheBytes' };
 
 function tenantLimits(raw: string | undefined): Record<string, Partial<QueryLimitsConfig>> {
   if (!raw) return {};
   let v: unknown;
-  try { v = JSON.parse(raw); } catch { throw new ConfigError('DB_TENANT_QUERY_LIMITS must be JSON: {"<tenant>": {"timeout_ms": n, "max_rows": n, "max_nodes": n}}'); }
+  try { v = JSON.parse(raw); } catch { throw new ConfigError('DB_TENANT_QUERY_LIMITS must be JSON: {"<tenant>": {"timeout_ms": n, "max_rows": n, "max_nodes": n, "table_cache_bytes": n}}'); }
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ConfigError('DB_TENANT_QUERY_LIMITS must be a JSON object keyed by tenant id');
   const out: Record<string, Partial<QueryLimitsConfig>> = {};
   for (const [tenant, l] of Object.entries(v as Record<string, unknown>)) {
@@ -244,6 +253,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxNodes: int(env, 'DB_QUERY_MAX_NODES', 1_000_000, 1),
     },
     tenantQueryLimits: tenantLimits(env.DB_TENANT_QUERY_LIMITS),
+    tableCacheBytes: int(env, 'DB_TABLE_CACHE_BYTES', defaultTableCacheBytes(), 0),
     watchMax: int(env, 'DB_WATCH_MAX', 1000, 0, 1_000_000),
     watchCoalesceMs: int(env, 'DB_WATCH_COALESCE_MS', 50, 0, 60_000),
     watchHeartbeatMs: int(env, 'DB_WATCH_HEARTBEAT_MS', 15_000, 100, 3_600_000),

@@ -125,4 +125,16 @@ describe('query routes over real HTTPS (spec §4.4, §4.5)', () => {
     expect(Number(line!.split(' ').pop())).toBeGreaterThanOrEqual(2);
     expect(m.text).toContain('db_query_latency_ms');
   });
+
+  it('reports the table cache in bytes per tenant, within its budget (db_table_cache_bytes)', async () => {
+    await sql({ sql: 'SELECT count(*) FROM big' });
+    await sql({ sql: 'SELECT count(*) FROM big' });
+    const text = (await srv.request('GET', '/metrics')).text;
+    const gauge = (name: string) => Number(new RegExp(`^${name}\\{tenant="[^"]+"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    const bytes = gauge('db_table_cache_bytes');
+    const budget = gauge('db_table_cache_budget_bytes');
+    expect(bytes).toBeGreaterThan(300 * 8); // at least the 300 rows of big (people may be cached too)
+    expect(budget).toBeGreaterThanOrEqual(bytes);
+    expect(Number(/^db_table_cache_pool_bytes (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(bytes);
+  });
 });

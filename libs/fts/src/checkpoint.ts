@@ -72,7 +72,7 @@ export async function loadCheckpoint<S>(snap: Snapshot): Promise<Loaded<S>> {
     const parts = chunks as Buffer[];
     if (crcOf(parts) !== f.crc) return { ok: false, reason: `checksum mismatch in ${f.table}/${f.field}` };
     try {
-      fields.push([f, decodeFieldImage(parts.length === 1 ? parts[0] : Buffer.concat(parts))]);
+      fields.push([f, decodeFieldImage(parts)]); // read in place, not concatenated
     } catch (e) {
       return { ok: false, reason: `${f.table}/${f.field}: ${e instanceof Error ? e.message : String(e)}` };
     }

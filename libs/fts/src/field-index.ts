@@ -7,17 +7,36 @@
  * snapshot.
  */
 
+import { arenaPass, type Packed, unpackRuns } from './packed';
+
+/** The arrays of a list without postings yet (shared, never written: `capacity` is 0). */
+const NO_POSTINGS = new Int32Array(0);
+const NO_RATIOS = new Float32Array(0);
+
 /** The rest bounds of a list without a tier (shared, never written: a tier allocates its own). */
 const REST_UNSET = new Int32Array(256).fill(0x7fffffff);
 
 export class PostingList {
   constructor(readonly term = '') {}
-  docs = new Int32Array(4);
-  tfs = new Int32Array(4);
+  // a new list allocates at its first posting (a restored one never: it adopts its image's arrays)
+  private d: Int32Array = NO_POSTINGS;
+  private t: Int32Array = NO_POSTINGS;
+  /** Set while the list is still its checkpoint image's bytes (packed.ts): decoded at first read. */
+  private packed: Packed | null = null;
+  /** Doc ordinals, ascending (the first `n` entries). */
+  get docs(): Int32Array {
+    if (this.packed !== null) this.unpack();
+    return this.d;
+  }
+  /** Term frequencies, by the same index as `docs`. */
+  get tfs(): Int32Array {
+    if (this.packed !== null) this.unpack();
+    return this.t;
+  }
   n = 0;
   /** docs[n - 1] (-1 when empty) and docs.length, on the object: an append reads neither array. */
   private last = -1;
-  private capacity = 4;
+  private capacity = 0;
   /** Its number in the owning FieldIndex (`lists`). */
   id = -1;
   /** An upper bound of the term frequency over the list (exact after inserts; may be stale-high after deletes). */
@@ -29,9 +48,9 @@ export class PostingList {
    * dl, so the block bound is max(sat(1, minDl1), sat(2, minDl2), 1/(1 + c0/maxTf3 + c1·minRatio3))
    * for any k1, b and avgdl.
    */
-  blocks = new Int32Array(0);
+  blocks: Int32Array = NO_POSTINGS;
   /** The same memory as `blocks`, read as float32: the min dl/tf of block b is blockRatio[4b + 3]. */
-  blockRatio = new Float32Array(0);
+  blockRatio: Float32Array = NO_RATIOS;
   /** Postings from this index on have stale block data. */
   private dirtyFrom = 0;
   /**
@@ -41,7 +60,7 @@ export class PostingList {
    * step of a binary search over the whole list. Rebuilt lazily (`ensureSkips`) from the
    * first changed posting; an append only moves `skipsFrom`, no array write.
    */
-  skips = new Int32Array(0);
+  skips: Int32Array = NO_POSTINGS;
   private skipsFrom = 0;
   static readonly BLOCK = 64;
   /**
@@ -253,14 +272,15 @@ export class PostingList {
   }
 
   set(doc: number, tf: number, dl = 0): void {
+    if (this.packed !== null) this.unpack();
     if (tf > this.maxTf) this.maxTf = tf;
     this.noteChange(tf, dl);
     const n = this.n;
     if (doc > this.last) {
       if (n >= this.capacity) this.grow(n + 1);
       this.last = doc;
-      this.docs[n] = doc;
-      this.tfs[n] = tf;
+      this.d[n] = doc;
+      this.t[n] = tf;
       this.n = n + 1;
       if (n < this.skipsFrom) this.skipsFrom = n;
       // appends keep block data current (a list built by appends never needs a rescan)
@@ -273,52 +293,86 @@ export class PostingList {
     const i = this.seek(doc);
     if (i < this.dirtyFrom) this.dirtyFrom = i;
     if (i < this.skipsFrom) this.skipsFrom = i;
-    if (i < n && this.docs[i] === doc) {
-      this.tfs[i] = tf;
+    if (i < n && this.d[i] === doc) {
+      this.t[i] = tf;
       return;
     }
     this.grow(n + 1);
-    this.docs.copyWithin(i + 1, i, n);
-    this.tfs.copyWithin(i + 1, i, n);
-    this.docs[i] = doc;
-    this.tfs[i] = tf;
+    this.d.copyWithin(i + 1, i, n);
+    this.t.copyWithin(i + 1, i, n);
+    this.d[i] = doc;
+    this.t[i] = tf;
     this.n = n + 1;
   }
 
-  /** A list restored from a checkpoint image: its postings as they were, block and skip data rebuilt lazily. */
-  static restore(term: string, docs: Int32Array<ArrayBuffer>, tfs: Int32Array<ArrayBuffer>, maxTf: number, n: number): PostingList {
+  /**
+   * A list restored from a checkpoint image, left packed in it (`n` and `maxTf` known, the
+   * postings decoded at first read); block and skip data are rebuilt lazily.
+   */
+  static packed(term: string, maxTf: number, n: number, packed: Packed): PostingList {
     const pl = new PostingList(term);
-    pl.docs = docs;
-    pl.tfs = tfs;
     pl.n = n;
-    pl.capacity = docs.length;
-    pl.last = n > 0 ? docs[n - 1] : -1;
     pl.maxTf = maxTf;
+    pl.packed = packed;
     return pl;
   }
 
+  /** Whether the list is still its image's bytes. */
+  get isPacked(): boolean {
+    return this.packed !== null;
+  }
+
+  /** The packed list's varint runs as they are in its image (the checkpoint copies them), else null. */
+  packedRuns(): Buffer | null {
+    return this.packed === null ? null : this.packed.b.subarray(this.packed.at, this.packed.end);
+  }
+
+  /** Decodes the packed postings (a corrupt list throws a corrupt_log-class error and stays packed). */
+  unpack(): void {
+    const s = this.packed;
+    if (s === null) return;
+    const { docs, tfs } = unpackRuns(this.term, s, this.n);
+    this.packed = null;
+    this.adopt(docs, tfs);
+  }
+
+  /** A packed list's share of the arena build (packed.ts `arenaPass`), left packed; false when it is not packed (the caller reads `docs`). */
+  arenaPass(count: Int32Array, fill: Int32Array | null, arena: Int32Array | null): boolean {
+    if (this.packed === null) return false;
+    arenaPass(this.packed, this.n, count, fill, arena, this.id);
+    return true;
+  }
+
+  private adopt(docs: Int32Array, tfs: Int32Array): void {
+    this.d = docs;
+    this.t = tfs;
+    this.capacity = docs.length;
+    this.last = this.n > 0 ? docs[this.n - 1] : -1;
+  }
+
   remove(doc: number): boolean {
+    if (this.packed !== null) this.unpack();
     const i = this.seek(doc);
-    if (i >= this.n || this.docs[i] !== doc) return false;
+    if (i >= this.n || this.d[i] !== doc) return false;
     if (i < this.dirtyFrom) this.dirtyFrom = i;
     if (i < this.skipsFrom) this.skipsFrom = i;
     if (this.tierDocs) this.changesSinceTier++;
-    this.docs.copyWithin(i, i + 1, this.n);
-    this.tfs.copyWithin(i, i + 1, this.n);
+    this.d.copyWithin(i, i + 1, this.n);
+    this.t.copyWithin(i, i + 1, this.n);
     this.n--;
-    this.last = this.n > 0 ? this.docs[this.n - 1] : -1;
+    this.last = this.n > 0 ? this.d[this.n - 1] : -1;
     return true;
   }
 
   private grow(need: number): void {
-    if (need <= this.docs.length) return;
-    const cap = Math.max(need, this.docs.length * 2);
+    if (need <= this.d.length) return;
+    const cap = Math.max(need, this.d.length * 2, 4);
     const d = new Int32Array(cap);
-    d.set(this.docs.subarray(0, this.n));
+    d.set(this.d.subarray(0, this.n));
     const t = new Int32Array(cap);
-    t.set(this.tfs.subarray(0, this.n));
-    this.docs = d;
-    this.tfs = t;
+    t.set(this.t.subarray(0, this.n));
+    this.d = d;
+    this.t = t;
     this.capacity = cap;
   }
 }
@@ -334,7 +388,20 @@ export interface FieldIndexState {
 }
 
 export class FieldIndex {
-  private readonly ordOf = new Map<string, number>();
+  private ords: Map<string, number> | null = new Map<string, number>();
+  /**
+   * Ordinal by doc id. A restored index builds it at first use (a write, or a lookup by id):
+   * a million-entry map of strings that a restarted store's first searches do not need.
+   */
+  private get ordOf(): Map<string, number> {
+    if (this.ords === null) {
+      const m = new Map<string, number>();
+      const ids = this.docIds;
+      for (let o = 0; o < ids.length; o++) if (ids[o] !== '') m.set(ids[o], o);
+      this.ords = m;
+    }
+    return this.ords;
+  }
   /** Doc id by ordinal ('' once deleted). */
   docIds: string[] = [];
   /** Field length by ordinal. */
@@ -361,6 +428,8 @@ export class FieldIndex {
   /** A lower bound of the field length of any live doc (for score upper bounds). */
   minLen = Number.MAX_SAFE_INTEGER;
   private sorted: string[] | null = null;
+  /** Live docs of a restored index until `ords` is built. */
+  private live = 0;
 
   ordinal(doc: string): number | undefined {
     return this.ordOf.get(doc);
@@ -377,8 +446,10 @@ export class FieldIndex {
     let postings = 0;
     for (const pl of this.lists) {
       if (!pl) continue;
-      const d = pl.docs;
-      for (let i = 0; i < pl.n; i++) count[d[i]]++;
+      if (!pl.arenaPass(count, null, null)) {
+        const d = pl.docs;
+        for (let i = 0; i < pl.n; i++) count[d[i]]++;
+      }
       postings += pl.n;
     }
     let at = 0;
@@ -390,8 +461,10 @@ export class FieldIndex {
     const fill = this.docStart.slice(0, n);
     for (const pl of this.lists) {
       if (!pl) continue;
-      const d = pl.docs;
-      for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = pl.id;
+      if (!pl.arenaPass(count, fill, this.arena)) {
+        const d = pl.docs;
+        for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = pl.id;
+      }
     }
     this.arenaUsed = postings;
     this.arenaGarbage = 0;
@@ -507,7 +580,10 @@ export class FieldIndex {
     const n = s.docIds.length;
     const cap = Math.max(16, n);
     fi.docIds = s.docIds;
-    for (let o = 0; o < n; o++) if (s.docIds[o] !== '') fi.ordOf.set(s.docIds[o], o);
+    fi.ords = null; // built from docIds at first use
+    let live = 0;
+    for (let o = 0; o < n; o++) if (s.docIds[o] !== '') live++;
+    fi.live = live;
     fi.docLen = new Int32Array(cap);
     fi.docLen.set(s.docLen.subarray(0, n));
     fi.docStart = new Int32Array(cap);
@@ -549,13 +625,29 @@ export class FieldIndex {
     }
   }
 
+  /** Lists still packed since a restore. */
+  packedLists(): number {
+    let n = 0;
+    for (const pl of this.lists) if (pl?.isPacked) n++;
+    return n;
+  }
+
+  /** Decodes the lists still packed since a restore, one per step (the participant spreads them over event-loop turns). */
+  *unpackSteps(): Generator<void> {
+    for (const pl of this.lists) {
+      if (!pl?.isPacked) continue;
+      pl.unpack();
+      yield;
+    }
+  }
+
   setStats(docs: number, total: number): void {
     this.docs = docs;
     this.total = total;
   }
 
   get liveDocs(): number {
-    return this.ordOf.size;
+    return this.ords === null ? this.live : this.ords.size;
   }
 
   /** Indexed terms starting with `prefix`, in term order, at most `max`. */

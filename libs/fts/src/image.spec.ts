@@ -1,6 +1,6 @@
 import { isDbError } from '@mmdb/core';
 import { FieldIndex } from './field-index';
-import { decodeFieldImage, encodeFieldImage } from './image';
+import { decodeFieldImage, encodeFieldImage, encodeFieldImageChunks } from './image';
 
 const words = ['shock', 'wave', 'flow', 'héat', 'layer', 'x'];
 function sample(): FieldIndex {
@@ -33,6 +33,55 @@ describe('fts checkpoint image', () => {
       fi.putDoc('fresh', 2, ['shock', 'x'], [1, 1]);
     }
     expect(plain(b)).toEqual(plain(a));
+  });
+
+  it('leaves the posting lists packed until they are read (issue 25 §2), and re-images a packed list byte for byte', () => {
+    const a = sample();
+    const img = Buffer.concat(encodeFieldImage(a));
+    const b = decodeFieldImage(img);
+    const lists = [...b.terms.values()];
+    expect(lists.every((l) => l.isPacked)).toBe(true);
+    // the dictionary is there without decoding: n and maxTf answer idf and bounds
+    expect(lists.map((l) => [l.term, l.n, l.maxTf])).toEqual([...a.terms.values()].map((l) => [l.term, l.n, l.maxTf]));
+    // an image of the still-packed index copies the lists' bytes: the same image
+    expect(Buffer.concat(encodeFieldImage(b)).equals(img)).toBe(true);
+    expect(b.terms.get('wave')!.docs.subarray(0, 3)).toEqual(a.terms.get('wave')!.docs.subarray(0, 3));
+    expect([b.terms.get('wave')!.isPacked, b.terms.get('flow')!.isPacked]).toEqual([false, true]);
+    for (const _ of b.unpackSteps());
+    expect(lists.some((l) => l.isPacked)).toBe(false);
+    expect(plain(b)).toEqual(plain(a));
+  });
+
+  it('a packed list whose postings are out of order decodes at open and throws corrupt_log when read', () => {
+    const fi = new FieldIndex();
+    fi.putDoc('a', 1, ['t'], [1]);
+    fi.putDoc('b', 1, ['t'], [1]);
+    const img = Buffer.concat(encodeFieldImage(fi));
+    // the list's runs are its last 4 bytes: gaps [0, 1], tfs [1, 1]; a gap of 0 repeats a doc
+    img[img.length - 3] = 0;
+    const b = decodeFieldImage(img);
+    let err: unknown;
+    try {
+      void b.terms.get('t')!.docs;
+    } catch (e) {
+      err = e;
+    }
+    expect(isDbError(err) && [err.code, err.message]).toEqual(['corrupt_log', expect.stringContaining('list "t" out of order')]);
+  });
+
+  it('decodes from its stored chunks in place (no concatenation), to the index the whole image gives', () => {
+    const fi = new FieldIndex();
+    for (let i = 0; i < 3000; i++) fi.putDoc(`doc-${i}`, 5 + (i % 9), [`t${i % 40}`, `u${i % 977}`, 'all'], [1 + (i % 3), 1, 2]);
+    const whole = Buffer.concat(encodeFieldImage(fi));
+    // the writer's own chunking, with a small chunk size: the id lengths and doc lengths runs span chunks
+    const chunks = encodeFieldImageChunks(fi, 1_000);
+    expect(chunks.length).toBeGreaterThanOrEqual(10);
+    expect(Buffer.concat(chunks).equals(whole)).toBe(true);
+    const b = decodeFieldImage(chunks);
+    expect(plain(b)).toEqual(plain(decodeFieldImage(whole)));
+    expect(plain(b)).toEqual(plain(fi));
+    expect(() => decodeFieldImage([...chunks, Buffer.from([1])])).toThrow(/trailing/);
+    expect(() => decodeFieldImage(chunks.slice(0, -1))).toThrow(/corrupt|truncated|past the end|add up|trailing/);
   });
 
   it('refuses a truncated or altered image with a corrupt_log-class error', () => {

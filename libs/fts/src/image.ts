@@ -13,21 +13,24 @@
  * The output is cut into chunks of at most CHUNK bytes (a list longer than that gets a chunk
  * of its own), written as separate store values.
  */
-import { corruptData } from '@mmdb/core';
 import { FieldIndex, PostingList } from './field-index';
+import { badImage as bad, skipVarints } from './packed';
 
 export const IMAGE_VERSION = 1;
 const CHUNK = 8 << 20;
 
 class Writer {
   readonly chunks: Buffer[] = [];
-  private buf = Buffer.allocUnsafe(CHUNK);
+  private buf: Buffer;
   pos = 0;
+  constructor(private readonly size = CHUNK) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
   /** Room for `n` more bytes in the current chunk (a new chunk when not). */
   room(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     this.cut();
-    this.buf = Buffer.allocUnsafe(Math.max(CHUNK, n));
+    this.buf = Buffer.allocUnsafe(Math.max(this.size, n));
   }
   cut(): void {
     if (this.pos > 0) this.chunks.push(this.buf.subarray(0, this.pos));
@@ -51,8 +54,13 @@ class Writer {
 
 /** Encodes a field's index as image chunks. */
 export function encodeFieldImage(fi: FieldIndex): Buffer[] {
+  return encodeFieldImageChunks(fi, CHUNK);
+}
+
+/** `encodeFieldImage` with chunks of about `size` bytes (tests: images spanning many chunks). */
+export function encodeFieldImageChunks(fi: FieldIndex, size: number): Buffer[] {
   const s = fi.exportState();
-  const w = new Writer();
+  const w = new Writer(size);
   const n = s.docIds.length;
   w.room(60);
   for (const v of [IMAGE_VERSION, n, s.docs, s.total, s.minLen]) w.varint(v);
@@ -72,11 +80,16 @@ export function encodeFieldImage(fi: FieldIndex): Buffer[] {
   w.varint(s.lists.length);
   for (const pl of s.lists) {
     const term = Buffer.from(pl.term, 'utf8');
-    w.room(term.length + 15 + pl.n * 10);
+    const runs = pl.packedRuns(); // a list still packed since the last open: its bytes as they are
+    w.room(term.length + 15 + (runs ? runs.length : pl.n * 10));
     w.varint(term.length);
     w.bytes(term);
     w.varint(pl.maxTf);
     w.varint(pl.n);
+    if (runs) {
+      w.bytes(runs);
+      continue;
+    }
     let prev = 0;
     for (let i = 0; i < pl.n; i++) {
       w.varint(pl.docs[i] - prev);
@@ -88,53 +101,87 @@ export function encodeFieldImage(fi: FieldIndex): Buffer[] {
   return w.chunks;
 }
 
-const bad = (why: string) => corruptData('fts checkpoint image', `fts image: ${why}`);
-
 /**
- * `len` varints from `b` at `p` into `out` (running sums when `gaps`); returns the offset after
- * them. Inline, one call per list: a call per posting was most of the load time. Reading past
- * the end yields zeros and an offset past it, which the caller checks.
+ * A reader over an image's chunks, in place (they are not concatenated first: 76 MB at 1M docs,
+ * a copy and its page faults at every open). The writer never lets a varint, a term, the doc-id
+ * blob or a posting list span two chunks (`Writer.room`), so the reader moves to the next chunk
+ * only between them; a value cut at a chunk's end is a malformed image.
  */
-function readRun(b: Buffer, p: number, out: Int32Array, len: number, gaps: boolean): number {
-  let acc = 0;
-  for (let i = 0; i < len; i++) {
-    let x = b[p++];
-    let v = x & 0x7f;
-    for (let shift = 7; x >= 0x80; shift += 7) {
-      x = b[p++];
-      v |= (x & 0x7f) << shift;
-    }
-    out[i] = gaps ? (acc += v) : v;
+class Cursor {
+  private i = 0;
+  b: Buffer;
+  p = 0;
+  constructor(private readonly chunks: readonly Buffer[]) {
+    this.b = chunks[0] ?? Buffer.alloc(0);
   }
-  return p;
-}
-
-/** Decodes an image (its chunks concatenated) back into a FieldIndex; throws corrupt_log-class errors on a malformed one. */
-export function decodeFieldImage(b: Buffer): FieldIndex {
-  let p = 0;
-  const end = b.length;
-  const varint = (): number => {
+  /** Steps to the next chunk when this one is read to its end. */
+  next(): void {
+    while (this.p >= this.b.length && this.i < this.chunks.length - 1) {
+      this.b = this.chunks[++this.i];
+      this.p = 0;
+    }
+  }
+  varint(): number {
+    this.next();
+    const b = this.b;
     let v = 0;
     let mul = 1;
     for (;;) {
-      if (p >= end) throw bad('truncated');
-      const x = b[p++];
+      if (this.p >= b.length) throw bad('truncated');
+      const x = b[this.p++];
       v += (x & 0x7f) * mul;
       if (x < 0x80) return v;
       mul *= 128;
     }
-  };
-  if (varint() !== IMAGE_VERSION) throw bad('unknown version');
-  const n = varint();
-  const docs = varint();
-  const total = varint();
-  const minLen = varint();
+  }
+  /** `len` varints into `out` (each in one chunk; a run may span chunks), a tight loop per chunk. */
+  run(out: Int32Array, len: number): void {
+    let i = 0;
+    while (i < len) {
+      this.next();
+      const b = this.b;
+      let p = this.p;
+      if (p >= b.length) throw bad('truncated'); // the last chunk's end
+      while (i < len && p < b.length) {
+        let x = b[p++];
+        let v = x & 0x7f;
+        for (let shift = 7; x >= 0x80; shift += 7) {
+          if (p >= b.length) throw bad('truncated');
+          x = b[p++];
+          v |= (x & 0x7f) << shift;
+        }
+        out[i++] = v;
+      }
+      this.p = p;
+    }
+  }
+  /** `n` bytes that lie in the current chunk: [buffer, start]. */
+  bytes(n: number, what: string): [Buffer, number] {
+    this.next();
+    if (this.p + n > this.b.length) throw bad(`${what} past the end`);
+    const at = this.p;
+    this.p += n;
+    return [this.b, at];
+  }
+  atEnd(): boolean {
+    this.next();
+    return this.p >= this.b.length && this.i === this.chunks.length - 1;
+  }
+}
+
+/** Decodes an image, given whole or as its stored chunks, back into a FieldIndex; throws corrupt_log-class errors on a malformed one. */
+export function decodeFieldImage(image: Buffer | readonly Buffer[]): FieldIndex {
+  const c = new Cursor(Buffer.isBuffer(image) ? [image] : image);
+  if (c.varint() !== IMAGE_VERSION) throw bad('unknown version');
+  const n = c.varint();
+  const docs = c.varint();
+  const total = c.varint();
+  const minLen = c.varint();
   const lens = new Int32Array(n);
-  p = readRun(b, p, lens, n, false);
-  const idBytes = varint();
-  if (p + idBytes > end) throw bad('doc ids past the end');
-  const joined = b.toString('utf8', p, p + idBytes);
-  p += idBytes;
+  c.run(lens, n);
+  const idBytes = c.varint();
+  const [ib, ip] = c.bytes(idBytes, 'doc ids');
+  const joined = ib.toString('utf8', ip, ip + idBytes);
   const docIds: string[] = new Array(n);
   let at = 0;
   for (let o = 0; o < n; o++) {
@@ -143,26 +190,23 @@ export function decodeFieldImage(b: Buffer): FieldIndex {
   }
   if (at !== joined.length) throw bad('doc ids do not add up');
   const docLen = new Int32Array(n);
-  p = readRun(b, p, docLen, n, false);
-  if (p > end) throw bad('doc lengths past the end');
-  const nl = varint();
+  c.run(docLen, n);
+  const nl = c.varint();
   const lists: PostingList[] = [];
   for (let l = 0; l < nl; l++) {
-    const tl = varint();
-    if (p + tl > end) throw bad('term past the end');
-    const term = b.toString('utf8', p, p + tl);
-    p += tl;
-    const maxTf = varint();
-    const len = varint();
-    const d = new Int32Array(Math.max(4, len));
-    const t = new Int32Array(Math.max(4, len));
-    p = readRun(b, p, d, len, true);
-    p = readRun(b, p, t, len, false);
-    const last = len > 0 ? d[len - 1] : -1;
-    for (let i = 1; i < len; i++) if (d[i] <= d[i - 1]) throw bad(`list "${term}" out of order`);
-    if (p > end || last >= n) throw bad(`list "${term}" past the end`);
-    lists.push(PostingList.restore(term, d, t, maxTf, len));
+    const tl = c.varint();
+    const [tb, tp] = c.bytes(tl, 'term');
+    const term = tb.toString('utf8', tp, tp + tl);
+    const maxTf = c.varint();
+    const len = c.varint();
+    // the postings stay packed (2 × len varints, in this chunk) until the list is first read (packed.ts)
+    const b = c.b;
+    const from = c.p;
+    const end = skipVarints(b, from, 2 * len, b.length);
+    if (end > b.length) throw bad(`list "${term}" past the end`);
+    c.p = end;
+    lists.push(PostingList.packed(term, maxTf, len, { b, at: from, end, ordinals: n }));
   }
-  if (p !== end) throw bad('trailing bytes');
+  if (!c.atEnd()) throw bad('trailing bytes');
   return FieldIndex.fromState({ docIds, docLen, lists, docs, total, minLen });
 }

@@ -156,8 +156,10 @@ export class FtsParticipant implements CommitParticipant {
     entriesDecoded: 0,
     checkpoints: 0,
     checkpointsSkipped: 0,
-    /** ms the background build of the champion tiers took after the last open (-1 while it runs). */
+    /** ms the background build of the champion tiers (and decoding of the lists left packed) took after the last open (-1 while it runs). */
     tiersMs: 0,
+    /** What stopped that background work (a packed list that did not decode), else null. */
+    backgroundError: null as string | null,
   };
   /** Decoded doc entries and totals by the value buffer derive produced (see DerivedDoc). */
   private readonly derived = new WeakMap<Buffer, DerivedDoc | DerivedStats>();
@@ -396,18 +398,27 @@ export class FtsParticipant implements CommitParticipant {
     }
     this.stats.openDecoded = this.stats.entriesDecoded - decodedBefore;
     this.applied = covered;
-    // champion tiers of the long lists: built after the open, a few ms of work per event-loop
-    // turn, so the store opens (and answers) without waiting for them (issue 25 §2: ~2 s of a
-    // 1M-doc open); a search that needs a tier not built yet builds that one list's
     this.sweep();
-    this.tiers = this.prepareTiers();
     return covered;
+  }
+
+  /**
+   * Champion tiers of the long lists: built once the store is open (not while the other
+   * participants load and the log is checked), a few ms of work per event-loop turn, so the
+   * store opens and answers without waiting for them (issue 25 §2: ~2 s of a 1M-doc open); a
+   * search that needs a tier not built yet builds that one list's.
+   */
+  afterOpen(): void {
+    this.tiers = this.prepareTiers().catch((e: unknown) => {
+      // a packed list that does not decode (corrupt_log-class): the searches reading it say so
+      this.stats.backgroundError = e instanceof Error ? e.message : String(e);
+    });
   }
 
   /** The background build of the champion tiers started by the last open. */
   private tiers: Promise<void> = Promise.resolve();
 
-  /** Resolves once the champion tiers of every long list are built (benchmarks, tests). */
+  /** Resolves once the champion tiers of every long list are built and every packed list decoded (benchmarks, tests). */
   tiersReady(): Promise<void> {
     return this.tiers;
   }
@@ -415,6 +426,7 @@ export class FtsParticipant implements CommitParticipant {
   private async prepareTiers(): Promise<void> {
     const t0 = performance.now();
     this.stats.tiersMs = -1;
+    await new Promise((r) => setImmediate(r)); // not a step inside the store's open
     // Fields are under their table's key id (keyIdOf); its settings are in the manifest.
     const byKey = new Map(this.reader?.manifests().map((m) => [keyIdOf(m), m.id]) ?? []);
     for (const [key, fi] of [...this.fields]) {
@@ -422,12 +434,15 @@ export class FtsParticipant implements CommitParticipant {
       const st = this.settings(byKey.get(table) ?? table, field);
       if (!st) continue;
       let turn = performance.now();
-      for (const _ of fi.tierSteps(st.k1, st.b)) {
-        if (performance.now() - turn < TIER_TURN_MS) continue;
-        await new Promise((r) => setImmediate(r));
-        if (this.fields.get(key) !== fi) break; // dropped or reopened meanwhile
-        turn = performance.now();
-      }
+      // the long lists' tiers, then every list still packed (image.ts): after this the index
+      // holds no image bytes, as if built by writes
+      steps: for (const steps of [fi.tierSteps(st.k1, st.b), fi.unpackSteps()])
+        for (const _ of steps) {
+          if (performance.now() - turn < TIER_TURN_MS) continue;
+          await new Promise((r) => setImmediate(r));
+          if (this.fields.get(key) !== fi) break steps; // dropped or reopened meanwhile
+          turn = performance.now();
+        }
     }
     this.stats.tiersMs = Math.round(performance.now() - t0);
   }
@@ -733,6 +748,11 @@ export class FtsParticipant implements CommitParticipant {
     const out: string[] = [];
     for (const k of this.standalone.keys()) if (k.startsWith(`${table}\u0000`)) out.push(k.slice(table.length + 1));
     return out;
+  }
+
+  /** Posting lists of a field still packed in the image it was opened from (decoded at first read, or after the open). */
+  packedLists(table: string, field: string): number {
+    return this.fields.get(fkey(this.keyOf(table), field))?.packedLists() ?? 0;
   }
 
   /** Document count and total length of a field (as committed), for diagnostics and tests. */

@@ -57,22 +57,49 @@ export function encodeAdjacency(adj: Adjacency): Buffer[] {
   return chunks;
 }
 
-/** An adjacency back from its image; throws on a malformed one. */
-export function decodeAdjacency(b: Buffer): Adjacency {
-  const hl = b.readUInt32LE(0);
-  const h = JSON.parse(b.toString('utf8', 4, 4 + hl)) as { edges: number; baseNodes: number; baseEdges: number; propNames: string[]; arrays: Array<[keyof typeof KINDS, number]> };
+/**
+ * An adjacency back from its image, given whole or as its chunks (read in place: each array is
+ * copied straight from the chunks it spans, no concatenation of the image first); throws on a
+ * malformed one.
+ */
+export function decodeAdjacency(image: Buffer | readonly Buffer[]): Adjacency {
+  const chunks = Buffer.isBuffer(image) ? [image] : image;
+  const total = chunks.reduce((n, c) => n + c.length, 0);
+  let ci = 0; // the chunk holding byte `at`, from `base`
+  let base = 0;
+  /** Copies bytes [at, at + n) of the image into `out` from its offset 0. */
+  const copy = (at: number, n: number, out: Uint8Array): void => {
+    while (ci < chunks.length && at >= base + chunks[ci].length) base += chunks[ci++].length;
+    let done = 0;
+    for (let i = ci, b = base; done < n; b += chunks[i++].length) {
+      if (i >= chunks.length) throw new Error('graph image: truncated');
+      const c = chunks[i];
+      const from = at + done - b;
+      const m = Math.min(n - done, c.length - from);
+      out.set(c.subarray(from, from + m), done);
+      done += m;
+    }
+  };
+  if (total < 4) throw new Error('graph image: truncated');
+  const lens = Buffer.alloc(4);
+  copy(0, 4, lens);
+  const hl = lens.readUInt32LE(0);
+  if (4 + hl > total) throw new Error('graph image: truncated');
+  const head = Buffer.alloc(hl);
+  copy(4, hl, head);
+  const h = JSON.parse(head.toString('utf8')) as { edges: number; baseNodes: number; baseEdges: number; propNames: string[]; arrays: Array<[keyof typeof KINDS, number]> };
   let at = 4 + hl;
   const arrays: Arr[] = [];
   for (const [kind, len] of h.arrays) {
     const C = KINDS[kind];
     const bytes = len * C.BYTES_PER_ELEMENT;
-    if (!C || at + bytes > b.length) throw new Error('graph image: truncated');
+    if (!C || at + bytes > total) throw new Error('graph image: truncated');
     const a = new C(len);
-    b.copy(Buffer.from(a.buffer), 0, at, at + bytes);
+    copy(at, bytes, new Uint8Array(a.buffer));
     arrays.push(a);
     at += bytes;
   }
-  if (at !== b.length) throw new Error('graph image: trailing bytes');
+  if (at !== total) throw new Error('graph image: trailing bytes');
   return Adjacency.fromImage(h, arrays);
 }
 
@@ -89,11 +116,13 @@ export async function loadGraphImages(snap: Snapshot): Promise<{ record: GraphRe
   try {
     const record = JSON.parse(raw.toString('utf8')) as GraphRecord;
     if (record.v !== GRAPH_IMAGE_FORMAT) return null;
+    // every relation's chunks in one read (all relations at once), each decoded in place
+    const read = await Promise.all(record.rels.map((r) => snap.rawGetMany(Array.from({ length: r.chunks }, (_, i) => graphChunkKey(r.schema, r.rel, i)))));
     const adjs: Array<[ImagedRel, Adjacency]> = [];
-    for (const r of record.rels) {
-      const parts = await snap.rawGetMany(Array.from({ length: r.chunks }, (_, i) => graphChunkKey(r.schema, r.rel, i)));
+    for (const [i, r] of record.rels.entries()) {
+      const parts = read[i];
       if (parts.some((p) => p === undefined) || crcOf(parts as Buffer[]) !== r.crc) return null;
-      adjs.push([r, decodeAdjacency(Buffer.concat(parts as Buffer[]))]);
+      adjs.push([r, decodeAdjacency(parts as Buffer[])]);
     }
     return { record, adjs };
   } catch {

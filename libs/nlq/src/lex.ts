@@ -3,11 +3,18 @@
  * quoted or searched text). Every literal is a slot; the items with slots blanked are the
  * question's shape, the intent cache's key.
  */
-import * as chrono from 'chrono-node';
+import type * as chronoType from 'chrono-node';
 import type { JsonValue } from '@mmdb/core';
 import type { ColInfo, RelInfo } from './schema';
 import type { Lexicon, ValueHit } from './lexicon';
 import { isNumberWord, MONTHS, numberWords, singular, STOP } from './words';
+
+let chronoMod: typeof chronoType | undefined;
+/** chrono-node, loaded at its first use rather than with the server (words.ts `nlp`, issue 25 §2). */
+function chrono(): typeof chronoType {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (chronoMod ??= require('chrono-node') as typeof chronoType);
+}
 
 export type Item =
   /** A plain word; `cap` when capitalized inside the sentence (a name the lexicon did not know). */
@@ -190,7 +197,7 @@ export function lex(nl: string, lx: Lexicon, now: Date): Lexed {
     }
     if ((w === 'last' || w === 'this' || w === 'next' || w === 'past') && (words[i + 1] === 'year' || words[i + 1] === 'month' || words[i + 1] === 'week') || w === 'today' || w === 'yesterday') {
       const phrase = w === 'today' || w === 'yesterday' ? w : `${w === 'past' ? 'last' : w} ${words[i + 1]}`;
-      const r = chrono.parse(phrase, now)[0];
+      const r = chrono().parse(phrase, now)[0];
       if (r) {
         const d = r.start.date();
         const unit = phrase.split(' ')[1] ?? 'day';

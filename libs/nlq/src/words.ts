@@ -2,8 +2,20 @@
  * General language helpers: lemmas, plurals, number words. Nothing here knows a schema; the
  * libraries (compromise, pluralize) do the language and we memoize their answers.
  */
-import nlp from 'compromise';
+import type nlpType from 'compromise';
 import pluralize from 'pluralize';
+
+let nlpFn: typeof nlpType | undefined;
+/**
+ * compromise, loaded at its first use (the first question asked) rather than with the server:
+ * ~0.3 s of module loading on an idle host (0.8 s on a busy one) that a restarted server's
+ * listening and first searches need not wait for (issue 25 §2).
+ */
+function nlp(text: string): ReturnType<typeof nlpType> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  nlpFn ??= require('compromise') as typeof nlpType;
+  return nlpFn(text);
+}
 
 const lemmaMemo = new Map<string, string>();
 const singularMemo = new Map<string, string>();

@@ -7,7 +7,7 @@
  *   tenants/<tenant>/lease          {holder, advertise_url, ttl_ms, acquired_at, handing_over_to}
  *   tenants/<tenant>/nodes/<node>   NodePosition, attached to the node's own session lease
  */
-import { Etcd3, IOptions, Lease, Watcher } from 'etcd3';
+import type { Etcd3, IOptions, Lease, Watcher } from 'etcd3';
 import type { AcquireResult, LeaseClaim, LeaseGrant, LeaseRecord, LeaseStore, NodePosition } from './lease-store';
 
 interface StoredLease {
@@ -35,7 +35,11 @@ export class EtcdLeaseStore implements LeaseStore {
     private readonly prefix = 'mmdb/',
     options: Omit<IOptions, 'hosts'> = {},
   ) {
-    this.client = new Etcd3({ hosts: [...endpoints], dialTimeout: 2000, ...options });
+    // etcd3 (and its gRPC stack, ~0.2-0.5 s of module loading) only when a lease store is made:
+    // a single-node server never loads it (issue 25 §2: restart time)
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Etcd3: Client } = require('etcd3') as typeof import('etcd3');
+    this.client = new Client({ hosts: [...endpoints], dialTimeout: 2000, ...options });
   }
 
   private leaseKey(tenant: string): string {

@@ -37,6 +37,11 @@ export interface EnginePorts {
   readonly policy?: Policy;
   /** The tenant's query limits (time, rows, graph nodes); DEFAULT_LIMITS when absent. */
   readonly limits?: QueryLimits;
+  /**
+   * The tenant's cap on its table cache, in estimated bytes (the process-wide pool,
+   * DB_TABLE_CACHE_BYTES, bounds every tenant's together); absent: the pool's budget alone.
+   */
+  readonly tableCacheBytes?: number;
 }
 
 /**
@@ -45,6 +50,9 @@ export interface EnginePorts {
  * one that runs it as an online migration with auto-cutover and resolves once it completes.
  */
 export type SchemaChanger = (change: { schema: string; toml?: string; operations?: JsonValue[] }, opts: QueryOptions) => Promise<void>;
+
+/** Longest statement text whose plan-cache key is memoized (`SqlEngine.run`). */
+const KEY_MEMO_MAX_CHARS = 4096;
 
 export class SqlEngine {
   /** @internal */
@@ -58,6 +66,7 @@ export class SqlEngine {
 
   constructor(readonly store: SqlStore, readonly tenant?: string, ports: EnginePorts = {}) {
     this.exec = new PlanExecutor({ store, ...ports.sources }, ports.policy, ports.limits);
+    if (ports.tableCacheBytes !== undefined) this.exec.tables.setBudgetBytes(ports.tableCacheBytes);
   }
 
   /** Decoded tuples per table (the executor's table cache). */
@@ -82,8 +91,12 @@ export class SqlEngine {
     let key = this.keyMemo.get(sql);
     if (key === undefined) {
       key = cacheKeyOf(sql);
-      if (this.keyMemo.size >= 2000) this.keyMemo.clear();
-      this.keyMemo.set(sql, key);
+      // only statement-sized texts: a 1,000-row INSERT (~35 KB) is not run twice, and 2,000 of them
+      // held ~70 MB of heap after a bulk load (tools/bench/curve README)
+      if (sql.length <= KEY_MEMO_MAX_CHARS) {
+        if (this.keyMemo.size >= 2000) this.keyMemo.clear();
+        this.keyMemo.set(sql, key);
+      }
     }
     if (opts.policyKey) key = `${opts.policyKey}\u0000${key}`;
     const hit = this.planCache.get(key) as Prepared | undefined;

@@ -13,6 +13,8 @@ export { WatchQuery } from './watch/watch-query';
 export type { WatchChange, WatchPolicy, WatchSource } from './watch/watch-query';
 export { watchShape, INCREMENTAL_AGGREGATES } from './watch/shape';
 export { PlanExecutor } from './run/executor';
+export { TableCache, type TableCacheStats } from './exec/table-cache';
+export { processPool as tableCachePool, defaultTableCacheBytes } from './exec/cache-budget';
 export { DEFAULT_LIMITS, type QueryLimits } from './exec/context';
 export type { SelectResult } from './run/executor';
 export { NO_POLICY, applyPolicy, type Policy, type Sources, type LeafNode } from './run/sources';

@@ -196,6 +196,24 @@ describe('SqlEngine', () => {
     expect(sql.planCache.hits).toBe(before + 1);
   });
 
+  it('memoizes cache keys of statement-sized texts only, so bulk INSERT texts are not kept', async () => {
+    const memo = (sql as unknown as { keyMemo: Map<string, string> }).keyMemo;
+    memo.clear();
+    await sql.run('CREATE TABLE bulk(id INTEGER PRIMARY KEY, s TEXT)');
+    for (let b = 0; b < 5; b++) {
+      await sql.run(`INSERT INTO bulk VALUES ${Array.from({ length: 300 }, (_, i) => `(${b * 300 + i}, 'text of row ${i}')`).join(', ')}`);
+    }
+    expect([...memo.keys()].every((k) => k.length <= 4096)).toBe(true);
+    // a long SELECT still answers, and repeated, still hits the plan cache (its key is recomputed)
+    const long = `SELECT count(*) AS n FROM bulk WHERE id IN (${Array.from({ length: 1200 }, (_, i) => i * 2).join(', ')})`;
+    expect(long.length).toBeGreaterThan(4096);
+    const before = sql.planCache.hits;
+    expect((await one(long) as { rows: unknown[][] }).rows).toEqual([[750n]]);
+    expect((await one(long) as { rows: unknown[][] }).rows).toEqual([[750n]]);
+    expect(sql.planCache.hits).toBe(before + 1);
+    expect(memo.has(long)).toBe(false);
+  });
+
   it('stops a query over its memory budget with resource_exhausted', async () => {
     await expect(sql.run('SELECT * FROM users a, users b, users c ORDER BY 1', { maxRows: 10 })).rejects.toMatchObject({ code: 'resource_exhausted' });
   });

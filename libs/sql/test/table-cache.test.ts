@@ -5,6 +5,7 @@ import { join } from 'path';
 import { TenantStore, type Snapshot } from '@mmdb/storage';
 import { SqlEngine, formatResult } from '@mmdb/sql';
 import { TableCache } from '../src/exec/table-cache';
+import { CachePool } from '../src/exec/cache-budget';
 import { sqlTable } from '../src/catalog';
 import { toTuple } from '../src/engine';
 
@@ -193,5 +194,145 @@ describe('joins on a cached table primary key', () => {
     }
     // the hash joins on the whole pk probe (inner in both orders, left); an expression key is a nested loop
     expect(probes).toEqual([cases[1], cases[5], cases[6]]);
+  });
+});
+
+describe('the byte budget', () => {
+  const wide = (n: number, from: number, width: number) =>
+    Array.from({ length: n }, (_, i) => `(${from + i}, '${String.fromCharCode(97 + (i % 26)).repeat(width)}', ${i * 1.5})`).join(', ');
+
+  beforeEach(async () => {
+    await sql.run('CREATE TABLE w(id INTEGER PRIMARY KEY, s TEXT, x REAL); CREATE TABLE z(id INTEGER PRIMARY KEY, s TEXT, x REAL)');
+    await sql.run(`INSERT INTO w VALUES ${wide(300, 1, 400)}`);
+    await sql.run(`INSERT INTO z VALUES ${wide(300, 1, 40)}`);
+  });
+
+  it('estimates what rows hold: wider rows cost more, a sample stands for the table', async () => {
+    const s = store.snapshot();
+    try {
+      const c = new TableCache(1_000_000);
+      const w = sqlTable(store, store.manifest('main.w')!);
+      const z = sqlTable(store, store.manifest('main.z')!);
+      await c.rows(s, w, () => readAll(s, 'main.w'));
+      const wBytes = c.stats().bytes;
+      await c.rows(s, z, () => readAll(s, 'main.z'));
+      const zBytes = c.stats().bytes - wBytes;
+      // 300 rows of 400 one-byte chars: at least the characters; 40-char rows: far less
+      expect(wBytes).toBeGreaterThan(300 * 400);
+      expect(wBytes).toBeLessThan(300 * (400 + 400));
+      expect(zBytes).toBeLessThan(wBytes / 2);
+      expect(zBytes).toBeGreaterThan(300 * 40);
+    } finally {
+      await s.release();
+    }
+  });
+
+  it('evicts by bytes, not only by rows, and never keeps a table over the byte budget', async () => {
+    const s = store.snapshot();
+    try {
+      const probe = new TableCache(1_000_000);
+      const w = sqlTable(store, store.manifest('main.w')!);
+      const z = sqlTable(store, store.manifest('main.z')!);
+      const t = sqlTable(store, store.manifest('main.t')!);
+      await probe.rows(s, w, () => readAll(s, 'main.w'));
+      const wBytes = probe.stats().bytes;
+      // room for w alone and not one more row of any table (rows are far from the row budget)
+      const c = new TableCache(1_000_000, { bytes: wBytes + 8 });
+      await c.rows(s, z, () => readAll(s, 'main.z'));
+      await c.rows(s, t, () => readAll(s, 'main.t'));
+      expect(c.stats()).toMatchObject({ tables: 2, evictions: 0 });
+      await new Promise((r) => setTimeout(r, 5));
+      // w is larger than z and t: admitting it evicts them (least recently used first), bytes stay in budget
+      expect((await c.rows(s, w, () => readAll(s, 'main.w'))).length).toBe(300);
+      expect(c.stats()).toMatchObject({ tables: 1, evictions: 2 });
+      expect(c.stats().bytes).toBeLessThanOrEqual(c.stats().budgetBytes);
+      // a table over the whole byte budget is read but not kept
+      const tiny = new TableCache(1_000_000, { bytes: Math.floor(wBytes / 2) });
+      expect((await tiny.rows(s, w, () => readAll(s, 'main.w'))).length).toBe(300);
+      expect(tiny.stats()).toMatchObject({ tables: 0, bytes: 0 });
+      // lowering the cap evicts at once
+      c.setBudgetBytes(1);
+      expect(c.stats()).toMatchObject({ tables: 0, bytes: 0 });
+    } finally {
+      await s.release();
+    }
+  });
+
+  it("keeps every store's cache together within the process pool, least recently used of any store first", async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'sql-cache-'));
+    const store2 = await TenantStore.open({ dir: dir2, sync: false });
+    const s = store.snapshot();
+    try {
+      const sql2 = new SqlEngine(store2);
+      await sql2.run('CREATE TABLE w(id INTEGER PRIMARY KEY, s TEXT, x REAL)');
+      await sql2.run(`INSERT INTO w VALUES ${wide(300, 1, 400)}`);
+      const s2 = store2.snapshot();
+      try {
+        const w = sqlTable(store, store.manifest('main.w')!);
+        const w2 = sqlTable(store2, store2.manifest('main.w')!);
+        const one = new TableCache(1_000_000);
+        await one.rows(s, w, () => readAll(s, 'main.w'));
+        const pool = new CachePool(Math.ceil(one.stats().bytes * 1.5)); // room for one of the two
+        const a = new TableCache(1_000_000, { pool });
+        const b = new TableCache(1_000_000, { pool });
+        await a.rows(s, w, () => readAll(s, 'main.w'));
+        await new Promise((r) => setTimeout(r, 5));
+        const read2 = async () => {
+          const out = { rows: [] as ReturnType<typeof toTuple>[], pks: [] as unknown[][] };
+          for await (const batch of s2.scanRows('main.w')) for (const r of batch) { out.rows.push(toTuple(w2, r)); out.pks.push(r.pk); }
+          return out;
+        };
+        await b.rows(s2, w2, read2);
+        // b's admission evicted a's entry (the least recently used of the pool)
+        expect(a.stats()).toMatchObject({ tables: 0, bytes: 0, evictions: 1 });
+        expect(b.stats().tables).toBe(1);
+        expect(pool.bytes).toBe(b.stats().bytes);
+        expect(b.stats().poolBytes).toBeLessThanOrEqual(b.stats().poolBudgetBytes);
+      } finally {
+        await s2.release();
+      }
+    } finally {
+      await s.release();
+      await store2.close();
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  });
+
+  it('answers the same under constant eviction as with room for everything', async () => {
+    const queries = [
+      'SELECT count(*), sum(length(s)), sum(x) FROM w',
+      'SELECT w.id, z.x, t.v FROM w JOIN z ON z.id = w.id JOIN t ON t.id = w.id ORDER BY w.id',
+      'SELECT s, count(*) FROM z GROUP BY s ORDER BY s',
+      'SELECT x FROM w WHERE id = 17',
+      'SELECT id FROM z WHERE id > 250 AND id <= 260 ORDER BY id',
+      'SELECT a.id FROM w a WHERE EXISTS (SELECT 1 FROM z b WHERE b.id = a.id + 1 AND b.x > 100) ORDER BY a.id LIMIT 20',
+      'SELECT u.w, t.v FROM u JOIN t ON t.id = u.id ORDER BY 1',
+    ];
+    const run = async () => {
+      const out: unknown[] = [];
+      for (let pass = 0; pass < 3; pass++) {
+        for (const q of queries) {
+          out.push(await rows(q));
+          await sql.tables.settled();
+          const st = sql.tables.stats();
+          expect(st.bytes).toBeLessThanOrEqual(st.budgetBytes);
+        }
+      }
+      return out;
+    };
+    const roomy = await run();
+    expect(sql.tables.stats().tables).toBeGreaterThanOrEqual(3);
+    // room for the wide table w alone: queries reading w and z evict or refuse one of them
+    const s = store.snapshot();
+    const probe = new TableCache(1_000_000);
+    await probe.rows(s, sqlTable(store, store.manifest('main.w')!), () => readAll(s, 'main.w'));
+    await s.release();
+    sql.tables.setBudgetBytes(Math.ceil(probe.stats().bytes * 1.1));
+    const before = sql.tables.stats();
+    expect(await run()).toEqual(roomy);
+    const after = sql.tables.stats();
+    expect(after.evictions + after.refusals).toBeGreaterThan(before.evictions + before.refusals);
+    expect(after.misses).toBeGreaterThan(before.misses);
+    sql.tables.setBudgetBytes(Infinity);
   });
 });

@@ -300,6 +300,11 @@ export interface CommitParticipant {
   /** Loads the participant's checkpoint at open; returns the LSN it covers (frames after it are replayed through apply). */
   open?(store: StoreReader): Promise<Lsn>;
   /**
+   * Called once the store is open (every participant loaded, the log replayed): background work
+   * the first reads do not need starts here, so it does not compete with the open itself.
+   */
+  afterOpen?(): void;
+  /**
    * Writes a checkpoint of in-memory state (returns the LSN it covers); called by
    * store.checkpoint(), by the background maintenance and at close (`final`). A participant
    * whose images are costly may skip a non-final one and answer the LSN of its last image:

@@ -5,7 +5,7 @@ export { encodeFrame, decodeFrame, frameLsn, crc32cOf, FRAME_VERSION, FRAME_VERS
 export type { FrameInput } from './frame';
 export { TenantStore, FENCE_ROUTE } from './store';
 export { FrameApplier } from './applier';
-export type { CatalogEntry, FeedStats, LogEntry, StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
+export type { CatalogEntry, FeedStats, LogEntry, OpenPhase, StoreOptions, RecoveryReport, StoreHealth, IdempotencyRecordStored, MaintenanceStats } from './store';
 export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
 export { rowKey, indexKey, fkIndexName, frameKeyWrites, decodeRow, keyIdOf } from './records';

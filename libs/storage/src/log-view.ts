@@ -11,11 +11,10 @@ import { LOG_END, LOG_START, logKey, metaKey, parseJson } from './records';
 import type { SegmentIndex } from './segments';
 import type { Db } from './snapshot';
 
-/** One frame found by `scan`: its entry, or the error that refused it; `entry` is absent for a frame only verified (below `decodeFrom`). */
+/** One frame found by `scan`: its entry, or the error that refused it. */
 export type ScannedFrame =
   | { readonly lsn: number; readonly entry: FeedEntry; readonly error?: undefined }
-  | { readonly lsn: number; readonly entry?: undefined; readonly error: DbError }
-  | { readonly lsn: number; readonly entry?: undefined; readonly error?: undefined; readonly verified: true };
+  | { readonly lsn: number; readonly entry?: undefined; readonly error: DbError };
 
 const lsnOfKey = (k: Buffer): number => Number(k.readBigUInt64BE(1));
 
@@ -75,11 +74,47 @@ export class LogView implements FeedSource {
   }
 
   /**
-   * Every frame with lsn >= from, in order: decoded and verified, or (`error`) why it was
-   * refused, so recovery can list every bad frame before it decides. Frames below `decodeFrom`
-   * are verified only (checksum and structure: `verifyFrame`), not decoded.
+   * Verifies (checksum and structure, `verifyFrame`; nothing decoded) the frames with lsn in
+   * [from, to], newest first, until `maxBytes` of them are read (the frame that crosses it
+   * included, so the newest is always checked): what recovery checks of the log's tail while the
+   * participants load their checkpoints (the frames it then replays are decoded, and so checked,
+   * too). Returns the LSNs it verified (newest first) and those that failed, ascending.
    */
-  async *scan(from: number, decodeFrom = from): AsyncIterable<ScannedFrame> {
+  async verifyTail(from: number, to: number, maxBytes: number): Promise<{ verified: number[]; corrupt: number[] }> {
+    const corrupt: number[] = [];
+    const verified: number[] = [];
+    let bytes = 0;
+    if (to < from) return { verified, corrupt };
+    const it = this.db.iterator({ gte: logKey(from), lte: logKey(to), reverse: true });
+    try {
+      while (bytes < maxBytes) {
+        const batch = (await it.nextv(64)) as Array<[Buffer, Buffer]>;
+        if (!batch.length) break;
+        for (const [k, v] of batch) {
+          bytes += v.length;
+          const lsn = lsnOfKey(k);
+          try {
+            if (verifyFrame(v) !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${frameLsn(v)}`);
+            verified.push(lsn);
+          } catch (e) {
+            if (!(e instanceof DbError)) throw e;
+            corrupt.push(lsn);
+          }
+          if (bytes >= maxBytes) break;
+        }
+      }
+    } finally {
+      await it.close();
+    }
+    return { verified, corrupt: corrupt.reverse() };
+  }
+
+  /**
+   * Every frame with lsn >= from, in order: decoded and verified, or (`error`) why it was
+   * refused, so recovery can list every bad frame before it decides (the frames it does not
+   * replay are checked by `verifyTail`, without decoding).
+   */
+  async *scan(from: number): AsyncIterable<ScannedFrame> {
     const it = this.db.iterator({ gte: logKey(from), lt: LOG_END });
     try {
       for (;;) {
@@ -87,12 +122,7 @@ export class LogView implements FeedSource {
         if (!batch.length) return;
         for (const [k, v] of batch) {
           try {
-            const lsn = lsnOfKey(k);
-            if (lsn >= decodeFrom) yield { lsn, entry: entryOf(k, v) };
-            else {
-              if (verifyFrame(v) !== lsn) throw new DbError('corrupt_log', `frame under key ${lsn} says lsn ${frameLsn(v)}`);
-              yield { lsn, verified: true };
-            }
+            yield { lsn: lsnOfKey(k), entry: entryOf(k, v) };
           } catch (e) {
             if (!(e instanceof DbError)) throw e;
             yield { lsn: lsnOfKey(k), error: e };

@@ -97,6 +97,82 @@ describe('recovery, checkpoints, segments, verify', () => {
     store = undefined as never;
   });
 
+  it('verifies the covered tail newest first within verifyTailBytes: an old bad frame past the budget does not stop the open, the newest is always checked', async () => {
+    let store = await TenantStore.open({ dir, participants: [new Counter()] });
+    await store.registerSchema(T);
+    await fill(store, 0, 40);
+    await store.checkpoint(); // covers every frame: the whole log is the unreplayed tail
+    const last = store.lastLsn;
+    await store.close();
+    const flip = async (lsn: number) => {
+      const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+      const bad = Buffer.from((await db.get(logKey(lsn)))!);
+      bad[bad.length - 3] ^= 0x01;
+      await db.put(logKey(lsn), bad);
+      await db.close();
+    };
+    await flip(3);
+    // the default budget (16 MiB) holds this whole log: the bad frame refuses the open
+    const e = await TenantStore.open({ dir, participants: [new Counter()] }).catch((x) => x);
+    expect([e.code, e.details.corrupt]).toEqual(['corrupt_log', [3]]);
+    // a budget of a few frames checks only the newest ones
+    store = await TenantStore.open({ dir, participants: [new Counter()], verifyTailBytes: 1_000 });
+    expect(store.recovery.framesVerified).toBeGreaterThan(0);
+    expect(store.recovery.framesVerified).toBeLessThan(last - 3);
+    await store.close();
+    await flip(last);
+    const e2 = await TenantStore.open({ dir, participants: [new Counter()], verifyTailBytes: 1 }).catch((x) => x);
+    expect([e2.code, e2.details.corrupt]).toEqual(['corrupt_log', [last]]);
+    store = undefined as never;
+  });
+
+  it('loads the participants’ checkpoints concurrently, reports the open’s phases, then calls afterOpen', async () => {
+    const events: string[] = [];
+    let bStarted!: () => void;
+    const started = new Promise<void>((r) => (bStarted = r));
+    const a: CommitParticipant = {
+      name: 'a',
+      async open() {
+        events.push('a open');
+        // b's open must start while a's is still loading (sequential opens would time out here)
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([started, new Promise((_, no) => (timer = setTimeout(() => no(new Error('b did not start while a loaded')), 5_000)))]);
+        clearTimeout(timer);
+        events.push('a loaded');
+        return 0;
+      },
+      afterOpen: () => events.push('a afterOpen'),
+    };
+    const b: CommitParticipant = {
+      name: 'b',
+      async open() {
+        events.push('b open');
+        bStarted();
+        return 0;
+      },
+      afterOpen: () => events.push('b afterOpen'),
+    };
+    let store = await TenantStore.open({ dir });
+    await store.registerSchema(T);
+    await fill(store, 0, 3);
+    await store.close();
+    store = await TenantStore.open({ dir, participants: [a, b] });
+    expect(events).toEqual(['a open', 'b open', 'a loaded', 'a afterOpen', 'b afterOpen']);
+    const phases = store.recovery.phases;
+    expect(phases.map((p) => p.name)).toEqual(['leveldb open', 'catalog', 'log index', 'verify log tail', 'open a', 'open b', 'read replay', 'replay']);
+    for (const [i, p] of phases.entries()) {
+      expect(p.end).toBeGreaterThanOrEqual(p.start);
+      if (i > 0) expect(p.start).toBeGreaterThanOrEqual(phases[i - 1].start); // in order of start
+    }
+    const at = (n: string) => phases.find((p) => p.name === n)!;
+    // the loads and the tail's check overlap; the replay's reading starts after all of them
+    expect(at('open b').start).toBeLessThan(at('open a').end);
+    expect(at('verify log tail').start).toBeLessThan(at('open a').end);
+    expect(at('read replay').start).toBeGreaterThanOrEqual(Math.max(at('open a').end, at('verify log tail').end));
+    expect(store.recovery.replayed).toEqual({ a: 4, b: 4 }); // schema + 3 puts, after LSN 0
+    await store.close();
+  });
+
   it('detects a corrupt tail by checksum, refuses to open, and drops it only when asked', async () => {
     let store = await TenantStore.open({ dir });
     await store.registerSchema(T);

@@ -83,6 +83,11 @@ export interface StoreOptions {
   readonly minFreeBytes?: number;
   /** What to do when the log's tail fails its checksum at open: fail (default) or drop the bad tail frames. */
   readonly onCorruptTail?: 'fail' | 'truncate';
+  /**
+   * Bytes of the log's newest frames that open verifies by checksum (default 16 MiB): back to
+   * the last 1,024 or until this many bytes are read. Frames it replays are verified anyway.
+   */
+  readonly verifyTailBytes?: number;
   readonly checkEvaluator?: CheckEvaluator;
   /** Rows kept by getRow's read cache (default 100,000; 0 turns it off). Snapshot reads never use it. */
   readonly rowCacheRows?: number;
@@ -146,6 +151,20 @@ export interface RecoveryReport {
   readonly replayed: Readonly<Record<string, number>>;
   /** Schemas whose interrupted drop was finished at open. */
   readonly finishedDrops: readonly string[];
+  /**
+   * Where the open spent its time, in order of start: each phase's start and end in ms since
+   * the process started (`performance.now()`). The participants' checkpoint loads (`open
+   * <name>`) and the check of the log's newest frames (`verify log tail`) run concurrently, so
+   * their spans overlap.
+   */
+  readonly phases: readonly OpenPhase[];
+}
+
+/** One step of a store's open (`RecoveryReport.phases`): ms since the process started. */
+export interface OpenPhase {
+  readonly name: string;
+  readonly start: number;
+  readonly end: number;
 }
 
 export interface StoreHealth {
@@ -158,6 +177,8 @@ export interface StoreHealth {
 }
 
 const VERIFY_TAIL = 1024;
+/** At most this many bytes of that tail are verified (StoreOptions.verifyTailBytes). */
+const VERIFY_TAIL_BYTES = 16 << 20;
 /** The route a migration's cutover commits under: the one writer a schema fence lets through. */
 export const FENCE_ROUTE = 'migration cutover';
 
@@ -259,14 +280,17 @@ export class TenantStore implements StoreReader {
       valueEncoding: 'buffer',
       writeBufferSize: opts.writeBufferBytes ?? 16 * 1024 * 1024,
     });
+    const t0 = performance.now();
     await db.open();
     const store = new TenantStore(db, opts);
+    store.phases.push({ name: 'leveldb open', start: t0, end: performance.now() });
     try {
       await store.recover();
     } catch (e) {
       await db.close();
       throw e;
     }
+    for (const p of store.participantList) p.afterOpen?.();
     return store;
   }
 
@@ -337,7 +361,21 @@ export class TenantStore implements StoreReader {
     return this.opts.dir;
   }
 
-  private async recover(): Promise<void> {
+  /** The open's phases so far (RecoveryReport.phases). */
+  private readonly phases: OpenPhase[] = [];
+
+  /** Runs `fn` as the open's phase `name` (RecoveryReport.phases). */
+  private async phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await fn();
+    } finally {
+      this.phases.push({ name, start, end: performance.now() });
+    }
+  }
+
+  /** The catalogue, background clears and interrupted drops, the epoch: the first step of the open. Returns the drops finished. */
+  private async loadCatalog(): Promise<string[]> {
     for await (const batch of this.rawRange(prefixRange(KEYSPACE.meta, ['schema']))) {
       for (const [, v] of batch) {
         const { toml, physical } = parseJson<{ toml: string; physical?: string }>(v);
@@ -363,33 +401,53 @@ export class TenantStore implements StoreReader {
     const storedEpoch = await this.db.get(metaKey('epoch'));
     this.epochValue = this.opts.epoch ?? (storedEpoch ? parseJson<number>(storedEpoch) : 0);
     if (this.opts.epoch !== undefined) await this.db.put(metaKey('epoch'), Buffer.from(JSON.stringify(this.opts.epoch)));
-    await this.segments.load();
+    return finishedDrops;
+  }
 
-    const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
-    let lastLsn = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
-    await this.log.load();
-    this.registeredFollowerMin = await this.followerMin();
+  private async recover(): Promise<void> {
+    const finishedDrops = await this.phase('catalog', () => this.loadCatalog());
+    let lastLsn = await this.phase('log index', async () => {
+      await this.segments.load();
+      const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
+      await this.log.load();
+      this.registeredFollowerMin = await this.followerMin();
+      return tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
+    });
     this.openingLsn = lastLsn;
 
-    // Participants load their checkpoints; frames after the oldest one are replayed.
+    // Participants load their checkpoints, all at once (each reads its own keys: one's reads
+    // overlap another's decoding); frames after the oldest one are replayed. Meanwhile the
+    // newest frames are verified (checksum, structure; not decoded): the last VERIFY_TAIL of
+    // them, newest first, within a byte budget. It was every one of the last 1,024 frames,
+    // ~1 GB at 1M documents, whose reading was most of a restart; a reader of the log (feed,
+    // followers) checks every frame it reads anyway. Frames to replay are decoded after.
+    const budget = this.opts.verifyTailBytes ?? VERIFY_TAIL_BYTES;
+    const opening = this.participantList.filter((p) => p.open);
+    const [tailR, ...settled] = await Promise.allSettled([
+      this.phase('verify log tail', () => this.log.verifyTail(Math.max(1, lastLsn - VERIFY_TAIL + 1), lastLsn, budget)),
+      ...opening.map((p) => this.phase(`open ${p.name}`, () => p.open!(this))),
+    ]);
+    // all settle before a failure is thrown: the store closes its database then
+    for (const r of [tailR, ...settled]) if (r.status === 'rejected') throw r.reason;
     const from = new Map<CommitParticipant, number>();
-    for (const p of this.participantList) if (p.open) from.set(p, await p.open(this));
+    opening.forEach((p, i) => from.set(p, (settled[i] as PromiseFulfilledResult<number>).value));
     const replayFrom = Math.min(lastLsn, ...from.values());
-    const verifyFrom = Math.max(0, Math.min(replayFrom, lastLsn - VERIFY_TAIL));
-
+    const tail = (tailR as PromiseFulfilledResult<{ verified: number[]; corrupt: number[] }>).value;
+    const bad = new Set(tail.corrupt);
+    let verified = tail.verified.filter((l) => l <= replayFrom).length; // the later ones count as decoded below
     const frames: CommittedFrame[] = [];
-    const corrupt: number[] = [];
-    let verified = 0;
     let decoded = 0;
-    // the tail before replayFrom is verified (checksum, structure) but not decoded: no participant needs it
-    for await (const s of this.log.scan(verifyFrom + 1, replayFrom + 1)) {
-      if (s.error) corrupt.push(s.lsn);
-      else {
-        verified++;
-        if (s.entry) decoded++;
-        if (s.entry && s.lsn > replayFrom) frames.push(s.entry.frame);
+    await this.phase('read replay', async () => {
+      for await (const s of this.log.scan(replayFrom + 1)) {
+        if (s.error) bad.add(s.lsn);
+        else {
+          verified++;
+          decoded++;
+          frames.push(s.entry.frame);
+        }
       }
-    }
+    });
+    const corrupt = [...bad].sort((a, b) => a - b);
     if (corrupt.length) {
       const tailStart = corrupt[0];
       const onlyTail = corrupt.every((l, i) => l === tailStart + i) && corrupt[corrupt.length - 1] === lastLsn;
@@ -404,11 +462,13 @@ export class TenantStore implements StoreReader {
     }
     const replayed: Record<string, number> = {};
     for (const p of from.keys()) replayed[p.name] = 0;
+    const replayStart = performance.now();
     for (const f of frames) {
       if (f.lsn > lastLsn) break;
       this.applier.apply(f, from);
       for (const [p, lsn] of from) if (f.lsn > lsn) replayed[p.name]++;
     }
+    this.phases.push({ name: 'replay', start: replayStart, end: performance.now() });
     this.coordinator = new Coordinator(this.coordinatorHost(), lastLsn);
     this.hub.published = lastLsn;
     const every = this.opts.idempotencyPurgeMs ?? 10 * 60_000;
@@ -416,7 +476,7 @@ export class TenantStore implements StoreReader {
       this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
       this.purgeTimer.unref();
     }
-    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops };
+    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops, phases: [...this.phases].sort((a, b) => a.start - b.start) };
     // the oldest checkpoint a participant opened from: a restart that replayed many frames
     // counts them, so the next maintenance comes as soon as they reach `checkpointFrames`
     this.maintenance.lastCheckpointLsn = Math.min(replayFrom, lastLsn);
@@ -945,7 +1005,7 @@ export class TenantStore implements StoreReader {
   async *logFrames(from = 1): AsyncIterable<LogEntry> {
     for await (const s of this.log.scan(from)) {
       if (s.error) throw s.error;
-      if (s.entry) yield s.entry;
+      yield s.entry;
     }
   }
 

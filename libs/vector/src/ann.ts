@@ -14,6 +14,8 @@ export interface SearchParams {
   readonly mode: SearchMode;
   /** Only labels for which this returns true may be answered. */
   readonly filter?: (label: number) => boolean;
+  /** With a filter: the share of the table's entries that pass it (0..1), which sizes the walk. */
+  readonly passing?: number;
 }
 
 /** A hit: the label and its raw score (see `Scorer`; smaller is closer). */
@@ -38,6 +40,10 @@ export interface AnnIndex {
   image?(): Promise<Buffer>;
   /** Bytes held by the index beside the slab (codes, graph, lists). */
   memoryBytes(): number;
+  /** Background tuning as the table grows (HNSW: the ef calibration); the running one, if any. */
+  tune?(size: number): Promise<void> | null;
+  /** The table replaced this index (background work stops). */
+  dispose?(): void;
 }
 
 export interface IndexContext {

@@ -4,11 +4,12 @@
  */
 import { HierarchicalNSW, type SpaceName } from 'hnswlib-node';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DbError } from '@mmdb/core';
-import type { AnnIndex, Hit, IndexContext, SearchParams } from './ann';
+import type { AnnIndex, Hit, IndexContext, SearchMode, SearchParams } from './ann';
+import { calibrateEf, efCalibration, type Calibration } from './calibrate';
 import { exactOver } from './exact';
 
 /** Pending changes drained per event-loop turn after an image is written (each addPoint ~0.5 ms at 100k). */
@@ -39,7 +40,11 @@ export class HnswIndex implements AnnIndex {
    */
   private readonly arg: number[];
 
-  constructor(private readonly ctx: IndexContext, saved?: Buffer) {
+  /**
+   * `saved`: the image to read (synchronously); `'loading'`: left empty for `load`, which reads
+   * it on hnswlib's own thread.
+   */
+  constructor(private readonly ctx: IndexContext, saved?: Buffer | 'loading') {
     const space = SPACE[ctx.metric];
     if (!space) throw new DbError('validation_failed', `index "hnsw" does not serve metric "${ctx.metric}"`, { field: 'index' });
     const p = { ...HNSW_DEFAULTS, ...ctx.params };
@@ -47,14 +52,44 @@ export class HnswIndex implements AnnIndex {
     this.efFast = p.ef_fast;
     this.efHigh = p.ef_high_recall;
     this.h = new HierarchicalNSW(space, ctx.dim);
+    if (saved === 'loading') return;
     if (saved) {
       withTempFile((f) => {
         writeFileSync(f, saved);
         this.h.readIndexSync(f);
       });
-      // hnswlib keeps deleted marks in its file; we re-learn them from the slab
-      for (let l = 0; l < ctx.slab.high; l++) if (!ctx.slab.live[l] && this.has(l)) this.deleted.add(l);
+      this.learnDeleted();
     } else this.h.initIndex({ maxElements: Math.max(1024, ctx.slab.capacity), m: p.m, efConstruction: p.ef_construction, randomSeed: p.seed });
+  }
+
+  /**
+   * The index of an image given as the pieces of a chunked checkpoint, read without blocking
+   * the event loop: the pieces are written to a temporary file as they are (no concatenation)
+   * and hnswlib reads it on a libuv thread (`readIndex`), while the other participants load.
+   */
+  static async load(ctx: IndexContext, pieces: readonly Buffer[]): Promise<HnswIndex> {
+    const x = new HnswIndex(ctx, 'loading');
+    const dir = await mkdtemp(join(tmpdir(), 'mmdb-hnsw-'));
+    try {
+      const file = join(dir, 'index.bin');
+      const fh = await open(file, 'w');
+      try {
+        await fh.writev(pieces as Buffer[]);
+      } finally {
+        await fh.close();
+      }
+      await x.h.readIndex(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    x.learnDeleted();
+    return x;
+  }
+
+  /** hnswlib keeps deleted marks in its file; we re-learn them from the slab. */
+  private learnDeleted(): void {
+    const slab = this.ctx.slab;
+    for (let l = 0; l < slab.high; l++) if (!slab.live[l] && this.has(l)) this.deleted.add(l);
   }
 
   private has(label: number): boolean {
@@ -68,6 +103,63 @@ export class HnswIndex implements AnnIndex {
 
   /** Set while an image is being written and until the changes held meanwhile are applied. */
   private frozen: Frozen | null = null;
+
+  /** The last calibration of the high_recall ef (calibrate.ts), the one running, and whether the index was replaced. */
+  private calibration: Calibration | null = null;
+  private calibrating: Promise<void> | null = null;
+  private disposed = false;
+
+  /**
+   * The ef of a search: `fast` keeps ef_fast; `high_recall` takes the larger of ef_high_recall
+   * and the calibrated ef. A filtered walk (hnswlib keeps ef *passing* candidates, and walks
+   * through the others) explores about as far as an unfiltered one with ef / selectivity, so
+   * it needs only `passing` × that ef, and never less than the mode's ef (DESIGN.md).
+   */
+  efFor(k: number, mode: SearchMode, passing = 1): number {
+    if (mode === 'fast') return Math.max(k, this.efFast);
+    const need = Math.max(this.efHigh, this.calibration?.ef ?? 0);
+    return Math.max(k, this.efHigh, Math.ceil(Math.min(1, passing) * need));
+  }
+
+  /** The last calibration (explain, stats, tests). */
+  get calibrated(): Calibration | null {
+    return this.calibration;
+  }
+
+  /**
+   * Starts a background calibration when the index has `efCalibration.min` vectors and has
+   * grown by `efCalibration.growth` since the last one; answers the running one (or null).
+   */
+  tune(size: number): Promise<void> | null {
+    if (this.calibrating || this.disposed) return this.calibrating;
+    if (this.ctx.params.calibrate === 0) return null; // `[vector.params] calibrate = 0`: the configured ef only
+    const c = efCalibration;
+    if (size < c.min || (this.calibration && size < this.calibration.size * c.growth)) return null;
+    const graph = (q: Float32Array, k: number, ef: number, only: ((label: number) => boolean) | undefined): number[] => {
+      this.h.setEf(ef);
+      const n = Math.min(k, this.h.getCurrentCount());
+      return (only ? this.h.searchKnn(this.fill(q), n, only) : this.h.searchKnn(this.fill(q), n)).neighbors;
+    };
+    this.calibrating = calibrateEf(this.ctx, this.efHigh, graph, () => this.disposed)
+      .then((r) => {
+        if (r) this.calibration = r;
+      })
+      .catch(() => undefined) // a failed calibration leaves the last one in force
+      .finally(() => {
+        this.calibrating = null;
+      });
+    return this.calibrating;
+  }
+
+  /** Takes the calibration an image of this same graph was written with (a restart does not measure again). */
+  restore(c: Calibration): void {
+    if (Number.isInteger(c.ef) && c.ef > 0 && Number.isInteger(c.size)) this.calibration = c;
+  }
+
+  /** The table replaced this index: a running calibration stops. */
+  dispose(): void {
+    this.disposed = true;
+  }
 
   add(label: number): void {
     if (this.frozen) return this.hold(true, label);
@@ -152,8 +244,7 @@ export class HnswIndex implements AnnIndex {
   }
 
   private searchGraph(q: Float32Array, p: SearchParams): Hit[] {
-    const ef = Math.max(p.k, p.mode === 'fast' ? this.efFast : this.efHigh);
-    this.h.setEf(ef);
+    this.h.setEf(this.efFor(p.k, p.mode, p.filter ? p.passing : 1));
     const arg = this.fill(q);
     const r = p.filter ? this.h.searchKnn(arg, p.k, p.filter) : this.h.searchKnn(arg, p.k);
     const out: Hit[] = [];

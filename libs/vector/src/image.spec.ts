@@ -72,6 +72,30 @@ describe('checkpoint image in steps (issue 25: no event-loop stall)', () => {
   });
 });
 
+describe('VectorTable.load (issue 25 §2: restart at scale)', () => {
+  it('reads the chunks in place (no concatenation; HNSW on hnswlib’s thread) into the table deserialize() gives, for every index kind', async () => {
+    const r = rng(11);
+    const specs: TableSpec[] = [SPEC, { ...SPEC, index: 'exact' }, { ...SPEC, index: 'hnsw', metric: 'manhattan' }];
+    for (const spec of specs) {
+      const t = new VectorTable('t', spec);
+      for (let i = 0; i < 3000; i++) t.upsert(`v${i}`, Array.from({ length: SPEC.dim }, () => r()), { g: i % 5 });
+      for (let i = 0; i < 3000; i += 31) t.delete(`v${i}`);
+      // odd chunk sizes: the header, the slab, its live flags and the index each span chunk ends
+      const chunks = await t.imageChunks(7_777);
+      const whole = VectorTable.deserialize('t', Buffer.concat(chunks));
+      const loaded = await VectorTable.load('t', chunks);
+      expect([loaded.kind, loaded.size]).toEqual([whole.kind, whole.size]);
+      expect(loaded.serialize().equals(whole.serialize())).toBe(true);
+      for (let q = 0; q < 20; q++) {
+        const v = Array.from({ length: SPEC.dim }, () => r());
+        expect(loaded.topk(v, { k: 10, mode: 'high_recall', filter: q % 2 ? { g: 3 } : null })).toEqual(whole.topk(v, { k: 10, mode: 'high_recall', filter: q % 2 ? { g: 3 } : null }));
+      }
+      expect(loaded.has('v31')).toBe(false);
+      expect(loaded.has('v32')).toBe(true);
+    }
+  });
+});
+
 describe('VectorSlab.copyInSteps', () => {
   it('copies the vectors as of the call over many turns, keeping those written meanwhile as they were (copy-on-write)', async () => {
     const dim = 8;

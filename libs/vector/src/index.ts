@@ -2,6 +2,7 @@ export * from './metric';
 export * from './ann';
 export { VectorTable, chooseKind, EXACT_MAX, AUTO_IVFPQ_MIN, filterExact, filterExactMax, type TableSpec, type Match, type TopKOptions } from './table';
 export { HNSW_DEFAULTS } from './hnsw';
+export { efCalibration, type Calibration } from './calibrate';
 export { IVF_DEFAULTS, IvfIndex } from './ivf';
 export * from './validate';
 export { readFvecs, readIvecs } from './fvecs';

@@ -306,16 +306,20 @@ export class VectorParticipant implements CommitParticipant {
       const rec = await snap.rawGet(CHECKPOINT_KEY);
       if (rec) {
         const { lsn, tables } = JSON.parse(rec.toString('utf8')) as { lsn: Lsn; tables: Record<string, number> };
-        for (const [name, chunks] of Object.entries(tables)) {
-          const parts: Buffer[] = [];
-          for (let i = 0; i < chunks; i++) {
-            const c = await snap.rawGet(chunkKey(name, i));
-            if (!c) break; // dropped after the checkpoint: the replay drops it too
-            parts.push(c);
-          }
-          if (parts.length !== chunks) continue;
-          this.tables.set(name, VectorTable.deserialize(name, Buffer.concat(parts)));
-          this.chunksOf.set(name, chunks);
+        // every table's chunks in one read each, the tables loaded at once (an HNSW graph is
+        // read on hnswlib's thread meanwhile), then kept in the record's order
+        const loaded = await Promise.all(
+          Object.entries(tables).map(async ([name, chunks]) => {
+            const parts = await snap.rawGetMany(Array.from({ length: chunks }, (_, i) => chunkKey(name, i)));
+            // a missing chunk: dropped after the checkpoint, and the replay drops it too
+            if (parts.some((c) => c === undefined)) return null;
+            return [name, chunks, await VectorTable.load(name, parts as Buffer[])] as const;
+          }),
+        );
+        for (const l of loaded) {
+          if (!l) continue;
+          this.tables.set(l[0], l[2]);
+          this.chunksOf.set(l[0], l[1]);
         }
         this.applied = lsn;
         this.hasImage = true;

@@ -86,12 +86,23 @@ export class VectorSlab {
     return Buffer.concat([v, l]);
   }
 
-  static deserialize(dim: number, high: number, buf: Buffer): VectorSlab {
+  /** A slab from its `serialize()` bytes, given whole or as the pieces of a chunked image (no concatenation). */
+  static deserialize(dim: number, high: number, buf: Buffer | readonly Buffer[]): VectorSlab {
+    const pieces = Buffer.isBuffer(buf) ? [buf] : buf;
     const s = new VectorSlab(dim, Math.max(1024, high));
     const bytes = high * dim * 4;
-    // copy through a Uint8Array view: buf may not be 4-byte aligned
-    new Uint8Array(s.data.buffer, 0, bytes).set(buf.subarray(0, bytes));
-    s.live.set(buf.subarray(bytes, bytes + high));
+    // vectors then live flags, one contiguous run in the image: copied through byte views (a
+    // piece need not be 4-byte aligned)
+    const vectors = new Uint8Array(s.data.buffer, 0, bytes);
+    let at = 0;
+    for (const p of pieces) {
+      if (at >= bytes + high) break;
+      const inVectors = Math.max(0, Math.min(p.length, bytes - at));
+      if (inVectors > 0) vectors.set(p.subarray(0, inVectors), at);
+      const rest = Math.min(p.length, bytes + high - at);
+      if (rest > inVectors) s.live.set(p.subarray(inVectors, rest), at + inVectors - bytes);
+      at += p.length;
+    }
     s.high = high;
     return s;
   }

@@ -5,10 +5,12 @@
  */
 import { DbError, parseJsonExact, stringifyJson, type JsonValue, type VectorIndexKind } from '@mmdb/core';
 import type { AnnIndex, Hit, IndexContext, SearchMode } from './ann';
+import type { Calibration } from './calibrate';
 import { ExactIndex, exactOver } from './exact';
 import { HnswIndex } from './hnsw';
 import { IvfIndex } from './ivf';
 import { normalize, scorer, type VectorMetric } from './metric';
+import { Parts } from './parts';
 import { VectorSlab } from './slab';
 import type { Metadata } from './validate';
 
@@ -148,6 +150,7 @@ export class VectorTable {
     this.slab.set(label, v);
     this.index.add(label);
     this.maybeRebuild();
+    this.tune();
   }
 
   /** The entries of `ids` (absent ones left out), for `TopKOptions.labels`. */
@@ -222,7 +225,33 @@ export class VectorTable {
     const stale = (cur.kind === 'ivf' || cur.kind === 'ivfpq') && this.size > RETRAIN_GROWTH * Math.max(1, (cur as IvfIndex).trainedOn);
     if (want === cur.kind && !stale) return;
     if (want === 'exact' && cur.kind !== 'exact') return; // an index once built stays
-    this.index = this.build(want);
+    this.replace(this.build(want));
+  }
+
+  private replace(index: AnnIndex): void {
+    this.index.dispose?.();
+    this.index = index;
+  }
+
+  /**
+   * Starts the index's background tuning when due (HNSW: the ef calibration, calibrate.ts) and
+   * answers the running one, or null. Called as the table grows and on searches (after a restart).
+   */
+  tune(): Promise<void> | null {
+    return this.index.tune?.(this.size) ?? null;
+  }
+
+  /** The HNSW index's last ef calibration (kept in the checkpoint image), or null. */
+  private calibration(): Calibration | null {
+    return this.index instanceof HnswIndex ? this.index.calibrated : null;
+  }
+
+  /**
+   * The ef an HNSW search of `k` would use (`passing`: the share of entries a filter lets
+   * through), or null for another index kind: what explain shows.
+   */
+  efFor(k: number, mode: SearchMode, passing = 1): number | null {
+    return this.index instanceof HnswIndex ? this.index.efFor(k, mode, passing) : null;
   }
 
   /**
@@ -238,7 +267,7 @@ export class VectorTable {
   /** Builds the given kind over every live vector (used on growth and by benchmarks). */
   rebuild(kind?: AnnIndex['kind']): void {
     this.pinned = kind ?? null;
-    this.index = this.build(kind ?? chooseKind(this.spec, this.size));
+    this.replace(this.build(kind ?? chooseKind(this.spec, this.size)));
   }
 
   private build(kind: AnnIndex['kind']): AnnIndex {
@@ -294,6 +323,7 @@ export class VectorTable {
       }
       members = labels;
     }
+    this.tune(); // a table restored from a checkpoint calibrates on its first searches
     let hits: Hit[];
     if (members === null) hits = this.index.search(q, { k: o.k, mode: o.mode });
     else {
@@ -302,7 +332,7 @@ export class VectorTable {
       if (n <= filterExactMax(this.size) || this.index.kind === 'exact') hits = exactOver(this.ctx, q, members, o.k);
       else {
         const set = Array.isArray(members) ? new Set(members) : members;
-        hits = this.index.search(q, { k: o.k, mode: o.mode, filter: (l) => set.has(l) });
+        hits = this.index.search(q, { k: o.k, mode: o.mode, filter: (l) => set.has(l), passing: n / Math.max(1, this.size) });
         // the index may fall short of k under a filter: the exact scan of the members never does
         if (hits.length < Math.min(o.k, n)) hits = exactOver(this.ctx, q, members, o.k);
       }
@@ -330,7 +360,7 @@ export class VectorTable {
   /** Checkpoint image: a JSON header (ids, metadata, kind), the slab, the index bytes. */
   serialize(): Buffer {
     const head = Buffer.from(
-      stringifyJson({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high }),
+      stringifyJson({ spec: this.spec, kind: this.index.kind, ids: this.idOf, meta: this.meta, high: this.slab.high, cal: this.calibration() }),
       'utf8',
     );
     const slab = this.slab.serialize();
@@ -357,6 +387,7 @@ export class VectorTable {
     const ids = this.idOf.slice();
     const meta = this.meta.slice();
     const kind = this.index.kind;
+    const cal = this.calibration();
     const idx = this.index.image ? this.index.image() : Promise.resolve(this.index.serialize());
     return (async () => {
       const fields = [
@@ -365,6 +396,7 @@ export class VectorTable {
         `"ids":${await stringifyArray(ids)}`,
         `"meta":${await stringifyArray(meta)}`,
         `"high":${high}`,
+        `"cal":${stringifyJson(cal)}`,
       ];
       const head = Buffer.from(`{${fields.join(',')}}`, 'utf8');
       const data = await vectors;
@@ -379,12 +411,31 @@ export class VectorTable {
   }
 
   static deserialize(name: string, b: Buffer): VectorTable {
-    const hl = b.readUInt32LE(0);
-    const sl = b.readUInt32LE(4);
-    const il = b.readUInt32LE(8);
-    const h = parseJsonExact(b.subarray(12, 12 + hl).toString('utf8')) as any;
+    const { t, h, index } = VectorTable.restore(name, new Parts([b]));
+    if (h.kind === 'hnsw') t.index = withCalibration(new HnswIndex(t.ctx, index.slice(0, index.length)), h.cal);
+    return t;
+  }
+
+  /**
+   * A table back from its image as the store holds it (`imageChunks`' chunks), without
+   * concatenating them; an HNSW graph is read on hnswlib's thread (`HnswIndex.load`), so the
+   * event loop serves the other participants' loads meanwhile.
+   */
+  static async load(name: string, chunks: readonly Buffer[]): Promise<VectorTable> {
+    const { t, h, index } = VectorTable.restore(name, new Parts(chunks));
+    if (h.kind === 'hnsw') t.index = withCalibration(await HnswIndex.load(t.ctx, index.pieces(0, index.length)), h.cal);
+    return t;
+  }
+
+  /** Everything of an image but an HNSW graph (left to the caller: `index`, the graph's bytes). */
+  private static restore(name: string, b: Parts): { t: VectorTable; h: { kind: string; cal?: unknown }; index: Parts } {
+    const lens = b.slice(0, 12);
+    const hl = lens.readUInt32LE(0);
+    const sl = lens.readUInt32LE(4);
+    const il = lens.readUInt32LE(8);
+    const h = parseJsonExact(b.slice(12, 12 + hl).toString('utf8')) as any;
     const t = new VectorTable(name, h.spec);
-    t.slab = VectorSlab.deserialize(t.spec.dim, h.high, b.subarray(12 + hl, 12 + hl + sl));
+    t.slab = VectorSlab.deserialize(t.spec.dim, h.high, b.pieces(12 + hl, 12 + hl + sl));
     t.idOf = h.ids;
     t.meta = h.meta;
     for (let l = 0; l < t.idOf.length; l++) {
@@ -395,11 +446,10 @@ export class VectorTable {
         t.post(l);
       }
     }
-    const idx = b.subarray(12 + hl + sl, 12 + hl + sl + il);
-    if (h.kind === 'hnsw') t.index = new HnswIndex(t.ctx, idx);
-    else if (h.kind === 'ivf' || h.kind === 'ivfpq') t.index = new IvfIndex(t.ctx, h.kind === 'ivfpq', idx);
-    else t.index = new ExactIndex(t.ctx);
-    return t;
+    const index = new Parts(b.pieces(12 + hl + sl, 12 + hl + sl + il));
+    if (h.kind === 'ivf' || h.kind === 'ivfpq') t.index = new IvfIndex(t.ctx, h.kind === 'ivfpq', index.slice(0, index.length));
+    else if (h.kind !== 'hnsw') t.index = new ExactIndex(t.ctx);
+    return { t, h, index };
   }
 }
 
@@ -459,4 +509,10 @@ async function inChunks(parts: readonly Buffer[], size: number): Promise<Buffer[
     out.push(buf);
   }
   return out;
+}
+
+/** Restores the ef calibration kept in an HNSW image (absent from images written before it existed). */
+function withCalibration(hn: HnswIndex, cal: unknown): HnswIndex {
+  if (cal) hn.restore(cal as Calibration);
+  return hn;
 }

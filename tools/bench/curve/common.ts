@@ -73,7 +73,18 @@ export function memory(): { rssMB: number; peakMB: number; heapMB: number; exter
     /* not Linux */
   }
   const mb = (x: number) => Math.round((x / 1048576) * 10) / 10;
-  return { rssMB: mb(m.rss), peakMB: Math.round(peak * 10) / 10, heapMB: mb(m.heapUsed), externalMB: mb(m.external + m.arrayBuffers) };
+  return { rssMB: mb(m.rss), peakMB: Math.round(peak * 10) / 10, heapMB: mb(m.heapUsed), externalMB: mb(m.external) }; // external includes the ArrayBuffers (typed arrays, Buffers)
+}
+
+/**
+ * Memory after full collections (run.js starts children with --expose-gc): what the process
+ * holds live, without the garbage `memory()` counts in the JS heap. RSS still includes what the
+ * allocators keep after freeing (V8's committed heap, glibc's free lists).
+ */
+export function settledMemory(): ReturnType<typeof memory> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) for (let i = 0; i < 3; i++) gc();
+  return memory();
 }
 
 /** A child's answer: one line the driver parses. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { TenantStore } from '@mmdb/storage';
 import { FtsParticipant } from '@mmdb/fts';
-import { percentiles, memory, report, log } from './common';
+import { percentiles, memory, report, log, settledMemory } from './common';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { corpus, queries } = require('../fts/zipf-corpus');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -71,7 +71,7 @@ export async function runFts(system: string, n: number): Promise<void> {
     const loaded = memory();
     for (const q of qs.slice(0, 50)) f5.search(q, 10);
     await pass('top-10', qs, (q) => f5.search(q, 10), out);
-    report({ area: 'fts', system, size: n, loadS, base, loaded, after: memory(), queries: out });
+    report({ area: 'fts', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out });
     f5.close();
   } else {
     const fts = new FtsParticipant();
@@ -88,7 +88,7 @@ export async function runFts(system: string, n: number): Promise<void> {
     await pass('top-10, BM25 + proximity + RM3', qs, search(RERANKED), out);
     await pass('top-10, plain BM25', qs, search(PLAIN), out);
     const st = fts.fieldStats('bench.docs', 'body');
-    report({ area: 'fts', system, size: n, loadS, base, loaded, after: memory(), queries: out, budget: documented(st.docs, postings) });
+    report({ area: 'fts', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budget: documented(st.docs, postings) });
     await store.close();
   }
   rmSync(tmp, { recursive: true, force: true });

@@ -5,8 +5,8 @@
  * WITHOUT ROWID (src, dst), traversals as recursive CTEs) over the graph bench's seeded synthetic
  * graph (n / 10 nodes, skewed targets, weights 1..10), streamed (no edge list is kept).
  */
-import { Adjacency, bfs, dijkstra, edgeWeights } from '@mmdb/graph';
-import { percentiles, memory, report, log } from './common';
+import { Adjacency, bfs, dijkstra, edgeWeights, walk } from '@mmdb/graph';
+import { percentiles, memory, report, log, settledMemory } from './common';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rng } = require('../rng');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -15,18 +15,23 @@ const { SqlitePeer } = require('../graph/sqlite-peer');
 const { quiesce } = require('../quiet');
 
 /** The same edges, in the same order, as tools/bench/graph/data.js synthetic(m / 10, m, 42). */
-function* synthetic(m: number, seed = 42): Generator<[string, string, number]> {
+export function* synthetic(m: number, seed = 42): Generator<[string, string, number]> {
   const n = m / 10;
   const r = rng(seed);
-  const seen = new Set<number>();
+  // the duplicate check in a typed open-addressing table (a Set of 10M numbers was ~0.4 GB of JS
+  // heap: the child's peak and its garbage, read as ours)
+  const seen = new Float64Array(2 ** Math.ceil(Math.log2(2 * m + 2))).fill(-1);
+  const mask = seen.length - 1;
   let count = 0;
   while (count < m) {
     const a = Math.floor(r() * n);
     const b = Math.floor(Math.pow(r(), 1.5) * n);
     if (a === b) continue;
     const k = a * n + b;
-    if (seen.has(k)) continue;
-    seen.add(k);
+    let i = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) & mask;
+    while (seen[i] !== -1 && seen[i] !== k) i = (i + 1) & mask;
+    if (seen[i] === k) continue;
+    seen[i] = k;
     count++;
     yield [`v${a}`, `v${b}`, 1 + Math.floor(r() * 10)];
   }
@@ -61,7 +66,7 @@ export async function runGraph(system: string, m: number): Promise<void> {
     await pass('neighbors', qN, (q) => peer.neighbors(q.src), 200);
     await pass('bfs depth 3', qB, (q) => peer.bfs(q.src, 3), 20);
     await pass('dijkstra', qD, (q) => peer.dijkstra(q.src, q.dst), 1);
-    report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), queries: out });
+    report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out });
     peer.close();
     return;
   }
@@ -74,9 +79,16 @@ export async function runGraph(system: string, m: number): Promise<void> {
   const w = edgeWeights(adj);
   await pass('neighbors', qN, (q) => adj.neighbors(q.src), 2000);
   await pass('bfs depth 3', qB, (q) => bfs(adj, q.src, 3), 200);
+  // the executor's walk (graph_expand: GET /graph/bfs, SQL), with the names it emits
+  await pass('bfs depth 3 (executor walk)', qB, (q) => {
+    const w = walk(adj, q.src, { direction: 'forward', maxDepth: 3, startSeen: true });
+    const names: string[] = [];
+    if (w) for (let k = 0; k < w.length; k++) names.push(adj.name(w.ids[k]));
+    return names;
+  }, 200);
   await pass('dijkstra', qD, (q) => dijkstra(adj, q.src, q.dst, w), 2);
   const nodes = adj.nodeCount;
   // libs/graph DESIGN.md: 24 B an edge; a node 8 (offsets) + 16 (overlay heads) + 12 (hash, slot) + 2 per UTF-16 unit of its name
   const doc = (m * 24 + nodes * (8 + 16 + 12 + 2 * 7)) / 1048576;
-  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), queries: out, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
+  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
 }

@@ -5,7 +5,7 @@ const TARGET = 2; // no query's growth may exceed its peer's by more than 2× be
 
 const f = (x) => (x === undefined || Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(4));
 /** The peer's figure a row of ours is compared with: FTS5 has one ranking, so every ranking of ours is set beside its one pass. */
-const peerKey = (area, name) => (area === 'fts' ? `top-10, ${name.split(', ').pop()}` : name);
+const peerKey = (area, name) => (area === 'fts' ? `top-10, ${name.split(', ').pop()}` : name.replace(' (executor walk)', ''));
 const cell = (q) => (!q ? '–' : q.error ? `refused (${q.error.trim().split(' ')[0]})` : f(q.wall));
 
 /** Per query: ms at each size (ours / peer), and between consecutive sizes the growth of each and their ratio. */
@@ -43,13 +43,14 @@ function printReport(results) {
       }
     }
     console.log(`target: growth ratio ≤ ${TARGET}; ${misses.length ? `missed: ${misses.join('; ')}` : 'met everywhere'}`);
-    console.log(`\n${area} memory (MB): RSS after load / after the queries / peak (VmHWM); load time`);
-    console.log('| system | size | rss loaded | rss after | peak | js heap after | load s | load average |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log(`\n${area} memory (MB): RSS before the load (the constant), after it, after the queries, peak (VmHWM); after full collections ("settled"): RSS, live JS heap, typed-array and native buffers; load time`);
+    console.log('| system | size | rss before | rss loaded | rss after | peak | js heap after | settled: rss / heap / buffers | load s | load average |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const s of sizes) {
       for (const sys of ['ours', peer]) {
         const r = get(sys, s);
-        if (r) console.log(`| ${sys} | ${s} | ${r.loaded.rssMB} | ${r.after.rssMB} | ${r.after.peakMB} | ${r.after.heapMB} | ${r.loadS.toFixed(0)} | ${r.loadavg} |`);
+        const st = r?.settled ? `${r.settled.rssMB} / ${r.settled.heapMB} / ${r.settled.externalMB}` : '–';
+        if (r) console.log(`| ${sys} | ${s} | ${r.base?.rssMB ?? '–'} | ${r.loaded.rssMB} | ${r.after.rssMB} | ${r.after.peakMB} | ${r.after.heapMB} | ${st} | ${r.loadS.toFixed(0)} | ${r.loadavg} |`);
       }
     }
     for (const r of rs) if (r.budget) console.log(`ours ${r.size}: ${r.budget}`);

@@ -25,7 +25,11 @@ function child(area, system, size) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const heap = String(opt('heap', 16000));
-    const p = spawn(process.execPath, [`--max-old-space-size=${heap}`, path.join(__dirname, 'child.js'), area, system, String(size)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, [`--max-old-space-size=${heap}`, '--expose-gc', path.join(__dirname, 'child.js'), area, system, String(size)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      // as `npm start` runs the server (apps/api/README.md): freed large buffers go back to the system
+      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '1048576' },
+    });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.on('exit', (code) => {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine, DEFAULT_LIMITS } from '@mmdb/sql';
 import { QUERIES, DDL, customerRows, productRows, orderRow, orderValues, regionOf } from '../sql/queries';
-import { time, memory, report, log } from './common';
+import { time, memory, report, log, settledMemory } from './common';
 
 export async function runSql(system: string, n: number): Promise<void> {
   const t0 = performance.now();
@@ -38,7 +38,7 @@ export async function runSql(system: string, n: number): Promise<void> {
       queries[name] = await time(() => stmt.all());
       log(`sqlite ${n}: ${name}`, queries[name]);
     }
-    report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), queries });
+    report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), queries });
     db.close();
     return;
   }
@@ -77,7 +77,7 @@ export async function runSql(system: string, n: number): Promise<void> {
     }
     log(`ours ${n}: ${name}`, queries[name]);
   }
-  report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), cache: sql.tables.stats(), queries });
+  report({ area: 'sql', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), cache: sql.tables.stats(), queries });
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 }

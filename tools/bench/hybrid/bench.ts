@@ -10,13 +10,15 @@
  * Env: ROWS (100000), DIM (128), Q (queries per measurement, 200), PEER (1: PGlite), SEL_EXTRA,
  * STREAMS (2: parallel NDJSON load requests), CHUNK (2000 rows per commit), SETTLE_S (pause after
  * the load: max(5, ROWS / 20000) s), SERVER_HEAP_MB (server heap; 12000 above 200,000 rows),
- * QUERY_TIMEOUT_MS (the server's query budget: 600000, for the first reads of a 1M-row table).
+ * QUERY_TIMEOUT_MS (the server's query budget: 600000, for the first reads of a 1M-row table),
+ * SERVER_SEMI_MB (the server's young-generation semi-space: 64 MB, README "Where the RRF tail goes").
  * Rows are loaded by streamed NDJSON `_batch` requests (the corpus is generated as it is sent).
  */
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { hostSteal } from '../vector/https';
 import { makeCorpus, manifest, pct, queries, recall, truth, vectorOf, type Corpus } from './data';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -85,6 +87,36 @@ async function load(url: string, ca: string, lines: Generator<string>, streams: 
   return sent;
 }
 
+/** The server's GC so far by kind (prom-client's `nodejs_gc_duration_seconds` on the public /metrics): count and seconds. */
+function gcSoFar(url: string, ca: string): Promise<Map<string, { n: number; s: number }>> {
+  return new Promise((resolve, reject) => {
+    https.get(`${url}/metrics`, { ca }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => {
+        const out = new Map<string, { n: number; s: number }>();
+        for (const m of text.matchAll(/^db_process_nodejs_gc_duration_seconds_(count|sum)\{kind="(\w+)"\} (\S+)$/gm)) {
+          const e = out.get(m[2]) ?? { n: 0, s: 0 };
+          if (m[1] === 'count') e.n = Number(m[3]); else e.s = Number(m[3]);
+          out.set(m[2], e);
+        }
+        resolve(out);
+      });
+    }).on('error', reject);
+  });
+}
+
+/** What the server's GC did between two `gcSoFar` readings: `minor 6 (9.1 ms), major 1 (12.0 ms)`. */
+function gcDelta(a: Map<string, { n: number; s: number }>, b: Map<string, { n: number; s: number }>): string {
+  const parts: string[] = [];
+  for (const [kind, e] of b) {
+    const n = e.n - (a.get(kind)?.n ?? 0);
+    if (n > 0) parts.push(`${kind} ${n} (${((e.s - (a.get(kind)?.s ?? 0)) * 1000).toFixed(1)} ms)`);
+  }
+  return parts.join(', ') || 'none';
+}
+
 async function timed<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ ms: number[]; out: T[] }> {
   const ms: number[] = [];
   const out: T[] = [];
@@ -120,9 +152,15 @@ async function pglite(c: Corpus): Promise<any> {
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-hybrid-bench-'));
   // the server keeps the whole table decoded in its table cache (the filtered top-k and the joins read it) and a heap to hold it at 1M rows
+  // a 64 MB young generation: 4× fewer scavenges per request than the default 16 MB (README)
   // the query budget is raised for the warm-up: the first read of a 1M-row table (count(*), the first
   // filter evaluation) decodes every row, which ran past the default 30 s on a loaded shared host
-  const env = { DB_SYNC: 'false', DB_QUERY_TIMEOUT_MS: process.env.QUERY_TIMEOUT_MS ?? '600000', SQL_TABLE_CACHE_ROWS: String(Math.max(1_000_000, ROWS)), NODE_OPTIONS: `--max-old-space-size=${process.env.SERVER_HEAP_MB ?? (ROWS > 200_000 ? 12_000 : 4_000)}` };
+  // (and its byte budget: half that heap; a 1M-row table with 128-dim vectors as text is ~3 GB estimated)
+  const heapMb = Number(process.env.SERVER_HEAP_MB ?? (ROWS > 200_000 ? 12_000 : 4_000));
+  const env = {
+    DB_SYNC: 'false', DB_QUERY_TIMEOUT_MS: process.env.QUERY_TIMEOUT_MS ?? '600000', SQL_TABLE_CACHE_ROWS: String(Math.max(1_000_000, ROWS)),
+    DB_TABLE_CACHE_BYTES: String(Math.floor((heapMb / 2) * 1048576)), NODE_OPTIONS: `--max-old-space-size=${heapMb} --max-semi-space-size=${process.env.SERVER_SEMI_MB ?? 64}`,
+  };
   const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env });
   try {
     const ca = fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8');
@@ -171,7 +209,13 @@ async function main(): Promise<void> {
     // The answer is the fused top-10 documents themselves (what a search page shows), so the
     // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
     const rrfSql = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
+    // the server's GC during each side's loop: what the tail is made of (README "Where the RRF tail goes")
+    const gc0 = await gcSoFar(url, ca);
+    const steal1 = hostSteal();
     const ours2 = await timed(Q, (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i], words[i % words.length]] }));
+    const stolen1 = steal1();
+    const gc1 = await gcSoFar(url, ca);
+    const steal2 = hostSteal();
     const client2 = await timed(Q, async (i) => {
       const [v, f] = await Promise.all([
         c.req('POST', '/vector/bench.items/topk', { vector: qs[i], k: 20 }),
@@ -184,6 +228,9 @@ async function main(): Promise<void> {
       const top = [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
       return Promise.all(top.map(([id]) => c.req('GET', `/rows/bench.items/${id}`)));
     });
+    const stolen2 = steal2();
+    const gc2 = await gcSoFar(url, ca);
+    console.log(`server GC during the RRF loops: ours ${gcDelta(gc0, gc1)}; client assembly ${gcDelta(gc1, gc2)}; host CPU steal ${stolen1.toFixed(1)} % / ${stolen2.toFixed(1)} %`);
     const ex2 = await c.req('POST', '/sql?explain=true', { sql: rrfSql, params: [qs[0], words[0]] });
     const flat = (n: { op?: string; detail?: string; time_ms?: number; children?: unknown[] }, d = 0): string[] => [`${'  '.repeat(d)}${n.op} ${n.time_ms ?? '?'} ms ${n.detail ?? ''}`, ...((n.children ?? []) as (typeof n)[]).flatMap((x) => flat(x, d + 1))];
     if (process.env.EXPLAIN) console.log(`explain RRF:\n${flat(ex2.explain?.tree ?? {}).join('\n')}`);

@@ -13,6 +13,7 @@
 //                time /ready?require=read (503 until the store is open, then 200) and the first
 //                search of each kind over HTTPS, from the server's spawn
 //   --load-only  (with --data) load the store and stop: time the restarts later, on a quieter host
+//   --cpu-prof DIR  the in-process child writes a CPU profile (.cpuprofile) into DIR
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -90,6 +91,7 @@ async function child(dir) {
   const { TenantStore } = require('@mmdb/storage');
   const { queries } = require('../fts/zipf-corpus');
   const p = participants();
+  const modules = t(); // node's start and module loading
   const store = await TenantStore.open({ dir, participants: [p.fts, p.vectors, p.graph], sync: false, checkpointFrames: 0, checkpointMs: 0 });
   const opened = t();
   const cu = process.cpuUsage();
@@ -102,6 +104,8 @@ async function child(dir) {
   const nb = await p.graph.neighbors('bench.edges', 'link', 'n1');
   const graph = t();
   const out = {
+    modules,
+    phases: phasesOf(store.recovery.phases),
     opened,
     openCpu,
     fts,
@@ -119,8 +123,15 @@ async function child(dir) {
   process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
 }
 
+/** A store open's phases (RecoveryReport.phases) as {name: [start, end]}, ms since the process started. */
+function phasesOf(phases) {
+  return Object.fromEntries(phases.map((ph) => [ph.name, [Math.round(ph.start), Math.round(ph.end)]]));
+}
+
 function runChild(dir) {
-  const r = spawnSync(process.execPath, [...process.execArgv, __filename, '--child', dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const prof = arg('cpu-prof'); // a directory: the child writes its CPU profile there
+  const flags = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
+  const r = spawnSync(process.execPath, [...process.execArgv, ...flags, __filename, '--child', dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const line = (r.stdout || '').split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`child failed (${r.status}): ${r.stderr}`);
   return JSON.parse(line.slice(7));
@@ -159,7 +170,12 @@ async function serverRun(dataDir) {
   const { queries } = require('../fts/zipf-corpus');
   const t0 = performance.now();
   const ms = () => Math.round(performance.now() - t0);
-  const { proc, url } = await startBuiltServer(dataDir, { tenant: TENANT, token: TOKEN, env: { DB_SYNC: 'false', NODE_OPTIONS: '--max-old-space-size=12000' } });
+  // info level: the server logs its boot steps ("Boot") and the tenant's open phases ("opened tenant")
+  const { proc, url, output } = await startBuiltServer(dataDir, {
+    tenant: TENANT,
+    token: TOKEN,
+    env: { DB_SYNC: 'false', NODE_OPTIONS: '--max-old-space-size=12000', DB_LOG_LEVEL: 'info', NO_COLOR: '1' },
+  });
   const listening = ms();
   const ca = fs.readFileSync(path.join(dataDir, 'tls/cert.pem'), 'utf8');
   const probe = new https.Agent({ keepAlive: true, ca, maxSockets: 1 });
@@ -180,12 +196,24 @@ async function serverRun(dataDir) {
     await new Promise((res) => setTimeout(res, 20));
   }
   const answers = await searches;
+  const boot = /modules loaded (\d+), app built (\d+), listening (\d+)/.exec(output());
+  const opened = /opened tenant \S+ with engines .*; phases (\{.*\})/.exec(output());
+  const phases = opened ? JSON.parse(opened[1]) : null;
   proc.kill('SIGTERM');
   await new Promise((r) => proc.once('exit', r));
   probe.destroy();
   agent.destroy();
   const not200 = ready.filter((r) => r.status !== 200);
-  return { listening, firstReady: ready[0], ready200At: ready[ready.length - 1].at, ready503: not200.length, other: not200.filter((r) => r.status !== 503).length, answers };
+  return {
+    listening,
+    boot: boot ? { modules: +boot[1], built: +boot[2], listening: +boot[3] } : null,
+    phases,
+    firstReady: ready[0],
+    ready200At: ready[ready.length - 1].at,
+    ready503: not200.length,
+    other: not200.filter((r) => r.status !== 503).length,
+    answers,
+  };
 }
 
 /** The store in `dir`: reused when kept (`--data`) and loaded before, else loaded now (after `before`). */
@@ -221,11 +249,40 @@ async function main() {
     row('full-text search (default ranking: plain BM25, top-10)', info.docs, 'fts');
     row('vector top-10 (l2)', info.vectors, 'vectors');
     row('graph neighbors (adjacency from its image)', info.edges, 'graph');
+    printPhases(after, null);
     console.log('\nthe checkpoint run:', JSON.stringify(after));
     if (before) console.log('the rebuild run:', JSON.stringify(before));
   } finally {
     if (!keep) fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the time from a process's start to its first answers went: each step's start → end in
+ * ms since that process started (the store's steps: RecoveryReport.phases; the server's: its
+ * "Boot" and "opened tenant" log lines). The participants' loads overlap.
+ */
+function printPhases(inProcess, srv) {
+  console.log(`\n### The open, step by step (ms since the process started: start → end)\n`);
+  const rows = [];
+  const row = (step, child, server) => rows.push(srv ? `| ${step} | ${child} | ${server} |` : `| ${step} | ${child} |`);
+  const span = (p) => (p ? `${p[0]} → ${p[1]} (${p[1] - p[0]})` : '—');
+  const b = srv?.boot;
+  row('node start, module loading', `0 → ${inProcess.modules}`, b ? `0 → ${b.modules}` : '—');
+  row('Nest app built (system store, modules)', '—', b ? span([b.modules, b.built]) : '—');
+  row('listening', '—', b ? b.listening : srv?.listening);
+  const tenant = Object.fromEntries((srv?.phases?.tenant ?? []).map(([n, s, e]) => [n, [s, e]]));
+  const store = Object.fromEntries((srv?.phases?.store ?? []).map(([n, s, e]) => [n, [s, e]]));
+  row('tenant: engines created', '—', span(tenant.engines));
+  for (const n of new Set([...Object.keys(inProcess.phases), ...Object.keys(store)])) row(`store: ${n}`, span(inProcess.phases[n]), span(store[n]));
+  for (const n of ['token migration', 'attach', 'opened hooks']) row(`tenant: ${n}`, '—', span(tenant[n]));
+  const cpu = srv?.phases?.cpuMs;
+  row('store open', `${inProcess.opened} (CPU until then: ${inProcess.openCpu} ms)`, `/ready?require=read 200 at ${srv?.ready200At}${cpu ? ` (CPU until the tenant was open: ${cpu} ms)` : ''}`);
+  const at = (w) => srv?.answers.find((a) => a.what === w)?.at ?? '—';
+  for (const [w, k, c] of [['full-text', 'fts', 'fts'], ['vector', 'vector', 'vectors'], ['graph', 'graph', 'graph']]) row(`first ${w} answer`, inProcess[c], at(k));
+  console.log(srv ? '| step | in-process open (child) | built server |\n|---|---|---|' : '| step | in-process open (child) |\n|---|---|');
+  // without a server, its rows (Nest, listening, tenant steps) are left out
+  for (const r of rows) if (srv || !/^\| (Nest|listening|tenant:)/.test(r)) console.log(r);
 }
 
 /** --server: the store is loaded as the bootstrap tenant's, then the server is started over it. */
@@ -247,7 +304,9 @@ async function mainServer() {
     const at = (w) => srv.answers.find((a) => a.what === w);
     for (const [w, k] of [['fts', 'fts'], ['vector', 'vectors'], ['graph', 'graph']]) console.log(`| first ${w} answer | ${inProcess[k]} | ${at(w).at} (HTTP ${at(w).status}, ${at(w).n} hits) |`);
     console.log(`\n/ready?require=read: first answer ${JSON.stringify(srv.firstReady)} (bare /ready: ${srv.firstReady.bare}); ${srv.ready503} answers of 503 before the first 200, ${srv.other} of another status`);
-    console.log('the in-process run:', JSON.stringify(inProcess));
+    printPhases(inProcess, srv);
+    console.log('\nthe in-process run:', JSON.stringify(inProcess));
+    console.log('the server run:', JSON.stringify(srv));
   } finally {
     if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
   }

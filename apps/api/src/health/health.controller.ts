@@ -1,6 +1,7 @@
 import { Controller, Get, Header, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DbError } from '@mmdb/core';
+import { TableCache, tableCachePool } from '@mmdb/sql';
 import { Public, TenantCtx } from '../http/decorators';
 import { TenantRegistry, TenantHandle } from '../tenancy/tenant-registry';
 import { Replication } from '../replication/replication.service';
@@ -90,7 +91,8 @@ export class HealthController {
     const handles = this.tenants.openNow(); // a scrape does not wait for a store still loading
     this.metrics.openStores.set(handles.length);
     const m = this.metrics;
-    for (const g of [m.commitQueueDepth, m.logSegments, m.framesSinceCheckpoint, m.feedCursors, m.oldestHeldLsn, m.framesRetained]) g.reset();
+    for (const g of [m.commitQueueDepth, m.logSegments, m.framesSinceCheckpoint, m.feedCursors, m.oldestHeldLsn, m.framesRetained, m.tableCacheBytes, m.tableCacheBudgetBytes]) g.reset();
+    m.tableCachePoolBytes.set(tableCachePool.bytes);
     for (const h of handles) {
       const tenant = { tenant: h.tenant };
       this.metrics.commitQueueDepth.set(tenant, (await h.store.health()).queueDepth);
@@ -100,6 +102,11 @@ export class HealthController {
       for (const [kind, n] of Object.entries(feed.cursors)) m.feedCursors.set({ tenant: h.tenant, kind }, n);
       m.oldestHeldLsn.set(tenant, feed.oldestHeldLsn);
       for (const [holder, n] of Object.entries(feed.retainedFrames)) m.framesRetained.set({ tenant: h.tenant, holder }, n);
+      const cache = TableCache.peek(h.store)?.stats();
+      if (cache) {
+        m.tableCacheBytes.set(tenant, cache.bytes);
+        m.tableCacheBudgetBytes.set(tenant, cache.budgetBytes);
+      }
     }
     this.metrics.replicationLagFrames.reset();
     this.metrics.replicationLagSeconds.reset();

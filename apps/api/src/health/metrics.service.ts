@@ -149,6 +149,24 @@ export class Metrics {
     labelNames: ['tenant', 'kind'] as const,
     registers: [this.registry],
   });
+  /** The SQL table cache (libs/sql exec/table-cache.ts): estimated bytes held per tenant store, and its budget. */
+  readonly tableCacheBytes = new Gauge({
+    name: 'db_table_cache_bytes',
+    help: "Estimated bytes of decoded rows a tenant store's SQL table cache holds, sampled at scrape",
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly tableCacheBudgetBytes = new Gauge({
+    name: 'db_table_cache_budget_bytes',
+    help: "The byte budget of a tenant store's SQL table cache (its own cap or the process pool's, the lower), sampled at scrape",
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly tableCachePoolBytes = new Gauge({
+    name: 'db_table_cache_pool_bytes',
+    help: 'Estimated bytes every SQL table cache of the process holds together (DB_TABLE_CACHE_BYTES bounds it), sampled at scrape',
+    registers: [this.registry],
+  });
   readonly oldestHeldLsn = new Gauge({
     name: 'db_log_oldest_held_lsn',
     help: 'The oldest LSN log retention keeps for a checkpoint, a follower or a feed reader, per tenant store, sampled at scrape',

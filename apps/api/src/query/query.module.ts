@@ -1,6 +1,6 @@
 import { Inject, Module } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type QueryLimitsConfig } from '../config';
-import { SqlEngine } from '@mmdb/sql';
+import { SqlEngine, tableCachePool } from '@mmdb/sql';
 import type { TenantStore } from '@mmdb/storage';
 import type { FtsParticipant } from '@mmdb/fts';
 import type { VectorParticipant } from '@mmdb/vector';
@@ -23,6 +23,7 @@ export class SqlTenantEngine {
     this.engine = new SqlEngine(store, this.tenant, {
       sources: { fts: peers.engine<FtsParticipant>('fts'), vector: peers.engine<VectorParticipant>('vector'), graph: peers.engine<GraphIndex>('graph') },
       limits: this.limits,
+      ...(this.limits?.tableCacheBytes !== undefined ? { tableCacheBytes: this.limits.tableCacheBytes } : {}),
     });
     store.setCheckEvaluator(this.engine.checkEvaluator);
   }
@@ -32,6 +33,8 @@ export class SqlTenantEngine {
 @Module({ controllers: [QueryController], providers: [QueryRegistry, QueryRunner], exports: [QueryRunner] })
 export class QueryModule {
   constructor(tenants: TenantRegistry, @Inject(APP_CONFIG) config: AppConfig) {
+    // one table-cache budget for the process (DB_TABLE_CACHE_BYTES), every tenant's cache draws from it
+    tableCachePool.budgetBytes = config.tableCacheBytes;
     // the tenant's query limits: the server's, overridden per tenant (DB_TENANT_QUERY_LIMITS)
     const limitsOf = (tenant: string): QueryLimitsConfig => ({ ...config.queryLimits, ...config.tenantQueryLimits[tenant.toUpperCase()] });
     tenants.registerEngine('sql', (ctx) => new SqlTenantEngine(ctx.tenant, limitsOf(ctx.tenant)));

@@ -255,6 +255,15 @@ export class TenantRegistry implements OnApplicationShutdown {
 
   private async open(tenant: string): Promise<TenantHandle> {
     this.sealed = true;
+    // the open's steps, ms since the process started (logged with "opened tenant"; the store's
+    // own steps are its RecoveryReport.phases)
+    const phases: Array<[string, number, number]> = [];
+    let mark = performance.now();
+    const step = (name: string) => {
+      const now = performance.now();
+      phases.push([name, Math.round(mark), Math.round(now)]);
+      mark = now;
+    };
     const dir = this.tenantDir(tenant);
     fs.mkdirSync(dir, { recursive: true });
     const ctx: EngineContext = { tenant, dir };
@@ -265,6 +274,7 @@ export class TenantRegistry implements OnApplicationShutdown {
       engines.set(name, engine);
       participants.push(...participantsOf(engine));
     }
+    step('engines');
     const store = await openTenantStore({
       dir: path.join(dir, 'store'),
       participants,
@@ -276,14 +286,21 @@ export class TenantRegistry implements OnApplicationShutdown {
       checkpointMs: this.config.checkpointMs,
       segmentFrames: this.config.logSegmentFrames,
     });
+    step('store');
     this.observeGroups(tenant, store);
     for (const h of this.hooks) h.created?.(tenant, store);
     await this.migrateLegacy(tenant, store);
+    step('token migration');
     const peers = { engine: <T>(name: string) => engines.get(name) as T | undefined };
     for (const engine of engines.values()) await (engine as EngineHooks)?.attach?.(store, peers);
-    this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]`);
+    step('attach');
     const handle = new TenantHandle(tenant, store, engines);
     for (const h of this.hooks) await h.opened(handle);
+    step('opened hooks');
+    const storePhases = (store.recovery?.phases ?? []).map((p) => [p.name, Math.round(p.start), Math.round(p.end)]);
+    const cpu = process.cpuUsage(); // the process's CPU ms so far (all threads): the open's cost on a busy host
+    const cpuMs = Math.round((cpu.user + cpu.system) / 1000);
+    this.log.log(`opened tenant ${tenant} with engines [${[...engines.keys()].join(', ')}]; phases ${JSON.stringify({ tenant: phases, store: storePhases, cpuMs })}`);
     return handle;
   }
 

@@ -58,6 +58,11 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
   const min = n.min_depth ?? 1;
   const max = n.max_depth === undefined ? min : n.max_depth;
   const nulls: Value[] = new Array<Value>(rowCols.length).fill(null);
+  const emitRow = (out: Tuple[], g: GraphLeaf, r: Tuple, node: string, depth: number, path: string | undefined): void => {
+    const t: Tuple = [...r, ...(g.row(node) ?? nulls), node, BigInt(depth)];
+    if (path !== undefined) t.push(path);
+    out.push(t);
+  };
   return mk(n, cols, input ? [input] : [], function* (ctx, up) {
     const g = graphLeaf(ctx, n);
     const batches: Iterable<Tuple[]> = input ? input.run(ctx, up) : [[[]]];
@@ -69,37 +74,27 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
         const start = startKey(from(r, up));
         if (start === null || (g.start && !g.start(start))) continue;
         // each node once, at its least depth; the start counts as visited only from depth 0 (with
-        // min_depth ≥ 1 a cycle back to it reaches it like any node)
-        const parent = new Map<string, string | null>([[start, null]]);
-        const seen = new Set<string>(min === 0 ? [start] : []);
-        const pathTo = (via: string | null, node: string): string => {
-          const p: string[] = [node];
-          for (let x = via; x !== null; x = parent.get(x) ?? null) p.push(x);
+        // min_depth ≥ 1 a cycle back to it reaches it like any node, listed again, not walked again)
+        const w = g.walk!(start, max ?? Infinity, min === 0, (d, size) => {
+          ctx.visit(size);
+          if (frontierSizes) frontierSizes[d - 1] = (frontierSizes[d - 1] ?? 0) + size;
+          if ((d & 7) === 0) ctx.check();
+        });
+        if (!w) {
+          // a start without edges reaches nothing; at min_depth 0 it is itself the answer
+          if (min === 0) emitRow(out, g, r, start, 0, n.emit_path ? JSON.stringify([start]) : undefined);
+          continue;
+        }
+        const names: (string | undefined)[] = n.emit_path ? new Array(w.length) : [];
+        const nameOf = (k: number) => (n.emit_path ? (names[k] ??= w.name(k)) : w.name(k));
+        const pathTo = (k: number): string => {
+          const p: string[] = [];
+          for (let x = k; x >= 0; x = w.vias[x]) p.push(nameOf(x));
           return JSON.stringify(p.reverse());
         };
-        const emit = (node: string, depth: number, via: string | null) => {
-          const row = g.row(node) ?? nulls;
-          const t: Tuple = [...r, ...row, node, BigInt(depth)];
-          if (n.emit_path) t.push(pathTo(via, node));
-          out.push(t);
-        };
-        if (min === 0) emit(start, 0, null);
-        let frontier = [start];
-        for (let d = 1; (max === null || d <= max) && frontier.length; d++) {
-          const next: string[] = [];
-          for (const u of frontier) {
-            for (const v of g.next(u)) {
-              if (seen.has(v)) continue;
-              seen.add(v);
-              if (v !== start) parent.set(v, u);
-              if (d >= min) emit(v, d, u);
-              if (v !== start) next.push(v);
-            }
-          }
-          ctx.visit(next.length);
-          if (frontierSizes) frontierSizes[d - 1] = (frontierSizes[d - 1] ?? 0) + next.length;
-          frontier = next;
-          if ((d & 7) === 0) ctx.check();
+        for (let k = min === 0 ? 0 : 1; k < w.length; k++) {
+          const d = w.depths[k];
+          if (d >= min) emitRow(out, g, r, nameOf(k), d, n.emit_path ? pathTo(k) : undefined);
         }
       }
       yield out;

@@ -10,8 +10,12 @@
  * Never cached: reads from an unstable snapshot (a commit group was between its write and its apply),
  * and a transaction's own writes (the engine overlays those on a copy, per query).
  *
- * Bounded by a row budget (default 1,000,000 decoded rows, `SQL_TABLE_CACHE_ROWS` or the constructor
- * argument), least recently used tables evicted first; a table larger than the whole budget is not kept.
+ * Bounded by bytes and rows, least recently used tables evicted first; a table larger than a budget is
+ * not kept. Bytes are estimated per table at admission (cache-budget.ts: tuples, values, pk map): the
+ * store's own cap (`budgetBytes`, per tenant) and the process-wide pool every store's cache draws from
+ * (`processPool`, DB_TABLE_CACHE_BYTES; default a quarter of the V8 heap limit, at most an eighth of
+ * the host's memory), where the least recently used entry of any store goes first. Rows: at most
+ * `SQL_TABLE_CACHE_ROWS` (default 1,000,000) decoded rows per store.
  * Size-aware admission: a table is not admitted when that would evict a *larger* table used within the
  * last HOT_MS (the smaller one is read from storage instead). Without it, two hot tables that do not
  * fit together (a 1M-row fact table joined to a 100k-row dimension under a 1M budget) evicted each
@@ -22,6 +26,7 @@ import type { CommittedFrame, Snapshot } from '@mmdb/storage';
 import { stringifyJson } from '@mmdb/core';
 import { compareValues, type Tuple } from '../values';
 import type { SqlTable } from '../catalog';
+import { processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
 
 /** Key of a row in `byPk`: the stored pk value itself for one-column keys, else the pk tuple as JSON. */
 export type PkKey = string | number | boolean | null;
@@ -46,6 +51,8 @@ export interface CachedTable {
   readonly table: SqlTable;
   /** Decoded rows in primary-key order. Shared: operators never mutate tuples. */
   readonly rows: readonly Tuple[];
+  /** Estimated heap bytes of the entry (cache-budget.ts `tableBytes`). */
+  readonly bytes: number;
   /** pk → row, built while loading. */
   readonly byPk: ReadonlyMap<PkKey, Tuple>;
   /** For a one-column numeric primary key: the stored keys in order (binary search for pk ranges). */
@@ -72,16 +79,27 @@ export interface TableCacheStats {
   rows: number;
   tables: number;
   budgetRows: number;
+  /** Estimated bytes held by this store's cache, and its own cap. */
+  bytes: number;
+  budgetBytes: number;
+  /** Bytes held by every store's cache in the process, and the process-wide budget. */
+  poolBytes: number;
+  poolBudgetBytes: number;
 }
 
 const DEFAULT_BUDGET = Number(process.env.SQL_TABLE_CACHE_ROWS ?? 1_000_000);
 /** An entry used within this many ms is hot: a smaller table is not admitted by evicting it. */
 export const HOT_MS = 10_000;
 
-export class TableCache {
+export class TableCache implements PoolMember {
   private readonly entries = new Map<string, CachedTable>(); // LRU order: oldest first
   private readonly loading = new Map<string, Promise<Loaded>>();
   private held = 0;
+  /** Estimated bytes of the entries. */
+  bytes = 0;
+  /** This store's byte cap (per tenant; at most the pool's budget counts). */
+  budgetBytes: number;
+  private readonly pool: CachePool | null;
   /** When each entry was last used (Date.now()), for size-aware admission. */
   private readonly usedAt = new Map<string, number>();
   hits = 0;
@@ -90,18 +108,68 @@ export class TableCache {
   /** Tables read but not admitted, because they would have evicted a larger hot table. */
   refusals = 0;
 
-  constructor(readonly budgetRows: number = DEFAULT_BUDGET) {}
+  /**
+   * `budgetRows`: decoded rows kept at most. `bytes`: this cache's byte cap (default: no cap of its
+   * own, the pool's). `pool`: the byte budget shared with other caches (default none; a store's
+   * cache, `of`, draws from the process's).
+   */
+  constructor(readonly budgetRows: number = DEFAULT_BUDGET, opts: { bytes?: number; pool?: CachePool | null } = {}) {
+    this.budgetBytes = opts.bytes ?? Infinity;
+    this.pool = opts.pool ?? null;
+  }
 
   private static readonly perStore = new WeakMap<object, TableCache>();
 
-  /** The cache of a store (shared by every engine over it). */
-  static of(store: object & { changes?: FrameFeed }): TableCache {
+  /**
+   * The cache of a store (shared by every engine over it), drawing from the process's pool;
+   * `bytes` (the tenant's cap), when given, replaces its cap.
+   */
+  static of(store: object & { changes?: FrameFeed }, bytes?: number): TableCache {
     let c = TableCache.perStore.get(store);
     if (!c) {
-      TableCache.perStore.set(store, (c = new TableCache()));
+      TableCache.perStore.set(store, (c = new TableCache(DEFAULT_BUDGET, { pool: processPool })));
       if (store.changes) c.track(store.changes);
     }
+    if (bytes !== undefined) c.setBudgetBytes(bytes);
     return c;
+  }
+
+  /** The cache of a store when one was made (metrics: not creating one for a store no engine reads). */
+  static peek(store: object): TableCache | undefined {
+    return TableCache.perStore.get(store);
+  }
+
+  /** Sets this cache's byte cap, evicting least recently used entries past it. */
+  setBudgetBytes(bytes: number): void {
+    this.budgetBytes = bytes;
+    for (const [k, v] of this.entries) {
+      if (this.bytes <= bytes) break;
+      this.drop(k, v);
+    }
+  }
+
+  private drop(k: string, v: CachedTable): void {
+    this.entries.delete(k);
+    this.usedAt.delete(k);
+    this.held -= v.rows.length;
+    this.bytes -= v.bytes;
+    this.evictions++;
+    if (this.entries.size === 0) this.pool?.leave(this);
+  }
+
+  /** PoolMember: when the least recently used entry other than `keep` was used. */
+  oldestUse(keep: unknown): number {
+    for (const [k, v] of this.entries) if (v !== keep) return this.usedAt.get(k) ?? 0;
+    return Infinity;
+  }
+
+  /** PoolMember: evicts the least recently used entry other than `keep`. */
+  evictOldest(keep: unknown): void {
+    for (const [k, v] of this.entries) {
+      if (v === keep) continue;
+      this.drop(k, v);
+      return;
+    }
   }
 
   /**
@@ -147,7 +215,11 @@ export class TableCache {
   }
 
   stats(): TableCacheStats {
-    return { hits: this.hits, misses: this.misses, evictions: this.evictions, refusals: this.refusals, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows };
+    return {
+      hits: this.hits, misses: this.misses, evictions: this.evictions, refusals: this.refusals, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows,
+      bytes: this.bytes, budgetBytes: Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity),
+      poolBytes: this.pool?.bytes ?? this.bytes, poolBudgetBytes: this.pool?.budgetBytes ?? this.budgetBytes,
+    };
   }
 
   /** Rows of the cached version of a table (any LSN): an estimate for the optimizer. */
@@ -209,43 +281,49 @@ export class TableCache {
 
   private admit(t: SqlTable, lsn: number, rows: Tuple[], pks: unknown[][]): CachedTable | null {
     if (rows.length > this.budgetRows) return null;
+    const pkCol = t.pk.length === 1 ? t.manifest.columns.find((c) => c.name === t.pk[0]) : undefined;
+    const numericPk = !!pkCol && (pkCol.ty === 'i64' || pkCol.ty === 'f64' || pkCol.ty === 'timestamp') && pks.every((k) => typeof k[0] === 'number');
+    const bytes = tableBytes(rows, pks, numericPk, t.manifest.indexes.length);
+    const capBytes = Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity);
+    if (bytes > capBytes) return null;
     // the least recently used entries it would evict: refused if one of them is larger and hot
-    let over = this.held - (this.entries.get(t.id)?.rows.length ?? 0) + rows.length - this.budgetRows;
-    if (over > 0) {
+    const old = this.entries.get(t.id);
+    let overRows = this.held - (old?.rows.length ?? 0) + rows.length - this.budgetRows;
+    let overBytes = this.bytes - (old?.bytes ?? 0) + bytes - this.budgetBytes;
+    if (overRows > 0 || overBytes > 0) {
       const now = Date.now();
       for (const [k, v] of this.entries) {
-        if (over <= 0) break;
+        if (overRows <= 0 && overBytes <= 0) break;
         if (k === t.id) continue;
-        if (v.rows.length > rows.length && now - (this.usedAt.get(k) ?? 0) < HOT_MS) {
+        if (v.bytes > bytes && now - (this.usedAt.get(k) ?? 0) < HOT_MS) {
           this.refusals++;
           return null;
         }
-        over -= v.rows.length;
+        overRows -= v.rows.length;
+        overBytes -= v.bytes;
       }
     }
     const byPk = new Map<PkKey, Tuple>();
     for (let i = 0; i < rows.length; i++) byPk.set(pkKeyOf(pks[i]), rows[i]);
     let pkNums: Float64Array | null = null;
-    const pkCol = t.pk.length === 1 ? t.manifest.columns.find((c) => c.name === t.pk[0]) : undefined;
-    if (pkCol && (pkCol.ty === 'i64' || pkCol.ty === 'f64' || pkCol.ty === 'timestamp') && pks.every((k) => typeof k[0] === 'number')) {
+    if (numericPk) {
       pkNums = new Float64Array(pks.length);
       for (let i = 0; i < pks.length; i++) pkNums[i] = pks[i][0] as number;
     }
-    const e: CachedTable = { schema: t.id, lsn, table: t, rows, byPk, pkNums, orders: new Map(), orderUses: new Map() };
+    const e: CachedTable = { schema: t.id, lsn, table: t, rows, bytes, byPk, pkNums, orders: new Map(), orderUses: new Map() };
     this.raise(t.id, lsn);
-    const old = this.entries.get(t.id);
-    if (old) { this.held -= old.rows.length; this.entries.delete(t.id); }
+    if (old) { this.held -= old.rows.length; this.bytes -= old.bytes; this.entries.delete(t.id); }
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
     this.held += rows.length;
+    this.bytes += bytes;
+    this.pool?.join(this);
     for (const [k, v] of this.entries) {
-      if (this.held <= this.budgetRows) break;
-      if (v === e) continue;
-      this.entries.delete(k);
-      this.usedAt.delete(k);
-      this.held -= v.rows.length;
-      this.evictions++;
+      if (this.held <= this.budgetRows && this.bytes <= this.budgetBytes) break;
+      if (v !== e) this.drop(k, v);
     }
+    // the process's budget: the least recently used entries of any store's cache go first
+    this.pool?.fit(e);
     return e;
   }
 
@@ -287,6 +365,8 @@ export class TableCache {
     this.entries.clear();
     this.usedAt.clear();
     this.held = 0;
+    this.bytes = 0;
+    this.pool?.leave(this);
   }
 }
 

@@ -7,13 +7,21 @@
 import { DbError } from '@mmdb/core';
 import type { Value } from '../values';
 
-const parsed = new Map<string, number[] | null>();
+/**
+ * The last few vector texts parsed: a `$n` query vector is one string for every row a distance
+ * is computed on. Kept small on purpose: a large cache (it held 4,096) kept every row's parsed
+ * vector alive long enough to be promoted to the old generation (~25 KB per top-k statement whose
+ * sort recomputes 20 distances), which is what drives major GC pauses; a row's text parsed
+ * again costs a short-lived array that the young generation frees cheaply.
+ */
+const parsed = new Map<string, readonly number[] | null>();
+const PARSED_MAX = 8;
 
-/** A value as a vector, or null when it is NULL; validation_failed when it is not one. */
-export function vectorOfValue(v: Value): number[] | null {
+/** A value as a vector (read only: arrays are not copied), or null when it is NULL; validation_failed when it is not one. */
+export function vectorOfValue(v: Value): ArrayLike<number> | null {
   if (v === null) return null;
   const arr = v as unknown;
-  if (Array.isArray(arr) || ArrayBuffer.isView(arr)) return Array.from(arr as ArrayLike<number>);
+  if (Array.isArray(arr) || ArrayBuffer.isView(arr)) return arr as ArrayLike<number>;
   if (typeof v !== 'string') throw new DbError('validation_failed', `expected a vector (a JSON array of numbers), got ${typeof v === 'bigint' ? 'an integer' : 'a number'}`);
   let a = parsed.get(v);
   if (a === undefined) {
@@ -23,14 +31,18 @@ export function vectorOfValue(v: Value): number[] | null {
     } catch {
       a = null;
     }
-    if (parsed.size >= 4096) parsed.clear();
+    if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
+    parsed.set(v, a);
+  } else if (parsed.size > 1) {
+    // most recently used last, so the query vector outlives the rows' texts met between its uses
+    parsed.delete(v);
     parsed.set(v, a);
   }
   if (a === null) throw new DbError('validation_failed', `expected a vector (a JSON array of numbers), got ${JSON.stringify(v.slice(0, 40))}`);
   return a;
 }
 
-type Metric = (a: number[], b: number[]) => number;
+type Metric = (a: ArrayLike<number>, b: ArrayLike<number>) => number;
 
 const dot: Metric = (a, b) => { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; };
 const METRICS: Record<string, Metric> = {

@@ -8,11 +8,11 @@ import { decodeRow, keyIdOf, rowKey, type PkTuple, type Snapshot } from '@mmdb/s
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
-import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
+import { nodeOf, shortestPath, tupleOfNode, walk as walkGraph } from '@mmdb/graph';
 import type { SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
-import type { GraphLeaf } from '../exec/multimodel-leaf';
+import type { GraphLeaf, GraphWalk } from '../exec/multimodel-leaf';
 import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
@@ -250,9 +250,12 @@ export class MultiModelReader {
       const members = memo?.labels ? { labels: memo.labels } : ids ? { ids } : {};
       hits = n.k === 0 ? [] : vt.topk(q, { k: n.k, mode: n.mode ?? 'high_recall', ...members, ...(n.metadata ? { filter: n.metadata } : {}) });
       const kind = vt.kind;
+      // an HNSW walk's ef grows with the table's calibration and the share of rows passing (libs/vector DESIGN.md)
+      const ef = vt.efFor(n.k, n.mode ?? 'high_recall', ids ? ids.length / Math.max(1, vt.size) : 1);
+      const how = `${kind} index${ef === null ? '' : ` ef ${ef}`}`;
       ctx.strategies.set(n, ids
-        ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${kind} index (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
-        : `${kind === 'exact' ? 'exact scan' : `${kind} index`} ${n.mode ?? 'high_recall'} (${metric})`);
+        ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${how} (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
+        : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
     }
     const found = rows ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
     const out: Tuple[] = [];
@@ -371,7 +374,12 @@ export class MultiModelReader {
       if (from === schema && n.start_filter === n.filter && visible) start = visible;
       else start = this.nodeFilter(n.start_filter, from === schema && lookup ? lookup : await this.rowLookup(this.table(from), snap, ctx, txn), ctx, from, n.alias);
     }
-    return { schema, next, row, adj, forward: dir === 'forward' && !visible, ...(start ? { start } : {}), ...(visible ? { visible } : {}) };
+    const pass = visible ? (id: number) => visible(adj.name(id)) : undefined;
+    const walk = (src: string, maxDepth: number, startSeen: boolean, onLevel: (depth: number, size: number) => void): GraphWalk | null => {
+      const w = walkGraph(adj, src, { direction: dir, maxDepth, startSeen, onLevel, ...(pass ? { pass } : {}) });
+      return w && { length: w.length, depths: w.depths, vias: w.vias, name: (k: number) => adj.name(w.ids[k]) };
+    };
+    return { schema, next, row, adj, walk, forward: dir === 'forward' && !visible, ...(start ? { start } : {}), ...(visible ? { visible } : {}) };
   }
 
   private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -380,7 +388,7 @@ export class MultiModelReader {
     if (!Number.isInteger(min) || min < 0) bad('$.min_depth', 'min_depth must be a non-negative integer');
     if (max !== null && (!Number.isInteger(max) || max < min)) bad('$.max_depth', 'max_depth must be an integer ≥ min_depth, or null');
     const leaf = await this.graphLeaf(n, snap, ctx, txn);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row, ...(leaf.start ? { start: leaf.start } : {}) } satisfies GraphLeaf);
+    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row, walk: leaf.walk, ...(leaf.start ? { start: leaf.start } : {}) } satisfies GraphLeaf);
   }
 
   private async path(n: NodeOf<'graph_path'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
