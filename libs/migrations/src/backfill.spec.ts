@@ -1,6 +1,7 @@
 /**
  * The backfill's throttle and key cursor: frames sized by the writer's measured preparation
- * time per row within `slice_ms` and `batch_size`; a rest after an overrun; the rows/s
+ * time per row within the adaptive budget (at most `slice_ms`) and `batch_size`; the budget's
+ * decrease and rests while the foreground waits, and its growth back; the rows/s
  * ceiling; the throttle's validation; a key cursor that resumes exactly after a primary key,
  * across a snapshot renewal, in key order.
  */
@@ -52,24 +53,33 @@ describe('Slicer', () => {
     expect(w.next()).toBe(80);
   });
 
-  it('rests when commits keep waiting far longer than usual beyond their preparation, and keeps under the ceiling', () => {
+  it('halves its budget, then spaces frames, while the foreground waits past twice slice_ms, and grows back when it does not', () => {
     const s = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
-    // 4 ms prepared, 6 ms in all: the usual 2 ms beyond, no rest.
-    for (let i = 0; i < 10; i++) expect(s.done(100, 6, 4)).toBe(0);
-    // One slow frame (queued behind foreground commits) moves the average by a fifth: 2 + 24/5 → within four budgets, no rest.
-    expect(s.done(100, 30, 4)).toBe(0);
-    // Commits that keep waiting: the average rises past four budgets above the floor, and the copy rests half that rise.
-    const rests = Array.from({ length: 7 }, () => s.done(100, 30, 4));
-    expect(rests.slice(0, 3)).toEqual([0, 0, 0]);
-    expect(rests[6]).toBeGreaterThan(8);
-    expect(rests[6]).toBeLessThan(12);
-    // At most 50 ms.
-    for (let i = 0; i < 10; i++) s.done(100, 1000, 4);
-    expect(s.done(100, 1000, 4)).toBe(50);
-    // A host where every commit waits long: that becomes the floor once the frames that set the old one are gone, and rests stop.
-    const slow = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
-    const steady = Array.from({ length: 100 }, () => slow.done(100, 24, 4));
-    expect(steady.every((x) => x === 0)).toBe(true);
+    expect(s.budget).toBe(4);
+    // 100 rows prepared in 4 ms: 100 per frame; foreground waits within 8 ms (or none came): nothing changes.
+    for (let i = 0; i < 5; i++) expect(s.done(100, 6, 4, i % 2 ? 3 : undefined)).toBe(0);
+    expect(s.next()).toBe(100);
+    // A foreground write waited 20 ms: the budget halves (multiplicative decrease), so do the frames.
+    expect(s.done(100, 6, 4, 20)).toBe(0);
+    expect(s.budget).toBe(2);
+    expect(s.next()).toBe(50);
+    // Down to 0.5 ms, then rests between frames that double (1, 2, 4 ms...), at most 50 ms.
+    s.done(50, 3, 2, 20);
+    s.done(25, 2, 1, 20);
+    expect(s.budget).toBe(0.5);
+    expect([s.done(12, 1, 0.5, 20), s.done(12, 1, 0.5, 20), s.done(12, 1, 0.5, 20)]).toEqual([1, 2, 4]);
+    for (let i = 0; i < 10; i++) s.done(12, 1, 0.5, 100);
+    expect(s.rest).toBe(50);
+    // Calm frames: the rest halves away first, then the budget grows back a sixteenth of slice_ms per frame, up to slice_ms.
+    const calm = Array.from({ length: 7 }, () => s.done(12, 1, 0.5, 1));
+    expect(calm).toEqual([25, 12.5, 6.25, 3.125, 1.5625, 0, 0]);
+    expect(s.budget).toBe(0.75);
+    for (let i = 0; i < 100; i++) s.done(12, 1, 0.5, 0);
+    expect(s.budget).toBe(4);
+    expect(s.next()).toBe(96);
+  });
+
+  it('keeps under the ceiling', () => {
     // The ceiling: 1,000 rows/s means 100 rows may take no less than 100 ms.
     const c = new Slicer({ max_rows_per_s: 1000, batch_size: 1000, slice_ms: 4 });
     expect(c.done(100, 5, 4)).toBeCloseTo(95, 5);

@@ -37,8 +37,8 @@ interface Position {
   /** The cursor of the last frame submitted (what the next one expects), null before the first. */
   cursor: JsonValue[] | null;
   inflight: InFlight | null;
-  /** The last durable frame's commit: its whole time and the writer's preparation of it. */
-  last: { wallMs: number; prepareMs?: number };
+  /** The last durable frame's commit: its whole time, the writer's preparation of it, the foreground's wait before it. */
+  last: { wallMs: number; prepareMs?: number; fgWaitMs?: number };
   readonly keys: KeyCursor;
   readonly slicer: Slicer;
 }
@@ -133,7 +133,7 @@ export class Runner {
           pos = null;
           continue;
         }
-        const wait = copied > 0 ? p.slicer.done(copied, p.last.wallMs, p.last.prepareMs) : 0;
+        const wait = copied > 0 ? p.slicer.done(copied, p.last.wallMs, p.last.prepareMs, p.last.fgWaitMs) : 0;
         // Slept in slices, so a pause, an abort or close() is not held up by a long wait.
         const until = Date.now() + wait;
         while (!this.closed && Date.now() < until && this.m.get(id).state === 'Backfilling') await sleep(Math.min(100, until - Date.now()));
@@ -227,7 +227,7 @@ export class Runner {
       return this.fail(r, e, await this.offending(r, frame.pks));
     }
     if (frame === pos.inflight) pos.inflight = null;
-    pos.last = { wallMs: performance.now() - frame.t0, prepareMs: res.prepare_ms };
+    pos.last = { wallMs: performance.now() - frame.t0, prepareMs: res.prepare_ms, fgWaitMs: res.fg_wait_ms };
     pos.done = frame.done;
     const r = this.m.get(id);
     const total = Math.max(r.progress.total, frame.done);

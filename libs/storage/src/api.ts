@@ -157,8 +157,10 @@ export interface CommitRequest {
   /**
    * Bulk background work (a migration's backfill frame): prepared in a commit group of its
    * own, and only when no foreground request is queued with it (those go first), so a
-   * foreground write waits for at most the one background request being prepared.
-   * Background requests keep their order among themselves.
+   * foreground write waits for at most the one background request being prepared. Its reads
+   * are issued as soon as it is queued; once prepared, it still yields (dropped unwritten,
+   * prepared again after) to a foreground request queued before its batch is issued, at most
+   * twice. Background requests keep their order among themselves.
    */
   readonly background?: boolean;
 }
@@ -184,6 +186,14 @@ export interface CommitResult {
    * frames by it).
    */
   readonly prepare_ms?: number;
+  /**
+   * A `background` request only: the longest time a foreground request written since the
+   * previous background request was prepared waited, from queued to its own batch issued
+   * (the queue, its preparation, the group in flight below it; ms, 0 when none came): how
+   * long the writer's other work held foreground writes up. A backfill's throttle backs off
+   * on it.
+   */
+  readonly fg_wait_ms?: number;
 }
 
 /** One raw key write. `value: null` deletes the key. */

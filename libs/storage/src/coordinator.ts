@@ -34,6 +34,7 @@ import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
+import { ReadAhead, type ReadAheadEntry } from './read-ahead';
 import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
 import type { Db } from './snapshot';
 
@@ -72,8 +73,14 @@ export interface CoordinatorHost {
 
 interface Pending {
   readonly req: CommitRequest;
+  /** When it was queued (performance.now()). */
+  readonly at: number;
   readonly resolve: (r: CommitResult) => void;
   readonly reject: (e: unknown) => void;
+  /** A background request's rows, read while it waits in the queue (read-ahead.ts). */
+  readonly ahead?: ReadAheadEntry;
+  /** How many times it was prepared and dropped unwritten for a foreground request. */
+  readonly yielded?: number;
 }
 
 interface Prepared {
@@ -86,6 +93,8 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+/** How many times a background request may be prepared and dropped for foreground ones before it is written anyway. */
+const MAX_YIELDS = 2;
 
 /** A v2 frame's annotations for a request (only built when it has any). */
 function frameMeta(req: CommitRequest): FrameMeta {
@@ -150,11 +159,15 @@ export class Coordinator {
   private readonly base: KeyReader;
   /** Row values read ahead for the current group (one getMany instead of a get per change). */
   private prefetched: Map<string, Buffer | undefined> | null = null;
+  /** The longest wait, queued to its batch issued, of a foreground request written since the last background one was prepared (ms). */
+  private fgWait = 0;
+  /** Background requests' reads, issued when they are queued. */
+  readonly ahead: ReadAhead;
   /** The last durable LSN. */
   lastLsn: number;
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
-  readonly stats = { groups: 0, requests: 0, frames: 0 };
+  readonly stats = { groups: 0, requests: 0, frames: 0, yielded: 0 };
   /** True from the moment a group's batch is issued until its frames are applied. */
   writing = false;
 
@@ -165,6 +178,7 @@ export class Coordinator {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
     const db = host.db;
+    this.ahead = new ReadAhead(db);
     this.base = {
       get: (key, bin) => {
         const k = bin ?? key.toString('latin1');
@@ -197,13 +211,18 @@ export class Coordinator {
       return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
     }
     return new Promise<CommitResult>((resolve, reject) => {
-      this.queue.push({ req, resolve, reject });
+      // A background request waits behind the foreground ones: its reads go ahead meanwhile.
+      const ahead = req.background === true ? this.ahead.start(this.readKeys([req]).keys, this.lastLsn) : undefined;
+      this.queue.push({ req, resolve, reject, ahead, at: performance.now() });
       if (!this.running) void this.pump();
+      else this.arrived?.();
     });
   }
 
   /** Set while `exclusive` runs: the pump finishes its group in flight, then waits. */
   private gate: Promise<void> | null = null;
+  /** Set while the pump waits for its group in flight with nothing queued: a submit wakes it. */
+  private arrived: (() => void) | null = null;
   private idleAtGate = false;
 
   /**
@@ -228,6 +247,7 @@ export class Coordinator {
   adopt(lastLsn: number): void {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
+    this.ahead.reset();
     // hidden rowids are re-read from the rows when next needed
     this.rowidNext = new Map();
   }
@@ -257,8 +277,9 @@ export class Coordinator {
           continue;
         }
         if (!this.queue.length) {
-          await flight!.done;
-          flight = null;
+          // The group in flight is written, or a request arrives meanwhile: it is then prepared
+          // on top of that group while its fsync runs (not after it).
+          if (await this.landed(flight!, () => true)) flight = null;
           continue;
         }
         // Let callers resolved by the last group (and every request issued in this turn
@@ -273,6 +294,13 @@ export class Coordinator {
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
         const group = await this.prepareGroup(this.take(n), flight);
+        // A prepared background frame yields to a foreground request queued before its batch is
+        // issued: it is dropped unwritten and prepared again after that request (DESIGN.md).
+        const bg = group.prepared.length === 1 && group.prepared[0].frame && group.prepared[0].pending.req.background === true ? group.prepared[0] : null;
+        if (bg && (bg.pending.yielded ?? 0) < MAX_YIELDS && (flight ? !(await this.landed(flight, (p) => p.req.background !== true)) : this.queue.some((p) => p.req.background !== true))) {
+          this.requeue(group, bg);
+          continue;
+        }
         if (flight) {
           const ok = await flight.done;
           flight = null;
@@ -288,6 +316,34 @@ export class Coordinator {
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * Waits until the group in flight has landed (true), or until a request `wanted` accepts is
+   * queued (false; at once if one is queued already).
+   */
+  private async landed(f: Flight, wanted: (p: Pending) => boolean): Promise<boolean> {
+    for (;;) {
+      if (this.queue.some(wanted)) return false;
+      const landed = await new Promise<boolean>((resolve) => {
+        this.arrived = () => resolve(false);
+        void f.done.then(() => resolve(true));
+      });
+      this.arrived = null;
+      if (landed) return true;
+    }
+  }
+
+  /**
+   * Drops a prepared background group unwritten (its LSN and hidden rowids are handed out again)
+   * and puts its request back at the head of the queue, its reads issued again meanwhile.
+   */
+  private requeue(g: PreparedGroup, bg: Prepared): void {
+    this.nextLsn = bg.frame!.lsn - 1;
+    this.rowidNext = g.rowidBefore;
+    this.stats.yielded++;
+    const p = bg.pending;
+    this.queue.unshift({ ...p, yielded: (p.yielded ?? 0) + 1, ahead: this.ahead.start(this.readKeys([p.req]).keys, this.lastLsn) });
   }
 
   /**
@@ -316,12 +372,13 @@ export class Coordinator {
       try {
         const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
         if (r.frame) this.nextLsn = r.frame.lsn;
-        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0 } } : r);
+        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0, fg_wait_ms: this.fgWait } } : r);
       } catch (e) {
         prepared.push({ pending: p, error: e });
       }
     }
     this.prefetched = null;
+    if (items.some((p) => p.req.background === true)) this.fgWait = 0;
     const hasDrop = prepared.some((p) => p.dropped?.length);
     return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
   }
@@ -347,6 +404,8 @@ export class Coordinator {
       }
       this.host.gate();
       this.writing = true;
+      const issued = performance.now();
+      for (const p of framed) if (p.pending.req.background !== true) this.fgWait = Math.max(this.fgWait, issued - p.pending.at);
       await batch.write({ sync: this.host.sync });
     } catch (e) {
       this.writing = false;
@@ -358,6 +417,7 @@ export class Coordinator {
       return false;
     }
     this.lastLsn = g.lastLsn;
+    this.ahead.written(g.lastLsn, g.writes);
     this.stats.groups++;
     this.stats.requests += g.prepared.length;
     this.stats.frames += framed.length;
@@ -377,13 +437,36 @@ export class Coordinator {
 
   /**
    * Reads the current value of every row the group's puts and deletes name: from the store's
-   * read cache where it holds them, the rest in one getMany.
+   * read cache where it holds them, then from a background request's read ahead (the values no
+   * group has written since it was issued), the rest in one getMany.
    */
   private async prefetch(items: readonly Pending[]): Promise<void> {
+    const { keys: missing, known } = this.readKeys(items.map((p) => p.req));
+    let keys = missing;
+    for (const p of items) {
+      const ahead = p.ahead ? await this.ahead.take(p.ahead) : null;
+      if (!ahead) continue;
+      keys = keys.filter((k) => {
+        const bin = k.toString('latin1');
+        if (!ahead.has(bin)) return true;
+        known.set(bin, ahead.get(bin));
+        return false;
+      });
+    }
+    // One missing key is read by the fallback get as cheaply as by a getMany.
+    if (keys.length >= 2) {
+      const values = await this.host.db.getMany(keys);
+      for (let i = 0; i < keys.length; i++) known.set(keys[i].toString('latin1'), values[i]);
+    }
+    if (known.size) this.prefetched = known;
+  }
+
+  /** The keys the requests' puts and deletes will read: `known` from the read cache, the rest to read. */
+  private readKeys(reqs: readonly CommitRequest[]): { keys: Buffer[]; known: Map<string, Buffer | undefined> } {
     const keys: Buffer[] = [];
     const known = new Map<string, Buffer | undefined>();
-    for (const p of items) {
-      for (const c of p.req.changes ?? []) {
+    for (const req of reqs) {
+      for (const c of req.changes ?? []) {
         if (c.op !== 'put' && c.op !== 'delete' && c.op !== 'mirror') continue;
         const m = this.host.schema(c.schema)?.manifest;
         if (!m) continue;
@@ -412,12 +495,7 @@ export class Coordinator {
         }
       }
     }
-    // One missing key is read by the fallback get as cheaply as by a getMany.
-    if (keys.length >= 2) {
-      const values = await this.host.db.getMany(keys);
-      for (let i = 0; i < keys.length; i++) known.set(keys[i].toString('latin1'), values[i]);
-    }
-    if (known.size) this.prefetched = known;
+    return { keys, known };
   }
 
   private resolveAll(prepared: Prepared[]): void {
