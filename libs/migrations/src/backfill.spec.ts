@@ -63,20 +63,25 @@ describe('Slicer', () => {
     expect(s.done(100, 6, 4, 20)).toBe(0);
     expect(s.budget).toBe(2);
     expect(s.next()).toBe(50);
-    // Down to 0.5 ms, then rests between frames that double (1, 2, 4 ms...), at most 50 ms.
+    // Down to a quarter of slice_ms (1 ms), then rests between frames that double (1, 2, 4 ms...), at most 50 ms.
     s.done(50, 3, 2, 20);
-    s.done(25, 2, 1, 20);
-    expect(s.budget).toBe(0.5);
-    expect([s.done(12, 1, 0.5, 20), s.done(12, 1, 0.5, 20), s.done(12, 1, 0.5, 20)]).toEqual([1, 2, 4]);
-    for (let i = 0; i < 10; i++) s.done(12, 1, 0.5, 100);
+    expect(s.budget).toBe(1);
+    expect(s.next()).toBe(25);
+    expect([s.done(25, 2, 1, 20), s.done(25, 2, 1, 20), s.done(25, 2, 1, 20)]).toEqual([1, 2, 4]);
+    expect(s.budget).toBe(1);
+    for (let i = 0; i < 10; i++) s.done(25, 2, 1, 100);
     expect(s.rest).toBe(50);
     // Calm frames: the rest halves away first, then the budget grows back a sixteenth of slice_ms per frame, up to slice_ms.
-    const calm = Array.from({ length: 7 }, () => s.done(12, 1, 0.5, 1));
+    const calm = Array.from({ length: 7 }, () => s.done(25, 2, 1, 1));
     expect(calm).toEqual([25, 12.5, 6.25, 3.125, 1.5625, 0, 0]);
-    expect(s.budget).toBe(0.75);
-    for (let i = 0; i < 100; i++) s.done(12, 1, 0.5, 0);
+    expect(s.budget).toBe(1.25);
+    for (let i = 0; i < 100; i++) s.done(25, 2, 1, 0);
     expect(s.budget).toBe(4);
-    expect(s.next()).toBe(96);
+    expect(s.next()).toBe(100);
+    // A small slice_ms: the budget's floor is 0.5 ms.
+    const small = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 1 });
+    for (let i = 0; i < 5; i++) small.done(10, 1, 1, 50);
+    expect(small.budget).toBe(0.5);
   });
 
   it('keeps under the ceiling', () => {

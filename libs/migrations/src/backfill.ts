@@ -112,7 +112,10 @@ const MAX_REST_MS = 50;
 /** Default time budget of one backfill frame, ms (the ceiling of the adaptive budget). */
 export const DEFAULT_SLICE_MS = 3;
 
-/** The least budget the throttle shrinks a frame to, ms. */
+/**
+ * The least budget the throttle shrinks a frame to: a quarter of `slice_ms`, at least 0.5 ms
+ * (smaller frames would multiply the frames' fsyncs per row, which the foreground waits for too).
+ */
 export const MIN_SLICE_MS = 0.5;
 
 /**
@@ -127,7 +130,7 @@ export const MIN_SLICE_MS = 0.5;
  * Adaptive (AIMD) on the foreground's wait: each frame's result says how long the foreground
  * writes committed since the previous frame waited for the writer's other work (`fg_wait_ms`:
  * queued to their own batch issued). Above the target (twice `slice_ms`) the budget halves
- * (down to 0.5 ms), and once it is at that floor the frames are spaced by a rest that doubles
+ * (down to a quarter of `slice_ms`, at least 0.5 ms), and once it is at that floor the frames are spaced by a rest that doubles
  * (1 ms up to 50 ms); each frame below the target halves the rest (under 1 ms: none), then grows the budget back
  * by a sixteenth of `slice_ms` (its ceiling). Ceiling: the average never exceeds
  * `max_rows_per_s`.
@@ -186,7 +189,8 @@ export class Slicer {
     this.rate = this.rate === 0 ? r : 0.9 * this.rate + 0.1 * r;
     if (fgWaitMs !== undefined && fgWaitMs > 2 * this.ceiling) {
       // Multiplicative decrease: a smaller slice first, then rests between frames.
-      if (this.level > MIN_SLICE_MS) this.level = Math.max(MIN_SLICE_MS, this.level / 2);
+      const least = Math.max(MIN_SLICE_MS, this.ceiling / 4);
+      if (this.level > least) this.level = Math.max(least, this.level / 2);
       else this.gap = Math.min(MAX_REST_MS, Math.max(1, this.gap * 2));
     } else if (this.gap > 0) {
       this.gap = this.gap / 2 >= 1 ? this.gap / 2 : 0;
