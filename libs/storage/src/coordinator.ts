@@ -215,13 +215,13 @@ export class Coordinator {
       const ahead = req.background === true ? this.ahead.start(this.readKeys([req]).keys, this.lastLsn) : undefined;
       this.queue.push({ req, resolve, reject, ahead, at: performance.now() });
       if (!this.running) void this.pump();
-      else this.arrived?.();
+      else if (this.arrived && req.background !== true) this.arrived();
     });
   }
 
   /** Set while `exclusive` runs: the pump finishes its group in flight, then waits. */
   private gate: Promise<void> | null = null;
-  /** Set while the pump waits for its group in flight with nothing queued: a submit wakes it. */
+  /** Set while a prepared background group waits for the group in flight: a foreground submit wakes it (to yield). */
   private arrived: (() => void) | null = null;
   private idleAtGate = false;
 
@@ -277,9 +277,9 @@ export class Coordinator {
           continue;
         }
         if (!this.queue.length) {
-          // The group in flight is written, or a request arrives meanwhile: it is then prepared
-          // on top of that group while its fsync runs (not after it).
-          if (await this.landed(flight!, () => true)) flight = null;
+          // Requests that arrive meanwhile queue up and share the next group (and its fsync).
+          await flight!.done;
+          flight = null;
           continue;
         }
         // Let callers resolved by the last group (and every request issued in this turn
@@ -297,7 +297,7 @@ export class Coordinator {
         // A prepared background frame yields to a foreground request queued before its batch is
         // issued: it is dropped unwritten and prepared again after that request (DESIGN.md).
         const bg = group.prepared.length === 1 && group.prepared[0].frame && group.prepared[0].pending.req.background === true ? group.prepared[0] : null;
-        if (bg && (bg.pending.yielded ?? 0) < MAX_YIELDS && (flight ? !(await this.landed(flight, (p) => p.req.background !== true)) : this.queue.some((p) => p.req.background !== true))) {
+        if (bg && (bg.pending.yielded ?? 0) < MAX_YIELDS && (flight ? !(await this.landed(flight)) : this.queue.some((p) => p.req.background !== true))) {
           this.requeue(group, bg);
           continue;
         }
@@ -319,19 +319,17 @@ export class Coordinator {
   }
 
   /**
-   * Waits until the group in flight has landed (true), or until a request `wanted` accepts is
-   * queued (false; at once if one is queued already).
+   * Waits until the group in flight has landed (true), or until a foreground request is queued
+   * (false; at once if one is queued already).
    */
-  private async landed(f: Flight, wanted: (p: Pending) => boolean): Promise<boolean> {
-    for (;;) {
-      if (this.queue.some(wanted)) return false;
-      const landed = await new Promise<boolean>((resolve) => {
-        this.arrived = () => resolve(false);
-        void f.done.then(() => resolve(true));
-      });
-      this.arrived = null;
-      if (landed) return true;
-    }
+  private async landed(f: Flight): Promise<boolean> {
+    if (this.queue.some((p) => p.req.background !== true)) return false;
+    const landed = await new Promise<boolean>((resolve) => {
+      this.arrived = () => resolve(false);
+      void f.done.then(() => resolve(true));
+    });
+    this.arrived = null;
+    return landed;
   }
 
   /**
