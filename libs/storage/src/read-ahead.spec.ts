@@ -68,8 +68,12 @@ describe('ReadAhead', () => {
     ra.reset();
     expect(await ra.take(e)).toBeNull();
     const old = ra.start([b('a')], 1)!;
-    for (let lsn = 2; lsn < 400; lsn++) ra.written(lsn, wrote('z'));
+    for (let lsn = 2; lsn < 100; lsn++) ra.written(lsn, wrote('z'));
     expect(await ra.take(old)).toBeNull();
+    // Nor one behind a group of more key writes than it keeps (a load).
+    const behind = ra.start([b('a')], 100)!;
+    ra.written(101, wrote(...Array.from({ length: 70_000 }, (_, i) => `k${i}`)));
+    expect(await ra.take(behind)).toBeNull();
     // With nothing outstanding nothing is remembered: a new read starts clean.
     const fresh = ra.start([b('a')], 400)!;
     expect((await ra.take(fresh))!.get('a')?.toString()).toBe('1');

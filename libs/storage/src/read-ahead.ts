@@ -14,8 +14,13 @@
 import type { Db } from './snapshot';
 import type { WriteSet } from './context';
 
-/** Durable groups remembered at most (a read older than all of them is dropped whole). */
-const MAX_GROUPS = 256;
+/**
+ * Durable groups, and their key writes, remembered at most: a read older than what is kept is
+ * dropped whole (read again by the writer), so a background request that waits behind many
+ * foreground groups (a load) does not keep their write sets alive.
+ */
+const MAX_GROUPS = 64;
+const MAX_KEYS = 65_536;
 
 export interface ReadAheadEntry {
   /** The last durable LSN when the read was issued: groups after it may be missing from it. */
@@ -30,6 +35,7 @@ export interface ReadAheadEntry {
 export class ReadAhead {
   /** Groups durable after `since`, in LSN order (each by its last LSN). */
   private recent: Array<{ lsn: number; writes: WriteSet }> = [];
+  private held = 0;
   private since = 0;
   private open = 0;
   private gen = 0;
@@ -42,6 +48,7 @@ export class ReadAhead {
     if (!keys.length) return undefined;
     if (this.open === 0) {
       this.recent = [];
+      this.held = 0;
       this.since = durableLsn;
     }
     this.open++;
@@ -70,7 +77,12 @@ export class ReadAhead {
   written(lsn: number, writes: WriteSet): void {
     if (this.open === 0) return;
     this.recent.push({ lsn, writes });
-    if (this.recent.length > MAX_GROUPS) this.since = this.recent.shift()!.lsn;
+    this.held += writes.size;
+    while (this.recent.length > MAX_GROUPS || this.held > MAX_KEYS) {
+      const old = this.recent.shift()!;
+      this.since = old.lsn;
+      this.held -= old.writes.size;
+    }
   }
 
   /**
@@ -109,6 +121,9 @@ export class ReadAhead {
 
   private release(): void {
     this.open = Math.max(0, this.open - 1);
-    if (this.open === 0) this.recent = [];
+    if (this.open === 0) {
+      this.recent = [];
+      this.held = 0;
+    }
   }
 }
