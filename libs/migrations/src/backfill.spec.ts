@@ -53,34 +53,39 @@ describe('Slicer', () => {
     expect(w.next()).toBe(80);
   });
 
-  it('halves its budget, then spaces frames, while the foreground waits past twice slice_ms, and grows back when it does not', () => {
+  it('halves its budget while the foreground queues behind frames, spaces frames while it waits on log writes, and grows back', () => {
     const s = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
+    const q = (ms: number) => ({ waitMs: ms, queueMs: ms });
+    const fsync = (ms: number) => ({ waitMs: ms, queueMs: 0.1 });
     expect(s.budget).toBe(4);
     // 100 rows prepared in 4 ms: 100 per frame; foreground waits within 8 ms (or none came): nothing changes.
-    for (let i = 0; i < 5; i++) expect(s.done(100, 6, 4, i % 2 ? 3 : undefined)).toBe(0);
+    for (let i = 0; i < 5; i++) expect(s.done(100, 6, 4, i % 2 ? q(3) : undefined)).toBe(0);
     expect(s.next()).toBe(100);
-    // A foreground write waited 20 ms: the budget halves (multiplicative decrease), so do the frames.
-    expect(s.done(100, 6, 4, 20)).toBe(0);
+    // A foreground write queued 20 ms behind a preparation: the budget halves (multiplicative decrease), so do the frames.
+    expect(s.done(100, 6, 4, q(20))).toBe(0);
     expect(s.budget).toBe(2);
     expect(s.next()).toBe(50);
     // Down to a quarter of slice_ms (1 ms), then rests between frames that double (1, 2, 4 ms...), at most 50 ms.
-    s.done(50, 3, 2, 20);
+    s.done(50, 3, 2, q(20));
     expect(s.budget).toBe(1);
     expect(s.next()).toBe(25);
-    expect([s.done(25, 2, 1, 20), s.done(25, 2, 1, 20), s.done(25, 2, 1, 20)]).toEqual([1, 2, 4]);
+    expect([s.done(25, 2, 1, q(20)), s.done(25, 2, 1, q(20)), s.done(25, 2, 1, q(20))]).toEqual([1, 2, 4]);
     expect(s.budget).toBe(1);
-    for (let i = 0; i < 10; i++) s.done(25, 2, 1, 100);
+    for (let i = 0; i < 10; i++) s.done(25, 2, 1, q(100));
     expect(s.rest).toBe(50);
     // Calm frames: the rest halves away first, then the budget grows back a sixteenth of slice_ms per frame, up to slice_ms.
-    const calm = Array.from({ length: 7 }, () => s.done(25, 2, 1, 1));
+    const calm = Array.from({ length: 7 }, () => s.done(25, 2, 1, q(1)));
     expect(calm).toEqual([25, 12.5, 6.25, 3.125, 1.5625, 0, 0]);
     expect(s.budget).toBe(1.25);
-    for (let i = 0; i < 100; i++) s.done(25, 2, 1, 0);
+    for (let i = 0; i < 100; i++) s.done(25, 2, 1, q(0));
     expect(s.budget).toBe(4);
     expect(s.next()).toBe(100);
+    // Waits on the log write in flight (not behind a preparation): the frames keep their size and are spaced instead.
+    expect([s.done(100, 6, 4, fsync(20)), s.done(100, 6, 4, fsync(20))]).toEqual([1, 2]);
+    expect(s.budget).toBe(4);
     // A small slice_ms: the budget's floor is 0.5 ms.
     const small = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 1 });
-    for (let i = 0; i < 5; i++) small.done(10, 1, 1, 50);
+    for (let i = 0; i < 5; i++) small.done(10, 1, 1, q(50));
     expect(small.budget).toBe(0.5);
   });
 

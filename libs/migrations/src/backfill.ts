@@ -106,11 +106,17 @@ export async function countRows(store: TenantStore, schema: string, stop: () => 
   return n;
 }
 
+/** The foreground's longest waits since the previous frame (the store's `fg_wait_ms`, `fg_queue_ms`). */
+export interface ForegroundWait {
+  readonly waitMs: number;
+  readonly queueMs?: number;
+}
+
 /** The longest rest between two frames, ms. */
 const MAX_REST_MS = 50;
 
 /** Default time budget of one backfill frame, ms (the ceiling of the adaptive budget). */
-export const DEFAULT_SLICE_MS = 3;
+export const DEFAULT_SLICE_MS = 2;
 
 /**
  * The least budget the throttle shrinks a frame to: a quarter of `slice_ms`, at least 0.5 ms
@@ -129,11 +135,15 @@ export const MIN_SLICE_MS = 0.5;
  *
  * Adaptive (AIMD) on the foreground's wait: each frame's result says how long the foreground
  * writes committed since the previous frame waited for the writer's other work (`fg_wait_ms`:
- * queued to their own batch issued). Above the target (twice `slice_ms`) the budget halves
- * (down to a quarter of `slice_ms`, at least 0.5 ms), and once it is at that floor the frames are spaced by a rest that doubles
- * (1 ms up to 50 ms); each frame below the target halves the rest (under 1 ms: none), then grows the budget back
- * by a sixteenth of `slice_ms` (its ceiling). Ceiling: the average never exceeds
- * `max_rows_per_s`.
+ * queued to their own batch issued) and how much of it was before their preparation began
+ * (`fg_queue_ms`: behind another group's preparation, a frame's). The target is twice
+ * `slice_ms`. A queue wait above it means a frame held the writer too long: the budget halves
+ * (down to a quarter of `slice_ms`, at least 0.5 ms), then, at that floor, rests follow. A
+ * wait above it spent on the group in flight (a log write) is not shortened by smaller frames
+ * (more frames, more fsyncs): frames are spaced by a rest instead, so fewer are in the way.
+ * The rest doubles (1 ms up to 50 ms). Each frame below the target halves the rest (under 1 ms:
+ * none), then grows the budget back by a sixteenth of `slice_ms` (its ceiling). Ceiling: the
+ * average never exceeds `max_rows_per_s`.
  */
 export class Slicer {
   /** Preparation ms per row, moving average (null until the first frame). */
@@ -173,11 +183,11 @@ export class Slicer {
 
   /**
    * Records a frame of `rows` whose commit took `wallMs`, `prepareMs` of it prepared by the
-   * writer (undefined: unknown, the whole commit counts), with `fgWaitMs` the foreground's
-   * longest wait since the frame before (undefined: unknown, no signal); returns the ms to
-   * wait before the next.
+   * writer (undefined: unknown, the whole commit counts), with `fg` the foreground's longest
+   * waits since the frame before (undefined: unknown, no signal); returns the ms to wait
+   * before the next.
    */
-  done(rows: number, wallMs: number, prepareMs?: number, fgWaitMs?: number): number {
+  done(rows: number, wallMs: number, prepareMs?: number, fg?: ForegroundWait): number {
     if (rows <= 0) return 0;
     const prep = Math.min(prepareMs ?? wallMs, wallMs);
     const per = Math.max(prep, 0.01) / rows;
@@ -187,11 +197,14 @@ export class Slicer {
     const r = (rows * 1000) / Math.max(this.lastAt === null ? wallMs : now - this.lastAt, 0.05);
     this.lastAt = now;
     this.rate = this.rate === 0 ? r : 0.9 * this.rate + 0.1 * r;
-    if (fgWaitMs !== undefined && fgWaitMs > 2 * this.ceiling) {
-      // Multiplicative decrease: a smaller slice first, then rests between frames.
-      const least = Math.max(MIN_SLICE_MS, this.ceiling / 4);
-      if (this.level > least) this.level = Math.max(least, this.level / 2);
-      else this.gap = Math.min(MAX_REST_MS, Math.max(1, this.gap * 2));
+    const target = 2 * this.ceiling;
+    const least = Math.max(MIN_SLICE_MS, this.ceiling / 4);
+    if (fg && (fg.queueMs ?? 0) > target && this.level > least) {
+      // Multiplicative decrease of the slice: the writer was held by a preparation too long.
+      this.level = Math.max(least, this.level / 2);
+    } else if (fg && ((fg.queueMs ?? 0) > target || fg.waitMs > target)) {
+      // Or frames spaced: fewer log writes (and slices) in the foreground's way.
+      this.gap = Math.min(MAX_REST_MS, Math.max(1, this.gap * 2));
     } else if (this.gap > 0) {
       this.gap = this.gap / 2 >= 1 ? this.gap / 2 : 0;
     } else {

@@ -194,6 +194,12 @@ export interface CommitResult {
    * on it.
    */
   readonly fg_wait_ms?: number;
+  /**
+   * A `background` request only: of the same foreground requests, the longest wait before
+   * their group's preparation began (behind another group's preparation; ms). The rest of
+   * `fg_wait_ms` is the wait for the group in flight (its log write).
+   */
+  readonly fg_queue_ms?: number;
 }
 
 /** One raw key write. `value: null` deletes the key. */

@@ -161,6 +161,8 @@ export class Coordinator {
   private prefetched: Map<string, Buffer | undefined> | null = null;
   /** The longest wait, queued to its batch issued, of a foreground request written since the last background one was prepared (ms). */
   private fgWait = 0;
+  /** The same requests' longest wait before their group's preparation began (ms). */
+  private fgQueue = 0;
   /** Background requests' reads, issued when they are queued. */
   readonly ahead: ReadAhead;
   /** The last durable LSN. */
@@ -364,19 +366,20 @@ export class Coordinator {
     const rowidBefore = new Map(this.rowidNext);
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
+    for (const p of items) if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
     await this.prefetch(items);
     const prepared: Prepared[] = [];
     for (const p of items) {
       try {
         const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
         if (r.frame) this.nextLsn = r.frame.lsn;
-        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0, fg_wait_ms: this.fgWait } } : r);
+        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0, fg_wait_ms: this.fgWait, fg_queue_ms: this.fgQueue } } : r);
       } catch (e) {
         prepared.push({ pending: p, error: e });
       }
     }
     this.prefetched = null;
-    if (items.some((p) => p.req.background === true)) this.fgWait = 0;
+    if (items.some((p) => p.req.background === true)) this.fgWait = this.fgQueue = 0;
     const hasDrop = prepared.some((p) => p.dropped?.length);
     return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
   }
