@@ -116,7 +116,7 @@ export interface ForegroundWait {
 const MAX_REST_MS = 50;
 
 /** Default time budget of one backfill frame, ms (the ceiling of the adaptive budget). */
-export const DEFAULT_SLICE_MS = 2;
+export const DEFAULT_SLICE_MS = 3;
 
 /**
  * The least budget the throttle shrinks a frame to: a quarter of `slice_ms`, at least 0.5 ms

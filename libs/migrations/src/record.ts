@@ -9,7 +9,7 @@ export interface Throttle {
   /** The most rows in one backfill frame (default 1,000). */
   readonly batch_size: number;
   /**
-   * Time budget of one backfill frame in ms (default 2): a frame holds the rows that fit in it
+   * Time budget of one backfill frame in ms (default 3): a frame holds the rows that fit in it
    * at the measured cost per row (libs/migrations DESIGN.md "Throttle"). Absent in objects
    * stored before it existed (the default then applies).
    */

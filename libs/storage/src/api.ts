@@ -157,10 +157,8 @@ export interface CommitRequest {
   /**
    * Bulk background work (a migration's backfill frame): prepared in a commit group of its
    * own, and only when no foreground request is queued with it (those go first), so a
-   * foreground write waits for at most the one background request being prepared. Its reads
-   * are issued as soon as it is queued; once prepared, it still yields (dropped unwritten,
-   * prepared again after) to a foreground request queued before its batch is issued, at most
-   * twice. Background requests keep their order among themselves.
+   * foreground write waits for at most the one background request being prepared.
+   * Background requests keep their order among themselves.
    */
   readonly background?: boolean;
 }

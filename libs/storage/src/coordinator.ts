@@ -34,7 +34,6 @@ import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
-import { ReadAhead, type ReadAheadEntry } from './read-ahead';
 import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
 import type { Db } from './snapshot';
 
@@ -77,10 +76,6 @@ interface Pending {
   readonly at: number;
   readonly resolve: (r: CommitResult) => void;
   readonly reject: (e: unknown) => void;
-  /** A background request's rows, read while it waits in the queue (read-ahead.ts). */
-  readonly ahead?: ReadAheadEntry;
-  /** How many times it was prepared and dropped unwritten for a foreground request. */
-  readonly yielded?: number;
 }
 
 interface Prepared {
@@ -93,8 +88,6 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
-/** How many times a background request may be prepared and dropped for foreground ones before it is written anyway. */
-const MAX_YIELDS = 2;
 
 /** A v2 frame's annotations for a request (only built when it has any). */
 function frameMeta(req: CommitRequest): FrameMeta {
@@ -163,13 +156,11 @@ export class Coordinator {
   private fgWait = 0;
   /** The same requests' longest wait before their group's preparation began (ms). */
   private fgQueue = 0;
-  /** Background requests' reads, issued when they are queued. */
-  readonly ahead: ReadAhead;
   /** The last durable LSN. */
   lastLsn: number;
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
-  readonly stats = { groups: 0, requests: 0, frames: 0, yielded: 0 };
+  readonly stats = { groups: 0, requests: 0, frames: 0 };
   /** True from the moment a group's batch is issued until its frames are applied. */
   writing = false;
 
@@ -180,7 +171,6 @@ export class Coordinator {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
     const db = host.db;
-    this.ahead = new ReadAhead(db);
     this.base = {
       get: (key, bin) => {
         const k = bin ?? key.toString('latin1');
@@ -213,18 +203,13 @@ export class Coordinator {
       return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
     }
     return new Promise<CommitResult>((resolve, reject) => {
-      // A background request waits behind the foreground ones: its reads go ahead meanwhile.
-      const ahead = req.background === true ? this.ahead.start(this.readKeys([req]).keys, this.lastLsn) : undefined;
-      this.queue.push({ req, resolve, reject, ahead, at: performance.now() });
+      this.queue.push({ req, resolve, reject, at: performance.now() });
       if (!this.running) void this.pump();
-      else if (this.arrived && req.background !== true) this.arrived();
     });
   }
 
   /** Set while `exclusive` runs: the pump finishes its group in flight, then waits. */
   private gate: Promise<void> | null = null;
-  /** Set while a prepared background group waits for the group in flight: a foreground submit wakes it (to yield). */
-  private arrived: (() => void) | null = null;
   private idleAtGate = false;
 
   /**
@@ -249,7 +234,6 @@ export class Coordinator {
   adopt(lastLsn: number): void {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
-    this.ahead.reset();
     // hidden rowids are re-read from the rows when next needed
     this.rowidNext = new Map();
   }
@@ -279,7 +263,6 @@ export class Coordinator {
           continue;
         }
         if (!this.queue.length) {
-          // Requests that arrive meanwhile queue up and share the next group (and its fsync).
           await flight!.done;
           flight = null;
           continue;
@@ -296,13 +279,6 @@ export class Coordinator {
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
         const group = await this.prepareGroup(this.take(n), flight);
-        // A prepared background frame yields to a foreground request queued before its batch is
-        // issued: it is dropped unwritten and prepared again after that request (DESIGN.md).
-        const bg = group.prepared.length === 1 && group.prepared[0].frame && group.prepared[0].pending.req.background === true ? group.prepared[0] : null;
-        if (bg && (bg.pending.yielded ?? 0) < MAX_YIELDS && (flight ? !(await this.landed(flight)) : this.queue.some((p) => p.req.background !== true))) {
-          this.requeue(group, bg);
-          continue;
-        }
         if (flight) {
           const ok = await flight.done;
           flight = null;
@@ -318,32 +294,6 @@ export class Coordinator {
     } finally {
       this.running = false;
     }
-  }
-
-  /**
-   * Waits until the group in flight has landed (true), or until a foreground request is queued
-   * (false; at once if one is queued already).
-   */
-  private async landed(f: Flight): Promise<boolean> {
-    if (this.queue.some((p) => p.req.background !== true)) return false;
-    const landed = await new Promise<boolean>((resolve) => {
-      this.arrived = () => resolve(false);
-      void f.done.then(() => resolve(true));
-    });
-    this.arrived = null;
-    return landed;
-  }
-
-  /**
-   * Drops a prepared background group unwritten (its LSN and hidden rowids are handed out again)
-   * and puts its request back at the head of the queue, its reads issued again meanwhile.
-   */
-  private requeue(g: PreparedGroup, bg: Prepared): void {
-    this.nextLsn = bg.frame!.lsn - 1;
-    this.rowidNext = g.rowidBefore;
-    this.stats.yielded++;
-    const p = bg.pending;
-    this.queue.unshift({ ...p, yielded: (p.yielded ?? 0) + 1, ahead: this.ahead.start(this.readKeys([p.req]).keys, this.lastLsn) });
   }
 
   /**
@@ -418,7 +368,6 @@ export class Coordinator {
       return false;
     }
     this.lastLsn = g.lastLsn;
-    this.ahead.written(g.lastLsn, g.writes);
     this.stats.groups++;
     this.stats.requests += g.prepared.length;
     this.stats.frames += framed.length;
@@ -438,36 +387,13 @@ export class Coordinator {
 
   /**
    * Reads the current value of every row the group's puts and deletes name: from the store's
-   * read cache where it holds them, then from a background request's read ahead (the values no
-   * group has written since it was issued), the rest in one getMany.
+   * read cache where it holds them, the rest in one getMany.
    */
   private async prefetch(items: readonly Pending[]): Promise<void> {
-    const { keys: missing, known } = this.readKeys(items.map((p) => p.req));
-    let keys = missing;
-    for (const p of items) {
-      const ahead = p.ahead ? await this.ahead.take(p.ahead) : null;
-      if (!ahead) continue;
-      keys = keys.filter((k) => {
-        const bin = k.toString('latin1');
-        if (!ahead.has(bin)) return true;
-        known.set(bin, ahead.get(bin));
-        return false;
-      });
-    }
-    // One missing key is read by the fallback get as cheaply as by a getMany.
-    if (keys.length >= 2) {
-      const values = await this.host.db.getMany(keys);
-      for (let i = 0; i < keys.length; i++) known.set(keys[i].toString('latin1'), values[i]);
-    }
-    if (known.size) this.prefetched = known;
-  }
-
-  /** The keys the requests' puts and deletes will read: `known` from the read cache, the rest to read. */
-  private readKeys(reqs: readonly CommitRequest[]): { keys: Buffer[]; known: Map<string, Buffer | undefined> } {
     const keys: Buffer[] = [];
     const known = new Map<string, Buffer | undefined>();
-    for (const req of reqs) {
-      for (const c of req.changes ?? []) {
+    for (const p of items) {
+      for (const c of p.req.changes ?? []) {
         if (c.op !== 'put' && c.op !== 'delete' && c.op !== 'mirror') continue;
         const m = this.host.schema(c.schema)?.manifest;
         if (!m) continue;
@@ -496,7 +422,12 @@ export class Coordinator {
         }
       }
     }
-    return { keys, known };
+    // One missing key is read by the fallback get as cheaply as by a getMany.
+    if (keys.length >= 2) {
+      const values = await this.host.db.getMany(keys);
+      for (let i = 0; i < keys.length; i++) known.set(keys[i].toString('latin1'), values[i]);
+    }
+    if (known.size) this.prefetched = known;
   }
 
   private resolveAll(prepared: Prepared[]): void {

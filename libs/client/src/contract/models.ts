@@ -190,7 +190,7 @@ export const Throttle = t.object(
   {
     max_rows_per_s: t.integer({ minimum: 1, default: 50000, description: 'ceiling on copied rows per second' }),
     batch_size: t.integer({ minimum: 1, default: 1000, description: 'the most rows in one backfill frame' }),
-    slice_ms: t.optional(t.number({ minimum: 0.5, maximum: 1000, default: 2, description: 'time budget of one backfill frame (ms): a frame holds the rows that fit in it at the measured cost per row' })),
+    slice_ms: t.optional(t.number({ minimum: 0.5, maximum: 1000, default: 3, description: 'time budget of one backfill frame (ms): a frame holds the rows that fit in it at the measured cost per row' })),
   },
   { title: 'Throttle' },
 );
