@@ -1,6 +1,7 @@
 /**
  * The backfill's throttle and key cursor: frames sized by the writer's measured preparation
- * time per row within `slice_ms` and `batch_size`; a rest after an overrun; the rows/s
+ * time per row within the adaptive budget (at most `slice_ms`) and `batch_size`; the budget's
+ * decrease and rests while the foreground waits, and its growth back; the rows/s
  * ceiling; the throttle's validation; a key cursor that resumes exactly after a primary key,
  * across a snapshot renewal, in key order.
  */
@@ -52,24 +53,43 @@ describe('Slicer', () => {
     expect(w.next()).toBe(80);
   });
 
-  it('rests when commits keep waiting far longer than usual beyond their preparation, and keeps under the ceiling', () => {
+  it('halves its budget while the foreground queues behind frames, spaces frames while it waits on log writes, and grows back', () => {
     const s = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
-    // 4 ms prepared, 6 ms in all: the usual 2 ms beyond, no rest.
-    for (let i = 0; i < 10; i++) expect(s.done(100, 6, 4)).toBe(0);
-    // One slow frame (queued behind foreground commits) moves the average by a fifth: 2 + 24/5 → within four budgets, no rest.
-    expect(s.done(100, 30, 4)).toBe(0);
-    // Commits that keep waiting: the average rises past four budgets above the floor, and the copy rests half that rise.
-    const rests = Array.from({ length: 7 }, () => s.done(100, 30, 4));
-    expect(rests.slice(0, 3)).toEqual([0, 0, 0]);
-    expect(rests[6]).toBeGreaterThan(8);
-    expect(rests[6]).toBeLessThan(12);
-    // At most 50 ms.
-    for (let i = 0; i < 10; i++) s.done(100, 1000, 4);
-    expect(s.done(100, 1000, 4)).toBe(50);
-    // A host where every commit waits long: that becomes the floor once the frames that set the old one are gone, and rests stop.
-    const slow = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 4 });
-    const steady = Array.from({ length: 100 }, () => slow.done(100, 24, 4));
-    expect(steady.every((x) => x === 0)).toBe(true);
+    const q = (ms: number) => ({ waitMs: ms, queueMs: ms });
+    const fsync = (ms: number) => ({ waitMs: ms, queueMs: 0.1 });
+    expect(s.budget).toBe(4);
+    // 100 rows prepared in 4 ms: 100 per frame; foreground waits within 8 ms (or none came): nothing changes.
+    for (let i = 0; i < 5; i++) expect(s.done(100, 6, 4, i % 2 ? q(3) : undefined)).toBe(0);
+    expect(s.next()).toBe(100);
+    // A foreground write queued 20 ms behind a preparation: the budget halves (multiplicative decrease), so do the frames.
+    expect(s.done(100, 6, 4, q(20))).toBe(0);
+    expect(s.budget).toBe(2);
+    expect(s.next()).toBe(50);
+    // Down to a quarter of slice_ms (1 ms), then rests between frames that double (1, 2, 4 ms...), at most 50 ms.
+    s.done(50, 3, 2, q(20));
+    expect(s.budget).toBe(1);
+    expect(s.next()).toBe(25);
+    expect([s.done(25, 2, 1, q(20)), s.done(25, 2, 1, q(20)), s.done(25, 2, 1, q(20))]).toEqual([1, 2, 4]);
+    expect(s.budget).toBe(1);
+    for (let i = 0; i < 10; i++) s.done(25, 2, 1, q(100));
+    expect(s.rest).toBe(50);
+    // Calm frames: the rest halves away first, then the budget grows back a sixteenth of slice_ms per frame, up to slice_ms.
+    const calm = Array.from({ length: 7 }, () => s.done(25, 2, 1, q(1)));
+    expect(calm).toEqual([25, 12.5, 6.25, 3.125, 1.5625, 0, 0]);
+    expect(s.budget).toBe(1.25);
+    for (let i = 0; i < 100; i++) s.done(25, 2, 1, q(0));
+    expect(s.budget).toBe(4);
+    expect(s.next()).toBe(100);
+    // Waits on the log write in flight (not behind a preparation): the frames keep their size and are spaced instead.
+    expect([s.done(100, 6, 4, fsync(20)), s.done(100, 6, 4, fsync(20))]).toEqual([1, 2]);
+    expect(s.budget).toBe(4);
+    // A small slice_ms: the budget's floor is 0.5 ms.
+    const small = new Slicer({ max_rows_per_s: 1e9, batch_size: 1000, slice_ms: 1 });
+    for (let i = 0; i < 5; i++) small.done(10, 1, 1, q(50));
+    expect(small.budget).toBe(0.5);
+  });
+
+  it('keeps under the ceiling', () => {
     // The ceiling: 1,000 rows/s means 100 rows may take no less than 100 ms.
     const c = new Slicer({ max_rows_per_s: 1000, batch_size: 1000, slice_ms: 4 });
     expect(c.done(100, 5, 4)).toBeCloseTo(95, 5);

@@ -106,43 +106,71 @@ export async function countRows(store: TenantStore, schema: string, stop: () => 
   return n;
 }
 
-/** Frames over which the usual commit time beyond preparation is the least. */
-const FLOOR_FRAMES = 64;
+/** The foreground's longest waits since the previous frame (the store's `fg_wait_ms`, `fg_queue_ms`). */
+export interface ForegroundWait {
+  readonly waitMs: number;
+  readonly queueMs?: number;
+}
 
 /** The longest rest between two frames, ms. */
 const MAX_REST_MS = 50;
 
-/** Default time budget of one backfill frame, ms. */
+/** Default time budget of one backfill frame, ms (the ceiling of the adaptive budget). */
 export const DEFAULT_SLICE_MS = 3;
+
+/**
+ * The least budget the throttle shrinks a frame to: a quarter of `slice_ms`, at least 0.5 ms
+ * (smaller frames would multiply the frames' fsyncs per row, which the foreground waits for too).
+ */
+export const MIN_SLICE_MS = 0.5;
 
 /**
  * How many rows the next backfill frame copies, and how long to wait before it.
  *
  * Time-sliced: a frame is prepared by the store's single writer, so a foreground write queued
  * behind it waits for that preparation (the store reports its length, `prepare_ms`). Each
- * frame therefore holds the rows that fit in `slice_ms` at the measured preparation time per
- * row (a moving average), never more than `batch_size`: as large as the budget allows, since
- * every frame also costs a log write (an fsync) that the writer's next group waits for. Frames
- * follow each other at once while the store keeps up, so the rate stays high while every wait
- * behind one stays short (the store also lets queued foreground requests go before a
- * background frame). Back-off: when the commit time beyond preparation (the queue, the log
- * writes), averaged over the recent frames, rises above its floor by more than four budgets
- * (foreground commits keep going first, the disk slowed), the next frame waits half that rise
- * (at most 50 ms). Ceiling: the average never exceeds `max_rows_per_s`.
+ * frame therefore holds the rows that fit in the current budget at the measured preparation
+ * time per row (a moving average), never more than `batch_size`. Frames follow each other at
+ * once while the foreground keeps its latency.
+ *
+ * Adaptive (AIMD) on the foreground's wait: each frame's result says how long the foreground
+ * writes committed since the previous frame waited for the writer's other work (`fg_wait_ms`:
+ * queued to their own batch issued) and how much of it was before their preparation began
+ * (`fg_queue_ms`: behind another group's preparation, a frame's). The target is twice
+ * `slice_ms`. A queue wait above it means a frame held the writer too long: the budget halves
+ * (down to a quarter of `slice_ms`, at least 0.5 ms), then, at that floor, rests follow. A
+ * wait above it spent on the group in flight (a log write) is not shortened by smaller frames
+ * (more frames, more fsyncs): frames are spaced by a rest instead, so fewer are in the way.
+ * The rest doubles (1 ms up to 50 ms). Each frame below the target halves the rest (under 1 ms:
+ * none), then grows the budget back by a sixteenth of `slice_ms` (its ceiling). Ceiling: the
+ * average never exceeds `max_rows_per_s`.
  */
 export class Slicer {
   /** Preparation ms per row, moving average (null until the first frame). */
   private msPerRow: number | null = null;
   private rate = 0;
   private lastAt: number | null = null;
-  /** Each recent frame's commit time beyond its preparation (its floor is the usual wait). */
-  private readonly beyond: number[] = [];
-  private beyondAvg: number | null = null;
+  /** The current budget of a frame (ms) and the rest between frames (ms). */
+  private level: number;
+  private gap = 0;
 
-  constructor(private readonly t: Throttle) {}
+  constructor(private readonly t: Throttle) {
+    this.level = this.ceiling;
+  }
 
-  get budget(): number {
+  /** The configured budget: the most a frame may take. */
+  get ceiling(): number {
     return this.t.slice_ms ?? DEFAULT_SLICE_MS;
+  }
+
+  /** The current budget of a frame (ms). */
+  get budget(): number {
+    return this.level;
+  }
+
+  /** The current rest between frames (ms). */
+  get rest(): number {
+    return this.gap;
   }
 
   /** Rows for the next frame. */
@@ -150,14 +178,16 @@ export class Slicer {
     const cap = Math.max(1, this.t.batch_size);
     // The first frame is small: the cost per row is not known yet.
     if (this.msPerRow === null) return Math.min(cap, 32);
-    return Math.max(1, Math.min(cap, Math.floor(this.budget / Math.max(this.msPerRow, 1e-3))));
+    return Math.max(1, Math.min(cap, Math.floor(this.level / Math.max(this.msPerRow, 1e-3))));
   }
 
   /**
    * Records a frame of `rows` whose commit took `wallMs`, `prepareMs` of it prepared by the
-   * writer (undefined: unknown, the whole commit counts); returns the ms to wait before the next.
+   * writer (undefined: unknown, the whole commit counts), with `fg` the foreground's longest
+   * waits since the frame before (undefined: unknown, no signal); returns the ms to wait
+   * before the next.
    */
-  done(rows: number, wallMs: number, prepareMs?: number): number {
+  done(rows: number, wallMs: number, prepareMs?: number, fg?: ForegroundWait): number {
     if (rows <= 0) return 0;
     const prep = Math.min(prepareMs ?? wallMs, wallMs);
     const per = Math.max(prep, 0.01) / rows;
@@ -167,19 +197,22 @@ export class Slicer {
     const r = (rows * 1000) / Math.max(this.lastAt === null ? wallMs : now - this.lastAt, 0.05);
     this.lastAt = now;
     this.rate = this.rate === 0 ? r : 0.9 * this.rate + 0.1 * r;
-    // Back-off: the commit time beyond preparation (queueing, the log writes), on average over the
-    // recent frames, rose above its floor (the least of them) by more than four budgets: rest half
-    // that rise. A single slow frame does not count; a host slow all along moves the floor. (Queued
-    // foreground requests already go before a backfill frame: the store's own back-off.)
-    const beyond = wallMs - prep;
-    this.beyond.push(beyond);
-    if (this.beyond.length > FLOOR_FRAMES) this.beyond.shift();
-    this.beyondAvg = this.beyondAvg === null ? beyond : 0.8 * this.beyondAvg + 0.2 * beyond;
-    const rise = this.beyondAvg - Math.min(...this.beyond);
-    const rest = rise > 4 * this.budget ? Math.min(MAX_REST_MS, rise / 2) : 0;
+    const target = 2 * this.ceiling;
+    const least = Math.max(MIN_SLICE_MS, this.ceiling / 4);
+    if (fg && (fg.queueMs ?? 0) > target && this.level > least) {
+      // Multiplicative decrease of the slice: the writer was held by a preparation too long.
+      this.level = Math.max(least, this.level / 2);
+    } else if (fg && ((fg.queueMs ?? 0) > target || fg.waitMs > target)) {
+      // Or frames spaced: fewer log writes (and slices) in the foreground's way.
+      this.gap = Math.min(MAX_REST_MS, Math.max(1, this.gap * 2));
+    } else if (this.gap > 0) {
+      this.gap = this.gap / 2 >= 1 ? this.gap / 2 : 0;
+    } else {
+      this.level = Math.min(this.ceiling, this.level + this.ceiling / 16);
+    }
     // The ceiling: `rows` may take no less than rows / max_rows_per_s seconds.
     const floor = (rows * 1000) / this.t.max_rows_per_s - wallMs;
-    return Math.max(rest, floor, 0);
+    return Math.max(this.gap, floor, 0);
   }
 
   /** Copied rows per second (recent frames, with the waits between them). */

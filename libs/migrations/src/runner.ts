@@ -5,7 +5,7 @@
 import { isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
 import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type CommitResult, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
-import { countRows, KeyCursor, Slicer } from './backfill';
+import { countRows, KeyCursor, Slicer, type ForegroundWait } from './backfill';
 import { installMirror, mirrored, reshapeRow, type Shaping } from './mirror';
 import { derivedChanges, reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
@@ -43,8 +43,8 @@ interface Position {
   /** The cursor of the last frame submitted (what the next one expects), null before the first. */
   cursor: JsonValue[] | null;
   inflight: InFlight | null;
-  /** The last durable frame's commit: its whole time and the writer's preparation of it. */
-  last: { wallMs: number; prepareMs?: number };
+  /** The last durable frame's commit: its whole time, the writer's preparation of it, the foreground's wait before it. */
+  last: { wallMs: number; prepareMs?: number; fg?: ForegroundWait };
   readonly keys: KeyCursor;
   readonly slicer: Slicer;
 }
@@ -139,7 +139,7 @@ export class Runner {
           pos = null;
           continue;
         }
-        const wait = copied > 0 ? p.slicer.done(copied, p.last.wallMs, p.last.prepareMs) : 0;
+        const wait = copied > 0 ? p.slicer.done(copied, p.last.wallMs, p.last.prepareMs, p.last.fg) : 0;
         // Slept in slices, so a pause, an abort or close() is not held up by a long wait.
         const until = Date.now() + wait;
         while (!this.closed && Date.now() < until && this.m.get(id).state === 'Backfilling') await sleep(Math.min(100, until - Date.now()));
@@ -233,7 +233,7 @@ export class Runner {
       return this.fail(r, e, await this.offending(r, frame.pks));
     }
     if (frame === pos.inflight) pos.inflight = null;
-    pos.last = { wallMs: performance.now() - frame.t0, prepareMs: res.prepare_ms };
+    pos.last = { wallMs: performance.now() - frame.t0, prepareMs: res.prepare_ms, fg: res.fg_wait_ms === undefined ? undefined : { waitMs: res.fg_wait_ms, queueMs: res.fg_queue_ms } };
     pos.done = frame.done;
     const r = this.m.get(id);
     const total = Math.max(r.progress.total, frame.done);

@@ -192,6 +192,20 @@ export interface CommitResult {
    * frames by it).
    */
   readonly prepare_ms?: number;
+  /**
+   * A `background` request only: the longest time a foreground request written since the
+   * previous background request was prepared waited, from queued to its own batch issued
+   * (the queue, its preparation, the group in flight below it; ms, 0 when none came): how
+   * long the writer's other work held foreground writes up. A backfill's throttle backs off
+   * on it.
+   */
+  readonly fg_wait_ms?: number;
+  /**
+   * A `background` request only: of the same foreground requests, the longest wait before
+   * their group's preparation began (behind another group's preparation; ms). The rest of
+   * `fg_wait_ms` is the wait for the group in flight (its log write).
+   */
+  readonly fg_queue_ms?: number;
 }
 
 /** One raw key write. `value: null` deletes the key. */

@@ -1,6 +1,6 @@
 /**
  * What a migration's backfill asks of the store: a background request is prepared in a group
- * of its own and reports how long the writer spent on it; a `migration` step's compare-and-set
+ * of its own and reports how long the writer spent on it and how long foreground writes waited; a `migration` step's compare-and-set
  * on the cursor (`expect_cursor`) refuses a frame whose predecessor did not land; a mirror's
  * `target` rows are read ahead with the group's other reads; requests made in order are queued
  * in order.
@@ -41,6 +41,11 @@ describe('background requests and the backfill cursor check', () => {
     expect(groups() - g0).toBe(2);
     expect(typeof b.prepare_ms).toBe('number');
     expect(b.prepare_ms).toBeGreaterThanOrEqual(0);
+    // The foreground requests written before it waited (queued → their batch issued), part of it before their preparation.
+    expect(b.fg_wait_ms).toBeGreaterThan(0);
+    expect(b.fg_queue_ms).toBeGreaterThanOrEqual(0);
+    expect(b.fg_queue_ms).toBeLessThanOrEqual(b.fg_wait_ms!);
+    expect(a.fg_wait_ms).toBeUndefined();
     expect(a.prepare_ms).toBeUndefined();
     expect(c.prepare_ms).toBeUndefined();
     expect([a.lsn, c.lsn, b.lsn]).toEqual([a.lsn, a.lsn + 1, a.lsn + 2]);

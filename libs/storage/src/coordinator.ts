@@ -72,6 +72,8 @@ export interface CoordinatorHost {
 
 interface Pending {
   readonly req: CommitRequest;
+  /** When it was queued (performance.now()). */
+  readonly at: number;
   readonly resolve: (r: CommitResult) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -150,6 +152,10 @@ export class Coordinator {
   private readonly base: KeyReader;
   /** Row values read ahead for the current group (one getMany instead of a get per change). */
   private prefetched: Map<string, Buffer | undefined> | null = null;
+  /** The longest wait, queued to its batch issued, of a foreground request written since the last background one was prepared (ms). */
+  private fgWait = 0;
+  /** The same requests' longest wait before their group's preparation began (ms). */
+  private fgQueue = 0;
   /** The last durable LSN. */
   lastLsn: number;
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
@@ -197,7 +203,7 @@ export class Coordinator {
       return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
     }
     return new Promise<CommitResult>((resolve, reject) => {
-      this.queue.push({ req, resolve, reject });
+      this.queue.push({ req, resolve, reject, at: performance.now() });
       if (!this.running) void this.pump();
     });
   }
@@ -310,18 +316,20 @@ export class Coordinator {
     const rowidBefore = new Map(this.rowidNext);
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
+    for (const p of items) if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
     await this.prefetch(items);
     const prepared: Prepared[] = [];
     for (const p of items) {
       try {
         const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
         if (r.frame) this.nextLsn = r.frame.lsn;
-        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0 } } : r);
+        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0, fg_wait_ms: this.fgWait, fg_queue_ms: this.fgQueue } } : r);
       } catch (e) {
         prepared.push({ pending: p, error: e });
       }
     }
     this.prefetched = null;
+    if (items.some((p) => p.req.background === true)) this.fgWait = this.fgQueue = 0;
     const hasDrop = prepared.some((p) => p.dropped?.length);
     return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
   }
@@ -347,6 +355,8 @@ export class Coordinator {
       }
       this.host.gate();
       this.writing = true;
+      const issued = performance.now();
+      for (const p of framed) if (p.pending.req.background !== true) this.fgWait = Math.max(this.fgWait, issued - p.pending.at);
       await batch.write({ sync: this.host.sync });
     } catch (e) {
       this.writing = false;

@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+/**
+ * The backfill's pacing, in-process (no HTTP, no client in the same event loop): a real store on
+ * disk and the migration engine alone. Loads ROWS rows (batches of 5,000 puts: the in-process
+ * ingest peer), runs a fixed open-loop load of FG_WPS single-row puts/s for BASE_S seconds, then
+ * the same load while a migration renames a column (every row copied into the shadow, dual
+ * writes on). Prints, from one run: ingest and backfill rows/s (and the ratio), the foreground
+ * put's p50/p90/p99 without and with the backfill (and the ratio), and the store's counters
+ * (backfill frames that yielded to a foreground write, reads ahead and the keys they dropped).
+ * It isolates the writer's pacing from HTTP and the client; the HTTP bench (bench.js) is the
+ * issue's figure.
+ *
+ *   npm run build && ROWS=300000 FG_WPS=100 BASE_S=10 node tools/bench/migrations/inproc.js   # ~1 min
+ */
+'use strict';
+const { mkdtempSync, rmSync } = require('fs');
+const os = require('os');
+const path = require('path');
+const { TenantStore } = require('@mmdb/storage');
+const { Migrations } = require('@mmdb/migrations');
+
+const ROWS = Number(process.env.ROWS ?? 300_000);
+const FG_WPS = Number(process.env.FG_WPS ?? 100);
+const BASE_S = Number(process.env.BASE_S ?? 10);
+const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
+};
+
+function foreground(store) {
+  const lat = [];
+  let n = 0;
+  const timer = setInterval(() => {
+    const id = Math.floor(Math.random() * ROWS);
+    const t0 = performance.now();
+    store
+      .commit({ changes: [{ op: 'put', schema: 'bench.m', row: { id, v: ++n, tag: `t${id % 100}` } }] })
+      .then(() => lat.push(performance.now() - t0), () => lat.push(NaN));
+  }, 1000 / FG_WPS);
+  return { lat, stop: () => clearInterval(timer) };
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-mig-inproc-'));
+  const store = await TenantStore.open({ dir });
+  try {
+    await store.registerSchema(TOML);
+    let loadMs = 0;
+    for (let i = 0; i < ROWS; i += 5000) {
+      const changes = [];
+      for (let id = i; id < Math.min(ROWS, i + 5000); id++) changes.push({ op: 'put', schema: 'bench.m', row: { id, v: id * 0.5, tag: `t${id % 100}` } });
+      const t0 = performance.now();
+      await store.commit({ changes });
+      loadMs += performance.now() - t0;
+    }
+    const ingest = ROWS / (loadMs / 1000);
+    await sleep(1000);
+    const base = foreground(store);
+    await sleep(BASE_S * 1000);
+    base.stop();
+    await sleep(200);
+    const m = new Migrations(store, { autostart: true });
+    await m.attach();
+    const during = foreground(store);
+    const t0 = performance.now();
+    const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: 1_000_000 } }, 'bench');
+    while (!['ReadyToCutover', 'Failed', 'Aborted'].includes(m.get(r.id).state)) await sleep(10);
+    const backfillS = (performance.now() - t0) / 1000;
+    during.stop();
+    await sleep(200);
+    const c = store.coordinator;
+    const row = (label, xs) => `${label.padEnd(40)} n ${String(xs.length).padStart(5)}  p50 ${pct(xs, 50).toFixed(2).padStart(6)}  p90 ${pct(xs, 90).toFixed(2).padStart(6)}  p99 ${pct(xs, 99).toFixed(2).padStart(6)} ms`;
+    console.log(`rows ${ROWS}, foreground ${FG_WPS} puts/s, state ${m.get(r.id).state}`);
+    console.log(`ingest rows/s (in-process peer)          ${Math.round(ingest)}`);
+    console.log(`backfill rows/s                          ${Math.round(ROWS / backfillS)}  ${((100 * ROWS) / backfillS / ingest).toFixed(0)}% of ingest`);
+    console.log(row('foreground put, no migration', base.lat));
+    console.log(row('foreground put, during backfill', during.lat));
+    console.log(`p99 ratio                                ${(pct(during.lat, 99) / pct(base.lat, 99)).toFixed(2)}x   p50 ratio ${(pct(during.lat, 50) / pct(base.lat, 50)).toFixed(2)}x`);
+    if (c?.stats) console.log(`store: ${JSON.stringify(c.stats)}${c.ahead ? ` read-ahead ${JSON.stringify(c.ahead.stats)}` : ''}`);
+    await m.close();
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
