@@ -180,6 +180,24 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     }
   }
 
+  /**
+   * The live frames buffered now, without waiting and without a promise: null when none are
+   * (the reader is at the log's end, or not live: it must read the log, so call `next()`), or
+   * when a `next()` is pending. Throws `resync_required` as `next()` would for a reader past its
+   * lag bound. A watch fan-out takes its burst with it at its turn, so hundreds of readers cost
+   * no promise chain per window (apps/api DESIGN, "Many subscribers").
+   */
+  poll(): FeedBatch | null {
+    if (this.reading || this.closed || !this.checked || !this.live || !this.buf.length) return null;
+    this.checkLag();
+    return this.fromBuffer();
+  }
+
+  /** True when `next()` would wait for a commit: live, nothing buffered (a `poll()` answers null until one publishes). */
+  get atEnd(): boolean {
+    return this.live && !this.closed && this.checked && !this.buf.length;
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<FeedBatch> {
     try {
       for (;;) {

@@ -63,7 +63,7 @@ async function main() {
   const { proc, url } = await startBuiltServer(dir, {
     tenant: TENANT,
     token: TOKEN,
-    env: { DB_WATCH_COALESCE_MS: String(WINDOW), DB_WATCH_MAX: String(SUBS + 10), DB_RATE_LIMIT_RPS: '0', DB_LOG_LEVEL: 'error' },
+    env: { ...(process.env.WATCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WATCH_SERVER_NODE_OPTIONS } : {}), DB_WATCH_COALESCE_MS: String(WINDOW), DB_WATCH_MAX: String(SUBS + 10), DB_RATE_LIMIT_RPS: '0', DB_LOG_LEVEL: 'error' },
   });
   const ca = fs.readFileSync(path.join(dir, 'tls/cert.pem'), 'utf8');
   const agent = new https.Agent({ keepAlive: true, maxSockets: 128, ca });

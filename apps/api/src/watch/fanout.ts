@@ -21,17 +21,28 @@ import type { WatchQuery } from '@mmdb/sql';
 /** How many past window bounds a store's clock remembers (for streams still working through them). */
 const BOUNDS_KEPT = 64;
 
-/** A store's coalescing clock: the bounds of its recent windows, ascending, and the window now open. */
+/** A stream waiting for a window to close past `from`; `wake` runs at its turn of the fan-out (null: cancelled, no turn held). */
+interface Waiter {
+  readonly from: number;
+  readonly wake: (bound: number | null) => void;
+  woken: boolean;
+}
+
+/** A store's coalescing clock: the bounds of its recent windows, ascending, the window now open, and who waits for it. */
 interface Clock {
   readonly bounds: number[];
   open: Promise<void> | null;
+  /** Streams waiting for a window past their position (woken in turn when it closes). */
+  waiters: Waiter[];
+  /** Set once a stream waits for frames not yet published: a publish then opens the window. */
+  watching: boolean;
 }
 
 const clocks = new WeakMap<TenantStore, Clock>();
 
 function clockOf(store: TenantStore): Clock {
   let c = clocks.get(store);
-  if (!c) clocks.set(store, (c = { bounds: [], open: null }));
+  if (!c) clocks.set(store, (c = { bounds: [], open: null, waiters: [], watching: false }));
   return c;
 }
 
@@ -49,6 +60,40 @@ function boundFrom(c: Clock, lsn: number): number | null {
   return b[lo];
 }
 
+/** Opens the store's window (one timer per store) unless one is open: it closes `ms` later at the LSN published then. */
+function openWindow(store: TenantStore, c: Clock, ms: number): Promise<void> {
+  c.open ??= new Promise<void>((r) =>
+    setTimeout(() => {
+      c.open = null;
+      const bound = store.publishedLsn;
+      if (!c.bounds.length || bound > c.bounds[c.bounds.length - 1]) c.bounds.push(bound);
+      if (c.bounds.length > BOUNDS_KEPT) c.bounds.splice(0, c.bounds.length - BOUNDS_KEPT);
+      // the streams this window ends a burst for go to the fan-out queue, each woken at its turn
+      // (not all at once in this timer's callback: that was one unsliced block per window)
+      const last = c.bounds[c.bounds.length - 1];
+      const keep: Waiter[] = [];
+      for (const w of c.waiters) {
+        if (w.from > last) keep.push(w);
+        else enqueue(() => wakeOnce(w, boundFrom(c, w.from) ?? last));
+      }
+      c.waiters = keep;
+      // streams past this bound wait for a publish (windowTurn); without that watch, the next window
+      if (keep.length && !c.watching) void openWindow(store, c, ms);
+      r();
+    }, ms),
+  );
+  return c.open;
+}
+
+function wakeOnce(w: Waiter, bound: number | null): void {
+  if (w.woken) {
+    if (bound !== null) endTurn(); // (cancelled meanwhile: the turn it was given passes on)
+    return;
+  }
+  w.woken = true;
+  w.wake(bound);
+}
+
 /**
  * Where the burst starting at frame `firstLsn` ends: the first of the store's window bounds at or
  * after it. A stream that is behind the clock (its fan-out ran past the next window) gets a bound
@@ -58,21 +103,66 @@ function boundFrom(c: Clock, lsn: number): number | null {
  */
 export async function burstBound(store: TenantStore, firstLsn: number, ms: number, closed: () => boolean): Promise<number> {
   const c = clockOf(store);
-  for (;;) {
-    const b = boundFrom(c, firstLsn);
-    if (b !== null) return b;
-    if (closed()) return firstLsn; // (the caller stops)
-    c.open ??= new Promise<void>((r) =>
-      setTimeout(() => {
-        c.open = null;
-        const bound = store.publishedLsn;
-        if (!c.bounds.length || bound > c.bounds[c.bounds.length - 1]) c.bounds.push(bound);
-        if (c.bounds.length > BOUNDS_KEPT) c.bounds.splice(0, c.bounds.length - BOUNDS_KEPT);
-        r();
-      }, ms),
-    );
-    await c.open;
-  }
+  const b = boundFrom(c, firstLsn);
+  if (b !== null) return b;
+  if (closed()) return firstLsn; // (the caller stops)
+  const bound = await new Promise<number | null>((wake) => {
+    c.waiters.push({ from: firstLsn, wake, woken: false });
+    void openWindow(store, c, ms);
+  });
+  endTurn(); // (woken at its turn of the fan-out: this caller only wanted the bound)
+  return bound ?? firstLsn;
+}
+
+/** A wait for `windowTurn`; `cancel()` ends it at once (the stream closed): it then answers null. */
+export interface WindowWait {
+  readonly bound: Promise<number | null>;
+  cancel(): void;
+}
+
+/**
+ * Waits until a window of the store's clock has closed at or past `from` (a stream's next frame),
+ * then for the stream's turn of the fan-out (`turn`): answers that bound, with the turn held (call
+ * `endTurn()` after the burst's synchronous work). A bound that has passed answers at the stream's
+ * turn; otherwise the window opens now when `from` is published, else at the next publish (so an
+ * idle store arms no timer). The streams a window closes for are woken one at a time, in slices,
+ * never all in the timer's callback.
+ */
+export function windowTurn(store: TenantStore, from: number, ms: number): WindowWait {
+  const c = clockOf(store);
+  let w: Waiter | null = null;
+  const bound = new Promise<number | null>((wake) => {
+    const passed = boundFrom(c, from);
+    if (passed !== null) {
+      w = { from, wake, woken: false };
+      const it = w;
+      const t = turn();
+      if (t) void t.then(() => wakeOnce(it, passed));
+      else wakeOnce(it, passed);
+      return;
+    }
+    w = { from, wake, woken: false };
+    c.waiters.push(w);
+    if (store.publishedLsn >= from) void openWindow(store, c, ms);
+    else watchPublishes(store, c, ms);
+  });
+  return {
+    bound,
+    cancel: () => {
+      if (!w || w.woken) return;
+      c.waiters = c.waiters.filter((x) => x !== w);
+      wakeOnce(w, null);
+    },
+  };
+}
+
+/** A publish opens the window when streams wait for frames (one subscription per store, O(1) per frame). */
+function watchPublishes(store: TenantStore, c: Clock, ms: number): void {
+  if (c.watching) return;
+  c.watching = true;
+  store.changes.subscribe(() => {
+    if (!c.open && c.waiters.length) void openWindow(store, c, ms);
+  });
 }
 
 /** A burst's event for one query: the frames it covers (first and last LSN and epoch) and its SSE text (null: no change). */
@@ -108,19 +198,86 @@ export const SLICE_MS = 2;
 
 let sliceOpen = false;
 let sliceStart = 0;
+/** A stream holds the fan-out's turn (between `turn()` and `endTurn()`). */
+let holder = false;
+/** Streams waiting for their turn, in order: each grants the turn when called. */
+const queue: Array<() => void> = [];
+let drainArmed = false;
+
+function openSlice(t: number): void {
+  sliceOpen = true;
+  sliceStart = t;
+  setImmediate(() => (sliceOpen = false));
+}
+
+function enqueue(grant: () => void): void {
+  queue.push(grant);
+  if (!holder && queue.length === 1) {
+    // nobody is working: start now if the slice allows, else at the next turn of the loop
+    if (!sliceOpen || performance.now() - sliceStart < SLICE_MS) {
+      if (!sliceOpen) openSlice(performance.now());
+      holder = true;
+      queue.shift()!();
+      return;
+    }
+  }
+  armDrain();
+}
+
+function armDrain(): void {
+  if (drainArmed) return;
+  drainArmed = true;
+  setImmediate(drain);
+}
+
+/** A later turn of the loop (after its poll phase: commits' completions and new requests first): a new slice. */
+function drain(): void {
+  drainArmed = false;
+  if (holder || !queue.length) return; // (endTurn() re-arms)
+  openSlice(performance.now());
+  holder = true;
+  queue.shift()!();
+}
 
 /**
- * Null when the caller may run its burst now (the first burst of a loop turn opens a slice; the
- * next ones share it while it lasts), else a promise of a later turn: call again after it.
+ * The fan-out's turn: null when the caller holds it now, else a promise resolved when it does.
+ * One stream at a time does its burst's synchronous work (take its frames, match, serialize,
+ * write its socket) and then calls `endTurn()`; the next one in line starts at once while the slice
+ * (SLICE_MS) lasts, else at a later turn of the event loop, so a commit's I/O waits at most a
+ * slice, and a window's fan-out never runs as one block.
  */
-export function sliceTurn(): Promise<void> | null {
+export function turn(): Promise<void> | null {
   const t = performance.now();
-  if (!sliceOpen) {
-    sliceOpen = true;
-    sliceStart = t;
-    setImmediate(() => (sliceOpen = false));
+  if (!holder && !queue.length && (!sliceOpen || t - sliceStart < SLICE_MS)) {
+    if (!sliceOpen) openSlice(t);
+    holder = true;
     return null;
   }
-  if (t - sliceStart < SLICE_MS) return null;
-  return new Promise<void>((r) => setImmediate(r));
+  return new Promise<void>((r) => {
+    queue.push(r);
+    armDrain();
+  });
+}
+
+/** Ends the caller's turn: the next stream in line starts now (the slice lasts) or at a later turn of the loop. */
+export function endTurn(): void {
+  holder = false;
+  if (!queue.length) return;
+  if (sliceOpen && performance.now() - sliceStart < SLICE_MS) {
+    holder = true;
+    queue.shift()!();
+  } else armDrain();
+}
+
+/**
+ * Null when the caller may run its burst now (the slice lasts and no stream is waiting), else a
+ * promise of its turn at a later turn of the loop: call again after it. A turn that ends at once.
+ */
+export function sliceTurn(): Promise<void> | null {
+  const w = turn();
+  if (!w) {
+    endTurn();
+    return null;
+  }
+  return w.then(endTurn);
 }
