@@ -2,18 +2,21 @@
  * What the watch streams of one process share so that many subscribers cost the event loop
  * little and never hold a commit up behind a whole fan-out (apps/api/DESIGN.md, "Watch streams"):
  *
- * - `burstBound`: one coalescing clock per store. Every live session of a store sleeps through the
- *   same window and is woken by the same timer, which ends it at the last LSN the store had
- *   published (its bound: every live reader's buffer holds the frames up to it). Each session's
- *   burst stops at the first bound after its start (frames after it open its next one), and a
- *   session whose fan-out ran past a window takes the bounds that passed one by one, so every
- *   subscriber cuts its bursts at the same LSNs, however late in the fan-out it runs.
+ * - The coalescing clock, one per store (`windowTurn`, `burstBound`). A window opens when a stream
+ *   has frames to send (or, for streams at their feed's end, at the next publish: an idle store
+ *   arms no timer) and closes `ms` later at the last LSN the store had published (its bound: every
+ *   live reader's buffer holds the frames up to it). Each stream's burst stops at the first bound
+ *   after its start, and a stream whose fan-out ran past a window takes the bounds that passed one
+ *   by one, so every subscriber cuts its bursts at the same LSNs, however late it runs.
+ * - The turn queue (`turn` / `endTurn`): one stream at a time does its burst's synchronous work
+ *   (take its buffered frames, match, serialize, write its socket), in FIFO order; the streams a
+ *   window closes for are queued, not all resumed in the timer's callback. The next in line starts
+ *   at once while the slice lasts (SLICE_MS, BUSY_SLICE_MS while requests are in flight:
+ *   `fanoutYieldsTo`), else at a later turn of the event loop, after its poll phase: a commit's
+ *   durable write completing, a request arriving, a response going out wait at most a slice.
  * - `sharedEvent`: the last event text of a shared row query (libs/sql watch/pool.ts: subscribers
  *   compiled alike hold one instance), keyed by the frames it covers: a burst is matched and
  *   serialized once per distinct query, then written to each of its sockets.
- * - `sliceTurn`: bursts run in slices of at most SLICE_MS of work per turn of the event loop;
- *   a session past the slice waits for the next turn, so between two slices the loop reaches its
- *   poll phase (a commit's durable write, a request) instead of waiting for every subscriber.
  */
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
@@ -196,6 +199,24 @@ export function sharedEvent(query: WatchQuery, first: { lsn: number; epoch: numb
 /** Longest stretch of burst work (matching, serializing, socket writes) between two turns of the loop, in ms. */
 export const SLICE_MS = 2;
 
+/** The stretch while requests are being served: their next step (an fsync's completion, a response) waits at most this. */
+export const BUSY_SLICE_MS = 0.5;
+
+let serving: () => boolean = () => false;
+
+/**
+ * Gives requests priority over the fan-out: while `busy()` (requests in flight: the server's
+ * hooks count them) a slice lasts BUSY_SLICE_MS instead of SLICE_MS, so a commit crossing several
+ * turns of the loop (its body, its durable write, its response) waits little at each.
+ */
+export function fanoutYieldsTo(busy: () => boolean): void {
+  serving = busy;
+}
+
+function sliceLeft(t: number): boolean {
+  return t - sliceStart < (serving() ? BUSY_SLICE_MS : SLICE_MS);
+}
+
 let sliceOpen = false;
 let sliceStart = 0;
 /** A stream holds the fan-out's turn (between `turn()` and `endTurn()`). */
@@ -214,7 +235,7 @@ function enqueue(grant: () => void): void {
   queue.push(grant);
   if (!holder && queue.length === 1) {
     // nobody is working: start now if the slice allows, else at the next turn of the loop
-    if (!sliceOpen || performance.now() - sliceStart < SLICE_MS) {
+    if (!sliceOpen || sliceLeft(performance.now())) {
       if (!sliceOpen) openSlice(performance.now());
       holder = true;
       queue.shift()!();
@@ -248,7 +269,7 @@ function drain(): void {
  */
 export function turn(): Promise<void> | null {
   const t = performance.now();
-  if (!holder && !queue.length && (!sliceOpen || t - sliceStart < SLICE_MS)) {
+  if (!holder && !queue.length && (!sliceOpen || sliceLeft(t))) {
     if (!sliceOpen) openSlice(t);
     holder = true;
     return null;
@@ -263,7 +284,7 @@ export function turn(): Promise<void> | null {
 export function endTurn(): void {
   holder = false;
   if (!queue.length) return;
-  if (sliceOpen && performance.now() - sliceStart < SLICE_MS) {
+  if (sliceOpen && sliceLeft(performance.now())) {
     holder = true;
     queue.shift()!();
   } else armDrain();
