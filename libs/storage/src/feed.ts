@@ -210,7 +210,7 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     }
   }
 
-  /** Ends the cursor: it stops holding retention and a pending `next()` answers null. */
+  /** Ends the cursor: it stops holding retention, a pending `next()` answers null and `onClose` hooks run. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -220,6 +220,21 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     const w = this.wake;
     this.wake = null;
     w?.();
+    const hooks = this.closeHooks;
+    this.closeHooks = [];
+    for (const h of hooks) h();
+  }
+
+  private closeHooks: Array<() => void> = [];
+
+  /**
+   * Runs `fn` when the cursor closes (by its reader, or by the store closing every cursor): for a
+   * reader that waits elsewhere than in `next()` (a watch stream waiting for its window). At once
+   * when it is closed already.
+   */
+  onClose(fn: () => void): void {
+    if (this.closed) fn();
+    else this.closeHooks.push(fn);
   }
 
   /** A cursor names a frame of this log's history, under the epoch it was written in. */

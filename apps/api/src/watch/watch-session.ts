@@ -193,6 +193,8 @@ export class WatchSession {
     if (this.closed) return; // closed while the start awaited a snapshot: no feed to open (none would be closed)
     const feed = this.store.changesFrom(cursor, { kind: 'watch', id: this.id, bufferFrames: this.opts.bufferFrames, maxLagFrames: this.opts.maxLagFrames });
     this.feed = feed;
+    // the store closing its cursors ends a stream waiting for its window too (it awaits no next())
+    feed.onClose(() => this.waiting?.cancel());
     try {
       if (this.opts.coalesceMs > 0) await this.followWindows(feed);
       else await this.followEach(feed);
