@@ -105,7 +105,7 @@ export async function createServer(config: AppConfig): Promise<Server> {
     // Callback-style hooks: an async hook costs a promise and a microtask per request.
     // requests in flight (watch streams aside): the watch fan-out yields to them (watch/fanout.ts)
     let serving = 0;
-    fanoutYieldsTo(() => serving > 0);
+    fanoutYieldsTo(() => serving > 0, config.watchBusySliceUs / 1000);
     fastify.addHook('onRequest', (req: any, reply: any, done: () => void) => {
       reply.header('x-db-request-id', req.id);
       if (!req.routeOptions?.url?.endsWith('/watch')) {

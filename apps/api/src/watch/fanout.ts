@@ -11,9 +11,10 @@
  * - The turn queue (`turn` / `endTurn`): one stream at a time does its burst's synchronous work
  *   (take its buffered frames, match, serialize, write its socket), in FIFO order; the streams a
  *   window closes for are queued, not all resumed in the timer's callback. The next in line starts
- *   at once while the slice lasts (SLICE_MS, BUSY_SLICE_MS while requests are in flight:
- *   `fanoutYieldsTo`), else at a later turn of the event loop, after its poll phase: a commit's
- *   durable write completing, a request arriving, a response going out wait at most a slice.
+ *   at once while the slice lasts (SLICE_MS; while requests are in flight BUSY_SLICE_MS, or
+ *   DB_WATCH_BUSY_SLICE_US: `fanoutYieldsTo`), else at a later turn of the event loop, after its
+ *   poll phase: a commit's durable write completing, a request arriving, a response going out
+ *   wait at most a slice.
  * - `sharedEvent`: the last event text of a shared row query (libs/sql watch/pool.ts: subscribers
  *   compiled alike hold one instance), keyed by the frames it covers: a burst is matched and
  *   serialized once per distinct query, then written to each of its sockets.
@@ -199,22 +200,24 @@ export function sharedEvent(query: WatchQuery, first: { lsn: number; epoch: numb
 /** Longest stretch of burst work (matching, serializing, socket writes) between two turns of the loop, in ms. */
 export const SLICE_MS = 2;
 
-/** The stretch while requests are being served: their next step (an fsync's completion, a response) waits at most this. */
+/** The stretch while requests are being served (default): their next step (an fsync's completion, a response) waits at most this. */
 export const BUSY_SLICE_MS = 0.5;
 
 let serving: () => boolean = () => false;
+let busySliceMs = BUSY_SLICE_MS;
 
 /**
  * Gives requests priority over the fan-out: while `busy()` (requests in flight: the server's
  * hooks count them) a slice lasts BUSY_SLICE_MS instead of SLICE_MS, so a commit crossing several
  * turns of the loop (its body, its durable write, its response) waits little at each.
  */
-export function fanoutYieldsTo(busy: () => boolean): void {
+export function fanoutYieldsTo(busy: () => boolean, sliceMs = BUSY_SLICE_MS): void {
   serving = busy;
+  busySliceMs = sliceMs;
 }
 
 function sliceLeft(t: number): boolean {
-  return t - sliceStart < (serving() ? BUSY_SLICE_MS : SLICE_MS);
+  return t - sliceStart < (serving() ? busySliceMs : SLICE_MS);
 }
 
 let sliceOpen = false;
