@@ -15,7 +15,7 @@ import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, Te
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, sseComment, sseEvent } from './sse';
-import { endTurn, sharedEvent, sliceTurn, windowTurn, type WindowWait } from './fanout';
+import { endTurn, sharedEvent, turn, windowTurn, type WindowWait } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -209,9 +209,14 @@ export class WatchSession {
     for (;;) {
       const b = await feed.next();
       if (!b) return;
-      for (let wait = sliceTurn(); wait; wait = sliceTurn()) await wait;
-      if (this.closed) return;
-      this.burstOrCut(b.entries);
+      const wait = turn();
+      if (wait) await wait;
+      try {
+        if (this.closed) return;
+        this.burstOrCut(b.entries);
+      } finally {
+        endTurn();
+      }
       if (this.closed) return;
       if (this.blocked) {
         await this.out.drained();
