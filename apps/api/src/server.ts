@@ -103,20 +103,27 @@ export async function createServer(config: AppConfig): Promise<Server> {
     fastify.setReplySerializer((payload: unknown) => stringifyJson(payload));
     const metrics = app.get(Metrics);
     // Callback-style hooks: an async hook costs a promise and a microtask per request.
-    // requests in flight (watch streams aside): the watch fan-out yields to them (watch/fanout.ts)
+    // requests in flight (watch streams aside): the watch fan-out yields to them (watch/fanout.ts);
+    // a request whose client went away may never count out, so a second without any request
+    // starting or ending counts as none in flight
     let serving = 0;
-    fanoutYieldsTo(() => serving > 0, config.watchBusySliceUs / 1000);
+    let servedAt = 0;
+    fanoutYieldsTo(() => serving > 0 && performance.now() - servedAt < 1000, config.watchBusySliceUs / 1000);
     fastify.addHook('onRequest', (req: any, reply: any, done: () => void) => {
       reply.header('x-db-request-id', req.id);
       if (!req.routeOptions?.url?.endsWith('/watch')) {
         req.serving = true;
         serving++;
+        servedAt = performance.now();
       }
       done();
     });
     fastify.addHook('onResponse', (req: any, reply: any, done: () => void) => {
       metrics.observeRequest(req.method, req.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
-      if (req.serving) serving = Math.max(0, serving - 1);
+      if (req.serving) {
+        serving = Math.max(0, serving - 1);
+        servedAt = performance.now();
+      }
       done();
     });
     // Shutdown: answers still in flight (a query cancelled by QueryRegistry) say `connection: close`,
