@@ -258,6 +258,7 @@ export class WatchSession {
       this.waiting = null;
       if (bound === null) return; // closed
       let failure: unknown;
+      let held = true;
       try {
         if (this.closed) return;
         // (at the feed's end, its frames are in its buffer now; none: no longer live, the log next time)
@@ -267,18 +268,33 @@ export class WatchSession {
           let b: FeedBatch | null;
           try {
             b = feed.poll();
+            if (!b && !feed.atEnd) {
+              // the frames up to the bound are behind this reader's buffer (the hub's recent frames,
+              // or the log): read outside the turn, then take it again, so that the burst still
+              // ends at the window's bound, where its query's other subscribers end theirs (a burst
+              // cut at a batch's end would be matched again for this stream alone, and every one after)
+              endTurn();
+              held = false;
+              b = await feed.next();
+            }
           } catch (e) {
             failure = e; // (past the lag bound: the frames taken are sent first, then the reset)
-            break;
+            b = null;
           }
-          if (!b) break; // not buffered (a log read): the next burst starts there
+          if (!held) {
+            const t = turn();
+            if (t) await t;
+            held = true;
+          }
+          if (!b || this.closed) break;
           fs = fs.concat(b.entries);
         }
+        if (this.closed) return;
         carry = cutAfter(bound, fs);
         const take = fs.length - carry.length;
         if (take > 0) this.burstOrCut(take === fs.length ? fs : fs.slice(0, take));
       } finally {
-        endTurn();
+        if (held) endTurn();
       }
       if (failure !== undefined) throw failure;
       if (this.closed) return;
