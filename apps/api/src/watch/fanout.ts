@@ -8,19 +8,22 @@
  *   live reader's buffer holds the frames up to it). Each stream's burst stops at the first bound
  *   after its start, and a stream whose fan-out ran past a window takes the bounds that passed one
  *   by one, so every subscriber cuts its bursts at the same LSNs, however late it runs.
- * - The turn queue (`turn` / `endTurn`): one stream at a time does its burst's synchronous work
- *   (take its buffered frames, match, serialize, write its socket), in FIFO order; the streams a
- *   window closes for are queued, not all resumed in the timer's callback. The next in line starts
- *   at once while the slice lasts (SLICE_MS; while requests are in flight BUSY_SLICE_MS, or
- *   DB_WATCH_BUSY_SLICE_US: `fanoutYieldsTo`), else at a later turn of the event loop, after its
- *   poll phase: a commit's durable write completing, a request arriving, a response going out
- *   wait at most a slice.
+ * - The turn queue (`turn` / `endTurn`, turns.ts): one stream at a time does its burst's
+ *   synchronous work (take its buffered frames, match, serialize, write its socket), in FIFO
+ *   order; the streams a window closes for are queued, not all resumed in the timer's callback.
+ *   The next in line starts at once while the slice lasts (SLICE_MS; while requests are in
+ *   flight BUSY_SLICE_MS, or DB_WATCH_BUSY_SLICE_US: `fanoutYieldsTo`), else at a later turn of
+ *   the event loop, after its poll phase: a commit's durable write completing, a request
+ *   arriving, a response going out wait at most a slice.
  * - `sharedEvent`: the last event text of a shared row query (libs/sql watch/pool.ts: subscribers
  *   compiled alike hold one instance), keyed by the frames it covers: a burst is matched and
  *   serialized once per distinct query, then written to each of its sockets.
  */
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
+import { endTurn, enqueue, turn } from './turns';
+
+export { BUSY_SLICE_MS, endTurn, fanoutYieldsTo, sliceTurn, SLICE_MS, turn } from './turns';
 
 /** How many past window bounds a store's clock remembers (for streams still working through them). */
 const BOUNDS_KEPT = 64;
@@ -195,113 +198,4 @@ export function sharedEvent(query: WatchQuery, first: { lsn: number; epoch: numb
   kept.push({ first: first.lsn, firstEpoch: first.epoch, last: last.lsn, lastEpoch: last.epoch, text });
   if (kept.length > EVENTS_KEPT) kept.shift();
   return text;
-}
-
-/** Longest stretch of burst work (matching, serializing, socket writes) between two turns of the loop, in ms. */
-export const SLICE_MS = 2;
-
-/** The stretch while requests are being served (default): their next step (an fsync's completion, a response) waits at most this. */
-export const BUSY_SLICE_MS = 0.5;
-
-let serving: () => boolean = () => false;
-let busySliceMs = BUSY_SLICE_MS;
-
-/**
- * Gives requests priority over the fan-out: while `busy()` (requests in flight: the server's
- * hooks count them) a slice lasts BUSY_SLICE_MS instead of SLICE_MS, so a commit crossing several
- * turns of the loop (its body, its durable write, its response) waits little at each.
- */
-export function fanoutYieldsTo(busy: () => boolean, sliceMs = BUSY_SLICE_MS): void {
-  serving = busy;
-  busySliceMs = sliceMs;
-}
-
-function sliceLeft(t: number): boolean {
-  return t - sliceStart < (serving() ? busySliceMs : SLICE_MS);
-}
-
-let sliceOpen = false;
-let sliceStart = 0;
-/** A stream holds the fan-out's turn (between `turn()` and `endTurn()`). */
-let holder = false;
-/** Streams waiting for their turn, in order: each grants the turn when called. */
-const queue: Array<() => void> = [];
-let drainArmed = false;
-
-function openSlice(t: number): void {
-  sliceOpen = true;
-  sliceStart = t;
-  setImmediate(() => (sliceOpen = false));
-}
-
-function enqueue(grant: () => void): void {
-  queue.push(grant);
-  if (!holder && queue.length === 1) {
-    // nobody is working: start now if the slice allows, else at the next turn of the loop
-    if (!sliceOpen || sliceLeft(performance.now())) {
-      if (!sliceOpen) openSlice(performance.now());
-      holder = true;
-      queue.shift()!();
-      return;
-    }
-  }
-  armDrain();
-}
-
-function armDrain(): void {
-  if (drainArmed) return;
-  drainArmed = true;
-  setImmediate(drain);
-}
-
-/** A later turn of the loop (after its poll phase: commits' completions and new requests first): a new slice. */
-function drain(): void {
-  drainArmed = false;
-  if (holder || !queue.length) return; // (endTurn() re-arms)
-  openSlice(performance.now());
-  holder = true;
-  queue.shift()!();
-}
-
-/**
- * The fan-out's turn: null when the caller holds it now, else a promise resolved when it does.
- * One stream at a time does its burst's synchronous work (take its frames, match, serialize,
- * write its socket) and then calls `endTurn()`; the next one in line starts at once while the slice
- * (SLICE_MS) lasts, else at a later turn of the event loop, so a commit's I/O waits at most a
- * slice, and a window's fan-out never runs as one block.
- */
-export function turn(): Promise<void> | null {
-  const t = performance.now();
-  if (!holder && !queue.length && (!sliceOpen || sliceLeft(t))) {
-    if (!sliceOpen) openSlice(t);
-    holder = true;
-    return null;
-  }
-  return new Promise<void>((r) => {
-    queue.push(r);
-    armDrain();
-  });
-}
-
-/** Ends the caller's turn: the next stream in line starts now (the slice lasts) or at a later turn of the loop. */
-export function endTurn(): void {
-  holder = false;
-  if (!queue.length) return;
-  if (sliceOpen && sliceLeft(performance.now())) {
-    holder = true;
-    queue.shift()!();
-  } else armDrain();
-}
-
-/**
- * Null when the caller may run its burst now (the slice lasts and no stream is waiting), else a
- * promise of its turn at a later turn of the loop: call again after it. A turn that ends at once.
- */
-export function sliceTurn(): Promise<void> | null {
-  const w = turn();
-  if (!w) {
-    endTurn();
-    return null;
-  }
-  return w.then(endTurn);
 }
