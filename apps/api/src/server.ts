@@ -103,12 +103,16 @@ export async function createServer(config: AppConfig): Promise<Server> {
     fastify.setReplySerializer((payload: unknown) => stringifyJson(payload));
     const metrics = app.get(Metrics);
     // Callback-style hooks: an async hook costs a promise and a microtask per request.
-    // requests in flight (watch streams aside): the watch fan-out yields to them (watch/fanout.ts);
-    // a request whose client went away may never count out, so a second without any request
-    // starting or ending counts as none in flight
+    // requests in flight or just served (watch streams aside): the watch fan-out yields to them
+    // (watch/turns.ts). Recent ones count too: under load the next is already on its way (a
+    // request arriving during a slice waits for it). A request whose client went away may never
+    // count out, so a second without any request starting or ending counts as none in flight.
     let serving = 0;
-    let servedAt = 0;
-    fanoutYieldsTo(() => serving > 0 && performance.now() - servedAt < 1000, config.watchBusySliceUs / 1000);
+    let servedAt = -Infinity;
+    fanoutYieldsTo(() => {
+      const since = performance.now() - servedAt;
+      return since < 50 || (serving > 0 && since < 1000);
+    }, config.watchBusySliceUs / 1000);
     fastify.addHook('onRequest', (req: any, reply: any, done: () => void) => {
       reply.header('x-db-request-id', req.id);
       if (!req.routeOptions?.url?.endsWith('/watch')) {
