@@ -58,7 +58,7 @@ export interface AppConfig {
   readonly watchBufferFrames: number;
   /** Watch streams: most frames a subscriber may be behind (and the log held for it) before `reset` (DB_WATCH_MAX_LAG_FRAMES). */
   readonly watchMaxLagFrames: number;
-  /** Watch fan-out: the longest stretch of its work between two turns of the event loop while requests are in flight, in µs (DB_WATCH_BUSY_SLICE_US). */
+  /** Watch fan-out: the longest stretch of its work between two turns of the event loop while requests are in flight or recent, in µs (DB_WATCH_BUSY_SLICE_US). */
   readonly watchBusySliceUs: number;
   /** POST /ask: intent-cache entries per tenant; how stale the value lexicon may be after writes (ms). */
   readonly nlCacheSize: number;

@@ -13,9 +13,10 @@ let serving: () => boolean = () => false;
 let busySliceMs = BUSY_SLICE_MS;
 
 /**
- * Gives requests priority over the fan-out: while `busy()` (requests in flight: the server's
- * hooks count them) a slice lasts BUSY_SLICE_MS instead of SLICE_MS, so a commit crossing several
- * turns of the loop (its body, its durable write, its response) waits little at each.
+ * Gives requests priority over the fan-out: while `busy()` (requests in flight or just served:
+ * the server's hooks count them) a slice lasts BUSY_SLICE_MS instead of SLICE_MS, so a commit
+ * crossing several turns of the loop (its body, its durable write, its response) waits little
+ * at each.
  */
 export function fanoutYieldsTo(busy: () => boolean, sliceMs = BUSY_SLICE_MS): void {
   serving = busy;
