@@ -61,6 +61,8 @@ export interface AppConfig {
   readonly watchBufferFrames: number;
   /** Watch streams: most frames a subscriber may be behind (and the log held for it) before `reset` (DB_WATCH_MAX_LAG_FRAMES). */
   readonly watchMaxLagFrames: number;
+  /** Watch fan-out: the longest stretch of its work between two turns of the event loop while requests are in flight or recent, in µs (DB_WATCH_BUSY_SLICE_US). */
+  readonly watchBusySliceUs: number;
   /** POST /ask: intent-cache entries per tenant; how stale the value lexicon may be after writes (ms). */
   readonly nlCacheSize: number;
   readonly nlLexiconRefreshMs: number;
@@ -260,6 +262,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     watchRetryMs: int(env, 'DB_WATCH_RETRY_MS', 1000, 0, 3_600_000),
     watchBufferFrames: int(env, 'DB_WATCH_BUFFER_FRAMES', 256, 1, 1_000_000),
     watchMaxLagFrames: int(env, 'DB_WATCH_MAX_LAG_FRAMES', 100_000, 1, 1 << 30),
+    watchBusySliceUs: int(env, 'DB_WATCH_BUSY_SLICE_US', 500, 50, 2000),
     nlCacheSize: int(env, 'DB_NL_CACHE_SIZE', 1000, 1, 1_000_000),
     nlLexiconRefreshMs: int(env, 'DB_NL_LEXICON_REFRESH_MS', 1000, 0, 3_600_000),
     ...(nlModel ? { nlModel } : {}),

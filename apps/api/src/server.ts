@@ -16,6 +16,7 @@ import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
 import { lingerThen } from './http/linger';
 import { errorBody } from './http/error.filter';
+import { fanoutYieldsTo } from './watch/fanout';
 
 export interface Server {
   /** This node's TLS certificate (PEM), when it serves HTTPS. */
@@ -102,12 +103,31 @@ export async function createServer(config: AppConfig): Promise<Server> {
     fastify.setReplySerializer((payload: unknown) => stringifyJson(payload));
     const metrics = app.get(Metrics);
     // Callback-style hooks: an async hook costs a promise and a microtask per request.
+    // requests in flight or just served (watch streams aside): the watch fan-out yields to them
+    // (watch/turns.ts). Recent ones count too: under load the next is already on its way (a
+    // request arriving during a slice waits for it). A request whose client went away may never
+    // count out, so a second without any request starting or ending counts as none in flight.
+    let serving = 0;
+    let servedAt = -Infinity;
+    fanoutYieldsTo(() => {
+      const since = performance.now() - servedAt;
+      return since < 50 || (serving > 0 && since < 1000);
+    }, config.watchBusySliceUs / 1000);
     fastify.addHook('onRequest', (req: any, reply: any, done: () => void) => {
       reply.header('x-db-request-id', req.id);
+      if (!req.routeOptions?.url?.endsWith('/watch')) {
+        req.serving = true;
+        serving++;
+        servedAt = performance.now();
+      }
       done();
     });
     fastify.addHook('onResponse', (req: any, reply: any, done: () => void) => {
       metrics.observeRequest(req.method, req.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
+      if (req.serving) {
+        serving = Math.max(0, serving - 1);
+        servedAt = performance.now();
+      }
       done();
     });
     // Shutdown: answers still in flight (a query cancelled by QueryRegistry) say `connection: close`,

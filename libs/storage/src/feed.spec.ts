@@ -253,6 +253,38 @@ describe('changesFrom: the resumable change feed', () => {
     expect((await store.truncateLog()).length).toBeGreaterThan(0);
   });
 
+  it('poll() hands over the buffered live frames without waiting, and none before the first next() or after an overflow', async () => {
+    store = await TenantStore.open({ dir, sync: false });
+    await store.registerSchema(T);
+    for (let i = 0; i < 3; i++) await store.put('t.kv', { k: i, v: 'a' });
+    const feed = store.changesFrom({ epoch: 0, lsn: 1 }, { bufferFrames: 4, maxLagFrames: 10 });
+    expect(feed.poll()).toBeNull(); // the cursor is checked and the log read by next() first
+    expect(feed.atEnd).toBe(false);
+    expect(await readUntil(feed, 4)).toEqual([2, 3, 4]);
+    expect(feed.atEnd).toBe(true); // live, nothing buffered: next() would wait for a commit
+    expect(feed.poll()).toBeNull();
+    await store.put('t.kv', { k: 10, v: 'b' });
+    await store.put('t.kv', { k: 11, v: 'b' });
+    expect(feed.atEnd).toBe(false);
+    const b = feed.poll()!;
+    expect(b.entries.map((e) => e.frame.lsn)).toEqual([5, 6]);
+    expect(b.cursor.lsn).toBe(6);
+    expect(feed.poll()).toBeNull();
+    // an overflow leaves the reader not live: poll answers nothing, next() reads the log
+    for (let i = 0; i < 6; i++) await store.put('t.kv', { k: 20 + i, v: 'c' });
+    expect(feed.poll()).toBeNull();
+    expect(feed.atEnd).toBe(false);
+    expect(await readUntil(feed, 12)).toEqual(range(7, 12));
+    feed.close();
+    // past its lag bound, poll answers resync_required as next() would
+    const lagging = store.changesFrom({ epoch: 0, lsn: store.lastLsn - 1 }, { bufferFrames: 100, maxLagFrames: 5 });
+    expect(await readUntil(lagging, store.lastLsn)).toEqual([store.lastLsn]);
+    for (let i = 0; i < 3; i++) await store.put('t.kv', { k: 30 + i, v: 'd' });
+    expect(lagging.poll()!.entries.length).toBe(3);
+    for (let i = 0; i < 8; i++) await store.put('t.kv', { k: 40 + i, v: 'e' });
+    expect(() => lagging.poll()).toThrow(expect.objectContaining({ code: 'resync_required' }) as unknown as Error);
+  });
+
   it('tells a cursor from rewritten history to resync: another epoch at its LSN, or past the log end', async () => {
     store = await TenantStore.open({ dir });
     await store.registerSchema(T);

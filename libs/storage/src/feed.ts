@@ -180,6 +180,24 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     }
   }
 
+  /**
+   * The live frames buffered now, without waiting and without a promise: null when none are
+   * (the reader is at the log's end, or not live: it must read the log, so call `next()`), or
+   * when a `next()` is pending. Throws `resync_required` as `next()` would for a reader past its
+   * lag bound. A watch fan-out takes its burst with it at its turn, so hundreds of readers cost
+   * no promise chain per window (apps/api DESIGN, "Many subscribers").
+   */
+  poll(): FeedBatch | null {
+    if (this.reading || this.closed || !this.checked || !this.live || !this.buf.length) return null;
+    this.checkLag();
+    return this.fromBuffer();
+  }
+
+  /** True when `next()` would wait for a commit: live, nothing buffered (a `poll()` answers null until one publishes). */
+  get atEnd(): boolean {
+    return this.live && !this.closed && this.checked && !this.buf.length;
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<FeedBatch> {
     try {
       for (;;) {
@@ -192,7 +210,7 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     }
   }
 
-  /** Ends the cursor: it stops holding retention and a pending `next()` answers null. */
+  /** Ends the cursor: it stops holding retention, a pending `next()` answers null and `onClose` hooks run. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -202,6 +220,21 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     const w = this.wake;
     this.wake = null;
     w?.();
+    const hooks = this.closeHooks;
+    this.closeHooks = [];
+    for (const h of hooks) h();
+  }
+
+  private closeHooks: Array<() => void> = [];
+
+  /**
+   * Runs `fn` when the cursor closes (by its reader, or by the store closing every cursor): for a
+   * reader that waits elsewhere than in `next()` (a watch stream waiting for its window). At once
+   * when it is closed already.
+   */
+  onClose(fn: () => void): void {
+    if (this.closed) fn();
+    else this.closeHooks.push(fn);
   }
 
   /** A cursor names a frame of this log's history, under the epoch it was written in. */

@@ -4,7 +4,7 @@
  * process) while rows are written at a fixed rate, against the built server.
  *
  *   npm run build && node tools/bench/watch/bench.js [--subscribers 200] [--tables 10] [--rate 2000]
- *       [--duration 10] [--preload 10000] [--big 1000000] [--window 50] [--idle 3] [--subs-nice 0]
+ *       [--duration 10] [--preload 10000] [--big 1000000] [--window 50] [--idle 3] [--subs-nice 0] [--busy-slice-us 500]
  *
  * In one run, one server: (1) writes at --rate rows/s for --duration s with no subscriber (the
  * peer: write p50/p99 without watch); (2) server RSS, then --subscribers streams opened and left
@@ -42,6 +42,8 @@ const WINDOW = opt('window', 50);
 const IDLE = opt('idle', 3);
 /** A diagnostic: the subscribers' process runs at this nice value (0: as the server; 19: it yields the CPUs to it). */
 const SUBS_NICE = opt('subs-nice', 0);
+/** The server's DB_WATCH_BUSY_SLICE_US (0: its default, 500). */
+const BUSY_SLICE_US = opt('busy-slice-us', 0);
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'bench-watch-token-0123456789';
 const T = `/v1/tenants/${TENANT}`;
@@ -63,7 +65,16 @@ async function main() {
   const { proc, url } = await startBuiltServer(dir, {
     tenant: TENANT,
     token: TOKEN,
-    env: { DB_WATCH_COALESCE_MS: String(WINDOW), DB_WATCH_MAX: String(SUBS + 10), DB_RATE_LIMIT_RPS: '0', DB_LOG_LEVEL: 'error' },
+    env: {
+      // diagnostics (README.md): node options for the server (a CPU profile: cpu-profile.js) and where it writes it
+      ...(process.env.WATCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WATCH_SERVER_NODE_OPTIONS } : {}),
+      ...(process.env.PROFILE_DIR ? { PROFILE_DIR: process.env.PROFILE_DIR } : {}),
+      ...(BUSY_SLICE_US ? { DB_WATCH_BUSY_SLICE_US: String(BUSY_SLICE_US) } : {}),
+      DB_WATCH_COALESCE_MS: String(WINDOW),
+      DB_WATCH_MAX: String(SUBS + 10),
+      DB_RATE_LIMIT_RPS: '0',
+      DB_LOG_LEVEL: 'error',
+    },
   });
   const ca = fs.readFileSync(path.join(dir, 'tls/cert.pem'), 'utf8');
   const agent = new https.Agent({ keepAlive: true, maxSockets: 128, ca });

@@ -5,7 +5,8 @@
  */
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
-import { burstBound, sharedEvent, sliceTurn, SLICE_MS } from './fanout';
+import { Subject } from 'rxjs';
+import { burstBound, endTurn, sharedEvent, sliceTurn, SLICE_MS, turn, windowTurn } from './fanout';
 
 const storeAt = (published: { lsn: number }) => ({ get publishedLsn() { return published.lsn; } }) as unknown as TenantStore;
 const open = () => false;
@@ -70,5 +71,72 @@ describe('sliceTurn', () => {
     expect(later).toBeInstanceOf(Promise);
     await later;
     expect(sliceTurn()).toBeNull(); // a later turn opens a new slice
+  });
+});
+
+describe('turn / endTurn: one stream of the fan-out at a time, in order', () => {
+  it('gives the turn to one caller, the next in line once it ends, and a later turn of the loop once the slice is spent', async () => {
+    await new Promise((r) => setImmediate(r));
+    expect(turn()).toBeNull(); // free: held at once
+    const order: string[] = [];
+    const a = turn()!.then(() => order.push('a'));
+    const b = turn()!.then(() => order.push('b'));
+    await Promise.resolve();
+    expect(order).toEqual([]); // nobody starts while the turn is held
+    endTurn();
+    await a;
+    expect(order).toEqual(['a']); // the first in line, at once (the slice lasts)
+    const end = performance.now() + SLICE_MS + 1;
+    while (performance.now() < end); // a slice's worth of work
+    endTurn();
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(order).toEqual(['a']); // the slice is spent: b waits for a later turn of the loop
+    await b;
+    expect(order).toEqual(['a', 'b']);
+    endTurn();
+  });
+});
+
+describe('windowTurn', () => {
+  const liveStore = () => {
+    const changes = new Subject<number>();
+    const s = { lsn: 0 };
+    const store = { get publishedLsn() { return s.lsn; }, changes } as unknown as TenantStore;
+    const publish = () => changes.next(++s.lsn);
+    return { store, publish, s };
+  };
+
+  it('on an idle store waits for a publish before a window opens; the window wakes its streams one turn at a time', async () => {
+    const { store, publish } = liveStore();
+    const first = windowTurn(store, 1, 10);
+    const second = windowTurn(store, 1, 10);
+    await new Promise((r) => setTimeout(r, 30));
+    let woken = 0;
+    void first.bound.then(() => woken++);
+    void second.bound.then(() => woken++);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(woken).toBe(0); // no publish: no window, no timer
+    publish();
+    publish();
+    expect(await first.bound).toBe(2); // the window's bound: the LSN published when it closed
+    await new Promise((r) => setImmediate(r));
+    expect(woken).toBe(1); // the second waits for the first's turn to end
+    endTurn();
+    expect(await second.bound).toBe(2);
+    endTurn();
+    // a bound that passed answers at the caller's turn without a window
+    const again = windowTurn(store, 2, 10);
+    expect(await again.bound).toBe(2);
+    endTurn();
+  });
+
+  it('a cancelled wait answers null and holds no turn', async () => {
+    const { store } = liveStore();
+    const w = windowTurn(store, 1, 10);
+    w.cancel();
+    expect(await w.bound).toBeNull();
+    await new Promise((r) => setImmediate(r)); // (a new turn of the loop: a new slice)
+    expect(turn()).toBeNull(); // the turn is free
+    endTurn();
   });
 });

@@ -2,36 +2,54 @@
  * What the watch streams of one process share so that many subscribers cost the event loop
  * little and never hold a commit up behind a whole fan-out (apps/api/DESIGN.md, "Watch streams"):
  *
- * - `burstBound`: one coalescing clock per store. Every live session of a store sleeps through the
- *   same window and is woken by the same timer, which ends it at the last LSN the store had
- *   published (its bound: every live reader's buffer holds the frames up to it). Each session's
- *   burst stops at the first bound after its start (frames after it open its next one), and a
- *   session whose fan-out ran past a window takes the bounds that passed one by one, so every
- *   subscriber cuts its bursts at the same LSNs, however late in the fan-out it runs.
+ * - The coalescing clock, one per store (`windowTurn`, `burstBound`). A window opens when a stream
+ *   has frames to send (or, for streams at their feed's end, at the next publish: an idle store
+ *   arms no timer) and closes `ms` later at the last LSN the store had published (its bound: every
+ *   live reader's buffer holds the frames up to it). Each stream's burst stops at the first bound
+ *   after its start, and a stream whose fan-out ran past a window takes the bounds that passed one
+ *   by one, so every subscriber cuts its bursts at the same LSNs, however late it runs.
+ * - The turn queue (`turn` / `endTurn`, turns.ts): one stream at a time does its burst's
+ *   synchronous work (take its buffered frames, match, serialize, write its socket), in FIFO
+ *   order; the streams a window closes for are queued, not all resumed in the timer's callback.
+ *   The next in line starts at once while the slice lasts (SLICE_MS; while requests are in
+ *   flight BUSY_SLICE_MS, or DB_WATCH_BUSY_SLICE_US: `fanoutYieldsTo`), else at a later turn of
+ *   the event loop, after its poll phase: a commit's durable write completing, a request
+ *   arriving, a response going out wait at most a slice.
  * - `sharedEvent`: the last event text of a shared row query (libs/sql watch/pool.ts: subscribers
  *   compiled alike hold one instance), keyed by the frames it covers: a burst is matched and
  *   serialized once per distinct query, then written to each of its sockets.
- * - `sliceTurn`: bursts run in slices of at most SLICE_MS of work per turn of the event loop;
- *   a session past the slice waits for the next turn, so between two slices the loop reaches its
- *   poll phase (a commit's durable write, a request) instead of waiting for every subscriber.
  */
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
+import { endTurn, enqueue, turn } from './turns';
+
+export { BUSY_SLICE_MS, endTurn, fanoutYieldsTo, sliceTurn, SLICE_MS, turn } from './turns';
 
 /** How many past window bounds a store's clock remembers (for streams still working through them). */
 const BOUNDS_KEPT = 64;
 
-/** A store's coalescing clock: the bounds of its recent windows, ascending, and the window now open. */
+/** A stream waiting for a window to close past `from`; `wake` runs at its turn of the fan-out (null: cancelled, no turn held). */
+interface Waiter {
+  readonly from: number;
+  readonly wake: (bound: number | null) => void;
+  woken: boolean;
+}
+
+/** A store's coalescing clock: the bounds of its recent windows, ascending, the window now open, and who waits for it. */
 interface Clock {
   readonly bounds: number[];
   open: Promise<void> | null;
+  /** Streams waiting for a window past their position (woken in turn when it closes). */
+  waiters: Waiter[];
+  /** Set once a stream waits for frames not yet published: a publish then opens the window. */
+  watching: boolean;
 }
 
 const clocks = new WeakMap<TenantStore, Clock>();
 
 function clockOf(store: TenantStore): Clock {
   let c = clocks.get(store);
-  if (!c) clocks.set(store, (c = { bounds: [], open: null }));
+  if (!c) clocks.set(store, (c = { bounds: [], open: null, waiters: [], watching: false }));
   return c;
 }
 
@@ -49,6 +67,40 @@ function boundFrom(c: Clock, lsn: number): number | null {
   return b[lo];
 }
 
+/** Opens the store's window (one timer per store) unless one is open: it closes `ms` later at the LSN published then. */
+function openWindow(store: TenantStore, c: Clock, ms: number): Promise<void> {
+  c.open ??= new Promise<void>((r) =>
+    setTimeout(() => {
+      c.open = null;
+      const bound = store.publishedLsn;
+      if (!c.bounds.length || bound > c.bounds[c.bounds.length - 1]) c.bounds.push(bound);
+      if (c.bounds.length > BOUNDS_KEPT) c.bounds.splice(0, c.bounds.length - BOUNDS_KEPT);
+      // the streams this window ends a burst for go to the fan-out queue, each woken at its turn
+      // (not all at once in this timer's callback: that was one unsliced block per window)
+      const last = c.bounds[c.bounds.length - 1];
+      const keep: Waiter[] = [];
+      for (const w of c.waiters) {
+        if (w.from > last) keep.push(w);
+        else enqueue(() => wakeOnce(w, boundFrom(c, w.from) ?? last));
+      }
+      c.waiters = keep;
+      // streams past this bound wait for a publish (windowTurn); without that watch, the next window
+      if (keep.length && !c.watching) void openWindow(store, c, ms);
+      r();
+    }, ms),
+  );
+  return c.open;
+}
+
+function wakeOnce(w: Waiter, bound: number | null): void {
+  if (w.woken) {
+    if (bound !== null) endTurn(); // (cancelled meanwhile: the turn it was given passes on)
+    return;
+  }
+  w.woken = true;
+  w.wake(bound);
+}
+
 /**
  * Where the burst starting at frame `firstLsn` ends: the first of the store's window bounds at or
  * after it. A stream that is behind the clock (its fan-out ran past the next window) gets a bound
@@ -58,21 +110,66 @@ function boundFrom(c: Clock, lsn: number): number | null {
  */
 export async function burstBound(store: TenantStore, firstLsn: number, ms: number, closed: () => boolean): Promise<number> {
   const c = clockOf(store);
-  for (;;) {
-    const b = boundFrom(c, firstLsn);
-    if (b !== null) return b;
-    if (closed()) return firstLsn; // (the caller stops)
-    c.open ??= new Promise<void>((r) =>
-      setTimeout(() => {
-        c.open = null;
-        const bound = store.publishedLsn;
-        if (!c.bounds.length || bound > c.bounds[c.bounds.length - 1]) c.bounds.push(bound);
-        if (c.bounds.length > BOUNDS_KEPT) c.bounds.splice(0, c.bounds.length - BOUNDS_KEPT);
-        r();
-      }, ms),
-    );
-    await c.open;
-  }
+  const b = boundFrom(c, firstLsn);
+  if (b !== null) return b;
+  if (closed()) return firstLsn; // (the caller stops)
+  const bound = await new Promise<number | null>((wake) => {
+    c.waiters.push({ from: firstLsn, wake, woken: false });
+    void openWindow(store, c, ms);
+  });
+  endTurn(); // (woken at its turn of the fan-out: this caller only wanted the bound)
+  return bound ?? firstLsn;
+}
+
+/** A wait for `windowTurn`; `cancel()` ends it at once (the stream closed): it then answers null. */
+export interface WindowWait {
+  readonly bound: Promise<number | null>;
+  cancel(): void;
+}
+
+/**
+ * Waits until a window of the store's clock has closed at or past `from` (a stream's next frame),
+ * then for the stream's turn of the fan-out (`turn`): answers that bound, with the turn held (call
+ * `endTurn()` after the burst's synchronous work). A bound that has passed answers at the stream's
+ * turn; otherwise the window opens now when `from` is published, else at the next publish (so an
+ * idle store arms no timer). The streams a window closes for are woken one at a time, in slices,
+ * never all in the timer's callback.
+ */
+export function windowTurn(store: TenantStore, from: number, ms: number): WindowWait {
+  const c = clockOf(store);
+  let w: Waiter | null = null;
+  const bound = new Promise<number | null>((wake) => {
+    const passed = boundFrom(c, from);
+    if (passed !== null) {
+      w = { from, wake, woken: false };
+      const it = w;
+      const t = turn();
+      if (t) void t.then(() => wakeOnce(it, passed));
+      else wakeOnce(it, passed);
+      return;
+    }
+    w = { from, wake, woken: false };
+    c.waiters.push(w);
+    if (store.publishedLsn >= from) void openWindow(store, c, ms);
+    else watchPublishes(store, c, ms);
+  });
+  return {
+    bound,
+    cancel: () => {
+      if (!w || w.woken) return;
+      c.waiters = c.waiters.filter((x) => x !== w);
+      wakeOnce(w, null);
+    },
+  };
+}
+
+/** A publish opens the window when streams wait for frames (one subscription per store, O(1) per frame). */
+function watchPublishes(store: TenantStore, c: Clock, ms: number): void {
+  if (c.watching) return;
+  c.watching = true;
+  store.changes.subscribe(() => {
+    if (!c.open && c.waiters.length) void openWindow(store, c, ms);
+  });
 }
 
 /** A burst's event for one query: the frames it covers (first and last LSN and epoch) and its SSE text (null: no change). */
@@ -101,26 +198,4 @@ export function sharedEvent(query: WatchQuery, first: { lsn: number; epoch: numb
   kept.push({ first: first.lsn, firstEpoch: first.epoch, last: last.lsn, lastEpoch: last.epoch, text });
   if (kept.length > EVENTS_KEPT) kept.shift();
   return text;
-}
-
-/** Longest stretch of burst work (matching, serializing, socket writes) between two turns of the loop, in ms. */
-export const SLICE_MS = 2;
-
-let sliceOpen = false;
-let sliceStart = 0;
-
-/**
- * Null when the caller may run its burst now (the first burst of a loop turn opens a slice; the
- * next ones share it while it lasts), else a promise of a later turn: call again after it.
- */
-export function sliceTurn(): Promise<void> | null {
-  const t = performance.now();
-  if (!sliceOpen) {
-    sliceOpen = true;
-    sliceStart = t;
-    setImmediate(() => (sliceOpen = false));
-    return null;
-  }
-  if (t - sliceStart < SLICE_MS) return null;
-  return new Promise<void>((r) => setImmediate(r));
 }

@@ -200,3 +200,50 @@ describe('WatchSession fan-out (fanout.ts)', () => {
     await Promise.all(subs.map((x) => x.running));
   });
 });
+
+describe('WatchSession behind its buffer', () => {
+  it('a stream reading the hub or the log in batches still ends its bursts at the window bounds the live streams end theirs at', async () => {
+    const open = (id: string, text: string, bufferFrames: number) => {
+      const out = new StuckOut();
+      out.stuck = false;
+      const s = new WatchSession(id, store, WatchQuery.compile(sql, { sql: text }), out, { coalesceMs: 150, heartbeatMs: 60_000, retryMs: 1000, bufferFrames, maxLagFrames: 100_000 }, new Metrics(), () => undefined);
+      return { out, s, running: s.run({ initial: false, since: null }) };
+    };
+    const live = open('live', 'SELECT id, v FROM t WHERE v >= 0', 4096);
+    const behind = open('behind', 'SELECT id FROM t WHERE v >= 0', 4); // overflows within every window
+    await until(() => [live, behind].every((x) => x.out.events('position').length === 1), 'the start positions');
+    const n = 700; // more frames than one feed batch (256) within a window
+    await Promise.all(Array.from({ length: n }, (_, i) => store.put('main.t', { id: i + 1, v: i })));
+    const count = (out: StuckOut) => out.events('change').flatMap((e) => e.changes as unknown[]).length;
+    await until(() => count(live.out) === n && count(behind.out) === n, 'every change');
+    const ranges = (out: StuckOut) => out.events('change').map((e) => [e.first_lsn, e.lsn]);
+    expect(ranges(behind.out)).toEqual(ranges(live.out));
+    const keys = behind.out.events('change').flatMap((e) => e.changes.map((c: { key: number[] }) => c.key[0]));
+    expect(keys).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    for (const x of [live, behind]) x.s.close();
+    await Promise.all([live.running, behind.running]);
+  });
+});
+
+describe('WatchSession with a coalescing window', () => {
+  const windowed = (out: StuckOut) =>
+    new WatchSession('w1', store, WatchQuery.compile(sql, { sql: 'SELECT id FROM t WHERE v >= 0' }), out, { coalesceMs: 20, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 64, maxLagFrames: 100_000 }, new Metrics(), () => undefined);
+
+  it('coalesces the commits of a window into one event, waits without a timer on an idle store, and ends when the store closes', async () => {
+    const out = new StuckOut();
+    out.stuck = false;
+    const s = windowed(out);
+    const running = s.run({ initial: false, since: null });
+    await until(() => out.events('position').length === 1, 'the start position');
+    await Promise.all([1, 2, 3].map((i) => store.put('main.t', { id: i, v: i })));
+    await until(() => out.events('change').flatMap((e) => e.changes).length === 3, 'the three changes');
+    expect(out.events('change').length).toBe(1); // one window, one event
+    await new Promise((r) => setTimeout(r, 60)); // idle: nothing more
+    expect(out.events('change').length).toBe(1);
+    await store.put('main.t', { id: 4, v: 4 });
+    await until(() => out.events('change').length === 2, 'the next window');
+    expect(out.events('change')[1].changes).toEqual([{ schema: 'main.t', key: [4], op: 'insert', new: { id: 4 } }]);
+    await store.close(); // closes every cursor: the stream waiting for its next window ends
+    await running;
+  });
+});

@@ -15,7 +15,7 @@ import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, Te
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, sseComment, sseEvent } from './sse';
-import { burstBound, sharedEvent, sliceTurn } from './fanout';
+import { endTurn, sharedEvent, turn, windowTurn, type WindowWait } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -58,11 +58,6 @@ export interface StartAt {
 /** Most frames coalesced into one event (a burst over it is split at a frame boundary). */
 const MAX_BURST_FRAMES = 1024;
 
-type Settled = { v: FeedBatch | null; e?: undefined } | { v?: undefined; e: unknown };
-const settle = (p: Promise<FeedBatch | null>): Promise<Settled> => p.then((v) => ({ v }), (e) => ({ e }));
-/** Resolves after the microtasks queued now (a feed answering from its buffer settles before it). */
-const nextTurn = (): Promise<'later'> => new Promise((r) => setImmediate(() => r('later')));
-
 /** The frames after a window's bound (fanout.ts), kept for the next burst. */
 function cutAfter(bound: number, frames: readonly FeedEntry[]): FeedEntry[] {
   if (frames[frames.length - 1].frame.lsn <= bound) return [];
@@ -79,6 +74,8 @@ export class WatchSession {
   private heartbeat: NodeJS.Timeout | null = null;
   /** The subscriber's policy fingerprint the query was compiled under. */
   private policyPrint: string | undefined;
+  /** The window this stream waits for (close() ends the wait). */
+  private waiting: WindowWait | null = null;
 
   constructor(
     readonly id: string,
@@ -135,6 +132,7 @@ export class WatchSession {
     if (this.closed) return;
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    this.waiting?.cancel();
     this.feed?.close();
     this.onClose();
   }
@@ -195,67 +193,122 @@ export class WatchSession {
     if (this.closed) return; // closed while the start awaited a snapshot: no feed to open (none would be closed)
     const feed = this.store.changesFrom(cursor, { kind: 'watch', id: this.id, bufferFrames: this.opts.bufferFrames, maxLagFrames: this.opts.maxLagFrames });
     this.feed = feed;
-    let pending: Promise<Settled> | null = null;
-    /** Frames past the last window's bound: the start of the next burst. */
-    let carry: FeedEntry[] = [];
+    // the store closing its cursors ends a stream waiting for its window too (it awaits no next())
+    feed.onClose(() => this.waiting?.cancel());
     try {
-      for (;;) {
-        // the feed's own entries (shared by every reader: no copy per subscriber unless a burst spans batches)
-        let frames: readonly FeedEntry[];
-        if (carry.length) {
-          frames = carry;
-          carry = [];
-        } else {
-          const first = await (pending ?? settle(feed.next()));
-          pending = null;
-          if (first.e !== undefined) throw first.e;
-          if (!first.v) return;
-          frames = first.v.entries;
-        }
-        let failure: unknown;
-        let ended = false;
-        let bound: number | null = null;
-        if (this.opts.coalesceMs > 0) {
-          // The window, the store's (fanout.ts): sleep through it (the feed keeps arriving frames
-          // in its bounded buffer, without waking this session per frame), then take what it
-          // holds up to the window's bound without waiting. A reader behind the clock (its
-          // fan-out ran late, or it replays the log) is given a bound that has passed: no wait.
-          bound = await burstBound(this.store, frames[0].frame.lsn, this.opts.coalesceMs, () => this.closed);
-          while (frames.length < MAX_BURST_FRAMES && frames[frames.length - 1].frame.lsn < bound && !this.closed) {
-            const p: Promise<Settled> = pending ?? settle(feed.next());
-            pending = null;
-            const r = await Promise.race([p, nextTurn()]);
-            if (r === 'later') {
-              pending = p; // nothing buffered (or a log read under way): the next burst starts with it
-              break;
-            }
-            if (r.e !== undefined) {
-              failure = r.e;
-              break;
-            }
-            if (!r.v) {
-              ended = true;
-              break;
-            }
-            frames = frames.concat(r.v.entries);
-          }
-          if (bound !== null) carry = cutAfter(bound, frames);
-        }
-        const take = frames.length - carry.length;
-        for (let wait = sliceTurn(); wait; wait = sliceTurn()) await wait;
-        if (this.closed) return;
-        const cut = take > 0 ? this.burst(take === frames.length ? frames : frames.slice(0, take)) : null;
-        if (cut) throw new DbError('resync_required', cut === 'schema' ? 'the followed table was registered again or dropped' : "the subscriber's grants or policies changed", { reason: cut });
-        if (failure !== undefined) throw failure;
-        if (ended || this.closed) return;
-        if (this.blocked) {
-          await this.out.drained();
-          this.blocked = false;
-        }
-      }
+      if (this.opts.coalesceMs > 0) await this.followWindows(feed);
+      else await this.followEach(feed);
     } finally {
       feed.close(); // a pending next() answers null (settled: nothing is left unhandled)
+      this.waiting = null;
     }
+  }
+
+  /** Without a coalescing window: one event per batch the feed hands over. */
+  private async followEach(feed: ChangeFeed): Promise<void> {
+    for (;;) {
+      const b = await feed.next();
+      if (!b) return;
+      const wait = turn();
+      if (wait) await wait;
+      try {
+        if (this.closed) return;
+        this.burstOrCut(b.entries);
+      } finally {
+        endTurn();
+      }
+      if (this.closed) return;
+      if (this.blocked) {
+        await this.out.drained();
+        this.blocked = false;
+      }
+    }
+  }
+
+  /**
+   * With the store's coalescing clock (fanout.ts): a live stream waits, without a promise on its
+   * feed, for a window to close past its position; then, at its turn of the fan-out, it takes the
+   * frames its feed buffered up to the window's bound without waiting (`poll`), matches and writes
+   * them, and ends its turn. Only a stream that must read the log (behind its buffer, or starting)
+   * awaits its feed, outside any turn.
+   */
+  private async followWindows(feed: ChangeFeed): Promise<void> {
+    /** Frames past the last window's bound: the start of the next burst. */
+    let carry: FeedEntry[] = [];
+    for (;;) {
+      if (this.closed) return;
+      let frames: readonly FeedEntry[] | null = null;
+      if (carry.length) {
+        frames = carry;
+        carry = [];
+      } else {
+        const b = feed.poll();
+        if (b) frames = b.entries;
+        else if (!feed.atEnd) {
+          // the log (or the hub's recent frames) must be read: outside the fan-out's turn
+          const r = await feed.next();
+          if (!r) return;
+          frames = r.entries;
+        }
+      }
+      // frames (or, at the feed's end, the next one) wait for a window past them, then for this stream's turn
+      const wait = windowTurn(this.store, frames ? frames[0].frame.lsn : feed.cursor.lsn + 1, this.opts.coalesceMs);
+      this.waiting = wait;
+      const bound = await wait.bound;
+      this.waiting = null;
+      if (bound === null) return; // closed
+      let failure: unknown;
+      let held = true;
+      try {
+        if (this.closed) return;
+        // (at the feed's end, its frames are in its buffer now; none: no longer live, the log next time)
+        let fs: readonly FeedEntry[] | undefined = frames ?? feed.poll()?.entries;
+        if (!fs) continue;
+        while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
+          let b: FeedBatch | null;
+          try {
+            b = feed.poll();
+            if (!b && !feed.atEnd) {
+              // the frames up to the bound are behind this reader's buffer (the hub's recent frames,
+              // or the log): read outside the turn, then take it again, so that the burst still
+              // ends at the window's bound, where its query's other subscribers end theirs (a burst
+              // cut at a batch's end would be matched again for this stream alone, and every one after)
+              endTurn();
+              held = false;
+              b = await feed.next();
+            }
+          } catch (e) {
+            failure = e; // (past the lag bound: the frames taken are sent first, then the reset)
+            b = null;
+          }
+          if (!held) {
+            const t = turn();
+            if (t) await t;
+            held = true;
+          }
+          if (!b || this.closed) break;
+          fs = fs.concat(b.entries);
+        }
+        if (this.closed) return;
+        carry = cutAfter(bound, fs);
+        const take = fs.length - carry.length;
+        if (take > 0) this.burstOrCut(take === fs.length ? fs : fs.slice(0, take));
+      } finally {
+        if (held) endTurn();
+      }
+      if (failure !== undefined) throw failure;
+      if (this.closed) return;
+      if (this.blocked) {
+        await this.out.drained();
+        this.blocked = false;
+      }
+    }
+  }
+
+  /** One burst's event; a frame that needs the stream reset ends it with resync_required (reason `schema` or `policy`). */
+  private burstOrCut(entries: readonly FeedEntry[]): void {
+    const cut = this.burst(entries);
+    if (cut) throw new DbError('resync_required', cut === 'schema' ? 'the followed table was registered again or dropped' : "the subscriber's grants or policies changed", { reason: cut });
   }
 
   private checkToken(): void {

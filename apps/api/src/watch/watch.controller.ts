@@ -42,7 +42,14 @@ export class WatchController {
     });
     raw.socket?.setNoDelay(true);
     const out: SseOut = {
-      write: (chunk) => raw.writableEnded || raw.destroyed || raw.write(chunk),
+      // flushed at once: the response corks its socket until the next tick, which would put every
+      // socket write of a fan-out turn after it, outside the slice that bounds it (watch/fanout.ts)
+      write: (chunk) => {
+        if (raw.writableEnded || raw.destroyed) return true;
+        const ok = raw.write(chunk);
+        raw.socket?.uncork();
+        return ok;
+      },
       drained: () => (raw.writableNeedDrain && !raw.destroyed ? new Promise<void>((r) => { raw.once('drain', r); raw.once('close', r); }) : Promise.resolve()),
       get pendingBytes() { return raw.writableLength; },
       end: () => { if (!raw.writableEnded) raw.end(); },

@@ -1,0 +1,115 @@
+/**
+ * The watch fan-out's turns (apps/api DESIGN.md, "Many subscribers"): one stream at a time does
+ * its burst's synchronous work, in FIFO order, in slices of the event loop's time; between two
+ * slices the loop reaches its poll phase, so a commit's next step waits at most a slice.
+ */
+/** Longest stretch of burst work (matching, serializing, socket writes) between two turns of the loop, in ms. */
+export const SLICE_MS = 2;
+
+/** The stretch while requests are being served (default): their next step (an fsync's completion, a response) waits at most this. */
+export const BUSY_SLICE_MS = 0.5;
+
+let serving: () => boolean = () => false;
+let busySliceMs = BUSY_SLICE_MS;
+
+/**
+ * Gives requests priority over the fan-out: while `busy()` (requests in flight or just served:
+ * the server's hooks count them) a slice lasts BUSY_SLICE_MS instead of SLICE_MS, so a commit
+ * crossing several turns of the loop (its body, its durable write, its response) waits little
+ * at each.
+ */
+export function fanoutYieldsTo(busy: () => boolean, sliceMs = BUSY_SLICE_MS): void {
+  serving = busy;
+  busySliceMs = sliceMs;
+}
+
+function sliceLeft(t: number): boolean {
+  return t - sliceStart < (serving() ? busySliceMs : SLICE_MS);
+}
+
+let sliceOpen = false;
+let sliceStart = 0;
+/** A stream holds the fan-out's turn (between `turn()` and `endTurn()`). */
+let holder = false;
+/** Streams waiting for their turn, in order: each grants the turn when called. */
+const queue: Array<() => void> = [];
+let drainArmed = false;
+
+function openSlice(t: number): void {
+  sliceOpen = true;
+  sliceStart = t;
+  setImmediate(() => (sliceOpen = false));
+}
+
+/** Queues `grant` for a turn (called with the turn held: the grantee must `endTurn()`). */
+export function enqueue(grant: () => void): void {
+  queue.push(grant);
+  if (!holder && queue.length === 1) {
+    // nobody is working: start now if the slice allows, else at the next turn of the loop
+    if (!sliceOpen || sliceLeft(performance.now())) {
+      if (!sliceOpen) openSlice(performance.now());
+      holder = true;
+      queue.shift()!();
+      return;
+    }
+  }
+  armDrain();
+}
+
+function armDrain(): void {
+  if (drainArmed) return;
+  drainArmed = true;
+  setImmediate(drain);
+}
+
+/** A later turn of the loop (after its poll phase: commits' completions and new requests first): a new slice. */
+function drain(): void {
+  drainArmed = false;
+  if (holder || !queue.length) return; // (endTurn() re-arms)
+  openSlice(performance.now());
+  holder = true;
+  queue.shift()!();
+}
+
+/**
+ * The fan-out's turn: null when the caller holds it now, else a promise resolved when it does.
+ * One stream at a time does its burst's synchronous work (take its frames, match, serialize,
+ * write its socket) and then calls `endTurn()`; the next one in line starts at once while the slice
+ * (SLICE_MS) lasts, else at a later turn of the event loop, so a commit's I/O waits at most a
+ * slice, and a window's fan-out never runs as one block.
+ */
+export function turn(): Promise<void> | null {
+  const t = performance.now();
+  if (!holder && !queue.length && (!sliceOpen || sliceLeft(t))) {
+    if (!sliceOpen) openSlice(t);
+    holder = true;
+    return null;
+  }
+  return new Promise<void>((r) => {
+    queue.push(r);
+    armDrain();
+  });
+}
+
+/** Ends the caller's turn: the next stream in line starts now (the slice lasts) or at a later turn of the loop. */
+export function endTurn(): void {
+  holder = false;
+  if (!queue.length) return;
+  if (sliceOpen && sliceLeft(performance.now())) {
+    holder = true;
+    queue.shift()!();
+  } else armDrain();
+}
+
+/**
+ * Null when the caller may run its burst now (the slice lasts and no stream is waiting), else a
+ * promise of its turn at a later turn of the loop: call again after it. A turn that ends at once.
+ */
+export function sliceTurn(): Promise<void> | null {
+  const w = turn();
+  if (!w) {
+    endTurn();
+    return null;
+  }
+  return w.then(endTurn);
+}
