@@ -172,15 +172,29 @@ export function fuzziness(f: unknown, term: string): number {
   return Math.min(2, Math.floor(Number(s)));
 }
 
-/** Term-level pattern queries (prefix, wildcard, regexp, fuzzy) over the field's terms or keyword values. */
-function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
+/**
+ * A pattern query's field, parameters and term test (prefix, wildcard, regexp, fuzzy), as the
+ * scorer reads them (also text-plan.ts, which expands the test over the index's terms); throws the
+ * query's errors (a regex past `index.max_regex_length`, an invalid regex).
+ */
+export function patternOf(ix: IndexView, kind: string, body: unknown): { name: string; p: JsonObject; f: Field | undefined } {
   const [name, p] = single(kind, body);
   if (kind === 'regexp') {
     const len = String(p.value ?? '').length;
-    const max = Number((env.ix.settings as JsonObject)['index.max_regex_length'] ?? 1000);
-    if (len > max) throw new EsError(400, 'query_shard_exception', `failed to create query: The length of regex [${len}] used in the Regexp Query request has exceeded the allowed maximum of [${max}]. This maximum can be set by changing the [index.max_regex_length] index level setting.`, { index: env.ix.name, index_uuid: env.ix.uuid });
+    const max = Number((ix.settings as JsonObject)['index.max_regex_length'] ?? 1000);
+    if (len > max) throw new EsError(400, 'query_shard_exception', `failed to create query: The length of regex [${len}] used in the Regexp Query request has exceeded the allowed maximum of [${max}]. This maximum can be set by changing the [index.max_regex_length] index level setting.`, { index: ix.name, index_uuid: ix.uuid });
   }
-  const f = fieldOf(env, name);
+  return { name, p, f: fieldOf({ ix }, name) };
+}
+
+/** The test a text term or keyword value must pass for a pattern query on a text or keyword field. */
+export function patternTest(f: Field, kind: string, p: JsonObject): (s: string) => boolean {
+  return testFor(kind, isKeyword(f) && f.def.normalizer === 'lowercase' && kind !== 'regexp' ? { ...p, value: String(p.value ?? p[kind] ?? '').toLowerCase() } : p, p.case_insensitive === true);
+}
+
+/** Term-level pattern queries (prefix, wildcard, regexp, fuzzy) over the field's terms or keyword values. */
+function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
+  const { name, p, f } = patternOf(env.ix, kind, body);
   if (name === '_id') {
     const t = testFor(kind, p, p.case_insensitive === true);
     return constant((d) => t(d.id), boostOf(p));
@@ -195,8 +209,7 @@ function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
     }
     throw new EsError(400, 'query_shard_exception', `Can only use ${kind} queries on keyword and text fields - not on [${f.path}] which is of type [${f.type}]`);
   }
-  const ci = p.case_insensitive === true;
-  const t = testFor(kind, isKeyword(f) && f.def.normalizer === 'lowercase' && kind !== 'regexp' ? { ...p, value: String(p.value ?? p[kind] ?? '').toLowerCase() } : p, ci);
+  const t = patternTest(f, kind, p);
   const boost = boostOf(p);
   if (isText(f)) {
     const an = indexAnalyzer(env.ix, f);

@@ -58,20 +58,21 @@ describe('text queries as plan inputs', () => {
     expect(plan({ query_string: { query: 'tag:a OR n:[1 TO 3]' } }, fields)).toBeNull(); // a range of strings from the syntax: not mapped
     const p = plan({ bool: { must: [{ match: { body: 'fox' } }, { match: { tag: 'a' } }], must_not: [{ range: { n: { gte: 3 } } }] } }, fields);
     expect(ops(p)).toEqual(['filter', 'fts_search']);
-    expect(plan({ bool: { filter: [{ prefix: { body: 'qu' } }, { exists: { field: 'n' } }, { prefix: { tag: 'a' } }] } }, fields)).toMatchObject({ op: 'filter', input: { op: 'fts_search', query: { prefix: 'qu' } } });
+    expect(plan({ bool: { filter: [{ prefix: { body: 'qu' } }, { exists: { field: 'n' } }, { prefix: { tag: 'a' } }] } }, fields)).toMatchObject({ op: 'filter', input: { op: 'fts_search', query: { terms: ['quick'], operator: 'or' } } });
     expect([...fields.keys()].sort()).toEqual(['n', 'tag']);
   });
 
   it('answers null where the fts lib would not list exactly the matches', () => {
     const nulls: unknown[] = [
       { match: { eng: 'running' } }, // another analyzer
-      { match: { body: { query: 'fox', fuzziness: 1 } } },
       { match_phrase: { body: { query: 'quick brown fox', slop: 1 } } }, // a sloppy phrase of 3 words
       { match: { body: 'café' } }, // a term the fts lib tokenizes otherwise
-      { prefix: { body: 'Qu' } }, // not analyzed: an upper-case prefix matches no lower-case term, the fts lib's would
-      { wildcard: { body: 'qu*' } },
-      { multi_match: { query: 'fox', fields: ['title', 'body'], type: 'cross_fields' } },
-      { function_score: { query: { match: { body: 'fox' } } } },
+      { regexp: { body: '(' } }, // an invalid regex: the scorer reports it
+      { wildcard: { n: '1*' } }, // not a text or keyword field: the scorer's error
+      { multi_match: { query: 'fox', fields: ['title', 'body', 'n'], type: 'cross_fields' } }, // a number field
+      { function_score: { query: { match: { body: 'fox' } }, min_score: 1 } }, // scores decide the matches
+      { function_score: { query: { match: { body: 'fox' } }, field_value_factor: { field: 'n' } } }, // fails on a document without n
+      { intervals: { body: { match: { query: 'fox' } } } },
     ];
     for (const q of nulls) expect([q, plan(q)]).toEqual([q, null]);
     expect(matchInput({ ...ref, readOnly: true }, ix, { match: { body: 'fox' } }, new Map())).toBeNull();
@@ -79,5 +80,22 @@ describe('text queries as plan inputs', () => {
     const multi = setup([...DOCS, { title: ['red', 'fox'], body: 'x' }]);
     expect(matchInput(multi.ref, multi.ix, { match_phrase: { title: 'red fox' } }, new Map())).toBeNull();
     expect(matchInput(multi.ref, multi.ix, { match_phrase: { body: 'brown fox' } }, new Map())).not.toBeNull();
+  });
+
+  it('expands pattern, fuzzy and prefix clauses to the index\'s terms (text) or values (keyword)', () => {
+    const q = (x: unknown) => (plan(x) as JsonObject | null)?.query;
+    expect(q({ wildcard: { body: 'qu*k' } })).toEqual({ terms: ['quick'], operator: 'or' });
+    expect(q({ regexp: { body: '(do|fo)[gx]' } })).toEqual({ terms: ['dog', 'fox'], operator: 'or' });
+    expect(q({ fuzzy: { body: 'slepes' } })).toEqual({ terms: ['sleeps'], operator: 'or' });
+    expect(plan({ prefix: { body: 'Qu' } })).toMatchObject({ op: 'filter', input: { op: 'scan' } }); // not analyzed: no lower-case term has it
+    expect(plan({ wildcard: { tag: '[ab]' } })).toMatchObject({ op: 'filter', input: { op: 'scan' } }); // no value: none
+    expect(plan({ wildcard: { tag: '?' } })).toMatchObject({ op: 'filter', predicate: { kind: 'in_list', list: [{ value: 'a' }, { value: 'b' }] } });
+    expect(q({ match: { body: { query: 'fax dgo', fuzziness: 1, operator: 'and' } } })).toEqual({ bool: { must: [{ terms: ['fox'], operator: 'or' }, { terms: ['dog'], operator: 'or' }], minimum_should_match: 0 } });
+    expect(q({ match_bool_prefix: { body: 'brown qu' } })).toEqual({ bool: { should: [{ terms: ['brown'] }, { terms: ['quick'], operator: 'or' }], minimum_should_match: 1 } });
+    expect(q({ match_phrase_prefix: { body: 'quick br' } })).toEqual({ bool: { should: [{ phrase: 'quick brown' }], minimum_should_match: 1 } });
+    expect(q({ match_phrase_prefix: { body: { query: 'quick b', max_expansions: 0 } } })).toEqual({ phrase: 'quick b' }); // the scorer: no expansion
+    expect(ops(plan({ multi_match: { query: 'fox red', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } }))).toContain('aggregate');
+    expect(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } })).toBeNull(); // a keyword field: its own group in Elasticsearch
+    expect(q({ function_score: { query: { match: { body: 'fox' } }, functions: [{ gauss: { n: { origin: 0, scale: 5 } } }, { weight: 2, filter: { term: { tag: 'a' } } }] } })).toEqual({ terms: ['fox'], operator: 'or' });
   });
 });

@@ -5,8 +5,10 @@
  *   - a text clause on one `standard` text field (`match` with operator / minimum_should_match,
  *     `match_phrase`) is a structured fts query of that field's column; clauses of one bool on the
  *     same column merge into one structured `bool`, answered by one `fts_search(limit null)`;
- *   - a `prefix` on such a text field is the fts lib's prefix query (when it expands to all of
- *     the index's terms holding it: at most 256);
+ *   - `prefix`, `wildcard`, `regexp`, `fuzzy`, `match` with `fuzziness`, the last word of
+ *     `match_bool_prefix` / `match_phrase_prefix`: the index's terms (text: the term dictionary of
+ *     the view's field statistics) or values (keyword: its global ordinals) that pass the scorer's
+ *     own test, expanded here (plan-expand.ts) into an fts `terms` clause or an `in` list;
  *   - exact clauses (term / terms / prefix on keyword, range on numbers, exists, `ids`,
  *     `match_all`, `match_none`, a `match` on a keyword field) are predicates over the row
  *     (plan-aggs `filterClause`);
@@ -14,8 +16,10 @@
  *     `must_not` an anti join, a disjunction a `set_op` union of the rows, and a
  *     `minimum_should_match` of k ≥ 2 over clauses of several fields counts each document's
  *     matched clauses (`aggregate` over a `union all` of their ids) and keeps those with k;
- *   - `multi_match` (best_fields / most_fields / phrase), `dis_max`, `constant_score`, `boosting`,
- *     `query_string` and `simple_query_string` (parsed into the DSL first) compile to the above.
+ *   - `multi_match` (best_fields / most_fields / phrase / phrase_prefix / bool_prefix, cross_fields
+ *     over text fields), `dis_max`, `constant_score`, `boosting`, `function_score` (without
+ *     `min_score`), `query_string` and `simple_query_string` (parsed into the DSL first) compile to
+ *     the above.
  * The fts node lists exactly Elasticsearch's matches only when the fts lib makes Elasticsearch's
  * tokens for the field (`asciiTokens`, query terms of `[a-z0-9]`) and keeps every word; a phrase
  * also needs every document to hold one value (Elasticsearch leaves a gap of 100 positions between
@@ -28,7 +32,8 @@ import type { IndexView } from './doc';
 import { analyze } from './analysis';
 import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
 import { fieldStats } from './scoring';
-import { minimumShouldMatch } from './query';
+import { compile, minimumShouldMatch, patternOf, patternTest } from './query';
+import { expandTerms, expandValues, fuzzyTest } from './plan-expand';
 import { defaultFields, queryStringFields } from './text-query';
 import { parseQueryString, parseSimpleQueryString } from './query-string';
 import { copiedInto, filterClause, type Kind, type MatchInput } from './plan-aggs';
@@ -182,12 +187,8 @@ function part(c: Ctx, q: unknown): Part | null {
   switch (kind) {
     case 'match_all': return isObj(body) && Object.keys(body).every((k) => k === 'boost' || k === '_name') ? ALL : null;
     case 'match_none': return isObj(body) ? NONE : null;
-    case 'prefix': {
-      const t = prefixPart(c, body);
-      if (t !== undefined) return t;
-      const e = filterClause(c.ix, q, c.fields);
-      return e ? { src: null, pred: e } : null;
-    }
+    case 'prefix': case 'wildcard': case 'regexp': case 'fuzzy': return patternPart(c, kind, body);
+    case 'function_score': return functionScore(c, q, body);
     case 'term': case 'terms': case 'range': case 'exists': {
       const e = filterClause(c.ix, q, c.fields);
       return e ? { src: null, pred: e } : null;
@@ -209,7 +210,7 @@ function part(c: Ctx, q: unknown): Part | null {
       // the negative clause only lowers scores (it must still be a query we read)
       return part(c, body.negative) ? part(c, body.positive) : null;
     }
-    case 'match': case 'match_phrase': return matchPart(c, kind, body);
+    case 'match': case 'match_phrase': case 'match_phrase_prefix': case 'match_bool_prefix': return matchPart(c, kind, body);
     case 'multi_match': return multiMatch(c, body);
     case 'query_string': case 'simple_query_string': {
       if (!isObj(body) || body.query === undefined) return null;
@@ -244,25 +245,30 @@ function bool(c: Ctx, b: unknown): Part | null {
 }
 
 function multiMatch(c: Ctx, b: unknown): Part | null {
-  const keys = ['query', 'fields', 'type', 'operator', 'minimum_should_match', 'boost', 'tie_breaker', 'lenient', '_name', 'zero_terms_query', 'slop', 'auto_generate_synonyms_phrase_query'];
+  const keys = ['query', 'fields', 'type', 'operator', 'minimum_should_match', 'boost', 'tie_breaker', 'lenient', '_name', 'zero_terms_query', 'slop', 'auto_generate_synonyms_phrase_query', 'analyzer', 'max_expansions', ...FUZZY_KEYS];
   if (!isObj(b) || b.query === undefined || Object.keys(b).some((k) => !keys.includes(k))) return null;
   const type = String(b.type ?? 'best_fields');
   const specs = Array.isArray(b.fields) && b.fields.length ? b.fields.map(String) : defaultFields(c.ix, b);
   const fields = expandFields(c.ix, specs);
-  if (!['best_fields', 'most_fields', 'phrase', 'cross_fields'].includes(type) || (type === 'cross_fields' && fields.length > 1)) return null;
+  const kinds: Record<string, MatchKind> = { best_fields: 'match', most_fields: 'match', cross_fields: 'match', phrase: 'match_phrase', phrase_prefix: 'match_phrase_prefix', bool_prefix: 'match_bool_prefix' };
+  if (!(type in kinds)) return null;
   if (!fields.length) return NONE;
   const p: JsonObject = { ...b };
   for (const k of ['fields', 'type', 'tie_breaker']) delete p[k];
+  if (type === 'cross_fields' && fields.length > 1) return crossFields(c, p, fields.map((x) => x.field));
   const ps: Part[] = [];
   for (const { field } of fields) {
-    const x = fieldPart(c, type === 'phrase' ? 'match_phrase' : 'match', field, p);
+    const x = fieldPart(c, kinds[type], field, p);
     if (!x) return null;
     ps.push(x);
   }
   return someOf(c, ps, 1);
 }
 
-function matchPart(c: Ctx, kind: 'match' | 'match_phrase', body: unknown): Part | null {
+type MatchKind = 'match' | 'match_phrase' | 'match_phrase_prefix' | 'match_bool_prefix';
+const FUZZY_KEYS = ['fuzziness', 'prefix_length', 'max_expansions', 'fuzzy_transpositions', 'fuzzy_rewrite'];
+
+function matchPart(c: Ctx, kind: MatchKind, body: unknown): Part | null {
   if (!isObj(body) || Object.keys(body).length !== 1) return null;
   const [name] = Object.keys(body);
   const v = body[name];
@@ -282,26 +288,97 @@ function textColumn(c: Ctx, f: Field, analyzer?: unknown): string | null {
 }
 
 /**
- * A `prefix` on a text field: the fts lib's prefix query, which expands to at most 256 terms
- * (Elasticsearch: every term), so only when the index holds no more. Undefined: not a text field.
+ * `prefix`, `wildcard`, `regexp`, `fuzzy` on a text or keyword field: the index's terms (values)
+ * that pass the scorer's test (`patternTest`), expanded here, as an fts `terms` clause of the text
+ * column or an `in` list over the keyword column (plan-expand.ts). Null when the query errs (the
+ * scorer reports it), reads `_id`, or the expansion is too large.
  */
-function prefixPart(c: Ctx, body: unknown): Part | null | undefined {
-  if (!isObj(body) || Object.keys(body).length !== 1) return null;
-  const [name] = Object.keys(body);
-  const f = c.ix.fields.get(name);
-  if (!f || !isText(f)) return undefined;
-  const spec = body[name];
-  const v = isObj(spec) && Object.keys(spec).every((k) => k === 'value' || k === 'boost') ? spec.value : spec;
-  const column = textColumn(c, f);
-  if (typeof v !== 'string' || !TERM.test(v) || !column) return null;
-  let n = 0;
-  for (const t of fieldStats(c.ix, f.path, 'standard').df.keys()) if (t.startsWith(v) && ++n > 256) return null;
-  return n ? { src: { fts: { column, query: { prefix: v } } } } : NONE;
+function patternPart(c: Ctx, kind: string, body: unknown): Part | null {
+  let pat: ReturnType<typeof patternOf>;
+  try {
+    pat = patternOf(c.ix, kind, body);
+  } catch {
+    return null;
+  }
+  const { name, p, f } = pat;
+  if (!f) return name.startsWith('_') ? null : NONE; // as the scorer: an unmapped field matches nothing
+  if (f.aliasOf !== undefined || (!isText(f) && !isKeyword(f))) return null;
+  let test: (s: string) => boolean;
+  try {
+    test = patternTest(f, kind, p);
+  } catch {
+    return null;
+  }
+  if (isText(f)) {
+    const column = textColumn(c, f);
+    const terms = column && expandTerms(c.ix, f.path, test);
+    if (!terms) return null;
+    return terms.length ? { src: { fts: { column: column!, query: { terms, operator: 'or' } } } } : NONE;
+  }
+  const vals = expandValues(c.ix, f.path, test);
+  if (!vals) return null;
+  if (!vals.length) return NONE;
+  const e = filterClause(c.ix, { terms: { [f.path]: vals } }, c.fields);
+  return e ? { src: null, pred: e } : null;
 }
 
-/** A match-family clause on one field: an fts query of its column (text) or a term predicate (keyword). */
-function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObject): Part | null {
-  const keys = ['query', 'operator', 'minimum_should_match', 'boost', '_name', 'lenient', 'zero_terms_query', 'auto_generate_synonyms_phrase_query', 'analyzer', ...(kind === 'match_phrase' ? ['slop'] : [])];
+/**
+ * `function_score` (without `min_score`): its functions change scores only, so it matches what its
+ * query matches; unless a function can fail on a document (`field_value_factor` without a numeric
+ * `missing`, or on a field that is not numeric) or the query does not compile (the scorer reports it).
+ */
+function functionScore(c: Ctx, q: JsonObject, b: unknown): Part | null {
+  if (!isObj(b) || b.min_score !== undefined) return null;
+  try {
+    compile({ ix: c.ix }, q);
+  } catch {
+    return null;
+  }
+  const specs = Array.isArray(b.functions) ? b.functions : [b];
+  for (const s of specs) {
+    if (!isObj(s)) return null;
+    const fvf = s.field_value_factor;
+    if (fvf !== undefined && (!isObj(fvf) || typeof fvf.missing !== 'number' || !isNumericField(c, fvf.field))) return null;
+    if (s !== b && s.filter !== undefined && !part(c, s.filter)) return null;
+  }
+  return part(c, b.query ?? { match_all: {} });
+}
+const isNumericField = (c: Ctx, name: unknown): boolean => ['long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float'].includes(c.ix.fields.get(String(name))?.type ?? '');
+
+/**
+ * `multi_match` of type `cross_fields` over several text fields (the scorer's `crossFields`): each
+ * word of the query in any of the fields, and the operator / `minimum_should_match` over the words.
+ * Not with a keyword field (Elasticsearch analyzes the query as one term for it, as its own group;
+ * the scorer and the retrieval differ there: the scorer answers).
+ */
+function crossFields(c: Ctx, p: JsonObject, fields: Field[]): Part | null {
+  if (Object.keys(p).some((k) => !['query', 'operator', 'minimum_should_match', 'boost', '_name', 'analyzer', 'lenient', 'auto_generate_synonyms_phrase_query'].includes(k))) return null;
+  if (typeof p.query !== 'string' && typeof p.query !== 'number') return null;
+  const cols: string[] = [];
+  for (const f of fields) {
+    const column = isText(f) && f.aliasOf === undefined && f.parent === undefined ? textColumn(c, f, p.analyzer) : null;
+    if (!column) return null;
+    cols.push(column);
+  }
+  const words = analyze(String(p.query), 'standard').map((t) => t.term);
+  if (!words.length) return NONE;
+  if (words.length > 64 || !words.every((t) => TERM.test(t))) return null;
+  const perWord = words.map((w) => someOf(c, cols.map((column): Part => ({ src: { fts: { column, query: { terms: [w] } } } })), 1));
+  const op = String(p.operator ?? 'or').toLowerCase();
+  if (op !== 'or' && op !== 'and') return null;
+  const need = op === 'and' ? words.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, words.length)) : 1;
+  return someOf(c, perWord, need);
+}
+
+/**
+ * A match-family clause on one field: an fts query of its column (text) or a term predicate
+ * (keyword). `fuzziness` and the last word of `match_bool_prefix` / `match_phrase_prefix` expand
+ * to the index's terms as the scorer matches them (plan-expand.ts).
+ */
+function fieldPart(c: Ctx, kind: MatchKind, f: Field, p: JsonObject): Part | null {
+  const phrase = kind === 'match_phrase' || kind === 'match_phrase_prefix';
+  const keys = ['query', 'operator', 'minimum_should_match', 'boost', '_name', 'lenient', 'zero_terms_query', 'auto_generate_synonyms_phrase_query', 'analyzer',
+    ...(phrase ? ['slop'] : FUZZY_KEYS), ...(kind === 'match_phrase_prefix' ? ['max_expansions'] : [])];
   if (Object.keys(p).some((k) => !keys.includes(k)) || f.aliasOf !== undefined || f.parent !== undefined) return null;
   if (typeof p.query !== 'string' && typeof p.query !== 'number') return null;
   if (!isText(f)) {
@@ -316,21 +393,58 @@ function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObje
   if (!terms.length) return p.zero_terms_query === 'all' ? ALL : NONE;
   if (terms.length > 64 || !terms.every((t) => TERM.test(t))) return null;
   const fts = (query: FtsQuery): Part => ({ src: { fts: { column, query } } });
-  if (kind === 'match_phrase') {
+  if (phrase) {
     const slop = p.slop === undefined ? 0 : p.slop;
     // a sloppy phrase of 3+ words: the scorer bounds the summed distance, the fts lib each word's
     if (!Number.isInteger(slop) || (slop as number) < 0 || (slop as number) > 999 || (terms.length > 2 && slop !== 0)) return null;
+    const sl = slop ? { slop: slop as number } : {};
+    // the scorer expands the last word to a document's first `max_expansions` terms holding it (none when 0)
+    const maxExp = kind === 'match_phrase_prefix' ? Number(p.max_expansions ?? 50) : 0;
+    if (maxExp) {
+      if (!(maxExp >= 1)) return null;
+      const last = terms[terms.length - 1], head = terms.slice(0, -1);
+      // one word: a document matches when it holds any term with the prefix; a phrase: only when no document holds more than max_expansions of them
+      const exp = expandTerms(c.ix, f.path, (t) => t.startsWith(last), head.length ? Math.min(maxExp, 1024) : undefined);
+      if (!exp) return null;
+      if (!exp.length) return NONE;
+      if (!head.length) return fts({ terms: exp, operator: 'or' });
+      if (fieldStats(c.ix, f.path, 'standard').multiValued || copiedInto(c.ix, f.path)) return null;
+      return fts({ bool: { should: exp.map((e) => ({ phrase: [...head, e].join(' '), ...sl })), minimum_should_match: 1 } });
+    }
     if (terms.length === 1) return fts({ terms });
     if (fieldStats(c.ix, f.path, 'standard').multiValued || copiedInto(c.ix, f.path)) return null;
-    return fts({ phrase: terms.join(' '), ...(slop ? { slop: slop as number } : {}) });
+    return fts({ phrase: terms.join(' '), ...sl });
   }
   const op = String(p.operator ?? 'or').toLowerCase();
   if (op !== 'or' && op !== 'and') return null;
   const need = op === 'and' ? terms.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, terms.length)) : 1;
+  if (p.fuzziness !== undefined || kind === 'match_bool_prefix') return expandedWords(c, kind, f, p, terms, need, fts);
   if (need === 1 || need === terms.length) {
     if (need > 1 && new Set(terms).size !== terms.length) return fts({ terms: [...new Set(terms)], operator: 'and' });
     return fts({ terms: [...new Set(terms)], operator: need === 1 ? 'or' : 'and' });
   }
   // k of n words: each occurrence of a repeated word counts for the scorer, one clause each here
   return fts({ bool: { should: terms.map((t) => ({ terms: [t] })), minimum_should_match: need } });
+}
+
+/**
+ * `match` with `fuzziness`, `match_bool_prefix`: each word is a clause of the terms it matches (its
+ * fuzzy neighbours, or the index's terms it prefixes when it is the last word of a bool_prefix),
+ * `need` of them required (a word matching no term of the index cannot count).
+ */
+function expandedWords(c: Ctx, kind: MatchKind, f: Field, p: JsonObject, words: string[], need: number, fts: (q: FtsQuery) => Part): Part | null {
+  const pre = Number(p.prefix_length ?? 0);
+  const clauses: FtsQuery[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i];
+    const test = kind === 'match_bool_prefix' && i === words.length - 1 ? (t: string) => t.startsWith(w) : p.fuzziness !== undefined ? fuzzyTest(w, p.fuzziness, pre) : null;
+    if (!test) { clauses.push({ terms: [w] }); continue; }
+    const exp = expandTerms(c.ix, f.path, test);
+    if (!exp) return null;
+    if (exp.length) clauses.push({ terms: exp, operator: 'or' });
+  }
+  if (need > clauses.length || !clauses.length) return NONE;
+  if (clauses.length === 1) return fts(clauses[0]);
+  if (need === clauses.length) return fts({ bool: { must: clauses, minimum_should_match: 0 } });
+  return fts({ bool: { should: clauses, minimum_should_match: need } });
 }

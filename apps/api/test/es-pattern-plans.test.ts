@@ -1,0 +1,158 @@
+/**
+ * Term-expanding queries as plan inputs (libs/es-compat/src/text-plan.ts, plan-expand.ts), over
+ * HTTPS against the built server: wildcard, regexp, fuzzy and prefix on text and keyword fields,
+ * `match` with fuzziness, match_bool_prefix, match_phrase_prefix, multi_match cross_fields over
+ * several fields, phrase_prefix and bool_prefix, function_score, and query_string wildcards and
+ * fuzzy terms. Their terms are expanded from the index's term dictionary (text) or values
+ * (keyword) into the plan's fts `terms` clause or `in` list; aggregations, `_count` and pages
+ * sorted by fields under them run as plans and answer as the Query DSL scorer over the view does
+ * (taken with a `post_filter` / `terminate_after`); a user under a row-level policy sees only its
+ * rows through them.
+ */
+import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
+
+const T = `/v1/tenants/${TENANT}`;
+const WORDS = 'alpha alpine beta better gamma gammon delta river rivet stone stove cloud clout forest forrest'.split(' ');
+// two terms aggregations, two histograms, one filters aggregation in the metrics node: six aggregate plans (as es-text-plans)
+const AGGS = {
+  tags: { terms: { field: 'tag', size: 20 } }, few: { terms: { field: 'tag', size: 3, order: { _key: 'asc' } } },
+  nt: { terms: { field: 'n', size: 5 } }, h: { histogram: { field: 'n', interval: 100 } }, h2: { histogram: { field: 'n', interval: 250, min_doc_count: 1 } },
+  s: { stats: { field: 'n' } }, f: { filters: { filters: { low: { range: { n: { lt: 300 } } }, w: { wildcard: { body: 'riv*' } }, fz: { fuzzy: { title: 'gama' } } }, other_bucket: true } },
+};
+
+const QUERIES: unknown[] = [
+  { wildcard: { body: 'riv*' } },
+  { wildcard: { body: { value: 'st?ve', boost: 2 } } },
+  { wildcard: { body: '*ou*' } },
+  { wildcard: { title: { value: 'ALP*', case_insensitive: true } } },
+  { wildcard: { tag: 'g?' } },
+  { wildcard: { tag: '*3' } },
+  { regexp: { body: 'al(pha|pine)' } },
+  { regexp: { tag: 'g[1-3]' } },
+  { fuzzy: { body: 'rivr' } },
+  { fuzzy: { body: { value: 'stane', fuzziness: 2, prefix_length: 1 } } },
+  { fuzzy: { tag: { value: 'gx', fuzziness: 1 } } },
+  { prefix: { body: 'a' } },
+  { prefix: { tag: 'g1' } },
+  { match: { body: { query: 'rivr stome', fuzziness: 'AUTO' } } },
+  { match: { body: { query: 'gama clod', fuzziness: 1, operator: 'and' } } },
+  { match: { title: { query: 'betta forst alpah', fuzziness: 2, minimum_should_match: 2, prefix_length: 1 } } },
+  { match_bool_prefix: { body: 'river st' } },
+  { match_bool_prefix: { body: { query: 'alpha river cl', minimum_should_match: 2 } } },
+  { match_phrase_prefix: { body: 'river st' } },
+  { match_phrase_prefix: { title: 'clo' } },
+  { multi_match: { query: 'alpha river', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } },
+  { multi_match: { query: 'alpha river stone', fields: ['title', 'body'], type: 'cross_fields', minimum_should_match: 2 } },
+  { multi_match: { query: 'river sto', fields: ['title', 'body'], type: 'phrase_prefix' } },
+  { multi_match: { query: 'alpha be', fields: ['title', 'body'], type: 'bool_prefix' } },
+  { function_score: { query: { match: { body: 'river' } }, functions: [{ gauss: { n: { origin: 500, scale: 100 } } }, { weight: 3, filter: { wildcard: { tag: 'g2' } } }], boost_mode: 'sum' } },
+  { bool: { must: [{ wildcard: { body: 'gam*' } }, { match: { title: 'alpha' } }], must_not: { fuzzy: { tag: 'g0' } } } },
+  { bool: { should: [{ fuzzy: { title: 'stonne' } }, { prefix: { tag: 'g5' } }, { regexp: { body: 'clou.' } }], minimum_should_match: 2 } },
+  { query_string: { query: 'riv* AND title:al*' } },
+  { query_string: { query: 'body:rivr~1 OR tag:g?', default_operator: 'or' } },
+];
+
+describe('ES term-expanding queries as plans', () => {
+  let srv: TestServer;
+  const es = async (method: string, p: string, body?: unknown, token = TOKEN) => {
+    const r = await srv.request(method, `${T}/es${p}`, { token, ...(body === undefined ? {} : { body }) });
+    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
+    return r.json;
+  };
+  /** Plans the ES surface has run (the executor's latency count for surface "es"). */
+  const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
+
+  beforeAll(async () => {
+    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+    await es('PUT', '/pats', { mappings: { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const words = (k: number) => Array.from({ length: k }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
+    const lines: string[] = [];
+    for (let i = 0; i < 1200; i++) {
+      // ids h… are hidden from the restricted user below
+      const id = i % 10 === 7 ? `h${i}` : `d${i}`;
+      const doc: Record<string, unknown> = { title: words(1 + Math.floor(rnd() * 3)), body: words(2 + Math.floor(rnd() * 8)), tag: `g${i % 7}`, n: (i * 37) % 1000 };
+      if (i % 13 === 0) delete doc.n;
+      lines.push(JSON.stringify({ index: { _index: 'pats', _id: id } }), JSON.stringify(doc));
+    }
+    const bulk = await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' });
+    expect(bulk.json.errors).toBe(false);
+  }, 60_000);
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('aggregations, counts and sorted pages under them run as plans, equal to the scorer over the view', async () => {
+    await es('POST', '/pats/_search', { size: 0, aggs: AGGS }); // the plain-value check, cached by the table's LSN
+    for (const query of QUERIES) {
+      const before = await plans();
+      const planned = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS });
+      expect([query, (await plans()) - before]).toEqual([query, 6]);
+      const viewed = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS, post_filter: { match_all: {} } });
+      expect([query, planned.hits.total]).toEqual([query, viewed.hits.total]);
+      expect(planned.aggregations).toEqual(viewed.aggregations);
+      const c0 = await plans();
+      const count = (await es('POST', '/pats/_count', { query })).count;
+      expect([query, (await plans()) - c0]).toEqual([query, 1]);
+      expect([query, count]).toEqual([query, (await es('POST', '/pats/_count?terminate_after=100000', { query })).count]);
+      const page = { query, sort: [{ n: 'desc' }, { tag: 'asc' }], size: 15, from: 3 };
+      const sp = await es('POST', '/pats/_search', page);
+      const sv = await es('POST', '/pats/_search', { ...page, post_filter: { match_all: {} } });
+      expect(sp.hits.total).toEqual(sv.hits.total);
+      expect(sp.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort])).toEqual(sv.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort]));
+    }
+    // the matches are not all or nothing: the corpus makes each pattern query select some documents, most of them not all
+    const counts = await Promise.all(QUERIES.slice(0, 12).map(async (query) => (await es('POST', '/pats/_count', { query })).count));
+    expect(counts.filter((n) => n === 0)).toEqual([]);
+    expect(counts.filter((n) => n < 1200).length).toBeGreaterThanOrEqual(10);
+  }, 180_000);
+
+  it('expansions follow writes (a new term is found at once) and forms the plans do not answer exactly stay equal on the scorer', async () => {
+    const q = { wildcard: { body: 'zeb*' } };
+    expect((await es('POST', '/pats/_count', { query: q })).count).toBe(0);
+    await es('PUT', '/pats/_doc/z1', { title: 'x', body: 'zebra zebu', tag: 'g1', n: 1 });
+    expect((await es('POST', '/pats/_count', { query: q })).count).toBe(1);
+    expect((await es('POST', '/pats/_search', { size: 0, query: { fuzzy: { body: 'zebro' } }, aggs: AGGS })).hits.total.value).toBe(1);
+    await es('DELETE', '/pats/_doc/z1');
+    // a phrase prefix whose last word expands past max_expansions, an invalid regex, a function_score with min_score: the scorer over the view
+    for (const query of [{ match_phrase_prefix: { body: { query: 'river c', max_expansions: 1 } } }, { function_score: { query: { wildcard: { body: 'riv*' } }, min_score: 2, boost_mode: 'replace', functions: [{ weight: 3, filter: { term: { tag: 'g1' } } }] } }]) {
+      const a = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS });
+      expect(a.aggregations).toEqual((await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS, post_filter: { match_all: {} } })).aggregations);
+      expect(a.hits.total.value).toBeGreaterThan(0);
+    }
+    const bad = await srv.request('POST', `${T}/es/pats/_count`, { token: TOKEN, body: { query: { regexp: { body: 'a'.repeat(1001) } } } });
+    expect([bad.status, JSON.stringify(bad.json)]).toEqual([400, expect.stringContaining('index.max_regex_length')]);
+  }, 60_000);
+
+  it('a user under a row-level policy aggregates, counts and pages only the rows it may read through these plans', async () => {
+    const table = ((await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[]).find((x) => x.startsWith('es.i_pats_'))!;
+    const owner = (method: string, p: string, body: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, body });
+    expect((await owner('PUT', '/users/preader', { grants: { [table]: ['read'] } })).status).toBe(200);
+    expect((await owner('PUT', '/policies/pats_visible', { schema: table, users: ['preader'], using: "_id NOT LIKE 'h%'" })).status).toBe(200);
+    const token = (await owner('POST', '/users/preader/tokens', {})).json.token as string;
+    const hidden = { prefix: { _id: 'h' } };
+    await es('POST', '/pats/_search', { size: 0, aggs: AGGS }, token);
+    for (const query of [QUERIES[0], QUERIES[4], QUERIES[8], QUERIES[13], QUERIES[16], QUERIES[18], QUERIES[20], QUERIES[24], QUERIES[26]]) {
+      // the plan path (six aggregate plans), under the reader's policy
+      const before = await plans();
+      const mine = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS }, token);
+      expect([query, (await plans()) - before]).toEqual([query, 6]);
+      // the owner's answer without the hidden rows, from the scorer over the view
+      const ref = await es('POST', '/pats/_search', { size: 0, query: { bool: { must: [query], must_not: [hidden] } }, aggs: AGGS, post_filter: { match_all: {} } });
+      const all = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS });
+      expect([query, mine.hits.total]).toEqual([query, ref.hits.total]);
+      expect(mine.hits.total.value).toBeLessThan(all.hits.total.value);
+      expect(mine.aggregations).toEqual(ref.aggregations);
+      expect((await es('POST', '/pats/_count', { query }, token)).count).toBe(ref.hits.total.value);
+      const page = await es('POST', '/pats/_search', { query, sort: [{ n: 'asc' }], size: 50 }, token);
+      expect(page.hits.hits.length).toBeGreaterThan(0);
+      expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);
+    }
+    // a term only hidden documents hold is not expanded for the reader: no match, through the plan
+    await es('PUT', '/pats/_doc/hq', { title: 'quokka', body: 'quokka', tag: 'g1', n: 3 });
+    expect((await es('POST', '/pats/_count', { query: { wildcard: { body: 'quok*' } } })).count).toBe(1);
+    expect((await es('POST', '/pats/_count', { query: { wildcard: { body: 'quok*' } } }, token)).count).toBe(0);
+    expect((await es('POST', '/pats/_search', { size: 0, query: { fuzzy: { title: 'quokko' } }, aggs: AGGS }, token)).aggregations.tags.buckets).toEqual([]);
+  }, 180_000);
+});
