@@ -125,6 +125,30 @@ describe('ES term-expanding queries as plans', () => {
     expect([bad.status, JSON.stringify(bad.json)]).toEqual([400, expect.stringContaining('index.max_regex_length')]);
   }, 60_000);
 
+  it('histogram options (offset, extended_bounds, min_doc_count, order, keyed) run as grouped plans, at the top and under terms, equal to the aggregation code', async () => {
+    const aggs = {
+      hx: { histogram: { field: 'n', interval: 100, offset: 30, extended_bounds: { min: -250, max: 1400 } } },
+      hk: { histogram: { field: 'n', interval: 200, keyed: true, order: { _count: 'desc' } } },
+      hm: { histogram: { field: 'n', interval: 50, min_doc_count: 3, order: [{ _key: 'desc' }], offset: -7 } },
+      he: { histogram: { field: 'n', interval: 100, extended_bounds: { min: 5000, max: 5300 } } },
+      t: { terms: { field: 'tag', size: 3 }, aggs: { h: { histogram: { field: 'n', interval: 300, offset: 10, extended_bounds: { min: 0, max: 1500 }, keyed: true } } } },
+    };
+    await es('POST', '/pats/_search', { size: 0, aggs });
+    for (const [query, n] of [[undefined, 7], [QUERIES[0], 7], [QUERIES[13], 7], [{ bool: { filter: [{ range: { n: { gte: 2000 } } }] } }, 6]] as const) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/pats/_search', body);
+      // the metrics node, one grouped node per histogram, the terms node and its histogram child's (none when no bucket is shown)
+      expect([query, (await plans()) - before]).toEqual([query, n]);
+      const viewed = await es('POST', '/pats/_search', { ...body, post_filter: { match_all: {} } });
+      expect([query, planned.aggregations]).toEqual([query, viewed.aggregations]);
+    }
+    const all = (await es('POST', '/pats/_search', { size: 0, aggs })).aggregations;
+    expect(all.hx.buckets[0].key).toBe(-270);
+    expect(Object.keys(all.hk.buckets)).toContain('0.0');
+    expect(all.he.buckets[all.he.buckets.length - 1].key).toBe(5300);
+  }, 120_000);
+
   it('a user under a row-level policy aggregates, counts and pages only the rows it may read through these plans', async () => {
     const table = ((await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[]).find((x) => x.startsWith('es.i_pats_'))!;
     const owner = (method: string, p: string, body: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, body });
@@ -149,6 +173,13 @@ describe('ES term-expanding queries as plans', () => {
       expect(page.hits.hits.length).toBeGreaterThan(0);
       expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);
     }
+    // histogram options as plans under the policy
+    const hist = { hx: { histogram: { field: 'n', interval: 100, offset: 30, extended_bounds: { min: -250, max: 1400 }, keyed: true, order: { _count: 'asc' } } } };
+    const h0 = await plans();
+    const mineH = await es('POST', '/pats/_search', { size: 0, query: QUERIES[0], aggs: hist }, token);
+    expect((await plans()) - h0).toBe(2);
+    const refH = await es('POST', '/pats/_search', { size: 0, query: { bool: { must: [QUERIES[0]], must_not: [hidden] } }, aggs: hist, post_filter: { match_all: {} } });
+    expect(mineH.aggregations).toEqual(refH.aggregations);
     // a term only hidden documents hold is not expanded for the reader: no match, through the plan
     await es('PUT', '/pats/_doc/hq', { title: 'quokka', body: 'quokka', tag: 'g1', n: 3 });
     expect((await es('POST', '/pats/_count', { query: { wildcard: { body: 'quok*' } } })).count).toBe(1);

@@ -120,7 +120,9 @@ export function bucketCount(v: Json | undefined): number {
 
 /**
  * A histogram or date_histogram (the `plan-dates.ts` subset): its bucket key over the row, the
- * rows it counts, the next key after one (to fill empty buckets) and its shaping.
+ * rows it counts, the next key after one (to fill empty buckets) and its shaping (`min_doc_count`,
+ * `extended_bounds`, `order`, `keyed`: done here over the grouped node's keys, as the aggregation
+ * code does over its buckets).
  */
 export interface Series {
   readonly key: Expr;
@@ -129,40 +131,86 @@ export interface Series {
   readonly minDoc: number;
   /** date_histogram: the field's format for `key_as_string`. */
   readonly format?: string;
+  /** histogram with `extended_bounds`: the keys of its bounds (the empty buckets reach them). */
+  readonly bounds?: readonly [number, number];
+  readonly order?: ReadonlyArray<{ readonly key: '_key' | '_count'; readonly desc: boolean }>;
+  readonly keyed?: boolean;
+}
+
+/** `order` by `_key` / `_count` (one or a list), `keyed` a boolean; null when the options hold anything else. */
+function shapeOptions(p: JsonObject): Pick<Series, 'order' | 'keyed'> | null {
+  if (p.keyed !== undefined && typeof p.keyed !== 'boolean') return null;
+  let order: Array<{ key: '_key' | '_count'; desc: boolean }> | undefined;
+  if (p.order !== undefined) {
+    order = [];
+    for (const o of Array.isArray(p.order) ? p.order : [p.order]) {
+      if (!isObj(o) || Object.keys(o).length !== 1) return null;
+      const [k] = Object.keys(o);
+      const dir = String(o[k]).toLowerCase();
+      const key = k === '_term' || k === '_time' ? '_key' : k;
+      if ((key !== '_key' && key !== '_count') || (dir !== 'asc' && dir !== 'desc')) return null;
+      order.push({ key, desc: dir === 'desc' });
+    }
+  }
+  return { ...(order ? { order } : {}), ...(p.keyed === true ? { keyed: true } : {}) };
 }
 
 export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: Map<string, Kind>): Series | null {
   const field = p.field;
   const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
-  if (typeof field !== 'string' || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
+  const shape = shapeOptions(p);
+  if (typeof field !== 'string' || !Number.isInteger(minDoc) || (minDoc as number) < 0 || !shape) return null;
   if (type === 'date_histogram') {
-    const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
+    const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count', 'order', 'keyed'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
     if (!dk) return null;
     fields.set(field, 'date');
-    return { key: dk.key, next: dk.next, cond: typed(field, 'date'), minDoc: minDoc as number, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) };
+    return { key: dk.key, next: dk.next, cond: typed(field, 'date'), minDoc: minDoc as number, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT), ...shape };
   }
   if (type !== 'histogram') return null;
   const k = fieldKind(ix, field, 'filter');
-  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count'].includes(x))) return null;
-  // whole intervals: keys and the empty buckets between them are exact doubles
-  const interval = p.interval;
-  if (!Number.isInteger(interval) || (interval as number) < 1) return null;
+  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count', 'offset', 'extended_bounds', 'order', 'keyed'].includes(x))) return null;
+  // whole intervals and offsets: keys and the empty buckets between them are exact doubles
+  const interval = p.interval, offset = p.offset ?? 0;
+  if (!Number.isInteger(interval) || (interval as number) < 1 || !Number.isInteger(offset) || Math.abs(offset as number) > 2 ** 40) return null;
+  const iv = interval as number, off = offset as number;
+  const eb = p.extended_bounds;
+  if (eb !== undefined && (!isObj(eb) || Object.keys(eb).some((x) => x !== 'min' && x !== 'max') || typeof eb.min !== 'number' || typeof eb.max !== 'number' || !Number.isFinite(eb.min) || !Number.isFinite(eb.max))) return null;
   fields.set(field, k);
-  // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
-  const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(field), right: lit(1, true) }, right: lit(interval) };
+  // key = floor((v - offset) / interval) · interval + offset (CAST truncates toward zero: one less below it)
+  const v: Expr = { kind: 'binary', op: '*', left: valueOf(field), right: lit(1, true) };
+  const q: Expr = { kind: 'binary', op: '/', left: off ? { kind: 'binary', op: '-', left: v, right: lit(off) } : v, right: lit(iv) };
   const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
   const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
-  return { key: { kind: 'binary', op: '*', left: floor, right: lit(interval) }, next: (x) => x + (interval as number), cond: typed(field, k), minDoc: minDoc as number };
+  const scaled: Expr = { kind: 'binary', op: '*', left: floor, right: lit(iv) };
+  const keyOf = (x: number) => Math.floor((x - off) / iv) * iv + off;
+  return {
+    key: off ? { kind: 'binary', op: '+', left: scaled, right: lit(off) } : scaled, next: (x) => x + iv, cond: typed(field, k), minDoc: minDoc as number,
+    ...(isObj(eb) ? { bounds: [keyOf(eb.min as number), keyOf(eb.max as number)] as const } : {}), ...shape,
+  };
 }
 
-/** The buckets from the keys' counts (ascending): the empty ones between them when min_doc_count is 0. */
+/** The buckets from the keys' counts (ascending): the empty ones between them (and the bounds) when min_doc_count is 0; then the order and keyed form. */
 export function seriesBuckets(s: Series, counts: Map<number, number>): JsonObject {
   let keys = [...counts.keys()];
-  if (s.minDoc === 0 && keys.length) {
+  if (s.minDoc === 0 && (keys.length || s.bounds)) {
+    let lo = keys.length ? keys[0] : s.bounds![0], hi = keys.length ? keys[keys.length - 1] : s.bounds![1];
+    if (s.bounds) { lo = Math.min(lo, s.bounds[0]); hi = Math.max(hi, s.bounds[1]); }
     const all: number[] = [];
-    for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k = s.next(k)) all.push(k);
+    for (let k = lo; k <= hi && all.length < 100000; k = s.next(k)) all.push(k);
     keys = all;
   }
-  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format) } : {}), doc_count: counts.get(k) ?? 0 }));
-  return { buckets: list.filter((b) => (b.doc_count as number) >= s.minDoc) };
+  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format) } : {}), doc_count: counts.get(k) ?? 0 }))
+    .filter((b) => (b.doc_count as number) >= s.minDoc);
+  if (s.order) {
+    const full = s.order.some((o) => o.key === '_key') ? s.order : [...s.order, { key: '_key' as const, desc: false }];
+    list.sort((a, b) => {
+      for (const o of full) {
+        const c = o.key === '_count' ? (a.doc_count as number) - (b.doc_count as number) : (a.key as number) - (b.key as number);
+        if (c !== 0) return o.desc ? -c : c;
+      }
+      return 0;
+    });
+  }
+  if (s.keyed) return { buckets: Object.fromEntries(list.map((b) => [String(b.key_as_string ?? javaDouble(b.key as number)), b])) };
+  return { buckets: list };
 }
