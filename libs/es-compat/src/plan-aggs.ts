@@ -26,6 +26,7 @@ import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
 import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
+import { rangeBounds } from './query';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -36,7 +37,8 @@ export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 
-export type Kind = 'keyword' | 'integer' | 'number' | 'date';
+/** `date`: a date read from `_source` strings (plan-dates.ts, indices without typed columns); `time`: a date's typed column (epoch ms). */
+export type Kind = 'keyword' | 'integer' | 'number' | 'date' | 'time';
 
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
@@ -65,6 +67,8 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   const f = ix.fields.get(name);
   if (!f || f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
   if (f.type === 'date') {
+    // the typed column (epoch ms, any format the mapping parses): date histograms, range filters, exists, missing, sorts
+    if (f.aliasOf === undefined && fieldColumn(ix, name)) return want === 'date' || want === 'filter' ? 'time' : null;
     if (!NAME.test(name) || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
     return want === 'date' && planDateField(ix, name) ? 'date' : null;
   }
@@ -103,7 +107,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
   const k = fieldKind(ix, name, 'filter');
   if (!k) return null;
   const spec = body[name];
-  if (kind === 'range' && k !== 'keyword' && isObj(spec)) {
+  if (kind === 'range' && (k === 'integer' || k === 'number') && isObj(spec)) {
     const ops: Record<string, '>' | '>=' | '<' | '<='> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
     let e: Expr | null = null;
     for (const [op, v] of Object.entries(spec)) {
@@ -113,6 +117,26 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     }
     fields.set(name, k);
     return e ?? has(name);
+  }
+  if (kind === 'range' && k === 'time' && isObj(spec)) {
+    // the scorer's bounds (date math, format, time_zone, rounding) over the column's epoch ms
+    if (Object.keys(spec).some((x) => !['gt', 'gte', 'lt', 'lte', 'from', 'to', 'include_lower', 'include_upper', 'format', 'time_zone', 'boost'].includes(x))) return null;
+    let bounds: ReturnType<typeof rangeBounds>;
+    try {
+      bounds = rangeBounds(ix.fields.get(name)!, spec);
+    } catch {
+      return null; // the scorer reports it
+    }
+    const ops = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+    let e: Expr = typed(name, k);
+    for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
+      const v = bounds[op];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isFinite(v)) return null;
+      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
+    }
+    fields.set(name, k);
+    return e;
   }
   if (kind === 'prefix' && k === 'keyword') {
     // case-sensitive, as the keyword's terms are: the first characters equal the prefix

@@ -9,8 +9,9 @@ import { lit, type AggregateCall, type Expr } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { fieldKind, filterExpr, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
-import { dateKey } from './plan-dates';
-import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
+import { dateKey, timeKey } from './plan-dates';
+import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath } from './dates';
+import { parseDuration } from './agg-buckets';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
@@ -135,6 +136,8 @@ export interface Series {
   readonly bounds?: readonly [number, number];
   readonly order?: ReadonlyArray<{ readonly key: '_key' | '_count'; readonly desc: boolean }>;
   readonly keyed?: boolean;
+  /** A date_histogram by month, quarter or year: the grouped node's day key → the unit's key (counts summed). */
+  readonly fold?: (k: number) => number;
 }
 
 /** `order` by `_key` / `_count` (one or a list), `keyed` a boolean; null when the options hold anything else. */
@@ -161,7 +164,9 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   const shape = shapeOptions(p);
   if (typeof field !== 'string' || !Number.isInteger(minDoc) || (minDoc as number) < 0 || !shape) return null;
   if (type === 'date_histogram') {
-    const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count', 'order', 'keyed'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
+    const kind = fieldKind(ix, field, 'date');
+    if (kind === 'time') return timeSeries(ix, field, p, minDoc as number, shape, fields);
+    const dk = kind && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count', 'order', 'keyed'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
     if (!dk) return null;
     fields.set(field, 'date');
     return { key: dk.key, next: dk.next, cond: typed(field, 'date'), minDoc: minDoc as number, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT), ...shape };
@@ -189,9 +194,41 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   };
 }
 
+/**
+ * A date_histogram over the field's typed column (epoch ms): `calendar_interval` / `fixed_interval`,
+ * `offset`, `format`, `extended_bounds` (parsed as the aggregation code parses them), UTC only.
+ */
+function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number, shape: Pick<Series, 'order' | 'keyed'>, fields: Map<string, Kind>): Series | null {
+  if (Object.keys(p).some((x) => !['field', 'calendar_interval', 'fixed_interval', 'min_doc_count', 'order', 'keyed', 'offset', 'format', 'extended_bounds'].includes(x))) return null;
+  if (p.format !== undefined && typeof p.format !== 'string') return null;
+  const format = p.format !== undefined ? (p.format as string) : String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT);
+  let offset = 0, bounds: [number, number] | undefined;
+  try {
+    if (p.offset !== undefined) offset = parseDuration(String(p.offset));
+    const eb = p.extended_bounds;
+    if (eb !== undefined) {
+      if (!isObj(eb) || eb.min === undefined || eb.max === undefined || Object.keys(eb).some((x) => x !== 'min' && x !== 'max')) return null;
+      bounds = [parseDateMath(eb.min, format), parseDateMath(eb.max, format)];
+    }
+  } catch {
+    return null; // the aggregation code reports it
+  }
+  if (!Number.isSafeInteger(offset)) return null;
+  const tk = timeKey(valueOf(field), p.calendar_interval, p.fixed_interval, offset);
+  if (!tk || (bounds && !bounds.every(Number.isSafeInteger))) return null;
+  fields.set(field, 'time');
+  // the bounds' keys as the aggregation code computes them: its key function over each bound
+  return { key: tk.key, next: tk.next, cond: typed(field, 'time'), minDoc, format, ...(tk.fold ? { fold: tk.fold } : {}), ...(bounds ? { bounds: [tk.keyOf(bounds[0]), tk.keyOf(bounds[1])] as const } : {}), ...shape };
+}
+
 /** The buckets from the keys' counts (ascending): the empty ones between them (and the bounds) when min_doc_count is 0; then the order and keyed form. */
-export function seriesBuckets(s: Series, counts: Map<number, number>): JsonObject {
-  let keys = [...counts.keys()];
+export function seriesBuckets(s: Series, grouped: Map<number, number>): JsonObject {
+  let counts = grouped;
+  if (s.fold) {
+    counts = new Map();
+    for (const [k, n] of grouped) { const f = s.fold(k); counts.set(f, (counts.get(f) ?? 0) + n); }
+  }
+  let keys = [...counts.keys()].sort((a, b) => a - b);
   if (s.minDoc === 0 && (keys.length || s.bounds)) {
     let lo = keys.length ? keys[0] : s.bounds![0], hi = keys.length ? keys[keys.length - 1] : s.bounds![1];
     if (s.bounds) { lo = Math.min(lo, s.bounds[0]); hi = Math.max(hi, s.bounds[1]); }

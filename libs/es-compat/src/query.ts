@@ -99,11 +99,8 @@ function keywordStats(ix: IndexView, path: string) {
   return s;
 }
 
-function rangeQuery(env: QueryEnv, body: unknown): Scorer {
-  const [name, p] = single('range', body);
-  const f = fieldOf(env, name);
-  if (!f) return () => null;
-  if ((STORED_ONLY_TYPES as readonly string[]).includes(f.type)) throw notIndexed(f, '[range] queries');
+/** The bounds of a `range` query's parameters on a field, as the scorer compares values with them (dates: epoch ms, date math and `format` / `time_zone` applied, `lte`/`gt` rounded up). */
+export function rangeBounds(f: Field, p: JsonObject): { gt?: Json; gte?: Json; lt?: Json; lte?: Json } {
   const opts = { format: p.format as string | undefined, zone: p.time_zone as string | undefined };
   let gt: Json | undefined, gte: Json | undefined, lt: Json | undefined, lte: Json | undefined;
   const val = (v: Json, roundUp: boolean) => (isText(f) ? String(v) : queryValue(f, v, { ...opts, roundUp }));
@@ -119,6 +116,15 @@ function rangeQuery(env: QueryEnv, body: unknown): Scorer {
     if (p.include_upper === false) lt = val(p.to, false);
     else lte = val(p.to, true);
   }
+  return { gt, gte, lt, lte };
+}
+
+function rangeQuery(env: QueryEnv, body: unknown): Scorer {
+  const [name, p] = single('range', body);
+  const f = fieldOf(env, name);
+  if (!f) return () => null;
+  if ((STORED_ONLY_TYPES as readonly string[]).includes(f.type)) throw notIndexed(f, '[range] queries');
+  const { gt, gte, lt, lte } = rangeBounds(f, p);
   const inRange = (x: Json) =>
     (gt === undefined || cmp(x, gt) > 0) && (gte === undefined || cmp(x, gte) >= 0) && (lt === undefined || cmp(x, lt) < 0) && (lte === undefined || cmp(x, lte) <= 0);
   const boost = boostOf(p);
