@@ -20,6 +20,9 @@ const AGGS = {
   hours: { date_histogram: { field: 'at', fixed_interval: '36h', offset: '-2h', order: { _key: 'desc' }, min_doc_count: 3 } },
   other: { date_histogram: { field: 'ts', calendar_interval: 'month' } },
   gone: { missing: { field: 'at' } },
+  dr: { date_range: { field: 'at', ranges: [{ to: '2020-01-01' }, { from: '2020-01-01', to: '2020-06-01||+1M' }, { from: 1600000000000, key: 'late' }] } },
+  drk: { date_range: { field: 'ts', format: 'yyyy-MM', keyed: true, ranges: [{ from: '2019-12', to: '2020-07' }, { from: '2020-07' }] }, aggs: { q: { date_histogram: { field: 'at', calendar_interval: 'quarter' } } } },
+  rd: { range: { field: 'at', ranges: [{ from: '2020-02-02T10:00:00Z', to: '2020-11-11' }] } },
 };
 
 const QUERIES: unknown[] = [
@@ -72,8 +75,8 @@ describe('ES dates as plans (typed date columns)', () => {
       const body = { size: 0, aggs: AGGS, ...(query ? { query } : {}) };
       const before = await plans();
       const planned = await es('POST', '/evts/_search', body);
-      // the metrics node (missing), one grouped node per date histogram
-      expect([query, (await plans()) - before]).toEqual([query, 9]);
+      // the metrics node (missing, the ranges), one grouped node per date histogram, and per bucket of drk a level (its node and its date histogram's)
+      expect([query, (await plans()) - before]).toEqual([query, 13]);
       const viewed = await es('POST', '/evts/_search', { ...body, post_filter: { match_all: {} } });
       expect([query, planned.hits.total]).toEqual([query, viewed.hits.total]);
       expect([query, planned.aggregations]).toEqual([query, viewed.aggregations]);
@@ -97,10 +100,13 @@ describe('ES dates as plans (typed date columns)', () => {
     expect(all.year.buckets[0].key_as_string).toBe('2019-02-10');
     expect(all.fixed.buckets[0].key).toBeLessThanOrEqual(Date.UTC(2019, 5, 1));
     expect(all.other.buckets.length).toBeGreaterThan(10);
+    expect(all.dr.buckets.map((b: { doc_count: number }) => b.doc_count > 0)).toEqual([true, true, true]);
+    expect(Object.keys(all.drk.buckets)).toEqual(['2019-12-2020-07', '2020-07-*']);
+    expect(all.rd.buckets[0].doc_count).toBeGreaterThan(0);
   }, 120_000);
 
   it('date histograms under terms run as grouped plans, equal to the aggregation code', async () => {
-    const aggs = { t: { terms: { field: 'tag', size: 3 }, aggs: { m: { date_histogram: { field: 'at', calendar_interval: 'quarter', extended_bounds: { min: '2019-01-01', max: '2022-01-01' } } }, d: { date_histogram: { field: 'ts', fixed_interval: '30d', offset: '1d' } } } } };
+    const aggs = { t: { terms: { field: 'tag', size: 3 }, aggs: { r: { date_range: { field: 'at', keyed: true, ranges: [{ to: '2020-05-05' }, { from: '2020-05-05' }] } }, m: { date_histogram: { field: 'at', calendar_interval: 'quarter', extended_bounds: { min: '2019-01-01', max: '2022-01-01' } } }, d: { date_histogram: { field: 'ts', fixed_interval: '30d', offset: '1d' } } } } };
     for (const query of [undefined, QUERIES[1], QUERIES[4]]) {
       const body = { size: 0, aggs, ...(query ? { query } : {}) };
       const before = await plans();
@@ -121,7 +127,7 @@ describe('ES dates as plans (typed date columns)', () => {
     for (const query of [QUERIES[1], QUERIES[3]]) {
       const before = await plans();
       const mine = await es('POST', '/evts/_search', { size: 0, query, aggs: AGGS }, token);
-      expect((await plans()) - before).toBe(9);
+      expect((await plans()) - before).toBe(13);
       const ref = await es('POST', '/evts/_search', { size: 0, query: { bool: { must: [query], must_not: [hidden] } }, aggs: AGGS, post_filter: { match_all: {} } });
       expect(mine.hits.total).toEqual(ref.hits.total);
       expect(mine.aggregations).toEqual(ref.aggregations);

@@ -131,6 +131,7 @@ describe('ES term-expanding queries as plans', () => {
       hk: { histogram: { field: 'n', interval: 200, keyed: true, order: { _count: 'desc' } } },
       hm: { histogram: { field: 'n', interval: 50, min_doc_count: 3, order: [{ _key: 'desc' }], offset: -7 } },
       he: { histogram: { field: 'n', interval: 100, extended_bounds: { min: 5000, max: 5300 } } },
+      rk: { range: { field: 'n', keyed: true, ranges: [{ to: 250 }, { from: 250, to: 600, key: 'mid' }, { from: 600 }] } },
       t: { terms: { field: 'tag', size: 3 }, aggs: { h: { histogram: { field: 'n', interval: 300, offset: 10, extended_bounds: { min: 0, max: 1500 }, keyed: true } } } },
     };
     await es('POST', '/pats/_search', { size: 0, aggs });

@@ -54,13 +54,29 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
     fields.set(p.field as string, k);
     whens.push({ kind: 'is_null', arg: valueOf(p.field as string) });
     shape = (counts, extras) => ({ doc_count: counts[0], ...extras[0] });
-  } else if (type === 'range') {
+  } else if (type === 'range' || type === 'date_range') {
+    // numbers; dates (a date field's column, epoch ms) with bounds parsed and printed as the aggregation code does
     const field = p.field;
     const k = typeof field === 'string' ? fieldKind(ix, field, 'filter') : null;
-    if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => x !== 'field' && x !== 'ranges') || !Array.isArray(p.ranges) || !p.ranges.length) return null;
+    const date = k === 'time';
+    if ((type === 'date_range' && !date) || (k !== 'integer' && k !== 'number' && !date) || !Array.isArray(p.ranges) || !p.ranges.length) return null;
+    if (Object.keys(p).some((x) => !['field', 'ranges', 'keyed', ...(date ? ['format', 'time_zone'] : [])].includes(x)) || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+    if ((p.format !== undefined && typeof p.format !== 'string') || (p.time_zone !== undefined && typeof p.time_zone !== 'string')) return null;
+    const fmt = date ? (p.format as string | undefined) ?? String(ix.fields.get(field as string)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
+    const zone = p.time_zone as string | undefined;
     const ranges: Array<{ from: number | null; to: number | null; key?: string }> = [];
     for (const r of p.ranges) {
-      const bound = (v: unknown) => (v === undefined || v === null ? null : typeof v === 'number' ? v : undefined);
+      const bound = (v: unknown): number | null | undefined => {
+        if (v === undefined || v === null) return null;
+        if (!date) return typeof v === 'number' ? v : undefined;
+        if (typeof v !== 'number' && typeof v !== 'string') return undefined;
+        try {
+          const t = parseDateMath(v, fmt, zone, false);
+          return Number.isFinite(t) ? t : undefined;
+        } catch {
+          return undefined; // the aggregation code reports it
+        }
+      };
       if (!isObj(r) || Object.keys(r).some((x) => !['from', 'to', 'key'].includes(x)) || (r.key !== undefined && typeof r.key !== 'string')) return null;
       const from = bound(r.from), to = bound(r.to);
       if (from === undefined || to === undefined) return null;
@@ -73,16 +89,18 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
       if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field as string), right: lit(r.to) });
       whens.push(when);
     }
+    const str = (n: number | null): string => (n === null ? '*' : date ? formatDate(n, fmt, zone) : javaDouble(n));
     shape = (counts, extras) => {
       const list = ranges.map((r, j) => {
-        const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
-        if (r.from !== null) b.from = r.from;
-        if (r.to !== null) b.to = r.to;
+        const b: JsonObject = { key: r.key ?? `${str(r.from)}-${str(r.to)}` };
+        if (r.from !== null) { b.from = r.from; if (date) b.from_as_string = str(r.from); }
+        if (r.to !== null) { b.to = r.to; if (date) b.to_as_string = str(r.to); }
         b.doc_count = counts[j];
         Object.assign(b, extras[j]);
         return { b, from: r.from, to: r.to };
       });
       list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
+      if (p.keyed === true) return { buckets: Object.fromEntries(list.map(({ b }) => { const c = { ...b }; delete c.key; return [String(b.key), c]; })) };
       return { buckets: list.map((x) => x.b) };
     };
   } else return null;

@@ -16,7 +16,7 @@ import { childSeries, childTerms, keyOf, termsAlone, termsBucket, termsGroups, t
 import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const COUNTED = new Set(['filter', 'filters', 'range', 'missing']);
+const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing']);
 
 interface Want { readonly name: string; readonly global?: boolean; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
