@@ -45,7 +45,7 @@ describe('ES dates as plans (typed date columns)', () => {
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
     // `at`: the default format (ISO strings and epoch millis); `ts`: a custom pattern, which the `_source` reading of dates did not take
-    await es('PUT', '/evts', { mappings: { properties: { at: { type: 'date' }, ts: { type: 'date', format: 'yyyy/MM/dd HH:mm||epoch_millis' }, body: { type: 'text' }, tag: { type: 'keyword' } } } });
+    await es('PUT', '/evts', { mappings: { properties: { at: { type: 'date' }, ts: { type: 'date', format: 'yyyy/MM/dd HH:mm||epoch_millis' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
     const words = ['alpha', 'beta', 'gamma'];
     const lines: string[] = [];
     const t0 = Date.UTC(2019, 10, 3, 5, 17);
@@ -56,7 +56,7 @@ describe('ES dates as plans (typed date columns)', () => {
       const d = new Date(t + 3 * 86400_000);
       const p2 = (n: number) => String(n).padStart(2, '0');
       const doc: Record<string, unknown> = {
-        at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`,
+        at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`, n: (i * 13) % 50,
         ts: i % 2 ? `${d.getUTCFullYear()}/${p2(d.getUTCMonth() + 1)}/${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}` : t + 3 * 86400_000,
       };
       if (i % 17 === 0) delete doc.at;
@@ -104,6 +104,26 @@ describe('ES dates as plans (typed date columns)', () => {
     expect(Object.keys(all.drk.buckets)).toEqual(['2019-12-2020-07', '2020-07-*']);
     expect(all.rd.buckets[0].doc_count).toBeGreaterThan(0);
   }, 120_000);
+
+  it('sub-aggregations of (date) histogram buckets (metrics, filter, range, missing) are calls of the grouped node, equal to the aggregation code', async () => {
+    const subs = { avg: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, tags: { value_count: { field: 'tag' } }, a: { filter: { match: { body: 'alpha' } } }, r: { range: { field: 'n', ranges: [{ to: 10 }, { from: 10 }] } }, nots: { missing: { field: 'ts' } } };
+    const aggs = {
+      m: { date_histogram: { field: 'at', calendar_interval: 'month', extended_bounds: { min: '2019-06-01', max: '2021-09-01' } }, aggs: subs },
+      w: { date_histogram: { field: 'at', fixed_interval: '7d', min_doc_count: 1 }, aggs: { ...subs, u: { cardinality: { field: 'tag' } } } },
+      h: { histogram: { field: 'n', interval: 7, offset: 2 }, aggs: { ...subs, u: { cardinality: { field: 'tag' } }, mx: { max: { field: 'n' } } } },
+    };
+    for (const query of [undefined, QUERIES[1], QUERIES[4]]) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/evts/_search', body);
+      // the metrics node and one grouped node per histogram
+      expect([query, (await plans()) - before]).toEqual([query, 4]);
+      expect([query, planned.aggregations]).toEqual([query, (await es('POST', '/evts/_search', { ...body, post_filter: { match_all: {} } })).aggregations]);
+    }
+    // a month's cardinality cannot merge its days' distinct counts: the aggregation code answers it
+    const u = { m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { u: { cardinality: { field: 'tag' } } } } };
+    expect((await es('POST', '/evts/_search', { size: 0, aggs: u })).aggregations).toEqual((await es('POST', '/evts/_search', { size: 0, aggs: u, post_filter: { match_all: {} } })).aggregations);
+  }, 60_000);
 
   it('date histograms under terms run as grouped plans, equal to the aggregation code', async () => {
     const aggs = { t: { terms: { field: 'tag', size: 3 }, aggs: { r: { date_range: { field: 'at', keyed: true, ranges: [{ to: '2020-05-05' }, { from: '2020-05-05' }] } }, m: { date_histogram: { field: 'at', calendar_interval: 'quarter', extended_bounds: { min: '2019-01-01', max: '2022-01-01' } } }, d: { date_histogram: { field: 'ts', fixed_interval: '30d', offset: '1d' } } } } };

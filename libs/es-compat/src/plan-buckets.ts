@@ -156,6 +156,22 @@ export interface Series {
   readonly keyed?: boolean;
   /** A date_histogram by month, quarter or year: the grouped node's day key → the unit's key (counts summed). */
   readonly fold?: (k: number) => number;
+  /** Sub-aggregations whose calls are in the grouped node (plan-level.ts `bucketSubs`): each bucket's answer from its row. */
+  readonly subs?: ReadonlyArray<{ readonly name: string; readonly m: Metric }>;
+}
+
+/** Partial aggregates of several groups merged (a folded date_histogram's days into a month): counts and totals add, min / max keep the least / greatest. */
+function merge(calls: AggregateCall[], a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const c of calls) {
+    const x = a[c.name], y = b[c.name];
+    if (x === null || x === undefined) out[c.name] = y;
+    else if (y === null || y === undefined) out[c.name] = x;
+    else if (c.fn === 'min') out[c.name] = Number(y) < Number(x) ? y : x;
+    else if (c.fn === 'max') out[c.name] = Number(y) > Number(x) ? y : x;
+    else out[c.name] = Number(x) + Number(y);
+  }
+  return out;
 }
 
 /** `order` by `_key` / `_count` (one or a list), `keyed` a boolean; null when the options hold anything else. */
@@ -240,12 +256,24 @@ function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number,
 }
 
 /** The buckets from the keys' counts (ascending): the empty ones between them (and the bounds) when min_doc_count is 0; then the order and keyed form. */
-export function seriesBuckets(s: Series, grouped: Map<number, number>): JsonObject {
+export function seriesBuckets(s: Series, grouped: Map<number, number>, rows?: Array<Record<string, unknown>>): JsonObject {
   let counts = grouped;
+  const calls = (s.subs ?? []).flatMap((x) => x.m.calls);
+  // each key's row of sub-aggregation calls (folded keys: merged); an empty bucket's: counts 0, the rest null
+  const byKey = new Map<number, Record<string, unknown>>();
   if (s.fold) {
     counts = new Map();
     for (const [k, n] of grouped) { const f = s.fold(k); counts.set(f, (counts.get(f) ?? 0) + n); }
   }
+  if (rows) {
+    for (const r of rows) {
+      const k = s.fold ? s.fold(Number(r.key)) : Number(r.key);
+      const prev = byKey.get(k);
+      byKey.set(k, prev ? merge(calls, prev, r) : r);
+    }
+  }
+  const empty = Object.fromEntries(calls.map((c) => [c.name, c.fn === 'count' ? 0 : null]));
+  const subsOf = (k: number): JsonObject => Object.fromEntries((s.subs ?? []).map((x) => [x.name, x.m.value(byKey.get(k) ?? empty)]));
   let keys = [...counts.keys()].sort((a, b) => a - b);
   if (s.minDoc === 0 && (keys.length || s.bounds)) {
     let lo = keys.length ? keys[0] : s.bounds![0], hi = keys.length ? keys[keys.length - 1] : s.bounds![1];
@@ -254,7 +282,7 @@ export function seriesBuckets(s: Series, grouped: Map<number, number>): JsonObje
     for (let k = lo; k <= hi && all.length < 100000; k = s.next(k)) all.push(k);
     keys = all;
   }
-  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format) } : {}), doc_count: counts.get(k) ?? 0 }))
+  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format) } : {}), doc_count: counts.get(k) ?? 0, ...(s.subs ? subsOf(k) : {}) }))
     .filter((b) => (b.doc_count as number) >= s.minDoc);
   if (s.order) {
     const full = s.order.some((o) => o.key === '_key') ? s.order : [...s.order, { key: '_key' as const, desc: false }];

@@ -30,7 +30,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (!a) return null;
     const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && !COUNTED.has(type)))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && !COUNTED.has(type)))) return null;
     if (type === 'global') {
       // every document of the index, whatever the query
       const sub = whole && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, false, `${id}_`, depth + 1) : null;
@@ -50,8 +50,10 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       calls.push({ name: `n_${id}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
     } else if (type === 'date_histogram' || type === 'histogram') {
       const series = seriesSpec(ix, type, p, fields);
-      if (!series) return null;
-      wants.push({ name, series });
+      const subs = isObj(subSpec) ? bucketSubs(ix, subSpec, `b${id}`, fields, match) : [];
+      // a month / quarter / year groups by day: its days' partial aggregates merge, except distinct counts
+      if (!series || !subs || (series.fold && subs.some((x) => x.m.calls.some((c) => c.distinct)))) return null;
+      wants.push({ name, series: subs.length ? { ...series, subs } : series });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${id}`, fields);
       if (!m) return null;
@@ -77,9 +79,10 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
       buckets += r.buckets;
       aggregations[w.name] = { doc_count: r.total, ...r.aggregations };
     } else if (w.series) {
-      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const subCalls = (w.series.subs ?? []).flatMap((x) => x.m.calls);
+      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
-      aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])));
+      aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])), subCalls.length ? rows : undefined);
     } else if (w.terms) {
       aggregations[w.name] = await terms(backend, ref, input, w.terms, Number(row[`n_${prefix}${i}`]), alone?.rows);
     } else if (w.counted) {
@@ -115,4 +118,22 @@ async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: Term
     return b;
   };
   return { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };
+}
+
+/**
+ * The sub-aggregations of a histogram's buckets that are calls of its grouped node: metrics and
+ * single-pass bucket aggregations (filter, filters, range, date_range, missing) without their own
+ * sub-aggregations; null when any is something else.
+ */
+function bucketSubs(ix: IndexView, spec: JsonObject, prefix: string, fields: Map<string, Kind>, match: MatchInput | undefined): Array<{ name: string; m: Metric | CountAgg }> | null {
+  const out: Array<{ name: string; m: Metric | CountAgg }> = [];
+  for (const [name, body] of Object.entries(spec)) {
+    const a = aggBody(body);
+    if (!a || a.sub !== undefined) return null;
+    const id = `${prefix}_${out.length + 1}`;
+    const m = METRICS.has(a.type) ? metric(ix, a.type, a.p, id, fields) : COUNTED.has(a.type) ? countAgg(ix, a.type, a.p, id, fields, match) : null;
+    if (!m) return null;
+    out.push({ name, m });
+  }
+  return out;
 }
