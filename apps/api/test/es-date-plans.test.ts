@@ -87,7 +87,7 @@ describe('ES dates as plans (typed date columns)', () => {
         expect(count).toBe((await es('POST', '/evts/_count?terminate_after=100000', { query })).count);
         expect(count).toBeGreaterThan(0);
       }
-      const page = { ...(query ? { query } : {}), sort: [{ at: { order: 'desc', missing: '_first' } }, { ts: 'asc' }], size: 12, from: 5 };
+      const page = { ...(query ? { query } : {}), sort: [{ at: { order: 'desc', missing: '_first' } }, { ts: { order: 'asc', missing: '2020/03/03 10:00', format: 'yyyy-MM-dd' } }], size: 12, from: 5 };
       const p0 = await plans();
       const sp = await es('POST', '/evts/_search', page);
       expect((await plans()) - p0).toBe(2);

@@ -150,6 +150,34 @@ describe('ES term-expanding queries as plans', () => {
     expect(all.he.buckets[all.he.buckets.length - 1].key).toBe(5300);
   }, 120_000);
 
+  it('pages sorted with a missing value, a mode or unmapped_type run as sort plans, equal to the full search', async () => {
+    const sorts = [
+      [{ n: { order: 'desc', missing: 500, mode: 'avg' } }, { tag: { order: 'asc', missing: 'g3', unmapped_type: 'keyword' } }],
+      [{ n: { order: 'asc', missing: '250', mode: 'median' } }],
+      [{ tag: { order: 'desc', mode: 'max' } }, { n: { missing: -1 } }],
+    ];
+    for (const sort of sorts) {
+      for (const query of [undefined, QUERIES[0], QUERIES[13]]) {
+        const page = { ...(query ? { query } : {}), sort, size: 20, from: 40 };
+        const before = await plans();
+        const sp = await es('POST', '/pats/_search', page);
+        expect([sort, query, (await plans()) - before]).toEqual([sort, query, 2]);
+        const sv = await es('POST', '/pats/_search', { ...page, post_filter: { match_all: {} } });
+        expect(sp.hits.total).toEqual(sv.hits.total);
+        expect(sp.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort])).toEqual(sv.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort]));
+      }
+    }
+    // documents without n sort where the missing value puts them
+    const first = await es('POST', '/pats/_search', { sort: [{ n: { missing: -1 } }], size: 3 });
+    expect(first.hits.hits[0].sort).toEqual([-1]);
+    // a keyword sorted by a numeric mode: the full search answers (and reports what Elasticsearch does)
+    const kw = { sort: [{ tag: { mode: 'avg' } }], size: 3 };
+    const k0 = await plans();
+    const a = await srv.request('POST', `${T}/es/pats/_search`, { token: TOKEN, body: kw });
+    expect((await plans()) - k0).toBe(0);
+    expect(a.status).toBe((await srv.request('POST', `${T}/es/pats/_search`, { token: TOKEN, body: { ...kw, post_filter: { match_all: {} } } })).status);
+  }, 120_000);
+
   it('a user under a row-level policy aggregates, counts and pages only the rows it may read through these plans', async () => {
     const table = ((await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[]).find((x) => x.startsWith('es.i_pats_'))!;
     const owner = (method: string, p: string, body: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, body });
