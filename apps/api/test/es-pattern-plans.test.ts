@@ -150,6 +150,22 @@ describe('ES term-expanding queries as plans', () => {
     expect(all.he.buckets[all.he.buckets.length - 1].key).toBe(5300);
   }, 120_000);
 
+  it('terms whose sub-aggregations the window nodes do not take (three levels of terms, histograms with sub-aggregations) run a level of plans per shown bucket, equal to the aggregation code', async () => {
+    const aggs = {
+      t3: { terms: { field: 'tag', size: 3 }, aggs: { n: { terms: { field: 'n', size: 2, order: { _key: 'desc' } }, aggs: { t: { terms: { field: 'tag', size: 2 } } } } } },
+      th: { terms: { field: 'tag', size: 2, missing: 'none' }, aggs: { h: { histogram: { field: 'n', interval: 250 }, aggs: { a: { avg: { field: 'n' } }, w: { filter: { wildcard: { body: 'riv*' } } } } } } },
+    };
+    await es('POST', '/pats/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
+    for (const [query, n] of [[undefined, 16], [QUERIES[0], 16], [{ bool: { filter: [{ range: { n: { gte: 5000 } } }] } }, 3]] as const) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const before = await plans();
+      const planned = await es('POST', '/pats/_search', body);
+      // the metrics node; t3: its grouped node and per bucket (3) the level's metrics node, terms node and its child's; th: its grouped node and per bucket (2) a metrics node and the histogram's
+      expect([query, (await plans()) - before]).toEqual([query, n]);
+      expect([query, planned.aggregations]).toEqual([query, (await es('POST', '/pats/_search', { ...body, post_filter: { match_all: {} } })).aggregations]);
+    }
+  }, 120_000);
+
   it('pages sorted with a missing value, a mode or unmapped_type run as sort plans, equal to the full search', async () => {
     const sorts = [
       [{ n: { order: 'desc', missing: 500, mode: 'avg' } }, { tag: { order: 'asc', missing: 'g3', unmapped_type: 'keyword' } }],

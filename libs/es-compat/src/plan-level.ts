@@ -3,11 +3,14 @@
  * maps every aggregation of the level (or answers null, before any plan runs); `runLevel` reads
  * `aggregate(I, [], [count(*), the metrics' and conditional counts' calls])` once, then one grouped
  * node per terms / histogram aggregation (plan-terms.ts, plan-buckets.ts). A filter, filters,
- * range or missing aggregation with sub-aggregations runs its sub-level once per bucket over
- * `filter(I, the bucket's condition)`; a top-level `global` runs its level over `scan` (the whole index).
+ * range, date_range or missing aggregation with sub-aggregations runs its sub-level once per bucket over
+ * `filter(I, the bucket's condition)`, and so does a terms aggregation whose sub-aggregations its
+ * grouped and window nodes do not take (per shown bucket: `filter(I, key = the bucket's key)`); a
+ * histogram's metric and single-pass bucket sub-aggregations are calls of its grouped node; a
+ * top-level `global` runs its level over `scan` (the whole index).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type PlanNode } from '@mmdb/plan';
-import type { JsonObject } from './mapping';
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import type { Json, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
@@ -44,9 +47,16 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       wants.push({ name, counted: m, ...(sub ? { sub } : {}) });
       calls.push(...m.calls);
     } else if (type === 'terms') {
-      const t = termsSpec(ix, name, p, subSpec, fields, match);
-      if (!t) return null;
-      wants.push({ name, terms: t });
+      let t = termsSpec(ix, name, p, subSpec, fields, match);
+      let sub: Level | null | undefined;
+      if (!t && isObj(subSpec) && depth < 4) {
+        // sub-aggregations the grouped and window nodes do not take (terms under terms under terms, histograms with
+        // sub-aggregations, …): the terms' buckets from its grouped node, then a level of plans per shown bucket over its rows
+        t = termsSpec(ix, name, p, undefined, fields, match);
+        sub = t && compileLevel(ix, subSpec, fields, match, false, `${id}_`, depth + 1);
+      }
+      if (!t || sub === null) return null;
+      wants.push({ name, terms: t, ...(sub ? { sub } : {}) });
       calls.push({ name: `n_${id}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
     } else if (type === 'date_histogram' || type === 'histogram') {
       const series = seriesSpec(ix, type, p, fields);
@@ -84,7 +94,15 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])), subCalls.length ? rows : undefined);
     } else if (w.terms) {
-      aggregations[w.name] = await terms(backend, ref, input, w.terms, Number(row[`n_${prefix}${i}`]), alone?.rows);
+      const t = w.terms;
+      aggregations[w.name] = await terms(backend, ref, input, t, Number(row[`n_${prefix}${i}`]), alone?.rows);
+      if (w.sub) {
+        for (const b of (aggregations[w.name] as { buckets: JsonObject[] }).buckets) {
+          const cond: Expr = { kind: 'binary', op: 'and', left: t.rowCond, right: { kind: 'binary', op: '=', left: t.key, right: lit(b.key as Json) } };
+          // (its buckets are counted with the terms' answer below)
+          Object.assign(b, (await runLevel(backend, ref, filter(input, cond), w.sub, `${prefix}${i}_`)).aggregations);
+        }
+      }
     } else if (w.counted) {
       const extras: JsonObject[] = [];
       if (w.sub) {
