@@ -10,9 +10,11 @@ import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { fieldKind, filterExpr, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 import { dateKey, timeKey } from './plan-dates';
-import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath } from './dates';
+import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath, zoneOffset } from './dates';
 import { parseDuration } from './agg-buckets';
 
+/** Time zones of one fixed offset (dates.ts `zoneOffset` reads them so): `Z`, `UTC`, `GMT`, `+01:00`, `-0530`. */
+const FIXED_ZONE = /^(?:[Zz]|UTC|utc|GMT|[+-]\d{1,2}(?::?\d{2})?)$/;
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
 const countIf = (name: string, when: Expr): AggregateCall => ({ name, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
@@ -148,8 +150,9 @@ export interface Series {
   readonly cond: Expr;
   readonly next: (k: number) => number;
   readonly minDoc: number;
-  /** date_histogram: the field's format for `key_as_string`. */
+  /** date_histogram: the field's format for `key_as_string`, and the time zone it prints in. */
   readonly format?: string;
+  readonly zone?: string;
   /** histogram with `extended_bounds`: the keys of its bounds (the empty buckets reach them). */
   readonly bounds?: readonly [number, number];
   readonly order?: ReadonlyArray<{ readonly key: '_key' | '_count'; readonly desc: boolean }>;
@@ -230,11 +233,16 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
 
 /**
  * A date_histogram over the field's typed column (epoch ms): `calendar_interval` / `fixed_interval`,
- * `offset`, `format`, `extended_bounds` (parsed as the aggregation code parses them), UTC only.
+ * `offset`, `format`, `extended_bounds` (parsed as the aggregation code parses them), `time_zone`
+ * of a fixed offset (the keys are the UTC ones with the offset moved by it).
  */
 function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number, shape: Pick<Series, 'order' | 'keyed'>, fields: Map<string, Kind>): Series | null {
-  if (Object.keys(p).some((x) => !['field', 'calendar_interval', 'fixed_interval', 'min_doc_count', 'order', 'keyed', 'offset', 'format', 'extended_bounds'].includes(x))) return null;
+  if (Object.keys(p).some((x) => !['field', 'calendar_interval', 'fixed_interval', 'min_doc_count', 'order', 'keyed', 'offset', 'format', 'extended_bounds', 'time_zone'].includes(x))) return null;
   if (p.format !== undefined && typeof p.format !== 'string') return null;
+  // a fixed-offset time zone: every key is the UTC one shifted by it (a named zone's offset changes: the aggregation code answers)
+  const zone = p.time_zone;
+  if (zone !== undefined && (typeof zone !== 'string' || !FIXED_ZONE.test(zone))) return null;
+  const shift = zone === undefined ? 0 : zoneOffset(zone, 0);
   const format = p.format !== undefined ? (p.format as string) : String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT);
   let offset = 0, bounds: [number, number] | undefined;
   try {
@@ -242,17 +250,17 @@ function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number,
     const eb = p.extended_bounds;
     if (eb !== undefined) {
       if (!isObj(eb) || eb.min === undefined || eb.max === undefined || Object.keys(eb).some((x) => x !== 'min' && x !== 'max')) return null;
-      bounds = [parseDateMath(eb.min, format), parseDateMath(eb.max, format)];
+      bounds = [parseDateMath(eb.min, format, zone), parseDateMath(eb.max, format, zone)];
     }
   } catch {
     return null; // the aggregation code reports it
   }
   if (!Number.isSafeInteger(offset)) return null;
-  const tk = timeKey(valueOf(field), p.calendar_interval, p.fixed_interval, offset);
+  const tk = timeKey(valueOf(field), p.calendar_interval, p.fixed_interval, offset - shift);
   if (!tk || (bounds && !bounds.every(Number.isSafeInteger))) return null;
   fields.set(field, 'time');
   // the bounds' keys as the aggregation code computes them: its key function over each bound
-  return { key: tk.key, next: tk.next, cond: typed(field, 'time'), minDoc, format, ...(tk.fold ? { fold: tk.fold } : {}), ...(bounds ? { bounds: [tk.keyOf(bounds[0]), tk.keyOf(bounds[1])] as const } : {}), ...shape };
+  return { key: tk.key, next: tk.next, cond: typed(field, 'time'), minDoc, format, ...(zone !== undefined ? { zone } : {}), ...(tk.fold ? { fold: tk.fold } : {}), ...(bounds ? { bounds: [tk.keyOf(bounds[0]), tk.keyOf(bounds[1])] as const } : {}), ...shape };
 }
 
 /** The buckets from the keys' counts (ascending): the empty ones between them (and the bounds) when min_doc_count is 0; then the order and keyed form. */
@@ -282,7 +290,7 @@ export function seriesBuckets(s: Series, grouped: Map<number, number>, rows?: Ar
     for (let k = lo; k <= hi && all.length < 100000; k = s.next(k)) all.push(k);
     keys = all;
   }
-  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format) } : {}), doc_count: counts.get(k) ?? 0, ...(s.subs ? subsOf(k) : {}) }))
+  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format, s.zone) } : {}), doc_count: counts.get(k) ?? 0, ...(s.subs ? subsOf(k) : {}) }))
     .filter((b) => (b.doc_count as number) >= s.minDoc);
   if (s.order) {
     const full = s.order.some((o) => o.key === '_key') ? s.order : [...s.order, { key: '_key' as const, desc: false }];
