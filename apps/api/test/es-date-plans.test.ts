@@ -7,9 +7,8 @@
  * as plans and answers as the aggregation code / scorer over the view (taken with a `post_filter`);
  * a user under a row-level policy sees only its rows through them.
  */
-import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
-
-const T = `/v1/tenants/${TENANT}`;
+import { bootstrapEnv, TestServer, TOKEN } from './server';
+import { EsPlanCheck } from './es-plan-check';
 const AGGS = {
   month: { date_histogram: { field: 'at', calendar_interval: 'month' } },
   quarter: { date_histogram: { field: 'at', calendar_interval: '1q', min_doc_count: 1, keyed: true } },
@@ -38,35 +37,29 @@ const QUERIES: unknown[] = [
 
 describe('ES dates as plans (typed date columns)', () => {
   let srv: TestServer;
-  const es = async (method: string, p: string, body?: unknown, token = TOKEN) => {
-    const r = await srv.request(method, `${T}/es${p}`, { token, ...(body === undefined ? {} : { body }) });
-    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
-    return r.json;
-  };
-  const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
+  let c: EsPlanCheck;
+  const es = (method: string, p: string, body?: unknown, token = TOKEN) => c.es(method, p, body, token);
 
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+    c = new EsPlanCheck(srv, 'evts');
     // `at`: the default format (ISO strings and epoch millis); `ts`: a custom pattern, which the `_source` reading of dates did not take
     await es('PUT', '/evts', { mappings: { properties: { at: { type: 'date' }, ts: { type: 'date', format: 'yyyy/MM/dd HH:mm||epoch_millis' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
     const words = ['alpha', 'beta', 'gamma'];
-    const lines: string[] = [];
     const t0 = Date.UTC(2019, 10, 3, 5, 17);
+    const p2 = (n: number) => String(n).padStart(2, '0');
+    const docs: Array<[string, Record<string, unknown>]> = [];
     for (let i = 0; i < 900; i++) {
-      const id = i % 10 === 7 ? `h${i}` : `d${i}`;
       const t = t0 + i * 19 * 3600_000 + (i % 5) * 61_000;
       const iso = new Date(t).toISOString();
       const d = new Date(t + 3 * 86400_000);
-      const p2 = (n: number) => String(n).padStart(2, '0');
-      const doc: Record<string, unknown> = {
-        at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`, n: (i * 13) % 50,
+      // `at`: epoch millis, ISO strings and dates (none in every 17th); `ts`: its pattern or epoch millis; ids h… hidden from the reader
+      docs.push([i % 10 === 7 ? `h${i}` : `d${i}`, {
+        ...(i % 17 ? { at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10) } : {}), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`, n: (i * 13) % 50,
         ts: i % 2 ? `${d.getUTCFullYear()}/${p2(d.getUTCMonth() + 1)}/${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}` : t + 3 * 86400_000,
-      };
-      if (i % 17 === 0) delete doc.at;
-      lines.push(JSON.stringify({ index: { _index: 'evts', _id: id } }), JSON.stringify(doc));
+      }]);
     }
-    const bulk = await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' });
-    expect(bulk.json.errors).toBe(false);
+    await c.bulk(docs);
   }, 60_000);
   afterAll(async () => {
     await srv.stop();
@@ -75,28 +68,10 @@ describe('ES dates as plans (typed date columns)', () => {
   it('date histograms, date range filters, missing and date-sorted pages run as plans, equal to the code over the view', async () => {
     await es('POST', '/evts/_search', { size: 0, aggs: AGGS });
     for (const query of QUERIES) {
-      const body = { size: 0, aggs: AGGS, ...(query ? { query } : {}) };
-      const before = await plans();
-      const planned = await es('POST', '/evts/_search', body);
       // the metrics node (missing, the ranges), one grouped node per date histogram, and per bucket of drk a level (its node and its date histogram's)
-      expect([query, (await plans()) - before]).toEqual([query, 16]);
-      const viewed = await es('POST', '/evts/_search', { ...body, post_filter: { match_all: {} } });
-      expect([query, planned.hits.total]).toEqual([query, viewed.hits.total]);
-      expect([query, planned.aggregations]).toEqual([query, viewed.aggregations]);
-      if (query) {
-        const c0 = await plans();
-        const count = (await es('POST', '/evts/_count', { query })).count;
-        expect([query, (await plans()) - c0]).toEqual([query, 1]);
-        expect(count).toBe((await es('POST', '/evts/_count?terminate_after=100000', { query })).count);
-        expect(count).toBeGreaterThan(0);
-      }
-      const page = { ...(query ? { query } : {}), sort: [{ at: { order: 'desc', missing: '_first' } }, { ts: { order: 'asc', missing: '2020/03/03 10:00', format: 'yyyy-MM-dd' } }], size: 12, from: 5 };
-      const p0 = await plans();
-      const sp = await es('POST', '/evts/_search', page);
-      expect((await plans()) - p0).toBe(2);
-      const sv = await es('POST', '/evts/_search', { ...page, post_filter: { match_all: {} } });
-      expect(sp.hits.total).toEqual(sv.hits.total);
-      expect(sp.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort])).toEqual(sv.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort]));
+      await c.aggs(AGGS, query, 16);
+      if (query) expect(await c.count(query)).toBeGreaterThan(0);
+      await c.page({ ...(query ? { query } : {}), sort: [{ at: { order: 'desc', missing: '_first' } }, { ts: { order: 'asc', missing: '2020/03/03 10:00', format: 'yyyy-MM-dd' } }], size: 12, from: 5 });
     }
     const all = (await es('POST', '/evts/_search', { size: 0, aggs: AGGS })).aggregations;
     expect(all.month.buckets[0].key_as_string).toBe('2019-11-01T00:00:00.000Z');
@@ -115,52 +90,23 @@ describe('ES dates as plans (typed date columns)', () => {
       w: { date_histogram: { field: 'at', fixed_interval: '7d', min_doc_count: 1 }, aggs: { ...subs, u: { cardinality: { field: 'tag' } } } },
       h: { histogram: { field: 'n', interval: 7, offset: 2 }, aggs: { ...subs, u: { cardinality: { field: 'tag' } }, mx: { max: { field: 'n' } } } },
     };
-    for (const query of [undefined, QUERIES[1], QUERIES[4]]) {
-      const body = { size: 0, aggs, ...(query ? { query } : {}) };
-      const before = await plans();
-      const planned = await es('POST', '/evts/_search', body);
-      // the metrics node and one grouped node per histogram
-      expect([query, (await plans()) - before]).toEqual([query, 4]);
-      expect([query, planned.aggregations]).toEqual([query, (await es('POST', '/evts/_search', { ...body, post_filter: { match_all: {} } })).aggregations]);
-    }
-    // a named time zone (its offset changes with daylight saving): the aggregation code answers it
-    const paris = { m: { date_histogram: { field: 'at', calendar_interval: 'day', time_zone: 'Europe/Paris', min_doc_count: 1 } } };
-    const p0 = await plans();
-    const pr = await es('POST', '/evts/_search', { size: 0, aggs: paris });
-    expect((await plans()) - p0).toBe(0);
-    expect(pr.aggregations).toEqual((await es('POST', '/evts/_search', { size: 0, aggs: paris, post_filter: { match_all: {} } })).aggregations);
-    // a month's cardinality cannot merge its days' distinct counts: the aggregation code answers it
-    const u = { m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { u: { cardinality: { field: 'tag' } } } } };
-    expect((await es('POST', '/evts/_search', { size: 0, aggs: u })).aggregations).toEqual((await es('POST', '/evts/_search', { size: 0, aggs: u, post_filter: { match_all: {} } })).aggregations);
+    // the metrics node and one grouped node per histogram
+    for (const query of [undefined, QUERIES[1], QUERIES[4]]) await c.aggs(aggs, query, 4);
+    // a named time zone (its offset changes with daylight saving), a month's cardinality (its days' distinct counts do not merge): the aggregation code answers
+    await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'day', time_zone: 'Europe/Paris', min_doc_count: 1 } } }, undefined, 0);
+    await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { u: { cardinality: { field: 'tag' } } } } }, undefined, 0);
   }, 60_000);
 
   it('date histograms under terms run as grouped plans, equal to the aggregation code', async () => {
     const aggs = { t: { terms: { field: 'tag', size: 3 }, aggs: { r: { date_range: { field: 'at', keyed: true, ranges: [{ to: '2020-05-05' }, { from: '2020-05-05' }] } }, m: { date_histogram: { field: 'at', calendar_interval: 'quarter', extended_bounds: { min: '2019-01-01', max: '2022-01-01' } } }, d: { date_histogram: { field: 'ts', fixed_interval: '30d', offset: '1d' } } } } };
-    for (const query of [undefined, QUERIES[1], QUERIES[4]]) {
-      const body = { size: 0, aggs, ...(query ? { query } : {}) };
-      const before = await plans();
-      const planned = await es('POST', '/evts/_search', body);
-      expect([query, (await plans()) - before]).toEqual([query, 4]);
-      expect([query, planned.aggregations]).toEqual([query, (await es('POST', '/evts/_search', { ...body, post_filter: { match_all: {} } })).aggregations]);
-    }
+    for (const query of [undefined, QUERIES[1], QUERIES[4]]) await c.aggs(aggs, query, 4);
   }, 60_000);
 
   it('a user under a row-level policy reads only its rows through the date plans', async () => {
-    const table = ((await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[]).find((x) => x.startsWith('es.i_evts_'))!;
-    const owner = (method: string, p: string, body: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, body });
-    expect((await owner('PUT', '/users/dreader', { grants: { [table]: ['read'] } })).status).toBe(200);
-    expect((await owner('PUT', '/policies/evts_visible', { schema: table, users: ['dreader'], using: "_id NOT LIKE 'h%'" })).status).toBe(200);
-    const token = (await owner('POST', '/users/dreader/tokens', {})).json.token as string;
-    const hidden = { prefix: { _id: 'h' } };
+    const token = await c.reader('dreader');
     await es('POST', '/evts/_search', { size: 0, aggs: AGGS }, token); // the reader's view and typed-column check
     for (const query of [QUERIES[1], QUERIES[3]]) {
-      const before = await plans();
-      const mine = await es('POST', '/evts/_search', { size: 0, query, aggs: AGGS }, token);
-      expect((await plans()) - before).toBe(16);
-      const ref = await es('POST', '/evts/_search', { size: 0, query: { bool: { must: [query], must_not: [hidden] } }, aggs: AGGS, post_filter: { match_all: {} } });
-      expect(mine.hits.total).toEqual(ref.hits.total);
-      expect(mine.aggregations).toEqual(ref.aggregations);
-      expect((await es('POST', '/evts/_count', { query }, token)).count).toBe(ref.hits.total.value);
+      await c.asReader(token, AGGS, query, 16);
       const page = await es('POST', '/evts/_search', { query, sort: [{ at: 'asc' }], size: 40 }, token);
       expect(page.hits.hits.length).toBeGreaterThan(0);
       expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);

@@ -9,9 +9,8 @@
  * (taken with a `post_filter` / `terminate_after`); a user under a row-level policy sees only its
  * rows through them.
  */
-import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
-
-const T = `/v1/tenants/${TENANT}`;
+import { bootstrapEnv, TestServer, TOKEN } from './server';
+import { EsPlanCheck, T } from './es-plan-check';
 const WORDS = 'alpha alpine beta better gamma gammon delta river rivet stone stove cloud clout forest forrest'.split(' ');
 // two terms aggregations, two histograms, one filters aggregation in the metrics node: six aggregate plans (as es-text-plans)
 const AGGS = {
@@ -54,30 +53,19 @@ const QUERIES: unknown[] = [
 
 describe('ES term-expanding queries as plans', () => {
   let srv: TestServer;
-  const es = async (method: string, p: string, body?: unknown, token = TOKEN) => {
-    const r = await srv.request(method, `${T}/es${p}`, { token, ...(body === undefined ? {} : { body }) });
-    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
-    return r.json;
-  };
-  /** Plans the ES surface has run (the executor's latency count for surface "es"). */
-  const plans = async () => Number(/db_query_latency_ms_count\{surface="es"\} (\d+)/.exec((await srv.request('GET', '/metrics')).text)?.[1] ?? 0);
+  let c: EsPlanCheck;
+  const es = (method: string, p: string, body?: unknown, token = TOKEN) => c.es(method, p, body, token);
 
   beforeAll(async () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+    c = new EsPlanCheck(srv, 'pats');
     await es('PUT', '/pats', { mappings: { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
     let seed = 11;
     const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const words = (k: number) => Array.from({ length: k }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
-    const lines: string[] = [];
-    for (let i = 0; i < 1200; i++) {
-      // ids h… are hidden from the restricted user below
-      const id = i % 10 === 7 ? `h${i}` : `d${i}`;
-      const doc: Record<string, unknown> = { title: words(1 + Math.floor(rnd() * 3)), body: words(2 + Math.floor(rnd() * 8)), tag: `g${i % 7}`, n: (i * 37) % 1000 };
-      if (i % 13 === 0) delete doc.n;
-      lines.push(JSON.stringify({ index: { _index: 'pats', _id: id } }), JSON.stringify(doc));
-    }
-    const bulk = await srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' });
-    expect(bulk.json.errors).toBe(false);
+    // ids h… are hidden from the restricted user below; every 13th document has no n
+    await c.bulk(Array.from({ length: 1200 }, (_, i): [string, Record<string, unknown>] => [i % 10 === 7 ? `h${i}` : `d${i}`,
+      { title: words(1 + Math.floor(rnd() * 3)), body: words(2 + Math.floor(rnd() * 8)), tag: `g${i % 7}`, ...(i % 13 ? { n: (i * 37) % 1000 } : {}) }]));
   }, 60_000);
   afterAll(async () => {
     await srv.stop();
@@ -86,21 +74,9 @@ describe('ES term-expanding queries as plans', () => {
   it('aggregations, counts and sorted pages under them run as plans, equal to the scorer over the view', async () => {
     await es('POST', '/pats/_search', { size: 0, aggs: AGGS }); // the plain-value check, cached by the table's LSN
     for (const query of QUERIES) {
-      const before = await plans();
-      const planned = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS });
-      expect([query, (await plans()) - before]).toEqual([query, 6]);
-      const viewed = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS, post_filter: { match_all: {} } });
-      expect([query, planned.hits.total]).toEqual([query, viewed.hits.total]);
-      expect(planned.aggregations).toEqual(viewed.aggregations);
-      const c0 = await plans();
-      const count = (await es('POST', '/pats/_count', { query })).count;
-      expect([query, (await plans()) - c0]).toEqual([query, 1]);
-      expect([query, count]).toEqual([query, (await es('POST', '/pats/_count?terminate_after=100000', { query })).count]);
-      const page = { query, sort: [{ n: 'desc' }, { tag: 'asc' }], size: 15, from: 3 };
-      const sp = await es('POST', '/pats/_search', page);
-      const sv = await es('POST', '/pats/_search', { ...page, post_filter: { match_all: {} } });
-      expect(sp.hits.total).toEqual(sv.hits.total);
-      expect(sp.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort])).toEqual(sv.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort]));
+      await c.aggs(AGGS, query, 6);
+      await c.count(query);
+      await c.page({ query, sort: [{ n: 'desc' }, { tag: 'asc' }], size: 15, from: 3 });
     }
     // the matches are not all or nothing: the corpus makes each pattern query select some documents, most of them not all
     const counts = await Promise.all(QUERIES.slice(0, 12).map(async (query) => (await es('POST', '/pats/_count', { query })).count));
@@ -115,12 +91,12 @@ describe('ES term-expanding queries as plans', () => {
     expect((await es('POST', '/pats/_count', { query: q })).count).toBe(1);
     expect((await es('POST', '/pats/_search', { size: 0, query: { fuzzy: { body: 'zebro' } }, aggs: AGGS })).hits.total.value).toBe(1);
     await es('DELETE', '/pats/_doc/z1');
-    // a phrase prefix whose last word expands past max_expansions, an invalid regex, a function_score with min_score: the scorer over the view
+    // a phrase prefix whose last word expands past max_expansions, a function_score with min_score: the scorer over the view
     for (const query of [{ match_phrase_prefix: { body: { query: 'river c', max_expansions: 1 } } }, { function_score: { query: { wildcard: { body: 'riv*' } }, min_score: 2, boost_mode: 'replace', functions: [{ weight: 3, filter: { term: { tag: 'g1' } } }] } }]) {
-      const a = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS });
-      expect(a.aggregations).toEqual((await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS, post_filter: { match_all: {} } })).aggregations);
+      const a = await c.aggs(AGGS, query, 0);
       expect(a.hits.total.value).toBeGreaterThan(0);
     }
+    // an invalid regex: the scorer reports Elasticsearch's error
     const bad = await srv.request('POST', `${T}/es/pats/_count`, { token: TOKEN, body: { query: { regexp: { body: 'a'.repeat(1001) } } } });
     expect([bad.status, JSON.stringify(bad.json)]).toEqual([400, expect.stringContaining('index.max_regex_length')]);
   }, 60_000);
@@ -135,15 +111,8 @@ describe('ES term-expanding queries as plans', () => {
       t: { terms: { field: 'tag', size: 3 }, aggs: { h: { histogram: { field: 'n', interval: 300, offset: 10, extended_bounds: { min: 0, max: 1500 }, keyed: true } } } },
     };
     await es('POST', '/pats/_search', { size: 0, aggs });
-    for (const [query, n] of [[undefined, 7], [QUERIES[0], 7], [QUERIES[13], 7], [{ bool: { filter: [{ range: { n: { gte: 2000 } } }] } }, 6]] as const) {
-      const body = { size: 0, aggs, ...(query ? { query } : {}) };
-      const before = await plans();
-      const planned = await es('POST', '/pats/_search', body);
-      // the metrics node, one grouped node per histogram, the terms node and its histogram child's (none when no bucket is shown)
-      expect([query, (await plans()) - before]).toEqual([query, n]);
-      const viewed = await es('POST', '/pats/_search', { ...body, post_filter: { match_all: {} } });
-      expect([query, planned.aggregations]).toEqual([query, viewed.aggregations]);
-    }
+    // the metrics node, one grouped node per histogram, the terms node and its histogram child's (none when no bucket is shown)
+    for (const [query, n] of [[undefined, 7], [QUERIES[0], 7], [QUERIES[13], 7], [{ bool: { filter: [{ range: { n: { gte: 2000 } } }] } }, 6]] as const) await c.aggs(aggs, query, n);
     const all = (await es('POST', '/pats/_search', { size: 0, aggs })).aggregations;
     expect(all.hx.buckets[0].key).toBe(-270);
     expect(Object.keys(all.hk.buckets)).toContain('0.0');
@@ -156,14 +125,8 @@ describe('ES term-expanding queries as plans', () => {
       th: { terms: { field: 'tag', size: 2, missing: 'none' }, aggs: { h: { histogram: { field: 'n', interval: 250 }, aggs: { a: { avg: { field: 'n' } }, w: { filter: { wildcard: { body: 'riv*' } } } } } } },
     };
     await es('POST', '/pats/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
-    for (const [query, n] of [[undefined, 16], [QUERIES[0], 16], [{ bool: { filter: [{ range: { n: { gte: 5000 } } }] } }, 3]] as const) {
-      const body = { size: 0, aggs, ...(query ? { query } : {}) };
-      const before = await plans();
-      const planned = await es('POST', '/pats/_search', body);
-      // the metrics node; t3: its grouped node and per bucket (3) the level's metrics node, terms node and its child's; th: its grouped node and per bucket (2) a metrics node and the histogram's
-      expect([query, (await plans()) - before]).toEqual([query, n]);
-      expect([query, planned.aggregations]).toEqual([query, (await es('POST', '/pats/_search', { ...body, post_filter: { match_all: {} } })).aggregations]);
-    }
+    // the metrics node; t3: its grouped node and per bucket (3) the level's metrics node, terms node and its child's; th: its grouped node and per bucket (2) a metrics node and the histogram's
+    for (const [query, n] of [[undefined, 16], [QUERIES[0], 16], [{ bool: { filter: [{ range: { n: { gte: 5000 } } }] } }, 3]] as const) await c.aggs(aggs, query, n);
   }, 120_000);
 
   it('pages sorted with a missing value, a mode or unmapped_type run as sort plans, equal to the full search', async () => {
@@ -172,59 +135,31 @@ describe('ES term-expanding queries as plans', () => {
       [{ n: { order: 'asc', missing: '250', mode: 'median' } }],
       [{ tag: { order: 'desc', mode: 'max' } }, { n: { missing: -1 } }],
     ];
-    for (const sort of sorts) {
-      for (const query of [undefined, QUERIES[0], QUERIES[13]]) {
-        const page = { ...(query ? { query } : {}), sort, size: 20, from: 40 };
-        const before = await plans();
-        const sp = await es('POST', '/pats/_search', page);
-        expect([sort, query, (await plans()) - before]).toEqual([sort, query, 2]);
-        const sv = await es('POST', '/pats/_search', { ...page, post_filter: { match_all: {} } });
-        expect(sp.hits.total).toEqual(sv.hits.total);
-        expect(sp.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort])).toEqual(sv.hits.hits.map((h: { _id: string; sort: unknown }) => [h._id, h.sort]));
-      }
-    }
+    for (const sort of sorts) for (const query of [undefined, QUERIES[0], QUERIES[13]]) await c.page({ ...(query ? { query } : {}), sort, size: 20, from: 40 });
     // documents without n sort where the missing value puts them
     const first = await es('POST', '/pats/_search', { sort: [{ n: { missing: -1 } }], size: 3 });
     expect(first.hits.hits[0].sort).toEqual([-1]);
     // a keyword sorted by a numeric mode: the full search answers (and reports what Elasticsearch does)
     const kw = { sort: [{ tag: { mode: 'avg' } }], size: 3 };
-    const k0 = await plans();
+    const k0 = await c.plans();
     const a = await srv.request('POST', `${T}/es/pats/_search`, { token: TOKEN, body: kw });
-    expect((await plans()) - k0).toBe(0);
+    expect((await c.plans()) - k0).toBe(0);
     expect(a.status).toBe((await srv.request('POST', `${T}/es/pats/_search`, { token: TOKEN, body: { ...kw, post_filter: { match_all: {} } } })).status);
   }, 120_000);
 
   it('a user under a row-level policy aggregates, counts and pages only the rows it may read through these plans', async () => {
-    const table = ((await srv.request('GET', `${T}/schemas`, { token: TOKEN })).json as string[]).find((x) => x.startsWith('es.i_pats_'))!;
-    const owner = (method: string, p: string, body: unknown) => srv.request(method, `${T}${p}`, { token: TOKEN, body });
-    expect((await owner('PUT', '/users/preader', { grants: { [table]: ['read'] } })).status).toBe(200);
-    expect((await owner('PUT', '/policies/pats_visible', { schema: table, users: ['preader'], using: "_id NOT LIKE 'h%'" })).status).toBe(200);
-    const token = (await owner('POST', '/users/preader/tokens', {})).json.token as string;
-    const hidden = { prefix: { _id: 'h' } };
+    const token = await c.reader('preader');
     await es('POST', '/pats/_search', { size: 0, aggs: AGGS }, token);
     for (const query of [QUERIES[0], QUERIES[4], QUERIES[8], QUERIES[13], QUERIES[16], QUERIES[18], QUERIES[20], QUERIES[24], QUERIES[26]]) {
-      // the plan path (six aggregate plans), under the reader's policy
-      const before = await plans();
-      const mine = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS }, token);
-      expect([query, (await plans()) - before]).toEqual([query, 6]);
-      // the owner's answer without the hidden rows, from the scorer over the view
-      const ref = await es('POST', '/pats/_search', { size: 0, query: { bool: { must: [query], must_not: [hidden] } }, aggs: AGGS, post_filter: { match_all: {} } });
-      const all = await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS });
-      expect([query, mine.hits.total]).toEqual([query, ref.hits.total]);
-      expect(mine.hits.total.value).toBeLessThan(all.hits.total.value);
-      expect(mine.aggregations).toEqual(ref.aggregations);
-      expect((await es('POST', '/pats/_count', { query }, token)).count).toBe(ref.hits.total.value);
+      // the plan path (six aggregate plans) under the reader's policy, equal to the owner's answer without the hidden rows
+      const mine = await c.asReader(token, AGGS, query, 6);
+      expect(mine.hits.total.value).toBeLessThan((await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS })).hits.total.value);
       const page = await es('POST', '/pats/_search', { query, sort: [{ n: 'asc' }], size: 50 }, token);
       expect(page.hits.hits.length).toBeGreaterThan(0);
       expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);
     }
     // histogram options as plans under the policy
-    const hist = { hx: { histogram: { field: 'n', interval: 100, offset: 30, extended_bounds: { min: -250, max: 1400 }, keyed: true, order: { _count: 'asc' } } } };
-    const h0 = await plans();
-    const mineH = await es('POST', '/pats/_search', { size: 0, query: QUERIES[0], aggs: hist }, token);
-    expect((await plans()) - h0).toBe(2);
-    const refH = await es('POST', '/pats/_search', { size: 0, query: { bool: { must: [QUERIES[0]], must_not: [hidden] } }, aggs: hist, post_filter: { match_all: {} } });
-    expect(mineH.aggregations).toEqual(refH.aggregations);
+    await c.asReader(token, { hx: { histogram: { field: 'n', interval: 100, offset: 30, extended_bounds: { min: -250, max: 1400 }, keyed: true, order: { _count: 'asc' } } } }, QUERIES[0], 2);
     // a term only hidden documents hold is not expanded for the reader: no match, through the plan
     await es('PUT', '/pats/_doc/hq', { title: 'quokka', body: 'quokka', tag: 'g1', n: 3 });
     expect((await es('POST', '/pats/_count', { query: { wildcard: { body: 'quok*' } } })).count).toBe(1);
