@@ -15,12 +15,12 @@ export const MAX_EXPANSION = 1024;
 const TERM = /^[a-z0-9]+$/;
 
 /**
- * The terms of a text field (`standard` analysis) that pass `test`, or null when more than
+ * The terms of a text field (indexed with `analyzer`) that pass `test`, or null when more than
  * `max` do or one of them is not a plain `[a-z0-9]` word (the fts lib could tokenize it otherwise).
  */
-export function expandTerms(ix: IndexView, path: string, test: (t: string) => boolean, max = MAX_EXPANSION): string[] | null {
+export function expandTerms(ix: IndexView, path: string, test: (t: string) => boolean, max = MAX_EXPANSION, analyzer = 'standard'): string[] | null {
   const out: string[] = [];
-  for (const t of fieldStats(ix, path, 'standard').df.keys()) {
+  for (const t of fieldStats(ix, path, analyzer).df.keys()) {
     if (!test(t)) continue;
     if (!TERM.test(t) || out.length >= max) return null;
     out.push(t);

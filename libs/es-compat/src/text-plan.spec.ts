@@ -4,17 +4,17 @@ import type { IndexRef } from './indices';
 import type { Kind } from './plan-aggs';
 import { matchInput } from './text-plan';
 
-const MAPPINGS: JsonObject = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, eng: { type: 'text', analyzer: 'english' } } };
+const MAPPINGS: JsonObject = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, eng: { type: 'text', analyzer: 'english' }, ws: { type: 'text', analyzer: 'whitespace' }, sim: { type: 'text', analyzer: 'simple' } } };
 
 function setup(sources: JsonObject[]) {
   const ix: IndexView = { name: 'docs', uuid: 'u', fields: flatten(MAPPINGS), settings: {}, mappings: MAPPINGS, docs: [], stats: new Map() };
   // the typed columns of the keyword and number fields (read by plans where the index has them)
   Object.assign(ix, { columns: { tag: 'v_tag', n: 'v_n' } });
   (ix as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: `d${i}`, _source: s, _version: 1, _seq_no: i, _primary_term: 1, _routing: null }, ix));
-  const cols = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing', 't0_title', 't1_body', 't2_eng'].map((name) => ({ name, ty: 'str' }));
+  const cols = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing', 't0_title', 't1_body', 't2_eng', 't3_ws', 't4_sim'].map((name) => ({ name, ty: 'str' }));
   const ref: IndexRef = {
-    meta: { es_index: 'docs', uuid: 'u', created: 0, settings: {}, mappings: MAPPINGS, aliases: {}, text: { title: 't0_title', body: 't1_body', eng: 't2_eng' } },
-    table: { id: 'es.i_docs', columns: cols, primaryKey: ['_id'], fulltext: ['t0_title', 't1_body', 't2_eng'], fulltextAllWords: ['t0_title', 't1_body', 't2_eng'] },
+    meta: { es_index: 'docs', uuid: 'u', created: 0, settings: {}, mappings: MAPPINGS, aliases: {}, text: { title: 't0_title', body: 't1_body', eng: 't2_eng', ws: 't3_ws', sim: 't4_sim' } },
+    table: { id: 'es.i_docs', columns: cols, primaryKey: ['_id'], fulltext: ['t0_title', 't1_body', 't2_eng', 't3_ws', 't4_sim'], fulltextAllWords: ['t0_title', 't1_body', 't2_eng', 't3_ws', 't4_sim'] },
   };
   return { ix, ref };
 }
@@ -97,5 +97,19 @@ describe('text queries as plan inputs', () => {
     expect(ops(plan({ multi_match: { query: 'fox red', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } }))).toContain('aggregate');
     expect(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } })).toBeNull(); // a keyword field: its own group in Elasticsearch
     expect(q({ function_score: { query: { match: { body: 'fox' } }, functions: [{ gauss: { n: { origin: 0, scale: 5 } } }, { weight: 2, filter: { term: { tag: 'a' } } }] } })).toEqual({ terms: ['fox'], operator: 'or' });
+  });
+
+  it('takes the whitespace and simple analyzers when their tokens are plain lowercase words (the fts column makes the same), else null', () => {
+    const plain = setup([{ ws: 'red fox 42', sim: 'Red, fox!' }, { ws: 'lazy dog', sim: 'lazy dog' }]);
+    const p = (q: unknown) => matchInput(plain.ref, plain.ix, q, new Map()) as unknown as JsonObject | null;
+    expect(p({ match: { ws: 'fox 42' } })).toMatchObject({ op: 'fts_search', field: 't3_ws', query: { terms: ['fox', '42'], operator: 'or' } });
+    expect(p({ match_phrase: { sim: 'red fox' } })).toMatchObject({ op: 'fts_search', field: 't4_sim', query: { phrase: 'red fox' } });
+    expect(p({ wildcard: { sim: 'f*' } })).toMatchObject({ query: { terms: ['fox'], operator: 'or' } });
+    expect(p({ match_phrase: { ws: 'red fox' } })).toMatchObject({ op: 'fts_search', field: 't3_ws', query: { phrase: 'red fox' } });
+    expect(p({ match: { ws: 'Fox' } })).toBeNull(); // a whitespace query keeps its case: the scorer answers
+    // a token with a capital (whitespace) or a digit next to letters (simple: letters only, the fts lib keeps digits)
+    const other = setup([{ ws: 'Red fox', sim: 'fox2 dog' }]);
+    expect(matchInput(other.ref, other.ix, { match: { ws: 'fox' } }, new Map())).toBeNull();
+    expect(matchInput(other.ref, other.ix, { match: { sim: 'fox' } }, new Map())).toBeNull();
   });
 });

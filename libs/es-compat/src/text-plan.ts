@@ -279,13 +279,26 @@ function matchPart(c: Ctx, kind: MatchKind, body: unknown): Part | null {
   return fieldPart(c, kind, f, p);
 }
 
-/** The fts column of a text field whose tokens the fts lib makes as Elasticsearch does (standard analyzer, every word kept), or null. */
-function textColumn(c: Ctx, f: Field, analyzer?: unknown): string | null {
-  if (f.def.index === false || f.aliasOf !== undefined || f.parent !== undefined || indexAnalyzer(c.ix, f) !== 'standard' || searchAnalyzer(c.ix, f, analyzer) !== 'standard') return null;
+/**
+ * The fts column of a text field whose tokens the fts lib makes as Elasticsearch does (every word
+ * kept), and the field's analyzer (index and search alike), or null:
+ *   - `standard`: every term lowercase ASCII letters, digits and apostrophes (`asciiTokens`);
+ *   - `whitespace` (the column: the fts lib's `simple`): every whitespace-separated token is
+ *     lowercase ASCII letters and digits, so splitting on non-word characters makes the same ones;
+ *   - `simple` (letters only): every `standard` term is lowercase ASCII letters, so the text holds no
+ *     digit or other word character and both analyzers make the same runs of letters.
+ */
+function textColumn(c: Ctx, f: Field, analyzer?: unknown): { column: string; an: string } | null {
+  const an = indexAnalyzer(c.ix, f);
+  if (f.def.index === false || f.aliasOf !== undefined || f.parent !== undefined || !PLAIN_ANALYZERS[an] || searchAnalyzer(c.ix, f, analyzer) !== an) return null;
   const column = c.ref.meta.text[f.path];
-  if (!column || !c.ref.table.fulltextAllWords?.includes(column) || !fieldStats(c.ix, f.path, 'standard').asciiTokens) return null;
-  return column;
+  if (!column || !c.ref.table.fulltextAllWords?.includes(column)) return null;
+  const st = fieldStats(c.ix, f.path, an === 'simple' ? 'standard' : an);
+  if (an === 'standard' ? !st.asciiTokens : ![...st.df.keys()].every((t) => PLAIN_ANALYZERS[an].test(t))) return null;
+  return { column, an };
 }
+/** The analyzers whose tokens the fts column makes under a condition on the terms (see textColumn). */
+const PLAIN_ANALYZERS: Record<string, RegExp> = { standard: /^[a-z0-9']+$/, whitespace: /^[a-z0-9]+$/, simple: /^[a-z]+$/ };
 
 /**
  * `prefix`, `wildcard`, `regexp`, `fuzzy` on a text or keyword field: the index's terms (values)
@@ -310,10 +323,10 @@ function patternPart(c: Ctx, kind: string, body: unknown): Part | null {
     return null;
   }
   if (isText(f)) {
-    const column = textColumn(c, f);
-    const terms = column && expandTerms(c.ix, f.path, test);
+    const tc = textColumn(c, f);
+    const terms = tc && expandTerms(c.ix, f.path, test, undefined, tc.an);
     if (!terms) return null;
-    return terms.length ? { src: { fts: { column: column!, query: { terms, operator: 'or' } } } } : NONE;
+    return terms.length ? { src: { fts: { column: tc!.column, query: { terms, operator: 'or' } } } } : NONE;
   }
   const vals = expandValues(c.ix, f.path, test);
   if (!vals) return null;
@@ -355,12 +368,15 @@ function crossFields(c: Ctx, p: JsonObject, fields: Field[]): Part | null {
   if (Object.keys(p).some((k) => !['query', 'operator', 'minimum_should_match', 'boost', '_name', 'analyzer', 'lenient', 'auto_generate_synonyms_phrase_query'].includes(k))) return null;
   if (typeof p.query !== 'string' && typeof p.query !== 'number') return null;
   const cols: string[] = [];
+  let an: string | undefined;
   for (const f of fields) {
-    const column = isText(f) && f.aliasOf === undefined && f.parent === undefined ? textColumn(c, f, p.analyzer) : null;
-    if (!column) return null;
-    cols.push(column);
+    const tc = isText(f) && f.aliasOf === undefined && f.parent === undefined ? textColumn(c, f, p.analyzer) : null;
+    // the scorer analyzes the query with the first text field's analyzer
+    if (!tc || (an !== undefined && tc.an !== an)) return null;
+    an = tc.an;
+    cols.push(tc.column);
   }
-  const words = analyze(String(p.query), 'standard').map((t) => t.term);
+  const words = analyze(String(p.query), an).map((t) => t.term);
   if (!words.length) return NONE;
   if (words.length > 64 || !words.every((t) => TERM.test(t))) return null;
   const perWord = words.map((w) => someOf(c, cols.map((column): Part => ({ src: { fts: { column, query: { terms: [w] } } } })), 1));
@@ -387,9 +403,10 @@ function fieldPart(c: Ctx, kind: MatchKind, f: Field, p: JsonObject): Part | nul
     const e = filterClause(c.ix, { term: { [f.path]: String(p.query) } }, c.fields);
     return e ? { src: null, pred: e } : null;
   }
-  const column = textColumn(c, f, p.analyzer);
-  if (!column) return null;
-  const terms = analyze(String(p.query), 'standard').map((t) => t.term);
+  const tc = textColumn(c, f, p.analyzer);
+  if (!tc) return null;
+  const { column, an } = tc;
+  const terms = analyze(String(p.query), an).map((t) => t.term);
   if (!terms.length) return p.zero_terms_query === 'all' ? ALL : NONE;
   if (terms.length > 64 || !terms.every((t) => TERM.test(t))) return null;
   const fts = (query: FtsQuery): Part => ({ src: { fts: { column, query } } });
@@ -404,21 +421,21 @@ function fieldPart(c: Ctx, kind: MatchKind, f: Field, p: JsonObject): Part | nul
       if (!(maxExp >= 1)) return null;
       const last = terms[terms.length - 1], head = terms.slice(0, -1);
       // one word: a document matches when it holds any term with the prefix; a phrase: only when no document holds more than max_expansions of them
-      const exp = expandTerms(c.ix, f.path, (t) => t.startsWith(last), head.length ? Math.min(maxExp, 1024) : undefined);
+      const exp = expandTerms(c.ix, f.path, (t) => t.startsWith(last), head.length ? Math.min(maxExp, 1024) : undefined, an);
       if (!exp) return null;
       if (!exp.length) return NONE;
       if (!head.length) return fts({ terms: exp, operator: 'or' });
-      if (fieldStats(c.ix, f.path, 'standard').multiValued || copiedInto(c.ix, f.path)) return null;
+      if (fieldStats(c.ix, f.path, an).multiValued || copiedInto(c.ix, f.path)) return null;
       return fts({ bool: { should: exp.map((e) => ({ phrase: [...head, e].join(' '), ...sl })), minimum_should_match: 1 } });
     }
     if (terms.length === 1) return fts({ terms });
-    if (fieldStats(c.ix, f.path, 'standard').multiValued || copiedInto(c.ix, f.path)) return null;
+    if (fieldStats(c.ix, f.path, an).multiValued || copiedInto(c.ix, f.path)) return null;
     return fts({ phrase: terms.join(' '), ...sl });
   }
   const op = String(p.operator ?? 'or').toLowerCase();
   if (op !== 'or' && op !== 'and') return null;
   const need = op === 'and' ? terms.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, terms.length)) : 1;
-  if (p.fuzziness !== undefined || kind === 'match_bool_prefix') return expandedWords(c, kind, f, p, terms, need, fts);
+  if (p.fuzziness !== undefined || kind === 'match_bool_prefix') return expandedWords(c, kind, f, an, p, terms, need, fts);
   if (need === 1 || need === terms.length) {
     if (need > 1 && new Set(terms).size !== terms.length) return fts({ terms: [...new Set(terms)], operator: 'and' });
     return fts({ terms: [...new Set(terms)], operator: need === 1 ? 'or' : 'and' });
@@ -432,14 +449,14 @@ function fieldPart(c: Ctx, kind: MatchKind, f: Field, p: JsonObject): Part | nul
  * fuzzy neighbours, or the index's terms it prefixes when it is the last word of a bool_prefix),
  * `need` of them required (a word matching no term of the index cannot count).
  */
-function expandedWords(c: Ctx, kind: MatchKind, f: Field, p: JsonObject, words: string[], need: number, fts: (q: FtsQuery) => Part): Part | null {
+function expandedWords(c: Ctx, kind: MatchKind, f: Field, an: string, p: JsonObject, words: string[], need: number, fts: (q: FtsQuery) => Part): Part | null {
   const pre = Number(p.prefix_length ?? 0);
   const clauses: FtsQuery[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i];
     const test = kind === 'match_bool_prefix' && i === words.length - 1 ? (t: string) => t.startsWith(w) : p.fuzziness !== undefined ? fuzzyTest(w, p.fuzziness, pre) : null;
     if (!test) { clauses.push({ terms: [w] }); continue; }
-    const exp = expandTerms(c.ix, f.path, test);
+    const exp = expandTerms(c.ix, f.path, test, undefined, an);
     if (!exp) return null;
     if (exp.length) clauses.push({ terms: exp, operator: 'or' });
   }
