@@ -25,6 +25,9 @@ const AGGS = {
   dr: { date_range: { field: 'at', ranges: [{ to: '2020-01-01' }, { from: '2020-01-01', to: '2020-06-01||+1M' }, { from: 1600000000000, key: 'late' }] } },
   drk: { date_range: { field: 'ts', format: 'yyyy-MM', keyed: true, ranges: [{ from: '2019-12', to: '2020-07' }, { from: '2020-07' }] }, aggs: { q: { date_histogram: { field: 'at', calendar_interval: 'quarter' } } } },
   rd: { range: { field: 'at', ranges: [{ from: '2020-02-02T10:00:00Z', to: '2020-11-11' }] } },
+  // metrics whose value does not depend on the order of the values, on dates and doubles: calls of the metrics node
+  first: { min: { field: 'at' } }, last: { max: { field: 'ts' } }, nat: { value_count: { field: 'at' } }, uts: { cardinality: { field: 'ts' } },
+  xmin: { min: { field: 'x' } }, xmax: { max: { field: 'x' } }, ux: { cardinality: { field: 'x' } },
 };
 
 const QUERIES: unknown[] = [
@@ -44,7 +47,7 @@ describe('ES dates as plans (typed date columns)', () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
     c = new EsPlanCheck(srv, 'evts');
     // `at`: the default format (ISO strings and epoch millis); `ts`: a custom pattern, which the `_source` reading of dates did not take
-    await es('PUT', '/evts', { mappings: { properties: { at: { type: 'date' }, ts: { type: 'date', format: 'yyyy/MM/dd HH:mm||epoch_millis' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+    await es('PUT', '/evts', { mappings: { properties: { at: { type: 'date' }, ts: { type: 'date', format: 'yyyy/MM/dd HH:mm||epoch_millis' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' } } } });
     const words = ['alpha', 'beta', 'gamma'];
     const t0 = Date.UTC(2019, 10, 3, 5, 17);
     const p2 = (n: number) => String(n).padStart(2, '0');
@@ -55,7 +58,7 @@ describe('ES dates as plans (typed date columns)', () => {
       const d = new Date(t + 3 * 86400_000);
       // `at`: epoch millis, ISO strings and dates (none in every 17th); `ts`: its pattern or epoch millis; ids h… hidden from the reader
       docs.push([i % 10 === 7 ? `h${i}` : `d${i}`, {
-        ...(i % 17 ? { at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10) } : {}), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`, n: (i * 13) % 50,
+        ...(i % 17 ? { at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10) } : {}), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`, n: (i * 13) % 50, x: ((i * 37) % 101) / 7,
         ts: i % 2 ? `${d.getUTCFullYear()}/${p2(d.getUTCMonth() + 1)}/${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}` : t + 3 * 86400_000,
       }]);
     }
@@ -81,10 +84,12 @@ describe('ES dates as plans (typed date columns)', () => {
     expect(all.dr.buckets.map((b: { doc_count: number }) => b.doc_count > 0)).toEqual([true, true, true]);
     expect(Object.keys(all.drk.buckets)).toEqual(['2019-12-2020-07', '2020-07-*']);
     expect(all.rd.buckets[0].doc_count).toBeGreaterThan(0);
+    expect(all.first.value_as_string).toBe('2019-11-04T00:00:00.000Z'); // the third document's date-only value
+    expect(all.xmax.value).toBe(100 / 7);
   }, 120_000);
 
   it('sub-aggregations of (date) histogram buckets (metrics, filter, range, missing) are calls of the grouped node, equal to the aggregation code', async () => {
-    const subs = { avg: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, tags: { value_count: { field: 'tag' } }, a: { filter: { match: { body: 'alpha' } } }, r: { range: { field: 'n', ranges: [{ to: 10 }, { from: 10 }] } }, nots: { missing: { field: 'ts' } } };
+    const subs = { first: { min: { field: 'at' } }, xmax: { max: { field: 'x' } }, avg: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, tags: { value_count: { field: 'tag' } }, a: { filter: { match: { body: 'alpha' } } }, r: { range: { field: 'n', ranges: [{ to: 10 }, { from: 10 }] } }, nots: { missing: { field: 'ts' } } };
     const aggs = {
       m: { date_histogram: { field: 'at', calendar_interval: 'month', extended_bounds: { min: '2019-06-01', max: '2021-09-01' } }, aggs: subs },
       w: { date_histogram: { field: 'at', fixed_interval: '7d', min_doc_count: 1 }, aggs: { ...subs, u: { cardinality: { field: 'tag' } } } },

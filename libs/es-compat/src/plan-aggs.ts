@@ -27,6 +27,7 @@ import { compileLevel, runLevel } from './plan-level';
 import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
 import { rangeBounds } from './query';
+import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -36,6 +37,8 @@ const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
 export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
+/** Metrics whose value does not depend on the order of the values. */
+const ORDERLESS = new Set(['value_count', 'cardinality', 'min', 'max']);
 
 /** `date`: a date read from `_source` strings (plan-dates.ts, indices without typed columns); `time`: a date's typed column (epoch ms). */
 export type Kind = 'keyword' | 'integer' | 'number' | 'date' | 'time';
@@ -68,7 +71,7 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   if (!f || f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
   if (f.type === 'date') {
     // the typed column (epoch ms, any format the mapping parses): date histograms, range filters, exists, missing, sorts
-    if (f.aliasOf === undefined && fieldColumn(ix, name)) return want === 'date' || want === 'filter' ? 'time' : null;
+    if (f.aliasOf === undefined && fieldColumn(ix, name)) return want !== 'terms' ? 'time' : null;
     if (!NAME.test(name) || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
     return want === 'date' && planDateField(ix, name) ? 'date' : null;
   }
@@ -77,7 +80,7 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   // a term query normalizes its value with the field's normalizer: not done here
   if (f.type === 'keyword') return want !== 'metric' && (f.def.normalizer === undefined || want !== 'filter') ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
-  if (f.type === 'double') return want === 'filter' ? 'number' : null;
+  if (f.type === 'double') return want === 'filter' || want === 'metric' || want === 'count' ? 'number' : null;
   return null;
 }
 
@@ -225,7 +228,9 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
   const field = p.field;
   if (typeof field !== 'string' || Object.keys(p).length !== 1) return null;
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
-  if (k !== 'integer' && k !== 'keyword') return null;
+  // doubles and dates: the metrics whose value does not depend on the order rows are read in (a sum of doubles, or of
+  // dates past 2^53, rounds differently in another order than the aggregation code's)
+  if (k !== 'integer' && k !== 'keyword' && !((k === 'number' || k === 'time') && ORDERLESS.has(type))) return null;
   fields.set(field, k);
   const v: Expr = valueOf(field);
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
@@ -244,7 +249,10 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
       const c = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
       const avg = c ? sum / c : null;
       if (type === 'stats') return { count: c, min, max, avg, sum };
-      return { value: COUNTS.has(type) ? c : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : avg };
+      const value = COUNTS.has(type) ? c : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : avg;
+      // a date's min / max also as a string in the field's format (as the aggregation code prints it)
+      if (k === 'time' && !COUNTS.has(type) && value !== null) return { value, value_as_string: formatDate(value, String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT)) };
+      return { value };
     },
   };
 }
