@@ -96,6 +96,7 @@ describe('text queries as plan inputs', () => {
     expect(q({ match_phrase_prefix: { body: { query: 'quick b', max_expansions: 0 } } })).toEqual({ phrase: 'quick b' }); // the scorer: no expansion
     expect(ops(plan({ multi_match: { query: 'fox red', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } }))).toContain('aggregate');
     expect(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } })).toBeNull(); // a keyword field: its own group in Elasticsearch
+    expect(plan({ exists: { field: 'body' } })).toMatchObject({ op: 'filter', input: { op: 'scan' }, predicate: { kind: 'is_null', arg: { name: 't1_body' }, not: true } });
     expect(q({ function_score: { query: { match: { body: 'fox' } }, functions: [{ gauss: { n: { origin: 0, scale: 5 } } }, { weight: 2, filter: { term: { tag: 'a' } } }] } })).toEqual({ terms: ['fox'], operator: 'or' });
   });
 

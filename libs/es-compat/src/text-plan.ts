@@ -190,7 +190,7 @@ function part(c: Ctx, q: unknown): Part | null {
     case 'prefix': case 'wildcard': case 'regexp': case 'fuzzy': return patternPart(c, kind, body);
     case 'function_score': return functionScore(c, q, body);
     case 'term': case 'terms': case 'range': case 'exists': {
-      const e = filterClause(c.ix, q, c.fields);
+      const e = filterClause(c.ix, q, c.fields) ?? (kind === 'exists' ? existsText(c, body) : null);
       return e ? { src: null, pred: e } : null;
     }
     case 'ids': {
@@ -333,6 +333,26 @@ function patternPart(c: Ctx, kind: string, body: unknown): Part | null {
   if (!vals.length) return NONE;
   const e = filterClause(c.ix, { terms: { [f.path]: vals } }, c.fields);
   return e ? { src: null, pred: e } : null;
+}
+
+/**
+ * `exists` on a text field (and its multi-fields, as the scorer reads it): a leaf has a value when
+ * its column is set (a text field's fts column holds its values joined, set when the document has
+ * one; a typed leaf's column as `filterClause` reads it). Null for anything else.
+ */
+function existsText(c: Ctx, body: unknown): Expr | null {
+  if (!isObj(body) || Object.keys(body).some((k) => !['field', 'boost', '_name'].includes(k)) || typeof body.field !== 'string' || !NAME.test(body.field)) return null;
+  const name = body.field;
+  const leaves = [...c.ix.fields.values()].filter((f) => (f.path === name || f.path.startsWith(name + '.')) && f.type !== 'object' && (f.def.index !== false || f.def.doc_values !== false));
+  if (!leaves.length || !leaves.some((f) => isText(f))) return null;
+  let e: Expr | null = null;
+  for (const f of leaves) {
+    const column = isText(f) && f.def.index !== false && f.aliasOf === undefined ? c.ref.meta.text[f.path] : undefined;
+    const x = column ? ({ kind: 'is_null', arg: col(column), not: true } as Expr) : filterClause(c.ix, { exists: { field: f.path } }, c.fields);
+    if (!x) return null;
+    e = e ? { kind: 'binary', op: 'or', left: e, right: x } : x;
+  }
+  return e;
 }
 
 /**
