@@ -50,6 +50,7 @@ const QUERIES: unknown[] = [
   { query_string: { query: 'riv* AND title:al*' } },
   { query_string: { query: 'body:rivr~1 OR tag:g?', default_operator: 'or' } },
   { exists: { field: 'title' } },
+  { intervals: { body: { any_of: { intervals: [{ match: { query: 'river stone' } }, { match: { query: 'cloud forest', ordered: true, max_gaps: 0 } }, { wildcard: { pattern: 'gam*' } }] } } } },
   { bool: { must_not: { exists: { field: 'title' } }, should: [{ fuzzy: { body: 'stane' } }], minimum_should_match: 1 } },
 ];
 
@@ -178,7 +179,7 @@ describe('ES term-expanding queries as plans', () => {
   it('a user under a row-level policy aggregates, counts and pages only the rows it may read through these plans', async () => {
     const token = await c.reader('preader');
     await es('POST', '/pats/_search', { size: 0, aggs: AGGS }, token);
-    for (const query of [QUERIES[0], QUERIES[4], QUERIES[8], QUERIES[13], QUERIES[16], QUERIES[18], QUERIES[20], QUERIES[24], QUERIES[26], QUERIES[30]]) {
+    for (const query of [QUERIES[0], QUERIES[4], QUERIES[8], QUERIES[13], QUERIES[16], QUERIES[18], QUERIES[20], QUERIES[24], QUERIES[26], QUERIES[30], QUERIES[31]]) {
       // the plan path (six aggregate plans) under the reader's policy, equal to the owner's answer without the hidden rows
       const mine = await c.asReader(token, AGGS, query, 6);
       expect(mine.hits.total.value).toBeLessThan((await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS })).hits.total.value);

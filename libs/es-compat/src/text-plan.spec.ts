@@ -72,7 +72,8 @@ describe('text queries as plan inputs', () => {
       { multi_match: { query: 'fox', fields: ['title', 'body', 'n'], type: 'cross_fields' } }, // a number field
       { function_score: { query: { match: { body: 'fox' } }, min_score: 1 } }, // scores decide the matches
       { function_score: { query: { match: { body: 'fox' } }, field_value_factor: { field: 'n' } } }, // fails on a document without n
-      { intervals: { body: { match: { query: 'fox' } } } },
+      { intervals: { body: { match: { query: 'quick fox', ordered: true } } } }, // in order, any gap: no fts form
+      { intervals: { body: { match: { query: 'fox', filter: { before: { match: { query: 'dog' } } } } } } },
     ];
     for (const q of nulls) expect([q, plan(q)]).toEqual([q, null]);
     expect(matchInput({ ...ref, readOnly: true }, ix, { match: { body: 'fox' } }, new Map())).toBeNull();
@@ -97,6 +98,10 @@ describe('text queries as plan inputs', () => {
     expect(ops(plan({ multi_match: { query: 'fox red', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } }))).toContain('aggregate');
     expect(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } })).toBeNull(); // a keyword field: its own group in Elasticsearch
     expect(plan({ exists: { field: 'body' } })).toMatchObject({ op: 'filter', input: { op: 'scan' }, predicate: { kind: 'is_null', arg: { name: 't1_body' }, not: true } });
+    expect(q({ intervals: { body: { match: { query: 'quick fox' } } } })).toEqual({ terms: ['quick', 'fox'], operator: 'and' });
+    expect(q({ intervals: { body: { match: { query: 'brown fox', ordered: true, max_gaps: 0 } } } })).toEqual({ phrase: 'brown fox' });
+    expect(q({ intervals: { body: { any_of: { intervals: [{ prefix: { prefix: 'qu' } }, { fuzzy: { term: 'dgo' } }] } } } }))
+      .toEqual({ bool: { should: [{ terms: ['quick'], operator: 'or' }, { terms: ['dog'], operator: 'or' }], minimum_should_match: 1 } });
     expect(q({ function_score: { query: { match: { body: 'fox' } }, functions: [{ gauss: { n: { origin: 0, scale: 5 } } }, { weight: 2, filter: { term: { tag: 'a' } } }] } })).toEqual({ terms: ['fox'], operator: 'or' });
   });
 

@@ -33,6 +33,7 @@ import { analyze } from './analysis';
 import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
 import { fieldStats } from './scoring';
 import { compile, minimumShouldMatch, patternOf, patternTest } from './query';
+import { intervalTermTest } from './intervals';
 import { expandTerms, expandValues, fuzzyTest } from './plan-expand';
 import { defaultFields, queryStringFields } from './text-query';
 import { parseQueryString, parseSimpleQueryString } from './query-string';
@@ -189,6 +190,7 @@ function part(c: Ctx, q: unknown): Part | null {
     case 'match_none': return isObj(body) ? NONE : null;
     case 'prefix': case 'wildcard': case 'regexp': case 'fuzzy': return patternPart(c, kind, body);
     case 'function_score': return functionScore(c, q, body);
+    case 'intervals': return intervals(c, body);
     case 'term': case 'terms': case 'range': case 'exists': {
       const e = filterClause(c.ix, q, c.fields) ?? (kind === 'exists' ? existsText(c, body) : null);
       return e ? { src: null, pred: e } : null;
@@ -353,6 +355,71 @@ function existsText(c: Ctx, body: unknown): Expr | null {
     e = e ? { kind: 'binary', op: 'or', left: e, right: x } : x;
   }
   return e;
+}
+
+/**
+ * `intervals` on a text field, for the rules whose intervals exist exactly when a set of terms is
+ * there (intervals.ts): `match` unordered with distinct words and no `max_gaps` (every word), or
+ * ordered with `max_gaps: 0` (a phrase); `prefix`, `wildcard`, `fuzzy` (any term the rule's own
+ * test passes, expanded); `any_of` of such. No `filter` or `use_field` (null: the scorer answers).
+ */
+function intervals(c: Ctx, body: unknown): Part | null {
+  if (!isObj(body)) return null;
+  const names = Object.keys(body).filter((k) => k !== 'boost' && k !== '_name');
+  if (names.length !== 1 || !isObj(body[names[0]])) return null;
+  const f = c.ix.fields.get(names[0]);
+  if (!f || !isText(f)) return null;
+  const tc = textColumn(c, f);
+  if (!tc) return null;
+  const spec = Object.fromEntries(Object.entries(body[names[0]] as JsonObject).filter(([k]) => k !== 'boost'));
+  const q = intervalRule(c, f, tc.an, spec);
+  return q === null ? null : q === 'none' ? NONE : { src: { fts: { column: tc.column, query: q } } };
+}
+
+function intervalRule(c: Ctx, f: Field, an: string, rule: JsonObject): FtsQuery | 'none' | null {
+  if (Object.keys(rule).length !== 1 || !isObj(Object.values(rule)[0])) return null;
+  const [kind] = Object.keys(rule);
+  const p = rule[kind] as JsonObject;
+  if (p.filter !== undefined || p.use_field !== undefined) return null;
+  const expanded = (test: (t: string) => boolean): FtsQuery | 'none' | null => {
+    const terms = expandTerms(c.ix, f.path, test, undefined, an);
+    return terms === null ? null : terms.length ? { terms, operator: 'or' } : 'none';
+  };
+  switch (kind) {
+    case 'match': {
+      if (Object.keys(p).some((k) => !['query', 'ordered', 'max_gaps', 'analyzer'].includes(k)) || typeof p.query !== 'string') return null;
+      let an2: string;
+      try {
+        an2 = searchAnalyzer(c.ix, f, p.analyzer);
+      } catch {
+        return null;
+      }
+      if (an2 !== an) return null;
+      const terms = analyze(p.query, an).map((t) => t.term);
+      if (!terms.length || terms.length > 64 || !terms.every((t) => TERM.test(t))) return null;
+      if (terms.length === 1) return { terms };
+      const gaps = p.max_gaps === undefined ? -1 : p.max_gaps;
+      if (p.ordered !== true && gaps === -1 && new Set(terms).size === terms.length) return { terms, operator: 'and' };
+      if (p.ordered === true && gaps === 0 && !fieldStats(c.ix, f.path, an).multiValued && !copiedInto(c.ix, f.path)) return { phrase: terms.join(' ') };
+      return null;
+    }
+    case 'prefix': case 'wildcard': case 'fuzzy': {
+      const keys = { prefix: ['prefix'], wildcard: ['pattern'], fuzzy: ['term', 'fuzziness', 'prefix_length'] }[kind];
+      if (Object.keys(p).some((k) => !keys.includes(k)) || typeof p[keys[0]] !== 'string') return null;
+      return expanded(intervalTermTest(kind, p));
+    }
+    case 'any_of': {
+      if (Object.keys(p).length !== 1 || !Array.isArray(p.intervals) || !p.intervals.length) return null;
+      const subs: FtsQuery[] = [];
+      for (const r of p.intervals) {
+        const x = isObj(r) ? intervalRule(c, f, an, r) : null;
+        if (x === null) return null;
+        if (x !== 'none') subs.push(x);
+      }
+      return subs.length ? (subs.length === 1 ? subs[0] : { bool: { should: subs, minimum_should_match: 1 } }) : 'none';
+    }
+    default: return null;
+  }
 }
 
 /**
