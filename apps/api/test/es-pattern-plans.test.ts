@@ -132,6 +132,21 @@ describe('ES term-expanding queries as plans', () => {
     for (const [query, n] of [[undefined, 16], [QUERIES[0], 16], [{ bool: { filter: [{ range: { n: { gte: 5000 } } }] } }, 3]] as const) await c.aggs(aggs, query, n);
   }, 120_000);
 
+  it('terms include / exclude as regular expressions or partitions run as grouped plans (the keys the aggregation code keeps, listed), equal to the aggregation code', async () => {
+    const aggs = {
+      rx: { terms: { field: 'tag', include: 'g[1-4]', exclude: 'g3' } },
+      px: { terms: { field: 'tag', include: { partition: 1, num_partitions: 3 }, size: 10 } },
+      mx: { terms: { field: 'tag', missing: 'gone', include: 'g.*|go.*' }, aggs: { a: { avg: { field: 'n' } } } },
+      none: { terms: { field: 'tag', include: 'zz.*' } },
+    };
+    await es('POST', '/pats/_search', { size: 0, aggs });
+    // a terms aggregation's grouped node each (in the one level: the metrics node too)
+    for (const query of [undefined, QUERIES[0], QUERIES[13]]) await c.aggs(aggs, query, 5);
+    const all = (await es('POST', '/pats/_search', { size: 0, aggs })).aggregations;
+    expect(all.rx.buckets.map((b: { key: string }) => b.key).sort()).toEqual(['g1', 'g2', 'g4']);
+    expect(all.none.buckets).toEqual([]);
+  }, 60_000);
+
   it('pages sorted with a missing value, a mode or unmapped_type run as sort plans, equal to the full search', async () => {
     const sorts = [
       [{ n: { order: 'desc', missing: 500, mode: 'avg' } }, { tag: { order: 'asc', missing: 'g3', unmapped_type: 'keyword' } }],

@@ -8,9 +8,11 @@
  */
 import { aggregate, col, filter, join, limit, lit, project, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
-import type { IndexView } from './doc';
+import { globalOrdinals, type IndexView } from './doc';
 import type { EsBackend } from './port';
 import { aggBody, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
+import { includeExclude } from './agg-buckets';
+import { valueSource } from './agg-util';
 import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -46,12 +48,29 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   // `missing`: documents without a value count under that key; include / exclude: lists of values
   const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
   if (p.missing !== undefined && !plainKey(p.missing)) return null;
-  if ([p.include, p.exclude].some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) return null;
+  // include / exclude as regular expressions or partitions (keyword): the index's keys (its values and `missing`) that the
+  // aggregation code's own test keeps, as one list
+  let allowed: Json[] | null = null;
+  if ([p.include, p.exclude].some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) {
+    if (k !== 'keyword') return null;
+    try {
+      const ok = includeExclude(p, valueSource([ix], p, name), name);
+      const keys = new Set(globalOrdinals(ix, field).terms);
+      if (typeof p.missing === 'string') keys.add(p.missing);
+      allowed = [...keys].filter((x) => ok(x));
+    } catch {
+      return null; // the aggregation code reports it
+    }
+    if (allowed.length > 65536) return null;
+  }
   fields.set(field, k);
   const key: Expr = p.missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(p.missing as Json)] };
   let rowCond: Expr = p.missing === undefined ? typed(field, k) : lit(true);
-  if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? { kind: 'in_list', arg: key, list: p.include.map((x) => lit(x as Json)) } : lit(false));
-  if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
+  if (allowed) rowCond = and(rowCond, allowed.length ? { kind: 'in_list', arg: key, list: allowed.map((x) => lit(x)) } : lit(false));
+  else {
+    if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? { kind: 'in_list', arg: key, list: p.include.map((x) => lit(x as Json)) } : lit(false));
+    if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
+  }
   if (subSpec !== undefined && !isObj(subSpec)) return null;
   const subs: Array<{ name: string; m: Metric }> = [];
   const series: Array<{ name: string; s: Series }> = [];
