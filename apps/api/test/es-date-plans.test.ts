@@ -92,11 +92,13 @@ describe('ES dates as plans (typed date columns)', () => {
     const subs = { first: { min: { field: 'at' } }, xmax: { max: { field: 'x' } }, avg: { avg: { field: 'n' } }, st: { stats: { field: 'n' } }, tags: { value_count: { field: 'tag' } }, a: { filter: { match: { body: 'alpha' } } }, r: { range: { field: 'n', ranges: [{ to: 10 }, { from: 10 }] } }, nots: { missing: { field: 'ts' } } };
     const aggs = {
       m: { date_histogram: { field: 'at', calendar_interval: 'month', extended_bounds: { min: '2019-06-01', max: '2021-09-01' } }, aggs: subs },
-      w: { date_histogram: { field: 'at', fixed_interval: '7d', min_doc_count: 1 }, aggs: { ...subs, u: { cardinality: { field: 'tag' } } } },
-      h: { histogram: { field: 'n', interval: 7, offset: 2 }, aggs: { ...subs, u: { cardinality: { field: 'tag' } }, mx: { max: { field: 'n' } } } },
+      w: { date_histogram: { field: 'at', fixed_interval: '7d', min_doc_count: 1, order: [{ 'st.max': 'asc' }, { _count: 'desc' }] }, aggs: { ...subs, u: { cardinality: { field: 'tag' } } } },
+      h: { histogram: { field: 'n', interval: 7, offset: 2, order: { avg: 'desc' } }, aggs: { ...subs, u: { cardinality: { field: 'tag' } }, mx: { max: { field: 'n' } } } },
+      f: { histogram: { field: 'x', interval: 3, format: '0.00', keyed: true } },
     };
     // the metrics node and one grouped node per histogram
-    for (const query of [undefined, QUERIES[1], QUERIES[4]]) await c.aggs(aggs, query, 4);
+    for (const query of [undefined, QUERIES[1], QUERIES[4]]) await c.aggs(aggs, query, 5);
+    expect(Object.keys((await es('POST', '/evts/_search', { size: 0, aggs })).aggregations.f.buckets)[0]).toBe('0.00');
     // a named time zone (its offset changes with daylight saving), a month's cardinality (its days' distinct counts do not merge): the aggregation code answers
     await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'day', time_zone: 'Europe/Paris', min_doc_count: 1 } } }, undefined, 0);
     await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { u: { cardinality: { field: 'tag' } } } } }, undefined, 0);

@@ -11,9 +11,13 @@ import type { IndexView } from './doc';
 import { fieldKind, filterExpr, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 import { dateKey, timeKey } from './plan-dates';
 import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath, zoneOffset } from './dates';
+import { decimalFormat } from './agg-util';
 import { parseDuration } from './agg-buckets';
+import { resolvePath } from './agg-pipelines';
 
 /** Time zones of one fixed offset (dates.ts `zoneOffset` reads them so): `Z`, `UTC`, `GMT`, `+01:00`, `-0530`. */
+/** An order path naming a metric sub-aggregation or one of its stats. */
+const SUB_PATH = /^[A-Za-z0-9_-]+(?:\.[a-z_0-9]+)?$/;
 const FIXED_ZONE = /^(?:[Zz]|UTC|utc|GMT|[+-]\d{1,2}(?::?\d{2})?)$/;
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
@@ -153,9 +157,11 @@ export interface Series {
   /** date_histogram: the field's format for `key_as_string`, and the time zone it prints in. */
   readonly format?: string;
   readonly zone?: string;
+  /** histogram with `format`: `key_as_string` as Java's DecimalFormat prints the key. */
+  readonly numFormat?: string;
   /** histogram with `extended_bounds`: the keys of its bounds (the empty buckets reach them). */
   readonly bounds?: readonly [number, number];
-  readonly order?: ReadonlyArray<{ readonly key: '_key' | '_count'; readonly desc: boolean }>;
+  readonly order?: ReadonlyArray<{ readonly key: string; readonly desc: boolean }>;
   readonly keyed?: boolean;
   /** A date_histogram by month, quarter or year: the grouped node's day key → the unit's key (counts summed). */
   readonly fold?: (k: number) => number;
@@ -177,10 +183,13 @@ function merge(calls: AggregateCall[], a: Record<string, unknown>, b: Record<str
   return out;
 }
 
-/** `order` by `_key` / `_count` (one or a list), `keyed` a boolean; null when the options hold anything else. */
+/**
+ * `order` by `_key` / `_count` or a metric sub-aggregation (`sub`, `sub.<stat>`: plan-level.ts
+ * checks that it names one), one or a list; `keyed` a boolean; null when the options hold anything else.
+ */
 function shapeOptions(p: JsonObject): Pick<Series, 'order' | 'keyed'> | null {
   if (p.keyed !== undefined && typeof p.keyed !== 'boolean') return null;
-  let order: Array<{ key: '_key' | '_count'; desc: boolean }> | undefined;
+  let order: Array<{ key: string; desc: boolean }> | undefined;
   if (p.order !== undefined) {
     order = [];
     for (const o of Array.isArray(p.order) ? p.order : [p.order]) {
@@ -188,7 +197,7 @@ function shapeOptions(p: JsonObject): Pick<Series, 'order' | 'keyed'> | null {
       const [k] = Object.keys(o);
       const dir = String(o[k]).toLowerCase();
       const key = k === '_term' || k === '_time' ? '_key' : k;
-      if ((key !== '_key' && key !== '_count') || (dir !== 'asc' && dir !== 'desc')) return null;
+      if ((key !== '_key' && key !== '_count' && !SUB_PATH.test(key)) || (dir !== 'asc' && dir !== 'desc')) return null;
       order.push({ key, desc: dir === 'desc' });
     }
   }
@@ -210,7 +219,8 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   }
   if (type !== 'histogram') return null;
   const k = fieldKind(ix, field, 'filter');
-  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count', 'offset', 'extended_bounds', 'order', 'keyed'].includes(x))) return null;
+  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count', 'offset', 'extended_bounds', 'order', 'keyed', 'format'].includes(x))) return null;
+  if (p.format !== undefined && typeof p.format !== 'string') return null;
   // whole intervals and offsets: keys and the empty buckets between them are exact doubles
   const interval = p.interval, offset = p.offset ?? 0;
   if (!Number.isInteger(interval) || (interval as number) < 1 || !Number.isInteger(offset) || Math.abs(offset as number) > 2 ** 40) return null;
@@ -227,7 +237,7 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   const keyOf = (x: number) => Math.floor((x - off) / iv) * iv + off;
   return {
     key: off ? { kind: 'binary', op: '+', left: scaled, right: lit(off) } : scaled, next: (x) => x + iv, cond: typed(field, k), minDoc: minDoc as number,
-    ...(isObj(eb) ? { bounds: [keyOf(eb.min as number), keyOf(eb.max as number)] as const } : {}), ...shape,
+    ...(isObj(eb) ? { bounds: [keyOf(eb.min as number), keyOf(eb.max as number)] as const } : {}), ...(typeof p.format === 'string' ? { numFormat: p.format } : {}), ...shape,
   };
 }
 
@@ -290,13 +300,16 @@ export function seriesBuckets(s: Series, grouped: Map<number, number>, rows?: Ar
     for (let k = lo; k <= hi && all.length < 100000; k = s.next(k)) all.push(k);
     keys = all;
   }
-  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format, s.zone) } : {}), doc_count: counts.get(k) ?? 0, ...(s.subs ? subsOf(k) : {}) }))
+  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format, s.zone) } : s.numFormat !== undefined ? { key_as_string: decimalFormat(k, s.numFormat) } : {}), doc_count: counts.get(k) ?? 0, ...(s.subs ? subsOf(k) : {}) }))
     .filter((b) => (b.doc_count as number) >= s.minDoc);
   if (s.order) {
-    const full = s.order.some((o) => o.key === '_key') ? s.order : [...s.order, { key: '_key' as const, desc: false }];
+    const full = s.order.some((o) => o.key === '_key') ? s.order : [...s.order, { key: '_key', desc: false }];
+    // as the aggregation code's sortBuckets: a sub-aggregation's value read by its path, null lowest
+    const val = (b: JsonObject, path: string): number => { const v = resolvePath(b, path); return v === null ? -Infinity : Number(v); };
     list.sort((a, b) => {
       for (const o of full) {
-        const c = o.key === '_count' ? (a.doc_count as number) - (b.doc_count as number) : (a.key as number) - (b.key as number);
+        let c = o.key === '_count' ? (a.doc_count as number) - (b.doc_count as number) : o.key === '_key' ? (a.key as number) - (b.key as number) : val(a, o.key) - val(b, o.key);
+        if (Number.isNaN(c)) c = 0;
         if (c !== 0) return o.desc ? -c : c;
       }
       return 0;

@@ -63,6 +63,8 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       const subs = isObj(subSpec) ? bucketSubs(ix, subSpec, `b${id}`, fields, match) : [];
       // a month / quarter / year groups by day: its days' partial aggregates merge, except distinct counts
       if (!series || !subs || (series.fold && subs.some((x) => x.m.calls.some((c) => c.distinct)))) return null;
+      // an order path names a metric sub-aggregation of this histogram
+      if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
       wants.push({ name, series: subs.length ? { ...series, subs } : series });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${id}`, fields);

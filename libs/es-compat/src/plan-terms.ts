@@ -88,7 +88,7 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
     if (inner !== undefined) return null;
     if ((st === 'histogram' || st === 'date_histogram') && depth === 0) {
       const x = seriesSpec(ix, st, sp, fields);
-      if (!x) return null;
+      if (!x || x.order?.some((o) => o.key !== '_key' && o.key !== '_count')) return null;
       series.push({ name: sn, s: x });
       continue;
     }
