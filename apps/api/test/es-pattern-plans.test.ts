@@ -147,6 +147,22 @@ describe('ES term-expanding queries as plans', () => {
     expect(all.none.buckets).toEqual([]);
   }, 60_000);
 
+  it('a global aggregation through a filtered alias reads the alias\'s documents as a level of plans, equal to the aggregation code', async () => {
+    await es('POST', '/_aliases', { actions: [{ add: { index: 'pats', alias: 'pats_g2', filter: { wildcard: { tag: 'g[2]' } } } }, { add: { index: 'pats', alias: 'pats_riv', filter: { prefix: { body: 'riv' } } } }] });
+    const aggs = { all: { global: {}, aggs: { t: { terms: { field: 'tag' } }, h: { histogram: { field: 'n', interval: 200 } } } }, t: { terms: { field: 'tag', size: 3 } } };
+    for (const alias of ['pats_g2', 'pats_riv']) {
+      for (const query of [undefined, QUERIES[8]]) {
+        const body = { size: 0, aggs, ...(query ? { query } : {}) };
+        await es('POST', `/${alias}/_search`, body);
+        const before = await c.plans();
+        const planned = await es('POST', `/${alias}/_search`, body);
+        // the metrics node, the terms node, the global level's metrics, terms and histogram nodes
+        expect([alias, query, (await c.plans()) - before]).toEqual([alias, query, 5]);
+        expect(planned.aggregations).toEqual((await es('POST', `/${alias}/_search`, { ...body, post_filter: { match_all: {} } })).aggregations);
+      }
+    }
+  }, 60_000);
+
   it('pages sorted with a missing value, a mode or unmapped_type run as sort plans, equal to the full search', async () => {
     const sorts = [
       [{ n: { order: 'desc', missing: 500, mode: 'avg' } }, { tag: { order: 'asc', missing: 'g3', unmapped_type: 'keyword' } }],

@@ -295,15 +295,16 @@ export interface MatchInput {
   predicate(q: unknown, fields: Map<string, Kind>): Expr | null;
 }
 
-/** `whole`: no alias filter narrows the index (a `global` aggregation reads it all). */
-export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, whole = true): Promise<Prepared | null> {
+/** `aliasFilter`: the filter of the alias searched (a `global` aggregation reads its documents; none: the whole index). */
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, aliasFilter?: unknown): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
-  const level = compileLevel(ix, spec, fields, match, whole);
+  const global = aliasFilter === undefined ? scan(ref.table.id) : match ? match.input(aliasFilter, fields) : null;
+  const level = compileLevel(ix, spec, fields, match, global);
   if (!level || !(await plainValues(backend, ref, lsn, fields))) return null;
   const { aggregations, buckets, total } = await runLevel(backend, ref, input, level);
   // past search.max_buckets the aggregation code reports too_many_buckets_exception

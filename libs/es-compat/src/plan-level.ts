@@ -7,7 +7,7 @@
  * `filter(I, the bucket's condition)`, and so does a terms aggregation whose sub-aggregations its
  * grouped and window nodes do not take (per shown bucket: `filter(I, key = the bucket's key)`); a
  * histogram's metric and single-pass bucket sub-aggregations are calls of its grouped node; a
- * top-level `global` runs its level over `scan` (the whole index).
+ * top-level `global` runs its level over `scan` (the whole index; through a filtered alias, the alias's documents).
  */
 import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
@@ -21,11 +21,11 @@ import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing']);
 
-interface Want { readonly name: string; readonly global?: boolean; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+interface Want { readonly name: string; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
 
-/** `whole`: the search reads the whole index (no alias filter), so a top-level `global` aggregation is a level over `scan`. */
-export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string, Kind>, match: MatchInput | undefined, whole = false, prefix = '', depth = 0): Level | null {
+/** `global`: the documents a top-level `global` aggregation reads (`scan`, or an alias's filter: its documents); null: none maps. */
+export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string, Kind>, match: MatchInput | undefined, global: PlanNode | null = null, prefix = '', depth = 0): Level | null {
   const calls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
   const wants: Want[] = [];
   for (const [name, body] of Object.entries(spec)) {
@@ -36,13 +36,13 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && !COUNTED.has(type)))) return null;
     if (type === 'global') {
       // every document of the index, whatever the query
-      const sub = whole && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, false, `${id}_`, depth + 1) : null;
+      const sub = global && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, null, `${id}_`, depth + 1) : null;
       if (!sub) return null;
-      wants.push({ name, global: true, sub });
+      wants.push({ name, global: global!, sub });
     } else if (COUNTED.has(type)) {
       // one conditional count per bucket in the level's node; sub-aggregations: a level per bucket
       const m = countAgg(ix, type, p, `c${id}`, fields, match);
-      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, false, `${id}_`, depth + 1) : undefined;
+      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
       if (!m || sub === null) return null;
       wants.push({ name, counted: m, ...(sub ? { sub } : {}) });
       calls.push(...m.calls);
@@ -53,7 +53,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
         // sub-aggregations the grouped and window nodes do not take (terms under terms under terms, histograms with
         // sub-aggregations, …): the terms' buckets from its grouped node, then a level of plans per shown bucket over its rows
         t = termsSpec(ix, name, p, undefined, fields, match);
-        sub = t && compileLevel(ix, subSpec, fields, match, false, `${id}_`, depth + 1);
+        sub = t && compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1);
       }
       if (!t || sub === null) return null;
       wants.push({ name, terms: t, ...(sub ? { sub } : {}) });
@@ -87,7 +87,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
   for (let i = 1; i <= level.wants.length; i++) {
     const w = level.wants[i - 1];
     if (w.global) {
-      const r = await runLevel(backend, ref, scan(ref.table.id), w.sub!, `${prefix}${i}_`);
+      const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
       buckets += r.buckets;
       aggregations[w.name] = { doc_count: r.total, ...r.aggregations };
     } else if (w.series) {
