@@ -138,10 +138,12 @@ describe('ES term-expanding queries as plans', () => {
       px: { terms: { field: 'tag', include: { partition: 1, num_partitions: 3 }, size: 10 } },
       mx: { terms: { field: 'tag', missing: 'gone', include: 'g.*|go.*' }, aggs: { a: { avg: { field: 'n' } } } },
       none: { terms: { field: 'tag', include: 'zz.*' } },
+      // min_doc_count 0 with a missing key on an integer field: every key of the index (the missing one when a document lacks n)
+      zn: { terms: { field: 'n', min_doc_count: 0, missing: -1, size: 5, order: { _key: 'asc' } } },
     };
     await es('POST', '/pats/_search', { size: 0, aggs });
     // a terms aggregation's grouped node each (in the one level: the metrics node too)
-    for (const query of [undefined, QUERIES[0], QUERIES[13]]) await c.aggs(aggs, query, 5);
+    for (const query of [undefined, QUERIES[0], QUERIES[13]]) await c.aggs(aggs, query, 6);
     const all = (await es('POST', '/pats/_search', { size: 0, aggs })).aggregations;
     expect(all.rx.buckets.map((b: { key: string }) => b.key).sort()).toEqual(['g1', 'g2', 'g4']);
     expect(all.none.buckets).toEqual([]);
@@ -196,6 +198,18 @@ describe('ES term-expanding queries as plans', () => {
     const token = await a.reader('areader');
     await es('POST', '/anas/_search', { size: 0, aggs }, token);
     for (const q of [qs[0], qs[3], qs[5]]) await a.asReader(token, aggs, q, 1);
+    // terms with min_doc_count 0 and a missing key: a keyword's zero buckets are its values, the missing key only where a match has no value
+    await es('PUT', '/anas/_doc/nt1', { w: 'zzz', s: 'zzz' });
+    await es('PUT', '/anas/_doc/nt2', { w: 'zzz yyy', s: 'yyy' });
+    const z = { z: { terms: { field: 'tag', missing: 'none', min_doc_count: 0, size: 10 } } };
+    await es('POST', '/anas/_search', { size: 0, aggs: z });
+    // the metrics node and the terms node (min_doc_count 0: not the one-plan form)
+    for (const q of [undefined, { match: { w: 'zzz' } }, { match: { w: 'river' } }]) await a.aggs(z, q, 2);
+    const keys = async (q: unknown) => (await es('POST', '/anas/_search', { size: 0, aggs: z, query: q })).aggregations.z.buckets.map((b: { key: string }) => b.key).sort();
+    expect(await keys({ match: { w: 'river' } })).toEqual(['g0', 'g1', 'g2', 'g3', 'g4']);
+    expect(await keys({ match: { w: 'zzz' } })).toEqual(['g0', 'g1', 'g2', 'g3', 'g4', 'none']);
+    await es('DELETE', '/anas/_doc/nt1');
+    await es('DELETE', '/anas/_doc/nt2');
     // a capital in a whitespace-analyzed value: the fts column would lowercase it, Elasticsearch does not: the scorer answers
     await es('PUT', '/anas/_doc/up', { w: 'River', s: 'x', tag: 'g1' });
     await es('POST', '/anas/_search', { size: 0, aggs });

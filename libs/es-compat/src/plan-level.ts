@@ -123,7 +123,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
 
 /** A terms aggregation: its top buckets, their children, and the count of the others (`values`: the rows holding a key). */
 async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number, read?: Array<Record<string, unknown>>): Promise<JsonObject> {
-  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t) : termsGroups(input, t);
+  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t, input) : termsGroups(input, t);
   const rows = read ?? (await backend.read(limit(sort(grouped, t.order), lit(t.size))));
   const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
   const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : values;
