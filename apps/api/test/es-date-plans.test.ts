@@ -22,6 +22,7 @@ const AGGS = {
   zday: { date_histogram: { field: 'at', calendar_interval: 'day', time_zone: '+05:30', min_doc_count: 1 } },
   zmonth: { date_histogram: { field: 'ts', calendar_interval: 'month', time_zone: '-08:00', extended_bounds: { min: '2019/01/01 00:00', max: '2021/12/31 00:00' } } },
   zfixed: { date_histogram: { field: 'at', fixed_interval: '12h', time_zone: '+01:00', offset: '1h', min_doc_count: 1 } },
+  legacy: { date_histogram: { field: 'ts', interval: 'week', min_doc_count: 1 } }, legacy2: { date_histogram: { field: 'at', interval: '90m', min_doc_count: 1 } },
   dr: { date_range: { field: 'at', ranges: [{ to: '2020-01-01' }, { from: '2020-01-01', to: '2020-06-01||+1M' }, { from: 1600000000000, key: 'late' }] } },
   drk: { date_range: { field: 'ts', format: 'yyyy-MM', keyed: true, ranges: [{ from: '2019-12', to: '2020-07' }, { from: '2020-07' }] }, aggs: { q: { date_histogram: { field: 'at', calendar_interval: 'quarter' } } } },
   rd: { range: { field: 'at', ranges: [{ from: '2020-02-02T10:00:00Z', to: '2020-11-11' }] } },
@@ -72,7 +73,7 @@ describe('ES dates as plans (typed date columns)', () => {
     await es('POST', '/evts/_search', { size: 0, aggs: AGGS });
     for (const query of QUERIES) {
       // the metrics node (missing, the ranges), one grouped node per date histogram, and per bucket of drk a level (its node and its date histogram's)
-      await c.aggs(AGGS, query, 16);
+      await c.aggs(AGGS, query, 18);
       if (query) expect(await c.count(query)).toBeGreaterThan(0);
       await c.page({ ...(query ? { query } : {}), sort: [{ at: { order: 'desc', missing: '_first' } }, { ts: { order: 'asc', missing: '2020/03/03 10:00', format: 'yyyy-MM-dd' } }], size: 12, from: 5 });
     }
@@ -113,7 +114,7 @@ describe('ES dates as plans (typed date columns)', () => {
     const token = await c.reader('dreader');
     await es('POST', '/evts/_search', { size: 0, aggs: AGGS }, token); // the reader's view and typed-column check
     for (const query of [QUERIES[1], QUERIES[3]]) {
-      await c.asReader(token, AGGS, query, 16);
+      await c.asReader(token, AGGS, query, 18);
       const page = await es('POST', '/evts/_search', { query, sort: [{ at: 'asc' }], size: 40 }, token);
       expect(page.hits.hits.length).toBeGreaterThan(0);
       expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);

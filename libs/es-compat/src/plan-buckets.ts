@@ -247,7 +247,8 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
  * of a fixed offset (the keys are the UTC ones with the offset moved by it).
  */
 function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number, shape: Pick<Series, 'order' | 'keyed'>, fields: Map<string, Kind>): Series | null {
-  if (Object.keys(p).some((x) => !['field', 'calendar_interval', 'fixed_interval', 'min_doc_count', 'order', 'keyed', 'offset', 'format', 'extended_bounds', 'time_zone'].includes(x))) return null;
+  if (Object.keys(p).some((x) => !['field', 'calendar_interval', 'fixed_interval', 'interval', 'min_doc_count', 'order', 'keyed', 'offset', 'format', 'extended_bounds', 'time_zone'].includes(x))) return null;
+  if (p.interval !== undefined && (p.calendar_interval !== undefined || p.fixed_interval !== undefined)) return null;
   if (p.format !== undefined && typeof p.format !== 'string') return null;
   // a fixed-offset time zone: every key is the UTC one shifted by it (a named zone's offset changes: the aggregation code answers)
   const zone = p.time_zone;
@@ -266,7 +267,10 @@ function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number,
     return null; // the aggregation code reports it
   }
   if (!Number.isSafeInteger(offset)) return null;
-  const tk = timeKey(valueOf(field), p.calendar_interval, p.fixed_interval, offset - shift);
+  // the legacy `interval`: a calendar unit when it names one, else a fixed interval (as the aggregation code reads it)
+  const tk = p.interval !== undefined
+    ? timeKey(valueOf(field), p.interval, undefined, offset - shift) ?? timeKey(valueOf(field), undefined, p.interval, offset - shift)
+    : timeKey(valueOf(field), p.calendar_interval, p.fixed_interval, offset - shift);
   if (!tk || (bounds && !bounds.every(Number.isSafeInteger))) return null;
   fields.set(field, 'time');
   // the bounds' keys as the aggregation code computes them: its key function over each bound
