@@ -165,12 +165,12 @@ describe('ES term-expanding queries as plans', () => {
     }
   }, 60_000);
 
-  it('pages sorted with a missing value, a mode, unmapped_type or _doc run as sort plans, equal to the full search', async () => {
+  it('pages sorted with a missing value, a mode, unmapped_type, _doc or _id run as sort plans, equal to the full search', async () => {
     const sorts = [
       [{ n: { order: 'desc', missing: 500, mode: 'avg' } }, { tag: { order: 'asc', missing: 'g3', unmapped_type: 'keyword' } }],
       [{ n: { order: 'asc', missing: '250', mode: 'median' } }],
       [{ tag: { order: 'desc', mode: 'max' } }, { n: { missing: -1 } }],
-      ['_doc'], [{ _doc: 'desc' }], [{ tag: 'asc' }, { _doc: { order: 'desc' } }],
+      ['_doc'], [{ _doc: 'desc' }], [{ tag: 'asc' }, { _doc: { order: 'desc' } }], [{ _id: 'desc' }], [{ n: 'asc' }, '_id'],
     ];
     for (const sort of sorts) for (const query of [undefined, QUERIES[0], QUERIES[13]]) await c.page({ ...(query ? { query } : {}), sort, size: 20, from: 40 });
     // documents without n sort where the missing value puts them

@@ -39,13 +39,13 @@ function sortFields(v: unknown): Array<{ field: string; desc: boolean; first: bo
   const out: Array<{ field: string; desc: boolean; first: boolean; missing?: unknown; numericMode: boolean }> = [];
   for (const it of items) {
     if (typeof it === 'string') {
-      if (it.includes(':') || it.includes(',') || (it.startsWith('_') && it !== '_doc')) return null;
+      if (it.includes(':') || it.includes(',') || (it.startsWith('_') && it !== '_doc' && it !== '_id')) return null;
       out.push({ field: it, desc: false, first: false, numericMode: false });
       continue;
     }
     if (!isObj(it) || Object.keys(it).length !== 1) return null;
     const [f] = Object.keys(it);
-    if (f.startsWith('_') && f !== '_doc') return null;
+    if (f.startsWith('_') && f !== '_doc' && f !== '_id') return null;
     const o = it[f];
     const order = typeof o === 'string' ? o : isObj(o) && Object.keys(o).every((k) => ['order', 'missing', 'mode', 'unmapped_type', 'format'].includes(k)) ? (o.order ?? 'asc') : null;
     const missing = isObj(o) ? o.missing ?? '_last' : '_last';
@@ -70,8 +70,8 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
   if (!input) return null;
   const keys: SortKey[] = [];
   for (const s of specs) {
-    // `_doc`: index order, the documents' `_seq_no` (as sort.ts reads it)
-    if (s.field === '_doc') { keys.push({ expr: col('_seq_no'), desc: s.desc }); continue; }
+    // `_doc`: index order, the documents' `_seq_no`; `_id`: the id, compared as strings (as sort.ts reads them)
+    if (s.field === '_doc' || s.field === '_id') { keys.push({ expr: col(s.field === '_doc' ? '_seq_no' : '_id'), desc: s.desc }); continue; }
     const k = fieldKind(ix, s.field, 'filter');
     if (!k || (k === 'keyword' && s.numericMode)) return null;
     fields.set(s.field, k);
