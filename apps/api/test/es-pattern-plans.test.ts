@@ -140,10 +140,11 @@ describe('ES term-expanding queries as plans', () => {
       none: { terms: { field: 'tag', include: 'zz.*' } },
       // min_doc_count 0 with a missing key on an integer field: every key of the index (the missing one when a document lacks n)
       zn: { terms: { field: 'n', min_doc_count: 0, missing: -1, size: 5, order: { _key: 'asc' } } },
+      pn: { terms: { field: 'n', include: { partition: 2, num_partitions: 5 }, exclude: [31, 62], size: 4 } },
     };
     await es('POST', '/pats/_search', { size: 0, aggs });
     // a terms aggregation's grouped node each (in the one level: the metrics node too)
-    for (const query of [undefined, QUERIES[0], QUERIES[13]]) await c.aggs(aggs, query, 6);
+    for (const query of [undefined, QUERIES[0], QUERIES[13]]) await c.aggs(aggs, query, 7);
     const all = (await es('POST', '/pats/_search', { size: 0, aggs })).aggregations;
     expect(all.rx.buckets.map((b: { key: string }) => b.key).sort()).toEqual(['g1', 'g2', 'g4']);
     expect(all.none.buckets).toEqual([]);

@@ -50,15 +50,14 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   // `missing`: documents without a value count under that key; include / exclude: lists of values
   const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
   if (p.missing !== undefined && !plainKey(p.missing)) return null;
-  // include / exclude as regular expressions or partitions (keyword): the index's keys (its values and `missing`) that the
+  // include / exclude as regular expressions (keyword) or partitions: the index's keys (its values and `missing`) that the
   // aggregation code's own test keeps, as one list
   let allowed: Json[] | null = null;
   if ([p.include, p.exclude].some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) {
-    if (k !== 'keyword') return null;
     try {
       const ok = includeExclude(p, valueSource([ix], p, name), name);
-      const keys = new Set(globalOrdinals(ix, field).terms);
-      if (typeof p.missing === 'string') keys.add(p.missing);
+      const keys = new Set<Json>(globalOrdinals(ix, field).terms.map((x) => (k === 'keyword' ? x : Number(x))));
+      if (p.missing !== undefined) keys.add(p.missing as Json);
       allowed = [...keys].filter((x) => ok(x));
     } catch {
       return null; // the aggregation code reports it
