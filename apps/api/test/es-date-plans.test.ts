@@ -96,9 +96,12 @@ describe('ES dates as plans (typed date columns)', () => {
       w: { date_histogram: { field: 'at', fixed_interval: '7d', min_doc_count: 1, order: [{ 'st.max': 'asc' }, { _count: 'desc' }] }, aggs: { ...subs, u: { cardinality: { field: 'tag' } } } },
       h: { histogram: { field: 'n', interval: 7, offset: 2, order: { avg: 'desc' } }, aggs: { ...subs, u: { cardinality: { field: 'tag' } }, mx: { max: { field: 'n' } } } },
       f: { histogram: { field: 'x', interval: 3, format: '0.00', keyed: true } },
+      // fractional intervals and offsets: the keys are the aggregation code's doubles
+      fr: { histogram: { field: 'x', interval: 0.7, offset: 0.3, extended_bounds: { min: -1, max: 20 } }, aggs: { m: { max: { field: 'x' } } } },
+      fn: { histogram: { field: 'n', interval: 2.5, min_doc_count: 1 } },
     };
     // the metrics node and one grouped node per histogram
-    for (const query of [undefined, QUERIES[1], QUERIES[4]]) await c.aggs(aggs, query, 5);
+    for (const query of [undefined, QUERIES[1], QUERIES[4]]) await c.aggs(aggs, query, 7);
     expect(Object.keys((await es('POST', '/evts/_search', { size: 0, aggs })).aggregations.f.buckets)[0]).toBe('0.00');
     // a named time zone (its offset changes with daylight saving), a month's cardinality (its days' distinct counts do not merge): the aggregation code answers
     await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'day', time_zone: 'Europe/Paris', min_doc_count: 1 } } }, undefined, 0);

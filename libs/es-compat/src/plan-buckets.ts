@@ -221,9 +221,10 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   const k = fieldKind(ix, field, 'filter');
   if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count', 'offset', 'extended_bounds', 'order', 'keyed', 'format'].includes(x))) return null;
   if (p.format !== undefined && typeof p.format !== 'string') return null;
-  // whole intervals and offsets: keys and the empty buckets between them are exact doubles
+  // keys computed with the aggregation code's double arithmetic, in its order (fractional intervals and offsets included:
+  // a key and the empty buckets after it, k + interval, are the same doubles on both paths)
   const interval = p.interval, offset = p.offset ?? 0;
-  if (!Number.isInteger(interval) || (interval as number) < 1 || !Number.isInteger(offset) || Math.abs(offset as number) > 2 ** 40) return null;
+  if (typeof interval !== 'number' || !(interval > 0) || !Number.isFinite(interval) || typeof offset !== 'number' || !Number.isFinite(offset) || Math.abs(offset) > 2 ** 40) return null;
   const iv = interval as number, off = offset as number;
   const eb = p.extended_bounds;
   if (eb !== undefined && (!isObj(eb) || Object.keys(eb).some((x) => x !== 'min' && x !== 'max') || typeof eb.min !== 'number' || typeof eb.max !== 'number' || !Number.isFinite(eb.min) || !Number.isFinite(eb.max))) return null;
