@@ -126,10 +126,13 @@ describe('ES term-expanding queries as plans', () => {
     const aggs = {
       t3: { terms: { field: 'tag', size: 3 }, aggs: { n: { terms: { field: 'n', size: 2, order: { _key: 'desc' } }, aggs: { t: { terms: { field: 'tag', size: 2 } } } } } },
       th: { terms: { field: 'tag', size: 2, missing: 'none' }, aggs: { h: { histogram: { field: 'n', interval: 250 }, aggs: { a: { avg: { field: 'n' } }, w: { filter: { wildcard: { body: 'riv*' } } } } } } },
+      // a terms child with min_doc_count 0, a histogram ordered by its metric under terms: per bucket too
+      tz: { terms: { field: 'tag', size: 2 }, aggs: { z: { terms: { field: 'n', min_doc_count: 0, size: 3, order: { _key: 'asc' } } } } },
+      to: { terms: { field: 'tag', size: 2 }, aggs: { h: { histogram: { field: 'n', interval: 300, order: { a: 'desc' } }, aggs: { a: { avg: { field: 'n' } } } } } },
     };
     await es('POST', '/pats/_search', { size: 0, aggs }); // the plain-value check, cached by the table's LSN
     // the metrics node; t3: its grouped node and per bucket (3) the level's metrics node, terms node and its child's; th: its grouped node and per bucket (2) a metrics node and the histogram's
-    for (const [query, n] of [[undefined, 16], [QUERIES[0], 16], [{ bool: { filter: [{ range: { n: { gte: 5000 } } }] } }, 3]] as const) await c.aggs(aggs, query, n);
+    for (const [query, n] of [[undefined, 26], [QUERIES[0], 26], [{ bool: { filter: [{ range: { n: { gte: 5000 } } }] } }, 5]] as const) await c.aggs(aggs, query, n);
   }, 120_000);
 
   it('terms include / exclude as regular expressions or partitions run as grouped plans (the keys the aggregation code keeps, listed), equal to the aggregation code', async () => {
