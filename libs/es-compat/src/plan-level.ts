@@ -14,7 +14,8 @@ import type { Json, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
-import { aggBody, bucketCount, countAgg, seriesBuckets, seriesSpec, type CountAgg, type Series } from './plan-buckets';
+import { aggBody, bucketCount, countAgg, type CountAgg } from './plan-buckets';
+import { seriesBuckets, seriesSpec, type Series } from './plan-series';
 import { childSeries, childTerms, keyOf, termsAlone, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
 import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan-aggs';
 

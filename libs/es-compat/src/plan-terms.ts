@@ -10,7 +10,8 @@ import { aggregate, col, filter, join, limit, lit, project, setOp, sort, windowN
 import type { Json, JsonObject } from './mapping';
 import { globalOrdinals, type IndexView } from './doc';
 import type { EsBackend } from './port';
-import { aggBody, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
+import { aggBody, countAgg } from './plan-buckets';
+import { seriesBuckets, seriesSpec, type Series } from './plan-series';
 import { includeExclude } from './agg-buckets';
 import { valueSource } from './agg-util';
 import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
