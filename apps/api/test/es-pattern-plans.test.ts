@@ -229,7 +229,7 @@ describe('ES term-expanding queries as plans', () => {
   it('a user under a row-level policy aggregates, counts and pages only the rows it may read through these plans', async () => {
     const token = await c.reader('preader');
     await es('POST', '/pats/_search', { size: 0, aggs: AGGS }, token);
-    for (const query of [QUERIES[0], QUERIES[4], QUERIES[8], QUERIES[13], QUERIES[16], QUERIES[18], QUERIES[20], QUERIES[24], QUERIES[26], QUERIES[30], QUERIES[31]]) {
+    for (const query of [QUERIES[0], QUERIES[4], QUERIES[8], QUERIES[13], QUERIES[16], QUERIES[18], QUERIES[20], QUERIES[24], QUERIES[26], QUERIES[30], QUERIES[31], QUERIES[6], QUERIES[11], QUERIES[27]]) {
       // the plan path (six aggregate plans) under the reader's policy, equal to the owner's answer without the hidden rows
       const mine = await c.asReader(token, AGGS, query, 6);
       expect(mine.hits.total.value).toBeLessThan((await es('POST', '/pats/_search', { size: 0, query, aggs: AGGS })).hits.total.value);
@@ -237,6 +237,9 @@ describe('ES term-expanding queries as plans', () => {
       expect(page.hits.hits.length).toBeGreaterThan(0);
       expect(page.hits.hits.some((h: { _id: string }) => h._id.startsWith('h'))).toBe(false);
     }
+    // deeper terms (a level per bucket) and a regex include under the policy
+    const deep = { t3: { terms: { field: 'tag', size: 3 }, aggs: { n: { terms: { field: 'n', size: 2 }, aggs: { t: { terms: { field: 'tag', size: 2 } } } } } }, rx: { terms: { field: 'tag', include: 'g[1-4]' } } };
+    await c.asReader(token, deep, QUERIES[0], 12);
     // histogram options as plans under the policy
     await c.asReader(token, { hx: { histogram: { field: 'n', interval: 100, offset: 30, extended_bounds: { min: -250, max: 1400 }, keyed: true, order: { _count: 'asc' } } } }, QUERIES[0], 2);
     // a term only hidden documents hold is not expanded for the reader: no match, through the plan
