@@ -52,6 +52,8 @@ const QUERIES: unknown[] = [
   { exists: { field: 'title' } },
   { intervals: { body: { any_of: { intervals: [{ match: { query: 'river stone' } }, { match: { query: 'cloud forest', ordered: true, max_gaps: 0 } }, { wildcard: { pattern: 'gam*' } }] } } } },
   { bool: { must_not: { exists: { field: 'title' } }, should: [{ fuzzy: { body: 'stane' } }], minimum_should_match: 1 } },
+  { multi_match: { query: 'g1 alpha', fields: ['title', 'tag'], type: 'cross_fields' } },
+  { multi_match: { query: 'alpha river', fields: ['title', 'body', 'tag'], type: 'cross_fields', operator: 'and' } },
 ];
 
 describe('ES term-expanding queries as plans', () => {
@@ -99,6 +101,11 @@ describe('ES term-expanding queries as plans', () => {
       const a = await c.aggs(AGGS, query, 0);
       expect(a.hits.total.value).toBeGreaterThan(0);
     }
+    // cross_fields with a keyword field: Elasticsearch's groups by analyzer (the keyword's group holds the whole query as one
+    // term), so 'g1 alpha' over title and tag matches what a match on title does (no tag is 'g1 alpha'), not tag g1 OR title alpha
+    const count = async (query: unknown) => (await es('POST', '/pats/_count', { query })).count;
+    expect(await count(QUERIES[32])).toBe(await count({ match: { title: 'g1 alpha' } }));
+    expect(await count(QUERIES[32])).toBeLessThan(await count({ bool: { should: [{ match: { title: 'alpha' } }, { term: { tag: 'g1' } }] } }));
     // an invalid regex: the scorer reports Elasticsearch's error
     const bad = await srv.request('POST', `${T}/es/pats/_count`, { token: TOKEN, body: { query: { regexp: { body: 'a'.repeat(1001) } } } });
     expect([bad.status, JSON.stringify(bad.json)]).toEqual([400, expect.stringContaining('index.max_regex_length')]);

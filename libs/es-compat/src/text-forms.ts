@@ -161,31 +161,41 @@ export function functionScore(c: Ctx, q: JsonObject, b: unknown, part: (c: Ctx, 
 export const isNumericField = (c: Ctx, name: unknown): boolean => ['long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float'].includes(c.ix.fields.get(String(name))?.type ?? '');
 
 /**
- * `multi_match` of type `cross_fields` over several text fields (the scorer's `crossFields`): each
- * word of the query in any of the fields, and the operator / `minimum_should_match` over the words.
- * Not with a keyword field (Elasticsearch analyzes the query as one term for it, as its own group;
- * the scorer and the retrieval differ there: the scorer answers).
+ * `multi_match` of type `cross_fields` over several fields (the scorer's `crossFields`): the text
+ * fields are one group (each word of the query in any of them, the operator / `minimum_should_match`
+ * over the words); each keyword field is a group of its own (its value is the whole query); a
+ * document matches when a group does.
  */
 export function crossFields(c: Ctx, p: JsonObject, fields: Field[]): Part | null {
   if (Object.keys(p).some((k) => !['query', 'operator', 'minimum_should_match', 'boost', '_name', 'analyzer', 'lenient', 'auto_generate_synonyms_phrase_query'].includes(k))) return null;
   if (typeof p.query !== 'string' && typeof p.query !== 'number') return null;
   const cols: string[] = [];
+  const groups: Part[] = [];
   let an: string | undefined;
   for (const f of fields) {
-    const tc = isText(f) && f.aliasOf === undefined && f.parent === undefined ? textColumn(c, f, p.analyzer) : null;
+    if (f.aliasOf !== undefined || f.parent !== undefined) return null;
+    if (!isText(f)) {
+      const e = isKeyword(f) ? filterClause(c.ix, { term: { [f.path]: String(p.query) } }, c.fields) : null;
+      if (!e) return null;
+      groups.push({ src: null, pred: e });
+      continue;
+    }
+    const tc = textColumn(c, f, p.analyzer);
     // the scorer analyzes the query with the first text field's analyzer
     if (!tc || (an !== undefined && tc.an !== an)) return null;
     an = tc.an;
     cols.push(tc.column);
   }
-  const words = analyze(String(p.query), an).map((t) => t.term);
-  if (!words.length) return NONE;
-  if (words.length > 64 || !words.every((t) => TERM.test(t))) return null;
-  const perWord = words.map((w) => someOf(c, cols.map((column): Part => ({ src: { fts: { column, query: { terms: [w] } } } })), 1));
-  const op = String(p.operator ?? 'or').toLowerCase();
-  if (op !== 'or' && op !== 'and') return null;
-  const need = op === 'and' ? words.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, words.length)) : 1;
-  return someOf(c, perWord, need);
+  const words = an === undefined ? [] : analyze(String(p.query), an).map((t) => t.term);
+  if (words.length) {
+    if (words.length > 64 || !words.every((t) => TERM.test(t))) return null;
+    const perWord = words.map((w) => someOf(c, cols.map((column): Part => ({ src: { fts: { column, query: { terms: [w] } } } })), 1));
+    const op = String(p.operator ?? 'or').toLowerCase();
+    if (op !== 'or' && op !== 'and') return null;
+    const need = op === 'and' ? words.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, words.length)) : 1;
+    groups.unshift(someOf(c, perWord, need));
+  }
+  return groups.length ? someOf(c, groups, 1) : NONE;
 }
 
 /**

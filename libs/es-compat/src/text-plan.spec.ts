@@ -96,7 +96,8 @@ describe('text queries as plan inputs', () => {
     expect(q({ match_phrase_prefix: { body: 'quick br' } })).toEqual({ bool: { should: [{ phrase: 'quick brown' }], minimum_should_match: 1 } });
     expect(q({ match_phrase_prefix: { body: { query: 'quick b', max_expansions: 0 } } })).toEqual({ phrase: 'quick b' }); // the scorer: no expansion
     expect(ops(plan({ multi_match: { query: 'fox red', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } }))).toContain('aggregate');
-    expect(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } })).toBeNull(); // a keyword field: its own group in Elasticsearch
+    // a keyword field is a group of its own (the whole query its value): a union with the text group
+    expect(ops(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } }))).toContain('set_op');
     expect(plan({ exists: { field: 'body' } })).toMatchObject({ op: 'filter', input: { op: 'scan' }, predicate: { kind: 'is_null', arg: { name: 't1_body' }, not: true } });
     expect(q({ intervals: { body: { match: { query: 'quick fox' } } } })).toEqual({ terms: ['quick', 'fox'], operator: 'and' });
     expect(q({ intervals: { body: { match: { query: 'brown fox', ordered: true, max_gaps: 0 } } } })).toEqual({ phrase: 'brown fox' });
