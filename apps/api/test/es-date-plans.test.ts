@@ -48,7 +48,7 @@ describe('ES dates as plans (typed date columns)', () => {
     srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
     c = new EsPlanCheck(srv, 'evts');
     // `at`: the default format (ISO strings and epoch millis); `ts`: a custom pattern, which the `_source` reading of dates did not take
-    await es('PUT', '/evts', { mappings: { properties: { at: { type: 'date' }, ts: { type: 'date', format: 'yyyy/MM/dd HH:mm||epoch_millis' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' } } } });
+    await es('PUT', '/evts', { mappings: { properties: { at: { type: 'date' }, ts: { type: 'date', format: 'yyyy/MM/dd HH:mm||epoch_millis' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, tn: { type: 'date_nanos' } } } });
     const words = ['alpha', 'beta', 'gamma'];
     const t0 = Date.UTC(2019, 10, 3, 5, 17);
     const p2 = (n: number) => String(n).padStart(2, '0');
@@ -59,7 +59,7 @@ describe('ES dates as plans (typed date columns)', () => {
       const d = new Date(t + 3 * 86400_000);
       // `at`: epoch millis, ISO strings and dates (none in every 17th); `ts`: its pattern or epoch millis; ids h… hidden from the reader
       docs.push([i % 10 === 7 ? `h${i}` : `d${i}`, {
-        ...(i % 17 ? { at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10) } : {}), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`, n: (i * 13) % 50, x: ((i * 37) % 101) / 7,
+        ...(i % 17 ? { at: i % 3 === 0 ? t : i % 3 === 1 ? iso : iso.slice(0, 10) } : {}), body: `${words[i % 3]} ${words[(i * 7) % 3]}`, tag: `g${i % 4}`, n: (i * 13) % 50, x: ((i * 37) % 101) / 7, tn: new Date(t + 7 * 3600_000).toISOString(),
         ts: i % 2 ? `${d.getUTCFullYear()}/${p2(d.getUTCMonth() + 1)}/${p2(d.getUTCDate())} ${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}` : t + 3 * 86400_000,
       }]);
     }
@@ -106,6 +106,14 @@ describe('ES dates as plans (typed date columns)', () => {
     // a named time zone (its offset changes with daylight saving), a month's cardinality (its days' distinct counts do not merge): the aggregation code answers
     await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'day', time_zone: 'Europe/Paris', min_doc_count: 1 } } }, undefined, 0);
     await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { u: { cardinality: { field: 'tag' } } } } }, undefined, 0);
+  }, 60_000);
+
+  it('date_nanos fields (millisecond values) through their typed column too', async () => {
+    const aggs = { d: { date_histogram: { field: 'tn', calendar_interval: 'week', min_doc_count: 1 } }, m: { min: { field: 'tn' } }, r: { date_range: { field: 'tn', ranges: [{ to: '2020-06-01' }, { from: '2020-06-01' }] } } };
+    await es('POST', '/evts/_search', { size: 0, aggs });
+    // the metrics node and the date histogram's
+    for (const query of [undefined, { range: { tn: { gte: '2020-02-01', lt: '2020-08-01' } } }]) await c.aggs(aggs, query, 2);
+    await c.page({ query: { range: { tn: { gte: '2020-02-01' } } }, sort: [{ tn: 'desc' }], size: 10 });
   }, 60_000);
 
   it('date histograms under terms run as grouped plans, equal to the aggregation code', async () => {

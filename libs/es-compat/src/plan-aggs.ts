@@ -69,9 +69,11 @@ const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<str
 export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count' | 'date'): Kind | null {
   const f = ix.fields.get(name);
   if (!f || f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
-  if (f.type === 'date') {
+  if (f.type === 'date' || f.type === 'date_nanos') {
     // the typed column (epoch ms, any format the mapping parses): date histograms, range filters, exists, missing, sorts
+    // (a date_nanos value finer than a millisecond is no plain cell: the row names it in `_multi`)
     if (f.aliasOf === undefined && fieldColumn(ix, name)) return want !== 'terms' ? 'time' : null;
+    if (f.type === 'date_nanos') return null;
     if (!NAME.test(name) || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
     return want === 'date' && planDateField(ix, name) ? 'date' : null;
   }
