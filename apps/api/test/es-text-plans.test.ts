@@ -222,7 +222,7 @@ describe('ES text queries as plans', () => {
         expect(sp.hits.hits.map((h: { _id: string }) => h._id)).toEqual(sv.hits.hits.map((h: { _id: string }) => h._id));
         expect(sp.hits.total).toEqual(sv.hits.total);
       }
-      // global through a filtered alias: the aggregation code answers (its documents are the alias's)
+      // global through a filtered alias: its documents are the alias's (a level of plans over the alias filter)
       const g = { all: { global: {}, aggs: { t: { terms: { field: 'tag' } } } } };
       expect((await es('POST', `/${alias}/_search`, { size: 0, aggs: g })).aggregations).toEqual((await es('POST', `/${alias}/_search`, { size: 0, aggs: g, post_filter: { match_all: {} } })).aggregations);
     }

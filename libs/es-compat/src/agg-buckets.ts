@@ -95,7 +95,8 @@ export function sortBuckets(list: Array<{ b: JsonObject; docs: Doc[]; key: Json 
   });
 }
 
-function includeExclude(p: JsonObject, vs: ValueSource, name: string): (k: Json) => boolean {
+/** Which bucket keys a terms aggregation's include / exclude keep (lists, regular expressions, partitions); also plan-terms.ts. */
+export function includeExclude(p: JsonObject, vs: ValueSource, name: string): (k: Json) => boolean {
   const norm = (v: Json): string => {
     if (vs.kind === 'date') return String(parseDateMath(v, vs.format));
     if (vs.kind === 'number') return String(Number(v));

@@ -52,6 +52,19 @@ function combine(sources: Iv[][], ordered: boolean, maxGaps: number): Iv[] {
   return uniq.filter((x) => !uniq.some((y) => y !== x && y[0] >= x[0] && y[1] <= x[1] && (y[0] !== x[0] || y[1] !== x[1])));
 }
 
+/** The terms a `prefix`, `wildcard` or `fuzzy` rule's intervals are at (also text-plan.ts, which expands them). */
+export function intervalTermTest(kind: 'prefix' | 'wildcard' | 'fuzzy', p: JsonObject): (t: string) => boolean {
+  if (kind === 'prefix') { const pre = String(p.prefix); return (t) => t.startsWith(pre); }
+  if (kind === 'wildcard') {
+    const rx = new RegExp(`^${String(p.pattern).replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    return (t) => rx.test(t);
+  }
+  const term = String(p.term);
+  const max = fuzziness(p.fuzziness ?? 'AUTO', term);
+  const pre = Number(p.prefix_length ?? 0);
+  return (t) => t.slice(0, pre) === term.slice(0, pre) && editDistance(t, term, max) <= max;
+}
+
 function compileRule(env: QueryEnv, field: string, rule: unknown): Rule {
   if (!isObj(rule)) throw parsingError('[intervals] rule must be an object');
   const [kind] = Object.keys(rule);
@@ -75,19 +88,7 @@ function compileRule(env: QueryEnv, field: string, rule: unknown): Rule {
       base = (d) => (terms.length === 1 ? positionsOf((t) => t === terms[0])(d) : combine(terms.map((w) => positionsOf((t) => t === w)(d)), ordered, gaps));
       break;
     }
-    case 'prefix': { const pre = String(p.prefix); base = positionsOf((t) => t.startsWith(pre)); break; }
-    case 'wildcard': {
-      const rx = new RegExp(`^${String(p.pattern).replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
-      base = positionsOf((t) => rx.test(t));
-      break;
-    }
-    case 'fuzzy': {
-      const term = String(p.term);
-      const max = fuzziness(p.fuzziness ?? 'AUTO', term);
-      const pre = Number(p.prefix_length ?? 0);
-      base = positionsOf((t) => t.slice(0, pre) === term.slice(0, pre) && editDistance(t, term, max) <= max);
-      break;
-    }
+    case 'prefix': case 'wildcard': case 'fuzzy': base = positionsOf(intervalTermTest(kind, p)); break;
     case 'any_of': {
       const subs = ((p.intervals as unknown[]) ?? []).map((r) => compileRule(env, field, r));
       base = (d) => subs.flatMap((s) => s(d)).sort((a, b) => a[0] - b[0] || a[1] - b[1]);

@@ -26,6 +26,8 @@ import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
 import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
+import { rangeBounds } from './query';
+import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -35,8 +37,11 @@ const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
 export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
+/** Metrics whose value does not depend on the order of the values. */
+const ORDERLESS = new Set(['value_count', 'cardinality', 'min', 'max']);
 
-export type Kind = 'keyword' | 'integer' | 'number' | 'date';
+/** `date`: a date read from `_source` strings (plan-dates.ts, indices without typed columns); `time`: a date's typed column (epoch ms). */
+export type Kind = 'keyword' | 'integer' | 'number' | 'date' | 'time';
 
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
@@ -64,7 +69,11 @@ const checked = new WeakMap<EsBackend, Map<string, { lsn: number; plain: Map<str
 export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' | 'metric' | 'count' | 'date'): Kind | null {
   const f = ix.fields.get(name);
   if (!f || f.def.index === false || f.def.doc_values === false) return null; // the aggregation code reports what Elasticsearch does
-  if (f.type === 'date') {
+  if (f.type === 'date' || f.type === 'date_nanos') {
+    // the typed column (epoch ms, any format the mapping parses): date histograms, range filters, exists, missing, sorts
+    // (a date_nanos value finer than a millisecond is no plain cell: the row names it in `_multi`)
+    if (f.aliasOf === undefined && fieldColumn(ix, name)) return want !== 'terms' ? 'time' : null;
+    if (f.type === 'date_nanos') return null;
     if (!NAME.test(name) || f.parent !== undefined || f.aliasOf !== undefined || f.def.null_value !== undefined || f.def.copy_to !== undefined || copiedInto(ix, name)) return null;
     return want === 'date' && planDateField(ix, name) ? 'date' : null;
   }
@@ -73,7 +82,7 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   // a term query normalizes its value with the field's normalizer: not done here
   if (f.type === 'keyword') return want !== 'metric' && (f.def.normalizer === undefined || want !== 'filter') ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
-  if (f.type === 'double') return want === 'filter' ? 'number' : null;
+  if (f.type === 'double') return want === 'filter' || want === 'metric' || want === 'count' ? 'number' : null;
   return null;
 }
 
@@ -103,7 +112,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
   const k = fieldKind(ix, name, 'filter');
   if (!k) return null;
   const spec = body[name];
-  if (kind === 'range' && k !== 'keyword' && isObj(spec)) {
+  if (kind === 'range' && (k === 'integer' || k === 'number') && isObj(spec)) {
     const ops: Record<string, '>' | '>=' | '<' | '<='> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
     let e: Expr | null = null;
     for (const [op, v] of Object.entries(spec)) {
@@ -113,6 +122,26 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     }
     fields.set(name, k);
     return e ?? has(name);
+  }
+  if (kind === 'range' && k === 'time' && isObj(spec)) {
+    // the scorer's bounds (date math, format, time_zone, rounding) over the column's epoch ms
+    if (Object.keys(spec).some((x) => !['gt', 'gte', 'lt', 'lte', 'from', 'to', 'include_lower', 'include_upper', 'format', 'time_zone', 'boost'].includes(x))) return null;
+    let bounds: ReturnType<typeof rangeBounds>;
+    try {
+      bounds = rangeBounds(ix.fields.get(name)!, spec);
+    } catch {
+      return null; // the scorer reports it
+    }
+    const ops = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+    let e: Expr = typed(name, k);
+    for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
+      const v = bounds[op];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isFinite(v)) return null;
+      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
+    }
+    fields.set(name, k);
+    return e;
   }
   if (kind === 'prefix' && k === 'keyword') {
     // case-sensitive, as the keyword's terms are: the first characters equal the prefix
@@ -201,7 +230,9 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
   const field = p.field;
   if (typeof field !== 'string' || Object.keys(p).length !== 1) return null;
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
-  if (k !== 'integer' && k !== 'keyword') return null;
+  // doubles and dates: the metrics whose value does not depend on the order rows are read in (a sum of doubles, or of
+  // dates past 2^53, rounds differently in another order than the aggregation code's)
+  if (k !== 'integer' && k !== 'keyword' && !((k === 'number' || k === 'time') && ORDERLESS.has(type))) return null;
   fields.set(field, k);
   const v: Expr = valueOf(field);
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
@@ -220,7 +251,10 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
       const c = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
       const avg = c ? sum / c : null;
       if (type === 'stats') return { count: c, min, max, avg, sum };
-      return { value: COUNTS.has(type) ? c : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : avg };
+      const value = COUNTS.has(type) ? c : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : avg;
+      // a date's min / max also as a string in the field's format (as the aggregation code prints it)
+      if (k === 'time' && !COUNTS.has(type) && value !== null) return { value, value_as_string: formatDate(value, String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT)) };
+      return { value };
     },
   };
 }
@@ -263,15 +297,16 @@ export interface MatchInput {
   predicate(q: unknown, fields: Map<string, Kind>): Expr | null;
 }
 
-/** `whole`: no alias filter narrows the index (a `global` aggregation reads it all). */
-export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, whole = true): Promise<Prepared | null> {
+/** `aliasFilter`: the filter of the alias searched (a `global` aggregation reads its documents; none: the whole index). */
+export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, aliasFilter?: unknown): Promise<Prepared | null> {
   if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
   const input = queryInput(ref, ix, b.query, fields, match);
   if (!input) return null;
-  const level = compileLevel(ix, spec, fields, match, whole);
+  const global = aliasFilter === undefined ? scan(ref.table.id) : match ? match.input(aliasFilter, fields) : null;
+  const level = compileLevel(ix, spec, fields, match, global);
   if (!level || !(await plainValues(backend, ref, lsn, fields))) return null;
   const { aggregations, buckets, total } = await runLevel(backend, ref, input, level);
   // past search.max_buckets the aggregation code reports too_many_buckets_exception

@@ -3,20 +3,19 @@
  * list, `other_bucket`), `range` and `missing` are one conditional count per bucket, so they run in
  * the metrics node at the top level and in the grouped node under a terms aggregation (one count
  * per parent bucket). The answer is shaped from the node's row (`plan-aggs.ts`). Histograms and
- * date histograms group by their key (`seriesSpec`) at either level.
+ * date histograms group by their key (plan-series.ts `seriesSpec`) at either level.
  */
 import { lit, type AggregateCall, type Expr } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { fieldKind, filterExpr, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
-import { dateKey } from './plan-dates';
-import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
+import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
 const countIf = (name: string, when: Expr): AggregateCall => ({ name, fn: 'count', args: [{ kind: 'case', whens: [{ when, then: lit(1) }] }] });
-/** A number as Java prints a double (range keys). */
-const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
+/** A number as Java prints a double (range keys, keyed histograms). */
+export const javaDouble = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 
 /**
  * A filter / filters / range / missing aggregation: its conditional counts, named `<prefix>_<j>`,
@@ -53,13 +52,29 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
     fields.set(p.field as string, k);
     whens.push({ kind: 'is_null', arg: valueOf(p.field as string) });
     shape = (counts, extras) => ({ doc_count: counts[0], ...extras[0] });
-  } else if (type === 'range') {
+  } else if (type === 'range' || type === 'date_range') {
+    // numbers; dates (a date field's column, epoch ms) with bounds parsed and printed as the aggregation code does
     const field = p.field;
     const k = typeof field === 'string' ? fieldKind(ix, field, 'filter') : null;
-    if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => x !== 'field' && x !== 'ranges') || !Array.isArray(p.ranges) || !p.ranges.length) return null;
+    const date = k === 'time';
+    if ((type === 'date_range' && !date) || (k !== 'integer' && k !== 'number' && !date) || !Array.isArray(p.ranges) || !p.ranges.length) return null;
+    if (Object.keys(p).some((x) => !['field', 'ranges', 'keyed', ...(date ? ['format', 'time_zone'] : [])].includes(x)) || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+    if ((p.format !== undefined && typeof p.format !== 'string') || (p.time_zone !== undefined && typeof p.time_zone !== 'string')) return null;
+    const fmt = date ? (p.format as string | undefined) ?? String(ix.fields.get(field as string)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
+    const zone = p.time_zone as string | undefined;
     const ranges: Array<{ from: number | null; to: number | null; key?: string }> = [];
     for (const r of p.ranges) {
-      const bound = (v: unknown) => (v === undefined || v === null ? null : typeof v === 'number' ? v : undefined);
+      const bound = (v: unknown): number | null | undefined => {
+        if (v === undefined || v === null) return null;
+        if (!date) return typeof v === 'number' ? v : undefined;
+        if (typeof v !== 'number' && typeof v !== 'string') return undefined;
+        try {
+          const t = parseDateMath(v, fmt, zone, false);
+          return Number.isFinite(t) ? t : undefined;
+        } catch {
+          return undefined; // the aggregation code reports it
+        }
+      };
       if (!isObj(r) || Object.keys(r).some((x) => !['from', 'to', 'key'].includes(x)) || (r.key !== undefined && typeof r.key !== 'string')) return null;
       const from = bound(r.from), to = bound(r.to);
       if (from === undefined || to === undefined) return null;
@@ -72,16 +87,18 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
       if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field as string), right: lit(r.to) });
       whens.push(when);
     }
+    const str = (n: number | null): string => (n === null ? '*' : date ? formatDate(n, fmt, zone) : javaDouble(n));
     shape = (counts, extras) => {
       const list = ranges.map((r, j) => {
-        const b: JsonObject = { key: r.key ?? `${r.from === null ? '*' : javaDouble(r.from)}-${r.to === null ? '*' : javaDouble(r.to)}` };
-        if (r.from !== null) b.from = r.from;
-        if (r.to !== null) b.to = r.to;
+        const b: JsonObject = { key: r.key ?? `${str(r.from)}-${str(r.to)}` };
+        if (r.from !== null) { b.from = r.from; if (date) b.from_as_string = str(r.from); }
+        if (r.to !== null) { b.to = r.to; if (date) b.to_as_string = str(r.to); }
         b.doc_count = counts[j];
         Object.assign(b, extras[j]);
         return { b, from: r.from, to: r.to };
       });
       list.sort((x, y) => (x.from ?? -Infinity) - (y.from ?? -Infinity) || (x.to ?? Infinity) - (y.to ?? Infinity));
+      if (p.keyed === true) return { buckets: Object.fromEntries(list.map(({ b }) => { const c = { ...b }; delete c.key; return [String(b.key), c]; })) };
       return { buckets: list.map((x) => x.b) };
     };
   } else return null;
@@ -116,53 +133,4 @@ export function bucketCount(v: Json | undefined): number {
   n += list.length;
   for (const b of list) if (isObj(b)) for (const x of Object.values(b)) n += bucketCount(x);
   return n;
-}
-
-/**
- * A histogram or date_histogram (the `plan-dates.ts` subset): its bucket key over the row, the
- * rows it counts, the next key after one (to fill empty buckets) and its shaping.
- */
-export interface Series {
-  readonly key: Expr;
-  readonly cond: Expr;
-  readonly next: (k: number) => number;
-  readonly minDoc: number;
-  /** date_histogram: the field's format for `key_as_string`. */
-  readonly format?: string;
-}
-
-export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: Map<string, Kind>): Series | null {
-  const field = p.field;
-  const minDoc = p.min_doc_count === undefined ? 0 : p.min_doc_count;
-  if (typeof field !== 'string' || !Number.isInteger(minDoc) || (minDoc as number) < 0) return null;
-  if (type === 'date_histogram') {
-    const dk = fieldKind(ix, field, 'date') && Object.keys(p).every((x) => ['field', 'calendar_interval', 'fixed_interval', 'min_doc_count'].includes(x)) ? dateKey(field, p.calendar_interval, p.fixed_interval) : null;
-    if (!dk) return null;
-    fields.set(field, 'date');
-    return { key: dk.key, next: dk.next, cond: typed(field, 'date'), minDoc: minDoc as number, format: String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) };
-  }
-  if (type !== 'histogram') return null;
-  const k = fieldKind(ix, field, 'filter');
-  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count'].includes(x))) return null;
-  // whole intervals: keys and the empty buckets between them are exact doubles
-  const interval = p.interval;
-  if (!Number.isInteger(interval) || (interval as number) < 1) return null;
-  fields.set(field, k);
-  // key = floor(v / interval) · interval (CAST truncates toward zero: one less below it)
-  const q: Expr = { kind: 'binary', op: '/', left: { kind: 'binary', op: '*', left: valueOf(field), right: lit(1, true) }, right: lit(interval) };
-  const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
-  const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
-  return { key: { kind: 'binary', op: '*', left: floor, right: lit(interval) }, next: (x) => x + (interval as number), cond: typed(field, k), minDoc: minDoc as number };
-}
-
-/** The buckets from the keys' counts (ascending): the empty ones between them when min_doc_count is 0. */
-export function seriesBuckets(s: Series, counts: Map<number, number>): JsonObject {
-  let keys = [...counts.keys()];
-  if (s.minDoc === 0 && keys.length) {
-    const all: number[] = [];
-    for (let k = keys[0]; k <= keys[keys.length - 1] && all.length < 100000; k = s.next(k)) all.push(k);
-    keys = all;
-  }
-  const list = keys.map((k): JsonObject => ({ key: k, ...(s.format !== undefined ? { key_as_string: formatDate(k, s.format) } : {}), doc_count: counts.get(k) ?? 0 }));
-  return { buckets: list.filter((b) => (b.doc_count as number) >= s.minDoc) };
 }

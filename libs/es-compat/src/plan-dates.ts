@@ -9,7 +9,7 @@
  * aggregation code over the view.
  */
 import { col, lit, type Expr } from '@mmdb/plan';
-import { addUnit } from './dates';
+import { addUnit, roundDown } from './dates';
 import type { IndexView } from './doc';
 
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
@@ -88,4 +88,27 @@ export function dateKey(f: string, calendar: unknown, fixed: unknown): { key: Ex
   // 1970-01-05 was a Monday
   if (unit === 'w') return { key: floorTo(t, MS.w, 4 * 86400000), next };
   return { key: floorTo(t, MS[unit]), next };
+}
+
+/**
+ * The same over a date field's typed column (epoch milliseconds, any format the mapping parses;
+ * columns.ts), with an `offset` (ms): fixed intervals, seconds to days and weeks are
+ * floor((t − offset − shift) / step) · step + offset + shift; months, quarters and years group by
+ * the day (so a month holds whole days) and `fold` takes each day's key to its calendar unit's
+ * start, as the aggregation code rounds (`roundDown`), the grouped node's counts summed per key.
+ */
+export function timeKey(t: Expr, calendar: unknown, fixed: unknown, offset: number): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number; fold?: (k: number) => number } | null {
+  if (fixed !== undefined) {
+    const x = typeof fixed === 'string' ? /^(\d+)(ms|s|m|h|d)$/.exec(fixed) : null;
+    if (calendar !== undefined || !x || Number(x[1]) < 1) return null;
+    const step = Number(x[1]) * FIXED[x[2]];
+    return { key: floorTo(t, step, offset), next: (k) => k + step, keyOf: (x) => Math.floor((x - offset) / step) * step + offset };
+  }
+  const unit = typeof calendar === 'string' ? CAL[calendar] : undefined;
+  if (!unit) return null;
+  const next = (k: number): number => addUnit(k - offset, 1, unit) + offset;
+  const keyOf = (x: number): number => roundDown(x - offset, unit) + offset;
+  if (unit === 'y' || unit === 'q' || unit === 'M') return { key: floorTo(t, MS.d, offset), next, keyOf, fold: keyOf };
+  // 1970-01-05 was a Monday
+  return { key: floorTo(t, MS[unit], unit === 'w' ? 4 * 86400000 + offset : offset), next, keyOf };
 }

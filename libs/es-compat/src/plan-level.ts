@@ -3,26 +3,30 @@
  * maps every aggregation of the level (or answers null, before any plan runs); `runLevel` reads
  * `aggregate(I, [], [count(*), the metrics' and conditional counts' calls])` once, then one grouped
  * node per terms / histogram aggregation (plan-terms.ts, plan-buckets.ts). A filter, filters,
- * range or missing aggregation with sub-aggregations runs its sub-level once per bucket over
- * `filter(I, the bucket's condition)`; a top-level `global` runs its level over `scan` (the whole index).
+ * range, date_range or missing aggregation with sub-aggregations runs its sub-level once per bucket over
+ * `filter(I, the bucket's condition)`, and so does a terms aggregation whose sub-aggregations its
+ * grouped and window nodes do not take (per shown bucket: `filter(I, key = the bucket's key)`); a
+ * histogram's metric and single-pass bucket sub-aggregations are calls of its grouped node; a
+ * top-level `global` runs its level over `scan` (the whole index; through a filtered alias, the alias's documents).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type PlanNode } from '@mmdb/plan';
-import type { JsonObject } from './mapping';
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import type { Json, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
-import { aggBody, bucketCount, countAgg, seriesBuckets, seriesSpec, type CountAgg, type Series } from './plan-buckets';
+import { aggBody, bucketCount, countAgg, type CountAgg } from './plan-buckets';
+import { seriesBuckets, seriesSpec, type Series } from './plan-series';
 import { childSeries, childTerms, keyOf, termsAlone, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
 import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const COUNTED = new Set(['filter', 'filters', 'range', 'missing']);
+const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing']);
 
-interface Want { readonly name: string; readonly global?: boolean; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+interface Want { readonly name: string; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
 
-/** `whole`: the search reads the whole index (no alias filter), so a top-level `global` aggregation is a level over `scan`. */
-export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string, Kind>, match: MatchInput | undefined, whole = false, prefix = '', depth = 0): Level | null {
+/** `global`: the documents a top-level `global` aggregation reads (`scan`, or an alias's filter: its documents); null: none maps. */
+export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string, Kind>, match: MatchInput | undefined, global: PlanNode | null = null, prefix = '', depth = 0): Level | null {
   const calls: AggregateCall[] = [{ name: 'total', fn: 'count', args: [], star: true }];
   const wants: Want[] = [];
   for (const [name, body] of Object.entries(spec)) {
@@ -30,28 +34,39 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (!a) return null;
     const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && !COUNTED.has(type)))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && !COUNTED.has(type)))) return null;
     if (type === 'global') {
       // every document of the index, whatever the query
-      const sub = whole && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, false, `${id}_`, depth + 1) : null;
+      const sub = global && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, null, `${id}_`, depth + 1) : null;
       if (!sub) return null;
-      wants.push({ name, global: true, sub });
+      wants.push({ name, global: global!, sub });
     } else if (COUNTED.has(type)) {
       // one conditional count per bucket in the level's node; sub-aggregations: a level per bucket
       const m = countAgg(ix, type, p, `c${id}`, fields, match);
-      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, false, `${id}_`, depth + 1) : undefined;
+      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
       if (!m || sub === null) return null;
       wants.push({ name, counted: m, ...(sub ? { sub } : {}) });
       calls.push(...m.calls);
     } else if (type === 'terms') {
-      const t = termsSpec(ix, name, p, subSpec, fields, match);
-      if (!t) return null;
-      wants.push({ name, terms: t });
+      let t = termsSpec(ix, name, p, subSpec, fields, match);
+      let sub: Level | null | undefined;
+      if (!t && isObj(subSpec) && depth < 4) {
+        // sub-aggregations the grouped and window nodes do not take (terms under terms under terms, histograms with
+        // sub-aggregations, …): the terms' buckets from its grouped node, then a level of plans per shown bucket over its rows
+        t = termsSpec(ix, name, p, undefined, fields, match);
+        sub = t && compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1);
+      }
+      if (!t || sub === null) return null;
+      wants.push({ name, terms: t, ...(sub ? { sub } : {}) });
       calls.push({ name: `n_${id}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
     } else if (type === 'date_histogram' || type === 'histogram') {
       const series = seriesSpec(ix, type, p, fields);
-      if (!series) return null;
-      wants.push({ name, series });
+      const subs = isObj(subSpec) ? bucketSubs(ix, subSpec, `b${id}`, fields, match) : [];
+      // a month / quarter / year groups by day: its days' partial aggregates merge, except distinct counts
+      if (!series || !subs || (series.fold && subs.some((x) => x.m.calls.some((c) => c.distinct)))) return null;
+      // an order path names a metric sub-aggregation of this histogram
+      if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
+      wants.push({ name, series: subs.length ? { ...series, subs } : series });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${id}`, fields);
       if (!m) return null;
@@ -73,15 +88,24 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
   for (let i = 1; i <= level.wants.length; i++) {
     const w = level.wants[i - 1];
     if (w.global) {
-      const r = await runLevel(backend, ref, scan(ref.table.id), w.sub!, `${prefix}${i}_`);
+      const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
       buckets += r.buckets;
       aggregations[w.name] = { doc_count: r.total, ...r.aggregations };
     } else if (w.series) {
-      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }]);
+      const subCalls = (w.series.subs ?? []).flatMap((x) => x.m.calls);
+      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
-      aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])));
+      aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])), subCalls.length ? rows : undefined);
     } else if (w.terms) {
-      aggregations[w.name] = await terms(backend, ref, input, w.terms, Number(row[`n_${prefix}${i}`]), alone?.rows);
+      const t = w.terms;
+      aggregations[w.name] = await terms(backend, ref, input, t, Number(row[`n_${prefix}${i}`]), alone?.rows);
+      if (w.sub) {
+        for (const b of (aggregations[w.name] as { buckets: JsonObject[] }).buckets) {
+          const cond: Expr = { kind: 'binary', op: 'and', left: t.rowCond, right: { kind: 'binary', op: '=', left: t.key, right: lit(b.key as Json) } };
+          // (its buckets are counted with the terms' answer below)
+          Object.assign(b, (await runLevel(backend, ref, filter(input, cond), w.sub, `${prefix}${i}_`)).aggregations);
+        }
+      }
     } else if (w.counted) {
       const extras: JsonObject[] = [];
       if (w.sub) {
@@ -100,7 +124,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
 
 /** A terms aggregation: its top buckets, their children, and the count of the others (`values`: the rows holding a key). */
 async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number, read?: Array<Record<string, unknown>>): Promise<JsonObject> {
-  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t) : termsGroups(input, t);
+  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t, input) : termsGroups(input, t);
   const rows = read ?? (await backend.read(limit(sort(grouped, t.order), lit(t.size))));
   const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
   const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : values;
@@ -115,4 +139,22 @@ async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: Term
     return b;
   };
   return { doc_count_error_upper_bound: 0, sum_other_doc_count: all - shown, buckets: rows.map(bucket) };
+}
+
+/**
+ * The sub-aggregations of a histogram's buckets that are calls of its grouped node: metrics and
+ * single-pass bucket aggregations (filter, filters, range, date_range, missing) without their own
+ * sub-aggregations; null when any is something else.
+ */
+function bucketSubs(ix: IndexView, spec: JsonObject, prefix: string, fields: Map<string, Kind>, match: MatchInput | undefined): Array<{ name: string; m: Metric | CountAgg }> | null {
+  const out: Array<{ name: string; m: Metric | CountAgg }> = [];
+  for (const [name, body] of Object.entries(spec)) {
+    const a = aggBody(body);
+    if (!a || a.sub !== undefined) return null;
+    const id = `${prefix}_${out.length + 1}`;
+    const m = METRICS.has(a.type) ? metric(ix, a.type, a.p, id, fields) : COUNTED.has(a.type) ? countAgg(ix, a.type, a.p, id, fields, match) : null;
+    if (!m) return null;
+    out.push({ name, m });
+  }
+  return out;
 }

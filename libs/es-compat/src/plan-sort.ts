@@ -2,7 +2,7 @@
  * A page of hits sorted by fields, as plan nodes. A search (size > 0) whose query maps as for
  * the aggregate plans (absent, `match_all`, a bool of exact filters, or a `match` over
  * `fts_search(limit null)`: `plan-aggs.ts`) and whose `sort` names keyword, integer or double
- * fields (`asc`/`desc`, `missing` `_last` or `_first`) compiles to
+ * and date fields (`asc`/`desc`, `missing` `_last`, `_first` or a value, `mode`, `unmapped_type`, `format`) compiles to
  *   `project(limit(sort(filter(I, predicate), [each field's value, nulls last or first, _seq_no]), from + size), [doc columns])`
  * and `aggregate(filter(I, predicate), [], [count(*)])` for the total. Ties are broken by
  * `_seq_no` as the full search breaks them (`sort.ts`). The values must be plain (one JSON value
@@ -10,9 +10,10 @@
  * field is coerced), checked by the same cached plan as the aggregations; anything else takes
  * the full search over the view.
  */
-import { aggregate, col, limit, lit, project, sort, type SortKey } from '@mmdb/plan';
+import { aggregate, col, limit, lit, project, sort, type Expr, type SortKey } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
-import type { JsonObject } from './mapping';
+import type { Json, JsonObject } from './mapping';
+import { queryValue } from './fields';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
 import { COLS, toDocRow } from './state';
@@ -24,25 +25,35 @@ const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_h
 /** The largest from + size answered by the plan (deeper pages take the full search). */
 const MAX_WINDOW = 1000;
 
-/** The sort of a body as (field, desc) pairs, or null when it names anything else than plain fields. */
-function sortFields(v: unknown): Array<{ field: string; desc: boolean; first: boolean }> | null {
+const MODES = new Set(['min', 'max', 'sum', 'avg', 'median']);
+
+/**
+ * The sort of a body as plain field sorts, or null when it names anything else. `missing` is
+ * `_last`, `_first` or a value (sorted as the field's value, `queryValue`: sort.ts); `mode` is any
+ * of sort.ts's (every document holds one value here: each mode gives that value; keywords take
+ * min / max only); `unmapped_type` has no effect on a mapped field; `format` only prints.
+ */
+function sortFields(v: unknown): Array<{ field: string; desc: boolean; first: boolean; missing?: unknown; numericMode: boolean }> | null {
   const items = Array.isArray(v) ? v : [v];
   if (!items.length) return null;
-  const out: Array<{ field: string; desc: boolean; first: boolean }> = [];
+  const out: Array<{ field: string; desc: boolean; first: boolean; missing?: unknown; numericMode: boolean }> = [];
   for (const it of items) {
     if (typeof it === 'string') {
-      if (it.includes(':') || it.includes(',') || it.startsWith('_')) return null;
-      out.push({ field: it, desc: false, first: false });
+      if (it.includes(':') || it.includes(',') || (it.startsWith('_') && it !== '_doc' && it !== '_id')) return null;
+      out.push({ field: it, desc: false, first: false, numericMode: false });
       continue;
     }
     if (!isObj(it) || Object.keys(it).length !== 1) return null;
     const [f] = Object.keys(it);
-    if (f.startsWith('_')) return null;
+    if (f.startsWith('_') && f !== '_doc' && f !== '_id') return null;
     const o = it[f];
-    const order = typeof o === 'string' ? o : isObj(o) && Object.keys(o).every((k) => k === 'order' || k === 'missing') ? (o.order ?? 'asc') : null;
+    const order = typeof o === 'string' ? o : isObj(o) && Object.keys(o).every((k) => ['order', 'missing', 'mode', 'unmapped_type', 'format'].includes(k)) ? (o.order ?? 'asc') : null;
     const missing = isObj(o) ? o.missing ?? '_last' : '_last';
-    if ((order !== 'asc' && order !== 'desc') || (missing !== '_last' && missing !== '_first')) return null;
-    out.push({ field: f, desc: order === 'desc', first: missing === '_first' });
+    const mode = isObj(o) ? o.mode : undefined;
+    if ((order !== 'asc' && order !== 'desc') || (mode !== undefined && !MODES.has(String(mode)))) return null;
+    const literal = missing !== '_last' && missing !== '_first';
+    if (literal && typeof missing !== 'string' && typeof missing !== 'number') return null;
+    out.push({ field: f, desc: order === 'desc', first: missing === '_first', ...(literal ? { missing } : {}), numericMode: mode !== undefined && mode !== 'min' && mode !== 'max' });
   }
   return out;
 }
@@ -59,10 +70,24 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
   if (!input) return null;
   const keys: SortKey[] = [];
   for (const s of specs) {
+    // `_doc`: index order, the documents' `_seq_no`; `_id`: the id, compared as strings (as sort.ts reads them)
+    if (s.field === '_doc' || s.field === '_id') { keys.push({ expr: col(s.field === '_doc' ? '_seq_no' : '_id'), desc: s.desc }); continue; }
     const k = fieldKind(ix, s.field, 'filter');
-    if (!k) return null;
+    if (!k || (k === 'keyword' && s.numericMode)) return null;
     fields.set(s.field, k);
-    keys.push({ expr: valueOf(s.field), desc: s.desc, nulls: s.first ? 'first' : 'last' });
+    let expr: Expr = valueOf(s.field);
+    if (s.missing !== undefined) {
+      // a document without a value sorts as the value `missing` gives (as sort.ts reads it)
+      let m: Json;
+      try {
+        m = queryValue(ix.fields.get(s.field)!, s.missing as Json);
+      } catch {
+        return null; // the full search reports it
+      }
+      if (k === 'keyword' ? typeof m !== 'string' : typeof m !== 'number' || !Number.isFinite(m)) return null;
+      expr = { kind: 'call', name: 'coalesce', args: [expr, lit(m)] };
+    }
+    keys.push({ expr, desc: s.desc, nulls: s.first ? 'first' : 'last' });
   }
   keys.push({ expr: col('_seq_no') });
   if (!(await plainValues(backend, ref, lsn, fields))) return null;

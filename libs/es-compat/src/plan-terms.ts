@@ -6,11 +6,14 @@
  * total per parent key, in the child's order) and `filter` keep each parent's top children; and
  * histogram / date_histogram sub-aggregations: `aggregate` over the parent key and the bucket key.
  */
-import { aggregate, col, filter, join, limit, lit, project, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, join, limit, lit, project, setOp, sort, windowNode, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
-import type { IndexView } from './doc';
+import { globalOrdinals, type IndexView } from './doc';
 import type { EsBackend } from './port';
-import { aggBody, countAgg, seriesBuckets, seriesSpec, type Series } from './plan-buckets';
+import { aggBody, countAgg } from './plan-buckets';
+import { seriesBuckets, seriesSpec, type Series } from './plan-series';
+import { includeExclude } from './agg-buckets';
+import { valueSource } from './agg-util';
 import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -29,6 +32,8 @@ export interface TermsSpec {
   readonly subs: Array<{ name: string; m: Metric }>;
   /** No `missing`, `include` or `exclude`: the key is the value, the rows holding one count. */
   readonly plain: boolean;
+  /** A `missing` key is given (documents without a value count under it). */
+  readonly missing: boolean;
   readonly child?: TermsSpec;
   /** histogram / date_histogram sub-aggregations (at the top level's terms only). */
   readonly series: Array<{ name: string; s: Series }>;
@@ -41,17 +46,33 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   const size = p.size === undefined ? 10 : p.size;
   const k = fieldKind(ix, field, 'terms');
   const minDoc = p.min_doc_count === undefined ? 1 : p.min_doc_count;
-  // min_doc_count 0 (every term of the index, the missing ones at 0): at the top level, without `missing`
-  if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < (depth === 0 && p.missing === undefined ? 0 : 1)) return null;
+  // min_doc_count 0 (every term of the index, the missing ones at 0): at the top level
+  if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < (depth === 0 ? 0 : 1)) return null;
   // `missing`: documents without a value count under that key; include / exclude: lists of values
   const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
   if (p.missing !== undefined && !plainKey(p.missing)) return null;
-  if ([p.include, p.exclude].some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) return null;
+  // include / exclude as regular expressions (keyword) or partitions: the index's keys (its values and `missing`) that the
+  // aggregation code's own test keeps, as one list
+  let allowed: Json[] | null = null;
+  if ([p.include, p.exclude].some((l) => l !== undefined && (!Array.isArray(l) || !l.every(plainKey)))) {
+    try {
+      const ok = includeExclude(p, valueSource([ix], p, name), name);
+      const keys = new Set<Json>(globalOrdinals(ix, field).terms.map((x) => (k === 'keyword' ? x : Number(x))));
+      if (p.missing !== undefined) keys.add(p.missing as Json);
+      allowed = [...keys].filter((x) => ok(x));
+    } catch {
+      return null; // the aggregation code reports it
+    }
+    if (allowed.length > 65536) return null;
+  }
   fields.set(field, k);
   const key: Expr = p.missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(p.missing as Json)] };
   let rowCond: Expr = p.missing === undefined ? typed(field, k) : lit(true);
-  if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? { kind: 'in_list', arg: key, list: p.include.map((x) => lit(x as Json)) } : lit(false));
-  if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
+  if (allowed) rowCond = and(rowCond, allowed.length ? { kind: 'in_list', arg: key, list: allowed.map((x) => lit(x)) } : lit(false));
+  else {
+    if (Array.isArray(p.include)) rowCond = and(rowCond, p.include.length ? { kind: 'in_list', arg: key, list: p.include.map((x) => lit(x as Json)) } : lit(false));
+    if (Array.isArray(p.exclude) && p.exclude.length) rowCond = and(rowCond, { kind: 'in_list', arg: key, list: p.exclude.map((x) => lit(x as Json)), not: true });
+  }
   if (subSpec !== undefined && !isObj(subSpec)) return null;
   const subs: Array<{ name: string; m: Metric }> = [];
   const series: Array<{ name: string; s: Series }> = [];
@@ -69,7 +90,7 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
     if (inner !== undefined) return null;
     if ((st === 'histogram' || st === 'date_histogram') && depth === 0) {
       const x = seriesSpec(ix, st, sp, fields);
-      if (!x) return null;
+      if (!x || x.order?.some((o) => o.key !== '_key' && o.key !== '_count')) return null;
       series.push({ name: sn, s: x });
       continue;
     }
@@ -81,7 +102,7 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   const order = termsOrder(p.order, subs);
   if (!order) return null;
   const plain = p.missing === undefined && p.include === undefined && p.exclude === undefined;
-  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, plain, series, ...(child ? { child } : {}) };
+  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, plain, missing: p.missing !== undefined, series, ...(child ? { child } : {}) };
 }
 
 /** The grouped node of a terms aggregation over `input` (min_doc_count applied): columns key, doc_count and its sub-aggregations' calls. */
@@ -96,8 +117,14 @@ export function termsGroups(input: PlanNode, t: TermsSpec, keys: Array<{ name: s
  * min_doc_count 0: the index's every key (that include / exclude keep) left-joined with the
  * matches' groups, a key without matches counting 0 (its metrics over no document).
  */
-export function withZeroBuckets(grouped: PlanNode, table: PlanNode, t: TermsSpec): PlanNode {
-  const keys = aggregate(filter(table, t.rowCond), [{ name: '_ak', expr: t.key }], []);
+export function withZeroBuckets(grouped: PlanNode, table: PlanNode, t: TermsSpec, input: PlanNode): PlanNode {
+  let keys: PlanNode = aggregate(filter(table, t.rowCond), [{ name: '_ak', expr: t.key }], []);
+  if (t.missing && t.kind === 'keyword') {
+    // a keyword's zero buckets are its values (the aggregation code's global ordinals); the `missing` key only where a match has no value
+    const values = aggregate(filter(table, and(typed(t.field, t.kind), t.rowCond)), [{ name: '_ak', expr: t.key }], []);
+    const missing = aggregate(filter(input, and({ kind: 'is_null', arg: valueOf(t.field) }, t.rowCond)), [{ name: '_ak', expr: t.key }], []);
+    keys = setOp('union', values, missing);
+  }
   const eq = { left: col('_ak'), right: col('key') };
   const joined = { ...join('left', keys, grouped, { kind: 'binary', op: '=', ...eq }), equi: [eq], strategy: 'hash' as const };
   const zero: Expr = { kind: 'call', name: 'coalesce', args: [col('doc_count'), lit(0)] };

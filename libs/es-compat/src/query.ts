@@ -99,11 +99,8 @@ function keywordStats(ix: IndexView, path: string) {
   return s;
 }
 
-function rangeQuery(env: QueryEnv, body: unknown): Scorer {
-  const [name, p] = single('range', body);
-  const f = fieldOf(env, name);
-  if (!f) return () => null;
-  if ((STORED_ONLY_TYPES as readonly string[]).includes(f.type)) throw notIndexed(f, '[range] queries');
+/** The bounds of a `range` query's parameters on a field, as the scorer compares values with them (dates: epoch ms, date math and `format` / `time_zone` applied, `lte`/`gt` rounded up). */
+export function rangeBounds(f: Field, p: JsonObject): { gt?: Json; gte?: Json; lt?: Json; lte?: Json } {
   const opts = { format: p.format as string | undefined, zone: p.time_zone as string | undefined };
   let gt: Json | undefined, gte: Json | undefined, lt: Json | undefined, lte: Json | undefined;
   const val = (v: Json, roundUp: boolean) => (isText(f) ? String(v) : queryValue(f, v, { ...opts, roundUp }));
@@ -119,6 +116,15 @@ function rangeQuery(env: QueryEnv, body: unknown): Scorer {
     if (p.include_upper === false) lt = val(p.to, false);
     else lte = val(p.to, true);
   }
+  return { gt, gte, lt, lte };
+}
+
+function rangeQuery(env: QueryEnv, body: unknown): Scorer {
+  const [name, p] = single('range', body);
+  const f = fieldOf(env, name);
+  if (!f) return () => null;
+  if ((STORED_ONLY_TYPES as readonly string[]).includes(f.type)) throw notIndexed(f, '[range] queries');
+  const { gt, gte, lt, lte } = rangeBounds(f, p);
   const inRange = (x: Json) =>
     (gt === undefined || cmp(x, gt) > 0) && (gte === undefined || cmp(x, gte) >= 0) && (lt === undefined || cmp(x, lt) < 0) && (lte === undefined || cmp(x, lte) <= 0);
   const boost = boostOf(p);
@@ -172,15 +178,29 @@ export function fuzziness(f: unknown, term: string): number {
   return Math.min(2, Math.floor(Number(s)));
 }
 
-/** Term-level pattern queries (prefix, wildcard, regexp, fuzzy) over the field's terms or keyword values. */
-function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
+/**
+ * A pattern query's field, parameters and term test (prefix, wildcard, regexp, fuzzy), as the
+ * scorer reads them (also text-plan.ts, which expands the test over the index's terms); throws the
+ * query's errors (a regex past `index.max_regex_length`, an invalid regex).
+ */
+export function patternOf(ix: IndexView, kind: string, body: unknown): { name: string; p: JsonObject; f: Field | undefined } {
   const [name, p] = single(kind, body);
   if (kind === 'regexp') {
     const len = String(p.value ?? '').length;
-    const max = Number((env.ix.settings as JsonObject)['index.max_regex_length'] ?? 1000);
-    if (len > max) throw new EsError(400, 'query_shard_exception', `failed to create query: The length of regex [${len}] used in the Regexp Query request has exceeded the allowed maximum of [${max}]. This maximum can be set by changing the [index.max_regex_length] index level setting.`, { index: env.ix.name, index_uuid: env.ix.uuid });
+    const max = Number((ix.settings as JsonObject)['index.max_regex_length'] ?? 1000);
+    if (len > max) throw new EsError(400, 'query_shard_exception', `failed to create query: The length of regex [${len}] used in the Regexp Query request has exceeded the allowed maximum of [${max}]. This maximum can be set by changing the [index.max_regex_length] index level setting.`, { index: ix.name, index_uuid: ix.uuid });
   }
-  const f = fieldOf(env, name);
+  return { name, p, f: fieldOf({ ix }, name) };
+}
+
+/** The test a text term or keyword value must pass for a pattern query on a text or keyword field. */
+export function patternTest(f: Field, kind: string, p: JsonObject): (s: string) => boolean {
+  return testFor(kind, isKeyword(f) && f.def.normalizer === 'lowercase' && kind !== 'regexp' ? { ...p, value: String(p.value ?? p[kind] ?? '').toLowerCase() } : p, p.case_insensitive === true);
+}
+
+/** Term-level pattern queries (prefix, wildcard, regexp, fuzzy) over the field's terms or keyword values. */
+function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
+  const { name, p, f } = patternOf(env.ix, kind, body);
   if (name === '_id') {
     const t = testFor(kind, p, p.case_insensitive === true);
     return constant((d) => t(d.id), boostOf(p));
@@ -195,8 +215,7 @@ function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
     }
     throw new EsError(400, 'query_shard_exception', `Can only use ${kind} queries on keyword and text fields - not on [${f.path}] which is of type [${f.type}]`);
   }
-  const ci = p.case_insensitive === true;
-  const t = testFor(kind, isKeyword(f) && f.def.normalizer === 'lowercase' && kind !== 'regexp' ? { ...p, value: String(p.value ?? p[kind] ?? '').toLowerCase() } : p, ci);
+  const t = patternTest(f, kind, p);
   const boost = boostOf(p);
   if (isText(f)) {
     const an = indexAnalyzer(env.ix, f);

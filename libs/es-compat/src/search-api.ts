@@ -113,7 +113,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   const whole = planned && aliasFilter !== undefined ? await t.state.view(refs![0]) : views[0];
   const top = planned ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
-  const aggPlan = planned && !top ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter === undefined) : null;
+  const aggPlan = planned && !top ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
   // text terms are retrieved through fts_search plans (not for a point in time: its documents are frozen)
   const retrieval = top ? undefined : refs ? await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: refs![i] })), (ix, r) => candidates(ix, body2.query, r)) : undefined;
@@ -157,9 +157,9 @@ async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonO
   return p && wrapAsync(() => sortedPage(t.backend, ref, view, p.lsn, p.merged, textPlans(ref, view)));
 }
 
-async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params, wholeIndex: boolean): Promise<Prepared | null> {
+async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params, aliasFilter: Json | undefined): Promise<Prepared | null> {
   const p = await planInput(t, ref, body, q);
-  return p && wrapAsync(() => planAggs(t.backend, ref, view, p.lsn, p.merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), textPlans(ref, view), wholeIndex));
+  return p && wrapAsync(() => planAggs(t.backend, ref, view, p.lsn, p.merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), textPlans(ref, view), aliasFilter));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {

@@ -4,17 +4,17 @@ import type { IndexRef } from './indices';
 import type { Kind } from './plan-aggs';
 import { matchInput } from './text-plan';
 
-const MAPPINGS: JsonObject = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, eng: { type: 'text', analyzer: 'english' } } };
+const MAPPINGS: JsonObject = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' }, eng: { type: 'text', analyzer: 'english' }, ws: { type: 'text', analyzer: 'whitespace' }, sim: { type: 'text', analyzer: 'simple' } } };
 
 function setup(sources: JsonObject[]) {
   const ix: IndexView = { name: 'docs', uuid: 'u', fields: flatten(MAPPINGS), settings: {}, mappings: MAPPINGS, docs: [], stats: new Map() };
   // the typed columns of the keyword and number fields (read by plans where the index has them)
   Object.assign(ix, { columns: { tag: 'v_tag', n: 'v_n' } });
   (ix as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: `d${i}`, _source: s, _version: 1, _seq_no: i, _primary_term: 1, _routing: null }, ix));
-  const cols = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing', 't0_title', 't1_body', 't2_eng'].map((name) => ({ name, ty: 'str' }));
+  const cols = ['_id', '_source', '_version', '_seq_no', '_primary_term', '_routing', 't0_title', 't1_body', 't2_eng', 't3_ws', 't4_sim'].map((name) => ({ name, ty: 'str' }));
   const ref: IndexRef = {
-    meta: { es_index: 'docs', uuid: 'u', created: 0, settings: {}, mappings: MAPPINGS, aliases: {}, text: { title: 't0_title', body: 't1_body', eng: 't2_eng' } },
-    table: { id: 'es.i_docs', columns: cols, primaryKey: ['_id'], fulltext: ['t0_title', 't1_body', 't2_eng'], fulltextAllWords: ['t0_title', 't1_body', 't2_eng'] },
+    meta: { es_index: 'docs', uuid: 'u', created: 0, settings: {}, mappings: MAPPINGS, aliases: {}, text: { title: 't0_title', body: 't1_body', eng: 't2_eng', ws: 't3_ws', sim: 't4_sim' } },
+    table: { id: 'es.i_docs', columns: cols, primaryKey: ['_id'], fulltext: ['t0_title', 't1_body', 't2_eng', 't3_ws', 't4_sim'], fulltextAllWords: ['t0_title', 't1_body', 't2_eng', 't3_ws', 't4_sim'] },
   };
   return { ix, ref };
 }
@@ -58,20 +58,22 @@ describe('text queries as plan inputs', () => {
     expect(plan({ query_string: { query: 'tag:a OR n:[1 TO 3]' } }, fields)).toBeNull(); // a range of strings from the syntax: not mapped
     const p = plan({ bool: { must: [{ match: { body: 'fox' } }, { match: { tag: 'a' } }], must_not: [{ range: { n: { gte: 3 } } }] } }, fields);
     expect(ops(p)).toEqual(['filter', 'fts_search']);
-    expect(plan({ bool: { filter: [{ prefix: { body: 'qu' } }, { exists: { field: 'n' } }, { prefix: { tag: 'a' } }] } }, fields)).toMatchObject({ op: 'filter', input: { op: 'fts_search', query: { prefix: 'qu' } } });
+    expect(plan({ bool: { filter: [{ prefix: { body: 'qu' } }, { exists: { field: 'n' } }, { prefix: { tag: 'a' } }] } }, fields)).toMatchObject({ op: 'filter', input: { op: 'fts_search', query: { terms: ['quick'], operator: 'or' } } });
     expect([...fields.keys()].sort()).toEqual(['n', 'tag']);
   });
 
   it('answers null where the fts lib would not list exactly the matches', () => {
     const nulls: unknown[] = [
       { match: { eng: 'running' } }, // another analyzer
-      { match: { body: { query: 'fox', fuzziness: 1 } } },
       { match_phrase: { body: { query: 'quick brown fox', slop: 1 } } }, // a sloppy phrase of 3 words
       { match: { body: 'café' } }, // a term the fts lib tokenizes otherwise
-      { prefix: { body: 'Qu' } }, // not analyzed: an upper-case prefix matches no lower-case term, the fts lib's would
-      { wildcard: { body: 'qu*' } },
-      { multi_match: { query: 'fox', fields: ['title', 'body'], type: 'cross_fields' } },
-      { function_score: { query: { match: { body: 'fox' } } } },
+      { regexp: { body: '(' } }, // an invalid regex: the scorer reports it
+      { wildcard: { n: '1*' } }, // not a text or keyword field: the scorer's error
+      { multi_match: { query: 'fox', fields: ['title', 'body', 'n'], type: 'cross_fields' } }, // a number field
+      { function_score: { query: { match: { body: 'fox' } }, min_score: 1 } }, // scores decide the matches
+      { function_score: { query: { match: { body: 'fox' } }, field_value_factor: { field: 'n' } } }, // fails on a document without n
+      { intervals: { body: { match: { query: 'quick fox', ordered: true } } } }, // in order, any gap: no fts form
+      { intervals: { body: { match: { query: 'fox', filter: { before: { match: { query: 'dog' } } } } } } },
     ];
     for (const q of nulls) expect([q, plan(q)]).toEqual([q, null]);
     expect(matchInput({ ...ref, readOnly: true }, ix, { match: { body: 'fox' } }, new Map())).toBeNull();
@@ -79,5 +81,42 @@ describe('text queries as plan inputs', () => {
     const multi = setup([...DOCS, { title: ['red', 'fox'], body: 'x' }]);
     expect(matchInput(multi.ref, multi.ix, { match_phrase: { title: 'red fox' } }, new Map())).toBeNull();
     expect(matchInput(multi.ref, multi.ix, { match_phrase: { body: 'brown fox' } }, new Map())).not.toBeNull();
+  });
+
+  it('expands pattern, fuzzy and prefix clauses to the index\'s terms (text) or values (keyword)', () => {
+    const q = (x: unknown) => (plan(x) as JsonObject | null)?.query;
+    expect(q({ wildcard: { body: 'qu*k' } })).toEqual({ terms: ['quick'], operator: 'or' });
+    expect(q({ regexp: { body: '(do|fo)[gx]' } })).toEqual({ terms: ['dog', 'fox'], operator: 'or' });
+    expect(q({ fuzzy: { body: 'slepes' } })).toEqual({ terms: ['sleeps'], operator: 'or' });
+    expect(plan({ prefix: { body: 'Qu' } })).toMatchObject({ op: 'filter', input: { op: 'scan' } }); // not analyzed: no lower-case term has it
+    expect(plan({ wildcard: { tag: '[ab]' } })).toMatchObject({ op: 'filter', input: { op: 'scan' } }); // no value: none
+    expect(plan({ wildcard: { tag: '?' } })).toMatchObject({ op: 'filter', predicate: { kind: 'in_list', list: [{ value: 'a' }, { value: 'b' }] } });
+    expect(q({ match: { body: { query: 'fax dgo', fuzziness: 1, operator: 'and' } } })).toEqual({ bool: { must: [{ terms: ['fox'], operator: 'or' }, { terms: ['dog'], operator: 'or' }], minimum_should_match: 0 } });
+    expect(q({ match_bool_prefix: { body: 'brown qu' } })).toEqual({ bool: { should: [{ terms: ['brown'] }, { terms: ['quick'], operator: 'or' }], minimum_should_match: 1 } });
+    expect(q({ match_phrase_prefix: { body: 'quick br' } })).toEqual({ bool: { should: [{ phrase: 'quick brown' }], minimum_should_match: 1 } });
+    expect(q({ match_phrase_prefix: { body: { query: 'quick b', max_expansions: 0 } } })).toEqual({ phrase: 'quick b' }); // the scorer: no expansion
+    expect(ops(plan({ multi_match: { query: 'fox red', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } }))).toContain('aggregate');
+    // a keyword field is a group of its own (the whole query its value): a union with the text group
+    expect(ops(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } }))).toContain('set_op');
+    expect(plan({ exists: { field: 'body' } })).toMatchObject({ op: 'filter', input: { op: 'scan' }, predicate: { kind: 'is_null', arg: { name: 't1_body' }, not: true } });
+    expect(q({ intervals: { body: { match: { query: 'quick fox' } } } })).toEqual({ terms: ['quick', 'fox'], operator: 'and' });
+    expect(q({ intervals: { body: { match: { query: 'brown fox', ordered: true, max_gaps: 0 } } } })).toEqual({ phrase: 'brown fox' });
+    expect(q({ intervals: { body: { any_of: { intervals: [{ prefix: { prefix: 'qu' } }, { fuzzy: { term: 'dgo' } }] } } } }))
+      .toEqual({ bool: { should: [{ terms: ['quick'], operator: 'or' }, { terms: ['dog'], operator: 'or' }], minimum_should_match: 1 } });
+    expect(q({ function_score: { query: { match: { body: 'fox' } }, functions: [{ gauss: { n: { origin: 0, scale: 5 } } }, { weight: 2, filter: { term: { tag: 'a' } } }] } })).toEqual({ terms: ['fox'], operator: 'or' });
+  });
+
+  it('takes the whitespace and simple analyzers when their tokens are plain lowercase words (the fts column makes the same), else null', () => {
+    const plain = setup([{ ws: 'red fox 42', sim: 'Red, fox!' }, { ws: 'lazy dog', sim: 'lazy dog' }]);
+    const p = (q: unknown) => matchInput(plain.ref, plain.ix, q, new Map()) as unknown as JsonObject | null;
+    expect(p({ match: { ws: 'fox 42' } })).toMatchObject({ op: 'fts_search', field: 't3_ws', query: { terms: ['fox', '42'], operator: 'or' } });
+    expect(p({ match_phrase: { sim: 'red fox' } })).toMatchObject({ op: 'fts_search', field: 't4_sim', query: { phrase: 'red fox' } });
+    expect(p({ wildcard: { sim: 'f*' } })).toMatchObject({ query: { terms: ['fox'], operator: 'or' } });
+    expect(p({ match_phrase: { ws: 'red fox' } })).toMatchObject({ op: 'fts_search', field: 't3_ws', query: { phrase: 'red fox' } });
+    expect(p({ match: { ws: 'Fox' } })).toBeNull(); // a whitespace query keeps its case: the scorer answers
+    // a token with a capital (whitespace) or a digit next to letters (simple: letters only, the fts lib keeps digits)
+    const other = setup([{ ws: 'Red fox', sim: 'fox2 dog' }]);
+    expect(matchInput(other.ref, other.ix, { match: { ws: 'fox' } }, new Map())).toBeNull();
+    expect(matchInput(other.ref, other.ix, { match: { sim: 'fox' } }, new Map())).toBeNull();
   });
 });

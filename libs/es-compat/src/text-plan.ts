@@ -5,8 +5,10 @@
  *   - a text clause on one `standard` text field (`match` with operator / minimum_should_match,
  *     `match_phrase`) is a structured fts query of that field's column; clauses of one bool on the
  *     same column merge into one structured `bool`, answered by one `fts_search(limit null)`;
- *   - a `prefix` on such a text field is the fts lib's prefix query (when it expands to all of
- *     the index's terms holding it: at most 256);
+ *   - `prefix`, `wildcard`, `regexp`, `fuzzy`, `match` with `fuzziness`, the last word of
+ *     `match_bool_prefix` / `match_phrase_prefix`: the index's terms (text: the term dictionary of
+ *     the view's field statistics) or values (keyword: its global ordinals) that pass the scorer's
+ *     own test, expanded here (plan-expand.ts) into an fts `terms` clause or an `in` list;
  *   - exact clauses (term / terms / prefix on keyword, range on numbers, exists, `ids`,
  *     `match_all`, `match_none`, a `match` on a keyword field) are predicates over the row
  *     (plan-aggs `filterClause`);
@@ -14,45 +16,31 @@
  *     `must_not` an anti join, a disjunction a `set_op` union of the rows, and a
  *     `minimum_should_match` of k ≥ 2 over clauses of several fields counts each document's
  *     matched clauses (`aggregate` over a `union all` of their ids) and keeps those with k;
- *   - `multi_match` (best_fields / most_fields / phrase), `dis_max`, `constant_score`, `boosting`,
- *     `query_string` and `simple_query_string` (parsed into the DSL first) compile to the above.
+ *   - `multi_match` (best_fields / most_fields / phrase / phrase_prefix / bool_prefix, cross_fields
+ *     over text fields), `dis_max`, `constant_score`, `boosting`, `function_score` (without
+ *     `min_score`), `query_string` and `simple_query_string` (parsed into the DSL first) compile to
+ *     the above.
  * The fts node lists exactly Elasticsearch's matches only when the fts lib makes Elasticsearch's
  * tokens for the field (`asciiTokens`, query terms of `[a-z0-9]`) and keeps every word; a phrase
  * also needs every document to hold one value (Elasticsearch leaves a gap of 100 positions between
  * values, our column joins them). Anything else answers null: the search scores the view.
  */
-import { aggregate, col, filter, ftsSearch, join, lit, project, scan, setOp, type Expr, type FtsQuery, type PlanNode } from '@mmdb/plan';
+import { col, filter, lit, project, type Expr, type FtsQuery, type PlanNode } from '@mmdb/plan';
 import type { Field, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
 import { analyze } from './analysis';
-import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
+import { expandFields, isKeyword, isText } from './fields';
 import { fieldStats } from './scoring';
 import { minimumShouldMatch } from './query';
+import { expandTerms } from './plan-expand';
 import { defaultFields, queryStringFields } from './text-query';
 import { parseQueryString, parseSimpleQueryString } from './query-string';
 import { copiedInto, filterClause, type Kind, type MatchInput } from './plan-aggs';
+import { ALL, allOf, and2, base, isObj, NAME, NONE, noneOf, someOf, TERM, textColumn, type Ctx, type Part } from './text-set';
+import { crossFields, existsText, expandedWords, functionScore, intervals, patternPart, type MatchKind } from './text-forms';
 
-const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-const TERM = /^[a-z0-9]+$/;
-const NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
-const RANKING = { feedback: 'none', proximity: 'none', query_stopwords: 'none' } as const;
-
-/** A set of documents: those of `src` (every document when null) that pass `pred`. */
-interface Part {
-  readonly src: { readonly fts: { readonly column: string; readonly query: FtsQuery } } | { readonly node: PlanNode } | null;
-  readonly pred?: Expr;
-}
-const ALL: Part = { src: null };
-const NONE: Part = { src: null, pred: lit(false) };
-
-interface Ctx { readonly ref: IndexRef; readonly ix: IndexView; readonly fields: Map<string, Kind>; depth: number }
-
-const and2 = (l: Expr | undefined, r: Expr | undefined): Expr | undefined => (l && r ? { kind: 'binary', op: 'and', left: l, right: r } : l ?? r);
-/** True when `p` is not true (NULL counts as not matching, as a filter reads it). */
-const notTrue = (p: Expr): Expr => ({ kind: 'case', whens: [{ when: p, then: lit(false) }], else: lit(true) });
-const one = (p: Expr): Expr => ({ kind: 'case', whens: [{ when: p, then: lit(1) }], else: lit(0) });
 
 /**
  * Every document `q` matches as a plan input, or null when the query has a form (or the index a
@@ -86,94 +74,6 @@ export const textPlans = (ref: IndexRef, ix: IndexView): MatchInput => ({
   predicate: (q, fields) => matchPredicate(ref, ix, q, fields),
 });
 
-function base(c: Ctx, src: Part['src']): PlanNode {
-  if (!src) return scan(c.ref.table.id);
-  if ('node' in src) return src.node;
-  return ftsSearch({ schema: c.ref.table.id, field: src.fts.column, query: src.fts.query, limit: null, ranking: RANKING });
-}
-const rows = (c: Ctx, p: Part): PlanNode => (p.pred ? filter(base(c, p.src), p.pred) : base(c, p.src));
-/** The table's columns only (an fts node adds `_score`), so the rows of several sets compare. */
-const tableRows = (c: Ctx, p: Part): PlanNode => project(rows(c, p), c.ref.table.columns.map((x) => ({ name: x.name, expr: col(x.name) })));
-const ids = (c: Ctx, p: Part): PlanNode => project(rows(c, p), [{ name: '_k', expr: col('_id') }]);
-/** `left`'s rows whose `_id` is (semi) / is not (anti) among `right`'s `_k`. */
-function keyJoin(kind: 'semi' | 'anti', left: PlanNode, right: PlanNode): PlanNode {
-  const eq = { left: col('_id'), right: col('_k') };
-  return { ...join(kind, left, right, { kind: 'binary', op: '=', ...eq }), equi: [eq], strategy: 'hash' };
-}
-
-function sameColumn(ps: Part[]): string | null {
-  let column: string | null = null;
-  for (const p of ps) {
-    if (p.pred || !p.src || !('fts' in p.src) || (column !== null && p.src.fts.column !== column)) return null;
-    column = p.src.fts.column;
-  }
-  return column;
-}
-
-/** The documents in every part. */
-function allOf(c: Ctx, ps: Part[]): Part {
-  let pred: Expr | undefined;
-  const texts: Part[] = [];
-  for (const p of ps) {
-    pred = and2(pred, p.pred);
-    if (p.src) texts.push({ src: p.src });
-  }
-  if (!texts.length) return { src: null, pred };
-  // clauses on one column: one structured bool
-  const column = sameColumn(texts);
-  let src: Part['src'];
-  if (column !== null && texts.length > 1) {
-    src = { fts: { column, query: { bool: { must: texts.map((t) => (t.src as { fts: { query: FtsQuery } }).fts.query), minimum_should_match: 0 } } } };
-  } else {
-    src = texts[0].src;
-    for (const t of texts.slice(1)) src = { node: keyJoin('semi', base(c, src), ids(c, t)) };
-  }
-  return { src, pred };
-}
-
-/** The documents of `x` in no part of `not`. */
-function noneOf(c: Ctx, x: Part, not: Part[]): Part {
-  if (!not.length) return x;
-  let pred = x.pred;
-  const texts: Part[] = [];
-  for (const n of not) {
-    if (!n.src && !n.pred) return NONE;
-    if (!n.src) pred = and2(pred, notTrue(n.pred!));
-    else texts.push(n);
-  }
-  if (!texts.length) return { src: x.src, pred };
-  const column = x.src && 'fts' in x.src ? sameColumn([{ src: x.src }, ...texts]) : null;
-  if (column !== null) {
-    const must = (x.src as { fts: { query: FtsQuery } }).fts.query;
-    return { src: { fts: { column, query: { bool: { must: [must], must_not: texts.map((t) => (t.src as { fts: { query: FtsQuery } }).fts.query), minimum_should_match: 0 } } } }, pred };
-  }
-  let node = base(c, x.src);
-  for (const t of texts) node = keyJoin('anti', node, ids(c, t));
-  return { src: { node }, pred };
-}
-
-/** The documents in at least `k` (≥ 1) parts. */
-function someOf(c: Ctx, ps: Part[], k: number): Part {
-  if (k > ps.length) return NONE;
-  if (k <= 1 && ps.some((p) => !p.src && !p.pred)) return ALL;
-  if (ps.length === 1) return ps[0];
-  if (ps.every((p) => !p.src)) {
-    if (k <= 1) return { src: null, pred: ps.map((p) => p.pred!).reduce((l, r) => ({ kind: 'binary', op: 'or', left: l, right: r })) };
-    const n = ps.map((p) => one(p.pred!)).reduce((l, r) => ({ kind: 'binary', op: '+', left: l, right: r }));
-    return { src: null, pred: { kind: 'binary', op: '>=', left: n, right: lit(k) } };
-  }
-  const column = sameColumn(ps);
-  if (column !== null) {
-    return { src: { fts: { column, query: { bool: { should: ps.map((p) => (p.src as { fts: { query: FtsQuery } }).fts.query), minimum_should_match: k } } } } };
-  }
-  const union = ps.map((p) => tableRows(c, p)).reduce((l, r) => setOp('union', l, r));
-  if (k <= 1) return { src: { node: union } };
-  // each document's matched parts, counted over the union of their ids
-  const all = ps.map((p) => ids(c, p)).reduce((l, r) => setOp('union', l, r, true));
-  const counted = filter(aggregate(all, [{ name: '_k', expr: col('_k') }], [{ name: '_n', fn: 'count', args: [], star: true }]), { kind: 'binary', op: '>=', left: col('_n'), right: lit(k) });
-  return { src: { node: keyJoin('semi', union, counted) } };
-}
-
 function part(c: Ctx, q: unknown): Part | null {
   if (q === undefined) return ALL;
   if (!isObj(q) || Object.keys(q).length !== 1 || ++c.depth > 64) return null;
@@ -182,14 +82,11 @@ function part(c: Ctx, q: unknown): Part | null {
   switch (kind) {
     case 'match_all': return isObj(body) && Object.keys(body).every((k) => k === 'boost' || k === '_name') ? ALL : null;
     case 'match_none': return isObj(body) ? NONE : null;
-    case 'prefix': {
-      const t = prefixPart(c, body);
-      if (t !== undefined) return t;
-      const e = filterClause(c.ix, q, c.fields);
-      return e ? { src: null, pred: e } : null;
-    }
+    case 'prefix': case 'wildcard': case 'regexp': case 'fuzzy': return patternPart(c, kind, body);
+    case 'function_score': return functionScore(c, q, body, part);
+    case 'intervals': return intervals(c, body);
     case 'term': case 'terms': case 'range': case 'exists': {
-      const e = filterClause(c.ix, q, c.fields);
+      const e = filterClause(c.ix, q, c.fields) ?? (kind === 'exists' ? existsText(c, body) : null);
       return e ? { src: null, pred: e } : null;
     }
     case 'ids': {
@@ -209,7 +106,7 @@ function part(c: Ctx, q: unknown): Part | null {
       // the negative clause only lowers scores (it must still be a query we read)
       return part(c, body.negative) ? part(c, body.positive) : null;
     }
-    case 'match': case 'match_phrase': return matchPart(c, kind, body);
+    case 'match': case 'match_phrase': case 'match_phrase_prefix': case 'match_bool_prefix': return matchPart(c, kind, body);
     case 'multi_match': return multiMatch(c, body);
     case 'query_string': case 'simple_query_string': {
       if (!isObj(body) || body.query === undefined) return null;
@@ -244,25 +141,29 @@ function bool(c: Ctx, b: unknown): Part | null {
 }
 
 function multiMatch(c: Ctx, b: unknown): Part | null {
-  const keys = ['query', 'fields', 'type', 'operator', 'minimum_should_match', 'boost', 'tie_breaker', 'lenient', '_name', 'zero_terms_query', 'slop', 'auto_generate_synonyms_phrase_query'];
+  const keys = ['query', 'fields', 'type', 'operator', 'minimum_should_match', 'boost', 'tie_breaker', 'lenient', '_name', 'zero_terms_query', 'slop', 'auto_generate_synonyms_phrase_query', 'analyzer', 'max_expansions', ...FUZZY_KEYS];
   if (!isObj(b) || b.query === undefined || Object.keys(b).some((k) => !keys.includes(k))) return null;
   const type = String(b.type ?? 'best_fields');
   const specs = Array.isArray(b.fields) && b.fields.length ? b.fields.map(String) : defaultFields(c.ix, b);
   const fields = expandFields(c.ix, specs);
-  if (!['best_fields', 'most_fields', 'phrase', 'cross_fields'].includes(type) || (type === 'cross_fields' && fields.length > 1)) return null;
+  const kinds: Record<string, MatchKind> = { best_fields: 'match', most_fields: 'match', cross_fields: 'match', phrase: 'match_phrase', phrase_prefix: 'match_phrase_prefix', bool_prefix: 'match_bool_prefix' };
+  if (!(type in kinds)) return null;
   if (!fields.length) return NONE;
   const p: JsonObject = { ...b };
   for (const k of ['fields', 'type', 'tie_breaker']) delete p[k];
+  if (type === 'cross_fields' && fields.length > 1) return crossFields(c, p, fields.map((x) => x.field));
   const ps: Part[] = [];
   for (const { field } of fields) {
-    const x = fieldPart(c, type === 'phrase' ? 'match_phrase' : 'match', field, p);
+    const x = fieldPart(c, kinds[type], field, p);
     if (!x) return null;
     ps.push(x);
   }
   return someOf(c, ps, 1);
 }
 
-function matchPart(c: Ctx, kind: 'match' | 'match_phrase', body: unknown): Part | null {
+const FUZZY_KEYS = ['fuzziness', 'prefix_length', 'max_expansions', 'fuzzy_transpositions', 'fuzzy_rewrite'];
+
+function matchPart(c: Ctx, kind: MatchKind, body: unknown): Part | null {
   if (!isObj(body) || Object.keys(body).length !== 1) return null;
   const [name] = Object.keys(body);
   const v = body[name];
@@ -273,35 +174,15 @@ function matchPart(c: Ctx, kind: 'match' | 'match_phrase', body: unknown): Part 
   return fieldPart(c, kind, f, p);
 }
 
-/** The fts column of a text field whose tokens the fts lib makes as Elasticsearch does (standard analyzer, every word kept), or null. */
-function textColumn(c: Ctx, f: Field, analyzer?: unknown): string | null {
-  if (f.def.index === false || f.aliasOf !== undefined || f.parent !== undefined || indexAnalyzer(c.ix, f) !== 'standard' || searchAnalyzer(c.ix, f, analyzer) !== 'standard') return null;
-  const column = c.ref.meta.text[f.path];
-  if (!column || !c.ref.table.fulltextAllWords?.includes(column) || !fieldStats(c.ix, f.path, 'standard').asciiTokens) return null;
-  return column;
-}
-
 /**
- * A `prefix` on a text field: the fts lib's prefix query, which expands to at most 256 terms
- * (Elasticsearch: every term), so only when the index holds no more. Undefined: not a text field.
+ * A match-family clause on one field: an fts query of its column (text) or a term predicate
+ * (keyword). `fuzziness` and the last word of `match_bool_prefix` / `match_phrase_prefix` expand
+ * to the index's terms as the scorer matches them (plan-expand.ts).
  */
-function prefixPart(c: Ctx, body: unknown): Part | null | undefined {
-  if (!isObj(body) || Object.keys(body).length !== 1) return null;
-  const [name] = Object.keys(body);
-  const f = c.ix.fields.get(name);
-  if (!f || !isText(f)) return undefined;
-  const spec = body[name];
-  const v = isObj(spec) && Object.keys(spec).every((k) => k === 'value' || k === 'boost') ? spec.value : spec;
-  const column = textColumn(c, f);
-  if (typeof v !== 'string' || !TERM.test(v) || !column) return null;
-  let n = 0;
-  for (const t of fieldStats(c.ix, f.path, 'standard').df.keys()) if (t.startsWith(v) && ++n > 256) return null;
-  return n ? { src: { fts: { column, query: { prefix: v } } } } : NONE;
-}
-
-/** A match-family clause on one field: an fts query of its column (text) or a term predicate (keyword). */
-function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObject): Part | null {
-  const keys = ['query', 'operator', 'minimum_should_match', 'boost', '_name', 'lenient', 'zero_terms_query', 'auto_generate_synonyms_phrase_query', 'analyzer', ...(kind === 'match_phrase' ? ['slop'] : [])];
+function fieldPart(c: Ctx, kind: MatchKind, f: Field, p: JsonObject): Part | null {
+  const phrase = kind === 'match_phrase' || kind === 'match_phrase_prefix';
+  const keys = ['query', 'operator', 'minimum_should_match', 'boost', '_name', 'lenient', 'zero_terms_query', 'auto_generate_synonyms_phrase_query', 'analyzer',
+    ...(phrase ? ['slop'] : FUZZY_KEYS), ...(kind === 'match_phrase_prefix' ? ['max_expansions'] : [])];
   if (Object.keys(p).some((k) => !keys.includes(k)) || f.aliasOf !== undefined || f.parent !== undefined) return null;
   if (typeof p.query !== 'string' && typeof p.query !== 'number') return null;
   if (!isText(f)) {
@@ -310,23 +191,39 @@ function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObje
     const e = filterClause(c.ix, { term: { [f.path]: String(p.query) } }, c.fields);
     return e ? { src: null, pred: e } : null;
   }
-  const column = textColumn(c, f, p.analyzer);
-  if (!column) return null;
-  const terms = analyze(String(p.query), 'standard').map((t) => t.term);
+  const tc = textColumn(c, f, p.analyzer);
+  if (!tc) return null;
+  const { column, an } = tc;
+  const terms = analyze(String(p.query), an).map((t) => t.term);
   if (!terms.length) return p.zero_terms_query === 'all' ? ALL : NONE;
   if (terms.length > 64 || !terms.every((t) => TERM.test(t))) return null;
   const fts = (query: FtsQuery): Part => ({ src: { fts: { column, query } } });
-  if (kind === 'match_phrase') {
+  if (phrase) {
     const slop = p.slop === undefined ? 0 : p.slop;
     // a sloppy phrase of 3+ words: the scorer bounds the summed distance, the fts lib each word's
     if (!Number.isInteger(slop) || (slop as number) < 0 || (slop as number) > 999 || (terms.length > 2 && slop !== 0)) return null;
+    const sl = slop ? { slop: slop as number } : {};
+    // the scorer expands the last word to a document's first `max_expansions` terms holding it (none when 0)
+    const maxExp = kind === 'match_phrase_prefix' ? Number(p.max_expansions ?? 50) : 0;
+    if (maxExp) {
+      if (!(maxExp >= 1)) return null;
+      const last = terms[terms.length - 1], head = terms.slice(0, -1);
+      // one word: a document matches when it holds any term with the prefix; a phrase: only when no document holds more than max_expansions of them
+      const exp = expandTerms(c.ix, f.path, (t) => t.startsWith(last), head.length ? Math.min(maxExp, 1024) : undefined, an);
+      if (!exp) return null;
+      if (!exp.length) return NONE;
+      if (!head.length) return fts({ terms: exp, operator: 'or' });
+      if (fieldStats(c.ix, f.path, an).multiValued || copiedInto(c.ix, f.path)) return null;
+      return fts({ bool: { should: exp.map((e) => ({ phrase: [...head, e].join(' '), ...sl })), minimum_should_match: 1 } });
+    }
     if (terms.length === 1) return fts({ terms });
-    if (fieldStats(c.ix, f.path, 'standard').multiValued || copiedInto(c.ix, f.path)) return null;
-    return fts({ phrase: terms.join(' '), ...(slop ? { slop: slop as number } : {}) });
+    if (fieldStats(c.ix, f.path, an).multiValued || copiedInto(c.ix, f.path)) return null;
+    return fts({ phrase: terms.join(' '), ...sl });
   }
   const op = String(p.operator ?? 'or').toLowerCase();
   if (op !== 'or' && op !== 'and') return null;
   const need = op === 'and' ? terms.length : p.minimum_should_match !== undefined ? Math.max(1, minimumShouldMatch(p.minimum_should_match, terms.length)) : 1;
+  if (p.fuzziness !== undefined || kind === 'match_bool_prefix') return expandedWords(c, kind, f, an, p, terms, need, fts);
   if (need === 1 || need === terms.length) {
     if (need > 1 && new Set(terms).size !== terms.length) return fts({ terms: [...new Set(terms)], operator: 'and' });
     return fts({ terms: [...new Set(terms)], operator: need === 1 ? 'or' : 'and' });
@@ -334,3 +231,4 @@ function fieldPart(c: Ctx, kind: 'match' | 'match_phrase', f: Field, p: JsonObje
   // k of n words: each occurrence of a repeated word counts for the scorer, one clause each here
   return fts({ bool: { should: terms.map((t) => ({ terms: [t] })), minimum_should_match: need } });
 }
+

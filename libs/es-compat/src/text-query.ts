@@ -191,19 +191,35 @@ function multiMatch(env: QueryEnv, body: unknown): Scorer {
   };
 }
 
-/** cross_fields: each query term is looked up in every field as if one field; the operator applies per term. */
+/**
+ * cross_fields: fields are grouped by analyzer, as Elasticsearch groups them. The text fields form
+ * one group: each query term is looked up in every one of them as if one field, the operator
+ * applying per term. Any other field (keyword, number, …) is a group of its own, analyzed with its
+ * own analyzer: the whole query as one term. A document's score is its best group's.
+ */
 function crossFields(env: QueryEnv, body: JsonObject, fields: Array<{ field: Field; boost: number }>, boost: number): Scorer {
   const text = fields.filter((f) => isText(f.field));
-  const an = text.length ? searchAnalyzer(env.ix, text[0].field, body.analyzer) : 'standard';
-  const toks = analyze(String(body.query), an);
-  if (!toks.length) return () => null;
-  const perTerm: Scorer[] = toks.map((t) => (d: Doc) => {
-    let best = 0;
-    for (const { field, boost: fb } of fields) {
-      const s = isText(field) ? termScore(env.ix, d, field.path, indexAnalyzer(env.ix, field), t.term, fb) : d.values(field.path).some((v) => String(v) === t.term) ? fb : 0;
-      best = Math.max(best, s);
+  const groups: Scorer[] = [];
+  if (text.length) {
+    const toks = analyze(String(body.query), searchAnalyzer(env.ix, text[0].field, body.analyzer));
+    const perTerm: Scorer[] = toks.map((t) => (d: Doc) => {
+      let best = 0;
+      for (const { field, boost: fb } of text) best = Math.max(best, termScore(env.ix, d, field.path, indexAnalyzer(env.ix, field), t.term, fb));
+      return best > 0 ? best : null;
+    });
+    if (toks.length) groups.push(termsOperator(perTerm, body, 1));
+  }
+  for (const { field, boost: fb } of fields) {
+    if (isText(field)) continue;
+    try {
+      groups.push(compileTerm(env, { term: { [field.path]: { value: body.query as Json, boost: fb } } }));
+    } catch {
+      // a value the field cannot hold matches nothing there (multi_match is lenient per field)
     }
-    return best > 0 ? best : null;
-  });
-  return termsOperator(perTerm, body, boost);
+  }
+  return (d) => {
+    let best: number | null = null;
+    for (const g of groups) { const x = g(d); if (x !== null && (best === null || x > best)) best = x; }
+    return best === null ? null : best * boost;
+  };
 }
