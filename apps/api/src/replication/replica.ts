@@ -19,7 +19,7 @@ export class Replica {
   private lastPublish = 0;
   private publishTimer: NodeJS.Timeout | undefined;
   /** Each follower's position as last recorded for retention, and the one due (acknowledge). */
-  private readonly registered = new Map<string, { lsn: number; want: number; busy: boolean }>();
+  private readonly registered = new Map<string, Registration>();
   /** The tenant's own sync settings (its catalogue, kept current from its frames). */
   stored: StoredSyncSettings = NO_SYNC_SETTINGS;
   /** Epoch of the last frame in the store's log (its position, with lastLsn). */
@@ -157,11 +157,11 @@ export class Replica {
     let r = this.registered.get(follower);
     if (!r) this.registered.set(follower, (r = { lsn: -1, want: a.lsn, busy: false }));
     r.want = a.lsn;
-    if (!r.busy) void this.register(follower, r);
+    if (!r.busy) r.running = this.register(follower, r);
     return a;
   }
 
-  private async register(follower: string, r: { lsn: number; want: number; busy: boolean }): Promise<void> {
+  private async register(follower: string, r: Registration): Promise<void> {
     const size = this.handle.store.segments.framesPerSegment;
     const segment = (lsn: number) => Math.floor(Math.max(0, lsn - 1) / size);
     r.busy = true;
@@ -178,10 +178,15 @@ export class Replica {
     }
   }
 
-  /** Forgets a follower's acknowledgement (and stops recording it for retention); true when it had one. */
-  forget(follower: string): boolean {
+  /**
+   * Forgets a follower's acknowledgement and stops recording it for retention: `removed` when it
+   * had one; `settled` once a retention record still being written for it has landed, so the
+   * caller's removal of the record comes after it (else a late record could hold the log forever).
+   */
+  forget(follower: string): { removed: boolean; settled: Promise<void> } {
+    const r = this.registered.get(follower);
     this.registered.delete(follower);
-    return this.acks.forget(follower);
+    return { removed: this.acks.forget(follower), settled: r?.running ?? Promise.resolve() };
   }
 
   /** The node follows another holder (or, vacant, no one until the election). */
@@ -235,4 +240,12 @@ export class Replica {
     }
     return 'degraded';
   }
+}
+
+/** A follower's retention record: the LSN recorded, the one wanted, and the write in flight. */
+interface Registration {
+  lsn: number;
+  want: number;
+  busy: boolean;
+  running?: Promise<void>;
 }

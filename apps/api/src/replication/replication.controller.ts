@@ -178,8 +178,10 @@ export class ReplicationController {
     const t = this.replication.resolveTenant(tenant, caller);
     const h = await this.tenants.get(t);
     // First the acknowledgement (and any retention record still due for it), then the record.
-    const removed = this.replication.enabled ? this.replication.replica(t).forget(node) : false;
+    const forgotten = this.replication.enabled ? this.replication.replica(t).forget(node) : { removed: false, settled: Promise.resolve() };
+    await forgotten.settled;
     await h.store.removeFollower(node);
+    const removed = forgotten.removed;
     return { follower: node, removed };
   }
 
