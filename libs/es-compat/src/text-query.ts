@@ -106,13 +106,13 @@ function compileTerm(env: QueryEnv, q: JsonObject): Scorer {
 }
 
 function prefixTerm(env: QueryEnv, path: string, an: string, prefix: string, boost: number): Scorer {
-  return (d) => ([...d.positions(path, an).keys()].some((t) => t.startsWith(prefix)) ? boost : null);
+  return (d) => (d.terms(path, an).some((t) => t.startsWith(prefix)) ? boost : null);
 }
 
 function fuzzyTerm(env: QueryEnv, path: string, an: string, term: string, max: number, pre: number, boost: number): Scorer {
   return (d) => {
     let best = 0;
-    for (const t of d.positions(path, an).keys()) {
+    for (const t of d.terms(path, an)) {
       if (t.slice(0, pre) !== term.slice(0, pre)) continue;
       const dist = editDistance(t, term, max);
       if (dist > max) continue;
