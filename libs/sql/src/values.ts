@@ -190,6 +190,11 @@ export function bigOf(n: number): bigint {
   return BigInt(n);
 }
 
+/** Whether decoding shares `v` (bigOf's range): no heap of its own in a cached row. */
+export function sharedBig(v: bigint): boolean {
+  return v >= -1024n && v < 65_536n; // SMALL_MIN, SMALL_MAX
+}
+
 /** Converts a stored JSON value to a run-time value, given the column's affinity. */
 export function fromJson(v: unknown, aff: Affinity | undefined): Value {
   if (v === null || v === undefined) return null;
