@@ -69,10 +69,12 @@ describe('Doc: a field index packed per document', () => {
         expect(d.length(path, analyzer)).toBe(ref.len);
         expect(d.valueCount(path, analyzer)).toBe(raw === undefined ? 0 : Array.isArray(raw) ? raw.length : 1);
         for (const [t, ps] of ref.pos) {
+          expect(d.positionsOf(path, analyzer, t)).toEqual(ps);
           expect(d.freq(path, analyzer, t)).toBe(ps.length);
           expect(d.has(path, analyzer, t)).toBe(true);
         }
         expect(d.freq(path, analyzer, 'absent')).toBe(0);
+        expect(d.positionsOf(path, analyzer, 'absent')).toEqual([]);
         expect(d.has(path, analyzer, 'zzz')).toBe(false);
       }
     }

@@ -133,6 +133,19 @@ export class Doc {
     return out;
   }
 
+  /** The positions of one term in a field (empty when absent; made on each call). */
+  positionsOf(path: string, analyzer: string, term: string): number[] {
+    const p = this.packed(path, analyzer);
+    const id = termIds(this.index).ids.get(term);
+    if (id === undefined) return [];
+    const n = int(p, N_AT);
+    const i = find(p, n, id);
+    if (i < 0) return [];
+    const out: number[] = [];
+    for (let at = H + 2 * n + (i ? int(p, H + n + i - 1) : 0), end = H + 2 * n + int(p, H + n + i); at < end; at++) out.push(int(p, at));
+    return out;
+  }
+
   /** The distinct terms of a field (made on each call). */
   terms(path: string, analyzer: string): string[] {
     const p = this.packed(path, analyzer);

@@ -128,15 +128,15 @@ function phrase(env: QueryEnv, path: string, an: string, toks: Token[], slop: nu
   const base = toks[0].pos;
   const rel = toks.map((t) => t.pos - base);
   return (d) => {
-    const pos = d.positions(path, an);
+    // one term's positions read from the packed field; the whole Map only for a prefix expansion
     const lists: number[][] = toks.map((t, i) => {
       if (prefixMax && i === toks.length - 1) {
         const out: number[] = [];
         let n = 0;
-        for (const [term, ps] of pos) if (term.startsWith(t.term) && n++ < prefixMax) for (const x of ps) out.push(x);
+        for (const [term, ps] of d.positions(path, an)) if (term.startsWith(t.term) && n++ < prefixMax) for (const x of ps) out.push(x);
         return out;
       }
-      return pos.get(t.term) ?? [];
+      return d.positionsOf(path, an, t.term);
     });
     if (lists.some((l) => l.length === 0)) return null;
     let freq = 0;
