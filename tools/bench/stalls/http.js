@@ -114,6 +114,7 @@ async function main() {
     const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
     console.log(`\n### Steady-state stalls: ${DOCS.toLocaleString()} documents (rows + ES index), ${SECONDS} s of the ES bench's query mix + point reads (sequential)\n`);
     console.log(`host during the window: steal ${f((100 * (cpu1.steal - cpu0.steal)) / dt)} %, idle ${f((100 * (cpu1.idle - cpu0.idle)) / dt)} % (of all CPUs); server heap at the end ${f(r.heapUsedMb, 0)} MB, old space ${f(r.oldSpaceMb[0], 0)} → ${f(r.oldSpaceMb[1], 0)} MB over the window, new space ${f(r.semiSpaceMb, 0)} MB`);
+    console.log(`old space grown by (promoted or allocated old) ${f(r.oldInMb, 0)} MB in the window: ${f((1000 * r.oldInMb) / Math.max(1, all.length), 1)} MB per 1,000 requests`);
     const major = r.gcs.filter((g) => g.kind === 'major');
     const minor = r.gcs.filter((g) => g.kind === 'minor');
     const incr = r.gcs.filter((g) => g.kind === 'incremental');

@@ -46,9 +46,16 @@ let gcs = [];
 let since = now();
 let last = now();
 let lastSched = sched();
+// old-space growth summed over the 2 ms ticks (only increases: promotion out of the young
+// generation and objects allocated old; a mark-compact's sweeping shows as decreases)
+let lastOld = oldSpaceMb();
+let oldIn = 0;
 setInterval(() => {
   const t = now();
   const s = sched();
+  const o = oldSpaceMb();
+  if (o > lastOld) oldIn += o - lastOld;
+  lastOld = o;
   if (t - last > STALL_MS) stalls.push({ at: last, ms: t - last, cpu: s.cpu - lastSched.cpu, runq: s.wait - lastSched.wait });
   last = t;
   lastSched = s;
@@ -74,9 +81,11 @@ function report() {
     gcs,
     heapUsedMb: process.memoryUsage().heapUsed / 1e6,
     oldSpaceMb: [oldAtStart, oldSpaceMb()],
+    oldInMb: oldIn,
     semiSpaceMb: (v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_size ?? NaN) / 1e6,
   };
   oldAtStart = r.oldSpaceMb[1];
+  oldIn = 0;
   fs.writeFileSync(`${OUT}.tmp`, JSON.stringify(r));
   fs.renameSync(`${OUT}.tmp`, OUT);
   h.disable();
