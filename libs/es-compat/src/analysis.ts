@@ -1,5 +1,6 @@
 /** Elasticsearch's built-in analyzers and the `lowercase` normalizer. */
 import { illegalArgument } from './errors';
+import { porterStem } from './porter';
 
 export interface Token { readonly term: string; readonly pos: number; readonly start: number; readonly end: number }
 
@@ -14,19 +15,8 @@ function words(text: string, rx: RegExp): Token[] {
   return out;
 }
 
-/** A light English stemmer (plural and common suffixes), enough for the `english` analyzer's matching. */
-function stem(w: string): string {
-  if (w.length <= 3) return w;
-  if (w.endsWith("'s")) w = w.slice(0, -2);
-  if (w.endsWith('sses')) return w.slice(0, -2);
-  if (w.endsWith('ies') && w.length > 4) return w.slice(0, -3) + 'i';
-  if (w.endsWith('ss') || w.endsWith('us')) return w;
-  if (w.endsWith('s')) w = w.slice(0, -1);
-  if (w.endsWith('ing') && w.length > 5) return w.slice(0, -3);
-  if (w.endsWith('ed') && w.length > 4) return w.slice(0, -2);
-  if (w.endsWith('y') && w.length > 3) return w.slice(0, -1) + 'i';
-  return w;
-}
+/** `english_possessive_stemmer`: a trailing 's (straight, curly or fullwidth apostrophe) dropped. */
+const possessive = (w: string): string => (/['\u2019\uff07][sS]$/.test(w) ? w.slice(0, -2) : w);
 
 const STD = /[\p{L}\p{N}_]+(?:['.][\p{L}\p{N}_]+)*/gu;
 
@@ -45,7 +35,9 @@ export function analyze(text: string, analyzer = 'standard'): Token[] {
     case 'stop':
       return words(text, /\p{L}+/gu).map((t) => ({ ...t, term: t.term.toLowerCase() })).filter((t) => !ENGLISH_STOP.has(t.term));
     case 'english':
-      return words(text, STD).map((t) => ({ ...t, term: t.term.toLowerCase() })).filter((t) => !ENGLISH_STOP.has(t.term)).map((t) => ({ ...t, term: stem(t.term) }));
+      // Elasticsearch's english analyzer: standard tokenizer, english_possessive_stemmer,
+      // lowercase, english stop words, porter_stem (positions keep the stop words' gaps)
+      return words(text, STD).map((t) => ({ ...t, term: possessive(t.term).toLowerCase() })).filter((t) => !ENGLISH_STOP.has(t.term)).map((t) => ({ ...t, term: porterStem(t.term) }));
     default:
       throw illegalArgument(`failed to find analyzer [${analyzer}]`);
   }

@@ -1,0 +1,73 @@
+import { Doc, type IndexView } from './doc';
+import { flatten, type JsonObject } from './mapping';
+import { terms } from './analysis';
+import { porterStem } from './porter';
+import { runAggs, type AggCtx } from './aggs';
+import { compile } from './query';
+import { KahanSum } from './agg-util';
+
+describe('porter_stem (Lucene PorterStemmer)', () => {
+  it("stems Porter's reference vocabulary as the reference implementation does", () => {
+    // pairs from M. F. Porter's published voc.txt / output.txt and the 1980 paper's examples
+    const pairs: Array<[string, string]> = [
+      ['caresses', 'caress'], ['ponies', 'poni'], ['ties', 'ti'], ['caress', 'caress'], ['cats', 'cat'],
+      ['feed', 'feed'], ['agreed', 'agre'], ['plastered', 'plaster'], ['bled', 'bled'], ['motoring', 'motor'],
+      ['sing', 'sing'], ['conflated', 'conflat'], ['troubled', 'troubl'], ['sized', 'size'], ['hopping', 'hop'],
+      ['tanned', 'tan'], ['falling', 'fall'], ['hissing', 'hiss'], ['fizzed', 'fizz'], ['failing', 'fail'],
+      ['filing', 'file'], ['happy', 'happi'], ['sky', 'sky'], ['relational', 'relat'], ['conditional', 'condit'],
+      ['rational', 'ration'], ['valenci', 'valenc'], ['digitizer', 'digit'], ['conformabli', 'conform'],
+      ['radicalli', 'radic'], ['differentli', 'differ'], ['vileli', 'vile'], ['analogousli', 'analog'],
+      ['vietnamization', 'vietnam'], ['predication', 'predic'], ['operator', 'oper'], ['feudalism', 'feudal'],
+      ['decisiveness', 'decis'], ['hopefulness', 'hope'], ['callousness', 'callous'], ['formaliti', 'formal'],
+      ['sensitiviti', 'sensit'], ['sensibiliti', 'sensibl'], ['triplicate', 'triplic'], ['formative', 'form'],
+      ['formalize', 'formal'], ['electriciti', 'electr'], ['electrical', 'electr'], ['hopeful', 'hope'],
+      ['goodness', 'good'], ['revival', 'reviv'], ['allowance', 'allow'], ['inference', 'infer'],
+      ['airliner', 'airlin'], ['gyroscopic', 'gyroscop'], ['adjustable', 'adjust'], ['defensible', 'defens'],
+      ['irritant', 'irrit'], ['replacement', 'replac'], ['adjustment', 'adjust'], ['dependent', 'depend'],
+      ['adoption', 'adopt'], ['homologou', 'homolog'], ['communism', 'commun'], ['activate', 'activ'],
+      ['angulariti', 'angular'], ['homologous', 'homolog'], ['effective', 'effect'], ['bowdlerize', 'bowdler'],
+      ['probate', 'probat'], ['rate', 'rate'], ['cease', 'ceas'], ['controll', 'control'], ['roll', 'roll'],
+      ['generously', 'gener'], ['running', 'run'], ['easily', 'easili'], ['archaeology', 'archaeolog'],
+      ['is', 'is'], ['as', 'as'], ['news', 'new'],
+    ];
+    expect(pairs.map(([w]) => [w, porterStem(w)])).toEqual(pairs);
+  });
+
+  it('the english analyzer: possessives, lowercase, english stop words, porter_stem', () => {
+    // Elasticsearch 7 `_analyze` with analyzer english answers these terms
+    expect(terms("The QUICK foxes' John's jumping over the lazy dogs and generously running", 'english'))
+      .toEqual(['quick', 'fox', 'john', 'jump', 'over', 'lazi', 'dog', 'gener', 'run']);
+    expect(terms('is this relational?', 'english')).toEqual(['relat']);
+  });
+});
+
+describe('metric sums as Elasticsearch adds doubles (compensated summation)', () => {
+  function view(sources: JsonObject[]): IndexView {
+    const mappings = { properties: { d: { type: 'double' }, w: { type: 'double' } } };
+    const v: IndexView = { name: 'test', uuid: 'u', fields: flatten(mappings), settings: {}, mappings, docs: [], stats: new Map() };
+    (v as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: String(i + 1), _source: s, _version: 1, _seq_no: i, _primary_term: 1 }, v));
+    return v;
+  }
+  const ctx = (v: IndexView): AggCtx => ({ ixs: [v], allDocs: v.docs, typedKeys: false, maxBuckets: 100, buckets: 0, filter: (q) => { const s = compile({ ix: v }, q); return (d) => s(d) !== null; }, topHits: () => ({}), score: () => 1 });
+
+  it('sum, avg, stats and extended_stats of ten 0.1 values are 1.0 and 0.1 (a plain loop gives 0.9999999999999999)', () => {
+    const v = view(Array.from({ length: 10 }, () => ({ d: 0.1 })));
+    const r = runAggs({ s: { sum: { field: 'd' } }, a: { avg: { field: 'd' } }, st: { stats: { field: 'd' } }, x: { extended_stats: { field: 'd' } } }, v.docs, ctx(v));
+    expect(r.s).toEqual({ value: 1 });
+    expect(r.a).toEqual({ value: 0.1 });
+    expect((r.st as JsonObject).sum).toBe(1);
+    expect((r.x as JsonObject).sum).toBe(1);
+    expect((r.x as JsonObject).sum_of_squares).toBe(new KahanSum().add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).add(0.1 * 0.1).value);
+  });
+
+  it('a sum holding a large and small values keeps the small ones, as Kahan summation does', () => {
+    const v = view([{ d: 1e16 }, { d: 1 }, { d: 1 }, { d: -1e16 }]);
+    expect(runAggs({ s: { sum: { field: 'd' } } }, v.docs, ctx(v)).s).toEqual({ value: 2 });
+  });
+
+  it('weighted_avg counts every value of a multi-valued field with the document weight', () => {
+    const v = view([{ d: [1, 3], w: 2 }, { d: 10, w: 1 }]);
+    // (1·2 + 3·2 + 10·1) / (2 + 2 + 1)
+    expect(runAggs({ a: { weighted_avg: { value: { field: 'd' }, weight: { field: 'w' } } } }, v.docs, ctx(v)).a).toEqual({ value: 18 / 5 });
+  });
+});
