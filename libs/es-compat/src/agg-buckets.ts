@@ -210,7 +210,10 @@ function terms(name: string, type: string, p: JsonObject, subs: JsonObject | und
   const other = list.slice(size).reduce((s, x) => s + x.docs.length, 0);
   const buckets = finishBuckets(kept, subs, ctx, name);
   const dbl = vs.field && ['double', 'float', 'half_float', 'scaled_float'].includes(vs.field.type);
-  return { doc_count_error_upper_bound: 0, sum_other_doc_count: other, buckets: buckets as Json, _kind: vs.field ? vs.kind : 'unmapped', _double: !!dbl, _unmapped: !vs.field };
+  const meta = { _kind: vs.field ? vs.kind : 'unmapped', _double: !!dbl, _unmapped: !vs.field };
+  // rare_terms answers its buckets alone (no error bound, no other count), as Elasticsearch's InternalRareTerms
+  if (type === 'rare_terms') return { buckets: buckets as Json, ...meta };
+  return { doc_count_error_upper_bound: 0, sum_other_doc_count: other, buckets: buckets as Json, ...meta };
 }
 
 /** significant_terms with the JLH score: terms far more frequent in the matched documents than in the index. */

@@ -87,6 +87,13 @@ describe('query_string', () => {
       must_not: [{ range: { year: { gte: '2000' } } }],
     } });
   });
+  it("multiplies the score by the query's own boost (query_string and simple_query_string)", () => {
+    const v = view({ properties: { t: { type: 'text' } } }, [{ t: 'some short words' }, { t: 'other' }]);
+    for (const kind of ['query_string', 'simple_query_string']) {
+      expect(compile({ ix: v }, { [kind]: { default_field: 't', query: 'shor*', boost: 2 } })(v.docs[0])).toBe(2);
+      expect(compile({ ix: v }, { [kind]: { default_field: 't', query: 'shor*' } })(v.docs[0])).toBe(1);
+    }
+  });
 });
 
 describe('dates', () => {

@@ -25,14 +25,19 @@ export function compileText(env: QueryEnv, kind: string, body: unknown, compile:
     case 'query_string': {
       if (!isObj(body) || body.query === undefined) throw parsingError('[query_string] requires \'query\' element');
       const qf = queryStringFields(env.ix, body);
-      return compile(env, parseQueryString(qf.body, qf.fields));
+      return compile(env, boosted(parseQueryString(qf.body, qf.fields), body.boost));
     }
     default: {
       if (!isObj(body) || body.query === undefined) throw parsingError('[simple_query_string] requires \'query\' element');
       const qf = queryStringFields(env.ix, body);
-      return compile(env, parseSimpleQueryString(qf.body, qf.fields));
+      return compile(env, boosted(parseSimpleQueryString(qf.body, qf.fields), body.boost));
     }
   }
+}
+
+/** A query_string / simple_query_string's own `boost` multiplies the parsed query's score. */
+function boosted(q: JsonObject, boost: unknown): JsonObject {
+  return boost === undefined || Number(boost) === 1 ? q : { bool: { must: [q], boost: Number(boost) } };
 }
 
 /** The fields a query_string / multi_match without `fields` searches: `default_field`, the index's `index.query.default_field`, else `*`. */
