@@ -114,8 +114,11 @@ export function printSortValues(h: Hit, specs: SortSpec[]): Json[] {
     const v = h.sortValues![i];
     if (v === null) {
       const f = h.doc.index.fields.get(s.field);
-      if (f && (isNumeric(f) || isDate(f))) return (s.desc !== (s.missing === '_first')) ? -9223372036854775808 : 9223372036854775807;
-      return null;
+      if (!f || !(isNumeric(f) || isDate(f))) return null;
+      // Elasticsearch's missing object: ±Infinity (printed quoted) for floating-point fields, ±Long.MAX for the rest (exact digits)
+      const low = s.desc !== (s.missing === '_first');
+      if (['double', 'float', 'half_float', 'scaled_float'].includes(f.type)) return low ? '-Infinity' : 'Infinity';
+      return (low ? -9223372036854775808n : 9223372036854775807n) as unknown as Json;
     }
     return v;
   });

@@ -1,8 +1,8 @@
 /**
  * Elasticsearch behaviours of issue 18e through the official client (@elastic/elasticsearch 7.17,
  * unmodified) over real HTTPS against the built server: completion contexts (category and geo,
- * mandatory on write and query), the english analyzer's Porter stems, and double sums added as
- * Elasticsearch adds them.
+ * mandatory on write and query), the english analyzer's Porter stems, double sums added as
+ * Elasticsearch adds them, span queries, and the sort values of documents missing a field.
  */
 import { Client } from '@elastic/elasticsearch';
 import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
@@ -93,5 +93,26 @@ describe('Elasticsearch analysis, completion contexts and metric sums (official 
     expect(r.body.aggregations.a.value).toBe(0.1);
     expect(r.body.aggregations.st).toMatchObject({ count: 10, sum: 1, avg: 0.1 });
     expect(r.body.aggregations.by.buckets.map((b: { s: { value: number } }) => b.s.value)).toEqual([0.5, 0.5]);
+  });
+
+  it('span queries find terms near each other; a missing sort value prints as Elasticsearch prints it', async () => {
+    await es.indices.create({ index: 'spans', body: { mappings: { properties: { t: { type: 'text' }, n: { type: 'long' }, x: { type: 'double' } } } } });
+    await es.bulk({ body: [
+      { index: { _index: 'spans', _id: '1' } }, { t: 'the quick brown fox', n: 5, x: 1.5 },
+      { index: { _index: 'spans', _id: '2' } }, { t: 'quick fox' },
+      { index: { _index: 'spans', _id: '3' } }, { t: 'a fox quick' },
+    ] });
+    const ids = async (query: unknown) => ((await es.search({ index: 'spans', body: { query } })).body.hits.hits as Array<{ _id: string }>).map((h) => h._id).sort();
+    const near = (slop: number, inOrder = true) => ({ span_near: { clauses: [{ span_term: { t: 'quick' } }, { span_term: { t: 'fox' } }], slop, in_order: inOrder } });
+    expect(await ids(near(0))).toEqual(['2']);
+    expect(await ids(near(1))).toEqual(['1', '2']);
+    expect(await ids(near(0, false))).toEqual(['2', '3']);
+    expect(await ids({ span_first: { match: { span_multi: { match: { prefix: { t: 'fo' } } } }, end: 2 } })).toEqual(['2', '3']);
+    // a long (or date) sorts a missing value as Long.MIN/MAX_VALUE, a double as -/+Infinity
+    const r = await es.search({ index: 'spans', body: { sort: [{ n: 'desc' }, { x: 'asc' }, { _id: 'asc' }], _source: false } });
+    expect(r.body.hits.hits.map((h: { sort: unknown[] }) => h.sort)).toEqual([[5, 1.5, '1'], [-9223372036854775808, 'Infinity', '2'], [-9223372036854775808, 'Infinity', '3']]);
+    // every digit of the long, as Elasticsearch writes it (not a double's 9.223372036854776e+18)
+    const raw = await srv.request('POST', `/v1/tenants/${TENANT}/es/spans/_search`, { token: TOKEN, body: { sort: [{ n: 'asc' }], _source: false, size: 1, from: 2 } });
+    expect(raw.text).toContain('"sort":[9223372036854775807]');
   });
 });
