@@ -70,6 +70,7 @@ export function typedName(type: string, p: JsonObject, result: JsonObject, vsKin
     case 'terms': return vsKind === 'number' ? (result._double ? 'dterms' : 'lterms') : vsKind === 'date' || vsKind === 'boolean' ? 'lterms' : result._unmapped ? 'umterms' : 'sterms';
     case 'percentiles': return p.hdr !== undefined ? 'hdr_percentiles' : 'tdigest_percentiles';
     case 'significant_terms': return vsKind === 'number' ? 'siglterms' : 'sigsterms';
+    case 'significant_text': return 'sigsterms';
     case 'percentile_ranks': return p.hdr !== undefined ? 'hdr_percentile_ranks' : 'tdigest_percentile_ranks';
     case 'avg_bucket': case 'sum_bucket': case 'cumulative_sum': case 'moving_fn': case 'bucket_script': case 'serial_diff': return 'simple_value';
     case 'max_bucket': case 'min_bucket': return 'bucket_metric_value';

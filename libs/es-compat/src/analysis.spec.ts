@@ -71,3 +71,38 @@ describe('metric sums as Elasticsearch adds doubles (compensated summation)', ()
     expect(runAggs({ a: { weighted_avg: { value: { field: 'd' }, weight: { field: 'w' } } } }, v.docs, ctx(v)).a).toEqual({ value: 18 / 5 });
   });
 });
+
+describe('significant_terms heuristics and significant_text', () => {
+  function view(sources: JsonObject[]): IndexView {
+    const mappings = { properties: { text: { type: 'text' }, class: { type: 'keyword' } } };
+    const v: IndexView = { name: 'test', uuid: 'u', fields: flatten(mappings), settings: {}, mappings, docs: [], stats: new Map() };
+    (v as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: String(i + 1), _source: s, _version: 1, _seq_no: i, _primary_term: 1 }, v));
+    return v;
+  }
+  const ctx = (v: IndexView): AggCtx => ({ ixs: [v], allDocs: v.docs, typedKeys: false, maxBuckets: 100, buckets: 0, filter: (q) => { const s = compile({ ix: v }, q); return (d) => s(d) !== null; }, topHits: () => ({}), score: () => 1 });
+  type Buckets = { buckets: Array<{ key: string; sig: { buckets: Array<{ key: string; score: number }> } }> };
+
+  it('scores with jlh, chi_square, mutual_information, gnd and percentage as Elasticsearch computes them', () => {
+    const v = view([['good', 'good'], ['good', 'good'], ['bad', 'bad'], ['bad', 'bad'], ['good bad', 'good'], ['good bad', 'bad'], ['bad', 'bad']].map(([text, c]) => ({ text, class: c })));
+    const score = (h: JsonObject) => ((runAggs({ c: { terms: { field: 'class' }, aggs: { sig: { significant_terms: { field: 'class', min_doc_count: 1, ...h } } } } }, v.docs, ctx(v)).c as unknown as Buckets).buckets[0].sig.buckets[0]);
+    // bucket "bad": 4 of 4 documents in the subset, 4 of 7 in the index
+    expect(score({}).score).toBeCloseTo((1 - 4 / 7) * (7 / 4), 12);
+    expect(score({ chi_square: {} }).score).toBe(7);
+    expect(score({ mutual_information: {} }).score).toBeCloseTo(((3 / 7) * Math.log(7 / 3) + (4 / 7) * Math.log(7 / 4)) / Math.log(2), 12);
+    expect(score({ gnd: {} }).score).toBe(1);
+    expect(score({ percentage: {} }).score).toBe(1);
+  });
+
+  it('significant_text re-analyzes the text; filter_duplicate_text drops runs of six tokens seen before', () => {
+    const v = view([
+      ['good noisewords1 g1 g2 g3 g4 g5 g6', 'good'], ['good noisewords2 g1 g2 g3 g4 g5 g6', 'good'],
+      ['bad noisewords3 b1 b2 b3 b4 b5 b6', 'bad'], ['bad noisewords4 b1 b2 b3 b4 b5 b6', 'bad'],
+      ['good bad noisewords5 gb1 gb2 gb3 gb4 gb5 gb6', 'good'], ['good bad noisewords6 gb1 gb2 gb3 gb4 gb5 gb6', 'bad'],
+      ['bad noisewords7 b1 b2 b3 b4 b5 b6', 'bad'],
+    ].map(([text, c]) => ({ text, class: c })));
+    const keys = (dedup: boolean) => (runAggs({ c: { terms: { field: 'class' }, aggs: { sig: { significant_text: { field: 'text', filter_duplicate_text: dedup } } } } }, v.docs, ctx(v)).c as unknown as Buckets)
+      .buckets.map((b) => [b.key, b.sig.buckets.map((x) => x.key)]);
+    expect(keys(true)).toEqual([['bad', ['bad']], ['good', ['good']]]);
+    expect(keys(false)[0][1]).toEqual(['b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'bad']);
+  });
+});
