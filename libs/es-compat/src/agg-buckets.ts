@@ -16,7 +16,7 @@ type B = { b: JsonObject; docs: Doc[] };
 export function bucketAgg(name: string, type: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   switch (type) {
     case 'terms': case 'rare_terms': return terms(name, type, p, subs, docs, ctx);
-    case 'significant_terms': case 'significant_text': return significantAgg(name, type, p, subs, docs, ctx, keyOf);
+    case 'significant_terms': case 'significant_text': return significantAgg(name, type, p, subs, docs, ctx, { keyOf, includeExclude });
     case 'filter': {
       const f = ctx.filter(p);
       const ds = docs.filter(f);

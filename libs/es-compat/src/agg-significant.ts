@@ -8,7 +8,8 @@
  * `filter_duplicate_text` dropping runs of six or more tokens already seen in earlier documents,
  * as Elasticsearch's DeDuplicatingTokenFilter does.
  */
-import { illegalArgument } from './errors';
+import { EsError, illegalArgument } from './errors';
+import { editDistance } from './query';
 import type { Doc } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { bucketKeyString, isObj, valueSource, type ValueSource } from './agg-util';
@@ -82,7 +83,21 @@ function dedupedTerms(docs: Doc[], tokens: (d: Doc) => string[]): Map<Doc, Set<s
   return out;
 }
 
-export function significantAgg(name: string, type: 'significant_terms' | 'significant_text', p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx, keyOf: (vs: ValueSource, v: Json) => Json): JsonObject {
+const KNOWN = ['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'include', 'exclude', 'background_filter', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage', 'script_heuristic', 'missing', 'format', 'value_type'];
+const TEXT_ONLY = ['source_fields', 'filter_duplicate_text'];
+
+interface Helpers {
+  readonly keyOf: (vs: ValueSource, v: Json) => Json;
+  readonly includeExclude: (p: JsonObject, vs: ValueSource, name: string) => (k: Json) => boolean;
+}
+
+export function significantAgg(name: string, type: 'significant_terms' | 'significant_text', p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx, h: Helpers): JsonObject {
+  const known = type === 'significant_text' ? [...KNOWN, ...TEXT_ONLY] : KNOWN;
+  for (const k of Object.keys(p)) {
+    if (known.includes(k)) continue;
+    const near = known.find((a) => editDistance(a, k, 2) <= 2);
+    throw new EsError(400, 'x_content_parse_exception', `[1:1] [${type}] unknown field [${k}]${near ? ` did you mean [${near}]?` : ''}`);
+  }
   const size = Number(p.size ?? 10);
   const minDoc = Number(p.min_doc_count ?? 3);
   const heuristic = heuristicOf(p);
@@ -105,13 +120,15 @@ export function significantAgg(name: string, type: 'significant_terms' | 'signif
       }
       return out;
     };
-    termsOf = (d) => new Set(tokens(d));
+    const ok = h.includeExclude(p, { kind: 'string', values: () => [] }, name);
+    termsOf = (d) => new Set(tokens(d).filter(ok));
     const dedup = p.filter_duplicate_text === true ? dedupedTerms(docs, tokens) : null;
-    fgTerms = dedup ? (d) => dedup.get(d) ?? new Set() : termsOf;
+    fgTerms = dedup ? (d) => new Set([...(dedup.get(d) ?? [])].filter(ok)) : termsOf;
   } else {
     const v = valueSource(ctx.ixs, p, name);
     vs = v;
-    termsOf = (d) => new Set(v.values(d).map((x) => JSON.stringify(keyOf(v, x))));
+    const ok = h.includeExclude(p, v, name);
+    termsOf = (d) => new Set(v.values(d).map((x) => h.keyOf(v, x)).filter(ok).map((k) => JSON.stringify(k)));
     fgTerms = termsOf;
   }
   const count = (ds: Doc[], of: (d: Doc) => Set<string>) => {

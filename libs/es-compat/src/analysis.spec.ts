@@ -91,6 +91,10 @@ describe('significant_terms heuristics and significant_text', () => {
     expect(score({ mutual_information: {} }).score).toBeCloseTo(((3 / 7) * Math.log(7 / 3) + (4 / 7) * Math.log(7 / 4)) / Math.log(2), 12);
     expect(score({ gnd: {} }).score).toBe(1);
     expect(score({ percentage: {} }).score).toBe(1);
+    expect(score({ include: ['bad', 'good'] }).key).toBe('bad');
+    const none = runAggs({ c: { terms: { field: 'class' }, aggs: { sig: { significant_terms: { field: 'class', min_doc_count: 1, exclude: ['bad', 'good'] } } } } }, v.docs, ctx(v)).c as unknown as Buckets;
+    expect(none.buckets.map((b) => b.sig.buckets.length)).toEqual([0, 0]);
+    expect(() => runAggs({ s: { significant_terms: { field: 'class', jlp: {} } } }, v.docs, ctx(v))).toThrow('[significant_terms] unknown field [jlp] did you mean [jlh]?');
   });
 
   it('significant_text re-analyzes the text; filter_duplicate_text drops runs of six tokens seen before', () => {
