@@ -76,6 +76,15 @@ describe('search paging', () => {
       expect(plain.hits.slice(from, from + size).map((h) => h.doc.id)).toEqual(sorted.hits.slice(from, from + size).map((h) => h.doc.id));
     }
   });
+  it('refuses the search types the REST layer refuses, and an indices_boost naming no index unless ignore_unavailable', () => {
+    const v = view({ properties: { t: { type: 'text' } } }, [{ t: 'a' }]);
+    const env = { maxBuckets: 100, maxResultWindow: 10000 };
+    expect(() => prepareSearch([v], {}, { search_type: 'query_and_fetch' }, env)).toThrow('Unsupported search type [query_and_fetch]');
+    expect(() => prepareSearch([v], {}, { search_type: 'scan' }, env)).toThrow('No search type for [scan]');
+    expect(prepareSearch([v], {}, { search_type: 'dfs_query_then_fetch' }, env).total).toBe(1);
+    expect(() => prepareSearch([v], { indices_boost: [{ nope: 2 }, { test: 1 }] }, {}, env)).toThrow('no such index [nope]');
+    expect(prepareSearch([v], { indices_boost: [{ nope: 2 }, { 'te*': 1 }] }, { ignore_unavailable: 'true' }, env).total).toBe(1);
+  });
 });
 
 describe('query_string', () => {

@@ -1,5 +1,5 @@
 /** A search request over index views: query, post_filter, sort, paging, hits, aggregations, suggest. */
-import { EsError, illegalArgument, parsingError } from './errors';
+import { EsError, illegalArgument, indexNotFound, parsingError } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { compile, scriptRefused } from './query';
@@ -79,8 +79,16 @@ export function mergeParams(body: JsonObject, q: Params): JsonObject {
   return b;
 }
 
+/** search_type: the two the REST layer takes (one shard: both search alike); the others as Elasticsearch refuses them. */
+export function checkSearchType(q: Params): void {
+  const st = q.search_type;
+  if (st === undefined || st === 'query_then_fetch' || st === 'dfs_query_then_fetch') return;
+  throw illegalArgument(st === 'query_and_fetch' || st === 'dfs_query_and_fetch' ? `Unsupported search type [${st}]` : `No search type for [${st}]`);
+}
+
 export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, env: SearchEnv): Prepared {
   const b = mergeParams(body, q);
+  checkSearchType(q);
   const minSetting = (key: string, dflt: number) => (views.length ? Math.min(...views.map((v) => Number((v.settings as JsonObject)[key] ?? dflt))) : dflt);
   if (isObj(b.script_fields)) {
     const max = minSetting('index.max_script_fields', 32);
@@ -125,7 +133,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const minScore = b.min_score === undefined ? null : Number(b.min_score);
   const all: Hit[] = [];
   const matched: Doc[] = [];
-  const boosts = indicesBoost(b.indices_boost, views, (ix) => Object.keys((views.find((v) => v.name === ix)?.aliases ?? {})));
+  const boosts = indicesBoost(b.indices_boost, views, (ix) => Object.keys((views.find((v) => v.name === ix)?.aliases ?? {})), q.ignore_unavailable === 'true');
   for (const ix of views) {
     const scorer = compile({ ix, lookup: env.lookup }, b.query);
     const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
@@ -322,7 +330,7 @@ function maxWindow(v: IndexView, env: SearchEnv): number {
 }
 
 /** indices_boost (object or ordered list; names, wildcards and aliases; the first match wins) → boost per index. */
-function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: string) => string[]): Map<string, number> {
+function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: string) => string[], ignoreUnavailable: boolean): Map<string, number> {
   const entries: Array<[string, number]> = [];
   if (Array.isArray(v)) for (const o of v) for (const [k, x] of Object.entries(o as JsonObject)) entries.push([k, Number(x)]);
   else if (isObj(v)) for (const [k, x] of Object.entries(v)) entries.push([k, Number(x)]);
@@ -334,6 +342,10 @@ function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: 
       return names.some((n) => rx.test(n));
     });
     if (hit) m.set(ix.name, hit[1]);
+  }
+  // a concrete name (no wildcard) that is no index or alias fails the search, as Elasticsearch resolves it
+  if (!ignoreUnavailable) {
+    for (const [k] of entries) if (!k.includes('*') && !views.some((ix) => ix.name === k || aliases(ix.name).includes(k))) throw indexNotFound(k);
   }
   return m;
 }
