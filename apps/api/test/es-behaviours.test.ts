@@ -115,4 +115,19 @@ describe('Elasticsearch analysis, completion contexts and metric sums (official 
     const raw = await srv.request('POST', `/v1/tenants/${TENANT}/es/spans/_search`, { token: TOKEN, body: { sort: [{ n: 'asc' }], _source: false, size: 1, from: 2 } });
     expect(raw.text).toContain('"sort":[9223372036854775807]');
   });
+
+  it('date_nanos sorts and prints nanoseconds; docvalue_fields of one field in several formats list every value', async () => {
+    await es.indices.create({ index: 'nanos', body: { mappings: { properties: { date: { type: 'date_nanos' } } } } });
+    await es.bulk({ body: [
+      { index: { _index: 'nanos', _id: 'first' } }, { date: '2018-10-29T12:12:12.123456789Z' },
+      { index: { _index: 'nanos', _id: 'second' } }, { date: '2018-10-29T12:12:12.123456790Z' },
+    ] });
+    // the two differ by one nanosecond: only an exact sort orders them
+    const raw = await srv.request('POST', `/v1/tenants/${TENANT}/es/nanos/_search`, { token: TOKEN, body: { sort: [{ date: 'desc' }], _source: false, docvalue_fields: [{ field: 'date', format: 'epoch_millis' }, { field: 'date', format: "uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSSX" }] } });
+    expect(raw.status).toBe(200);
+    expect(raw.text).toContain('"sort":[1540815132123456790]');
+    expect(raw.text).toContain('"sort":[1540815132123456789]');
+    expect(raw.json.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['second', 'first']);
+    expect(raw.json.hits.hits[1].fields.date).toEqual(['1540815132123.456789', '2018-10-29T12:12:12.123456789Z']);
+  });
 });

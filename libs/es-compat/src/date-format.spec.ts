@@ -1,4 +1,4 @@
-import { formatDate, parseDate } from './dates';
+import { formatDate, parseDate, parseNanos } from './dates';
 
 describe('dates printed and parsed as Elasticsearch 7 java-time formats', () => {
   const t = Date.UTC(2009, 10, 15, 14, 12, 12, 34); // a Sunday
@@ -39,5 +39,18 @@ describe('dates printed and parsed as Elasticsearch 7 java-time formats', () => 
     expect(parseDate('2009-W53-5', "YYYY-'W'ww-e")).toBe(Date.UTC(2010, 0, 1));
     expect(parseDate('20091115T141212.034Z', 'basic_date_time')).toBe(t);
     expect(parseDate('2009-11-15T14', 'date_hour')).toBe(Date.UTC(2009, 10, 15, 14));
+  });
+
+  it('keeps date_nanos digits below the millisecond: parsed, and printed by epoch_millis and long fractions', () => {
+    expect(parseNanos('2018-10-29T12:12:12.123456789Z')).toBe(1540815132123456789n);
+    expect(parseNanos('2018-10-29T12:12:12.987Z')).toBe(1540815132987000000n);
+    expect(parseNanos('1540815132123.456789', 'epoch_millis')).toBe(1540815132123456789n);
+    expect(parseNanos(1540815132123)).toBe(1540815132123000000n);
+    const ms = 1540815132123, below = 456789;
+    expect(formatDate(ms, 'epoch_millis', undefined, below)).toBe('1540815132123.456789');
+    expect(formatDate(ms, 'epoch_millis', undefined, 450000)).toBe('1540815132123.45');
+    expect(formatDate(ms, 'strict_date_optional_time', undefined, below)).toBe('2018-10-29T12:12:12.123Z');
+    expect(formatDate(ms, "uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSSX", undefined, below)).toBe('2018-10-29T12:12:12.123456789Z');
+    expect(formatDate(ms, "uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSSX")).toBe('2018-10-29T12:12:12.123000000Z');
   });
 });

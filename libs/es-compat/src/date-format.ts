@@ -109,7 +109,7 @@ function offsetText(off: number, letter: string, n: number): string {
 }
 
 /** Prints UTC ms `t` with a Java pattern, in a zone whose offset at `t` is `off` ms (`zone`: its id, for `VV` / `z`). */
-export function printPattern(t: number, pat: string, off: number, zone?: string): string {
+export function printPattern(t: number, pat: string, off: number, zone?: string, nanos = 0): string {
   const d = new Date(t + off);
   const y = d.getUTCFullYear();
   let out = '';
@@ -153,9 +153,9 @@ export function printPattern(t: number, pat: string, off: number, zone?: string)
       case 'H': out += pad(hour, n); break;
       case 'm': out += pad(d.getUTCMinutes(), n); break;
       case 's': out += pad(d.getUTCSeconds(), n); break;
-      case 'S': out += pad(d.getUTCMilliseconds(), 3).padEnd(9, '0').slice(0, n); break;
+      case 'S': out += (pad(d.getUTCMilliseconds(), 3) + String(nanos).padStart(6, '0')).slice(0, n).padEnd(n, '0'); break;
       case 'A': out += pad(((t + off) % DAY_MS + DAY_MS) % DAY_MS, n); break;
-      case 'n': out += pad(d.getUTCMilliseconds() * 1000000, n); break;
+      case 'n': out += pad(d.getUTCMilliseconds() * 1000000 + nanos, n); break;
       case 'N': out += pad((((t + off) % DAY_MS + DAY_MS) % DAY_MS) * 1000000, n); break;
       case 'V': out += zone && !/^[+-]/.test(zone) ? (zone === 'UTC' || zone === 'utc' ? 'UTC' : zone) : off === 0 ? 'Z' : offsetText(off, 'V', n); break;
       case 'z': out += zone && /\//.test(zone) ? zone : off === 0 ? 'UTC' : offsetText(off, 'V', n); break;

@@ -308,10 +308,31 @@ function roundUpPartial(s: string, t: number, format: string, zone?: string): nu
   return t;
 }
 
-/** Formats UTC ms with the first alternative of `format`, in `zone`. */
-export function formatDate(t: number, format = DEFAULT_DATE_FORMAT, zone?: string): string {
+/**
+ * Formats UTC ms with the first alternative of `format`, in `zone`; `nanos` (0..999999) is a
+ * date_nanos value's part below the millisecond (`epoch_millis` prints it as a fraction, `S`
+ * beyond three digits prints its digits).
+ */
+export function formatDate(t: number, format = DEFAULT_DATE_FORMAT, zone?: string, nanos = 0): string {
   const f = format.split('||')[0].trim();
-  if (f === 'epoch_millis') return String(t);
+  if (f === 'epoch_millis') return nanos ? `${t}.${String(nanos).padStart(6, '0').replace(/0+$/, '')}` : String(t);
   if (f === 'epoch_second') return String(Math.floor(t / 1000));
-  return printPattern(t, patternOf(f), zoneOffset(zone, t), zone);
+  return printPattern(t, patternOf(f), zoneOffset(zone, t), zone, nanos);
+}
+
+/** A date_nanos value as epoch nanoseconds: its milliseconds as `format` parses them and the digits below them. */
+export function parseNanos(v: unknown, format = DEFAULT_DATE_FORMAT): bigint | null {
+  if (typeof v === 'number' || typeof v === 'bigint') return BigInt(Math.trunc(Number(v))) * 1_000_000n;
+  if (typeof v !== 'string') return null;
+  const ms = parseDate(v, format);
+  if (ms === null) return null;
+  // the digits past the millisecond: of the seconds' fraction, or of an epoch_millis decimal
+  let below = 0;
+  const iso = /\d:\d{2}[.,](\d{1,9})/.exec(v);
+  if (iso) below = Number(iso[1].padEnd(9, '0').slice(3));
+  else {
+    const e = /^-?\d+\.(\d{1,6})/.exec(v.trim());
+    if (e) below = Number(e[1].padEnd(6, '0'));
+  }
+  return BigInt(ms) * 1_000_000n + BigInt(below);
 }

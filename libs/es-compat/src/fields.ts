@@ -1,8 +1,8 @@
 /** Field resolution for queries: patterns (`title^2`, `name.*`), analyzers, and value normalization per type. */
 import { EsError, illegalArgument } from './errors';
-import { NUMERIC_TYPES, STORED_ONLY_TYPES, coerceNumber, type Field, type Json, type JsonObject } from './mapping';
-import { DEFAULT_DATE_FORMAT, parseDateMath } from './dates';
-import type { IndexView } from './doc';
+import { NUMERIC_TYPES, STORED_ONLY_TYPES, coerceNumber, valuesAt, type Field, type Json, type JsonObject } from './mapping';
+import { DEFAULT_DATE_FORMAT, parseDateMath, parseNanos } from './dates';
+import type { Doc, IndexView } from './doc';
 
 const TEXTUAL = new Set(['text', 'match_only_text', 'search_as_you_type']);
 export const isText = (f: Field | undefined): boolean => !!f && TEXTUAL.has(f.type);
@@ -99,4 +99,17 @@ export function queryValue(f: Field, v: unknown, opts: { format?: string; zone?:
 
 export function notIndexed(f: Field, query = 'this query'): EsError {
   return new EsError(400, 'illegal_argument_exception', `Field [${f.path}] of type [${f.type}] is kept in _source but not indexed by this service, so it does not support ${query}`);
+}
+
+/**
+ * A date_nanos field's values as epoch nanoseconds, re-read from `_source` (the doc values hold
+ * milliseconds); the doc values' milliseconds when the two disagree in number (null_value,
+ * copy_to, ignore_malformed).
+ */
+export function nanosValues(d: Doc, f: Field): bigint[] {
+  const ms = d.values(f.path);
+  const fmt = String(f.def.format ?? DEFAULT_DATE_FORMAT);
+  const ns = valuesAt(d.source, f.aliasOf ?? f.parent ?? f.path).filter((v) => v !== null).map((v) => parseNanos(v, fmt));
+  if (ns.length === ms.length && ns.every((x) => x !== null)) return ns as bigint[];
+  return ms.map((v) => BigInt(Math.trunc(Number(v))) * 1_000_000n);
 }

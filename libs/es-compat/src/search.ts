@@ -11,7 +11,7 @@ import { highlightDoc } from './highlight';
 import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './source-filter';
 import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
 import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
-import { isDate, isKeyword, isNumeric } from './fields';
+import { isDate, isKeyword, isNumeric, nanosValues } from './fields';
 import { decimalFormat, maxOf } from './agg-util';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -373,8 +373,15 @@ function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefine
       if (!f || f.type === 'object') continue;
       const vals = d.values(f.path);
       if (!vals.length) continue;
-      out[f.path] = isDate(f) ? vals.map((v) => formatDate(Number(v), fmt === 'use_field_mapping' ? undefined : fmt ?? (f.def.format as string | undefined) ?? DEFAULT_DATE_FORMAT))
+      const dateFmt = fmt === 'use_field_mapping' ? undefined : fmt ?? (f.def.format as string | undefined) ?? DEFAULT_DATE_FORMAT;
+      // date_nanos: the digits below the millisecond too
+      const ns = f.type === 'date_nanos' ? nanosValues(d, f) : null;
+      const shown = ns ? ns.map((n) => formatDate(Number(n / 1_000_000n), dateFmt, undefined, Number(n % 1_000_000n)))
+        : isDate(f) ? vals.map((v) => formatDate(Number(v), dateFmt))
         : fmt !== undefined && fmt !== 'use_field_mapping' && typeof vals[0] === 'number' ? vals.map((v) => decimalFormat(Number(v), fmt)) : vals;
+      // a field asked for again (another format) adds its values to the field's list, as Elasticsearch's fetch phase does
+      const prev = out[f.path];
+      out[f.path] = Array.isArray(prev) ? [...prev, ...shown] : shown;
     }
   }
   return Object.keys(out).length ? out : undefined;
