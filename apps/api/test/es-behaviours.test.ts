@@ -130,4 +130,15 @@ describe('Elasticsearch analysis, completion contexts and metric sums (official 
     expect(raw.json.hits.hits.map((h: { _id: string }) => h._id)).toEqual(['second', 'first']);
     expect(raw.json.hits.hits[1].fields.date).toEqual(['1540815132123.456789', '2018-10-29T12:12:12.123456789Z']);
   });
+
+  it('a get with a version conflicts unless the current version equals it, whatever the version type', async () => {
+    await es.index({ index: 'versions', id: '1', body: { foo: 'bar' } });
+    await es.index({ index: 'versions', id: '1', body: { foo: 'bar' } });
+    for (const versionType of ['internal', 'external', 'external_gte'] as const) {
+      expect((await es.get({ index: 'versions', id: '1', version: 2, version_type: versionType })).body._version).toBe(2);
+      for (const version of [1, 10]) {
+        await expect(es.get({ index: 'versions', id: '1', version, version_type: versionType })).rejects.toMatchObject({ statusCode: 409, body: { error: { type: 'version_conflict_engine_exception' } } });
+      }
+    }
+  });
 });
