@@ -141,4 +141,23 @@ describe('Elasticsearch analysis, completion contexts and metric sums (official 
       }
     }
   });
+
+  it('custom analyzers from the index settings (char filter, tokenizer, filters) and the snowball analyzer', async () => {
+    await es.indices.create({ index: 'custom', body: {
+      settings: { analysis: {
+        filter: { syn: { type: 'synonym', synonyms: ['quick, fast'] } },
+        analyzer: { folded: { type: 'custom', char_filter: ['html_strip'], tokenizer: 'whitespace', filter: ['lowercase', 'asciifolding', 'syn', 'porter_stem'] } },
+      } },
+      mappings: { properties: { t: { type: 'text', analyzer: 'folded' } } },
+    } });
+    await es.index({ index: 'custom', id: '1', body: { t: '<p>Café</p> QUICK runners' } });
+    const count = async (q: Record<string, unknown>) => (await es.count({ index: 'custom', ...q })).body.count;
+    expect(await count({ body: { query: { match: { t: 'cafe fast runner' } } } })).toBe(1);
+    expect(await count({ body: { query: { match_phrase: { t: 'fast runner' } } } })).toBe(1);
+    expect(await count({ body: { query: { match: { t: 'slow' } } } })).toBe(0);
+    // snowball (Porter2) at query time: bars → bar
+    await es.index({ index: 'bars', id: '1', body: { field: 'foo bar' } });
+    expect((await es.count({ index: 'bars', q: 'field:bars', analyzer: 'snowball' })).body.count).toBe(1);
+    await expect(es.indices.create({ index: 'broken', body: { settings: { analysis: { analyzer: { x: { tokenizer: 'nope' } } } } } })).rejects.toMatchObject({ statusCode: 400 });
+  });
 });

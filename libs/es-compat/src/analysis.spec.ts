@@ -1,6 +1,7 @@
 import { Doc, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
-import { terms } from './analysis';
+import { analyze, terms } from './analysis';
+import { checkAnalysis, resolveAnalyzer } from './fields';
 import { porterStem } from './porter';
 import { runAggs, type AggCtx } from './aggs';
 import { compile } from './query';
@@ -108,5 +109,43 @@ describe('significant_terms heuristics and significant_text', () => {
       .buckets.map((b) => [b.key, b.sig.buckets.map((x) => x.key)]);
     expect(keys(true)).toEqual([['bad', ['bad']], ['good', ['good']]]);
     expect(keys(false)[0][1]).toEqual(['b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'bad']);
+  });
+});
+
+describe('custom analyzers (analysis chains) resolved from the index settings', () => {
+  const settings = {
+    'index.analysis.analyzer.folded.type': 'custom',
+    'index.analysis.analyzer.folded.tokenizer': 'whitespace',
+    'index.analysis.analyzer.folded.char_filter': ['html_strip'],
+    'index.analysis.analyzer.folded.filter': ['lowercase', 'asciifolding', 'my_stop', 'my_syn', 'porter_stem'],
+    'index.analysis.filter.my_stop.type': 'stop',
+    'index.analysis.filter.my_stop.stopwords': ['the', 'a'],
+    'index.analysis.filter.my_syn.type': 'synonym',
+    'index.analysis.filter.my_syn.synonyms': ['quick, fast', 'automobile => car'],
+    'index.analysis.analyzer.grams.tokenizer': 'standard',
+    'index.analysis.analyzer.grams.filter': ['lowercase', 'shingles'],
+    'index.analysis.filter.shingles.type': 'shingle',
+    'index.analysis.filter.shingles.output_unigrams': false,
+    'index.analysis.analyzer.snow.type': 'snowball',
+    'index.analysis.analyzer.plain.tokenizer': 'standard',
+    'index.analysis.analyzer.plain.filter': ['lowercase'],
+  };
+  const ix = { settings } as unknown as IndexView;
+  const run = (name: string, text: string) => analyze(text, resolveAnalyzer(ix, name)).map((t) => [t.term, t.pos]);
+
+  it('char filters, tokenizer and filters in order; a stop word leaves its position; a synonym shares its word\'s', () => {
+    expect(run('folded', '<b>The</b> Quick Automobile were Café-running')).toEqual([
+      ['quick', 1], ['fast', 1], ['car', 2], ['were', 3], ['cafe-run', 4],
+    ]);
+    expect(run('grams', 'the quick brown')).toEqual([['the quick', 0], ['quick brown', 1]]);
+    // snowball English is Porter2: generously → generous (Porter: gener)
+    expect(run('snow', 'The generously running')).toEqual([['generous', 1], ['run', 2]]);
+  });
+
+  it('a chain equal to a built-in is that built-in; unknown parts are refused as Elasticsearch words it', () => {
+    expect(resolveAnalyzer(ix, 'plain')).toBe('standard');
+    expect(() => checkAnalysis({ 'index.analysis.analyzer.x.tokenizer': 'nope' })).toThrow('failed to find global tokenizer under [nope]');
+    expect(() => checkAnalysis({ 'index.analysis.analyzer.x.tokenizer': 'standard', 'index.analysis.analyzer.x.filter': ['zzz'] })).toThrow('failed to find global filter under [zzz]');
+    expect(() => checkAnalysis(settings)).not.toThrow();
   });
 });

@@ -3,6 +3,7 @@ import { EsError, illegalArgument } from './errors';
 import { NUMERIC_TYPES, STORED_ONLY_TYPES, coerceNumber, valuesAt, type Field, type Json, type JsonObject } from './mapping';
 import { DEFAULT_DATE_FORMAT, parseDateMath, parseNanos } from './dates';
 import type { Doc, IndexView } from './doc';
+import { analyze, chainName } from './analysis';
 
 const TEXTUAL = new Set(['text', 'match_only_text', 'search_as_you_type']);
 export const isText = (f: Field | undefined): boolean => !!f && TEXTUAL.has(f.type);
@@ -10,32 +11,81 @@ export const isKeyword = (f: Field | undefined): boolean => !!f && ['keyword', '
 export const isNumeric = (f: Field | undefined): boolean => !!f && NUMERIC_TYPES.has(f.type);
 export const isDate = (f: Field | undefined): boolean => !!f && (f.type === 'date' || f.type === 'date_nanos');
 
-/** Resolves an analyzer name through the index's `analysis` settings to a built-in one. */
+/**
+ * Resolves an analyzer name through the index's `analysis` settings: a built-in name, or a
+ * `chain:` analyzer (analysis.ts) for a custom analyzer (its char filters, tokenizer and filters,
+ * those the settings define resolved to their definitions) or a built-in type with parameters
+ * (stopwords, pattern, language, stem_exclusion).
+ */
 export function resolveAnalyzer(ix: IndexView, name: string | undefined): string {
   if (!name) {
     const def = analysisOf(ix)?.analyzer as JsonObject | undefined;
     if (def && def.default) return resolveAnalyzer(ix, 'default');
     return 'standard';
   }
-  const custom = (analysisOf(ix)?.analyzer as JsonObject | undefined)?.[name] as JsonObject | undefined;
+  const analysis = analysisOf(ix);
+  const custom = (analysis?.analyzer as JsonObject | undefined)?.[name] as JsonObject | undefined;
   if (!custom) return name === 'default' ? 'standard' : name;
+  const section = (kind: string) => (analysis?.[kind] as JsonObject | undefined) ?? {};
+  const resolve = (kind: string, v: unknown): string | JsonObject => {
+    const own = typeof v === 'string' ? (section(kind)[v] as JsonObject | undefined) : undefined;
+    return own ?? (v as string | JsonObject);
+  };
+  const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
   const type = String(custom.type ?? 'custom');
-  if (type !== 'custom') return type === 'pattern' || type === 'fingerprint' ? 'standard' : type;
-  const tok = String(custom.tokenizer ?? 'standard');
-  const filters = (Array.isArray(custom.filter) ? custom.filter : []).map(String);
-  const lower = filters.includes('lowercase');
-  if (tok === 'whitespace') return lower ? 'simple' : 'whitespace';
-  if (tok === 'keyword') return 'keyword';
-  if (tok === 'letter' || tok === 'lowercase') return 'simple';
-  if (filters.includes('stop')) return 'stop';
-  if (filters.some((f) => f.includes('stem') || f === 'porter_stem')) return 'english';
-  return 'standard';
+  const stop = custom.stopwords === undefined ? [] : [{ type: 'stop', stopwords: custom.stopwords }];
+  switch (type) {
+    case 'custom':
+      return chainName({
+        char_filter: list(custom.char_filter).map((c) => resolve('char_filter', c)),
+        tokenizer: resolve('tokenizer', custom.tokenizer ?? 'standard'),
+        filter: list(custom.filter).map((f) => resolve('filter', f)),
+      });
+    case 'standard': case 'stop':
+      if (custom.stopwords === undefined && custom.max_token_length === undefined) return type;
+      return chainName({ char_filter: [], tokenizer: type === 'stop' ? 'lowercase' : { type: 'standard', max_token_length: custom.max_token_length ?? 255 }, filter: type === 'stop' ? [{ type: 'stop', stopwords: custom.stopwords ?? '_english_' }] : ['lowercase', ...stop] });
+    case 'pattern':
+      return chainName({ char_filter: [], tokenizer: { type: 'pattern', pattern: custom.pattern ?? '\\W+', flags: custom.flags ?? '' }, filter: [...(custom.lowercase === false ? [] : ['lowercase']), ...stop] });
+    case 'english':
+      if (custom.stopwords === undefined && custom.stem_exclusion === undefined) return 'english';
+      return chainName({ char_filter: [], tokenizer: 'standard', filter: ['english_possessive_stemmer', 'lowercase', { type: 'stop', stopwords: custom.stopwords ?? '_english_' }, { type: 'keyword_marker', keywords: list(custom.stem_exclusion) }, 'porter_stem'] });
+    case 'snowball':
+      return chainName({ char_filter: [], tokenizer: 'standard', filter: ['lowercase', { type: 'stop', stopwords: custom.stopwords ?? '_english_' }, { type: 'snowball', language: custom.language ?? 'English' }] });
+    case 'fingerprint': case 'simple': case 'whitespace': case 'keyword':
+      return type;
+    default:
+      throw illegalArgument(`Unknown analyzer type [${type}] for [${name}]`);
+  }
 }
 
-function analysisOf(ix: IndexView): JsonObject | undefined {
+/** The index's `analysis` settings, nested (an index keeps its settings flat: `index.analysis.analyzer.a.type`). */
+function analysisOf(ix: Pick<IndexView, 'settings'>): JsonObject | undefined {
   const s = ix.settings as JsonObject;
-  const index = (s.index as JsonObject | undefined) ?? s;
-  return (index.analysis as JsonObject | undefined) ?? (s['index.analysis'] as JsonObject | undefined);
+  const nested = ((s.index as JsonObject | undefined)?.analysis ?? s.analysis) as JsonObject | undefined;
+  if (nested) return nested;
+  let cached = nestedAnalysis.get(s);
+  if (cached === undefined) {
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (!k.startsWith('index.analysis.')) continue;
+      const parts = k.slice('index.analysis.'.length).split('.');
+      let cur = out;
+      for (const p of parts.slice(0, -1)) cur = (cur[p] = typeof cur[p] === 'object' && cur[p] !== null && !Array.isArray(cur[p]) ? cur[p] : {}) as JsonObject;
+      cur[parts[parts.length - 1]] = v;
+    }
+    cached = Object.keys(out).length ? out : null;
+    nestedAnalysis.set(s, cached);
+  }
+  return cached ?? undefined;
+}
+
+const nestedAnalysis = new WeakMap<JsonObject, JsonObject | null>();
+
+/** Refuses an index whose analysis settings name what Elasticsearch would not build (an unknown tokenizer, filter or type). */
+export function checkAnalysis(settings: JsonObject): void {
+  const analyzers = (analysisOf({ settings })?.analyzer as JsonObject | undefined) ?? {};
+  const ix = { settings } as unknown as IndexView;
+  for (const name of Object.keys(analyzers)) analyze('probe text', resolveAnalyzer(ix, name));
 }
 
 /** The analyzer a query on `f` uses (explicit, then search_analyzer, analyzer, index default). */
