@@ -147,5 +147,7 @@ describe('custom analyzers (analysis chains) resolved from the index settings', 
     expect(() => checkAnalysis({ 'index.analysis.analyzer.x.tokenizer': 'nope' })).toThrow('failed to find global tokenizer under [nope]');
     expect(() => checkAnalysis({ 'index.analysis.analyzer.x.tokenizer': 'standard', 'index.analysis.analyzer.x.filter': ['zzz'] })).toThrow('failed to find global filter under [zzz]');
     expect(() => checkAnalysis(settings)).not.toThrow();
+    expect(() => checkAnalysis(settings, { properties: { t: { type: 'text', analyzer: 'folded' }, o: { properties: { u: { type: 'text', search_analyzer: 'english' } } } } })).not.toThrow();
+    expect(() => checkAnalysis(settings, { properties: { o: { properties: { u: { type: 'text', analyzer: 'nope' } } } } })).toThrow('analyzer [nope] has not been configured in mappings');
   });
 });

@@ -3,7 +3,7 @@ import { EsError, illegalArgument } from './errors';
 import { NUMERIC_TYPES, STORED_ONLY_TYPES, coerceNumber, valuesAt, type Field, type Json, type JsonObject } from './mapping';
 import { DEFAULT_DATE_FORMAT, parseDateMath, parseNanos } from './dates';
 import type { Doc, IndexView } from './doc';
-import { analyze, chainName } from './analysis';
+import { analyze, chainName, isAnalyzer } from './analysis';
 
 const TEXTUAL = new Set(['text', 'match_only_text', 'search_as_you_type']);
 export const isText = (f: Field | undefined): boolean => !!f && TEXTUAL.has(f.type);
@@ -82,10 +82,27 @@ function analysisOf(ix: Pick<IndexView, 'settings'>): JsonObject | undefined {
 const nestedAnalysis = new WeakMap<JsonObject, JsonObject | null>();
 
 /** Refuses an index whose analysis settings name what Elasticsearch would not build (an unknown tokenizer, filter or type). */
-export function checkAnalysis(settings: JsonObject): void {
+export function checkAnalysis(settings: JsonObject, mappings?: JsonObject): void {
   const analyzers = (analysisOf({ settings })?.analyzer as JsonObject | undefined) ?? {};
   const ix = { settings } as unknown as IndexView;
   for (const name of Object.keys(analyzers)) analyze('probe text', resolveAnalyzer(ix, name));
+  // a text field naming an analyzer neither built in nor defined by the index
+  const walk = (props: unknown, prefix: string) => {
+    if (typeof props !== 'object' || props === null) return;
+    for (const [k, d] of Object.entries(props as JsonObject)) {
+      if (typeof d !== 'object' || d === null || Array.isArray(d)) continue;
+      const def = d as JsonObject;
+      for (const key of ['analyzer', 'search_analyzer', 'search_quote_analyzer']) {
+        const a = def[key];
+        if (typeof a === 'string' && !isAnalyzer(a) && analyzers[a] === undefined) {
+          throw new EsError(400, 'mapper_parsing_exception', `analyzer [${a}] has not been configured in mappings`, { caused_by: { type: 'illegal_argument_exception', reason: `analyzer [${a}] has not been configured in mappings` } });
+        }
+      }
+      walk(def.properties, `${prefix}${k}.`);
+      walk(def.fields, `${prefix}${k}.`);
+    }
+  };
+  walk(mappings?.properties, '');
 }
 
 /** The analyzer a query on `f` uses (explicit, then search_analyzer, analyzer, index default). */

@@ -7,7 +7,7 @@ import { DbError, isDbError, stringifyJson } from '@mmdb/core';
 import { EsError, illegalArgument, parsingError } from './errors';
 import { flatten, validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
 import { analyze, chainName, isAnalyzer } from './analysis';
-import { indexAnalyzer, resolveAnalyzer } from './fields';
+import { checkAnalysis, indexAnalyzer, resolveAnalyzer } from './fields';
 import { flatSettings, fullSettings, nestSettings, type IndexMeta } from './indices';
 import type { EsBackend } from './port';
 import { EsTenant, aliasDef } from './tenant';
@@ -229,6 +229,7 @@ export class EsService {
     for (const r of rs) {
       if (r.ref.readOnly) throw illegalArgument(`[${r.ref.meta.es_index}] is a registered table; change its manifest through /schemas`);
       mergeMappings(r.ref.meta.mappings, add);
+      checkAnalysis(r.ref.meta.settings, add);
     }
     for (const r of rs) await this.tenant.updateMeta(r.ref, (meta) => ({ ...meta, mappings: mergeMappings(meta.mappings, add) }));
     return ok(ACK);
