@@ -7,6 +7,16 @@ import { runAggs, type AggCtx } from './aggs';
 import { compile } from './query';
 import { KahanSum } from './agg-util';
 
+/** An index view of `sources` under a mapping's properties. */
+function viewOf(properties: JsonObject, sources: JsonObject[]): IndexView {
+  const mappings = { properties };
+  const v: IndexView = { name: 'test', uuid: 'u', fields: flatten(mappings), settings: {}, mappings, docs: [], stats: new Map() };
+  (v as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: String(i + 1), _source: s, _version: 1, _seq_no: i, _primary_term: 1 }, v));
+  return v;
+}
+
+const ctx = (v: IndexView): AggCtx => ({ ixs: [v], allDocs: v.docs, typedKeys: false, maxBuckets: 100, buckets: 0, filter: (q) => { const s = compile({ ix: v }, q); return (d) => s(d) !== null; }, topHits: () => ({}), score: () => 1 });
+
 describe('porter_stem (Lucene PorterStemmer)', () => {
   it("stems Porter's reference vocabulary as the reference implementation does", () => {
     // pairs from M. F. Porter's published voc.txt / output.txt and the 1980 paper's examples
@@ -43,13 +53,7 @@ describe('porter_stem (Lucene PorterStemmer)', () => {
 });
 
 describe('metric sums as Elasticsearch adds doubles (compensated summation)', () => {
-  function view(sources: JsonObject[]): IndexView {
-    const mappings = { properties: { d: { type: 'double' }, w: { type: 'double' } } };
-    const v: IndexView = { name: 'test', uuid: 'u', fields: flatten(mappings), settings: {}, mappings, docs: [], stats: new Map() };
-    (v as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: String(i + 1), _source: s, _version: 1, _seq_no: i, _primary_term: 1 }, v));
-    return v;
-  }
-  const ctx = (v: IndexView): AggCtx => ({ ixs: [v], allDocs: v.docs, typedKeys: false, maxBuckets: 100, buckets: 0, filter: (q) => { const s = compile({ ix: v }, q); return (d) => s(d) !== null; }, topHits: () => ({}), score: () => 1 });
+  const view = (sources: JsonObject[]) => viewOf({ d: { type: 'double' }, w: { type: 'double' } }, sources);
 
   it('sum, avg, stats and extended_stats of ten 0.1 values are 1.0 and 0.1 (a plain loop gives 0.9999999999999999)', () => {
     const v = view(Array.from({ length: 10 }, () => ({ d: 0.1 })));
@@ -74,13 +78,7 @@ describe('metric sums as Elasticsearch adds doubles (compensated summation)', ()
 });
 
 describe('significant_terms heuristics and significant_text', () => {
-  function view(sources: JsonObject[]): IndexView {
-    const mappings = { properties: { text: { type: 'text' }, class: { type: 'keyword' } } };
-    const v: IndexView = { name: 'test', uuid: 'u', fields: flatten(mappings), settings: {}, mappings, docs: [], stats: new Map() };
-    (v as { docs: Doc[] }).docs = sources.map((s, i) => new Doc({ _id: String(i + 1), _source: s, _version: 1, _seq_no: i, _primary_term: 1 }, v));
-    return v;
-  }
-  const ctx = (v: IndexView): AggCtx => ({ ixs: [v], allDocs: v.docs, typedKeys: false, maxBuckets: 100, buckets: 0, filter: (q) => { const s = compile({ ix: v }, q); return (d) => s(d) !== null; }, topHits: () => ({}), score: () => 1 });
+  const view = (sources: JsonObject[]) => viewOf({ text: { type: 'text' }, class: { type: 'keyword' } }, sources);
   type Buckets = { buckets: Array<{ key: string; sig: { buckets: Array<{ key: string; score: number }> } }> };
 
   it('scores with jlh, chi_square, mutual_information, gnd and percentage as Elasticsearch computes them', () => {
