@@ -3,7 +3,7 @@ import { EsError, illegalArgument } from './errors';
 import { significantAgg } from './agg-significant';
 import { globalOrdinals, type Doc } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { badAgg, bucketKeyString, decimalFormat, isObj, valueSource, type ValueSource } from './agg-util';
+import { INDEX_FIELD, badAgg, bucketKeyString, decimalFormat, isObj, valueSource, type ValueSource } from './agg-util';
 import { finishBuckets, type AggCtx } from './aggs';
 import { addUnit, formatDate, parseDateMath, roundDown, zoneOffset } from './dates';
 import { resolvePath } from './agg-pipelines';
@@ -183,7 +183,7 @@ function terms(name: string, type: string, p: JsonObject, subs: JsonObject | und
     }
   }
   // keyword terms aggregations read the index's global ordinals (execution_hint "map" does not build them)
-  const ordinals = vs.kind === 'string' && vs.field && p.execution_hint !== 'map' ? ctx.ixs.filter((ix) => ix.fields.get(vs.field!.path)?.type === vs.field!.type).map((ix) => globalOrdinals(ix, vs.field!.path)) : null;
+  const ordinals = vs.kind === 'string' && vs.field && vs.field !== INDEX_FIELD && p.execution_hint !== 'map' ? ctx.ixs.filter((ix) => ix.fields.get(vs.field!.path)?.type === vs.field!.type).map((ix) => globalOrdinals(ix, vs.field!.path)) : null;
   if (minDoc === 0) {
     if (ordinals) {
       for (const o of ordinals) for (const key of o.terms) {

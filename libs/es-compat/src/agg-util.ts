@@ -16,9 +16,17 @@ export interface ValueSource {
   readonly format?: string;
 }
 
+/** The `_index` metadata field as aggregations read it. */
+export const INDEX_FIELD: Field = { path: '_index', type: 'keyword', def: {} };
+
 export function valueSource(ixs: IndexView[], p: JsonObject, aggName: string): ValueSource {
   if (p.script !== undefined) throw scriptRefused(`aggregation ${aggName}`);
   const name = p.field === undefined ? undefined : String(p.field);
+  // the `_index` metadata field: each document's index name, a keyword
+  if (name === '_index') {
+    const missing = p.missing === undefined ? undefined : String(p.missing);
+    return { field: INDEX_FIELD, kind: 'string', values: (d) => (d.index.name ? [d.index.name] : missing === undefined ? [] : [missing]) };
+  }
   const f = name === undefined ? undefined : ixs.map((ix) => ix.fields.get(name)).find((x) => x && x.type !== 'object');
   const missing = p.missing;
   if (f && isText(f) && f.def.fielddata !== true) {

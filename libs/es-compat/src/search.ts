@@ -11,6 +11,7 @@ import { highlightDoc } from './highlight';
 import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './source-filter';
 import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
 import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
+import { skippedShards } from './can-match';
 import { isDate, isKeyword, isNumeric, nanosValues } from './fields';
 import { decimalFormat, maxOf } from './agg-util';
 
@@ -45,6 +46,8 @@ export interface Prepared {
   readonly restInt: boolean;
   /** Shards searched (each index has its `number_of_shards`, all answered by this one node). */
   readonly indices: number;
+  /** Shards the can-match phase skipped (can-match.ts). */
+  readonly skipped?: number;
   readonly reducePhases?: number;
 }
 
@@ -81,6 +84,7 @@ export function mergeParams(body: JsonObject, q: Params): JsonObject {
 
 /** search_type: the two the REST layer takes (one shard: both search alike); the others as Elasticsearch refuses them. */
 export function checkSearchType(q: Params): void {
+  if (q.pre_filter_shard_size !== undefined && !(Number(q.pre_filter_shard_size) >= 1)) throw illegalArgument('preFilterShardSize must be >= 1');
   const st = q.search_type;
   if (st === undefined || st === 'query_then_fetch' || st === 'dfs_query_then_fetch') return;
   throw illegalArgument(st === 'query_and_fetch' || st === 'dfs_query_and_fetch' ? `Unsupported search type [${st}]` : `No search type for [${st}]`);
@@ -273,7 +277,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
-  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
+  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, skipped: skippedShards(views, b, q), reducePhases };
 }
 
 const byRelevance = (a: Hit, b: Hit): number =>
@@ -435,7 +439,7 @@ export function searchResponse(p: Prepared, page: Hit[], took: number, extra: Js
   }
   hitsObj.max_score = p.maxScore;
   hitsObj.hits = page.map(p.format) as Json;
-  const out: JsonObject = { ...extra, took, timed_out: false, _shards: { total: p.indices, successful: p.indices, skipped: 0, failed: 0 }, hits: hitsObj };
+  const out: JsonObject = { ...extra, took, timed_out: false, _shards: { total: p.indices, successful: p.indices, skipped: p.skipped ?? 0, failed: 0 }, hits: hitsObj };
   if (p.reducePhases) out.num_reduce_phases = p.reducePhases;
   if (p.aggregations) out.aggregations = p.aggregations;
   if (p.suggest) out.suggest = p.suggest;
