@@ -1,6 +1,7 @@
 /** Bucket aggregations: terms, filter(s), range, date_range, histogram, date_histogram, missing, global, composite, adjacency_matrix. */
 import { EsError, illegalArgument } from './errors';
 import { significantAgg } from './agg-significant';
+import { autoDateHistogram } from './agg-auto-date';
 import { globalOrdinals, type Doc } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { INDEX_FIELD, badAgg, bucketKeyString, decimalFormat, isObj, valueSource, type ValueSource } from './agg-util';
@@ -34,6 +35,7 @@ export function bucketAgg(name: string, type: string, p: JsonObject, subs: JsonO
     case 'range': case 'date_range': case 'ip_range': return ranges(name, type, p, subs, docs, ctx);
     case 'histogram': return histogram(name, p, subs, docs, ctx);
     case 'date_histogram': return dateHistogram(name, p, subs, docs, ctx);
+    case 'auto_date_histogram': return autoDateHistogram(name, p, subs, docs, ctx);
     case 'composite':
       if (ctx.parents?.length) throw illegalArgument(`[composite] aggregation cannot be used with a parent aggregation of type: [${ctx.parents[ctx.parents.length - 1]}]`);
       return composite(name, p, subs, docs, ctx);

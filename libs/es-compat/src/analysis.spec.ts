@@ -149,3 +149,20 @@ describe('custom analyzers (analysis chains) resolved from the index settings', 
     expect(() => checkAnalysis(settings, { properties: { o: { properties: { u: { type: 'text', analyzer: 'nope' } } } } })).toThrow('analyzer [nope] has not been configured in mappings');
   });
 });
+
+describe('auto_date_histogram', () => {
+  const v = viewOf({ date: { type: 'date' }, v: { type: 'long' } }, [['2020-03-01', 1], ['2020-03-02', 2], ['2020-03-08', 3], ['2020-03-09', 4]].map(([date, n]) => ({ date, v: n })));
+  type Histo = { buckets: Array<{ key_as_string: string; doc_count: number; v?: { value: number } }>; interval: string };
+
+  it('takes the first rounding that fits, then merges consecutive buckets by an inner interval (7d)', () => {
+    const r = runAggs({ h: { auto_date_histogram: { field: 'date', buckets: 2 }, aggs: { v: { sum: { field: 'v' } } } }, avg: { avg_bucket: { buckets_path: 'h.v' } } }, v.docs, ctx(v));
+    const h = r.h as unknown as Histo;
+    expect(h.interval).toBe('7d');
+    expect(h.buckets.map((b) => [b.key_as_string, b.doc_count, b.v?.value])).toEqual([['2020-03-01T00:00:00.000Z', 2, 3], ['2020-03-08T00:00:00.000Z', 2, 7]]);
+    expect(r.avg).toEqual({ value: 5 });
+    // ten buckets by default: nine days, empty ones included
+    const d = runAggs({ h: { auto_date_histogram: { field: 'date' } } }, v.docs, ctx(v)).h as unknown as Histo;
+    expect([d.interval, d.buckets.length, d.buckets[2].doc_count]).toEqual(['1d', 9, 0]);
+    expect((runAggs({ h: { auto_date_histogram: { field: 'date', buckets: 1, minimum_interval: 'month' } } }, v.docs, ctx(v)).h as unknown as Histo).interval).toBe('1M');
+  });
+});
