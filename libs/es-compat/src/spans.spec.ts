@@ -50,3 +50,24 @@ describe('span queries (Lucene spans over a text field)', () => {
     expect(() => compile({ ix: v }, { span_multi: { match: { match: { t: 'fox' } } } })).toThrow(/multi term query/);
   });
 });
+
+describe('sloppy phrases as Lucene matches them (the spread of the terms, not the sum of their distances)', () => {
+  const v = view([{ t: 'a x b x c' }, { t: 'c b a' }, { t: 'a b c' }, { t: 'b a' }]);
+  const ids = (query: string, slop: number) => { const s = compile({ ix: v }, { match_phrase: { t: { query, slop } } }); return v.docs.filter((d) => s(d) !== null).map((d) => d.id); };
+
+  it('three words within slop when their offsets span at most slop positions', () => {
+    expect(ids('a b c', 2)).toEqual(['1', '3']);
+    expect(ids('a b c', 1)).toEqual(['3']);
+    // reversed: c b a against a b c spans 4
+    expect(ids('a b c', 4)).toEqual(['1', '2', '3']);
+    expect(ids('b a', 1)).toEqual(['2', '4']);
+    expect(ids('a b', 2)).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('scores the sloppy frequency 1/(1 + length): an exact occurrence scores as the exact phrase', () => {
+    const exact = compile({ ix: v }, { match_phrase: { t: 'a b c' } })(v.docs[2]);
+    const sloppy = compile({ ix: v }, { match_phrase: { t: { query: 'a b c', slop: 3 } } })(v.docs[2]);
+    expect(sloppy).toBe(exact);
+    expect(compile({ ix: v }, { match_phrase: { t: { query: 'a b c', slop: 3 } } })(v.docs[0])!).toBeLessThan(sloppy!);
+  });
+});
