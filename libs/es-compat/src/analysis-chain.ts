@@ -52,7 +52,7 @@ function charFilter(text: string, d: Def): string {
       for (const [from, to] of rules.sort((a, b) => b[0].length - a[0].length)) if (from) out = out.split(from).join(to ?? '');
       return out;
     }
-    case 'pattern_replace': return text.replace(new RegExp(String(opt(d, 'pattern') ?? ''), 'gu'), String(opt(d, 'replacement') ?? '').replace(/\$(\d)/g, '$$$1'));
+    case 'pattern_replace': return text.replace(new RegExp(String(opt(d, 'pattern') ?? ''), 'gu'), String(opt(d, 'replacement') ?? '')); // $1 refers to a group in both
     default: throw illegalArgument(`failed to find global char_filter under [${typeOf(d)}]`);
   }
 }
@@ -60,8 +60,11 @@ function charFilter(text: string, d: Def): string {
 function tokenize(text: string, d: Def): Token[] {
   switch (typeOf(d)) {
     case 'standard': case 'classic': case 'uax_url_email': {
+      // a token longer than max_token_length is split at that length, as Lucene's StandardTokenizer does
       const max = Number(opt(d, 'max_token_length') ?? 255);
-      return words(text, STD).flatMap((t) => (t.term.length <= max ? [t] : [])).map((t, i) => ({ ...t, pos: i }));
+      const out: Token[] = [];
+      for (const t of words(text, STD)) for (let o = 0; o < t.term.length; o += max) out.push({ term: t.term.slice(o, o + max), pos: out.length, start: t.start + o, end: Math.min(t.end, t.start + o + max) });
+      return out;
     }
     case 'whitespace': return words(text, /\S+/gu);
     case 'keyword': return text === '' ? [] : [{ term: text, pos: 0, start: 0, end: text.length }];

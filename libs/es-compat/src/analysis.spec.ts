@@ -1,6 +1,6 @@
 import { Doc, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
-import { analyze, terms } from './analysis';
+import { analyze, chainName, terms } from './analysis';
 import { checkAnalysis, resolveAnalyzer } from './fields';
 import { porterStem } from './porter';
 import { runAggs, type AggCtx } from './aggs';
@@ -136,6 +136,12 @@ describe('custom analyzers (analysis chains) resolved from the index settings', 
       ['quick', 1], ['fast', 1], ['car', 2], ['were', 3], ['cafe-run', 4],
     ]);
     expect(run('grams', 'the quick brown')).toEqual([['the quick', 0], ['quick brown', 1]]);
+    // ad-hoc definitions: a long token split at max_token_length, a pattern tokenizer, edge n-grams
+    const chain = (spec: object, text: string) => analyze(text, chainName({ char_filter: [], filter: [], ...spec } as never)).map((t) => t.term);
+    expect(chain({ tokenizer: { type: 'standard', max_token_length: 3 } }, 'abcdefg hi')).toEqual(['abc', 'def', 'g', 'hi']);
+    expect(chain({ tokenizer: { type: 'pattern', pattern: ',\\s*' } }, 'a, b,c')).toEqual(['a', 'b', 'c']);
+    expect(chain({ tokenizer: 'keyword', filter: ['lowercase', { type: 'edge_ngram', min_gram: 1, max_gram: 3 }] }, 'Quick')).toEqual(['q', 'qu', 'qui']);
+    expect(chain({ tokenizer: 'whitespace', char_filter: [{ type: 'mapping', mappings: ['ph => f'] }, { type: 'pattern_replace', pattern: '(\\d+)-(\\d+)', replacement: '$1_$2' }] }, 'phone 12-34')).toEqual(['fone', '12_34']);
     // snowball English is Porter2: generously → generous (Porter: gener)
     expect(run('snow', 'The generously running')).toEqual([['generous', 1], ['run', 2]]);
   });
