@@ -90,5 +90,5 @@ export async function runGraph(system: string, m: number): Promise<void> {
   const nodes = adj.nodeCount;
   // libs/graph DESIGN.md: 24 B an edge; a node 8 (offsets) + 16 (overlay heads) + 12 (hash, slot) + 2 per UTF-16 unit of its name
   const doc = (m * 24 + nodes * (8 + 16 + 12 + 2 * 7)) / 1048576;
-  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
+  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budgetMB: doc, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
 }
