@@ -39,7 +39,8 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
   const start = adj.idOf(src);
   if (start === undefined) return null;
   const s = scratchOf(adj);
-  const { seen, queue: ids, depth: depths, parent: vias } = s;
+  const seen = s.seen;
+  let { queue: ids, depth: depths, via: vias } = s;
   const fwd = o.direction !== 'reverse';
   const rev = o.direction !== 'forward';
   const { fOff, fTo, rOff, rFrom, oHeadF, oNextF, oDst, oHeadR, oNextR, oSrc, oDead, baseNodes } = adj;
@@ -55,6 +56,10 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
     const b = 1 << (v & 31);
     if (seen[w] & b || (pass && !pass(v))) return;
     seen[w] |= b;
+    if (tail === ids.length) {
+      s.growQueue();
+      ({ queue: ids, depth: depths, via: vias } = s);
+    }
     ids[tail] = v;
     depths[tail] = d;
     vias[tail++] = via;
