@@ -2,7 +2,7 @@
 // vocabulary ("w<rank>", not stemmed), 10–49 words per doc, and 1–4-word queries that mix
 // popular words (sampled by Zipf) and rarer ones (uniform over ranks). `corpus(n, v)` and
 // `queries(q, v)` take another vocabulary size (the cost curve's large-vocabulary runs: with
-// v = 2,000,000, 1M docs hold ~1.3M distinct words, most of them in one or two docs).
+// v = 2,000,000, 1M docs hold ~1.7M distinct words (100,000 docs ~550,000), most of them in one or two docs).
 'use strict';
 const { rng } = require('../rng');
 const V = 50_000;
