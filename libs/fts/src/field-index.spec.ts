@@ -149,6 +149,12 @@ describe('FieldIndex with a large vocabulary (issue 25 §7: memory per distinct 
       const tfs = terms.map(() => 1 + rnd(4));
       fi.putDoc(doc, 5 + rnd(40), terms, tfs);
       truth.set(doc, new Map(terms.map((t, i) => [t, tfs[i]])));
+      // prefix expansions between writes: the sorted ids are merged with added terms, rebuilt after drops
+      if (step % 1500 === 0) {
+        const live = [...new Set([...truth.values()].flatMap((m) => [...m.keys()]))].sort();
+        for (const p of ['r1', 'c', 'r59'])
+          expect(fi.expandPrefix(p, 256)).toEqual(live.filter((k) => k.startsWith(p)).slice(0, 256));
+      }
     }
     const want = new Map<string, Map<number, number>>();
     for (const [d, m] of truth)
@@ -168,5 +174,27 @@ describe('FieldIndex with a large vocabulary (issue 25 §7: memory per distinct 
     const keys = [...want.keys()].sort();
     for (const p of ['r1', 'r59', 'c', 'r', 'zz', 'r600'])
       expect(fi.expandPrefix(p, 256)).toEqual(keys.filter((k) => k.startsWith(p)).slice(0, 256));
+  });
+
+  it('merges terms added after a prefix expansion into its sorted order (no full sort), and re-sorts after a drop', () => {
+    const fi = new FieldIndex();
+    const words = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `p${((from + i) * 7919) % 100_000}q`);
+    fi.putDoc('a', 5, words(0, 500), words(0, 500).map(() => 1));
+    const all = new Set(words(0, 500));
+    const check = () => {
+      const live = [...all].sort();
+      for (const p of ['p1', 'p', 'p99', 'p5'])
+        expect(fi.expandPrefix(p, 10_000)).toEqual(live.filter((k) => k.startsWith(p)));
+    };
+    check();
+    for (let d = 0; d < 5; d++) {
+      const ws = words(500 + d * 100, 600 + d * 100);
+      fi.putDoc(`b${d}`, 5, ws, ws.map(() => 1));
+      ws.forEach((w) => all.add(w));
+      check(); // the 100 new terms merged in
+    }
+    fi.removeDoc('b2'); // its 100 terms go
+    words(700, 800).forEach((w) => all.delete(w));
+    check();
   });
 });

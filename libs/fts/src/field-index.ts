@@ -445,8 +445,13 @@ export class FieldIndex {
   total = 0;
   /** A lower bound of the field length of any live doc (for score upper bounds). */
   minLen = Number.MAX_SAFE_INTEGER;
-  /** Term ids in term order (prefix expansion), rebuilt after a term is added or dropped. */
+  /**
+   * Term ids in term order (prefix expansion), built at the first prefix query; terms added
+   * since are merged in at the next (`added`), a term dropped makes it rebuilt (its id may be
+   * reused by another term).
+   */
   private sorted: Int32Array | null = null;
+  private added: number[] = [];
   /** Live docs of a restored index until `ords` is built. */
   private live = 0;
 
@@ -603,13 +608,13 @@ export class FieldIndex {
     const start = this.arenaUsed;
     const arena = this.arena;
     const tp = this.tp;
-    const before = tp.size;
     for (let i = 0; i < nt; i++) {
+      const before = tp.size;
       const id = tp.intern(terms[i]);
+      if (tp.size !== before && this.sorted !== null && this.added.push(id) > this.sorted.length) this.sorted = null;
       tp.set(id, o, tfs[i], length, this.docLen);
       arena[start + i] = id;
     }
-    if (tp.size !== before) this.sorted = null;
     this.arenaUsed = start + nt;
     this.docStart[o] = start;
     this.docCount[o] = nt;
@@ -660,6 +665,7 @@ export class FieldIndex {
       if (tp.table.has(id) && tp.count(id) === 0) {
         tp.drop(id);
         this.sorted = null;
+        this.added = [];
       }
     }
     this.docCount[o] = 0;
@@ -701,6 +707,7 @@ export class FieldIndex {
   restoreList(b: Buffer, at: number, len: number, maxTf: number, n: number, packed: Packed): void {
     this.tp.restore(b, at, len, maxTf, n, packed);
     this.sorted = null;
+    this.added = [];
   }
 
   /**
@@ -754,7 +761,9 @@ export class FieldIndex {
 
   /** Indexed terms starting with `prefix`, in term order, at most `max`. */
   expandPrefix(prefix: string, max: number): string[] {
-    if (!this.sorted) this.sorted = this.tp.table.sortedIds();
+    if (!this.sorted) this.sorted = this.tp.table.sortedIds(); // (after a drop, or when more was added than sorted)
+    else if (this.added.length) this.sorted = this.tp.table.mergeSorted(this.sorted, this.added);
+    this.added = [];
     const s = this.sorted;
     const t = this.tp.table;
     let lo = 0;

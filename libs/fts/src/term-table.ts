@@ -215,35 +215,48 @@ export class TermTable {
     return this.ids;
   }
 
-  /** Live ids sorted by their terms in JS string order (UTF-16 code units, as `[...].sort()` orders strings). */
+  /** Compares two live ids' terms in JS string order (UTF-16 code units, as `[...].sort()` orders strings). */
+  compare(a: number, b: number): number {
+    const p = this.pool;
+    const la = this.len[a];
+    const lb = this.len[b];
+    const sa = this.start[a];
+    const sb = this.start[b];
+    const m = la < lb ? la : lb;
+    for (let i = 0; i < m; i++) {
+      const x = p[sa + i];
+      const y = p[sb + i];
+      if (x === y) continue;
+      // UTF-8 bytes order code points; JS strings order UTF-16 units: they differ only past U+FFFF
+      if (x >= 0xee && y >= 0xee) {
+        const ta = this.term(a);
+        const tb = this.term(b);
+        return ta < tb ? -1 : ta > tb ? 1 : 0;
+      }
+      return x - y;
+    }
+    return la - lb;
+  }
+
+  /** Live ids sorted by their terms (`compare`). */
   sortedIds(): Int32Array {
     const out = new Int32Array(this.size);
     let n = 0;
     for (let id = 0; id < this.ids; id++) if (this.len[id] >= 0) out[n++] = id;
-    const p = this.pool;
-    const st = this.start;
-    const ln = this.len;
-    const cmp = (a: number, b: number): number => {
-      const la = ln[a];
-      const lb = ln[b];
-      const sa = st[a];
-      const sb = st[b];
-      const m = la < lb ? la : lb;
-      for (let i = 0; i < m; i++) {
-        const x = p[sa + i];
-        const y = p[sb + i];
-        if (x === y) continue;
-        // UTF-8 bytes order code points; JS strings order UTF-16 units: they differ only past U+FFFF
-        if (x >= 0xee && y >= 0xee) {
-          const ta = this.term(a);
-          const tb = this.term(b);
-          return ta < tb ? -1 : ta > tb ? 1 : 0;
-        }
-        return x - y;
-      }
-      return la - lb;
-    };
-    return out.sort(cmp);
+    return out.sort((a, b) => this.compare(a, b));
+  }
+
+  /** `sorted` (ids in term order) with `added` (live ids not in it) merged in: O(n + k log k), not a sort of all. */
+  mergeSorted(sorted: Int32Array, added: readonly number[]): Int32Array {
+    const add = Int32Array.from(added).sort((a, b) => this.compare(a, b));
+    const out = new Int32Array(sorted.length + add.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < sorted.length && j < add.length) out[k++] = this.compare(sorted[i], add[j]) <= 0 ? sorted[i++] : add[j++];
+    while (i < sorted.length) out[k++] = sorted[i++];
+    while (j < add.length) out[k++] = add[j++];
+    return out;
   }
 
   /** Bytes held by the dictionary's arrays (for diagnostics and the memory tests). */
