@@ -45,8 +45,8 @@ function documented(docs: number, postings: number, terms: number): string {
   return `${docs} docs, ${postings} postings, ${terms} terms: documented index memory ${lo.toFixed(0)}–${hi.toFixed(0)} MB (8–16 B a posting + 4 B a (doc, term) + ~64 B a doc id + 60–110 B a term)`;
 }
 
-/** The RSS budget to plan with (libs/fts DESIGN.md "Limits"): ~32 B a posting (the index's 16.5 and the allocator's slack of the doubling lists), ~75 B a doc, 110 B a term. */
-const rssBudgetMB = (docs: number, postings: number, terms: number): number => (postings * 32 + docs * 75 + terms * 110) / 1048576;
+/** The RSS budget to plan with (libs/fts DESIGN.md "Limits"): ~32 B a posting (the index's 16.5 and the allocator's slack of the doubling lists), ~128 B a doc (its id string and map entry), 110 B a term. */
+const rssBudgetMB = (docs: number, postings: number, terms: number): number => (postings * 32 + docs * 128 + terms * 110) / 1048576;
 
 /** The corpus's vocabulary (run.js --fts-vocab): 50,000 by default, larger for the memory-per-term curve. */
 const VOCAB = Number(process.env.CURVE_FTS_VOCAB || 50_000);
