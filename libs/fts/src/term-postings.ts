@@ -13,19 +13,12 @@
  */
 import { PostingList } from './field-index';
 import { badImage, type Packed, readRun } from './packed';
-import { TermTable } from './term-table';
+import { grow32, TermTable } from './term-table';
 
 /** The longest list kept in the slab: one block of PostingList.BLOCK postings. */
 export const SHORT_MAX = 64;
 const CLASSES = 7; // capacities 1, 2, 4, … 64
 const LONG = 255;
-
-const grow32 = (a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> => {
-  if (need <= a.length) return a;
-  const x = new Int32Array(Math.max(need, a.length * 2));
-  x.set(a);
-  return x;
-};
 
 export class TermPostings {
   readonly table = new TermTable();

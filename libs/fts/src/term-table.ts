@@ -24,7 +24,8 @@ function home(h: number, mask: number): number {
   return (h ^ (h >>> 16)) & mask;
 }
 
-const grow32 = (a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> => {
+/** `a` with room for `need` ints (doubling), its contents kept. */
+export const grow32 = (a: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> => {
   if (need <= a.length) return a;
   const x = new Int32Array(Math.max(need, a.length * 2));
   x.set(a);
