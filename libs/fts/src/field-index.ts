@@ -8,6 +8,7 @@
  */
 
 import { arenaPass, type Packed, unpackRuns } from './packed';
+import { DocOrdinals } from './doc-ordinals';
 import { TermPostings } from './term-postings';
 
 /** The arrays of a list without postings yet (shared, never written: `capacity` is 0). */
@@ -408,16 +409,17 @@ export interface TermsView {
 }
 
 export class FieldIndex {
-  private ords: Map<string, number> | null = new Map<string, number>();
+  private ords: DocOrdinals | null = null;
   /**
-   * Ordinal by doc id. A restored index builds it at first use (a write, or a lookup by id):
-   * a million-entry map of strings that a restarted store's first searches do not need.
+   * Ordinal by doc id (typed arrays over `docIds`: doc-ordinals.ts). A restored index builds it
+   * at first use (a write, or a lookup by id): a million-entry table the first searches of a
+   * restarted store do not need.
    */
-  private get ordOf(): Map<string, number> {
+  private get ordOf(): DocOrdinals {
     if (this.ords === null) {
-      const m = new Map<string, number>();
+      const m = new DocOrdinals(this.docIds);
       const ids = this.docIds;
-      for (let o = 0; o < ids.length; o++) if (ids[o] !== '') m.set(ids[o], o);
+      for (let o = 0; o < ids.length; o++) if (ids[o] !== '') m.add(o);
       this.ords = m;
     }
     return this.ords;
@@ -587,9 +589,10 @@ export class FieldIndex {
     let o = this.ordOf.get(doc);
     if (o !== undefined) this.unlink(o);
     else {
+      const ords = this.ordOf; // (built from docIds first, when restored)
       o = this.docIds.length;
       this.docIds.push(doc);
-      this.ordOf.set(doc, o);
+      ords.add(o);
       if (o >= this.docLen.length) {
         const g = (a: Int32Array) => {
           const x = new Int32Array(a.length * 2);
@@ -648,7 +651,7 @@ export class FieldIndex {
     const o = this.ordOf.get(doc);
     if (o === undefined) return;
     this.unlink(o);
-    this.ordOf.delete(doc);
+    this.ordOf.remove(o);
     this.docIds[o] = '';
     this.docLen[o] = 0;
   }

@@ -18,7 +18,7 @@ function hashBytes(b: Uint8Array, at: number, len: number): number {
 }
 
 /** The table slot a hash starts probing at (murmur3's finalizer: similar terms differ in their low bits by little). */
-function home(h: number, mask: number): number {
+export function home(h: number, mask: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return (h ^ (h >>> 16)) & mask;
@@ -31,6 +31,24 @@ export const grow32 = (a: Int32Array<ArrayBuffer>, need: number): Int32Array<Arr
   x.set(a);
   return x;
 };
+
+/**
+ * Deletion from a linear-probing table without tombstones: the entries after the hole at `i`
+ * move back into it when their home slot (`homeOf(entry)`) allows; returns the slot left empty
+ * (the caller zeroes it).
+ */
+export function backshift(slots: Int32Array, i: number, homeOf: (entry: number) => number): number {
+  const mask = slots.length - 1;
+  for (let j = (i + 1) & mask; slots[j] !== 0; j = (j + 1) & mask) {
+    const k = homeOf(slots[j]);
+    // the entry at j may move to i when its home is not cyclically in (i, j]
+    if (i <= j ? k <= i || k > j : k <= i && k > j) {
+      slots[i] = slots[j];
+      i = j;
+    }
+  }
+  return i;
+}
 
 export class TermTable {
   private pool = Buffer.alloc(1 << 12);
@@ -178,15 +196,7 @@ export class TermTable {
     const mask = slots.length - 1;
     let i = home(this.hash[id], mask);
     while (slots[i] !== id + 1) i = (i + 1) & mask;
-    // backward shift: move later entries of the run into the hole when their home allows it
-    for (let j = (i + 1) & mask; slots[j] !== 0; j = (j + 1) & mask) {
-      const k = home(this.hash[slots[j] - 1], mask);
-      // the entry at j may move to i when its home is not cyclically in (i, j]
-      if (i <= j ? k <= i || k > j : k <= i && k > j) {
-        slots[i] = slots[j];
-        i = j;
-      }
-    }
+    i = backshift(slots, i, (e) => home(this.hash[e - 1], mask));
     slots[i] = 0;
     this.poolGarbage += this.len[id];
     this.len[id] = -1;
