@@ -5,7 +5,7 @@
  * entry for the collector to trace); this costs 12–20 bytes of arrays, and the id strings are
  * the ones `docIds` already holds.
  */
-import { backshift, grow32, home } from './term-table';
+import { backshift, grow32, home, placeEntry } from './term-table';
 
 /** FNV-1a over UTF-16 code units. */
 function hashOf(s: string): number {
@@ -44,11 +44,7 @@ export class DocOrdinals {
   }
 
   private place(o: number): void {
-    const slots = this.slots;
-    const mask = slots.length - 1;
-    let i = home(this.hashes[o], mask);
-    while (slots[i] !== 0) i = (i + 1) & mask;
-    slots[i] = o + 1;
+    placeEntry(this.slots, this.hashes[o], o + 1);
   }
 
   private rehash(cap: number): void {

@@ -32,6 +32,14 @@ export const grow32 = (a: Int32Array<ArrayBuffer>, need: number): Int32Array<Arr
   return x;
 };
 
+/** Puts `entry` (non-zero) in the first empty slot from the home of hash `h` (linear probing). */
+export function placeEntry(slots: Int32Array, h: number, entry: number): void {
+  const mask = slots.length - 1;
+  let i = home(h, mask);
+  while (slots[i] !== 0) i = (i + 1) & mask;
+  slots[i] = entry;
+}
+
 /**
  * Deletion from a linear-probing table without tombstones: the entries after the hole at `i`
  * move back into it when their home slot (`homeOf(entry)`) allows; returns the slot left empty
@@ -155,11 +163,7 @@ export class TermTable {
   }
 
   private place(id: number): void {
-    const slots = this.slots;
-    const mask = slots.length - 1;
-    let i = home(this.hash[id], mask);
-    while (slots[i] !== 0) i = (i + 1) & mask;
-    slots[i] = id + 1;
+    placeEntry(this.slots, this.hash[id], id + 1);
   }
 
   private rehash(cap: number): void {
