@@ -145,8 +145,9 @@ export function bfs(adj: Adjacency, src: string, maxDepth: number): Visit[] {
     }
   }
   unsee(seen, queue, tail);
+  const names = adj.names(queue, tail);
   const visits = new Array<Visit>(tail);
-  for (let k = 0; k < tail; k++) visits[k] = { node: adj.name(queue[k]), depth: depth[k] };
+  for (let k = 0; k < tail; k++) visits[k] = { node: names[k], depth: depth[k] };
   return visits;
 }
 

@@ -91,3 +91,21 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
     unsee(seen, ids, tail);
   }
 }
+
+/**
+ * The names of a walk's ids by record index, decoded a chunk of 256 at a time at the first ask
+ * (`Adjacency.names`: the loads of a chunk's names overlap instead of one miss after another).
+ */
+export function walkNames(adj: Adjacency, ids: Int32Array, n: number): (k: number) => string {
+  const chunks: Array<string[] | undefined> = [];
+  return (k: number): string => {
+    const c = k >>> 8;
+    let names = chunks[c];
+    if (!names) {
+      const from = c << 8;
+      const len = Math.min(256, n - from);
+      names = chunks[c] = adj.names(ids.subarray(from, from + len), len);
+    }
+    return names[k & 255];
+  };
+}

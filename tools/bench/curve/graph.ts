@@ -5,7 +5,7 @@
  * WITHOUT ROWID (src, dst), traversals as recursive CTEs) over the graph bench's seeded synthetic
  * graph (n / 10 nodes, skewed targets, weights 1..10), streamed (no edge list is kept).
  */
-import { Adjacency, bfs, dijkstra, edgeWeights, walk } from '@mmdb/graph';
+import { Adjacency, bfs, dijkstra, edgeWeights, walk, walkNames } from '@mmdb/graph';
 import { percentiles, memory, report, log, settledMemory } from './common';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rng } = require('../rng');
@@ -83,7 +83,10 @@ export async function runGraph(system: string, m: number): Promise<void> {
   await pass('bfs depth 3 (executor walk)', qB, (q) => {
     const w = walk(adj, q.src, { direction: 'forward', maxDepth: 3, startSeen: true });
     const names: string[] = [];
-    if (w) for (let k = 0; k < w.length; k++) names.push(adj.name(w.ids[k]));
+    if (w) {
+      const name = walkNames(adj, w.ids, w.length); // as the executor reads them (libs/sql multimodel.ts)
+      for (let k = 0; k < w.length; k++) names.push(name(k));
+    }
     return names;
   }, 200);
   await pass('dijkstra', qD, (q) => dijkstra(adj, q.src, q.dst, w), 2);
