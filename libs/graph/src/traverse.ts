@@ -110,7 +110,13 @@ export function bfs(adj: Adjacency, src: string, maxDepth: number): Visit[] {
   queue[tail] = start;
   depth[tail++] = 0;
   seen[start >>> 5] |= 1 << (start & 31);
+  let levelEnd = 0;
   while (head < tail) {
+    if (head === levelEnd) {
+      // a new level: load its nodes' edge ranges first, many misses in flight at once (as NodeTable.names)
+      levelEnd = tail;
+      if (depth[head] < maxDepth) touchEdges(queue, head, tail, fOff, fTo, baseNodes);
+    }
     const u = queue[head];
     const du = depth[head++];
     if (du >= maxDepth) continue;
@@ -202,6 +208,21 @@ export function shortestPath(adj: Adjacency, src: string, dst: string, maxDepth:
   }
   unsee(seen, queue, tail);
   return null;
+}
+
+const touched = { sink: 0 }; // where the loads of touchEdges go (kept so they are not dropped as dead)
+/** Loads the offsets of queue[from, to) and the first entry of each range (values unused), so a level's misses overlap before it is walked: see `bfs`. */
+export function touchEdges(queue: Int32Array, from: number, to: number, fOff: Int32Array, fTo: Int32Array, baseNodes: number): void {
+  let x = 0;
+  for (let k = from; k < to; k++) {
+    const u = queue[k];
+    if (u < baseNodes) x |= fOff[u];
+  }
+  for (let k = from; k < to; k++) {
+    const u = queue[k];
+    if (u < baseNodes) x |= fTo[fOff[u]];
+  }
+  touched.sink = x;
 }
 
 /** Clears the visited bits of the first `n` queued nodes (every node a walk marked is queued). */

@@ -6,7 +6,7 @@
  * (every neighbour's name decoded, seen or not), a Set and a Map of strings per walk.
  */
 import type { Adjacency } from './adjacency';
-import { scratchOf, unsee } from './traverse';
+import { scratchOf, touchEdges, unsee } from './traverse';
 
 export type WalkDirection = 'forward' | 'reverse' | 'both';
 
@@ -68,6 +68,9 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
     let lo = 0;
     for (let d = 1; d <= o.maxDepth; d++) {
       const hi = tail;
+      // the level's edge ranges loaded first, many misses in flight at once (traverse.ts touchEdges)
+      if (fwd) touchEdges(ids, lo, hi, fOff, fTo, baseNodes);
+      if (rev) touchEdges(ids, lo, hi, rOff, rFrom, baseNodes);
       for (let k = lo; k < hi; k++) {
         const u = ids[k];
         if (k > 0 && u === start) continue; // the start reached again: listed, not walked again
