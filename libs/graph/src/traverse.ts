@@ -220,7 +220,9 @@ export function touchEdges(queue: Int32Array, from: number, to: number, fOff: In
   }
   for (let k = from; k < to; k++) {
     const u = queue[k];
-    if (u < baseNodes) x |= fTo[fOff[u]];
+    if (u >= baseNodes) continue;
+    const a = fOff[u];
+    if (a < fOff[u + 1]) x |= fTo[a]; // (an empty range's start may be past the end)
   }
   touched.sink = x;
 }
