@@ -253,6 +253,48 @@ describe('changesFrom: the resumable change feed', () => {
     expect((await store.truncateLog()).length).toBeGreaterThan(0);
   });
 
+  it('live readers share one bounded buffer: a stuck reader holds no memory past its bound and still gets every change in order', async () => {
+    store = await TenantStore.open({ dir, sync: false, feedTailFrames: 100, feedTailBytes: 64 * 1024 });
+    await store.registerSchema(T);
+    const at = store.lastLsn;
+    // 50 live readers polling every commit, and one that stops after its first frame
+    const live = Array.from({ length: 50 }, () => store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 40, batchFrames: 64 }));
+    const stuck = store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 40, batchFrames: 64 });
+    const firsts = [...live, stuck].map((f) => f.next());
+    await store.put('t.kv', { k: 0, v: 'x' });
+    for (const p of firsts) expect((await p)!.entries.map((e) => e.frame.lsn)).toEqual([at + 1]);
+    const seen = live.map(() => [at + 1]);
+    let maxHeld = 0;
+    for (let i = 1; i <= 600; i++) {
+      await store.put('t.kv', { k: i, v: 'y'.repeat(i % 7 === 0 ? 2000 : 10) });
+      maxHeld = Math.max(maxHeld, store.feedStats().memory.frames);
+      expect(store.feedStats().memory.bytes).toBeLessThanOrEqual(64 * 1024 + 4096); // the bytes bound (and the last frame over it)
+      live.forEach((f, r) => {
+        const b = f.poll(); // one frame since the last poll: taken from the shared buffer, no wait
+        expect(b!.entries.map((e) => e.frame.lsn)).toEqual([at + 1 + i]);
+        seen[r].push(b!.entries[0].frame.lsn);
+      });
+    }
+    // the buffer stayed within its frame bound while the stuck reader fell 600 frames behind
+    expect(maxHeld).toBeLessThanOrEqual(100);
+    expect(stuck.buffered).toBe(0);
+    expect(stuck.overflows).toBeGreaterThanOrEqual(1);
+    expect(stuck.poll()).toBeNull(); // not live: it reads the log
+    for (const s of seen) expect(s).toEqual(range(at + 1, at + 601));
+    expect(await readUntil(stuck, at + 601)).toEqual(range(at + 2, at + 601));
+    expect(stuck.logReads).toBeGreaterThanOrEqual(2);
+    // caught up, it is live again and takes the next commit from the shared buffer
+    await store.put('t.kv', { k: 1000, v: 'z' });
+    expect(stuck.poll()!.entries.map((e) => e.frame.lsn)).toEqual([at + 602]);
+    // every reader got the same decoded frame object: nothing is copied per reader
+    const x = live[0].poll()!.entries;
+    const y = live[1].poll()!.entries;
+    expect(x.map((e) => e.frame.lsn)).toEqual([at + 602]);
+    expect(x[0]).toBe(y[0]);
+    for (const f of [...live, stuck]) f.close();
+    expect(store.feedStats().memory).toEqual({ frames: 0, bytes: 0 }); // no reader: nothing kept
+  });
+
   it('poll() hands over the buffered live frames without waiting, and none before the first next() or after an overflow', async () => {
     store = await TenantStore.open({ dir, sync: false });
     await store.registerSchema(T);

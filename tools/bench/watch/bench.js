@@ -29,6 +29,7 @@ const { startBuiltServer, httpsRequest } = require('../server');
 const { request, numberOption } = require('../request');
 const { ingest, matchingOnBigTable } = require('./big');
 const { serverSide } = require('./server-side');
+const { cpuPhase } = require('./cpu');
 
 const args = process.argv.slice(2);
 const opt = (name, def) => numberOption(args, name, def);
@@ -84,6 +85,9 @@ async function main() {
     const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(await scrape());
     return m ? Number(m[1]) : 0;
   };
+  // phase marks for the server's CPU profile (cpu-profile.js), when one is recorded
+  const profiling = /cpu-profile/.test(process.env.WATCH_SERVER_NODE_OPTIONS ?? '');
+  const mark = () => (profiling ? proc.kill('SIGWINCH') : undefined);
   let subs = null;
   try {
     for (let t = 0; t < TABLES; t++) await call('POST', `${T}/schemas`, toml(`t${t}`), 'text/plain');
@@ -126,7 +130,11 @@ async function main() {
     await writeLoad(Math.min(3, DURATION)); // warm-up (JIT, caches): not measured
     process.stderr.write('phase 1: writes without subscribers\n');
     const srv1 = await serverSide(scrape);
+    mark();
+    const cpu1 = cpuPhase({ server: proc.pid, bench: process.pid });
     const before = await writeLoad();
+    const use1 = cpu1.end();
+    mark();
     const server1 = await srv1.end();
     await sleep(1000);
     const rss0 = rssKiB(proc.pid);
@@ -145,7 +153,11 @@ async function main() {
     const ev0 = await metric('db_watch_match_evaluations_total');
     const rc0 = await metric('db_watch_row_changes_total');
     const srv3 = await serverSide(scrape);
+    mark();
+    const cpu3 = cpuPhase({ server: proc.pid, bench: process.pid, subscribers: subs.pid });
     const during = await writeLoad();
+    const use3 = cpu3.end();
+    mark();
     const server3 = await srv3.end();
     await sleep(WINDOW + 1000);
     const ev1 = await metric('db_watch_match_evaluations_total');
@@ -174,6 +186,10 @@ async function main() {
     console.log(`| write p99 ms | ${f(pct(before.lat, 0.99), 2)} | ${f(pct(during.lat, 0.99), 2)} | ${f(ratio, 2)}× | ≤ 1.5× ${ratio <= 1.5 ? 'met' : 'MISSED'} |`);
     console.log(`| server-side write p50 / p99 ms (histogram buckets) | ${f(server1.p50, 2)} / ${f(server1.p99, 2)} | ${f(server3.p50, 2)} / ${f(server3.p99, 2)} | ${f(server3.p99 / server1.p99, 2)}× | |`);
     console.log(`| server event-loop delay p99 / max ms | ${f(server1.loopP99)} / ${f(server1.loopMax)} | ${f(server3.loopP99)} / ${f(server3.loopMax)} | | |`);
+    const cores = (u, k) => (u.procs[k] ? `${f(u.procs[k].cores, 2)} (sys ${f(u.procs[k].sys, 2)})` : '');
+    console.log(`| CPU cores: server (of it kernel) | ${cores(use1, 'server')} | ${cores(use3, 'server')} | | |`);
+    console.log(`| CPU cores: bench writer / subscribers' process | ${cores(use1, 'bench')} | ${cores(use3, 'bench')} / ${cores(use3, 'subscribers')} | | |`);
+    console.log(`| host: busy cores of ${use1.host.cpus}, steal %, load average | ${f(use1.host.cores, 2)}, ${f(use1.host.steal)} %, ${f(use1.host.load, 2)} | ${f(use3.host.cores, 2)}, ${f(use3.host.steal)} %, ${f(use3.host.load, 2)} | | |`);
     console.log(`| commit → event p50 ms | | ${f(pct(delivery, 0.5))} | | |`);
     console.log(`| commit → event p99 ms | | ${f(pct(delivery, 0.99))} | | ≤ ${WINDOW + 50} ${pct(delivery, 0.99) <= WINDOW + 50 ? 'met' : 'MISSED'} |`);
     console.log(`| deliveries (expected) | | ${delivery.length} (${expected}) | | all |`);
