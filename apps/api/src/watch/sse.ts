@@ -32,3 +32,37 @@ export function sseEvent(event: string, id: string | null, data: unknown): strin
 export function sseComment(text: string): string {
   return `: ${text}\n\n`;
 }
+
+/**
+ * One event's text written to many sockets (the subscribers of one query): its UTF-8 bytes and
+ * its HTTP/1.1 chunk (`<size hex>\r\n<bytes>\r\n`) are made once, at the first write that
+ * needs them, and each socket takes the same `Buffer` (no per-socket encoding, framing or copy).
+ */
+export class SseChunk {
+  private b: Buffer | null = null;
+  private c: Buffer | null = null;
+
+  constructor(readonly text: string) {}
+
+  toString(): string {
+    return this.text;
+  }
+
+  get bytes(): Buffer {
+    return (this.b ??= Buffer.from(this.text, 'utf8'));
+  }
+
+  /** The bytes as one chunk of a chunked HTTP/1.1 body. */
+  get chunked(): Buffer {
+    if (!this.c) {
+      const b = this.bytes;
+      const head = `${b.length.toString(16)}\r\n`;
+      const c = Buffer.allocUnsafe(head.length + b.length + 2);
+      c.write(head, 0, 'latin1');
+      b.copy(c, head.length);
+      c.write('\r\n', head.length + b.length, 'latin1');
+      this.c = c;
+    }
+    return this.c;
+  }
+}
