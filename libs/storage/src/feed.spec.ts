@@ -291,6 +291,15 @@ describe('changesFrom: the resumable change feed', () => {
     const y = live[1].poll()!.entries;
     expect(x.map((e) => e.frame.lsn)).toEqual([at + 602]);
     expect(x[0]).toBe(y[0]);
+    // poll(upTo): nothing after a window's bound; what follows stays in the buffer for the next poll
+    for (let i = 0; i < 3; i++) await store.put('t.kv', { k: 3000 + i, v: 'u' });
+    expect(live[2].pollable).toBe(true);
+    expect(live[2].poll(at + 602)!.entries.map((e) => e.frame.lsn)).toEqual([at + 602]);
+    expect(live[2].poll(at + 602)).toBeNull();
+    expect(live[2].poll(at + 604)!.entries.map((e) => e.frame.lsn)).toEqual([at + 603, at + 604]);
+    expect(live[2].poll()!.entries.map((e) => e.frame.lsn)).toEqual([at + 605]);
+    expect(live[2].pollable).toBe(false);
+    expect(live[2].atEnd).toBe(true);
     for (const f of [...live, stuck]) f.close();
     expect(store.feedStats().memory).toEqual({ frames: 0, bytes: 0 }); // no reader: nothing kept
   });

@@ -176,7 +176,7 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
         continue;
       }
       if (this.position < this.hub.published) {
-        const batch = this.fromHub();
+        const batch = this.fromHub(this.batchFrames);
         if (batch) return batch;
         continue;
       }
@@ -192,13 +192,20 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
    * when none are (the reader is at the log's end, or not live: it must read the log, so call
    * `next()`), or when a `next()` is pending. Throws `resync_required` as `next()` would for a
    * reader past its lag bound. A watch fan-out takes its burst with it at its turn, so hundreds
-   * of readers cost no promise chain per window (apps/api DESIGN, "Many subscribers").
+   * of readers cost no promise chain per window (apps/api DESIGN, "Many subscribers"). `upTo`:
+   * none after that LSN (a window's bound: the frames after it stay in the hub's buffer).
    */
-  poll(): FeedBatch | null {
-    if (this.reading || this.closed || !this.checked || !this.live || this.position >= this.hub.published) return null;
+  poll(upTo = Infinity): FeedBatch | null {
+    if (this.reading || this.closed || !this.checked || !this.live || this.position >= this.hub.published || upTo <= this.position) return null;
     this.checkLag();
     this.checkOverflow();
-    return this.live ? this.fromHub() : null;
+    return this.live ? this.fromHub(Math.min(this.batchFrames, upTo - this.position)) : null;
+  }
+
+  /** True when `poll()` would hand over frames now: live, within its buffer, frames published after its position. */
+  get pollable(): boolean {
+    this.checkOverflow();
+    return !this.reading && !this.closed && this.checked && this.live && this.position < this.hub.published;
   }
 
   /** True when `next()` would wait for a commit: live, nothing published after the position (a `poll()` answers null until one is). */
@@ -313,8 +320,8 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   }
 
   /** The frames after the position from the hub's buffer; null (an overflow) when it no longer holds the next one. */
-  private fromHub(): FeedBatch | null {
-    const entries = this.hub.recent(this.position + 1, this.batchFrames);
+  private fromHub(limit: number): FeedBatch | null {
+    const entries = this.hub.recent(this.position + 1, limit);
     if (!entries || !entries.length) {
       this.overflow();
       return null;

@@ -26,13 +26,28 @@ function record() {
   s.post('Profiler.setSamplingInterval', { interval: 200 });
   s.post('Profiler.start');
   const marks = [];
+  // GC pauses (the main thread stops for each): [end µs on the profile's clock, ms, kind]
+  const gcs = [];
+  const { PerformanceObserver, constants } = require('perf_hooks');
+  const kinds = { [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major', [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor', [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb' };
+  const origin = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcs.push([origin + (e.startTime + e.duration) * 1000, e.duration, kinds[e.detail?.kind] ?? String(e.detail?.kind)]);
+  }).observe({ entryTypes: ['gc'] });
   // (the profile's clock is the monotonic one hrtime reads)
-  process.on('SIGWINCH', () => marks.push(Number(process.hrtime.bigint() / 1000n)));
+  // allocations per phase (V8's sampling heap profiler, objects collected since included): what drives the GC
+  const heaps = [];
+  process.on('SIGWINCH', () => {
+    marks.push(Number(process.hrtime.bigint() / 1000n));
+    if (marks.length % 2) s.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    else s.post('HeapProfiler.stopSampling', (err, r) => !err && heaps.push(r.profile));
+  });
+  s.post('HeapProfiler.enable');
   const dir = process.env.PROFILE_DIR || require('os').tmpdir();
   process.prependListener('SIGTERM', () => {
     // (an in-thread session answers synchronously: written before Nest's handler re-raises)
     s.post('Profiler.stop', (err, r) => {
-      if (!err) fs.writeFileSync(path.join(dir, `server-${Date.now()}.cpuprofile`), JSON.stringify({ ...r.profile, marks }));
+      if (!err) fs.writeFileSync(path.join(dir, `server-${Date.now()}.cpuprofile`), JSON.stringify({ ...r.profile, marks, gcs, heaps }));
     });
   });
 }
@@ -80,12 +95,35 @@ function summarize(file) {
     });
     const secs = (hi - lo) / 1e6;
     const rate = (m) => new Map([...m].map(([k, v]) => [k, v / 1000 / secs]));
-    return { label, secs, busy: busy / 1000 / secs, self: rate(self), incl: rate(incl) };
+    const gc = {};
+    for (const [at, ms, kind] of p.gcs ?? []) {
+      if (at < lo || at > hi) continue;
+      const g = (gc[kind] ??= { n: 0, ms: 0, max: 0 });
+      g.n++;
+      g.ms += ms;
+      g.max = Math.max(g.max, ms);
+    }
+    return { label, secs, busy: busy / 1000 / secs, self: rate(self), incl: rate(incl), gc };
   });
   const top = (m, n = 30) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${v.toFixed(1).padStart(7)} ms/s  ${k}`);
   for (const ph of per) {
-    console.log(`=== ${ph.label}: ${ph.secs.toFixed(1)} s, main thread busy ${ph.busy.toFixed(0)} ms/s\n--- self\n${top(ph.self).join('\n')}\n--- inclusive\n${top(ph.incl).join('\n')}`);
+    const gc = Object.entries(ph.gc).map(([k, g]) => `${k} ${(g.n / ph.secs).toFixed(1)}/s, ${(g.ms / ph.secs).toFixed(1)} ms/s, max ${g.max.toFixed(1)} ms`).join('; ');
+    console.log(`=== ${ph.label}: ${ph.secs.toFixed(1)} s, main thread busy ${ph.busy.toFixed(0)} ms/s (sampled wall time: a thread waiting for a CPU counts)\nGC pauses: ${gc || 'n/a'}\n--- self\n${top(ph.self).join('\n')}\n--- inclusive\n${top(ph.incl).join('\n')}`);
   }
+  // allocations by function (self), MB/s per phase
+  const allocs = (p.heaps ?? []).map((h, k) => {
+    const secs = ((p.marks[2 * k + 1] ?? 0) - (p.marks[2 * k] ?? 0)) / 1e6;
+    const by = new Map();
+    const walk = (n) => {
+      const k2 = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').slice(-2).join('/')}:${n.callFrame.lineNumber}`;
+      by.set(k2, (by.get(k2) ?? 0) + n.selfSize);
+      for (const c of n.children ?? []) walk(c);
+    };
+    walk(h.head);
+    return new Map([...by].map(([k2, v]) => [k2, v / 1048576 / secs]));
+  });
+  const mb = (m, n = 25) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${v.toFixed(2).padStart(7)} MB/s  ${k}`);
+  allocs.forEach((m, k) => console.log(`=== allocations, ${per[k]?.label ?? `phase ${k}`}: ${[...m.values()].reduce((a, b) => a + b, 0).toFixed(1)} MB/s\n${mb(m).join('\n')}`));
   if (per.length === 2) {
     const [a, b] = per;
     const grew = (ma, mb) => {

@@ -228,7 +228,7 @@ export class WatchSession {
   /**
    * With the store's coalescing clock (fanout.ts): a live stream waits, without a promise on its
    * feed, for a window to close past its position; then, at its turn of the fan-out, it takes the
-   * frames its feed buffered up to the window's bound without waiting (`poll`), matches and writes
+   * frames published up to the window's bound without waiting (`poll(bound)`), matches and writes
    * them, and ends its turn. Only a stream that must read the log (behind its buffer, or starting)
    * awaits its feed, outside any turn.
    */
@@ -241,16 +241,14 @@ export class WatchSession {
       if (carry.length) {
         frames = carry;
         carry = [];
-      } else {
-        const b = feed.poll();
-        if (b) frames = b.entries;
-        else if (!feed.atEnd) {
-          // the log (or the hub's recent frames) must be read: outside the fan-out's turn
-          const r = await feed.next();
-          if (!r) return;
-          frames = r.entries;
-        }
+      } else if (!feed.pollable && !feed.atEnd) {
+        // the log (or the hub's recent frames) must be read: outside the fan-out's turn
+        const r = await feed.next();
+        if (!r) return;
+        frames = r.entries;
       }
+      // (a live stream takes its frames at its turn, up to the window's bound: one slice of the
+      // hub's buffer per window, and the frames after the bound stay there for the next)
       // frames (or, at the feed's end, the next one) wait for a window past them, then for this stream's turn
       const wait = windowTurn(this.store, frames ? frames[0].frame.lsn : feed.cursor.lsn + 1, this.opts.coalesceMs);
       this.waiting = wait;
@@ -262,12 +260,12 @@ export class WatchSession {
       try {
         if (this.closed) return;
         // (at the feed's end, its frames are in its buffer now; none: no longer live, the log next time)
-        let fs: readonly FeedEntry[] | undefined = frames ?? feed.poll()?.entries;
+        let fs: readonly FeedEntry[] | undefined = frames ?? feed.poll(bound)?.entries;
         if (!fs) continue;
         while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
           let b: FeedBatch | null;
           try {
-            b = feed.poll();
+            b = feed.poll(bound);
             if (!b && !feed.atEnd) {
               // the frames up to the bound are behind this reader's buffer (the hub's recent frames,
               // or the log): read outside the turn, then take it again, so that the burst still
