@@ -280,6 +280,15 @@ export class Metrics {
     s.latency.observe(ms);
   }
 
+  private readonly watchEventSeries = new Map<string, { inc(): void }>();
+
+  /** Counts one event sent on a watch stream (the child per event name is kept: one per stream and burst, thousands a second with many subscribers). */
+  watchEventSent(event: string): void {
+    let c = this.watchEventSeries.get(event);
+    if (!c) this.watchEventSeries.set(event, (c = this.watchEvents.labels({ event })));
+    c.inc();
+  }
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'db_process_' });
     // Series exist (at zero) from the start, so dashboards and alerts see them.

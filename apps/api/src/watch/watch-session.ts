@@ -376,7 +376,7 @@ export class WatchSession {
 
   private sendText(event: string, text: string | SseChunk): void {
     this.dirty = false;
-    this.metrics.watchEvents.inc({ event });
+    this.metrics.watchEventSent(event);
     this.write(text);
   }
 
