@@ -304,6 +304,36 @@ describe('changesFrom: the resumable change feed', () => {
     expect(store.feedStats().memory).toEqual({ frames: 0, bytes: 0 }); // no reader: nothing kept
   });
 
+  it('the shared buffer drops what every reader has taken, and keeps (up to its bound) what one still needs', async () => {
+    store = await TenantStore.open({ dir, sync: false, feedTailFrames: 1000 });
+    await store.registerSchema(T);
+    const at = store.lastLsn;
+    const feeds = Array.from({ length: 10 }, () => store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 500 }));
+    const firsts = feeds.map((f) => f.next());
+    await store.put('t.kv', { k: 0, v: 'x' });
+    await Promise.all(firsts);
+    let most = 0;
+    for (let i = 1; i <= 300; i++) {
+      await store.put('t.kv', { k: i, v: 'y' });
+      for (const f of feeds) expect(f.poll()!.entries.map((e) => e.frame.lsn)).toEqual([at + 1 + i]);
+      most = Math.max(most, store.feedStats().memory.frames);
+    }
+    // every reader takes each frame at once: the buffer never holds more than one pass's worth (64 frames)
+    expect(most).toBeLessThanOrEqual(65);
+    // one reader stops: the frames after its position stay for it, in order, once
+    const [slow, ...rest] = feeds;
+    for (let i = 301; i <= 500; i++) {
+      await store.put('t.kv', { k: i, v: 'z' });
+      for (const f of rest) f.poll();
+    }
+    expect(store.feedStats().memory.frames).toBeGreaterThanOrEqual(200);
+    const got: number[] = [];
+    for (let b = slow.poll(); b; b = slow.poll()) got.push(...b.entries.map((e) => e.frame.lsn));
+    expect(got).toEqual(range(at + 302, at + 501));
+    expect(slow.logReads).toBe(1); // its first read only: the rest came from the buffer
+    for (const f of feeds) f.close();
+  });
+
   it('poll() hands over the buffered live frames without waiting, and none before the first next() or after an overflow', async () => {
     store = await TenantStore.open({ dir, sync: false });
     await store.registerSchema(T);

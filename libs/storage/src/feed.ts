@@ -7,9 +7,9 @@
  * buffer of the last published frames, consecutive (the commit path: O(1) per frame, whatever
  * the number of readers; it wakes only readers with a `next()` pending). A reader is a position
  * in it: a live reader takes the frames after its position from the buffer, a copy of the
- * slice it takes and no more. The buffer is bounded (frames: the larger of `TailLimits.frames`
- * and the largest `bufferFrames` of its readers; bytes: `TailLimits.bytes`), whatever the number
- * or the speed of the readers: a
+ * slice it takes and no more. The buffer holds what some reader has not taken yet, bounded
+ * (frames: the larger of `TailLimits.frames` and the largest `bufferFrames` of its readers;
+ * bytes: `TailLimits.bytes`), whatever the number or the speed of the readers: a
  * reader more than its `bufferFrames` behind the last published frame, or behind the buffer's
  * start, has overflowed: it is no longer live and reads the log from where it is (or, while the
  * buffer still holds its next frame, the buffer), then goes live again at the log's end. Frames
@@ -118,6 +118,11 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     this.epoch = cursor.epoch;
     this.bufferFrames = Math.max(1, opts.bufferFrames ?? 1024);
     this.batchFrames = Math.max(1, opts.batchFrames ?? 256);
+  }
+
+  /** The last LSN delivered. */
+  get lsn(): number {
+    return this.position;
   }
 
   /** The cursor after the last frame delivered. */
@@ -363,6 +368,9 @@ export class FeedHub {
   private readerFrames = 0;
   /** The last LSN published (the store sets it to its log's end when it opens). */
   published = 0;
+  /** Frames appended, and the time, since the buffer last dropped what every reader has taken. */
+  private sinceTrim = 0;
+  private trimmedAt = 0;
 
   constructor(limits: TailLimits = {}) {
     this.maxTailFrames = Math.max(0, limits.frames ?? 4096);
@@ -420,7 +428,23 @@ export class FeedHub {
       this.tailBytes -= this.tail[this.tailFrom].bytes.length;
       this.tail[this.tailFrom++] = undefined as unknown as FeedEntry;
     }
-    if (this.tailFrom > 1024 && this.tailFrom * 2 > this.tail.length) {
+    // frames every reader has taken go (at most every 64 frames or 20 ms: a pass over the readers),
+    // so that the buffer holds what someone still needs, not always its bound: a frame kept for
+    // seconds is promoted to the old generation and paid for again by a major GC
+    this.sinceTrim += entries.length;
+    const now = performance.now();
+    if (this.sinceTrim >= 64 || now - this.trimmedAt >= 20) {
+      this.sinceTrim = 0;
+      this.trimmedAt = now;
+      let min = Infinity;
+      for (const r of this.readers) if (r.lsn < min) min = r.lsn;
+      while (this.tail.length > this.tailFrom && this.tail[this.tailFrom].frame.lsn <= min) {
+        this.tailBytes -= this.tail[this.tailFrom].bytes.length;
+        this.tail[this.tailFrom++] = undefined as unknown as FeedEntry;
+      }
+    }
+    if (this.tailFrom === this.tail.length) this.forget();
+    else if (this.tailFrom > 1024 && this.tailFrom * 2 > this.tail.length) {
       this.tail = this.tail.slice(this.tailFrom);
       this.tailFrom = 0;
     }
