@@ -37,9 +37,16 @@ function record() {
   // (the profile's clock is the monotonic one hrtime reads)
   // allocations per phase (V8's sampling heap profiler, objects collected since included): what drives the GC
   const heaps = [];
+  // the heap's spaces and external memory at each mark (what grows during a phase drives the major GCs)
+  const spaces = [];
+  // and sampled every 100 ms: the old space's growth between major GCs
+  const oldSpace = [];
+  setInterval(() => oldSpace.push([Number(process.hrtime.bigint() / 1000n), require('v8').getHeapSpaceStatistics().find((x) => x.space_name === 'old_space')?.space_used_size ?? 0, process.memoryUsage().external]), 100).unref();
   process.on('SIGWINCH', () => {
     marks.push(Number(process.hrtime.bigint() / 1000n));
-    if (marks.length % 2) s.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    const m = process.memoryUsage();
+    spaces.push({ ...Object.fromEntries(require('v8').getHeapSpaceStatistics().map((x) => [x.space_name, x.space_used_size])), external: m.external, arrayBuffers: m.arrayBuffers });
+    if (marks.length % 2) s.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: !process.env.HEAP_LIVE, includeObjectsCollectedByMinorGC: !process.env.HEAP_LIVE });
     else s.post('HeapProfiler.stopSampling', (err, r) => !err && heaps.push(r.profile));
   });
   s.post('HeapProfiler.enable');
@@ -47,7 +54,7 @@ function record() {
   process.prependListener('SIGTERM', () => {
     // (an in-thread session answers synchronously: written before Nest's handler re-raises)
     s.post('Profiler.stop', (err, r) => {
-      if (!err) fs.writeFileSync(path.join(dir, `server-${Date.now()}.cpuprofile`), JSON.stringify({ ...r.profile, marks, gcs, heaps }));
+      if (!err) fs.writeFileSync(path.join(dir, `server-${Date.now()}.cpuprofile`), JSON.stringify({ ...r.profile, marks, gcs, heaps, spaces, oldSpace }));
     });
   });
 }
@@ -124,6 +131,20 @@ function summarize(file) {
   });
   const mb = (m, n = 25) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${v.toFixed(2).padStart(7)} MB/s  ${k}`);
   allocs.forEach((m, k) => console.log(`=== allocations, ${per[k]?.label ?? `phase ${k}`}: ${[...m.values()].reduce((a, b) => a + b, 0).toFixed(1)} MB/s\n${mb(m).join('\n')}`));
+  // old space growth (MB/s) within each phase, over the samples where it grew (between major GCs), and external memory
+  if (p.oldSpace?.length && p.marks?.length >= 4) {
+    for (const [k, label] of [[0, 'phase 1'], [2, 'phase 3']]) {
+      const xs = p.oldSpace.filter(([t]) => t >= p.marks[k] && t <= p.marks[k + 1]);
+      let grew = 0;
+      let ext = 0;
+      for (let i = 1; i < xs.length; i++) {
+        grew += Math.max(0, xs[i][1] - xs[i - 1][1]);
+        ext += Math.max(0, xs[i][2] - xs[i - 1][2]);
+      }
+      const secs = (p.marks[k + 1] - p.marks[k]) / 1e6;
+      console.log(`=== ${label}: old space grew ${(grew / 1048576 / secs).toFixed(2)} MB/s (promotion), external memory grew ${(ext / 1048576 / secs).toFixed(2)} MB/s (100 ms samples, growth only)`);
+    }
+  }
   if (per.length === 2) {
     const [a, b] = per;
     const grew = (ma, mb) => {
