@@ -39,8 +39,9 @@ export function sseComment(text: string): string {
  * needs them, and each socket takes the same `Buffer` (no per-socket encoding, framing or copy).
  */
 export class SseChunk {
-  private b: Buffer | null = null;
+  /** The chunk: `<size hex>\r\n`, the text's UTF-8 bytes, `\r\n` (one allocation; `bytes` is a view of it). */
   private c: Buffer | null = null;
+  private head = 0;
 
   constructor(readonly text: string) {}
 
@@ -48,20 +49,23 @@ export class SseChunk {
     return this.text;
   }
 
+  /** The text's UTF-8 bytes. */
   get bytes(): Buffer {
-    return (this.b ??= Buffer.from(this.text, 'utf8'));
+    const c = this.chunked;
+    return c.subarray(this.head, c.length - 2);
   }
 
   /** The bytes as one chunk of a chunked HTTP/1.1 body. */
   get chunked(): Buffer {
     if (!this.c) {
-      const b = this.bytes;
-      const head = `${b.length.toString(16)}\r\n`;
-      const c = Buffer.allocUnsafe(head.length + b.length + 2);
+      const n = Buffer.byteLength(this.text, 'utf8');
+      const head = `${n.toString(16)}\r\n`;
+      const c = Buffer.allocUnsafe(head.length + n + 2);
       c.write(head, 0, 'latin1');
-      b.copy(c, head.length);
-      c.write('\r\n', head.length + b.length, 'latin1');
+      c.write(this.text, head.length, 'utf8');
+      c.write('\r\n', head.length + n, 'latin1');
       this.c = c;
+      this.head = head.length;
     }
     return this.c;
   }
