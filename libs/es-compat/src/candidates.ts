@@ -64,17 +64,20 @@ export function textTermDocs(ix: IndexView, path: string, analyzer: string, term
 }
 
 const ordinalsOf = new WeakMap<Doc[], Map<Doc, number>>();
-const listOrdinals = new WeakMap<readonly Doc[], Int32Array>();
+/** Per docs array: a term list's positions in it (lists outlive a docs array when `carryPostings` extends them). */
+const listOrdinals = new WeakMap<Doc[], WeakMap<readonly Doc[], Int32Array>>();
 
 /** `textTermDocs` as positions in the view's docs array (for counting unions and intersections with typed arrays). */
 export function textTermOrdinals(ix: IndexView, path: string, analyzer: string, term: string): Int32Array {
   const list = textTermDocs(ix, path, analyzer, term);
-  let out = listOrdinals.get(list);
+  let lo = listOrdinals.get(ix.docs);
+  if (!lo) { lo = new WeakMap(); listOrdinals.set(ix.docs, lo); }
+  let out = lo.get(list);
   if (!out) {
     let ords = ordinalsOf.get(ix.docs);
     if (!ords) { ords = new Map(ix.docs.map((d, i) => [d, i])); ordinalsOf.set(ix.docs, ords); }
     out = Int32Array.from(list, (d) => ords!.get(d)!);
-    listOrdinals.set(list, out);
+    lo.set(list, out);
   }
   return out;
 }
@@ -200,4 +203,59 @@ function candidatesOf(ix: IndexView, q: unknown): Set<Doc> | null {
     default:
       return null;
   }
+}
+
+/** A postings key's terms of one document (`t\0path\0analyzer`: text terms; `k\0path`: distinct keyword values). */
+function termsOfKey(key: string): (d: Doc) => Iterable<string> {
+  const [kind, path, analyzer] = key.split('\u0000');
+  return kind === 't' ? (d) => d.terms(path, analyzer) : (d) => new Set(d.values(path).map(String));
+}
+
+/**
+ * Moves the term → documents lists (and id and position maps) built for `oldDocs` to `newDocs`,
+ * the same documents less `removed` (in order) followed by `added` (in order): the touched terms'
+ * lists only — a removal copies the list without the removed documents, an addition appends in
+ * place — so the cost is the change's terms and their lists, not the index. What the old array
+ * had not built is left to be built on first use, as before.
+ */
+export function carryPostings(oldDocs: Doc[], newDocs: Doc[], removed: readonly Doc[], added: readonly Doc[]): void {
+  const gone = new Set(removed);
+  const lo = removed.length ? undefined : listOrdinals.get(oldDocs);
+  const m = cache.get(oldDocs);
+  if (m) {
+    for (const [key, p] of m) {
+      const termsOf = termsOfKey(key);
+      const copied = new Set<string>();
+      for (const d of removed) for (const t of termsOf(d)) {
+        if (copied.has(t)) continue;
+        copied.add(t);
+        const l = p.get(t);
+        if (!l) continue;
+        const kept = l.filter((x) => !gone.has(x));
+        if (kept.length) p.set(t, kept); else p.delete(t);
+      }
+      for (const d of added) for (const t of termsOf(d)) {
+        const l = p.get(t);
+        if (!l) { p.set(t, [d]); copied.add(t); continue; }
+        if (!copied.has(t)) lo?.delete(l);
+        l.push(d);
+      }
+    }
+    cache.delete(oldDocs);
+    cache.set(newDocs, m);
+  }
+  const ids = byIdCache.get(oldDocs);
+  if (ids) {
+    for (const d of removed) if (ids.get(d.id) === d) ids.delete(d.id);
+    for (const d of added) ids.set(d.id, d);
+    byIdCache.delete(oldDocs);
+    byIdCache.set(newDocs, ids);
+  }
+  // positions shift after a removal: the position maps are rebuilt on use; after appends they hold
+  const ords = removed.length ? undefined : ordinalsOf.get(oldDocs);
+  if (ords) {
+    for (const d of added) ords.set(d, ords.size);
+    ordinalsOf.set(newDocs, ords);
+  }
+  if (lo) listOrdinals.set(newDocs, lo);
 }

@@ -83,7 +83,8 @@ function termMatcher(env: QueryEnv, name: string, raw: unknown, boost: number, c
   return constant((d) => d.values(f.path).some((x) => cmp(x, v) === 0), boost);
 }
 
-function keywordStats(ix: IndexView, path: string) {
+/** BM25 statistics of a keyword field (values as terms, `kw\u0000<path>` in the view's stats). */
+export function keywordStats(ix: IndexView, path: string) {
   const k = `kw\u0000${path}`;
   let s = ix.stats.get(k);
   if (!s) {

@@ -25,7 +25,7 @@ export function quantizedLength(len: number): number {
   return enc < NUM_FREE ? enc : NUM_FREE + int4ToLong(enc - NUM_FREE);
 }
 
-const ASCII_TOKEN = /^[a-z0-9']+$/;
+export const ASCII_TOKEN = /^[a-z0-9']+$/;
 
 /** Field statistics over every document of the index (docCount, total length, document frequencies). */
 export function fieldStats(ix: IndexView, path: string, analyzer: string): FieldStats {

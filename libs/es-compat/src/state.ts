@@ -1,6 +1,6 @@
 /**
  * Per-tenant state of the ES surface: the index views read through plans (cached by the
- * table's LSN, updated in place after this surface's own commits), sequence numbers,
+ * table's LSN, updated in place after this surface's own commits, derived state included), sequence numbers,
  * delete tombstones (versions survive a delete, as in Elasticsearch), and the write lock.
  */
 import { parseJsonExact, stringifyJson } from '@mmdb/core';
@@ -9,6 +9,7 @@ import { Doc, type DocRow, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
 import type { EsBackend } from './port';
 import type { IndexRef } from './indices';
+import { applyDelta } from './view-delta';
 
 export interface Cached {
   lsn: number;
@@ -103,25 +104,29 @@ export class EsState {
   applyOwn(ref: IndexRef, before: number, lsn: number, puts: DocRow[], deletes: string[]): void {
     const c = this.cache.get(ref.table.id);
     if (!c || c.lsn !== before) return void this.cache.delete(ref.table.id);
-    // new documents only (a bulk of fresh ids): appended in _seq_no order, no re-sort of the index
-    let seq = c.maxSeq;
-    const append = !c.dirty && !deletes.length && puts.every((r) => !c.byId.has(r._id) && r._seq_no > seq && (seq = r._seq_no) >= 0);
+    // the written documents take sequence numbers past every one the view holds, so the view stays
+    // in _seq_no order as the kept documents followed by them: its derived state is adjusted by
+    // the change (view-delta.ts), not rebuilt over every document at the next search
+    const sorted = [...puts].sort((x, y) => x._seq_no - y._seq_no);
+    const inOrder = !c.dirty && (!sorted.length || sorted[0]._seq_no > c.maxSeq);
+    const removed: Doc[] = [];
     const added: Doc[] = [];
-    for (const r of puts) {
+    for (const id of deletes) {
+      const d = c.byId.get(id);
+      if (d) { removed.push(d); c.byId.delete(id); }
+    }
+    for (const r of sorted) {
+      const old = c.byId.get(r._id);
+      if (old) removed.push(old);
       const d = new Doc(r, c.view);
       c.byId.set(r._id, d);
       added.push(d);
       if (r._seq_no > c.maxSeq) c.maxSeq = r._seq_no;
     }
-    for (const id of deletes) c.byId.delete(id);
     c.lsn = lsn;
     c.checkedAt = lsn;
-    if (!append) c.dirty = true;
-    else if (added.length) {
-      (c.view as { docs: Doc[] }).docs = c.view.docs.concat(added);
-      c.view.stats.clear();
-      c.view.ordinals?.clear();
-    }
+    if (!inOrder) c.dirty = true;
+    else applyDelta(c.view, removed, added);
   }
 
   /** One document by id, read through a `get` plan node (primary-key lookup on the shared executor). */

@@ -1,0 +1,106 @@
+/**
+ * A view brought up to date by a change (documents removed, documents added after every other)
+ * in proportion to the change: the docs array, the BM25 statistics (doc count, total length,
+ * document frequencies), the term → documents lists and the keyword fields' global ordinals are
+ * adjusted, not dropped for a rebuild over every document at the next search. What cannot be
+ * adjusted exactly (a removal of the field's longest document or of its only multi-valued one, a
+ * removed non-ASCII term of a field with some) drops that one entry, rebuilt on its next use.
+ * The result equals a rebuild (view-delta.spec.ts); only the df maps' key order may differ.
+ */
+import type { Doc, FieldStats, IndexView } from './doc';
+import { carryPostings } from './candidates';
+import { ASCII_TOKEN } from './scoring';
+
+/** `removed`: documents of `ix.docs`; `added`: new documents, in `_seq_no` order, after all of them. */
+export function applyDelta(ix: IndexView, removed: readonly Doc[], added: readonly Doc[]): void {
+  if (!removed.length && !added.length) return;
+  const old = ix.docs;
+  const gone = new Set(removed);
+  const docs = (removed.length ? old.filter((d) => !gone.has(d)) : old).concat(added);
+  (ix as { docs: Doc[] }).docs = docs;
+  for (const [k, s] of [...ix.stats]) {
+    const ok = k.startsWith('kw\u0000') ? keywordDelta(s, k.slice(3), removed, added) : textDelta(s, k.slice(0, k.indexOf('\u0000')), k.slice(k.indexOf('\u0000') + 1), removed, added);
+    if (!ok) ix.stats.delete(k);
+  }
+  carryPostings(old, docs, removed, added);
+  if (removed.length) ix.ordinals?.clear();
+  else if (ix.ordinals) for (const [path, o] of ix.ordinals) ix.ordinals.set(path, mergeOrdinals(o, added, path));
+}
+
+function textDelta(s: FieldStats, path: string, analyzer: string, removed: readonly Doc[], added: readonly Doc[]): boolean {
+  for (const d of removed) {
+    const terms = d.terms(path, analyzer);
+    if (terms.length === 0) continue;
+    if (s.multiValued && d.valueCount(path, analyzer) > 1) return false;
+    const len = d.length(path, analyzer);
+    if (len >= s.maxLen) return false;
+    s.docCount--;
+    s.sumLen -= len;
+    for (const t of terms) {
+      const n = s.df.get(t)! - 1;
+      if (n > 0) { s.df.set(t, n); continue; }
+      s.df.delete(t);
+      if (!s.asciiTokens && !ASCII_TOKEN.test(t)) return false;
+    }
+  }
+  for (const d of added) {
+    const terms = d.terms(path, analyzer);
+    if (terms.length === 0) continue;
+    s.docCount++;
+    if (!s.multiValued && d.valueCount(path, analyzer) > 1) s.multiValued = true;
+    const len = d.length(path, analyzer);
+    s.sumLen += len;
+    if (len > s.maxLen) s.maxLen = len;
+    for (const t of terms) {
+      const n = s.df.get(t);
+      if (n === undefined && !ASCII_TOKEN.test(t)) s.asciiTokens = false;
+      s.df.set(t, (n ?? 0) + 1);
+    }
+  }
+  return true;
+}
+
+function keywordDelta(s: FieldStats, path: string, removed: readonly Doc[], added: readonly Doc[]): boolean {
+  const step = (d: Doc, by: 1 | -1) => {
+    const vals = d.values(path);
+    if (!vals.length) return;
+    s.docCount += by;
+    s.sumLen += by * vals.length;
+    for (const v of new Set(vals.map(String))) {
+      const n = (s.df.get(v) ?? 0) + by;
+      if (n > 0) s.df.set(v, n); else s.df.delete(v);
+    }
+  };
+  for (const d of removed) step(d, -1);
+  for (const d of added) step(d, 1);
+  return true;
+}
+
+/** The sorted distinct values with the added documents' new ones merged in (one pass over the old). */
+function mergeOrdinals(o: { terms: string[]; bytes: number }, added: readonly Doc[], path: string): { terms: string[]; bytes: number } {
+  const fresh = new Set<string>();
+  for (const d of added) for (const v of d.values(path)) {
+    const t = String(v);
+    if (!has(o.terms, t)) fresh.add(t);
+  }
+  if (!fresh.size) return o;
+  const add = [...fresh].sort();
+  const terms: string[] = [];
+  let i = 0;
+  for (const t of add) {
+    while (i < o.terms.length && o.terms[i] < t) terms.push(o.terms[i++]);
+    terms.push(t);
+  }
+  while (i < o.terms.length) terms.push(o.terms[i++]);
+  return { terms, bytes: add.reduce((b, t) => b + 2 * t.length + 40, o.bytes) };
+}
+
+function has(sorted: string[], t: string): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < t) lo = mid + 1; else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo] === t;
+}
