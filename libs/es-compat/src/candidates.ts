@@ -63,23 +63,42 @@ export function textTermDocs(ix: IndexView, path: string, analyzer: string, term
   return postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.terms(path, analyzer)).get(term) ?? [];
 }
 
-const ordinalsOf = new WeakMap<Doc[], Map<Doc, number>>();
-/** Per docs array: a term list's positions in it (lists outlive a docs array when `carryPostings` extends them). */
+/**
+ * A number per document of a docs array, below `bound` (its position when first built; a document
+ * added later takes the next number, a removed one frees its number without renumbering the rest,
+ * so a change costs its own documents; renumbered from scratch when over half the numbers are free).
+ */
+interface Ordinals { readonly of: Map<Doc, number>; bound: number }
+const ordinalsOf = new WeakMap<Doc[], Ordinals>();
+/** Per docs array: a term list's document numbers (lists outlive a docs array when `carryPostings` extends them). */
 const listOrdinals = new WeakMap<Doc[], WeakMap<readonly Doc[], Int32Array>>();
 
-/** `textTermDocs` as positions in the view's docs array (for counting unions and intersections with typed arrays). */
+function ordinals(ix: IndexView): Ordinals {
+  let o = ordinalsOf.get(ix.docs);
+  if (!o) {
+    o = { of: new Map(ix.docs.map((d, i) => [d, i])), bound: ix.docs.length };
+    ordinalsOf.set(ix.docs, o);
+    listOrdinals.set(ix.docs, new WeakMap());
+  }
+  return o;
+}
+
+/** `textTermDocs` as document numbers below `textTermOrdinalBound(ix)`, distinct per document (for counting unions and intersections with typed arrays). */
 export function textTermOrdinals(ix: IndexView, path: string, analyzer: string, term: string): Int32Array {
   const list = textTermDocs(ix, path, analyzer, term);
-  let lo = listOrdinals.get(ix.docs);
-  if (!lo) { lo = new WeakMap(); listOrdinals.set(ix.docs, lo); }
+  const o = ordinals(ix);
+  const lo = listOrdinals.get(ix.docs)!;
   let out = lo.get(list);
   if (!out) {
-    let ords = ordinalsOf.get(ix.docs);
-    if (!ords) { ords = new Map(ix.docs.map((d, i) => [d, i])); ordinalsOf.set(ix.docs, ords); }
-    out = Int32Array.from(list, (d) => ords!.get(d)!);
+    out = Int32Array.from(list, (d) => o.of.get(d)!);
     lo.set(list, out);
   }
   return out;
+}
+
+/** The bound of the numbers `textTermOrdinals` gives (the size of a seen-array over them). */
+export function textTermOrdinalBound(ix: IndexView): number {
+  return ordinals(ix).bound;
 }
 
 function keywordDocs(ix: IndexView, path: string, values: string[]): Set<Doc> {
@@ -212,33 +231,61 @@ function termsOfKey(key: string): (d: Doc) => Iterable<string> {
 }
 
 /**
- * Moves the term → documents lists (and id and position maps) built for `oldDocs` to `newDocs`,
- * the same documents less `removed` (in order) followed by `added` (in order): the touched terms'
- * lists only — a removal copies the list without the removed documents, an addition appends in
- * place — so the cost is the change's terms and their lists, not the index. What the old array
- * had not built is left to be built on first use, as before.
+ * Moves the term → documents lists (and the id map, document numbers and lists' number arrays)
+ * built for `oldDocs` to `newDocs`, the same documents less `removed` followed by `added` (in
+ * `_seq_no` order, after all others): only the touched terms' lists change — a removal copies the
+ * list without the removed documents (found by binary search, copied in slices), an addition
+ * appends in place — so the cost is the change's terms, not the index. What the old array had not
+ * built is left to be built on first use, as before.
  */
 export function carryPostings(oldDocs: Doc[], newDocs: Doc[], removed: readonly Doc[], added: readonly Doc[]): void {
-  const gone = new Set(removed);
-  const lo = removed.length ? undefined : listOrdinals.get(oldDocs);
+  // document numbers: removed ones freed, added ones numbered next; renumbered on use when half are free
+  let ords = ordinalsOf.get(oldDocs);
+  if (ords && ords.bound + added.length > 2 * newDocs.length + 1024) ords = undefined;
+  const lo = ords ? listOrdinals.get(oldDocs) : undefined;
+  if (ords && lo) {
+    for (const d of removed) ords.of.delete(d);
+    for (const d of added) ords.of.set(d, ords.bound++);
+    ordinalsOf.set(newDocs, ords);
+    listOrdinals.set(newDocs, lo);
+  }
   const m = cache.get(oldDocs);
   if (m) {
     for (const [key, p] of m) {
       const termsOf = termsOfKey(key);
-      const copied = new Set<string>();
+      // a term's removed documents, found by binary search (a list is in _seq_no order)
+      const drop = new Map<string, number[]>();
       for (const d of removed) for (const t of termsOf(d)) {
-        if (copied.has(t)) continue;
-        copied.add(t);
         const l = p.get(t);
-        if (!l) continue;
-        const kept = l.filter((x) => !gone.has(x));
-        if (kept.length) p.set(t, kept); else p.delete(t);
+        const at = l ? indexOfSeq(l, d) : -1;
+        if (at < 0) continue;
+        const xs = drop.get(t);
+        if (xs) xs.push(at); else drop.set(t, [at]);
       }
+      for (const [t, at] of drop) {
+        const l = p.get(t)!;
+        const o = lo?.get(l);
+        const kept = without(l, at);
+        if (!kept.length) { p.delete(t); continue; }
+        p.set(t, kept);
+        if (o) lo!.set(kept, without(o, at));
+      }
+      // additions appended: the list in place (its numbers array extended), a new term a new list
+      const adds = new Map<string, Doc[]>();
       for (const d of added) for (const t of termsOf(d)) {
+        const xs = adds.get(t);
+        if (xs) xs.push(d); else adds.set(t, [d]);
+      }
+      for (const [t, ds] of adds) {
         const l = p.get(t);
-        if (!l) { p.set(t, [d]); copied.add(t); continue; }
-        if (!copied.has(t)) lo?.delete(l);
-        l.push(d);
+        if (!l) { p.set(t, ds); continue; }
+        const o = lo?.get(l);
+        for (const d of ds) l.push(d);
+        if (!o) continue;
+        const ext = new Int32Array(o.length + ds.length);
+        ext.set(o);
+        for (let i = 0; i < ds.length; i++) ext[o.length + i] = ords!.of.get(ds[i])!;
+        lo!.set(l, ext);
       }
     }
     cache.delete(oldDocs);
@@ -251,11 +298,36 @@ export function carryPostings(oldDocs: Doc[], newDocs: Doc[], removed: readonly 
     byIdCache.delete(oldDocs);
     byIdCache.set(newDocs, ids);
   }
-  // positions shift after a removal: the position maps are rebuilt on use; after appends they hold
-  const ords = removed.length ? undefined : ordinalsOf.get(oldDocs);
-  if (ords) {
-    for (const d of added) ords.set(d, ords.size);
-    ordinalsOf.set(newDocs, ords);
+}
+
+/** The position of `d` in `l` (documents in ascending `_seq_no`), or -1. */
+export function indexOfSeq(l: readonly Doc[], d: Doc): number {
+  const seq = d.row._seq_no;
+  let lo = 0;
+  let hi = l.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (l[mid].row._seq_no < seq) lo = mid + 1; else hi = mid;
   }
-  if (lo) listOrdinals.set(newDocs, lo);
+  for (let i = lo; i < l.length && l[i].row._seq_no === seq; i++) if (l[i] === d) return i;
+  return -1;
+}
+
+/** `xs` without the elements at positions `at` (copied in slices between them). */
+export function without<T extends Doc[] | Int32Array>(xs: T, at: number[]): T {
+  const cut = [...new Set(at)].sort((a, b) => a - b);
+  if (xs instanceof Int32Array) {
+    const out = new Int32Array(xs.length - cut.length);
+    let w = 0;
+    let from = 0;
+    for (const i of cut) { out.set(xs.subarray(from, i), w); w += i - from; from = i + 1; }
+    out.set(xs.subarray(from), w);
+    return out as T;
+  }
+  const l = xs as Doc[];
+  const parts: Doc[][] = [];
+  let from = 0;
+  for (const i of cut) { parts.push(l.slice(from, i)); from = i + 1; }
+  parts.push(l.slice(from));
+  return ([] as Doc[]).concat(...parts) as T;
 }

@@ -49,8 +49,12 @@ export function globalOrdinals(ix: IndexView, path: string): { terms: string[]; 
  * `asciiTokens`: every term is lowercase ASCII letters, digits and apostrophes, so the fts lib's
  * `standard` analyzer makes the same tokens (it splits on `.` and `_`, and folds accents).
  */
-/** `multiValued`: a document holds several values of the field (Elasticsearch leaves 100 positions between them, our fts column joins them). */
-export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number>; maxLen: number; asciiTokens?: boolean; multiValued?: boolean }
+/**
+ * `multiValued`: a document holds several values of the field (Elasticsearch leaves 100 positions between them, our fts column joins them).
+ * `lens`, `multiDocs`, `nonAscii` (text fields): documents per length, multi-valued documents and
+ * non-ASCII terms counted, so a removal adjusts maxLen, multiValued and asciiTokens exactly.
+ */
+export interface FieldStats { docCount: number; sumLen: number; df: Map<string, number>; maxLen: number; asciiTokens?: boolean; multiValued?: boolean; lens?: Map<number, number>; multiDocs?: number; nonAscii?: number }
 
 /** The `_ignored` of a document with none (shared: one empty array, not one per document). */
 const NONE: string[] = [];

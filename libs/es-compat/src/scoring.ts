@@ -34,25 +34,41 @@ export function fieldStats(ix: IndexView, path: string, analyzer: string): Field
   const k = `${path}\u0000${analyzer}`;
   let s = ix.stats.get(k);
   if (!s) {
-    s = { docCount: 0, sumLen: 0, df: new Map(), maxLen: 0, asciiTokens: true };
-    for (const d of ix.docs) {
-      const terms = d.terms(path, analyzer);
-      if (terms.length === 0) continue;
-      s.docCount++;
-      if (!s.multiValued && d.valueCount(path, analyzer) > 1) s.multiValued = true;
-      const len = d.length(path, analyzer);
-      s.sumLen += len;
-      if (len > s.maxLen) s.maxLen = len;
-      for (const t of terms) {
-        const n = s.df.get(t);
-        if (n === undefined && !ASCII_TOKEN.test(t)) s.asciiTokens = false;
-        s.df.set(t, (n ?? 0) + 1);
-      }
-    }
+    s = { docCount: 0, sumLen: 0, df: new Map(), maxLen: 0, asciiTokens: true, lens: new Map(), multiDocs: 0, nonAscii: 0 };
+    for (const d of ix.docs) addDoc(s, d, path, analyzer);
     ix.stats.set(k, s);
   }
   lastStats.set(ix, { path, analyzer, key: k, s });
   return s;
+}
+
+/**
+ * Adds (`by` 1) or removes (-1) one document's field to the statistics; exact both ways, since
+ * the lengths' histogram, multi-valued documents and non-ASCII terms are counted (view-delta.ts).
+ */
+export function addDoc(s: FieldStats, d: Doc, path: string, analyzer: string, by: 1 | -1 = 1): void {
+  const terms = d.terms(path, analyzer);
+  if (terms.length === 0) return;
+  s.docCount += by;
+  if (d.valueCount(path, analyzer) > 1) s.multiDocs = (s.multiDocs ?? 0) + by;
+  s.multiValued = (s.multiDocs ?? 0) > 0 || undefined;
+  const len = d.length(path, analyzer);
+  s.sumLen += by * len;
+  const lens = s.lens ?? (s.lens = new Map());
+  const n = (lens.get(len) ?? 0) + by;
+  if (n > 0) lens.set(len, n); else lens.delete(len);
+  if (by > 0 && len > s.maxLen) s.maxLen = len;
+  else if (by < 0 && n <= 0 && len === s.maxLen) s.maxLen = lens.size ? Math.max(...lens.keys()) : 0;
+  for (const t of terms) {
+    const c = (s.df.get(t) ?? 0) + by;
+    if (c === by && !ASCII_TOKEN.test(t)) s.nonAscii = (s.nonAscii ?? 0) + 1;
+    if (c > 0) s.df.set(t, c);
+    else {
+      s.df.delete(t);
+      if (!ASCII_TOKEN.test(t)) s.nonAscii = (s.nonAscii ?? 0) - 1;
+    }
+  }
+  s.asciiTokens = !s.nonAscii;
 }
 
 /** The last statistics asked of a view (a query asks the same field for every document). */

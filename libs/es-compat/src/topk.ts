@@ -21,7 +21,7 @@ import { analyze } from './analysis';
 import { indexAnalyzer, isKeyword, isNumeric, isText, searchAnalyzer } from './fields';
 import { fieldStats } from './scoring';
 import { compile } from './query';
-import { textTermDocs, textTermOrdinals } from './candidates';
+import { textTermDocs, textTermOrdinalBound, textTermOrdinals } from './candidates';
 import { COLS, toDocRow } from './state';
 import { copiedInto } from './plan-aggs';
 
@@ -189,7 +189,7 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
     // every holder matches: count the union (or) or intersection (and) over the view's positions
     const most = Math.max(...lists.map((l) => l.length));
     if (shape.operator === 'or' && most > limit) return most;
-    const seen = new Uint8Array(ix.docs.length);
+    const seen = new Uint8Array(textTermOrdinalBound(ix));
     const want = shape.operator === 'or' ? 1 : terms.length;
     let count = 0;
     for (const t of terms) for (const o of textTermOrdinals(ix, path, 'standard', t)) if (++seen[o] === want) count++;

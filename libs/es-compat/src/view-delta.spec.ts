@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { candidates, textTermDocs, textTermOrdinals } from './candidates';
+import { candidates, textTermDocs, textTermOrdinalBound, textTermOrdinals } from './candidates';
 import { Doc, globalOrdinals, type DocRow, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
 import type { EsBackend } from './port';
@@ -30,10 +30,25 @@ function derived(ix: IndexView) {
     return { docCount: s.docCount, sumLen: s.sumLen, maxLen: s.maxLen, ascii: !!s.asciiTokens, multi: !!s.multiValued, df: sorted(s.df) };
   });
   const kw = keywordStats(ix, 'tag');
-  const lists = TEXT.map(([path, an]) => [...terms].sort().map((t) => [t, textTermDocs(ix, path, an, t).map((d) => d.id), [...textTermOrdinals(ix, path, an, t)]]));
+  const lists = TEXT.map(([path, an]) => [...terms].sort().map((t) => [t, textTermDocs(ix, path, an, t).map((d) => d.id)]));
+  // document numbers: one per document, below the bound, the same in every list
+  const bound = textTermOrdinalBound(ix);
+  const idOf = new Map<number, string>();
+  const ordOf = new Map<string, number>();
+  const numbered = TEXT.every(([path, an]) => [...terms].every((t) => {
+    const list = textTermDocs(ix, path, an, t);
+    const ords = textTermOrdinals(ix, path, an, t);
+    return ords.length === list.length && list.every((d, i) => {
+      const o = ords[i];
+      if (o < 0 || o >= bound) return false;
+      if (!idOf.has(o)) idOf.set(o, d.id);
+      if (!ordOf.has(d.id)) ordOf.set(d.id, o);
+      return idOf.get(o) === d.id && ordOf.get(d.id) === o;
+    });
+  }));
   const tags = TAGS.map((v) => [...(candidates(ix, { match: { tag: v } }) ?? [])].map((d) => d.id));
   const scores = ix.docs.map((d) => [...terms].sort().map((t) => termScore(ix, d, 'body', 'standard', t, 1)));
-  return { ids: ix.docs.map((d) => d.id), text, kw: { docCount: kw.docCount, sumLen: kw.sumLen, df: sorted(kw.df) }, lists, tags, ordinals: globalOrdinals(ix, 'tag'), scores };
+  return { ids: ix.docs.map((d) => d.id), numbered, text, kw: { docCount: kw.docCount, sumLen: kw.sumLen, df: sorted(kw.df) }, lists, tags, ordinals: globalOrdinals(ix, 'tag'), scores };
 }
 
 const value = fc.oneof(fc.constant(undefined), fc.constant(''), fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 30 }).map((w) => w.join(' ')));
@@ -48,7 +63,7 @@ const op = fc.oneof(
 );
 
 describe('incremental view after writes (EsState.applyOwn) equals a rebuild', () => {
-  it('keeps docs, BM25 statistics, term lists, positions and ordinals exact over random index/update/delete batches', async () => {
+  it('keeps docs, BM25 statistics, term lists, document numbers and keyword ordinals exact over random index/update/delete batches', async () => {
     await fc.assert(fc.asyncProperty(
       fc.array(source, { maxLength: 8 }),
       fc.array(fc.record({ ops: fc.array(op, { minLength: 1, maxLength: 6 }), check: fc.boolean() }), { minLength: 1, maxLength: 8 }),

@@ -1,22 +1,23 @@
 /**
  * A view brought up to date by a change (documents removed, documents added after every other)
  * in proportion to the change: the docs array, the BM25 statistics (doc count, total length,
- * document frequencies), the term → documents lists and the keyword fields' global ordinals are
- * adjusted, not dropped for a rebuild over every document at the next search. What cannot be
- * adjusted exactly (a removal of the field's longest document or of its only multi-valued one, a
- * removed non-ASCII term of a field with some) drops that one entry, rebuilt on its next use.
- * The result equals a rebuild (view-delta.spec.ts); only the df maps' key order may differ.
+ * document frequencies, longest document, multi-valued and non-ASCII flags), the term → documents
+ * lists, document numbers and the keyword fields' global ordinals are adjusted, not dropped for a
+ * rebuild over every document at the next search. The result equals a rebuild
+ * (view-delta.spec.ts); only the df maps' key order may differ (no reader depends on it for
+ * answers: expansions sort, sums over span terms aside, see DESIGN.md).
  */
 import type { Doc, FieldStats, IndexView } from './doc';
-import { carryPostings } from './candidates';
-import { ASCII_TOKEN } from './scoring';
+import { carryPostings, indexOfSeq, without } from './candidates';
+import { addDoc } from './scoring';
 
 /** `removed`: documents of `ix.docs`; `added`: new documents, in `_seq_no` order, after all of them. */
 export function applyDelta(ix: IndexView, removed: readonly Doc[], added: readonly Doc[]): void {
   if (!removed.length && !added.length) return;
   const old = ix.docs;
-  const gone = new Set(removed);
-  const docs = (removed.length ? old.filter((d) => !gone.has(d)) : old).concat(added);
+  // the removed documents found by binary search (the array is in _seq_no order), copied around in slices
+  const at = removed.map((d) => indexOfSeq(old, d)).filter((i) => i >= 0);
+  const docs = (at.length ? without(old, at) : old).concat(added);
   (ix as { docs: Doc[] }).docs = docs;
   for (const [k, s] of [...ix.stats]) {
     const ok = k.startsWith('kw\u0000') ? keywordDelta(s, k.slice(3), removed, added) : textDelta(s, k.slice(0, k.indexOf('\u0000')), k.slice(k.indexOf('\u0000') + 1), removed, added);
@@ -28,35 +29,9 @@ export function applyDelta(ix: IndexView, removed: readonly Doc[], added: readon
 }
 
 function textDelta(s: FieldStats, path: string, analyzer: string, removed: readonly Doc[], added: readonly Doc[]): boolean {
-  for (const d of removed) {
-    const terms = d.terms(path, analyzer);
-    if (terms.length === 0) continue;
-    if (s.multiValued && d.valueCount(path, analyzer) > 1) return false;
-    const len = d.length(path, analyzer);
-    if (len >= s.maxLen) return false;
-    s.docCount--;
-    s.sumLen -= len;
-    for (const t of terms) {
-      const n = s.df.get(t)! - 1;
-      if (n > 0) { s.df.set(t, n); continue; }
-      s.df.delete(t);
-      if (!s.asciiTokens && !ASCII_TOKEN.test(t)) return false;
-    }
-  }
-  for (const d of added) {
-    const terms = d.terms(path, analyzer);
-    if (terms.length === 0) continue;
-    s.docCount++;
-    if (!s.multiValued && d.valueCount(path, analyzer) > 1) s.multiValued = true;
-    const len = d.length(path, analyzer);
-    s.sumLen += len;
-    if (len > s.maxLen) s.maxLen = len;
-    for (const t of terms) {
-      const n = s.df.get(t);
-      if (n === undefined && !ASCII_TOKEN.test(t)) s.asciiTokens = false;
-      s.df.set(t, (n ?? 0) + 1);
-    }
-  }
+  if (!s.lens) return false;
+  for (const d of removed) addDoc(s, d, path, analyzer, -1);
+  for (const d of added) addDoc(s, d, path, analyzer, 1);
   return true;
 }
 

@@ -14,6 +14,11 @@
  *
  *   npm run build && node tools/bench/stalls/http.js --docs 200000 --seconds 60
  *   node tools/bench/stalls/http.js --docs 20000 --seconds 10      # smoke
+ *
+ * `--writes-per-s N` (default 0: reads only) adds a writer on its own connection during the timed
+ * window: N `_bulk` requests a second of `--write-batch B` (default 10) documents each, batches
+ * alternating between new documents and re-indexing (replacing) existing ones, so every search
+ * after a write meets a changed ES view (issue 25 §1: its derived state adjusted, not rebuilt).
  */
 'use strict';
 const fs = require('fs');
@@ -28,6 +33,8 @@ const DOCS = numArg('docs', 200_000);
 const SECONDS = numArg('seconds', 60);
 /** `--semi N`: the server's young-generation semi-space in MB (default: as `npm start` runs it, 64; V8's own default is 16). */
 const SEMI = numArg('semi', 0);
+const WRITES = numArg('writes-per-s', 0);
+const WRITE_BATCH = numArg('write-batch', 10);
 const CHUNK = 5000;
 const TENANT = '01J0S7A11SBENCH00000000000';
 const TOKEN = 'stalls-bench-token-0123456789';
@@ -94,6 +101,24 @@ async function main() {
     const lat = new Map([...MIX.map(([name]) => [name, []]), ['point read', []]]);
     const all = [];
     const end = now() + SECONDS * 1000;
+    const writes = [];
+    const writer = WRITES > 0 ? (async () => {
+      const wagent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 1 });
+      let fresh = DOCS;
+      for (let k = 0, next = now(); now() < end; k++) {
+        // new documents past the loaded ones, or a replacement of loaded ones (an update: removed + added)
+        const from = k % 2 === 0 ? fresh : (k * 7919 * WRITE_BATCH) % Math.max(1, DOCS - WRITE_BATCH);
+        if (k % 2 === 0) fresh += WRITE_BATCH;
+        const t0 = now();
+        const r = await httpsRequest(wagent, url, TOKEN, 'POST', `${T}/es/_bulk`, bulkNdjson(from, from + WRITE_BATCH), 'application/x-ndjson');
+        if (r.status >= 300 || r.json?.errors) throw new Error(`_bulk: ${r.status} ${r.text.slice(0, 300)}`);
+        writes.push(now() - t0);
+        next += 1000 / WRITES;
+        const wait = next - now();
+        if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+      }
+      wagent.destroy();
+    })() : Promise.resolve();
     for (let i = 0; now() < end; i++) {
       const [name, fn] = MIX[i % MIX.length];
       let t0 = now();
@@ -107,12 +132,13 @@ async function main() {
       lat.get('point read').push(ms);
       all.push(ms);
     }
+    await writer;
     const r = await probe();
     const cpu1 = hostCpu();
     const dt = cpu1.total - cpu0.total || 1;
 
     const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
-    console.log(`\n### Steady-state stalls: ${DOCS.toLocaleString()} documents (rows + ES index), ${SECONDS} s of the ES bench's query mix + point reads (sequential)\n`);
+    console.log(`\n### Steady-state stalls: ${DOCS.toLocaleString()} documents (rows + ES index), ${SECONDS} s of the ES bench's query mix + point reads (sequential)${WRITES ? `, with ${WRITES} _bulk writes/s of ${WRITE_BATCH} documents alongside` : ''}\n`);
     console.log(`host during the window: steal ${f((100 * (cpu1.steal - cpu0.steal)) / dt)} %, idle ${f((100 * (cpu1.idle - cpu0.idle)) / dt)} % (of all CPUs); server heap at the end ${f(r.heapUsedMb, 0)} MB, old space ${f(r.oldSpaceMb[0], 0)} → ${f(r.oldSpaceMb[1], 0)} MB over the window, new space ${f(r.semiSpaceMb, 0)} MB`);
     console.log(`old space grown by (promoted or allocated old) ${f(r.oldInMb, 0)} MB in the window: ${f((1000 * r.oldInMb) / Math.max(1, all.length), 1)} MB per 1,000 requests`);
     const major = r.gcs.filter((g) => g.kind === 'major');
@@ -128,6 +154,7 @@ async function main() {
     console.log(`| stalls over 50 ms (of them mostly on-CPU: GC or a long task) | ${r.stalls.length} (${real.length}) |`);
     console.log(`| requests (all) p50 / p99 / max | ${f(pct(all, 50), 2)} / ${f(pct(all, 99), 2)} / ${f(Math.max(...all))} ms (${all.length}) |`);
     for (const [name, xs] of lat) console.log(`| ${name} p50 / p99 / max | ${f(pct(xs, 50), 2)} / ${f(pct(xs, 99), 2)} / ${f(Math.max(...xs))} ms (${xs.length}) |`);
+    if (WRITES) console.log(`| _bulk writes (${WRITE_BATCH} docs) p50 / p99 / max | ${f(pct(writes, 50), 2)} / ${f(pct(writes, 99), 2)} / ${f(Math.max(...writes))} ms (${writes.length}) |`);
     if (r.stalls.length) {
       console.log('\n| stall ms | on CPU ms | run-queue wait ms (host) | blocked ms | GCs overlapping (kind pause ms) |');
       console.log('|---|---|---|---|---|');
