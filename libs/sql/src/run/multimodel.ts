@@ -258,7 +258,8 @@ export class MultiModelReader {
         ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${how} (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
         : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
     }
-    const found = rows ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
+    // the table cache's pk map indexed by the id text when it holds this snapshot (no map of the hits)
+    const found = rows ?? this.cachedByText(t, snap, txn) ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
     const out: Tuple[] = [];
     for (const h of hits) {
       const r = found.get(h.id);
