@@ -13,7 +13,10 @@ process.on('SIGWINCH', () => {
     session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   } else {
     session.post('HeapProfiler.stopSampling', (e, r) => {
-      if (!e) fs.writeFileSync(process.env.HEAP_OUT, JSON.stringify(r.profile));
+      if (e) return;
+      // written whole, then renamed: the bench waits for the name
+      fs.writeFileSync(`${process.env.HEAP_OUT}.part`, JSON.stringify(r.profile));
+      fs.renameSync(`${process.env.HEAP_OUT}.part`, process.env.HEAP_OUT);
     });
   }
 });
