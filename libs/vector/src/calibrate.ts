@@ -11,7 +11,8 @@
  * own links: at 300k × 128 it needs half the ef a new vector needs for the same recall). Their
  * exact k nearest come from brute force; ef climbs a ×`step` ladder from the configured
  * ef_high_recall until the sample's recall@k meets `target` with a margin for the sample's
- * size, then the gap to the step below is halved `bisect` times. It runs in the background, a slice per event-loop turn.
+ * size, then the gap to the step below is halved `bisect` times. It runs in the background, a
+ * slice per event-loop turn.
  */
 import type { IndexContext } from './ann';
 import { TopK } from './heap';
@@ -101,9 +102,9 @@ export async function calibrateEf(ctx: IndexContext, base: number, search: Graph
       const got = search(qs[j], c.k + 1, ef, only()).filter((l) => l !== own[j]).slice(0, c.k);
       let hit = 0;
       for (const l of got) if (truth[j].has(l)) hit++;
-      const r = truth[j].size === 0 ? 1 : hit / truth[j].size;
-      sum += r;
-      sq += r * r;
+      const rec = truth[j].size === 0 ? 1 : hit / truth[j].size;
+      sum += rec;
+      sq += rec * rec;
       await turn();
     }
     const n = qs.length;
