@@ -20,7 +20,8 @@ const HEAP = process.env.HEAP === '1';
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'hybrid-bench-token-0123456789';
 
-function start(dir: string): Promise<{ proc: ChildProcess; url: string; out: () => string }> {
+/** The built server with `--trace-gc-nvp` (and the heap sampler with HEAP=1); `stop()` ends it and removes its data. */
+function start(dir: string): Promise<{ proc: ChildProcess; url: string; out: () => string; stop: () => Promise<void> }> {
   const args = [...(HEAP ? ['--require', path.join(__dirname, 'heap-sampler.js')] : []), '--max-semi-space-size=64', '--trace-gc-nvp', path.join(ROOT, 'dist/apps/api/main.js')];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -32,7 +33,14 @@ function start(dir: string): Promise<{ proc: ChildProcess; url: string; out: () 
     proc.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on (\S+)/.exec(out);
-      if (m) resolve({ proc, url: m[1], out: () => out });
+      if (m) {
+        const stop = async () => {
+          proc.kill('SIGTERM');
+          await new Promise((r) => proc.once('exit', r));
+          fs.rmSync(dir, { recursive: true, force: true });
+        };
+        resolve({ proc, url: m[1], out: () => out, stop });
+      }
     });
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
@@ -90,7 +98,7 @@ function topSites(file: string, stmts: number, n = 12): string[] {
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-hybrid-stmt-'));
-  const { proc, url, out } = await start(dir);
+  const { proc, url, out, stop } = await start(dir);
   try {
     const ca = fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8');
     const c = client(url, ca);
@@ -144,13 +152,14 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    proc.kill('SIGTERM');
-    await new Promise((r) => proc.once('exit', r));
-    fs.rmSync(dir, { recursive: true, force: true });
+    await stop();
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+main().then(
+  () => undefined,
+  (e) => {
+    console.error(e);
+    process.exitCode = 1;
+  },
+);
