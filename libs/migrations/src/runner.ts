@@ -208,8 +208,9 @@ export class Runner {
     const cursor = pks[pks.length - 1];
     changes.push({ op: 'migration', migration: id, step: 'backfill', cursor, state: { done }, expect_cursor: pos.cursor });
     const t0 = performance.now();
-    // `background`: the store prepares it in a group of its own once no foreground request is queued (those go first).
-    const commit = this.m.store.commit({ changes, actor: 'system', route: 'migration backfill', background: true });
+    // `background`: the store prepares it in a group of its own once no foreground request is queued (those go first);
+    // `redoable`: its batch is written without its own fsync and synced right after (a lost frame is copied again from the cursor).
+    const commit = this.m.store.commit({ changes, actor: 'system', route: 'migration backfill', background: true, redoable: true });
     commit.catch(() => undefined); // awaited by finish()
     const before = pos.inflight;
     pos.inflight = { pks, done, t0, commit };

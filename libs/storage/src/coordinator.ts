@@ -68,14 +68,36 @@ export interface CoordinatorHost {
   onWriteError(e: Error): DbError;
   /** Throws (a DbError) when the store may not write now (a fenced replica); runs right before each group's batch. */
   gate(): void;
+  /** Whether a `redoable` background request is written without its own fsync ("Deferred sync" in DESIGN.md). */
+  readonly deferRedoable: boolean;
+  /** Makes every batch written so far durable: an fsync of each of the database's log files. */
+  syncLog(): Promise<void>;
+  /** The name of the log file LevelDB appends to now (null: unknown); a change means it switched files. */
+  currentLog(): Promise<string | null>;
 }
 
 interface Pending {
   readonly req: CommitRequest;
   /** When it was queued (performance.now()). */
   readonly at: number;
+  /** When its group's preparation began, it was prepared, its batch was issued and written (performance.now(); for `trace`). */
+  taken?: number;
+  prepared?: number;
+  issued?: number;
+  written?: number;
   readonly resolve: (r: CommitResult) => void;
   readonly reject: (e: unknown) => void;
+}
+
+/** One request's path through the writer (performance.now() times; a phase it skipped is undefined). */
+export interface CommitTrace {
+  readonly background: boolean;
+  readonly at: number;
+  readonly taken?: number;
+  readonly prepared?: number;
+  readonly issued?: number;
+  readonly written?: number;
+  readonly resolved: number;
 }
 
 interface Prepared {
@@ -160,9 +182,33 @@ export class Coordinator {
   lastLsn: number;
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
-  readonly stats = { groups: 0, requests: 0, frames: 0 };
-  /** True from the moment a group's batch is issued until its frames are applied. */
-  writing = false;
+  /** `deferred`: groups written without their own fsync (a redoable backfill frame's); `logSyncs`: the writer's own syncs of the log files for them. */
+  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0 };
+  /** Called for every request as it resolves or fails, with its phases (a profiling hook; unset: no cost). */
+  trace: ((t: CommitTrace) => void) | null = null;
+  /** Groups between their batch issued and their frames applied. */
+  private inWrite = 0;
+  private external = false;
+  /**
+   * The redoable group written without sync and not applied yet (at most one; DESIGN.md
+   * "Deferred sync"): the log file it went to, and once known, what makes it durable.
+   */
+  private deferred: { readonly g: PreparedGroup; readonly log: string | null; durable: Promise<void> | null } | null = null;
+  /** Every group's apply (and a deferred one's log sync before it) is chained here, so frames apply in LSN order. Never rejects. */
+  private applyChain: Promise<void> = Promise.resolve();
+  /** The last LSN whose batch was written (durable, or deferred). */
+  private writtenLsn: number;
+  /** Set when a deferred group's log sync failed: its outcome is unknown, every later commit is refused until a reopen. */
+  private broken: DbError | null = null;
+
+  /** True from the moment a group's batch is issued until its frames are applied (or while set from outside). */
+  get writing(): boolean {
+    return this.inWrite > 0 || this.external;
+  }
+
+  set writing(v: boolean) {
+    this.external = v;
+  }
 
   constructor(
     private readonly host: CoordinatorHost,
@@ -170,6 +216,7 @@ export class Coordinator {
   ) {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
+    this.writtenLsn = lastLsn;
     const db = host.db;
     this.base = {
       get: (key, bin) => {
@@ -199,6 +246,7 @@ export class Coordinator {
 
   submit(req: CommitRequest): Promise<CommitResult> {
     if (this.closed) return Promise.reject(new DbError('service_unavailable', 'the store is closing'));
+    if (this.broken) return Promise.reject(this.broken);
     if (this.queue.length >= this.host.queueLimit) {
       return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
     }
@@ -222,6 +270,9 @@ export class Coordinator {
     this.gate = new Promise<void>((r) => (open = r));
     try {
       while (this.running && !this.idleAtGate) await new Promise((r) => setTimeout(r, 1));
+      // A deferred group is durable and applied before frames from elsewhere follow it.
+      this.coverDeferred();
+      await this.applyChain;
       return await fn();
     } finally {
       this.gate = null;
@@ -234,13 +285,14 @@ export class Coordinator {
   adopt(lastLsn: number): void {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
+    this.writtenLsn = lastLsn;
     // hidden rowids are re-read from the rows when next needed
     this.rowidNext = new Map();
   }
 
-  /** Resolves when the queue is empty and no group is being written. */
+  /** Resolves when the queue is empty and no group is being written or waiting for its log sync. */
   async drain(): Promise<void> {
-    while (this.running || this.queue.length) await new Promise((r) => setTimeout(r, 1));
+    while (this.running || this.queue.length || this.deferred) await new Promise((r) => setTimeout(r, 1));
   }
 
   close(): void {
@@ -257,6 +309,8 @@ export class Coordinator {
         if (this.gate) {
           if (flight) await flight.done;
           flight = null;
+          this.coverDeferred();
+          await this.applyChain;
           this.idleAtGate = true;
           while (this.gate) await this.gate;
           this.idleAtGate = false;
@@ -265,6 +319,8 @@ export class Coordinator {
         if (!this.queue.length) {
           await flight!.done;
           flight = null;
+          // Nothing else to write: a deferred group is synced now.
+          if (!this.queue.length) this.coverDeferred();
           continue;
         }
         // Let callers resolved by the last group (and every request issued in this turn
@@ -278,18 +334,30 @@ export class Coordinator {
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        const group = await this.prepareGroup(this.take(n), flight);
+        // Prepared on the writes of the group in flight and of a deferred group not applied yet.
+        const below: PreparedGroup[] = flight ? [flight] : [];
+        if (this.deferred && this.deferred.g.writes !== flight?.writes) below.push(this.deferred.g);
+        const items = this.take(n);
+        const group = await this.prepareGroup(items, below);
         if (flight) {
           const ok = await flight.done;
           flight = null;
           if (!ok) {
             // It was prepared on writes that never became durable.
-            this.nextLsn = this.lastLsn;
+            this.nextLsn = this.writtenLsn;
             for (const p of group.prepared) p.pending.reject(p.error ?? new DbError('service_unavailable', 'an earlier commit group failed to write; retry'));
             continue;
           }
         }
-        flight = { ...group, done: this.writeGroup(group) };
+        const background = items.length === 1 && items[0].req.background === true;
+        // No background group is written while a deferred one is not durable: if that one were
+        // lost, no later backfill frame may have landed (its cursor would skip the lost rows).
+        if (background && this.deferred) {
+          this.coverDeferred();
+          await this.applyChain;
+        }
+        const defer = background && items[0].req.redoable === true && this.host.deferRedoable && this.host.sync && !group.hasDrop && group.schemas.size === 0;
+        flight = { ...group, done: this.writeGroup(group, defer) };
       }
     } finally {
       this.running = false;
@@ -310,13 +378,16 @@ export class Coordinator {
     return [...taken];
   }
 
-  private async prepareGroup(items: Pending[], below: Flight | null): Promise<PreparedGroup> {
+  private async prepareGroup(items: Pending[], below: readonly PreparedGroup[]): Promise<PreparedGroup> {
     const writes = new WriteSet();
     const schemas = new Map<string, SchemaEntry | null>();
     const rowidBefore = new Map(this.rowidNext);
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
-    for (const p of items) if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
+    for (const p of items) {
+      p.taken = t0;
+      if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
+    }
     await this.prefetch(items);
     const prepared: Prepared[] = [];
     for (const p of items) {
@@ -329,20 +400,31 @@ export class Coordinator {
       }
     }
     this.prefetched = null;
+    const t1 = performance.now();
+    for (const p of items) p.prepared = t1;
     if (items.some((p) => p.req.background === true)) this.fgWait = this.fgQueue = 0;
     const hasDrop = prepared.some((p) => p.dropped?.length);
     return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
   }
 
-  /** Writes a prepared group in one sync batch, then applies, resolves and publishes it. False if the write failed. */
-  private async writeGroup(g: PreparedGroup): Promise<boolean> {
+  /**
+   * Writes a prepared group in one sync batch, then applies, resolves and publishes it. False
+   * if the write failed. `deferred`: the batch is written without sync and the call returns
+   * once it is written (the next group may be written after it); a log sync starts at once,
+   * and the group is applied, resolved and published when it is durable (DESIGN.md "Deferred sync").
+   */
+  private async writeGroup(g: PreparedGroup, deferred = false): Promise<boolean> {
     const framed = g.prepared.filter((p) => p.frame);
     if (!framed.length) {
-      this.resolveAll(g.prepared);
+      // In order: after every group written before it is applied.
+      await (this.applyChain = this.applyChain.then(() => this.resolveAll(g.prepared)));
       return true;
     }
     // A chained batch: abstract-level's array form costs several times more per key.
     const batch = this.host.db.batch();
+    let counted = false;
+    // A deferred group this synced batch is written over before it is durable.
+    const under = !deferred && this.deferred && !this.deferred.durable ? this.deferred : null;
     try {
       for (const [key, v] of g.writes.entries()) {
         if (v === null) batch.del(key);
@@ -353,36 +435,104 @@ export class Coordinator {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
+      // Written (synced) while a deferred frame may not be durable yet: recovery fills that LSN
+      // with an empty frame if it finds it missing under this one (DESIGN.md "Deferred sync").
+      if (under) batch.put(metaKey('deferred'), json({ lsn: under.g.lastLsn }));
       this.host.gate();
-      this.writing = true;
+      this.inWrite++;
+      counted = true;
       const issued = performance.now();
-      for (const p of framed) if (p.pending.req.background !== true) this.fgWait = Math.max(this.fgWait, issued - p.pending.at);
-      await batch.write({ sync: this.host.sync });
+      for (const p of framed) {
+        p.pending.issued = issued;
+        if (p.pending.req.background !== true) this.fgWait = Math.max(this.fgWait, issued - p.pending.at);
+      }
+      await batch.write({ sync: this.host.sync && !deferred });
+      const written = performance.now();
+      for (const p of framed) p.pending.written = written;
     } catch (e) {
-      this.writing = false;
+      if (counted) this.inWrite--;
       await batch.close().catch(() => undefined);
       this.rowidNext = g.rowidBefore;
-      this.nextLsn = this.lastLsn;
+      this.nextLsn = this.writtenLsn;
       const err = isDbError(e) ? e : this.host.onWriteError(e as Error);
       for (const p of g.prepared) p.pending.reject(p.error ?? err);
       return false;
     }
-    this.lastLsn = g.lastLsn;
+    this.writtenLsn = g.lastLsn;
     this.stats.groups++;
     this.stats.requests += g.prepared.length;
     this.stats.frames += framed.length;
+    if (deferred) {
+      this.stats.deferred++;
+      // Which log file it went to, read before any later batch is issued (one could switch files).
+      this.deferred = { g, log: await this.host.currentLog().catch(() => null), durable: null };
+      // Synced now, unless a foreground request is waiting: its synced batch covers this one.
+      if (!this.queue.some((p) => p.req.background !== true)) this.coverDeferred();
+      return true;
+    }
+    // Its own fsync covered a deferred group written before it if LevelDB appended both to the
+    // same log file; if it switched files in between, the older one is synced first.
+    if (under && !under.durable) {
+      const now = await this.host.currentLog().catch(() => null);
+      if (now !== null && now === under.log) this.coverDeferred(Promise.resolve());
+      else this.coverDeferred();
+    }
+    const applied = this.applyChain.then(() => this.applyGroup(g));
+    this.applyChain = applied.catch(() => undefined);
+    await applied;
+    return true;
+  }
+
+  /**
+   * Settles the deferred group once `durable` resolves (by default a sync of the log files,
+   * started now): it is then applied, resolved and published, in order. Once per group.
+   */
+  private coverDeferred(durable?: Promise<void>): void {
+    const d = this.deferred;
+    if (!d || d.durable) return;
+    const p = durable ?? this.host.syncLog();
+    if (!durable) this.stats.logSyncs++;
+    d.durable = p;
+    this.applyChain = this.applyChain
+      .then(() => p)
+      .then(
+        () => this.applyGroup(d.g),
+        (e) => this.breakOn(e, d.g),
+      )
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.deferred === d) this.deferred = null;
+      });
+  }
+
+  /** Applies a durable group's frames (after every earlier one), then resolves its callers and publishes its frames. */
+  private async applyGroup(g: PreparedGroup): Promise<void> {
+    if (this.broken) {
+      this.inWrite--;
+      for (const p of g.prepared) p.pending.reject(p.error ?? this.broken);
+      return;
+    }
+    const framed = g.prepared.filter((p) => p.frame);
+    this.lastLsn = g.lastLsn;
     const frames = framed.map((p) => p.frame!);
     try {
       await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []), g.writes);
     } finally {
-      this.writing = false;
+      this.inWrite--;
       this.resolveAll(g.prepared);
       this.host.publish(
         frames,
         framed.map((p) => p.bytes!),
       );
     }
-    return true;
+  }
+
+  /** A deferred group's log sync failed: whether it is durable is unknown, so the store refuses every commit from now on. */
+  private breakOn(e: unknown, g: PreparedGroup): void {
+    this.broken = new DbError('internal_error', `the log could not be synced (${(e as Error)?.message ?? String(e)}); the store refuses writes until it is reopened`);
+    this.inWrite--;
+    for (const p of g.prepared) p.pending.reject(this.broken);
+    for (const p of this.queue.splice(0)) p.reject(this.broken);
   }
 
   /**
@@ -431,13 +581,17 @@ export class Coordinator {
   }
 
   private resolveAll(prepared: Prepared[]): void {
+    if (this.trace) {
+      const now = performance.now();
+      for (const { pending: q } of prepared) this.trace({ background: q.req.background === true, at: q.at, taken: q.taken, prepared: q.prepared, issued: q.issued, written: q.written, resolved: now });
+    }
     for (const p of prepared) {
       if (p.error !== undefined) p.pending.reject(p.error);
       else p.pending.resolve(p.result!);
     }
   }
 
-  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: Flight | null, lsn: number): Promise<Prepared> {
+  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: readonly PreparedGroup[], lsn: number): Promise<Prepared> {
     const req = p.req;
     if (!Array.isArray(req.changes) || req.changes.length === 0) throw new DbError('validation_failed', 'a commit needs at least one change');
     if (req.changes.some((c) => c.op === 'schema_drop') && req.changes.some((c) => c.op !== 'schema_drop')) {
@@ -447,10 +601,10 @@ export class Coordinator {
     const schemaOf = (id: string): SchemaEntry | undefined => {
       if (ownSchemas.has(id)) return ownSchemas.get(id) ?? undefined;
       if (groupSchemas.has(id)) return groupSchemas.get(id) ?? undefined;
-      if (below?.schemas.has(id)) return below.schemas.get(id) ?? undefined;
+      for (const b of below) if (b.schemas.has(id)) return b.schemas.get(id) ?? undefined;
       return this.host.schema(id);
     };
-    const ctx = new RequestContext(lsn, this.base, below ? [group, below.writes] : [group], (id) => schemaOf(id)?.manifest);
+    const ctx = new RequestContext(lsn, this.base, [group, ...below.map((b) => b.writes)], (id) => schemaOf(id)?.manifest);
 
     if (req.idempotency) {
       const prior = await ctx.get(idempotencyKey(req.idempotency.key));
