@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { DbError, type Row } from '@mmdb/core';
-import { DEFERRED_MARK, keyIdOf, logKey, metaKey, rowKey, TenantStore } from '@mmdb/storage';
+import { DEFERRED_MARK, deferredMark, keyIdOf, logKey, metaKey, rowKey, TenantStore } from '@mmdb/storage';
 import { countRows, DEFAULT_SLICE_MS, KeyCursor, Slicer } from './backfill';
 import { Migrations, throttleOf } from './engine';
 
@@ -235,19 +235,19 @@ describe('a backfill frame lost by a power loss before its deferred sync', () =>
       }
       const [P, L] = steps.slice(-2);
       const shadow = store.manifests().find((x) => x.id !== table)!;
-      // What LevelDB loses with L's batch: its log frame, its shadow rows and its cursor step (P's is the stored one
-      // again); the pause frame after it, synced while L's sync had not ended, survives and names L as deferred.
+      // What LevelDB loses with L's batch: its log frame and its shadow rows (the cursor stays L's below, as if a
+      // later frame of its run had survived); the pause frame after it, synced while L's sync had not ended, survives.
       const db = (store as unknown as { db: { batch(): { del(k: Buffer): unknown; put(k: Buffer, v: Buffer): unknown; write(o: object): Promise<void> } } }).db;
       const batch = db.batch();
       batch.del(logKey(L.lsn));
       for (const pk of L.puts) batch.del(rowKey(keyIdOf(shadow), pk as never));
-      batch.put(metaKey('migration', r.id), Buffer.from(JSON.stringify({ ...P.change, lsn: P.lsn })));
-      batch.put(DEFERRED_MARK, Buffer.from(JSON.stringify({ lsn: L.lsn })));
+      // The clue of a run starting at L: recovery sets the cursor back to its value before the run (P's).
+      batch.put(DEFERRED_MARK, deferredMark(L.lsn, [[metaKey('migration', r.id), Buffer.from(JSON.stringify({ ...P.change, lsn: P.lsn }))]]));
       await batch.write({ sync: true });
       await store.close();
 
       store = await TenantStore.open({ dir });
-      expect(store.recovery.lostDeferred).toBe(L.lsn);
+      expect(store.recovery.lostDeferred).toEqual([L.lsn]);
       m = new Migrations(store, { evaluate: () => null });
       await m.attach();
       await m.request(r.id, 'resume', { actor: 'tok' });

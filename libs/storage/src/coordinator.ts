@@ -32,6 +32,7 @@ import type {
 import { catalogChange, migrationChange } from './catalog-changes';
 import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
+import { DEFERRED_MARK, deferredMark } from './deferred-sync';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
@@ -110,6 +111,10 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+/** Deferred groups waiting for no sync, beyond which the writer syncs the log itself (DESIGN.md "Deferred sync"). */
+const SYNC_EVERY = 3;
+/** Deferred groups not applied yet, beyond which the next background group waits for them. */
+const MAX_DEFERRED = 6;
 
 /** A v2 frame's annotations for a request (only built when it has any). */
 function frameMeta(req: CommitRequest): FrameMeta {
@@ -190,10 +195,12 @@ export class Coordinator {
   private inWrite = 0;
   private external = false;
   /**
-   * The redoable group written without sync and not applied yet (at most one; DESIGN.md
-   * "Deferred sync"): the log file it went to, and once known, what makes it durable.
+   * Redoable groups written without sync and not applied yet, oldest first (a run; DESIGN.md
+   * "Deferred sync"): the log file each went to, and whether a sync covering it was started.
    */
-  private deferred: { readonly g: PreparedGroup; readonly log: string | null; durable: Promise<void> | null } | null = null;
+  private deferred: Array<{ readonly g: PreparedGroup; readonly log: string | null; covered: boolean; applied?: Promise<void> }> = [];
+  /** The current run's recovery clue (M ‖ "deferred"), written in every batch while `deferred` is not empty. */
+  private runMark: Buffer | null = null;
   /** Every group's apply (and a deferred one's log sync before it) is chained here, so frames apply in LSN order. Never rejects. */
   private applyChain: Promise<void> = Promise.resolve();
   /** The last LSN whose batch was written (durable, or deferred). */
@@ -270,7 +277,7 @@ export class Coordinator {
     this.gate = new Promise<void>((r) => (open = r));
     try {
       while (this.running && !this.idleAtGate) await new Promise((r) => setTimeout(r, 1));
-      // A deferred group is durable and applied before frames from elsewhere follow it.
+      // Deferred groups are durable and applied before frames from elsewhere follow them.
       this.coverDeferred();
       await this.applyChain;
       return await fn();
@@ -292,7 +299,7 @@ export class Coordinator {
 
   /** Resolves when the queue is empty and no group is being written or waiting for its log sync. */
   async drain(): Promise<void> {
-    while (this.running || this.queue.length || this.deferred) await new Promise((r) => setTimeout(r, 1));
+    while (this.running || this.queue.length || this.deferred.length) await new Promise((r) => setTimeout(r, 1));
   }
 
   close(): void {
@@ -319,7 +326,7 @@ export class Coordinator {
         if (!this.queue.length) {
           await flight!.done;
           flight = null;
-          // Nothing else to write: a deferred group is synced now.
+          // Nothing else to write: deferred groups are synced now.
           if (!this.queue.length) this.coverDeferred();
           continue;
         }
@@ -334,9 +341,9 @@ export class Coordinator {
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        // Prepared on the writes of the group in flight and of a deferred group not applied yet.
+        // Prepared on the writes of the group in flight and of the deferred groups not applied yet (newest first).
         const below: PreparedGroup[] = flight ? [flight] : [];
-        if (this.deferred && this.deferred.g.writes !== flight?.writes) below.push(this.deferred.g);
+        for (let i = this.deferred.length - 1; i >= 0; i--) if (this.deferred[i].g.writes !== flight?.writes) below.push(this.deferred[i].g);
         const items = this.take(n);
         const group = await this.prepareGroup(items, below);
         if (flight) {
@@ -350,11 +357,10 @@ export class Coordinator {
           }
         }
         const background = items.length === 1 && items[0].req.background === true;
-        // No background group is written while a deferred one is not durable: if that one were
-        // lost, no later backfill frame may have landed (its cursor would skip the lost rows).
-        if (background && this.deferred) {
+        // At most MAX_DEFERRED groups not applied yet: the next background one waits for the oldest.
+        while (background && this.deferred.length >= MAX_DEFERRED) {
           this.coverDeferred();
-          await this.applyChain;
+          await this.deferred[0].applied;
         }
         const defer = background && items[0].req.redoable === true && this.host.deferRedoable && this.host.sync && !group.hasDrop && group.schemas.size === 0;
         flight = { ...group, done: this.writeGroup(group, defer) };
@@ -423,8 +429,10 @@ export class Coordinator {
     // A chained batch: abstract-level's array form costs several times more per key.
     const batch = this.host.db.batch();
     let counted = false;
-    // A deferred group this synced batch is written over before it is durable.
-    const under = !deferred && this.deferred && !this.deferred.durable ? this.deferred : null;
+    // Deferred groups this synced batch is written over before a sync covering them started.
+    const under = deferred ? [] : this.deferred.filter((d) => !d.covered);
+    // A run starts: what recovery needs should a power loss keep a later batch and lose one of its groups.
+    if (deferred && !this.deferred.length) this.runMark = await this.markFor(g);
     try {
       for (const [key, v] of g.writes.entries()) {
         if (v === null) batch.del(key);
@@ -435,9 +443,14 @@ export class Coordinator {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
-      // Written (synced) while a deferred frame may not be durable yet: recovery fills that LSN
-      // with an empty frame if it finds it missing under this one (DESIGN.md "Deferred sync").
-      if (under) batch.put(metaKey('deferred'), json({ lsn: under.g.lastLsn }));
+      // Written while deferred groups may not be durable yet: recovery fills a missing LSN of the
+      // run with an empty frame and sets its backfill cursors back (DESIGN.md "Deferred sync").
+      if (this.runMark && (deferred || this.deferred.length)) batch.put(DEFERRED_MARK, this.runMark);
+      else if (this.runMark) {
+        // The run is durable: its clue goes (a stale one would only cost recovery a scan).
+        batch.del(DEFERRED_MARK);
+        this.runMark = null;
+      }
       this.host.gate();
       this.inWrite++;
       counted = true;
@@ -465,17 +478,18 @@ export class Coordinator {
     if (deferred) {
       this.stats.deferred++;
       // Which log file it went to, read before any later batch is issued (one could switch files).
-      this.deferred = { g, log: await this.host.currentLog().catch(() => null), durable: null };
-      // Synced now, unless a foreground request is waiting: its synced batch covers this one.
-      if (!this.queue.some((p) => p.req.background !== true)) this.coverDeferred();
+      const log = await this.host.currentLog().catch(() => null);
+      this.deferred.push({ g, log, covered: false });
+      // Synced once SYNC_EVERY are waiting; until then a foreground batch's own sync covers them.
+      if (this.deferred.filter((d) => !d.covered).length >= SYNC_EVERY) this.coverDeferred();
       return true;
     }
-    // Its own fsync covered a deferred group written before it if LevelDB appended both to the
-    // same log file; if it switched files in between, the older one is synced first.
-    if (under && !under.durable) {
+    // Its own fsync covered the deferred groups written before it if LevelDB appended them all
+    // to the same log file; if it switched files in between, the older ones are synced first.
+    const open = under.filter((d) => !d.covered);
+    if (open.length) {
       const now = await this.host.currentLog().catch(() => null);
-      if (now !== null && now === under.log) this.coverDeferred(Promise.resolve());
-      else this.coverDeferred();
+      this.coverDeferred(now !== null && open.every((d) => d.log === now) ? Promise.resolve() : undefined, open);
     }
     const applied = this.applyChain.then(() => this.applyGroup(g));
     this.applyChain = applied.catch(() => undefined);
@@ -484,25 +498,41 @@ export class Coordinator {
   }
 
   /**
-   * Settles the deferred group once `durable` resolves (by default a sync of the log files,
-   * started now): it is then applied, resolved and published, in order. Once per group.
+   * Settles deferred groups (`which`, by default every one no sync covers yet) once `durable`
+   * resolves (by default a sync of the log files, started now): they are then applied,
+   * resolved and published, in order, after every group written before them.
    */
-  private coverDeferred(durable?: Promise<void>): void {
-    const d = this.deferred;
-    if (!d || d.durable) return;
+  private coverDeferred(durable?: Promise<void>, which = this.deferred.filter((d) => !d.covered)): void {
+    if (!which.length) return;
+    for (const d of which) d.covered = true;
     const p = durable ?? this.host.syncLog();
     if (!durable) this.stats.logSyncs++;
-    d.durable = p;
-    this.applyChain = this.applyChain
-      .then(() => p)
-      .then(
-        () => this.applyGroup(d.g),
-        (e) => this.breakOn(e, d.g),
-      )
-      .catch(() => undefined)
-      .finally(() => {
-        if (this.deferred === d) this.deferred = null;
-      });
+    for (const d of which) {
+      this.applyChain = d.applied = this.applyChain
+        .then(() => p)
+        .then(
+          () => this.applyGroup(d.g),
+          (e) => this.breakOn(e, d.g),
+        )
+        .catch(() => undefined)
+        .finally(() => {
+          this.deferred = this.deferred.filter((x) => x !== d);
+        });
+    }
+  }
+
+  /**
+   * The recovery clue of a run starting with `g`: its first LSN, and the value before it of each
+   * backfill cursor the run may move (the `migration` steps of its groups; read now, all
+   * groups before it being applied), so that a hole in the run sets them back (deferred-sync.ts).
+   */
+  private async markFor(g: PreparedGroup): Promise<Buffer> {
+    const steps = prefixRange(KEYSPACE.meta, ['migration']);
+    const keys: Buffer[] = [];
+    for (const [k] of g.writes.entries()) if (Buffer.compare(k, steps.gte) >= 0 && Buffer.compare(k, steps.lt) < 0) keys.push(k);
+    const values = keys.length ? await this.host.db.getMany(keys) : [];
+    const first = g.prepared.find((p) => p.frame)?.frame?.lsn ?? g.lastLsn;
+    return deferredMark(first, keys.map((k, i) => [k, values[i] ?? null]));
   }
 
   /** Applies a durable group's frames (after every earlier one), then resolves its callers and publishes its frames. */

@@ -10,8 +10,8 @@ import { join } from 'path';
 import { ClassicLevel } from 'classic-level';
 import { KV_TOML as T } from '../test/kv-schema';
 import type { CommitRequest, CommitResult } from './api';
-import { DEFERRED_MARK } from './deferred-sync';
-import { logKey, parseJson } from './records';
+import { DEFERRED_MARK, deferredMark } from './deferred-sync';
+import { logKey, metaKey, parseJson } from './records';
 import { TenantStore } from './store';
 
 interface Internals {
@@ -117,22 +117,48 @@ describe('deferred sync of redoable background commits', () => {
     expect(stats).toMatchObject({ deferred: 1, logSyncs: 0 });
     // That batch recorded the frame it covered (recovery's clue, should a power loss keep it without the frame).
     const mark = await (store as unknown as { db: ClassicLevel<Buffer, Buffer> }).db.get(DEFERRED_MARK);
-    expect(parseJson<{ lsn: number }>(mark!)).toEqual({ lsn: b.lsn });
+    expect(parseJson<{ from: number }>(mark!)).toEqual({ from: b.lsn, restore: [] });
   });
 
-  it('keeps background frames one at a time: the next is written once the one before is durable', async () => {
+  it('writes a few frames before one sync covers them, none answered before it, all in LSN order', async () => {
     holding = true;
     const done: number[] = [];
-    const a = store.commit(put(1, true)).then((r) => done.push(r.lsn));
-    const b = store.commit(put(2, true)).then((r) => done.push(r.lsn));
-    await until(() => held.length === 1);
-    await new Promise((r) => setTimeout(r, 20));
-    // The second is prepared but not written: one deferred frame, one sync waiting.
-    expect(stats.deferred).toBe(1);
+    const all = [1, 2, 3, 4, 5].map((k) => store.commit(put(k, true)).then((r) => done.push(r.lsn)));
+    // Three written without sync, then one sync for them; the other two after it, synced once the writer is idle.
+    await until(() => stats.deferred === 5 && held.length === 2);
+    expect(stats.logSyncs).toBe(2);
+    expect(done).toEqual([]);
     release();
-    await Promise.all([a, b]);
-    expect(stats.deferred).toBe(2);
-    expect(done).toEqual([done[0], done[0] + 1]);
+    await Promise.all(all);
+    expect(done).toEqual([1, 2, 3, 4, 5].map((i) => done[0] + i - 1));
+    expect(store.publishedLsn).toBe(done[4]);
+  });
+
+  it('answers every commit of a mixed load in LSN order, each once durable, whatever the log syncs and file checks take', async () => {
+    // Random delays where the writer waits for the file system: runs start, grow, are covered and applied meanwhile.
+    const jitter = () => new Promise((r) => setTimeout(r, Math.random() * 3));
+    const sync = host.syncLog.bind(host);
+    const current = host.currentLog.bind(host);
+    host.syncLog = async () => (await jitter(), sync());
+    host.currentLog = async () => (await jitter(), current());
+    const order: number[] = [];
+    const all: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 200; i++) {
+      all.push(store.commit(put(1000 + i, i % 3 !== 0)).then((r) => order.push(r.lsn)));
+      if (i % 17 === 0) await new Promise((r) => setTimeout(r, 1));
+    }
+    await Promise.all(all);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(stats.deferred).toBeGreaterThan(10);
+    expect(store.publishedLsn).toBe(store.lastLsn);
+    const snap = store.snapshot();
+    let rows = 0;
+    try {
+      for await (const b of snap.scanRows('t.kv')) rows += b.length;
+    } finally {
+      await snap.release();
+    }
+    expect(rows).toBe(200);
   });
 
   it('writes every batch with sync when the store is opened with deferRedoableSync false', async () => {
@@ -156,10 +182,10 @@ describe('recovery after a power loss lost a deferred frame', () => {
       // frame 3 (synced by LevelDB, recording frame 2 as deferred under it) kept.
       const db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
       await db.open();
-      await db.batch().del(logKey(lsns[1])).put(DEFERRED_MARK, Buffer.from(JSON.stringify({ lsn: lsns[1] }))).write({ sync: true });
+      await db.batch().del(logKey(lsns[1])).put(DEFERRED_MARK, deferredMark(lsns[1], [])).write({ sync: true });
       await db.close();
       store = await TenantStore.open({ dir });
-      expect(store.recovery.lostDeferred).toBe(lsns[1]);
+      expect(store.recovery.lostDeferred).toEqual([lsns[1]]);
       const frames = [];
       for await (const f of store.frames(lsns[0])) frames.push(f);
       expect(frames.map((f) => [f.lsn, f.changes.length])).toEqual([
@@ -172,7 +198,41 @@ describe('recovery after a power loss lost a deferred frame', () => {
       await store.close();
       // Once filled, the clue is gone: the next open repairs nothing.
       store = await TenantStore.open({ dir });
-      expect(store.recovery.lostDeferred).toBeNull();
+      expect(store.recovery.lostDeferred).toEqual([]);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sets a backfill cursor the run moved back to its value before the run, so the lost frame is copied again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deferred-cursor-'));
+    try {
+      let store = await TenantStore.open({ dir });
+      const step = (cursor: number, expect: number | null, background: boolean): CommitRequest => ({
+        changes: [{ op: 'migration', migration: 'm1', step: 'backfill', cursor: [cursor], state: { done: cursor }, expect_cursor: expect === null ? null : [expect] }],
+        ...(background ? { background: true, redoable: true } : {}),
+      });
+      const p = await store.commit(step(5, null, false));
+      // A run of two deferred frames; the writer's clue is in their batches.
+      const [l1, l2] = await Promise.all([store.commit(step(9, 5, true)), store.commit(step(12, 9, true))]);
+      const db = (store as unknown as { db: ClassicLevel<Buffer, Buffer> }).db;
+      const markBytes = (await db.get(DEFERRED_MARK))!;
+      const mark = parseJson<{ from: number; restore: Array<[string, string]> }>(markBytes);
+      expect(mark.from).toBe(l1.lsn);
+      expect(mark.restore.map(([k]) => k)).toEqual([metaKey('migration', 'm1').toString('hex')]);
+      expect(parseJson<{ cursor: number[] }>(Buffer.from(mark.restore[0][1], 'hex')).cursor).toEqual([5]);
+      await store.close();
+      // A power loss lost the first of them and kept the second (its cursor, [12], is the one stored).
+      const raw = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+      await raw.open();
+      await raw.batch().del(logKey(l1.lsn)).put(DEFERRED_MARK, markBytes).write({ sync: true });
+      await raw.close();
+      store = await TenantStore.open({ dir });
+      expect(store.recovery.lostDeferred).toEqual([l1.lsn]);
+      // Back at the cursor before the run: the rows of both frames are copied again, none skipped.
+      expect(await store.migrationStep('m1')).toMatchObject({ step: 'backfill', cursor: [5], lsn: p.lsn });
+      expect(l2.lsn).toBe(l1.lsn + 1);
       await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

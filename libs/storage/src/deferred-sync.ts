@@ -43,28 +43,63 @@ export async function currentLevelLog(dir: string): Promise<string | null> {
   return names.length ? names[names.length - 1] : null;
 }
 
-/** What a synced batch written while a deferred frame was not yet durable records (M ‖ "deferred"). */
+/** The recovery clue of a run of deferred groups (M ‖ "deferred"), written in every batch of the run. */
 export const DEFERRED_MARK = metaKey('deferred');
+
+interface Mark {
+  /** The run's first LSN. */
+  readonly from: number;
+  /** Backfill cursor keys the run may move, with their value before it (hex; null: none). */
+  readonly restore: ReadonlyArray<readonly [string, string | null]>;
+}
+
+/** The clue of a run starting at LSN `from`, moving the cursor keys `restore` (their values before it). */
+export function deferredMark(from: number, restore: ReadonlyArray<readonly [Buffer, Buffer | null]>): Buffer {
+  const mark: Mark = { from, restore: restore.map(([k, v]) => [k.toString('hex'), v ? v.toString('hex') : null] as const) };
+  return Buffer.from(JSON.stringify(mark), 'utf8');
+}
 
 /**
  * At open: a power loss (not a process crash: the OS keeps what was written) may have lost a
- * deferred frame whose log sync had not finished while a later batch, synced by LevelDB,
- * survived. That later batch recorded the deferred frame's LSN; if the frame is missing
- * under the log's last LSN, its LSN is filled with an empty frame, so the log stays
- * gapless (only between two frames that are there: not one log retention dropped). Nothing else is repaired: such a frame is a backfill frame (only those are
- * deferred), no backfill frame is written while one is not durable, and its `migration` step
- * was lost with it, so the backfill resumes at the cursor before it and copies those rows
- * again; no caller was answered for it or for anything written after it. Returns the LSN
- * filled, if any.
+ * deferred group of the last run (its sync unfinished) while a later batch of the run
+ * survived: LevelDB replays its log records past a lost one. Each such missing LSN of the run
+ * (between its first LSN and the log's last) is filled with an empty frame, so the log stays
+ * gapless, and each backfill cursor the run moved (a `backfill` step written at or after the
+ * run's first LSN) is set back to its value before the run, so the backfill copies the run's
+ * rows again: a copy is idempotent (the row as it is then, with its source version), and the
+ * rows a lost frame copied are copied again instead of skipped. Only redoable background
+ * groups (backfill frames) are deferred; no caller was answered for anything at or after the
+ * first group not durable, and nothing of it was applied or published. Without a hole (every
+ * LSN of the run there, or only the tail lost) nothing is changed. `kept`: whether log
+ * retention still holds the segment of an LSN. Returns the LSNs filled.
  */
-export async function fillLostDeferred(db: Db, lastLsn: number, epoch: number): Promise<number | null> {
-  const mark = await db.get(DEFERRED_MARK);
-  if (!mark) return null;
-  const { lsn } = parseJson<{ lsn: number }>(mark);
-  if (!(lsn > 0 && lsn < lastLsn) || (await db.get(logKey(lsn))) !== undefined) return null;
-  // Missing between two frames that are there (not a frame log retention dropped with its segment).
-  if ((lsn > 1 && (await db.get(logKey(lsn - 1))) === undefined) || (await db.get(logKey(lsn + 1))) === undefined) return null;
-  const frame = { version: FRAME_VERSION, epoch, lsn, time: Date.now(), changes: [], writes: [], meta: { route: 'lost deferred frame' } };
-  await db.batch().put(logKey(lsn), encodeFrame(frame, '[]')).del(DEFERRED_MARK).write({ sync: true });
-  return lsn;
+export async function fillLostDeferred(db: Db, lastLsn: number, epoch: number, kept: (lsn: number) => boolean): Promise<number[]> {
+  const raw = await db.get(DEFERRED_MARK);
+  if (!raw) return [];
+  const mark = parseJson<Mark>(raw);
+  // A clue left by a run that ended durable (a crash before the next batch deleted it) whose
+  // segment log retention dropped since: nothing to look at.
+  if (!(mark.from > 0 && mark.from < lastLsn) || !kept(mark.from)) return [];
+  const present = new Set<number>();
+  for (const k of await db.keys({ gte: logKey(mark.from), lte: logKey(lastLsn) }).all()) present.add(Number(k.readBigUInt64BE(1)));
+  const lost: number[] = [];
+  for (let lsn = mark.from; lsn < lastLsn; lsn++) if (!present.has(lsn)) lost.push(lsn);
+  if (!lost.length) return [];
+  const batch = db.batch();
+  for (const lsn of lost) {
+    const frame = { version: FRAME_VERSION, epoch, lsn, time: Date.now(), changes: [], writes: [], meta: { route: 'lost deferred frame' } };
+    batch.put(logKey(lsn), encodeFrame(frame, '[]'));
+  }
+  for (const [hex, before] of mark.restore) {
+    const key = Buffer.from(hex, 'hex');
+    const now = await db.get(key);
+    const step = now ? parseJson<{ step?: string; lsn?: number }>(now) : null;
+    // Only a backfill cursor the run moved: a later move (an abort, a cutover) stays.
+    if (!step || step.step !== 'backfill' || (step.lsn ?? 0) < mark.from) continue;
+    if (before === null) batch.del(key);
+    else batch.put(key, Buffer.from(before, 'hex'));
+  }
+  batch.del(DEFERRED_MARK);
+  await batch.write({ sync: true });
+  return lost;
 }

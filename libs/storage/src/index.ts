@@ -9,7 +9,7 @@ export type { CatalogEntry, FeedStats, LogEntry, OpenPhase, StoreOptions, Recove
 export type { VerifyReport, VerifyDifference } from './verify';
 export type { SegmentInfo } from './segments';
 export { rowKey, indexKey, fkIndexName, frameKeyWrites, decodeRow, keyIdOf, logKey, metaKey } from './records';
-export { DEFERRED_MARK } from './deferred-sync';
+export { DEFERRED_MARK, deferredMark } from './deferred-sync';
 export { ChangeFeed, READER_KINDS } from './feed';
 export { clearUnused } from './clear-unused';
 export type { ClearSection } from './clear-unused';

@@ -159,8 +159,8 @@ export interface RecoveryReport {
   readonly replayed: Readonly<Record<string, number>>;
   /** Schemas whose interrupted drop was finished at open. */
   readonly finishedDrops: readonly string[];
-  /** The LSN of a deferred (backfill) frame a power loss lost, filled with an empty frame at open (DESIGN.md "Deferred sync"), else null. */
-  readonly lostDeferred: number | null;
+  /** LSNs of deferred (backfill) frames a power loss lost under a later frame, filled with empty frames at open (DESIGN.md "Deferred sync"). */
+  readonly lostDeferred: readonly number[];
   /**
    * Where the open spent its time, in order of start: each phase's start and end in ms since
    * the process started (`performance.now()`). The participants' checkpoint loads (`open
@@ -239,7 +239,7 @@ export class TenantStore implements StoreReader {
   private readonly mirrors = new Map<string, RowMirror>();
   private epochValue = 0;
   /** Set by recover(): see RecoveryReport.lostDeferred. */
-  private lostDeferred: number | null = null;
+  private lostDeferred: number[] = [];
   /** Replication's fence: throws when this store may not write (see setWriteGate). */
   private writeGate: (() => void) | undefined;
   /** setEpoch calls run one at a time. */
@@ -422,7 +422,12 @@ export class TenantStore implements StoreReader {
       await this.segments.load();
       const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
       const last = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
-      this.lostDeferred = await fillLostDeferred(this.db, last, this.epochValue);
+      // An LSN log retention dropped: below the oldest segment kept.
+      const retained = (lsn: number) => {
+        const kept = this.segments.list();
+        return !kept.length || kept[0].segment <= this.segments.segmentOf(lsn);
+      };
+      this.lostDeferred = await fillLostDeferred(this.db, last, this.epochValue, retained);
       await this.log.load();
       this.registeredFollowerMin = await this.followerMin();
       return tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;

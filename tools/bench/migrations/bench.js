@@ -6,7 +6,7 @@
 // write p99 without and with the migration (and the ratio), and the cutover stall (the
 // longest foreground write latency while the cutover ran) and the cutover's own time.
 //
-//   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10]
+//   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10] [--defer-sync 1|0]
 // (--load-s: the load stops after this many seconds and the run goes on with the rows loaded)
 // Smoke: node tools/bench/migrations/bench.js --rows 2000 --fg-rps 50 --baseline-s 1
 'use strict';
@@ -27,6 +27,8 @@ const LOAD_S = arg('load-s', 300);
 let ROWS = MAX_ROWS;
 const FG_RPS = arg('fg-rps', 200);
 const BASELINE_S = arg('baseline-s', 10);
+// --defer-sync 0: backfill frames each with their own fsync (DB_DEFER_BACKFILL_SYNC=0), to compare with the default 1.
+const DEFER_SYNC = arg('defer-sync', 1);
 const T = `/v1/tenants/${TENANT}`;
 const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
 
@@ -56,7 +58,7 @@ function foreground(req) {
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-migrations-'));
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN });
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env: { DB_DEFER_BACKFILL_SYNC: String(DEFER_SYNC) } });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 32 });
   const req = (m, p, b, ct) => httpsRequest(agent, url, TOKEN, m, p, b, ct);
   try {
@@ -113,7 +115,7 @@ async function main() {
     const basep99 = pct(base.writes.map(([, l]) => l), 99);
     const migp99 = pct(during, 99);
     const rows = [
-      ['rows', ROWS, ROWS < MAX_ROWS ? `(the load stopped at --load-s ${LOAD_S})` : ''],
+      ['rows', ROWS, `${ROWS < MAX_ROWS ? `(the load stopped at --load-s ${LOAD_S}) ` : ''}backfill frames ${DEFER_SYNC ? 'deferred sync (default)' : 'each with its own fsync (--defer-sync 0)'}`],
       ['NDJSON ingest rows/s (peer)', Math.round(ingestRate), `${(ingestMs / 1000).toFixed(1)} s of _batch requests, no other load`],
       ['backfill rows/s', Math.round(ROWS / backfillS), `${((ROWS / backfillS / ingestRate) * 100).toFixed(0)}% of ingest (target ≥ 30%); ${backfillS.toFixed(1)} s submit → ReadyToCutover (row count included), foreground load on; throttle ${JSON.stringify(m.throttle)}`],
       [`foreground write p99 ms, no migration (${FG_RPS} req/s, half PUT)`, basep99.toFixed(1), `${base.writes.length} writes, p50 ${pct(base.writes.map(([, l]) => l), 50).toFixed(1)} ms`],
