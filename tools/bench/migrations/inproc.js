@@ -8,9 +8,12 @@
  * put's p50/p90/p99 without and with the backfill (and the ratio), and the store's counters
  * (backfill frames that yielded to a foreground write, reads ahead and the keys they dropped).
  * It isolates the writer's pacing from HTTP and the client; the HTTP bench (bench.js) is the
- * issue's figure.
+ * issue's figure. It also prints the writer's phases of every request (the coordinator's
+ * `trace` hook): queue, preparation, wait below, write (batch + fsync), apply, per window.
+ * DEFER=off opens the store with `deferRedoableSync: false` (each backfill frame fsynced).
  *
  *   npm run build && ROWS=300000 FG_WPS=100 BASE_S=10 node tools/bench/migrations/inproc.js   # ~1 min
+ *   ... DEFER=off node tools/bench/migrations/inproc.js                                       # the same, frames fsynced
  */
 'use strict';
 const { mkdtempSync, rmSync } = require('fs');
