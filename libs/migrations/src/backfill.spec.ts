@@ -157,6 +157,22 @@ describe('KeyCursor', () => {
   });
 });
 
+/** Every row of the table copied into `shadow` by exactly one frame of the log, each frame's done count the one before plus its rows. */
+async function expectCopiedOnce(store: TenantStore, shadow: string, rows: number): Promise<void> {
+  const copied = new Map<string, number>();
+  let lastDone = 0;
+  for await (const f of store.frames()) {
+    const step = f.changes.find((c) => c.op === 'migration' && c.step === 'backfill') as { state?: { done: number } } | undefined;
+    if (!step) continue;
+    const puts = f.changes.filter((c) => c.op === 'put' && c.schema === shadow);
+    for (const c of puts) copied.set(JSON.stringify((c as { pk: unknown }).pk), (copied.get(JSON.stringify((c as { pk: unknown }).pk)) ?? 0) + 1);
+    expect(step.state!.done).toBe(lastDone + puts.length);
+    lastDone = step.state!.done;
+  }
+  expect(copied.size).toBe(rows);
+  expect([...copied.values()].every((n) => n === 1)).toBe(true);
+}
+
 describe('a pipelined backfill', () => {
   const t = storeWith('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n', () =>
     Array.from({ length: 3000 }, (_, i) => ({ id: i, v: i })),
@@ -195,19 +211,7 @@ describe('a pipelined backfill', () => {
     // Every row is in the shadow, each copied by exactly one durable frame.
     const shadow = store.manifests().find((x) => x.id !== 'app.n')!.id;
     expect(await countRows(store, shadow)).toBe(3000);
-    const copied = new Map<string, number>();
-    let lastDone = 0;
-    for await (const f of store.frames()) {
-      const step = f.changes.find((c) => c.op === 'migration' && c.step === 'backfill') as { state?: { done: number } } | undefined;
-      if (!step) continue;
-      const puts = f.changes.filter((c) => c.op === 'put' && c.schema === shadow);
-      for (const c of puts) copied.set(JSON.stringify((c as { pk: unknown }).pk), (copied.get(JSON.stringify((c as { pk: unknown }).pk)) ?? 0) + 1);
-      // The done counter of each frame is the previous one plus its rows.
-      expect(step.state!.done).toBe(lastDone + puts.length);
-      lastDone = step.state!.done;
-    }
-    expect(copied.size).toBe(3000);
-    expect([...copied.values()].every((n) => n === 1)).toBe(true);
+    await expectCopiedOnce(store, shadow, 3000);
     await m.close();
   }, 90_000);
 });
@@ -255,19 +259,11 @@ describe('a backfill frame lost by a power loss before its deferred sync', () =>
       while (m.get(r.id).state !== 'ReadyToCutover' && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
       expect(m.get(r.id)).toMatchObject({ state: 'ReadyToCutover', progress: { done: 2000 } });
       expect(await countRows(store, shadow.id)).toBe(2000);
-      const copied = new Map<string, number>();
-      let lastDone = 0;
-      for await (const f of store.frames()) {
-        if (f.lsn === L.lsn) expect(f.changes).toEqual([]);
-        const step = f.changes.find((c) => c.op === 'migration' && c.step === 'backfill') as { state?: { done: number } } | undefined;
-        if (!step) continue;
-        const puts = f.changes.filter((c) => c.op === 'put' && c.schema === shadow.id);
-        for (const c of puts) copied.set(JSON.stringify((c as { pk: unknown }).pk), (copied.get(JSON.stringify((c as { pk: unknown }).pk)) ?? 0) + 1);
-        expect(step.state!.done).toBe(lastDone + puts.length);
-        lastDone = step.state!.done;
+      for await (const f of store.frames(L.lsn)) {
+        expect(f).toMatchObject({ lsn: L.lsn, changes: [] });
+        break;
       }
-      expect(copied.size).toBe(2000);
-      expect([...copied.values()].every((n) => n === 1)).toBe(true);
+      await expectCopiedOnce(store, shadow.id, 2000);
       await m.close();
     } finally {
       await store.close();
