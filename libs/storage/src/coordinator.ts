@@ -199,8 +199,14 @@ export class Coordinator {
    * "Deferred sync"): the log file each went to, and whether a sync covering it was started.
    */
   private deferred: Array<{ readonly g: PreparedGroup; readonly log: string | null; covered: boolean; applied?: Promise<void> }> = [];
-  /** The current run's recovery clue (M ‖ "deferred"), written in every batch while `deferred` is not empty. */
-  private runMark: Buffer | null = null;
+  /**
+   * The current run's recovery clue (M ‖ "deferred"), written in every batch while `deferred`
+   * is not empty: its first LSN and each backfill cursor key its groups write, with the key's
+   * value before the run.
+   */
+  private run: { readonly from: number; readonly restore: Map<string, Buffer | null>; mark: Buffer } | null = null;
+  /** The log file name the writer last read (currentLog), or null. */
+  private lastLog: string | null = null;
   /** Every group's apply (and a deferred one's log sync before it) is chained here, so frames apply in LSN order. Never rejects. */
   private applyChain: Promise<void> = Promise.resolve();
   /** The last LSN whose batch was written (durable, or deferred). */
@@ -416,8 +422,9 @@ export class Coordinator {
   /**
    * Writes a prepared group in one sync batch, then applies, resolves and publishes it. False
    * if the write failed. `deferred`: the batch is written without sync and the call returns
-   * once it is written (the next group may be written after it); a log sync starts at once,
-   * and the group is applied, resolved and published when it is durable (DESIGN.md "Deferred sync").
+   * once it is written (the next group may be written after it); the group is applied,
+   * resolved and published once a log sync or a later synced batch made it durable
+   * (coverDeferred; DESIGN.md "Deferred sync").
    */
   private async writeGroup(g: PreparedGroup, deferred = false): Promise<boolean> {
     const framed = g.prepared.filter((p) => p.frame);
@@ -431,8 +438,10 @@ export class Coordinator {
     let counted = false;
     // Deferred groups this synced batch is written over before a sync covering them started.
     const under = deferred ? [] : this.deferred.filter((d) => !d.covered);
-    // A run starts: what recovery needs should a power loss keep a later batch and lose one of its groups.
-    if (deferred && !this.deferred.length) this.runMark = await this.markFor(g);
+    // What recovery needs should a power loss keep a later batch and lose one of the run's groups.
+    if (deferred) await this.noteRun(g);
+    if (deferred && this.lastLog === null) await this.readLog();
+    const logBefore = this.lastLog;
     try {
       for (const [key, v] of g.writes.entries()) {
         if (v === null) batch.del(key);
@@ -445,11 +454,11 @@ export class Coordinator {
       }
       // Written while deferred groups may not be durable yet: recovery fills a missing LSN of the
       // run with an empty frame and sets its backfill cursors back (DESIGN.md "Deferred sync").
-      if (this.runMark && (deferred || this.deferred.length)) batch.put(DEFERRED_MARK, this.runMark);
-      else if (this.runMark) {
+      if (this.run && (deferred || this.deferred.length)) batch.put(DEFERRED_MARK, this.run.mark);
+      else if (this.run) {
         // The run is durable: its clue goes (a stale one would only cost recovery a scan).
         batch.del(DEFERRED_MARK);
-        this.runMark = null;
+        this.run = null;
       }
       this.host.gate();
       this.inWrite++;
@@ -477,9 +486,10 @@ export class Coordinator {
     this.stats.frames += framed.length;
     if (deferred) {
       this.stats.deferred++;
-      // Which log file it went to, read before any later batch is issued (one could switch files).
-      const log = await this.host.currentLog().catch(() => null);
-      this.deferred.push({ g, log, covered: false });
+      // Which log file it went to: the newest one, if it was already the newest before the write
+      // (LevelDB numbers its log files in order; any other writer could switch files meanwhile).
+      const after = await this.readLog();
+      this.deferred.push({ g, log: logBefore !== null && logBefore === after ? after : null, covered: false });
       // Synced once SYNC_EVERY are waiting; until then a foreground batch's own sync covers them.
       if (this.deferred.filter((d) => !d.covered).length >= SYNC_EVERY) this.coverDeferred();
       return true;
@@ -488,7 +498,7 @@ export class Coordinator {
     // to the same log file; if it switched files in between, the older ones are synced first.
     const open = under.filter((d) => !d.covered);
     if (open.length) {
-      const now = await this.host.currentLog().catch(() => null);
+      const now = await this.readLog();
       this.coverDeferred(now !== null && open.every((d) => d.log === now) ? Promise.resolve() : undefined, open);
     }
     const applied = this.applyChain.then(() => this.applyGroup(g));
@@ -521,18 +531,31 @@ export class Coordinator {
     }
   }
 
+  /** The name of LevelDB's current log file (null: unknown), remembered as `lastLog`. */
+  private async readLog(): Promise<string | null> {
+    this.lastLog = await this.host.currentLog().catch(() => null);
+    return this.lastLog;
+  }
+
   /**
-   * The recovery clue of a run starting with `g`: its first LSN, and the value before it of each
-   * backfill cursor the run may move (the `migration` steps of its groups; read now, all
-   * groups before it being applied), so that a hole in the run sets them back (deferred-sync.ts).
+   * Records a deferred group `g` in the run's clue (a run starts with it when no deferred group
+   * is pending): the run's first LSN, and the value before the run of each backfill cursor key
+   * `g` writes that the run has not written yet (read now: every earlier write of it was synced,
+   * by a group before the run or a synced one within it), so that a hole sets them back.
    */
-  private async markFor(g: PreparedGroup): Promise<Buffer> {
+  private async noteRun(g: PreparedGroup): Promise<void> {
+    if (!this.deferred.length) this.run = null;
     const steps = prefixRange(KEYSPACE.meta, ['migration']);
     const keys: Buffer[] = [];
-    for (const [k] of g.writes.entries()) if (Buffer.compare(k, steps.gte) >= 0 && Buffer.compare(k, steps.lt) < 0) keys.push(k);
+    for (const [k] of g.writes.entries()) {
+      if (Buffer.compare(k, steps.gte) >= 0 && Buffer.compare(k, steps.lt) < 0 && !this.run?.restore.has(k.toString('hex'))) keys.push(k);
+    }
+    if (this.run && !keys.length) return;
     const values = keys.length ? await this.host.db.getMany(keys) : [];
-    const first = g.prepared.find((p) => p.frame)?.frame?.lsn ?? g.lastLsn;
-    return deferredMark(first, keys.map((k, i) => [k, values[i] ?? null]));
+    const restore = new Map(this.run?.restore ?? []);
+    keys.forEach((k, i) => restore.set(k.toString('hex'), values[i] ?? null));
+    const from = this.run?.from ?? g.prepared.find((p) => p.frame)?.frame?.lsn ?? g.lastLsn;
+    this.run = { from, restore, mark: deferredMark(from, [...restore].map(([k, v]) => [Buffer.from(k, 'hex'), v])) };
   }
 
   /** Applies a durable group's frames (after every earlier one), then resolves its callers and publishes its frames. */

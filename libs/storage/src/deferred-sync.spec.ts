@@ -209,19 +209,20 @@ describe('recovery after a power loss lost a deferred frame', () => {
     const dir = mkdtempSync(join(tmpdir(), 'deferred-cursor-'));
     try {
       let store = await TenantStore.open({ dir });
-      const step = (cursor: number, expect: number | null, background: boolean): CommitRequest => ({
-        changes: [{ op: 'migration', migration: 'm1', step: 'backfill', cursor: [cursor], state: { done: cursor }, expect_cursor: expect === null ? null : [expect] }],
+      const step = (cursor: number, expect: number | null, background: boolean, migration = 'm1'): CommitRequest => ({
+        changes: [{ op: 'migration', migration, step: 'backfill', cursor: [cursor], state: { done: cursor }, expect_cursor: expect === null ? null : [expect] }],
         ...(background ? { background: true, redoable: true } : {}),
       });
       const p = await store.commit(step(5, null, false));
-      // A run of two deferred frames; the writer's clue is in their batches.
-      const [l1, l2] = await Promise.all([store.commit(step(9, 5, true)), store.commit(step(12, 9, true))]);
+      const p2 = await store.commit(step(50, null, false, 'm2'));
+      // A run of deferred frames of two backfills; the writer's clue is in their batches.
+      const [l1, l2] = await Promise.all([store.commit(step(9, 5, true)), store.commit(step(12, 9, true)), store.commit(step(60, 50, true, 'm2'))]);
       const db = (store as unknown as { db: ClassicLevel<Buffer, Buffer> }).db;
       const markBytes = (await db.get(DEFERRED_MARK))!;
       const mark = parseJson<{ from: number; restore: Array<[string, string]> }>(markBytes);
       expect(mark.from).toBe(l1.lsn);
-      expect(mark.restore.map(([k]) => k)).toEqual([metaKey('migration', 'm1').toString('hex')]);
-      expect(parseJson<{ cursor: number[] }>(Buffer.from(mark.restore[0][1], 'hex')).cursor).toEqual([5]);
+      expect(mark.restore.map(([k]) => k)).toEqual([metaKey('migration', 'm1').toString('hex'), metaKey('migration', 'm2').toString('hex')]);
+      expect(mark.restore.map(([, v]) => parseJson<{ cursor: number[] }>(Buffer.from(v, 'hex')).cursor)).toEqual([[5], [50]]);
       await store.close();
       // A power loss lost the first of them and kept the second (its cursor, [12], is the one stored).
       const raw = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
@@ -232,6 +233,7 @@ describe('recovery after a power loss lost a deferred frame', () => {
       expect(store.recovery.lostDeferred).toEqual([l1.lsn]);
       // Back at the cursor before the run: the rows of both frames are copied again, none skipped.
       expect(await store.migrationStep('m1')).toMatchObject({ step: 'backfill', cursor: [5], lsn: p.lsn });
+      expect(await store.migrationStep('m2')).toMatchObject({ step: 'backfill', cursor: [50], lsn: p2.lsn });
       expect(l2.lsn).toBe(l1.lsn + 1);
       await store.close();
     } finally {
