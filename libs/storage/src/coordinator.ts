@@ -373,6 +373,8 @@ export class Coordinator {
       }
     } finally {
       this.running = false;
+      // However the loop ended, no deferred group is left without a sync.
+      this.coverDeferred();
     }
   }
 
