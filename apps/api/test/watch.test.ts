@@ -290,6 +290,31 @@ describe('GET /watch (SSE change streams)', () => {
     }
   });
 
+  it("shows the fan-out's main-thread time and the feed's one shared buffer in /metrics; three streams of one query get one event each, the same bytes", async () => {
+    const streams = [];
+    const deadline = Date.now() + 5000;
+    while (streams.length < 3) {
+      // (the streams earlier tests closed free their slots of DB_WATCH_MAX once the server sees them close)
+      const s = await stream(q('select id, name from w.items where price >= 1000'));
+      if (s.status === 200) streams.push(s);
+      else if (Date.now() > deadline) throw new Error(`stream answered ${s.status}`);
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    for (const s of streams) await s0(s);
+    await put({ id: 900, name: 'shared', price: 1000, cat: 'm' });
+    for (const s of streams) await s.until((x) => x.events('change').length === 1);
+    const texts = streams.map((s) => JSON.stringify(s.events('change')));
+    expect(new Set(texts).size).toBe(1);
+    expect(data(streams[0].events('change')[0]).changes).toEqual([{ schema: 'w.items', key: [900], op: 'insert', new: { id: 900, name: 'shared' } }]);
+    const m = (await srv.request('GET', '/metrics')).text;
+    const value = (re: RegExp) => Number(re.exec(m)?.[1] ?? NaN);
+    expect(value(/^db_watch_fanout_turns_total (\S+)$/m)).toBeGreaterThanOrEqual(3);
+    expect(value(/^db_watch_fanout_seconds_total (\S+)$/m)).toBeGreaterThan(0);
+    // the frame is held once in the store's buffer, for every open reader
+    expect(value(new RegExp(`^db_feed_memory_frames\\{tenant="${TENANT}"\\} (\\S+)$`, 'm'))).toBeGreaterThanOrEqual(1);
+    expect(value(new RegExp(`^db_feed_memory_bytes\\{tenant="${TENANT}"\\} (\\S+)$`, 'm'))).toBeGreaterThan(0);
+  });
+
   it('ends open streams when the server shuts down (clients reconnect with their last id)', async () => {
     const s = await stream(q('select id from w.items'));
     await s0(s);

@@ -1,21 +1,23 @@
 /** Bucket aggregations: terms, filter(s), range, date_range, histogram, date_histogram, missing, global, composite, adjacency_matrix. */
 import { EsError, illegalArgument } from './errors';
+import { significantAgg } from './agg-significant';
+import { autoDateHistogram } from './agg-auto-date';
 import { globalOrdinals, type Doc } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { badAgg, bucketKeyString, decimalFormat, isObj, valueSource, type ValueSource } from './agg-util';
+import { INDEX_FIELD, badAgg, bucketKeyString, decimalFormat, isObj, valueSource, type ValueSource } from './agg-util';
 import { finishBuckets, type AggCtx } from './aggs';
 import { addUnit, formatDate, parseDateMath, roundDown, zoneOffset } from './dates';
 import { resolvePath } from './agg-pipelines';
 import { bigToIp, cidr, ipToBig } from './ip';
 
-export const BUCKET_TYPES = new Set(['terms', 'filters', 'filter', 'range', 'date_range', 'histogram', 'date_histogram', 'missing', 'global', 'composite', 'adjacency_matrix', 'sampler', 'nested', 'reverse_nested', 'significant_terms', 'rare_terms', 'auto_date_histogram', 'ip_range', 'geohash_grid', 'geotile_grid', 'variable_width_histogram', 'multi_terms']);
+export const BUCKET_TYPES = new Set(['terms', 'filters', 'filter', 'range', 'date_range', 'histogram', 'date_histogram', 'missing', 'global', 'composite', 'adjacency_matrix', 'sampler', 'nested', 'reverse_nested', 'significant_terms', 'significant_text', 'rare_terms', 'auto_date_histogram', 'ip_range', 'geohash_grid', 'geotile_grid', 'variable_width_histogram', 'multi_terms']);
 
 type B = { b: JsonObject; docs: Doc[] };
 
 export function bucketAgg(name: string, type: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   switch (type) {
     case 'terms': case 'rare_terms': return terms(name, type, p, subs, docs, ctx);
-    case 'significant_terms': return significantTerms(name, p, subs, docs, ctx);
+    case 'significant_terms': case 'significant_text': return significantAgg(name, type, p, subs, docs, ctx, { keyOf, includeExclude });
     case 'filter': {
       const f = ctx.filter(p);
       const ds = docs.filter(f);
@@ -33,6 +35,7 @@ export function bucketAgg(name: string, type: string, p: JsonObject, subs: JsonO
     case 'range': case 'date_range': case 'ip_range': return ranges(name, type, p, subs, docs, ctx);
     case 'histogram': return histogram(name, p, subs, docs, ctx);
     case 'date_histogram': return dateHistogram(name, p, subs, docs, ctx);
+    case 'auto_date_histogram': return autoDateHistogram(name, p, subs, docs, ctx);
     case 'composite':
       if (ctx.parents?.length) throw illegalArgument(`[composite] aggregation cannot be used with a parent aggregation of type: [${ctx.parents[ctx.parents.length - 1]}]`);
       return composite(name, p, subs, docs, ctx);
@@ -182,7 +185,7 @@ function terms(name: string, type: string, p: JsonObject, subs: JsonObject | und
     }
   }
   // keyword terms aggregations read the index's global ordinals (execution_hint "map" does not build them)
-  const ordinals = vs.kind === 'string' && vs.field && p.execution_hint !== 'map' ? ctx.ixs.filter((ix) => ix.fields.get(vs.field!.path)?.type === vs.field!.type).map((ix) => globalOrdinals(ix, vs.field!.path)) : null;
+  const ordinals = vs.kind === 'string' && vs.field && vs.field !== INDEX_FIELD && p.execution_hint !== 'map' ? ctx.ixs.filter((ix) => ix.fields.get(vs.field!.path)?.type === vs.field!.type).map((ix) => globalOrdinals(ix, vs.field!.path)) : null;
   if (minDoc === 0) {
     if (ordinals) {
       for (const o of ordinals) for (const key of o.terms) {
@@ -210,41 +213,10 @@ function terms(name: string, type: string, p: JsonObject, subs: JsonObject | und
   const other = list.slice(size).reduce((s, x) => s + x.docs.length, 0);
   const buckets = finishBuckets(kept, subs, ctx, name);
   const dbl = vs.field && ['double', 'float', 'half_float', 'scaled_float'].includes(vs.field.type);
-  return { doc_count_error_upper_bound: 0, sum_other_doc_count: other, buckets: buckets as Json, _kind: vs.field ? vs.kind : 'unmapped', _double: !!dbl, _unmapped: !vs.field };
-}
-
-/** significant_terms with the JLH score: terms far more frequent in the matched documents than in the index. */
-function significantTerms(name: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
-  const vs = valueSource(ctx.ixs, p, name);
-  const size = Number(p.size ?? 10);
-  const minDoc = Number(p.min_doc_count ?? 3);
-  const bgDocs = p.background_filter !== undefined ? ctx.allDocs.filter(ctx.filter(p.background_filter)) : ctx.allDocs;
-  const count = (ds: Doc[]) => {
-    const m = new Map<string, { key: Json; docs: Doc[] }>();
-    for (const d of ds) for (const k of new Set(vs.values(d).map((v) => JSON.stringify(keyOf(vs, v))))) {
-      let g = m.get(k);
-      if (!g) { g = { key: JSON.parse(k) as Json, docs: [] }; m.set(k, g); }
-      g.docs.push(d);
-    }
-    return m;
-  };
-  const fg = count(docs), bg = count(bgDocs);
-  const list: Array<{ b: JsonObject; docs: Doc[]; score: number }> = [];
-  for (const [k, g] of fg) {
-    const bgCount = bg.get(k)?.docs.length ?? g.docs.length;
-    if (g.docs.length < minDoc) continue;
-    const sub = g.docs.length / Math.max(1, docs.length), sup = bgCount / Math.max(1, bgDocs.length);
-    const score = sub > sup && sup > 0 ? (sub - sup) * (sub / sup) : 0;
-    if (score <= 0) continue;
-    const b: JsonObject = { key: g.key };
-    const ks = bucketKeyString(vs, g.key);
-    if (ks !== undefined) b.key_as_string = ks;
-    Object.assign(b, { doc_count: g.docs.length, score, bg_count: bgCount });
-    list.push({ b, docs: g.docs, score });
-  }
-  list.sort((a, b) => b.score - a.score);
-  const buckets = finishBuckets(list.slice(0, size), subs, ctx, name);
-  return { doc_count: docs.length, bg_count: bgDocs.length, buckets: buckets as Json, _kind: vs.kind };
+  const meta = { _kind: vs.field ? vs.kind : 'unmapped', _double: !!dbl, _unmapped: !vs.field };
+  // rare_terms answers its buckets alone (no error bound, no other count), as Elasticsearch's InternalRareTerms
+  if (type === 'rare_terms') return { buckets: buckets as Json, ...meta };
+  return { doc_count_error_upper_bound: 0, sum_other_doc_count: other, buckets: buckets as Json, ...meta };
 }
 
 function subsFor(subs: JsonObject, docs: Doc[], ctx: AggCtx): JsonObject {
@@ -464,7 +436,11 @@ function numericBuckets(name: string, p: JsonObject, subs: JsonObject | undefine
 
 function composite(name: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
   const sources = p.sources;
+  if (sources === undefined) throw new EsError(400, 'x_content_parse_exception', `[1:1] [composite] failed to parse: Required [sources]`);
   if (!Array.isArray(sources) || !sources.length) throw illegalArgument(`Composite [sources] cannot be null or empty`);
+  const names = (sources as unknown[]).map((s) => (isObj(s) ? Object.keys(s)[0] : undefined));
+  const dups = [...new Set(names.filter((n, i) => n !== undefined && names.indexOf(n) !== i))];
+  if (dups.length) throw illegalArgument(`Composite source names must be unique, found duplicates: [${dups.join(', ')}]`);
   const size = Number(p.size ?? 10);
   if (size > ctx.maxBuckets) {
     throw new EsError(400, 'too_many_buckets_exception', `Trying to create too many buckets. Must be less than or equal to: [${ctx.maxBuckets}] but was [${size}]. This limit can be set by changing the [search.max_buckets] cluster level setting.`, { max_buckets: ctx.maxBuckets });

@@ -59,8 +59,11 @@ export function siblingPipeline(name: string, type: string, p: JsonObject, sibli
   const path = p.buckets_path;
   if (typeof path !== 'string') throw illegalArgument(`[buckets_path] must be set for aggregation [${name}]`);
   const gt = path.indexOf('>');
-  const head = gt < 0 ? path : path.slice(0, gt);
-  const rest = gt < 0 ? '_count' : path.slice(gt + 1);
+  let head = gt < 0 ? path : path.slice(0, gt);
+  let rest = gt < 0 ? '_count' : path.slice(gt + 1);
+  // `histo.v`: a multi-bucket sibling and a metric of its buckets (Elasticsearch 7.8+)
+  const dot = head.indexOf('.');
+  if (gt < 0 && dot > 0 && !sibling(head) && sibling(head.slice(0, dot))) { rest = head.slice(dot + 1); head = head.slice(0, dot); }
   const buckets = bucketList(sibling(head));
   if (!buckets) throw new EsError(400, 'action_request_validation_exception', `Validation Failed: 1: The first aggregation in buckets_path must be a multi-bucket aggregation for aggregation [${name}] found :${sibling(head) ? 'a metric' : 'nothing'} for buckets path: ${path};`);
   const gapZero = p.gap_policy === 'insert_zeros';

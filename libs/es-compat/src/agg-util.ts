@@ -16,9 +16,17 @@ export interface ValueSource {
   readonly format?: string;
 }
 
+/** The `_index` metadata field as aggregations read it. */
+export const INDEX_FIELD: Field = { path: '_index', type: 'keyword', def: {} };
+
 export function valueSource(ixs: IndexView[], p: JsonObject, aggName: string): ValueSource {
   if (p.script !== undefined) throw scriptRefused(`aggregation ${aggName}`);
   const name = p.field === undefined ? undefined : String(p.field);
+  // the `_index` metadata field: each document's index name, a keyword
+  if (name === '_index') {
+    const missing = p.missing === undefined ? undefined : String(p.missing);
+    return { field: INDEX_FIELD, kind: 'string', values: (d) => (d.index.name ? [d.index.name] : missing === undefined ? [] : [missing]) };
+  }
   const f = name === undefined ? undefined : ixs.map((ix) => ix.fields.get(name)).find((x) => x && x.type !== 'object');
   const missing = p.missing;
   if (f && isText(f) && f.def.fielddata !== true) {
@@ -121,6 +129,32 @@ export function bucketKeyString(vs: ValueSource, key: Json): string | undefined 
 
 export function badAgg(reason: string): EsError {
   return new EsError(400, 'parsing_exception', reason, { line: 1, col: 1 });
+}
+
+/**
+ * Elasticsearch's sum of doubles: Kahan (compensated) summation in document order, as its sum,
+ * avg, stats, extended_stats and weighted_avg aggregators add values (`CompensatedSum`); a
+ * non-finite value turns the sum non-finite. So ten 0.1 sum to 1.0 there (and here), where a
+ * plain loop gives 0.9999999999999999.
+ */
+export class KahanSum {
+  value = 0;
+  private delta = 0;
+  add(x: number): this {
+    if (!Number.isFinite(x)) { this.value = x + this.value; return this; }
+    if (!Number.isFinite(this.value)) return this;
+    const corrected = x + this.delta;
+    const updated = this.value + corrected;
+    this.delta = corrected - (updated - this.value);
+    this.value = updated;
+    return this;
+  }
+}
+
+export function kahanSum(xs: readonly number[], f: (x: number) => number = (x) => x): number {
+  const k = new KahanSum();
+  for (const x of xs) k.add(f(x));
+  return k.value;
 }
 
 /** Min and max without spreading (an aggregation may see hundreds of thousands of values). */

@@ -5,7 +5,7 @@
 import { EsError, illegalArgument } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { badAgg, isObj, numbers, asString, valueSource, tdigestQuantile, hdrPercentile, minOf, maxOf } from './agg-util';
+import { badAgg, isObj, numbers, asString, valueSource, tdigestQuantile, hdrPercentile, minOf, maxOf, kahanSum, KahanSum } from './agg-util';
 import { bucketAgg, BUCKET_TYPES } from './agg-buckets';
 import { applyParentPipeline, siblingPipeline, PARENT_PIPELINES, SIBLING_PIPELINES } from './agg-pipelines';
 import { scriptRefused, type Scorer } from './query';
@@ -70,6 +70,7 @@ export function typedName(type: string, p: JsonObject, result: JsonObject, vsKin
     case 'terms': return vsKind === 'number' ? (result._double ? 'dterms' : 'lterms') : vsKind === 'date' || vsKind === 'boolean' ? 'lterms' : result._unmapped ? 'umterms' : 'sterms';
     case 'percentiles': return p.hdr !== undefined ? 'hdr_percentiles' : 'tdigest_percentiles';
     case 'significant_terms': return vsKind === 'number' ? 'siglterms' : 'sigsterms';
+    case 'significant_text': return 'sigsterms';
     case 'percentile_ranks': return p.hdr !== undefined ? 'hdr_percentile_ranks' : 'tdigest_percentile_ranks';
     case 'avg_bucket': case 'sum_bucket': case 'cumulative_sum': case 'moving_fn': case 'bucket_script': case 'serial_diff': return 'simple_value';
     case 'max_bucket': case 'min_bucket': return 'bucket_metric_value';
@@ -143,9 +144,15 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
   }
   if (type === 'weighted_avg') {
     const vv = valueSource(ctx.ixs, p.value as JsonObject, name), ww = valueSource(ctx.ixs, p.weight as JsonObject, name);
-    let s = 0, w = 0;
-    for (const d of docs) { const v = numbers(vv, [d]), x = numbers(ww, [d]); if (v.length && x.length) { s += v[0] * x[0]; w += x[0]; } }
-    return { value: w ? s / w : null };
+    // each value of a document counts with the document's one weight, as Elasticsearch adds them
+    const s = new KahanSum(), w = new KahanSum();
+    for (const d of docs) {
+      const v = numbers(vv, [d]), x = numbers(ww, [d]);
+      if (!v.length || !x.length) continue;
+      if (x.length > 1) throw new EsError(500, 'aggregation_execution_exception', 'Encountered more than one weight for a single document. Use a script to combine multiple weights-per-doc into a single value.');
+      for (const y of v) { s.add(y * x[0]); w.add(x[0]); }
+    }
+    return { value: w.value ? s.value / w.value : null };
   }
   if (type === 'cardinality' && p.precision_threshold !== undefined && !(Number(p.precision_threshold) >= 0)) {
     throw illegalArgument(`[precisionThreshold] must be greater than or equal to 0. Found [${String(p.precision_threshold)}] in [${name}]`);
@@ -162,7 +169,7 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
     throw illegalArgument(`Field [${vs.field?.path}] of type [${vs.field?.type}] is not supported for aggregation [${type}]`);
   }
   const xs = numbers(vs, docs);
-  const sum = xs.reduce((a, b) => a + b, 0);
+  const sum = kahanSum(xs);
   const withStr = (r: JsonObject, keys: string[]): JsonObject => {
     for (const k of keys) {
       const v = r[k];
@@ -181,7 +188,7 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
       const sigma = p.sigma === undefined ? 2 : Number(p.sigma);
       if (Number.isNaN(sigma)) throw new EsError(400, 'x_content_parse_exception', `[1:1] [extended_stats] failed to parse field [sigma]`);
       if (sigma < 0) throw illegalArgument(`[sigma] must be greater than or equal to 0. Found [${jd(sigma)}] in [${name}]`);
-      const sq = xs.reduce((a, b) => a + b * b, 0);
+      const sq = kahanSum(xs, (x) => x * x);
       const n = xs.length;
       const variance = n ? Math.max(0, (sq - (sum * sum) / n) / n) : null;
       const sampleVar = n > 1 ? Math.max(0, (sq - (sum * sum) / n) / (n - 1)) : null;
@@ -247,7 +254,7 @@ const fmtKey = (k: number): string => (Number.isInteger(k) ? `${k}.0` : String(k
 
 function stats(xs: number[]): JsonObject {
   const n = xs.length;
-  const sum = xs.reduce((a, b) => a + b, 0);
+  const sum = kahanSum(xs);
   return { count: n, min: n ? minOf(xs) : null, max: n ? maxOf(xs) : null, avg: n ? sum / n : null, sum };
 }
 

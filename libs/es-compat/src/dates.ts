@@ -4,6 +4,7 @@
  * `||` alternatives, date math (`now-1d/d`, `2020-01-01||+1M`) and time zones.
  */
 import { illegalArgument, EsError } from './errors';
+import { NAMED_PATTERNS, patternOf, printPattern } from './date-format';
 
 export const DEFAULT_DATE_FORMAT = 'strict_date_optional_time||epoch_millis';
 
@@ -94,7 +95,8 @@ function patternParser(pattern: string, locale = 'en'): (s: string, zone?: strin
       else if (c === 'Z' || c === 'X' || c === 'x') re += '(Z|[+-]\\d{2}:?\\d{2})';
       else if (c === 'z' || c === 'V') re += '([A-Za-z_/]+)';
       else if (c === 'a') re += '(AM|PM|am|pm)';
-      else if (c === 'E') re += '([\\p{L}.]+)';
+      else if (c === 'E' || ((c === 'e' || c === 'c') && n >= 3)) re += '([\\p{L}.]+)';
+      else if (c === 'D') re += n === 1 ? '(\\d{1,3})' : `(\\d{${n}})`;
       else re += n === 1 ? '(\\d{1,2})' : `(\\d{${n}})`;
       i = j;
       continue;
@@ -119,10 +121,15 @@ function patternParser(pattern: string, locale = 'en'): (s: string, zone?: strin
     let y = 1970, mo = 1, d = 1, h = 0, mi = 0, se = 0, ms = 0;
     let off: string | undefined;
     let pm: boolean | null = null;
+    let doy: number | null = null, week: number | null = null, weekYear: number | null = null, dow = 1;
     fields.forEach((f, k) => {
       const v = m[k + 1];
       switch (f) {
-        case 'y': case 'u': case 'Y': y = v.length === 2 ? 2000 + Number(v) : Number(v); break;
+        case 'y': case 'u': y = v.length === 2 ? 2000 + Number(v) : Number(v); break;
+        case 'Y': weekYear = v.length === 2 ? 2000 + Number(v) : Number(v); break;
+        case 'w': week = Number(v); break;
+        case 'e': case 'c': if (/^\d+$/.test(v)) dow = Number(v); break;
+        case 'D': doy = Number(v); break;
         case 'M': mo = /^\d+$/.test(v) ? Number(v) : monthOf(v); break;
         case 'd': d = Number(v); break;
         case 'H': case 'k': h = Number(v); break;
@@ -135,6 +142,16 @@ function patternParser(pattern: string, locale = 'en'): (s: string, zone?: strin
       }
     });
     if (pm) h += 12;
+    // a day of the year, or an ISO week date (Monday of week 1 is the Monday on or before 4 January)
+    if (doy !== null || week !== null) {
+      const base = new Date(0);
+      if (week !== null) {
+        const wy = weekYear ?? y;
+        base.setUTCFullYear(wy, 0, 4);
+        base.setUTCFullYear(wy, 0, 4 - ((base.getUTCDay() + 6) % 7) + (week - 1) * 7 + (dow - 1));
+      } else base.setUTCFullYear(y, 0, doy!);
+      y = base.getUTCFullYear(); mo = base.getUTCMonth() + 1; d = base.getUTCDate();
+    } else if (weekYear !== null) y = weekYear;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return null;
     const local = Date.UTC(y, mo - 1, d, h, mi, se, ms) + (y >= 0 && y < 100 ? 0 : 0);
     const d0 = new Date(0);
@@ -178,7 +195,8 @@ function parsersOf(format: string, locale?: string): Array<(s: string, zone?: st
     // a leading "8" marks a java-time pattern in Elasticsearch 7 (the only kind here)
     p = format.split('||').map((f0) => {
       const f = f0.trim().replace(/^8(?=\D)/, '');
-      return NAMED[f] ?? NAMED[f.replace(/^strict_/, '')] ?? patternParser(f, locale);
+      const name = f.replace(/^strict_/, '');
+      return NAMED[f] ?? NAMED[name] ?? (NAMED_PATTERNS[name] ? patternParser(NAMED_PATTERNS[name]) : patternParser(f, locale));
     });
     cache.set(key, p);
   }
@@ -290,49 +308,31 @@ function roundUpPartial(s: string, t: number, format: string, zone?: string): nu
   return t;
 }
 
-const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0');
-
-/** Formats UTC ms with the first alternative of `format`, in `zone`. */
-export function formatDate(t: number, format = DEFAULT_DATE_FORMAT, zone?: string): string {
+/**
+ * Formats UTC ms with the first alternative of `format`, in `zone`; `nanos` (0..999999) is a
+ * date_nanos value's part below the millisecond (`epoch_millis` prints it as a fraction, `S`
+ * beyond three digits prints its digits).
+ */
+export function formatDate(t: number, format = DEFAULT_DATE_FORMAT, zone?: string, nanos = 0): string {
   const f = format.split('||')[0].trim();
-  if (f === 'epoch_millis') return String(t);
+  if (f === 'epoch_millis') return nanos ? `${t}.${String(nanos).padStart(6, '0').replace(/0+$/, '')}` : String(t);
   if (f === 'epoch_second') return String(Math.floor(t / 1000));
-  const off = zoneOffset(zone, t);
-  const d = new Date(t + off);
-  const offStr = off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 3600000))}:${pad(Math.floor((Math.abs(off) % 3600000) / 60000))}`;
-  const y = d.getUTCFullYear();
-  const ys = y < 0 ? `-${pad(-y, 4)}` : pad(y, 4);
-  if (/date_optional_time|date_time|^date_time/.test(f) || f === 'strict_date_optional_time_nanos') {
-    return `${ys}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}${offStr}`;
+  return printPattern(t, patternOf(f), zoneOffset(zone, t), zone, nanos);
+}
+
+/** A date_nanos value as epoch nanoseconds: its milliseconds as `format` parses them and the digits below them. */
+export function parseNanos(v: unknown, format = DEFAULT_DATE_FORMAT): bigint | null {
+  if (typeof v === 'number' || typeof v === 'bigint') return BigInt(Math.trunc(Number(v))) * 1_000_000n;
+  if (typeof v !== 'string') return null;
+  const ms = parseDate(v, format);
+  if (ms === null) return null;
+  // the digits past the millisecond: of the seconds' fraction, or of an epoch_millis decimal
+  let below = 0;
+  const iso = /\d:\d{2}[.,](\d{1,9})/.exec(v);
+  if (iso) below = Number(iso[1].padEnd(9, '0').slice(3));
+  else {
+    const e = /^-?\d+\.(\d{1,6})/.exec(v.trim());
+    if (e) below = Number(e[1].padEnd(6, '0'));
   }
-  const named: Record<string, string> = { date: 'yyyy-MM-dd', strict_date: 'yyyy-MM-dd', year_month_day: 'yyyy-MM-dd', year_month: 'yyyy-MM', year: 'yyyy', basic_date: 'yyyyMMdd', hour_minute: 'HH:mm', date_hour_minute_second: "yyyy-MM-dd'T'HH:mm:ss" };
-  const pat = named[f.replace(/^strict_/, '')] ?? f;
-  let out = '';
-  const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-  for (let i = 0; i < pat.length; ) {
-    const c = pat[i];
-    if (c === "'") {
-      const end = pat.indexOf("'", i + 1);
-      out += pat.slice(i + 1, end < 0 ? undefined : end);
-      i = end < 0 ? pat.length : end + 1;
-      continue;
-    }
-    let j = i;
-    while (pat[j] === c && /[a-zA-Z]/.test(c)) j++;
-    const n = j - i;
-    if (n === 0) { out += c; i++; continue; }
-    switch (c) {
-      case 'y': case 'u': case 'Y': out += n === 2 ? pad(y % 100) : ys; break;
-      case 'M': out += n >= 3 ? MONTHS[d.getUTCMonth()] : pad(d.getUTCMonth() + 1, n); break;
-      case 'd': out += pad(d.getUTCDate(), n); break;
-      case 'H': out += pad(d.getUTCHours(), n); break;
-      case 'm': out += pad(d.getUTCMinutes(), n); break;
-      case 's': out += pad(d.getUTCSeconds(), n); break;
-      case 'S': out += pad(d.getUTCMilliseconds(), 3).slice(0, n); break;
-      case 'Z': case 'X': case 'x': out += offStr === 'Z' ? (c === 'Z' ? '+0000' : 'Z') : offStr.replace(':', c === 'Z' ? '' : ':'); break;
-      default: out += pat.slice(i, j);
-    }
-    i = j;
-  }
-  return out;
+  return BigInt(ms) * 1_000_000n + BigInt(below);
 }

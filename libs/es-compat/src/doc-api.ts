@@ -103,8 +103,8 @@ export async function getDoc(t: EsTenant, index: string, id: string, q: Params, 
   const sourceEnabled = !(isObj(ref.meta.mappings._source) && (ref.meta.mappings._source as JsonObject).enabled === false);
   if (d && q.version !== undefined) {
     const v = Number(q.version);
-    const vt = q.version_type ?? 'internal';
-    if ((vt === 'internal' && d.row._version !== v) || (vt === 'external' && d.row._version !== v) || (vt === 'external_gte' && d.row._version > v)) {
+    // every version type reads as Elasticsearch's isVersionConflictForReads: the current version must equal the one given
+    if (d.row._version !== v) {
       throw new EsError(409, 'version_conflict_engine_exception', `[${id}]: version conflict, current version [${d.row._version}] is different than the one provided [${v}]`, { index_uuid: ref.meta.uuid, shard: '0', index: ref.meta.es_index });
     }
   }

@@ -76,6 +76,29 @@ describe('search paging', () => {
       expect(plain.hits.slice(from, from + size).map((h) => h.doc.id)).toEqual(sorted.hits.slice(from, from + size).map((h) => h.doc.id));
     }
   });
+  it('refuses the search types the REST layer refuses, and an indices_boost naming no index unless ignore_unavailable', () => {
+    const v = view({ properties: { t: { type: 'text' } } }, [{ t: 'a' }]);
+    const env = { maxBuckets: 100, maxResultWindow: 10000 };
+    expect(() => prepareSearch([v], {}, { search_type: 'query_and_fetch' }, env)).toThrow('Unsupported search type [query_and_fetch]');
+    expect(() => prepareSearch([v], {}, { search_type: 'scan' }, env)).toThrow('No search type for [scan]');
+    expect(prepareSearch([v], {}, { search_type: 'dfs_query_then_fetch' }, env).total).toBe(1);
+    expect(() => prepareSearch([v], { indices_boost: [{ nope: 2 }, { test: 1 }] }, {}, env)).toThrow('no such index [nope]');
+    expect(prepareSearch([v], { indices_boost: [{ nope: 2 }, { 'te*': 1 }] }, { ignore_unavailable: 'true' }, env).total).toBe(1);
+  });
+  it('skips the shards whose field ranges cannot match (pre_filter_shard_size), and aggregates on _index', () => {
+    const mk = (name: string, date: string): IndexView => ({ ...view({ properties: { at: { type: 'date' } } }, [{ at: date }]), name });
+    const views = [mk('i1', '2016-01-01'), mk('i2', '2017-01-01'), mk('i3', '2018-01-01')];
+    (views as Array<{ docs: Doc[] }>).forEach((v, i) => v.docs.forEach((d) => ((d as unknown as { index: IndexView }).index = views[i])));
+    const env = { maxBuckets: 100, maxResultWindow: 10000 };
+    const range = (gte: string, lt: string) => ({ size: 0, query: { range: { at: { gte, lt } } } });
+    expect(prepareSearch(views, range('2016-02-01', '2018-02-01'), { pre_filter_shard_size: '1' }, env).skipped).toBe(1);
+    expect(prepareSearch(views, range('2016-02-01', '2018-02-01'), {}, env).skipped).toBe(0);
+    expect(prepareSearch(views, range('2019-01-01', '2020-01-01'), { pre_filter_shard_size: '1' }, env).skipped).toBe(2); // one still runs
+    expect(prepareSearch(views, { ...range('2016-02-01', '2018-02-01'), aggs: { g: { global: {} } } }, { pre_filter_shard_size: '1' }, env).skipped).toBe(0);
+    const byIndex = prepareSearch(views, { ...range('2016-02-01', '2018-02-01'), aggs: { ix: { terms: { field: '_index', min_doc_count: 0 } } } }, {}, env).aggregations as JsonObject;
+    expect((byIndex.ix as JsonObject).buckets).toEqual([{ key: 'i2', doc_count: 1 }, { key: 'i3', doc_count: 1 }, { key: 'i1', doc_count: 0 }]);
+    expect(() => prepareSearch(views, {}, { pre_filter_shard_size: '0' }, env)).toThrow('preFilterShardSize must be >= 1');
+  });
 });
 
 describe('query_string', () => {
@@ -86,6 +109,13 @@ describe('query_string', () => {
       should: [{ match_phrase: { title: { query: 'x y', slop: 2 } } }, { wildcard: { name: { value: 'ab*', case_insensitive: true } } }],
       must_not: [{ range: { year: { gte: '2000' } } }],
     } });
+  });
+  it("multiplies the score by the query's own boost (query_string and simple_query_string)", () => {
+    const v = view({ properties: { t: { type: 'text' } } }, [{ t: 'some short words' }, { t: 'other' }]);
+    for (const kind of ['query_string', 'simple_query_string']) {
+      expect(compile({ ix: v }, { [kind]: { default_field: 't', query: 'shor*', boost: 2 } })(v.docs[0])).toBe(2);
+      expect(compile({ ix: v }, { [kind]: { default_field: 't', query: 'shor*' } })(v.docs[0])).toBe(1);
+    }
   });
 });
 

@@ -1,8 +1,9 @@
 /** Field resolution for queries: patterns (`title^2`, `name.*`), analyzers, and value normalization per type. */
 import { EsError, illegalArgument } from './errors';
-import { NUMERIC_TYPES, STORED_ONLY_TYPES, coerceNumber, type Field, type Json, type JsonObject } from './mapping';
-import { DEFAULT_DATE_FORMAT, parseDateMath } from './dates';
-import type { IndexView } from './doc';
+import { NUMERIC_TYPES, STORED_ONLY_TYPES, coerceNumber, valuesAt, type Field, type Json, type JsonObject } from './mapping';
+import { DEFAULT_DATE_FORMAT, parseDateMath, parseNanos } from './dates';
+import type { Doc, IndexView } from './doc';
+import { analyze, chainName, isAnalyzer } from './analysis';
 
 const TEXTUAL = new Set(['text', 'match_only_text', 'search_as_you_type']);
 export const isText = (f: Field | undefined): boolean => !!f && TEXTUAL.has(f.type);
@@ -10,32 +11,98 @@ export const isKeyword = (f: Field | undefined): boolean => !!f && ['keyword', '
 export const isNumeric = (f: Field | undefined): boolean => !!f && NUMERIC_TYPES.has(f.type);
 export const isDate = (f: Field | undefined): boolean => !!f && (f.type === 'date' || f.type === 'date_nanos');
 
-/** Resolves an analyzer name through the index's `analysis` settings to a built-in one. */
+/**
+ * Resolves an analyzer name through the index's `analysis` settings: a built-in name, or a
+ * `chain:` analyzer (analysis.ts) for a custom analyzer (its char filters, tokenizer and filters,
+ * those the settings define resolved to their definitions) or a built-in type with parameters
+ * (stopwords, pattern, language, stem_exclusion).
+ */
 export function resolveAnalyzer(ix: IndexView, name: string | undefined): string {
   if (!name) {
     const def = analysisOf(ix)?.analyzer as JsonObject | undefined;
     if (def && def.default) return resolveAnalyzer(ix, 'default');
     return 'standard';
   }
-  const custom = (analysisOf(ix)?.analyzer as JsonObject | undefined)?.[name] as JsonObject | undefined;
+  const analysis = analysisOf(ix);
+  const custom = (analysis?.analyzer as JsonObject | undefined)?.[name] as JsonObject | undefined;
   if (!custom) return name === 'default' ? 'standard' : name;
+  const section = (kind: string) => (analysis?.[kind] as JsonObject | undefined) ?? {};
+  const resolve = (kind: string, v: unknown): string | JsonObject => {
+    const own = typeof v === 'string' ? (section(kind)[v] as JsonObject | undefined) : undefined;
+    return own ?? (v as string | JsonObject);
+  };
+  const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
   const type = String(custom.type ?? 'custom');
-  if (type !== 'custom') return type === 'pattern' || type === 'fingerprint' ? 'standard' : type;
-  const tok = String(custom.tokenizer ?? 'standard');
-  const filters = (Array.isArray(custom.filter) ? custom.filter : []).map(String);
-  const lower = filters.includes('lowercase');
-  if (tok === 'whitespace') return lower ? 'simple' : 'whitespace';
-  if (tok === 'keyword') return 'keyword';
-  if (tok === 'letter' || tok === 'lowercase') return 'simple';
-  if (filters.includes('stop')) return 'stop';
-  if (filters.some((f) => f.includes('stem') || f === 'porter_stem')) return 'english';
-  return 'standard';
+  const stop = custom.stopwords === undefined ? [] : [{ type: 'stop', stopwords: custom.stopwords }];
+  switch (type) {
+    case 'custom':
+      return chainName({
+        char_filter: list(custom.char_filter).map((c) => resolve('char_filter', c)),
+        tokenizer: resolve('tokenizer', custom.tokenizer ?? 'standard'),
+        filter: list(custom.filter).map((f) => resolve('filter', f)),
+      });
+    case 'standard': case 'stop':
+      if (custom.stopwords === undefined && custom.max_token_length === undefined) return type;
+      return chainName({ char_filter: [], tokenizer: type === 'stop' ? 'lowercase' : { type: 'standard', max_token_length: custom.max_token_length ?? 255 }, filter: type === 'stop' ? [{ type: 'stop', stopwords: custom.stopwords ?? '_english_' }] : ['lowercase', ...stop] });
+    case 'pattern':
+      return chainName({ char_filter: [], tokenizer: { type: 'pattern', pattern: custom.pattern ?? '\\W+', flags: custom.flags ?? '' }, filter: [...(custom.lowercase === false ? [] : ['lowercase']), ...stop] });
+    case 'english':
+      if (custom.stopwords === undefined && custom.stem_exclusion === undefined) return 'english';
+      return chainName({ char_filter: [], tokenizer: 'standard', filter: ['english_possessive_stemmer', 'lowercase', { type: 'stop', stopwords: custom.stopwords ?? '_english_' }, { type: 'keyword_marker', keywords: list(custom.stem_exclusion) }, 'porter_stem'] });
+    case 'snowball':
+      return chainName({ char_filter: [], tokenizer: 'standard', filter: ['lowercase', { type: 'stop', stopwords: custom.stopwords ?? '_english_' }, { type: 'snowball', language: custom.language ?? 'English' }] });
+    case 'fingerprint': case 'simple': case 'whitespace': case 'keyword':
+      return type;
+    default:
+      throw illegalArgument(`Unknown analyzer type [${type}] for [${name}]`);
+  }
 }
 
-function analysisOf(ix: IndexView): JsonObject | undefined {
+/** The index's `analysis` settings, nested (an index keeps its settings flat: `index.analysis.analyzer.a.type`). */
+function analysisOf(ix: Pick<IndexView, 'settings'>): JsonObject | undefined {
   const s = ix.settings as JsonObject;
-  const index = (s.index as JsonObject | undefined) ?? s;
-  return (index.analysis as JsonObject | undefined) ?? (s['index.analysis'] as JsonObject | undefined);
+  const nested = ((s.index as JsonObject | undefined)?.analysis ?? s.analysis) as JsonObject | undefined;
+  if (nested) return nested;
+  let cached = nestedAnalysis.get(s);
+  if (cached === undefined) {
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(s)) {
+      if (!k.startsWith('index.analysis.')) continue;
+      const parts = k.slice('index.analysis.'.length).split('.');
+      let cur = out;
+      for (const p of parts.slice(0, -1)) cur = (cur[p] = typeof cur[p] === 'object' && cur[p] !== null && !Array.isArray(cur[p]) ? cur[p] : {}) as JsonObject;
+      cur[parts[parts.length - 1]] = v;
+    }
+    cached = Object.keys(out).length ? out : null;
+    nestedAnalysis.set(s, cached);
+  }
+  return cached ?? undefined;
+}
+
+const nestedAnalysis = new WeakMap<JsonObject, JsonObject | null>();
+
+/** Refuses an index whose analysis settings name what Elasticsearch would not build (an unknown tokenizer, filter or type). */
+export function checkAnalysis(settings: JsonObject, mappings?: JsonObject): void {
+  const analyzers = (analysisOf({ settings })?.analyzer as JsonObject | undefined) ?? {};
+  const ix = { settings } as unknown as IndexView;
+  for (const name of Object.keys(analyzers)) analyze('probe text', resolveAnalyzer(ix, name));
+  // a text field naming an analyzer neither built in nor defined by the index
+  const walk = (props: unknown, prefix: string) => {
+    if (typeof props !== 'object' || props === null) return;
+    for (const [k, d] of Object.entries(props as JsonObject)) {
+      if (typeof d !== 'object' || d === null || Array.isArray(d)) continue;
+      const def = d as JsonObject;
+      for (const key of ['analyzer', 'search_analyzer', 'search_quote_analyzer']) {
+        const a = def[key];
+        if (typeof a === 'string' && !isAnalyzer(a) && analyzers[a] === undefined) {
+          throw new EsError(400, 'mapper_parsing_exception', `analyzer [${a}] has not been configured in mappings`, { caused_by: { type: 'illegal_argument_exception', reason: `analyzer [${a}] has not been configured in mappings` } });
+        }
+      }
+      walk(def.properties, `${prefix}${k}.`);
+      walk(def.fields, `${prefix}${k}.`);
+    }
+  };
+  walk(mappings?.properties, '');
 }
 
 /** The analyzer a query on `f` uses (explicit, then search_analyzer, analyzer, index default). */
@@ -99,4 +166,17 @@ export function queryValue(f: Field, v: unknown, opts: { format?: string; zone?:
 
 export function notIndexed(f: Field, query = 'this query'): EsError {
   return new EsError(400, 'illegal_argument_exception', `Field [${f.path}] of type [${f.type}] is kept in _source but not indexed by this service, so it does not support ${query}`);
+}
+
+/**
+ * A date_nanos field's values as epoch nanoseconds, re-read from `_source` (the doc values hold
+ * milliseconds); the doc values' milliseconds when the two disagree in number (null_value,
+ * copy_to, ignore_malformed).
+ */
+export function nanosValues(d: Doc, f: Field): bigint[] {
+  const ms = d.values(f.path);
+  const fmt = String(f.def.format ?? DEFAULT_DATE_FORMAT);
+  const ns = valuesAt(d.source, f.aliasOf ?? f.parent ?? f.path).filter((v) => v !== null).map((v) => parseNanos(v, fmt));
+  if (ns.length === ms.length && ns.every((x) => x !== null)) return ns as bigint[];
+  return ms.map((v) => BigInt(Math.trunc(Number(v))) * 1_000_000n);
 }

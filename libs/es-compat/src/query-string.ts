@@ -101,9 +101,12 @@ function leaf(tok: Tok, o: Opts): Q {
   const fields = tok.field ? [tok.field] : o.fields;
   const boost = boostIn(tok.suffix);
   const lenient = o.body.lenient === true || (!tok.field && o.fields.some((f) => f.includes('*')));
+  // `analyzer` (and `quote_analyzer` for phrases) analyze the text instead of the fields' search analyzers
+  const an: JsonObject = o.body.analyzer === undefined ? {} : { analyzer: String(o.body.analyzer) };
+  const quoteAn: JsonObject = o.body.quote_analyzer === undefined ? an : { analyzer: String(o.body.quote_analyzer) };
   if (tok.t === 'phrase') {
     const slop = tildeIn(tok.suffix);
-    return onFields(fields, (f) => ({ match_phrase: { [f]: { query: tok.v, slop: slop ? Number(slop === 'AUTO' ? 0 : slop) : Number(o.body.phrase_slop ?? 0) } } }), boost);
+    return onFields(fields, (f) => ({ match_phrase: { [f]: { query: tok.v, slop: slop ? Number(slop === 'AUTO' ? 0 : slop) : Number(o.body.phrase_slop ?? 0), ...quoteAn } } }), boost);
   }
   if (tok.t === 'regex') return onFields(fields, (f) => ({ regexp: { [f]: { value: tok.v } } }), boost);
   if (tok.t === 'range') {
@@ -127,8 +130,8 @@ function leaf(tok: Tok, o: Opts): Q {
     return onFields(fields, (f) => ({ wildcard: { [f]: { value: ci ? w.toLowerCase() : w, case_insensitive: true } } }), boost);
   }
   const fz = tildeIn(tok.suffix);
-  if (fz !== undefined) return onFields(fields, (f) => ({ match: { [f]: { query: w, fuzziness: fz, lenient } } }), boost);
-  return onFields(fields, (f) => ({ match: { [f]: { query: w, operator: o.op, lenient } } }), boost);
+  if (fz !== undefined) return onFields(fields, (f) => ({ match: { [f]: { query: w, fuzziness: fz, lenient, ...an } } }), boost);
+  return onFields(fields, (f) => ({ match: { [f]: { query: w, operator: o.op, lenient, ...an } } }), boost);
 }
 
 /** Lucene's clause occurrence rules (QueryParserBase.addClause). */

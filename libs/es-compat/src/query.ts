@@ -2,6 +2,7 @@
  * Query DSL → a scorer over documents: `(doc) => score | null` (null: no match).
  * Leaf queries read the document's typed field values; text queries score with BM25.
  */
+import { spanQuery } from './spans';
 import { EsError, parsingError } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Field, Json, JsonObject } from './mapping';
@@ -353,6 +354,9 @@ export function compile(env: QueryEnv, q: unknown): Scorer {
       return compileText(env, kind, body, compile);
     case 'distance_feature': return distanceFeature(env, body);
     case 'intervals': return intervalsQuery(env, body);
+    case 'span_term': case 'span_multi': case 'span_near': case 'span_or': case 'span_not': case 'span_first':
+    case 'span_containing': case 'span_within': case 'field_masking_span':
+      return spanQuery(env, kind, body);
     case 'geo_distance': case 'geo_bounding_box': case 'geo_shape': case 'geo_polygon':
       throw new EsError(400, 'query_shard_exception', `failed to create query: [${kind}] queries are not supported: geo and distance fields are kept in _source but not indexed by this service`);
     case 'script': case 'script_score':

@@ -3,7 +3,7 @@ import * as crypto from 'crypto';
 import { EsError, illegalArgument, parsingError, searchPhase, validation } from './errors';
 import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
-import { mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
+import { checkSearchType, mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
 import { topK, type TopK } from './topk';
 import { textPlans } from './text-plan';
 import { planAggs, planCount } from './plan-aggs';
@@ -70,6 +70,7 @@ function gc(t: EsTenant): void {
 
 export async function search(t: EsTenant, index: string | undefined, body: unknown, q: Params): Promise<EsResponse> {
   gc(t);
+  checkSearchType(q);
   const t0 = Date.now();
   const b: JsonObject = body === undefined || body === null || body === '' ? {} : isObj(body) ? body : (() => { throw parsingError('request body must be an object'); })();
   let views: IndexView[];

@@ -1,5 +1,5 @@
 /** A search request over index views: query, post_filter, sort, paging, hits, aggregations, suggest. */
-import { EsError, illegalArgument, parsingError } from './errors';
+import { EsError, illegalArgument, indexNotFound, parsingError } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { compile, scriptRefused } from './query';
@@ -11,7 +11,8 @@ import { highlightDoc } from './highlight';
 import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './source-filter';
 import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
 import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
-import { isDate, isKeyword, isNumeric } from './fields';
+import { skippedShards } from './can-match';
+import { isDate, isKeyword, isNumeric, nanosValues } from './fields';
 import { decimalFormat, maxOf } from './agg-util';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -45,6 +46,8 @@ export interface Prepared {
   readonly restInt: boolean;
   /** Shards searched (each index has its `number_of_shards`, all answered by this one node). */
   readonly indices: number;
+  /** Shards the can-match phase skipped (can-match.ts). */
+  readonly skipped?: number;
   readonly reducePhases?: number;
 }
 
@@ -79,8 +82,17 @@ export function mergeParams(body: JsonObject, q: Params): JsonObject {
   return b;
 }
 
+/** search_type: the two the REST layer takes (one shard: both search alike); the others as Elasticsearch refuses them. */
+export function checkSearchType(q: Params): void {
+  if (q.pre_filter_shard_size !== undefined && !(Number(q.pre_filter_shard_size) >= 1)) throw illegalArgument('preFilterShardSize must be >= 1');
+  const st = q.search_type;
+  if (st === undefined || st === 'query_then_fetch' || st === 'dfs_query_then_fetch') return;
+  throw illegalArgument(st === 'query_and_fetch' || st === 'dfs_query_and_fetch' ? `Unsupported search type [${st}]` : `No search type for [${st}]`);
+}
+
 export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, env: SearchEnv): Prepared {
   const b = mergeParams(body, q);
+  checkSearchType(q);
   const minSetting = (key: string, dflt: number) => (views.length ? Math.min(...views.map((v) => Number((v.settings as JsonObject)[key] ?? dflt))) : dflt);
   if (isObj(b.script_fields)) {
     const max = minSetting('index.max_script_fields', 32);
@@ -125,7 +137,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const minScore = b.min_score === undefined ? null : Number(b.min_score);
   const all: Hit[] = [];
   const matched: Doc[] = [];
-  const boosts = indicesBoost(b.indices_boost, views, (ix) => Object.keys((views.find((v) => v.name === ix)?.aliases ?? {})));
+  const boosts = indicesBoost(b.indices_boost, views, (ix) => Object.keys((views.find((v) => v.name === ix)?.aliases ?? {})), q.ignore_unavailable === 'true');
   for (const ix of views) {
     const scorer = compile({ ix, lookup: env.lookup }, b.query);
     const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
@@ -265,7 +277,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
-  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, reducePhases };
+  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, skipped: skippedShards(views, b, q), reducePhases };
 }
 
 const byRelevance = (a: Hit, b: Hit): number =>
@@ -322,7 +334,7 @@ function maxWindow(v: IndexView, env: SearchEnv): number {
 }
 
 /** indices_boost (object or ordered list; names, wildcards and aliases; the first match wins) → boost per index. */
-function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: string) => string[]): Map<string, number> {
+function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: string) => string[], ignoreUnavailable: boolean): Map<string, number> {
   const entries: Array<[string, number]> = [];
   if (Array.isArray(v)) for (const o of v) for (const [k, x] of Object.entries(o as JsonObject)) entries.push([k, Number(x)]);
   else if (isObj(v)) for (const [k, x] of Object.entries(v)) entries.push([k, Number(x)]);
@@ -334,6 +346,10 @@ function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: 
       return names.some((n) => rx.test(n));
     });
     if (hit) m.set(ix.name, hit[1]);
+  }
+  // a concrete name (no wildcard) that is no index or alias fails the search, as Elasticsearch resolves it
+  if (!ignoreUnavailable) {
+    for (const [k] of entries) if (!k.includes('*') && !views.some((ix) => ix.name === k || aliases(ix.name).includes(k))) throw indexNotFound(k);
   }
   return m;
 }
@@ -361,8 +377,15 @@ function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefine
       if (!f || f.type === 'object') continue;
       const vals = d.values(f.path);
       if (!vals.length) continue;
-      out[f.path] = isDate(f) ? vals.map((v) => formatDate(Number(v), fmt === 'use_field_mapping' ? undefined : fmt ?? (f.def.format as string | undefined) ?? DEFAULT_DATE_FORMAT))
+      const dateFmt = fmt === 'use_field_mapping' ? undefined : fmt ?? (f.def.format as string | undefined) ?? DEFAULT_DATE_FORMAT;
+      // date_nanos: the digits below the millisecond too
+      const ns = f.type === 'date_nanos' ? nanosValues(d, f) : null;
+      const shown = ns ? ns.map((n) => formatDate(Number(n / 1_000_000n), dateFmt, undefined, Number(n % 1_000_000n)))
+        : isDate(f) ? vals.map((v) => formatDate(Number(v), dateFmt))
         : fmt !== undefined && fmt !== 'use_field_mapping' && typeof vals[0] === 'number' ? vals.map((v) => decimalFormat(Number(v), fmt)) : vals;
+      // a field asked for again (another format) adds its values to the field's list, as Elasticsearch's fetch phase does
+      const prev = out[f.path];
+      out[f.path] = Array.isArray(prev) ? [...prev, ...shown] : shown;
     }
   }
   return Object.keys(out).length ? out : undefined;
@@ -416,7 +439,7 @@ export function searchResponse(p: Prepared, page: Hit[], took: number, extra: Js
   }
   hitsObj.max_score = p.maxScore;
   hitsObj.hits = page.map(p.format) as Json;
-  const out: JsonObject = { ...extra, took, timed_out: false, _shards: { total: p.indices, successful: p.indices, skipped: 0, failed: 0 }, hits: hitsObj };
+  const out: JsonObject = { ...extra, took, timed_out: false, _shards: { total: p.indices, successful: p.indices, skipped: p.skipped ?? 0, failed: 0 }, hits: hitsObj };
   if (p.reducePhases) out.num_reduce_phases = p.reducePhases;
   if (p.aggregations) out.aggregations = p.aggregations;
   if (p.suggest) out.suggest = p.suggest;

@@ -6,8 +6,8 @@
 import { DbError, isDbError, stringifyJson } from '@mmdb/core';
 import { EsError, illegalArgument, parsingError } from './errors';
 import { flatten, validateMappings, mergeMappings, type Json, type JsonObject } from './mapping';
-import { analyze, isAnalyzer } from './analysis';
-import { indexAnalyzer, resolveAnalyzer } from './fields';
+import { analyze, chainName, isAnalyzer } from './analysis';
+import { checkAnalysis, indexAnalyzer, resolveAnalyzer } from './fields';
 import { flatSettings, fullSettings, nestSettings, type IndexMeta } from './indices';
 import type { EsBackend } from './port';
 import { EsTenant, aliasDef } from './tenant';
@@ -229,6 +229,7 @@ export class EsService {
     for (const r of rs) {
       if (r.ref.readOnly) throw illegalArgument(`[${r.ref.meta.es_index}] is a registered table; change its manifest through /schemas`);
       mergeMappings(r.ref.meta.mappings, add);
+      checkAnalysis(r.ref.meta.settings, add);
     }
     for (const r of rs) await this.tenant.updateMeta(r.ref, (meta) => ({ ...meta, mappings: mergeMappings(meta.mappings, add) }));
     return ok(ACK);
@@ -356,6 +357,11 @@ export class EsService {
       const f = body.field !== undefined ? view.fields.get(String(body.field)) : undefined;
       analyzer = f ? indexAnalyzer(view, f) : resolveAnalyzer(view, body.analyzer === undefined ? undefined : String(body.analyzer));
     } else if (!isAnalyzer(analyzer)) throw illegalArgument(`failed to find global analyzer [${analyzer}]`);
+    // an ad-hoc chain: tokenizer (keyword without one), filters, char filters, each a name or a definition
+    if (body.tokenizer !== undefined || body.filter !== undefined || body.char_filter !== undefined) {
+      const list = (v: unknown) => (v === undefined ? [] : Array.isArray(v) ? v : [v]) as Array<string | JsonObject>;
+      analyzer = chainName({ char_filter: list(body.char_filter), tokenizer: (body.tokenizer as string | JsonObject | undefined) ?? 'keyword', filter: list(body.filter) });
+    }
     const texts = Array.isArray(body.text) ? body.text.map(String) : [String(body.text)];
     const tokens: Json[] = [];
     let base = 0, offset = 0;

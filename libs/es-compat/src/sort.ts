@@ -2,7 +2,7 @@
 import { EsError, illegalArgument } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { isDate, isNumeric, isText, queryValue } from './fields';
+import { isDate, isNumeric, isText, nanosValues, queryValue } from './fields';
 import { scriptRefused } from './query';
 
 export interface SortSpec { readonly field: string; readonly desc: boolean; readonly missing: Json | '_last' | '_first'; readonly mode?: string; readonly unmappedType?: string; readonly format?: string }
@@ -52,6 +52,11 @@ function fieldValue(h: Hit, s: SortSpec, ixs: IndexView[]): Json {
   if (f.type === 'boolean') vals = vals.map((v) => (v ? 1 : 0));
   if (!vals.length) return null;
   const mode = s.mode ?? (s.desc ? 'max' : 'min');
+  // date_nanos sorts (and prints) its epoch nanoseconds, a long Elasticsearch compares as it compares a date's milliseconds
+  if (f.type === 'date_nanos' && (mode === 'min' || mode === 'max')) {
+    const ns = nanosValues(h.doc, f);
+    return ns.reduce((a, b) => ((mode === 'min' ? b < a : b > a) ? b : a)) as unknown as Json;
+  }
   const nums = vals.map(Number);
   switch (mode) {
     case 'min': return vals.reduce((a, b) => (cmp(b, a) < 0 ? b : a));
@@ -65,6 +70,13 @@ function fieldValue(h: Hit, s: SortSpec, ixs: IndexView[]): Json {
 
 export function cmp(a: Json, b: Json): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x0 = a as unknown, y0 = b as unknown;
+  if (typeof x0 === 'bigint' || typeof y0 === 'bigint') {
+    // a date_nanos long beside a number: exact when the number is an integer
+    if ((typeof x0 === 'number' && !Number.isInteger(x0)) || (typeof y0 === 'number' && !Number.isInteger(y0))) return Number(x0) - Number(y0);
+    const bx = BigInt(x0 as bigint | number), by = BigInt(y0 as bigint | number);
+    return bx < by ? -1 : bx > by ? 1 : 0;
+  }
   const x = String(a), y = String(b);
   return x < y ? -1 : x > y ? 1 : 0;
 }
@@ -114,8 +126,11 @@ export function printSortValues(h: Hit, specs: SortSpec[]): Json[] {
     const v = h.sortValues![i];
     if (v === null) {
       const f = h.doc.index.fields.get(s.field);
-      if (f && (isNumeric(f) || isDate(f))) return (s.desc !== (s.missing === '_first')) ? -9223372036854775808 : 9223372036854775807;
-      return null;
+      if (!f || !(isNumeric(f) || isDate(f))) return null;
+      // Elasticsearch's missing object: ±Infinity (printed quoted) for floating-point fields, ±Long.MAX for the rest (exact digits)
+      const low = s.desc !== (s.missing === '_first');
+      if (['double', 'float', 'half_float', 'scaled_float'].includes(f.type)) return low ? '-Infinity' : 'Infinity';
+      return (low ? -9223372036854775808n : 9223372036854775807n) as unknown as Json;
     }
     return v;
   });

@@ -1,7 +1,8 @@
 /** Suggesters: term (spelling per token), phrase (the best corrected phrase), completion (prefix on a completion field). */
 import { illegalArgument, parsingError } from './errors';
 import type { Doc, IndexView } from './doc';
-import type { Json, JsonObject } from './mapping';
+import { valuesAt, type Json, type JsonObject } from './mapping';
+import { contextBoost, contextMappings, inputContexts, inputsOf, queryContexts } from './completion-contexts';
 import { analyze } from './analysis';
 import { indexAnalyzer, searchAnalyzer } from './fields';
 import { editDistance } from './query';
@@ -86,48 +87,18 @@ export function runSuggest(spec: unknown, ctx: SuggestCtx): JsonObject {
   return out;
 }
 
-function inputsOf(v: Json): Array<{ input: string; weight: number; contexts?: JsonObject }> {
-  const out: Array<{ input: string; weight: number; contexts?: JsonObject }> = [];
-  for (const x of Array.isArray(v) ? v : [v]) {
-    if (typeof x === 'string') out.push({ input: x, weight: 1 });
-    else if (isObj(x)) {
-      const w = x.weight === undefined ? 1 : Number(x.weight);
-      const contexts = isObj(x.contexts) ? x.contexts : undefined;
-      for (const i of Array.isArray(x.input) ? x.input : [x.input]) if (i !== undefined && i !== null) out.push({ input: String(i), weight: w, contexts });
-    }
-  }
-  return out;
-}
-
-/**
- * Category contexts: every queried context must share a value with the input's (`prefix: true`
- * matches a value starting with it). Answers the best `boost` of the matching contexts (1 by
- * default), or 0 when a context does not match.
- */
-function contextBoost(want: JsonObject | undefined, have: JsonObject | undefined): number {
-  if (!want) return 1;
-  let boost = 1;
-  for (const [name, spec] of Object.entries(want)) {
-    const got = have?.[name];
-    const vals = (Array.isArray(got) ? got : got === undefined || got === null ? [] : [got]).map(String);
-    let best = 0;
-    for (const x of Array.isArray(spec) ? spec : [spec]) {
-      const ctx = isObj(x) ? String(x.context) : String(x);
-      const ok = isObj(x) && x.prefix === true ? vals.some((v) => v.startsWith(ctx)) : vals.includes(ctx);
-      if (ok) best = Math.max(best, isObj(x) && x.boost !== undefined ? Number(x.boost) : 1);
-    }
-    if (!best) return 0;
-    boost = Math.max(boost, best);
-  }
-  return boost;
-}
-
 function completion(ctx: SuggestCtx, field: string, prefix: string, p: JsonObject): Json {
   const size = Number(p.size ?? 5);
   const fuzzy = isObj(p.fuzzy) ? p.fuzzy : p.fuzzy === true ? {} : undefined;
   const norm = (s: string) => analyze(s, 'simple').map((t) => t.term).join(' ');
-  const want = norm(prefix);
+  const wanted = norm(prefix);
   const opts: Array<{ doc: Doc; text: string; weight: number }> = [];
+  // each index's context mappings and the query's contexts compiled for them (a missing context fails before any document)
+  const perIndex = new Map<IndexView, { cms: ReturnType<typeof contextMappings>; want: ReturnType<typeof queryContexts> }>();
+  for (const ix of ctx.ixs) {
+    const f = ix.fields.get(field);
+    if (f && f.type === 'completion') { const cms = contextMappings(f); perIndex.set(ix, { cms, want: queryContexts(f, cms, p.contexts) }); }
+  }
   for (const d of ctx.docs) {
     const f = d.index.fields.get(field);
     if (!f || f.type !== 'completion') continue;
@@ -136,16 +107,14 @@ function completion(ctx: SuggestCtx, field: string, prefix: string, p: JsonObjec
     const raw = (d.source as JsonObject);
     const vals = parentPath.split('.').reduce<Json | undefined>((o, k) => (isObj(o) ? o[k] : undefined), raw);
     if (vals === undefined) continue;
-    // category contexts may come from another field of the document (`path` in the mapping)
-    const fromPaths: JsonObject = {};
-    for (const c of Array.isArray(f.def.contexts) ? (f.def.contexts as JsonObject[]) : []) {
-      if (c.path !== undefined) fromPaths[String(c.name)] = d.values(String(c.path)).length ? d.values(String(c.path)) : (raw[String(c.path)] ?? null);
-    }
+    // contexts (contexts.ts): the input's own and those of another field of the document (`path`)
+    const { cms, want } = perIndex.get(d.index) ?? { cms: contextMappings(f), want: queryContexts(f, contextMappings(f), p.contexts) };
+    const pathValues = (path: string): Json[] => { const own = d.values(path); return own.length ? own : valuesAt(raw, path); };
     for (const { input, weight, contexts } of inputsOf(vals)) {
-      const boost = contextBoost(isObj(p.contexts) ? p.contexts : undefined, { ...fromPaths, ...(contexts ?? {}) });
+      const boost = contextBoost(want, inputContexts(cms, contexts, pathValues));
       if (!boost) continue;
       const n = norm(input);
-      const ok = fuzzy ? editDistance(n.slice(0, want.length), want, Number(fuzzy.fuzziness ?? 1)) <= Number(fuzzy.fuzziness ?? 1) : n.startsWith(want);
+      const ok = fuzzy ? editDistance(n.slice(0, wanted.length), wanted, Number(fuzzy.fuzziness ?? 1)) <= Number(fuzzy.fuzziness ?? 1) : n.startsWith(wanted);
       if (ok && (!best || weight * boost > best.weight)) best = { text: input, weight: weight * boost };
     }
     if (best) opts.push({ doc: d, ...best });

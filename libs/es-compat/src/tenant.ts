@@ -1,4 +1,5 @@
 /** One tenant's ES surface: index registry over the manifests, the cached views, scrolls and point-in-time readers. */
+import { checkAnalysis } from './fields';
 import * as crypto from 'crypto';
 import { EsError, alreadyExists, indexNotFound } from './errors';
 import { validateMappings, type JsonObject } from './mapping';
@@ -137,6 +138,7 @@ export class EsTenant {
       const tpl = this.templateFor(name);
       const mappings = validateMappings(body.mappings ?? tpl?.mappings);
       const settings = flatSettings({ ...(isObj(tpl?.settings) ? tpl!.settings as JsonObject : {}), ...(isObj(body.settings) ? body.settings : {}) });
+      checkAnalysis(settings, mappings);
       for (const [k, v] of Object.entries(settings)) {
         if (k === 'index.number_of_shards' && !(Number(v) >= 1)) throw new EsError(400, 'illegal_argument_exception', `Failed to parse value [${v}] for setting [index.number_of_shards] must be >= 1`);
       }

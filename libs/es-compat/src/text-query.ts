@@ -25,14 +25,19 @@ export function compileText(env: QueryEnv, kind: string, body: unknown, compile:
     case 'query_string': {
       if (!isObj(body) || body.query === undefined) throw parsingError('[query_string] requires \'query\' element');
       const qf = queryStringFields(env.ix, body);
-      return compile(env, parseQueryString(qf.body, qf.fields));
+      return compile(env, boosted(parseQueryString(qf.body, qf.fields), body.boost));
     }
     default: {
       if (!isObj(body) || body.query === undefined) throw parsingError('[simple_query_string] requires \'query\' element');
       const qf = queryStringFields(env.ix, body);
-      return compile(env, parseSimpleQueryString(qf.body, qf.fields));
+      return compile(env, boosted(parseSimpleQueryString(qf.body, qf.fields), body.boost));
     }
   }
+}
+
+/** A query_string / simple_query_string's own `boost` multiplies the parsed query's score. */
+function boosted(q: JsonObject, boost: unknown): JsonObject {
+  return boost === undefined || Number(boost) === 1 ? q : { bool: { must: [q], boost: Number(boost) } };
 }
 
 /** The fields a query_string / multi_match without `fields` searches: `default_field`, the index's `index.query.default_field`, else `*`. */
@@ -127,6 +132,8 @@ function fuzzyTerm(env: QueryEnv, path: string, an: string, term: string, max: n
 function phrase(env: QueryEnv, path: string, an: string, toks: Token[], slop: number, boost: number, prefixMax: number): Scorer {
   const base = toks[0].pos;
   const rel = toks.map((t) => t.pos - base);
+  // a sloppy phrase of distinct terms matches as Lucene's SloppyPhraseMatcher does (below)
+  const lucene = slop > 0 && !prefixMax && new Set(toks.map((t) => t.term)).size === toks.length;
   return (d) => {
     const pos = d.positions(path, an);
     const lists: number[][] = toks.map((t, i) => {
@@ -139,6 +146,13 @@ function phrase(env: QueryEnv, path: string, an: string, toks: Token[], slop: nu
       return pos.get(t.term) ?? [];
     });
     if (lists.some((l) => l.length === 0)) return null;
+    if (lucene) {
+      const sloppy = sloppyFreq(lists.map((l, i) => l.map((x) => x - rel[i]).sort((a, b) => a - b)), slop);
+      if (sloppy === 0) return null;
+      const st = fieldStats(env.ix, path, an);
+      const w = toks.reduce((s, t) => s + idf(st.docCount, st.df.get(t.term) ?? 0), 0);
+      return boost * bm25(w, sloppy, d, path, an, st);
+    }
     let freq = 0;
     for (const start of lists[0]) {
       let dist = 0;
@@ -157,6 +171,39 @@ function phrase(env: QueryEnv, path: string, an: string, toks: Token[], slop: nu
     const w = toks.reduce((s, t) => s + idf(st.docCount, st.df.get(t.term) ?? 0), 0);
     return boost * bm25(w, freq, d, path, an, st);
   };
+}
+
+/**
+ * Lucene's SloppyPhraseMatcher (distinct terms): each term's positions less its offset in the
+ * phrase; the match length of a window is its largest position less its smallest; a match is
+ * counted when the smallest can advance no further without passing the next smallest, with the
+ * shortest length it reached, if that length is within `slop`; each adds 1/(1 + length).
+ */
+function sloppyFreq(pps: number[][], slop: number): number {
+  const idx = pps.map(() => 0);
+  const pos = (i: number) => pps[i][idx[i]];
+  let end = Math.max(...pps.map((_, i) => pos(i)));
+  const minOf = (skip = -1) => { let m = -1; for (let i = 0; i < pps.length; i++) if (i !== skip && (m < 0 || pos(i) < pos(m))) m = i; return m; };
+  let freq = 0;
+  for (;;) {
+    let pp = minOf();
+    let next = pps.length > 1 ? pos(minOf(pp)) : Infinity;
+    let matchLength = end - pos(pp);
+    let found = false;
+    while (idx[pp] + 1 < pps[pp].length) {
+      idx[pp]++;
+      if (pos(pp) > end) end = pos(pp);
+      if (pos(pp) > next) {
+        if (matchLength <= slop) { found = true; break; }
+        pp = minOf();
+        next = pos(minOf(pp));
+        matchLength = end - pos(pp);
+      } else if (end - pos(pp) < matchLength) matchLength = end - pos(pp);
+    }
+    if (found) { freq += 1 / (1 + matchLength); continue; }
+    if (matchLength <= slop) freq += 1 / (1 + matchLength);
+    return freq;
+  }
 }
 
 function multiMatch(env: QueryEnv, body: unknown): Scorer {

@@ -3,6 +3,7 @@
  * documents (versions, seq_no, op_type), dynamic mapping, then one commit holding the
  * manifest changes and every row. A failed item fails alone; the rest commit together.
  */
+import { checkCompletionContexts } from './completion-contexts';
 import { DbError, stringifyJson } from '@mmdb/core';
 import { refuseInexact } from './numbers';
 import { EsError, documentMissing, illegalArgument, validation, versionConflict } from './errors';
@@ -309,7 +310,10 @@ function applyOp(op: WriteOp, p: Pending, ov: Map<string, DocRow | null>, stored
   refuseInexact(source, op.id);
   const grown = applyDynamic(p.meta.mappings, source);
   const mappings = grown ?? p.meta.mappings;
-  p.values.set(op.id, { source, mappings, values: docValues(flatten(mappings), source, op.id) });
+  const fields = flatten(mappings);
+  const values = docValues(fields, source, op.id);
+  checkCompletionContexts(fields, source, values);
+  p.values.set(op.id, { source, mappings, values });
   if (grown) {
     p.meta = withColumns({ ...p.meta, mappings: grown });
     p.changed = true;

@@ -8,6 +8,8 @@
  */
 
 import { arenaPass, type Packed, unpackRuns } from './packed';
+import { DocOrdinals } from './doc-ordinals';
+import { TermPostings } from './term-postings';
 
 /** The arrays of a list without postings yet (shared, never written: `capacity` is 0). */
 const NO_POSTINGS = new Int32Array(0);
@@ -317,6 +319,16 @@ export class PostingList {
     return pl;
   }
 
+  /** A list over given arrays (a short list's copy, term-postings.ts): block and skip data are built at first use. */
+  static of(term: string, docs: Int32Array, tfs: Int32Array, n: number, maxTf: number, id: number): PostingList {
+    const pl = new PostingList(term);
+    pl.n = n;
+    pl.maxTf = maxTf;
+    pl.id = id;
+    pl.adopt(docs, tfs);
+    return pl;
+  }
+
   /** Whether the list is still its image's bytes. */
   get isPacked(): boolean {
     return this.packed !== null;
@@ -377,27 +389,37 @@ export class PostingList {
   }
 }
 
-/** The state a checkpoint image carries (FieldIndex.exportState / fromState). */
+/** What a checkpoint image carries besides the lists (FieldIndex.exportState / fromState; the lists: `termIds`, `termBytes`, …). */
 export interface FieldIndexState {
   readonly docIds: string[];
   readonly docLen: Int32Array;
-  readonly lists: readonly PostingList[];
   readonly docs: number;
   readonly total: number;
   readonly minLen: number;
 }
 
+/** A read-only Map-like view of a field's lists by term (a short list is read as a copy: term-postings.ts). */
+export interface TermsView {
+  readonly size: number;
+  get(term: string): PostingList | undefined;
+  has(term: string): boolean;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<PostingList>;
+  [Symbol.iterator](): IterableIterator<[string, PostingList]>;
+}
+
 export class FieldIndex {
-  private ords: Map<string, number> | null = new Map<string, number>();
+  private ords: DocOrdinals | null = null;
   /**
-   * Ordinal by doc id. A restored index builds it at first use (a write, or a lookup by id):
-   * a million-entry map of strings that a restarted store's first searches do not need.
+   * Ordinal by doc id (typed arrays over `docIds`: doc-ordinals.ts). A restored index builds it
+   * at first use (a write, or a lookup by id): a million-entry table the first searches of a
+   * restarted store do not need.
    */
-  private get ordOf(): Map<string, number> {
+  private get ordOf(): DocOrdinals {
     if (this.ords === null) {
-      const m = new Map<string, number>();
+      const m = new DocOrdinals(this.docIds);
       const ids = this.docIds;
-      for (let o = 0; o < ids.length; o++) if (ids[o] !== '') m.set(ids[o], o);
+      for (let o = 0; o < ids.length; o++) if (ids[o] !== '') m.add(o);
       this.ords = m;
     }
     return this.ords;
@@ -406,11 +428,11 @@ export class FieldIndex {
   docIds: string[] = [];
   /** Field length by ordinal. */
   docLen = new Int32Array(16);
-  /** Posting list by term. */
-  readonly terms = new Map<string, PostingList>();
+  /** The terms and their posting lists: a packed dictionary, short lists in a shared slab (term-postings.ts). */
+  private readonly tp = new TermPostings();
   /**
-   * The distinct terms of each live doc, to remove it exactly: the ids of its posting lists
-   * (`lists[id]`) in one append-only arena, the doc's run at docStart[o], docCount[o] long.
+   * The distinct terms of each live doc, to remove it exactly: their term ids in one
+   * append-only arena, the doc's run at docStart[o], docCount[o] long.
    * Plain ints rather than an array of references per doc: nothing per doc for the garbage
    * collector to copy, promote and mark.
    */
@@ -420,19 +442,106 @@ export class FieldIndex {
   private arenaGarbage = 0;
   private docStart = new Int32Array(16);
   private docCount = new Int32Array(16);
-  private readonly lists: Array<PostingList | undefined> = [];
-  private readonly freeListIds: number[] = [];
   /** Document count and total length, as in the field's stats key. */
   docs = 0;
   total = 0;
   /** A lower bound of the field length of any live doc (for score upper bounds). */
   minLen = Number.MAX_SAFE_INTEGER;
-  private sorted: string[] | null = null;
+  /**
+   * Term ids in term order (prefix expansion), built at the first prefix query; terms added
+   * since are merged in at the next (`added`), a term dropped makes it rebuilt (its id may be
+   * reused by another term).
+   */
+  private sorted: Int32Array | null = null;
+  private added: number[] = [];
   /** Live docs of a restored index until `ords` is built. */
   private live = 0;
 
   ordinal(doc: string): number | undefined {
     return this.ordOf.get(doc);
+  }
+
+  /** The posting list of `term` (a short list's copy), or undefined. */
+  list(term: string): PostingList | undefined {
+    const id = this.tp.idOf(term);
+    return id < 0 ? undefined : this.tp.list(id, term);
+  }
+
+  /** Document frequency of `term` (0 when absent), without reading its list. */
+  df(term: string): number {
+    const id = this.tp.idOf(term);
+    return id < 0 ? 0 : this.tp.count(id);
+  }
+
+  /** Distinct terms. */
+  get termCount(): number {
+    return this.tp.size;
+  }
+
+  private view: TermsView | null = null;
+  /** The lists by term, read-only (tests and diagnostics iterate it; searches use `list`). */
+  get terms(): TermsView {
+    if (this.view) return this.view;
+    const ids = () => this.termIds();
+    const tp = this.tp;
+    const list = (t: string) => this.list(t);
+    function* keys() {
+      for (const id of ids()) yield tp.table.term(id);
+    }
+    function* values() {
+      for (const id of ids()) yield tp.list(id);
+    }
+    function* entries(): Generator<[string, PostingList]> {
+      for (const id of ids()) {
+        const t = tp.table.term(id);
+        yield [t, tp.list(id, t)];
+      }
+    }
+    this.view = {
+      get size() {
+        return tp.size;
+      },
+      get: list,
+      has: (t) => tp.idOf(t) >= 0,
+      keys,
+      values,
+      [Symbol.iterator]: entries,
+    };
+    return this.view;
+  }
+
+  /** Live term ids, ascending. */
+  *termIds(): Generator<number> {
+    const t = this.tp.table;
+    for (let id = 0, end = t.idLimit; id < end; id++) if (t.has(id)) yield id;
+  }
+
+  /** A live term's UTF-8 bytes [buffer, start, length] (valid until the next change), its max tf, its postings. */
+  termBytes(id: number): [Buffer, number, number] {
+    return this.tp.table.bytes(id);
+  }
+  maxTfOf(id: number): number {
+    return this.tp.maxTfOf(id);
+  }
+  countOf(id: number): number {
+    return this.tp.count(id);
+  }
+  /** A short list's (doc, tf) pairs [slab, offset in pairs, count], or null for a long list (`longList`). */
+  shortRun(id: number): [Int32Array, number, number] | null {
+    return this.tp.shortRun(id);
+  }
+  longList(id: number): PostingList | undefined {
+    return this.tp.long.get(id);
+  }
+
+  /** Bytes of the dictionary and the short lists' slab (the memory tests; long lists are objects of their own). */
+  get dictionaryBytes(): number {
+    return this.tp.footprint;
+  }
+
+  /** Long lists (PostingList objects). */
+  get longLists(): number {
+    return this.tp.long.size;
   }
 
   /** Whether the arena must still be built from the lists (an index restored from an image). */
@@ -444,13 +553,23 @@ export class FieldIndex {
     const n = this.docIds.length;
     const count = this.docCount;
     let postings = 0;
-    for (const pl of this.lists) {
-      if (!pl) continue;
-      if (!pl.arenaPass(count, null, null)) {
-        const d = pl.docs;
-        for (let i = 0; i < pl.n; i++) count[d[i]]++;
+    const each = (id: number, fill: Int32Array | null): void => {
+      const run = this.tp.shortRun(id);
+      if (run) {
+        const [s, at, c] = run;
+        if (fill === null) for (let i = 0; i < c; i++) count[s[2 * (at + i)]]++;
+        else for (let i = 0; i < c; i++) this.arena[fill[s[2 * (at + i)]]++] = id;
+        return;
       }
-      postings += pl.n;
+      const pl = this.tp.long.get(id) as PostingList;
+      if (pl.arenaPass(count, fill, fill && this.arena)) return;
+      const d = pl.docs;
+      if (fill === null) for (let i = 0; i < pl.n; i++) count[d[i]]++;
+      else for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = id;
+    };
+    for (const id of this.termIds()) {
+      each(id, null);
+      postings += this.tp.count(id);
     }
     let at = 0;
     for (let o = 0; o < n; o++) {
@@ -459,13 +578,7 @@ export class FieldIndex {
     }
     this.arena = new Int32Array(Math.max(1024, postings));
     const fill = this.docStart.slice(0, n);
-    for (const pl of this.lists) {
-      if (!pl) continue;
-      if (!pl.arenaPass(count, fill, this.arena)) {
-        const d = pl.docs;
-        for (let i = 0; i < pl.n; i++) this.arena[fill[d[i]]++] = pl.id;
-      }
-    }
+    for (const id of this.termIds()) each(id, fill);
     this.arenaUsed = postings;
     this.arenaGarbage = 0;
   }
@@ -476,9 +589,10 @@ export class FieldIndex {
     let o = this.ordOf.get(doc);
     if (o !== undefined) this.unlink(o);
     else {
+      const ords = this.ordOf; // (built from docIds first, when restored)
       o = this.docIds.length;
       this.docIds.push(doc);
-      this.ordOf.set(doc, o);
+      ords.add(o);
       if (o >= this.docLen.length) {
         const g = (a: Int32Array) => {
           const x = new Int32Array(a.length * 2);
@@ -496,17 +610,13 @@ export class FieldIndex {
     if (this.arenaUsed + nt > this.arena.length) this.growArena(nt);
     const start = this.arenaUsed;
     const arena = this.arena;
+    const tp = this.tp;
     for (let i = 0; i < nt; i++) {
-      let pl = this.terms.get(terms[i]);
-      if (!pl) {
-        pl = new PostingList(terms[i]);
-        this.terms.set(terms[i], pl);
-        this.sorted = null;
-        pl.id = this.freeListIds.length ? (this.freeListIds.pop() as number) : this.lists.length;
-        this.lists[pl.id] = pl;
-      }
-      pl.set(o, tfs[i], length);
-      arena[start + i] = pl.id;
+      const before = tp.size;
+      const id = tp.intern(terms[i]);
+      if (tp.size !== before && this.sorted !== null && this.added.push(id) > this.sorted.length) this.sorted = null;
+      tp.set(id, o, tfs[i], length, this.docLen);
+      arena[start + i] = id;
     }
     this.arenaUsed = start + nt;
     this.docStart[o] = start;
@@ -541,7 +651,7 @@ export class FieldIndex {
     const o = this.ordOf.get(doc);
     if (o === undefined) return;
     this.unlink(o);
-    this.ordOf.delete(doc);
+    this.ordOf.remove(o);
     this.docIds[o] = '';
     this.docLen[o] = 0;
   }
@@ -550,30 +660,31 @@ export class FieldIndex {
     const c = this.docCount[o];
     if (c === 0) return;
     const start = this.docStart[o];
-    for (let i = start; i < start + c; i++) (this.lists[this.arena[i]] as PostingList).remove(o);
+    const tp = this.tp;
+    for (let i = start; i < start + c; i++) tp.remove(this.arena[i], o);
     for (let i = start; i < start + c; i++) {
-      const pl = this.lists[this.arena[i]] as PostingList;
-      if (pl.n === 0 && this.terms.get(pl.term) === pl) {
-        this.terms.delete(pl.term);
+      const id = this.arena[i];
+      // (a doc's run names a term once; `has` guards a repeat all the same)
+      if (tp.table.has(id) && tp.count(id) === 0) {
+        tp.drop(id);
         this.sorted = null;
-        this.lists[pl.id] = undefined;
-        this.freeListIds.push(pl.id);
+        this.added = [];
       }
     }
     this.docCount[o] = 0;
     this.arenaGarbage += c;
   }
 
-  /** What a checkpoint image holds (image.ts): doc ids and lengths by ordinal, the lists in term order of insertion, the totals. */
+  /** What a checkpoint image holds besides the lists (image.ts): doc ids and lengths by ordinal, the totals. */
   exportState(): FieldIndexState {
-    return { docIds: this.docIds, docLen: this.docLen.subarray(0, this.docIds.length), lists: [...this.terms.values()], docs: this.docs, total: this.total, minLen: this.minLen };
+    return { docIds: this.docIds, docLen: this.docLen.subarray(0, this.docIds.length), docs: this.docs, total: this.total, minLen: this.minLen };
   }
 
   /**
-   * An index restored from a checkpoint image: the same ordinals, lists, bounds and totals as
-   * the one imaged. The per-doc arena (for exact removal) is rebuilt from the lists, which
-   * hold the same facts (a counting pass over the postings, no strings), at the first change:
-   * a restarted server's first searches do not wait for it.
+   * An index restored from a checkpoint image: the same ordinals, bounds and totals as the one
+   * imaged; its lists are added by `restoreList`. The per-doc arena (for exact removal) is
+   * rebuilt from the lists, which hold the same facts (a counting pass over the postings, no
+   * strings), at the first change: a restarted server's first searches do not wait for it.
    */
   static fromState(s: FieldIndexState): FieldIndex {
     const fi = new FieldIndex();
@@ -588,17 +699,18 @@ export class FieldIndex {
     fi.docLen.set(s.docLen.subarray(0, n));
     fi.docStart = new Int32Array(cap);
     fi.docCount = new Int32Array(cap);
-    for (let id = 0; id < s.lists.length; id++) {
-      const pl = s.lists[id];
-      pl.id = id;
-      fi.lists[id] = pl;
-      fi.terms.set(pl.term, pl);
-    }
     fi.arenaStale = true; // built by the first change (a search never needs it)
     fi.docs = s.docs;
     fi.total = s.total;
     fi.minLen = s.minLen;
     return fi;
+  }
+
+  /** A list of a checkpoint image: the term's UTF-8 bytes b[at, at + len), its max tf and postings, packed (term-postings.ts `restore`). */
+  restoreList(b: Buffer, at: number, len: number, maxTf: number, n: number, packed: Packed): void {
+    this.tp.restore(b, at, len, maxTf, n, packed);
+    this.sorted = null;
+    this.added = [];
   }
 
   /**
@@ -616,7 +728,7 @@ export class FieldIndex {
    * a search builds the tier of a list it needs and has not got yet, as after many changes).
    */
   *tierSteps(k1: number, b: number): Generator<void> {
-    for (const pl of [...this.terms.values()]) {
+    for (const pl of [...this.tp.long.values()]) {
       if (pl.n < PostingList.TIER_MIN) continue;
       const avgdl = (this.docs > 0 ? this.total / this.docs : 1) || 1;
       pl.ensureTier(this.docLen, k1 * (1 - b), (k1 * b) / avgdl);
@@ -625,17 +737,17 @@ export class FieldIndex {
     }
   }
 
-  /** Lists still packed since a restore. */
+  /** Lists still packed since a restore (long lists only: a short one is decoded at open). */
   packedLists(): number {
     let n = 0;
-    for (const pl of this.lists) if (pl?.isPacked) n++;
+    for (const pl of this.tp.long.values()) if (pl.isPacked) n++;
     return n;
   }
 
   /** Decodes the lists still packed since a restore, one per step (the participant spreads them over event-loop turns). */
   *unpackSteps(): Generator<void> {
-    for (const pl of this.lists) {
-      if (!pl?.isPacked) continue;
+    for (const pl of [...this.tp.long.values()]) {
+      if (!pl.isPacked) continue;
       pl.unpack();
       yield;
     }
@@ -652,17 +764,24 @@ export class FieldIndex {
 
   /** Indexed terms starting with `prefix`, in term order, at most `max`. */
   expandPrefix(prefix: string, max: number): string[] {
-    if (!this.sorted) this.sorted = [...this.terms.keys()].sort();
+    if (!this.sorted) this.sorted = this.tp.table.sortedIds(); // (after a drop, or when more was added than sorted)
+    else if (this.added.length) this.sorted = this.tp.table.mergeSorted(this.sorted, this.added);
+    this.added = [];
     const s = this.sorted;
+    const t = this.tp.table;
     let lo = 0;
     let hi = s.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (s[mid] < prefix) lo = mid + 1;
+      if (t.term(s[mid]) < prefix) lo = mid + 1;
       else hi = mid;
     }
     const out: string[] = [];
-    for (let i = lo; i < s.length && out.length < max && s[i].startsWith(prefix); i++) out.push(s[i]);
+    for (let i = lo; i < s.length && out.length < max; i++) {
+      const term = t.term(s[i]);
+      if (!term.startsWith(prefix)) break;
+      out.push(term);
+    }
     return out;
   }
 }

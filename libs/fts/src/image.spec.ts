@@ -17,7 +17,8 @@ function sample(): FieldIndex {
 }
 const plain = (fi: FieldIndex) => {
   const s = fi.exportState();
-  return { ...s, docLen: [...s.docLen], lists: s.lists.map((l) => ({ term: l.term, maxTf: l.maxTf, docs: [...l.docs.subarray(0, l.n)], tfs: [...l.tfs.subarray(0, l.n)] })) };
+  const lists = [...fi.terms].map(([term, l]) => ({ term, maxTf: l.maxTf, docs: [...l.docs.subarray(0, l.n)], tfs: [...l.tfs.subarray(0, l.n)] }));
+  return { ...s, docLen: [...s.docLen], lists };
 };
 
 describe('fts checkpoint image', () => {
@@ -35,12 +36,15 @@ describe('fts checkpoint image', () => {
     expect(plain(b)).toEqual(plain(a));
   });
 
-  it('leaves the posting lists packed until they are read (issue 25 §2), and re-images a packed list byte for byte', () => {
+  it('leaves the long posting lists packed until they are read (issue 25 §2), and re-images a packed list byte for byte', () => {
     const a = sample();
     const img = Buffer.concat(encodeFieldImage(a));
     const b = decodeFieldImage(img);
+    // lists of more than 64 postings stay packed; a short one ("new": 38 docs) is decoded into the shared slab at open
     const lists = [...b.terms.values()];
-    expect(lists.every((l) => l.isPacked)).toBe(true);
+    expect(lists.filter((l) => l.isPacked).map((l) => l.term).sort()).toEqual(['flow', 'héat', 'layer', 'shock', 'wave', 'x']);
+    expect(b.terms.get('new')!.n).toBe(a.terms.get('new')!.n);
+    expect(b.longLists).toBe(6);
     // the dictionary is there without decoding: n and maxTf answer idf and bounds
     expect(lists.map((l) => [l.term, l.n, l.maxTf])).toEqual([...a.terms.values()].map((l) => [l.term, l.n, l.maxTf]));
     // an image of the still-packed index copies the lists' bytes: the same image
@@ -52,13 +56,27 @@ describe('fts checkpoint image', () => {
     expect(plain(b)).toEqual(plain(a));
   });
 
-  it('a packed list whose postings are out of order decodes at open and throws corrupt_log when read', () => {
+  it('a short list whose postings are out of order is refused at open with corrupt_log', () => {
     const fi = new FieldIndex();
     fi.putDoc('a', 1, ['t'], [1]);
     fi.putDoc('b', 1, ['t'], [1]);
     const img = Buffer.concat(encodeFieldImage(fi));
-    // the list's runs are its last 4 bytes: gaps [0, 1], tfs [1, 1]; a gap of 0 repeats a doc
-    img[img.length - 3] = 0;
+    img[img.length - 3] = 0; // the list's runs are its last 4 bytes: gaps [0, 1], tfs [1, 1]; a gap of 0 repeats a doc
+    let err: unknown;
+    try {
+      decodeFieldImage(img);
+    } catch (e) {
+      err = e;
+    }
+    expect(isDbError(err) && [err.code, err.message]).toEqual(['corrupt_log', expect.stringContaining('list "t" out of order')]);
+  });
+
+  it('a long packed list whose postings are out of order decodes at open and throws corrupt_log when read', () => {
+    const fi = new FieldIndex();
+    for (let i = 0; i < 70; i++) fi.putDoc(`d${i}`, 1, ['t'], [1]);
+    const img = Buffer.concat(encodeFieldImage(fi));
+    // the list's runs are its last 140 bytes: gaps [0, 1, 1, …], tfs [1, …]; a gap of 0 repeats a doc
+    img[img.length - 71] = 0;
     const b = decodeFieldImage(img);
     let err: unknown;
     try {

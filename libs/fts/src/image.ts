@@ -5,7 +5,7 @@
  *   varint version | varint ordinals | varint docs | varint total | varint minLen
  *   per ordinal: varint UTF-16 length of its doc id ('' once deleted); then the ids joined, UTF-8
  *   per ordinal: varint field length
- *   varint lists; per list (in the index's term order of insertion):
+ *   varint lists; per list (in term id order):
  *     varint term byte length, term UTF-8, varint maxTf, varint n, n × varint doc gap, n × varint tf
  *
  * Varints keep a posting near 2 bytes (gaps of common terms and tfs are small), a quarter of
@@ -77,25 +77,40 @@ export function encodeFieldImageChunks(fi: FieldIndex, size: number): Buffer[] {
     w.varint(s.docLen[o]);
   }
   w.room(5);
-  w.varint(s.lists.length);
-  for (const pl of s.lists) {
-    const term = Buffer.from(pl.term, 'utf8');
-    const runs = pl.packedRuns(); // a list still packed since the last open: its bytes as they are
-    w.room(term.length + 15 + (runs ? runs.length : pl.n * 10));
-    w.varint(term.length);
-    w.bytes(term);
-    w.varint(pl.maxTf);
-    w.varint(pl.n);
+  w.varint(fi.termCount);
+  for (const id of fi.termIds()) {
+    const [tb, ts, tl] = fi.termBytes(id);
+    const n = fi.countOf(id);
+    const run = fi.shortRun(id);
+    const pl = run ? null : (fi.longList(id) as PostingList);
+    const runs = pl ? pl.packedRuns() : null; // a list still packed since the last open: its bytes as they are
+    w.room(tl + 15 + (runs ? runs.length : n * 10));
+    w.varint(tl);
+    w.bytes(tb.subarray(ts, ts + tl));
+    w.varint(fi.maxTfOf(id));
+    w.varint(n);
     if (runs) {
       w.bytes(runs);
       continue;
     }
-    let prev = 0;
-    for (let i = 0; i < pl.n; i++) {
-      w.varint(pl.docs[i] - prev);
-      prev = pl.docs[i];
+    if (run) {
+      // a short list: (doc, tf) pairs in the shared slab
+      const [sl, at] = run;
+      let prev = 0;
+      for (let i = 0; i < n; i++) {
+        w.varint(sl[2 * (at + i)] - prev);
+        prev = sl[2 * (at + i)];
+      }
+      for (let i = 0; i < n; i++) w.varint(sl[2 * (at + i) + 1]);
+      continue;
     }
-    for (let i = 0; i < pl.n; i++) w.varint(pl.tfs[i]);
+    const l = pl as PostingList;
+    let prev = 0;
+    for (let i = 0; i < n; i++) {
+      w.varint(l.docs[i] - prev);
+      prev = l.docs[i];
+    }
+    for (let i = 0; i < n; i++) w.varint(l.tfs[i]);
   }
   w.cut();
   return w.chunks;
@@ -191,22 +206,22 @@ export function decodeFieldImage(image: Buffer | readonly Buffer[]): FieldIndex 
   if (at !== joined.length) throw bad('doc ids do not add up');
   const docLen = new Int32Array(n);
   c.run(docLen, n);
+  const fi = FieldIndex.fromState({ docIds, docLen, docs, total, minLen });
   const nl = c.varint();
-  const lists: PostingList[] = [];
   for (let l = 0; l < nl; l++) {
     const tl = c.varint();
     const [tb, tp] = c.bytes(tl, 'term');
-    const term = tb.toString('utf8', tp, tp + tl);
     const maxTf = c.varint();
     const len = c.varint();
-    // the postings stay packed (2 × len varints, in this chunk) until the list is first read (packed.ts)
+    // the postings stay packed (2 × len varints, in this chunk) until the list is first read
+    // (packed.ts), except a short list's, decoded into the shared slab (term-postings.ts)
     const b = c.b;
     const from = c.p;
     const end = skipVarints(b, from, 2 * len, b.length);
-    if (end > b.length) throw bad(`list "${term}" past the end`);
+    if (end > b.length) throw bad(`list "${tb.toString('utf8', tp, tp + tl)}" past the end`);
     c.p = end;
-    lists.push(PostingList.packed(term, maxTf, len, { b, at: from, end, ordinals: n }));
+    fi.restoreList(tb, tp, tl, maxTf, len, { b, at: from, end, ordinals: n });
   }
   if (!c.atEnd()) throw bad('trailing bytes');
-  return FieldIndex.fromState({ docIds, docLen, lists, docs, total, minLen });
+  return fi;
 }

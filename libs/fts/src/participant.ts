@@ -750,19 +750,19 @@ export class FtsParticipant implements CommitParticipant {
     return out;
   }
 
-  /** Posting lists of a field still packed in the image it was opened from (decoded at first read, or after the open). */
+  /** Long posting lists of a field still packed in the image it was opened from (decoded at first read, or after the open; a short list is decoded at open). */
   packedLists(table: string, field: string): number {
     return this.fields.get(fkey(this.keyOf(table), field))?.packedLists() ?? 0;
   }
 
   /** Document count and total length of a field (as committed), for diagnostics and tests. */
-  fieldStats(table: string, field: string): { docs: number; total: number; liveDocs: number; terms: number } {
+  fieldStats(table: string, field: string): { docs: number; total: number; liveDocs: number; terms: number; longLists: number } {
     const fi = this.fields.get(fkey(this.keyOf(table), field));
-    return { docs: fi?.docs ?? 0, total: fi?.total ?? 0, liveDocs: fi?.liveDocs ?? 0, terms: fi?.terms.size ?? 0 };
+    return { docs: fi?.docs ?? 0, total: fi?.total ?? 0, liveDocs: fi?.liveDocs ?? 0, terms: fi?.termCount ?? 0, longLists: fi?.longLists ?? 0 };
   }
 
   /** Document frequency of an analyzed term, for tests and explain. */
   docFreq(table: string, field: string, term: string): number {
-    return this.fields.get(fkey(this.keyOf(table), field))?.terms.get(term)?.n ?? 0;
+    return this.fields.get(fkey(this.keyOf(table), field))?.df(term) ?? 0;
   }
 }

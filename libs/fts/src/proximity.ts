@@ -84,7 +84,7 @@ export async function rescoreProximity(
   const weight = opts.weight ?? 1;
   if (terms.length < 2 || window === 0 || weight === 0) return hits.slice();
   const ix = ctx.index;
-  const lists = terms.map((t) => ix.terms.get(t));
+  const lists = terms.map((t) => ix.list(t));
   const weights = lists.map((l) => (l && l.n ? idf(Math.max(ix.docs, l.n), l.n) : 0));
   const avgdl = (ix.docs > 0 ? ix.total / ix.docs : 1) || 1;
   const { k1, b } = ctx.params;

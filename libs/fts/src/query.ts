@@ -42,7 +42,7 @@ export class TermQuery implements Query {
   ) {}
   createWeight(ctx: SearchContext): Weight | null {
     const ix = ctx.index;
-    const list = ix.terms.get(this.term);
+    const list = ix.list(this.term);
     if (!list || list.n === 0) return null;
     const w = idf(Math.max(ix.docs, list.n), list.n) * this.boost;
     const avgdl = avgdlOf(ix);
@@ -59,7 +59,7 @@ export class PhraseQuery implements Query {
 
   async createWeight(ctx: SearchContext): Promise<Weight | null> {
     const ix = ctx.index;
-    const lists = this.terms.map((t) => ix.terms.get(t.term));
+    const lists = this.terms.map((t) => ix.list(t.term));
     if (lists.some((l) => !l || l.n === 0)) return null;
     const ls = lists as NonNullable<(typeof lists)[number]>[];
     let sumIdf = 0;
@@ -356,7 +356,7 @@ export async function searchWithFeedback(
     for (const [t, tf] of v) rel.set(t, (rel.get(t) ?? 0) + (w * tf) / dl);
   });
   const maxDf = (fb.maxDfRatio ?? RM3_MAX_DF_RATIO) * ctx.index.docs;
-  if (maxDf < ctx.index.docs) for (const t of [...rel.keys()]) if ((ctx.index.terms.get(t)?.n ?? 0) > maxDf) rel.delete(t);
+  if (maxDf < ctx.index.docs) for (const t of [...rel.keys()]) if (ctx.index.df(t) > maxDf) rel.delete(t);
   if (z === 0) return first.slice(0, k);
   const expansion = [...rel].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, T);
   const esum = expansion.reduce((s, [, v]) => s + v, 0);

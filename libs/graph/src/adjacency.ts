@@ -140,6 +140,11 @@ export class Adjacency {
     return this.nodes.name(id);
   }
 
+  /** The node strings of ids[0, n), in order (NodeTable.names: the loads of many overlap). */
+  names(ids: Int32Array, n: number): string[] {
+    return this.nodes.names(ids, n);
+  }
+
   /** Weight of the edge at `slot` (NaN: none). */
   weightOf(slot: number): number {
     return slot < this.baseEdges ? this.fW[slot] : this.oW[slot - this.baseEdges];

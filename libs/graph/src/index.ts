@@ -4,4 +4,4 @@ export { NodeTable } from './node-table';
 export { bfs, shortestPath, dijkstra, type Visit, type DijkstraResult, type WeightFn } from './traverse';
 export { nodeOf, nodeOfValue, tupleOfNode } from './node';
 export { edgesOfRow, edgeWrites, forwardKey, reverseKey, decodeEdgeValue, ownerImplied, type Edge } from './edges';
-export { walk, type WalkResult, type WalkOptions, type WalkDirection } from './walk';
+export { walk, walkNames, type WalkResult, type WalkOptions, type WalkDirection } from './walk';

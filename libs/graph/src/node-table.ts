@@ -91,6 +91,31 @@ export class NodeTable {
     return s;
   }
 
+  private offs = new Int32Array(0);
+  private sink = 0;
+
+  /**
+   * The names of ids[0, n), in order. On a graph larger than the CPU caches each name is two
+   * dependent cache misses (its offset, then its code units); decoding one name at a time
+   * leaves those misses one after another (the string building between them keeps the CPU
+   * from running ahead). So two tight passes first only load the offsets, then each name's
+   * first unit: the loads of many names are in flight at once, and the decoding pass reads
+   * from the cache (libs/graph DESIGN.md "BFS cost as the graph grows").
+   */
+  names(ids: Int32Array, n: number): string[] {
+    if (this.offs.length < n) this.offs = new Int32Array(Math.max(n, 1024, this.offs.length * 2));
+    const offs = this.offs;
+    const starts = this.starts;
+    const arena = this.arena;
+    for (let k = 0; k < n; k++) offs[k] = starts[ids[k]];
+    let x = 0;
+    for (let k = 0; k < n; k++) x |= arena[offs[k]];
+    this.sink = x; // (the loads are what counts: kept so they are not dropped as dead)
+    const out = new Array<string>(n);
+    for (let k = 0; k < n; k++) out[k] = this.name(ids[k]);
+    return out;
+  }
+
   /** The table as typed arrays (a checkpoint image); `fromArrays` restores it. */
   toArrays(): { arena: Uint16Array; starts: Int32Array; hashes: Int32Array; slots: Int32Array } {
     return { arena: this.arena.subarray(0, this.used), starts: this.starts.subarray(0, this.count + 1), hashes: this.hashes.subarray(0, this.count), slots: this.slots };

@@ -1,6 +1,7 @@
 import { DbError } from '@mmdb/core';
 import { Adjacency } from './adjacency';
-import { bfs, dijkstra, shortestPath } from './traverse';
+import { bfs, dijkstra, scratchBytes, shortestPath } from './traverse';
+import { walk } from './walk';
 
 // A seeded generator so failures reproduce.
 function rng(seed: number): () => number {
@@ -160,5 +161,31 @@ describe.each(layouts)('traversals against reference computations (%s)', (_name,
 
   it('bfs from a node with no edges returns only the source', () => {
     expect(bfs(adj, 'not-a-node', 3)).toEqual([{ node: 'not-a-node', depth: 0 }]);
+  });
+});
+
+describe('traversal scratch memory (issue 25 §7)', () => {
+  it('a BFS or walk holds a bit a node plus arrays sized to what it visited, not 24 bytes a node; a long walk grows them and answers right', () => {
+    // 200,000 nodes on a ring with chords: a depth-3 BFS visits a handful, an unbounded one all
+    const n = 200_000;
+    const adj = new Adjacency();
+    for (let i = 0; i < n; i++) {
+      adj.append({ src: `v${i}`, dst: `v${(i + 1) % n}`, owner: null, weight: 1 });
+      if (i % 1000 === 0) adj.append({ src: `v${i}`, dst: `v${(i * 7919) % n}`, owner: null, weight: 1 });
+    }
+    adj.compact();
+    expect(bfs(adj, 'v5', 3).map((v) => v.node)).toEqual(['v5', 'v6', 'v7', 'v8']);
+    // the visited bits (n / 8 bytes) and three queues of 1,024 ints; sized to the graph they were 24 B a node (4.8 MB)
+    expect(scratchBytes(adj)).toBeLessThan(n / 8 + 64 + 3 * 4 * 1024);
+    const all = walk(adj, 'v0', { direction: 'forward', maxDepth: Infinity, startSeen: true })!;
+    expect(all.length).toBe(n);
+    expect(new Set(all.ids).size).toBe(n);
+    for (let k = 1; k < all.length; k++) expect(all.depths[k]).toBeGreaterThanOrEqual(all.depths[k - 1]);
+    expect(bfs(adj, 'v0', n).length).toBe(n);
+    // after the long walks the bits are clear again: a short BFS answers as before
+    expect(bfs(adj, 'v5', 3).map((v) => v.node)).toEqual(['v5', 'v6', 'v7', 'v8']);
+    // the per-node arrays come with the first path query only
+    expect(shortestPath(adj, 'v0', 'v5', 10)).toEqual(['v0', 'v1', 'v2', 'v3', 'v4', 'v5']);
+    expect(scratchBytes(adj)).toBeGreaterThan(16 * n);
   });
 });

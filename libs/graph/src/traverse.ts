@@ -23,34 +23,71 @@ class Scratch {
    * graph outgrew the caches: BFS per visit cost grew ~3x from 1M to 8M edges (DESIGN.md).
    */
   seen = new Uint32Array(0);
+  /**
+   * The walk's queue (visit order), each visit's depth and the record it was reached from: sized
+   * to the walk, not the graph (grown by doubling as it goes: `growQueue`). Sized to the node
+   * count they cost 12 bytes a node for every adjacency ever walked, while a depth-3 BFS visits
+   * ~1,000 nodes.
+   */
+  queue = new Int32Array(QUEUE_MIN);
+  depth = new Int32Array(QUEUE_MIN);
+  via = new Int32Array(QUEUE_MIN);
+  /** Per node, for the fewest-hops path and Dijkstra only (allocated at their first use: `nodeArrays`). */
   stamp = new Int32Array(0);
   gen = 0;
-  queue = new Int32Array(0);
-  depth = new Int32Array(0);
   parent = new Int32Array(0);
   dist = new Float64Array(0);
+  private nodes = 0;
 
   /** Starts a traversal over `n` nodes: every node reads as unvisited. */
   begin(n: number): void {
+    this.nodes = n;
     // one slot more than nodes: a walk may list its start twice (walk.ts, a cycle back to it)
-    if (this.stamp.length < n + 1) {
-      const cap = Math.max(n + 1, this.stamp.length * 2, 64);
-      this.stamp = new Int32Array(cap);
-      this.seen = new Uint32Array((cap >>> 5) + 1);
-      this.queue = new Int32Array(cap);
-      this.depth = new Int32Array(cap);
-      this.parent = new Int32Array(cap);
-      this.dist = new Float64Array(cap);
-      this.gen = 0;
-    }
+    if (this.seen.length * 32 < n + 1) this.seen = new Uint32Array(Math.max((n + 1) >>> 5, this.seen.length * 2, 2) + 1);
     if (++this.gen >= 0x7fffffff) {
       this.stamp.fill(0);
       this.gen = 1;
     }
   }
+
+  /** Doubles the queue, depth and via arrays, keeping their contents. */
+  growQueue(): void {
+    const cap = this.queue.length * 2;
+    const g = (a: Int32Array): Int32Array<ArrayBuffer> => {
+      const x = new Int32Array(cap);
+      x.set(a);
+      return x;
+    };
+    this.queue = g(this.queue);
+    this.depth = g(this.depth);
+    this.via = g(this.via);
+  }
+
+  /** The per-node arrays (parent, and Dijkstra's stamp and dist), sized to the node count now. */
+  nodeArrays(): void {
+    const n = this.nodes + 1;
+    if (this.parent.length >= n) return;
+    const cap = Math.max(n, this.parent.length * 2, 64);
+    this.parent = new Int32Array(cap);
+    this.stamp = new Int32Array(cap);
+    this.dist = new Float64Array(cap);
+    this.gen = 1;
+  }
+
+  /** Bytes held (diagnostics and the memory tests). */
+  get bytes(): number {
+    return this.seen.byteLength + this.queue.byteLength * 3 + this.parent.byteLength + this.stamp.byteLength + this.dist.byteLength;
+  }
 }
 
+const QUEUE_MIN = 1024;
+
 const scratches = new WeakMap<Adjacency, Scratch>();
+
+/** Bytes of an adjacency's traversal scratch (0 before its first traversal). */
+export function scratchBytes(adj: Adjacency): number {
+  return scratches.get(adj)?.bytes ?? 0;
+}
 
 /** The adjacency's scratch arrays, begun for a traversal (walk.ts shares them). */
 export function scratchOf(adj: Adjacency): Scratch {
@@ -65,14 +102,21 @@ export function bfs(adj: Adjacency, src: string, maxDepth: number): Visit[] {
   const start = adj.idOf(src);
   if (start === undefined) return [{ node: src, depth: 0 }];
   const s = scratchOf(adj);
-  const { seen, queue, depth } = s;
+  const seen = s.seen;
+  let { queue, depth } = s;
   const { fOff, fTo, oHeadF, oNextF, oDst, oDead, baseNodes } = adj;
   let head = 0;
   let tail = 0;
   queue[tail] = start;
   depth[tail++] = 0;
   seen[start >>> 5] |= 1 << (start & 31);
+  let levelEnd = 0;
   while (head < tail) {
+    if (head === levelEnd) {
+      // a new level: load its nodes' edge ranges first, many misses in flight at once (as NodeTable.names)
+      levelEnd = tail;
+      if (depth[head] < maxDepth) touchEdges(queue, head, tail, fOff, fTo, baseNodes);
+    }
     const u = queue[head];
     const du = depth[head++];
     if (du >= maxDepth) continue;
@@ -84,6 +128,10 @@ export function bfs(adj: Adjacency, src: string, maxDepth: number): Visit[] {
         const b = 1 << (v & 31);
         if (seen[w] & b) continue;
         seen[w] |= b;
+        if (tail === queue.length) {
+          s.growQueue();
+          ({ queue, depth } = s);
+        }
         queue[tail] = v;
         depth[tail++] = du + 1;
       }
@@ -94,13 +142,18 @@ export function bfs(adj: Adjacency, src: string, maxDepth: number): Visit[] {
       const b = 1 << (v & 31);
       if (oDead[e] || seen[w] & b) continue;
       seen[w] |= b;
+      if (tail === queue.length) {
+        s.growQueue();
+        ({ queue, depth } = s);
+      }
       queue[tail] = v;
       depth[tail++] = du + 1;
     }
   }
   unsee(seen, queue, tail);
+  const names = adj.names(queue, tail);
   const visits = new Array<Visit>(tail);
-  for (let k = 0; k < tail; k++) visits[k] = { node: adj.name(queue[k]), depth: depth[k] };
+  for (let k = 0; k < tail; k++) visits[k] = { node: names[k], depth: depth[k] };
   return visits;
 }
 
@@ -111,7 +164,9 @@ export function shortestPath(adj: Adjacency, src: string, dst: string, maxDepth:
   const goal = adj.idOf(dst);
   if (start === undefined || goal === undefined) return null;
   const s = scratchOf(adj);
-  const { seen, queue, depth, parent } = s;
+  s.nodeArrays();
+  const { seen, parent } = s;
+  let { queue, depth } = s;
   const { fOff, fTo, oHeadF, oNextF, oDst, oDead, baseNodes } = adj;
   let head = 0;
   let tail = 0;
@@ -143,12 +198,33 @@ export function shortestPath(adj: Adjacency, src: string, dst: string, maxDepth:
         seen[w] = 0;
         return unwind(adj, parent, goal);
       }
+      if (tail === queue.length) {
+        s.growQueue();
+        ({ queue, depth } = s);
+      }
       queue[tail] = v;
       depth[tail++] = du + 1;
     }
   }
   unsee(seen, queue, tail);
   return null;
+}
+
+const touched = { sink: 0 }; // where the loads of touchEdges go (kept so they are not dropped as dead)
+/** Loads the offsets of queue[from, to) and the first entry of each range (values unused), so a level's misses overlap before it is walked: see `bfs`. */
+export function touchEdges(queue: Int32Array, from: number, to: number, fOff: Int32Array, fTo: Int32Array, baseNodes: number): void {
+  let x = 0;
+  for (let k = from; k < to; k++) {
+    const u = queue[k];
+    if (u < baseNodes) x |= fOff[u];
+  }
+  for (let k = from; k < to; k++) {
+    const u = queue[k];
+    if (u >= baseNodes) continue;
+    const a = fOff[u];
+    if (a < fOff[u + 1]) x |= fTo[a]; // (an empty range's start may be past the end)
+  }
+  touched.sink = x;
 }
 
 /** Clears the visited bits of the first `n` queued nodes (every node a walk marked is queued). */
@@ -180,6 +256,7 @@ export function dijkstra(adj: Adjacency, src: string, dst: string, weight: Weigh
   const goal = adj.idOf(dst);
   if (start === undefined || goal === undefined) return { path: [], total_weight: null };
   const s = scratchOf(adj);
+  s.nodeArrays();
   const { stamp, parent, dist } = s;
   // stamp === gen: dist/parent valid for this run; settled nodes are recognised by stale heap keys.
   const gen = s.gen;

@@ -1,6 +1,6 @@
 import { Adjacency } from './adjacency';
 import { bfs, shortestPath } from './traverse';
-import { walk, type WalkDirection } from './walk';
+import { walk, walkNames, type WalkDirection } from './walk';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -98,5 +98,25 @@ describe('walk (graph_expand over ids)', () => {
     expect(bfs(adj, 'n2', 5)).toEqual(want);
     expect(records(adj, 'forward', 'n1', Infinity, true)).toEqual(reference(adj, 'forward', 'n1', Infinity, true));
     expect(shortestPath(adj, 'n1', 'n2', 64)).toEqual(shortestPath(adj, 'n1', 'n2', 64));
+  });
+});
+
+describe('walkNames', () => {
+  it('names every record of a walk as adj.name does, in any order of asking, across chunks of 256; names() of a node list likewise', () => {
+    const adj = new Adjacency();
+    // names of several lengths (the short-name cases and longer ones), non-ASCII among them
+    const name = (i: number) => (i % 5 === 0 ? `nœud-${i}-${'x'.repeat(i % 13)}` : `v${i}`);
+    for (let i = 0; i < 3000; i++) {
+      adj.append({ src: name(i), dst: name((i * 7 + 1) % 3000), owner: null, weight: 1 });
+      adj.append({ src: name(i), dst: name((i + 1) % 3000), owner: null, weight: 1 });
+    }
+    adj.compact();
+    const w = walk(adj, name(0), { direction: 'forward', maxDepth: Infinity, startSeen: true })!;
+    expect(w.length).toBe(3000);
+    const names = walkNames(adj, w.ids, w.length);
+    for (const k of [w.length - 1, 0, 300, 255, 256, 511, 1, w.length - 2]) expect(names(k)).toBe(adj.name(w.ids[k]));
+    for (let k = 0; k < w.length; k++) expect(names(k)).toBe(adj.name(w.ids[k]));
+    expect(adj.names(w.ids, w.length)).toEqual(Array.from(w.ids, (id) => adj.name(id)));
+    expect(adj.names(w.ids, 0)).toEqual([]);
   });
 });

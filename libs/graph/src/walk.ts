@@ -6,7 +6,7 @@
  * (every neighbour's name decoded, seen or not), a Set and a Map of strings per walk.
  */
 import type { Adjacency } from './adjacency';
-import { scratchOf, unsee } from './traverse';
+import { scratchOf, touchEdges, unsee } from './traverse';
 
 export type WalkDirection = 'forward' | 'reverse' | 'both';
 
@@ -39,7 +39,8 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
   const start = adj.idOf(src);
   if (start === undefined) return null;
   const s = scratchOf(adj);
-  const { seen, queue: ids, depth: depths, parent: vias } = s;
+  const seen = s.seen;
+  let { queue: ids, depth: depths, via: vias } = s;
   const fwd = o.direction !== 'reverse';
   const rev = o.direction !== 'forward';
   const { fOff, fTo, rOff, rFrom, oHeadF, oNextF, oDst, oHeadR, oNextR, oSrc, oDead, baseNodes } = adj;
@@ -55,6 +56,10 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
     const b = 1 << (v & 31);
     if (seen[w] & b || (pass && !pass(v))) return;
     seen[w] |= b;
+    if (tail === ids.length) {
+      s.growQueue();
+      ({ queue: ids, depth: depths, via: vias } = s);
+    }
     ids[tail] = v;
     depths[tail] = d;
     vias[tail++] = via;
@@ -63,6 +68,9 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
     let lo = 0;
     for (let d = 1; d <= o.maxDepth; d++) {
       const hi = tail;
+      // the level's edge ranges loaded first, many misses in flight at once (traverse.ts touchEdges)
+      if (fwd) touchEdges(ids, lo, hi, fOff, fTo, baseNodes);
+      if (rev) touchEdges(ids, lo, hi, rOff, rFrom, baseNodes);
       for (let k = lo; k < hi; k++) {
         const u = ids[k];
         if (k > 0 && u === start) continue; // the start reached again: listed, not walked again
@@ -85,4 +93,22 @@ export function walk(adj: Adjacency, src: string, o: WalkOptions): WalkResult | 
   } finally {
     unsee(seen, ids, tail);
   }
+}
+
+/**
+ * The names of a walk's ids by record index, decoded a chunk of 256 at a time at the first ask
+ * (`Adjacency.names`: the loads of a chunk's names overlap instead of one miss after another).
+ */
+export function walkNames(adj: Adjacency, ids: Int32Array, n: number): (k: number) => string {
+  const chunks: Array<string[] | undefined> = [];
+  return (k: number): string => {
+    const c = k >>> 8;
+    let names = chunks[c];
+    if (!names) {
+      const from = c << 8;
+      const len = Math.min(256, n - from);
+      names = chunks[c] = adj.names(ids.subarray(from, from + len), len);
+    }
+    return names[k & 255];
+  };
 }

@@ -253,6 +253,87 @@ describe('changesFrom: the resumable change feed', () => {
     expect((await store.truncateLog()).length).toBeGreaterThan(0);
   });
 
+  it('live readers share one bounded buffer: a stuck reader holds no memory past its bound and still gets every change in order', async () => {
+    store = await TenantStore.open({ dir, sync: false, feedTailFrames: 100, feedTailBytes: 64 * 1024 });
+    await store.registerSchema(T);
+    const at = store.lastLsn;
+    // 50 live readers polling every commit, and one that stops after its first frame
+    const live = Array.from({ length: 50 }, () => store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 40, batchFrames: 64 }));
+    const stuck = store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 40, batchFrames: 64 });
+    const firsts = [...live, stuck].map((f) => f.next());
+    await store.put('t.kv', { k: 0, v: 'x' });
+    for (const p of firsts) expect((await p)!.entries.map((e) => e.frame.lsn)).toEqual([at + 1]);
+    const seen = live.map(() => [at + 1]);
+    let maxHeld = 0;
+    for (let i = 1; i <= 600; i++) {
+      await store.put('t.kv', { k: i, v: 'y'.repeat(i % 7 === 0 ? 2000 : 10) });
+      maxHeld = Math.max(maxHeld, store.feedStats().memory.frames);
+      expect(store.feedStats().memory.bytes).toBeLessThanOrEqual(64 * 1024 + 4096); // the bytes bound (and the last frame over it)
+      live.forEach((f, r) => {
+        const b = f.poll(); // one frame since the last poll: taken from the shared buffer, no wait
+        expect(b!.entries.map((e) => e.frame.lsn)).toEqual([at + 1 + i]);
+        seen[r].push(b!.entries[0].frame.lsn);
+      });
+    }
+    // the buffer stayed within its frame bound while the stuck reader fell 600 frames behind
+    expect(maxHeld).toBeLessThanOrEqual(100);
+    expect(stuck.buffered).toBe(0);
+    expect(stuck.overflows).toBeGreaterThanOrEqual(1);
+    expect(stuck.poll()).toBeNull(); // not live: it reads the log
+    for (const s of seen) expect(s).toEqual(range(at + 1, at + 601));
+    expect(await readUntil(stuck, at + 601)).toEqual(range(at + 2, at + 601));
+    expect(stuck.logReads).toBeGreaterThanOrEqual(2);
+    // caught up, it is live again and takes the next commit from the shared buffer
+    await store.put('t.kv', { k: 1000, v: 'z' });
+    expect(stuck.poll()!.entries.map((e) => e.frame.lsn)).toEqual([at + 602]);
+    // every reader got the same decoded frame object: nothing is copied per reader
+    const x = live[0].poll()!.entries;
+    const y = live[1].poll()!.entries;
+    expect(x.map((e) => e.frame.lsn)).toEqual([at + 602]);
+    expect(x[0]).toBe(y[0]);
+    // poll(upTo): nothing after a window's bound; what follows stays in the buffer for the next poll
+    for (let i = 0; i < 3; i++) await store.put('t.kv', { k: 3000 + i, v: 'u' });
+    expect(live[2].pollable).toBe(true);
+    expect(live[2].poll(at + 602)!.entries.map((e) => e.frame.lsn)).toEqual([at + 602]);
+    expect(live[2].poll(at + 602)).toBeNull();
+    expect(live[2].poll(at + 604)!.entries.map((e) => e.frame.lsn)).toEqual([at + 603, at + 604]);
+    expect(live[2].poll()!.entries.map((e) => e.frame.lsn)).toEqual([at + 605]);
+    expect(live[2].pollable).toBe(false);
+    expect(live[2].atEnd).toBe(true);
+    for (const f of [...live, stuck]) f.close();
+    expect(store.feedStats().memory).toEqual({ frames: 0, bytes: 0 }); // no reader: nothing kept
+  });
+
+  it('the shared buffer drops what every reader has taken, and keeps (up to its bound) what one still needs', async () => {
+    store = await TenantStore.open({ dir, sync: false, feedTailFrames: 1000 });
+    await store.registerSchema(T);
+    const at = store.lastLsn;
+    const feeds = Array.from({ length: 10 }, () => store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 500 }));
+    const firsts = feeds.map((f) => f.next());
+    await store.put('t.kv', { k: 0, v: 'x' });
+    await Promise.all(firsts);
+    let most = 0;
+    for (let i = 1; i <= 300; i++) {
+      await store.put('t.kv', { k: i, v: 'y' });
+      for (const f of feeds) expect(f.poll()!.entries.map((e) => e.frame.lsn)).toEqual([at + 1 + i]);
+      most = Math.max(most, store.feedStats().memory.frames);
+    }
+    // every reader takes each frame at once: the buffer never holds more than one pass's worth (64 frames)
+    expect(most).toBeLessThanOrEqual(65);
+    // one reader stops: the frames after its position stay for it, in order, once
+    const [slow, ...rest] = feeds;
+    for (let i = 301; i <= 500; i++) {
+      await store.put('t.kv', { k: i, v: 'z' });
+      for (const f of rest) f.poll();
+    }
+    expect(store.feedStats().memory.frames).toBeGreaterThanOrEqual(200);
+    const got: number[] = [];
+    for (let b = slow.poll(); b; b = slow.poll()) got.push(...b.entries.map((e) => e.frame.lsn));
+    expect(got).toEqual(range(at + 302, at + 501));
+    expect(slow.logReads).toBe(1); // its first read only: the rest came from the buffer
+    for (const f of feeds) f.close();
+  });
+
   it('poll() hands over the buffered live frames without waiting, and none before the first next() or after an overflow', async () => {
     store = await TenantStore.open({ dir, sync: false });
     await store.registerSchema(T);

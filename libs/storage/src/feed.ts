@@ -3,18 +3,24 @@
  * then follows live frames, with no gap, no duplicate, in LSN order (DESIGN.md, "The change
  * feed").
  *
- * A reader is registered for live frames *before* each read of the log: a frame published
- * after that lands in its buffer, and a frame published before it is already in the log
- * (frames are published after their batch is durable), so the two overlap and never leave a
- * gap; the overlap is dropped by LSN. The buffer is bounded: when it fills (a slow reader),
- * it is dropped and the reader goes back to reading the log from where it is. The commit
- * path only ever appends to a reader's array, so a reader never makes it wait.
+ * One shared buffer, a cursor per reader. The hub appends each published frame once to one
+ * buffer of the last published frames, consecutive (the commit path: O(1) per frame, whatever
+ * the number of readers; it wakes only readers with a `next()` pending). A reader is a position
+ * in it: a live reader takes the frames after its position from the buffer, a copy of the
+ * slice it takes and no more. The buffer holds what some reader has not taken yet, bounded
+ * (frames: the larger of `TailLimits.frames` and the largest `bufferFrames` of its readers;
+ * bytes: `TailLimits.bytes`), whatever the number or the speed of the readers: a
+ * reader more than its `bufferFrames` behind the last published frame, or behind the buffer's
+ * start, has overflowed: it is no longer live and reads the log from where it is (or, while the
+ * buffer still holds its next frame, the buffer), then goes live again at the log's end. Frames
+ * are published after their batch is durable, so a frame the buffer no longer holds is in the
+ * log (or retention dropped it: `resync_required`); a read of the log and the buffer meet at the
+ * reader's position, with no gap and no duplicate.
  *
- * The hub also keeps the last published frames (`tailFrames` / `tailBytes`), once for all
- * readers: a reader whose buffer overflowed, or that starts a little behind, reads them from
- * there instead of reading and decoding the log. With hundreds of watch readers falling behind
- * together (a loaded host), a read of the log each was hundreds of decodes of the same frames,
- * which only put them further behind.
+ * Before this, each reader had its own array the commit path appended every frame to: with 200
+ * watch readers, 200 appends per frame inside the commit (and arrays grown and dropped per
+ * reader and window); and with hundreds of readers falling behind together (a loaded host),
+ * a read of the log each was hundreds of decodes of the same frames.
  */
 import { DbError, type Lsn } from '@mmdb/core';
 import type { CommittedFrame } from './api';
@@ -88,17 +94,16 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   /** Last LSN delivered. */
   private position: number;
   private epoch: number;
+  /** Takes its next frames from the hub's buffer (false: from the log first). */
   private live = false;
-  private buf: FeedEntry[] = [];
   private wake: (() => void) | null = null;
   private closed = false;
   private checked = false;
   private reading = false;
-  /** Times the buffer filled and the reader went back to the log (or the hub's recent frames). */
-  overflows = 0;
-  /** Reads of the stored log (frames the hub's recent ones no longer held). */
+  private overflowCount = 0;
+  /** Reads of the stored log (frames the hub's buffer no longer held). */
   logReads = 0;
-  private readonly bufferFrames: number;
+  readonly bufferFrames: number;
   private readonly batchFrames: number;
 
   constructor(
@@ -115,14 +120,26 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     this.batchFrames = Math.max(1, opts.batchFrames ?? 256);
   }
 
+  /** The last LSN delivered. */
+  get lsn(): number {
+    return this.position;
+  }
+
   /** The cursor after the last frame delivered. */
   get cursor(): ChangeCursor {
     return { epoch: this.epoch, lsn: this.position };
   }
 
-  /** Live frames waiting in this reader's buffer (bounded by `bufferFrames`). */
+  /** Live frames published after this reader's position, waiting for it (bounded by `bufferFrames`: past it, the reader overflows). */
   get buffered(): number {
-    return this.buf.length;
+    this.checkOverflow();
+    return this.live ? Math.max(0, this.hub.published - this.position) : 0;
+  }
+
+  /** Times the reader fell more than its buffer behind (or behind the hub's buffer) and went back to the log; counted when observed. */
+  get overflows(): number {
+    this.checkOverflow();
+    return this.overflowCount;
   }
 
   /** The LSN this reader holds the log at (frames after it are kept for it). */
@@ -132,17 +149,8 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     return bytesAfter(byFrames) > this.opts.maxLagBytes ? lastLsn : byFrames;
   }
 
-  /**
-   * Live frames in LSN order, from the store's publish (the commit path): O(1) per frame, never
-   * waits. The entry is the hub's, shared by every reader (no allocation per reader and frame).
-   */
-  push(entry: FeedEntry): void {
-    if (!this.live) return;
-    if (this.buf.length >= this.bufferFrames) {
-      this.live = false;
-      this.buf = [];
-      this.overflows++;
-    } else this.buf.push(entry);
+  /** Called by the hub at a publish when this reader waits in `next()`. */
+  wakeUp(): void {
     const w = this.wake;
     if (w) {
       this.wake = null;
@@ -166,36 +174,48 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     for (;;) {
       if (this.closed) return null;
       this.checkLag();
+      this.checkOverflow();
       if (!this.live) {
         const batch = await this.fromLog();
         if (batch) return batch;
         continue;
       }
-      if (this.buf.length) {
-        const batch = this.fromBuffer();
+      if (this.position < this.hub.published) {
+        const batch = this.fromHub(this.batchFrames);
         if (batch) return batch;
         continue;
       }
-      await new Promise<void>((r) => (this.wake = r));
+      await new Promise<void>((r) => {
+        this.wake = r;
+        this.hub.wait(this);
+      });
     }
   }
 
   /**
-   * The live frames buffered now, without waiting and without a promise: null when none are
-   * (the reader is at the log's end, or not live: it must read the log, so call `next()`), or
-   * when a `next()` is pending. Throws `resync_required` as `next()` would for a reader past its
-   * lag bound. A watch fan-out takes its burst with it at its turn, so hundreds of readers cost
-   * no promise chain per window (apps/api DESIGN, "Many subscribers").
+   * The live frames published after the position, without waiting and without a promise: null
+   * when none are (the reader is at the log's end, or not live: it must read the log, so call
+   * `next()`), or when a `next()` is pending. Throws `resync_required` as `next()` would for a
+   * reader past its lag bound. A watch fan-out takes its burst with it at its turn, so hundreds
+   * of readers cost no promise chain per window (apps/api DESIGN, "Many subscribers"). `upTo`:
+   * none after that LSN (a window's bound: the frames after it stay in the hub's buffer).
    */
-  poll(): FeedBatch | null {
-    if (this.reading || this.closed || !this.checked || !this.live || !this.buf.length) return null;
+  poll(upTo = Infinity): FeedBatch | null {
+    if (this.reading || this.closed || !this.checked || !this.live || this.position >= this.hub.published || upTo <= this.position) return null;
     this.checkLag();
-    return this.fromBuffer();
+    this.checkOverflow();
+    return this.live ? this.fromHub(Math.min(this.batchFrames, upTo - this.position)) : null;
   }
 
-  /** True when `next()` would wait for a commit: live, nothing buffered (a `poll()` answers null until one publishes). */
+  /** True when `poll()` would hand over frames now: live, within its buffer, frames published after its position. */
+  get pollable(): boolean {
+    this.checkOverflow();
+    return !this.reading && !this.closed && this.checked && this.live && this.position < this.hub.published;
+  }
+
+  /** True when `next()` would wait for a commit: live, nothing published after the position (a `poll()` answers null until one is). */
   get atEnd(): boolean {
-    return this.live && !this.closed && this.checked && !this.buf.length;
+    return this.live && !this.closed && this.checked && this.position >= this.hub.published;
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<FeedBatch> {
@@ -215,11 +235,8 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     if (this.closed) return;
     this.closed = true;
     this.live = false;
-    this.buf = [];
     this.hub.remove(this);
-    const w = this.wake;
-    this.wake = null;
-    w?.();
+    this.wakeUp();
     const hooks = this.closeHooks;
     this.closeHooks = [];
     for (const h of hooks) h();
@@ -268,10 +285,18 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     }
   }
 
-  /** Registers for live frames, then reads the log from the position (the two overlap; see the file comment). */
+  /** A live reader more than its buffer behind the last published frame goes back to the log (an overflow). */
+  private checkOverflow(): void {
+    if (this.live && this.hub.published - this.position > this.bufferFrames) this.overflow();
+  }
+
+  private overflow(): void {
+    this.live = false;
+    this.overflowCount++;
+  }
+
+  /** Reads the hub's buffer (when it still holds the next frame) or the log from the position, and goes live at the log's end. */
   private async fromLog(): Promise<FeedBatch | null> {
-    this.live = true;
-    this.buf = [];
     const from = this.position + 1;
     if (from < this.source.firstLsn()) {
       this.close();
@@ -288,11 +313,9 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
       }
     }
     if (this.closed) return null;
-    // A full batch: more may follow in the log; read it again rather than buffer meanwhile.
-    if (entries.length === this.batchFrames) {
-      this.live = false;
-      this.buf = [];
-    }
+    // A full batch: more may follow in the log; read it again. Else what follows is published
+    // after it: the reader is live (the hub's buffer holds every frame published from now on).
+    this.live = entries.length < this.batchFrames;
     if (!entries.length) return null;
     if (entries[0].frame.lsn !== from) {
       this.close();
@@ -301,28 +324,14 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     return this.deliver(entries);
   }
 
-  private fromBuffer(): FeedBatch | null {
-    const buf = this.buf;
-    let i = 0;
-    while (i < buf.length && buf[i].frame.lsn <= this.position) i++;
-    let j = i;
-    let expect = this.position + 1;
-    while (j < buf.length && j - i < this.batchFrames && buf[j].frame.lsn === expect) {
-      j++;
-      expect++;
-    }
-    // the whole buffer, as it usually is: handed over without a copy
-    const take = i === 0 && j === buf.length ? buf : buf.slice(i, j);
-    this.buf = j >= buf.length ? [] : buf.slice(j);
-    if (!take.length) {
-      // not the next frame: read the log instead (cannot happen while frames publish in order)
-      if (this.buf.length) {
-        this.live = false;
-        this.buf = [];
-      }
+  /** The frames after the position from the hub's buffer; null (an overflow) when it no longer holds the next one. */
+  private fromHub(limit: number): FeedBatch | null {
+    const entries = this.hub.recent(this.position + 1, limit);
+    if (!entries || !entries.length) {
+      this.overflow();
       return null;
     }
-    return this.deliver(take);
+    return this.deliver(entries);
   }
 
   private deliver(entries: FeedEntry[]): FeedBatch {
@@ -333,25 +342,35 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
   }
 }
 
-/** How many of the last published frames the hub keeps for readers behind their buffer. */
+/** How many of the last published frames the hub keeps (at least the largest `bufferFrames` of its readers). */
 export interface TailLimits {
   /** Default 4,096. */
   readonly frames?: number;
-  /** Their stored size (default 8 MiB). */
+  /** Their stored size (default 8 MiB): past it a reader reads the log even within its `bufferFrames`. */
   readonly bytes?: number;
 }
 
-/** The open cursors of one store: fan-out of live frames, the last frames published, and what they hold of the log. */
+/**
+ * The open cursors of one store: the one buffer of the last published frames they all read, what
+ * they hold of the log, and the readers to wake at a publish.
+ */
 export class FeedHub {
   private readonly readers = new Set<ChangeFeed>();
+  /** Readers with a `next()` waiting for a publish. */
+  private waiting: ChangeFeed[] = [];
   /** The last published frames, consecutive, from `tail[tailFrom]` on (kept only while a reader is open). */
   private tail: FeedEntry[] = [];
   private tailFrom = 0;
   private tailBytes = 0;
   private readonly maxTailFrames: number;
   private readonly maxTailBytes: number;
+  /** The largest `bufferFrames` of the open readers: the buffer keeps at least that many frames. */
+  private readerFrames = 0;
   /** The last LSN published (the store sets it to its log's end when it opens). */
   published = 0;
+  /** Frames appended, and the time, since the buffer last dropped what every reader has taken. */
+  private sinceTrim = 0;
+  private trimmedAt = 0;
 
   constructor(limits: TailLimits = {}) {
     this.maxTailFrames = Math.max(0, limits.frames ?? 4096);
@@ -360,14 +379,32 @@ export class FeedHub {
 
   add(r: ChangeFeed): void {
     this.readers.add(r);
+    this.readerFrames = Math.max(this.readerFrames, r.bufferFrames);
   }
 
   remove(r: ChangeFeed): void {
-    this.readers.delete(r);
-    if (this.readers.size === 0) this.forget();
+    if (!this.readers.delete(r)) return;
+    if (this.waiting.includes(r)) this.waiting = this.waiting.filter((w) => w !== r);
+    if (this.readers.size === 0) {
+      this.forget();
+      this.readerFrames = 0;
+    } else if (r.bufferFrames >= this.readerFrames) {
+      this.readerFrames = 0;
+      for (const x of this.readers) this.readerFrames = Math.max(this.readerFrames, x.bufferFrames);
+    }
   }
 
-  /** Up to `limit` recent frames from lsn `from` on, when the hub still holds `from` (else null: read the log). */
+  /** `r` waits in `next()` for the next publish (it is woken then, once). */
+  wait(r: ChangeFeed): void {
+    this.waiting.push(r);
+  }
+
+  /** Frames and stored bytes the buffer holds now (bounded whatever the readers do). */
+  get held(): { frames: number; bytes: number } {
+    return { frames: this.tail.length - this.tailFrom, bytes: this.tailBytes };
+  }
+
+  /** Up to `limit` buffered frames from lsn `from` on, when the buffer still holds `from` (else null: read the log). */
   recent(from: number, limit: number): FeedEntry[] | null {
     const n = this.tail.length - this.tailFrom;
     if (!n) return null;
@@ -378,18 +415,36 @@ export class FeedHub {
   }
 
   private remember(entries: readonly FeedEntry[]): void {
-    if (!this.maxTailFrames) return;
+    const keep = Math.max(this.maxTailFrames, this.readerFrames);
+    if (!keep) return;
     const end = this.tail.length > this.tailFrom ? this.tail[this.tail.length - 1].frame.lsn : null;
     if (end !== null && entries[0].frame.lsn !== end + 1) this.forget(); // not consecutive: never mix two runs
     for (const e of entries) {
       this.tail.push(e);
       this.tailBytes += e.bytes.length;
     }
-    while (this.tail.length - this.tailFrom > this.maxTailFrames || (this.tailBytes > this.maxTailBytes && this.tail.length - this.tailFrom > 1)) {
+    // bounded by frames and by bytes (a reader whose next frame went reads it from the log)
+    while (this.tail.length - this.tailFrom > keep || (this.tailBytes > this.maxTailBytes && this.tail.length - this.tailFrom > 1)) {
       this.tailBytes -= this.tail[this.tailFrom].bytes.length;
       this.tail[this.tailFrom++] = undefined as unknown as FeedEntry;
     }
-    if (this.tailFrom > 1024 && this.tailFrom * 2 > this.tail.length) {
+    // frames every reader has taken go (at most every 64 frames or 20 ms: a pass over the readers),
+    // so that the buffer holds what someone still needs, not always its bound: a frame kept for
+    // seconds is promoted to the old generation and paid for again by a major GC
+    this.sinceTrim += entries.length;
+    const now = performance.now();
+    if (this.sinceTrim >= 64 || now - this.trimmedAt >= 20) {
+      this.sinceTrim = 0;
+      this.trimmedAt = now;
+      let min = Infinity;
+      for (const r of this.readers) if (r.lsn < min) min = r.lsn;
+      while (this.tail.length > this.tailFrom && this.tail[this.tailFrom].frame.lsn <= min) {
+        this.tailBytes -= this.tail[this.tailFrom].bytes.length;
+        this.tail[this.tailFrom++] = undefined as unknown as FeedEntry;
+      }
+    }
+    if (this.tailFrom === this.tail.length) this.forget();
+    else if (this.tailFrom > 1024 && this.tailFrom * 2 > this.tail.length) {
       this.tail = this.tail.slice(this.tailFrom);
       this.tailFrom = 0;
     }
@@ -401,16 +456,15 @@ export class FeedHub {
     this.tailBytes = 0;
   }
 
-  /** Called by the store after a group is durable and applied: frames in LSN order with their bytes. */
+  /** Called by the store after a group is durable and applied: frames in LSN order with their bytes. O(frames), whatever the readers. */
   publish(frames: readonly CommittedFrame[], bytes: readonly Buffer[]): void {
     if (frames.length) this.published = frames[frames.length - 1].lsn;
     if (this.readers.size === 0) return;
-    // one entry object per frame, shared by every reader: with hundreds of watch streams a
-    // per-reader copy was hundreds of thousands of short-lived objects a second (GC pauses
-    // that every commit in flight then waits through)
-    const entries = frames.map((frame, i): FeedEntry => ({ frame, bytes: bytes[i] }));
-    if (entries.length) this.remember(entries);
-    for (const r of this.readers) for (const e of entries) r.push(e);
+    if (frames.length) this.remember(frames.map((frame, i): FeedEntry => ({ frame, bytes: bytes[i] })));
+    if (!this.waiting.length) return;
+    const woken = this.waiting;
+    this.waiting = [];
+    for (const r of woken) r.wakeUp();
   }
 
   closeAll(): void {

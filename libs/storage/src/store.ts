@@ -120,8 +120,9 @@ export interface StoreOptions {
   /** The same bound in log bytes (default 256 MiB). */
   readonly feedHoldBytes?: number;
   /**
-   * Change feed: the last published frames kept in memory, once for all readers, for a reader
-   * behind its live buffer (default 4,096 frames and 8 MiB of stored frames; 0 frames: none).
+   * Change feed: the last published frames kept in memory, one buffer every reader takes its live
+   * frames from (default 4,096 frames and 8 MiB of stored frames; at least the largest
+   * `bufferFrames` of the open readers, within the bytes).
    */
   readonly feedTailFrames?: number;
   readonly feedTailBytes?: number;
@@ -136,6 +137,8 @@ export interface FeedStats {
   readonly firstLsn: number;
   /** Frames the log keeps because of each kind of holder (registered and open followers, watch readers, checkpoints). */
   readonly retainedFrames: Readonly<Record<ReaderKind | 'checkpoint', number>>;
+  /** The last published frames the feed keeps in memory, once for all readers (bounded by `feedTailFrames` / `feedTailBytes`, whatever the readers do). */
+  readonly memory: { readonly frames: number; readonly bytes: number };
 }
 
 /** What the background checkpoints have done since the store opened. */
@@ -1010,6 +1013,7 @@ export class TenantStore implements StoreReader {
       oldestHeldLsn: Math.min(holds.watch, followers, checkpoint) + 1,
       firstLsn: this.log.firstLsn(),
       retainedFrames: { follower: last - followers, watch: last - holds.watch, checkpoint: last - checkpoint },
+      memory: this.hub.held,
     };
   }
 

@@ -36,16 +36,23 @@ async function pass(name: string, qs: string[], fn: (q: string) => unknown, out:
 /**
  * What libs/fts DESIGN.md "Limits" documents the in-memory index costs: 8 bytes per posting
  * (ordinal, tf) with arrays grown by doubling (so up to 16), 4 per (doc, term) for exact removal
- * (built at the first change; a load builds it), and per doc its id string and length.
+ * (built at the first change; a load builds it), per doc its id string and length, and per
+ * distinct term 60–110 bytes (the packed dictionary and the short lists' slab, doubling arrays).
  */
-function documented(docs: number, postings: number): string {
-  const lo = (postings * 12 + docs * (8 + 2 * 8 + 40)) / 1048576;
-  const hi = (postings * 20 + docs * (8 + 2 * 8 + 40)) / 1048576;
-  return `${docs} docs, ${postings} postings: documented index memory ${lo.toFixed(0)}–${hi.toFixed(0)} MB (8–16 B a posting + 4 B a (doc, term) + ~64 B a doc id)`;
+function documented(docs: number, postings: number, terms: number): string {
+  const lo = (postings * 12 + docs * (8 + 2 * 8 + 40) + terms * 60) / 1048576;
+  const hi = (postings * 20 + docs * (8 + 2 * 8 + 40) + terms * 110) / 1048576;
+  return `${docs} docs, ${postings} postings, ${terms} terms: documented index memory ${lo.toFixed(0)}–${hi.toFixed(0)} MB (8–16 B a posting + 4 B a (doc, term) + ~64 B a doc id + 60–110 B a term)`;
 }
 
+/** The RSS budget to plan with (libs/fts DESIGN.md "Limits"): ~32 B a posting (the index's 16.5 and the allocator's slack of the doubling lists), ~128 B a doc (its id string and map entry), 110 B a term. */
+const rssBudgetMB = (docs: number, postings: number, terms: number): number => (postings * 32 + docs * 128 + terms * 110) / 1048576;
+
+/** The corpus's vocabulary (run.js --fts-vocab): 50,000 by default, larger for the memory-per-term curve. */
+const VOCAB = Number(process.env.CURVE_FTS_VOCAB || 50_000);
+
 export async function runFts(system: string, n: number): Promise<void> {
-  const qs: string[] = queries(300);
+  const qs: string[] = queries(300, VOCAB);
   const tmp = mkdtempSync(join(tmpdir(), 'curve-fts-'));
   const base = memory();
   const t0 = performance.now();
@@ -54,7 +61,7 @@ export async function runFts(system: string, n: number): Promise<void> {
   const loadAll = async (ins: (b: Doc[]) => unknown) => {
     let batch: Doc[] = [];
     postings = 0;
-    for (const d of corpus(n) as Iterable<Doc>) {
+    for (const d of corpus(n, VOCAB) as Iterable<Doc>) {
       postings += new Set(d.body.split(' ')).size;
       batch.push(d);
       if (batch.length === BATCH) {
@@ -88,7 +95,7 @@ export async function runFts(system: string, n: number): Promise<void> {
     await pass('top-10, BM25 + proximity + RM3', qs, search(RERANKED), out);
     await pass('top-10, plain BM25', qs, search(PLAIN), out);
     const st = fts.fieldStats('bench.docs', 'body');
-    report({ area: 'fts', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budget: documented(st.docs, postings) });
+    report({ area: 'fts', system, size: n, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budget: documented(st.docs, postings, st.terms), budgetMB: rssBudgetMB(st.docs, postings, st.terms), terms: st.terms, longLists: st.longLists, vocabulary: VOCAB });
     await store.close();
   }
   rmSync(tmp, { recursive: true, force: true });

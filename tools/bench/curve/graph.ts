@@ -5,7 +5,7 @@
  * WITHOUT ROWID (src, dst), traversals as recursive CTEs) over the graph bench's seeded synthetic
  * graph (n / 10 nodes, skewed targets, weights 1..10), streamed (no edge list is kept).
  */
-import { Adjacency, bfs, dijkstra, edgeWeights, walk } from '@mmdb/graph';
+import { Adjacency, bfs, dijkstra, edgeWeights, walk, walkNames } from '@mmdb/graph';
 import { percentiles, memory, report, log, settledMemory } from './common';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { rng } = require('../rng');
@@ -83,12 +83,15 @@ export async function runGraph(system: string, m: number): Promise<void> {
   await pass('bfs depth 3 (executor walk)', qB, (q) => {
     const w = walk(adj, q.src, { direction: 'forward', maxDepth: 3, startSeen: true });
     const names: string[] = [];
-    if (w) for (let k = 0; k < w.length; k++) names.push(adj.name(w.ids[k]));
+    if (w) {
+      const name = walkNames(adj, w.ids, w.length); // as the executor reads them (libs/sql multimodel.ts)
+      for (let k = 0; k < w.length; k++) names.push(name(k));
+    }
     return names;
   }, 200);
   await pass('dijkstra', qD, (q) => dijkstra(adj, q.src, q.dst, w), 2);
   const nodes = adj.nodeCount;
   // libs/graph DESIGN.md: 24 B an edge; a node 8 (offsets) + 16 (overlay heads) + 12 (hash, slot) + 2 per UTF-16 unit of its name
   const doc = (m * 24 + nodes * (8 + 16 + 12 + 2 * 7)) / 1048576;
-  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
+  report({ area: 'graph', system, size: m, loadS, base, loaded, after: memory(), settled: settledMemory(), queries: out, budgetMB: doc, budget: `${nodes} nodes: documented adjacency memory ${doc.toFixed(0)} MB (24 B an edge + ~50 B a node)` });
 }

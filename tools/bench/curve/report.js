@@ -54,9 +54,45 @@ function printReport(results) {
       }
     }
     for (const r of rs) if (r.budget) console.log(`ours ${r.size}: ${r.budget}`);
+    printBudget(area, sizes.map((s) => get('ours', s)).filter(Boolean), sizes.map((s) => get(peer, s)));
   }
   const failed = results.filter((r) => r.error);
   for (const r of failed) console.log(`FAILED: ${r.area} ${r.system} ${r.size}: ${r.error}`);
+}
+
+/**
+ * The memory rule (issue 25 §7): RSS stays within the documented budgets plus a constant,
+ * whatever the size. Per size, what ours holds after full collections beyond its start
+ * (settled RSS − RSS before the load) and beyond the documented figure (`budgetMB`: the index
+ * for fts and graph, the table cache's estimated bytes + LevelDB's 32 MB for sql); the part
+ * beyond the budget must not grow between sizes by more than max(64 MB, 10% of the budget).
+ */
+function printBudget(area, ours, peers) {
+  const budgetOf = (r) => (r.budgetMB !== undefined ? r.budgetMB : r.cache?.bytes !== undefined ? r.cache.bytes / 1048576 + 32 : undefined);
+  const rows = ours.filter((r) => r.settled && r.base && budgetOf(r) !== undefined);
+  if (!rows.length) return;
+  console.log(`\n${area} memory against the documented budget (MB, after full collections): held = settled RSS − RSS before the load`);
+  console.log('| size | ours held | documented budget | beyond the budget | peer held | growth of ours held / of the peer\'s |');
+  console.log('|---|---|---|---|---|---|');
+  const misses = [];
+  rows.forEach((r, i) => {
+    const held = r.settled.rssMB - r.base.rssMB;
+    const budget = budgetOf(r);
+    const p = peers.find((x) => x && x.size === r.size);
+    const pHeld = p?.settled && p.base ? p.settled.rssMB - p.base.rssMB : NaN;
+    let growth = '–';
+    if (i > 0) {
+      const q = rows[i - 1];
+      const qHeld = q.settled.rssMB - q.base.rssMB;
+      const pq = peers.find((x) => x && x.size === q.size);
+      const pqHeld = pq?.settled && pq.base ? pq.settled.rssMB - pq.base.rssMB : NaN;
+      growth = `${f(held / qHeld)}× / ${f(pHeld / pqHeld)}×`;
+      const over = held - budget - (qHeld - budgetOf(q));
+      if (over > Math.max(64, 0.1 * budget)) misses.push(`${q.size}→${r.size}: beyond-budget part grew ${over.toFixed(0)} MB`);
+    }
+    console.log(`| ${r.size} | ${held.toFixed(0)} | ${budget.toFixed(0)} | ${(held - budget).toFixed(0)} | ${Number.isNaN(pHeld) ? '–' : pHeld.toFixed(0)} | ${growth} |`);
+  });
+  console.log(`budget rule (the part beyond the budget grows by at most max(64 MB, 10% of the budget) between sizes): ${misses.length ? `MISSED ${misses.join('; ')}` : 'met'}`);
 }
 
 module.exports = { printReport };

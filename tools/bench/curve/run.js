@@ -5,7 +5,7 @@
 // process's RSS. See README.md here.
 //
 //   node tools/bench/curve/run.js [--areas sql,fts,graph] [--sql 100000,1000000,10000000]
-//     [--fts 100000,1000000] [--graph 1000000,10000000] [--json out.json] [--report in.json...]
+//     [--fts 100000,1000000] [--fts-vocab 50000] [--graph 1000000,10000000] [--json out.json] [--report in.json...]
 'use strict';
 const { spawn } = require('child_process');
 const fs = require('fs');
@@ -28,7 +28,7 @@ function child(area, system, size) {
     const p = spawn(process.execPath, [`--max-old-space-size=${heap}`, '--expose-gc', path.join(__dirname, 'child.js'), area, system, String(size)], {
       stdio: ['ignore', 'pipe', 'inherit'],
       // as `npm start` runs the server (apps/api/README.md): freed large buffers go back to the system
-      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '1048576' },
+      env: { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '1048576', CURVE_FTS_VOCAB: opt('fts-vocab', process.env.CURVE_FTS_VOCAB ?? '50000') },
     });
     let out = '';
     p.stdout.on('data', (d) => (out += d));

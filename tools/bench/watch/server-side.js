@@ -26,10 +26,15 @@ function parse(text) {
   return { buckets, loopP99: gauge('p99'), loopMax: gauge('max') };
 }
 
-/** The p-quantile of a cumulative histogram delta, interpolated linearly inside its bucket. */
-function quantile(before, after, p) {
-  const les = [...after.buckets.keys()].sort((a, b) => a - b);
-  const cum = les.map((le) => (after.buckets.get(le) ?? 0) - (before.buckets.get(le) ?? 0));
+/** The cumulative histogram's counts between two scrapes, per bucket bound. */
+function delta(before, after) {
+  return new Map([...after.buckets.keys()].map((le) => [le, (after.buckets.get(le) ?? 0) - (before.buckets.get(le) ?? 0)]));
+}
+
+/** The p-quantile of cumulative bucket counts (le → count), interpolated linearly inside its bucket. */
+function quantileOf(counts, p) {
+  const les = [...counts.keys()].sort((a, b) => a - b);
+  const cum = les.map((le) => counts.get(le) ?? 0);
   const total = cum[cum.length - 1] ?? 0;
   if (!total) return NaN;
   const want = total * p;
@@ -47,15 +52,22 @@ function quantile(before, after, p) {
   return NaN;
 }
 
-/** Scrapes before a phase; `.end()` scrapes after it and answers {p50, p99, loopP99, loopMax} in ms. */
+/** Scrapes before a phase; `.end()` scrapes after it and answers {p50, p99, loopP99, loopMax} in ms, and the phase's bucket counts. */
 async function serverSide(scrape) {
   const before = parse(await scrape());
   return {
     async end() {
       const after = parse(await scrape());
-      return { p50: quantile(before, after, 0.5), p99: quantile(before, after, 0.99), loopP99: after.loopP99, loopMax: after.loopMax };
+      const counts = delta(before, after);
+      return { p50: quantileOf(counts, 0.5), p99: quantileOf(counts, 0.99), loopP99: after.loopP99, loopMax: after.loopMax, counts };
     },
   };
 }
 
-module.exports = { serverSide };
+/** p50 / p99 of two phases' requests together (their bucket counts summed). */
+function pooled(a, b) {
+  const counts = new Map([...a.counts].map(([le, n]) => [le, n + (b.counts.get(le) ?? 0)]));
+  return { p50: quantileOf(counts, 0.5), p99: quantileOf(counts, 0.99) };
+}
+
+module.exports = { serverSide, pooled };

@@ -91,7 +91,7 @@ export class HealthController {
     const handles = this.tenants.openNow(); // a scrape does not wait for a store still loading
     this.metrics.openStores.set(handles.length);
     const m = this.metrics;
-    for (const g of [m.commitQueueDepth, m.logSegments, m.framesSinceCheckpoint, m.feedCursors, m.oldestHeldLsn, m.framesRetained, m.tableCacheBytes, m.tableCacheBudgetBytes]) g.reset();
+    for (const g of [m.commitQueueDepth, m.logSegments, m.framesSinceCheckpoint, m.feedCursors, m.oldestHeldLsn, m.framesRetained, m.feedMemoryFrames, m.feedMemoryBytes, m.tableCacheBytes, m.tableCacheBudgetBytes]) g.reset();
     m.tableCachePoolBytes.set(tableCachePool.bytes);
     for (const h of handles) {
       const tenant = { tenant: h.tenant };
@@ -102,6 +102,8 @@ export class HealthController {
       for (const [kind, n] of Object.entries(feed.cursors)) m.feedCursors.set({ tenant: h.tenant, kind }, n);
       m.oldestHeldLsn.set(tenant, feed.oldestHeldLsn);
       for (const [holder, n] of Object.entries(feed.retainedFrames)) m.framesRetained.set({ tenant: h.tenant, holder }, n);
+      m.feedMemoryFrames.set(tenant, feed.memory.frames);
+      m.feedMemoryBytes.set(tenant, feed.memory.bytes);
       const cache = TableCache.peek(h.store)?.stats();
       if (cache) {
         m.tableCacheBytes.set(tenant, cache.bytes);

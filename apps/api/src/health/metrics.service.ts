@@ -191,7 +191,7 @@ export class Metrics {
   watchSampler: (() => void) | null = null;
   readonly watchBufferedEvents = new Gauge({
     name: 'db_watch_buffered_events',
-    help: 'Committed frames waiting in watch subscribers\' live buffers (bounded per subscriber; past it a subscriber reads the log), sampled at scrape',
+    help: 'Committed frames published after each watch subscriber\'s position and not yet taken by it, summed (held once in the feed\'s shared buffer; past its bound a subscriber reads the log), sampled at scrape',
     labelNames: ['tenant'] as const,
     registers: [this.registry],
     collect: () => this.watchSampler?.(),
@@ -219,6 +219,42 @@ export class Metrics {
     help: 'Row changes of watched tables examined by watch subscribers (the matching input)',
     registers: [this.registry],
   });
+  /** Set by the watch service: the fan-out's main-thread time and turns so far (watch/turns.ts). */
+  watchFanout: (() => { readonly ms: number; readonly turns: number }) | null = null;
+  private fanoutSeen = { ms: 0, turns: 0 };
+  readonly watchFanoutSeconds = new Counter({
+    name: 'db_watch_fanout_seconds_total',
+    help: "Main-thread time spent in the watch fan-out's turns (taking frames, matching, serializing, writing sockets), the event loop's time the streams cost",
+    registers: [this.registry],
+    collect: () => this.collectFanout(),
+  });
+  readonly watchFanoutTurns = new Counter({
+    name: 'db_watch_fanout_turns_total',
+    help: "Turns of the watch fan-out (about one per stream and burst): db_watch_fanout_seconds_total over it is the cost of one",
+    registers: [this.registry],
+    collect: () => this.collectFanout(),
+  });
+  private collectFanout(): void {
+    const now = this.watchFanout?.();
+    if (!now) return;
+    const seen = this.fanoutSeen;
+    if (now.ms > seen.ms) this.watchFanoutSeconds.inc((now.ms - seen.ms) / 1000);
+    if (now.turns > seen.turns) this.watchFanoutTurns.inc(now.turns - seen.turns);
+    this.fanoutSeen = { ms: now.ms, turns: now.turns };
+  }
+  /** The change feed's one buffer of published frames per tenant store (libs/storage feed.ts), sampled at scrape. */
+  readonly feedMemoryFrames = new Gauge({
+    name: 'db_feed_memory_frames',
+    help: "Published frames a tenant store's change feed keeps in memory, one buffer shared by all its readers (bounded whatever the readers do), sampled at scrape",
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly feedMemoryBytes = new Gauge({
+    name: 'db_feed_memory_bytes',
+    help: "Stored bytes of the frames in a tenant store's change-feed buffer, sampled at scrape",
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
   readonly watchEvaluations = new Counter({
     name: 'db_watch_match_evaluations_total',
     help: 'Row images run through a subscription\'s operators to match changes (before and after per changed row): the matching work, proportional to changed rows',
@@ -242,6 +278,15 @@ export class Metrics {
     }
     s.count.inc();
     s.latency.observe(ms);
+  }
+
+  private readonly watchEventSeries = new Map<string, { inc(): void }>();
+
+  /** Counts one event sent on a watch stream (the child per event name is kept: one per stream and burst, thousands a second with many subscribers). */
+  watchEventSent(event: string): void {
+    let c = this.watchEventSeries.get(event);
+    if (!c) this.watchEventSeries.set(event, (c = this.watchEvents.labels({ event })));
+    c.inc();
   }
 
   constructor() {

@@ -21,6 +21,7 @@
  */
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
+import type { SseChunk } from './sse';
 import { endTurn, enqueue, turn } from './turns';
 
 export { BUSY_SLICE_MS, endTurn, fanoutYieldsTo, sliceTurn, SLICE_MS, turn } from './turns';
@@ -172,30 +173,49 @@ function watchPublishes(store: TenantStore, c: Clock, ms: number): void {
   });
 }
 
-/** A burst's event for one query: the frames it covers (first and last LSN and epoch) and its SSE text (null: no change). */
-interface SharedEvent {
+/** A value computed once per burst for one query: the frames it covers (first and last LSN and epoch). */
+interface Shared<T> {
   readonly first: number;
   readonly firstEpoch: number;
   readonly last: number;
   readonly lastEpoch: number;
-  readonly text: string | null;
+  readonly value: T;
 }
 
 /** Events kept per shared query: the streams of a query work through the same few recent bursts. */
 const EVENTS_KEPT = 8;
 
-const events = new WeakMap<WatchQuery, SharedEvent[]>();
+type Frame = { lsn: number; epoch: number };
+
+/** A cache per query instance of the values of its last EVENTS_KEPT bursts. */
+function perBurst<T>(): (query: WatchQuery, first: Frame, last: Frame, make: () => T) => T {
+  const kept = new WeakMap<WatchQuery, Shared<T>[]>();
+  return (query, first, last, make) => {
+    let list = kept.get(query);
+    if (!list) kept.set(query, (list = []));
+    for (const e of list) if (e.first === first.lsn && e.firstEpoch === first.epoch && e.last === last.lsn && e.lastEpoch === last.epoch) return e.value;
+    const value = make();
+    list.push({ first: first.lsn, firstEpoch: first.epoch, last: last.lsn, lastEpoch: last.epoch, value });
+    if (list.length > EVENTS_KEPT) list.shift();
+    return value;
+  };
+}
 
 /**
- * The SSE text of `query`'s event for the frames first…last (`make` matches and serializes it when
- * no subscriber of the same instance has yet). Only for row queries (stateless matching).
+ * The event of `query` for the frames first…last (`make` matches and serializes it when no
+ * subscriber of the same instance has yet): one `SseChunk` (its text, its bytes and its HTTP
+ * chunk framing made once) written to every subscriber's socket; null: no change. Only for row
+ * queries (stateless matching).
  */
-export function sharedEvent(query: WatchQuery, first: { lsn: number; epoch: number }, last: { lsn: number; epoch: number }, make: () => string | null): string | null {
-  let kept = events.get(query);
-  if (!kept) events.set(query, (kept = []));
-  for (const e of kept) if (e.first === first.lsn && e.firstEpoch === first.epoch && e.last === last.lsn && e.lastEpoch === last.epoch) return e.text;
-  const text = make();
-  kept.push({ first: first.lsn, firstEpoch: first.epoch, last: last.lsn, lastEpoch: last.epoch, text });
-  if (kept.length > EVENTS_KEPT) kept.shift();
-  return text;
+export function sharedEvent<T extends SseChunk | string | null>(query: WatchQuery, first: Frame, last: Frame, make: () => T): T {
+  return events(query, first, last, make) as T;
 }
+
+const events = perBurst<SseChunk | string | null>();
+
+/**
+ * Where a burst of `query` stops for a change of its table's schema (the index of the first frame
+ * that changes it, or -1), scanned once per burst for all the subscribers of the instance (a scan
+ * of every frame per subscriber was 400,000 checks a second with 200 subscribers at 2,000 rows/s).
+ */
+export const sharedSchemaCut: (query: WatchQuery, first: Frame, last: Frame, make: () => number) => number = perBurst<number>();

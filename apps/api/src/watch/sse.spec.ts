@@ -1,4 +1,4 @@
-import { formatId, parseId, sseComment, sseEvent } from './sse';
+import { formatId, parseId, SseChunk, sseComment, sseEvent } from './sse';
 
 describe('watch SSE ids and framing', () => {
   const epochOf = (lsn: number) => (lsn >= 100 ? 2 : lsn >= 1 ? 1 : undefined);
@@ -22,5 +22,17 @@ describe('watch SSE ids and framing', () => {
     expect(sseEvent('error', null, {})).toBe('event: error\ndata: {}\n\n');
     expect(sseComment('heartbeat')).toBe(': heartbeat\n\n');
     expect(sseEvent('change', '1:3', { key: [9007199254740993n] })).toBe('id: 1:3\nevent: change\ndata: {"key":[9007199254740993]}\n\n');
+  });
+
+  it('an event shared by many streams: its UTF-8 bytes and its HTTP/1.1 chunk made once, the bytes a view of the chunk', () => {
+    const text = sseEvent('change', '1:7', { name: 'café ☕' });
+    const c = new SseChunk(text);
+    const n = Buffer.byteLength(text);
+    expect(n).toBeGreaterThan(text.length); // multi-byte characters: the size is in bytes
+    expect(c.chunked.toString('utf8')).toBe(`${n.toString(16)}\r\n${text}\r\n`);
+    expect(c.bytes.toString('utf8')).toBe(text);
+    expect(c.bytes.buffer).toBe(c.chunked.buffer); // no second copy
+    expect(c.chunked).toBe(c.chunked); // made once
+    expect(`${c}`).toBe(text);
   });
 });

@@ -32,3 +32,41 @@ export function sseEvent(event: string, id: string | null, data: unknown): strin
 export function sseComment(text: string): string {
   return `: ${text}\n\n`;
 }
+
+/**
+ * One event's text written to many sockets (the subscribers of one query): its UTF-8 bytes and
+ * its HTTP/1.1 chunk (`<size hex>\r\n<bytes>\r\n`) are made once, at the first write that
+ * needs them, and each socket takes the same `Buffer` (no per-socket encoding, framing or copy).
+ */
+export class SseChunk {
+  /** The chunk: `<size hex>\r\n`, the text's UTF-8 bytes, `\r\n` (one allocation; `bytes` is a view of it). */
+  private c: Buffer | null = null;
+  private head = 0;
+
+  constructor(readonly text: string) {}
+
+  toString(): string {
+    return this.text;
+  }
+
+  /** The text's UTF-8 bytes. */
+  get bytes(): Buffer {
+    const c = this.chunked;
+    return c.subarray(this.head, c.length - 2);
+  }
+
+  /** The bytes as one chunk of a chunked HTTP/1.1 body. */
+  get chunked(): Buffer {
+    if (!this.c) {
+      const n = Buffer.byteLength(this.text, 'utf8');
+      const head = `${n.toString(16)}\r\n`;
+      const c = Buffer.allocUnsafe(head.length + n + 2);
+      c.write(head, 0, 'latin1');
+      c.write(this.text, head.length, 'utf8');
+      c.write('\r\n', head.length + n, 'latin1');
+      this.c = c;
+      this.head = head.length;
+    }
+    return this.c;
+  }
+}

@@ -27,6 +27,20 @@ function sliceLeft(t: number): boolean {
   return t - sliceStart < (serving() ? busySliceMs : SLICE_MS);
 }
 
+/** Main-thread time spent holding the turn (ms) and the turns taken, since the process started: the fan-out's cost (`db_watch_fanout_*`). */
+const spent = { ms: 0, turns: 0 };
+let turnStart = 0;
+
+/** The fan-out's work so far: ms of main-thread time in turns, and turns (one per stream's burst, mostly). */
+export function fanoutSpent(): { readonly ms: number; readonly turns: number } {
+  return spent;
+}
+
+function hold(t: number): void {
+  holder = true;
+  turnStart = t;
+}
+
 let sliceOpen = false;
 let sliceStart = 0;
 /** A stream holds the fan-out's turn (between `turn()` and `endTurn()`). */
@@ -46,9 +60,10 @@ export function enqueue(grant: () => void): void {
   queue.push(grant);
   if (!holder && queue.length === 1) {
     // nobody is working: start now if the slice allows, else at the next turn of the loop
-    if (!sliceOpen || sliceLeft(performance.now())) {
-      if (!sliceOpen) openSlice(performance.now());
-      holder = true;
+    const t = performance.now();
+    if (!sliceOpen || sliceLeft(t)) {
+      if (!sliceOpen) openSlice(t);
+      hold(t);
       queue.shift()!();
       return;
     }
@@ -66,8 +81,9 @@ function armDrain(): void {
 function drain(): void {
   drainArmed = false;
   if (holder || !queue.length) return; // (endTurn() re-arms)
-  openSlice(performance.now());
-  holder = true;
+  const t = performance.now();
+  openSlice(t);
+  hold(t);
   queue.shift()!();
 }
 
@@ -82,7 +98,7 @@ export function turn(): Promise<void> | null {
   const t = performance.now();
   if (!holder && !queue.length && (!sliceOpen || sliceLeft(t))) {
     if (!sliceOpen) openSlice(t);
-    holder = true;
+    hold(t);
     return null;
   }
   return new Promise<void>((r) => {
@@ -93,10 +109,15 @@ export function turn(): Promise<void> | null {
 
 /** Ends the caller's turn: the next stream in line starts now (the slice lasts) or at a later turn of the loop. */
 export function endTurn(): void {
+  const t = performance.now();
+  if (holder) {
+    spent.ms += t - turnStart;
+    spent.turns++;
+  }
   holder = false;
   if (!queue.length) return;
-  if (sliceOpen && sliceLeft(performance.now())) {
-    holder = true;
+  if (sliceOpen && sliceLeft(t)) {
+    hold(t);
     queue.shift()!();
   } else armDrain();
 }

@@ -14,14 +14,14 @@ import { DbError } from '@mmdb/core';
 import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
-import { formatId, sseComment, sseEvent } from './sse';
-import { endTurn, sharedEvent, turn, windowTurn, type WindowWait } from './fanout';
+import { formatId, SseChunk, sseComment, sseEvent } from './sse';
+import { endTurn, sharedEvent, sharedSchemaCut, turn, windowTurn, type WindowWait } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
 export interface SseOut {
-  /** False when the socket's buffer is full (wait for `drained`). */
-  write(chunk: string): boolean;
+  /** False when the socket's buffer is full (wait for `drained`). An `SseChunk` is one event shared by many streams (its bytes made once). */
+  write(chunk: string | SseChunk): boolean;
   drained(): Promise<void>;
   readonly pendingBytes: number;
   end(): void;
@@ -228,7 +228,7 @@ export class WatchSession {
   /**
    * With the store's coalescing clock (fanout.ts): a live stream waits, without a promise on its
    * feed, for a window to close past its position; then, at its turn of the fan-out, it takes the
-   * frames its feed buffered up to the window's bound without waiting (`poll`), matches and writes
+   * frames published up to the window's bound without waiting (`poll(bound)`), matches and writes
    * them, and ends its turn. Only a stream that must read the log (behind its buffer, or starting)
    * awaits its feed, outside any turn.
    */
@@ -241,16 +241,14 @@ export class WatchSession {
       if (carry.length) {
         frames = carry;
         carry = [];
-      } else {
-        const b = feed.poll();
-        if (b) frames = b.entries;
-        else if (!feed.atEnd) {
-          // the log (or the hub's recent frames) must be read: outside the fan-out's turn
-          const r = await feed.next();
-          if (!r) return;
-          frames = r.entries;
-        }
+      } else if (!feed.pollable && !feed.atEnd) {
+        // the log (or the hub's recent frames) must be read: outside the fan-out's turn
+        const r = await feed.next();
+        if (!r) return;
+        frames = r.entries;
       }
+      // (a live stream takes its frames at its turn, up to the window's bound: one slice of the
+      // hub's buffer per window, and the frames after the bound stay there for the next)
       // frames (or, at the feed's end, the next one) wait for a window past them, then for this stream's turn
       const wait = windowTurn(this.store, frames ? frames[0].frame.lsn : feed.cursor.lsn + 1, this.opts.coalesceMs);
       this.waiting = wait;
@@ -262,12 +260,12 @@ export class WatchSession {
       try {
         if (this.closed) return;
         // (at the feed's end, its frames are in its buffer now; none: no longer live, the log next time)
-        let fs: readonly FeedEntry[] | undefined = frames ?? feed.poll()?.entries;
+        let fs: readonly FeedEntry[] | undefined = frames ?? feed.poll(bound)?.entries;
         if (!fs) continue;
         while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
           let b: FeedBatch | null;
           try {
-            b = feed.poll();
+            b = feed.poll(bound);
             if (!b && !feed.atEnd) {
               // the frames up to the bound are behind this reader's buffer (the hub's recent frames,
               // or the log): read outside the turn, then take it again, so that the burst still
@@ -326,22 +324,35 @@ export class WatchSession {
   /**
    * Matches one burst and sends its event. Events stop before a frame that changed the followed
    * table's manifest (`schema`) or the subscriber's policy (`policy`): the reason is returned.
+   * A row query's subscribers compiled alike share the scan for schema changes, the match and
+   * the event (one `SseChunk`, written to each socket), once per burst.
    */
   private burst(entries: readonly FeedEntry[]): 'schema' | 'policy' | null {
     this.checkToken();
-    let n = entries.length;
-    let cut: 'schema' | 'policy' | null = null;
-    for (let i = 0; i < entries.length && !cut; i++) {
-      const f = entries[i].frame;
-      cut = this.query.schemaChanged(f) ? 'schema' : this.policyChanged(f) ? 'policy' : null;
-      if (cut) n = i;
+    const q = this.query;
+    const shared = q.kind === 'rows';
+    const scan = (): number => {
+      for (let i = 0; i < entries.length; i++) if (q.schemaChanged(entries[i].frame)) return i;
+      return -1;
+    };
+    const s = shared ? sharedSchemaCut(q, entries[0].frame, entries[entries.length - 1].frame, scan) : scan();
+    let n = s < 0 ? entries.length : s;
+    let cut: 'schema' | 'policy' | null = s < 0 ? null : 'schema';
+    // (a frame that changes both the schema and the policy counts as a schema change, as before)
+    if (this.opts.subscriber) {
+      for (let i = 0; i < n; i++) {
+        if (this.policyChanged(entries[i].frame)) {
+          n = i;
+          cut = 'policy';
+          break;
+        }
+      }
     }
     if (n > 0) {
       const first = entries[0].frame;
       const last = entries[n - 1].frame;
       const cursor = { epoch: last.epoch, lsn: last.lsn };
-      const make = (): string | null => {
-        const q = this.query;
+      const make = (): SseChunk | null => {
         const ev0 = q.evaluations;
         const rc0 = q.rowChanges;
         const use: CommittedFrame[] = new Array<CommittedFrame>(n);
@@ -349,12 +360,11 @@ export class WatchSession {
         const changes = q.match(use);
         this.metrics.watchEvaluations.inc(q.evaluations - ev0);
         this.metrics.watchRowChanges.inc(q.rowChanges - rc0);
-        return changes.length ? sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: first.lsn, changes }) : null;
+        return changes.length ? new SseChunk(sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: first.lsn, changes })) : null;
       };
-      // a row query's subscribers compiled alike share one match and one serialization per burst
-      const text = this.query.kind === 'rows' ? sharedEvent(this.query, first, last, make) : make();
+      const chunk = shared ? sharedEvent(q, first, last, make) : make();
       this.position = cursor;
-      if (text !== null) this.sendText('change', text);
+      if (chunk !== null) this.sendText('change', chunk);
       else this.dirty = true;
     }
     return cut;
@@ -364,13 +374,13 @@ export class WatchSession {
     this.sendText(event, sseEvent(event, formatId(cursor), data));
   }
 
-  private sendText(event: string, text: string): void {
+  private sendText(event: string, text: string | SseChunk): void {
     this.dirty = false;
-    this.metrics.watchEvents.inc({ event });
+    this.metrics.watchEventSent(event);
     this.write(text);
   }
 
-  private write(chunk: string): void {
+  private write(chunk: string | SseChunk): void {
     if (this.closed) return;
     if (!this.out.write(chunk)) this.blocked = true;
   }

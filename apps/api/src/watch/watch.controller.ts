@@ -5,7 +5,7 @@ import { TenantCtx } from '../http/decorators';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import { checkAccept, parseWatchParams } from './watch.params';
 import { WatchService } from './watch.service';
-import type { SseOut } from './watch-session';
+import { sseOut } from './sse-out';
 
 /**
  * Spec §4.7: GET /watch, an SSE change stream of a query's result. Everything that can be
@@ -41,19 +41,7 @@ export class WatchController {
       'x-db-request-id': String(req.id),
     });
     raw.socket?.setNoDelay(true);
-    const out: SseOut = {
-      // flushed at once: the response corks its socket until the next tick, which would put every
-      // socket write of a fan-out turn after it, outside the slice that bounds it (watch/fanout.ts)
-      write: (chunk) => {
-        if (raw.writableEnded || raw.destroyed) return true;
-        const ok = raw.write(chunk);
-        raw.socket?.uncork();
-        return ok;
-      },
-      drained: () => (raw.writableNeedDrain && !raw.destroyed ? new Promise<void>((r) => { raw.once('drain', r); raw.once('close', r); }) : Promise.resolve()),
-      get pendingBytes() { return raw.writableLength; },
-      end: () => { if (!raw.writableEnded) raw.end(); },
-    };
+    const out = sseOut(raw);
     // a tenant token that expires or is revoked ends the stream (checked per burst and heartbeat)
     const token = (req as TokenRequest).authToken;
     const session = this.watch.open(t, compiled, out, token ? () => !token.revoked && token.expires > Date.now() : undefined);

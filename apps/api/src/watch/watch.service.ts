@@ -10,6 +10,7 @@ import { QueryRunner } from '../query/query.runner';
 import { SecurityService } from '../security/security.service';
 import { policyValues, readableManifests } from '../security/ask-lexicon';
 import { WatchSession, type SseOut, type StartAt, type Subscriber } from './watch-session';
+import { fanoutSpent } from './turns';
 
 /** A compiled subscription, and (for a user other than the owner) what follows its policy. */
 export interface Compiled {
@@ -33,6 +34,7 @@ export class WatchService implements BeforeApplicationShutdown {
     private readonly security: SecurityService,
   ) {
     metrics.watchSampler = () => this.sample();
+    metrics.watchFanout = fanoutSpent;
   }
 
   /**

@@ -8,7 +8,7 @@ import { decodeRow, keyIdOf, rowKey, type PkTuple, type Snapshot } from '@mmdb/s
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
-import { nodeOf, shortestPath, tupleOfNode, walk as walkGraph } from '@mmdb/graph';
+import { nodeOf, shortestPath, tupleOfNode, walk as walkGraph, walkNames } from '@mmdb/graph';
 import type { SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
@@ -377,7 +377,7 @@ export class MultiModelReader {
     const pass = visible ? (id: number) => visible(adj.name(id)) : undefined;
     const walk = (src: string, maxDepth: number, startSeen: boolean, onLevel: (depth: number, size: number) => void): GraphWalk | null => {
       const w = walkGraph(adj, src, { direction: dir, maxDepth, startSeen, onLevel, ...(pass ? { pass } : {}) });
-      return w && { length: w.length, depths: w.depths, vias: w.vias, name: (k: number) => adj.name(w.ids[k]) };
+      return w && { length: w.length, depths: w.depths, vias: w.vias, name: walkNames(adj, w.ids, w.length) };
     };
     return { schema, next, row, adj, walk, forward: dir === 'forward' && !visible, ...(start ? { start } : {}), ...(visible ? { visible } : {}) };
   }
