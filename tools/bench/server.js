@@ -1,14 +1,18 @@
 // Starts the BUILT server (dist/apps/api/main.js; `npm run build`) on 127.0.0.1 with its data in
 // `dataDir` and a bootstrap tenant, for the benchmarks that measure through HTTPS. Resolves with
 // the child process, the URL it printed ("listening on <url>") and `output()`, its stdout so far.
+// Node runs it with the flags `npm start` gives it (`nodeArgs`, default NODE_ARGS: a 64 MB
+// young-generation semi-space, tools/bench/stalls README "Steady-state stalls").
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
 
 const ROOT = path.resolve(__dirname, '../..');
 
-function startBuiltServer(dataDir, { tenant, token, env = {} }) {
-  const proc = spawn(process.execPath, [path.join(ROOT, 'dist/apps/api/main.js')], {
+const NODE_ARGS = ['--max-semi-space-size=64'];
+
+function startBuiltServer(dataDir, { tenant, token, env = {}, nodeArgs = NODE_ARGS }) {
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist/apps/api/main.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -73,4 +77,4 @@ function numArg(name, dflt) {
   return i >= 0 ? Number(process.argv[i + 1]) : dflt;
 }
 
-module.exports = { ROOT, startBuiltServer, httpsRequest, numArg };
+module.exports = { ROOT, NODE_ARGS, startBuiltServer, httpsRequest, numArg };

@@ -44,7 +44,7 @@ export function valueSource(ixs: IndexView[], p: JsonObject, aggName: string): V
   }
   const read = (d: Doc): Json[] => {
     if (!f) return [];
-    if (isText(f)) return [...d.positions(f.path, indexAnalyzer(d.index, f)).keys()];
+    if (isText(f)) return d.terms(f.path, indexAnalyzer(d.index, f));
     const own = d.index.fields.get(f.path);
     if (!own || own.type === 'object') return [];
     return d.values(f.path);

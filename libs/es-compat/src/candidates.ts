@@ -14,13 +14,14 @@ type Postings = Map<string, Doc[]>;
 const cache = new WeakMap<Doc[], Map<string, Postings>>();
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** `termsOf`: a document's distinct terms. */
 function postings(ix: IndexView, key: string, termsOf: (d: Doc) => Iterable<string>): Postings {
   let m = cache.get(ix.docs);
   if (!m) { m = new Map(); cache.set(ix.docs, m); }
   let p = m.get(key);
   if (!p) {
     p = new Map();
-    for (const d of ix.docs) for (const t of new Set(termsOf(d))) {
+    for (const d of ix.docs) for (const t of termsOf(d)) {
       const l = p.get(t);
       if (l) l.push(d); else p.set(t, [d]);
     }
@@ -51,7 +52,7 @@ function textDocs(ix: IndexView, path: string, analyzer: string, terms: string[]
     for (const id of ids) { const d = m.get(id); if (d) out.add(d); }
     return out;
   }
-  const p = postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.positions(path, analyzer).keys());
+  const p = postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.terms(path, analyzer));
   const out = new Set<Doc>();
   for (const t of terms) for (const d of p.get(t) ?? []) out.add(d);
   return out;
@@ -59,7 +60,7 @@ function textDocs(ix: IndexView, path: string, analyzer: string, terms: string[]
 
 /** The documents of the view holding `term` in a text field (Elasticsearch's analysis; built once per docs array). */
 export function textTermDocs(ix: IndexView, path: string, analyzer: string, term: string): readonly Doc[] {
-  return postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.positions(path, analyzer).keys()).get(term) ?? [];
+  return postings(ix, `t\u0000${path}\u0000${analyzer}`, (d) => d.terms(path, analyzer)).get(term) ?? [];
 }
 
 const ordinalsOf = new WeakMap<Doc[], Map<Doc, number>>();
@@ -79,7 +80,7 @@ export function textTermOrdinals(ix: IndexView, path: string, analyzer: string, 
 }
 
 function keywordDocs(ix: IndexView, path: string, values: string[]): Set<Doc> {
-  const p = postings(ix, `k\u0000${path}`, (d) => d.values(path).map(String));
+  const p = postings(ix, `k\u0000${path}`, (d) => new Set(d.values(path).map(String)));
   const out = new Set<Doc>();
   for (const v of values) for (const d of p.get(v) ?? []) out.add(d);
   return out;

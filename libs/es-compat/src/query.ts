@@ -131,7 +131,7 @@ function rangeQuery(env: QueryEnv, body: unknown): Scorer {
   const boost = boostOf(p);
   if (isText(f)) {
     const an = indexAnalyzer(env.ix, f);
-    return constant((d) => [...d.positions(f.path, an).keys()].some(inRange), boost);
+    return constant((d) => d.terms(f.path, an).some(inRange), boost);
   }
   return constant((d) => d.values(f.path).some(inRange), boost);
 }
@@ -220,7 +220,7 @@ function patternQuery(env: QueryEnv, kind: string, body: unknown): Scorer {
   const boost = boostOf(p);
   if (isText(f)) {
     const an = indexAnalyzer(env.ix, f);
-    return constant((d) => [...d.positions(f.path, an).keys()].some(t), boost);
+    return constant((d) => d.terms(f.path, an).some(t), boost);
   }
   return constant((d) => d.values(f.path).some((x) => t(String(x))), boost);
 }

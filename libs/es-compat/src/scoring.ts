@@ -36,14 +36,14 @@ export function fieldStats(ix: IndexView, path: string, analyzer: string): Field
   if (!s) {
     s = { docCount: 0, sumLen: 0, df: new Map(), maxLen: 0, asciiTokens: true };
     for (const d of ix.docs) {
-      const pos = d.positions(path, analyzer);
-      if (pos.size === 0) continue;
+      const terms = d.terms(path, analyzer);
+      if (terms.length === 0) continue;
       s.docCount++;
-      if (!s.multiValued && d.values(path).length > 1) s.multiValued = true;
+      if (!s.multiValued && d.valueCount(path, analyzer) > 1) s.multiValued = true;
       const len = d.length(path, analyzer);
       s.sumLen += len;
       if (len > s.maxLen) s.maxLen = len;
-      for (const t of pos.keys()) {
+      for (const t of terms) {
         const n = s.df.get(t);
         if (n === undefined && !ASCII_TOKEN.test(t)) s.asciiTokens = false;
         s.df.set(t, (n ?? 0) + 1);
@@ -73,7 +73,7 @@ export function bm25(w: number, freq: number, d: Doc, path: string, analyzer: st
 
 /** Score of one term of a field in a doc (0 when absent). */
 export function termScore(ix: IndexView, d: Doc, path: string, analyzer: string, term: string, boost: number, norms = true): number {
-  const freq = d.positions(path, analyzer).get(term)?.length ?? 0;
+  const freq = d.freq(path, analyzer, term);
   if (!freq) return 0;
   const st = fieldStats(ix, path, analyzer);
   return boost * bm25(idf(st.docCount, st.df.get(term) ?? 0), freq, d, path, analyzer, st, norms);

@@ -111,13 +111,13 @@ function compileTerm(env: QueryEnv, q: JsonObject): Scorer {
 }
 
 function prefixTerm(env: QueryEnv, path: string, an: string, prefix: string, boost: number): Scorer {
-  return (d) => ([...d.positions(path, an).keys()].some((t) => t.startsWith(prefix)) ? boost : null);
+  return (d) => (d.terms(path, an).some((t) => t.startsWith(prefix)) ? boost : null);
 }
 
 function fuzzyTerm(env: QueryEnv, path: string, an: string, term: string, max: number, pre: number, boost: number): Scorer {
   return (d) => {
     let best = 0;
-    for (const t of d.positions(path, an).keys()) {
+    for (const t of d.terms(path, an)) {
       if (t.slice(0, pre) !== term.slice(0, pre)) continue;
       const dist = editDistance(t, term, max);
       if (dist > max) continue;
@@ -135,15 +135,15 @@ function phrase(env: QueryEnv, path: string, an: string, toks: Token[], slop: nu
   // a sloppy phrase of distinct terms matches as Lucene's SloppyPhraseMatcher does (below)
   const lucene = slop > 0 && !prefixMax && new Set(toks.map((t) => t.term)).size === toks.length;
   return (d) => {
-    const pos = d.positions(path, an);
+    // one term's positions read from the packed field; the whole Map only for a prefix expansion
     const lists: number[][] = toks.map((t, i) => {
       if (prefixMax && i === toks.length - 1) {
         const out: number[] = [];
         let n = 0;
-        for (const [term, ps] of pos) if (term.startsWith(t.term) && n++ < prefixMax) for (const x of ps) out.push(x);
+        for (const [term, ps] of d.positions(path, an)) if (term.startsWith(t.term) && n++ < prefixMax) for (const x of ps) out.push(x);
         return out;
       }
-      return pos.get(t.term) ?? [];
+      return d.positionsOf(path, an, t.term);
     });
     if (lists.some((l) => l.length === 0)) return null;
     if (lucene) {

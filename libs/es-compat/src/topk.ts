@@ -200,9 +200,8 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
     let count = 0;
     for (let j = 0; j < lists.length; j++) for (const d of lists[j]) {
       if (j > 0) {
-        const pos = d.positions(path, 'standard');
         let earlier = false;
-        for (let i = 0; i < j && !earlier; i++) earlier = pos.has(terms[i]);
+        for (let i = 0; i < j && !earlier; i++) earlier = d.has(path, 'standard', terms[i]);
         if (earlier) continue;
       }
       if (scorer(d) !== null && ++count > limit) return count;
@@ -212,8 +211,7 @@ function countTo(ix: IndexView, path: string, terms: string[], shape: Shape, sco
   const [first] = [...lists].sort((x, y) => x.length - y.length);
   let count = 0;
   for (const d of first) {
-    const pos = d.positions(path, 'standard');
-    if (!terms.every((t) => pos.has(t))) continue;
+    if (!terms.every((t) => d.has(path, 'standard', t))) continue;
     if (scorer(d) !== null && ++count > limit) return count;
   }
   return count;

@@ -11,6 +11,7 @@ import type { AExpr, Select } from './front/ast';
 import { Binder, type BindCatalog } from './front/binder';
 import { findManifest, sqlTable, type SqlStore, type SqlTable } from './catalog';
 import { ExprCompiler } from './exec/expr';
+import { rememberVectorText } from './exec/vector-functions';
 import { Scope } from './exec/scope';
 import type { TableCache } from './exec/table-cache';
 import type { QueryLimits } from './exec/context';
@@ -327,7 +328,10 @@ export function paramValue(v: unknown): Value {
     if (!Number.isFinite(n)) throw new DbError('validation_failed', `parameter ${v.value} is beyond the range of a double`);
     return n;
   }
-  return stringifyJson(v);
+  const text = stringifyJson(v);
+  // an array of numbers (a query vector): its text's parse is this array, so the distance functions need not parse it again
+  if (Array.isArray(v)) rememberVectorText(text, v);
+  return text;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { applyAffinity, compareValues, joinKey, realToText, textToNumeric, toInteger } from './values';
+import { applyAffinity, bigOf, compareValues, fromJson, joinKey, realToText, textToNumeric, toInteger } from './values';
 
 describe('values (SQLite semantics)', () => {
   it('reads numeric prefixes of text', () => {
@@ -35,5 +35,17 @@ describe('values (SQLite semantics)', () => {
     expect(joinKey('1')).not.toBe(joinKey(1n));
     expect(joinKey('i1')).not.toBe(joinKey(1n));
     for (const v of [1n, 1.5, 'x', 2n ** 62n, -(2 ** 55)]) expect(new Map([[joinKey(v), 1]]).get(joinKey(v))).toBe(1);
+  });
+});
+
+describe('bigOf (shared small bigints)', () => {
+  it('is BigInt(n) for every integer, inside the shared range and past it', () => {
+    for (const n of [-1025, -1024, -1, 0, 1, 999, 65_535, 65_536, 2 ** 31, -(2 ** 40), Number.MAX_SAFE_INTEGER]) {
+      expect(bigOf(n)).toBe(BigInt(n));
+      expect(bigOf(n)).toBe(BigInt(n)); // the second ask answers the same value from the table
+    }
+    expect(fromJson(42, undefined)).toBe(42n);
+    expect(fromJson(42, 'real')).toBe(42);
+    expect(fromJson(-7, 'integer')).toBe(-7n);
   });
 });

@@ -173,12 +173,34 @@ export function tupleKey(t: readonly Value[]): string {
   return s;
 }
 
+/** Shared bigints of the small integers (SMALL_MIN ≤ n < SMALL_MAX), made on first use. */
+const SMALL_MIN = -1024;
+const SMALL_MAX = 65_536;
+const small: bigint[] = [];
+
+/**
+ * `BigInt(n)` of an integer-valued number, shared for small integers. A bigint is a heap object
+ * (a Smi is not): every integer cell of a decoded row was one, and the table cache keeps decoded
+ * rows alive, so a 200,000-row table's versions, counts and codes were hundreds of thousands of
+ * objects for each major GC to mark (tools/bench/stalls README, "Steady-state stalls"). Bigints
+ * compare by value, so sharing one is not observable.
+ */
+export function bigOf(n: number): bigint {
+  if (n >= SMALL_MIN && n < SMALL_MAX) return (small[n - SMALL_MIN] ??= BigInt(n));
+  return BigInt(n);
+}
+
+/** Whether decoding shares `v` (bigOf's range): no heap of its own in a cached row. */
+export function sharedBig(v: bigint): boolean {
+  return v >= -1024n && v < 65_536n; // SMALL_MIN, SMALL_MAX
+}
+
 /** Converts a stored JSON value to a run-time value, given the column's affinity. */
 export function fromJson(v: unknown, aff: Affinity | undefined): Value {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') {
     if (aff === 'real') return v;
-    return Number.isInteger(v) ? BigInt(v) : v;
+    return Number.isInteger(v) ? bigOf(v) : v;
   }
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;

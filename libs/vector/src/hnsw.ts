@@ -111,14 +111,17 @@ export class HnswIndex implements AnnIndex {
 
   /**
    * The ef of a search: `fast` keeps ef_fast; `high_recall` takes the larger of ef_high_recall
-   * and the calibrated ef. A filtered walk (hnswlib keeps ef *passing* candidates, and walks
-   * through the others) explores about as far as an unfiltered one with ef / selectivity, so
-   * it needs only `passing` × that ef, and never less than the mode's ef (DESIGN.md).
+   * and the calibrated ef E. A filtered walk (hnswlib keeps ef *passing* candidates, and walks
+   * through the others) explores about as far as an unfiltered one with ef / s (s the share
+   * passing); to hold the k nearest passing it must reach about the k / s nearest of all, which
+   * an unfiltered walk does with E − k + k / s. So it takes s·E + k·(1 − s), and never less
+   * than the mode's ef (DESIGN.md "Filtered search and ef").
    */
   efFor(k: number, mode: SearchMode, passing = 1): number {
     if (mode === 'fast') return Math.max(k, this.efFast);
     const need = Math.max(this.efHigh, this.calibration?.ef ?? 0);
-    return Math.max(k, this.efHigh, Math.ceil(Math.min(1, passing) * need));
+    const s = Math.min(1, passing);
+    return Math.max(k, this.efHigh, Math.ceil(s * need + k * (1 - s)));
   }
 
   /** The last calibration (explain, stats, tests). */

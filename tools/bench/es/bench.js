@@ -24,6 +24,7 @@ const os = require('os');
 const path = require('path');
 const https = require('https');
 const { startBuiltServer, httpsRequest } = require('../server');
+const { WORDS, TOML, MAPPING, rowsNdjson, bulkNdjson } = require('./data');
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -36,19 +37,6 @@ const QUERIES = opt('queries', 200);
 const TENANT = '01J0ESBENCH000000000000000';
 const TOKEN = 'es-bench-token-0123456789';
 const T = `/v1/tenants/${TENANT}`;
-
-const WORDS = ('alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma tau upsilon phi chi psi omega ' +
-  'river stone cloud forest ember harbor meadow signal vector matrix lattice orbit quartz saddle timber violet').split(' ');
-let seed = 42;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-const pick = () => WORDS[Math.floor(rnd() * WORDS.length)];
-const docAt = (i) => ({ id: `d${i}`, body: Array.from({ length: 8 }, pick).join(' '), tag: `t${i % 20}`, n: i % 1000 });
-
-/** The peer table: the same documents as rows, `body` in the fts postings. */
-const COLUMNS = [['id', 'str', true], ['body', 'str'], ['tag', 'str'], ['n', 'i64']];
-const TOML = ['namespace = "bench"', 'table = "docs"', 'primary_key = ["id"]',
-  ...COLUMNS.map(([name, ty, req]) => `[[columns]]\nname = "${name}"\nty = "${ty}"${req ? '\nrequired = true' : ''}`),
-  '[[fulltext]]\nfield = "body"\nanalyzer = "standard"'].join('\n');
 
 async function request(agent, url, method, p, body, contentType) {
   const r = await httpsRequest(agent, url, TOKEN, method, p, body, contentType);
@@ -81,24 +69,17 @@ async function main() {
   const req = (m, p, b, ct) => request(agent, url, m, p, b, ct);
   try {
     await req('POST', `${T}/schemas`, TOML, 'text/plain');
-    await req('PUT', `${T}/es/docs`, { mappings: { properties: { body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } } });
+    await req('PUT', `${T}/es/docs`, MAPPING);
 
     // ingest: rows (NDJSON) then _bulk, same documents and chunk size
     let t0 = Date.now();
     for (let i = 0; i < DOCS; i += CHUNK) {
-      const lines = [];
-      for (let j = i; j < Math.min(DOCS, i + CHUNK); j++) lines.push(JSON.stringify(docAt(j)));
-      await req('POST', `${T}/rows/bench.docs/_batch?chunk=${Math.min(CHUNK, 10000)}`, lines.join('\n') + '\n', 'application/x-ndjson');
+      await req('POST', `${T}/rows/bench.docs/_batch?chunk=${Math.min(CHUNK, 10000)}`, rowsNdjson(i, Math.min(DOCS, i + CHUNK)), 'application/x-ndjson');
     }
     const rowsPerS = DOCS / ((Date.now() - t0) / 1000);
     t0 = Date.now();
     for (let i = 0; i < DOCS; i += CHUNK) {
-      const lines = [];
-      for (let j = i; j < Math.min(DOCS, i + CHUNK); j++) {
-        const d = docAt(j);
-        lines.push(JSON.stringify({ index: { _index: 'docs', _id: d.id } }), JSON.stringify({ body: d.body, tag: d.tag, n: d.n }));
-      }
-      const r = await req('POST', `${T}/es/_bulk`, lines.join('\n') + '\n', 'application/x-ndjson');
+      const r = await req('POST', `${T}/es/_bulk`, bulkNdjson(i, Math.min(DOCS, i + CHUNK)), 'application/x-ndjson');
       if (r.errors) throw new Error('bulk reported errors');
     }
     const bulkPerS = DOCS / ((Date.now() - t0) / 1000);

@@ -6,7 +6,18 @@
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import { Subject } from 'rxjs';
-import { burstBound, endTurn, sharedEvent, sliceTurn, SLICE_MS, turn, windowTurn } from './fanout';
+import { burstBound, endTurn, fanoutYieldsTo, sharedEvent, sliceTurn, turn, windowTurn } from './fanout';
+
+/**
+ * The slice the turn tests run with: long enough that the host descheduling this process between
+ * two calls (load 9 on a 2-core CI machine) does not end it, so the tests see only the slices they
+ * spend on purpose.
+ */
+const TEST_SLICE_MS = 250;
+const withLongSlice = () => {
+  beforeEach(() => fanoutYieldsTo(() => true, TEST_SLICE_MS));
+  afterEach(() => fanoutYieldsTo(() => false));
+};
 
 const storeAt = (published: { lsn: number }) => ({ get publishedLsn() { return published.lsn; } }) as unknown as TenantStore;
 const open = () => false;
@@ -61,11 +72,12 @@ describe('sharedEvent', () => {
 });
 
 describe('sliceTurn', () => {
+  withLongSlice();
   it('lets bursts run while the slice lasts, then sends them to a later turn of the loop', async () => {
     await new Promise((r) => setImmediate(r));
     expect(sliceTurn()).toBeNull(); // opens a slice
     expect(sliceTurn()).toBeNull(); // shares it
-    const end = performance.now() + SLICE_MS + 1;
+    const end = performance.now() + TEST_SLICE_MS + 1;
     while (performance.now() < end); // a slice's worth of work
     const later = sliceTurn();
     expect(later).toBeInstanceOf(Promise);
@@ -75,6 +87,7 @@ describe('sliceTurn', () => {
 });
 
 describe('turn / endTurn: one stream of the fan-out at a time, in order', () => {
+  withLongSlice();
   it('gives the turn to one caller, the next in line once it ends, and a later turn of the loop once the slice is spent', async () => {
     await new Promise((r) => setImmediate(r));
     expect(turn()).toBeNull(); // free: held at once
@@ -86,7 +99,7 @@ describe('turn / endTurn: one stream of the fan-out at a time, in order', () => 
     endTurn();
     await a;
     expect(order).toEqual(['a']); // the first in line, at once (the slice lasts)
-    const end = performance.now() + SLICE_MS + 1;
+    const end = performance.now() + TEST_SLICE_MS + 1;
     while (performance.now() < end); // a slice's worth of work
     endTurn();
     for (let i = 0; i < 10; i++) await Promise.resolve();

@@ -6,7 +6,7 @@
  */
 import { totalmem } from 'os';
 import { getHeapStatistics } from 'v8';
-import type { Tuple } from '../values';
+import { sharedBig, type Tuple } from '../values';
 
 // V8 on 64-bit (no pointer compression in Node's builds): 8-byte slots, HeapNumber 16 bytes,
 // sequential strings 16 bytes of header + 1 (Latin-1) or 2 bytes a code unit, padded to 8.
@@ -27,8 +27,8 @@ export function valueBytes(v: unknown): number {
       return (v | 0) === v ? 0 : 16; // small integers are Smis, others HeapNumbers
     case 'string':
       return 16 + pad(/[^\u0000-\u00ff]/.test(v) ? 2 * v.length : v.length);
-    case 'bigint':
-      return 16 + 8 * Math.max(1, Math.ceil(v.toString(16).length / 16));
+    case 'bigint': // small ones are shared by every decoded row (values.ts bigOf)
+      return sharedBig(v) ? 0 : 16 + 8 * Math.max(1, Math.ceil(v.toString(16).length / 16));
     case 'object':
       if (v === null) return 0;
       if (ArrayBuffer.isView(v)) return 96 + v.byteLength;

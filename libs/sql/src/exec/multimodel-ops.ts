@@ -153,7 +153,9 @@ export function fuseOp(n: NodeOf<'fuse'>, c: C, compile: CompileFn): Op {
         norm = normalizer(vals, n.normalization ?? 'min_max');
       }
       rows.forEach((r, rank) => {
-        const key = JSON.stringify(keyIdx[i].map((j) => keyText(r[j])));
+        // one key column (the usual `id`): its text is the key, no array per row
+        const ki = keyIdx[i];
+        const key = ki.length === 1 ? keyText(r[ki[0]]) : JSON.stringify(ki.map((j) => keyText(r[j])));
         let e = byKey.get(key);
         if (!e) {
           e = { row: colMap[i].map((j) => (j < 0 ? null : r[j])), score: 0, ranks: inputs.map(() => null), order: seq++ };

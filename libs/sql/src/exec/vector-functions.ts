@@ -6,6 +6,7 @@
  */
 import { DbError } from '@mmdb/core';
 import type { Value } from '../values';
+import { textDistance } from './vector-text';
 
 /**
  * The last few vector texts parsed: a `$n` query vector is one string for every row a distance
@@ -17,13 +18,20 @@ import type { Value } from '../values';
 const parsed = new Map<string, readonly number[] | null>();
 const PARSED_MAX = 8;
 
-/** A value as a vector (read only: arrays are not copied), or null when it is NULL; validation_failed when it is not one. */
-export function vectorOfValue(v: Value): ArrayLike<number> | null {
-  if (v === null) return null;
-  const arr = v as unknown;
-  if (Array.isArray(arr) || ArrayBuffer.isView(arr)) return arr as ArrayLike<number>;
-  if (typeof v !== 'string') throw new DbError('validation_failed', `expected a vector (a JSON array of numbers), got ${typeof v === 'bigint' ? 'an integer' : 'a number'}`);
-  let a = parsed.get(v);
+/** A vector text's parsed array from the cache (made most recently used), or undefined when it is not there. */
+function cachedText(v: string): readonly number[] | null | undefined {
+  const a = parsed.get(v);
+  if (a !== undefined && parsed.size > 1) {
+    // most recently used last, so the query vector outlives the rows' texts met between its uses
+    parsed.delete(v);
+    parsed.set(v, a);
+  }
+  return a;
+}
+
+/** A vector text parsed (and remembered among the last few), or null when it is not a non-empty array of finite numbers. */
+function parseText(v: string): readonly number[] | null {
+  let a = cachedText(v);
   if (a === undefined) {
     try {
       const j = JSON.parse(v) as unknown;
@@ -33,13 +41,43 @@ export function vectorOfValue(v: Value): ArrayLike<number> | null {
     }
     if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
     parsed.set(v, a);
-  } else if (parsed.size > 1) {
-    // most recently used last, so the query vector outlives the rows' texts met between its uses
-    parsed.delete(v);
-    parsed.set(v, a);
   }
+  return a;
+}
+
+/**
+ * Remembers `numbers` as the parse of `text` (its JSON text: a `$n` bound to an array), when
+ * they are what JSON.parse would give: finite numbers and no −0 (written "0"). The array is
+ * copied: the caller's stays its own.
+ */
+export function rememberVectorText(text: string, numbers: readonly unknown[]): void {
+  if (numbers.length === 0 || parsed.has(text)) return;
+  for (const x of numbers) if (typeof x !== 'number' || !Number.isFinite(x) || Object.is(x, -0)) return;
+  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value as string);
+  parsed.set(text, (numbers as number[]).slice());
+}
+
+/** A vector text's numbers (read only, shared: never mutate), or undefined when it is not a vector. */
+export function vectorOfText(v: string): readonly number[] | undefined {
+  return parseText(v) ?? undefined;
+}
+
+/** A value as a vector (read only: arrays are not copied), or null when it is NULL; validation_failed when it is not one. */
+export function vectorOfValue(v: Value): ArrayLike<number> | null {
+  if (v === null) return null;
+  const arr = v as unknown;
+  if (Array.isArray(arr) || ArrayBuffer.isView(arr)) return arr as ArrayLike<number>;
+  if (typeof v !== 'string') throw new DbError('validation_failed', `expected a vector (a JSON array of numbers), got ${typeof v === 'bigint' ? 'an integer' : 'a number'}`);
+  const a = parseText(v);
   if (a === null) throw new DbError('validation_failed', `expected a vector (a JSON array of numbers), got ${JSON.stringify(v.slice(0, 40))}`);
   return a;
+}
+
+/** A value already usable as numbers without parsing: an array, or a text the cache holds. */
+function ready(v: Value): ArrayLike<number> | undefined {
+  const arr = v as unknown;
+  if (Array.isArray(arr) || ArrayBuffer.isView(arr)) return arr as ArrayLike<number>;
+  return typeof v === 'string' ? cachedText(v) ?? undefined : undefined;
 }
 
 type Metric = (a: ArrayLike<number>, b: ArrayLike<number>) => number;
@@ -75,6 +113,12 @@ export const VECTOR_FUNCTIONS: Record<string, { min: number; max: number; fn: (a
     min: 2,
     max: 2,
     fn: (args: Value[]): Value => {
+      // a row's vector text against a parsed query vector: the distance is read off the text (no array per row)
+      const [x, y] = args;
+      const rx = ready(x);
+      const ry = rx === undefined ? ready(y) : undefined;
+      const streamed = rx !== undefined && typeof y === 'string' ? textDistance(name, y, rx) : ry !== undefined && typeof x === 'string' ? textDistance(name, x, ry) : undefined;
+      if (streamed !== undefined) return Number.isNaN(streamed) ? null : streamed;
       const a = vectorOfValue(args[0]);
       const b = vectorOfValue(args[1]);
       if (a === null || b === null) return null;

@@ -11,7 +11,7 @@ import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { Scope } from '../exec/scope';
 import { lowerBound, pkKeyOf, topByScan, topRows, type CachedTable, type TableCache } from '../exec/table-cache';
-import { applyAffinity, compareValues, fromJson, toJson, toText, tupleKey, type Tuple, type Value } from '../values';
+import { applyAffinity, bigOf, compareValues, fromJson, toJson, toText, tupleKey, type Tuple, type Value } from '../values';
 import type { Txn } from './writer';
 import { cellKinds, decodeCell, keyOfCell } from '../column-codec';
 
@@ -267,7 +267,7 @@ export function toTuple(t: SqlTable, r: Pick<StoredRow, 'values' | 'version'>): 
   const out = new Array<Value>(cols.length + 1);
   const kinds = cellKinds(t);
   for (let i = 0; i < cols.length; i++) out[i] = kinds[i] ? decodeCell(r.values[cols[i].name]) : fromJson(r.values[cols[i].name], t.affs[i]);
-  out[cols.length] = BigInt(r.version ?? 0);
+  out[cols.length] = bigOf(r.version ?? 0);
   return out;
 }
 

@@ -12,6 +12,7 @@ import { nodeOf, shortestPath, tupleOfNode, walk as walkGraph, walkNames } from 
 import type { SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
+import { vectorOfText } from '../exec/vector-functions';
 import type { GraphLeaf, GraphWalk } from '../exec/multimodel-leaf';
 import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
@@ -257,7 +258,8 @@ export class MultiModelReader {
         ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${how} (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
         : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
     }
-    const found = rows ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
+    // the table cache's pk map indexed by the id text when it holds this snapshot (no map of the hits)
+    const found = rows ?? this.cachedByText(t, snap, txn) ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
     const out: Tuple[] = [];
     for (const h of hits) {
       const r = found.get(h.id);
@@ -463,14 +465,17 @@ function vectorValue(v: unknown): number[] | undefined {
 }
 
 /** The query vector of a vector_topk: a literal array, or a `$n` / text holding JSON or pgvector's `'[1,2,3]'`. */
-export function queryVector(e: Expr, ctx: ExecCtx, dim: number): number[] {
+export function queryVector(e: Expr, ctx: ExecCtx, dim: number): readonly number[] {
   let v: unknown = e.kind === 'lit' ? e.value : constantOf(e, ctx);
   if (typeof v === 'string') {
-    try { v = JSON.parse(v); } catch { bad('$.vector', 'the query vector must be an array of numbers (JSON, or pgvector text like \'[1,2,3]\')'); }
+    // parsed once per statement: the sort above recomputing `emb <-> $1` finds this same text parsed
+    const known = vectorOfText(v);
+    if (known) v = known;
+    else try { v = JSON.parse(v); } catch { bad('$.vector', 'the query vector must be an array of numbers (JSON, or pgvector text like \'[1,2,3]\')'); }
   }
   if (!Array.isArray(v) || v.length === 0 || v.some((x) => typeof x !== 'number' || !Number.isFinite(x))) {
     bad('$.vector', 'the query vector must be a non-empty array of finite numbers');
   }
   if (v.length !== dim) throw new DbError('dim_mismatch', `the query vector has ${v.length} dimensions; the table is locked to ${dim}`, { field: 'vector', path: '$.vector' });
-  return v as number[];
+  return v as readonly number[];
 }

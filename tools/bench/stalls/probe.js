@@ -1,0 +1,104 @@
+// Preloaded into the built server by tools/bench/stalls/http.js (NODE_OPTIONS=--require …): watches
+// the server's event loop and garbage collector; when the file $STALLS_PROBE_OUT.ask appears, it
+// writes what it saw since the last ask to $STALLS_PROBE_OUT (JSON), removes the ask and starts
+// again (a file, not a signal: Nest's shutdown hooks take SIGUSR2 for a shutdown). See README.md
+// ("Steady-state stalls").
+//
+// - the event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution): max, p99;
+// - every stall over STALL_MS (a 2 ms timer that fired late), with where the main thread's time went
+//   during it (Linux /proc/self/task/<pid>/schedstat): on a CPU (a GC pause or a long synchronous
+//   task), waiting in the run queue (the host gave the CPU to another process: noise), or neither
+//   (blocked: waiting on a lock, e.g. for the GC's helper threads);
+// - every GC (perf_hooks 'gc' entries): kind (minor = scavenge, major = mark-compact, incremental
+//   marking steps, weak callbacks) and pause.
+'use strict';
+const fs = require('fs');
+const { PerformanceObserver, performance, monitorEventLoopDelay, constants } = require('perf_hooks');
+
+const OUT = process.env.STALLS_PROBE_OUT;
+const STALL_MS = 50;
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const offset = now() - performance.now();
+const schedFile = `/proc/self/task/${process.pid}/schedstat`;
+function sched() {
+  try {
+    const f = fs.readFileSync(schedFile, 'utf8').split(' ');
+    return { cpu: Number(f[0]) / 1e6, wait: Number(f[1]) / 1e6 };
+  } catch {
+    return { cpu: NaN, wait: NaN };
+  }
+}
+
+const KIND = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+const v8 = require('v8');
+const oldSpaceMb = () => (v8.getHeapSpaceStatistics().find((x) => x.space_name === 'old_space')?.space_used_size ?? NaN) / 1e6;
+let oldAtStart = oldSpaceMb();
+let h = monitorEventLoopDelay({ resolution: 1 });
+h.enable();
+let stalls = [];
+let gcs = [];
+let since = now();
+let last = now();
+let lastSched = sched();
+// old-space growth summed over the 2 ms ticks (only increases: promotion out of the young
+// generation and objects allocated old; a mark-compact's sweeping shows as decreases)
+let lastOld = oldSpaceMb();
+let oldIn = 0;
+setInterval(() => {
+  const t = now();
+  const s = sched();
+  const o = oldSpaceMb();
+  if (o > lastOld) oldIn += o - lastOld;
+  lastOld = o;
+  if (t - last > STALL_MS) stalls.push({ at: last, ms: t - last, cpu: s.cpu - lastSched.cpu, runq: s.wait - lastSched.wait });
+  last = t;
+  lastSched = s;
+}, 2).unref();
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = e.detail ? e.detail.kind : e.kind;
+    gcs.push({ at: e.startTime + offset, ms: e.duration, kind: KIND[kind] ?? String(kind) });
+  }
+}).observe({ entryTypes: ['gc'] });
+
+function report() {
+  const t = now();
+  const r = {
+    ms: t - since,
+    loopMaxMs: h.max / 1e6,
+    loopP99Ms: h.percentile(99) / 1e6,
+    stalls: stalls.map((s) => ({
+      ...s,
+      blocked: Math.max(0, s.ms - s.cpu - s.runq),
+      gcs: gcs.filter((g) => g.at + g.ms >= s.at && g.at <= s.at + s.ms).map((g) => ({ kind: g.kind, ms: g.ms })),
+    })),
+    gcs,
+    heapUsedMb: process.memoryUsage().heapUsed / 1e6,
+    oldSpaceMb: [oldAtStart, oldSpaceMb()],
+    oldInMb: oldIn,
+    semiSpaceMb: (v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_size ?? NaN) / 1e6,
+  };
+  oldAtStart = r.oldSpaceMb[1];
+  oldIn = 0;
+  fs.writeFileSync(`${OUT}.tmp`, JSON.stringify(r));
+  fs.renameSync(`${OUT}.tmp`, OUT);
+  h.disable();
+  h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  stalls = [];
+  gcs = [];
+  since = t;
+}
+if (OUT) {
+  setInterval(() => {
+    if (!fs.existsSync(`${OUT}.ask`)) return;
+    fs.rmSync(`${OUT}.ask`, { force: true });
+    report();
+  }, 50).unref();
+}
