@@ -30,6 +30,12 @@ export interface AppConfig {
   readonly writeBufferBytes: number;
   /** fsync each commit group (false only for throwaway test runs). */
   readonly sync: boolean;
+  /**
+   * DB_DEFER_BACKFILL_SYNC: a migration's backfill frames are written without their own fsync
+   * and synced by the writer a few at a time, or by a foreground commit's synced batch
+   * (libs/storage DESIGN.md "Deferred sync"); `0` writes each with its own fsync.
+   */
+  readonly deferBackfillSync: boolean;
   /** Log retention: a tenant store checkpoints and drops old log segments after this many frames (0: by time only). */
   readonly checkpointFrames: number;
   /** … or after this many ms with new frames (0: by frames only). */
@@ -242,6 +248,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     minFreeBytes: int(env, 'DB_MIN_FREE_BYTES', 64 * 1024 * 1024, 0),
     writeBufferBytes: int(env, 'DB_WRITE_BUFFER_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     sync: bool(env, 'DB_SYNC', true),
+    deferBackfillSync: bool(env, 'DB_DEFER_BACKFILL_SYNC', true),
     checkpointFrames: int(env, 'DB_CHECKPOINT_FRAMES', 50_000, 0),
     checkpointMs: int(env, 'DB_CHECKPOINT_MS', 60 * 60_000, 0),
     logSegmentFrames: int(env, 'DB_LOG_SEGMENT_FRAMES', 4096, 16, 1 << 24),

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { DbError, type Row } from '@mmdb/core';
-import { TenantStore } from '@mmdb/storage';
+import { DEFERRED_MARK, deferredMark, keyIdOf, logKey, metaKey, rowKey, TenantStore } from '@mmdb/storage';
 import { countRows, DEFAULT_SLICE_MS, KeyCursor, Slicer } from './backfill';
 import { Migrations, throttleOf } from './engine';
 
@@ -157,6 +157,22 @@ describe('KeyCursor', () => {
   });
 });
 
+/** Every row of the table copied into `shadow` by exactly one frame of the log, each frame's done count the one before plus its rows. */
+async function expectCopiedOnce(store: TenantStore, shadow: string, rows: number): Promise<void> {
+  const copied = new Map<string, number>();
+  let lastDone = 0;
+  for await (const f of store.frames()) {
+    const step = f.changes.find((c) => c.op === 'migration' && c.step === 'backfill') as { state?: { done: number } } | undefined;
+    if (!step) continue;
+    const puts = f.changes.filter((c) => c.op === 'put' && c.schema === shadow);
+    for (const c of puts) copied.set(JSON.stringify((c as { pk: unknown }).pk), (copied.get(JSON.stringify((c as { pk: unknown }).pk)) ?? 0) + 1);
+    expect(step.state!.done).toBe(lastDone + puts.length);
+    lastDone = step.state!.done;
+  }
+  expect(copied.size).toBe(rows);
+  expect([...copied.values()].every((n) => n === 1)).toBe(true);
+}
+
 describe('a pipelined backfill', () => {
   const t = storeWith('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n', () =>
     Array.from({ length: 3000 }, (_, i) => ({ id: i, v: i })),
@@ -195,19 +211,65 @@ describe('a pipelined backfill', () => {
     // Every row is in the shadow, each copied by exactly one durable frame.
     const shadow = store.manifests().find((x) => x.id !== 'app.n')!.id;
     expect(await countRows(store, shadow)).toBe(3000);
-    const copied = new Map<string, number>();
-    let lastDone = 0;
-    for await (const f of store.frames()) {
-      const step = f.changes.find((c) => c.op === 'migration' && c.step === 'backfill') as { state?: { done: number } } | undefined;
-      if (!step) continue;
-      const puts = f.changes.filter((c) => c.op === 'put' && c.schema === shadow);
-      for (const c of puts) copied.set(JSON.stringify((c as { pk: unknown }).pk), (copied.get(JSON.stringify((c as { pk: unknown }).pk)) ?? 0) + 1);
-      // The done counter of each frame is the previous one plus its rows.
-      expect(step.state!.done).toBe(lastDone + puts.length);
-      lastDone = step.state!.done;
-    }
-    expect(copied.size).toBe(3000);
-    expect([...copied.values()].every((n) => n === 1)).toBe(true);
+    await expectCopiedOnce(store, shadow, 3000);
     await m.close();
+  }, 90_000);
+});
+
+describe('a backfill frame lost by a power loss before its deferred sync', () => {
+  it('resumes at the cursor before it: every row copied by exactly one frame of the log, the done counts chained', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-lost-frame-'));
+    // A synced store: backfill frames are written without their own fsync (deferred sync).
+    let store = await TenantStore.open({ dir });
+    try {
+      const { id: table } = await store.registerSchema('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n');
+      await store.commit({ changes: Array.from({ length: 2000 }, (_, i) => ({ op: 'put' as const, schema: table, row: { id: i, v: i } })) });
+      let m = new Migrations(store, { evaluate: () => null });
+      await m.attach();
+      const r = await m.submit({ schema: table, operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { batch_size: 40, max_rows_per_s: 1000 } }, 'tok');
+      while (m.get(r.id).progress.done < 400) await new Promise((res) => setTimeout(res, 5));
+      expect((await m.request(r.id, 'pause', { actor: 'tok' })).state).toBe('Paused');
+      await m.close();
+      // One more frame: the writer's own clue of its last run is gone once that run is durable (so it cannot replace ours below).
+      await store.registerSchema('namespace = "app"\ntable = "other"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n');
+      expect((store as unknown as { coordinator: { stats: { deferred: number } } }).coordinator.stats.deferred).toBeGreaterThan(5);
+      // The last backfill frame before the pause (L) and the one before it (P).
+      const steps: Array<{ lsn: number; change: Record<string, unknown>; puts: unknown[][] }> = [];
+      for await (const f of store.frames()) {
+        const change = f.changes.find((c) => c.op === 'migration' && c.step === 'backfill');
+        if (change) steps.push({ lsn: f.lsn, change: change as unknown as Record<string, unknown>, puts: f.changes.filter((c) => c.op === 'put').map((c) => (c as { pk: unknown[] }).pk) });
+      }
+      const [P, L] = steps.slice(-2);
+      const shadow = store.manifests().find((x) => x.id.includes('__mig_'))!;
+      // What LevelDB loses with L's batch: its log frame and its shadow rows (the cursor stays L's below, as if a
+      // later frame of its run had survived); the pause frame after it, synced while L's sync had not ended, survives.
+      const db = (store as unknown as { db: { batch(): { del(k: Buffer): unknown; put(k: Buffer, v: Buffer): unknown; write(o: object): Promise<void> } } }).db;
+      const batch = db.batch();
+      batch.del(logKey(L.lsn));
+      for (const pk of L.puts) batch.del(rowKey(keyIdOf(shadow), pk as never));
+      // The clue of a run starting at L: recovery sets the cursor back to its value before the run (P's).
+      batch.put(DEFERRED_MARK, deferredMark(L.lsn, [[metaKey('migration', r.id), Buffer.from(JSON.stringify({ ...P.change, lsn: P.lsn }))]]));
+      await batch.write({ sync: true });
+      await store.close();
+
+      store = await TenantStore.open({ dir });
+      expect(store.recovery.lostDeferred).toEqual([L.lsn]);
+      m = new Migrations(store, { evaluate: () => null });
+      await m.attach();
+      await m.request(r.id, 'resume', { actor: 'tok' });
+      const end = Date.now() + 60_000;
+      while (m.get(r.id).state !== 'ReadyToCutover' && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
+      expect(m.get(r.id)).toMatchObject({ state: 'ReadyToCutover', progress: { done: 2000 } });
+      expect(await countRows(store, shadow.id)).toBe(2000);
+      for await (const f of store.frames(L.lsn)) {
+        expect(f).toMatchObject({ lsn: L.lsn, changes: [] });
+        break;
+      }
+      await expectCopiedOnce(store, shadow.id, 2000);
+      await m.close();
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }, 90_000);
 });

@@ -21,11 +21,18 @@ const copies = (r: MigrationRecord): boolean => !!r.shadow || inPlace(r);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits for the frame in flight, if any, whatever its outcome (the store's cursor says what landed). */
+/**
+ * Backfill frames submitted and not yet awaited, at most: the store prepares the next while it
+ * writes one, and writes a few without their own fsync before one sync covers them (storage's
+ * deferred sync), each answered once durable.
+ */
+const IN_FLIGHT = 6;
+
+/** Waits for the frames in flight, whatever their outcome (the store's cursor says what landed). */
 async function settle(pos: Position): Promise<void> {
-  const f = pos.inflight;
-  pos.inflight = null;
-  if (f) await f.commit.catch(() => undefined);
+  const fs = pos.inflight;
+  pos.inflight = [];
+  for (const f of fs) await f.commit.catch(() => undefined);
 }
 
 /** A backfill frame submitted to the store and not yet awaited. */
@@ -42,7 +49,8 @@ interface Position {
   done: number;
   /** The cursor of the last frame submitted (what the next one expects), null before the first. */
   cursor: JsonValue[] | null;
-  inflight: InFlight | null;
+  /** Frames submitted and not yet awaited, oldest first. */
+  inflight: InFlight[];
   /** The last durable frame's commit: its whole time, the writer's preparation of it, the foreground's wait before it. */
   last: { wallMs: number; prepareMs?: number; fg?: ForegroundWait };
   readonly keys: KeyCursor;
@@ -176,17 +184,17 @@ export class Runner {
     const step = await this.m.store.migrationStep(r.id);
     const cursor = step?.step === 'backfill' ? ((step.cursor as JsonValue[] | undefined) ?? null) : null;
     const done = step?.step === 'backfill' ? Number((step.state as { done?: number } | undefined)?.done ?? 0) : 0;
-    return { done, cursor, inflight: null, last: { wallMs: 0 }, keys: new KeyCursor(this.m.store, r.schema, cursor ?? undefined), slicer: new Slicer(r.throttle) };
+    return { done, cursor, inflight: [], last: { wallMs: 0 }, keys: new KeyCursor(this.m.store, r.schema, cursor ?? undefined), slicer: new Slicer(r.throttle) };
   }
 
   /**
    * One step of the backfill: submits the next frame (the next rows after the cursor, copied
-   * into the shadow table, with the new cursor), then waits for the frame submitted before it,
-   * so the store prepares one while it writes the other. Returns the rows of the frame that
-   * became durable (0 when none was in flight), or -1 after a move (ReadyToCutover at the end
-   * of the table, Failed on a row the new shape refuses). Each frame carries the cursor its
-   * predecessor left (`expect_cursor`): if one is refused, the one after it is refused too, so
-   * no row is ever skipped, and the loop starts again from the store's cursor.
+   * into the shadow table, with the new cursor), then, with IN_FLIGHT frames submitted, waits
+   * for the oldest, so the store prepares one while it writes another. Returns the rows of the
+   * frame that became durable (0 when none was awaited), or -1 after a move (ReadyToCutover at
+   * the end of the table, Failed on a row the new shape refuses). Each frame carries the cursor
+   * its predecessor left (`expect_cursor`): if one is refused, those after it are refused too,
+   * so no row is ever skipped, and the loop starts again from the store's cursor.
    */
   private async batch(id: string, pos: Position): Promise<number> {
     const r = this.m.get(id);
@@ -196,7 +204,7 @@ export class Runner {
     }
     const pks = await pos.keys.take(pos.slicer.next());
     if (pks.length === 0) {
-      if (pos.inflight && (await this.finish(id, pos)) < 0) return -1;
+      while (pos.inflight.length) if ((await this.finish(id, pos)) < 0) return -1;
       const cur = this.m.get(id);
       await this.m.commitMove({ ...cur, state: move(id, cur.state, 'ready'), progress: { ...cur.progress, done: pos.done, total: Math.max(cur.progress.total, pos.done), eta_s: 0 } }, cur.state, 'ready', { actor: 'system' });
       return -1;
@@ -204,27 +212,28 @@ export class Runner {
     // Each row is copied by the table's mirror inside the commit, from the row as it is then
     // (a write since this read is never overwritten by an older copy; a deleted row is skipped).
     const changes: Change[] = pks.map((pk) => ({ op: 'mirror', schema: r.schema, pk }));
-    const done = (pos.inflight?.done ?? pos.done) + pks.length;
+    const done = (pos.inflight.length ? pos.inflight[pos.inflight.length - 1].done : pos.done) + pks.length;
     const cursor = pks[pks.length - 1];
     changes.push({ op: 'migration', migration: id, step: 'backfill', cursor, state: { done }, expect_cursor: pos.cursor });
     const t0 = performance.now();
-    // `background`: the store prepares it in a group of its own once no foreground request is queued (those go first).
-    const commit = this.m.store.commit({ changes, actor: 'system', route: 'migration backfill', background: true });
+    // `background`: the store prepares it in a group of its own once no foreground request is queued (those go first);
+    // `redoable`: its batch is written without its own fsync and synced right after (a lost frame is copied again from the cursor).
+    const commit = this.m.store.commit({ changes, actor: 'system', route: 'migration backfill', background: true, redoable: true });
     commit.catch(() => undefined); // awaited by finish()
-    const before = pos.inflight;
-    pos.inflight = { pks, done, t0, commit };
+    pos.inflight.push({ pks, done, t0, commit });
     pos.cursor = cursor;
-    if (!before) return 0;
-    return this.finish(id, pos, before);
+    if (pos.inflight.length < IN_FLIGHT) return 0;
+    return this.finish(id, pos);
   }
 
-  /** Waits for a submitted frame (`frame`, or the one in flight); see batch(). */
-  private async finish(id: string, pos: Position, frame: InFlight = pos.inflight!): Promise<number> {
+  /** Waits for the oldest frame in flight; see batch(). */
+  private async finish(id: string, pos: Position): Promise<number> {
+    const frame = pos.inflight[0];
     let res: CommitResult;
     try {
       res = await frame.commit;
     } catch (e) {
-      // The frame after it (if any) expected its cursor: it is refused too; the next loop starts from the store.
+      // The frames after it expected its cursor: they are refused too; the next loop starts from the store.
       await settle(pos);
       // Refused by its cursor check (the frame before it did not land): start again from the store's cursor.
       if (isDbError(e) && e.code === 'conflict' && (e.details as { expect_cursor?: unknown }).expect_cursor !== undefined) return -1;
@@ -232,7 +241,7 @@ export class Runner {
       if (!isDbError(e) || e.code === 'service_unavailable' || e.code === 'internal_error' || r.state !== 'Backfilling') throw e;
       return this.fail(r, e, await this.offending(r, frame.pks));
     }
-    if (frame === pos.inflight) pos.inflight = null;
+    pos.inflight.shift();
     pos.last = { wallMs: performance.now() - frame.t0, prepareMs: res.prepare_ms, fg: res.fg_wait_ms === undefined ? undefined : { waitMs: res.fg_wait_ms, queueMs: res.fg_queue_ms } };
     pos.done = frame.done;
     const r = this.m.get(id);

@@ -169,6 +169,14 @@ export interface CommitRequest {
    * Background requests keep their order among themselves.
    */
   readonly background?: boolean;
+  /**
+   * A `background` request whose loss in a crash its caller redoes (a backfill frame: the
+   * backfill resumes from the cursor of the last durable frame). Its batch is written without
+   * its own fsync; it becomes durable by the log sync the writer starts right after it (or a
+   * later synced batch), and is applied, published and answered only then (DESIGN.md
+   * "Deferred sync"). Ignored by a store opened with `deferRedoableSync: false` or `sync: false`.
+   */
+  readonly redoable?: boolean;
 }
 
 export type ChangeResult =

@@ -32,6 +32,7 @@ import type {
 import { catalogChange, migrationChange } from './catalog-changes';
 import { KeyReader, MISS, RequestContext, WriteSet } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
+import { DEFERRED_MARK, deferredMark } from './deferred-sync';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
@@ -68,14 +69,36 @@ export interface CoordinatorHost {
   onWriteError(e: Error): DbError;
   /** Throws (a DbError) when the store may not write now (a fenced replica); runs right before each group's batch. */
   gate(): void;
+  /** Whether a `redoable` background request is written without its own fsync ("Deferred sync" in DESIGN.md). */
+  readonly deferRedoable: boolean;
+  /** Makes every batch written so far durable: an fsync of each of the database's log files. */
+  syncLog(): Promise<void>;
+  /** The name of the log file LevelDB appends to now (null: unknown); a change means it switched files. */
+  currentLog(): Promise<string | null>;
 }
 
 interface Pending {
   readonly req: CommitRequest;
   /** When it was queued (performance.now()). */
   readonly at: number;
+  /** When its group's preparation began, it was prepared, its batch was issued and written (performance.now(); for `trace`). */
+  taken?: number;
+  prepared?: number;
+  issued?: number;
+  written?: number;
   readonly resolve: (r: CommitResult) => void;
   readonly reject: (e: unknown) => void;
+}
+
+/** One request's path through the writer (performance.now() times; a phase it skipped is undefined). */
+export interface CommitTrace {
+  readonly background: boolean;
+  readonly at: number;
+  readonly taken?: number;
+  readonly prepared?: number;
+  readonly issued?: number;
+  readonly written?: number;
+  readonly resolved: number;
 }
 
 interface Prepared {
@@ -88,6 +111,10 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+/** Deferred groups waiting for no sync, beyond which the writer syncs the log itself (DESIGN.md "Deferred sync"). */
+const SYNC_EVERY = 3;
+/** Deferred groups not applied yet, beyond which the next background group waits for them. */
+const MAX_DEFERRED = 6;
 
 /** A v2 frame's annotations for a request (only built when it has any). */
 function frameMeta(req: CommitRequest): FrameMeta {
@@ -160,9 +187,41 @@ export class Coordinator {
   lastLsn: number;
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
-  readonly stats = { groups: 0, requests: 0, frames: 0 };
-  /** True from the moment a group's batch is issued until its frames are applied. */
-  writing = false;
+  /** `deferred`: groups written without their own fsync (a redoable backfill frame's); `logSyncs`: the writer's own syncs of the log files for them. */
+  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0 };
+  /** Called for every request as it resolves or fails, with its phases (a profiling hook; unset: no cost). */
+  trace: ((t: CommitTrace) => void) | null = null;
+  /** Groups between their batch issued and their frames applied. */
+  private inWrite = 0;
+  private external = false;
+  /**
+   * Redoable groups written without sync and not applied yet, oldest first (a run; DESIGN.md
+   * "Deferred sync"): the log file each went to, and whether a sync covering it was started.
+   */
+  private deferred: Array<{ readonly g: PreparedGroup; readonly log: string | null; covered: boolean; applied?: Promise<void> }> = [];
+  /**
+   * The current run's recovery clue (M ‖ "deferred"), written in every batch while `deferred`
+   * is not empty: its first LSN and each backfill cursor key its groups write, with the key's
+   * value before the run.
+   */
+  private run: { readonly from: number; readonly restore: Map<string, Buffer | null>; mark: Buffer } | null = null;
+  /** The log file name the writer last read (currentLog), or null. */
+  private lastLog: string | null = null;
+  /** Every group's apply (and a deferred one's log sync before it) is chained here, so frames apply in LSN order. Never rejects. */
+  private applyChain: Promise<void> = Promise.resolve();
+  /** The last LSN whose batch was written (durable, or deferred). */
+  private writtenLsn: number;
+  /** Set when a deferred group's log sync failed: its outcome is unknown, every later commit is refused until a reopen. */
+  private broken: DbError | null = null;
+
+  /** True from the moment a group's batch is issued until its frames are applied (or while set from outside). */
+  get writing(): boolean {
+    return this.inWrite > 0 || this.external;
+  }
+
+  set writing(v: boolean) {
+    this.external = v;
+  }
 
   constructor(
     private readonly host: CoordinatorHost,
@@ -170,6 +229,7 @@ export class Coordinator {
   ) {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
+    this.writtenLsn = lastLsn;
     const db = host.db;
     this.base = {
       get: (key, bin) => {
@@ -199,6 +259,7 @@ export class Coordinator {
 
   submit(req: CommitRequest): Promise<CommitResult> {
     if (this.closed) return Promise.reject(new DbError('service_unavailable', 'the store is closing'));
+    if (this.broken) return Promise.reject(this.broken);
     if (this.queue.length >= this.host.queueLimit) {
       return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
     }
@@ -222,6 +283,9 @@ export class Coordinator {
     this.gate = new Promise<void>((r) => (open = r));
     try {
       while (this.running && !this.idleAtGate) await new Promise((r) => setTimeout(r, 1));
+      // Deferred groups are durable and applied before frames from elsewhere follow them.
+      this.coverDeferred();
+      await this.applyChain;
       return await fn();
     } finally {
       this.gate = null;
@@ -234,13 +298,14 @@ export class Coordinator {
   adopt(lastLsn: number): void {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
+    this.writtenLsn = lastLsn;
     // hidden rowids are re-read from the rows when next needed
     this.rowidNext = new Map();
   }
 
-  /** Resolves when the queue is empty and no group is being written. */
+  /** Resolves when the queue is empty and no group is being written or waiting for its log sync. */
   async drain(): Promise<void> {
-    while (this.running || this.queue.length) await new Promise((r) => setTimeout(r, 1));
+    while (this.running || this.queue.length || this.deferred.length) await new Promise((r) => setTimeout(r, 1));
   }
 
   close(): void {
@@ -257,6 +322,8 @@ export class Coordinator {
         if (this.gate) {
           if (flight) await flight.done;
           flight = null;
+          this.coverDeferred();
+          await this.applyChain;
           this.idleAtGate = true;
           while (this.gate) await this.gate;
           this.idleAtGate = false;
@@ -265,6 +332,8 @@ export class Coordinator {
         if (!this.queue.length) {
           await flight!.done;
           flight = null;
+          // Nothing else to write: deferred groups are synced now.
+          if (!this.queue.length) this.coverDeferred();
           continue;
         }
         // Let callers resolved by the last group (and every request issued in this turn
@@ -278,21 +347,34 @@ export class Coordinator {
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        const group = await this.prepareGroup(this.take(n), flight);
+        // Prepared on the writes of the group in flight and of the deferred groups not applied yet (newest first).
+        const below: PreparedGroup[] = flight ? [flight] : [];
+        for (let i = this.deferred.length - 1; i >= 0; i--) if (this.deferred[i].g.writes !== flight?.writes) below.push(this.deferred[i].g);
+        const items = this.take(n);
+        const group = await this.prepareGroup(items, below);
         if (flight) {
           const ok = await flight.done;
           flight = null;
           if (!ok) {
             // It was prepared on writes that never became durable.
-            this.nextLsn = this.lastLsn;
+            this.nextLsn = this.writtenLsn;
             for (const p of group.prepared) p.pending.reject(p.error ?? new DbError('service_unavailable', 'an earlier commit group failed to write; retry'));
             continue;
           }
         }
-        flight = { ...group, done: this.writeGroup(group) };
+        const background = items.length === 1 && items[0].req.background === true;
+        // At most MAX_DEFERRED groups not applied yet: the next background one waits for the oldest.
+        while (background && this.deferred.length >= MAX_DEFERRED) {
+          this.coverDeferred();
+          await this.deferred[0].applied;
+        }
+        const defer = background && items[0].req.redoable === true && this.host.deferRedoable && this.host.sync && !group.hasDrop && group.schemas.size === 0;
+        flight = { ...group, done: this.writeGroup(group, defer) };
       }
     } finally {
       this.running = false;
+      // However the loop ended, no deferred group is left without a sync.
+      this.coverDeferred();
     }
   }
 
@@ -310,13 +392,16 @@ export class Coordinator {
     return [...taken];
   }
 
-  private async prepareGroup(items: Pending[], below: Flight | null): Promise<PreparedGroup> {
+  private async prepareGroup(items: Pending[], below: readonly PreparedGroup[]): Promise<PreparedGroup> {
     const writes = new WriteSet();
     const schemas = new Map<string, SchemaEntry | null>();
     const rowidBefore = new Map(this.rowidNext);
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
-    for (const p of items) if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
+    for (const p of items) {
+      p.taken = t0;
+      if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
+    }
     await this.prefetch(items);
     const prepared: Prepared[] = [];
     for (const p of items) {
@@ -329,20 +414,36 @@ export class Coordinator {
       }
     }
     this.prefetched = null;
+    const t1 = performance.now();
+    for (const p of items) p.prepared = t1;
     if (items.some((p) => p.req.background === true)) this.fgWait = this.fgQueue = 0;
     const hasDrop = prepared.some((p) => p.dropped?.length);
     return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
   }
 
-  /** Writes a prepared group in one sync batch, then applies, resolves and publishes it. False if the write failed. */
-  private async writeGroup(g: PreparedGroup): Promise<boolean> {
+  /**
+   * Writes a prepared group in one sync batch, then applies, resolves and publishes it. False
+   * if the write failed. `deferred`: the batch is written without sync and the call returns
+   * once it is written (the next group may be written after it); the group is applied,
+   * resolved and published once a log sync or a later synced batch made it durable
+   * (coverDeferred; DESIGN.md "Deferred sync").
+   */
+  private async writeGroup(g: PreparedGroup, deferred = false): Promise<boolean> {
     const framed = g.prepared.filter((p) => p.frame);
     if (!framed.length) {
-      this.resolveAll(g.prepared);
+      // In order: after every group written before it is applied.
+      await (this.applyChain = this.applyChain.then(() => this.resolveAll(g.prepared)));
       return true;
     }
     // A chained batch: abstract-level's array form costs several times more per key.
     const batch = this.host.db.batch();
+    let counted = false;
+    // Deferred groups this synced batch is written over before a sync covering them started.
+    const under = deferred ? [] : this.deferred.filter((d) => !d.covered);
+    // What recovery needs should a power loss keep a later batch and lose one of the run's groups.
+    if (deferred) await this.noteRun(g);
+    if (deferred && this.lastLog === null) await this.readLog();
+    const logBefore = this.lastLog;
     try {
       for (const [key, v] of g.writes.entries()) {
         if (v === null) batch.del(key);
@@ -353,36 +454,140 @@ export class Coordinator {
         if (m.value === null) batch.del(m.key);
         else batch.put(m.key, m.value);
       }
+      // Written while deferred groups may not be durable yet: recovery fills a missing LSN of the
+      // run with an empty frame and sets its backfill cursors back (DESIGN.md "Deferred sync").
+      if (this.run && (deferred || this.deferred.length)) batch.put(DEFERRED_MARK, this.run.mark);
+      else if (this.run) {
+        // The run is durable: its clue goes (a stale one would only cost recovery a scan).
+        batch.del(DEFERRED_MARK);
+        this.run = null;
+      }
       this.host.gate();
-      this.writing = true;
+      this.inWrite++;
+      counted = true;
       const issued = performance.now();
-      for (const p of framed) if (p.pending.req.background !== true) this.fgWait = Math.max(this.fgWait, issued - p.pending.at);
-      await batch.write({ sync: this.host.sync });
+      for (const p of framed) {
+        p.pending.issued = issued;
+        if (p.pending.req.background !== true) this.fgWait = Math.max(this.fgWait, issued - p.pending.at);
+      }
+      await batch.write({ sync: this.host.sync && !deferred });
+      const written = performance.now();
+      for (const p of framed) p.pending.written = written;
     } catch (e) {
-      this.writing = false;
+      if (counted) this.inWrite--;
       await batch.close().catch(() => undefined);
       this.rowidNext = g.rowidBefore;
-      this.nextLsn = this.lastLsn;
+      this.nextLsn = this.writtenLsn;
       const err = isDbError(e) ? e : this.host.onWriteError(e as Error);
       for (const p of g.prepared) p.pending.reject(p.error ?? err);
       return false;
     }
-    this.lastLsn = g.lastLsn;
+    this.writtenLsn = g.lastLsn;
     this.stats.groups++;
     this.stats.requests += g.prepared.length;
     this.stats.frames += framed.length;
+    if (deferred) {
+      this.stats.deferred++;
+      // Which log file it went to: the newest one, if it was already the newest before the write
+      // (LevelDB numbers its log files in order; any other writer could switch files meanwhile).
+      const after = await this.readLog();
+      this.deferred.push({ g, log: logBefore !== null && logBefore === after ? after : null, covered: false });
+      // Synced once SYNC_EVERY are waiting; until then a foreground batch's own sync covers them.
+      if (this.deferred.filter((d) => !d.covered).length >= SYNC_EVERY) this.coverDeferred();
+      return true;
+    }
+    // Its own fsync covered the deferred groups written before it if LevelDB appended them all
+    // to the same log file; if it switched files in between, the older ones are synced first.
+    const open = under.filter((d) => !d.covered);
+    if (open.length) {
+      const now = await this.readLog();
+      this.coverDeferred(now !== null && open.every((d) => d.log === now) ? Promise.resolve() : undefined, open);
+    }
+    const applied = this.applyChain.then(() => this.applyGroup(g));
+    this.applyChain = applied.catch(() => undefined);
+    await applied;
+    return true;
+  }
+
+  /**
+   * Settles deferred groups (`which`, by default every one no sync covers yet) once `durable`
+   * resolves (by default a sync of the log files, started now): they are then applied,
+   * resolved and published, in order, after every group written before them.
+   */
+  private coverDeferred(durable?: Promise<void>, which = this.deferred.filter((d) => !d.covered)): void {
+    if (!which.length) return;
+    for (const d of which) d.covered = true;
+    const p = durable ?? this.host.syncLog();
+    if (!durable) this.stats.logSyncs++;
+    for (const d of which) {
+      this.applyChain = d.applied = this.applyChain
+        .then(() => p)
+        .then(
+          () => this.applyGroup(d.g),
+          (e) => this.breakOn(e, d.g),
+        )
+        .catch(() => undefined)
+        .finally(() => {
+          this.deferred = this.deferred.filter((x) => x !== d);
+        });
+    }
+  }
+
+  /** The name of LevelDB's current log file (null: unknown), remembered as `lastLog`. */
+  private async readLog(): Promise<string | null> {
+    this.lastLog = await this.host.currentLog().catch(() => null);
+    return this.lastLog;
+  }
+
+  /**
+   * Records a deferred group `g` in the run's clue (a run starts with it when no deferred group
+   * is pending): the run's first LSN, and the value before the run of each backfill cursor key
+   * `g` writes that the run has not written yet (read now: every earlier write of it was synced,
+   * by a group before the run or a synced one within it), so that a hole sets them back.
+   */
+  private async noteRun(g: PreparedGroup): Promise<void> {
+    if (!this.deferred.length) this.run = null;
+    const steps = prefixRange(KEYSPACE.meta, ['migration']);
+    const keys: Buffer[] = [];
+    for (const [k] of g.writes.entries()) {
+      if (Buffer.compare(k, steps.gte) >= 0 && Buffer.compare(k, steps.lt) < 0 && !this.run?.restore.has(k.toString('hex'))) keys.push(k);
+    }
+    if (this.run && !keys.length) return;
+    const values = keys.length ? await this.host.db.getMany(keys) : [];
+    const restore = new Map(this.run?.restore ?? []);
+    keys.forEach((k, i) => restore.set(k.toString('hex'), values[i] ?? null));
+    const from = this.run?.from ?? g.prepared.find((p) => p.frame)?.frame?.lsn ?? g.lastLsn;
+    this.run = { from, restore, mark: deferredMark(from, [...restore].map(([k, v]) => [Buffer.from(k, 'hex'), v])) };
+  }
+
+  /** Applies a durable group's frames (after every earlier one), then resolves its callers and publishes its frames. */
+  private async applyGroup(g: PreparedGroup): Promise<void> {
+    if (this.broken) {
+      this.inWrite--;
+      for (const p of g.prepared) p.pending.reject(p.error ?? this.broken);
+      return;
+    }
+    const framed = g.prepared.filter((p) => p.frame);
+    this.lastLsn = g.lastLsn;
     const frames = framed.map((p) => p.frame!);
     try {
       await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []), g.writes);
     } finally {
-      this.writing = false;
+      this.inWrite--;
       this.resolveAll(g.prepared);
       this.host.publish(
         frames,
         framed.map((p) => p.bytes!),
       );
     }
-    return true;
+  }
+
+  /** A deferred group's log sync failed: whether it is durable is unknown, so the store refuses every commit from now on. */
+  private breakOn(e: unknown, g: PreparedGroup): void {
+    this.broken = new DbError('internal_error', `the log could not be synced (${(e as Error)?.message ?? String(e)}); the store refuses writes until it is reopened`);
+    this.inWrite--;
+    for (const p of g.prepared) p.pending.reject(this.broken);
+    for (const p of this.queue.splice(0)) p.reject(this.broken);
   }
 
   /**
@@ -431,13 +636,17 @@ export class Coordinator {
   }
 
   private resolveAll(prepared: Prepared[]): void {
+    if (this.trace) {
+      const now = performance.now();
+      for (const { pending: q } of prepared) this.trace({ background: q.req.background === true, at: q.at, taken: q.taken, prepared: q.prepared, issued: q.issued, written: q.written, resolved: now });
+    }
     for (const p of prepared) {
       if (p.error !== undefined) p.pending.reject(p.error);
       else p.pending.resolve(p.result!);
     }
   }
 
-  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: Flight | null, lsn: number): Promise<Prepared> {
+  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: readonly PreparedGroup[], lsn: number): Promise<Prepared> {
     const req = p.req;
     if (!Array.isArray(req.changes) || req.changes.length === 0) throw new DbError('validation_failed', 'a commit needs at least one change');
     if (req.changes.some((c) => c.op === 'schema_drop') && req.changes.some((c) => c.op !== 'schema_drop')) {
@@ -447,10 +656,10 @@ export class Coordinator {
     const schemaOf = (id: string): SchemaEntry | undefined => {
       if (ownSchemas.has(id)) return ownSchemas.get(id) ?? undefined;
       if (groupSchemas.has(id)) return groupSchemas.get(id) ?? undefined;
-      if (below?.schemas.has(id)) return below.schemas.get(id) ?? undefined;
+      for (const b of below) if (b.schemas.has(id)) return b.schemas.get(id) ?? undefined;
       return this.host.schema(id);
     };
-    const ctx = new RequestContext(lsn, this.base, below ? [group, below.writes] : [group], (id) => schemaOf(id)?.manifest);
+    const ctx = new RequestContext(lsn, this.base, [group, ...below.map((b) => b.writes)], (id) => schemaOf(id)?.manifest);
 
     if (req.idempotency) {
       const prior = await ctx.get(idempotencyKey(req.idempotency.key));

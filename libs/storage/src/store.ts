@@ -46,6 +46,7 @@ import { ChangeCursor, ChangeFeed, FeedHub, FeedOptions, READER_KINDS, ReaderKin
 import { LogView } from './log-view';
 import { Coordinator, SchemaEntry } from './coordinator';
 import { decodeFrame } from './frame';
+import { currentLevelLog, fillLostDeferred, syncLevelLogs } from './deferred-sync';
 import { indexParticipant } from './index-participant';
 import { IDEMPOTENCY_PARTICIPANT, idempotencyParticipant } from './idempotency-participant';
 import { KEYSPACE, decodeTuple, keyOf, prefixRange } from './keys';
@@ -71,6 +72,13 @@ export interface StoreOptions {
   readonly participants?: readonly CommitParticipant[];
   /** `batch(..., { sync })` per group; true (the default) makes every acknowledged commit durable. */
   readonly sync?: boolean;
+  /**
+   * A `redoable` background commit (a migration's backfill frame) is written without its own
+   * fsync and synced right after by the writer, outside LevelDB's write queue, so a foreground
+   * batch behind it is not held by that fsync; it is answered once durable (default true;
+   * DESIGN.md "Deferred sync"). False: every batch is written with sync.
+   */
+  readonly deferRedoableSync?: boolean;
   /** Fencing epoch stamped in every frame (default: the stored one, or 0). */
   readonly epoch?: number;
   /** Requests waiting beyond this are refused with 503 service_unavailable (default 10,000). */
@@ -154,6 +162,8 @@ export interface RecoveryReport {
   readonly replayed: Readonly<Record<string, number>>;
   /** Schemas whose interrupted drop was finished at open. */
   readonly finishedDrops: readonly string[];
+  /** LSNs of deferred (backfill) frames a power loss lost under a later frame, filled with empty frames at open (DESIGN.md "Deferred sync"). */
+  readonly lostDeferred: readonly number[];
   /**
    * Where the open spent its time, in order of start: each phase's start and end in ms since
    * the process started (`performance.now()`). The participants' checkpoint loads (`open
@@ -231,6 +241,8 @@ export class TenantStore implements StoreReader {
   /** Dual-write hooks by source schema (setRowMirror). */
   private readonly mirrors = new Map<string, RowMirror>();
   private epochValue = 0;
+  /** Set by recover(): see RecoveryReport.lostDeferred. */
+  private lostDeferred: number[] = [];
   /** Replication's fence: throws when this store may not write (see setWriteGate). */
   private writeGate: (() => void) | undefined;
   /** setEpoch calls run one at a time. */
@@ -412,6 +424,13 @@ export class TenantStore implements StoreReader {
     let lastLsn = await this.phase('log index', async () => {
       await this.segments.load();
       const tail = await this.db.keys({ gte: LOG_START, lt: LOG_END, reverse: true, limit: 1 }).all();
+      const last = tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
+      // An LSN log retention dropped: below the oldest segment kept.
+      const retained = (lsn: number) => {
+        const kept = this.segments.list();
+        return !kept.length || kept[0].segment <= this.segments.segmentOf(lsn);
+      };
+      this.lostDeferred = await fillLostDeferred(this.db, last, this.epochValue, retained);
       await this.log.load();
       this.registeredFollowerMin = await this.followerMin();
       return tail.length ? Number(tail[0].readBigUInt64BE(1)) : 0;
@@ -479,7 +498,7 @@ export class TenantStore implements StoreReader {
       this.purgeTimer = setInterval(() => void this.purgeIdempotency().catch(() => undefined), every);
       this.purgeTimer.unref();
     }
-    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops, phases: [...this.phases].sort((a, b) => a.start - b.start) };
+    this.recovery = { lastLsn, framesVerified: verified, framesDecoded: decoded, corrupt, replayed, finishedDrops, lostDeferred: this.lostDeferred, phases: [...this.phases].sort((a, b) => a.start - b.start) };
     // the oldest checkpoint a participant opened from: a restart that replayed many frames
     // counts them, so the next maintenance comes as soon as they reach `checkpointFrames`
     this.maintenance.lastCheckpointLsn = Math.min(replayFrom, lastLsn);
@@ -558,6 +577,9 @@ export class TenantStore implements StoreReader {
         this.hub.publish(frames, bytes);
       },
       gate: () => this.writeGate?.(),
+      deferRedoable: this.opts.deferRedoableSync ?? true,
+      syncLog: () => syncLevelLogs(this.opts.dir),
+      currentLog: () => currentLevelLog(this.opts.dir),
       onWriteError: (e: Error) => {
         if (/ENOSPC|no space left/i.test(e.message)) {
           this.diskFull = true;

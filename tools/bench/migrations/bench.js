@@ -6,7 +6,7 @@
 // write p99 without and with the migration (and the ratio), and the cutover stall (the
 // longest foreground write latency while the cutover ran) and the cutover's own time.
 //
-//   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10]
+//   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10] [--defer-sync 1|0] [--slice-ms 3]
 // (--load-s: the load stops after this many seconds and the run goes on with the rows loaded)
 // Smoke: node tools/bench/migrations/bench.js --rows 2000 --fg-rps 50 --baseline-s 1
 'use strict';
@@ -27,6 +27,10 @@ const LOAD_S = arg('load-s', 300);
 let ROWS = MAX_ROWS;
 const FG_RPS = arg('fg-rps', 200);
 const BASELINE_S = arg('baseline-s', 10);
+// --defer-sync 0: backfill frames each with their own fsync (DB_DEFER_BACKFILL_SYNC=0), to compare with the default 1.
+const DEFER_SYNC = arg('defer-sync', 1);
+// --slice-ms N: the throttle's frame budget (libs/migrations DESIGN.md "Throttle"; default: the migration's default, 3).
+const SLICE_MS = arg('slice-ms', undefined);
 const T = `/v1/tenants/${TENANT}`;
 const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
 
@@ -56,7 +60,7 @@ function foreground(req) {
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-migrations-'));
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN });
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env: { DB_DEFER_BACKFILL_SYNC: String(DEFER_SYNC) } });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 32 });
   const req = (m, p, b, ct) => httpsRequest(agent, url, TOKEN, m, p, b, ct);
   try {
@@ -89,7 +93,7 @@ async function main() {
     const fg = foreground(req);
     const m0 = performance.now();
     // The default frame sizing (slice_ms, batch_size); only the rows/s ceiling is lifted, so the adaptive throttle alone limits the copy.
-    const sub = await req('POST', `${T}/migrations`, { schema: 'bench.m', operations: [{ op: 'change_type', column: 'v', ty: 'str', using: 'CAST(v AS TEXT)' }], throttle: { max_rows_per_s: 1_000_000 } });
+    const sub = await req('POST', `${T}/migrations`, { schema: 'bench.m', operations: [{ op: 'change_type', column: 'v', ty: 'str', using: 'CAST(v AS TEXT)' }], throttle: { max_rows_per_s: 1_000_000, ...(SLICE_MS !== undefined ? { slice_ms: SLICE_MS } : {}) } });
     if (sub.status !== 201) throw new Error(`submit ${sub.status} ${JSON.stringify(sub.json)}`);
     let m;
     for (;;) {
@@ -113,7 +117,7 @@ async function main() {
     const basep99 = pct(base.writes.map(([, l]) => l), 99);
     const migp99 = pct(during, 99);
     const rows = [
-      ['rows', ROWS, ROWS < MAX_ROWS ? `(the load stopped at --load-s ${LOAD_S})` : ''],
+      ['rows', ROWS, `${ROWS < MAX_ROWS ? `(the load stopped at --load-s ${LOAD_S}) ` : ''}backfill frames ${DEFER_SYNC ? 'deferred sync (default)' : 'each with its own fsync (--defer-sync 0)'}`],
       ['NDJSON ingest rows/s (peer)', Math.round(ingestRate), `${(ingestMs / 1000).toFixed(1)} s of _batch requests, no other load`],
       ['backfill rows/s', Math.round(ROWS / backfillS), `${((ROWS / backfillS / ingestRate) * 100).toFixed(0)}% of ingest (target ≥ 30%); ${backfillS.toFixed(1)} s submit → ReadyToCutover (row count included), foreground load on; throttle ${JSON.stringify(m.throttle)}`],
       [`foreground write p99 ms, no migration (${FG_RPS} req/s, half PUT)`, basep99.toFixed(1), `${base.writes.length} writes, p50 ${pct(base.writes.map(([, l]) => l), 50).toFixed(1)} ms`],

@@ -8,9 +8,12 @@
  * put's p50/p90/p99 without and with the backfill (and the ratio), and the store's counters
  * (backfill frames that yielded to a foreground write, reads ahead and the keys they dropped).
  * It isolates the writer's pacing from HTTP and the client; the HTTP bench (bench.js) is the
- * issue's figure.
+ * issue's figure. It also prints the writer's phases of every request (the coordinator's
+ * `trace` hook): queue, preparation, wait below, write (batch + fsync), apply, per window.
+ * DEFER=off opens the store with `deferRedoableSync: false` (each backfill frame fsynced).
  *
  *   npm run build && ROWS=300000 FG_WPS=100 BASE_S=10 node tools/bench/migrations/inproc.js   # ~1 min
+ *   ... DEFER=off node tools/bench/migrations/inproc.js                                       # the same, frames fsynced
  */
 'use strict';
 const { mkdtempSync, rmSync } = require('fs');
@@ -42,9 +45,30 @@ function foreground(store) {
   return { lat, stop: () => clearInterval(timer) };
 }
 
+/** The writer's phases of each request (the coordinator's trace hook), split by window. */
+function tracer(store) {
+  const win = { base: [], during: [], frames: [] };
+  let cur = null;
+  store.coordinator.trace = (t) => {
+    if (!cur) return;
+    (t.background ? win.frames : win[cur]).push(t);
+  };
+  const phase = (ts, from, to) => ts.filter((t) => t[from] !== undefined && t[to] !== undefined).map((t) => t[to] - t[from]);
+  const print = () => {
+    const f = (xs) => `${pct(xs, 50).toFixed(2)} / ${pct(xs, 90).toFixed(2)} / ${pct(xs, 99).toFixed(2)}`;
+    console.log('writer phases, ms p50 / p90 / p99: queue (queued → its group prepared from), prep, below (prepared → batch issued), write (batch + fsync), apply');
+    for (const [k, ts] of Object.entries(win)) {
+      if (!ts.length) continue;
+      console.log(`  ${k.padEnd(7)} n ${String(ts.length).padStart(5)}  queue ${f(phase(ts, 'at', 'taken'))}  prep ${f(phase(ts, 'taken', 'prepared'))}  below ${f(phase(ts, 'prepared', 'issued'))}  write ${f(phase(ts, 'issued', 'written'))}  apply ${f(phase(ts, 'written', 'resolved'))}  total ${f(phase(ts, 'at', 'resolved'))}`);
+    }
+  };
+  return { set: (w) => (cur = w), print };
+}
+
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-mig-inproc-'));
-  const store = await TenantStore.open({ dir });
+  // DEFER=off: every backfill frame written with its own fsync (the store's behaviour before deferred sync).
+  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off' });
   try {
     await store.registerSchema(TOML);
     let loadMs = 0;
@@ -57,18 +81,22 @@ async function main() {
     }
     const ingest = ROWS / (loadMs / 1000);
     await sleep(1000);
+    const tr = tracer(store);
+    tr.set('base');
     const base = foreground(store);
     await sleep(BASE_S * 1000);
     base.stop();
     await sleep(200);
     const m = new Migrations(store, { autostart: true });
     await m.attach();
+    tr.set('during');
     const during = foreground(store);
     const t0 = performance.now();
     const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: 1_000_000 } }, 'bench');
     while (!['ReadyToCutover', 'Failed', 'Aborted'].includes(m.get(r.id).state)) await sleep(10);
     const backfillS = (performance.now() - t0) / 1000;
     during.stop();
+    tr.set(null);
     await sleep(200);
     const c = store.coordinator;
     const row = (label, xs) => `${label.padEnd(40)} n ${String(xs.length).padStart(5)}  p50 ${pct(xs, 50).toFixed(2).padStart(6)}  p90 ${pct(xs, 90).toFixed(2).padStart(6)}  p99 ${pct(xs, 99).toFixed(2).padStart(6)} ms`;
@@ -78,6 +106,7 @@ async function main() {
     console.log(row('foreground put, no migration', base.lat));
     console.log(row('foreground put, during backfill', during.lat));
     console.log(`p99 ratio                                ${(pct(during.lat, 99) / pct(base.lat, 99)).toFixed(2)}x   p50 ratio ${(pct(during.lat, 50) / pct(base.lat, 50)).toFixed(2)}x`);
+    tr.print();
     if (c?.stats) console.log(`store: ${JSON.stringify(c.stats)}${c.ahead ? ` read-ahead ${JSON.stringify(c.ahead.stats)}` : ''}`);
     await m.close();
   } finally {

@@ -45,6 +45,7 @@ export interface OpenStoreOptions {
   readonly dir: string;
   readonly participants: readonly unknown[];
   readonly sync: boolean;
+  readonly deferRedoableSync?: boolean;
   readonly queueLimit: number;
   readonly minFreeBytes: number;
   readonly writeBufferBytes: number;
@@ -58,6 +59,7 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     dir: opts.dir,
     participants: opts.participants as CommitParticipant[],
     sync: opts.sync,
+    deferRedoableSync: opts.deferRedoableSync,
     queueLimit: opts.queueLimit,
     minFreeBytes: opts.minFreeBytes,
     writeBufferBytes: opts.writeBufferBytes,

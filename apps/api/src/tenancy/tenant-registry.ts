@@ -279,6 +279,7 @@ export class TenantRegistry implements OnApplicationShutdown {
       dir: path.join(dir, 'store'),
       participants,
       sync: this.config.sync,
+      deferRedoableSync: this.config.deferBackfillSync,
       queueLimit: this.config.commitQueueMax,
       minFreeBytes: this.config.minFreeBytes,
       writeBufferBytes: this.config.writeBufferBytes,
