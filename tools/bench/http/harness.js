@@ -46,12 +46,17 @@ function row(id) {
   return { id, name: `item-${id}`, category: `cat-${id % 97}`, price: (id % 1000) / 10, qty: id % 13 };
 }
 
-/** Starts `node [nodeArgs] <script>` (default: the built main.js) and waits for "listening on". */
-async function startServer({ nodeArgs = [], script = MAIN, env = {}, ipc = false } = {}) {
+/**
+ * Starts `node [nodeArgs] <script>` (default: the built main.js) and waits for "listening on".
+ * The server runs as `npm start` runs it (64 MB semi-space) and without the per-token rate limit
+ * (DB_RATE_LIMIT_RPS=0): at 64 connections the no-op route passes the default 20,000 req/s, and
+ * its 429s would count as throughput. A scenario may set either back through `nodeArgs` / `env`.
+ */
+async function startServer({ nodeArgs = ['--max-semi-space-size=64'], script = MAIN, env = {}, ipc = false } = {}) {
   if (!fs.existsSync(MAIN)) throw new Error('build first: npm run build (dist/apps/api/main.js is missing)');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-http-'));
   const proc = spawn(process.execPath, [...nodeArgs, script], {
-    env: { PATH: process.env.PATH, DB_DATA_DIR: dir, DB_PORT: '0', DB_LOG_LEVEL: 'error', DB_BOOTSTRAP_TENANT: TENANT, DB_BOOTSTRAP_TOKEN: TOKEN, ...env },
+    env: { PATH: process.env.PATH, DB_DATA_DIR: dir, DB_PORT: '0', DB_LOG_LEVEL: 'error', DB_BOOTSTRAP_TENANT: TENANT, DB_BOOTSTRAP_TOKEN: TOKEN, DB_RATE_LIMIT_RPS: '0', ...env },
     stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
   });
   const url = await new Promise((resolve, reject) => {
