@@ -5,7 +5,7 @@
  * entry for the collector to trace); this costs 12–20 bytes of arrays, and the id strings are
  * the ones `docIds` already holds.
  */
-import { backshift, grow32, home, placeEntry } from './term-table';
+import { grow32, home, placeEntry, removeEntry } from './term-table';
 
 /** FNV-1a over UTF-16 code units. */
 function hashOf(s: string): number {
@@ -55,12 +55,7 @@ export class DocOrdinals {
 
   /** Removes ordinal `o` (before its id is cleared). */
   remove(o: number): void {
-    const slots = this.slots;
-    const mask = slots.length - 1;
-    let i = home(this.hashes[o], mask);
-    while (slots[i] !== o + 1) i = (i + 1) & mask;
-    i = backshift(slots, i, (e) => home(this.hashes[e - 1], mask));
-    slots[i] = 0;
+    removeEntry(this.slots, o + 1, (e) => this.hashes[e - 1]);
     this.size--;
   }
 }

@@ -41,21 +41,22 @@ export function placeEntry(slots: Int32Array, h: number, entry: number): void {
 }
 
 /**
- * Deletion from a linear-probing table without tombstones: the entries after the hole at `i`
- * move back into it when their home slot (`homeOf(entry)`) allows; returns the slot left empty
- * (the caller zeroes it).
+ * Removes `entry` from a linear-probing table without tombstones (`hashOf(entry)` is the hash it
+ * was placed with): the entries after the hole move back into it when their home slot allows.
  */
-export function backshift(slots: Int32Array, i: number, homeOf: (entry: number) => number): number {
+export function removeEntry(slots: Int32Array, entry: number, hashOf: (entry: number) => number): void {
   const mask = slots.length - 1;
+  let i = home(hashOf(entry), mask);
+  while (slots[i] !== entry) i = (i + 1) & mask;
   for (let j = (i + 1) & mask; slots[j] !== 0; j = (j + 1) & mask) {
-    const k = homeOf(slots[j]);
+    const k = home(hashOf(slots[j]), mask);
     // the entry at j may move to i when its home is not cyclically in (i, j]
     if (i <= j ? k <= i || k > j : k <= i && k > j) {
       slots[i] = slots[j];
       i = j;
     }
   }
-  return i;
+  slots[i] = 0;
 }
 
 export class TermTable {
@@ -196,12 +197,7 @@ export class TermTable {
 
   /** Removes a live id (its slot by backward shift, so probes need no tombstones); the id is reused. */
   remove(id: number): void {
-    const slots = this.slots;
-    const mask = slots.length - 1;
-    let i = home(this.hash[id], mask);
-    while (slots[i] !== id + 1) i = (i + 1) & mask;
-    i = backshift(slots, i, (e) => home(this.hash[e - 1], mask));
-    slots[i] = 0;
+    removeEntry(this.slots, id + 1, (e) => this.hash[e - 1]);
     this.poolGarbage += this.len[id];
     this.len[id] = -1;
     this.size--;
