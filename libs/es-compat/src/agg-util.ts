@@ -157,6 +157,28 @@ export function kahanSum(xs: readonly number[], f: (x: number) => number = (x) =
   return k.value;
 }
 
+/** `stats`' answer from its count, min, max and (compensated) sum: the aggregation code's and the plans' (plan-metrics.ts). */
+export function statsOf(n: number, min: number | null, max: number | null, sum: number): JsonObject {
+  return { count: n, min: n ? min : null, max: n ? max : null, avg: n ? sum / n : null, sum };
+}
+
+/** `extended_stats`' answer from stats, the (compensated) sum of squares and `sigma`, as Elasticsearch derives it. */
+export function extendedStatsOf(n: number, min: number | null, max: number | null, sum: number, sq: number, sigma: number): JsonObject {
+  const variance = n ? Math.max(0, (sq - (sum * sum) / n) / n) : null;
+  const sampleVar = n > 1 ? Math.max(0, (sq - (sum * sum) / n) / (n - 1)) : null;
+  const sd = variance === null ? null : Math.sqrt(variance);
+  const avg = n ? sum / n : null;
+  return {
+    ...statsOf(n, min, max, sum), sum_of_squares: n ? sq : null, variance, variance_population: variance, variance_sampling: sampleVar,
+    std_deviation: sd, std_deviation_population: sd, std_deviation_sampling: sampleVar === null ? null : Math.sqrt(sampleVar),
+    std_deviation_bounds: {
+      upper: avg === null ? null : avg + sigma * sd!, lower: avg === null ? null : avg - sigma * sd!,
+      upper_population: avg === null ? null : avg + sigma * sd!, lower_population: avg === null ? null : avg - sigma * sd!,
+      upper_sampling: avg === null || sampleVar === null ? null : avg + sigma * Math.sqrt(sampleVar), lower_sampling: avg === null || sampleVar === null ? null : avg - sigma * Math.sqrt(sampleVar),
+    },
+  };
+}
+
 /** Min and max without spreading (an aggregation may see hundreds of thousands of values). */
 export function minOf(xs: readonly number[]): number {
   let m = Infinity;

@@ -5,7 +5,7 @@
 import { EsError, illegalArgument } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { badAgg, isObj, numbers, asString, valueSource, tdigestQuantile, hdrPercentile, minOf, maxOf, kahanSum, KahanSum } from './agg-util';
+import { badAgg, isObj, numbers, asString, valueSource, tdigestQuantile, hdrPercentile, minOf, maxOf, kahanSum, KahanSum, statsOf, extendedStatsOf } from './agg-util';
 import { bucketAgg, BUCKET_TYPES } from './agg-buckets';
 import { applyParentPipeline, siblingPipeline, PARENT_PIPELINES, SIBLING_PIPELINES } from './agg-pipelines';
 import { scriptRefused, type Scorer } from './query';
@@ -182,27 +182,12 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
     case 'sum': return withStr({ value: sum }, ['value']);
     case 'min': return withStr({ value: xs.length ? minOf(xs) : null }, ['value']);
     case 'max': return withStr({ value: xs.length ? maxOf(xs) : null }, ['value']);
-    case 'stats': return withStr(stats(xs), ['min', 'max', 'avg', 'sum']);
+    case 'stats': return withStr(statsOf(xs.length, minOf(xs), maxOf(xs), sum), ['min', 'max', 'avg', 'sum']);
     case 'extended_stats': {
-      const s = stats(xs);
       const sigma = p.sigma === undefined ? 2 : Number(p.sigma);
       if (Number.isNaN(sigma)) throw new EsError(400, 'x_content_parse_exception', `[1:1] [extended_stats] failed to parse field [sigma]`);
       if (sigma < 0) throw illegalArgument(`[sigma] must be greater than or equal to 0. Found [${jd(sigma)}] in [${name}]`);
-      const sq = kahanSum(xs, (x) => x * x);
-      const n = xs.length;
-      const variance = n ? Math.max(0, (sq - (sum * sum) / n) / n) : null;
-      const sampleVar = n > 1 ? Math.max(0, (sq - (sum * sum) / n) / (n - 1)) : null;
-      const sd = variance === null ? null : Math.sqrt(variance);
-      const avg = n ? sum / n : null;
-      return withStr({
-        ...s, sum_of_squares: n ? sq : null, variance, variance_population: variance, variance_sampling: sampleVar,
-        std_deviation: sd, std_deviation_population: sd, std_deviation_sampling: sampleVar === null ? null : Math.sqrt(sampleVar),
-        std_deviation_bounds: {
-          upper: avg === null ? null : avg + sigma * sd!, lower: avg === null ? null : avg - sigma * sd!,
-          upper_population: avg === null ? null : avg + sigma * sd!, lower_population: avg === null ? null : avg - sigma * sd!,
-          upper_sampling: avg === null || sampleVar === null ? null : avg + sigma * Math.sqrt(sampleVar), lower_sampling: avg === null || sampleVar === null ? null : avg - sigma * Math.sqrt(sampleVar),
-        },
-      }, ['min', 'max', 'avg', 'sum']);
+      return withStr(extendedStatsOf(xs.length, minOf(xs), maxOf(xs), sum, kahanSum(xs, (x) => x * x), sigma), ['min', 'max', 'avg', 'sum']);
     }
     case 'median_absolute_deviation': {
       if (p.compression !== undefined && !(Number(p.compression) > 0)) throw illegalArgument(`[compression] must be greater than 0. Found [${jd(Number(p.compression))}] in [${name}]`);
@@ -251,11 +236,5 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
 const jd = (n: number): string => (Number.isInteger(n) ? `${n}.0` : String(n));
 
 const fmtKey = (k: number): string => (Number.isInteger(k) ? `${k}.0` : String(k));
-
-function stats(xs: number[]): JsonObject {
-  const n = xs.length;
-  const sum = kahanSum(xs);
-  return { count: n, min: n ? minOf(xs) : null, max: n ? maxOf(xs) : null, avg: n ? sum / n : null, sum };
-}
 
 export type { Scorer };

@@ -4,7 +4,7 @@
  * (alone or the must of such a bool: over `fts_search(limit null)`), with top-level `terms`
  * (keyword or integer field; `order` by `_count`, `_key` or a metric sub-aggregation), `missing`,
  * `filter`/`filters` (conditional counts), `value_count`/`cardinality` (keyword or integer fields) and
- * `min`/`max`/`sum`/`avg`/`stats` (integer fields), `range` and `histogram` (whole intervals) on
+ * the metrics of plan-metrics.ts, `range` and `histogram` (whole intervals) on
  * integer or double fields (a terms aggregation may hold metric sub-aggregations), compiles to:
  *   - one `aggregate(filter(scan(es.i_…), predicate), [], [count(*), the metrics…])`, and
  *   - per terms aggregation `limit(sort(aggregate(filter(…), [key], [count(*), its metrics' calls]), count desc, key asc), size)`
@@ -26,20 +26,16 @@ import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
 import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
+import type { Metric } from './plan-metrics';
+export type { Metric } from './plan-metrics';
 import { rangeBounds } from './query';
-import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
 /** Date fields are still read from `_source` by JSON path (plan-dates.ts): their names must be plain. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
-export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats']);
-/** value_count and cardinality count keyword values too; the others need numbers. */
-const COUNTS = new Set(['value_count', 'cardinality']);
-/** Metrics whose value does not depend on the order of the values. */
-const ORDERLESS = new Set(['value_count', 'cardinality', 'min', 'max']);
-
+const FLOATS = new Set(['float', 'half_float', 'scaled_float']);
 /** `date`: a date read from `_source` strings (plan-dates.ts, indices without typed columns); `time`: a date's typed column (epoch ms). */
 export type Kind = 'keyword' | 'integer' | 'number' | 'date' | 'time';
 
@@ -83,6 +79,9 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   if (f.type === 'keyword') return want !== 'metric' && (f.def.normalizer === undefined || want !== 'filter') ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
   if (f.type === 'double') return want === 'filter' || want === 'metric' || want === 'count' ? 'number' : null;
+  // float, half_float and scaled_float columns hold the values as the mapping rounds them (mapping.ts `docValues`), which
+  // metrics read; a query compares the float's bound rounded the same way, which a filter here does not
+  if (FLOATS.has(f.type)) return want === 'metric' || want === 'count' ? 'number' : null;
   return null;
 }
 
@@ -218,48 +217,6 @@ export function conjunction(ix: IndexView, list: unknown[], fields: Map<string, 
   return e;
 }
 
-/** A metric aggregation: its calls in an aggregate node (names prefixed) and its answer from the node's row. */
-export interface Metric {
-  readonly calls: AggregateCall[];
-  readonly value: (row: Record<string, unknown>) => JsonObject;
-  /** The value a terms `order` names (`sub` or `sub.<stat>`) as an expression over the grouped node's columns, or null. */
-  readonly orderBy: (stat: string | undefined) => Expr | null;
-}
-
-export function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
-  const field = p.field;
-  if (typeof field !== 'string' || Object.keys(p).length !== 1) return null;
-  const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
-  // doubles and dates: the metrics whose value does not depend on the order rows are read in (a sum of doubles, or of
-  // dates past 2^53, rounds differently in another order than the aggregation code's)
-  if (k !== 'integer' && k !== 'keyword' && !((k === 'number' || k === 'time') && ORDERLESS.has(type))) return null;
-  fields.set(field, k);
-  const v: Expr = valueOf(field);
-  const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
-  if (!COUNTS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] }, { name: `${prefix}_max`, fn: 'max', args: [v] }, { name: `${prefix}_sum`, fn: 'total', args: [v] }); // total: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
-  const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
-  const c = col(`${prefix}_c`);
-  const stat: Record<string, Expr> = COUNTS.has(type) ? {} : {
-    count: c, min: col(`${prefix}_min`), max: col(`${prefix}_max`),
-    sum: { kind: 'case', whens: [{ when: { kind: 'is_null', arg: col(`${prefix}_sum`) }, then: lit(0) }], else: col(`${prefix}_sum`) },
-    avg: { kind: 'case', whens: [{ when: { kind: 'binary', op: '=', left: c, right: lit(0) }, then: lit(null) }], else: { kind: 'binary', op: '/', left: col(`${prefix}_sum`), right: c } },
-  };
-  return {
-    orderBy: (s) => (type === 'stats' ? (s !== undefined ? stat[s] ?? null : null) : s !== undefined ? null : COUNTS.has(type) ? c : stat[type]),
-    calls,
-    value: (row): JsonObject => {
-      const c = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
-      const avg = c ? sum / c : null;
-      if (type === 'stats') return { count: c, min, max, avg, sum };
-      const value = COUNTS.has(type) ? c : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : avg;
-      // a date's min / max also as a string in the field's format (as the aggregation code prints it)
-      if (k === 'time' && !COUNTS.has(type) && value !== null) return { value, value_as_string: formatDate(value, String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT)) };
-      return { value };
-    },
-  };
-}
-
-/** The aggregations of a search as plans (see the file comment), or null when they do not map. */
 /**
  * A terms aggregation's `order` as sort keys over the grouped node (`_count`, `_key`, a metric
  * sub-aggregation `sub` or `sub.<stat>`), then `_key` ascending as Elasticsearch breaks ties;
@@ -307,7 +264,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   if (!input) return null;
   const global = aliasFilter === undefined ? scan(ref.table.id) : match ? match.input(aliasFilter, fields) : null;
   const level = compileLevel(ix, spec, fields, match, global);
-  if (!level || !(await plainValues(backend, ref, lsn, fields))) return null;
+  // a composite page larger than search.max_buckets: the aggregation code reports too_many_buckets_exception
+  if (!level || level.wants.some((w) => w.composite && w.composite.size > maxBuckets) || !(await plainValues(backend, ref, lsn, fields))) return null;
   const { aggregations, buckets, total } = await runLevel(backend, ref, input, level);
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
   if (buckets > maxBuckets) return null;

@@ -17,12 +17,14 @@ import type { EsBackend } from './port';
 import { aggBody, bucketCount, countAgg, type CountAgg } from './plan-buckets';
 import { seriesBuckets, seriesSpec, type Series } from './plan-series';
 import { childSeries, childTerms, keyOf, termsAlone, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
-import { metric, METRICS, type Kind, type MatchInput, type Metric } from './plan-aggs';
+import type { Kind, MatchInput } from './plan-aggs';
+import { metric, METRICS, type Metric } from './plan-metrics';
+import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing']);
 
-interface Want { readonly name: string; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+interface Want { readonly name: string; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
 
 /** `global`: the documents a top-level `global` aggregation reads (`scan`, or an alias's filter: its documents); null: none maps. */
@@ -34,7 +36,14 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (!a) return null;
     const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && !COUNTED.has(type)))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'composite' && !COUNTED.has(type)))) return null;
+    if (type === 'composite') {
+      // at the top only (under a bucket aggregation the aggregation code reports it)
+      const c = depth === 0 ? compositeSpec(ix, p, subSpec, fields, (x) => bucketSubs(ix, x, `b${id}`, fields, match)) : null;
+      if (!c) return null;
+      wants.push({ name, composite: c });
+      continue;
+    }
     if (type === 'global') {
       // every document of the index, whatever the query
       const sub = global && depth === 0 && !Object.keys(p).length ? compileLevel(ix, isObj(subSpec) ? subSpec : {}, fields, match, null, `${id}_`, depth + 1) : null;
@@ -62,8 +71,8 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     } else if (type === 'date_histogram' || type === 'histogram') {
       const series = seriesSpec(ix, type, p, fields);
       const subs = isObj(subSpec) ? bucketSubs(ix, subSpec, `b${id}`, fields, match) : [];
-      // a month / quarter / year groups by day: its days' partial aggregates merge, except distinct counts
-      if (!series || !subs || (series.fold && subs.some((x) => x.m.calls.some((c) => c.distinct)))) return null;
+      // a month / quarter / year groups by day: its days' partial aggregates merge, except distinct counts and compensated sums
+      if (!series || !subs || (series.fold && subs.some((x) => x.m.calls.some((c) => c.distinct || c.fn === 'kahan_sum')))) return null;
       // an order path names a metric sub-aggregation of this histogram
       if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
       wants.push({ name, series: subs.length ? { ...series, subs } : series });
@@ -87,7 +96,8 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
   let buckets = 0;
   for (let i = 1; i <= level.wants.length; i++) {
     const w = level.wants[i - 1];
-    if (w.global) {
+    if (w.composite) aggregations[w.name] = await runComposite(backend, input, w.composite);
+    else if (w.global) {
       const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
       buckets += r.buckets;
       aggregations[w.name] = { doc_count: r.total, ...r.aggregations };

@@ -14,7 +14,8 @@ import { aggBody, countAgg } from './plan-buckets';
 import { seriesBuckets, seriesSpec, type Series } from './plan-series';
 import { includeExclude } from './agg-buckets';
 import { valueSource } from './agg-util';
-import { fieldKind, metric, METRICS, termsOrder, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
+import { fieldKind, termsOrder, typed, valueOf, type Kind, type MatchInput } from './plan-aggs';
+import { metric, METRICS, type Metric } from './plan-metrics';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });

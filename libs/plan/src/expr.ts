@@ -61,7 +61,11 @@ export interface CallExpr { readonly kind: 'call'; readonly name: string; readon
 /** An aggregate computed by the `aggregate` node. */
 export interface AggregateCall {
   readonly name: string;
-  /** count, sum, total, avg, min, max, group_concat, string_agg, any_value. */
+  /**
+   * count, sum, total, avg, min, max, group_concat, string_agg, any_value (SQLite's: sums of reals
+   * compensated as SQLite's Kahan-Babuska-Neumaier), and `kahan_sum(value, order)`: Elasticsearch's
+   * compensated sum of the values in ascending `order` (0.0 for none; the ES surface's sums of doubles).
+   */
   readonly fn: string;
   readonly args: readonly Expr[];
   readonly distinct?: boolean;

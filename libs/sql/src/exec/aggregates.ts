@@ -2,6 +2,7 @@
 import { DbError } from '@mmdb/core';
 import type { AggregateCall } from '@mmdb/plan';
 import { collationKey, comparisonCollation } from './collation';
+import { Kbn, kahanSum } from './compensated';
 import { applyAffinity, checkInt, compareValues, hashKey, toReal, toText, type Value } from '../values';
 
 export interface AggState { step(args: Value[]): void; result(): Value }
@@ -36,12 +37,12 @@ function base(spec: AggregateCall): AggState {
     case 'total':
     case 'avg': {
       // integers: exact in `small` (a double) while its magnitude stays below 2^53, moved into
-      // the bigint `isum` before it could leave that range (bigint arithmetic allocates)
+      // the bigint `isum` before it could leave that range (bigint arithmetic allocates); from
+      // the first real on, SQLite's compensated (Kahan-Babuska-Neumaier) sum from the integers' total
       let isum = 0n;
       let small = 0;
       let big = false;
-      let fsum = 0;
-      let real = false;
+      let fsum: Kbn | null = null;
       let cnt = 0;
       const fn = spec.fn.toLowerCase();
       const SAFE = 2 ** 52;
@@ -54,7 +55,8 @@ function base(spec: AggregateCall): AggState {
           // turns the sum approximate (REAL), adding its numeric prefix ('abc' adds 0.0)
           let n = typeof v === 'string' ? applyAffinity(v, 'numeric') : v;
           if (typeof n === 'string') n = toReal(n)!;
-          if (typeof n === 'bigint' && !real) {
+          if (typeof n === 'bigint') {
+            if (fsum) { fsum.addInt(n); return; }
             if (!big && n < 4503599627370496n && n > -4503599627370496n && small < SAFE && small > -SAFE) {
               small += Number(n); // partial sums below 2^53: exact, and far from overflowing
               return;
@@ -64,19 +66,21 @@ function base(spec: AggregateCall): AggState {
             isum += n;
             if (fn === 'sum' && (isum > 9223372036854775807n || isum < -9223372036854775808n)) checkInt(isum);
           } else {
-            if (!real) { fsum = Number(isum + BigInt(small)); small = 0; isum = 0n; real = true; }
-            fsum += Number(n);
+            if (!fsum) { fsum = new Kbn(isum + BigInt(small)); small = 0; isum = 0n; }
+            fsum.add(Number(n));
           }
         },
         result() {
           if (small !== 0) { isum += BigInt(small); small = 0; }
-          if (fn === 'total') return real ? fsum : Number(isum);
+          const real = fsum ? fsum.value() : 0;
+          if (fn === 'total') return fsum ? real : Number(isum);
           if (cnt === 0) return null;
-          if (fn === 'avg') return (real ? fsum : Number(isum)) / cnt;
-          return real ? fsum : isum;
+          if (fn === 'avg') return (fsum ? real : Number(isum)) / cnt;
+          return fsum ? real : isum;
         },
       };
     }
+    case 'kahan_sum': return kahanSum();
     case 'min':
     case 'max': {
       const sign = spec.fn.toLowerCase() === 'min' ? -1 : 1;

@@ -1,0 +1,55 @@
+/**
+ * The `composite` aggregation as one plan per page (libs/es-compat plan-composite.ts),
+ * differentially: random documents (fast-check), every page of a walk with `after_key` equal to
+ * the aggregation code's answer over the view (taken with a `post_filter`).
+ */
+import fc from 'fast-check';
+import { bootstrapEnv, TestServer } from './server';
+import { EsPlanCheck } from './es-plan-check';
+
+const MAPPING = { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, at: { type: 'date' }, body: { type: 'text' } } };
+const SOURCES: unknown[][] = [
+  [{ t: { terms: { field: 'tag' } } }],
+  [{ t: { terms: { field: 'tag', order: 'desc', missing_bucket: true } } }, { n: { terms: { field: 'n' } } }],
+  [{ h: { histogram: { field: 'x', interval: 2.5, missing_bucket: true } } }, { t: { terms: { field: 'tag', missing_bucket: true } } }],
+  [{ d: { date_histogram: { field: 'at', calendar_interval: 'day', format: 'yyyy-MM-dd' } } }, { n: { histogram: { field: 'n', interval: 3, order: 'desc' } } }],
+  [{ d: { date_histogram: { field: 'at', fixed_interval: '6h', missing_bucket: true, order: 'desc' } } }],
+];
+const SUBS = { s: { sum: { field: 'x' } }, m: { max: { field: 'n' } }, f: { filter: { match: { body: 'alpha' } } } };
+
+const doc = fc.record({
+  tag: fc.constantFrom('a', 'b', 'C', 'é', 'b2'), n: fc.integer({ min: -5, max: 12 }), x: fc.double({ min: -20, max: 20, noNaN: true }),
+  at: fc.integer({ min: 1_600_000_000_000, max: 1_600_500_000_000 }), body: fc.constantFrom('alpha', 'beta'),
+}, { requiredKeys: ['body'] });
+
+describe('ES composite aggregation as plans', () => {
+  let srv: TestServer;
+  let runs = 0;
+
+  beforeAll(async () => {
+    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+  }, 60_000);
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('random documents: every page of a walk by after_key equals the aggregation code', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 50 }), fc.integer({ min: 1, max: 7 }), async (docs, size) => {
+      const c = new EsPlanCheck(srv, `c${++runs}`);
+      await c.es('PUT', `/c${runs}`, { mappings: MAPPING });
+      await c.bulk(docs.map((d, i) => [`d${i}`, d]));
+      await c.es('POST', `/c${runs}/_search`, { size: 0, aggs: { c: { composite: { sources: SOURCES[0] } } } }); // the typed-column check
+      for (const sources of SOURCES) {
+        for (const query of [undefined, { match: { body: 'beta' } }]) {
+          let after: unknown;
+          for (let page = 0; page < 40; page++) {
+            // the level's node (the total) and the page's
+            const r = await c.aggs({ c: { composite: { sources, size, ...(after ? { after } : {}) }, aggs: SUBS } }, query, 2);
+            after = r.aggregations.c.after_key;
+            if (!after) break;
+          }
+        }
+      }
+    }), { numRuns: 8 });
+  }, 300_000);
+});

@@ -1,0 +1,72 @@
+/**
+ * Metrics of double, float, scaled_float and date fields as plan nodes (libs/es-compat
+ * plan-metrics.ts: sums as the executor's `kahan_sum(v, _seq_no)`, Elasticsearch's compensated sum
+ * in index order), differentially: random documents (fast-check), and every answer through plans
+ * equals the aggregation code's over the view (taken with a `post_filter`), bit for bit.
+ */
+import fc from 'fast-check';
+import { bootstrapEnv, TestServer } from './server';
+import { EsPlanCheck } from './es-plan-check';
+
+const MAPPING = {
+  properties: {
+    x: { type: 'double' }, f: { type: 'float' }, s: { type: 'scaled_float', scaling_factor: 100 }, w: { type: 'double' },
+    n: { type: 'long' }, at: { type: 'date' }, tag: { type: 'keyword' }, body: { type: 'text' },
+  },
+};
+
+const METRICS = {
+  xs: { sum: { field: 'x' } }, xa: { avg: { field: 'x' } }, xst: { stats: { field: 'x' } }, xe: { extended_stats: { field: 'x', sigma: 1.5 } },
+  fs: { sum: { field: 'f' } }, fst: { stats: { field: 'f' } }, fmin: { min: { field: 'f' } }, fc: { value_count: { field: 'f' } },
+  ss: { extended_stats: { field: 's' } }, sa: { avg: { field: 's' } },
+  as: { sum: { field: 'at' } }, aa: { avg: { field: 'at' } }, ast: { stats: { field: 'at' } },
+  wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } }, wn: { weighted_avg: { value: { field: 'n' }, weight: { field: 'f' } } },
+};
+const BUCKETED = {
+  t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } } } },
+  h: { histogram: { field: 'n', interval: 5 }, aggs: { xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
+};
+const QUERIES: unknown[] = [undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } }];
+
+const num = fc.oneof(fc.integer({ min: -1000, max: 1000 }).map((i) => i / 10), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }));
+const doc = fc.record({
+  x: num, f: num, s: num, w: fc.double({ min: 0, max: 100, noNaN: true }), n: fc.integer({ min: 0, max: 20 }),
+  at: fc.integer({ min: 0, max: 2_000_000_000_000 }), tag: fc.constantFrom('a', 'b', 'c'), body: fc.constantFrom('alpha', 'beta', 'alpha beta'),
+}, { requiredKeys: ['tag', 'body', 'n'] });
+
+describe('ES metrics of doubles, floats and dates as plans', () => {
+  let srv: TestServer;
+  let runs = 0;
+
+  beforeAll(async () => {
+    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+  }, 60_000);
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('random documents: sums, averages, stats, extended_stats and weighted_avg through plans equal the aggregation code', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 60 }), async (docs) => {
+      const c = new EsPlanCheck(srv, `m${++runs}`);
+      await c.es('PUT', `/m${runs}`, { mappings: MAPPING });
+      await c.bulk(docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]));
+      await c.es('POST', `/m${runs}/_search`, { size: 0, aggs: { ...METRICS, ...BUCKETED } }); // the typed-column check
+      for (const query of QUERIES) {
+        await c.aggs(METRICS, query, 1);
+        // the metrics node, the terms' grouped node, the histogram's
+        await c.aggs(BUCKETED, query, 3);
+      }
+    }), { numRuns: 12 });
+  }, 300_000);
+
+  it('ten 0.1 sum to 1.0 (compensated, as Elasticsearch), in index order whatever the ids', async () => {
+    const c = new EsPlanCheck(srv, 'tenth');
+    await c.es('PUT', '/tenth', { mappings: MAPPING });
+    await c.bulk(Array.from({ length: 10 }, (_, i) => [`z${9 - i}`, { x: 0.1, tag: 'a', body: 'alpha', n: i, at: i * 86400_000 * 20 }]));
+    await c.es('POST', '/tenth/_search', { size: 0, aggs: { s: { sum: { field: 'x' } } } }); // the typed-column check
+    const r = await c.aggs({ s: { sum: { field: 'x' } }, a: { avg: { field: 'x' } }, st: { stats: { field: 'x' } } }, undefined, 1);
+    expect([r.aggregations.s.value, r.aggregations.a.value, r.aggregations.st.sum]).toEqual([1, 0.1, 1]);
+    // a month groups by day, whose compensated sums do not merge: the aggregation code answers
+    await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { s: { sum: { field: 'x' } } } } }, undefined, 0);
+  }, 60_000);
+});

@@ -1,0 +1,104 @@
+/**
+ * Metric aggregations as calls of an aggregate node (plan-level.ts puts them in the level's node,
+ * plan-terms.ts and plan-series.ts in a grouped one): `value_count` / `cardinality` (keyword and
+ * number fields), `min`, `max`, `sum`, `avg`, `stats`, `extended_stats` (number and date fields)
+ * and `weighted_avg` (number fields). Sums of doubles and dates are `kahan_sum(v, _seq_no)`, the
+ * executor's Elasticsearch compensated sum in index order (libs/sql exec/compensated.ts), so they
+ * equal the aggregation code's `KahanSum` and Elasticsearch's; integer sums stay `total` (exact,
+ * then one rounding to a double). The answers are shaped by the aggregation code's own helpers
+ * (agg-util.ts `statsOf`, `extendedStatsOf`).
+ */
+import { col, lit, type AggregateCall, type BinaryOp, type Expr } from '@mmdb/plan';
+import type { JsonObject } from './mapping';
+import type { IndexView } from './doc';
+import { extendedStatsOf, statsOf } from './agg-util';
+import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
+import { fieldKind, valueOf, type Kind } from './plan-aggs';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'weighted_avg']);
+/** value_count and cardinality count keyword values too; the others need numbers. */
+const COUNTS = new Set(['value_count', 'cardinality']);
+/** Metrics whose answer holds min, max, avg and sum (a date's also as strings). */
+const STATS = new Set(['stats', 'extended_stats']);
+
+/** A metric aggregation: its calls in an aggregate node (names prefixed) and its answer from the node's row. */
+export interface Metric {
+  readonly calls: AggregateCall[];
+  readonly value: (row: Record<string, unknown>) => JsonObject;
+  /** The value a terms `order` names (`sub` or `sub.<stat>`) as an expression over the grouped node's columns, or null. */
+  readonly orderBy: (stat: string | undefined) => Expr | null;
+}
+
+const num = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
+const bin = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: 'binary', op, left, right });
+const real = (arg: Expr): Expr => ({ kind: 'cast', arg, to: 'real' });
+/** A sum of a number kind's values: exact integers (`total`), or Elasticsearch's compensated sum in index order. */
+const sumCall = (name: string, k: Kind, v: Expr): AggregateCall =>
+  k === 'integer' ? { name, fn: 'total', args: [v] } : { name, fn: 'kahan_sum', args: [v, col('_seq_no')] };
+
+export function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
+  if (type === 'weighted_avg') return weightedAvg(ix, p, prefix, fields);
+  const field = p.field;
+  const extra = Object.keys(p).filter((x) => x !== 'field');
+  // extended_stats' sigma: a number >= 0 (the aggregation code reports anything else)
+  if (typeof field !== 'string' || extra.some((x) => !(type === 'extended_stats' && x === 'sigma' && typeof p.sigma === 'number' && p.sigma >= 0))) return null;
+  const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
+  if (k !== 'integer' && k !== 'keyword' && k !== 'number' && k !== 'time') return null;
+  if (k === 'keyword' && !COUNTS.has(type)) return null;
+  fields.set(field, k);
+  const v: Expr = valueOf(field);
+  const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
+  // only the calls the answer reads (a compensated sum keeps its values, and a folded date histogram cannot merge it)
+  if (type === 'min' || STATS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] });
+  if (type === 'max' || STATS.has(type)) calls.push({ name: `${prefix}_max`, fn: 'max', args: [v] });
+  if (type === 'sum' || type === 'avg' || STATS.has(type)) calls.push(sumCall(`${prefix}_sum`, k, v)); // total / kahan_sum: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
+  if (type === 'extended_stats') calls.push(sumCall(`${prefix}_sq`, k === 'integer' ? 'number' : k, bin('*', real(v), real(v))));
+  const c = col(`${prefix}_c`);
+  const stat: Record<string, Expr> = COUNTS.has(type) ? {} : {
+    count: c, min: col(`${prefix}_min`), max: col(`${prefix}_max`),
+    sum: { kind: 'case', whens: [{ when: { kind: 'is_null', arg: col(`${prefix}_sum`) }, then: lit(0) }], else: col(`${prefix}_sum`) },
+    avg: { kind: 'case', whens: [{ when: bin('=', c, lit(0)), then: lit(null) }], else: bin('/', col(`${prefix}_sum`), c) },
+  };
+  const format = k === 'time' ? String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
+  // a date's values also as strings in the field's format (as the aggregation code prints them)
+  const withStr = (r: JsonObject, keys: string[]): JsonObject => {
+    if (format !== undefined) for (const x of keys) if (typeof r[x] === 'number') r[`${x}_as_string`] = formatDate(r[x] as number, format);
+    return r;
+  };
+  return {
+    orderBy: (s) => (STATS.has(type) ? (s !== undefined ? stat[s] ?? null : null) : s !== undefined ? null : COUNTS.has(type) ? c : stat[type]),
+    calls,
+    value: (row): JsonObject => {
+      const n = Number(row[`${prefix}_c`]), sum = num(row[`${prefix}_sum`]) ?? 0, min = num(row[`${prefix}_min`]), max = num(row[`${prefix}_max`]);
+      if (type === 'stats') return withStr(statsOf(n, min, max, sum), ['min', 'max', 'avg', 'sum']);
+      if (type === 'extended_stats') return withStr(extendedStatsOf(n, min, max, sum, num(row[`${prefix}_sq`]) ?? 0, p.sigma === undefined ? 2 : (p.sigma as number)), ['min', 'max', 'avg', 'sum']);
+      const value = COUNTS.has(type) ? n : type === 'min' ? min : type === 'max' ? max : type === 'sum' ? sum : n ? sum / n : null;
+      return COUNTS.has(type) ? { value } : withStr({ value }, ['value']);
+    },
+  };
+}
+
+/**
+ * `weighted_avg` of a number field weighted by another: each document holding both adds
+ * value · weight and weight (Elasticsearch's two compensated sums, in index order).
+ */
+function weightedAvg(ix: IndexView, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
+  const side = (x: unknown): string | null => (isObj(x) && Object.keys(x).length === 1 && typeof x.field === 'string' ? x.field : null);
+  const vf = side(p.value), wf = side(p.weight);
+  if (!vf || !wf || Object.keys(p).some((x) => x !== 'value' && x !== 'weight')) return null;
+  const vk = fieldKind(ix, vf, 'metric'), wk = fieldKind(ix, wf, 'metric');
+  if ((vk !== 'integer' && vk !== 'number') || (wk !== 'integer' && wk !== 'number')) return null;
+  fields.set(vf, vk).set(wf, wk);
+  const both: Expr = bin('and', { kind: 'is_null', arg: valueOf(vf), not: true }, { kind: 'is_null', arg: valueOf(wf), not: true });
+  const when = (e: Expr): Expr => ({ kind: 'case', whens: [{ when: both, then: e }] });
+  const calls: AggregateCall[] = [
+    sumCall(`${prefix}_vw`, 'number', when(bin('*', real(valueOf(vf)), real(valueOf(wf))))),
+    sumCall(`${prefix}_w`, 'number', when(real(valueOf(wf)))),
+  ];
+  const value = (row: Record<string, unknown>): number | null => {
+    const w = Number(row[`${prefix}_w`]);
+    return w ? Number(row[`${prefix}_vw`]) / w : null;
+  };
+  return { calls, value: (row) => ({ value: value(row) }), orderBy: (s) => (s === undefined ? bin('/', col(`${prefix}_vw`), { kind: 'case', whens: [{ when: bin('=', col(`${prefix}_w`), lit(0)), then: lit(null) }], else: col(`${prefix}_w`) }) : null) };
+}
