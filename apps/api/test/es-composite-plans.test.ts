@@ -1,7 +1,8 @@
 /**
- * The `composite` aggregation as one plan per page (libs/es-compat plan-composite.ts),
- * differentially: random documents (fast-check), every page of a walk with `after_key` equal to
- * the aggregation code's answer over the view (taken with a `post_filter`).
+ * The `composite` aggregation as one plan per page (libs/es-compat plan-composite.ts) and
+ * `rare_terms` as a grouped plan (plan-terms.ts `rareSpec`), differentially: random documents
+ * (fast-check), every page of a composite walk with `after_key` and every rare_terms answer equal
+ * to the aggregation code's over the view (taken with a `post_filter`).
  */
 import fc from 'fast-check';
 import { bootstrapEnv, TestServer } from './server';
@@ -22,7 +23,7 @@ const doc = fc.record({
   at: fc.integer({ min: 1_600_000_000_000, max: 1_600_500_000_000 }), body: fc.constantFrom('alpha', 'beta'),
 }, { requiredKeys: ['body'] });
 
-describe('ES composite aggregation as plans', () => {
+describe('ES composite and rare_terms aggregations as plans', () => {
   let srv: TestServer;
   let runs = 0;
 
@@ -51,5 +52,22 @@ describe('ES composite aggregation as plans', () => {
         }
       }
     }), { numRuns: 8 });
+  }, 300_000);
+
+  it('random documents: rare_terms (max_doc_count, include / exclude, missing, metric subs) equals the aggregation code', async () => {
+    const rare = {
+      r1: { rare_terms: { field: 'tag' } },
+      r2: { rare_terms: { field: 'n', max_doc_count: 2 }, aggs: { s: { sum: { field: 'x' } }, st: { stats: { field: 'at' } } } },
+      r3: { rare_terms: { field: 'tag', max_doc_count: 3, exclude: ['a'], missing: 'none' } },
+      r4: { rare_terms: { field: 'tag', include: 'b.*|C' } },
+    };
+    await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 40 }), async (docs) => {
+      const c = new EsPlanCheck(srv, `r${++runs}`);
+      await c.es('PUT', `/r${runs}`, { mappings: MAPPING });
+      await c.bulk(docs.map((d, i) => [`d${i}`, d]));
+      await c.es('POST', `/r${runs}/_search`, { size: 0, aggs: rare }); // the typed-column check
+      // the level's node and one grouped node per rare_terms
+      for (const query of [undefined, { match: { body: 'beta' } }]) await c.aggs(rare, query, 5);
+    }), { numRuns: 10 });
   }, 300_000);
 });

@@ -1,5 +1,5 @@
 /**
- * Metrics of double, float, scaled_float and date fields as plan nodes (libs/es-compat
+ * Metrics of double, float, scaled_float and date fields (and percentile_ranks) as plan nodes (libs/es-compat
  * plan-metrics.ts: sums as the executor's `kahan_sum(v, _seq_no)`, Elasticsearch's compensated sum
  * in index order), differentially: random documents (fast-check), and every answer through plans
  * equals the aggregation code's over the view (taken with a `post_filter`), bit for bit.
@@ -21,10 +21,11 @@ const METRICS = {
   ss: { extended_stats: { field: 's' } }, sa: { avg: { field: 's' } },
   as: { sum: { field: 'at' } }, aa: { avg: { field: 'at' } }, ast: { stats: { field: 'at' } },
   wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } }, wn: { weighted_avg: { value: { field: 'n' }, weight: { field: 'f' } } },
+  pr: { percentile_ranks: { field: 'x', values: [0, 1.5, -3, 0.1] } }, pn: { percentile_ranks: { field: 'n', values: [5], keyed: false } }, pa: { percentile_ranks: { field: 'at', values: [1e12] } },
 };
 const BUCKETED = {
   t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } } } },
-  h: { histogram: { field: 'n', interval: 5 }, aggs: { xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
+  h: { histogram: { field: 'n', interval: 5 }, aggs: { pr: { percentile_ranks: { field: 'f', values: [0, 10] } }, xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
 };
 const QUERIES: unknown[] = [undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } }];
 

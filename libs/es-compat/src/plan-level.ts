@@ -16,7 +16,7 @@ import type { IndexView } from './doc';
 import type { EsBackend } from './port';
 import { aggBody, bucketCount, countAgg, type CountAgg } from './plan-buckets';
 import { seriesBuckets, seriesSpec, type Series } from './plan-series';
-import { childSeries, childTerms, keyOf, termsAlone, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
+import { childSeries, childTerms, keyOf, rareSpec, termsAlone, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
 import type { Kind, MatchInput } from './plan-aggs';
 import { metric, METRICS, type Metric } from './plan-metrics';
 import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
@@ -36,7 +36,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (!a) return null;
     const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'composite' && !COUNTED.has(type)))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'rare_terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'composite' && !COUNTED.has(type)))) return null;
     if (type === 'composite') {
       // at the top only (under a bucket aggregation the aggregation code reports it)
       const c = depth === 0 ? compositeSpec(ix, p, subSpec, fields, (x) => bucketSubs(ix, x, `b${id}`, fields, match)) : null;
@@ -56,6 +56,10 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       if (!m || sub === null) return null;
       wants.push({ name, counted: m, ...(sub ? { sub } : {}) });
       calls.push(...m.calls);
+    } else if (type === 'rare_terms') {
+      const t = rareSpec(ix, name, p, subSpec, fields, match);
+      if (!t) return null;
+      wants.push({ name, terms: t });
     } else if (type === 'terms') {
       let t = termsSpec(ix, name, p, subSpec, fields, match);
       let sub: Level | null | undefined;
@@ -136,6 +140,8 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
 async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number, read?: Array<Record<string, unknown>>): Promise<JsonObject> {
   const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t, input) : termsGroups(input, t);
   const rows = read ?? (await backend.read(limit(sort(grouped, t.order), lit(t.size))));
+  // rare_terms answers its buckets alone (no error bound, no other count), as Elasticsearch's InternalRareTerms
+  if (t.rare !== undefined) return { buckets: rows.map((r) => termsBucket(t, r)) };
   const shown = rows.reduce((s, r) => s + Number(r.doc_count), 0);
   const all = t.minDoc > 1 ? Number((await backend.read(aggregate(grouped, [], [{ name: 'n', fn: 'total', args: [col('doc_count')] }])))[0].n ?? 0) : values;
   const keys = rows.map((r) => keyOf(t, r.key));

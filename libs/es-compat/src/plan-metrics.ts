@@ -2,7 +2,8 @@
  * Metric aggregations as calls of an aggregate node (plan-level.ts puts them in the level's node,
  * plan-terms.ts and plan-series.ts in a grouped one): `value_count` / `cardinality` (keyword and
  * number fields), `min`, `max`, `sum`, `avg`, `stats`, `extended_stats` (number and date fields)
- * and `weighted_avg` (number fields). Sums of doubles and dates are `kahan_sum(v, _seq_no)`, the
+ * `weighted_avg` (number fields) and `percentile_ranks` (number and date fields: exact ranks, a
+ * conditional count per value). Sums of doubles and dates are `kahan_sum(v, _seq_no)`, the
  * executor's Elasticsearch compensated sum in index order (libs/sql exec/compensated.ts), so they
  * equal the aggregation code's `KahanSum` and Elasticsearch's; integer sums stay `total` (exact,
  * then one rounding to a double). The answers are shaped by the aggregation code's own helpers
@@ -16,7 +17,7 @@ import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
 import { fieldKind, valueOf, type Kind } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'weighted_avg']);
+export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'weighted_avg', 'percentile_ranks']);
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 /** Metrics whose answer holds min, max, avg and sum (a date's also as strings). */
@@ -39,6 +40,7 @@ const sumCall = (name: string, k: Kind, v: Expr): AggregateCall =>
 
 export function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
   if (type === 'weighted_avg') return weightedAvg(ix, p, prefix, fields);
+  if (type === 'percentile_ranks') return percentileRanks(ix, p, prefix, fields);
   const field = p.field;
   const extra = Object.keys(p).filter((x) => x !== 'field');
   // extended_stats' sigma: a number >= 0 (the aggregation code reports anything else)
@@ -101,4 +103,33 @@ function weightedAvg(ix: IndexView, p: JsonObject, prefix: string, fields: Map<s
     return w ? Number(row[`${prefix}_vw`]) / w : null;
   };
   return { calls, value: (row) => ({ value: value(row) }), orderBy: (s) => (s === undefined ? bin('/', col(`${prefix}_vw`), { kind: 'case', whens: [{ when: bin('=', col(`${prefix}_w`), lit(0)), then: lit(null) }], else: col(`${prefix}_w`) }) : null) };
+}
+
+/**
+ * `percentile_ranks`: per value v, the share of the values at most v (100 · count(x ≤ v) / count(x)),
+ * exact, as the aggregation code computes it; `keyed` as a boolean. Anything else (`hdr`, `tdigest`, `missing`, …): null.
+ */
+function percentileRanks(ix: IndexView, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
+  const field = p.field, values = p.values;
+  if (typeof field !== 'string' || !Array.isArray(values) || !values.length || !values.every((v) => typeof v === 'number' && Number.isFinite(v))) return null;
+  if (Object.keys(p).some((x) => !['field', 'values', 'keyed'].includes(x)) || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+  const k = fieldKind(ix, field, 'metric');
+  if (k !== 'integer' && k !== 'number' && k !== 'time') return null;
+  fields.set(field, k);
+  const v = valueOf(field);
+  const at = values as number[];
+  const calls: AggregateCall[] = [
+    { name: `${prefix}_c`, fn: 'count', args: [v] },
+    ...at.map((x, i): AggregateCall => ({ name: `${prefix}_${i}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: bin('<=', v, lit(x)), then: lit(1) }] }] })),
+  ];
+  const key = (x: number): string => (Number.isInteger(x) ? `${x}.0` : String(x));
+  return {
+    calls,
+    orderBy: () => null,
+    value: (row) => {
+      const n = Number(row[`${prefix}_c`]);
+      const entries = at.map((x, i) => ({ key: x, value: n ? (100 * Number(row[`${prefix}_${i}`])) / n : null }));
+      return p.keyed === false ? { values: entries } : { values: Object.fromEntries(entries.map((e) => [key(e.key), e.value])) };
+    },
+  };
 }

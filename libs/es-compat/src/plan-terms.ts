@@ -38,6 +38,21 @@ export interface TermsSpec {
   readonly child?: TermsSpec;
   /** histogram / date_histogram sub-aggregations (at the top level's terms only). */
   readonly series: Array<{ name: string; s: Series }>;
+  /** rare_terms: its max_doc_count (the buckets at most that full, fewest first; the answer holds only `buckets`). */
+  readonly rare?: number;
+}
+
+/**
+ * A rare_terms aggregation as a terms spec: the keys held by at most `max_doc_count` (default 1)
+ * documents, `_count` ascending then the key, up to 10,000 buckets (the aggregation code's
+ * page); `include` / `exclude` / `missing` as terms; null when it holds anything else.
+ */
+export function rareSpec(ix: IndexView, name: string, p: JsonObject, subSpec: unknown, fields: Map<string, Kind>, match: MatchInput | undefined): TermsSpec | null {
+  const max = p.max_doc_count === undefined ? 1 : p.max_doc_count;
+  if (!Number.isInteger(max) || (max as number) < 1 || Object.keys(p).some((k) => !['field', 'max_doc_count', 'include', 'exclude', 'missing'].includes(k))) return null;
+  const { max_doc_count: _m, ...rest } = p;
+  const t = termsSpec(ix, name, { ...rest, size: 10000, order: { _count: 'asc' } }, subSpec, fields, match, 1);
+  return t && !t.child && !t.series.length ? { ...t, rare: max as number } : null;
 }
 
 /** A terms aggregation's spec with its sub-aggregations (a terms child only at depth 0), or null when it does not map. */
@@ -111,6 +126,7 @@ export function termsGroups(input: PlanNode, t: TermsSpec, keys: Array<{ name: s
   const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...t.subs.flatMap((x) => x.m.calls)];
   const g = aggregate(filter(input, where ? and(where, t.rowCond) : t.rowCond), [...keys, { name: 'key', expr: t.key }], calls);
   // min_doc_count: the buckets below it are dropped, and not counted as others (as the aggregation code)
+  if (t.rare !== undefined) return filter(g, { kind: 'binary', op: '<=', left: col('doc_count'), right: lit(t.rare) });
   return t.minDoc > 1 ? filter(g, { kind: 'binary', op: '>=', left: col('doc_count'), right: lit(t.minDoc) }) : g;
 }
 
@@ -190,7 +206,7 @@ export async function childSeries(backend: EsBackend, input: PlanNode, parent: T
  * more, or when no document holds a value (no group row carries the sums).
  */
 export async function termsAlone(backend: EsBackend, input: PlanNode, t: TermsSpec): Promise<{ total: number; values: number; rows: Array<Record<string, unknown>> } | null> {
-  if (!t.plain || t.minDoc !== 1 || t.child || t.series.length) return null;
+  if (!t.plain || t.minDoc !== 1 || t.child || t.series.length || t.rare !== undefined) return null;
   const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...t.subs.flatMap((x) => x.m.calls)];
   const grouped = aggregate(input, [{ name: 'key', expr: t.key }], calls);
   const isNull: Expr = { kind: 'is_null', arg: col('key') };
