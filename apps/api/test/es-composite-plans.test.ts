@@ -15,6 +15,7 @@ const SOURCES: unknown[][] = [
   [{ h: { histogram: { field: 'x', interval: 2.5, missing_bucket: true } } }, { t: { terms: { field: 'tag', missing_bucket: true } } }],
   [{ d: { date_histogram: { field: 'at', calendar_interval: 'day', format: 'yyyy-MM-dd' } } }, { n: { histogram: { field: 'n', interval: 3, order: 'desc' } } }],
   [{ d: { date_histogram: { field: 'at', fixed_interval: '6h', missing_bucket: true, order: 'desc' } } }],
+  [{ d: { date_histogram: { field: 'at', calendar_interval: 'day', time_zone: 'America/New_York' } } }, { z: { date_histogram: { field: 'at', fixed_interval: '1h', time_zone: 'Asia/Kolkata', order: 'desc' } } }],
 ];
 const SUBS = { s: { sum: { field: 'x' } }, m: { max: { field: 'n' } }, f: { filter: { match: { body: 'alpha' } } } };
 

@@ -3,3 +3,4 @@ export * from './ids';
 export * from './types';
 export * from './manifest';
 export * from './json';
+export * from './zones';

@@ -3,6 +3,7 @@
  * epoch_millis, epoch_second, date, basic_date, ...), Java-time patterns (yyyy-MM-dd HH:mm:ss),
  * `||` alternatives, date math (`now-1d/d`, `2020-01-01||+1M`) and time zones.
  */
+import { zoneOffsetMs } from '@mmdb/core';
 import { illegalArgument, EsError } from './errors';
 import { NAMED_PATTERNS, patternOf, printPattern } from './date-format';
 
@@ -12,17 +13,9 @@ const ISO = /^([+-]?\d{4,})(?:-(\d{1,2})(?:-(\d{1,2})(?:[T ](\d{1,2})(?::(\d{1,2
 
 /** Offset in ms of a zone spec (Z, +01:00, -0800, or an IANA name) at the UTC instant `utc`. */
 export function zoneOffset(zone: string | undefined, utc: number): number {
-  if (!zone || zone === 'Z' || zone === 'z' || zone === 'UTC' || zone === 'utc' || zone === 'GMT') return 0;
-  const m = /^([+-])(\d{1,2}):?(\d{2})?$/.exec(zone);
-  if (m) return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 3600000 + Number(m[3] ?? 0) * 60000);
-  try {
-    const f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
-    const parts = Object.fromEntries(f.formatToParts(new Date(utc)).map((p) => [p.type, p.value]));
-    const local = Date.UTC(Number(parts.year), Number(parts.month) - 1, Number(parts.day), Number(parts.hour) % 24, Number(parts.minute), Number(parts.second));
-    return local - Math.floor(utc / 1000) * 1000;
-  } catch {
-    throw illegalArgument(`Unknown time-zone ID: ${zone}`);
-  }
+  const off = zoneOffsetMs(zone, utc);
+  if (off === null) throw illegalArgument(`Unknown time-zone ID: ${zone}`);
+  return off;
 }
 
 /** Local wall-clock fields → UTC ms in `zone`. */

@@ -1,12 +1,12 @@
 /**
  * A top-level `composite` aggregation as one plan (plan-level.ts runs it): sources `terms`
  * (keyword or integer field), `histogram` (integer or double field, a numeric `interval`) and
- * `date_histogram` (a date's typed column; `calendar_interval` up to a week or `fixed_interval`,
- * UTC), each with `order` and `missing_bucket`; `size`; `after`; metric and single-pass bucket
+ * `date_histogram` (a date's typed column; `calendar_interval` up to a week, in a `time_zone`
+ * too, or `fixed_interval`), each with `order` and `missing_bucket`; `size`; `after`; metric and single-pass bucket
  * sub-aggregations (calls of the grouped node). The page is
  *   `limit(sort(filter(aggregate(filter(I, every source without missing_bucket has a value), [k0, k1, …], [count(*), the subs' calls]), after the `after` key), [k0, k1, … each asc nulls first / desc nulls last]), size)`,
  * the keys compared as the aggregation code compares them (numbers as numbers, strings by code unit).
- * Anything else (scripts, `missing`, `format` on a non-date source, a time zone, a month's key): null, and the aggregation code answers.
+ * Anything else (scripts, `missing`, `format` on a non-date source, a month's key): null, and the aggregation code answers.
  */
 import { aggregate, col, filter, limit, lit, sort, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
@@ -16,7 +16,8 @@ import type { CountAgg } from './plan-buckets';
 import type { Metric } from './plan-metrics';
 import { fieldKind, typed, valueOf, type Kind } from './plan-aggs';
 import { seriesSpec } from './plan-series';
-import { timeKey } from './plan-dates';
+import { timeKey, zonedKey } from './plan-dates';
+import { zoneOffsetMs } from '@mmdb/core';
 import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath } from './dates';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -94,9 +95,13 @@ function source(ix: IndexView, name: string, def: unknown, fields: Map<string, K
     return { ...base, key: s.key, has: s.cond, show: (v) => (v === null ? null : Number(v)), after: num };
   }
   if (kind === 'date_histogram') {
-    if (Object.keys(sp).some((x) => !common.includes(x) && !['calendar_interval', 'fixed_interval', 'format'].includes(x))) return null;
+    if (Object.keys(sp).some((x) => !common.includes(x) && !['calendar_interval', 'fixed_interval', 'format', 'time_zone'].includes(x))) return null;
     if (fieldKind(ix, field, 'date') !== 'time' || (sp.format !== undefined && typeof sp.format !== 'string')) return null;
-    const tk = timeKey(valueOf(field), sp.calendar_interval, sp.fixed_interval, 0);
+    const zone = sp.time_zone;
+    if (zone !== undefined && (typeof zone !== 'string' || zoneOffsetMs(zone, 0) === null)) return null;
+    // as the aggregation code: an interval naming a calendar unit (`1h` too) rounds down in the zone, another in UTC; keys printed in UTC
+    const unit = zone !== undefined ? zonedKey(valueOf(field), sp.calendar_interval ?? sp.fixed_interval, undefined, 0, zone as string) : null;
+    const tk = unit ?? timeKey(valueOf(field), sp.calendar_interval, sp.fixed_interval, 0);
     if (!tk || tk.fold) return null;
     fields.set(field, 'time');
     const format = (sp.format as string | undefined) ?? String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT);

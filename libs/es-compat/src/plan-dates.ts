@@ -9,7 +9,7 @@
  * aggregation code over the view.
  */
 import { col, lit, type Expr } from '@mmdb/plan';
-import { addUnit, roundDown } from './dates';
+import { addUnit, roundDown, zoneOffset } from './dates';
 import type { IndexView } from './doc';
 
 const call = (name: string, ...args: Expr[]): Expr => ({ kind: 'call', name, args });
@@ -111,4 +111,38 @@ export function timeKey(t: Expr, calendar: unknown, fixed: unknown, offset: numb
   if (unit === 'y' || unit === 'q' || unit === 'M') return { key: floorTo(t, MS.d, offset), next, keyOf, fold: keyOf };
   // 1970-01-05 was a Monday
   return { key: floorTo(t, MS[unit], unit === 'w' ? 4 * 86400000 + offset : offset), next, keyOf };
+}
+
+/**
+ * `timeKey` in a named zone (`Europe/Paris`: its offset changes with daylight saving), the keys
+ * the aggregation code computes, with the executor's `tz_offset(zone, t)` (off) per row: a fixed
+ * interval is floor((t + off(t) − offset) / step) · step + offset − off(t); a calendar unit up to a
+ * week is `roundDown` in the zone: the local unit's start l = floor(u + off(u)) for u = t − offset,
+ * back to UTC as `fromLocal` does (l − off(l − off(l))), plus the offset; months, quarters and
+ * years by the local day, folded to the unit's start.
+ */
+export function zonedKey(t: Expr, calendar: unknown, fixed: unknown, offset: number, zone: string): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number; fold?: (k: number) => number } | null {
+  const off = (e: Expr): Expr => call('tz_offset', lit(zone), e);
+  if (fixed !== undefined) {
+    const x = typeof fixed === 'string' ? /^(\d+)(ms|s|m|h|d)$/.exec(fixed) : null;
+    if (calendar !== undefined || !x || Number(x[1]) < 1) return null;
+    const step = Number(x[1]) * FIXED[x[2]];
+    const o = off(t);
+    const keyOf = (v: number): number => { const a = zoneOffset(zone, v); return Math.floor((v + a - offset) / step) * step + offset - a; };
+    return { key: bin('-', floorTo(bin('+', t, o), step, offset), o), next: (k) => k + step, keyOf };
+  }
+  const unit = typeof calendar === 'string' ? CAL[calendar] : undefined;
+  if (!unit) return null;
+  // months, quarters and years group by the local day, each day's key folded to its unit's start: the day's
+  // key is its local midnight back in UTC, which a gap at midnight moves to the day before, so the fold reads
+  // the local date 12 hours later (still that day)
+  const fold = unit === 'y' || unit === 'q' || unit === 'M';
+  const u = offset ? bin('-', t, lit(offset)) : t;
+  const local = floorTo(bin('+', u, off(u)), MS[fold ? 'd' : unit], unit === 'w' ? 4 * 86400000 : 0);
+  const back = bin('-', local, off(bin('-', local, off(local))));
+  const keyOf = (v: number): number => roundDown(v - offset, unit, zone) + offset;
+  return {
+    key: offset ? bin('+', back, lit(offset)) : back, next: (k) => addUnit(k - offset, 1, unit, zone) + offset, keyOf,
+    ...(fold ? { fold: (k: number) => keyOf(k + 43_200_000) } : {}),
+  };
 }

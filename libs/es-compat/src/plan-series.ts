@@ -8,7 +8,8 @@ import { lit, type AggregateCall, type Expr } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { fieldKind, typed, valueOf, type Kind, type Metric } from './plan-aggs';
-import { dateKey, timeKey } from './plan-dates';
+import { dateKey, timeKey, zonedKey } from './plan-dates';
+import { zoneOffsetMs } from '@mmdb/core';
 import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath, zoneOffset } from './dates';
 import { decimalFormat } from './agg-util';
 import { parseDuration } from './agg-buckets';
@@ -131,8 +132,11 @@ function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number,
   if (p.format !== undefined && typeof p.format !== 'string') return null;
   // a fixed-offset time zone: every key is the UTC one shifted by it (a named zone's offset changes: the aggregation code answers)
   const zone = p.time_zone;
-  if (zone !== undefined && (typeof zone !== 'string' || !FIXED_ZONE.test(zone))) return null;
-  const shift = zone === undefined ? 0 : zoneOffset(zone, 0);
+  if (zone !== undefined && typeof zone !== 'string') return null;
+  // a named zone (its offset changes with daylight saving): keys with the executor's tz_offset per row (plan-dates.ts `zonedKey`)
+  const named = zone !== undefined && !FIXED_ZONE.test(zone);
+  if (named && zoneOffsetMs(zone, 0) === null) return null; // the aggregation code reports the unknown zone
+  const shift = zone === undefined || named ? 0 : zoneOffset(zone, 0);
   const format = p.format !== undefined ? (p.format as string) : String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT);
   let offset = 0, bounds: [number, number] | undefined;
   try {
@@ -147,9 +151,8 @@ function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number,
   }
   if (!Number.isSafeInteger(offset)) return null;
   // the legacy `interval`: a calendar unit when it names one, else a fixed interval (as the aggregation code reads it)
-  const tk = p.interval !== undefined
-    ? timeKey(valueOf(field), p.interval, undefined, offset - shift) ?? timeKey(valueOf(field), undefined, p.interval, offset - shift)
-    : timeKey(valueOf(field), p.calendar_interval, p.fixed_interval, offset - shift);
+  const key = named ? (c: unknown, f: unknown) => zonedKey(valueOf(field), c, f, offset, zone as string) : (c: unknown, f: unknown) => timeKey(valueOf(field), c, f, offset - shift);
+  const tk = p.interval !== undefined ? key(p.interval, undefined) ?? key(undefined, p.interval) : key(p.calendar_interval, p.fixed_interval);
   if (!tk || (bounds && !bounds.every(Number.isSafeInteger))) return null;
   fields.set(field, 'time');
   // the bounds' keys as the aggregation code computes them: its key function over each bound

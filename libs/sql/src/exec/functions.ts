@@ -1,6 +1,6 @@
 /** Scalar functions with SQLite semantics. */
 import { createHash } from 'crypto';
-import { DbError } from '@mmdb/core';
+import { DbError, zoneOffsetMs } from '@mmdb/core';
 import { JSON_FUNCTIONS } from './json-functions';
 import { applyAffinity, checkInt, compareValues, realToInt, toInteger, toReal, toText, typeName, type Value } from '../values';
 
@@ -139,6 +139,12 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
   // lower-case hex SHA-256 of the value's text (NULL stays NULL): the `hash` column mask (apps/api security)
   sha256: { min: 1, max: 1, fn: nullIfAnyNull((a) => createHash('sha256').update(toText(a[0])!, 'utf8').digest('hex')) },
   // column masks (row-level security): '****' and the last n characters of the text; NULL stays NULL
+  // tz_offset(zone, epoch_ms): the zone's offset in ms at that instant (an extension: the ES surface keys dates in a named zone with it)
+  tz_offset: { min: 2, max: 2, fn: nullIfAnyNull((a) => {
+    const off = zoneOffsetMs(toText(a[0])!, toReal(a[1])!);
+    if (off === null) throw new DbError('validation_failed', `unknown time zone or instant: tz_offset(${toText(a[0])}, ${toText(a[1])})`);
+    return BigInt(off);
+  }) },
   mask_partial: { min: 2, max: 2, fn: nullIfAnyNull((a) => maskPartial(toText(a[0])!, Number(toInteger(a[1])))) },
   hex: { min: 1, max: 1, fn: (a) => (a[0] === null ? '' : Buffer.from(toText(a[0])!, 'utf8').toString('hex').toUpperCase()) },
   quote: { min: 1, max: 1, fn: (a) => (a[0] === null ? 'NULL' : typeof a[0] === 'string' ? `'${a[0].replace(/'/g, "''")}'` : toText(a[0])) },
