@@ -21,6 +21,9 @@ const METRICS = {
   ss: { extended_stats: { field: 's' } }, sa: { avg: { field: 's' } },
   as: { sum: { field: 'at' } }, aa: { avg: { field: 'at' } }, ast: { stats: { field: 'at' } },
   wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } }, wn: { weighted_avg: { value: { field: 'n' }, weight: { field: 'f' } } },
+  // `missing` (a document without a value counts it) and `format`
+  xm: { avg: { field: 'x', missing: 2.5 } }, fm: { stats: { field: 'f', missing: -1 } }, wm: { sum: { field: 'w', missing: 3 } }, cm: { cardinality: { field: 'x', missing: 0 } },
+  am: { max: { field: 'at', missing: '2030-01-01' } }, af: { min: { field: 'at', format: 'yyyy' } }, xf: { stats: { field: 'x', format: '0.00' } }, vm: { value_count: { field: 's', missing: 1 } },
   pr: { percentile_ranks: { field: 'x', values: [0, 1.5, -3, 0.1] } }, pn: { percentile_ranks: { field: 'n', values: [5], keyed: false } }, pa: { percentile_ranks: { field: 'at', values: [1e12] } },
 };
 const BUCKETED = {
@@ -46,7 +49,7 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
     await srv.stop();
   });
 
-  it('random documents: sums, averages, stats, extended_stats and weighted_avg through plans equal the aggregation code', async () => {
+  it('random documents: sums, averages, stats, extended_stats, weighted_avg, percentile_ranks (with missing and format) through plans equal the aggregation code', async () => {
     await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 60 }), async (docs) => {
       const c = new EsPlanCheck(srv, `m${++runs}`);
       await c.es('PUT', `/m${runs}`, { mappings: MAPPING });

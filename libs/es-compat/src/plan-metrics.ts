@@ -12,8 +12,8 @@
 import { col, lit, type AggregateCall, type BinaryOp, type Expr } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
 import type { IndexView } from './doc';
-import { extendedStatsOf, statsOf } from './agg-util';
-import { DEFAULT_DATE_FORMAT, formatDate } from './dates';
+import { decimalFormat, extendedStatsOf, statsOf } from './agg-util';
+import { DEFAULT_DATE_FORMAT, formatDate, parseDate } from './dates';
 import { fieldKind, valueOf, type Kind } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -42,19 +42,24 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
   if (type === 'weighted_avg') return weightedAvg(ix, p, prefix, fields);
   if (type === 'percentile_ranks') return percentileRanks(ix, p, prefix, fields);
   const field = p.field;
-  const extra = Object.keys(p).filter((x) => x !== 'field');
-  // extended_stats' sigma: a number >= 0 (the aggregation code reports anything else)
-  if (typeof field !== 'string' || extra.some((x) => !(type === 'extended_stats' && x === 'sigma' && typeof p.sigma === 'number' && p.sigma >= 0))) return null;
+  // extended_stats' sigma: a number >= 0; `format` a string; `missing` a value of the field's kind (the aggregation code reports anything else)
+  const known = (x: string): boolean => x === 'field' || x === 'missing' || (x === 'format' && typeof p.format === 'string') || (type === 'extended_stats' && x === 'sigma' && typeof p.sigma === 'number' && p.sigma >= 0);
+  if (typeof field !== 'string' || !Object.keys(p).every(known)) return null;
   const k = fieldKind(ix, field, COUNTS.has(type) ? 'count' : 'metric');
   if (k !== 'integer' && k !== 'keyword' && k !== 'number' && k !== 'time') return null;
   if (k === 'keyword' && !COUNTS.has(type)) return null;
+  const format = k === 'time' ? (p.format as string | undefined) ?? String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
+  const missing = p.missing === undefined ? undefined : missingValue(k, p.missing, format);
+  if (missing === null) return null;
   fields.set(field, k);
-  const v: Expr = valueOf(field);
+  // a document without a value counts `missing` (as the aggregation code's value source adds it)
+  const v: Expr = missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(missing)] };
+  const sk: Kind = k === 'integer' && typeof missing === 'number' && !Number.isInteger(missing) ? 'number' : k;
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
   // only the calls the answer reads (a compensated sum keeps its values, and a folded date histogram cannot merge it)
   if (type === 'min' || STATS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] });
   if (type === 'max' || STATS.has(type)) calls.push({ name: `${prefix}_max`, fn: 'max', args: [v] });
-  if (type === 'sum' || type === 'avg' || STATS.has(type)) calls.push(sumCall(`${prefix}_sum`, k, v)); // total / kahan_sum: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
+  if (type === 'sum' || type === 'avg' || STATS.has(type)) calls.push(sumCall(`${prefix}_sum`, sk, v)); // total / kahan_sum: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow
   if (type === 'extended_stats') calls.push(sumCall(`${prefix}_sq`, k === 'integer' ? 'number' : k, bin('*', real(v), real(v))));
   const c = col(`${prefix}_c`);
   const stat: Record<string, Expr> = COUNTS.has(type) ? {} : {
@@ -62,10 +67,14 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
     sum: { kind: 'case', whens: [{ when: { kind: 'is_null', arg: col(`${prefix}_sum`) }, then: lit(0) }], else: col(`${prefix}_sum`) },
     avg: { kind: 'case', whens: [{ when: bin('=', c, lit(0)), then: lit(null) }], else: bin('/', col(`${prefix}_sum`), c) },
   };
-  const format = k === 'time' ? String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
-  // a date's values also as strings in the field's format (as the aggregation code prints them)
+  // a date's values also as strings in its format, a number's in a `format` given (as the aggregation code prints them)
+  const numFormat = k !== 'time' && typeof p.format === 'string' ? p.format : undefined;
   const withStr = (r: JsonObject, keys: string[]): JsonObject => {
-    if (format !== undefined) for (const x of keys) if (typeof r[x] === 'number') r[`${x}_as_string`] = formatDate(r[x] as number, format);
+    for (const x of keys) {
+      if (typeof r[x] !== 'number') continue;
+      if (format !== undefined) r[`${x}_as_string`] = formatDate(r[x] as number, format);
+      else if (numFormat !== undefined) r[`${x}_as_string`] = decimalFormat(r[x] as number, numFormat);
+    }
     return r;
   };
   return {
@@ -79,6 +88,21 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
       return COUNTS.has(type) ? { value } : withStr({ value }, ['value']);
     },
   };
+}
+
+/** A metric's `missing` as a value of the field's kind (a date's parsed as the aggregation code parses it), or null when it is not one. */
+function missingValue(k: Kind, m: unknown, format: string | undefined): string | number | null {
+  if (k === 'keyword') return typeof m === 'string' ? m : null;
+  if (k === 'time' && typeof m === 'string') {
+    let t: number | null;
+    try {
+      t = parseDate(m, format) ?? Date.parse(m);
+    } catch {
+      return null; // the aggregation code reports it
+    }
+    return Number.isFinite(t) ? t : null;
+  }
+  return typeof m === 'number' && Number.isFinite(m) ? m : null;
 }
 
 /**
