@@ -91,6 +91,17 @@ export function dateKey(f: string, calendar: unknown, fixed: unknown): { key: Ex
 }
 
 /**
+ * A fixed interval in ms as the aggregation code reads it (`parseDuration`): a number of ms, or
+ * digits (a decimal fraction too) with `ms`, `s`, `m`, `h`, `d` or `w`; null unless a whole number of ms ≥ 1.
+ */
+function fixedStep(fixed: unknown): number | null {
+  if (typeof fixed === 'number') return Number.isSafeInteger(fixed) && fixed >= 1 ? fixed : null;
+  const x = typeof fixed === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)?$/.exec(fixed) : null;
+  const step = x ? Number(x[1]) * (x[2] === undefined ? 1 : x[2] === 'w' ? MS.w : FIXED[x[2]]) : NaN;
+  return Number.isSafeInteger(step) && step >= 1 ? step : null;
+}
+
+/**
  * The same over a date field's typed column (epoch milliseconds, any format the mapping parses;
  * columns.ts), with an `offset` (ms): fixed intervals, seconds to days and weeks are
  * floor((t − offset − shift) / step) · step + offset + shift; months, quarters and years group by
@@ -99,9 +110,8 @@ export function dateKey(f: string, calendar: unknown, fixed: unknown): { key: Ex
  */
 export function timeKey(t: Expr, calendar: unknown, fixed: unknown, offset: number): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number; fold?: (k: number) => number } | null {
   if (fixed !== undefined) {
-    const x = typeof fixed === 'string' ? /^(\d+)(ms|s|m|h|d)$/.exec(fixed) : null;
-    if (calendar !== undefined || !x || Number(x[1]) < 1) return null;
-    const step = Number(x[1]) * FIXED[x[2]];
+    const step = fixedStep(fixed);
+    if (calendar !== undefined || step === null) return null;
     return { key: floorTo(t, step, offset), next: (k) => k + step, keyOf: (x) => Math.floor((x - offset) / step) * step + offset };
   }
   const unit = typeof calendar === 'string' ? CAL[calendar] : undefined;
@@ -124,9 +134,8 @@ export function timeKey(t: Expr, calendar: unknown, fixed: unknown, offset: numb
 export function zonedKey(t: Expr, calendar: unknown, fixed: unknown, offset: number, zone: string): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number; fold?: (k: number) => number } | null {
   const off = (e: Expr): Expr => call('tz_offset', lit(zone), e);
   if (fixed !== undefined) {
-    const x = typeof fixed === 'string' ? /^(\d+)(ms|s|m|h|d)$/.exec(fixed) : null;
-    if (calendar !== undefined || !x || Number(x[1]) < 1) return null;
-    const step = Number(x[1]) * FIXED[x[2]];
+    const step = fixedStep(fixed);
+    if (calendar !== undefined || step === null) return null;
     const o = off(t);
     const keyOf = (v: number): number => { const a = zoneOffset(zone, v); return Math.floor((v + a - offset) / step) * step + offset - a; };
     return { key: bin('-', floorTo(bin('+', t, o), step, offset), o), next: (k) => k + step, keyOf };
