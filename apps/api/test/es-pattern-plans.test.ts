@@ -54,6 +54,9 @@ const QUERIES: unknown[] = [
   { bool: { must_not: { exists: { field: 'title' } }, should: [{ fuzzy: { body: 'stane' } }], minimum_should_match: 1 } },
   { multi_match: { query: 'g1 alpha', fields: ['title', 'tag'], type: 'cross_fields' } },
   { multi_match: { query: 'alpha river', fields: ['title', 'body', 'tag'], type: 'cross_fields', operator: 'and' } },
+  // exists with a wildcard: every mapped field it names (none: no document)
+  { exists: { field: 't*' } },
+  { bool: { should: [{ exists: { field: 'zz*' } }, { bool: { must_not: { exists: { field: '*i*' } } } }] } },
 ];
 
 describe('ES term-expanding queries as plans', () => {

@@ -4,10 +4,10 @@
  * `cross_fields` over several fields, and the words of `match` with `fuzziness` /
  * `match_bool_prefix` (plan-expand.ts expands them with the scorer's own tests).
  */
-import { col, type Expr, type FtsQuery } from '@mmdb/plan';
+import { col, lit, type Expr, type FtsQuery } from '@mmdb/plan';
 import type { Field, JsonObject } from './mapping';
 import { analyze } from './analysis';
-import { isKeyword, isText, searchAnalyzer } from './fields';
+import { expandFields, isKeyword, isText, searchAnalyzer } from './fields';
 import { fieldStats } from './scoring';
 import { compile, minimumShouldMatch, patternOf, patternTest } from './query';
 import { intervalTermTest } from './intervals';
@@ -55,13 +55,19 @@ export function patternPart(c: Ctx, kind: string, body: unknown): Part | null {
 /**
  * `exists` on a text field (and its multi-fields, as the scorer reads it): a leaf has a value when
  * its column is set (a text field's fts column holds its values joined, set when the document has
- * one; a typed leaf's column as `filterClause` reads it). Null for anything else.
+ * one; a typed leaf's column as `filterClause` reads it); a wildcard names every mapped field it
+ * matches (`expandFields`, as the scorer). Null for anything else.
  */
 export function existsText(c: Ctx, body: unknown): Expr | null {
-  if (!isObj(body) || Object.keys(body).some((k) => !['field', 'boost', '_name'].includes(k)) || typeof body.field !== 'string' || !NAME.test(body.field)) return null;
+  if (!isObj(body) || Object.keys(body).some((k) => !['field', 'boost', '_name'].includes(k)) || typeof body.field !== 'string') return null;
   const name = body.field;
-  const leaves = [...c.ix.fields.values()].filter((f) => (f.path === name || f.path.startsWith(name + '.')) && f.type !== 'object' && (f.def.index !== false || f.def.doc_values !== false));
-  if (!leaves.length || !leaves.some((f) => isText(f))) return null;
+  // a wildcard: every mapped field it names (as the scorer expands it); none matches nothing
+  const wild = name.includes('*');
+  if (!wild && !NAME.test(name)) return null;
+  const named = wild ? expandFields(c.ix, [name]).map((x) => x.field) : [...c.ix.fields.values()].filter((f) => f.path === name || f.path.startsWith(name + '.'));
+  const leaves = named.filter((f) => f.type !== 'object' && (f.def.index !== false || f.def.doc_values !== false));
+  if (wild && !leaves.length) return lit(false);
+  if (!leaves.length || (!wild && !leaves.some((f) => isText(f)))) return null;
   let e: Expr | null = null;
   for (const f of leaves) {
     const column = isText(f) && f.def.index !== false && f.aliasOf === undefined ? c.ref.meta.text[f.path] : undefined;
