@@ -24,10 +24,13 @@ const METRICS = {
   // `missing` (a document without a value counts it) and `format`
   xm: { avg: { field: 'x', missing: 2.5 } }, fm: { stats: { field: 'f', missing: -1 } }, wm: { sum: { field: 'w', missing: 3 } }, cm: { cardinality: { field: 'x', missing: 0 } },
   am: { max: { field: 'at', missing: '2030-01-01' } }, af: { min: { field: 'at', format: 'yyyy' } }, xf: { stats: { field: 'x', format: '0.00' } }, vm: { value_count: { field: 's', missing: 1 } },
+  // percentiles and median_absolute_deviation: order statistics of the executor's sorted_values
+  pc: { percentiles: { field: 'x' } }, ph: { percentiles: { field: 'f', hdr: { number_of_significant_value_digits: 2 }, keyed: false, percents: [10, 50] } },
+  pd: { percentiles: { field: 'at', percents: [50, 99.9], format: 'yyyy-MM' } }, md: { median_absolute_deviation: { field: 'x' } }, mm: { median_absolute_deviation: { field: 's', missing: 3, compression: 50 } },
   pr: { percentile_ranks: { field: 'x', values: [0, 1.5, -3, 0.1] } }, pn: { percentile_ranks: { field: 'n', values: [5], keyed: false } }, pa: { percentile_ranks: { field: 'at', values: [1e12] } },
 };
 const BUCKETED = {
-  t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } } } },
+  t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } }, pc: { percentiles: { field: 'n', percents: [50] } }, md: { median_absolute_deviation: { field: 'x' } } } },
   h: { histogram: { field: 'n', interval: 5 }, aggs: { pr: { percentile_ranks: { field: 'f', values: [0, 10] } }, xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
 };
 const QUERIES: unknown[] = [undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } }];
@@ -49,7 +52,7 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
     await srv.stop();
   });
 
-  it('random documents: sums, averages, stats, extended_stats, weighted_avg, percentile_ranks (with missing and format) through plans equal the aggregation code', async () => {
+  it('random documents: sums, averages, stats, extended_stats, weighted_avg, percentile_ranks, percentiles, median_absolute_deviation (with missing and format) through plans equal the aggregation code', async () => {
     await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 60 }), async (docs) => {
       const c = new EsPlanCheck(srv, `m${++runs}`);
       await c.es('PUT', `/m${runs}`, { mappings: MAPPING });

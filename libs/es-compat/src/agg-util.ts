@@ -179,6 +179,30 @@ export function extendedStatsOf(n: number, min: number | null, max: number | nul
   };
 }
 
+/** `median_absolute_deviation` of sorted values (t-digest medians, as the aggregation code and the plans compute it). */
+export function madOf(sorted: number[]): number | null {
+  const med = tdigestQuantile(sorted, 0.5);
+  if (med === null) return null;
+  const dev = sorted.map((x) => Math.abs(x - med)).sort((a, b) => a - b);
+  return tdigestQuantile(dev, 0.5);
+}
+
+/** `percentiles` of sorted values: t-digest, or HDR with `digits` significant digits; `str` prints a date's. */
+export function percentilesOf(sorted: number[], percents: number[], digits: number | undefined, keyed: boolean, str?: (v: number) => string | undefined): JsonObject {
+  const entries = percents.map((q) => {
+    const v = digits !== undefined ? hdrPercentile(sorted, q, digits) : tdigestQuantile(sorted, q / 100);
+    return { key: q, value: v, ...(v !== null && str ? { value_as_string: str(v) } : {}) };
+  });
+  if (!keyed) return { values: entries as unknown as Json };
+  const values: JsonObject = {};
+  for (const e of entries) {
+    const k = Number.isInteger(e.key) ? `${e.key}.0` : String(e.key);
+    values[k] = e.value;
+    if (e.value_as_string !== undefined) values[`${k}_as_string`] = e.value_as_string ?? null;
+  }
+  return { values };
+}
+
 /** Min and max without spreading (an aggregation may see hundreds of thousands of values). */
 export function minOf(xs: readonly number[]): number {
   let m = Infinity;

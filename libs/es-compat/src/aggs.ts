@@ -5,7 +5,7 @@
 import { EsError, illegalArgument } from './errors';
 import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { badAgg, isObj, numbers, asString, valueSource, tdigestQuantile, hdrPercentile, minOf, maxOf, kahanSum, KahanSum, statsOf, extendedStatsOf } from './agg-util';
+import { badAgg, isObj, numbers, asString, valueSource, minOf, maxOf, kahanSum, KahanSum, statsOf, extendedStatsOf, madOf, percentilesOf } from './agg-util';
 import { bucketAgg, BUCKET_TYPES } from './agg-buckets';
 import { applyParentPipeline, siblingPipeline, PARENT_PIPELINES, SIBLING_PIPELINES } from './agg-pipelines';
 import { scriptRefused, type Scorer } from './query';
@@ -191,11 +191,7 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
     }
     case 'median_absolute_deviation': {
       if (p.compression !== undefined && !(Number(p.compression) > 0)) throw illegalArgument(`[compression] must be greater than 0. Found [${jd(Number(p.compression))}] in [${name}]`);
-      const sorted = [...xs].sort((a, b) => a - b);
-      const med = tdigestQuantile(sorted, 0.5);
-      if (med === null) return { value: null };
-      const dev = sorted.map((x) => Math.abs(x - med)).sort((a, b) => a - b);
-      return { value: tdigestQuantile(dev, 0.5) };
+      return { value: madOf([...xs].sort((a, b) => a - b)) };
     }
     case 'percentile_ranks': {
       const values = (Array.isArray(p.values) ? p.values : []).map(Number);
@@ -216,18 +212,7 @@ function runOne(name: string, type: string, p: JsonObject, subs: JsonObject | un
       const digits = hdr?.number_of_significant_value_digits === undefined ? 3 : Number(hdr.number_of_significant_value_digits);
       if (hdr && (digits < 0 || digits > 5)) throw illegalArgument(`[numberOfSignificantValueDigits] must be between 0 and 5`);
       if (isObj(p.tdigest) && p.tdigest.compression !== undefined && Number(p.tdigest.compression) < 0) throw illegalArgument(`[compression] must be greater than or equal to 0. Found [${jd(Number(p.tdigest.compression))}] in [${name}]`);
-      const sorted = [...xs].sort((a, b) => a - b);
-      const entries = percents.map((q) => {
-        const v = hdr ? hdrPercentile(sorted, q, digits) : tdigestQuantile(sorted, q / 100);
-        return { key: q, value: v, ...(v !== null && vs.kind === 'date' ? { value_as_string: asString(vs, v) } : {}) };
-      });
-      if (p.keyed === false) return { values: entries as unknown as Json };
-      const values: JsonObject = {};
-      for (const e of entries) {
-        values[fmtKey(e.key)] = e.value;
-        if (e.value_as_string !== undefined) values[`${fmtKey(e.key)}_as_string`] = e.value_as_string ?? null;
-      }
-      return { values };
+      return percentilesOf([...xs].sort((a, b) => a - b), percents, hdr ? digits : undefined, p.keyed !== false, vs.kind === 'date' ? (v) => asString(vs, v) : undefined);
     }
   }
 }

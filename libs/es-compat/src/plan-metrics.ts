@@ -2,8 +2,10 @@
  * Metric aggregations as calls of an aggregate node (plan-level.ts puts them in the level's node,
  * plan-terms.ts and plan-series.ts in a grouped one): `value_count` / `cardinality` (keyword and
  * number fields), `min`, `max`, `sum`, `avg`, `stats`, `extended_stats` (number and date fields)
- * `weighted_avg` (number fields) and `percentile_ranks` (number and date fields: exact ranks, a
- * conditional count per value). Sums of doubles and dates are `kahan_sum(v, _seq_no)`, the
+ * `weighted_avg` (number fields), `percentile_ranks` (number and date fields: exact ranks, a
+ * conditional count per value), `percentiles` and `median_absolute_deviation` (the executor's
+ * `sorted_values(v)`: the values ascending, from which the aggregation code's own t-digest / HDR
+ * functions compute them). Sums of doubles and dates are `kahan_sum(v, _seq_no)`, the
  * executor's Elasticsearch compensated sum in index order (libs/sql exec/compensated.ts), so they
  * equal the aggregation code's `KahanSum` and Elasticsearch's; integer sums stay `total` (exact,
  * then one rounding to a double). The answers are shaped by the aggregation code's own helpers
@@ -12,12 +14,14 @@
 import { col, lit, type AggregateCall, type BinaryOp, type Expr } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
 import type { IndexView } from './doc';
-import { decimalFormat, extendedStatsOf, statsOf } from './agg-util';
+import { decimalFormat, extendedStatsOf, madOf, percentilesOf, statsOf } from './agg-util';
 import { DEFAULT_DATE_FORMAT, formatDate, parseDate } from './dates';
 import { fieldKind, valueOf, type Kind } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'weighted_avg', 'percentile_ranks']);
+export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'weighted_avg', 'percentile_ranks', 'percentiles', 'median_absolute_deviation']);
+/** Calls whose partial results do not merge (a folded date histogram's days into a month): they hold their values. */
+export const unmergeable = (c: AggregateCall): boolean => !!c.distinct || c.fn === 'kahan_sum' || c.fn === 'sorted_values';
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 /** Metrics whose answer holds min, max, avg and sum (a date's also as strings). */
@@ -41,6 +45,7 @@ const sumCall = (name: string, k: Kind, v: Expr): AggregateCall =>
 export function metric(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
   if (type === 'weighted_avg') return weightedAvg(ix, p, prefix, fields);
   if (type === 'percentile_ranks') return percentileRanks(ix, p, prefix, fields);
+  if (type === 'percentiles' || type === 'median_absolute_deviation') return orderStats(ix, type, p, prefix, fields);
   const field = p.field;
   // extended_stats' sigma: a number >= 0; `format` a string; `missing` a value of the field's kind (the aggregation code reports anything else)
   const known = (x: string): boolean => x === 'field' || x === 'missing' || (x === 'format' && typeof p.format === 'string') || (type === 'extended_stats' && x === 'sigma' && typeof p.sigma === 'number' && p.sigma >= 0);
@@ -156,4 +161,39 @@ function percentileRanks(ix: IndexView, p: JsonObject, prefix: string, fields: M
       return p.keyed === false ? { values: entries } : { values: Object.fromEntries(entries.map((e) => [key(e.key), e.value])) };
     },
   };
+}
+
+/**
+ * `percentiles` (`percents`, `keyed`, `hdr` digits, `tdigest` compression, which the t-digest of
+ * the aggregation code does not read, `missing`, `format` of a date) and
+ * `median_absolute_deviation` (`compression`, `missing`) over `sorted_values(v)`; null for
+ * anything else or anything the aggregation code reports.
+ */
+function orderStats(ix: IndexView, type: string, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
+  const field = p.field;
+  const pos = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x > 0;
+  const opts: Record<string, (v: unknown) => boolean> = type === 'percentiles'
+    ? {
+      percents: (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'number' && Number.isFinite(x)),
+      keyed: (v) => typeof v === 'boolean',
+      hdr: (v) => isObj(v) && Object.keys(v).every((x) => x === 'number_of_significant_value_digits') && (v.number_of_significant_value_digits === undefined || (Number.isInteger(v.number_of_significant_value_digits) && (v.number_of_significant_value_digits as number) >= 0 && (v.number_of_significant_value_digits as number) <= 5)),
+      tdigest: (v) => isObj(v) && Object.keys(v).every((x) => x === 'compression') && (v.compression === undefined || (typeof v.compression === 'number' && v.compression >= 0)),
+      format: (v) => typeof v === 'string',
+    }
+    : { compression: pos };
+  if (typeof field !== 'string' || Object.keys(p).some((x) => x !== 'field' && x !== 'missing' && !opts[x]?.(p[x])) || (p.hdr !== undefined && p.tdigest !== undefined)) return null;
+  const k = fieldKind(ix, field, 'metric');
+  if (k !== 'integer' && k !== 'number' && k !== 'time') return null;
+  const format = k === 'time' ? (p.format as string | undefined) ?? String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
+  const missing = p.missing === undefined ? undefined : missingValue(k, p.missing, format);
+  if (missing === null) return null;
+  fields.set(field, k);
+  const v: Expr = missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(missing)] };
+  const calls: AggregateCall[] = [{ name: `${prefix}_v`, fn: 'sorted_values', args: [v] }];
+  const sorted = (row: Record<string, unknown>): number[] => (typeof row[`${prefix}_v`] === 'string' ? (JSON.parse(row[`${prefix}_v`] as string) as number[]) : []);
+  if (type === 'median_absolute_deviation') return { calls, orderBy: () => null, value: (row) => ({ value: madOf(sorted(row)) }) };
+  const percents = (p.percents as number[] | undefined) ?? [1, 5, 25, 50, 75, 95, 99];
+  const digits = isObj(p.hdr) ? ((p.hdr.number_of_significant_value_digits as number | undefined) ?? 3) : undefined;
+  const str = format !== undefined ? (x: number) => formatDate(x, format) : undefined;
+  return { calls, orderBy: () => null, value: (row) => percentilesOf(sorted(row), percents, digits, p.keyed !== false, str) };
 }

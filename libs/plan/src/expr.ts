@@ -65,6 +65,8 @@ export interface AggregateCall {
    * count, sum, total, avg, min, max, group_concat, string_agg, any_value (SQLite's: sums of reals
    * compensated as SQLite's Kahan-Babuska-Neumaier), and `kahan_sum(value, order)`: Elasticsearch's
    * compensated sum of the values in ascending `order` (0.0 for none; the ES surface's sums of doubles).
+   * `sorted_values(value)`: the finite values ascending as a JSON array text of exact doubles (the
+   * ES surface's percentiles and median absolute deviation).
    */
   readonly fn: string;
   readonly args: readonly Expr[];

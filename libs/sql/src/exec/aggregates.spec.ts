@@ -80,3 +80,11 @@ describe('compensated sums', () => {
     }));
   });
 });
+
+describe('sorted_values', () => {
+  it('the finite values ascending as exact doubles in a JSON array', () => {
+    expect(run('sorted_values', [3n, null, 0.1, -2.5, 1 / 3, '7'])).toBe(JSON.stringify([-2.5, 0.1, 1 / 3, 3, 7]));
+    expect(run('sorted_values', [])).toBe('[]');
+    expect(JSON.parse(run('sorted_values', [1e-300, 2 ** 60]) as string)).toEqual([1e-300, 2 ** 60]);
+  });
+});

@@ -2,7 +2,7 @@
 import { DbError } from '@mmdb/core';
 import type { AggregateCall } from '@mmdb/plan';
 import { collationKey, comparisonCollation } from './collation';
-import { Kbn, kahanSum } from './compensated';
+import { Kbn, kahanSum, sortedValues } from './compensated';
 import { applyAffinity, checkInt, compareValues, hashKey, toReal, toText, type Value } from '../values';
 
 export interface AggState { step(args: Value[]): void; result(): Value }
@@ -81,6 +81,7 @@ function base(spec: AggregateCall): AggState {
       };
     }
     case 'kahan_sum': return kahanSum();
+    case 'sorted_values': return sortedValues();
     case 'min':
     case 'max': {
       const sign = spec.fn.toLowerCase() === 'min' ? -1 : 1;

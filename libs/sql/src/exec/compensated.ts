@@ -83,3 +83,20 @@ export function kahanSum(): { step(a: Value[]): void; result(): Value } {
     },
   };
 }
+
+/**
+ * `sorted_values(value)` (plans only): the finite values (NULLs skipped) ascending, as the text of
+ * a JSON array of exact doubles (shortest round-trip form), so a surface can compute order
+ * statistics (the ES surface's percentiles and median absolute deviation) from one aggregate node.
+ */
+export function sortedValues(): { step(a: Value[]): void; result(): Value } {
+  const xs: number[] = [];
+  return {
+    step(a) {
+      if (a[0] === null) return;
+      const x = toReal(a[0])!;
+      if (Number.isFinite(x)) xs.push(x);
+    },
+    result: () => JSON.stringify(Float64Array.from(xs).sort(), (_k, v) => (v instanceof Float64Array ? Array.from(v) : v)),
+  };
+}

@@ -28,7 +28,7 @@ const num = (e: Expr | undefined): number | undefined =>
 const isConst = (e: Expr): boolean => e.kind === 'lit' || e.kind === 'param';
 
 /** Aggregates whose result does not depend on the order of their rows (not group_concat, string_agg, …). */
-const ORDER_FREE = new Set(['count', 'min', 'max', 'sum', 'total', 'avg', 'kahan_sum']); // kahan_sum: in its order argument's order
+const ORDER_FREE = new Set(['count', 'min', 'max', 'sum', 'total', 'avg', 'kahan_sum', 'sorted_values']); // kahan_sum: in its order argument's order
 
 /** Whether an expression (or any part of a node's own expressions) may name a `_score` column (a conservative text test). */
 const readsScore = (x: unknown): boolean => JSON.stringify(x).includes('_score');
