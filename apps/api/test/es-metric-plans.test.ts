@@ -21,6 +21,7 @@ const METRICS = {
   ss: { extended_stats: { field: 's' } }, sa: { avg: { field: 's' } },
   as: { sum: { field: 'at' } }, aa: { avg: { field: 'at' } }, ast: { stats: { field: 'at' } },
   wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } }, wn: { weighted_avg: { value: { field: 'n' }, weight: { field: 'f' } } },
+  wm2: { weighted_avg: { value: { field: 'x', missing: 1 }, weight: { field: 'w', missing: 0.5 } } }, wf: { weighted_avg: { value: { field: 's' }, weight: { field: 'f', missing: 2 }, format: '0.0' } },
   // `missing` (a document without a value counts it) and `format`
   xm: { avg: { field: 'x', missing: 2.5 } }, fm: { stats: { field: 'f', missing: -1 } }, wm: { sum: { field: 'w', missing: 3 } }, cm: { cardinality: { field: 'x', missing: 0 } },
   am: { max: { field: 'at', missing: '2030-01-01' } }, af: { min: { field: 'at', format: 'yyyy' } }, xf: { stats: { field: 'x', format: '0.00' } }, vm: { value_count: { field: 's', missing: 1 } },

@@ -115,17 +115,22 @@ function missingValue(k: Kind, m: unknown, format: string | undefined): string |
  * value · weight and weight (Elasticsearch's two compensated sums, in index order).
  */
 function weightedAvg(ix: IndexView, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
-  const side = (x: unknown): string | null => (isObj(x) && Object.keys(x).length === 1 && typeof x.field === 'string' ? x.field : null);
-  const vf = side(p.value), wf = side(p.weight);
-  if (!vf || !wf || Object.keys(p).some((x) => x !== 'value' && x !== 'weight')) return null;
-  const vk = fieldKind(ix, vf, 'metric'), wk = fieldKind(ix, wf, 'metric');
+  // each side a number field, with a `missing` number (a document without a value counts it); `format` (the answer has no string)
+  const side = (x: unknown): { field: string; missing?: number } | null =>
+    isObj(x) && typeof x.field === 'string' && Object.keys(x).every((k) => k === 'field' || (k === 'missing' && typeof x.missing === 'number' && Number.isFinite(x.missing)))
+      ? { field: x.field, ...(x.missing !== undefined ? { missing: x.missing as number } : {}) } : null;
+  const vs = side(p.value), ws = side(p.weight);
+  if (!vs || !ws || Object.keys(p).some((x) => x !== 'value' && x !== 'weight' && !(x === 'format' && typeof p.format === 'string'))) return null;
+  const vk = fieldKind(ix, vs.field, 'metric'), wk = fieldKind(ix, ws.field, 'metric');
   if ((vk !== 'integer' && vk !== 'number') || (wk !== 'integer' && wk !== 'number')) return null;
-  fields.set(vf, vk).set(wf, wk);
-  const both: Expr = bin('and', { kind: 'is_null', arg: valueOf(vf), not: true }, { kind: 'is_null', arg: valueOf(wf), not: true });
+  fields.set(vs.field, vk).set(ws.field, wk);
+  const read = (s: { field: string; missing?: number }): Expr => (s.missing === undefined ? valueOf(s.field) : { kind: 'call', name: 'coalesce', args: [valueOf(s.field), lit(s.missing)] });
+  const v = read(vs), w = read(ws);
+  const both: Expr = bin('and', { kind: 'is_null', arg: v, not: true }, { kind: 'is_null', arg: w, not: true });
   const when = (e: Expr): Expr => ({ kind: 'case', whens: [{ when: both, then: e }] });
   const calls: AggregateCall[] = [
-    sumCall(`${prefix}_vw`, 'number', when(bin('*', real(valueOf(vf)), real(valueOf(wf))))),
-    sumCall(`${prefix}_w`, 'number', when(real(valueOf(wf)))),
+    sumCall(`${prefix}_vw`, 'number', when(bin('*', real(v), real(w)))),
+    sumCall(`${prefix}_w`, 'number', when(real(w))),
   ];
   const value = (row: Record<string, unknown>): number | null => {
     const w = Number(row[`${prefix}_w`]);
