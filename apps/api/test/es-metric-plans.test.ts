@@ -11,7 +11,7 @@ import { EsPlanCheck } from './es-plan-check';
 const MAPPING = {
   properties: {
     x: { type: 'double' }, f: { type: 'float' }, s: { type: 'scaled_float', scaling_factor: 100 }, w: { type: 'double' },
-    n: { type: 'long' }, at: { type: 'date' }, tag: { type: 'keyword' }, body: { type: 'text' },
+    n: { type: 'long' }, at: { type: 'date' }, tag: { type: 'keyword' }, body: { type: 'text' }, ok: { type: 'boolean' },
   },
 };
 
@@ -28,6 +28,8 @@ const METRICS = {
   // percentiles and median_absolute_deviation: order statistics of the executor's sorted_values
   pc: { percentiles: { field: 'x' } }, ph: { percentiles: { field: 'f', hdr: { number_of_significant_value_digits: 2 }, keyed: false, percents: [10, 50] } },
   pd: { percentiles: { field: 'at', percents: [50, 99.9], format: 'yyyy-MM' } }, md: { median_absolute_deviation: { field: 'x' } }, mm: { median_absolute_deviation: { field: 's', missing: 3, compression: 50 } },
+  // a boolean read as 1 / 0
+  ok1: { stats: { field: 'ok' } }, ok2: { cardinality: { field: 'ok' } }, ok3: { value_count: { field: 'ok' } }, ok4: { percentiles: { field: 'ok', percents: [50] } },
   pr: { percentile_ranks: { field: 'x', values: [0, 1.5, -3, 0.1] } }, pn: { percentile_ranks: { field: 'n', values: [5], keyed: false } }, pa: { percentile_ranks: { field: 'at', values: [1e12] } },
 };
 const BUCKETED = {
@@ -39,7 +41,7 @@ const QUERIES: unknown[] = [undefined, { range: { n: { gte: 3 } } }, { match: { 
 const num = fc.oneof(fc.integer({ min: -1000, max: 1000 }).map((i) => i / 10), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }));
 const doc = fc.record({
   x: num, f: num, s: num, w: fc.double({ min: 0, max: 100, noNaN: true }), n: fc.integer({ min: 0, max: 20 }),
-  at: fc.integer({ min: 0, max: 2_000_000_000_000 }), tag: fc.constantFrom('a', 'b', 'c'), body: fc.constantFrom('alpha', 'beta', 'alpha beta'),
+  at: fc.integer({ min: 0, max: 2_000_000_000_000 }), ok: fc.boolean(), tag: fc.constantFrom('a', 'b', 'c'), body: fc.constantFrom('alpha', 'beta', 'alpha beta'),
 }, { requiredKeys: ['tag', 'body', 'n'] });
 
 describe('ES metrics of doubles, floats and dates as plans', () => {
