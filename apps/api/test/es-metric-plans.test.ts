@@ -69,6 +69,27 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
     }), { numRuns: 12 });
   }, 300_000);
 
+  it('aggregations beside a page of hits run as plans (post_filter narrows the hits only), equal to the full search', async () => {
+    const c = new EsPlanCheck(srv, 'beside');
+    await c.es('PUT', '/beside', { mappings: MAPPING });
+    const docs = fc.sample(doc, { numRuns: 80, seed: 5 });
+    await c.bulk(docs.map((d, i) => [`b${i}`, d]));
+    const bodies: Array<Record<string, unknown>> = [
+      { size: 5, sort: [{ n: 'asc' }, { tag: 'desc' }], aggs: { ...METRICS, ...BUCKETED } },
+      { query: { match: { body: 'alpha' } }, post_filter: { term: { tag: 'b' } }, aggs: BUCKETED, _source: ['n'] },
+      { query: { bool: { filter: [{ range: { n: { gte: 4 } } }] } }, from: 3, size: 4, sort: ['_doc'], track_total_hits: true, aggregations: { xs: { sum: { field: 'x' } } } },
+    ];
+    await c.es('POST', '/beside/_search', bodies[0]); // the typed-column check
+    for (const body of bodies) {
+      const { r, ran } = await c.counted(body);
+      expect(ran).toBeGreaterThan(0);
+      // terminate_after changes which documents are read: the aggregation code over the view answers
+      const ref = await c.es('POST', '/beside/_search', { ...body, terminate_after: 100000 });
+      const ids = (x: { hits: { hits: Array<{ _id: string }> } }) => x.hits.hits.map((h) => h._id);
+      expect([r.hits.total, ids(r), r.aggregations]).toEqual([ref.hits.total, ids(ref), ref.aggregations]);
+    }
+  }, 60_000);
+
   it('ten 0.1 sum to 1.0 (compensated, as Elasticsearch), in index order whatever the ids', async () => {
     const c = new EsPlanCheck(srv, 'tenth');
     await c.es('PUT', '/tenth', { mappings: MAPPING });

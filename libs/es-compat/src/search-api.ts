@@ -110,11 +110,18 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   // a relevance page of a match query: the top-k plan (topk.ts); a page sorted by fields: sort and limit nodes (plan-sort.ts)
   // an alias's filter is one more filter clause of the query for the plans that read matches only (not the top-k page's scores)
   // (they read the whole index's view: its field statistics decide what the fts nodes answer exactly)
-  const filtered = aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) };
+  let filtered = aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) };
   const whole = planned && aliasFilter !== undefined ? await t.state.view(refs![0]) : views[0];
+  // aggregations beside a page of hits: the aggregate plans over the query's matches, the hits found as without them
+  const beside = planned && q.scroll === undefined ? await besideHits(t, refs![0], whole, filtered, q, aliasFilter) : null;
+  if (beside) {
+    delete body2.aggs;
+    delete body2.aggregations;
+    filtered = aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) };
+  }
   const top = planned ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
-  const aggPlan = planned && !top ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
+  const aggPlan = planned && !top && !beside ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
   // text terms are retrieved through fts_search plans (not for a point in time: its documents are frozen)
   const retrieval = top ? undefined : refs ? await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: refs![i] })), (ix, r) => candidates(ix, body2.query, r)) : undefined;
@@ -128,7 +135,29 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     return { status: 200, body: searchResponse(p, p.hits.slice(0, p.size), Date.now() - t0, { _scroll_id: id }) };
   }
   const page = p.hits.slice(p.from, p.from + p.size);
-  return { status: 200, body: searchResponse(p, page, Date.now() - t0, pitId ? { pit_id: pitId } : {}) };
+  return { status: 200, body: searchResponse(beside ? { ...p, aggregations: beside } : p, page, Date.now() - t0, pitId ? { pit_id: pitId } : {}) };
+}
+
+/** Body keys that do not change which documents aggregations read (post_filter applies to the hits only). */
+const BESIDE = new Set(['query', 'aggs', 'aggregations', 'size', 'from', 'sort', '_source', 'highlight', 'post_filter', 'track_total_hits', 'track_scores', 'version', 'seq_no_primary_term', 'stored_fields', 'docvalue_fields', 'explain', 'timeout', 'stats', 'suggest', 'search_after', 'fields']);
+/** Query parameters of the page (the aggregations' plans read the query's only). */
+const PAGE_PARAMS = ['size', 'from', 'sort', '_source', '_source_includes', '_source_excludes', 'version', 'seq_no_primary_term', 'track_total_hits', 'track_scores', 'stored_fields', 'docvalue_fields', 'explain', 'filter_path'];
+
+/**
+ * The aggregations of a search that also asks for hits, as aggregate plans (plan-aggs.ts) over the
+ * query's matches, or null when the search asks for no hits, holds a key that changes the
+ * documents the aggregations read (`min_score`, `terminate_after`, `collapse`, …), or the
+ * aggregations do not map.
+ */
+async function besideHits(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params, aliasFilter: Json | undefined): Promise<JsonObject | null> {
+  const spec = body.aggs ?? body.aggregations;
+  const size = q.size !== undefined ? Number(q.size) : body.size === undefined ? 10 : body.size;
+  if (spec === undefined || size === 0 || (body.aggs !== undefined && body.aggregations !== undefined) || Object.keys(body).some((k) => !BESIDE.has(k))) return null;
+  const q2: Params = { ...q };
+  for (const k of PAGE_PARAMS) delete q2[k];
+  const only: JsonObject = { ...(body.query !== undefined ? { query: body.query } : {}), aggs: spec, size: 0 };
+  const p = await planAggsOf(t, ref, view, only, q2, aliasFilter);
+  return p?.aggregations ?? null;
 }
 
 async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params, lookupFn: (ix: string, id: string) => JsonObject | undefined): Promise<TopK | null> {
