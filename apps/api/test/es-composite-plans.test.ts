@@ -5,8 +5,7 @@
  * to the aggregation code's over the view (taken with a `post_filter`).
  */
 import fc from 'fast-check';
-import { bootstrapEnv, TestServer } from './server';
-import { EsPlanCheck } from './es-plan-check';
+import { EsPlanCheck, suiteServer } from './es-plan-check';
 
 const MAPPING = { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, at: { type: 'date' }, body: { type: 'text' } } };
 const SOURCES: unknown[][] = [
@@ -25,22 +24,12 @@ const doc = fc.record({
 }, { requiredKeys: ['body'] });
 
 describe('ES composite and rare_terms aggregations as plans', () => {
-  let srv: TestServer;
+  const server = suiteServer();
   let runs = 0;
-
-  beforeAll(async () => {
-    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
-  }, 60_000);
-  afterAll(async () => {
-    await srv.stop();
-  });
 
   it('random documents: every page of a walk by after_key equals the aggregation code', async () => {
     await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 50 }), fc.integer({ min: 1, max: 7 }), async (docs, size) => {
-      const c = new EsPlanCheck(srv, `c${++runs}`);
-      await c.es('PUT', `/c${runs}`, { mappings: MAPPING });
-      await c.bulk(docs.map((d, i) => [`d${i}`, d]));
-      await c.es('POST', `/c${runs}/_search`, { size: 0, aggs: { c: { composite: { sources: SOURCES[0] } } } }); // the typed-column check
+      const c = await EsPlanCheck.fresh(server(), `c${++runs}`, MAPPING, docs.map((d, i) => [`d${i}`, d]), { c: { composite: { sources: SOURCES[0] } } });
       for (const sources of SOURCES) {
         for (const query of [undefined, { match: { body: 'beta' } }]) {
           let after: unknown;
@@ -63,10 +52,7 @@ describe('ES composite and rare_terms aggregations as plans', () => {
       r4: { rare_terms: { field: 'tag', include: 'b.*|C' } },
     };
     await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 40 }), async (docs) => {
-      const c = new EsPlanCheck(srv, `r${++runs}`);
-      await c.es('PUT', `/r${runs}`, { mappings: MAPPING });
-      await c.bulk(docs.map((d, i) => [`d${i}`, d]));
-      await c.es('POST', `/r${runs}/_search`, { size: 0, aggs: rare }); // the typed-column check
+      const c = await EsPlanCheck.fresh(server(), `r${++runs}`, MAPPING, docs.map((d, i) => [`d${i}`, d]), rare);
       // the level's node and one grouped node per rare_terms
       for (const query of [undefined, { match: { body: 'beta' } }]) await c.aggs(rare, query, 5);
     }), { numRuns: 10 });

@@ -5,8 +5,7 @@
  * equals the aggregation code's over the view (taken with a `post_filter`), bit for bit.
  */
 import fc from 'fast-check';
-import { bootstrapEnv, TestServer } from './server';
-import { EsPlanCheck } from './es-plan-check';
+import { EsPlanCheck, suiteServer } from './es-plan-check';
 
 const MAPPING = {
   properties: {
@@ -45,22 +44,13 @@ const doc = fc.record({
 }, { requiredKeys: ['tag', 'body', 'n'] });
 
 describe('ES metrics of doubles, floats and dates as plans', () => {
-  let srv: TestServer;
+  const server = suiteServer();
   let runs = 0;
-
-  beforeAll(async () => {
-    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
-  }, 60_000);
-  afterAll(async () => {
-    await srv.stop();
-  });
 
   it('random documents: sums, averages, stats, extended_stats, weighted_avg, percentile_ranks, percentiles, median_absolute_deviation (with missing and format) through plans equal the aggregation code', async () => {
     await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 60 }), async (docs) => {
-      const c = new EsPlanCheck(srv, `m${++runs}`);
-      await c.es('PUT', `/m${runs}`, { mappings: MAPPING });
-      await c.bulk(docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]));
-      await c.es('POST', `/m${runs}/_search`, { size: 0, aggs: { ...METRICS, ...BUCKETED } }); // the typed-column check
+      // ids out of index order: the compensated sums still add in index order
+      const c = await EsPlanCheck.fresh(server(), `m${++runs}`, MAPPING, docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]), { ...METRICS, ...BUCKETED });
       for (const query of QUERIES) {
         await c.aggs(METRICS, query, 1);
         // the metrics node, the terms' grouped node, the histogram's
@@ -70,16 +60,12 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
   }, 300_000);
 
   it('aggregations beside a page of hits run as plans (post_filter narrows the hits only), equal to the full search', async () => {
-    const c = new EsPlanCheck(srv, 'beside');
-    await c.es('PUT', '/beside', { mappings: MAPPING });
-    const docs = fc.sample(doc, { numRuns: 80, seed: 5 });
-    await c.bulk(docs.map((d, i) => [`b${i}`, d]));
+    const c = await EsPlanCheck.fresh(server(), 'beside', MAPPING, fc.sample(doc, { numRuns: 80, seed: 5 }).map((d, i) => [`b${i}`, d]), METRICS);
     const bodies: Array<Record<string, unknown>> = [
       { size: 5, sort: [{ n: 'asc' }, { tag: 'desc' }], aggs: { ...METRICS, ...BUCKETED } },
       { query: { match: { body: 'alpha' } }, post_filter: { term: { tag: 'b' } }, aggs: BUCKETED, _source: ['n'] },
       { query: { bool: { filter: [{ range: { n: { gte: 4 } } }] } }, from: 3, size: 4, sort: ['_doc'], track_total_hits: true, aggregations: { xs: { sum: { field: 'x' } } } },
     ];
-    await c.es('POST', '/beside/_search', bodies[0]); // the typed-column check
     for (const body of bodies) {
       const { r, ran } = await c.counted(body);
       expect(ran).toBeGreaterThan(0);
@@ -91,10 +77,7 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
   }, 60_000);
 
   it('ten 0.1 sum to 1.0 (compensated, as Elasticsearch), in index order whatever the ids', async () => {
-    const c = new EsPlanCheck(srv, 'tenth');
-    await c.es('PUT', '/tenth', { mappings: MAPPING });
-    await c.bulk(Array.from({ length: 10 }, (_, i) => [`z${9 - i}`, { x: 0.1, tag: 'a', body: 'alpha', n: i, at: i * 86400_000 * 20 }]));
-    await c.es('POST', '/tenth/_search', { size: 0, aggs: { s: { sum: { field: 'x' } } } }); // the typed-column check
+    const c = await EsPlanCheck.fresh(server(), 'tenth', MAPPING, Array.from({ length: 10 }, (_, i): [string, Record<string, unknown>] => [`z${9 - i}`, { x: 0.1, tag: 'a', body: 'alpha', n: i, at: i * 86400_000 * 20 }]), { s: { sum: { field: 'x' } } });
     const r = await c.aggs({ s: { sum: { field: 'x' } }, a: { avg: { field: 'x' } }, st: { stats: { field: 'x' } } }, undefined, 1);
     expect([r.aggregations.s.value, r.aggregations.a.value, r.aggregations.st.sum]).toEqual([1, 0.1, 1]);
     // a month groups by day, whose compensated sums do not merge: the aggregation code answers

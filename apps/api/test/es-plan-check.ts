@@ -4,13 +4,34 @@
  * `post_filter`, `terminate_after` or the reference query takes that path), and the plans it ran
  * are counted (the executor's latency count for surface "es").
  */
-import { TENANT, TestServer, TOKEN } from './server';
+import { bootstrapEnv, TENANT, TestServer, TOKEN } from './server';
 
 export const T = `/v1/tenants/${TENANT}`;
 type Json = any;
 
+/** A test server started before the suite's tests and stopped after them; the getter reads it. */
+export function suiteServer(): () => TestServer {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
+  }, 60_000);
+  afterAll(async () => {
+    await srv.stop();
+  });
+  return () => srv;
+}
+
 export class EsPlanCheck {
   constructor(private readonly srv: TestServer, private readonly index: string) {}
+
+  /** A new index with `mappings` holding `docs` (id → source), after a first `_search` of `aggs` (the typed-column check, cached by the table's LSN). */
+  static async fresh(srv: TestServer, index: string, mappings: unknown, docs: Array<[string, Record<string, unknown>]>, aggs: unknown): Promise<EsPlanCheck> {
+    const c = new EsPlanCheck(srv, index);
+    await c.es('PUT', `/${index}`, { mappings });
+    await c.bulk(docs);
+    await c.es('POST', `/${index}/_search`, { size: 0, aggs });
+    return c;
+  }
 
   async es(method: string, p: string, body?: unknown, token = TOKEN): Promise<Json> {
     const r = await this.srv.request(method, `${T}/es${p}`, { token, ...(body === undefined ? {} : { body }) });

@@ -5,8 +5,7 @@
  * `post_filter`).
  */
 import fc from 'fast-check';
-import { bootstrapEnv, TestServer } from './server';
-import { EsPlanCheck } from './es-plan-check';
+import { EsPlanCheck, suiteServer } from './es-plan-check';
 
 // Havana and Santiago change at midnight (a local day without its midnight)
 const ZONES = ['Europe/Paris', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kolkata', 'America/Sao_Paulo', 'Pacific/Chatham', 'America/Havana', 'America/Santiago'];
@@ -28,23 +27,13 @@ const histograms = (zone: string) => ({
 const instant = fc.oneof(fc.integer({ min: Date.UTC(2021, 2, 10), max: Date.UTC(2021, 3, 10) }), fc.integer({ min: Date.UTC(2021, 8, 1), max: Date.UTC(2021, 10, 10) }), fc.integer({ min: Date.UTC(2021, 11, 31, 10), max: Date.UTC(2022, 0, 1, 14) }));
 
 describe('ES date histograms in a named time zone as plans', () => {
-  let srv: TestServer;
+  const server = suiteServer();
   let runs = 0;
-
-  beforeAll(async () => {
-    srv = await new TestServer(TestServer.tempDir(), bootstrapEnv()).start();
-  }, 60_000);
-  afterAll(async () => {
-    await srv.stop();
-  });
 
   it('random instants around daylight-saving changes: the keys equal the aggregation code', async () => {
     await fc.assert(fc.asyncProperty(fc.array(fc.record({ at: instant, x: fc.double({ min: -5, max: 5, noNaN: true }) }), { minLength: 1, maxLength: 40 }), fc.constantFrom(...ZONES), async (docs, zone) => {
-      const c = new EsPlanCheck(srv, `z${++runs}`);
-      await c.es('PUT', `/z${runs}`, { mappings: { properties: { at: { type: 'date' }, x: { type: 'double' } } } });
-      await c.bulk(docs.map((d, i) => [`d${i}`, d]));
       const aggs = histograms(zone);
-      await c.es('POST', `/z${runs}/_search`, { size: 0, aggs }); // the typed-column check
+      const c = await EsPlanCheck.fresh(server(), `z${++runs}`, { properties: { at: { type: 'date' }, x: { type: 'double' } } }, docs.map((d, i) => [`d${i}`, d]), aggs);
       // the level's node and one grouped node per histogram
       await c.aggs(aggs, undefined, 12);
       await c.aggs(aggs, { range: { x: { gte: 0 } } }, 12);
