@@ -10,6 +10,7 @@ import { EsPlanCheck, suiteServer } from './es-plan-check';
 const MAPPING = { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, at: { type: 'date' }, body: { type: 'text' } } };
 const SOURCES: unknown[][] = [
   [{ t: { terms: { field: 'tag' } } }],
+  [{ x: { terms: { field: 'x', order: 'desc' } } }, { t: { terms: { field: 'tag' } } }],
   [{ t: { terms: { field: 'tag', order: 'desc', missing_bucket: true } } }, { n: { terms: { field: 'n' } } }],
   [{ h: { histogram: { field: 'x', interval: 2.5, missing_bucket: true } } }, { t: { terms: { field: 'tag', missing_bucket: true } } }],
   [{ d: { date_histogram: { field: 'at', calendar_interval: 'day', format: 'yyyy-MM-dd' } } }, { n: { histogram: { field: 'n', interval: 3, order: 'desc' } } }],

@@ -33,6 +33,8 @@ const METRICS = {
 };
 const BUCKETED = {
   t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } }, pc: { percentiles: { field: 'n', percents: [50] } }, md: { median_absolute_deviation: { field: 'x' } } } },
+  // terms of double, float and scaled_float fields (keys the rounded doc values)
+  tx: { terms: { field: 'f', size: 3, order: { _key: 'desc' } }, aggs: { m: { max: { field: 'n' } } } }, ts: { terms: { field: 's', missing: 0.5, min_doc_count: 0 } }, rx: { rare_terms: { field: 'x' } },
   h: { histogram: { field: 'n', interval: 5 }, aggs: { pr: { percentile_ranks: { field: 'f', values: [0, 10] } }, xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
 };
 const QUERIES: unknown[] = [undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } }];
@@ -53,8 +55,8 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
       const c = await EsPlanCheck.fresh(server(), `m${++runs}`, MAPPING, docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]), { ...METRICS, ...BUCKETED });
       for (const query of QUERIES) {
         await c.aggs(METRICS, query, 1);
-        // the metrics node, the terms' grouped node, the histogram's
-        await c.aggs(BUCKETED, query, 3);
+        // the metrics node, one grouped node per terms / rare_terms aggregation and the histogram's
+        await c.aggs(BUCKETED, query, 6);
       }
     }), { numRuns: 12 });
   }, 300_000);

@@ -78,10 +78,10 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   // a term query normalizes its value with the field's normalizer: not done here
   if (f.type === 'keyword') return want !== 'metric' && (f.def.normalizer === undefined || want !== 'filter') ? 'keyword' : null;
   if (INTEGER.has(f.type)) return 'integer';
-  if (f.type === 'double') return want === 'filter' || want === 'metric' || want === 'count' ? 'number' : null;
+  if (f.type === 'double') return want === 'filter' || want === 'metric' || want === 'count' || want === 'terms' ? 'number' : null;
   // float, half_float and scaled_float columns hold the values as the mapping rounds them (mapping.ts `docValues`), which
-  // metrics read; a query compares the float's bound rounded the same way, which a filter here does not
-  if (FLOATS.has(f.type)) return want === 'metric' || want === 'count' ? 'number' : null;
+  // metrics and terms read; a query compares the float's bound rounded the same way, which a filter here does not
+  if (FLOATS.has(f.type)) return want === 'metric' || want === 'count' || want === 'terms' ? 'number' : null;
   // a boolean's metrics read it as 1 / 0, as the aggregation code does (its column holds the value)
   if (f.type === 'boolean') return want === 'metric' || want === 'count' ? 'integer' : null;
   return null;

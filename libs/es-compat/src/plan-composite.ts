@@ -1,6 +1,6 @@
 /**
  * A top-level `composite` aggregation as one plan (plan-level.ts runs it): sources `terms`
- * (keyword or integer field), `histogram` (integer or double field, a numeric `interval`) and
+ * (keyword or number field), `histogram` (integer or double field, a numeric `interval`) and
  * `date_histogram` (a date's typed column; `calendar_interval` up to a week, in a `time_zone`
  * too, or `fixed_interval`), each with `order` and `missing_bucket`; `size`; `after`; metric and single-pass bucket
  * sub-aggregations (calls of the grouped node). The page is
@@ -84,7 +84,7 @@ function source(ix: IndexView, name: string, def: unknown, fields: Map<string, K
   const num = (v: unknown): Json | undefined => (v === null || typeof v === 'number' ? (v as Json) : undefined);
   if (kind === 'terms') {
     const k = fieldKind(ix, field, 'terms');
-    if ((k !== 'keyword' && k !== 'integer') || Object.keys(sp).some((x) => !common.includes(x))) return null;
+    if ((k !== 'keyword' && k !== 'integer' && k !== 'number') || Object.keys(sp).some((x) => !common.includes(x))) return null;
     fields.set(field, k);
     return { ...base, key: valueOf(field), has: typed(field, k), show: (v) => (v === null || k === 'keyword' ? (v as Json) : Number(v)), after: k === 'keyword' ? (v) => (v === null || typeof v === 'string' ? (v as Json) : undefined) : num };
   }

@@ -65,7 +65,7 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   // min_doc_count 0 (every term of the index, the missing ones at 0): at the top level
   if (!Number.isInteger(size) || (size as number) < 1 || !k || !Number.isInteger(minDoc) || (minDoc as number) < (depth === 0 ? 0 : 1)) return null;
   // `missing`: documents without a value count under that key; include / exclude: lists of values
-  const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : Number.isInteger(v));
+  const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : k === 'number' ? typeof v === 'number' && Number.isFinite(v) : Number.isInteger(v));
   if (p.missing !== undefined && !plainKey(p.missing)) return null;
   // include / exclude as regular expressions (keyword) or partitions: the index's keys (its values and `missing`) that the
   // aggregation code's own test keeps, as one list
