@@ -35,6 +35,7 @@ const BUCKETED = {
   t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } }, pc: { percentiles: { field: 'n', percents: [50] } }, md: { median_absolute_deviation: { field: 'x' } } } },
   // terms of double, float and scaled_float fields (keys the rounded doc values)
   tx: { terms: { field: 'f', size: 3, order: { _key: 'desc' } }, aggs: { m: { max: { field: 'n' } } } }, ts: { terms: { field: 's', missing: 0.5, min_doc_count: 0 } }, rx: { rare_terms: { field: 'x' } },
+  tb: { terms: { field: 'ok', order: { _key: 'asc' } }, aggs: { s: { sum: { field: 'x' } } } }, tb0: { terms: { field: 'ok', min_doc_count: 0 } },
   h: { histogram: { field: 'n', interval: 5 }, aggs: { pr: { percentile_ranks: { field: 'f', values: [0, 10] } }, xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
 };
 const QUERIES: unknown[] = [undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } }];
@@ -56,7 +57,7 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
       for (const query of QUERIES) {
         await c.aggs(METRICS, query, 1);
         // the metrics node, one grouped node per terms / rare_terms aggregation and the histogram's
-        await c.aggs(BUCKETED, query, 6);
+        await c.aggs(BUCKETED, query, 8);
       }
     }), { numRuns: 12 });
   }, 300_000);

@@ -84,7 +84,8 @@ function source(ix: IndexView, name: string, def: unknown, fields: Map<string, K
   const num = (v: unknown): Json | undefined => (v === null || typeof v === 'number' ? (v as Json) : undefined);
   if (kind === 'terms') {
     const k = fieldKind(ix, field, 'terms');
-    if ((k !== 'keyword' && k !== 'integer' && k !== 'number') || Object.keys(sp).some((x) => !common.includes(x))) return null;
+    // (a boolean source's keys print as true / false and its `after` compares as the aggregation code's strings: it answers)
+    if ((k !== 'keyword' && k !== 'integer' && k !== 'number') || ix.fields.get(field)!.type === 'boolean' || Object.keys(sp).some((x) => !common.includes(x))) return null;
     fields.set(field, k);
     return { ...base, key: valueOf(field), has: typed(field, k), show: (v) => (v === null || k === 'keyword' ? (v as Json) : Number(v)), after: k === 'keyword' ? (v) => (v === null || typeof v === 'string' ? (v as Json) : undefined) : num };
   }

@@ -38,6 +38,8 @@ export interface TermsSpec {
   readonly child?: TermsSpec;
   /** histogram / date_histogram sub-aggregations (at the top level's terms only). */
   readonly series: Array<{ name: string; s: Series }>;
+  /** A boolean field: keys 1 / 0 printed `true` / `false` in `key_as_string`. */
+  readonly boolean?: boolean;
   /** rare_terms: its max_doc_count (the buckets at most that full, fewest first; the answer holds only `buckets`). */
   readonly rare?: number;
 }
@@ -67,6 +69,9 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   // `missing`: documents without a value count under that key; include / exclude: lists of values
   const plainKey = (v: unknown): boolean => (k === 'keyword' ? typeof v === 'string' : k === 'number' ? typeof v === 'number' && Number.isFinite(v) : Number.isInteger(v));
   if (p.missing !== undefined && !plainKey(p.missing)) return null;
+  // a boolean's keys are 1 / 0 (its `missing` and include / exclude lists are read as booleans: the aggregation code answers)
+  const boolean = ix.fields.get(field)?.type === 'boolean';
+  if (boolean && (p.missing !== undefined || p.include !== undefined || p.exclude !== undefined)) return null;
   // include / exclude as regular expressions (keyword) or partitions: the index's keys (its values and `missing`) that the
   // aggregation code's own test keeps, as one list
   let allowed: Json[] | null = null;
@@ -118,7 +123,7 @@ export function termsSpec(ix: IndexView, name: string, p: JsonObject, subSpec: u
   const order = termsOrder(p.order, subs);
   if (!order) return null;
   const plain = p.missing === undefined && p.include === undefined && p.exclude === undefined;
-  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, plain, missing: p.missing !== undefined, series, ...(child ? { child } : {}) };
+  return { name, field, kind: k, size: size as number, order, minDoc: minDoc as number, key, rowCond, subs, plain, missing: p.missing !== undefined, series, ...(child ? { child } : {}), ...(boolean ? { boolean } : {}) };
 }
 
 /** The grouped node of a terms aggregation over `input` (min_doc_count applied): columns key, doc_count and its sub-aggregations' calls. */
@@ -152,7 +157,8 @@ export const keyOf = (t: TermsSpec, v: unknown): Json => (t.kind === 'keyword' ?
 
 /** One bucket's answer from a grouped row. */
 export function termsBucket(t: TermsSpec, r: Record<string, unknown>): JsonObject {
-  const b: JsonObject = { key: keyOf(t, r.key), doc_count: Number(r.doc_count) };
+  const key = keyOf(t, r.key);
+  const b: JsonObject = { key, ...(t.boolean ? { key_as_string: key ? 'true' : 'false' } : {}), doc_count: Number(r.doc_count) };
   for (const x of t.subs) b[x.name] = x.m.value(r);
   return b;
 }
