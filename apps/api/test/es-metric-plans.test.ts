@@ -38,7 +38,12 @@ const BUCKETED = {
   tb: { terms: { field: 'ok', order: { _key: 'asc' } }, aggs: { s: { sum: { field: 'x' } } } }, tb0: { terms: { field: 'ok', min_doc_count: 0 } },
   h: { histogram: { field: 'n', interval: 5 }, aggs: { pr: { percentile_ranks: { field: 'f', values: [0, 10] } }, xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
 };
-const QUERIES: unknown[] = [undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } }];
+const QUERIES: unknown[] = [
+  undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } },
+  // term / terms on number and boolean fields (the values as the scorer coerces them: a float's rounded, '2.5' a number)
+  { term: { n: 3 } }, { bool: { filter: [{ terms: { ok: [true, 'false'] } }, { term: { f: { value: 0.1, boost: 2 } } }] } }, { terms: { x: [0.1, -5, '2.5'] } },
+  { bool: { must: [{ match: { body: 'beta' } }], must_not: [{ term: { ok: false } }, { terms: { s: [1.25, null] } }] } },
+];
 
 const num = fc.oneof(fc.integer({ min: -1000, max: 1000 }).map((i) => i / 10), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }));
 const doc = fc.record({
@@ -58,6 +63,7 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
         await c.aggs(METRICS, query, 1);
         // the metrics node, one grouped node per terms / rare_terms aggregation and the histogram's
         await c.aggs(BUCKETED, query, 8);
+        if (query) await c.count(query);
       }
     }), { numRuns: 12 });
   }, 300_000);

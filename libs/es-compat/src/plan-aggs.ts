@@ -1,6 +1,6 @@
 /**
  * Aggregations as plan nodes. A size-0 search whose query is absent, `match_all`, a bool of
- * `filter` clauses (term/terms on keyword, range on integer or double fields), or a `match`
+ * `filter` clauses (term/terms on keyword, number and boolean fields, range on integer or double fields), or a `match`
  * (alone or the must of such a bool: over `fts_search(limit null)`), with top-level `terms`
  * (keyword or integer field; `order` by `_count`, `_key` or a metric sub-aggregation), `missing`,
  * `filter`/`filters` (conditional counts), `value_count`/`cardinality` (keyword or integer fields) and
@@ -29,6 +29,7 @@ import { typedReady } from './typed';
 import type { Metric } from './plan-metrics';
 export type { Metric } from './plan-metrics';
 import { rangeBounds } from './query';
+import { queryValue } from './fields';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
@@ -110,6 +111,10 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
   }
   if (!isObj(body) || Object.keys(body).length !== 1) return null;
   const [name] = Object.keys(body);
+  if (kind === 'term' || kind === 'terms') {
+    const e = numberTerms(ix, kind, name, body[name], fields);
+    if (e !== undefined) return e;
+  }
   const k = fieldKind(ix, name, 'filter');
   if (!k) return null;
   const spec = body[name];
@@ -158,6 +163,34 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
     return inList(valueOf(name), vals);
   }
   return null;
+}
+
+/**
+ * `term` / `terms` on a number or boolean field: the values as the scorer reads them (`queryValue`:
+ * coerced to the field's type, a float rounded to float32, a boolean parsed), compared with the
+ * column (a boolean's as 1 / 0); a value that reads as none matches nothing. Undefined for a
+ * keyword or text field (the caller's own cases), null for a form the scorer answers (an error, a
+ * terms lookup).
+ */
+function numberTerms(ix: IndexView, kind: string, name: string, spec: unknown, fields: Map<string, Kind>): Expr | null | undefined {
+  const f = ix.fields.get(name);
+  const k = fieldKind(ix, name, 'count');
+  if (!f || (k !== 'integer' && k !== 'number')) return undefined;
+  const raw = kind === 'terms' ? spec : isObj(spec) ? (Object.keys(spec).every((x) => ['value', 'boost', '_name', 'case_insensitive'].includes(x)) ? [spec.value] : null) : [spec];
+  const max = Number((ix.settings as JsonObject)['index.max_terms_count'] ?? 65536);
+  if (!Array.isArray(raw) || raw.length > max || raw.some((v) => v === undefined || isObj(v) || Array.isArray(v))) return null;
+  const vals: Json[] = [];
+  try {
+    for (const v of raw) {
+      const x = queryValue(f, v);
+      if (typeof x === 'number' && Number.isFinite(x)) vals.push(x);
+      else if (typeof x === 'boolean') vals.push(x ? 1 : 0);
+    }
+  } catch {
+    return null; // the scorer reports it
+  }
+  fields.set(name, k);
+  return vals.length ? { kind: 'in_list', arg: valueOf(name), list: vals.map((x) => lit(x)) } : lit(false);
 }
 
 export function predicate(ix: IndexView, q: unknown, fields: Map<string, Kind>): Expr | null | false {
