@@ -43,6 +43,8 @@ const QUERIES: unknown[] = [
   // term / terms on number and boolean fields (the values as the scorer coerces them: a float's rounded, '2.5' a number)
   { term: { n: 3 } }, { bool: { filter: [{ terms: { ok: [true, 'false'] } }, { term: { f: { value: 0.1, boost: 2 } } }] } }, { terms: { x: [0.1, -5, '2.5'] } },
   { bool: { must: [{ match: { body: 'beta' } }], must_not: [{ term: { ok: false } }, { terms: { s: [1.25, null] } }] } },
+  // an integer field's term or bound with a fraction, as Elasticsearch compares it (2.5 matches no long; from 2.5 is from 3)
+  { bool: { should: [{ term: { n: 2.5 } }, { range: { n: { gte: 2.5, lt: 7.5 } } }] } }, { terms: { n: [4, '4.0', 5.5] } },
 ];
 
 const num = fc.oneof(fc.integer({ min: -1000, max: 1000 }).map((i) => i / 10), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }));
@@ -89,6 +91,10 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
     const c = await EsPlanCheck.fresh(server(), 'tenth', MAPPING, Array.from({ length: 10 }, (_, i): [string, Record<string, unknown>] => [`z${9 - i}`, { x: 0.1, tag: 'a', body: 'alpha', n: i, at: i * 86400_000 * 20 }]), { s: { sum: { field: 'x' } } });
     const r = await c.aggs({ s: { sum: { field: 'x' } }, a: { avg: { field: 'x' } }, st: { stats: { field: 'x' } } }, undefined, 1);
     expect([r.aggregations.s.value, r.aggregations.a.value, r.aggregations.st.sum]).toEqual([1, 0.1, 1]);
+    // n is 0 … 9: a long's term 2.5 matches nothing, a range from 2.5 starts at 3 (as Elasticsearch), on both paths
+    expect(await c.count({ term: { n: 2.5 } })).toBe(0);
+    expect(await c.count({ range: { n: { gte: 2.5, lte: 7.5 } } })).toBe(5);
+    expect(await c.count({ range: { n: { gt: '2', lt: -0.5 } } })).toBe(0);
     // a month groups by day, whose compensated sums do not merge: the aggregation code answers
     await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { s: { sum: { field: 'x' } } } } }, undefined, 0);
   }, 60_000);

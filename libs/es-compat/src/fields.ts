@@ -142,14 +142,20 @@ export function expandFields(ix: IndexView, specs: string[], textOnly = false): 
   return out;
 }
 
+const INTEGER_TYPES = new Set(['long', 'integer', 'short', 'byte']);
+
 /** The query value in the stored form of field `f` (numbers, epoch ms, normalized keyword). */
-export function queryValue(f: Field, v: unknown, opts: { format?: string; zone?: string; roundUp?: boolean } = {}): Json {
+export function queryValue(f: Field, v: unknown, opts: { format?: string; zone?: string; roundUp?: boolean; exact?: boolean } = {}): Json {
   if ((STORED_ONLY_TYPES as readonly string[]).includes(f.type)) throw notIndexed(f);
   if (isNumeric(f)) {
     if (typeof v === 'string' && (v.trim() === '' || !Number.isFinite(Number(v)))) {
       throw new EsError(400, 'query_shard_exception', `failed to create query: For input string: "${v}"`, { index: undefined, caused_by: { type: 'number_format_exception', reason: `For input string: "${v}"` } });
     }
-    return coerceNumber({ ...f, type: f.type === 'scaled_float' ? 'double' : f.type }, (typeof v === 'string' ? Number(v) : v) as Json, '') ?? null;
+    const x = typeof v === 'string' ? Number(v) : v;
+    const n = coerceNumber({ ...f, type: f.type === 'scaled_float' ? 'double' : f.type }, x as Json, '') ?? null;
+    // `exact` (term and range bounds): an integer field's value keeps its fraction, as Elasticsearch compares it (a term 2.5 on
+    // a long matches nothing; a range from 2.5 starts at 3), rather than truncated as a document's value is
+    return opts.exact && n !== null && typeof x === 'number' && INTEGER_TYPES.has(f.type) ? x : n;
   }
   if (isDate(f)) return parseDateMath(v, opts.format ?? String(f.def.format ?? DEFAULT_DATE_FORMAT), opts.zone, opts.roundUp, Date.now(), f.def.locale === undefined ? undefined : String(f.def.locale));
   if (f.type === 'boolean') {

@@ -118,19 +118,9 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
   const k = fieldKind(ix, name, 'filter');
   if (!k) return null;
   const spec = body[name];
-  if (kind === 'range' && (k === 'integer' || k === 'number') && isObj(spec)) {
-    const ops: Record<string, '>' | '>=' | '<' | '<='> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
-    let e: Expr | null = null;
-    for (const [op, v] of Object.entries(spec)) {
-      if (!(op in ops) || typeof v !== 'number') return null;
-      const c: Expr = { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) };
-      e = e ? and(e, c) : c;
-    }
-    fields.set(name, k);
-    return e ?? has(name);
-  }
-  if (kind === 'range' && k === 'time' && isObj(spec)) {
-    // the scorer's bounds (date math, format, time_zone, rounding) over the column's epoch ms
+  if (kind === 'range' && (k === 'integer' || k === 'number' || k === 'time') && isObj(spec)) {
+    // the scorer's bounds (numbers and numeric strings, an integer field's with their fraction; for dates date math, format,
+    // time_zone, rounding) over the column
     if (Object.keys(spec).some((x) => !['gt', 'gte', 'lt', 'lte', 'from', 'to', 'include_lower', 'include_upper', 'format', 'time_zone', 'boost'].includes(x))) return null;
     let bounds: ReturnType<typeof rangeBounds>;
     try {
@@ -139,7 +129,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
       return null; // the scorer reports it
     }
     const ops = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
-    let e: Expr = typed(name, k);
+    let e: Expr = has(name);
     for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
       const v = bounds[op];
       if (v === undefined) continue;
@@ -167,7 +157,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
 
 /**
  * `term` / `terms` on a number or boolean field: the values as the scorer reads them (`queryValue`:
- * coerced to the field's type, a float rounded to float32, a boolean parsed), compared with the
+ * a float rounded to float32, an integer field's value with its fraction, a boolean parsed), compared with the
  * column (a boolean's as 1 / 0); a value that reads as none matches nothing. Undefined for a
  * keyword or text field (the caller's own cases), null for a form the scorer answers (an error, a
  * terms lookup).
@@ -182,7 +172,7 @@ function numberTerms(ix: IndexView, kind: string, name: string, spec: unknown, f
   const vals: Json[] = [];
   try {
     for (const v of raw) {
-      const x = queryValue(f, v);
+      const x = queryValue(f, v, { exact: true });
       if (typeof x === 'number' && Number.isFinite(x)) vals.push(x);
       else if (typeof x === 'boolean') vals.push(x ? 1 : 0);
     }

@@ -69,7 +69,7 @@ function termMatcher(env: QueryEnv, name: string, raw: unknown, boost: number, c
       return s > 0 ? s : null;
     };
   }
-  const v = queryValue(f, raw);
+  const v = queryValue(f, raw, { exact: true });
   if (isKeyword(f)) {
     const want = caseInsensitive ? String(v).toLowerCase() : v;
     return (d) => {
@@ -105,7 +105,7 @@ export function keywordStats(ix: IndexView, path: string) {
 export function rangeBounds(f: Field, p: JsonObject): { gt?: Json; gte?: Json; lt?: Json; lte?: Json } {
   const opts = { format: p.format as string | undefined, zone: p.time_zone as string | undefined };
   let gt: Json | undefined, gte: Json | undefined, lt: Json | undefined, lte: Json | undefined;
-  const val = (v: Json, roundUp: boolean) => (isText(f) ? String(v) : queryValue(f, v, { ...opts, roundUp }));
+  const val = (v: Json, roundUp: boolean) => (isText(f) ? String(v) : queryValue(f, v, { ...opts, roundUp, exact: true }));
   if (p.gt !== undefined && p.gt !== null) gt = val(p.gt, true);
   if (p.gte !== undefined && p.gte !== null) gte = val(p.gte, false);
   if (p.lt !== undefined && p.lt !== null) lt = val(p.lt, false);

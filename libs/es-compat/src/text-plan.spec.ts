@@ -55,7 +55,8 @@ describe('text queries as plan inputs', () => {
 
   it('reads exact clauses as predicates and records their fields for the plain-value check', () => {
     const fields = new Map<string, Kind>();
-    expect(plan({ query_string: { query: 'tag:a OR n:[1 TO 3]' } }, fields)).toBeNull(); // a range of strings from the syntax: not mapped
+    // a range of strings from the syntax: the scorer's bounds (`rangeBounds`: the numbers 1 and 3) over the column
+    expect(plan({ query_string: { query: 'tag:a OR n:[1 TO 3]' } }, fields)).toMatchObject({ op: 'filter', predicate: { op: 'or', right: { right: { op: '<=', right: { value: 3 } } } } });
     const p = plan({ bool: { must: [{ match: { body: 'fox' } }, { match: { tag: 'a' } }], must_not: [{ range: { n: { gte: 3 } } }] } }, fields);
     expect(ops(p)).toEqual(['filter', 'fts_search']);
     expect(plan({ bool: { filter: [{ prefix: { body: 'qu' } }, { exists: { field: 'n' } }, { prefix: { tag: 'a' } }] } }, fields)).toMatchObject({ op: 'filter', input: { op: 'fts_search', query: { terms: ['quick'], operator: 'or' } } });
