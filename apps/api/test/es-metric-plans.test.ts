@@ -33,6 +33,7 @@ const METRICS = {
 };
 const BUCKETED = {
   t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } }, pc: { percentiles: { field: 'n', percents: [50] } }, md: { median_absolute_deviation: { field: 'x' } } } },
+  hf: { histogram: { field: 'f', interval: 0.3, min_doc_count: 1 } }, rf: { range: { field: 's', ranges: [{ to: 0.1 }, { from: 0.1, to: 2.5 }] } },
   // terms of double, float and scaled_float fields (keys the rounded doc values)
   tx: { terms: { field: 'f', size: 3, order: { _key: 'desc' } }, aggs: { m: { max: { field: 'n' } } } }, ts: { terms: { field: 's', missing: 0.5, min_doc_count: 0 } }, rx: { rare_terms: { field: 'x' } },
   tb: { terms: { field: 'ok', order: { _key: 'asc' } }, aggs: { s: { sum: { field: 'x' } } } }, tb0: { terms: { field: 'ok', min_doc_count: 0 } },
@@ -45,6 +46,8 @@ const QUERIES: unknown[] = [
   { bool: { must: [{ match: { body: 'beta' } }], must_not: [{ term: { ok: false } }, { terms: { s: [1.25, null] } }] } },
   // an integer field's term or bound with a fraction, as Elasticsearch compares it (2.5 matches no long; from 2.5 is from 3)
   { bool: { should: [{ term: { n: 2.5 } }, { range: { n: { gte: 2.5, lt: 7.5 } } }] } }, { terms: { n: [4, '4.0', 5.5] } },
+  // a float's and a scaled_float's range (bounds rounded as the values are)
+  { bool: { filter: [{ range: { f: { gte: 0.1, lt: '100' } } }, { range: { s: { gt: -1.005 } } }] } },
 ];
 
 const num = fc.oneof(fc.integer({ min: -1000, max: 1000 }).map((i) => i / 10), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }));
@@ -64,7 +67,7 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
       for (const query of QUERIES) {
         await c.aggs(METRICS, query, 1);
         // the metrics node, one grouped node per terms / rare_terms aggregation and the histogram's
-        await c.aggs(BUCKETED, query, 8);
+        await c.aggs(BUCKETED, query, 9);
         if (query) await c.count(query);
       }
     }), { numRuns: 12 });
@@ -85,6 +88,9 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
       const ids = (x: { hits: { hits: Array<{ _id: string }> } }) => x.hits.hits.map((h) => h._id);
       expect([r.hits.total, ids(r), r.aggregations]).toEqual([ref.hits.total, ids(ref), ref.aggregations]);
     }
+    // pages sorted by a float or scaled_float field (their rounded values) are sort plans
+    await c.page({ sort: [{ f: { order: 'desc', missing: '_first' } }, { s: 'asc' }], size: 10, from: 2 });
+    await c.page({ query: { range: { f: { lte: 50 } } }, sort: [{ s: 'desc' }], size: 7 });
   }, 60_000);
 
   it('ten 0.1 sum to 1.0 (compensated, as Elasticsearch), in index order whatever the ids', async () => {

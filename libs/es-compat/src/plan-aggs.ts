@@ -81,8 +81,8 @@ export function fieldKind(ix: IndexView, name: string, want: 'filter' | 'terms' 
   if (INTEGER.has(f.type)) return 'integer';
   if (f.type === 'double') return want === 'filter' || want === 'metric' || want === 'count' || want === 'terms' ? 'number' : null;
   // float, half_float and scaled_float columns hold the values as the mapping rounds them (mapping.ts `docValues`), which
-  // metrics and terms read; a query compares the float's bound rounded the same way, which a filter here does not
-  if (FLOATS.has(f.type)) return want === 'metric' || want === 'count' || want === 'terms' ? 'number' : null;
+  // every use reads; a range filter's bounds are rounded the same way (`rangeBounds`, as the scorer)
+  if (FLOATS.has(f.type)) return 'number';
   // a boolean's metrics and terms read it as 1 / 0, as the aggregation code does (its column holds the value)
   if (f.type === 'boolean') return want === 'metric' || want === 'count' || want === 'terms' ? 'integer' : null;
   return null;
