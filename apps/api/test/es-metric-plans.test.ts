@@ -48,6 +48,8 @@ const QUERIES: unknown[] = [
   { bool: { should: [{ term: { n: 2.5 } }, { range: { n: { gte: 2.5, lt: 7.5 } } }] } }, { terms: { n: [4, '4.0', 5.5] } },
   // a float's and a scaled_float's range (bounds rounded as the values are)
   { bool: { filter: [{ range: { f: { gte: 0.1, lt: '100' } } }, { range: { s: { gt: -1.005 } } }] } },
+  // a date's term: its epoch ms (the first document's instant, so something matches)
+  { bool: { must_not: [{ terms: { at: [0, '2030-01-01'] } }] } },
 ];
 
 const num = fc.oneof(fc.integer({ min: -1000, max: 1000 }).map((i) => i / 10), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.double({ min: -1, max: 1, noNaN: true }));
@@ -64,7 +66,8 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
     await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 60 }), async (docs) => {
       // ids out of index order: the compensated sums still add in index order
       const c = await EsPlanCheck.fresh(server(), `m${++runs}`, MAPPING, docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]), { ...METRICS, ...BUCKETED });
-      for (const query of QUERIES) {
+      const firstAt = docs.find((d) => d.at !== undefined)?.at ?? 0;
+      for (const query of [...QUERIES, { term: { at: firstAt } }, { term: { at: new Date(firstAt).toISOString() } }]) {
         await c.aggs(METRICS, query, 1);
         // the metrics node, one grouped node per terms / rare_terms aggregation and the histogram's
         await c.aggs(BUCKETED, query, 9);

@@ -156,8 +156,8 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
 }
 
 /**
- * `term` / `terms` on a number or boolean field: the values as the scorer reads them (`queryValue`:
- * a float rounded to float32, an integer field's value with its fraction, a boolean parsed), compared with the
+ * `term` / `terms` on a number, boolean or date field: the values as the scorer reads them (`queryValue`:
+ * a float rounded to float32, an integer field's value with its fraction, a boolean parsed, a date's epoch ms), compared with the
  * column (a boolean's as 1 / 0); a value that reads as none matches nothing. Undefined for a
  * keyword or text field (the caller's own cases), null for a form the scorer answers (an error, a
  * terms lookup).
@@ -165,7 +165,7 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
 function numberTerms(ix: IndexView, kind: string, name: string, spec: unknown, fields: Map<string, Kind>): Expr | null | undefined {
   const f = ix.fields.get(name);
   const k = fieldKind(ix, name, 'count');
-  if (!f || (k !== 'integer' && k !== 'number')) return undefined;
+  if (!f || (k !== 'integer' && k !== 'number' && k !== 'time')) return undefined;
   const raw = kind === 'terms' ? spec : isObj(spec) ? (Object.keys(spec).every((x) => ['value', 'boost', '_name', 'case_insensitive'].includes(x)) ? [spec.value] : null) : [spec];
   const max = Number((ix.settings as JsonObject)['index.max_terms_count'] ?? 65536);
   if (!Array.isArray(raw) || raw.length > max || raw.some((v) => v === undefined || isObj(v) || Array.isArray(v))) return null;
