@@ -57,6 +57,9 @@ const QUERIES: unknown[] = [
   // exists with a wildcard: every mapped field it names (none: no document)
   { exists: { field: 't*' } },
   { bool: { should: [{ exists: { field: 'zz*' } }, { bool: { must_not: { exists: { field: '*i*' } } } }] } },
+  // cross_fields with a number field: the whole query as its term (a query it cannot hold matches nothing there)
+  { multi_match: { query: '500', fields: ['title', 'n'], type: 'cross_fields' } },
+  { multi_match: { query: 'alpha river', fields: ['body', 'n'], type: 'cross_fields', operator: 'and' } },
 ];
 
 describe('ES term-expanding queries as plans', () => {

@@ -12,7 +12,7 @@ import { fieldStats } from './scoring';
 import { compile, minimumShouldMatch, patternOf, patternTest } from './query';
 import { intervalTermTest } from './intervals';
 import { expandTerms, expandValues, fuzzyTest } from './plan-expand';
-import { copiedInto, filterClause } from './plan-aggs';
+import { copiedInto, fieldKind, filterClause } from './plan-aggs';
 import { isObj, NAME, NONE, someOf, TERM, textColumn, type Ctx, type Part } from './text-set';
 
 export type MatchKind = 'match' | 'match_phrase' | 'match_phrase_prefix' | 'match_bool_prefix';
@@ -181,9 +181,17 @@ export function crossFields(c: Ctx, p: JsonObject, fields: Field[]): Part | null
   for (const f of fields) {
     if (f.aliasOf !== undefined || f.parent !== undefined) return null;
     if (!isText(f)) {
-      const e = isKeyword(f) ? filterClause(c.ix, { term: { [f.path]: String(p.query) } }, c.fields) : null;
-      if (!e) return null;
-      groups.push({ src: null, pred: e });
+      if (isKeyword(f)) {
+        const e = filterClause(c.ix, { term: { [f.path]: String(p.query) } }, c.fields);
+        if (!e) return null;
+        groups.push({ src: null, pred: e });
+        continue;
+      }
+      // a number, boolean or date field: the whole query as its term (a value it cannot hold matches nothing there, as the scorer is lenient per field)
+      const k = fieldKind(c.ix, f.path, 'count');
+      if (k !== 'integer' && k !== 'number' && k !== 'time') return null;
+      const e = filterClause(c.ix, { term: { [f.path]: { value: p.query } } }, c.fields);
+      if (e) groups.push({ src: null, pred: e });
       continue;
     }
     const tc = textColumn(c, f, p.analyzer);

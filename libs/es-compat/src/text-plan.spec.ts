@@ -70,7 +70,6 @@ describe('text queries as plan inputs', () => {
       { match: { body: 'café' } }, // a term the fts lib tokenizes otherwise
       { regexp: { body: '(' } }, // an invalid regex: the scorer reports it
       { wildcard: { n: '1*' } }, // not a text or keyword field: the scorer's error
-      { multi_match: { query: 'fox', fields: ['title', 'body', 'n'], type: 'cross_fields' } }, // a number field
       { function_score: { query: { match: { body: 'fox' } }, min_score: 1 } }, // scores decide the matches
       { function_score: { query: { match: { body: 'fox' } }, field_value_factor: { field: 'n' } } }, // fails on a document without n
       { intervals: { body: { match: { query: 'quick fox', ordered: true } } } }, // in order, any gap: no fts form
@@ -99,6 +98,9 @@ describe('text queries as plan inputs', () => {
     expect(ops(plan({ multi_match: { query: 'fox red', fields: ['title', 'body'], type: 'cross_fields', operator: 'and' } }))).toContain('aggregate');
     // a keyword field is a group of its own (the whole query its value): a union with the text group
     expect(ops(plan({ multi_match: { query: 'fox a', fields: ['title', 'tag'], type: 'cross_fields' } }))).toContain('set_op');
+    // a number field: the whole query as its term; one it cannot hold ('fox') matches nothing there: the text group alone
+    expect(ops(plan({ multi_match: { query: 'fox', fields: ['title', 'body', 'n'], type: 'cross_fields' } }))).not.toContain('filter');
+    expect(ops(plan({ multi_match: { query: '7', fields: ['title', 'n'], type: 'cross_fields' } }))).toContain('set_op');
     expect(plan({ exists: { field: 'body' } })).toMatchObject({ op: 'filter', input: { op: 'scan' }, predicate: { kind: 'is_null', arg: { name: 't1_body' }, not: true } });
     expect(q({ intervals: { body: { match: { query: 'quick fox' } } } })).toEqual({ terms: ['quick', 'fox'], operator: 'and' });
     expect(q({ intervals: { body: { match: { query: 'brown fox', ordered: true, max_gaps: 0 } } } })).toEqual({ phrase: 'brown fox' });
