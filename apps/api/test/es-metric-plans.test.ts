@@ -104,6 +104,13 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
     expect(await c.count({ term: { n: 2.5 } })).toBe(0);
     expect(await c.count({ range: { n: { gte: 2.5, lte: 7.5 } } })).toBe(5);
     expect(await c.count({ range: { n: { gt: '2', lt: -0.5 } } })).toBe(0);
+    // a terms lookup: the values the looked-up document holds (a missing one: none), resolved for the plans as the scorer resolves them
+    await c.es('PUT', '/tenth/_doc/list', { ns: [1, 3, 8, 12], tag: 'list', body: 'x' });
+    await c.es('POST', '/tenth/_search', { size: 0, query: { range: { n: { gte: 0 } } }, aggs: { s: { sum: { field: 'x' } } } }); // the typed-column check at the new LSN
+    expect(await c.count({ terms: { n: { index: 'tenth', id: 'list', path: 'ns' } } })).toBe(3);
+    expect(await c.count({ bool: { filter: [{ terms: { n: { id: 'nothing', path: 'ns' } } }] } })).toBe(0);
+    const agg = await c.aggs({ s: { sum: { field: 'x' } } }, { terms: { n: { index: 'tenth', id: 'list', path: 'ns' } } }, 1);
+    expect(agg.aggregations.s.value).toBeCloseTo(0.3, 10);
     // a month groups by day, whose compensated sums do not merge: the aggregation code answers
     await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { s: { sum: { field: 'x' } } } } }, undefined, 0);
   }, 60_000);

@@ -443,6 +443,28 @@ function termsQuery(env: QueryEnv, body: unknown): Scorer {
   return constant((d) => ms.some((m) => m(d) !== null), boostOf(body));
 }
 
+/**
+ * A request body with every terms lookup (`terms: {field: {index, id, path}}`) replaced by the
+ * values it reads, as `termsQuery` reads them (a missing document: no values), so the plans see a
+ * plain terms list (the scorer resolves its own). Objects without `id` and `path` are left alone
+ * (a terms aggregation's `order` or `include`).
+ */
+export function resolveTermsLookups(v: Json, lookup: (ix: string, id: string) => JsonObject | undefined, index: string): Json {
+  if (Array.isArray(v)) return v.map((x) => resolveTermsLookups(x, lookup, index));
+  if (!isObj(v)) return v;
+  const out: JsonObject = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'terms' && isObj(x)) {
+      out[k] = Object.fromEntries(Object.entries(x).map(([f, vals]) => {
+        if (!isObj(vals) || vals.id === undefined || vals.path === undefined) return [f, resolveTermsLookups(vals, lookup, index)];
+        const src = lookup(String(vals.index ?? index), String(vals.id));
+        return [f, src ? valuesOfPath(src, String(vals.path)) : []];
+      }));
+    } else out[k] = resolveTermsLookups(x, lookup, index);
+  }
+  return out;
+}
+
 function valuesOfPath(src: Json, path: string): Json[] {
   let cur: Json[] = [src];
   for (const p of path.split('.')) cur = cur.flatMap((x) => (isObj(x) ? [x[p]] : [])).flatMap((x) => (Array.isArray(x) ? x : [x])).filter((x) => x !== undefined);

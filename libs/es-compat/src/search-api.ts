@@ -15,6 +15,7 @@ import type { IndexView } from './doc';
 import type { IndexRef } from './indices';
 import { candidates } from './candidates';
 import { retrieve } from './retrieval';
+import { resolveTermsLookups } from './query';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Query parameters a top-k or aggregate plan answers as the full search does (any other takes the full search). */
@@ -110,14 +111,16 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   // a relevance page of a match query: the top-k plan (topk.ts); a page sorted by fields: sort and limit nodes (plan-sort.ts)
   // an alias's filter is one more filter clause of the query for the plans that read matches only (not the top-k page's scores)
   // (they read the whole index's view: its field statistics decide what the fts nodes answer exactly)
-  let filtered = aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) };
+  // the plans read terms lookups as the values they name (resolved here, as the scorer resolves them)
+  const resolved = (x: JsonObject): JsonObject => (planned ? (resolveTermsLookups(x, lookupFn, views[0].name) as JsonObject) : x);
+  let filtered = resolved(aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) });
   const whole = planned && aliasFilter !== undefined ? await t.state.view(refs![0]) : views[0];
   // aggregations beside a page of hits: the aggregate plans over the query's matches, the hits found as without them
   const beside = planned && q.scroll === undefined ? await besideHits(t, refs![0], whole, filtered, q, aliasFilter) : null;
   if (beside) {
     delete body2.aggs;
     delete body2.aggregations;
-    filtered = aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) };
+    filtered = resolved(aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) });
   }
   const top = planned ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
@@ -280,7 +283,9 @@ export async function count(t: EsTenant, index: string | undefined, body: unknow
     let n: number | null = 0;
     for (let i = 0; i < rs.length && n !== null; i++) {
       const ref = rs[i].ref;
-      const query = rs[i].filter === undefined ? base : withFilter(base, rs[i].filter!);
+      // terms lookups as the values they name, as the full count reads them
+      const whole = base === undefined ? undefined : resolveTermsLookups(base as Json, (ix, id) => lookup(t, views, ix, id), views[i].name);
+      const query = rs[i].filter === undefined ? whole : withFilter(whole, rs[i].filter!);
       const view = rs[i].filter === undefined ? views[i] : await t.state.view(ref);
       const c = await wrapAsync(async () => planCount(t.backend, ref, view, (await t.state.cached(ref)).lsn, query, textPlans(ref, view)));
       n = c === null ? null : n + c;
