@@ -29,7 +29,7 @@ const METRICS = {
   pd: { percentiles: { field: 'at', percents: [50, 99.9], format: 'yyyy-MM' } }, md: { median_absolute_deviation: { field: 'x' } }, mm: { median_absolute_deviation: { field: 's', missing: 3, compression: 50 } },
   // a boolean read as 1 / 0
   ok1: { stats: { field: 'ok' } }, ok2: { cardinality: { field: 'ok' } }, ok3: { value_count: { field: 'ok' } }, ok4: { percentiles: { field: 'ok', percents: [50] } },
-  pr: { percentile_ranks: { field: 'x', values: [0, 1.5, -3, 0.1] } }, pn: { percentile_ranks: { field: 'n', values: [5], keyed: false } }, pa: { percentile_ranks: { field: 'at', values: [1e12] } },
+  pr: { percentile_ranks: { field: 'x', values: [0, 1.5, -3, 0.1] } }, pn: { percentile_ranks: { field: 'n', values: [5], keyed: false } }, pa: { percentile_ranks: { field: 'at', values: [1e12], missing: '2001-09-09' } }, ph2: { percentile_ranks: { field: 'x', values: [1], hdr: { number_of_significant_value_digits: 2 }, missing: 1 } },
 };
 const BUCKETED = {
   t: { terms: { field: 'tag', order: { xs: 'desc' } }, aggs: { xs: { sum: { field: 'x' } }, fa: { avg: { field: 'f' } }, st: { stats: { field: 'at' } }, pc: { percentiles: { field: 'n', percents: [50] } }, md: { median_absolute_deviation: { field: 'x' } } } },

@@ -141,16 +141,20 @@ function weightedAvg(ix: IndexView, p: JsonObject, prefix: string, fields: Map<s
 
 /**
  * `percentile_ranks`: per value v, the share of the values at most v (100 · count(x ≤ v) / count(x)),
- * exact, as the aggregation code computes it; `keyed` as a boolean. Anything else (`hdr`, `tdigest`, `missing`, …): null.
+ * exact, as the aggregation code computes it; `keyed` as a boolean, `missing`. Anything else: null.
  */
 function percentileRanks(ix: IndexView, p: JsonObject, prefix: string, fields: Map<string, Kind>): Metric | null {
   const field = p.field, values = p.values;
   if (typeof field !== 'string' || !Array.isArray(values) || !values.length || !values.every((v) => typeof v === 'number' && Number.isFinite(v))) return null;
-  if (Object.keys(p).some((x) => !['field', 'values', 'keyed'].includes(x)) || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+  // `hdr` / `tdigest` / `format`: the ranks are exact whatever they say (as the aggregation code's)
+  if (Object.keys(p).some((x) => !['field', 'values', 'keyed', 'missing', 'hdr', 'tdigest', 'format'].includes(x)) || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+  if ((p.hdr !== undefined && !isObj(p.hdr)) || (p.tdigest !== undefined && !isObj(p.tdigest)) || (p.format !== undefined && typeof p.format !== 'string')) return null;
   const k = fieldKind(ix, field, 'metric');
   if (k !== 'integer' && k !== 'number' && k !== 'time') return null;
+  const missing = p.missing === undefined ? undefined : missingValue(k, p.missing, k === 'time' ? (p.format as string | undefined) ?? String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined);
+  if (missing === null) return null;
   fields.set(field, k);
-  const v = valueOf(field);
+  const v: Expr = missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(missing)] };
   const at = values as number[];
   const calls: AggregateCall[] = [
     { name: `${prefix}_c`, fn: 'count', args: [v] },
