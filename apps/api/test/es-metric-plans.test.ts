@@ -111,7 +111,8 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
     expect(await c.count({ bool: { filter: [{ terms: { n: { id: 'nothing', path: 'ns' } } }] } })).toBe(0);
     const agg = await c.aggs({ s: { sum: { field: 'x' } } }, { terms: { n: { index: 'tenth', id: 'list', path: 'ns' } } }, 1);
     expect(agg.aggregations.s.value).toBeCloseTo(0.3, 10);
-    // a month groups by day, whose compensated sums do not merge: the aggregation code answers
-    await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { s: { sum: { field: 'x' } } } } }, undefined, 0);
+    // a month's (a quarter's) compensated sums, percentiles and distinct counts: one group per month (calendar_floor), no days merged
+    await c.aggs({ m: { date_histogram: { field: 'at', calendar_interval: 'month' }, aggs: { s: { sum: { field: 'x' } }, p: { percentiles: { field: 'x' } }, u: { cardinality: { field: 'n' } } } } }, undefined, 2);
+    await c.aggs({ q: { date_histogram: { field: 'at', calendar_interval: 'quarter', time_zone: 'America/New_York', offset: '+2d' }, aggs: { s: { avg: { field: 'x' } } } } }, undefined, 2);
   }, 60_000);
 });

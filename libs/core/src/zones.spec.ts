@@ -1,4 +1,4 @@
-import { zoneOffsetMs } from './zones';
+import { calendarFloor, zoneOffsetMs } from './zones';
 
 /** Intl's answer without the per-hour cache. */
 function direct(zone: string, utc: number): number {
@@ -28,5 +28,18 @@ describe('zoneOffsetMs', () => {
         expect([zone, t, zoneOffsetMs(zone, t)]).toEqual([zone, t, direct(zone, t)]);
       }
     }
+  });
+});
+
+describe('calendarFloor', () => {
+  it('the local unit\'s start back in UTC', () => {
+    expect(calendarFloor(Date.UTC(2021, 2, 28, 12), 'M', 'Europe/Paris')).toBe(Date.UTC(2021, 1, 28, 23)); // 1 March, CET
+    expect(calendarFloor(Date.UTC(2021, 2, 28, 12), 'd', 'Europe/Paris')).toBe(Date.UTC(2021, 2, 27, 23)); // that day began in CET
+    expect(calendarFloor(Date.UTC(2021, 7, 15, 3), 'q', 'America/New_York')).toBe(Date.UTC(2021, 6, 1, 4)); // 1 July, EDT
+    expect(calendarFloor(Date.UTC(2021, 0, 7, 5), 'w')).toBe(Date.UTC(2021, 0, 4)); // Monday
+    expect(calendarFloor(Date.UTC(2021, 0, 7, 5, 6, 7, 8), 's')).toBe(Date.UTC(2021, 0, 7, 5, 6, 7));
+    expect(calendarFloor(0, 'fortnight')).toBeNull();
+    expect(calendarFloor(0, 'd', 'Nowhere/Atlantis')).toBeNull();
+    expect(calendarFloor(NaN, 'd')).toBeNull();
   });
 });

@@ -53,3 +53,36 @@ export function zoneOffsetMs(zone: string | undefined, utc: number): number | nu
   cache.set(h, a);
   return a;
 }
+
+/** Local wall-clock fields (as a UTC instant) → the UTC instant in `zone` (null: no such zone). */
+export function fromLocalMs(local: number, zone: string | undefined): number | null {
+  const o1 = zoneOffsetMs(zone, local);
+  const o2 = o1 === null ? null : zoneOffsetMs(zone, local - o1);
+  return o2 === null ? null : local - o2;
+}
+
+/**
+ * The start of the calendar unit holding `t` in `zone` (`y`, `q`, `M`, `w` from Monday, `d`, `h`,
+ * `m`, `s`), as Elasticsearch's date histograms round: the local unit's start back in UTC. The one
+ * rounding of the ES dates code and the executor's `calendar_floor(unit, epoch_ms, zone)`; null for
+ * an unknown unit or zone.
+ * @example calendarFloor(Date.UTC(2021, 2, 28, 12), 'M', 'Europe/Paris') // Date.UTC(2021, 1, 28, 23)
+ */
+export function calendarFloor(t: number, unit: string, zone?: string): number | null {
+  if (!Number.isFinite(t)) return null;
+  const off = zoneOffsetMs(zone, t);
+  if (off === null) return null;
+  const d = new Date(t + off);
+  switch (unit) {
+    case 'y': d.setUTCMonth(0, 1); d.setUTCHours(0, 0, 0, 0); break;
+    case 'q': d.setUTCMonth(Math.floor(d.getUTCMonth() / 3) * 3, 1); d.setUTCHours(0, 0, 0, 0); break;
+    case 'M': d.setUTCDate(1); d.setUTCHours(0, 0, 0, 0); break;
+    case 'w': { const wd = (d.getUTCDay() + 6) % 7; d.setUTCDate(d.getUTCDate() - wd); d.setUTCHours(0, 0, 0, 0); break; }
+    case 'd': d.setUTCHours(0, 0, 0, 0); break;
+    case 'h': case 'H': d.setUTCMinutes(0, 0, 0); break;
+    case 'm': d.setUTCSeconds(0, 0); break;
+    case 's': d.setUTCMilliseconds(0); break;
+    default: return null;
+  }
+  return fromLocalMs(d.getTime(), zone);
+}

@@ -3,7 +3,7 @@
  * epoch_millis, epoch_second, date, basic_date, ...), Java-time patterns (yyyy-MM-dd HH:mm:ss),
  * `||` alternatives, date math (`now-1d/d`, `2020-01-01||+1M`) and time zones.
  */
-import { zoneOffsetMs } from '@mmdb/core';
+import { calendarFloor, fromLocalMs, zoneOffsetMs } from '@mmdb/core';
 import { illegalArgument, EsError } from './errors';
 import { NAMED_PATTERNS, patternOf, printPattern } from './date-format';
 
@@ -20,9 +20,8 @@ export function zoneOffset(zone: string | undefined, utc: number): number {
 
 /** Local wall-clock fields → UTC ms in `zone`. */
 export function fromLocal(local: number, zone: string | undefined): number {
-  const o1 = zoneOffset(zone, local);
-  const o2 = zoneOffset(zone, local - o1);
-  return local - o2;
+  zoneOffset(zone, local); // an unknown zone: Elasticsearch's error
+  return fromLocalMs(local, zone)!;
 }
 
 function parseIso(s: string, zone?: string): number | null {
@@ -220,19 +219,8 @@ const UNITS: Record<string, number> = { s: 1000, m: 60000, h: 3600000, H: 360000
 
 /** Rounds UTC ms down to the start of a calendar unit in `zone`. */
 export function roundDown(t: number, unit: string, zone?: string): number {
-  const off = zoneOffset(zone, t);
-  const d = new Date(t + off);
-  switch (unit) {
-    case 'y': d.setUTCMonth(0, 1); d.setUTCHours(0, 0, 0, 0); break;
-    case 'q': d.setUTCMonth(Math.floor(d.getUTCMonth() / 3) * 3, 1); d.setUTCHours(0, 0, 0, 0); break;
-    case 'M': d.setUTCDate(1); d.setUTCHours(0, 0, 0, 0); break;
-    case 'w': { const wd = (d.getUTCDay() + 6) % 7; d.setUTCDate(d.getUTCDate() - wd); d.setUTCHours(0, 0, 0, 0); break; }
-    case 'd': d.setUTCHours(0, 0, 0, 0); break;
-    case 'h': case 'H': d.setUTCMinutes(0, 0, 0); break;
-    case 'm': d.setUTCSeconds(0, 0); break;
-    case 's': d.setUTCMilliseconds(0); break;
-  }
-  return fromLocal(d.getTime(), zone);
+  zoneOffset(zone, t); // an unknown zone: Elasticsearch's error
+  return calendarFloor(t, unit, zone) ?? t;
 }
 
 /** Adds n calendar units (months and years by calendar, the rest by duration). */

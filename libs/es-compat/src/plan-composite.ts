@@ -103,7 +103,7 @@ function source(ix: IndexView, name: string, def: unknown, fields: Map<string, K
     // as the aggregation code: an interval naming a calendar unit (`1h` too) rounds down in the zone, another in UTC; keys printed in UTC
     const unit = zone !== undefined ? zonedKey(valueOf(field), sp.calendar_interval ?? sp.fixed_interval, undefined, 0, zone as string) : null;
     const tk = unit ?? timeKey(valueOf(field), sp.calendar_interval, sp.fixed_interval, 0);
-    if (!tk || tk.fold) return null;
+    if (!tk) return null;
     fields.set(field, 'time');
     const format = (sp.format as string | undefined) ?? String(ix.fields.get(field)!.def.format ?? DEFAULT_DATE_FORMAT);
     const after = (v: unknown): Json | undefined => {

@@ -104,11 +104,10 @@ function fixedStep(fixed: unknown): number | null {
 /**
  * The same over a date field's typed column (epoch milliseconds, any format the mapping parses;
  * columns.ts), with an `offset` (ms): fixed intervals, seconds to days and weeks are
- * floor((t − offset − shift) / step) · step + offset + shift; months, quarters and years group by
- * the day (so a month holds whole days) and `fold` takes each day's key to its calendar unit's
- * start, as the aggregation code rounds (`roundDown`), the grouped node's counts summed per key.
+ * floor((t − offset − shift) / step) · step + offset + shift; months, quarters and years are the
+ * executor's `calendar_floor(unit, t − offset)` + offset (the aggregation code's own `roundDown`).
  */
-export function timeKey(t: Expr, calendar: unknown, fixed: unknown, offset: number): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number; fold?: (k: number) => number } | null {
+export function timeKey(t: Expr, calendar: unknown, fixed: unknown, offset: number): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number } | null {
   if (fixed !== undefined) {
     const step = fixedStep(fixed);
     if (calendar !== undefined || step === null) return null;
@@ -118,20 +117,20 @@ export function timeKey(t: Expr, calendar: unknown, fixed: unknown, offset: numb
   if (!unit) return null;
   const next = (k: number): number => addUnit(k - offset, 1, unit) + offset;
   const keyOf = (x: number): number => roundDown(x - offset, unit) + offset;
-  if (unit === 'y' || unit === 'q' || unit === 'M') return { key: floorTo(t, MS.d, offset), next, keyOf, fold: keyOf };
+  // months, quarters and years: the executor's calendar_floor (libs/core calendarFloor, the aggregation code's own rounding)
+  if (unit === 'y' || unit === 'q' || unit === 'M') return { key: bin('+', call('calendar_floor', lit(unit), offset ? bin('-', t, lit(offset)) : t), lit(offset)), next, keyOf };
   // 1970-01-05 was a Monday
   return { key: floorTo(t, MS[unit], unit === 'w' ? 4 * 86400000 + offset : offset), next, keyOf };
 }
 
 /**
  * `timeKey` in a named zone (`Europe/Paris`: its offset changes with daylight saving), the keys
- * the aggregation code computes, with the executor's `tz_offset(zone, t)` (off) per row: a fixed
- * interval is floor((t + off(t) − offset) / step) · step + offset − off(t); a calendar unit up to a
- * week is `roundDown` in the zone: the local unit's start l = floor(u + off(u)) for u = t − offset,
- * back to UTC as `fromLocal` does (l − off(l − off(l))), plus the offset; months, quarters and
- * years by the local day, folded to the unit's start.
+ * the aggregation code computes: a fixed interval is floor((t + off(t) − offset) / step) · step +
+ * offset − off(t) with the executor's `tz_offset(zone, t)` per row; a calendar unit is the
+ * executor's `calendar_floor(unit, t − offset, zone)` + offset (libs/core `calendarFloor`, which the
+ * aggregation code's `roundDown` is).
  */
-export function zonedKey(t: Expr, calendar: unknown, fixed: unknown, offset: number, zone: string): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number; fold?: (k: number) => number } | null {
+export function zonedKey(t: Expr, calendar: unknown, fixed: unknown, offset: number, zone: string): { key: Expr; next: (k: number) => number; keyOf: (t: number) => number } | null {
   const off = (e: Expr): Expr => call('tz_offset', lit(zone), e);
   if (fixed !== undefined) {
     const step = fixedStep(fixed);
@@ -142,16 +141,8 @@ export function zonedKey(t: Expr, calendar: unknown, fixed: unknown, offset: num
   }
   const unit = typeof calendar === 'string' ? CAL[calendar] : undefined;
   if (!unit) return null;
-  // months, quarters and years group by the local day, each day's key folded to its unit's start: the day's
-  // key is its local midnight back in UTC, which a gap at midnight moves to the day before, so the fold reads
-  // the local date 12 hours later (still that day)
-  const fold = unit === 'y' || unit === 'q' || unit === 'M';
+  // a calendar unit: the executor's calendar_floor in the zone (libs/core calendarFloor, the aggregation code's own roundDown)
   const u = offset ? bin('-', t, lit(offset)) : t;
-  const local = floorTo(bin('+', u, off(u)), MS[fold ? 'd' : unit], unit === 'w' ? 4 * 86400000 : 0);
-  const back = bin('-', local, off(bin('-', local, off(local))));
-  const keyOf = (v: number): number => roundDown(v - offset, unit, zone) + offset;
-  return {
-    key: offset ? bin('+', back, lit(offset)) : back, next: (k) => addUnit(k - offset, 1, unit, zone) + offset, keyOf,
-    ...(fold ? { fold: (k: number) => keyOf(k + 43_200_000) } : {}),
-  };
+  const key = call('calendar_floor', lit(unit), u, lit(zone));
+  return { key: offset ? bin('+', key, lit(offset)) : key, next: (k) => addUnit(k - offset, 1, unit, zone) + offset, keyOf: (v) => roundDown(v - offset, unit, zone) + offset };
 }

@@ -18,7 +18,7 @@ import { aggBody, bucketCount, countAgg, type CountAgg } from './plan-buckets';
 import { seriesBuckets, seriesSpec, type Series } from './plan-series';
 import { childSeries, childTerms, keyOf, rareSpec, termsAlone, termsBucket, termsGroups, termsSpec, withZeroBuckets, type TermsSpec } from './plan-terms';
 import type { Kind, MatchInput } from './plan-aggs';
-import { metric, METRICS, unmergeable, type Metric } from './plan-metrics';
+import { metric, METRICS, type Metric } from './plan-metrics';
 import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -75,8 +75,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     } else if (type === 'date_histogram' || type === 'histogram') {
       const series = seriesSpec(ix, type, p, fields);
       const subs = isObj(subSpec) ? bucketSubs(ix, subSpec, `b${id}`, fields, match) : [];
-      // a month / quarter / year groups by day: its days' partial aggregates merge, except distinct counts and the calls holding values
-      if (!series || !subs || (series.fold && subs.some((x) => x.m.calls.some(unmergeable)))) return null;
+      if (!series || !subs) return null;
       // an order path names a metric sub-aggregation of this histogram
       if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
       wants.push({ name, series: subs.length ? { ...series, subs } : series });

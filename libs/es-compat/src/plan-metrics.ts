@@ -20,8 +20,6 @@ import { fieldKind, valueOf, type Kind } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const METRICS = new Set(['value_count', 'cardinality', 'min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'weighted_avg', 'percentile_ranks', 'percentiles', 'median_absolute_deviation']);
-/** Calls whose partial results do not merge (a folded date histogram's days into a month): they hold their values. */
-export const unmergeable = (c: AggregateCall): boolean => !!c.distinct || c.fn === 'kahan_sum' || c.fn === 'sorted_values';
 /** value_count and cardinality count keyword values too; the others need numbers. */
 const COUNTS = new Set(['value_count', 'cardinality']);
 /** Metrics whose answer holds min, max, avg and sum (a date's also as strings). */
@@ -61,7 +59,7 @@ export function metric(ix: IndexView, type: string, p: JsonObject, prefix: strin
   const v: Expr = missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(missing)] };
   const sk: Kind = k === 'integer' && typeof missing === 'number' && !Number.isInteger(missing) ? 'number' : k;
   const calls: AggregateCall[] = [{ name: `${prefix}_c`, fn: 'count', args: [v], ...(type === 'cardinality' ? { distinct: true } : {}) }];
-  // only the calls the answer reads (a compensated sum keeps its values, and a folded date histogram cannot merge it)
+  // only the calls the answer reads (a compensated sum keeps its values)
   if (type === 'min' || STATS.has(type)) calls.push({ name: `${prefix}_min`, fn: 'min', args: [v] });
   if (type === 'max' || STATS.has(type)) calls.push({ name: `${prefix}_max`, fn: 'max', args: [v] });
   if (type === 'sum' || type === 'avg' || STATS.has(type)) calls.push(sumCall(`${prefix}_sum`, sk, v)); // total / kahan_sum: a double like ES's sum, where SQL's sum of longs near 2^63 would overflow

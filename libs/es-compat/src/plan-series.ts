@@ -4,7 +4,7 @@
  * shaped from the node's keys and counts as the aggregation code shapes it (empty buckets,
  * `extended_bounds`, `order`, `keyed`, `format`, sub-aggregations that are calls of the node).
  */
-import { lit, type AggregateCall, type Expr } from '@mmdb/plan';
+import { lit, type Expr } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { fieldKind, typed, valueOf, type Kind, type Metric } from './plan-aggs';
@@ -42,24 +42,8 @@ export interface Series {
   readonly bounds?: readonly [number, number];
   readonly order?: ReadonlyArray<{ readonly key: string; readonly desc: boolean }>;
   readonly keyed?: boolean;
-  /** A date_histogram by month, quarter or year: the grouped node's day key → the unit's key (counts summed). */
-  readonly fold?: (k: number) => number;
   /** Sub-aggregations whose calls are in the grouped node (plan-level.ts `bucketSubs`): each bucket's answer from its row. */
   readonly subs?: ReadonlyArray<{ readonly name: string; readonly m: Metric }>;
-}
-
-/** Partial aggregates of several groups merged (a folded date_histogram's days into a month): counts and totals add, min / max keep the least / greatest. */
-function merge(calls: AggregateCall[], a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...a };
-  for (const c of calls) {
-    const x = a[c.name], y = b[c.name];
-    if (x === null || x === undefined) out[c.name] = y;
-    else if (y === null || y === undefined) out[c.name] = x;
-    else if (c.fn === 'min') out[c.name] = Number(y) < Number(x) ? y : x;
-    else if (c.fn === 'max') out[c.name] = Number(y) > Number(x) ? y : x;
-    else out[c.name] = Number(x) + Number(y);
-  }
-  return out;
 }
 
 /**
@@ -156,26 +140,16 @@ function timeSeries(ix: IndexView, field: string, p: JsonObject, minDoc: number,
   if (!tk || (bounds && !bounds.every(Number.isSafeInteger))) return null;
   fields.set(field, 'time');
   // the bounds' keys as the aggregation code computes them: its key function over each bound
-  return { key: tk.key, next: tk.next, cond: typed(field, 'time'), minDoc, format, ...(zone !== undefined ? { zone } : {}), ...(tk.fold ? { fold: tk.fold } : {}), ...(bounds ? { bounds: [tk.keyOf(bounds[0]), tk.keyOf(bounds[1])] as const } : {}), ...shape };
+  return { key: tk.key, next: tk.next, cond: typed(field, 'time'), minDoc, format, ...(zone !== undefined ? { zone } : {}), ...(bounds ? { bounds: [tk.keyOf(bounds[0]), tk.keyOf(bounds[1])] as const } : {}), ...shape };
 }
 
 /** The buckets from the keys' counts (ascending): the empty ones between them (and the bounds) when min_doc_count is 0; then the order and keyed form. */
 export function seriesBuckets(s: Series, grouped: Map<number, number>, rows?: Array<Record<string, unknown>>): JsonObject {
-  let counts = grouped;
+  const counts = grouped;
   const calls = (s.subs ?? []).flatMap((x) => x.m.calls);
-  // each key's row of sub-aggregation calls (folded keys: merged); an empty bucket's: counts 0, the rest null
+  // each key's row of sub-aggregation calls; an empty bucket's: counts 0, the rest null
   const byKey = new Map<number, Record<string, unknown>>();
-  if (s.fold) {
-    counts = new Map();
-    for (const [k, n] of grouped) { const f = s.fold(k); counts.set(f, (counts.get(f) ?? 0) + n); }
-  }
-  if (rows) {
-    for (const r of rows) {
-      const k = s.fold ? s.fold(Number(r.key)) : Number(r.key);
-      const prev = byKey.get(k);
-      byKey.set(k, prev ? merge(calls, prev, r) : r);
-    }
-  }
+  if (rows) for (const r of rows) byKey.set(Number(r.key), r);
   const empty = Object.fromEntries(calls.map((c) => [c.name, c.fn === 'count' ? 0 : null]));
   const subsOf = (k: number): JsonObject => Object.fromEntries((s.subs ?? []).map((x) => [x.name, x.m.value(byKey.get(k) ?? empty)]));
   let keys = [...counts.keys()].sort((a, b) => a - b);

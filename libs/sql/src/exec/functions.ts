@@ -1,6 +1,6 @@
 /** Scalar functions with SQLite semantics. */
 import { createHash } from 'crypto';
-import { DbError, zoneOffsetMs } from '@mmdb/core';
+import { calendarFloor, DbError, zoneOffsetMs } from '@mmdb/core';
 import { JSON_FUNCTIONS } from './json-functions';
 import { applyAffinity, checkInt, compareValues, realToInt, toInteger, toReal, toText, typeName, type Value } from '../values';
 
@@ -145,6 +145,13 @@ export const SCALAR_FUNCTIONS: Record<string, { min: number; max: number; fn: Fn
     if (off === null) throw new DbError('validation_failed', `unknown time zone or instant: tz_offset(${toText(a[0])}, ${toText(a[1])})`);
     return BigInt(off);
   }) },
+  // calendar_floor(unit, epoch_ms[, zone]): the start of the calendar unit (y, q, M, w, d, h, m, s) holding the instant in the zone (an extension: ES date histograms)
+  calendar_floor: { min: 2, max: 3, fn: (a) => {
+    if (a[0] === null || a[1] === null) return null;
+    const t = calendarFloor(toReal(a[1])!, toText(a[0])!, a.length > 2 && a[2] !== null ? toText(a[2])! : undefined);
+    if (t === null) throw new DbError('validation_failed', `unknown calendar unit, time zone or instant: calendar_floor(${toText(a[0])}, ${toText(a[1])}${a.length > 2 ? `, ${toText(a[2])}` : ''})`);
+    return BigInt(t);
+  } },
   mask_partial: { min: 2, max: 2, fn: nullIfAnyNull((a) => maskPartial(toText(a[0])!, Number(toInteger(a[1])))) },
   hex: { min: 1, max: 1, fn: (a) => (a[0] === null ? '' : Buffer.from(toText(a[0])!, 'utf8').toString('hex').toUpperCase()) },
   quote: { min: 1, max: 1, fn: (a) => (a[0] === null ? 'NULL' : typeof a[0] === 'string' ? `'${a[0].replace(/'/g, "''")}'` : toText(a[0])) },
