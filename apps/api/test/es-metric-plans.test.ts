@@ -39,6 +39,10 @@ const BUCKETED = {
   tb: { terms: { field: 'ok', order: { _key: 'asc' } }, aggs: { s: { sum: { field: 'x' } } } }, tb0: { terms: { field: 'ok', min_doc_count: 0 } },
   h: { histogram: { field: 'n', interval: 5 }, aggs: { pr: { percentile_ranks: { field: 'f', values: [0, 10] } }, xe: { extended_stats: { field: 'x' } }, wa: { weighted_avg: { value: { field: 'x' }, weight: { field: 'w' } } } } },
 };
+const ADJ = {
+  adj: { adjacency_matrix: { filters: { b: { range: { n: { gte: 5 } } }, a: { term: { tag: 'a' } }, c: { match: { body: 'beta' } } } }, aggs: { s: { sum: { field: 'x' } } } },
+  adj2: { adjacency_matrix: { separator: '+', filters: { x: { exists: { field: 'x' } }, ok: { term: { ok: true } } } } },
+};
 const QUERIES: unknown[] = [
   undefined, { range: { n: { gte: 3 } } }, { match: { body: 'alpha' } }, { bool: { filter: [{ term: { tag: 'a' } }] } },
   // term / terms on number and boolean fields (the values as the scorer coerces them: a float's rounded, '2.5' a number)
@@ -72,6 +76,8 @@ describe('ES metrics of doubles, floats and dates as plans', () => {
         // the metrics node, one grouped node per terms / rare_terms aggregation and the histogram's
         await c.aggs(BUCKETED, query, 9);
         if (query) await c.count(query);
+        // adjacency_matrix: a conditional count per filter and pair in the level's node; its sub-aggregations a level per bucket (6)
+        await c.aggs(ADJ, query, 7);
       }
     }), { numRuns: 12 });
   }, 300_000);

@@ -1,6 +1,6 @@
 /**
  * Single-pass bucket aggregations as calls of an aggregate node: `filter`, `filters` (keyed, a
- * list, `other_bucket`), `range` and `missing` are one conditional count per bucket, so they run in
+ * list, `other_bucket`), `adjacency_matrix` (each filter and pair), `range` and `missing` are one conditional count per bucket, so they run in
  * the metrics node at the top level and in the grouped node under a terms aggregation (one count
  * per parent bucket). The answer is shaped from the node's row (`plan-aggs.ts`). Histograms and
  * date histograms group by their key (plan-series.ts `seriesSpec`) at either level.
@@ -45,6 +45,30 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
       const bs = counts.map((c, j) => ({ doc_count: c, ...extras[j] }));
       if (type === 'filter') return bs[0];
       return { buckets: keys ? Object.fromEntries(keys.map((k, j) => [k, bs[j]])) : bs };
+    };
+  } else if (type === 'adjacency_matrix') {
+    // each filter and each pair of them (names sorted, `separator`): a conditional count; the non-empty ones by key
+    if (!isObj(p.filters) || !Object.keys(p.filters).length || Object.keys(p).some((k) => k !== 'filters' && k !== 'separator') || (p.separator !== undefined && typeof p.separator !== 'string')) return null;
+    const spec = p.filters as JsonObject;
+    const names = Object.keys(spec).sort();
+    const exprs: Expr[] = [];
+    for (const n of names) {
+      const e = filterExpr(ix, spec[n], fields, match);
+      if (!e) return null;
+      exprs.push(e);
+    }
+    const sep = (p.separator as string | undefined) ?? '&';
+    const keys: string[] = [];
+    for (let i = 0; i < names.length; i++) {
+      for (let j = i; j < names.length; j++) {
+        keys.push(i === j ? names[i] : `${names[i]}${sep}${names[j]}`);
+        whens.push(i === j ? exprs[i] : and(exprs[i], exprs[j]));
+      }
+    }
+    shape = (counts, extras) => {
+      const list = keys.map((key, j) => ({ key, doc_count: counts[j], ...extras[j] })).filter((b) => b.doc_count > 0);
+      list.sort((a, b) => (a.key < b.key ? -1 : 1));
+      return { buckets: list };
     };
   } else if (type === 'missing') {
     const k = typeof p.field === 'string' && Object.keys(p).length === 1 ? fieldKind(ix, p.field, 'filter') : null;

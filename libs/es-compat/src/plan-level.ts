@@ -22,7 +22,7 @@ import { metric, METRICS, type Metric } from './plan-metrics';
 import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing']);
+const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing', 'adjacency_matrix']);
 
 interface Want { readonly name: string; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }

@@ -30,6 +30,9 @@ const isConst = (e: Expr): boolean => e.kind === 'lit' || e.kind === 'param';
 /** Aggregates whose result does not depend on the order of their rows (not group_concat, string_agg, …). */
 const ORDER_FREE = new Set(['count', 'min', 'max', 'sum', 'total', 'avg', 'kahan_sum', 'sorted_values']); // kahan_sum: in its order argument's order
 
+/** Whether an expression holds a subquery (`in_subquery`, `exists`, `subquery`: a conservative text test). */
+const hasSubquery = (e: unknown): boolean => /"kind":"(in_subquery|exists|subquery)"/.test(JSON.stringify(e));
+
 /** Whether an expression (or any part of a node's own expressions) may name a `_score` column (a conservative text test). */
 const readsScore = (x: unknown): boolean => JSON.stringify(x).includes('_score');
 
@@ -136,9 +139,15 @@ export const topkPushdown: Pass = {
         return { ...n, input: { ...n.input, keys_only: true } };
       }
       if (n.op === 'filter' && (n.input.op === 'vector_topk' || n.input.op === 'fts_search')) {
+        // a conjunct holding a subquery stays in a filter above the leaf (the leaf's own filter passed no row with one)
+        const own = conjuncts(n.predicate);
+        const push = own.filter((c) => !hasSubquery(c));
+        if (!push.length) return n;
         changed = true;
-        const f = n.input.filter ? [n.input.filter, ...conjuncts(n.predicate)] : conjuncts(n.predicate);
-        return { ...n.input, filter: andAll(f)! };
+        const f = n.input.filter ? [n.input.filter, ...push] : push;
+        const leaf = { ...n.input, filter: andAll(f)! };
+        const keep = own.filter(hasSubquery);
+        return keep.length ? { ...n, input: leaf, predicate: andAll(keep)! } : leaf;
       }
       return n;
     });
