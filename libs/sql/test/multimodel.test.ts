@@ -149,6 +149,13 @@ describe('fts_search', () => {
     expect(rows.map((r) => r.id)).toEqual(['b']);
   });
 
+  it('a filter holding a subquery over every match stays above the leaf and passes its rows (an ES bucket under a text query)', async () => {
+    const stories = { op: 'project', input: { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'story', limit: null }, columns: [{ name: '_k', expr: col('id') }] };
+    const inStories = { kind: 'in_subquery', arg: col('id'), plan: stories } as never;
+    const p = { op: 'aggregate', input: { op: 'filter', input: { op: 'fts_search', schema: 'app.reviews', field: 'body', query: 'ending', limit: null }, predicate: inStories }, group: [], aggregates: [{ name: 'n', fn: 'count', args: [], star: true }, { name: 'b', fn: 'total', args: [col('branch')] }] } as PlanNode;
+    expect(await plan(p)).toEqual([{ n: 2, b: 6 }]); // a and c: "ending" and "story"
+  });
+
   it('phrase slop: words near their places, in any order; a bad nested clause is refused naming its path', async () => {
     const exact = await plan({ op: 'fts_search', schema: 'app.reviews', field: 'body', query: { phrase: 'ending story' } });
     expect(exact).toEqual([]);
