@@ -129,15 +129,17 @@ export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind
       return null; // the scorer reports it
     }
     const ops = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
-    let e: Expr = has(name);
+    // a bound excludes a missing value by itself (a date's range keeps its own check first, as before)
+    let e: Expr | null = k === 'time' ? typed(name, k) : null;
     for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
       const v = bounds[op];
       if (v === undefined) continue;
       if (typeof v !== 'number' || !Number.isFinite(v)) return null;
-      e = and(e, { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) });
+      const c: Expr = { kind: 'binary', op: ops[op], left: valueOf(name), right: lit(v) };
+      e = e ? and(e, c) : c;
     }
     fields.set(name, k);
-    return e;
+    return e ?? has(name);
   }
   if (kind === 'prefix' && k === 'keyword') {
     // case-sensitive, as the keyword's terms are: the first characters equal the prefix

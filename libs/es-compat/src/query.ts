@@ -450,19 +450,25 @@ function termsQuery(env: QueryEnv, body: unknown): Scorer {
  * (a terms aggregation's `order` or `include`).
  */
 export function resolveTermsLookups(v: Json, lookup: (ix: string, id: string) => JsonObject | undefined, index: string): Json {
-  if (Array.isArray(v)) return v.map((x) => resolveTermsLookups(x, lookup, index));
+  // the same object when it holds no lookup (callers' caches know request bodies by identity)
+  if (Array.isArray(v)) {
+    const out = v.map((x) => resolveTermsLookups(x, lookup, index));
+    return out.some((x, i) => x !== v[i]) ? out : v;
+  }
   if (!isObj(v)) return v;
-  const out: JsonObject = {};
+  let out: JsonObject | null = null;
   for (const [k, x] of Object.entries(v)) {
-    if (k === 'terms' && isObj(x)) {
-      out[k] = Object.fromEntries(Object.entries(x).map(([f, vals]) => {
-        if (!isObj(vals) || vals.id === undefined || vals.path === undefined) return [f, resolveTermsLookups(vals, lookup, index)];
+    let y: Json;
+    if (k === 'terms' && isObj(x) && Object.values(x).some((vals) => isObj(vals) && vals.id !== undefined && vals.path !== undefined)) {
+      y = Object.fromEntries(Object.entries(x).map(([f, vals]) => {
+        if (!isObj(vals) || vals.id === undefined || vals.path === undefined) return [f, vals];
         const src = lookup(String(vals.index ?? index), String(vals.id));
         return [f, src ? valuesOfPath(src, String(vals.path)) : []];
       }));
-    } else out[k] = resolveTermsLookups(x, lookup, index);
+    } else y = resolveTermsLookups(x, lookup, index);
+    if (y !== x) (out ??= { ...v })[k] = y;
   }
-  return out;
+  return out ?? v;
 }
 
 function valuesOfPath(src: Json, path: string): Json[] {
