@@ -300,6 +300,13 @@ export class GraphIndex implements CommitParticipant {
     });
   }
 
+  /** The adjacency of a relation when it is built (no build started), else undefined: for a read answered in this turn. */
+  adjacencyNow(schema: string, rel: string): { relation: ResolvedRelation; adj: Adjacency } | undefined {
+    const relation = this.resolve(schema, rel);
+    const adj = this.rels.get(relKey(this.keyOf(relation.schema), relation.def.name))?.adj;
+    return adj ? { relation, adj } : undefined;
+  }
+
   /** The adjacency of a relation, built from the store on first use. */
   async adjacency(schema: string, rel: string): Promise<{ relation: ResolvedRelation; adj: Adjacency }> {
     const relation = this.resolve(schema, rel);
