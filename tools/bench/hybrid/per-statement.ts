@@ -8,17 +8,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { makeCorpus, manifest, pct, queries } from './data';
+import { tenantClient, TENANT, TOKEN } from './http';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ROWS = Number(process.env.ROWS ?? 20_000);
 const Q = Number(process.env.Q ?? 1000);
 const HEAP = process.env.HEAP === '1';
-const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
-const TOKEN = 'hybrid-bench-token-0123456789';
 
 /** The built server with `--trace-gc-nvp` (and the heap sampler with HEAP=1); `stop()` ends it and removes its data. */
 function start(dir: string): Promise<{ proc: ChildProcess; url: string; out: () => string; stop: () => Promise<void> }> {
@@ -43,24 +41,6 @@ function start(dir: string): Promise<{ proc: ChildProcess; url: string; out: () 
       }
     });
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
-
-function client(url: string, ca: string) {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca });
-  return (method: string, p: string, body?: unknown, type = 'application/json') => new Promise<any>((resolve, reject) => {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const r = https.request(`${url}/v1/tenants/${TENANT}${p}`, { method, agent, headers: { authorization: `Bearer ${TOKEN}`, ...(data ? { 'content-type': type, 'content-length': Buffer.byteLength(data) } : {}) } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c) => parts.push(c));
-      res.on('end', () => {
-        const t = Buffer.concat(parts).toString('utf8');
-        if (res.statusCode !== 200) reject(new Error(`${p}: ${res.statusCode} ${t.slice(0, 300)}`));
-        else resolve(t ? JSON.parse(t) : null);
-      });
-    });
-    r.on('error', reject);
-    r.end(data);
   });
 }
 
@@ -101,7 +81,7 @@ async function main(): Promise<void> {
   const { proc, url, out, stop } = await start(dir);
   try {
     const ca = fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8');
-    const c = client(url, ca);
+    const c = tenantClient(url, ca);
     const { corpus, lines } = makeCorpus(ROWS, 128);
     await c('POST', '/schemas', manifest(128), 'text/plain');
     let buf = '';

@@ -7,54 +7,17 @@
  * Not a benchmark of record: the figures are for finding where time goes.
  */
 import * as fs from 'node:fs';
-import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { makeCorpus, manifest, pct, queries } from './data';
+import { latencyBuckets, tenantClient, TENANT, TOKEN } from './http';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startBuiltServer, NODE_ARGS } = require('../server.js');
 
 const ROWS = Number(process.env.ROWS ?? 20_000);
 const Q = Number(process.env.Q ?? 2000);
-const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
-const TOKEN = 'hybrid-bench-token-0123456789';
-
-function client(url: string, ca: string) {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca });
-  return (method: string, p: string, body?: unknown, type = 'application/json') => new Promise<any>((resolve, reject) => {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const r = https.request(`${url}/v1/tenants/${TENANT}${p}`, { method, agent, headers: { authorization: `Bearer ${TOKEN}`, ...(data ? { 'content-type': type, 'content-length': Buffer.byteLength(data) } : {}) } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c) => parts.push(c));
-      res.on('end', () => {
-        const t = Buffer.concat(parts).toString('utf8');
-        if (res.statusCode !== 200) reject(new Error(`${p}: ${res.statusCode} ${t.slice(0, 300)}`));
-        else resolve(t ? JSON.parse(t) : null);
-      });
-    });
-    r.on('error', reject);
-    r.end(data);
-  });
-}
-
-/** The server's `db_query_latency_ms` bucket counts (cumulative, by `le`) for one surface. */
-function latencyBuckets(url: string, ca: string, surface: string): Promise<Map<string, number>> {
-  return new Promise((resolve, reject) => {
-    https.get(`${url}/metrics`, { ca }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (text += d));
-      res.on('end', () => {
-        const out = new Map<string, number>();
-        const re = new RegExp(`^db_query_latency_ms_bucket\\{le="([^"]+)",surface="${surface}"\\} (\\d+)$`, 'gm');
-        for (const m of text.matchAll(re)) out.set(m[1], Number(m[2]));
-        resolve(out);
-      });
-    }).on('error', reject);
-  });
-}
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-hybrid-tail-'));
@@ -63,7 +26,7 @@ async function main(): Promise<void> {
   const { proc, url, output } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env, nodeArgs: [...NODE_ARGS, '--trace-gc', ...prof] });
   try {
     const ca = fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8');
-    const c = client(url, ca);
+    const c = tenantClient(url, ca);
     const { corpus, lines } = makeCorpus(ROWS, 128);
     await c('POST', '/schemas', manifest(128), 'text/plain');
     let buf = '';
