@@ -76,12 +76,14 @@ async function main(): Promise<void> {
         const line: string[] = [];
         for (let rep = 0; rep < Number(process.env.REPS); rep++) {
           const ms: number[] = [];
+          const o1 = output().length;
           for (let i = 0; i < Q; i++) {
             const t0 = performance.now();
             await fn(i + rep * Q);
             ms.push(performance.now() - t0);
           }
-          line.push(`${pct(ms, 50).toFixed(2)}/${pct(ms, 99).toFixed(2)}`);
+          const gc = output().slice(o1).split('\n').filter((l: string) => /Scavenge|Mark-Compact|Mark-sweep/i.test(l)).map((l: string) => /(Scavenge|Mark-Compact|Mark-sweep)[^,]*, ([\d.]+)/i.exec(l)).map((m) => (m ? `${m[1][0]}${m[2]}` : '?'));
+          line.push(`${pct(ms, 50).toFixed(2)}/${pct(ms, 99).toFixed(2)}${gc.length ? ` [${gc.join(' ')}]` : ''}`);
         }
         console.log(`${name.padEnd(12)} p50/p99 per loop of ${Q}: ${line.join('  ')}`);
         continue;
