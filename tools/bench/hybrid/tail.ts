@@ -82,7 +82,7 @@ async function main(): Promise<void> {
             await fn(i + rep * Q);
             ms.push(performance.now() - t0);
           }
-          const gc = output().slice(o1).split('\n').filter((l: string) => /Scavenge|Mark-Compact|Mark-sweep/i.test(l)).map((l: string) => /(Scavenge|Mark-Compact|Mark-sweep)[^,]*, ([\d.]+)/i.exec(l)).map((m) => (m ? `${m[1][0]}${m[2]}` : '?'));
+          const gc = output().slice(o1).split('\n').filter((l: string) => /Scavenge|Mark-Compact|Mark-sweep/i.test(l)).map((l: string) => /(Scavenge|Mark-Compact|Mark-sweep)[^,]*, ([\d.]+)/i.exec(l)).map((m: RegExpExecArray | null) => (m ? `${m[1][0]}${m[2]}` : '?'));
           line.push(`${pct(ms, 50).toFixed(2)}/${pct(ms, 99).toFixed(2)}${gc.length ? ` [${gc.join(' ')}]` : ''}`);
         }
         console.log(`${name.padEnd(12)} p50/p99 per loop of ${Q}: ${line.join('  ')}`);
