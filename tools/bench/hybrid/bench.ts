@@ -21,7 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { hostSteal } from '../vector/https';
-import { makeCorpus, manifest, pct, queries, recall, truth, vectorOf, type Corpus } from './data';
+import { HOP_SQL, makeCorpus, manifest, pct, queries, recall, RRF_SQL, truth, vectorOf, QUERY_WORDS, type Corpus } from './data';
 import { latencyBuckets, metricsText, TENANT, TOKEN } from './http';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -222,10 +222,10 @@ async function main(): Promise<void> {
     }
 
     // 2. BM25 + vector RRF top-10
-    const words = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
+    const words = QUERY_WORDS;
     // The answer is the fused top-10 documents themselves (what a search page shows), so the
     // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
-    const rrfSql = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
+    const rrfSql = RRF_SQL;
     // the server's GC during each side's loop: what the tail is made of (README "Where the RRF tail goes")
     const gc0 = await gcSoFar(url, ca);
     const steal1 = hostSteal();
@@ -254,7 +254,7 @@ async function main(): Promise<void> {
     row('BM25 + vector RRF top-10 rows', ours2, '-', 'client assembly (2 routes + row GETs, parallel)', client2, '-');
 
     // 3. two-hop expansion joined to rows with a filter
-    const g3 = `SELECT r.id, r.cat FROM graph_expand('bench.items', 'links', $1, 1, 2) g JOIN bench.items r ON r.id = g._node WHERE r.cat < 500`;
+    const g3 = HOP_SQL;
     // what the 2-hop tail is made of: the server's GCs, the client's own GCs, and how many statements
     // the engine itself took over 2 ms for (`db_query_latency_ms{surface="sql"}`: the rest of a slow
     // sample is outside the plan — the HTTPS request, a pause, the host)

@@ -45,3 +45,19 @@ export async function latencyBuckets(url: string, ca: string, surface: string): 
   for (const m of text.matchAll(re)) out.set(m[1], Number(m[2]));
   return out;
 }
+
+/** Loads the corpus's lines in `_batch` commits of 2,000 rows, reads the table once (the table cache) and waits `settleMs` for the load's background work. */
+export async function loadRows(c: Call, lines: Iterable<string>, rows: number, settleMs: number): Promise<void> {
+  let buf = '';
+  let k = 0;
+  for (const l of lines) {
+    buf += `${l}\n`;
+    if (++k % 2000 === 0 || k === rows) {
+      await c('POST', '/rows/bench.items/_batch', buf, 'application/x-ndjson');
+      buf = '';
+    }
+  }
+  await c('POST', '/sql', { sql: 'SELECT count(*) AS n FROM bench.items' });
+  await new Promise((r) => setTimeout(r, settleMs));
+}
+

@@ -10,8 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { makeCorpus, manifest, pct, queries } from './data';
-import { tenantClient, TENANT, TOKEN } from './http';
+import { HOP_SQL, makeCorpus, manifest, pct, queries, RRF_SQL, QUERY_WORDS } from './data';
+import { loadRows, tenantClient, TENANT, TOKEN } from './http';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ROWS = Number(process.env.ROWS ?? 20_000);
@@ -84,21 +84,11 @@ async function main(): Promise<void> {
     const c = tenantClient(url, ca);
     const { corpus, lines } = makeCorpus(ROWS, 128);
     await c('POST', '/schemas', manifest(128), 'text/plain');
-    let buf = '';
-    let k = 0;
-    for (const l of lines) {
-      buf += `${l}\n`;
-      if (++k % 2000 === 0 || k === ROWS) {
-        await c('POST', '/rows/bench.items/_batch', buf, 'application/x-ndjson');
-        buf = '';
-      }
-    }
-    await c('POST', '/sql', { sql: 'SELECT count(*) AS n FROM bench.items' });
-    await new Promise((r) => setTimeout(r, 5000)); // the load's background work (checkpoint, calibration)
+    await loadRows(c, lines, ROWS, 5000); // then the load's background work (checkpoint, calibration)
     const qs = queries(corpus, 200);
-    const words = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
-    const rrf = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
-    const hop = `SELECT r.id, r.cat FROM graph_expand('bench.items', 'links', $1, 1, 2) g JOIN bench.items r ON r.id = g._node WHERE r.cat < 500`;
+    const words = QUERY_WORDS;
+    const rrf = RRF_SQL;
+    const hop = HOP_SQL;
     const kinds: Array<[string, (i: number) => Promise<unknown>]> = [
       ['rrf', (i) => c('POST', '/sql', { sql: rrf, params: [qs[i % 200], words[i % 4]] })],
       ['2hop', (i) => c('POST', '/sql', { sql: hop, params: [`r${(i * 7919) % ROWS}`] })],

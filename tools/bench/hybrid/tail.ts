@@ -10,8 +10,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { makeCorpus, manifest, pct, queries } from './data';
-import { latencyBuckets, tenantClient, TENANT, TOKEN } from './http';
+import { HOP_SQL, makeCorpus, manifest, pct, queries, RRF_SQL, QUERY_WORDS } from './data';
+import { latencyBuckets, loadRows, tenantClient, TENANT, TOKEN } from './http';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startBuiltServer, NODE_ARGS } = require('../server.js');
@@ -29,21 +29,11 @@ async function main(): Promise<void> {
     const c = tenantClient(url, ca);
     const { corpus, lines } = makeCorpus(ROWS, 128);
     await c('POST', '/schemas', manifest(128), 'text/plain');
-    let buf = '';
-    let k = 0;
-    for (const l of lines) {
-      buf += `${l}\n`;
-      if (++k % 2000 === 0 || k === ROWS) {
-        await c('POST', '/rows/bench.items/_batch', buf, 'application/x-ndjson');
-        buf = '';
-      }
-    }
-    await c('POST', '/sql', { sql: 'SELECT count(*) AS n FROM bench.items' });
-    await new Promise((r) => setTimeout(r, Math.max(5, ROWS / 20_000) * 1000));
+    await loadRows(c, lines, ROWS, Math.max(5, ROWS / 20_000) * 1000); // then the load's background work (checkpoint, calibration)
     const qs = queries(corpus, 200);
-    const words = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
-    const rrf = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
-    const hop = `SELECT r.id, r.cat FROM graph_expand('bench.items', 'links', $1, 1, 2) g JOIN bench.items r ON r.id = g._node WHERE r.cat < 500`;
+    const words = QUERY_WORDS;
+    const rrf = RRF_SQL;
+    const hop = HOP_SQL;
     const src = (i: number) => `r${(i * 7919) % ROWS}`;
     const kinds: Array<[string, (i: number) => Promise<unknown>]> = [
       ['2hop', (i) => c('POST', '/sql', { sql: hop, params: [src(i)] })],
