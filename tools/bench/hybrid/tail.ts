@@ -3,7 +3,9 @@
  * then runs Q samples of each kind and prints, per kind, p50 / p90 / p99 / max, how many samples
  * were over 4× the p50, and how many server GCs (its `--trace-gc`) fell in the loop. With
  * PROF=1 the server runs under `--cpu-prof` (the profile is left in PROF_DIR, default /tmp).
- * Env: ROWS (20000), Q (2000), ONLY (comma list of 2hop,2hop-client,rrf,rrf-client,noop,row).
+ * Env: ROWS (20000), Q (2000), ONLY (comma list of 2hop,2hop-client,rrf,rrf-client,noop,row), WARM (50
+ * unmeasured statements first), REPS (the loop that many times, p50/p99 and server GCs each), PREBUILD (1:
+ * the graph adjacency built before the settle, as bench.ts does).
  * Not a benchmark of record: the figures are for finding where time goes.
  */
 import * as fs from 'node:fs';
@@ -29,7 +31,10 @@ async function main(): Promise<void> {
     const c = tenantClient(url, ca);
     const { corpus, lines } = makeCorpus(ROWS, 128);
     await c('POST', '/schemas', manifest(128), 'text/plain');
-    await loadRows(c, lines, ROWS, Math.max(5, ROWS / 20_000) * 1000); // then the load's background work (checkpoint, calibration)
+    // PREBUILD=1: the relation's adjacency is built before the settle, as bench.ts does
+    if (process.env.PREBUILD === '1') await loadRows(c, lines, ROWS, 0).then(() => c('GET', '/graph/bench.items/bfs?rel=links&src=r0&depth=1'));
+    else await loadRows(c, lines, ROWS, 0);
+    await new Promise((r) => setTimeout(r, Math.max(5, ROWS / 20_000) * 1000)); // the load's background work (checkpoint, calibration)
     const qs = queries(corpus, 200);
     const words = QUERY_WORDS;
     const rrf = RRF_SQL;
