@@ -8,12 +8,13 @@ import { decodeRow, keyIdOf, rowKey, type PkTuple, type Snapshot } from '@mmdb/s
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
-import { nodeOf, shortestPath, tupleOfNode, walk as walkGraph, walkNames, type Adjacency } from '@mmdb/graph';
+import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
 import type { SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { vectorOfText } from '../exec/vector-functions';
-import type { GraphLeaf, GraphWalk } from '../exec/multimodel-leaf';
+import type { GraphLeaf } from '../exec/multimodel-leaf';
+import { bfsPath, expandLeaf, graphEnds, graphLeafOf, type GraphLeafOf, type GraphNode } from './graph-leaf';
 import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
@@ -362,7 +363,7 @@ export class MultiModelReader {
     const ends = graphEnds(n, relation.def);
     const lookup = n.row_columns !== false || n.filter ? await this.rowLookup(this.table(ends.reached), snap, ctx, txn) : undefined;
     const fromLookup = n.start_filter && !(ends.from === ends.reached && lookup) ? await this.rowLookup(this.table(ends.from), snap, ctx, txn) : lookup;
-    return this.graphLeafWith(n, ends, adj, lookup, fromLookup, ctx);
+    return graphLeafOf(n, ends, adj, lookup, fromLookup, (e, look, schema) => this.nodeFilter(e, look, ctx, schema, n.alias));
   }
 
   /**
@@ -382,7 +383,7 @@ export class MultiModelReader {
       if ((n.row_columns !== false || n.filter) && !lookup) return false;
       const fromLookup = n.start_filter && !(ends.from === ends.reached && lookup) ? this.currentLookup(this.table(ends.from)) : lookup;
       if (n.start_filter && !fromLookup) return false;
-      const leaf = this.graphLeafWith(n, ends, built.adj, lookup, fromLookup, ctx);
+      const leaf = graphLeafOf(n, ends, built.adj, lookup, fromLookup, (e, look, schema) => this.nodeFilter(e, look, ctx, schema, n.alias));
       leaves.push([n, expandLeaf(leaf)]);
     }
     for (const [n, leaf] of leaves) {
@@ -401,31 +402,6 @@ export class MultiModelReader {
     if (!e) return undefined;
     const byPk = e.byPk as { get(k: string): Tuple | undefined };
     return (node) => byPk.get(node);
-  }
-
-  private graphLeafWith(
-    n: GraphNode, ends: { reached: string; from: string; dir: 'forward' | 'reverse' | 'both' }, adj: Adjacency,
-    lookup: ((node: string) => Tuple | undefined) | undefined, fromLookup: ((node: string) => Tuple | undefined) | undefined, ctx: ExecCtx,
-  ): GraphLeafOf {
-    const { dir, reached: schema } = ends;
-    const row: (node: string) => Tuple | undefined = n.row_columns !== false && lookup ? lookup : () => undefined;
-    const all = dir === 'forward' ? (x: string) => adj.neighbors(x)
-      : dir === 'reverse' ? (x: string) => adj.sources(x)
-      : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
-    // under a filter (row-level security) a hidden node is neither reached nor walked through
-    const visible = n.filter && lookup ? this.nodeFilter(n.filter, lookup, ctx, schema, n.alias) : undefined;
-    const next = visible ? (x: string) => all(x).filter(visible) : all;
-    let start: ((node: string) => boolean) | undefined;
-    if (n.start_filter && fromLookup) {
-      if (ends.from === schema && n.start_filter === n.filter && visible) start = visible;
-      else start = this.nodeFilter(n.start_filter, fromLookup, ctx, ends.from, n.alias);
-    }
-    const pass = visible ? (id: number) => visible(adj.name(id)) : undefined;
-    const walk = (src: string, maxDepth: number, startSeen: boolean, onLevel: (depth: number, size: number) => void): GraphWalk | null => {
-      const w = walkGraph(adj, src, { direction: dir, maxDepth, startSeen, onLevel, ...(pass ? { pass } : {}) });
-      return w && { length: w.length, depths: w.depths, vias: w.vias, name: walkNames(adj, w.ids, w.length) };
-    };
-    return { schema, next, row, adj, walk, forward: dir === 'forward' && !visible, ...(start ? { start } : {}), ...(visible ? { visible } : {}) };
   }
 
   private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -462,23 +438,6 @@ export class MultiModelReader {
   }
 }
 
-type GraphNode = NodeOf<'graph_expand'> | NodeOf<'graph_path'> | NodeOf<'graph_dijkstra'>;
-type GraphLeafOf = GraphLeaf & { adj: Adjacency; forward: boolean };
-
-/** A graph leaf's direction, the schema it reaches and the one it starts from (a "both" walk needs a self-relation). */
-function graphEnds(n: GraphNode, def: { source: string; target: string; name: string }): { reached: string; from: string; dir: 'forward' | 'reverse' | 'both' } {
-  const dir = n.op === 'graph_dijkstra' ? 'forward' : n.direction ?? 'forward';
-  if (dir === 'both' && def.source !== def.target) {
-    bad('$.direction', `direction "both" needs a self-relation; ${n.rel} links ${def.source} to ${def.target}`);
-  }
-  return dir === 'reverse' ? { reached: def.source, from: def.target, dir } : { reached: def.target, from: def.source, dir };
-}
-
-/** What graph_expand's operator reads of a leaf. */
-function expandLeaf(leaf: GraphLeafOf): GraphLeaf {
-  return { schema: leaf.schema, next: leaf.next, row: leaf.row, walk: leaf.walk, ...(leaf.start ? { start: leaf.start } : {}) };
-}
-
 /** The ranking stages a search runs beyond BM25 (explain): the route's defaults unless the node says otherwise. */
 function rankingNote(o: SearchOptions): string {
   const prox = (o.proximity ?? RANKING_DEFAULTS.proximity) !== 'none';
@@ -491,28 +450,6 @@ export function keyText(v: unknown, path: string): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'bigint' || typeof v === 'number') return String(v);
   return bad(path, 'expected a node key (text or integer)');
-}
-
-/** Fewest-hops path along `next` (any direction), or null. */
-function bfsPath(next: (n: string) => readonly string[], src: string, dst: string, max: number): string[] | null {
-  if (src === dst) return [src];
-  const parent = new Map<string, string | null>([[src, null]]);
-  let frontier = [src];
-  for (let d = 0; d < max && frontier.length; d++) {
-    const nf: string[] = [];
-    for (const u of frontier) for (const v of next(u)) {
-      if (parent.has(v)) continue;
-      parent.set(v, u);
-      if (v === dst) {
-        const out = [v];
-        for (let x = parent.get(v)!; x !== null; x = parent.get(x)!) out.push(x);
-        return out.reverse();
-      }
-      nf.push(v);
-    }
-    frontier = nf;
-  }
-  return null;
 }
 
 /** A stored vector column value (JSON array, or its text) as numbers; undefined when it is not one. */
