@@ -254,7 +254,8 @@ export class MultiModelReader {
       const kind = vt.kind;
       // an HNSW walk's ef grows with the table's calibration and the share of rows passing (libs/vector DESIGN.md)
       const ef = vt.efFor(n.k, n.mode ?? 'high_recall', ids ? ids.length / Math.max(1, vt.size) : 1);
-      const how = `${kind} index${ef === null ? '' : ` ef ${ef}`}`;
+      // a calibration running in the background shares the event loop (and may change the ef when it ends)
+      const how = `${kind} index${ef === null ? '' : ` ef ${ef}${vt.calibrating() ? ' (calibrating)' : ''}`}`;
       ctx.strategies.set(n, ids
         ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${how} (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
         : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
