@@ -3,7 +3,7 @@
  * then runs Q samples of each kind and prints, per kind, p50 / p90 / p99 / max, how many samples
  * were over 4× the p50, and how many server GCs (its `--trace-gc`) fell in the loop. With
  * PROF=1 the server runs under `--cpu-prof` (the profile is left in PROF_DIR, default /tmp).
- * Env: ROWS (20000), Q (2000), ONLY (comma list of 2hop,2hop-client,rrf,rrf-client,noop,row), WARM (50
+ * Env: ROWS (20000), Q (2000), ONLY (comma list of 2hop,2hop-client,rrf,rrf-client,noop,get,row), WARM (50
  * unmeasured statements first), REPS (the loop that many times, p50/p99 and server GCs each), PREBUILD (1:
  * the graph adjacency built before the settle, as bench.ts does).
  * Not a benchmark of record: the figures are for finding where time goes.
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
         return Promise.all([...s].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([id]) => c('GET', `/rows/bench.items/${id}`)));
       }],
       ['noop', () => c('POST', '/sql', { sql: 'SELECT 1 AS x' })],
+      // a parameterized primary-key read of the same table: the request shape of the 2-hop statement without the graph
+      ['get', (i) => c('POST', '/sql', { sql: 'SELECT id, cat FROM bench.items WHERE id = $1', params: [src(i)] })],
       ['row', (i) => c('GET', `/rows/bench.items/${src(i)}`)],
     ];
     const only = process.env.ONLY?.split(',');
