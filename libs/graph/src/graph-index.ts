@@ -300,10 +300,27 @@ export class GraphIndex implements CommitParticipant {
     });
   }
 
+  /** Adjacency keys of resolved relations (a schema change clears `resolved`, hence new objects and keys). */
+  private readonly relKeys = new WeakMap<ResolvedRelation, string>();
+
+  /** The key of a resolved relation's adjacency: its schema's key id and its name (keyOf lists the manifests: ~15 µs). */
+  private relKeyOf(relation: ResolvedRelation): string {
+    let k = this.relKeys.get(relation);
+    if (k === undefined) this.relKeys.set(relation, (k = relKey(this.keyOf(relation.schema), relation.def.name)));
+    return k;
+  }
+
+  /** The adjacency of a relation when it is built (no build started), else undefined: for a read answered in this turn. */
+  adjacencyNow(schema: string, rel: string): { relation: ResolvedRelation; adj: Adjacency } | undefined {
+    const relation = this.resolve(schema, rel);
+    const adj = this.rels.get(this.relKeyOf(relation))?.adj;
+    return adj ? { relation, adj } : undefined;
+  }
+
   /** The adjacency of a relation, built from the store on first use. */
   async adjacency(schema: string, rel: string): Promise<{ relation: ResolvedRelation; adj: Adjacency }> {
     const relation = this.resolve(schema, rel);
-    const key = relKey(this.keyOf(relation.schema), relation.def.name);
+    const key = this.relKeyOf(relation);
     let st = this.rels.get(key);
     if (!st) this.rels.set(key, (st = {}));
     if (st.adj) return { relation, adj: st.adj };

@@ -25,7 +25,9 @@ describe('HNSW ef calibration', () => {
     const running = t.tune();
     expect(running).not.toBeNull();
     expect(t.tune()).toBe(running); // one at a time
+    expect(t.calibrating()).toBe(true); // explain says so while it runs
     await running;
+    expect(t.calibrating()).toBe(false);
     const cal = (t.ann as HnswIndex).calibrated!;
     expect(cal.size).toBe(2000);
     expect(cal.recallAtBase).toBeLessThan(efCalibration.target); // ef 4 on this graph is not enough

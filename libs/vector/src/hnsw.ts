@@ -106,7 +106,7 @@ export class HnswIndex implements AnnIndex {
 
   /** The last calibration of the high_recall ef (calibrate.ts), the one running, and whether the index was replaced. */
   private calibration: Calibration | null = null;
-  private calibrating: Promise<void> | null = null;
+  private runningCalibration: Promise<void> | null = null;
   private disposed = false;
 
   /**
@@ -124,6 +124,11 @@ export class HnswIndex implements AnnIndex {
     return Math.max(k, this.efHigh, Math.ceil(s * need + k * (1 - s)));
   }
 
+  /** Whether a calibration is running now (explain says so: its slices share the event loop). */
+  get calibrating(): boolean {
+    return this.runningCalibration !== null;
+  }
+
   /** The last calibration (explain, stats, tests). */
   get calibrated(): Calibration | null {
     return this.calibration;
@@ -134,7 +139,7 @@ export class HnswIndex implements AnnIndex {
    * grown by `efCalibration.growth` since the last one; answers the running one (or null).
    */
   tune(size: number): Promise<void> | null {
-    if (this.calibrating || this.disposed) return this.calibrating;
+    if (this.runningCalibration || this.disposed) return this.runningCalibration;
     if (this.ctx.params.calibrate === 0) return null; // `[vector.params] calibrate = 0`: the configured ef only
     const c = efCalibration;
     if (size < c.min || (this.calibration && size < this.calibration.size * c.growth)) return null;
@@ -143,15 +148,15 @@ export class HnswIndex implements AnnIndex {
       const n = Math.min(k, this.h.getCurrentCount());
       return (only ? this.h.searchKnn(this.fill(q), n, only) : this.h.searchKnn(this.fill(q), n)).neighbors;
     };
-    this.calibrating = calibrateEf(this.ctx, this.efHigh, graph, () => this.disposed)
+    this.runningCalibration = calibrateEf(this.ctx, this.efHigh, graph, () => this.disposed)
       .then((r) => {
         if (r) this.calibration = r;
       })
       .catch(() => undefined) // a failed calibration leaves the last one in force
       .finally(() => {
-        this.calibrating = null;
+        this.runningCalibration = null;
       });
-    return this.calibrating;
+    return this.runningCalibration;
   }
 
   /** Takes the calibration an image of this same graph was written with (a restart does not measure again). */

@@ -241,6 +241,11 @@ export class VectorTable {
     return this.index.tune?.(this.size) ?? null;
   }
 
+  /** Whether the HNSW index is calibrating its ef now (a background job sharing the event loop; explain shows it). */
+  calibrating(): boolean {
+    return this.index instanceof HnswIndex && this.index.calibrating;
+  }
+
   /** The HNSW index's last ef calibration (kept in the checkpoint image), or null. */
   private calibration(): Calibration | null {
     return this.index instanceof HnswIndex ? this.index.calibrated : null;

@@ -114,3 +114,13 @@ name = "links"
 target = "bench.items"
 columns = ["links"]
 `;
+
+/** The RRF line's text queries (one per statement, in turn). */
+export const QUERY_WORDS = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
+
+/** The BM25 + vector RRF top-10 joined to its rows ($1 the query vector, $2 the text). */
+export const RRF_SQL = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
+
+/** The two-hop expansion joined to rows with a filter ($1 the start node). */
+export const HOP_SQL = `SELECT r.id, r.cat FROM graph_expand('bench.items', 'links', $1, 1, 2) g JOIN bench.items r ON r.id = g._node WHERE r.cat < 500`;
+

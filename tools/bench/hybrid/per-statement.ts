@@ -8,17 +8,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as https from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { makeCorpus, manifest, pct, queries } from './data';
+import { HOP_SQL, makeCorpus, manifest, pct, queries, RRF_SQL, QUERY_WORDS } from './data';
+import { loadRows, tenantClient, TENANT, TOKEN } from './http';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ROWS = Number(process.env.ROWS ?? 20_000);
 const Q = Number(process.env.Q ?? 1000);
 const HEAP = process.env.HEAP === '1';
-const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
-const TOKEN = 'hybrid-bench-token-0123456789';
 
 /** The built server with `--trace-gc-nvp` (and the heap sampler with HEAP=1); `stop()` ends it and removes its data. */
 function start(dir: string): Promise<{ proc: ChildProcess; url: string; out: () => string; stop: () => Promise<void> }> {
@@ -43,24 +41,6 @@ function start(dir: string): Promise<{ proc: ChildProcess; url: string; out: () 
       }
     });
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
-
-function client(url: string, ca: string) {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca });
-  return (method: string, p: string, body?: unknown, type = 'application/json') => new Promise<any>((resolve, reject) => {
-    const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const r = https.request(`${url}/v1/tenants/${TENANT}${p}`, { method, agent, headers: { authorization: `Bearer ${TOKEN}`, ...(data ? { 'content-type': type, 'content-length': Buffer.byteLength(data) } : {}) } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c) => parts.push(c));
-      res.on('end', () => {
-        const t = Buffer.concat(parts).toString('utf8');
-        if (res.statusCode !== 200) reject(new Error(`${p}: ${res.statusCode} ${t.slice(0, 300)}`));
-        else resolve(t ? JSON.parse(t) : null);
-      });
-    });
-    r.on('error', reject);
-    r.end(data);
   });
 }
 
@@ -101,24 +81,14 @@ async function main(): Promise<void> {
   const { proc, url, out, stop } = await start(dir);
   try {
     const ca = fs.readFileSync(path.join(dir, 'tls', 'cert.pem'), 'utf8');
-    const c = client(url, ca);
+    const c = tenantClient(url, ca);
     const { corpus, lines } = makeCorpus(ROWS, 128);
     await c('POST', '/schemas', manifest(128), 'text/plain');
-    let buf = '';
-    let k = 0;
-    for (const l of lines) {
-      buf += `${l}\n`;
-      if (++k % 2000 === 0 || k === ROWS) {
-        await c('POST', '/rows/bench.items/_batch', buf, 'application/x-ndjson');
-        buf = '';
-      }
-    }
-    await c('POST', '/sql', { sql: 'SELECT count(*) AS n FROM bench.items' });
-    await new Promise((r) => setTimeout(r, 5000)); // the load's background work (checkpoint, calibration)
+    await loadRows(c, lines, ROWS, 5000); // then the load's background work (checkpoint, calibration)
     const qs = queries(corpus, 200);
-    const words = ['river stone', 'ember signal', 'copper lantern', 'quiet harbor'];
-    const rrf = `SELECT r.id, r.cat, r.body, f._score FROM (SELECT id, _score FROM rrf((SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20), (SELECT id FROM fts_search('bench.items', 'body', $2, 20, 'bm25')), 'id') LIMIT 10) f JOIN bench.items r ON r.id = f.id ORDER BY f._score DESC`;
-    const hop = `SELECT r.id, r.cat FROM graph_expand('bench.items', 'links', $1, 1, 2) g JOIN bench.items r ON r.id = g._node WHERE r.cat < 500`;
+    const words = QUERY_WORDS;
+    const rrf = RRF_SQL;
+    const hop = HOP_SQL;
     const kinds: Array<[string, (i: number) => Promise<unknown>]> = [
       ['rrf', (i) => c('POST', '/sql', { sql: rrf, params: [qs[i % 200], words[i % 4]] })],
       ['2hop', (i) => c('POST', '/sql', { sql: hop, params: [`r${(i * 7919) % ROWS}`] })],

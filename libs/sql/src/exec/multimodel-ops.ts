@@ -47,6 +47,9 @@ function startKey(v: Value): string | null {
   throw new DbError('validation_failed', 'graph_expand: "from" must give a node key (text or integer)', { path: '$.from' });
 }
 
+/** The depths most walks reach, as the engine's integers (one BigInt each, not one per row). */
+const DEPTHS: readonly bigint[] = Array.from({ length: 64 }, (_, i) => BigInt(i));
+
 export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileFn): Op {
   const input = n.input ? compile(n.input, c) : null;
   const inCols = input?.cols ?? [];
@@ -59,8 +62,15 @@ export function graphExpandOp(n: NodeOf<'graph_expand'>, c: C, compile: CompileF
   const max = n.max_depth === undefined ? min : n.max_depth;
   const nulls: Value[] = new Array<Value>(rowCols.length).fill(null);
   const emitRow = (out: Tuple[], g: GraphLeaf, r: Tuple, node: string, depth: number, path: string | undefined): void => {
-    const t: Tuple = [...r, ...(g.row(node) ?? nulls), node, BigInt(depth)];
-    if (path !== undefined) t.push(path);
+    // one array of the final width (no spreads: this runs per reached node)
+    const row = g.row(node) ?? nulls;
+    const t: Tuple = new Array<Value>(r.length + row.length + (path === undefined ? 2 : 3));
+    let i = 0;
+    for (let j = 0; j < r.length; j++) t[i++] = r[j];
+    for (let j = 0; j < row.length; j++) t[i++] = row[j];
+    t[i++] = node;
+    t[i++] = depth < DEPTHS.length ? DEPTHS[depth] : BigInt(depth);
+    if (path !== undefined) t[i] = path;
     out.push(t);
   };
   return mk(n, cols, input ? [input] : [], function* (ctx, up) {

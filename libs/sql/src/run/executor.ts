@@ -203,7 +203,7 @@ export class PlanExecutor {
     let snap: Snapshot | null = null;
     try {
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
-      if (opts.snapshot || !(!txn || txn.overlay.size === 0) || !this.leafReader.preloadCurrent(leafList, ctx)) {
+      if (opts.snapshot || !(!txn || txn.overlay.size === 0) || !this.preloadCurrent(leafList, ctx)) {
         // one snapshot; the multi-model leaves start their in-memory reads in this same turn
         const s = opts.snapshot ?? (snap = this.sources.store.snapshot());
         await Promise.all([this.leafReader.preload(leafList, s, ctx.leaves, txn, ctx), this.multi.preload(leafList, s, ctx, txn)]);
@@ -231,6 +231,18 @@ export class PlanExecutor {
       if (running) running.ctx = null;
       if (snap) await snap.release();
     }
+  }
+
+  /**
+   * Answers every leaf from the store as it is now, in this turn, with no storage snapshot: the
+   * storage leaves from the table cache at the current table LSNs, graph_expand leaves from their
+   * built adjacency and the cache (MultiModelReader.expandCurrent); false when one cannot be.
+   */
+  private preloadCurrent(leaves: readonly PlanNode[], ctx: ExecCtx): boolean {
+    let graph = false;
+    for (const n of leaves) if (n.op === 'graph_expand') graph = true;
+    if (!graph) return this.leafReader.preloadCurrent(leaves, ctx);
+    return this.multi.expandCurrent(leaves.filter((n) => n.op === 'graph_expand'), ctx) && this.leafReader.preloadCurrent(leaves.filter((n) => n.op !== 'graph_expand'), ctx);
   }
 
   /**

@@ -8,12 +8,13 @@ import { decodeRow, keyIdOf, rowKey, type PkTuple, type Snapshot } from '@mmdb/s
 import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
-import { nodeOf, shortestPath, tupleOfNode, walk as walkGraph, walkNames } from '@mmdb/graph';
+import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
 import type { SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { vectorOfText } from '../exec/vector-functions';
-import type { GraphLeaf, GraphWalk } from '../exec/multimodel-leaf';
+import type { GraphLeaf } from '../exec/multimodel-leaf';
+import { bfsPath, expandLeaf, graphEnds, graphLeafOf, type GraphLeafOf, type GraphNode } from './graph-leaf';
 import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
@@ -253,7 +254,8 @@ export class MultiModelReader {
       const kind = vt.kind;
       // an HNSW walk's ef grows with the table's calibration and the share of rows passing (libs/vector DESIGN.md)
       const ef = vt.efFor(n.k, n.mode ?? 'high_recall', ids ? ids.length / Math.max(1, vt.size) : 1);
-      const how = `${kind} index${ef === null ? '' : ` ef ${ef}`}`;
+      // a calibration running in the background shares the event loop (and may change the ef when it ends)
+      const how = `${kind} index${ef === null ? '' : ` ef ${ef}${vt.calibrating() ? ' (calibrating)' : ''}`}`;
       ctx.strategies.set(n, ids
         ? `${kind === 'exact' || ids.length <= filterExactMax(vt.size) ? 'exact scan' : `${how} (exact fallback under k)`} of ${ids.length} passing rows (${metric})`
         : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
@@ -324,6 +326,9 @@ export class MultiModelReader {
   /** A table's row by node key text, from the table cache's pk map or one read of the table. */
   private async rowLookup(t: SqlTable, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<(node: string) => Tuple | undefined> {
     const all = await this.leaves.allRows(snap, t, ctx, txn);
+    // a one-text-key table's pk map takes the node key text as is
+    const byText = this.cachedByText(t, snap, txn);
+    if (byText) return (node) => byText.get(node);
     const cached = txn?.overlay.get(t.id)?.size ? undefined : this.leaves.tables.lookup(snap, t);
     if (cached && !this.isImplicit(t)) {
       // the table cache's pk map: no per-query index of the reached table
@@ -352,36 +357,52 @@ export class MultiModelReader {
     };
   }
 
-  private async graphLeaf(n: NodeOf<'graph_expand'> | NodeOf<'graph_path'> | NodeOf<'graph_dijkstra'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeaf & { adj: import('@mmdb/graph').Adjacency; forward: boolean }> {
+  /** A graph leaf's relation, adjacency and row lookups, read through the snapshot (the adjacency built on first use). */
+  private async graphLeaf(n: GraphNode, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<GraphLeafOf> {
     const g = need(this.sources.graph, 'graph');
     const { relation, adj } = await g.adjacency(n.schema, n.rel);
-    const dir = n.op === 'graph_dijkstra' ? 'forward' : n.direction ?? 'forward';
-    const def = relation.def;
-    if (dir === 'both' && def.source !== def.target) {
-      bad('$.direction', `direction "both" needs a self-relation; ${n.rel} links ${def.source} to ${def.target}`);
+    const ends = graphEnds(n, relation.def);
+    const lookup = n.row_columns !== false || n.filter ? await this.rowLookup(this.table(ends.reached), snap, ctx, txn) : undefined;
+    const fromLookup = n.start_filter && !(ends.from === ends.reached && lookup) ? await this.rowLookup(this.table(ends.from), snap, ctx, txn) : lookup;
+    return graphLeafOf(n, ends, adj, lookup, fromLookup, (e, look, schema) => this.nodeFilter(e, look, ctx, schema, n.alias));
+  }
+
+  /**
+   * A graph_expand answered from the store as it is now, in this turn, with no storage snapshot:
+   * when the relation's adjacency is built and the rows it needs are in the table cache at the
+   * store's current table LSNs (the adjacency is live, so both are the store's present state).
+   * False, with nothing set, when one of them is not: the caller takes the snapshot path.
+   */
+  expandCurrent(nodes: readonly PlanNode[], ctx: ExecCtx): boolean {
+    const leaves: Array<[GraphNode, GraphLeaf]> = [];
+    for (const n of nodes) {
+      if (n.op !== 'graph_expand') return false;
+      const built = this.sources.graph?.adjacencyNow(n.schema, n.rel);
+      if (!built) return false;
+      const ends = graphEnds(n, built.relation.def);
+      const lookup = n.row_columns !== false || n.filter ? this.currentLookup(this.table(ends.reached)) : undefined;
+      if ((n.row_columns !== false || n.filter) && !lookup) return false;
+      const fromLookup = n.start_filter && !(ends.from === ends.reached && lookup) ? this.currentLookup(this.table(ends.from)) : lookup;
+      if (n.start_filter && !fromLookup) return false;
+      const leaf = graphLeafOf(n, ends, built.adj, lookup, fromLookup, (e, look, schema) => this.nodeFilter(e, look, ctx, schema, n.alias));
+      leaves.push([n, expandLeaf(leaf)]);
     }
-    const schema = dir === 'reverse' ? def.source : def.target;
-    const t = this.table(schema);
-    const lookup = n.row_columns !== false || n.filter ? await this.rowLookup(t, snap, ctx, txn) : undefined;
-    const row: (node: string) => Tuple | undefined = n.row_columns !== false && lookup ? lookup : () => undefined;
-    const all = dir === 'forward' ? (x: string) => adj.neighbors(x)
-      : dir === 'reverse' ? (x: string) => adj.sources(x)
-      : (x: string) => [...new Set([...adj.neighbors(x), ...adj.sources(x)])];
-    // under a filter (row-level security) a hidden node is neither reached nor walked through
-    const visible = n.filter && lookup ? this.nodeFilter(n.filter, lookup, ctx, schema, n.alias) : undefined;
-    const next = visible ? (x: string) => all(x).filter(visible) : all;
-    let start: ((node: string) => boolean) | undefined;
-    if (n.start_filter) {
-      const from = dir === 'reverse' ? def.target : def.source;
-      if (from === schema && n.start_filter === n.filter && visible) start = visible;
-      else start = this.nodeFilter(n.start_filter, from === schema && lookup ? lookup : await this.rowLookup(this.table(from), snap, ctx, txn), ctx, from, n.alias);
+    for (const [n, leaf] of leaves) {
+      ctx.aux.set(n, leaf);
+      ctx.loadMs.set(n, 0);
     }
-    const pass = visible ? (id: number) => visible(adj.name(id)) : undefined;
-    const walk = (src: string, maxDepth: number, startSeen: boolean, onLevel: (depth: number, size: number) => void): GraphWalk | null => {
-      const w = walkGraph(adj, src, { direction: dir, maxDepth, startSeen, onLevel, ...(pass ? { pass } : {}) });
-      return w && { length: w.length, depths: w.depths, vias: w.vias, name: walkNames(adj, w.ids, w.length) };
-    };
-    return { schema, next, row, adj, walk, forward: dir === 'forward' && !visible, ...(start ? { start } : {}), ...(visible ? { visible } : {}) };
+    return true;
+  }
+
+  /** Rows of a one-text-key table by key text from the table cache at the store's current LSN, or undefined. */
+  private currentLookup(t: SqlTable): ((node: string) => Tuple | undefined) | undefined {
+    if (this.isImplicit(t) || this.implicitKind(t)) return undefined;
+    const pk = t.manifest.primary_key;
+    if (pk.length !== 1 || t.manifest.columns.find((c) => c.name === pk[0])?.ty !== 'str') return undefined;
+    const e = this.leaves.tables.current(t);
+    if (!e) return undefined;
+    const byPk = e.byPk as { get(k: string): Tuple | undefined };
+    return (node) => byPk.get(node);
   }
 
   private async expand(n: NodeOf<'graph_expand'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -389,8 +410,7 @@ export class MultiModelReader {
     const max = n.max_depth === undefined ? min : n.max_depth;
     if (!Number.isInteger(min) || min < 0) bad('$.min_depth', 'min_depth must be a non-negative integer');
     if (max !== null && (!Number.isInteger(max) || max < min)) bad('$.max_depth', 'max_depth must be an integer ≥ min_depth, or null');
-    const leaf = await this.graphLeaf(n, snap, ctx, txn);
-    ctx.aux.set(n, { schema: leaf.schema, next: leaf.next, row: leaf.row, walk: leaf.walk, ...(leaf.start ? { start: leaf.start } : {}) } satisfies GraphLeaf);
+    ctx.aux.set(n, expandLeaf(await this.graphLeaf(n, snap, ctx, txn)));
   }
 
   private async path(n: NodeOf<'graph_path'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
@@ -431,28 +451,6 @@ export function keyText(v: unknown, path: string): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'bigint' || typeof v === 'number') return String(v);
   return bad(path, 'expected a node key (text or integer)');
-}
-
-/** Fewest-hops path along `next` (any direction), or null. */
-function bfsPath(next: (n: string) => readonly string[], src: string, dst: string, max: number): string[] | null {
-  if (src === dst) return [src];
-  const parent = new Map<string, string | null>([[src, null]]);
-  let frontier = [src];
-  for (let d = 0; d < max && frontier.length; d++) {
-    const nf: string[] = [];
-    for (const u of frontier) for (const v of next(u)) {
-      if (parent.has(v)) continue;
-      parent.set(v, u);
-      if (v === dst) {
-        const out = [v];
-        for (let x = parent.get(v)!; x !== null; x = parent.get(x)!) out.push(x);
-        return out.reverse();
-      }
-      nf.push(v);
-    }
-    frontier = nf;
-  }
-  return null;
 }
 
 /** A stored vector column value (JSON array, or its text) as numbers; undefined when it is not one. */
