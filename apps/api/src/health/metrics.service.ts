@@ -220,8 +220,8 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Set by the watch service: the fan-out's main-thread time and turns so far (watch/turns.ts). */
-  watchFanout: (() => { readonly ms: number; readonly turns: number }) | null = null;
-  private fanoutSeen = { ms: 0, turns: 0 };
+  watchFanout: (() => { readonly ms: number; readonly turns: number; readonly grouped: number }) | null = null;
+  private fanoutSeen = { ms: 0, turns: 0, grouped: 0 };
   readonly watchFanoutSeconds = new Counter({
     name: 'db_watch_fanout_seconds_total',
     help: "Main-thread time spent in the watch fan-out's turns (taking frames, matching, serializing, writing sockets), the event loop's time the streams cost",
@@ -234,13 +234,20 @@ export class Metrics {
     registers: [this.registry],
     collect: () => this.collectFanout(),
   });
+  readonly watchFanoutGrouped = new Counter({
+    name: 'db_watch_fanout_grouped_total',
+    help: "Bursts the watch fan-out delivered to parked streams in their group's turn (one turn for all the streams a window closed for, those of one query together; no promise per stream): the rest took a turn of their own",
+    registers: [this.registry],
+    collect: () => this.collectFanout(),
+  });
   private collectFanout(): void {
     const now = this.watchFanout?.();
     if (!now) return;
     const seen = this.fanoutSeen;
     if (now.ms > seen.ms) this.watchFanoutSeconds.inc((now.ms - seen.ms) / 1000);
     if (now.turns > seen.turns) this.watchFanoutTurns.inc(now.turns - seen.turns);
-    this.fanoutSeen = { ms: now.ms, turns: now.turns };
+    if (now.grouped > seen.grouped) this.watchFanoutGrouped.inc(now.grouped - seen.grouped);
+    this.fanoutSeen = { ms: now.ms, turns: now.turns, grouped: now.grouped };
   }
   /** The change feed's one buffer of published frames per tenant store (libs/storage feed.ts), sampled at scrape. */
   readonly feedMemoryFrames = new Gauge({

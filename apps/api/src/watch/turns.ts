@@ -27,13 +27,25 @@ function sliceLeft(t: number): boolean {
   return t - sliceStart < (serving() ? busySliceMs : SLICE_MS);
 }
 
+/** For the holder of the turn that serves many streams in it (a group's delivery, fanout.ts): true once the slice is spent (yield: the rest at a later turn). */
+export function sliceSpent(): boolean {
+  return !sliceLeft(performance.now());
+}
+
 /** Main-thread time spent holding the turn (ms) and the turns taken, since the process started: the fan-out's cost (`db_watch_fanout_*`). */
-const spent = { ms: 0, turns: 0 };
+const spent = { ms: 0, turns: 0, grouped: 0 };
 let turnStart = 0;
 
-/** The fan-out's work so far: ms of main-thread time in turns, and turns (one per stream's burst, mostly). */
-export function fanoutSpent(): { readonly ms: number; readonly turns: number } {
+/** The fan-out's work so far: ms of main-thread time in turns, turns (counted as one per stream's burst: a group's delivery counts each stream it served), and the bursts delivered in a group's turn (parked streams: no promise, no turn of their own). */
+export function fanoutSpent(): { readonly ms: number; readonly turns: number; readonly grouped: number } {
   return spent;
+}
+
+/** Counts the `n` stream bursts a group's delivery served inside the current turn (the turn itself counts one). */
+export function countBursts(n: number): void {
+  if (n <= 0) return;
+  spent.turns += n - 1;
+  spent.grouped += n;
 }
 
 function hold(t: number): void {

@@ -15,7 +15,7 @@ import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, Te
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, SseChunk, sseComment, sseEvent } from './sse';
-import { endTurn, sharedEvent, sharedSchemaCut, turn, windowTurn, type WindowWait } from './fanout';
+import { DELIVERED, endTurn, LOOP, sharedEvent, sharedSchemaCut, TAKE_TURN, turn, windowTurn, type WindowWait } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -76,6 +76,10 @@ export class WatchSession {
   private policyPrint: string | undefined;
   /** The window this stream waits for (close() ends the wait). */
   private waiting: WindowWait | null = null;
+  /** Frames a synchronous delivery took before it found the rest behind the buffer (its loop goes on with them). */
+  private stash: readonly FeedEntry[] | null = null;
+  /** What stopped a synchronous delivery (a reset, a revoked token): its loop throws it. */
+  private failure: unknown = undefined;
 
   constructor(
     readonly id: string,
@@ -235,8 +239,20 @@ export class WatchSession {
   private async followWindows(feed: ChangeFeed): Promise<void> {
     /** Frames past the last window's bound: the start of the next burst. */
     let carry: FeedEntry[] = [];
+    const deliver = (bound: number): number => this.deliverNow(feed, bound);
+    const group = this.query.kind === 'rows' ? this.query : undefined;
     for (;;) {
       if (this.closed) return;
+      if (this.failure !== undefined) {
+        const f = this.failure;
+        this.failure = undefined;
+        throw f;
+      }
+      if (this.blocked) {
+        await this.out.drained();
+        this.blocked = false;
+        if (this.closed) return;
+      }
       let frames: readonly FeedEntry[] | null = null;
       if (carry.length) {
         frames = carry;
@@ -250,17 +266,19 @@ export class WatchSession {
       // (a live stream takes its frames at its turn, up to the window's bound: one slice of the
       // hub's buffer per window, and the frames after the bound stay there for the next)
       // frames (or, at the feed's end, the next one) wait for a window past them, then for this stream's turn
-      const wait = windowTurn(this.store, frames ? frames[0].frame.lsn : feed.cursor.lsn + 1, this.opts.coalesceMs);
+      // (with nothing in hand, it parks: its bursts are delivered in its group's turn, deliverNow)
+      const wait = frames ? windowTurn(this.store, frames[0].frame.lsn, this.opts.coalesceMs) : windowTurn(this.store, feed.cursor.lsn + 1, this.opts.coalesceMs, deliver, group);
       this.waiting = wait;
       const bound = await wait.bound;
       this.waiting = null;
       if (bound === null) return; // closed
+      if (bound === DELIVERED) continue; // (delivered in its group's turn; no turn held)
       let failure: unknown;
       let held = true;
       try {
         if (this.closed) return;
         // (at the feed's end, its frames are in its buffer now; none: no longer live, the log next time)
-        let fs: readonly FeedEntry[] | undefined = frames ?? feed.poll(bound)?.entries;
+        let fs: readonly FeedEntry[] | undefined = frames ?? this.takeStash() ?? feed.poll(bound)?.entries;
         if (!fs) continue;
         while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
           let b: FeedBatch | null;
@@ -295,12 +313,60 @@ export class WatchSession {
         if (held) endTurn();
       }
       if (failure !== undefined) throw failure;
-      if (this.closed) return;
-      if (this.blocked) {
-        await this.out.drained();
-        this.blocked = false;
-      }
     }
+  }
+
+  private takeStash(): readonly FeedEntry[] | undefined {
+    const s = this.stash;
+    this.stash = null;
+    return s ?? undefined;
+  }
+
+  /**
+   * A parked stream's burst, delivered synchronously in its group's turn of the fan-out (fanout.ts
+   * `deliverDue`): the frames up to the window's bound from the hub's buffer, matched (once per
+   * query: `sharedEvent`) and written. Answers the stream's next frame (it stays parked), or
+   * TAKE_TURN when its own loop must do the burst at its own turn (not live, not writable, or the
+   * rest behind its buffer: the frames taken are stashed for it), or LOOP when it has sent its
+   * burst but its loop must go on (a reset or a revoked token: `failure`; a full socket; a burst
+   * cut short of the bound).
+   */
+  private deliverNow(feed: ChangeFeed, bound: number): number {
+    if (this.closed || this.blocked || !feed.pollable) return TAKE_TURN;
+    let fs: readonly FeedEntry[] | undefined;
+    try {
+      fs = feed.poll(bound)?.entries;
+    } catch {
+      return TAKE_TURN; // (past its lag bound: its loop meets the same, and resets)
+    }
+    if (!fs) return TAKE_TURN;
+    let failure: unknown;
+    while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
+      let b: FeedBatch | null;
+      try {
+        b = feed.poll(bound);
+      } catch (e) {
+        failure = e; // (the frames taken are sent first, then the reset)
+        break;
+      }
+      if (!b) {
+        if (feed.atEnd) break;
+        this.stash = fs; // (the rest is behind its buffer: its loop reads it, outside the turn)
+        return TAKE_TURN;
+      }
+      fs = fs.concat(b.entries);
+    }
+    try {
+      this.burstOrCut(fs);
+    } catch (e) {
+      failure = e;
+    }
+    if (failure !== undefined) {
+      this.failure = failure;
+      return LOOP;
+    }
+    const next = fs[fs.length - 1].frame.lsn + 1;
+    return this.closed || this.blocked || next <= bound ? LOOP : next;
   }
 
   /** One burst's event; a frame that needs the stream reset ends it with resync_required (reason `schema` or `policy`). */
