@@ -240,6 +240,22 @@ export class Metrics {
     registers: [this.registry],
     collect: () => this.collectFanout(),
   });
+  /** Set by the watch service: the longest turn of the fan-out since the last read (watch/turns.ts). */
+  watchLongestTurn: (() => number) | null = null;
+  readonly watchFanoutLongestTurn = new Gauge({
+    name: 'db_watch_fanout_longest_turn_seconds',
+    help: "The longest turn of the watch fan-out since the previous scrape (a stream's burst, or a slice of a group's delivery): every request waits behind one as long",
+    registers: [this.registry],
+    collect: () => {
+      const ms = this.watchLongestTurn?.();
+      if (ms !== undefined) this.watchFanoutLongestTurn.set(ms / 1000);
+    },
+  });
+  readonly watchCatchUps = new Counter({
+    name: 'db_watch_catchups_total',
+    help: "Reads of a watch stream's feed behind its buffer (the feed's shared buffer or the log: outside the fan-out's turn; a stream that fell behind, or starting from the log)",
+    registers: [this.registry],
+  });
   private collectFanout(): void {
     const now = this.watchFanout?.();
     if (!now) return;

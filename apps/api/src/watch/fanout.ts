@@ -234,6 +234,13 @@ export function windowTurn(store: TenantStore, from: number, ms: number, deliver
   let w: Waiter | null = null;
   const bound = new Promise<number | null>((wake) => {
     const passed = boundFrom(c, from);
+    if (passed !== null && deliver) {
+      // behind the clock, nothing in hand: delivered at its turn like a parked stream, then parked
+      // (or next in line while bounds it has not reached remain), so it rejoins its group
+      w = { from, wake, woken: false, deliver, group };
+      deliverDue(store, c, ms, [w]);
+      return;
+    }
     if (passed !== null) {
       w = { from, wake, woken: false };
       const it = w;

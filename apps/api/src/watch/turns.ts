@@ -34,6 +34,15 @@ export function sliceSpent(): boolean {
 
 /** Main-thread time spent holding the turn (ms) and the turns taken, since the process started: the fan-out's cost (`db_watch_fanout_*`). */
 const spent = { ms: 0, turns: 0, grouped: 0 };
+/** The longest turn since `takeLongestTurn()` last read it (ms): a long one holds every request up for its length. */
+let longest = 0;
+
+/** The longest turn of the fan-out since the last call (ms), then starts over (read at each scrape of /metrics). */
+export function takeLongestTurn(): number {
+  const l = longest;
+  longest = 0;
+  return l;
+}
 let turnStart = 0;
 
 /** The fan-out's work so far: ms of main-thread time in turns, turns (counted as one per stream's burst: a group's delivery counts each stream it served), and the bursts delivered in a group's turn (parked streams: no promise, no turn of their own). */
@@ -125,6 +134,7 @@ export function endTurn(): void {
   if (holder) {
     spent.ms += t - turnStart;
     spent.turns++;
+    if (t - turnStart > longest) longest = t - turnStart;
   }
   holder = false;
   if (!queue.length) return;

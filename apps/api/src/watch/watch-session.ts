@@ -259,6 +259,7 @@ export class WatchSession {
         carry = [];
       } else if (!feed.pollable && !feed.atEnd) {
         // the log (or the hub's recent frames) must be read: outside the fan-out's turn
+        this.metrics.watchCatchUps.inc();
         const r = await feed.next();
         if (!r) return;
         frames = r.entries;
@@ -291,6 +292,7 @@ export class WatchSession {
               // cut at a batch's end would be matched again for this stream alone, and every one after)
               endTurn();
               held = false;
+              this.metrics.watchCatchUps.inc();
               b = await feed.next();
             }
           } catch (e) {
