@@ -33,16 +33,13 @@ const { request, numberOption } = require('../request');
 const { ingest, matchingOnBigTable } = require('./big');
 const { serverSide, pooled } = require('./server-side');
 const { cpuPhase } = require('./cpu');
+const { loadOptions } = require('./options');
 
 const args = process.argv.slice(2);
 const opt = (name, def) => numberOption(args, name, def);
-const SUBS = opt('subscribers', 200);
-const TABLES = opt('tables', 10);
-const RATE = opt('rate', 2000);
-const DURATION = opt('duration', 10);
+const { SUBS, TABLES, RATE, DURATION, WINDOW } = loadOptions(args, { duration: 10 });
 const PRELOAD = opt('preload', 10_000);
 const BIG = opt('big', 1_000_000);
-const WINDOW = opt('window', 50);
 const IDLE = opt('idle', 3);
 /** A diagnostic: the subscribers' process runs at this nice value (0: as the server; 19: it yields the CPUs to it). */
 const SUBS_NICE = opt('subs-nice', 0);

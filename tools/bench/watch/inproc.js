@@ -16,15 +16,10 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { monitorEventLoopDelay } = require('perf_hooks');
-const { numberOption } = require('../request');
+const { loadOptions } = require('./options');
 
 const args = process.argv.slice(2);
-const opt = (name, def) => numberOption(args, name, def);
-const SUBS = opt('subscribers', 200);
-const TABLES = opt('tables', 10);
-const RATE = opt('rate', 2000);
-const DURATION = opt('duration', 5);
-const WINDOW = opt('window', 50);
+const { SUBS, TABLES, RATE, DURATION, WINDOW } = loadOptions(args, { duration: 5 });
 const rootAt = args.indexOf('--root');
 const ROOT = path.resolve(rootAt >= 0 ? args[rootAt + 1] : path.join(__dirname, '../../..'));
 const api = (p) => require(path.join(ROOT, 'dist/apps/api', p));
