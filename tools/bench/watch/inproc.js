@@ -3,11 +3,12 @@
  * Diagnostic: the watch fan-out's own CPU, in one process, without HTTP, TLS or a second process
  * competing for the cores (what the full bench's wall-time figures mix in on a shared host).
  * N `WatchSession`s of the built server (dist/apps/api) on sockets that take everything, over a
- * real store (durable commits off), while rows are written at a fixed rate through `store.put`:
- * the process's CPU per write with the sessions and without, the fan-out's main-thread time per
- * stream and burst, and the event loop's delay (p99, max) in both phases.
+ * real store, while rows are written at a fixed rate through `store.put`:
+ * the process's CPU per write with the sessions and without, `store.put` latency (durable commits
+ * unless --sync 0: the write path without HTTP), the fan-out's main-thread time per stream and
+ * burst, and the event loop's delay (p99, max) in both phases.
  *
- *   npm run build && node tools/bench/watch/inproc.js [--subscribers 200] [--tables 10] [--rate 2000] [--duration 5] [--window 50] [--root .]
+ *   npm run build && node tools/bench/watch/inproc.js [--subscribers 200] [--tables 10] [--rate 2000] [--duration 5] [--window 50] [--sync 1] [--root .]
  *
  * `--root` runs another build (an A/B against a previous commit built elsewhere: its dist/apps/api).
  */
@@ -17,9 +18,12 @@ const os = require('os');
 const path = require('path');
 const { monitorEventLoopDelay } = require('perf_hooks');
 const { loadOptions } = require('./options');
+const { numberOption } = require('../request');
 
 const args = process.argv.slice(2);
 const { SUBS, TABLES, RATE, DURATION, WINDOW } = loadOptions(args, { duration: 5 });
+/** Durable commits (fsync per group, as the server's), unless `--sync 0`. */
+const SYNC = numberOption(args, 'sync', 1) !== 0;
 const rootAt = args.indexOf('--root');
 const ROOT = path.resolve(rootAt >= 0 ? args[rootAt + 1] : path.join(__dirname, '../../..'));
 const api = (p) => require(path.join(ROOT, 'dist/apps/api', p));
@@ -42,23 +46,27 @@ async function load(store, from) {
   let n = 0;
   let due = 0;
   const pending = [];
+  const lat = [];
   while (performance.now() - t0 < DURATION * 1000) {
     due += perTick;
     while (n < due) {
       const i = from + n++;
-      pending.push(store.put(`main.t${i % TABLES}`, { id: i, v: i, pad: 'x'.repeat(40) }));
+      const s = performance.now();
+      pending.push(store.put(`main.t${i % TABLES}`, { id: i, v: i, pad: 'x'.repeat(40) }).then(() => lat.push(performance.now() - s)));
     }
     await sleep(10);
   }
   await Promise.all(pending);
   const cpu = process.cpuUsage(cpu0);
   h.disable();
-  return { writes: n, cpuUs: (cpu.user + cpu.system) / n, p99: h.percentile(99) / 1e6, max: h.max / 1e6 };
+  lat.sort((a, b) => a - b);
+  const pct = (p) => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))];
+  return { writes: n, cpuUs: (cpu.user + cpu.system) / n, p99: h.percentile(99) / 1e6, max: h.max / 1e6, put50: pct(0.5), put99: pct(0.99) };
 }
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-watch-inproc-'));
-  const store = await TenantStore.open({ dir, sync: false });
+  const store = await TenantStore.open({ dir, sync: SYNC });
   try {
     const sql = new SqlEngine(store);
     for (let t = 0; t < TABLES; t++) await sql.run(`CREATE TABLE t${t} (id INTEGER PRIMARY KEY, v INTEGER, pad TEXT)`);
@@ -84,6 +92,7 @@ async function main() {
     console.log('| measure | without sessions | with sessions |');
     console.log('|---|---|---|');
     console.log(`| process CPU µs per write | ${f(without.cpuUs)} | ${f(withSubs.cpuUs)} (+${f(withSubs.cpuUs - without.cpuUs)}) |`);
+    console.log(`| store.put p50 / p99 ms (${SYNC ? 'durable' : 'not synced'}); p99 ratio | ${f(without.put50, 2)} / ${f(without.put99, 2)} | ${f(withSubs.put50, 2)} / ${f(withSubs.put99, 2)}; ${f(withSubs.put99 / without.put99, 2)}× |`);
     console.log(`| event-loop delay p99 / max ms | ${f(without.p99, 2)} / ${f(without.max, 2)} | ${f(withSubs.p99, 2)} / ${f(withSubs.max, 2)} |`);
     console.log(`| fan-out ms/s; µs per stream and burst; bursts/s | | ${f((s1.ms - s0.ms) / DURATION)}; ${f(((s1.ms - s0.ms) * 1000) / Math.max(1, turns), 2)}; ${f(turns / DURATION, 0)} |`);
     console.log(`| bursts delivered in a group's turn | | ${s1.grouped === undefined ? 'n/a' : `${f(((s1.grouped - s0.grouped) * 100) / Math.max(1, turns))} %`} |`);
