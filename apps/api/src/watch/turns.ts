@@ -92,10 +92,18 @@ export function enqueue(grant: () => void): void {
   armDrain();
 }
 
+/**
+ * The next slice: while requests are served, at the start of the next turn of the loop (its timers
+ * phase), so that everything the poll phase queues for the check phase runs before the fan-out
+ * goes on: the commit coordinator starts each group after a `setImmediate` (to let the requests
+ * of the turn join it), which an immediate of ours, queued a turn earlier, would put behind a
+ * whole slice every time. Without requests, at once after the poll phase (`setImmediate`).
+ */
 function armDrain(): void {
   if (drainArmed) return;
   drainArmed = true;
-  setImmediate(drain);
+  if (serving()) setTimeout(drain, 0);
+  else setImmediate(drain);
 }
 
 /** A later turn of the loop (after its poll phase: commits' completions and new requests first): a new slice. */
