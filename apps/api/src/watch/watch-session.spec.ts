@@ -220,6 +220,27 @@ describe('WatchSession groups: the parked streams of one query delivered in one 
   const q = 'SELECT id, v FROM t WHERE v % 2 = 1';
   const odd = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i).filter((i) => i % 2 === 1);
 
+  it('a parked stream whose window leaves it past its lag bound gets reset (not a silent end), then the changes after it', async () => {
+    const out = new StuckOut();
+    out.stuck = false;
+    const s = new WatchSession('lag', store, WatchQuery.compile(sql, { sql: q }), out, { coalesceMs: 30, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 1024, maxLagFrames: 5 }, new Metrics(), () => undefined);
+    const running = s.run({ initial: false, since: null });
+    await until(() => out.events('position').length === 1, 'the start position');
+    await store.put('main.t', { id: 1, v: 1 }); // (its first burst: from then on it is parked)
+    await until(() => out.events('change').length === 1, 'the first change');
+    const grouped = fanoutSpent().grouped;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.put('main.t', { id: i + 2, v: i + 2 }))); // 20 frames in one window
+    await until(() => out.events('reset').length === 1, 'the reset');
+    expect(fanoutSpent().grouped).toBeGreaterThan(grouped); // (found past its bound in its group's turn)
+    const reset = out.events('reset')[0];
+    expect(reset.reason).toBe('lag');
+    expect(reset.rows).toHaveLength(11); // the odd rows, as of the reset's LSN
+    await store.put('main.t', { id: 101, v: 101 });
+    await until(() => out.events('change').some((e) => e.changes.some((c: { key: number[] }) => c.key[0] === 101)), 'a change after the reset');
+    s.close();
+    await running;
+  });
+
   it('two subscribers of one query each get every event exactly once, in order, with their own cursors; a slow one does not delay the other; a resume from its last event id goes on', async () => {
     const a = open('a', q);
     const b = open('b', q);

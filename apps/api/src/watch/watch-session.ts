@@ -272,8 +272,9 @@ export class WatchSession {
       this.waiting = wait;
       const bound = await wait.bound;
       this.waiting = null;
-      if (bound === null) return; // closed
-      if (bound === DELIVERED) continue; // (delivered in its group's turn; no turn held)
+      // (closed; or its feed closed itself past its lag bound inside its group's turn: the reset)
+      if (bound === null && this.failure === undefined) return;
+      if (bound === DELIVERED || bound === null) continue; // (delivered in its group's turn; no turn held)
       let failure: unknown;
       let held = true;
       try {
@@ -334,14 +335,21 @@ export class WatchSession {
    * cut short of the bound).
    */
   private deliverNow(feed: ChangeFeed, bound: number): number {
-    if (this.closed || this.blocked || !feed.pollable) return TAKE_TURN;
-    let fs: readonly FeedEntry[] | undefined;
     try {
-      fs = feed.poll(bound)?.entries;
-    } catch {
-      return TAKE_TURN; // (past its lag bound: its loop meets the same, and resets)
+      return this.deliverBurst(feed, bound);
+    } catch (e) {
+      // (past its lag bound the feed closed itself: its loop throws this, and resets; a fault
+      // here must not leave the fan-out's turn held either)
+      this.failure = e;
+      return LOOP;
     }
-    if (!fs) return TAKE_TURN;
+  }
+
+  private deliverBurst(feed: ChangeFeed, bound: number): number {
+    if (this.closed || this.blocked || !feed.pollable) return TAKE_TURN;
+    const fs0 = feed.poll(bound)?.entries;
+    if (!fs0) return TAKE_TURN;
+    let fs: readonly FeedEntry[] = fs0;
     let failure: unknown;
     while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
       let b: FeedBatch | null;
