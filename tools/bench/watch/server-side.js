@@ -23,7 +23,30 @@ function parse(text) {
     const g = new RegExp(`^db_process_nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
     return g ? Number(g[1]) * 1000 : NaN;
   };
-  return { buckets, loopP99: gauge('p99'), loopMax: gauge('max') };
+  // GC pauses by kind (prom-client's histogram: count and total seconds), cumulative
+  const gc = {};
+  for (const m of text.matchAll(/^db_process_nodejs_gc_duration_seconds_(sum|count)\{kind="(\w+)"\} (\S+)$/gm)) {
+    gc[m[2]] ??= { count: 0, ms: 0 };
+    if (m[1] === 'sum') gc[m[2]].ms = Number(m[3]) * 1000;
+    else gc[m[2]].count = Number(m[3]);
+  }
+  const one = (name) => {
+    const g = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    return g ? Number(g[1]) : NaN;
+  };
+  // the fan-out's longest turn since the previous scrape (ms), and streams' reads behind their buffer (cumulative)
+  return { buckets, loopP99: gauge('p99'), loopMax: gauge('max'), gc, longestTurn: one('db_watch_fanout_longest_turn_seconds') * 1000, catchUps: one('db_watch_catchups_total') };
+}
+
+/** GC pauses between two scrapes: {major, minor}: {count, ms}. */
+function gcDelta(before, after) {
+  const d = {};
+  for (const kind of ['major', 'minor', 'incremental']) {
+    const a = after.gc[kind] ?? { count: 0, ms: 0 };
+    const b = before.gc[kind] ?? { count: 0, ms: 0 };
+    d[kind] = { count: a.count - b.count, ms: a.ms - b.ms };
+  }
+  return d;
 }
 
 /** The cumulative histogram's counts between two scrapes, per bucket bound. */
@@ -52,14 +75,27 @@ function quantileOf(counts, p) {
   return NaN;
 }
 
-/** Scrapes before a phase; `.end()` scrapes after it and answers {p50, p99, loopP99, loopMax} in ms, and the phase's bucket counts. */
+/**
+ * Scrapes before a phase; `.end()` scrapes after it and answers {p50, p99, loopP99, loopMax} in ms,
+ * the phase's bucket counts, its GC pauses by kind ({count, ms}), the fan-out's longest turn (ms)
+ * and the streams' reads behind their buffer (catch-ups): what tells a run with a bad tail apart.
+ */
 async function serverSide(scrape) {
   const before = parse(await scrape());
   return {
     async end() {
       const after = parse(await scrape());
       const counts = delta(before, after);
-      return { p50: quantileOf(counts, 0.5), p99: quantileOf(counts, 0.99), loopP99: after.loopP99, loopMax: after.loopMax, counts };
+      return {
+        p50: quantileOf(counts, 0.5),
+        p99: quantileOf(counts, 0.99),
+        loopP99: after.loopP99,
+        loopMax: after.loopMax,
+        counts,
+        gc: gcDelta(before, after),
+        longestTurn: after.longestTurn,
+        catchUps: (after.catchUps || 0) - (before.catchUps || 0),
+      };
     },
   };
 }

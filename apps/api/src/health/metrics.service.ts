@@ -207,6 +207,7 @@ export class Metrics {
     help: 'Events sent on watch streams by event name (snapshot, change, reset, position)',
     labelNames: ['event'] as const,
     registers: [this.registry],
+    collect: () => this.flushWatchEvents(),
   });
   readonly watchResets = new Counter({
     name: 'db_watch_resets_total',
@@ -220,8 +221,8 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Set by the watch service: the fan-out's main-thread time and turns so far (watch/turns.ts). */
-  watchFanout: (() => { readonly ms: number; readonly turns: number }) | null = null;
-  private fanoutSeen = { ms: 0, turns: 0 };
+  watchFanout: (() => { readonly ms: number; readonly turns: number; readonly grouped: number }) | null = null;
+  private fanoutSeen = { ms: 0, turns: 0, grouped: 0 };
   readonly watchFanoutSeconds = new Counter({
     name: 'db_watch_fanout_seconds_total',
     help: "Main-thread time spent in the watch fan-out's turns (taking frames, matching, serializing, writing sockets), the event loop's time the streams cost",
@@ -234,13 +235,36 @@ export class Metrics {
     registers: [this.registry],
     collect: () => this.collectFanout(),
   });
+  readonly watchFanoutGrouped = new Counter({
+    name: 'db_watch_fanout_grouped_total',
+    help: "Bursts the watch fan-out delivered to parked streams in their group's turn (one turn for all the streams a window closed for, those of one query together; no promise per stream): the rest took a turn of their own",
+    registers: [this.registry],
+    collect: () => this.collectFanout(),
+  });
+  /** Set by the watch service: the longest turn of the fan-out since the last read (watch/turns.ts). */
+  watchLongestTurn: (() => number) | null = null;
+  readonly watchFanoutLongestTurn = new Gauge({
+    name: 'db_watch_fanout_longest_turn_seconds',
+    help: "The longest turn of the watch fan-out since the previous scrape (a stream's burst, or a slice of a group's delivery): every request waits behind one as long",
+    registers: [this.registry],
+    collect: () => {
+      const ms = this.watchLongestTurn?.();
+      if (ms !== undefined) this.watchFanoutLongestTurn.set(ms / 1000);
+    },
+  });
+  readonly watchCatchUps = new Counter({
+    name: 'db_watch_catchups_total',
+    help: "Reads of a watch stream's feed behind its buffer (the feed's shared buffer or the log: outside the fan-out's turn; a stream that fell behind, or starting from the log)",
+    registers: [this.registry],
+  });
   private collectFanout(): void {
     const now = this.watchFanout?.();
     if (!now) return;
     const seen = this.fanoutSeen;
     if (now.ms > seen.ms) this.watchFanoutSeconds.inc((now.ms - seen.ms) / 1000);
     if (now.turns > seen.turns) this.watchFanoutTurns.inc(now.turns - seen.turns);
-    this.fanoutSeen = { ms: now.ms, turns: now.turns };
+    if (now.grouped > seen.grouped) this.watchFanoutGrouped.inc(now.grouped - seen.grouped);
+    this.fanoutSeen = { ms: now.ms, turns: now.turns, grouped: now.grouped };
   }
   /** The change feed's one buffer of published frames per tenant store (libs/storage feed.ts), sampled at scrape. */
   readonly feedMemoryFrames = new Gauge({
@@ -280,13 +304,22 @@ export class Metrics {
     s.latency.observe(ms);
   }
 
-  private readonly watchEventSeries = new Map<string, { inc(): void }>();
-
-  /** Counts one event sent on a watch stream (the child per event name is kept: one per stream and burst, thousands a second with many subscribers). */
+  /**
+   * Events sent, tallied per event name and added to the counter at scrape: one per stream and
+   * burst (thousands a second with hundreds of streams), where a prom-client `inc` each was a
+   * quarter of the fan-out's own main-thread time outside the socket writes.
+   */
+  private readonly watchEventTally = new Map<string, { n: number }>();
   watchEventSent(event: string): void {
-    let c = this.watchEventSeries.get(event);
-    if (!c) this.watchEventSeries.set(event, (c = this.watchEvents.labels({ event })));
-    c.inc();
+    const t = this.watchEventTally.get(event);
+    if (t) t.n++;
+    else this.watchEventTally.set(event, { n: 1 });
+  }
+  private flushWatchEvents(): void {
+    for (const [event, t] of this.watchEventTally) {
+      if (t.n) this.watchEvents.inc({ event }, t.n);
+      t.n = 0;
+    }
   }
 
   constructor() {

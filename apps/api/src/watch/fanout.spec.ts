@@ -6,7 +6,7 @@
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import { Subject } from 'rxjs';
-import { burstBound, endTurn, fanoutYieldsTo, sharedEvent, sliceTurn, turn, windowTurn } from './fanout';
+import { burstBound, DELIVERED, endTurn, fanoutYieldsTo, LOOP, sharedEvent, sliceTurn, TAKE_TURN, turn, windowTurn } from './fanout';
 
 /**
  * The slice the turn tests run with: long enough that the host descheduling this process between
@@ -17,6 +17,14 @@ const TEST_SLICE_MS = 250;
 const withLongSlice = () => {
   beforeEach(() => fanoutYieldsTo(() => true, TEST_SLICE_MS));
   afterEach(() => fanoutYieldsTo(() => false));
+};
+
+const until = async (pred: () => boolean) => {
+  const deadline = Date.now() + 10_000;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 2));
+  }
 };
 
 const storeAt = (published: { lsn: number }) => ({ get publishedLsn() { return published.lsn; } }) as unknown as TenantStore;
@@ -141,6 +149,61 @@ describe('windowTurn', () => {
     const again = windowTurn(store, 2, 10);
     expect(await again.bound).toBe(2);
     endTurn();
+  });
+
+  describe('parked streams (deliver): one turn per window, grouped, in slices', () => {
+    withLongSlice();
+    it('delivers every parked stream of a window in one turn, those of one group together, and keeps them parked for the next window', async () => {
+      await new Promise((r) => setImmediate(r));
+      const { store, publish, s } = liveStore();
+      const g1 = {};
+      const g2 = {};
+      const log: string[] = [];
+      const park = (name: string, group: object) => {
+        let from = 1;
+        const w = windowTurn(store, from, 5, (bound) => {
+          log.push(`${name}@${bound}`);
+          from = bound + 1;
+          return from; // delivered: stays parked from its next frame
+        }, group);
+        return w;
+      };
+      const waits = [park('a1', g1), park('b1', g2), park('a2', g1), park('b2', g2)];
+      publish();
+      publish();
+      await until(() => log.length === 4);
+      expect(log).toEqual(['a1@2', 'a2@2', 'b1@2', 'b2@2']); // the group of a, then of b
+      expect(turn()).toBeNull(); // the group's turn ended: free
+      endTurn();
+      // still parked: the next window delivers them again, no new wait
+      publish();
+      await until(() => log.length === 8);
+      expect(log.slice(4)).toEqual([`a1@${s.lsn}`, `a2@${s.lsn}`, `b1@${s.lsn}`, `b2@${s.lsn}`]);
+      for (const w of waits) w.cancel();
+      expect(await Promise.all(waits.map((w) => w.bound))).toEqual([null, null, null, null]);
+    });
+
+    it('yields once the slice is spent: the rest of the group at a later turn of the loop; a stream that cannot be served goes back to its loop', async () => {
+      await new Promise((r) => setImmediate(r));
+      const { store, publish } = liveStore();
+      const g = {};
+      const log: string[] = [];
+      const spend = () => {
+        const end = performance.now() + TEST_SLICE_MS + 1;
+        while (performance.now() < end); // a slice's worth of work
+      };
+      // (an I/O callback's stand-in, queued while the first stream works: it runs before the rest of the group)
+      const first = windowTurn(store, 1, 5, () => (log.push('first'), setImmediate(() => log.push('io')), spend(), 2), g);
+      const loop = windowTurn(store, 1, 5, () => (log.push('loop'), LOOP), g);
+      const own = windowTurn(store, 1, 5, () => (log.push('own'), TAKE_TURN), g);
+      publish();
+      expect(await loop.bound).toBe(DELIVERED); // its loop goes on, holding no turn
+      // the slice was spent after the first: the rest of the group waited for a later turn of the loop
+      expect(log).toEqual(['first', 'io', 'loop', 'own']);
+      expect(await own.bound).toBe(1); // cannot be served synchronously: its own turn, held
+      endTurn();
+      first.cancel();
+    });
   });
 
   it('a cancelled wait answers null and holds no turn', async () => {

@@ -22,18 +22,39 @@
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import type { SseChunk } from './sse';
-import { endTurn, enqueue, turn } from './turns';
+import { countBursts, endTurn, enqueue, sliceSpent, turn } from './turns';
 
-export { BUSY_SLICE_MS, endTurn, fanoutYieldsTo, sliceTurn, SLICE_MS, turn } from './turns';
+export { BUSY_SLICE_MS, endTurn, fanoutSpent, fanoutYieldsTo, sliceTurn, SLICE_MS, turn } from './turns';
 
 /** How many past window bounds a store's clock remembers (for streams still working through them). */
 const BOUNDS_KEPT = 64;
 
+/**
+ * What a stream's synchronous delivery (`Deliver`) did: a positive number is its next frame (the
+ * burst was sent; it stays parked for the window past it); TAKE_TURN: nothing was taken, wake it
+ * for its own turn as before; LOOP: the burst was sent but its loop must go on (a full socket, a
+ * reset, a burst cut short): wake it, holding no turn.
+ */
+export const TAKE_TURN = -1;
+export const LOOP = -2;
+/** What a wait answers when the stream's loop goes on after a synchronous delivery (no turn held). */
+export const DELIVERED = -3;
+
+/**
+ * Takes a stream's frames up to `bound` and sends its burst, synchronously, inside the turn of
+ * the group being delivered: no promise, no turn of its own, no new wait per window.
+ */
+export type Deliver = (bound: number) => number;
+
 /** A stream waiting for a window to close past `from`; `wake` runs at its turn of the fan-out (null: cancelled, no turn held). */
 interface Waiter {
-  readonly from: number;
+  from: number;
   readonly wake: (bound: number | null) => void;
   woken: boolean;
+  /** Given: the stream is live and parked; a window closing past it delivers its burst in its group's turn. */
+  readonly deliver?: Deliver;
+  /** The streams of one group (their shared compiled query) are delivered one after the other. */
+  readonly group?: object;
 }
 
 /** A store's coalescing clock: the bounds of its recent windows, ascending, the window now open, and who waits for it. */
@@ -80,11 +101,14 @@ function openWindow(store: TenantStore, c: Clock, ms: number): Promise<void> {
       // (not all at once in this timer's callback: that was one unsliced block per window)
       const last = c.bounds[c.bounds.length - 1];
       const keep: Waiter[] = [];
+      const due: Waiter[] = [];
       for (const w of c.waiters) {
         if (w.from > last) keep.push(w);
+        else if (w.deliver) due.push(w);
         else enqueue(() => wakeOnce(w, boundFrom(c, w.from) ?? last));
       }
       c.waiters = keep;
+      if (due.length) deliverDue(store, c, ms, byGroup(due));
       // streams past this bound wait for a publish (windowTurn); without that watch, the next window
       if (keep.length && !c.watching) void openWindow(store, c, ms);
       r();
@@ -93,9 +117,73 @@ function openWindow(store: TenantStore, c: Clock, ms: number): Promise<void> {
   return c.open;
 }
 
+/** The waiters in groups (insertion order of the groups, then of their members): a group's streams share one event per burst. */
+function byGroup(ws: Waiter[]): Waiter[] {
+  const groups = new Map<object, Waiter[]>();
+  const out: Waiter[] = [];
+  for (const w of ws) {
+    if (!w.group) {
+      out.push(w);
+      continue;
+    }
+    const g = groups.get(w.group);
+    if (g) g.push(w);
+    else groups.set(w.group, [w]);
+  }
+  for (const g of groups.values()) for (const w of g) out.push(w);
+  return out;
+}
+
+/**
+ * Delivers the parked streams a window closed for: one turn of the fan-out for all of them (not a
+ * promise and a turn each), in slices: once the slice is spent, the rest goes on at a later turn
+ * of the loop, so a commit waits at most a slice. A stream that cannot be served synchronously
+ * (behind its buffer, its socket full, a reset) goes back to its own loop.
+ */
+function deliverDue(store: TenantStore, c: Clock, ms: number, due: Waiter[]): void {
+  enqueue(() => {
+    const again: Waiter[] = [];
+    let served = 0;
+    let i = 0;
+    for (; i < due.length; i++) {
+      if (served > 0 && sliceSpent()) break;
+      const w = due[i];
+      if (w.woken) continue; // (cancelled while it waited in this queue)
+      const bound = boundFrom(c, w.from);
+      if (bound === null) {
+        park(store, c, ms, w);
+        continue;
+      }
+      const next = w.deliver!(bound);
+      if (next === TAKE_TURN) enqueue(() => wakeOnce(w, boundFrom(c, w.from) ?? bound));
+      else if (next === LOOP) {
+        served++;
+        wakeOnce(w, DELIVERED);
+      } else {
+        served++;
+        w.from = next;
+        // a bound it has not reached yet (the fan-out ran past another window): next in line
+        if (boundFrom(c, next) !== null) again.push(w);
+        else park(store, c, ms, w);
+      }
+    }
+    countBursts(served);
+    const rest = i < due.length ? due.slice(i).concat(again) : again;
+    if (rest.length) deliverDue(store, c, ms, rest);
+    endTurn();
+  });
+}
+
+/** A stream waits (parked) for the window past its position: opened now when its frame is published, else at the next publish. */
+function park(store: TenantStore, c: Clock, ms: number, w: Waiter): void {
+  c.waiters.push(w);
+  if (store.publishedLsn >= w.from) void openWindow(store, c, ms);
+  else watchPublishes(store, c, ms);
+}
+
 function wakeOnce(w: Waiter, bound: number | null): void {
   if (w.woken) {
-    if (bound !== null) endTurn(); // (cancelled meanwhile: the turn it was given passes on)
+    if (bound !== null && bound !== DELIVERED) endTurn(); // (cancelled meanwhile: the turn it was given passes on)
     return;
   }
   w.woken = true;
@@ -135,12 +223,24 @@ export interface WindowWait {
  * turn; otherwise the window opens now when `from` is published, else at the next publish (so an
  * idle store arms no timer). The streams a window closes for are woken one at a time, in slices,
  * never all in the timer's callback.
+ *
+ * With `deliver` (a live stream with nothing in hand), the stream is parked instead: a window
+ * closing past it delivers its burst synchronously in one turn with the other parked streams,
+ * those of its `group` one after the other, and it stays parked for the next window; the wait
+ * answers only when its loop must go on (DELIVERED: no turn held) or it wants its own turn.
  */
-export function windowTurn(store: TenantStore, from: number, ms: number): WindowWait {
+export function windowTurn(store: TenantStore, from: number, ms: number, deliver?: Deliver, group?: object): WindowWait {
   const c = clockOf(store);
   let w: Waiter | null = null;
   const bound = new Promise<number | null>((wake) => {
     const passed = boundFrom(c, from);
+    if (passed !== null && deliver) {
+      // behind the clock, nothing in hand: delivered at its turn like a parked stream, then parked
+      // (or next in line while bounds it has not reached remain), so it rejoins its group
+      w = { from, wake, woken: false, deliver, group };
+      deliverDue(store, c, ms, [w]);
+      return;
+    }
     if (passed !== null) {
       w = { from, wake, woken: false };
       const it = w;
@@ -149,10 +249,8 @@ export function windowTurn(store: TenantStore, from: number, ms: number): Window
       else wakeOnce(it, passed);
       return;
     }
-    w = { from, wake, woken: false };
-    c.waiters.push(w);
-    if (store.publishedLsn >= from) void openWindow(store, c, ms);
-    else watchPublishes(store, c, ms);
+    w = { from, wake, woken: false, deliver, group };
+    park(store, c, ms, w);
   });
   return {
     bound,

@@ -27,13 +27,34 @@ function sliceLeft(t: number): boolean {
   return t - sliceStart < (serving() ? busySliceMs : SLICE_MS);
 }
 
+/** For the holder of the turn that serves many streams in it (a group's delivery, fanout.ts): true once the slice is spent (yield: the rest at a later turn). */
+export function sliceSpent(): boolean {
+  return !sliceLeft(performance.now());
+}
+
 /** Main-thread time spent holding the turn (ms) and the turns taken, since the process started: the fan-out's cost (`db_watch_fanout_*`). */
-const spent = { ms: 0, turns: 0 };
+const spent = { ms: 0, turns: 0, grouped: 0 };
+/** The longest turn since `takeLongestTurn()` last read it (ms): a long one holds every request up for its length. */
+let longest = 0;
+
+/** The longest turn of the fan-out since the last call (ms), then starts over (read at each scrape of /metrics). */
+export function takeLongestTurn(): number {
+  const l = longest;
+  longest = 0;
+  return l;
+}
 let turnStart = 0;
 
-/** The fan-out's work so far: ms of main-thread time in turns, and turns (one per stream's burst, mostly). */
-export function fanoutSpent(): { readonly ms: number; readonly turns: number } {
+/** The fan-out's work so far: ms of main-thread time in turns, turns (counted as one per stream's burst: a group's delivery counts each stream it served), and the bursts delivered in a group's turn (parked streams: no promise, no turn of their own). */
+export function fanoutSpent(): { readonly ms: number; readonly turns: number; readonly grouped: number } {
   return spent;
+}
+
+/** Counts the `n` stream bursts a group's delivery served inside the current turn (the turn itself counts one). */
+export function countBursts(n: number): void {
+  if (n <= 0) return;
+  spent.turns += n - 1;
+  spent.grouped += n;
 }
 
 function hold(t: number): void {
@@ -71,10 +92,18 @@ export function enqueue(grant: () => void): void {
   armDrain();
 }
 
+/**
+ * The next slice: while requests are served, at the start of the next turn of the loop (its timers
+ * phase), so that everything the poll phase queues for the check phase runs before the fan-out
+ * goes on: the commit coordinator starts each group after a `setImmediate` (to let the requests
+ * of the turn join it), which an immediate of ours, queued a turn earlier, would put behind a
+ * whole slice every time. Without requests, at once after the poll phase (`setImmediate`).
+ */
 function armDrain(): void {
   if (drainArmed) return;
   drainArmed = true;
-  setImmediate(drain);
+  if (serving()) setTimeout(drain, 0);
+  else setImmediate(drain);
 }
 
 /** A later turn of the loop (after its poll phase: commits' completions and new requests first): a new slice. */
@@ -113,6 +142,7 @@ export function endTurn(): void {
   if (holder) {
     spent.ms += t - turnStart;
     spent.turns++;
+    if (t - turnStart > longest) longest = t - turnStart;
   }
   holder = false;
   if (!queue.length) return;

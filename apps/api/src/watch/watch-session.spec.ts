@@ -11,6 +11,7 @@ import { join } from 'path';
 import { TenantStore } from '@mmdb/storage';
 import { SqlEngine, WatchQuery } from '@mmdb/sql';
 import { Metrics } from '../health/metrics.service';
+import { fanoutSpent } from './fanout';
 import { WatchSession, type SseOut } from './watch-session';
 
 class StuckOut implements SseOut {
@@ -198,6 +199,84 @@ describe('WatchSession fan-out (fanout.ts)', () => {
     expect(lsns).toEqual([...lsns].sort((x, y) => x - y));
     for (const x of subs) x.s.close();
     await Promise.all(subs.map((x) => x.running));
+  });
+});
+
+describe('WatchSession groups: the parked streams of one query delivered in one turn', () => {
+  const open = (id: string, text: string, since: { epoch: number; lsn: number } | null = null) => {
+    const out = new StuckOut();
+    out.stuck = false;
+    const s = new WatchSession(id, store, WatchQuery.compile(sql, { sql: text }), out, { coalesceMs: 20, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 1024, maxLagFrames: 100_000 }, new Metrics(), () => undefined);
+    return { out, s, running: s.run({ initial: false, since }) };
+  };
+  const keys = (out: StuckOut) => out.events('change').flatMap((e) => e.changes.map((c: { key: number[] }) => c.key[0]));
+  const ids = (out: StuckOut) => out.text.split('\n\n').filter((blk) => blk.includes('event: change\n')).map((blk) => blk.split('\n').find((l) => l.startsWith('id: '))!.slice(4));
+  const put = async (from: number, to: number) => {
+    for (let i = from; i <= to; i += 5) {
+      await Promise.all(Array.from({ length: Math.min(5, to - i + 1) }, (_, k) => store.put('main.t', { id: i + k, v: i + k })));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  const q = 'SELECT id, v FROM t WHERE v % 2 = 1';
+  const odd = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i).filter((i) => i % 2 === 1);
+
+  it('a parked stream whose window leaves it past its lag bound gets reset (not a silent end), then the changes after it', async () => {
+    const out = new StuckOut();
+    out.stuck = false;
+    const s = new WatchSession('lag', store, WatchQuery.compile(sql, { sql: q }), out, { coalesceMs: 30, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 1024, maxLagFrames: 5 }, new Metrics(), () => undefined);
+    const running = s.run({ initial: false, since: null });
+    await until(() => out.events('position').length === 1, 'the start position');
+    await store.put('main.t', { id: 1, v: 1 }); // (its first burst: from then on it is parked)
+    await until(() => out.events('change').length === 1, 'the first change');
+    const grouped = fanoutSpent().grouped;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.put('main.t', { id: i + 2, v: i + 2 }))); // 20 frames in one window
+    await until(() => out.events('reset').length === 1, 'the reset');
+    expect(fanoutSpent().grouped).toBeGreaterThan(grouped); // (found past its bound in its group's turn)
+    const reset = out.events('reset')[0];
+    expect(reset.reason).toBe('lag');
+    expect(reset.rows).toHaveLength(11); // the odd rows, as of the reset's LSN
+    await store.put('main.t', { id: 101, v: 101 });
+    await until(() => out.events('change').some((e) => e.changes.some((c: { key: number[] }) => c.key[0] === 101)), 'a change after the reset');
+    s.close();
+    await running;
+  });
+
+  it('two subscribers of one query each get every event exactly once, in order, with their own cursors; a slow one does not delay the other; a resume from its last event id goes on', async () => {
+    const a = open('a', q);
+    const b = open('b', q);
+    await until(() => [a, b].every((x) => x.out.events('position').length === 1), 'the start positions');
+    const grouped0 = fanoutSpent().grouped;
+    await put(1, 40);
+    await until(() => keys(a.out).length === 20 && keys(b.out).length === 20, 'the first changes');
+    expect(keys(a.out)).toEqual(odd(1, 40));
+    expect(keys(b.out)).toEqual(odd(1, 40));
+    // parked: their bursts were delivered in their group's turns, without a turn each
+    expect(fanoutSpent().grouped).toBeGreaterThan(grouped0);
+    // b stops reading: a goes on, every burst, while b holds its position
+    b.out.stuck = true;
+    await put(41, 42); // (b's socket takes this one and reports itself full)
+    await until(() => keys(b.out).length === 21, "b's last event before it blocks");
+    const bHeld = b.out.events('change').length;
+    await put(43, 80);
+    await until(() => keys(a.out).length === 40, 'every change for a while b is stuck');
+    expect(keys(a.out)).toEqual(odd(1, 80));
+    expect(b.out.events('change').length).toBe(bHeld);
+    // a client resuming from b's last event id (Last-Event-ID) gets the rest, once each, in order
+    const lastB = b.out.events('change').at(-1)!;
+    const c = open('c', q, { epoch: lastB.epoch, lsn: lastB.lsn });
+    await until(() => keys(c.out).length === 19, "the changes after b's last event");
+    expect(keys(c.out)).toEqual(odd(43, 80));
+    // b unstuck: the rest, once each, in order; its event ids ascend like a's
+    b.out.unstick();
+    await until(() => keys(b.out).length === 40, 'every change for b');
+    expect(keys(b.out)).toEqual(odd(1, 80));
+    for (const x of [a, b]) {
+      const lsns = x.out.events('change').map((e) => e.lsn as number);
+      expect(lsns).toEqual([...new Set(lsns)].sort((m, n) => m - n));
+      expect(ids(x.out)).toEqual(x.out.events('change').map((e) => `${e.epoch}:${e.lsn}`));
+    }
+    for (const x of [a, b, c]) x.s.close();
+    await Promise.all([a, b, c].map((x) => x.running));
   });
 });
 

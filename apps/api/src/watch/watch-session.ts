@@ -15,7 +15,7 @@ import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, Te
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, SseChunk, sseComment, sseEvent } from './sse';
-import { endTurn, sharedEvent, sharedSchemaCut, turn, windowTurn, type WindowWait } from './fanout';
+import { DELIVERED, endTurn, LOOP, sharedEvent, sharedSchemaCut, TAKE_TURN, turn, windowTurn, type WindowWait } from './fanout';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -76,6 +76,10 @@ export class WatchSession {
   private policyPrint: string | undefined;
   /** The window this stream waits for (close() ends the wait). */
   private waiting: WindowWait | null = null;
+  /** Frames a synchronous delivery took before it found the rest behind the buffer (its loop goes on with them). */
+  private stash: readonly FeedEntry[] | null = null;
+  /** What stopped a synchronous delivery (a reset, a revoked token): its loop throws it. */
+  private failure: unknown = undefined;
 
   constructor(
     readonly id: string,
@@ -235,14 +239,27 @@ export class WatchSession {
   private async followWindows(feed: ChangeFeed): Promise<void> {
     /** Frames past the last window's bound: the start of the next burst. */
     let carry: FeedEntry[] = [];
+    const deliver = (bound: number): number => this.deliverNow(feed, bound);
+    const group = this.query.kind === 'rows' ? this.query : undefined;
     for (;;) {
       if (this.closed) return;
+      if (this.failure !== undefined) {
+        const f = this.failure;
+        this.failure = undefined;
+        throw f;
+      }
+      if (this.blocked) {
+        await this.out.drained();
+        this.blocked = false;
+        if (this.closed) return;
+      }
       let frames: readonly FeedEntry[] | null = null;
       if (carry.length) {
         frames = carry;
         carry = [];
       } else if (!feed.pollable && !feed.atEnd) {
         // the log (or the hub's recent frames) must be read: outside the fan-out's turn
+        this.metrics.watchCatchUps.inc();
         const r = await feed.next();
         if (!r) return;
         frames = r.entries;
@@ -250,17 +267,20 @@ export class WatchSession {
       // (a live stream takes its frames at its turn, up to the window's bound: one slice of the
       // hub's buffer per window, and the frames after the bound stay there for the next)
       // frames (or, at the feed's end, the next one) wait for a window past them, then for this stream's turn
-      const wait = windowTurn(this.store, frames ? frames[0].frame.lsn : feed.cursor.lsn + 1, this.opts.coalesceMs);
+      // (with nothing in hand, it parks: its bursts are delivered in its group's turn, deliverNow)
+      const wait = frames ? windowTurn(this.store, frames[0].frame.lsn, this.opts.coalesceMs) : windowTurn(this.store, feed.cursor.lsn + 1, this.opts.coalesceMs, deliver, group);
       this.waiting = wait;
       const bound = await wait.bound;
       this.waiting = null;
-      if (bound === null) return; // closed
+      // (closed; or its feed closed itself past its lag bound inside its group's turn: the reset)
+      if (bound === null && this.failure === undefined) return;
+      if (bound === DELIVERED || bound === null) continue; // (delivered in its group's turn; no turn held)
       let failure: unknown;
       let held = true;
       try {
         if (this.closed) return;
         // (at the feed's end, its frames are in its buffer now; none: no longer live, the log next time)
-        let fs: readonly FeedEntry[] | undefined = frames ?? feed.poll(bound)?.entries;
+        let fs: readonly FeedEntry[] | undefined = frames ?? this.takeStash() ?? feed.poll(bound)?.entries;
         if (!fs) continue;
         while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
           let b: FeedBatch | null;
@@ -273,6 +293,7 @@ export class WatchSession {
               // cut at a batch's end would be matched again for this stream alone, and every one after)
               endTurn();
               held = false;
+              this.metrics.watchCatchUps.inc();
               b = await feed.next();
             }
           } catch (e) {
@@ -295,12 +316,67 @@ export class WatchSession {
         if (held) endTurn();
       }
       if (failure !== undefined) throw failure;
-      if (this.closed) return;
-      if (this.blocked) {
-        await this.out.drained();
-        this.blocked = false;
-      }
     }
+  }
+
+  private takeStash(): readonly FeedEntry[] | undefined {
+    const s = this.stash;
+    this.stash = null;
+    return s ?? undefined;
+  }
+
+  /**
+   * A parked stream's burst, delivered synchronously in its group's turn of the fan-out (fanout.ts
+   * `deliverDue`): the frames up to the window's bound from the hub's buffer, matched (once per
+   * query: `sharedEvent`) and written. Answers the stream's next frame (it stays parked), or
+   * TAKE_TURN when its own loop must do the burst at its own turn (not live, not writable, or the
+   * rest behind its buffer: the frames taken are stashed for it), or LOOP when it has sent its
+   * burst but its loop must go on (a reset or a revoked token: `failure`; a full socket; a burst
+   * cut short of the bound).
+   */
+  private deliverNow(feed: ChangeFeed, bound: number): number {
+    try {
+      return this.deliverBurst(feed, bound);
+    } catch (e) {
+      // (past its lag bound the feed closed itself: its loop throws this, and resets; a fault
+      // here must not leave the fan-out's turn held either)
+      this.failure = e;
+      return LOOP;
+    }
+  }
+
+  private deliverBurst(feed: ChangeFeed, bound: number): number {
+    if (this.closed || this.blocked || !feed.pollable) return TAKE_TURN;
+    const fs0 = feed.poll(bound)?.entries;
+    if (!fs0) return TAKE_TURN;
+    let fs: readonly FeedEntry[] = fs0;
+    let failure: unknown;
+    while (fs.length < MAX_BURST_FRAMES && fs[fs.length - 1].frame.lsn < bound) {
+      let b: FeedBatch | null;
+      try {
+        b = feed.poll(bound);
+      } catch (e) {
+        failure = e; // (the frames taken are sent first, then the reset)
+        break;
+      }
+      if (!b) {
+        if (feed.atEnd) break;
+        this.stash = fs; // (the rest is behind its buffer: its loop reads it, outside the turn)
+        return TAKE_TURN;
+      }
+      fs = fs.concat(b.entries);
+    }
+    try {
+      this.burstOrCut(fs);
+    } catch (e) {
+      failure = e;
+    }
+    if (failure !== undefined) {
+      this.failure = failure;
+      return LOOP;
+    }
+    const next = fs[fs.length - 1].frame.lsn + 1;
+    return this.closed || this.blocked || next <= bound ? LOOP : next;
   }
 
   /** One burst's event; a frame that needs the stream reset ends it with resync_required (reason `schema` or `policy`). */

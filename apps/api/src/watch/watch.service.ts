@@ -10,7 +10,7 @@ import { QueryRunner } from '../query/query.runner';
 import { SecurityService } from '../security/security.service';
 import { policyValues, readableManifests } from '../security/ask-lexicon';
 import { WatchSession, type SseOut, type StartAt, type Subscriber } from './watch-session';
-import { fanoutSpent } from './turns';
+import { fanoutSpent, takeLongestTurn } from './turns';
 
 /** A compiled subscription, and (for a user other than the owner) what follows its policy. */
 export interface Compiled {
@@ -35,6 +35,7 @@ export class WatchService implements BeforeApplicationShutdown {
   ) {
     metrics.watchSampler = () => this.sample();
     metrics.watchFanout = fanoutSpent;
+    metrics.watchLongestTurn = takeLongestTurn;
   }
 
   /**
