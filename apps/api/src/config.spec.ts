@@ -12,6 +12,16 @@ describe('loadConfig: DB_WRITE_BUFFER_BYTES', () => {
   });
 });
 
+describe('loadConfig: DB_TABLE_FILE_BYTES', () => {
+  it("defaults to LevelDB's 2 MiB and takes 1 MiB to 1 GiB", () => {
+    expect(loadConfig({}).tableFileBytes).toBe(2 * 1024 * 1024);
+    expect(loadConfig({ DB_TABLE_FILE_BYTES: String(32 * 1024 * 1024) }).tableFileBytes).toBe(32 * 1024 * 1024);
+    for (const bad of ['1000', 'big', '-1', String(2 * 1024 * 1024 * 1024)]) {
+      expect(() => loadConfig({ DB_TABLE_FILE_BYTES: bad })).toThrow(/DB_TABLE_FILE_BYTES/);
+    }
+  });
+});
+
 describe('loadConfig: DB_CHECKPOINT_FRAMES / DB_CHECKPOINT_MS', () => {
   it('defaults to 50,000 frames or an hour, takes 0 to turn one off, and names a bad value', () => {
     expect(loadConfig({})).toMatchObject({ checkpointFrames: 50_000, checkpointMs: 3_600_000 });

@@ -7,7 +7,7 @@
 // longest foreground write latency while the cutover ran) and the cutover's own time.
 //
 //   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10] [--defer-sync 1|0] [--slice-ms 3]
-//       [--max-rows-per-s N] [--write-buffer-mb 16] [--threadpool 4]
+//       [--max-rows-per-s N] [--write-buffer-mb 16] [--table-file-mb 2] [--threadpool 4] [--cpu-prof DIR]
 // Then, per window (baseline, backfill), where the time went (attribution.js): the server's disk
 // writes (/proc/<pid>/io), its GC and event-loop delay (its /metrics, prom-client's process
 // metrics), LevelDB's flushes and compactions (its LOG) and how often the slowest writes overlapped one.
@@ -18,7 +18,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const https = require('https');
-const { startBuiltServer, httpsRequest } = require('../server');
+const { startBuiltServer, httpsRequest, NODE_ARGS } = require('../server');
 const A = require('./attribution');
 
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
@@ -40,8 +40,15 @@ const SLICE_MS = arg('slice-ms', undefined);
 const MAX_ROWS_PER_S = arg('max-rows-per-s', 1_000_000);
 // --write-buffer-mb N: LevelDB's write buffer (DB_WRITE_BUFFER_BYTES; the server's default 16 MB).
 const WRITE_BUFFER_MB = arg('write-buffer-mb', undefined);
+// --table-file-mb N: LevelDB's table file size (DB_TABLE_FILE_BYTES; LevelDB's default 2 MB).
+const TABLE_FILE_MB = arg('table-file-mb', undefined);
 // --threadpool N: the server's libuv threadpool (UV_THREADPOOL_SIZE; Node's default 4).
 const THREADPOOL = arg('threadpool', undefined);
+// --cpu-prof DIR: the server writes a V8 CPU profile into DIR when it exits (node --cpu-prof).
+const CPU_PROF = (() => {
+  const i = process.argv.indexOf('--cpu-prof');
+  return i >= 0 ? path.resolve(process.argv[i + 1]) : undefined;
+})();
 const T = `/v1/tenants/${TENANT}`;
 const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
 
@@ -112,9 +119,11 @@ async function main() {
   const env = {
     DB_DEFER_BACKFILL_SYNC: String(DEFER_SYNC),
     ...(WRITE_BUFFER_MB !== undefined ? { DB_WRITE_BUFFER_BYTES: String(WRITE_BUFFER_MB * 1024 * 1024) } : {}),
+    ...(TABLE_FILE_MB !== undefined ? { DB_TABLE_FILE_BYTES: String(TABLE_FILE_MB * 1024 * 1024) } : {}),
     ...(THREADPOOL !== undefined ? { UV_THREADPOOL_SIZE: String(THREADPOOL) } : {}),
   };
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env });
+  const spawned = performance.now();
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env, ...(CPU_PROF ? { nodeArgs: [...NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, '--cpu-prof-interval=500'] } : {}) });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 32 });
   const req = (m, p, b, ct) => httpsRequest(agent, url, TOKEN, m, p, b, ct);
   try {
@@ -186,10 +195,14 @@ async function main() {
     ];
     const w = Math.max(...rows.map((r) => r[0].length));
     for (const [k, v, note] of rows) console.log(`${k.padEnd(w)}  ${String(v).padStart(10)}  ${note}`);
+    if (CPU_PROF) console.log(`cpu profile in ${CPU_PROF}: the backfill ran from ${((m0 - spawned) / 1000).toFixed(2)} to ${((marks[3].t - spawned) / 1000).toFixed(2)} s after the server was spawned`);
     attribution(marks, base.writes, fg.writes.filter(([s]) => s >= m0 && s <= marks[3].t), dir);
   } finally {
+    const exited = new Promise((r) => proc.once('exit', r));
     proc.kill('SIGTERM');
     agent.destroy();
+    // A profile is written as the server exits.
+    if (CPU_PROF) await Promise.race([exited, sleep(30_000)]);
   }
 }
 

@@ -18,7 +18,10 @@
  * backfill; per row copied), GC pauses by kind and event-loop stalls during the copy, LevelDB's
  * flushes and compactions (from its LOG) and its write stalls, and for the slowest 5% of the
  * foreground puts during the copy: their mean phases, how much GC and loop stall overlapped them,
- * and how often they overlapped a flush or compaction against the share of time one ran.
+ * and how often they overlapped a flush or compaction against the share of time one ran; and how
+ * long the event loop was blocked inside calls into LevelDB that take its database lock (get,
+ * getMany), against a control syscall (attribution.js `probeLevelCalls`). FILE_MB=<MB> sets
+ * LevelDB's table file size (the store's `tableFileBytes`, DB_TABLE_FILE_BYTES; default 2).
  *
  *   npm run build && ROWS=300000 FG_WPS=100 BASE_S=10 node tools/bench/migrations/inproc.js   # ~1 min
  *   ... DEFER=off node tools/bench/migrations/inproc.js                                       # the same, frames fsynced
@@ -109,7 +112,7 @@ function attribute(ts, proc, dir) {
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-mig-inproc-'));
   // DEFER=off: every backfill frame written with its own fsync (the store's behaviour before deferred sync).
-  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}) });
+  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
   try {
     await store.registerSchema(TOML);
     let loadMs = 0;
@@ -135,6 +138,7 @@ async function main() {
     await m.attach();
     tr.set('during');
     const proc = A.watchProcess();
+    const probe = A.probeLevelCalls(store.db, require('fs').openSync(path.join(dir, 'CURRENT'), 'r'));
     const during = foreground(store);
     const t0 = performance.now();
     const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: CEIL } }, 'bench');
@@ -143,6 +147,7 @@ async function main() {
     io.push(A.diskWrites());
     during.stop();
     proc.stop();
+    probe.stop();
     tr.set(null);
     await sleep(200);
     const c = store.coordinator;
@@ -159,6 +164,8 @@ async function main() {
       console.log(`disk writes of the process: load ${mb(0).toFixed(0)} MB (${((1e6 * mb(0)) / ROWS).toFixed(0)} B/row, + 1 s after), baseline ${mb(1).toFixed(1)} MB (${(mb(1) / (BASE_S + 0.2)).toFixed(1)} MB/s), copy ${mb(2).toFixed(0)} MB (${(mb(2) / backfillS).toFixed(1)} MB/s, ${((1e6 * mb(2)) / ROWS).toFixed(0)} B per row copied)`);
     }
     attribute(tr.win.during, proc, dir);
+    console.log('event-loop time blocked inside calls into LevelDB that take its lock (get, getMany: their implicit snapshot), against a control syscall every 3 ms, during the copy:');
+    probe.print();
     if (c?.stats) console.log(`store: ${JSON.stringify(c.stats)}${c.ahead ? ` read-ahead ${JSON.stringify(c.ahead.stats)}` : ''}`);
     await m.close();
   } finally {
