@@ -76,11 +76,11 @@ function foreground(req) {
   return { writes, stop: () => { stop = true; clearInterval(timer); } };
 }
 
-/** A Prometheus sample's value (the first line naming `name` with every label in `labels`), or NaN. */
-function sample(text, name, labels = '') {
+/** A Prometheus sample's value (the first line naming `name` with each label of `labels`, in any order), or NaN. */
+function sample(text, name, ...labels) {
   for (const line of text.split('\n')) {
     if (!line.startsWith(name) || line[name.length] !== ' ' && line[name.length] !== '{') continue;
-    if (labels && !line.includes(labels)) continue;
+    if (labels.some((l) => !line.includes(l))) continue;
     return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return NaN;
@@ -104,12 +104,14 @@ function attribution(marks, baseWrites, copyWrites, dir) {
     const g0 = gc(a);
     const g1 = gc(b);
     const gcs = ['minor', 'major', 'incremental'].map((k, i) => `${k} ${(((g1[i] - g0[i]) * 1000) / s).toFixed(1)}`).join(', ');
+    // Pauses of 10 ms or more (prom-client's GC histogram buckets: 1 ms, 10 ms, 100 ms, 1 s …): the count minus those under 10 ms.
+    const over10 = (m) => ['minor', 'major'].reduce((n, k) => n + (sample(m.metrics, 'db_process_nodejs_gc_duration_seconds_count', `kind="${k}"`) || 0) - (sample(m.metrics, 'db_process_nodejs_gc_duration_seconds_bucket', 'le="0.01"', `kind="${k}"`) || 0), 0);
     // prom-client's event-loop delay histogram (a 10 ms timer's period, so an idle loop reads ~10) is reset at every scrape: b's figures are the window's.
     const lag = ['p50', 'p99', 'max'].map((q) => `${q} ${(sample(b.metrics, `db_process_nodejs_eventloop_lag_${q}_seconds`) * 1000 - 10).toFixed(1)}`).join(' / ');
     const epochWrites = toEpoch(writes);
     const o = A.tailOverlap(epochWrites, busy.busy, 99);
     const stalls = busy.stalls.filter(([t]) => t >= performance.timeOrigin + a.t && t <= performance.timeOrigin + b.t).length;
-    console.log(`  ${name.padEnd(8)} ${s.toFixed(1)} s: ${disk}; GC ms per s ${gcs}; event-loop delay beyond its 10 ms timer, ms ${lag}`);
+    console.log(`  ${name.padEnd(8)} ${s.toFixed(1)} s: ${disk}; GC ms per s ${gcs} (pauses ≥ 10 ms: ${over10(b) - over10(a)}); event-loop delay beyond its 10 ms timer, ms ${lag}`);
     if (o) console.log(`  ${''.padEnd(8)} LevelDB flushing/compacting ${(100 * o.covered).toFixed(0)}% of it; writes above p99 (${o.cut.toFixed(1)} ms, n ${o.slow}) overlapping one ${(100 * o.slowHit).toFixed(0)}% (all writes ${(100 * o.allHit).toFixed(0)}%); LevelDB write stalls ${stalls}`);
   }
 }
