@@ -129,16 +129,19 @@ async function main() {
     io.push(A.diskWrites());
     const tr = tracer(store);
     tr.set('base');
+    const ctlFd = require('fs').openSync(path.join(dir, 'CURRENT'), 'r');
+    const baseProbe = A.probeLevelCalls(store.db, ctlFd);
     const base = foreground(store);
     await sleep(BASE_S * 1000);
     base.stop();
+    baseProbe.stop();
     await sleep(200);
     io.push(A.diskWrites());
     const m = new Migrations(store, { autostart: true });
     await m.attach();
     tr.set('during');
     const proc = A.watchProcess();
-    const probe = A.probeLevelCalls(store.db, require('fs').openSync(path.join(dir, 'CURRENT'), 'r'));
+    const probe = A.probeLevelCalls(store.db, ctlFd);
     const during = foreground(store);
     const t0 = performance.now();
     const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: CEIL } }, 'bench');
@@ -164,7 +167,8 @@ async function main() {
       console.log(`disk writes of the process: load ${mb(0).toFixed(0)} MB (${((1e6 * mb(0)) / ROWS).toFixed(0)} B/row, + 1 s after), baseline ${mb(1).toFixed(1)} MB (${(mb(1) / (BASE_S + 0.2)).toFixed(1)} MB/s), copy ${mb(2).toFixed(0)} MB (${(mb(2) / backfillS).toFixed(1)} MB/s, ${((1e6 * mb(2)) / ROWS).toFixed(0)} B per row copied)`);
     }
     attribute(tr.win.during, proc, dir);
-    console.log('event-loop time blocked inside calls into LevelDB that take its lock (get, getMany: their implicit snapshot), against a control syscall every 3 ms, during the copy:');
+    console.log('event-loop time blocked inside calls into LevelDB that take its lock (get, getMany: their implicit snapshot), against a control syscall every 3 ms; baseline, then during the copy:');
+    baseProbe.print();
     probe.print();
     if (c?.stats) console.log(`store: ${JSON.stringify(c.stats)}${c.ahead ? ` read-ahead ${JSON.stringify(c.ahead.stats)}` : ''}`);
     await m.close();
