@@ -2,12 +2,16 @@ import * as os from 'os';
 import { defaultTableCacheBytes } from '@mmdb/sql';
 import { loadConfig } from './config';
 
-describe('loadConfig: DB_WRITE_BUFFER_BYTES', () => {
-  it('defaults to 16 MiB and takes 1 MiB to 1 GiB', () => {
-    expect(loadConfig({}).writeBufferBytes).toBe(16 * 1024 * 1024);
-    expect(loadConfig({ DB_WRITE_BUFFER_BYTES: String(64 * 1024 * 1024) }).writeBufferBytes).toBe(64 * 1024 * 1024);
+describe('loadConfig: LevelDB sizes', () => {
+  it.each([
+    ['DB_WRITE_BUFFER_BYTES', 'writeBufferBytes', 16 * 1024 * 1024, 64 * 1024 * 1024],
+    // LevelDB's own table file size by default
+    ['DB_TABLE_FILE_BYTES', 'tableFileBytes', 2 * 1024 * 1024, 32 * 1024 * 1024],
+  ] as const)('%s defaults and takes 1 MiB to 1 GiB', (name, key, dflt, other) => {
+    expect(loadConfig({})[key]).toBe(dflt);
+    expect(loadConfig({ [name]: String(other) })[key]).toBe(other);
     for (const bad of ['1000', 'big', '-1', String(2 * 1024 * 1024 * 1024)]) {
-      expect(() => loadConfig({ DB_WRITE_BUFFER_BYTES: bad })).toThrow(/DB_WRITE_BUFFER_BYTES/);
+      expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(name));
     }
   });
 });

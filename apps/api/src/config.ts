@@ -28,6 +28,8 @@ export interface AppConfig {
   readonly minFreeBytes: number;
   /** Each tenant store's LevelDB memtable, in bytes (a store holds up to two). */
   readonly writeBufferBytes: number;
+  /** Each tenant store's LevelDB table file size, in bytes (LevelDB's 2 MiB by default). */
+  readonly tableFileBytes: number;
   /** fsync each commit group (false only for throwaway test runs). */
   readonly sync: boolean;
   /**
@@ -247,6 +249,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     commitQueueMax: int(env, 'DB_COMMIT_QUEUE_MAX', 4096, 1),
     minFreeBytes: int(env, 'DB_MIN_FREE_BYTES', 64 * 1024 * 1024, 0),
     writeBufferBytes: int(env, 'DB_WRITE_BUFFER_BYTES', 16 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
+    tableFileBytes: int(env, 'DB_TABLE_FILE_BYTES', 2 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     sync: bool(env, 'DB_SYNC', true),
     deferBackfillSync: bool(env, 'DB_DEFER_BACKFILL_SYNC', true),
     checkpointFrames: int(env, 'DB_CHECKPOINT_FRAMES', 50_000, 0),

@@ -111,6 +111,9 @@ interface Prepared {
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
+/** The backfill cursor keys (M ‖ "migration" ‖ id): the steps a run of deferred groups may move. */
+const STEPS = prefixRange(KEYSPACE.meta, ['migration']);
+const isStepKey = (k: Buffer): boolean => Buffer.compare(k, STEPS.gte) >= 0 && Buffer.compare(k, STEPS.lt) < 0;
 /** Deferred groups waiting for no sync, beyond which the writer syncs the log itself (DESIGN.md "Deferred sync"). */
 const SYNC_EVERY = 3;
 /** Deferred groups not applied yet, beyond which the next background group waits for them. */
@@ -205,6 +208,13 @@ export class Coordinator {
    * value before the run.
    */
   private run: { readonly from: number; readonly restore: Map<string, Buffer | null>; mark: Buffer } | null = null;
+  /**
+   * The value (hex key → value, null: deleted) each backfill cursor key (M ‖ "migration" …) has
+   * after the last batch that wrote it, for the keys a batch of this writer wrote: the run's clue
+   * takes a key's value before the run from here instead of a read (DESIGN.md "Deferred sync").
+   * Cleared when frames join the log from elsewhere (`exclusive`).
+   */
+  private stepValues = new Map<string, Buffer | null>();
   /** The log file name the writer last read (currentLog), or null. */
   private lastLog: string | null = null;
   /** Every group's apply (and a deferred one's log sync before it) is chained here, so frames apply in LSN order. Never rejects. */
@@ -286,6 +296,7 @@ export class Coordinator {
       // Deferred groups are durable and applied before frames from elsewhere follow them.
       this.coverDeferred();
       await this.applyChain;
+      this.stepValues.clear();
       return await fn();
     } finally {
       this.gate = null;
@@ -471,6 +482,7 @@ export class Coordinator {
         if (p.pending.req.background !== true) this.fgWait = Math.max(this.fgWait, issued - p.pending.at);
       }
       await batch.write({ sync: this.host.sync && !deferred });
+      this.noteSteps(g.writes);
       const written = performance.now();
       for (const p of framed) p.pending.written = written;
     } catch (e) {
@@ -533,6 +545,11 @@ export class Coordinator {
     }
   }
 
+  /** Remembers the backfill cursor keys a batch just written set (`stepValues`). */
+  private noteSteps(writes: WriteSet): void {
+    for (const [k, v] of writes.entries()) if (isStepKey(k)) this.stepValues.set(k.toString('hex'), v);
+  }
+
   /** The name of LevelDB's current log file (null: unknown), remembered as `lastLog`. */
   private async readLog(): Promise<string | null> {
     this.lastLog = await this.host.currentLog().catch(() => null);
@@ -547,15 +564,16 @@ export class Coordinator {
    */
   private async noteRun(g: PreparedGroup): Promise<void> {
     if (!this.deferred.length) this.run = null;
-    const steps = prefixRange(KEYSPACE.meta, ['migration']);
     const keys: Buffer[] = [];
-    for (const [k] of g.writes.entries()) {
-      if (Buffer.compare(k, steps.gte) >= 0 && Buffer.compare(k, steps.lt) < 0 && !this.run?.restore.has(k.toString('hex'))) keys.push(k);
-    }
+    for (const [k] of g.writes.entries()) if (isStepKey(k) && !this.run?.restore.has(k.toString('hex'))) keys.push(k);
     if (this.run && !keys.length) return;
-    const values = keys.length ? await this.host.db.getMany(keys) : [];
+    // Every earlier batch is written: a key this writer wrote has the value it left; the others are read
+    // (a getMany takes LevelDB's lock on the event loop, and this one was in the frame's write path).
+    const unknown = keys.filter((k) => !this.stepValues.has(k.toString('hex')));
+    const read = unknown.length ? await this.host.db.getMany(unknown) : [];
+    unknown.forEach((k, i) => this.stepValues.set(k.toString('hex'), read[i] ?? null));
     const restore = new Map(this.run?.restore ?? []);
-    keys.forEach((k, i) => restore.set(k.toString('hex'), values[i] ?? null));
+    for (const k of keys) restore.set(k.toString('hex'), this.stepValues.get(k.toString('hex')) ?? null);
     const from = this.run?.from ?? g.prepared.find((p) => p.frame)?.frame?.lsn ?? g.lastLsn;
     this.run = { from, restore, mark: deferredMark(from, [...restore].map(([k, v]) => [Buffer.from(k, 'hex'), v])) };
   }

@@ -205,6 +205,35 @@ describe('recovery after a power loss lost a deferred frame', () => {
     }
   });
 
+  it("starts each run's clue at the cursor the previous run left, whether this writer wrote it or a reopened store reads it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'deferred-runs-'));
+    const step = (cursor: number, expect: number | null, background: boolean): CommitRequest => ({
+      changes: [{ op: 'migration', migration: 'm1', step: 'backfill', cursor: [cursor], state: { done: cursor }, expect_cursor: expect === null ? null : [expect] }],
+      ...(background ? { background: true, redoable: true } : {}),
+    });
+    const clue = async (s: TenantStore) => {
+      const mark = parseJson<{ from: number; restore: Array<[string, string]> }>((await (s as unknown as { db: ClassicLevel<Buffer, Buffer> }).db.get(DEFERRED_MARK))!);
+      return { from: mark.from, cursors: mark.restore.map(([, v]) => parseJson<{ cursor: number[] }>(Buffer.from(v, 'hex')).cursor) };
+    };
+    try {
+      let store = await TenantStore.open({ dir });
+      await store.commit(step(5, null, false));
+      // Each commit is answered once durable: every run below has ended (synced) before the next starts.
+      const a = await store.commit(step(9, 5, true));
+      expect(await clue(store)).toEqual({ from: a.lsn, cursors: [[5]] });
+      await store.commit(step(12, 9, true));
+      const b = await store.commit(step(15, 12, true));
+      expect(await clue(store)).toEqual({ from: b.lsn, cursors: [[12]] });
+      await store.close();
+      store = await TenantStore.open({ dir });
+      const c = await store.commit(step(20, 15, true));
+      expect(await clue(store)).toEqual({ from: c.lsn, cursors: [[15]] });
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('sets a backfill cursor the run moved back to its value before the run, so the lost frame is copied again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'deferred-cursor-'));
     try {

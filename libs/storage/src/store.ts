@@ -107,6 +107,8 @@ export interface StoreOptions {
    * A store holds up to two memtables (one being flushed).
    */
   readonly writeBufferBytes?: number;
+  /** LevelDB's table file size in bytes (default: LevelDB's 2 MiB). */
+  readonly tableFileBytes?: number;
   /**
    * Log retention: once this many frames are past the last checkpoint, the store checkpoints
    * every participant and drops the log segments no checkpoint (and no registered follower)
@@ -294,6 +296,7 @@ export class TenantStore implements StoreReader {
       keyEncoding: 'buffer',
       valueEncoding: 'buffer',
       writeBufferSize: opts.writeBufferBytes ?? 16 * 1024 * 1024,
+      ...(opts.tableFileBytes !== undefined ? { maxFileSize: opts.tableFileBytes } : {}),
     });
     const t0 = performance.now();
     await db.open();

@@ -7,6 +7,10 @@
 // longest foreground write latency while the cutover ran) and the cutover's own time.
 //
 //   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10] [--defer-sync 1|0] [--slice-ms 3]
+//       [--max-rows-per-s N] [--write-buffer-mb 16] [--table-file-mb 2] [--threadpool 4] [--cpu-prof DIR]
+// Then, per window (baseline, backfill), where the time went (attribution.js): the server's disk
+// writes (/proc/<pid>/io), its GC and event-loop delay (its /metrics, prom-client's process
+// metrics), LevelDB's flushes and compactions (its LOG) and how often the slowest writes overlapped one.
 // (--load-s: the load stops after this many seconds and the run goes on with the rows loaded)
 // Smoke: node tools/bench/migrations/bench.js --rows 2000 --fg-rps 50 --baseline-s 1
 'use strict';
@@ -14,7 +18,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const https = require('https');
-const { startBuiltServer, httpsRequest } = require('../server');
+const { startBuiltServer, httpsRequest, NODE_ARGS } = require('../server');
+const A = require('./attribution');
 
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'bench-migrations-token-0123456789';
@@ -31,6 +36,19 @@ const BASELINE_S = arg('baseline-s', 10);
 const DEFER_SYNC = arg('defer-sync', 1);
 // --slice-ms N: the throttle's frame budget (libs/migrations DESIGN.md "Throttle"; default: the migration's default, 3).
 const SLICE_MS = arg('slice-ms', undefined);
+// --max-rows-per-s N: the throttle's ceiling (default 1,000,000: lifted, the adaptive throttle alone limits the copy).
+const MAX_ROWS_PER_S = arg('max-rows-per-s', 1_000_000);
+// --write-buffer-mb N: LevelDB's write buffer (DB_WRITE_BUFFER_BYTES; the server's default 16 MB).
+const WRITE_BUFFER_MB = arg('write-buffer-mb', undefined);
+// --table-file-mb N: LevelDB's table file size (DB_TABLE_FILE_BYTES; LevelDB's default 2 MB).
+const TABLE_FILE_MB = arg('table-file-mb', undefined);
+// --threadpool N: the server's libuv threadpool (UV_THREADPOOL_SIZE; Node's default 4).
+const THREADPOOL = arg('threadpool', undefined);
+// --cpu-prof DIR: the server writes a V8 CPU profile into DIR when it exits (node --cpu-prof).
+const CPU_PROF = (() => {
+  const i = process.argv.indexOf('--cpu-prof');
+  return i >= 0 ? path.resolve(process.argv[i + 1]) : undefined;
+})();
 const T = `/v1/tenants/${TENANT}`;
 const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
 
@@ -58,9 +76,56 @@ function foreground(req) {
   return { writes, stop: () => { stop = true; clearInterval(timer); } };
 }
 
+/** A Prometheus sample's value (the first line naming `name` with each label of `labels`, in any order), or NaN. */
+function sample(text, name, ...labels) {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name) || line[name.length] !== ' ' && line[name.length] !== '{') continue;
+    if (labels.some((l) => !line.includes(l))) continue;
+    return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return NaN;
+}
+
+/** Prints, for the baseline ([0] → [1]) and the backfill ([2] → [3]), where the time went. */
+function attribution(marks, baseWrites, copyWrites, dir) {
+  const gc = (m) => ['minor', 'major', 'incremental'].map((k) => sample(m.metrics, 'db_process_nodejs_gc_duration_seconds_sum', `kind="${k}"`) || 0);
+  const windows = [
+    ['baseline', marks[0], marks[1], baseWrites],
+    ['backfill', marks[2], marks[3], copyWrites],
+  ];
+  const ldb = A.leveldbDirs(dir)[0];
+  const busy = ldb ? A.leveldbActivity(ldb.dir) : { busy: [], stalls: [] };
+  // The client's clock (performance.now()) against LevelDB's (epoch ms).
+  const toEpoch = (ws) => ws.map(([s, l]) => [performance.timeOrigin + s, performance.timeOrigin + s + l]);
+  console.log('\nwhere the time went (tools/bench/migrations/attribution.js):');
+  for (const [name, a, b, writes] of windows) {
+    const s = (b.t - a.t) / 1000;
+    const disk = a.io !== null && b.io !== null ? `disk writes ${((b.io - a.io) / 1e6 / s).toFixed(1)} MB/s` : 'disk writes: no /proc';
+    const g0 = gc(a);
+    const g1 = gc(b);
+    const gcs = ['minor', 'major', 'incremental'].map((k, i) => `${k} ${(((g1[i] - g0[i]) * 1000) / s).toFixed(1)}`).join(', ');
+    // Pauses of 10 ms or more (prom-client's GC histogram buckets: 1 ms, 10 ms, 100 ms, 1 s …): the count minus those under 10 ms.
+    const over10 = (m) => ['minor', 'major'].reduce((n, k) => n + (sample(m.metrics, 'db_process_nodejs_gc_duration_seconds_count', `kind="${k}"`) || 0) - (sample(m.metrics, 'db_process_nodejs_gc_duration_seconds_bucket', 'le="0.01"', `kind="${k}"`) || 0), 0);
+    // prom-client's event-loop delay histogram (a 10 ms timer's period, so an idle loop reads ~10) is reset at every scrape: b's figures are the window's.
+    const lag = ['p50', 'p99', 'max'].map((q) => `${q} ${(sample(b.metrics, `db_process_nodejs_eventloop_lag_${q}_seconds`) * 1000 - 10).toFixed(1)}`).join(' / ');
+    const epochWrites = toEpoch(writes);
+    const o = A.tailOverlap(epochWrites, busy.busy, 99);
+    const stalls = busy.stalls.filter(([t]) => t >= performance.timeOrigin + a.t && t <= performance.timeOrigin + b.t).length;
+    console.log(`  ${name.padEnd(8)} ${s.toFixed(1)} s: ${disk}; GC ms per s ${gcs} (pauses ≥ 10 ms: ${over10(b) - over10(a)}); event-loop delay beyond its 10 ms timer, ms ${lag}`);
+    if (o) console.log(`  ${''.padEnd(8)} LevelDB flushing/compacting ${(100 * o.covered).toFixed(0)}% of it; writes above p99 (${o.cut.toFixed(1)} ms, n ${o.slow}) overlapping one ${(100 * o.slowHit).toFixed(0)}% (all writes ${(100 * o.allHit).toFixed(0)}%); LevelDB write stalls ${stalls}`);
+  }
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-migrations-'));
-  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env: { DB_DEFER_BACKFILL_SYNC: String(DEFER_SYNC) } });
+  const env = {
+    DB_DEFER_BACKFILL_SYNC: String(DEFER_SYNC),
+    ...(WRITE_BUFFER_MB !== undefined ? { DB_WRITE_BUFFER_BYTES: String(WRITE_BUFFER_MB * 1024 * 1024) } : {}),
+    ...(TABLE_FILE_MB !== undefined ? { DB_TABLE_FILE_BYTES: String(TABLE_FILE_MB * 1024 * 1024) } : {}),
+    ...(THREADPOOL !== undefined ? { UV_THREADPOOL_SIZE: String(THREADPOOL) } : {}),
+  };
+  const spawned = performance.now();
+  const { proc, url } = await startBuiltServer(dir, { tenant: TENANT, token: TOKEN, env, ...(CPU_PROF ? { nodeArgs: [...NODE_ARGS, '--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, '--cpu-prof-interval=500'] } : {}) });
   const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false, maxSockets: 32 });
   const req = (m, p, b, ct) => httpsRequest(agent, url, TOKEN, m, p, b, ct);
   try {
@@ -85,15 +150,19 @@ async function main() {
     ROWS = loaded;
     const ingestRate = ROWS / (ingestMs / 1000);
 
+    const probe = async () => ({ t: performance.now(), io: A.diskWrites(proc.pid), metrics: (await req('GET', '/metrics')).text ?? '' });
+    const marks = [await probe()];
     const base = foreground(req);
     await sleep(BASELINE_S * 1000);
     base.stop();
+    marks.push(await probe());
     await sleep(200);
 
+    marks.push(await probe());
     const fg = foreground(req);
     const m0 = performance.now();
     // The default frame sizing (slice_ms, batch_size); only the rows/s ceiling is lifted, so the adaptive throttle alone limits the copy.
-    const sub = await req('POST', `${T}/migrations`, { schema: 'bench.m', operations: [{ op: 'change_type', column: 'v', ty: 'str', using: 'CAST(v AS TEXT)' }], throttle: { max_rows_per_s: 1_000_000, ...(SLICE_MS !== undefined ? { slice_ms: SLICE_MS } : {}) } });
+    const sub = await req('POST', `${T}/migrations`, { schema: 'bench.m', operations: [{ op: 'change_type', column: 'v', ty: 'str', using: 'CAST(v AS TEXT)' }], throttle: { max_rows_per_s: MAX_ROWS_PER_S, ...(SLICE_MS !== undefined ? { slice_ms: SLICE_MS } : {}) } });
     if (sub.status !== 201) throw new Error(`submit ${sub.status} ${JSON.stringify(sub.json)}`);
     let m;
     for (;;) {
@@ -103,6 +172,7 @@ async function main() {
     }
     if (m.state === 'Failed') throw new Error(`migration failed: ${m.reason}`);
     const backfillS = (performance.now() - m0) / 1000;
+    marks.push(await probe());
     const during = fg.writes.filter(([s]) => s >= m0).map(([, l]) => l);
     const c0 = performance.now();
     const cut = await req('POST', `${T}/migrations/${sub.json.id}/cutover`);
@@ -127,9 +197,14 @@ async function main() {
     ];
     const w = Math.max(...rows.map((r) => r[0].length));
     for (const [k, v, note] of rows) console.log(`${k.padEnd(w)}  ${String(v).padStart(10)}  ${note}`);
+    if (CPU_PROF) console.log(`cpu profile in ${CPU_PROF}: the backfill ran from ${((m0 - spawned) / 1000).toFixed(2)} to ${((marks[3].t - spawned) / 1000).toFixed(2)} s after the server was spawned`);
+    attribution(marks, base.writes, fg.writes.filter(([s]) => s >= m0 && s <= marks[3].t), dir);
   } finally {
+    const exited = new Promise((r) => proc.once('exit', r));
     proc.kill('SIGTERM');
     agent.destroy();
+    // A profile is written as the server exits.
+    if (CPU_PROF) await Promise.race([exited, sleep(30_000)]);
   }
 }
 

@@ -10,7 +10,18 @@
  * It isolates the writer's pacing from HTTP and the client; the HTTP bench (bench.js) is the
  * issue's figure. It also prints the writer's phases of every request (the coordinator's
  * `trace` hook): queue, preparation, wait below, write (batch + fsync), apply, per window.
- * DEFER=off opens the store with `deferRedoableSync: false` (each backfill frame fsynced).
+ * DEFER=off opens the store with `deferRedoableSync: false` (each backfill frame fsynced); WB=<MB>
+ * sets LevelDB's write buffer (the store's `writeBufferBytes`, apps/api's DB_WRITE_BUFFER_BYTES;
+ * default 16). CEIL=<rows/s> sets the throttle's ceiling (default 1,000,000: none).
+ *
+ * Attribution (attribution.js): the disk bytes the process wrote in each phase (load, baseline,
+ * backfill; per row copied), GC pauses by kind and event-loop stalls during the copy, LevelDB's
+ * flushes and compactions (from its LOG) and its write stalls, and for the slowest 5% of the
+ * foreground puts during the copy: their mean phases, how much GC and loop stall overlapped them,
+ * and how often they overlapped a flush or compaction against the share of time one ran; and how
+ * long the event loop was blocked inside calls into LevelDB that take its database lock (get,
+ * getMany), against a control syscall (attribution.js `probeLevelCalls`). FILE_MB=<MB> sets
+ * LevelDB's table file size (the store's `tableFileBytes`, DB_TABLE_FILE_BYTES; default 2).
  *
  *   npm run build && ROWS=300000 FG_WPS=100 BASE_S=10 node tools/bench/migrations/inproc.js   # ~1 min
  *   ... DEFER=off node tools/bench/migrations/inproc.js                                       # the same, frames fsynced
@@ -21,10 +32,12 @@ const os = require('os');
 const path = require('path');
 const { TenantStore } = require('@mmdb/storage');
 const { Migrations } = require('@mmdb/migrations');
+const A = require('./attribution');
 
 const ROWS = Number(process.env.ROWS ?? 300_000);
 const FG_WPS = Number(process.env.FG_WPS ?? 100);
 const BASE_S = Number(process.env.BASE_S ?? 10);
+const CEIL = Number(process.env.CEIL ?? 1_000_000);
 const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
@@ -62,16 +75,48 @@ function tracer(store) {
       console.log(`  ${k.padEnd(7)} n ${String(ts.length).padStart(5)}  queue ${f(phase(ts, 'at', 'taken'))}  prep ${f(phase(ts, 'taken', 'prepared'))}  below ${f(phase(ts, 'prepared', 'issued'))}  write ${f(phase(ts, 'issued', 'written'))}  apply ${f(phase(ts, 'written', 'resolved'))}  total ${f(phase(ts, 'at', 'resolved'))}`);
     }
   };
-  return { set: (w) => (cur = w), print };
+  return { set: (w) => (cur = w), print, win };
+}
+
+/** The attribution of the copy's slowest foreground puts (trace times and `proc` windows in performance.now() ms). */
+function attribute(ts, proc, dir) {
+  if (!ts.length) return;
+  const t0 = ts[0].at;
+  const t1 = ts[ts.length - 1].resolved;
+  const inWin = (xs) => xs.filter(([a, b]) => b >= t0 && a <= t1);
+  const kinds = {};
+  for (const [a, b, k] of inWin(proc.gcs)) {
+    const e = (kinds[k] ??= { n: 0, ms: 0, max: 0 });
+    e.n++;
+    e.ms += b - a;
+    e.max = Math.max(e.max, b - a);
+  }
+  const span = t1 - t0;
+  const lags = inWin(proc.lags);
+  console.log(`GC during the copy (kind 1 scavenge, 2 mark-compact, 4 incremental, 8 weak callbacks): ${Object.entries(kinds).map(([k, e]) => `${k}: ${e.n} pauses ${e.ms.toFixed(0)} ms, longest ${e.max.toFixed(1)}`).join('; ')}; event loop stalled (> 2 ms late) ${((100 * lags.reduce((s, [a, b]) => s + b - a, 0)) / span).toFixed(1)}% of the time`);
+  const ldb = A.leveldbActivity(dir);
+  const shift = (ws) => ws.map(([a, b, w]) => [a - performance.timeOrigin, b - performance.timeOrigin, w]);
+  const busy = shift(ldb.busy);
+  const stalls = ldb.stalls.filter(([t]) => t - performance.timeOrigin >= t0 && t - performance.timeOrigin <= t1);
+  const cut = A.pct(ts.map((t) => t.resolved - t.at), 95);
+  const slow = ts.filter((t) => t.resolved - t.at >= cut);
+  const mean = (f) => (slow.reduce((s, t) => s + f(t), 0) / slow.length).toFixed(2);
+  console.log(`slowest 5% of the foreground puts during the copy (>= ${cut.toFixed(1)} ms, n ${slow.length}), mean ms: total ${mean((t) => t.resolved - t.at)} = queue ${mean((t) => (t.taken ?? t.at) - t.at)} + prep ${mean((t) => (t.prepared ?? 0) - (t.taken ?? 0))} + below ${mean((t) => (t.issued ?? 0) - (t.prepared ?? 0))} + write ${mean((t) => (t.written ?? 0) - (t.issued ?? 0))} + apply ${mean((t) => t.resolved - (t.written ?? t.resolved))}; GC within them ${mean((t) => A.overlap(t.at, t.resolved, proc.gcs))}, loop stalls within them ${mean((t) => A.overlap(t.at, t.resolved, lags))}`);
+  for (const p of [95, 99]) {
+    const o = A.tailOverlap(ts.map((t) => [t.at, t.resolved]), busy, p);
+    console.log(`LevelDB flushing or compacting ${(100 * o.covered).toFixed(0)}% of the copy; puts above p${p} (${o.cut.toFixed(1)} ms, n ${o.slow}) overlapping one: ${(100 * o.slowHit).toFixed(0)}% (all puts: ${(100 * o.allHit).toFixed(0)}%)`);
+  }
+  console.log(`LevelDB write stalls (memtable full / too many level-0 files) during the copy: ${stalls.length}${stalls.length ? ` (${stalls[0][1]})` : ''}`);
 }
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-mig-inproc-'));
   // DEFER=off: every backfill frame written with its own fsync (the store's behaviour before deferred sync).
-  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off' });
+  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
   try {
     await store.registerSchema(TOML);
     let loadMs = 0;
+    const io = [A.diskWrites()];
     for (let i = 0; i < ROWS; i += 5000) {
       const changes = [];
       for (let id = i; id < Math.min(ROWS, i + 5000); id++) changes.push({ op: 'put', schema: 'bench.m', row: { id, v: id * 0.5, tag: `t${id % 100}` } });
@@ -81,21 +126,31 @@ async function main() {
     }
     const ingest = ROWS / (loadMs / 1000);
     await sleep(1000);
+    io.push(A.diskWrites());
     const tr = tracer(store);
     tr.set('base');
+    const ctlFd = require('fs').openSync(path.join(dir, 'CURRENT'), 'r');
+    const baseProbe = A.probeLevelCalls(store.db, ctlFd);
     const base = foreground(store);
     await sleep(BASE_S * 1000);
     base.stop();
+    baseProbe.stop();
     await sleep(200);
+    io.push(A.diskWrites());
     const m = new Migrations(store, { autostart: true });
     await m.attach();
     tr.set('during');
+    const proc = A.watchProcess();
+    const probe = A.probeLevelCalls(store.db, ctlFd);
     const during = foreground(store);
     const t0 = performance.now();
-    const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: 1_000_000 } }, 'bench');
+    const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: CEIL } }, 'bench');
     while (!['ReadyToCutover', 'Failed', 'Aborted'].includes(m.get(r.id).state)) await sleep(10);
     const backfillS = (performance.now() - t0) / 1000;
+    io.push(A.diskWrites());
     during.stop();
+    proc.stop();
+    probe.stop();
     tr.set(null);
     await sleep(200);
     const c = store.coordinator;
@@ -107,6 +162,14 @@ async function main() {
     console.log(row('foreground put, during backfill', during.lat));
     console.log(`p99 ratio                                ${(pct(during.lat, 99) / pct(base.lat, 99)).toFixed(2)}x   p50 ratio ${(pct(during.lat, 50) / pct(base.lat, 50)).toFixed(2)}x`);
     tr.print();
+    if (io.every((x) => x !== null)) {
+      const mb = (i) => (io[i + 1] - io[i]) / 1e6;
+      console.log(`disk writes of the process: load ${mb(0).toFixed(0)} MB (${((1e6 * mb(0)) / ROWS).toFixed(0)} B/row, + 1 s after), baseline ${mb(1).toFixed(1)} MB (${(mb(1) / (BASE_S + 0.2)).toFixed(1)} MB/s), copy ${mb(2).toFixed(0)} MB (${(mb(2) / backfillS).toFixed(1)} MB/s, ${((1e6 * mb(2)) / ROWS).toFixed(0)} B per row copied)`);
+    }
+    attribute(tr.win.during, proc, dir);
+    console.log('event-loop time blocked inside calls into LevelDB that take its lock (get, getMany: their implicit snapshot), against a control syscall every 3 ms; baseline, then during the copy:');
+    baseProbe.print();
+    probe.print();
     if (c?.stats) console.log(`store: ${JSON.stringify(c.stats)}${c.ahead ? ` read-ahead ${JSON.stringify(c.ahead.stats)}` : ''}`);
     await m.close();
   } finally {

@@ -49,6 +49,7 @@ export interface OpenStoreOptions {
   readonly queueLimit: number;
   readonly minFreeBytes: number;
   readonly writeBufferBytes: number;
+  readonly tableFileBytes?: number;
   readonly checkpointFrames: number;
   readonly checkpointMs: number;
   readonly segmentFrames: number;
@@ -63,6 +64,7 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     queueLimit: opts.queueLimit,
     minFreeBytes: opts.minFreeBytes,
     writeBufferBytes: opts.writeBufferBytes,
+    tableFileBytes: opts.tableFileBytes,
     checkpointFrames: opts.checkpointFrames,
     checkpointMs: opts.checkpointMs,
     segmentFrames: opts.segmentFrames,

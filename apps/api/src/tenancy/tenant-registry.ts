@@ -283,6 +283,7 @@ export class TenantRegistry implements OnApplicationShutdown {
       queueLimit: this.config.commitQueueMax,
       minFreeBytes: this.config.minFreeBytes,
       writeBufferBytes: this.config.writeBufferBytes,
+      tableFileBytes: this.config.tableFileBytes,
       checkpointFrames: this.config.checkpointFrames,
       checkpointMs: this.config.checkpointMs,
       segmentFrames: this.config.logSegmentFrames,
