@@ -157,13 +157,21 @@ interface PreparedGroup {
   readonly schemas: Map<string, SchemaEntry | null>;
   readonly prepared: Prepared[];
   readonly rowidBefore: Map<string, number>;
-  readonly hasDrop: boolean;
-  readonly lastLsn: number;
+  hasDrop: boolean;
+  lastLsn: number;
 }
 
 interface Flight extends PreparedGroup {
+  /** Set when its batch is written (true; a deferred group: once recorded as one) or failed (false). */
+  landed?: boolean;
+  /** Resolves with `landed`. */
+  readonly durable: Promise<boolean>;
+  /** Resolves once the group is applied and its callers answered (false: its write failed). */
   readonly done: Promise<boolean>;
 }
+
+/** A request the next group may gather while the one in flight is written (not a backfill frame, not a drop). */
+const gatherable = (p: Pending): boolean => p.req.background !== true && !p.req.changes?.some((c) => c.op === 'schema_drop');
 
 interface IdempotencyStored {
   fingerprint: string;
@@ -174,6 +182,10 @@ interface IdempotencyStored {
 export class Coordinator {
   private queue: Pending[] = [];
   private running = false;
+  /** Groups from their batch issued until applied (or failed), oldest first: what a group prepared now reads on top of. */
+  private unapplied: PreparedGroup[] = [];
+  /** Set while the pump waits for the group in flight to land with nothing to prepare: a submit or the landing wakes it. */
+  private wake: (() => void) | null = null;
   private closed = false;
   private rowidNext = new Map<string, number>();
   private readonly base: KeyReader;
@@ -266,6 +278,7 @@ export class Coordinator {
     return new Promise<CommitResult>((resolve, reject) => {
       this.queue.push({ req, resolve, reject, at: performance.now() });
       if (!this.running) void this.pump();
+      else this.wake?.();
     });
   }
 
@@ -305,7 +318,7 @@ export class Coordinator {
 
   /** Resolves when the queue is empty and no group is being written or waiting for its log sync. */
   async drain(): Promise<void> {
-    while (this.running || this.queue.length || this.deferred.length) await new Promise((r) => setTimeout(r, 1));
+    while (this.running || this.queue.length || this.deferred.length || this.unapplied.length) await new Promise((r) => setTimeout(r, 1));
   }
 
   close(): void {
@@ -314,8 +327,9 @@ export class Coordinator {
 
   private async pump(): Promise<void> {
     this.running = true;
-    // The group being written. The next group is prepared on top of its writes while its
-    // fsync runs, and written once it is durable (a pipeline of depth two).
+    // The group being written. The next group gathers while its batch is written: a request
+    // that arrives meanwhile is prepared at once, on top of it, and the group is issued the
+    // moment the flight's batch is durable, before the flight is applied (a pipeline of depth two).
     let flight: Flight | null = null;
     try {
       while (this.queue.length || flight) {
@@ -327,6 +341,10 @@ export class Coordinator {
           this.idleAtGate = true;
           while (this.gate) await this.gate;
           this.idleAtGate = false;
+          continue;
+        }
+        if (flight && !flight.hasDrop && !this.gate && (!this.queue.length || gatherable(this.queue[0]))) {
+          flight = await this.gather(flight);
           continue;
         }
         if (!this.queue.length) {
@@ -347,13 +365,11 @@ export class Coordinator {
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        // Prepared on the writes of the group in flight and of the deferred groups not applied yet (newest first).
-        const below: PreparedGroup[] = flight ? [flight] : [];
-        for (let i = this.deferred.length - 1; i >= 0; i--) if (this.deferred[i].g.writes !== flight?.writes) below.push(this.deferred[i].g);
         const items = this.take(n);
-        const group = await this.prepareGroup(items, below);
+        const group = this.newGroup();
+        await this.prepareInto(group, items);
         if (flight) {
-          const ok = await flight.done;
+          const ok = await flight.durable;
           flight = null;
           if (!ok) {
             // It was prepared on writes that never became durable.
@@ -369,7 +385,7 @@ export class Coordinator {
           await this.deferred[0].applied;
         }
         const defer = background && items[0].req.redoable === true && this.host.deferRedoable && this.host.sync && !group.hasDrop && group.schemas.size === 0;
-        flight = { ...group, done: this.writeGroup(group, defer) };
+        flight = this.launch(group, defer);
       }
     } finally {
       this.running = false;
@@ -392,10 +408,59 @@ export class Coordinator {
     return [...taken];
   }
 
-  private async prepareGroup(items: Pending[], below: readonly PreparedGroup[]): Promise<PreparedGroup> {
-    const writes = new WriteSet();
-    const schemas = new Map<string, SchemaEntry | null>();
-    const rowidBefore = new Map(this.rowidNext);
+  /**
+   * While `flight` is written, prepares every request that arrives (gatherable, up to
+   * `maxGroup`) into the next group, on top of it; issues that group the moment the flight's
+   * batch is durable. Null when none came, or when the flight failed (what was prepared on
+   * its writes is rejected). Waking the loop to prepare an arrival as a group of its own
+   * (issue 21a) made groups smaller: this group stays open until the flight lands.
+   */
+  private async gather(flight: Flight): Promise<Flight | null> {
+    let group: PreparedGroup | null = null;
+    while (flight.landed === undefined) {
+      let n = 0;
+      const room = this.host.maxGroup - (group?.prepared.length ?? 0);
+      while (!this.gate && n < room && n < this.queue.length && gatherable(this.queue[n])) n++;
+      if (n > 0) {
+        group ??= this.newGroup();
+        await this.prepareInto(group, this.queue.splice(0, n));
+        continue;
+      }
+      await new Promise<void>((r) => (this.wake = r));
+      this.wake = null;
+      // The requests that arrive in one turn of the event loop are prepared together.
+      if (flight.landed === undefined) await new Promise<void>((r) => setImmediate(r));
+    }
+    if (!flight.landed) {
+      this.nextLsn = this.writtenLsn;
+      this.rowidNext = flight.rowidBefore;
+      for (const p of group?.prepared ?? []) p.pending.reject(p.error ?? new DbError('service_unavailable', 'an earlier commit group failed to write; retry'));
+      return null;
+    }
+    return group ? this.launch(group, false) : null;
+  }
+
+  /** Issues a prepared group's batch (writeGroup) and tracks it as the flight. */
+  private launch(g: PreparedGroup, deferred: boolean): Flight {
+    let land!: (ok: boolean) => void;
+    const durable = new Promise<boolean>((r) => (land = r));
+    const f: { -readonly [K in keyof Flight]: Flight[K] } = { ...g, durable, done: Promise.resolve(false) };
+    f.done = this.writeGroup(g, deferred, (ok) => {
+      f.landed = ok;
+      land(ok);
+      this.wake?.();
+    });
+    return f;
+  }
+
+  private newGroup(): PreparedGroup {
+    return { writes: new WriteSet(), schemas: new Map(), prepared: [], rowidBefore: new Map(this.rowidNext), hasDrop: false, lastLsn: this.nextLsn };
+  }
+
+  /** Prepares `items` in order into `g`, on top of the writes of every group not applied yet (newest first). */
+  private async prepareInto(g: PreparedGroup, items: Pending[]): Promise<void> {
+    const { writes, schemas } = g;
+    const below = this.unapplied.slice().reverse();
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
     for (const p of items) {
@@ -403,7 +468,7 @@ export class Coordinator {
       if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
     }
     await this.prefetch(items);
-    const prepared: Prepared[] = [];
+    const prepared = g.prepared;
     for (const p of items) {
       try {
         const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
@@ -417,8 +482,8 @@ export class Coordinator {
     const t1 = performance.now();
     for (const p of items) p.prepared = t1;
     if (items.some((p) => p.req.background === true)) this.fgWait = this.fgQueue = 0;
-    const hasDrop = prepared.some((p) => p.dropped?.length);
-    return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
+    g.hasDrop ||= prepared.some((p) => p.dropped?.length);
+    g.lastLsn = this.nextLsn;
   }
 
   /**
@@ -428,13 +493,15 @@ export class Coordinator {
    * resolved and published once a log sync or a later synced batch made it durable
    * (coverDeferred; DESIGN.md "Deferred sync").
    */
-  private async writeGroup(g: PreparedGroup, deferred = false): Promise<boolean> {
+  private async writeGroup(g: PreparedGroup, deferred: boolean, onLand: (ok: boolean) => void): Promise<boolean> {
     const framed = g.prepared.filter((p) => p.frame);
     if (!framed.length) {
+      onLand(true);
       // In order: after every group written before it is applied.
       await (this.applyChain = this.applyChain.then(() => this.resolveAll(g.prepared)));
       return true;
     }
+    this.unapplied.push(g);
     // A chained batch: abstract-level's array form costs several times more per key.
     const batch = this.host.db.batch();
     let counted = false;
@@ -480,6 +547,8 @@ export class Coordinator {
       this.nextLsn = this.writtenLsn;
       const err = isDbError(e) ? e : this.host.onWriteError(e as Error);
       for (const p of g.prepared) p.pending.reject(p.error ?? err);
+      this.forget(g);
+      onLand(false);
       return false;
     }
     this.writtenLsn = g.lastLsn;
@@ -494,6 +563,7 @@ export class Coordinator {
       this.deferred.push({ g, log: logBefore !== null && logBefore === after ? after : null, covered: false });
       // Synced once SYNC_EVERY are waiting; until then a foreground batch's own sync covers them.
       if (this.deferred.filter((d) => !d.covered).length >= SYNC_EVERY) this.coverDeferred();
+      onLand(true);
       return true;
     }
     // Its own fsync covered the deferred groups written before it if LevelDB appended them all
@@ -503,6 +573,8 @@ export class Coordinator {
       const now = await this.readLog();
       this.coverDeferred(now !== null && open.every((d) => d.log === now) ? Promise.resolve() : undefined, open);
     }
+    // Durable: the next group's batch is issued now (in gather), before this one is applied.
+    onLand(true);
     const applied = this.applyChain.then(() => this.applyGroup(g));
     this.applyChain = applied.catch(() => undefined);
     await applied;
@@ -564,6 +636,7 @@ export class Coordinator {
   private async applyGroup(g: PreparedGroup): Promise<void> {
     if (this.broken) {
       this.inWrite--;
+      this.forget(g);
       for (const p of g.prepared) p.pending.reject(p.error ?? this.broken);
       return;
     }
@@ -573,6 +646,7 @@ export class Coordinator {
     try {
       await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []), g.writes);
     } finally {
+      this.forget(g);
       this.inWrite--;
       this.resolveAll(g.prepared);
       this.host.publish(
@@ -582,10 +656,17 @@ export class Coordinator {
     }
   }
 
+  /** `g` is applied (or will never be): later groups no longer read on top of its writes. */
+  private forget(g: PreparedGroup): void {
+    const i = this.unapplied.indexOf(g);
+    if (i >= 0) this.unapplied.splice(i, 1);
+  }
+
   /** A deferred group's log sync failed: whether it is durable is unknown, so the store refuses every commit from now on. */
   private breakOn(e: unknown, g: PreparedGroup): void {
     this.broken = new DbError('internal_error', `the log could not be synced (${(e as Error)?.message ?? String(e)}); the store refuses writes until it is reopened`);
     this.inWrite--;
+    this.forget(g);
     for (const p of g.prepared) p.pending.reject(this.broken);
     for (const p of this.queue.splice(0)) p.reject(this.broken);
   }
