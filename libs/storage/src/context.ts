@@ -12,11 +12,11 @@ export const MISS: unique symbol = Symbol('miss');
 export interface KeyReader {
   /** `bin`, when given, is the key as a latin1 string. */
   get(key: Buffer, bin?: string): Promise<Buffer | undefined>;
-  /** A value known without I/O (null: known absent), else MISS. */
-  peek?(bin: string): Buffer | null | typeof MISS;
+  /** A value known without I/O (null: known absent; a row record may come as its text), else MISS. */
+  peek?(bin: string): Buffer | string | null | typeof MISS;
   range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
 }
-import { decodeRow, keyIdOf, rowKey } from './records';
+import { decodeRow, decodeRowText, keyIdOf, rowKey } from './records';
 
 const bin = (b: Buffer) => b.toString('latin1');
 const unbin = (s: string) => Buffer.from(s, 'latin1');
@@ -181,13 +181,13 @@ export class RequestContext implements DeriveContext {
   }
 
   getRowNow(schema: string, pk: PkTuple, key: Buffer = rowKey(this.keyId(schema), pk), k: string = bin(key)): StoredRow | undefined | typeof MISS {
-    let v = this.pending(k);
+    let v: Buffer | string | null | undefined = this.pending(k);
     if (v === undefined) {
       const b = this.base?.peek?.(k);
       if (b === MISS || b === undefined) return MISS;
       v = b;
     }
-    return v === null ? undefined : decodeRow(schema, pk, v);
+    return v === null ? undefined : typeof v === 'string' ? decodeRowText(schema, pk, v) : decodeRow(schema, pk, v);
   }
 
   manifest(schema: string): TableManifest | undefined {

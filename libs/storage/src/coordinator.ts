@@ -57,8 +57,8 @@ export interface CoordinatorHost {
   rowMirror(schema: string): RowMirror | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
   groupMeta(frames: readonly { lsn: number; bytes: number; epoch: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
-  /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
-  cachedRow(bin: string): Buffer | null | undefined;
+  /** A row's committed record as the store's read cache holds it, as text (null: known absent), or undefined when not cached. */
+  cachedRow(bin: string): string | null | undefined;
   /**
    * Applies durable frames in LSN order (catalog, participants, the read cache from the
    * group's key writes); drops finished schemas.
@@ -249,7 +249,7 @@ export class Coordinator {
         if (this.prefetched?.has(k)) return Promise.resolve(this.prefetched.get(k));
         if (key[0] === ROW_PREFIX) {
           const c = host.cachedRow(k);
-          if (c !== undefined) return Promise.resolve(c ?? undefined);
+          if (c !== undefined) return Promise.resolve(c === null ? undefined : Buffer.from(c, 'utf8'));
         }
         return db.get(key);
       },
@@ -686,18 +686,14 @@ export class Coordinator {
         const pk = c.op !== 'put' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
         const key = rowKey(keyIdOf(m), pk);
-        const bin = key.toString('latin1');
-        const cached = this.host.cachedRow(bin);
-        if (cached !== undefined) known.set(bin, cached ?? undefined);
-        else keys.push(key);
+        // A cached row is read from the cache when the put asks for it (peek): only misses are read ahead.
+        if (this.host.cachedRow(key.toString('latin1')) === undefined) keys.push(key);
         // A mirrored table's dual write (or a backfill's copy) reads the same key of its target too.
         const target = this.host.rowMirror(m.id)?.target;
         const tm = target !== undefined ? this.host.schema(target)?.manifest : undefined;
         if (tm) {
           const tkey = rowKey(keyIdOf(tm), pk);
-          const tcached = this.host.cachedRow(tkey.toString('latin1'));
-          if (tcached !== undefined) known.set(tkey.toString('latin1'), tcached ?? undefined);
-          else keys.push(tkey);
+          if (this.host.cachedRow(tkey.toString('latin1')) === undefined) keys.push(tkey);
         }
         if (c.op !== 'put') continue;
         // The unique-index entries the put will check (a miss only falls back to a get).
