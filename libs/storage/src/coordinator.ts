@@ -450,6 +450,9 @@ export class Coordinator {
       land(ok);
       this.wake?.();
     });
+    // A flight the pump no longer holds (it gathered the next group and moved on) is not awaited:
+    // a failure of its apply must not surface as an unhandled rejection.
+    f.done.catch(() => undefined);
     return f;
   }
 
