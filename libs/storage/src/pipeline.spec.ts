@@ -10,12 +10,18 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { DbError } from '@mmdb/core';
 import { KV_TOML as T } from '../test/kv-schema';
-import type { CommitResult } from './api';
+import type { CommitRequest, CommitResult } from './api';
 import type { CommitTrace } from './coordinator';
 import { TenantStore } from './store';
 
 interface Internals {
-  coordinator: { trace: ((t: CommitTrace) => void) | null; stats: { groups: number } };
+  coordinator: {
+    trace: ((t: CommitTrace) => void) | null;
+    stats: { groups: number };
+    queue: unknown[];
+    wake: (() => void) | null;
+    submit(req: CommitRequest): Promise<CommitResult>;
+  };
   db: { batch(): { write(o?: object): Promise<void> } };
 }
 
@@ -29,6 +35,8 @@ describe('the writer pipeline', () => {
   let hold: Promise<void> | null;
   let held: number;
   let release: (fail?: Error) => void;
+  /** Requests the coordinator was given so far. */
+  let submitted: number;
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pipeline-'));
@@ -37,6 +45,12 @@ describe('the writer pipeline', () => {
     const s = store as unknown as Internals;
     traces = [];
     s.coordinator.trace = (t) => traces.push(t);
+    submitted = 0;
+    const submit = s.coordinator.submit.bind(s.coordinator);
+    s.coordinator.submit = (r) => {
+      submitted++;
+      return submit(r);
+    };
     hold = null;
     held = 0;
     const batch = s.db.batch.bind(s.db);
@@ -75,10 +89,16 @@ describe('the writer pipeline', () => {
   async function until(cond: () => boolean): Promise<void> {
     while (!cond()) await new Promise((r) => setTimeout(r, 1));
   }
+  /** Until `n` requests were submitted (a commit may first wait for the store's disk check) and the writer waits for its flight with nothing queued. */
+  async function preparedOnFlight(n: number): Promise<void> {
+    const c = (store as unknown as Internals).coordinator;
+    await until(() => submitted === n && c.queue.length === 0 && c.wake !== null);
+  }
 
   it('prepares requests arriving during a write on top of it, in one next group issued before the flight is applied', async () => {
     await put(1, 'a');
     traces = [];
+    submitted = 0;
     holdWrites();
     const first = put(1, 'b', 1); // version 1 → 2, its batch held
     await until(() => held === 1);
@@ -88,7 +108,9 @@ describe('the writer pipeline', () => {
       next.push(i === 0 ? put(1, 'c', 2) : i === 1 ? put(1, 'd', 3) : put(100 + i, `n${i}`));
       await turn();
     }
-    for (let i = 0; i < 5; i++) await turn();
+    // Every one submitted (a commit may first wait for the store's disk check) and prepared:
+    // the writer waits for the flight with nothing queued.
+    await preparedOnFlight(11);
     expect(held).toBe(1); // nothing else was issued while the flight is held
     const groupsBefore = (store as unknown as Internals).coordinator.stats.groups;
     release();
@@ -112,11 +134,12 @@ describe('the writer pipeline', () => {
   it('rejects what was prepared on a flight whose write fails, and writes on after it', async () => {
     await put(1, 'a');
     const lsn = store.lastLsn;
+    submitted = 0;
     holdWrites();
     const first = put(2, 'x');
     await until(() => held === 1);
     const next = [put(1, 'y', 1), put(3, 'z')];
-    for (let i = 0; i < 5; i++) await turn();
+    await preparedOnFlight(3);
     release(new Error('simulated write failure'));
     await expect(first).rejects.toBeInstanceOf(DbError);
     for (const p of next) await expect(p).rejects.toMatchObject({ code: 'service_unavailable' });
