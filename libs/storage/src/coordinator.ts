@@ -170,6 +170,11 @@ interface Flight extends PreparedGroup {
   readonly done: Promise<boolean>;
 }
 
+/**
+ * Requests waiting before the writer, waiting for the group in flight, prepares them into the
+ * next group (each wake costs a turn of the event loop; the rest are prepared when it lands).
+ */
+const GATHER_CHUNK = 8;
 /** A request the next group may gather while the one in flight is written (not a backfill frame, not a drop). */
 const gatherable = (p: Pending): boolean => p.req.background !== true && !p.req.changes?.some((c) => c.op === 'schema_drop');
 
@@ -278,7 +283,7 @@ export class Coordinator {
     return new Promise<CommitResult>((resolve, reject) => {
       this.queue.push({ req, resolve, reject, at: performance.now() });
       if (!this.running) void this.pump();
-      else this.wake?.();
+      else if (this.wake && this.queue.length >= GATHER_CHUNK) this.wake();
     });
   }
 
@@ -409,23 +414,28 @@ export class Coordinator {
   }
 
   /**
-   * While `flight` is written, prepares every request that arrives (gatherable, up to
-   * `maxGroup`) into the next group, on top of it; issues that group the moment the flight's
-   * batch is durable. Null when none came, or when the flight failed (what was prepared on
+   * While `flight` is written, prepares the requests that arrive (gatherable, up to
+   * `maxGroup`; GATHER_CHUNK at a time, the rest when it lands) into the next group, on top of
+   * it; issues that group the moment the flight's batch is durable. Null when none came, or when the flight failed (what was prepared on
    * its writes is rejected). Waking the loop to prepare an arrival as a group of its own
    * (issue 21a) made groups smaller: this group stays open until the flight lands.
    */
   private async gather(flight: Flight): Promise<Flight | null> {
     let group: PreparedGroup | null = null;
-    while (flight.landed === undefined) {
+    for (;;) {
+      if (flight.landed === false) break;
+      const landed = flight.landed === true;
       let n = 0;
       const room = this.host.maxGroup - (group?.prepared.length ?? 0);
       while (!this.gate && n < room && n < this.queue.length && gatherable(this.queue[n])) n++;
-      if (n > 0) {
+      // While the flight is written, a chunk at a time; once it landed, what came meanwhile.
+      if (n > 0 && (landed || n >= GATHER_CHUNK)) {
         group ??= this.newGroup();
         await this.prepareInto(group, this.queue.splice(0, n));
+        if (landed) break;
         continue;
       }
+      if (landed) break;
       await new Promise<void>((r) => (this.wake = r));
       this.wake = null;
       // The requests that arrive in one turn of the event loop are prepared together.
@@ -439,6 +449,7 @@ export class Coordinator {
     }
     return group ? this.launch(group, false) : null;
   }
+
 
   /** Issues a prepared group's batch (writeGroup) and tracks it as the flight. */
   private launch(g: PreparedGroup, deferred: boolean): Flight {

@@ -95,21 +95,16 @@ describe('the writer pipeline', () => {
     await until(() => submitted === n && c.queue.length === 0 && c.wake !== null);
   }
 
-  it('prepares requests arriving during a write on top of it, in one next group issued before the flight is applied', async () => {
+  it('prepares requests arriving during a write on top of it, in one next group issued before the flight is answered', async () => {
     await put(1, 'a');
     traces = [];
     submitted = 0;
     holdWrites();
     const first = put(1, 'b', 1); // version 1 → 2, its batch held
     await until(() => held === 1);
-    // Ten requests over ten turns of the event loop; two read the row the flight writes.
-    const next: Array<Promise<CommitResult>> = [];
-    for (let i = 0; i < 10; i++) {
-      next.push(i === 0 ? put(1, 'c', 2) : i === 1 ? put(1, 'd', 3) : put(100 + i, `n${i}`));
-      await turn();
-    }
-    // Every one submitted (a commit may first wait for the store's disk check) and prepared:
-    // the writer waits for the flight with nothing queued.
+    // Ten requests (more than a chunk); two read the row the flight writes.
+    const next: Array<Promise<CommitResult>> = [put(1, 'c', 2), put(1, 'd', 3)];
+    for (let i = 2; i < 10; i++) next.push(put(100 + i, `n${i}`));
     await preparedOnFlight(11);
     expect(held).toBe(1); // nothing else was issued while the flight is held
     const groupsBefore = (store as unknown as Internals).coordinator.stats.groups;
@@ -131,6 +126,34 @@ describe('the writer pipeline', () => {
     expect((await store.verify()).ok).toBe(true);
   });
 
+  it('requests fewer than a chunk, arriving over several turns, wait for the flight to land and join the same next group', async () => {
+    traces = [];
+    submitted = 0;
+    holdWrites();
+    const first = put(1, 'a');
+    await until(() => held === 1);
+    const next: Array<Promise<CommitResult>> = [];
+    for (let i = 0; i < 8; i++) next.push(put(10 + i, 'x'));
+    await preparedOnFlight(9);
+    for (let i = 0; i < 3; i++) {
+      next.push(put(20 + i, 'y'));
+      await turn();
+    }
+    await until(() => submitted === 12);
+    for (let i = 0; i < 5; i++) await turn();
+    const c = (store as unknown as Internals).coordinator;
+    expect(c.queue.length).toBe(3); // not prepared yet: under a chunk
+    const groupsBefore = c.stats.groups;
+    release();
+    await Promise.all([first, ...next]);
+    expect(c.stats.groups - groupsBefore).toBe(2);
+    const [f, ...rest] = traces.filter((t) => t.issued !== undefined).sort((a, b) => a.at - b.at);
+    expect(rest).toHaveLength(11);
+    expect(new Set(rest.map((t) => t.issued)).size).toBe(1);
+    for (const t of rest.slice(8)) expect(t.prepared!).toBeGreaterThanOrEqual(f.written!);
+    expect((await store.verify()).ok).toBe(true);
+  });
+
   it('rejects what was prepared on a flight whose write fails, and writes on after it', async () => {
     await put(1, 'a');
     const lsn = store.lastLsn;
@@ -138,14 +161,16 @@ describe('the writer pipeline', () => {
     holdWrites();
     const first = put(2, 'x');
     await until(() => held === 1);
-    const next = [put(1, 'y', 1), put(3, 'z')];
-    await preparedOnFlight(3);
+    // a chunk: prepared on the flight while it is written
+    const next = [put(1, 'y', 1)];
+    for (let k = 3; k < 10; k++) next.push(put(k, 'z'));
+    await preparedOnFlight(9);
     release(new Error('simulated write failure'));
     await expect(first).rejects.toBeInstanceOf(DbError);
     for (const p of next) await expect(p).rejects.toMatchObject({ code: 'service_unavailable' });
     expect(store.lastLsn).toBe(lsn);
     expect(await store.getRow('t.kv', [2])).toBeUndefined();
-    expect(await store.getRow('t.kv', [3])).toBeUndefined();
+    for (let k = 3; k < 10; k++) expect(await store.getRow('t.kv', [k])).toBeUndefined();
     // The log goes on at the next LSN, the row at its version.
     const r = await put(1, 'w', 1);
     expect(r.lsn).toBe(lsn + 1);
