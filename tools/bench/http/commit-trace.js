@@ -13,15 +13,11 @@
 const fs = require('fs');
 const path = require('path');
 const h = require('./harness');
+const { numArg } = require('../server');
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : def;
-};
-const DURATION = opt('duration', 5);
-const ROUNDS = opt('rounds', 3);
-const CONNECTIONS = opt('connections', 64);
+const DURATION = numArg('duration', 5);
+const ROUNDS = numArg('rounds', 3);
+const CONNECTIONS = numArg('connections', 64);
 
 /** CPU seconds of one thread of process `pid` (the main thread: tid = pid). */
 function threadCpu(pid, tid = pid) {
