@@ -30,7 +30,7 @@ import type {
   StoredRow,
 } from './api';
 import { catalogChange, migrationChange } from './catalog-changes';
-import { KeyReader, MISS, RequestContext, WriteSet } from './context';
+import { KeyReader, MISS, RequestContext, WriteSet, storedValuesJson } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { DEFERRED_MARK, deferredMark } from './deferred-sync';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
@@ -125,6 +125,8 @@ function frameMeta(req: CommitRequest): FrameMeta {
     ...(req.route !== undefined ? { route: req.route } : {}),
   };
 }
+/** stringifyJson(pk); JSON.stringify's text is the same for strings and safe integers (the usual keys). */
+const pkJson = (pk: PkTuple): string => (pk.every((v) => typeof v === 'string' || Number.isSafeInteger(v)) ? JSON.stringify(pk) : stringifyJson(pk));
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
 
@@ -970,10 +972,10 @@ export class Coordinator {
     await this.derive(ctx, m, pk, before ?? null, after);
     // An update also logs the row it replaced (its before image), so a reader of the log alone
     // (watch streams resuming from an LSN) knows what a change changed.
-    const oldJson = before ? stringifyJson(before.values) : null;
+    const oldJson = before ? storedValuesJson(before) : null;
     logged.add(
       before ? { op: 'put', schema: m.id, pk, version: after.version, values, old: before.values } : { op: 'put', schema: m.id, pk, version: after.version, values },
-      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
+      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${pkJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
     if (mirrored) await this.mirror(ctx, { schema: m.id, pk, before: before ?? null, after }, logged, rowids, false);
