@@ -2,7 +2,7 @@
  * Read-your-group's-writes views used while a group of requests is prepared.
  * Lookups go: this request's own writes → earlier requests of the group → the store.
  */
-import type { TableManifest } from '@mmdb/core';
+import { stringifyJson, type TableManifest } from '@mmdb/core';
 import type { DeriveContext, KeyWrite, PkTuple, StoredRow } from './api';
 
 /** Marks "not known without a read". */
@@ -12,13 +12,28 @@ export const MISS: unique symbol = Symbol('miss');
 export interface KeyReader {
   /** `bin`, when given, is the key as a latin1 string. */
   get(key: Buffer, bin?: string): Promise<Buffer | undefined>;
-  /** A value known without I/O (null: known absent), else MISS. */
-  peek?(bin: string): Buffer | null | typeof MISS;
+  /** A value known without I/O (null: known absent; a row record may come as its text), else MISS. */
+  peek?(bin: string): Buffer | string | null | typeof MISS;
   range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
 }
-import { decodeRow, keyIdOf, rowKey } from './records';
+import { decodeRowText, keyIdOf, rowKey, splitRowRecord } from './records';
 
 const bin = (b: Buffer) => b.toString('latin1');
+
+/** The values JSON of the rows a RequestContext decoded: their record's own text (exactly stringifyJson(values), as encodeRow wrote it). */
+const valuesText = new WeakMap<StoredRow, string>();
+
+/** stringifyJson(r.values), from the record text when a RequestContext decoded `r` (a put logs the values it replaced). */
+export function storedValuesJson(r: StoredRow): string {
+  return valuesText.get(r) ?? stringifyJson(r.values);
+}
+
+function decodeKept(schema: string, pk: PkTuple, v: Buffer | string): StoredRow {
+  const text = typeof v === 'string' ? v : v.toString('utf8');
+  const r = decodeRowText(schema, pk, text);
+  valuesText.set(r, splitRowRecord(text).json);
+  return r;
+}
 const unbin = (s: string) => Buffer.from(s, 'latin1');
 
 /**
@@ -167,7 +182,7 @@ export class RequestContext implements DeriveContext {
 
   async getRow(schema: string, pk: PkTuple, key: Buffer = rowKey(this.keyId(schema), pk)): Promise<StoredRow | undefined> {
     const v = await this.get(key);
-    return v === undefined ? undefined : decodeRow(schema, pk, v);
+    return v === undefined ? undefined : decodeKept(schema, pk, v);
   }
 
   /**
@@ -181,13 +196,13 @@ export class RequestContext implements DeriveContext {
   }
 
   getRowNow(schema: string, pk: PkTuple, key: Buffer = rowKey(this.keyId(schema), pk), k: string = bin(key)): StoredRow | undefined | typeof MISS {
-    let v = this.pending(k);
+    let v: Buffer | string | null | undefined = this.pending(k);
     if (v === undefined) {
       const b = this.base?.peek?.(k);
       if (b === MISS || b === undefined) return MISS;
       v = b;
     }
-    return v === null ? undefined : decodeRow(schema, pk, v);
+    return v === null ? undefined : decodeKept(schema, pk, v);
   }
 
   manifest(schema: string): TableManifest | undefined {

@@ -30,7 +30,7 @@ import type {
   StoredRow,
 } from './api';
 import { catalogChange, migrationChange } from './catalog-changes';
-import { KeyReader, MISS, RequestContext, WriteSet } from './context';
+import { KeyReader, MISS, RequestContext, WriteSet, storedValuesJson } from './context';
 import { encodeFrame, FRAME_VERSION } from './frame';
 import { DEFERRED_MARK, deferredMark } from './deferred-sync';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
@@ -57,8 +57,8 @@ export interface CoordinatorHost {
   rowMirror(schema: string): RowMirror | undefined;
   /** Extra store-local writes for the group's batch (segment index). */
   groupMeta(frames: readonly { lsn: number; bytes: number; epoch: number }[]): Array<{ key: Buffer; value: Buffer | null }>;
-  /** A row's committed record as the store's read cache holds it (null: known absent), or undefined when not cached. */
-  cachedRow(bin: string): Buffer | null | undefined;
+  /** A row's committed record as the store's read cache holds it, as text (null: known absent), or undefined when not cached. */
+  cachedRow(bin: string): string | null | undefined;
   /**
    * Applies durable frames in LSN order (catalog, participants, the read cache from the
    * group's key writes); drops finished schemas.
@@ -128,6 +128,8 @@ function frameMeta(req: CommitRequest): FrameMeta {
     ...(req.route !== undefined ? { route: req.route } : {}),
   };
 }
+/** stringifyJson(pk); JSON.stringify's text is the same for strings and safe integers (the usual keys). */
+const pkJson = (pk: PkTuple): string => (pk.every((v) => typeof v === 'string' || Number.isSafeInteger(v)) ? JSON.stringify(pk) : stringifyJson(pk));
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
 
@@ -160,13 +162,26 @@ interface PreparedGroup {
   readonly schemas: Map<string, SchemaEntry | null>;
   readonly prepared: Prepared[];
   readonly rowidBefore: Map<string, number>;
-  readonly hasDrop: boolean;
-  readonly lastLsn: number;
+  hasDrop: boolean;
+  lastLsn: number;
 }
 
 interface Flight extends PreparedGroup {
+  /** Set when its batch is written (true; a deferred group: once recorded as one) or failed (false). */
+  landed?: boolean;
+  /** Resolves with `landed`. */
+  readonly durable: Promise<boolean>;
+  /** Resolves once the group is applied and its callers answered (false: its write failed). */
   readonly done: Promise<boolean>;
 }
+
+/**
+ * Requests waiting before the writer, waiting for the group in flight, prepares them into the
+ * next group (each wake costs a turn of the event loop; the rest are prepared when it lands).
+ */
+const GATHER_CHUNK = 8;
+/** A request the next group may gather while the one in flight is written (not a backfill frame, not a drop). */
+const gatherable = (p: Pending): boolean => p.req.background !== true && !p.req.changes?.some((c) => c.op === 'schema_drop');
 
 interface IdempotencyStored {
   fingerprint: string;
@@ -177,6 +192,10 @@ interface IdempotencyStored {
 export class Coordinator {
   private queue: Pending[] = [];
   private running = false;
+  /** Groups from their batch issued until applied (or failed), oldest first: what a group prepared now reads on top of. */
+  private unapplied: PreparedGroup[] = [];
+  /** Set while the pump waits for the group in flight to land with nothing to prepare: a submit or the landing wakes it. */
+  private wake: (() => void) | null = null;
   private closed = false;
   private rowidNext = new Map<string, number>();
   private readonly base: KeyReader;
@@ -247,7 +266,7 @@ export class Coordinator {
         if (this.prefetched?.has(k)) return Promise.resolve(this.prefetched.get(k));
         if (key[0] === ROW_PREFIX) {
           const c = host.cachedRow(k);
-          if (c !== undefined) return Promise.resolve(c ?? undefined);
+          if (c !== undefined) return Promise.resolve(c === null ? undefined : Buffer.from(c, 'utf8'));
         }
         return db.get(key);
       },
@@ -276,6 +295,7 @@ export class Coordinator {
     return new Promise<CommitResult>((resolve, reject) => {
       this.queue.push({ req, resolve, reject, at: performance.now() });
       if (!this.running) void this.pump();
+      else if (this.wake && this.queue.length >= GATHER_CHUNK) this.wake();
     });
   }
 
@@ -316,7 +336,7 @@ export class Coordinator {
 
   /** Resolves when the queue is empty and no group is being written or waiting for its log sync. */
   async drain(): Promise<void> {
-    while (this.running || this.queue.length || this.deferred.length) await new Promise((r) => setTimeout(r, 1));
+    while (this.running || this.queue.length || this.deferred.length || this.unapplied.length) await new Promise((r) => setTimeout(r, 1));
   }
 
   close(): void {
@@ -325,8 +345,9 @@ export class Coordinator {
 
   private async pump(): Promise<void> {
     this.running = true;
-    // The group being written. The next group is prepared on top of its writes while its
-    // fsync runs, and written once it is durable (a pipeline of depth two).
+    // The group being written. The next group gathers while its batch is written: a request
+    // that arrives meanwhile is prepared at once, on top of it, and the group is issued the
+    // moment the flight's batch is durable, before the flight is applied (a pipeline of depth two).
     let flight: Flight | null = null;
     try {
       while (this.queue.length || flight) {
@@ -338,6 +359,10 @@ export class Coordinator {
           this.idleAtGate = true;
           while (this.gate) await this.gate;
           this.idleAtGate = false;
+          continue;
+        }
+        if (flight && !flight.hasDrop && !this.gate && (!this.queue.length || gatherable(this.queue[0]))) {
+          flight = await this.gather(flight);
           continue;
         }
         if (!this.queue.length) {
@@ -358,13 +383,11 @@ export class Coordinator {
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
         if (dropAt >= 0) n = dropAt + 1;
-        // Prepared on the writes of the group in flight and of the deferred groups not applied yet (newest first).
-        const below: PreparedGroup[] = flight ? [flight] : [];
-        for (let i = this.deferred.length - 1; i >= 0; i--) if (this.deferred[i].g.writes !== flight?.writes) below.push(this.deferred[i].g);
         const items = this.take(n);
-        const group = await this.prepareGroup(items, below);
+        const group = this.newGroup();
+        await this.prepareInto(group, items);
         if (flight) {
-          const ok = await flight.done;
+          const ok = await flight.durable;
           flight = null;
           if (!ok) {
             // It was prepared on writes that never became durable.
@@ -380,7 +403,7 @@ export class Coordinator {
           await this.deferred[0].applied;
         }
         const defer = background && items[0].req.redoable === true && this.host.deferRedoable && this.host.sync && !group.hasDrop && group.schemas.size === 0;
-        flight = { ...group, done: this.writeGroup(group, defer) };
+        flight = this.launch(group, defer);
       }
     } finally {
       this.running = false;
@@ -403,10 +426,68 @@ export class Coordinator {
     return [...taken];
   }
 
-  private async prepareGroup(items: Pending[], below: readonly PreparedGroup[]): Promise<PreparedGroup> {
-    const writes = new WriteSet();
-    const schemas = new Map<string, SchemaEntry | null>();
-    const rowidBefore = new Map(this.rowidNext);
+  /**
+   * While `flight` is written, prepares the requests that arrive (gatherable, up to
+   * `maxGroup`; GATHER_CHUNK at a time, the rest when it lands) into the next group, on top of
+   * it; issues that group the moment the flight's batch is durable. Null when none came, or when the flight failed (what was prepared on
+   * its writes is rejected). Waking the loop to prepare an arrival as a group of its own
+   * (issue 21a) made groups smaller: this group stays open until the flight lands.
+   */
+  private async gather(flight: Flight): Promise<Flight | null> {
+    let group: PreparedGroup | null = null;
+    for (;;) {
+      if (flight.landed === false) break;
+      const landed = flight.landed === true;
+      let n = 0;
+      const room = this.host.maxGroup - (group?.prepared.length ?? 0);
+      while (!this.gate && n < room && n < this.queue.length && gatherable(this.queue[n])) n++;
+      // While the flight is written, a chunk at a time; once it landed, what came meanwhile.
+      if (n > 0 && (landed || n >= GATHER_CHUNK)) {
+        group ??= this.newGroup();
+        await this.prepareInto(group, this.queue.splice(0, n));
+        if (landed) break;
+        continue;
+      }
+      if (landed) break;
+      await new Promise<void>((r) => (this.wake = r));
+      this.wake = null;
+      // The requests that arrive in one turn of the event loop are prepared together.
+      if (flight.landed === undefined) await new Promise<void>((r) => setImmediate(r));
+    }
+    if (!flight.landed) {
+      this.nextLsn = this.writtenLsn;
+      this.rowidNext = flight.rowidBefore;
+      for (const p of group?.prepared ?? []) p.pending.reject(p.error ?? new DbError('service_unavailable', 'an earlier commit group failed to write; retry'));
+      return null;
+    }
+    return group ? this.launch(group, false) : null;
+  }
+
+
+  /** Issues a prepared group's batch (writeGroup) and tracks it as the flight. */
+  private launch(g: PreparedGroup, deferred: boolean): Flight {
+    let land!: (ok: boolean) => void;
+    const durable = new Promise<boolean>((r) => (land = r));
+    const f: { -readonly [K in keyof Flight]: Flight[K] } = { ...g, durable, done: Promise.resolve(false) };
+    f.done = this.writeGroup(g, deferred, (ok) => {
+      f.landed = ok;
+      land(ok);
+      this.wake?.();
+    });
+    // A flight the pump no longer holds (it gathered the next group and moved on) is not awaited:
+    // a failure of its apply must not surface as an unhandled rejection.
+    f.done.catch(() => undefined);
+    return f;
+  }
+
+  private newGroup(): PreparedGroup {
+    return { writes: new WriteSet(), schemas: new Map(), prepared: [], rowidBefore: new Map(this.rowidNext), hasDrop: false, lastLsn: this.nextLsn };
+  }
+
+  /** Prepares `items` in order into `g`, on top of the writes of every group not applied yet (newest first). */
+  private async prepareInto(g: PreparedGroup, items: Pending[]): Promise<void> {
+    const { writes, schemas } = g;
+    const below = this.unapplied.slice().reverse();
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
     for (const p of items) {
@@ -414,7 +495,7 @@ export class Coordinator {
       if (p.req.background !== true) this.fgQueue = Math.max(this.fgQueue, t0 - p.at);
     }
     await this.prefetch(items);
-    const prepared: Prepared[] = [];
+    const prepared = g.prepared;
     for (const p of items) {
       try {
         const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
@@ -428,8 +509,8 @@ export class Coordinator {
     const t1 = performance.now();
     for (const p of items) p.prepared = t1;
     if (items.some((p) => p.req.background === true)) this.fgWait = this.fgQueue = 0;
-    const hasDrop = prepared.some((p) => p.dropped?.length);
-    return { writes, schemas, prepared, rowidBefore, hasDrop, lastLsn: this.nextLsn };
+    g.hasDrop ||= prepared.some((p) => p.dropped?.length);
+    g.lastLsn = this.nextLsn;
   }
 
   /**
@@ -439,13 +520,15 @@ export class Coordinator {
    * resolved and published once a log sync or a later synced batch made it durable
    * (coverDeferred; DESIGN.md "Deferred sync").
    */
-  private async writeGroup(g: PreparedGroup, deferred = false): Promise<boolean> {
+  private async writeGroup(g: PreparedGroup, deferred: boolean, onLand: (ok: boolean) => void): Promise<boolean> {
     const framed = g.prepared.filter((p) => p.frame);
     if (!framed.length) {
+      onLand(true);
       // In order: after every group written before it is applied.
       await (this.applyChain = this.applyChain.then(() => this.resolveAll(g.prepared)));
       return true;
     }
+    this.unapplied.push(g);
     // A chained batch: abstract-level's array form costs several times more per key.
     const batch = this.host.db.batch();
     let counted = false;
@@ -492,6 +575,8 @@ export class Coordinator {
       this.nextLsn = this.writtenLsn;
       const err = isDbError(e) ? e : this.host.onWriteError(e as Error);
       for (const p of g.prepared) p.pending.reject(p.error ?? err);
+      this.forget(g);
+      onLand(false);
       return false;
     }
     this.writtenLsn = g.lastLsn;
@@ -506,6 +591,7 @@ export class Coordinator {
       this.deferred.push({ g, log: logBefore !== null && logBefore === after ? after : null, covered: false });
       // Synced once SYNC_EVERY are waiting; until then a foreground batch's own sync covers them.
       if (this.deferred.filter((d) => !d.covered).length >= SYNC_EVERY) this.coverDeferred();
+      onLand(true);
       return true;
     }
     // Its own fsync covered the deferred groups written before it if LevelDB appended them all
@@ -515,6 +601,8 @@ export class Coordinator {
       const now = await this.readLog();
       this.coverDeferred(now !== null && open.every((d) => d.log === now) ? Promise.resolve() : undefined, open);
     }
+    // Durable: the next group's batch is issued now (in gather), before this one is applied.
+    onLand(true);
     const applied = this.applyChain.then(() => this.applyGroup(g));
     this.applyChain = applied.catch(() => undefined);
     await applied;
@@ -582,6 +670,7 @@ export class Coordinator {
   private async applyGroup(g: PreparedGroup): Promise<void> {
     if (this.broken) {
       this.inWrite--;
+      this.forget(g);
       for (const p of g.prepared) p.pending.reject(p.error ?? this.broken);
       return;
     }
@@ -591,6 +680,7 @@ export class Coordinator {
     try {
       await this.host.applyDurable(frames, framed.flatMap((p) => p.dropped ?? []), g.writes);
     } finally {
+      this.forget(g);
       this.inWrite--;
       this.resolveAll(g.prepared);
       this.host.publish(
@@ -600,10 +690,17 @@ export class Coordinator {
     }
   }
 
+  /** `g` is applied (or will never be): later groups no longer read on top of its writes. */
+  private forget(g: PreparedGroup): void {
+    const i = this.unapplied.indexOf(g);
+    if (i >= 0) this.unapplied.splice(i, 1);
+  }
+
   /** A deferred group's log sync failed: whether it is durable is unknown, so the store refuses every commit from now on. */
   private breakOn(e: unknown, g: PreparedGroup): void {
     this.broken = new DbError('internal_error', `the log could not be synced (${(e as Error)?.message ?? String(e)}); the store refuses writes until it is reopened`);
     this.inWrite--;
+    this.forget(g);
     for (const p of g.prepared) p.pending.reject(this.broken);
     for (const p of this.queue.splice(0)) p.reject(this.broken);
   }
@@ -623,18 +720,14 @@ export class Coordinator {
         const pk = c.op !== 'put' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
         const key = rowKey(keyIdOf(m), pk);
-        const bin = key.toString('latin1');
-        const cached = this.host.cachedRow(bin);
-        if (cached !== undefined) known.set(bin, cached ?? undefined);
-        else keys.push(key);
+        // A cached row is read from the cache when the put asks for it (peek): only misses are read ahead.
+        if (this.host.cachedRow(key.toString('latin1')) === undefined) keys.push(key);
         // A mirrored table's dual write (or a backfill's copy) reads the same key of its target too.
         const target = this.host.rowMirror(m.id)?.target;
         const tm = target !== undefined ? this.host.schema(target)?.manifest : undefined;
         if (tm) {
           const tkey = rowKey(keyIdOf(tm), pk);
-          const tcached = this.host.cachedRow(tkey.toString('latin1'));
-          if (tcached !== undefined) known.set(tkey.toString('latin1'), tcached ?? undefined);
-          else keys.push(tkey);
+          if (this.host.cachedRow(tkey.toString('latin1')) === undefined) keys.push(tkey);
         }
         if (c.op !== 'put') continue;
         // The unique-index entries the put will check (a miss only falls back to a get).
@@ -897,10 +990,10 @@ export class Coordinator {
     await this.derive(ctx, m, pk, before ?? null, after);
     // An update also logs the row it replaced (its before image), so a reader of the log alone
     // (watch streams resuming from an LSN) knows what a change changed.
-    const oldJson = before ? stringifyJson(before.values) : null;
+    const oldJson = before ? storedValuesJson(before) : null;
     logged.add(
       before ? { op: 'put', schema: m.id, pk, version: after.version, values, old: before.values } : { op: 'put', schema: m.id, pk, version: after.version, values },
-      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${stringifyJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
+      `{"op":"put","schema":${JSON.stringify(m.id)},"pk":${pkJson(pk)},"version":${after.version},"values":${valuesJson}${oldJson === null ? '' : `,"old":${oldJson}`}}`,
     );
     results.push({ op: 'put', schema: m.id, pk, version: after.version, created: !before });
     if (mirrored) await this.mirror(ctx, { schema: m.id, pk, before: before ?? null, after }, logged, rowids, false);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DbError } from '@mmdb/core';
-import { FRAME_VERSION, decodeFrame, encodeFrame, frameLsn, verifyFrame } from './frame';
+import { FRAME_VERSION, decodeFrame, encodeFrame, frameLsn, verifyFrame, writeU64BE } from './frame';
 
 // Golden v1 and v2 fixtures: written once, checked in, never regenerated (see ../FORMAT.md).
 const dir = join(__dirname, '../test/fixtures/frames');
@@ -161,5 +161,19 @@ describe('frames written by the store', () => {
     }
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('writeU64BE', () => {
+  it('writes the bytes writeBigUInt64BE writes, below and above 2^32, and refuses what it refuses', () => {
+    for (const n of [0, 1, 0xffffffff, 0x100000000, 0x100000005, 1_764_093_000_123, Number.MAX_SAFE_INTEGER]) {
+      const a = Buffer.alloc(10);
+      const b = Buffer.alloc(10);
+      writeU64BE(a, n, 1);
+      b.writeBigUInt64BE(BigInt(n), 1);
+      expect(a).toEqual(b);
+    }
+    expect(() => writeU64BE(Buffer.alloc(8), -1, 0)).toThrow(/out of range/);
+    expect(() => writeU64BE(Buffer.alloc(8), 1.5, 0)).toThrow(/not an integer/);
   });
 });

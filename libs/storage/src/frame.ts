@@ -23,6 +23,14 @@ export const FRAME_VERSION = 2;
 export const FRAME_VERSIONS: readonly number[] = [1, 2];
 const HEADER = 9;
 
+/** A u64 big-endian at `offset`: two u32 writes for a safe non-negative integer (no BigInt made), else writeBigUInt64BE. */
+export function writeU64BE(b: Buffer, n: number, offset: number): void {
+  if (Number.isSafeInteger(n) && n >= 0) {
+    b.writeUInt32BE(Math.floor(n / 0x100000000), offset);
+    b.writeUInt32BE(n >>> 0, offset + 4);
+  } else b.writeBigUInt64BE(BigInt(n), offset);
+}
+
 export function crc32cOf(b: Uint8Array): number {
   return CRC32C.buf(b) >>> 0;
 }
@@ -50,9 +58,9 @@ export function encodeFrame(f: FrameInput, changesJson: string = stringifyJson(f
   for (const w of f.writes) size += 1 + 4 + w.key.length + (w.value ? 4 + w.value.length : 0);
   const out = Buffer.allocUnsafe(HEADER + size);
   let p = HEADER;
-  out.writeBigUInt64BE(BigInt(f.epoch), p);
-  out.writeBigUInt64BE(BigInt(f.lsn), p + 8);
-  out.writeBigUInt64BE(BigInt(f.time), p + 16);
+  writeU64BE(out, f.epoch, p);
+  writeU64BE(out, f.lsn, p + 8);
+  writeU64BE(out, f.time, p + 16);
   p += 24;
   out.writeUInt32BE(changes.length, p);
   p += 4;

@@ -15,6 +15,21 @@ function valuesOf(idx: Idx, row: StoredRow) {
   return idx.columns.map((c) => row.values[c] ?? null);
 }
 
+/** The row's entry in `idx` is the same before and after (same values, same key): nothing to write, nothing to encode. */
+function sameEntry(idx: Idx, before: StoredRow, after: StoredRow): boolean {
+  if (before.pk !== after.pk && (before.pk.length !== after.pk.length || before.pk.some((v, i) => !Object.is(v, after.pk[i])))) return false;
+  // Object.is: 0 and -0 (distinct keys) are not taken as equal; objects (json columns) fall back to the keys.
+  return idx.columns.every((c) => Object.is(before.values[c] ?? null, after.values[c] ?? null));
+}
+
+/** Indexes per manifest (manifests are immutable once parsed): one list, not one per row. */
+const indexesOf = new WeakMap<TableManifest, Idx[]>();
+function indexes(m: TableManifest): Idx[] {
+  let l = indexesOf.get(m);
+  if (!l) indexesOf.set(m, (l = maintainedIndexes(m)));
+  return l;
+}
+
 /** A unique entry is keyed by its values: another row's pk under the same key is a clash. */
 async function checkUnique(idx: Idx, schema: string, row: StoredRow, entry: { key: Buffer; value: Buffer }, get: (k: Buffer) => Promise<Buffer | undefined>): Promise<void> {
   const vals = valuesOf(idx, row);
@@ -35,7 +50,8 @@ export const indexParticipant: CommitParticipant = {
     const out: KeyWrite[] = [];
     const checks: Array<() => Promise<void>> = [];
     const id = keyIdOf(ch.manifest);
-    for (const idx of maintainedIndexes(ch.manifest)) {
+    for (const idx of indexes(ch.manifest)) {
+      if (ch.before && ch.after && sameEntry(idx, ch.before, ch.after)) continue;
       const before = ch.before ? indexEntry(id, idx, valuesOf(idx, ch.before), ch.before.pk) : null;
       const after = ch.after ? indexEntry(id, idx, valuesOf(idx, ch.after), ch.after.pk) : null;
       if (before && after && before.key.equals(after.key) && before.value.equals(after.value)) continue;

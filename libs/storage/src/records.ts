@@ -2,6 +2,7 @@
 import { parseJsonExact, stringifyJson, type JsonValue, type Row, type TableManifest } from '@mmdb/core';
 import type { CommittedFrame, KeyWrite, PkTuple, StoredRow } from './api';
 import { KEYSPACE, keyOf, decodeTuple, encodeTuple } from './keys';
+import { writeU64BE } from './frame';
 
 /** The id a table's row and index keys are under: its own, unless a migration's cutover moved them (`physical`). */
 export function keyIdOf(m: TableManifest): string {
@@ -84,7 +85,7 @@ export function maintainedIndexes(m: TableManifest): Array<{ name: string; colum
 export function logKey(lsn: number): Buffer {
   const b = Buffer.allocUnsafe(9);
   b[0] = KEYSPACE.log.charCodeAt(0);
-  b.writeBigUInt64BE(BigInt(lsn), 1);
+  writeU64BE(b, lsn, 1);
   return b;
 }
 

@@ -563,10 +563,7 @@ export class TenantStore implements StoreReader {
         if (e) meta.push(e);
         return meta;
       },
-      cachedRow: (bin: string) => {
-        const c = this.rowCache.get(bin);
-        return c === undefined ? undefined : c === null ? null : Buffer.from(c, 'utf8');
-      },
+      cachedRow: (bin: string) => this.rowCache.get(bin),
       applyDurable: async (frames: readonly CommittedFrame[], droppedSchemas: readonly TableManifest[], writes: WriteSet) => {
         this.applySeq++;
         let dropped = false;

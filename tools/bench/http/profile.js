@@ -6,7 +6,8 @@
  *   npm run build && node tools/bench/http/profile.js [noop get put ndjson] [--duration 10] [--connections 64] [--rows 200000] [--out /tmp/mmdb-prof]
  *
  * The server runs under profiled-server.js: the profile covers only the load window (after
- * schema, preload and a 2 s warm-up), sampled every 200 µs.
+ * schema, preload and a 2 s warm-up; a PUT profile's warm-up reads rows first, as bench.js's
+ * does), sampled every 200 µs.
  */
 const { execFileSync } = require('child_process');
 const fs = require('fs');
@@ -42,7 +43,12 @@ async function run(name) {
     const load = name === 'ndjson' ? () => h.ingest(srv, body) : () => h.cannon(srv, name, { connections: CONNECTIONS, duration: DURATION });
     const body = name === 'ndjson' ? h.ndjsonBody(1_000_000, ROWS) : null;
     if (name === 'ndjson') await h.ingest(srv, h.ndjsonBody(2_000_000, 20_000));
-    else await h.cannon(srv, name, { connections: CONNECTIONS, duration: 2 });
+    else {
+      // As in the benchmark's warm-up: GET rows first (it fills the store's row cache, so the
+      // PUTs' reads ahead hit it as they do in bench.js), then the scenario itself.
+      if (name === 'put') await h.cannon(srv, 'get', { connections: CONNECTIONS, duration: 2 });
+      await h.cannon(srv, name, { connections: CONNECTIONS, duration: 2 });
+    }
     await ask(srv.proc, 'start');
     const r = await load();
     await ask(srv.proc, 'stop');

@@ -31,11 +31,13 @@ export const ActingUser = createParamDecorator((_: unknown, ctx: ExecutionContex
  * The authenticated tenant's handle (`{ tenant, store, engine(name), write(fn), commit(req) }`)
  * for a route under `/v1/tenants/:tenant/`.
  */
-export const TenantCtx = createParamDecorator((_: unknown, ctx: ExecutionContext): TenantHandle => {
-  const req = ctx.switchToHttp().getRequest<AuthedRequest>();
+export const TenantCtx = createParamDecorator((_: unknown, ctx: ExecutionContext): TenantHandle => tenantOf(ctx.switchToHttp().getRequest<AuthedRequest>()));
+
+/** What @TenantCtx gives, read off the request (for a handler that takes the request alone). */
+export function tenantOf(req: AuthedRequest): TenantHandle {
   if (!req.tenantHandle) throw new Error('TenantCtx used on a route without a :tenant path parameter');
   return req.tenantHandle;
-});
+}
 
 /** The caller's principal `{ tenant, operator }`. */
 export const Caller = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
