@@ -23,38 +23,34 @@
  * at 100k rows to 5.3 s at 1M (tools/bench/curve).
  */
 import type { CommittedFrame, Snapshot } from '@mmdb/storage';
-import { stringifyJson } from '@mmdb/core';
 import { compareValues, type Tuple } from '../values';
 import type { SqlTable } from '../catalog';
 import { processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
+import { Journal, PkMap, patch, pkKeyOf, plainKey, type PatchableTable, type PkKey } from './table-patch';
 
-/** Key of a row in `byPk`: the stored pk value itself for one-column keys, else the pk tuple as JSON. */
-export type PkKey = string | number | boolean | null;
-
-export function pkKeyOf(pk: readonly unknown[]): PkKey {
-  if (pk.length === 1) {
-    const v = pk[0];
-    if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
-  }
-  return stringifyJson(pk);
-}
+export { pkKeyOf, PkMap, type PkKey } from './table-patch';
 
 /** The store's feed of committed frames (an rxjs Observable; only `subscribe` is used). */
 export interface FrameFeed {
   subscribe(o: { next: (f: CommittedFrame) => void; complete: () => void; error: (e: unknown) => void }): unknown;
 }
 
-export interface CachedTable {
+/**
+ * One version of a cached table: the rows of the schema at table LSN `lsn`. Never changed once
+ * made (but for its lazily built `orders`): a write makes a new version (table-patch.ts) that
+ * shares what it can with this one, so a query holding this one keeps its snapshot.
+ */
+export interface CachedTable extends PatchableTable {
   readonly schema: string;
   readonly lsn: number;
   /** The layout the tuples were decoded with (a manifest change gives a new SqlTable). */
   readonly table: SqlTable;
   /** Decoded rows in primary-key order. Shared: operators never mutate tuples. */
   readonly rows: readonly Tuple[];
-  /** Estimated heap bytes of the entry (cache-budget.ts `tableBytes`). */
+  /** Estimated heap bytes of the entry (cache-budget.ts `tableBytes`, then `rowBytes` per patched row). */
   readonly bytes: number;
-  /** pk → row, built while loading. */
-  readonly byPk: ReadonlyMap<PkKey, Tuple>;
+  /** pk → row: built while loading, then a delta over it per patch. */
+  readonly byPk: PkMap;
   /** For a one-column numeric primary key: the stored keys in order (binary search for pk ranges). */
   readonly pkNums: Float64Array | null;
   /** Lazily built secondary orders: index name → row positions in index order (see topRows). */
@@ -76,6 +72,9 @@ export interface TableCacheStats {
   evictions: number;
   /** Tables read but not admitted (they would have evicted a larger table in use). */
   refusals: number;
+  /** Versions made by patching a cached table with the writes since it (instead of a reload), and the row changes applied. */
+  patches: number;
+  patchedRows: number;
   rows: number;
   tables: number;
   budgetRows: number;
@@ -107,6 +106,12 @@ export class TableCache implements PoolMember {
   evictions = 0;
   /** Tables read but not admitted, because they would have evicted a larger hot table. */
   refusals = 0;
+  patches = 0;
+  patchedRows = 0;
+  /** Per cached (or loading) schema: the row changes committed since (table-patch.ts). */
+  private readonly journals = new Map<string, Journal>();
+  /** Loads in flight per schema (a journal is kept for them). */
+  private readonly loads = new Map<string, number>();
 
   /**
    * `budgetRows`: decoded rows kept at most. `bytes`: this cache's byte cap (default: no cap of its
@@ -151,6 +156,7 @@ export class TableCache implements PoolMember {
   private drop(k: string, v: CachedTable): void {
     this.entries.delete(k);
     this.usedAt.delete(k);
+    if (!this.loads.get(k)) this.journals.delete(k);
     this.held -= v.rows.length;
     this.bytes -= v.bytes;
     this.evictions++;
@@ -185,7 +191,13 @@ export class TableCache implements PoolMember {
     this.tracking = true;
     feed.subscribe({
       next: (f) => {
-        for (const c of f.changes) if ('schema' in c) this.raise(c.schema, f.lsn);
+        for (const c of f.changes) {
+          if (!('schema' in c)) continue;
+          this.raise(c.schema, f.lsn);
+          const j = this.journals.get(c.schema);
+          // past a quarter of the table's rows, a reload costs less than keeping and applying them
+          if (j) j.note(f.lsn, c, 1024 + ((this.entries.get(c.schema)?.rows.length ?? 0) >> 2));
+        }
       },
       complete: () => { this.tracking = false; this.clear(); },
       error: () => { this.tracking = false; this.clear(); },
@@ -205,8 +217,26 @@ export class TableCache implements PoolMember {
    */
   current(t: SqlTable): CachedTable | undefined {
     if (!this.tracking) return undefined;
-    const e = this.entries.get(t.id);
-    if (!e || e.table !== t || e.lsn !== this.known.get(t.id)) return undefined;
+    const at = this.known.get(t.id);
+    return at === undefined ? undefined : this.at(t, at);
+  }
+
+  /**
+   * The entry of `t` at table LSN `lsn` (made by patching the cached one forward when it is older
+   * and the journal holds every change since it), marked used; undefined when there is none.
+   */
+  private at(t: SqlTable, lsn: number): CachedTable | undefined {
+    let e = this.entries.get(t.id);
+    if (!e || e.table !== t) return undefined;
+    if (e.lsn < lsn) {
+      const changes = this.tracking ? this.journals.get(t.id)?.between(e.lsn, lsn) : null;
+      const next = changes ? patch(e, changes, lsn) : null;
+      if (!next) return undefined;
+      this.patches++;
+      this.patchedRows += changes!.length;
+      this.replace(e, next);
+      e = next;
+    } else if (e.lsn !== lsn) return undefined;
     this.entries.delete(t.id);
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
@@ -214,9 +244,31 @@ export class TableCache implements PoolMember {
     return e;
   }
 
+  /** Puts the patched version `next` of `old` in its place, and keeps the budgets (it may have grown). */
+  private replace(old: CachedTable, next: CachedTable): void {
+    this.entries.set(next.schema, next);
+    this.held += next.rows.length - old.rows.length;
+    this.bytes += next.bytes - old.bytes;
+    this.journals.get(next.schema)?.trim(next.lsn);
+    this.fitBudgets(next);
+  }
+
+  /** Evicts least recently used entries (never `keep`) past the row and byte caps, then the pool's; `keep` too when alone it is over them. */
+  private fitBudgets(keep: CachedTable): void {
+    for (const [k, v] of this.entries) {
+      if (this.held <= this.budgetRows && this.bytes <= this.budgetBytes) break;
+      if (v !== keep) this.drop(k, v);
+    }
+    // the process's budget: the least recently used entries of any store's cache go first
+    this.pool?.fit(keep);
+    const cap = Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity);
+    if (this.entries.get(keep.schema) === keep && (keep.rows.length > this.budgetRows || keep.bytes > cap)) this.drop(keep.schema, keep);
+  }
+
   stats(): TableCacheStats {
     return {
       hits: this.hits, misses: this.misses, evictions: this.evictions, refusals: this.refusals, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows,
+      patches: this.patches, patchedRows: this.patchedRows,
       bytes: this.bytes, budgetBytes: Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity),
       poolBytes: this.pool?.bytes ?? this.bytes, poolBudgetBytes: this.pool?.budgetBytes ?? this.budgetBytes,
     };
@@ -227,7 +279,7 @@ export class TableCache implements PoolMember {
     return this.entries.get(id)?.rows.length;
   }
 
-  /** The entry `rows(snap, t)` answered from, when there is one (not counted as a hit). */
+  /** The entry `rows(snap, t)` answered from, when there is one (not counted as a hit, never patched). */
   peek(snap: Snapshot, t: SqlTable): CachedTable | undefined {
     const e = snap.stable ? this.entries.get(t.id) : undefined;
     return e && e.lsn === snap.tableLsn(t.id) && e.table === t ? e : undefined;
@@ -237,13 +289,7 @@ export class TableCache implements PoolMember {
   lookup(snap: Snapshot, t: SqlTable): CachedTable | undefined {
     if (!snap.stable) return undefined;
     this.raise(t.id, snap.tableLsn(t.id));
-    const e = this.entries.get(t.id);
-    if (!e || e.lsn !== snap.tableLsn(t.id) || e.table !== t) return undefined;
-    this.entries.delete(t.id);
-    this.entries.set(t.id, e);
-    this.usedAt.set(t.id, Date.now());
-    this.hits++;
-    return e;
+    return this.at(t, snap.tableLsn(t.id));
   }
 
   /**
@@ -261,9 +307,21 @@ export class TableCache implements PoolMember {
     let p = this.loading.get(key);
     const mine = !p;
     if (!p) {
+      // the changes committed from now on are kept, so the entry can be patched forward
+      if (this.tracking && !this.journals.has(t.id)) this.journals.set(t.id, new Journal(this.known.get(t.id) ?? lsn));
+      this.loads.set(t.id, (this.loads.get(t.id) ?? 0) + 1);
       p = read().then(({ rows, pks }) => ({ entry: this.admit(t, lsn, rows, pks), rows, table: t }));
       this.loading.set(key, p);
-      p.then(() => this.loading.delete(key), () => this.loading.delete(key));
+      const done = () => {
+        this.loading.delete(key);
+        const left = (this.loads.get(t.id) ?? 1) - 1;
+        if (left) this.loads.set(t.id, left);
+        else {
+          this.loads.delete(t.id);
+          if (!this.entries.has(t.id)) this.journals.delete(t.id);
+        }
+      };
+      p.then(done, done);
     }
     let r: Loaded;
     try {
@@ -281,13 +339,15 @@ export class TableCache implements PoolMember {
 
   private admit(t: SqlTable, lsn: number, rows: Tuple[], pks: unknown[][]): CachedTable | null {
     if (rows.length > this.budgetRows) return null;
+    const old = this.entries.get(t.id);
+    // an older snapshot's rows never replace a newer version of the same layout (it is patched forward)
+    if (old && old.table === t && old.lsn >= lsn) return null;
     const pkCol = t.pk.length === 1 ? t.manifest.columns.find((c) => c.name === t.pk[0]) : undefined;
     const numericPk = !!pkCol && (pkCol.ty === 'i64' || pkCol.ty === 'f64' || pkCol.ty === 'timestamp') && pks.every((k) => typeof k[0] === 'number');
-    const bytes = tableBytes(rows, pks, numericPk, t.manifest.indexes.length);
+    const bytes = tableBytes(rows, pks, t.manifest.indexes.length);
     const capBytes = Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity);
     if (bytes > capBytes) return null;
     // the least recently used entries it would evict: refused if one of them is larger and hot
-    const old = this.entries.get(t.id);
     let overRows = this.held - (old?.rows.length ?? 0) + rows.length - this.budgetRows;
     let overBytes = this.bytes - (old?.bytes ?? 0) + bytes - this.budgetBytes;
     if (overRows > 0 || overBytes > 0) {
@@ -304,26 +364,31 @@ export class TableCache implements PoolMember {
       }
     }
     const byPk = new Map<PkKey, Tuple>();
-    for (let i = 0; i < rows.length; i++) byPk.set(pkKeyOf(pks[i]), rows[i]);
+    const keys: PkKey[] | null = numericPk ? null : new Array<PkKey>(rows.length);
+    let patchable = true;
+    for (let i = 0; i < rows.length; i++) {
+      const k = pkKeyOf(pks[i]);
+      byPk.set(k, rows[i]);
+      if (keys) keys[i] = k;
+      if (pks[i].length === 1 && !plainKey(pks[i][0])) patchable = false;
+    }
     let pkNums: Float64Array | null = null;
     if (numericPk) {
       pkNums = new Float64Array(pks.length);
       for (let i = 0; i < pks.length; i++) pkNums[i] = pks[i][0] as number;
     }
-    const e: CachedTable = { schema: t.id, lsn, table: t, rows, bytes, byPk, pkNums, orders: new Map(), orderUses: new Map() };
+    const e: CachedTable = {
+      schema: t.id, lsn, table: t, rows, bytes, retained: 0, byPk: new PkMap(byPk), pkNums, keys, patchable, orders: new Map(), orderUses: new Map(),
+    };
     this.raise(t.id, lsn);
     if (old) { this.held -= old.rows.length; this.bytes -= old.bytes; this.entries.delete(t.id); }
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
     this.held += rows.length;
     this.bytes += bytes;
+    this.journals.get(t.id)?.trim(lsn);
     this.pool?.join(this);
-    for (const [k, v] of this.entries) {
-      if (this.held <= this.budgetRows && this.bytes <= this.budgetBytes) break;
-      if (v !== e) this.drop(k, v);
-    }
-    // the process's budget: the least recently used entries of any store's cache go first
-    this.pool?.fit(e);
+    this.fitBudgets(e);
     return e;
   }
 
@@ -364,6 +429,7 @@ export class TableCache implements PoolMember {
   clear(): void {
     this.entries.clear();
     this.usedAt.clear();
+    this.journals.clear();
     this.held = 0;
     this.bytes = 0;
     this.pool?.leave(this);
