@@ -25,7 +25,7 @@
 import type { CommittedFrame, Snapshot } from '@mmdb/storage';
 import { compareValues, type Tuple } from '../values';
 import type { SqlTable } from '../catalog';
-import { processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
+import { DELTA_ENTRY, processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
 import { Journal, PkMap, patch, pkKeyOf, plainKey, type PatchableTable, type PkKey } from './table-patch';
 
 export { pkKeyOf, PkMap, type PkKey } from './table-patch';
@@ -112,6 +112,8 @@ export class TableCache implements PoolMember {
   private readonly journals = new Map<string, Journal>();
   /** Loads in flight per schema (a journal is kept for them). */
   private readonly loads = new Map<string, number>();
+  /** Per schema: the version its entry was last patched from, for queries whose snapshot is older than the entry. */
+  private readonly prev = new Map<string, { e: CachedTable; bytes: number }>();
 
   /**
    * `budgetRows`: decoded rows kept at most. `bytes`: this cache's byte cap (default: no cap of its
@@ -156,6 +158,7 @@ export class TableCache implements PoolMember {
   private drop(k: string, v: CachedTable): void {
     this.entries.delete(k);
     this.usedAt.delete(k);
+    this.setPrev(k, undefined);
     if (!this.loads.get(k)) this.journals.delete(k);
     this.held -= v.rows.length;
     this.bytes -= v.bytes;
@@ -229,14 +232,17 @@ export class TableCache implements PoolMember {
     let e = this.entries.get(t.id);
     if (!e || e.table !== t) return undefined;
     if (e.lsn < lsn) {
-      const changes = this.tracking ? this.journals.get(t.id)?.between(e.lsn, lsn) : null;
-      const next = changes ? patch(e, changes, lsn) : null;
+      const next = this.patched(e, lsn);
       if (!next) return undefined;
-      this.patches++;
-      this.patchedRows += changes!.length;
       this.replace(e, next);
       e = next;
-    } else if (e.lsn !== lsn) return undefined;
+    } else if (e.lsn > lsn) {
+      // a snapshot older than the entry (a query that took it before another patched the entry)
+      const p = this.prev.get(t.id)?.e;
+      const old = p && p.table === t && p.lsn <= lsn ? (p.lsn === lsn ? p : this.patched(p, lsn)) : undefined;
+      if (old) this.hits++;
+      return old ?? undefined;
+    }
     this.entries.delete(t.id);
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
@@ -244,13 +250,47 @@ export class TableCache implements PoolMember {
     return e;
   }
 
-  /** Puts the patched version `next` of `old` in its place, and keeps the budgets (it may have grown). */
+  /** `e` patched forward to `lsn` with the journal's changes, or null when the journal cannot. */
+  private patched(e: CachedTable, lsn: number): CachedTable | null {
+    const changes = this.tracking ? this.journals.get(e.schema)?.between(e.lsn, lsn) : null;
+    const next = changes ? patch(e, changes, lsn) : null;
+    if (next) {
+      this.patches++;
+      this.patchedRows += changes!.length;
+    }
+    return next;
+  }
+
+  /**
+   * Puts the patched version `next` of `old` in its place and keeps `old` as the schema's previous
+   * version (what it holds apart from `next` counted in `bytes`), unless the patch rebuilt the pk
+   * map (then `old` alone holds a whole map). Keeps the budgets (the table may have grown).
+   */
   private replace(old: CachedTable, next: CachedTable): void {
     this.entries.set(next.schema, next);
     this.held += next.rows.length - old.rows.length;
     this.bytes += next.bytes - old.bytes;
-    this.journals.get(next.schema)?.trim(next.lsn);
+    this.setPrev(next.schema, next.byPk.base === old.byPk.base ? old : undefined, next);
+    this.journals.get(next.schema)?.trim(old.lsn);
     this.fitBudgets(next);
+  }
+
+  /** The previous version of a schema's entry (or none), with its own bytes counted. */
+  private setPrev(id: string, old: CachedTable | undefined, next?: CachedTable): void {
+    const was = this.prev.get(id);
+    if (was) {
+      this.bytes -= was.bytes;
+      this.prev.delete(id);
+    }
+    if (!old || !next) return;
+    // its rows array, key arrays and orders when not shared with `next`, and its own pk-map delta
+    const n = old.rows.length;
+    let bytes = 8 * n + (old.byPk.delta?.size ?? 0) * DELTA_ENTRY;
+    if (old.keys && old.keys !== next.keys) bytes += 8 * n;
+    if (old.pkNums && old.pkNums !== next.pkNums) bytes += 8 * n;
+    for (const o of old.orders.values()) bytes += o.byteLength;
+    this.prev.set(id, { e: old, bytes });
+    this.bytes += bytes;
   }
 
   /** Evicts least recently used entries (never `keep`) past the row and byte caps, then the pool's; `keep` too when alone it is over them. */
@@ -382,6 +422,7 @@ export class TableCache implements PoolMember {
     };
     this.raise(t.id, lsn);
     if (old) { this.held -= old.rows.length; this.bytes -= old.bytes; this.entries.delete(t.id); }
+    this.setPrev(t.id, undefined);
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
     this.held += rows.length;
@@ -430,6 +471,7 @@ export class TableCache implements PoolMember {
     this.entries.clear();
     this.usedAt.clear();
     this.journals.clear();
+    this.prev.clear();
     this.held = 0;
     this.bytes = 0;
     this.pool?.leave(this);
