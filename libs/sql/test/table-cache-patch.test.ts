@@ -381,6 +381,37 @@ describe('the table cache patched by writes', () => {
   });
 });
 
+describe('a query that scans tables, while a commit group is in flight', () => {
+  it('waits for the group to apply (a stable snapshot) rather than reading the tables whole, for up to 20 ms', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
+    const store = await TenantStore.open({ dir, sync: false });
+    try {
+      await store.registerSchema(C);
+      const sql = new SqlEngine(store);
+      await store.commit({ changes: Array.from({ length: 30 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
+      const real = store.snapshot.bind(store);
+      // the store's own answer, reporting itself unstable (taken between a group's write and its apply)
+      const unstable = () => { const s = real(); return Object.create(s, { stable: { value: false } }) as Snapshot; };
+      const spy = jest.spyOn(store, 'snapshot');
+      spy.mockImplementationOnce(unstable).mockImplementationOnce(unstable);
+      expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[30, 435]] });
+      expect(sql.tables.stats()).toMatchObject({ unstableReads: 0, tables: 1 });
+      // a point read does not wait (it reads one key of its snapshot, no cache involved)
+      spy.mockImplementationOnce(unstable);
+      expect(formatResult((await sql.run("SELECT w FROM p.c WHERE id = 'k3'"))[0], 'arrays')).toMatchObject({ rows: [[3]] });
+      // a group that stays in flight: after the wait, the unstable snapshot is read whole (not cached)
+      sql.tables.clear();
+      spy.mockImplementation(unstable);
+      expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[30, 435]] });
+      expect(sql.tables.stats()).toMatchObject({ unstableReads: 1, tables: 0 });
+      spy.mockRestore();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('comparePk', () => {
   const part = fc.oneof(
     fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }),

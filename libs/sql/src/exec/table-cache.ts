@@ -75,6 +75,8 @@ export interface TableCacheStats {
   /** Versions made by patching a cached table with the writes since it (instead of a reload), and the row changes applied. */
   patches: number;
   patchedRows: number;
+  /** Reads of a whole table on an unstable snapshot (a commit group in flight): neither answered from nor kept in the cache. */
+  unstableReads: number;
   rows: number;
   tables: number;
   budgetRows: number;
@@ -108,6 +110,7 @@ export class TableCache implements PoolMember {
   refusals = 0;
   patches = 0;
   patchedRows = 0;
+  unstableReads = 0;
   /** Per cached (or loading) schema: the row changes committed since (table-patch.ts). */
   private readonly journals = new Map<string, Journal>();
   /** Loads in flight per schema (a journal is kept for them). */
@@ -308,7 +311,7 @@ export class TableCache implements PoolMember {
   stats(): TableCacheStats {
     return {
       hits: this.hits, misses: this.misses, evictions: this.evictions, refusals: this.refusals, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows,
-      patches: this.patches, patchedRows: this.patchedRows,
+      patches: this.patches, patchedRows: this.patchedRows, unstableReads: this.unstableReads,
       bytes: this.bytes, budgetBytes: Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity),
       poolBytes: this.pool?.bytes ?? this.bytes, poolBudgetBytes: this.pool?.budgetBytes ?? this.budgetBytes,
     };
@@ -341,7 +344,10 @@ export class TableCache implements PoolMember {
     const hit = this.lookup(snap, t);
     if (hit) return hit.rows;
     this.misses++;
-    if (!snap.stable) return (await read()).rows;
+    if (!snap.stable) {
+      this.unstableReads++;
+      return (await read()).rows;
+    }
     const lsn = snap.tableLsn(t.id);
     const key = `${t.id}\u0000${lsn}`;
     let p = this.loading.get(key);
