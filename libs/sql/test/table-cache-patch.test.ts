@@ -330,6 +330,28 @@ describe('the table cache patched by writes', () => {
     }
   });
 
+  it('drops an entry a patch grew past the byte cap (the query still reads that version), and keeps the count right', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
+    const store = await TenantStore.open({ dir, sync: false });
+    try {
+      await store.registerSchema(C);
+      const sql = new SqlEngine(store);
+      await store.commit({ changes: Array.from({ length: 100 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
+      await sql.run('SELECT count(*) FROM p.c');
+      const fits = sql.tables.stats().bytes;
+      sql.tables.setBudgetBytes(Math.ceil(fits * 1.2));
+      expect(sql.tables.stats().tables).toBe(1);
+      await store.commit({ changes: Array.from({ length: 50 }, (_, i) => put('p.c', { id: `n${i}`, w: 1 })) });
+      expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[150, 4950 + 50]] });
+      expect(sql.tables.stats()).toMatchObject({ tables: 0, bytes: 0, rows: 0, patches: 1 });
+      sql.tables.setBudgetBytes(Infinity);
+      await sql.tables.settled();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps an in-flight read on its snapshot while writes land and later reads patch the entry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
     const store = await TenantStore.open({ dir, sync: false });

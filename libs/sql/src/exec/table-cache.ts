@@ -232,13 +232,15 @@ export class TableCache implements PoolMember {
    * and the journal holds every change since it), marked used; undefined when there is none.
    */
   private at(t: SqlTable, lsn: number): CachedTable | undefined {
-    let e = this.entries.get(t.id);
+    const e = this.entries.get(t.id);
     if (!e || e.table !== t) return undefined;
     if (e.lsn < lsn) {
       const next = this.patched(e, lsn);
       if (!next) return undefined;
+      // the most recently used now (grown past a cap alone, it is not kept: this query still reads it)
       this.replace(e, next);
-      e = next;
+      this.hits++;
+      return next;
     } else if (e.lsn > lsn) {
       // a snapshot older than the entry (a query that took it before another patched the entry)
       const p = this.prev.get(t.id)?.e;
@@ -270,7 +272,9 @@ export class TableCache implements PoolMember {
    * map (then `old` alone holds a whole map). Keeps the budgets (the table may have grown).
    */
   private replace(old: CachedTable, next: CachedTable): void {
+    this.entries.delete(next.schema);
     this.entries.set(next.schema, next);
+    this.usedAt.set(next.schema, Date.now());
     this.held += next.rows.length - old.rows.length;
     this.bytes += next.bytes - old.bytes;
     this.setPrev(next.schema, next.byPk.base === old.byPk.base ? old : undefined, next);
