@@ -196,12 +196,21 @@ const QUERIES = [
 
 const answer = async (sql: SqlEngine, q: string) => canon((formatResult((await sql.run(q))[0], 'arrays') as { rows: unknown[] }).rows);
 
-async function run(ops: Op[]): Promise<void> {
+/** A fresh store on disk with these manifests, and an engine over it, for one test or run. */
+async function withStore(manifests: string[], body: (store: TenantStore, sql: SqlEngine) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
   const store = await TenantStore.open({ dir, sync: false });
   try {
-    for (const m of [A, B, C]) await store.registerSchema(m);
-    const sql = new SqlEngine(store);
+    for (const m of manifests) await store.registerSchema(m);
+    await body(store, new SqlEngine(store));
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function run(ops: Op[]): Promise<void> {
+  await withStore([A, B, C], async (store, sql) => {
     const written = new Set<string>();
     const held: Held[] = [];
     const idle: Snapshot[] = [];
@@ -260,10 +269,7 @@ async function run(ops: Op[]): Promise<void> {
     for (const s of idle) await s.release();
     await sql.tables.settled();
     patched += sql.tables.stats().patches;
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 let patched = 0;
 
@@ -275,162 +281,127 @@ describe('the table cache patched by writes', () => {
   });
 
   it('patches instead of reloading, and reloads on a manifest change or past the journal cap', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
-    const store = await TenantStore.open({ dir, sync: false });
-    try {
-      await store.registerSchema(C);
-      const sql = new SqlEngine(store);
-      await store.commit({ changes: Array.from({ length: 100 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
-      const count = async () => (await sql.run('SELECT count(*), sum(w) FROM p.c'))[0];
-      await count();
-      const s0 = sql.tables.stats();
-      await store.commit({ changes: [put('p.c', { id: 'k5', w: -1 }), { op: 'delete', schema: 'p.c', pk: ['k7'] }, put('p.c', { id: 'new', w: 1000 })] });
-      expect(formatResult(await count(), 'arrays')).toMatchObject({ rows: [[100, 4950 - 5 - 1 - 7 + 1000]] });
-      const s1 = sql.tables.stats();
-      expect(s1).toMatchObject({ misses: s0.misses, patches: s0.patches + 1, patchedRows: s0.patchedRows + 3 });
-      // a manifest change: the layout is new, the table is read whole
-      await store.registerSchema(C.replace('ty = "f64"\n', 'ty = "f64"\n[[indexes]]\nname = "by_w"\ncolumns = ["w"]\n'));
-      await count();
-      expect(sql.tables.stats().misses).toBe(s1.misses + 1);
-      // more changes than the journal keeps (1024 + a quarter of the rows): read whole again
-      const s2 = sql.tables.stats();
-      for (let i = 0; i < 3; i++) await store.commit({ changes: Array.from({ length: 400 }, (_, j) => put('p.c', { id: `m${i}-${j}`, w: 1 })) });
-      expect(formatResult(await count(), 'arrays')).toMatchObject({ rows: [[1300, expect.anything()]] });
-      expect(sql.tables.stats()).toMatchObject({ misses: s2.misses + 1, patches: s2.patches });
-      await sql.tables.settled();
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await withStore([C], async (store, sql) => {
+    await store.commit({ changes: Array.from({ length: 100 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
+    const count = async () => (await sql.run('SELECT count(*), sum(w) FROM p.c'))[0];
+    await count();
+    const s0 = sql.tables.stats();
+    await store.commit({ changes: [put('p.c', { id: 'k5', w: -1 }), { op: 'delete', schema: 'p.c', pk: ['k7'] }, put('p.c', { id: 'new', w: 1000 })] });
+    expect(formatResult(await count(), 'arrays')).toMatchObject({ rows: [[100, 4950 - 5 - 1 - 7 + 1000]] });
+    const s1 = sql.tables.stats();
+    expect(s1).toMatchObject({ misses: s0.misses, patches: s0.patches + 1, patchedRows: s0.patchedRows + 3 });
+    // a manifest change: the layout is new, the table is read whole
+    await store.registerSchema(C.replace('ty = "f64"\n', 'ty = "f64"\n[[indexes]]\nname = "by_w"\ncolumns = ["w"]\n'));
+    await count();
+    expect(sql.tables.stats().misses).toBe(s1.misses + 1);
+    // more changes than the journal keeps (1024 + a quarter of the rows): read whole again
+    const s2 = sql.tables.stats();
+    for (let i = 0; i < 3; i++) await store.commit({ changes: Array.from({ length: 400 }, (_, j) => put('p.c', { id: `m${i}-${j}`, w: 1 })) });
+    expect(formatResult(await count(), 'arrays')).toMatchObject({ rows: [[1300, expect.anything()]] });
+    expect(sql.tables.stats()).toMatchObject({ misses: s2.misses + 1, patches: s2.patches });
+    await sql.tables.settled();
+    });
   });
 
   it('folds the pk map delta into a new base once it passes 1024 + rows/8 keys, freeing what the old base kept', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
-    const store = await TenantStore.open({ dir, sync: false });
-    try {
-      await store.registerSchema(A);
-      const sql = new SqlEngine(store);
-      await store.commit({ changes: Array.from({ length: 1200 }, (_, i) => put('p.a', { id: i, s: `s${i % 13}`, x: i })) });
+    await withStore([A], async (store, sql) => {
+    await store.commit({ changes: Array.from({ length: 1200 }, (_, i) => put('p.a', { id: i, s: `s${i % 13}`, x: i })) });
+    await sql.run('SELECT count(*) FROM p.a');
+    const deltas: number[] = [];
+    for (let k = 0; k < 4; k++) {
+      await store.commit({ changes: Array.from({ length: 300 }, (_, j) => put('p.a', { id: k * 300 + j, s: 'u', x: -j })) });
       await sql.run('SELECT count(*) FROM p.a');
-      const deltas: number[] = [];
-      for (let k = 0; k < 4; k++) {
-        await store.commit({ changes: Array.from({ length: 300 }, (_, j) => put('p.a', { id: k * 300 + j, s: 'u', x: -j })) });
-        await sql.run('SELECT count(*) FROM p.a');
-        const snap = store.snapshot();
-        const e = (await checkEntry(store, sql, snap, 'p.a', new Set()))!;
-        deltas.push(e.byPk.delta?.size ?? 0);
-        if (k === 3) expect(e.retained).toBe(0);
-        await snap.release();
-      }
-      // 300, 600, 900 changed keys over the shared base, then 1,200 > 1,174: one map again
-      expect(deltas).toEqual([300, 600, 900, 0]);
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
+      const snap = store.snapshot();
+      const e = (await checkEntry(store, sql, snap, 'p.a', new Set()))!;
+      deltas.push(e.byPk.delta?.size ?? 0);
+      if (k === 3) expect(e.retained).toBe(0);
+      await snap.release();
     }
+    // 300, 600, 900 changed keys over the shared base, then 1,200 > 1,174: one map again
+    expect(deltas).toEqual([300, 600, 900, 0]);
+    });
   });
 
   it('drops an entry a patch grew past the byte cap (the query still reads that version), and keeps the count right', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
-    const store = await TenantStore.open({ dir, sync: false });
-    try {
-      await store.registerSchema(C);
-      const sql = new SqlEngine(store);
-      await store.commit({ changes: Array.from({ length: 100 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
-      await sql.run('SELECT count(*) FROM p.c');
-      const fits = sql.tables.stats().bytes;
-      sql.tables.setBudgetBytes(Math.ceil(fits * 1.2));
-      expect(sql.tables.stats().tables).toBe(1);
-      await store.commit({ changes: Array.from({ length: 50 }, (_, i) => put('p.c', { id: `n${i}`, w: 1 })) });
-      expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[150, 4950 + 50]] });
-      expect(sql.tables.stats()).toMatchObject({ tables: 0, bytes: 0, rows: 0, patches: 1 });
-      sql.tables.setBudgetBytes(Infinity);
-      await sql.tables.settled();
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await withStore([C], async (store, sql) => {
+    await store.commit({ changes: Array.from({ length: 100 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
+    await sql.run('SELECT count(*) FROM p.c');
+    const fits = sql.tables.stats().bytes;
+    sql.tables.setBudgetBytes(Math.ceil(fits * 1.2));
+    expect(sql.tables.stats().tables).toBe(1);
+    await store.commit({ changes: Array.from({ length: 50 }, (_, i) => put('p.c', { id: `n${i}`, w: 1 })) });
+    expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[150, 4950 + 50]] });
+    expect(sql.tables.stats()).toMatchObject({ tables: 0, bytes: 0, rows: 0, patches: 1 });
+    sql.tables.setBudgetBytes(Infinity);
+    await sql.tables.settled();
+    });
   });
 
   it('keeps an in-flight read on its snapshot while writes land and later reads patch the entry', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
-    const store = await TenantStore.open({ dir, sync: false });
-    try {
-      await store.registerSchema(A);
-      const sql = new SqlEngine(store);
-      await store.commit({ changes: Array.from({ length: 50 }, (_, i) => put('p.a', { id: i, s: `s${i % 7}`, x: i * 1.5 })) });
-      await sql.run('SELECT count(*) FROM p.a');
-      // a scan that stops half way, as a query iterating its leaf rows between turns would
-      const snap = store.snapshot();
-      const t = sqlTable(store, store.manifest('p.a')!);
-      const e = sql.tables.lookup(snap, t)!;
-      const before = canon(e.rows);
-      const seen: unknown[] = [];
-      const it = e.rows[Symbol.iterator]();
-      for (let i = 0; i < 25; i++) seen.push(it.next().value);
-      for (let k = 0; k < 5; k++) {
-        await store.commit({ changes: [put('p.a', { id: k * 10, s: 'new', x: -k }), { op: 'delete', schema: 'p.a', pk: [k * 10 + 1] }, put('p.a', { id: 100 + k, x: 0 })] });
-        await sql.run('SELECT count(*) FROM p.a WHERE x < 0');
-      }
-      for (let r = it.next(); !r.done; r = it.next()) seen.push(r.value);
-      expect(canon(seen)).toBe(before);
-      expect(canon(e.rows)).toBe(canon((await readTable(snap, t, () => undefined)).rows));
-      expect(e.byPk.get(1)).toBe(e.rows[1]);
-      expect(sql.tables.stats().patches).toBeGreaterThanOrEqual(5);
-      // snapshots older than the cached version, taken before a query patched it: the previous
-      // version as it is (same LSN) or patched forward to theirs, never a read of the table
-      const exact = store.snapshot();
-      await store.commit({ changes: [put('p.a', { id: 7, s: 'later' })] });
-      const mid = store.snapshot();
-      await store.commit({ changes: [{ op: 'delete', schema: 'p.a', pk: [8] }] });
-      const misses = sql.tables.stats().misses;
-      await sql.run('SELECT count(*) FROM p.a');
-      const patches = sql.tables.stats().patches;
-      for (const [s, more] of [[exact, 0], [mid, 1]] as const) {
-        const m = sql.tables.lookup(s, t)!;
-        expect(m).toBeDefined();
-        expect(canon(m.rows)).toBe(canon((await readTable(s, t, () => undefined)).rows));
-        expect(sql.tables.stats()).toMatchObject({ misses, patches: patches + more });
-        await s.release();
-      }
-      // the current entry has the writes
-      expect(formatResult((await sql.run('SELECT count(*) FROM p.a'))[0], 'arrays')).toMatchObject({ rows: [[49]] });
-      await snap.release();
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
+    await withStore([A], async (store, sql) => {
+    await store.commit({ changes: Array.from({ length: 50 }, (_, i) => put('p.a', { id: i, s: `s${i % 7}`, x: i * 1.5 })) });
+    await sql.run('SELECT count(*) FROM p.a');
+    // a scan that stops half way, as a query iterating its leaf rows between turns would
+    const snap = store.snapshot();
+    const t = sqlTable(store, store.manifest('p.a')!);
+    const e = sql.tables.lookup(snap, t)!;
+    const before = canon(e.rows);
+    const seen: unknown[] = [];
+    const it = e.rows[Symbol.iterator]();
+    for (let i = 0; i < 25; i++) seen.push(it.next().value);
+    for (let k = 0; k < 5; k++) {
+      await store.commit({ changes: [put('p.a', { id: k * 10, s: 'new', x: -k }), { op: 'delete', schema: 'p.a', pk: [k * 10 + 1] }, put('p.a', { id: 100 + k, x: 0 })] });
+      await sql.run('SELECT count(*) FROM p.a WHERE x < 0');
     }
+    for (let r = it.next(); !r.done; r = it.next()) seen.push(r.value);
+    expect(canon(seen)).toBe(before);
+    expect(canon(e.rows)).toBe(canon((await readTable(snap, t, () => undefined)).rows));
+    expect(e.byPk.get(1)).toBe(e.rows[1]);
+    expect(sql.tables.stats().patches).toBeGreaterThanOrEqual(5);
+    // snapshots older than the cached version, taken before a query patched it: the previous
+    // version as it is (same LSN) or patched forward to theirs, never a read of the table
+    const exact = store.snapshot();
+    await store.commit({ changes: [put('p.a', { id: 7, s: 'later' })] });
+    const mid = store.snapshot();
+    await store.commit({ changes: [{ op: 'delete', schema: 'p.a', pk: [8] }] });
+    const misses = sql.tables.stats().misses;
+    await sql.run('SELECT count(*) FROM p.a');
+    const patches = sql.tables.stats().patches;
+    for (const [s, more] of [[exact, 0], [mid, 1]] as const) {
+      const m = sql.tables.lookup(s, t)!;
+      expect(m).toBeDefined();
+      expect(canon(m.rows)).toBe(canon((await readTable(s, t, () => undefined)).rows));
+      expect(sql.tables.stats()).toMatchObject({ misses, patches: patches + more });
+      await s.release();
+    }
+    // the current entry has the writes
+    expect(formatResult((await sql.run('SELECT count(*) FROM p.a'))[0], 'arrays')).toMatchObject({ rows: [[49]] });
+    await snap.release();
+    });
   });
 });
 
 describe('a query that scans tables, while a commit group is in flight', () => {
   it('waits for the group to apply (a stable snapshot) rather than reading the tables whole, for up to 20 ms', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sql-patch-'));
-    const store = await TenantStore.open({ dir, sync: false });
-    try {
-      await store.registerSchema(C);
-      const sql = new SqlEngine(store);
-      await store.commit({ changes: Array.from({ length: 30 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
-      const real = store.snapshot.bind(store);
-      // the store's own answer, reporting itself unstable (taken between a group's write and its apply)
-      const unstable = () => { const s = real(); return Object.create(s, { stable: { value: false } }) as Snapshot; };
-      const spy = jest.spyOn(store, 'snapshot');
-      spy.mockImplementationOnce(unstable).mockImplementationOnce(unstable);
-      expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[30, 435]] });
-      expect(sql.tables.stats()).toMatchObject({ unstableReads: 0, tables: 1 });
-      // a point read does not wait (it reads one key of its snapshot, no cache involved)
-      spy.mockImplementationOnce(unstable);
-      expect(formatResult((await sql.run("SELECT w FROM p.c WHERE id = 'k3'"))[0], 'arrays')).toMatchObject({ rows: [[3]] });
-      // a group that stays in flight: after the wait, the unstable snapshot is read whole (not cached)
-      sql.tables.clear();
-      spy.mockImplementation(unstable);
-      expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[30, 435]] });
-      expect(sql.tables.stats()).toMatchObject({ unstableReads: 1, tables: 0 });
-      spy.mockRestore();
-    } finally {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    await withStore([C], async (store, sql) => {
+    await store.commit({ changes: Array.from({ length: 30 }, (_, i) => put('p.c', { id: `k${i}`, w: i })) });
+    const real = store.snapshot.bind(store);
+    // the store's own answer, reporting itself unstable (taken between a group's write and its apply)
+    const unstable = () => { const s = real(); return Object.create(s, { stable: { value: false } }) as Snapshot; };
+    const spy = jest.spyOn(store, 'snapshot');
+    spy.mockImplementationOnce(unstable).mockImplementationOnce(unstable);
+    expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[30, 435]] });
+    expect(sql.tables.stats()).toMatchObject({ unstableReads: 0, tables: 1 });
+    // a point read does not wait (it reads one key of its snapshot, no cache involved)
+    spy.mockImplementationOnce(unstable);
+    expect(formatResult((await sql.run("SELECT w FROM p.c WHERE id = 'k3'"))[0], 'arrays')).toMatchObject({ rows: [[3]] });
+    // a group that stays in flight: after the wait, the unstable snapshot is read whole (not cached)
+    sql.tables.clear();
+    spy.mockImplementation(unstable);
+    expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[30, 435]] });
+    expect(sql.tables.stats()).toMatchObject({ unstableReads: 1, tables: 0 });
+    spy.mockRestore();
+    });
   });
 });
 
