@@ -4,8 +4,16 @@
  * A full read of a table decodes every stored row into a tuple; doing that for every query is what
  * made scans slow. Storage tells us when two snapshots hold the same rows of a schema: two *stable*
  * snapshots with the same `tableLsn(schema)` do. So the tuples decoded from one stable snapshot are
- * kept, keyed by (schema, table LSN, table layout), and reused by later queries whose stable snapshot
- * has the same table LSN. A query therefore still sees exactly its snapshot.
+ * kept, one entry per schema at one (table LSN, table layout), and reused by later queries whose
+ * stable snapshot has that table LSN. A query therefore still sees exactly its snapshot.
+ *
+ * Writes do not throw the entry away: the cache follows the store's committed frames (`track`) and
+ * keeps, per cached schema, a journal of its row changes; a read at a newer table LSN gets a new
+ * version of the entry patched with the changes in between (table-patch.ts), sharing structure with
+ * the old one and never writing to it, so a query holding the old one keeps its snapshot. The version
+ * it was patched from is kept too, for a query whose snapshot is between the two. Anything the
+ * journal cannot apply exactly (a manifest change, another kind of change, too many changes) makes
+ * the next read load the table whole, as before.
  *
  * Never cached: reads from an unstable snapshot (a commit group was between its write and its apply),
  * and a transaction's own writes (the engine overlays those on a copy, per query).
@@ -23,12 +31,13 @@
  * at 100k rows to 5.3 s at 1M (tools/bench/curve).
  */
 import type { CommittedFrame, Snapshot } from '@mmdb/storage';
-import { compareValues, type Tuple } from '../values';
+import type { Tuple } from '../values';
 import type { SqlTable } from '../catalog';
 import { DELTA_ENTRY, processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
 import { Journal, PkMap, patch, pkKeyOf, plainKey, type PatchableTable, type PkKey } from './table-patch';
 
 export { pkKeyOf, PkMap, type PkKey } from './table-patch';
+export { lowerBound, topByScan, topRows } from './cached-reads';
 
 /** The store's feed of committed frames (an rxjs Observable; only `subscribe` is used). */
 export interface FrameFeed {
@@ -486,84 +495,4 @@ export class TableCache implements PoolMember {
     this.bytes = 0;
     this.pool?.leave(this);
   }
-}
-
-/** First position in sorted `a` with a[i] > x when `strict`, else with a[i] >= x. */
-export function lowerBound(a: Float64Array, x: number, strict: boolean): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (strict ? a[mid] <= x : a[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/**
- * The rows that can be among the first `n` when ordered by column `col` (nulls first; from the end
- * with `reverse`): the first n and every row tying with the n-th, in their original (pk) order.
- */
-export function topByScan(rows: readonly Tuple[], col: number, n: number, reverse: boolean): Tuple[] {
-  if (n <= 0) return [];
-  if (rows.length <= n) return rows.slice();
-  const cmp = reverse ? (a: Tuple[number], b: Tuple[number]) => compareValues(b, a) : compareValues;
-  // a max-heap (under cmp) of the n first keys: its top is the n-th key, the threshold
-  const heap: Tuple[number][] = [];
-  for (const r of rows) {
-    const v = r[col];
-    if (heap.length < n) {
-      let i = heap.push(v) - 1;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (cmp(heap[i], heap[p]) <= 0) break;
-        const t = heap[p]; heap[p] = heap[i]; heap[i] = t;
-        i = p;
-      }
-    } else if (cmp(v, heap[0]) < 0) {
-      heap[0] = v;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const m = l + 1 < n && cmp(heap[l + 1], heap[l]) > 0 ? l + 1 : l;
-        if (cmp(heap[m], heap[i]) <= 0) break;
-        const t = heap[m]; heap[m] = heap[i]; heap[i] = t;
-        i = m;
-      }
-    }
-  }
-  const limit = heap[0];
-  const out: Tuple[] = [];
-  for (const r of rows) if (cmp(r[col], limit) <= 0) out.push(r);
-  return out;
-}
-
-/**
- * topByScan through the entry's order of an index (positions sorted by the column, built on the
- * second request for it at this table LSN, so a table rewritten between queries never pays a sort).
- */
-export function topRows(e: CachedTable, index: string, col: number, n: number, reverse: boolean): Tuple[] {
-  let order = e.orders.get(index);
-  if (!order) {
-    const uses = (e.orderUses.get(index) ?? 0) + 1;
-    e.orderUses.set(index, uses);
-    if (uses < 2) return topByScan(e.rows, col, n, reverse);
-    const rows = e.rows;
-    order = new Int32Array(rows.length);
-    for (let i = 0; i < order.length; i++) order[i] = i;
-    order.sort((a, b) => compareValues(rows[a][col], rows[b][col]) || a - b);
-    e.orders.set(index, order);
-  }
-  const len = order.length;
-  if (n <= 0 || len === 0) return [];
-  const at = (j: number) => (reverse ? order![len - 1 - j] : order![j]);
-  let k = Math.min(n, len);
-  const last = e.rows[at(k - 1)][col];
-  while (k < len && compareValues(e.rows[at(k)][col], last) === 0) k++;
-  const pos = new Int32Array(k);
-  for (let j = 0; j < k; j++) pos[j] = at(j);
-  pos.sort();
-  const out = new Array<Tuple>(k);
-  for (let j = 0; j < k; j++) out[j] = e.rows[pos[j]];
-  return out;
 }
