@@ -34,7 +34,8 @@ import type { CommittedFrame, Snapshot } from '@mmdb/storage';
 import type { Tuple } from '../values';
 import type { SqlTable } from '../catalog';
 import { DELTA_ENTRY, processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
-import { Journal, PkMap, patch, pkKeyOf, plainKey, type PatchableTable, type PkKey } from './table-patch';
+import { comparePk } from './pk-order';
+import { Journal, PkMap, compactAt, patch, pkAt, pkKeyOf, plainKey, positionAfter, type PatchableTable, type PkKey } from './table-patch';
 
 export { pkKeyOf, PkMap, type PkKey } from './table-patch';
 export { lowerBound, topByScan, topRows } from './cached-reads';
@@ -66,6 +67,22 @@ export interface CachedTable extends PatchableTable {
   readonly orders: Map<string, Int32Array>;
   /** How often each index's order was asked for before it was built. */
   readonly orderUses: Map<string, number>;
+}
+
+/**
+ * A new base pk map being built for a schema's entry in steps (one per forward patch), so folding
+ * a large delta never costs one read a whole `Map` build. Private to the cache until done (no
+ * version reads it): each step copies the next keys, in key order, from the newest version; each
+ * patch writes its changes of keys already copied. Done, it holds exactly the newest version's keys.
+ */
+interface Rebase {
+  /** The base map it replaces (a version with another base ends it). */
+  readonly from: ReadonlyMap<PkKey, Tuple>;
+  readonly map: Map<PkKey, Tuple>;
+  /** The last key copied (null: none yet). */
+  cursor: unknown[] | null;
+  /** Bytes counted for it (DELTA_ENTRY a key). */
+  bytes: number;
 }
 
 /** A finished read of a table: the entry it became (null when not admitted) and its rows. */
@@ -126,6 +143,12 @@ export class TableCache implements PoolMember {
   private readonly loads = new Map<string, number>();
   /** Per schema: the version its entry was last patched from, for queries whose snapshot is older than the entry. */
   private readonly prev = new Map<string, { e: CachedTable; bytes: number }>();
+  /** Per schema: the new base pk map being built (see Rebase). */
+  private readonly rebases = new Map<string, Rebase>();
+  /** Delta keys past which an entry's base pk map is rebuilt (table-patch.ts compactAt; tests lower it). */
+  compactAt: (rows: number) => number = compactAt;
+  /** Keys copied into a new base per forward patch (a sixteenth of the rows, at least 4,096). */
+  rebaseStep: (rows: number) => number = (rows) => Math.max(4096, rows >> 4);
 
   /**
    * `budgetRows`: decoded rows kept at most. `bytes`: this cache's byte cap (default: no cap of its
@@ -171,6 +194,7 @@ export class TableCache implements PoolMember {
     this.entries.delete(k);
     this.usedAt.delete(k);
     this.setPrev(k, undefined);
+    this.endRebase(k);
     if (!this.loads.get(k)) this.journals.delete(k);
     this.held -= v.rows.length;
     this.bytes -= v.bytes;
@@ -244,12 +268,18 @@ export class TableCache implements PoolMember {
     const e = this.entries.get(t.id);
     if (!e || e.table !== t) return undefined;
     if (e.lsn < lsn) {
-      const next = this.patched(e, lsn);
+      const job = this.rebases.get(t.id);
+      const next = this.patched(e, lsn, job && job.from === e.byPk.base ? (key, pk, row) => {
+        // a key already copied into the new base takes its change there too
+        if (!job.cursor || comparePk(pk, job.cursor) > 0) return;
+        if (row) job.map.set(key, row);
+        else job.map.delete(key);
+      } : undefined);
       if (!next) return undefined;
       // the most recently used now (grown past a cap alone, it is not kept: this query still reads it)
       this.replace(e, next);
       this.hits++;
-      return next;
+      return this.entries.get(t.id) === next ? this.rebase(next) : next;
     } else if (e.lsn > lsn) {
       // a snapshot older than the entry (a query that took it before another patched the entry)
       const p = this.prev.get(t.id)?.e;
@@ -265,9 +295,9 @@ export class TableCache implements PoolMember {
   }
 
   /** `e` patched forward to `lsn` with the journal's changes, or null when the journal cannot. */
-  private patched(e: CachedTable, lsn: number): CachedTable | null {
+  private patched(e: CachedTable, lsn: number, onChange?: Parameters<typeof patch>[3]): CachedTable | null {
     const changes = this.tracking ? this.journals.get(e.schema)?.between(e.lsn, lsn) : null;
-    const next = changes ? patch(e, changes, lsn) : null;
+    const next = changes ? patch(e, changes, lsn, onChange) : null;
     if (next) {
       this.patches++;
       this.patchedRows += changes!.length;
@@ -289,6 +319,48 @@ export class TableCache implements PoolMember {
     this.setPrev(next.schema, next.byPk.base === old.byPk.base ? old : undefined, next);
     this.journals.get(next.schema)?.trim(old.lsn);
     this.fitBudgets(next);
+  }
+
+  /**
+   * One step of rebuilding the base pk map of `e` (the schema's newest version) when its delta has
+   * grown past `compactAt`: the next `rebaseStep` keys copied. The last step makes the entry's
+   * version with the new base and no delta (same LSN, same rows), which replaces `e` and is returned.
+   */
+  private rebase(e: CachedTable): CachedTable {
+    let job = this.rebases.get(e.schema);
+    if (job && job.from !== e.byPk.base) {
+      this.endRebase(e.schema);
+      job = undefined;
+    }
+    if (!job) {
+      if ((e.byPk.delta?.size ?? 0) <= this.compactAt(e.rows.length)) return e;
+      job = { from: e.byPk.base, map: new Map(), cursor: null, bytes: 0 };
+      this.rebases.set(e.schema, job);
+    }
+    const n = e.rows.length;
+    const start = job.cursor ? positionAfter(e, job.cursor) : 0;
+    const end = Math.min(n, start + this.rebaseStep(n));
+    for (let i = start; i < end; i++) job.map.set(e.pkNums ? e.pkNums[i] : e.keys![i], e.rows[i]);
+    if (end > start) job.cursor = pkAt(e, end - 1);
+    const size = job.map.size * DELTA_ENTRY;
+    this.bytes += size - job.bytes;
+    job.bytes = size;
+    if (end < n) return e;
+    // done: the map holds exactly e's keys; what the old base kept alive (`retained`) goes, and so
+    // does the previous version (it shares the old base)
+    const done: CachedTable = { ...e, byPk: new PkMap(job.map), retained: 0, bytes: e.bytes - e.retained };
+    this.endRebase(e.schema);
+    this.setPrev(e.schema, undefined);
+    this.entries.set(e.schema, done);
+    this.bytes += done.bytes - e.bytes;
+    return done;
+  }
+
+  private endRebase(id: string): void {
+    const job = this.rebases.get(id);
+    if (!job) return;
+    this.bytes -= job.bytes;
+    this.rebases.delete(id);
   }
 
   /** The previous version of a schema's entry (or none), with its own bytes counted. */
@@ -442,6 +514,7 @@ export class TableCache implements PoolMember {
     this.raise(t.id, lsn);
     if (old) { this.held -= old.rows.length; this.bytes -= old.bytes; this.entries.delete(t.id); }
     this.setPrev(t.id, undefined);
+    this.endRebase(t.id);
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
     this.held += rows.length;
@@ -491,6 +564,7 @@ export class TableCache implements PoolMember {
     this.usedAt.clear();
     this.journals.clear();
     this.prev.clear();
+    this.rebases.clear();
     this.held = 0;
     this.bytes = 0;
     this.pool?.leave(this);

@@ -13,7 +13,8 @@
  *   in place in the copy, inserts and deletes by a merge of the changes, sorted in key order.
  *   When only existing rows were updated, the key arrays are shared as they are.
  * - `byPk`: a `PkMap` of the shared base map and a small delta map (changed keys; null: deleted),
- *   copied per patch; rebuilt whole once the delta passes COMPACT_AT of the rows.
+ *   copied per patch. Past `compactAt` keys the cache builds a new base in steps across patches
+ *   (table-cache.ts `Rebase`), so no single read pays for a whole map.
  * - `orders` (secondary index orders, `topRows`): carried over by remapping positions and merging
  *   the changed rows in (O(n + m log n)), never re-sorted.
  *
@@ -127,8 +128,27 @@ export class Journal {
   }
 }
 
-/** The delta of a pk map is folded into a new base once it holds more than this many keys. */
+/** The delta of a pk map is folded into a new base (table-cache.ts, in steps) once it holds more than this many keys. */
 export const compactAt = (rows: number) => 1024 + (rows >> 3);
+
+/** The pk tuple of row `i` of an entry (from its key arrays). */
+export function pkAt(e: PatchableTable, i: number): unknown[] {
+  if (e.pkNums) return [e.pkNums[i]];
+  const k = e.keys![i];
+  return e.table.pk.length === 1 ? [k] : (parseJsonExact(k as string) as unknown[]);
+}
+
+/** The first row position of `e` whose key is above `pk`. */
+export function positionAfter(e: PatchableTable, pk: readonly unknown[]): number {
+  let lo = 0;
+  let hi = e.rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (comparePk(pkAt(e, mid), pk) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 interface Net {
   readonly pk: JsonValue[];
@@ -142,9 +162,15 @@ interface Net {
 
 /**
  * The entry `e` with `changes` applied (frames in (e.lsn, lsn]), as a new object; null when the
- * changes cannot be applied exactly (the cache then reads the table whole).
+ * changes cannot be applied exactly (the cache then reads the table whole). `onChange` sees each
+ * key's net change (its row now, or null) once the patch is certain to succeed.
  */
-export function patch<E extends PatchableTable>(e: E, changes: readonly RowChange[], lsn: number): E | null {
+export function patch<E extends PatchableTable>(
+  e: E,
+  changes: readonly RowChange[],
+  lsn: number,
+  onChange?: (key: PkKey, pk: readonly unknown[], row: Tuple | null) => void,
+): E | null {
   const t = e.table;
   if (!e.patchable) return null;
   const width = t.pk.length;
@@ -160,7 +186,6 @@ export function patch<E extends PatchableTable>(e: E, changes: readonly RowChang
     pks.set(key, pk);
   }
   const n = e.rows.length;
-  const pkAt = e.pkNums ? null : width === 1 ? (i: number) => [e.keys![i]] : (i: number) => parseJsonExact(e.keys![i] as string) as unknown[];
   const nums = e.pkNums;
   const net: Net[] = [];
   for (const [key, c] of last) {
@@ -181,10 +206,10 @@ export function patch<E extends PatchableTable>(e: E, changes: readonly RowChang
     } else {
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (comparePk(pkAt!(mid), pk) < 0) lo = mid + 1;
+        if (comparePk(pkAt(e, mid), pk) < 0) lo = mid + 1;
         else hi = mid;
       }
-      found = lo < n && comparePk(pkAt!(lo), pk) === 0;
+      found = lo < n && comparePk(pkAt(e, lo), pk) === 0;
     }
     if (!found && !row) continue; // a delete of a row the entry does not have
     net.push({ pk, key, row, at: lo, found });
@@ -204,6 +229,7 @@ export function patch<E extends PatchableTable>(e: E, changes: readonly RowChang
     }
     if (c.row) bytes += rowBytes(c.row, c.pk, indexes);
     delta.set(c.key, c.row);
+    onChange?.(c.key, c.pk, c.row);
   }
   retained += (delta.size - before) * DELTA_ENTRY;
   bytes += (delta.size - before) * DELTA_ENTRY;
@@ -259,14 +285,7 @@ export function patch<E extends PatchableTable>(e: E, changes: readonly RowChang
     pkNums = newNums;
   }
 
-  let byPk: PkMap;
-  if (delta.size > compactAt(rows.length)) {
-    const base = new Map<PkKey, Tuple>();
-    for (let j = 0; j < rows.length; j++) base.set(pkNums ? pkNums[j] : keys![j], rows[j]);
-    byPk = new PkMap(base);
-    bytes -= retained;
-    retained = 0;
-  } else byPk = new PkMap(e.byPk.base, delta);
+  const byPk = new PkMap(e.byPk.base, delta);
 
   const orders = new Map<string, Int32Array>();
   if (e.orders.size) {
