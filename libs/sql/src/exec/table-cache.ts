@@ -307,8 +307,8 @@ export class TableCache implements PoolMember {
 
   /**
    * Puts the patched version `next` of `old` in its place and keeps `old` as the schema's previous
-   * version (what it holds apart from `next` counted in `bytes`), unless the patch rebuilt the pk
-   * map (then `old` alone holds a whole map). Keeps the budgets (the table may have grown).
+   * version (what it holds apart from `next` counted in `bytes`; not when they do not share a base
+   * pk map, as `old` would then hold a whole map alone). Keeps the budgets (the table may have grown).
    */
   private replace(old: CachedTable, next: CachedTable): void {
     this.entries.delete(next.schema);
