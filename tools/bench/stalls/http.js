@@ -96,7 +96,7 @@ async function main() {
     for (let i = 0; i < 2 * WORDS.length; i++) for (const [, fn] of MIX) await fn(i);
     await quiesce(proc.pid, { maxMs: 60_000 });
 
-    await probe(); // starts the timed window
+    const cache0 = (await probe()).tableCache; // starts the timed window
     const cpu0 = hostCpu();
     const lat = new Map([...MIX.map(([name]) => [name, []]), ['point read', []]]);
     const all = [];
@@ -154,6 +154,10 @@ async function main() {
     console.log(`| stalls over 50 ms (of them mostly on-CPU: GC or a long task) | ${r.stalls.length} (${real.length}) |`);
     console.log(`| requests (all) p50 / p99 / max | ${f(pct(all, 50), 2)} / ${f(pct(all, 99), 2)} / ${f(Math.max(...all))} ms (${all.length}) |`);
     for (const [name, xs] of lat) console.log(`| ${name} p50 / p99 / max | ${f(pct(xs, 50), 2)} / ${f(pct(xs, 99), 2)} / ${f(Math.max(...xs))} ms (${xs.length}) |`);
+    if (r.tableCache && cache0) {
+      const d = (k) => r.tableCache[k] - cache0[k];
+      console.log(`| SQL table cache in the window: whole-table loads / patched versions (row changes) / unstable-snapshot reads | ${d('misses')} / ${d('patches')} (${d('patchedRows')}) / ${d('unstableReads')} |`);
+    }
     if (WRITES) console.log(`| _bulk writes (${WRITE_BATCH} docs) p50 / p99 / max | ${f(pct(writes, 50), 2)} / ${f(pct(writes, 99), 2)} / ${f(Math.max(...writes))} ms (${writes.length}) |`);
     if (r.stalls.length) {
       console.log('\n| stall ms | on CPU ms | run-queue wait ms (host) | blocked ms | GCs overlapping (kind pause ms) |');

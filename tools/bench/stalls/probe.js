@@ -67,6 +67,22 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
+/**
+ * The SQL table caches of the process, summed (the server's own libs/sql module, loaded by then):
+ * whole-table loads, patched versions, unstable-snapshot reads since the start. Null when absent.
+ */
+function tableCaches() {
+  try {
+    const { tableCachePool } = require('../../../libs/sql/dist/index.js');
+    const sum = { misses: 0, patches: 0, patchedRows: 0, unstableReads: 0, hits: 0 };
+    // the pool's members are every store's cache holding an entry (a private field, read here only)
+    for (const c of tableCachePool.members ?? []) for (const k of Object.keys(sum)) sum[k] += c.stats()[k] ?? 0;
+    return sum;
+  } catch {
+    return null;
+  }
+}
+
 function report() {
   const t = now();
   const r = {
@@ -82,6 +98,7 @@ function report() {
     heapUsedMb: process.memoryUsage().heapUsed / 1e6,
     oldSpaceMb: [oldAtStart, oldSpaceMb()],
     oldInMb: oldIn,
+    tableCache: tableCaches(),
     semiSpaceMb: (v8.getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_size ?? NaN) / 1e6,
   };
   oldAtStart = r.oldSpaceMb[1];

@@ -19,11 +19,11 @@ describe('table cache byte estimates', () => {
     const rows = Array.from({ length: 10_000 }, (_, i) => [i, `row ${i % 10}`]);
     const pks = rows.map((r) => [r[0]]);
     const exact = rows.reduce((a, r) => a + tupleBytes(r), 0) + rows.length * (48 + 8);
-    const est = tableBytes(rows, pks, true, 0);
+    const est = tableBytes(rows, pks, 0);
     expect(Math.abs(est - exact) / exact).toBeLessThan(0.01);
-    expect(tableBytes(rows.slice(0, SAMPLE_ROWS), pks, true, 0)).toBeLessThan(est);
-    expect(tableBytes(rows, pks, true, 2) - est).toBe(rows.length * 8); // 4 B a row per secondary index order
-    expect(tableBytes([], [], false, 0)).toBe(0);
+    expect(tableBytes(rows.slice(0, SAMPLE_ROWS), pks, 0)).toBeLessThan(est);
+    expect(tableBytes(rows, pks, 2) - est).toBe(rows.length * 8); // 4 B a row per secondary index order
+    expect(tableBytes([], [], 0)).toBe(0);
   });
 
   it('defaults to a quarter of the heap limit, at most an eighth of host memory', () => {

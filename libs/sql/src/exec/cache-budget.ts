@@ -13,8 +13,13 @@ import { sharedBig, type Tuple } from '../values';
 const SLOT = 8;
 /** A JSArray (32) and its FixedArray header (16). */
 const ARRAY = 48;
-/** Per row beside its tuple: its slot in `rows`, its `byPk` entry (ordered hash map, ~1.5 growth slack). */
-const ROW_OVERHEAD = SLOT + 40;
+/**
+ * Per row beside its tuple: its slot in `rows`, its `byPk` entry (ordered hash map, ~1.5 growth
+ * slack), and its key in `keys` or `pkNums` (8 bytes either way).
+ */
+const ROW_OVERHEAD = SLOT + 40 + 8;
+/** One entry of a patched table's pk-map delta (table-patch.ts): a map entry over the shared base. */
+export const DELTA_ENTRY = 40;
 /** Rows estimated one by one; past this, an even sample of this many, scaled. */
 export const SAMPLE_ROWS = 512;
 
@@ -45,23 +50,32 @@ export function tupleBytes(t: Tuple): number {
   return n;
 }
 
+/** The tuple and pk key of one row (one-column keys are the stored value, others a JSON string). */
+function ownBytes(row: Tuple, pk: readonly unknown[]): number {
+  return tupleBytes(row) + (pk.length === 1 ? valueBytes(pk[0]) : 16 + pad(JSON.stringify(pk, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).length));
+}
+
 /**
- * Estimated bytes a cached table holds: per row its tuple, its slot and pk-map entry and the pk
- * key (one-column keys are the stored value, others a JSON string), 8 for the numeric pk array
- * when there is one, and 4 per secondary index (the order `topRows` may build). An even sample of
- * SAMPLE_ROWS rows stands for a larger table, so an admission costs O(sample), not O(rows).
+ * Estimated bytes a cached table holds: per row its tuple, its slot and pk-map entry, its pk key
+ * and its place in the key array (`keys` or `pkNums`), and 4 per secondary index (the order
+ * `topRows` may build). An even sample of SAMPLE_ROWS rows stands for a larger table, so an
+ * admission costs O(sample), not O(rows).
  */
-export function tableBytes(rows: readonly Tuple[], pks: readonly unknown[][], numericPk: boolean, indexes: number): number {
+export function tableBytes(rows: readonly Tuple[], pks: readonly unknown[][], indexes: number): number {
   const n = rows.length;
   if (n === 0) return 0;
   const k = Math.min(n, SAMPLE_ROWS);
   let sum = 0;
   for (let j = 0; j < k; j++) {
     const i = k === n ? j : Math.floor((j * n) / k);
-    const pk = pks[i];
-    sum += tupleBytes(rows[i]) + (pk.length === 1 ? valueBytes(pk[0]) : 16 + pad(JSON.stringify(pk).length));
+    sum += ownBytes(rows[i], pks[i]);
   }
-  return Math.ceil((sum / k) * n) + n * (ROW_OVERHEAD + (numericPk ? 8 : 0) + 4 * indexes);
+  return Math.ceil((sum / k) * n) + n * (ROW_OVERHEAD + 4 * indexes);
+}
+
+/** Estimated bytes one row adds to a cached table (what `tableBytes` counts per row, for a row a patch adds or removes). */
+export function rowBytes(row: Tuple, pk: readonly unknown[], indexes: number): number {
+  return ownBytes(row, pk) + ROW_OVERHEAD + 4 * indexes;
 }
 
 /**

@@ -4,8 +4,16 @@
  * A full read of a table decodes every stored row into a tuple; doing that for every query is what
  * made scans slow. Storage tells us when two snapshots hold the same rows of a schema: two *stable*
  * snapshots with the same `tableLsn(schema)` do. So the tuples decoded from one stable snapshot are
- * kept, keyed by (schema, table LSN, table layout), and reused by later queries whose stable snapshot
- * has the same table LSN. A query therefore still sees exactly its snapshot.
+ * kept, one entry per schema at one (table LSN, table layout), and reused by later queries whose
+ * stable snapshot has that table LSN. A query therefore still sees exactly its snapshot.
+ *
+ * Writes do not throw the entry away: the cache follows the store's committed frames (`track`) and
+ * keeps, per cached schema, a journal of its row changes; a read at a newer table LSN gets a new
+ * version of the entry patched with the changes in between (table-patch.ts), sharing structure with
+ * the old one and never writing to it, so a query holding the old one keeps its snapshot. The version
+ * it was patched from is kept too, for a query whose snapshot is between the two. Anything the
+ * journal cannot apply exactly (a manifest change, another kind of change, too many changes) makes
+ * the next read load the table whole, as before.
  *
  * Never cached: reads from an unstable snapshot (a commit group was between its write and its apply),
  * and a transaction's own writes (the engine overlays those on a copy, per query).
@@ -23,44 +31,58 @@
  * at 100k rows to 5.3 s at 1M (tools/bench/curve).
  */
 import type { CommittedFrame, Snapshot } from '@mmdb/storage';
-import { stringifyJson } from '@mmdb/core';
-import { compareValues, type Tuple } from '../values';
+import type { Tuple } from '../values';
 import type { SqlTable } from '../catalog';
-import { processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
+import { DELTA_ENTRY, processPool, tableBytes, type CachePool, type PoolMember } from './cache-budget';
+import { comparePk } from './pk-order';
+import { Journal, PkMap, compactAt, patch, pkAt, pkKeyOf, plainKey, positionAfter, type PatchableTable, type PkKey } from './table-patch';
 
-/** Key of a row in `byPk`: the stored pk value itself for one-column keys, else the pk tuple as JSON. */
-export type PkKey = string | number | boolean | null;
-
-export function pkKeyOf(pk: readonly unknown[]): PkKey {
-  if (pk.length === 1) {
-    const v = pk[0];
-    if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean' || v === null) return v;
-  }
-  return stringifyJson(pk);
-}
+export { pkKeyOf, PkMap, type PkKey } from './table-patch';
+export { lowerBound, topByScan, topRows } from './cached-reads';
 
 /** The store's feed of committed frames (an rxjs Observable; only `subscribe` is used). */
 export interface FrameFeed {
   subscribe(o: { next: (f: CommittedFrame) => void; complete: () => void; error: (e: unknown) => void }): unknown;
 }
 
-export interface CachedTable {
+/**
+ * One version of a cached table: the rows of the schema at table LSN `lsn`. Never changed once
+ * made (but for its lazily built `orders`): a write makes a new version (table-patch.ts) that
+ * shares what it can with this one, so a query holding this one keeps its snapshot.
+ */
+export interface CachedTable extends PatchableTable {
   readonly schema: string;
   readonly lsn: number;
   /** The layout the tuples were decoded with (a manifest change gives a new SqlTable). */
   readonly table: SqlTable;
   /** Decoded rows in primary-key order. Shared: operators never mutate tuples. */
   readonly rows: readonly Tuple[];
-  /** Estimated heap bytes of the entry (cache-budget.ts `tableBytes`). */
+  /** Estimated heap bytes of the entry (cache-budget.ts `tableBytes`, then `rowBytes` per patched row). */
   readonly bytes: number;
-  /** pk → row, built while loading. */
-  readonly byPk: ReadonlyMap<PkKey, Tuple>;
+  /** pk → row: built while loading, then a delta over it per patch. */
+  readonly byPk: PkMap;
   /** For a one-column numeric primary key: the stored keys in order (binary search for pk ranges). */
   readonly pkNums: Float64Array | null;
   /** Lazily built secondary orders: index name → row positions in index order (see topRows). */
   readonly orders: Map<string, Int32Array>;
   /** How often each index's order was asked for before it was built. */
   readonly orderUses: Map<string, number>;
+}
+
+/**
+ * A new base pk map being built for a schema's entry in steps (one per forward patch), so folding
+ * a large delta never costs one read a whole `Map` build. Private to the cache until done (no
+ * version reads it): each step copies the next keys, in key order, from the newest version; each
+ * patch writes its changes of keys already copied. Done, it holds exactly the newest version's keys.
+ */
+interface Rebase {
+  /** The base map it replaces (a version with another base ends it). */
+  readonly from: ReadonlyMap<PkKey, Tuple>;
+  readonly map: Map<PkKey, Tuple>;
+  /** The last key copied (null: none yet). */
+  cursor: unknown[] | null;
+  /** Bytes counted for it (DELTA_ENTRY a key). */
+  bytes: number;
 }
 
 /** A finished read of a table: the entry it became (null when not admitted) and its rows. */
@@ -76,6 +98,11 @@ export interface TableCacheStats {
   evictions: number;
   /** Tables read but not admitted (they would have evicted a larger table in use). */
   refusals: number;
+  /** Versions made by patching a cached table with the writes since it (instead of a reload), and the row changes applied. */
+  patches: number;
+  patchedRows: number;
+  /** Reads of a whole table on an unstable snapshot (a commit group in flight): neither answered from nor kept in the cache. */
+  unstableReads: number;
   rows: number;
   tables: number;
   budgetRows: number;
@@ -107,6 +134,21 @@ export class TableCache implements PoolMember {
   evictions = 0;
   /** Tables read but not admitted, because they would have evicted a larger hot table. */
   refusals = 0;
+  patches = 0;
+  patchedRows = 0;
+  unstableReads = 0;
+  /** Per cached (or loading) schema: the row changes committed since (table-patch.ts). */
+  private readonly journals = new Map<string, Journal>();
+  /** Loads in flight per schema (a journal is kept for them). */
+  private readonly loads = new Map<string, number>();
+  /** Per schema: the version its entry was last patched from, for queries whose snapshot is older than the entry. */
+  private readonly prev = new Map<string, { e: CachedTable; bytes: number }>();
+  /** Per schema: the new base pk map being built (see Rebase). */
+  private readonly rebases = new Map<string, Rebase>();
+  /** Delta keys past which an entry's base pk map is rebuilt (table-patch.ts compactAt; tests lower it). */
+  compactAt: (rows: number) => number = compactAt;
+  /** Keys copied into a new base per forward patch (a sixteenth of the rows, at least 4,096). */
+  rebaseStep: (rows: number) => number = (rows) => Math.max(4096, rows >> 4);
 
   /**
    * `budgetRows`: decoded rows kept at most. `bytes`: this cache's byte cap (default: no cap of its
@@ -151,6 +193,9 @@ export class TableCache implements PoolMember {
   private drop(k: string, v: CachedTable): void {
     this.entries.delete(k);
     this.usedAt.delete(k);
+    this.setPrev(k, undefined);
+    this.endRebase(k);
+    if (!this.loads.get(k)) this.journals.delete(k);
     this.held -= v.rows.length;
     this.bytes -= v.bytes;
     this.evictions++;
@@ -185,7 +230,13 @@ export class TableCache implements PoolMember {
     this.tracking = true;
     feed.subscribe({
       next: (f) => {
-        for (const c of f.changes) if ('schema' in c) this.raise(c.schema, f.lsn);
+        for (const c of f.changes) {
+          if (!('schema' in c)) continue;
+          this.raise(c.schema, f.lsn);
+          const j = this.journals.get(c.schema);
+          // past a quarter of the table's rows, a reload costs less than keeping and applying them
+          if (j) j.note(f.lsn, c, 1024 + ((this.entries.get(c.schema)?.rows.length ?? 0) >> 2));
+        }
       },
       complete: () => { this.tracking = false; this.clear(); },
       error: () => { this.tracking = false; this.clear(); },
@@ -205,8 +256,37 @@ export class TableCache implements PoolMember {
    */
   current(t: SqlTable): CachedTable | undefined {
     if (!this.tracking) return undefined;
+    const at = this.known.get(t.id);
+    return at === undefined ? undefined : this.at(t, at);
+  }
+
+  /**
+   * The entry of `t` at table LSN `lsn` (made by patching the cached one forward when it is older
+   * and the journal holds every change since it), marked used; undefined when there is none.
+   */
+  private at(t: SqlTable, lsn: number): CachedTable | undefined {
     const e = this.entries.get(t.id);
-    if (!e || e.table !== t || e.lsn !== this.known.get(t.id)) return undefined;
+    if (!e || e.table !== t) return undefined;
+    if (e.lsn < lsn) {
+      const job = this.rebases.get(t.id);
+      const next = this.patched(e, lsn, job && job.from === e.byPk.base ? (key, pk, row) => {
+        // a key already copied into the new base takes its change there too
+        if (!job.cursor || comparePk(pk, job.cursor) > 0) return;
+        if (row) job.map.set(key, row);
+        else job.map.delete(key);
+      } : undefined);
+      if (!next) return undefined;
+      // the most recently used now (grown past a cap alone, it is not kept: this query still reads it)
+      this.replace(e, next);
+      this.hits++;
+      return this.entries.get(t.id) === next ? this.rebase(next) : next;
+    } else if (e.lsn > lsn) {
+      // a snapshot older than the entry (a query that took it before another patched the entry)
+      const p = this.prev.get(t.id)?.e;
+      const old = p && p.table === t && p.lsn <= lsn ? (p.lsn === lsn ? p : this.patched(p, lsn)) : undefined;
+      if (old) this.hits++;
+      return old ?? undefined;
+    }
     this.entries.delete(t.id);
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
@@ -214,9 +294,109 @@ export class TableCache implements PoolMember {
     return e;
   }
 
+  /** `e` patched forward to `lsn` with the journal's changes, or null when the journal cannot. */
+  private patched(e: CachedTable, lsn: number, onChange?: Parameters<typeof patch>[3]): CachedTable | null {
+    const changes = this.tracking ? this.journals.get(e.schema)?.between(e.lsn, lsn) : null;
+    const next = changes ? patch(e, changes, lsn, onChange) : null;
+    if (next) {
+      this.patches++;
+      this.patchedRows += changes!.length;
+    }
+    return next;
+  }
+
+  /**
+   * Puts the patched version `next` of `old` in its place and keeps `old` as the schema's previous
+   * version (what it holds apart from `next` counted in `bytes`; not when they do not share a base
+   * pk map, as `old` would then hold a whole map alone). Keeps the budgets (the table may have grown).
+   */
+  private replace(old: CachedTable, next: CachedTable): void {
+    this.entries.delete(next.schema);
+    this.entries.set(next.schema, next);
+    this.usedAt.set(next.schema, Date.now());
+    this.held += next.rows.length - old.rows.length;
+    this.bytes += next.bytes - old.bytes;
+    this.setPrev(next.schema, next.byPk.base === old.byPk.base ? old : undefined, next);
+    this.journals.get(next.schema)?.trim(old.lsn);
+    this.fitBudgets(next);
+  }
+
+  /**
+   * One step of rebuilding the base pk map of `e` (the schema's newest version) when its delta has
+   * grown past `compactAt`: the next `rebaseStep` keys copied. The last step makes the entry's
+   * version with the new base and no delta (same LSN, same rows), which replaces `e` and is returned.
+   */
+  private rebase(e: CachedTable): CachedTable {
+    let job = this.rebases.get(e.schema);
+    if (job && job.from !== e.byPk.base) {
+      this.endRebase(e.schema);
+      job = undefined;
+    }
+    if (!job) {
+      if ((e.byPk.delta?.size ?? 0) <= this.compactAt(e.rows.length)) return e;
+      job = { from: e.byPk.base, map: new Map(), cursor: null, bytes: 0 };
+      this.rebases.set(e.schema, job);
+    }
+    const n = e.rows.length;
+    const start = job.cursor ? positionAfter(e, job.cursor) : 0;
+    const end = Math.min(n, start + this.rebaseStep(n));
+    for (let i = start; i < end; i++) job.map.set(e.pkNums ? e.pkNums[i] : e.keys![i], e.rows[i]);
+    if (end > start) job.cursor = pkAt(e, end - 1);
+    const size = job.map.size * DELTA_ENTRY;
+    this.bytes += size - job.bytes;
+    job.bytes = size;
+    if (end < n) return e;
+    // done: the map holds exactly e's keys; what the old base kept alive (`retained`) goes, and so
+    // does the previous version (it shares the old base)
+    const done: CachedTable = { ...e, byPk: new PkMap(job.map), retained: 0, bytes: e.bytes - e.retained };
+    this.endRebase(e.schema);
+    this.setPrev(e.schema, undefined);
+    this.entries.set(e.schema, done);
+    this.bytes += done.bytes - e.bytes;
+    return done;
+  }
+
+  private endRebase(id: string): void {
+    const job = this.rebases.get(id);
+    if (!job) return;
+    this.bytes -= job.bytes;
+    this.rebases.delete(id);
+  }
+
+  /** The previous version of a schema's entry (or none), with its own bytes counted. */
+  private setPrev(id: string, old: CachedTable | undefined, next?: CachedTable): void {
+    const was = this.prev.get(id);
+    if (was) {
+      this.bytes -= was.bytes;
+      this.prev.delete(id);
+    }
+    if (!old || !next) return;
+    // its rows array, key arrays and orders when not shared with `next`, and its own pk-map delta
+    const n = old.rows.length;
+    let bytes = 8 * n + (old.byPk.delta?.size ?? 0) * DELTA_ENTRY;
+    if (old.keys && old.keys !== next.keys) bytes += 8 * n;
+    if (old.pkNums && old.pkNums !== next.pkNums) bytes += 8 * n;
+    for (const o of old.orders.values()) bytes += o.byteLength;
+    this.prev.set(id, { e: old, bytes });
+    this.bytes += bytes;
+  }
+
+  /** Evicts least recently used entries (never `keep`) past the row and byte caps, then the pool's; `keep` too when alone it is over them. */
+  private fitBudgets(keep: CachedTable): void {
+    for (const [k, v] of this.entries) {
+      if (this.held <= this.budgetRows && this.bytes <= this.budgetBytes) break;
+      if (v !== keep) this.drop(k, v);
+    }
+    // the process's budget: the least recently used entries of any store's cache go first
+    this.pool?.fit(keep);
+    const cap = Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity);
+    if (this.entries.get(keep.schema) === keep && (keep.rows.length > this.budgetRows || keep.bytes > cap)) this.drop(keep.schema, keep);
+  }
+
   stats(): TableCacheStats {
     return {
       hits: this.hits, misses: this.misses, evictions: this.evictions, refusals: this.refusals, rows: this.held, tables: this.entries.size, budgetRows: this.budgetRows,
+      patches: this.patches, patchedRows: this.patchedRows, unstableReads: this.unstableReads,
       bytes: this.bytes, budgetBytes: Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity),
       poolBytes: this.pool?.bytes ?? this.bytes, poolBudgetBytes: this.pool?.budgetBytes ?? this.budgetBytes,
     };
@@ -227,7 +407,7 @@ export class TableCache implements PoolMember {
     return this.entries.get(id)?.rows.length;
   }
 
-  /** The entry `rows(snap, t)` answered from, when there is one (not counted as a hit). */
+  /** The entry `rows(snap, t)` answered from, when there is one (not counted as a hit, never patched). */
   peek(snap: Snapshot, t: SqlTable): CachedTable | undefined {
     const e = snap.stable ? this.entries.get(t.id) : undefined;
     return e && e.lsn === snap.tableLsn(t.id) && e.table === t ? e : undefined;
@@ -237,13 +417,7 @@ export class TableCache implements PoolMember {
   lookup(snap: Snapshot, t: SqlTable): CachedTable | undefined {
     if (!snap.stable) return undefined;
     this.raise(t.id, snap.tableLsn(t.id));
-    const e = this.entries.get(t.id);
-    if (!e || e.lsn !== snap.tableLsn(t.id) || e.table !== t) return undefined;
-    this.entries.delete(t.id);
-    this.entries.set(t.id, e);
-    this.usedAt.set(t.id, Date.now());
-    this.hits++;
-    return e;
+    return this.at(t, snap.tableLsn(t.id));
   }
 
   /**
@@ -255,15 +429,30 @@ export class TableCache implements PoolMember {
     const hit = this.lookup(snap, t);
     if (hit) return hit.rows;
     this.misses++;
-    if (!snap.stable) return (await read()).rows;
+    if (!snap.stable) {
+      this.unstableReads++;
+      return (await read()).rows;
+    }
     const lsn = snap.tableLsn(t.id);
     const key = `${t.id}\u0000${lsn}`;
     let p = this.loading.get(key);
     const mine = !p;
     if (!p) {
+      // the changes committed from now on are kept, so the entry can be patched forward
+      if (this.tracking && !this.journals.has(t.id)) this.journals.set(t.id, new Journal(this.known.get(t.id) ?? lsn));
+      this.loads.set(t.id, (this.loads.get(t.id) ?? 0) + 1);
       p = read().then(({ rows, pks }) => ({ entry: this.admit(t, lsn, rows, pks), rows, table: t }));
       this.loading.set(key, p);
-      p.then(() => this.loading.delete(key), () => this.loading.delete(key));
+      const done = () => {
+        this.loading.delete(key);
+        const left = (this.loads.get(t.id) ?? 1) - 1;
+        if (left) this.loads.set(t.id, left);
+        else {
+          this.loads.delete(t.id);
+          if (!this.entries.has(t.id)) this.journals.delete(t.id);
+        }
+      };
+      p.then(done, done);
     }
     let r: Loaded;
     try {
@@ -281,13 +470,15 @@ export class TableCache implements PoolMember {
 
   private admit(t: SqlTable, lsn: number, rows: Tuple[], pks: unknown[][]): CachedTable | null {
     if (rows.length > this.budgetRows) return null;
+    const old = this.entries.get(t.id);
+    // an older snapshot's rows never replace a newer version of the same layout (it is patched forward)
+    if (old && old.table === t && old.lsn >= lsn) return null;
     const pkCol = t.pk.length === 1 ? t.manifest.columns.find((c) => c.name === t.pk[0]) : undefined;
     const numericPk = !!pkCol && (pkCol.ty === 'i64' || pkCol.ty === 'f64' || pkCol.ty === 'timestamp') && pks.every((k) => typeof k[0] === 'number');
-    const bytes = tableBytes(rows, pks, numericPk, t.manifest.indexes.length);
+    const bytes = tableBytes(rows, pks, t.manifest.indexes.length);
     const capBytes = Math.min(this.budgetBytes, this.pool?.budgetBytes ?? Infinity);
     if (bytes > capBytes) return null;
     // the least recently used entries it would evict: refused if one of them is larger and hot
-    const old = this.entries.get(t.id);
     let overRows = this.held - (old?.rows.length ?? 0) + rows.length - this.budgetRows;
     let overBytes = this.bytes - (old?.bytes ?? 0) + bytes - this.budgetBytes;
     if (overRows > 0 || overBytes > 0) {
@@ -304,26 +495,33 @@ export class TableCache implements PoolMember {
       }
     }
     const byPk = new Map<PkKey, Tuple>();
-    for (let i = 0; i < rows.length; i++) byPk.set(pkKeyOf(pks[i]), rows[i]);
+    const keys: PkKey[] | null = numericPk ? null : new Array<PkKey>(rows.length);
+    let patchable = true;
+    for (let i = 0; i < rows.length; i++) {
+      const k = pkKeyOf(pks[i]);
+      byPk.set(k, rows[i]);
+      if (keys) keys[i] = k;
+      if (pks[i].length === 1 && !plainKey(pks[i][0])) patchable = false;
+    }
     let pkNums: Float64Array | null = null;
     if (numericPk) {
       pkNums = new Float64Array(pks.length);
       for (let i = 0; i < pks.length; i++) pkNums[i] = pks[i][0] as number;
     }
-    const e: CachedTable = { schema: t.id, lsn, table: t, rows, bytes, byPk, pkNums, orders: new Map(), orderUses: new Map() };
+    const e: CachedTable = {
+      schema: t.id, lsn, table: t, rows, bytes, retained: 0, byPk: new PkMap(byPk), pkNums, keys, patchable, orders: new Map(), orderUses: new Map(),
+    };
     this.raise(t.id, lsn);
     if (old) { this.held -= old.rows.length; this.bytes -= old.bytes; this.entries.delete(t.id); }
+    this.setPrev(t.id, undefined);
+    this.endRebase(t.id);
     this.entries.set(t.id, e);
     this.usedAt.set(t.id, Date.now());
     this.held += rows.length;
     this.bytes += bytes;
+    this.journals.get(t.id)?.trim(lsn);
     this.pool?.join(this);
-    for (const [k, v] of this.entries) {
-      if (this.held <= this.budgetRows && this.bytes <= this.budgetBytes) break;
-      if (v !== e) this.drop(k, v);
-    }
-    // the process's budget: the least recently used entries of any store's cache go first
-    this.pool?.fit(e);
+    this.fitBudgets(e);
     return e;
   }
 
@@ -364,88 +562,11 @@ export class TableCache implements PoolMember {
   clear(): void {
     this.entries.clear();
     this.usedAt.clear();
+    this.journals.clear();
+    this.prev.clear();
+    this.rebases.clear();
     this.held = 0;
     this.bytes = 0;
     this.pool?.leave(this);
   }
-}
-
-/** First position in sorted `a` with a[i] > x when `strict`, else with a[i] >= x. */
-export function lowerBound(a: Float64Array, x: number, strict: boolean): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (strict ? a[mid] <= x : a[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/**
- * The rows that can be among the first `n` when ordered by column `col` (nulls first; from the end
- * with `reverse`): the first n and every row tying with the n-th, in their original (pk) order.
- */
-export function topByScan(rows: readonly Tuple[], col: number, n: number, reverse: boolean): Tuple[] {
-  if (n <= 0) return [];
-  if (rows.length <= n) return rows.slice();
-  const cmp = reverse ? (a: Tuple[number], b: Tuple[number]) => compareValues(b, a) : compareValues;
-  // a max-heap (under cmp) of the n first keys: its top is the n-th key, the threshold
-  const heap: Tuple[number][] = [];
-  for (const r of rows) {
-    const v = r[col];
-    if (heap.length < n) {
-      let i = heap.push(v) - 1;
-      while (i > 0) {
-        const p = (i - 1) >> 1;
-        if (cmp(heap[i], heap[p]) <= 0) break;
-        const t = heap[p]; heap[p] = heap[i]; heap[i] = t;
-        i = p;
-      }
-    } else if (cmp(v, heap[0]) < 0) {
-      heap[0] = v;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const m = l + 1 < n && cmp(heap[l + 1], heap[l]) > 0 ? l + 1 : l;
-        if (cmp(heap[m], heap[i]) <= 0) break;
-        const t = heap[m]; heap[m] = heap[i]; heap[i] = t;
-        i = m;
-      }
-    }
-  }
-  const limit = heap[0];
-  const out: Tuple[] = [];
-  for (const r of rows) if (cmp(r[col], limit) <= 0) out.push(r);
-  return out;
-}
-
-/**
- * topByScan through the entry's order of an index (positions sorted by the column, built on the
- * second request for it at this table LSN, so a table rewritten between queries never pays a sort).
- */
-export function topRows(e: CachedTable, index: string, col: number, n: number, reverse: boolean): Tuple[] {
-  let order = e.orders.get(index);
-  if (!order) {
-    const uses = (e.orderUses.get(index) ?? 0) + 1;
-    e.orderUses.set(index, uses);
-    if (uses < 2) return topByScan(e.rows, col, n, reverse);
-    const rows = e.rows;
-    order = new Int32Array(rows.length);
-    for (let i = 0; i < order.length; i++) order[i] = i;
-    order.sort((a, b) => compareValues(rows[a][col], rows[b][col]) || a - b);
-    e.orders.set(index, order);
-  }
-  const len = order.length;
-  if (n <= 0 || len === 0) return [];
-  const at = (j: number) => (reverse ? order![len - 1 - j] : order![j]);
-  let k = Math.min(n, len);
-  const last = e.rows[at(k - 1)][col];
-  while (k < len && compareValues(e.rows[at(k)][col], last) === 0) k++;
-  const pos = new Int32Array(k);
-  for (let j = 0; j < k; j++) pos[j] = at(j);
-  pos.sort();
-  const out = new Array<Tuple>(k);
-  for (let j = 0; j < k; j++) out[j] = e.rows[pos[j]];
-  return out;
 }

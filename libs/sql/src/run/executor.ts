@@ -25,6 +25,9 @@ import { makeWriter, type Txn } from './writer';
 import { writeChecker, type RowCheck } from './write-check';
 import { nextTurn, sliceMs } from '../exec/turns';
 
+/** How long a query that scans tables waits for an in-flight commit group to apply before it takes an unstable snapshot (ms). */
+const STABLE_WAIT_MS = 20;
+
 export interface QueryOptions {
   params?: unknown[];
   /** `translate` (HTTP default, spec §4.5): DELETE answers the keys; `execute` removes rows (conformance runs). */
@@ -205,7 +208,7 @@ export class PlanExecutor {
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
       if (opts.snapshot || !(!txn || txn.overlay.size === 0) || !this.preloadCurrent(leafList, ctx)) {
         // one snapshot; the multi-model leaves start their in-memory reads in this same turn
-        const s = opts.snapshot ?? (snap = this.sources.store.snapshot());
+        const s = opts.snapshot ?? (snap = await this.snapshotFor(leafList));
         await Promise.all([this.leafReader.preload(leafList, s, ctx.leaves, txn, ctx), this.multi.preload(leafList, s, ctx, txn)]);
       }
       if (!op) op = compilePlan(plan, ctx, null);
@@ -243,6 +246,27 @@ export class PlanExecutor {
     for (const n of leaves) if (n.op === 'graph_expand') graph = true;
     if (!graph) return this.leafReader.preloadCurrent(leaves, ctx);
     return this.multi.expandCurrent(leaves.filter((n) => n.op === 'graph_expand'), ctx) && this.leafReader.preloadCurrent(leaves.filter((n) => n.op !== 'graph_expand'), ctx);
+  }
+
+  /**
+   * The query's storage snapshot. A snapshot taken while a commit group is between its write and
+   * its apply is *unstable*: the table cache cannot answer it (it may or may not hold that group's
+   * rows), so every table it scans is read and decoded whole. When the plan scans tables (a scan,
+   * a `top` index read, a multi-model leaf), waiting the few milliseconds until the group is applied
+   * costs far less: retried every millisecond for up to STABLE_WAIT_MS (a writer that never pauses
+   * gets the unstable one, as before). The query then reads after that group, which it was
+   * concurrent with: either order is a valid one.
+   */
+  private async snapshotFor(leaves: readonly PlanNode[]): Promise<Snapshot> {
+    let s = this.sources.store.snapshot();
+    if (s.stable || !leaves.some((n) => n.op !== 'get' && n.op !== 'insert' && (n.op !== 'index_scan' || n.top !== undefined))) return s;
+    const until = performance.now() + STABLE_WAIT_MS;
+    while (!s.stable && performance.now() < until) {
+      await s.release();
+      await new Promise((r) => setTimeout(r, 1));
+      s = this.sources.store.snapshot();
+    }
+    return s;
   }
 
   /**

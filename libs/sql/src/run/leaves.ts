@@ -11,9 +11,10 @@ import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { Scope } from '../exec/scope';
 import { lowerBound, pkKeyOf, topByScan, topRows, type CachedTable, type TableCache } from '../exec/table-cache';
-import { applyAffinity, bigOf, compareValues, fromJson, toJson, toText, tupleKey, type Tuple, type Value } from '../values';
+import { applyAffinity, compareValues, toJson, toText, tupleKey, type Tuple, type Value } from '../values';
 import type { Txn } from './writer';
-import { cellKinds, decodeCell, keyOfCell } from '../column-codec';
+import { cellKinds, keyOfCell } from '../column-codec';
+import { toTuple } from '../exec/row-tuple';
 
 export class LeafReader {
   constructor(
@@ -261,15 +262,7 @@ export async function readTable(snap: Snapshot, t: SqlTable, check: () => void):
   return { rows, pks };
 }
 
-/** A stored row → tuple in manifest column order, then its version. */
-export function toTuple(t: SqlTable, r: Pick<StoredRow, 'values' | 'version'>): Tuple {
-  const cols = t.manifest.columns;
-  const out = new Array<Value>(cols.length + 1);
-  const kinds = cellKinds(t);
-  for (let i = 0; i < cols.length; i++) out[i] = kinds[i] ? decodeCell(r.values[cols[i].name]) : fromJson(r.values[cols[i].name], t.affs[i]);
-  out[cols.length] = bigOf(r.version ?? 0);
-  return out;
-}
+export { toTuple } from '../exec/row-tuple';
 
 
 /** Tuple positions of a table's primary-key columns (toTuple lays columns out in manifest order). */

@@ -18,7 +18,7 @@ import { bfsPath, expandLeaf, graphEnds, graphLeafOf, type GraphLeafOf, type Gra
 import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { toJson, truthy, type Tuple } from '../values';
-import { pkKeyOf } from '../exec/table-cache';
+import { pkKeyOf, type PkMap } from '../exec/table-cache';
 import { ftsQueryOf } from './fts-query';
 import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
@@ -86,20 +86,24 @@ export class MultiModelReader {
     return (r) => truthy(f(r, null)) === true;
   }
 
-  /** Per cached table (one table LSN) and field: rows by fts ordinal, filled as hits ask (null: not in the snapshot). */
+  /** Per cached table's base pk map and field: rows by fts ordinal, filled as hits ask (null: not in the base). */
   private readonly byOrdinal = new WeakMap<object, Map<string, { ids: readonly string[]; rows: Array<Tuple | null> }>>();
 
   /**
    * A hit's row by its fts ordinal, for every-match searches (tens of thousands of hits): an array
    * per cached table and field, filled from the pk map on first use, so repeated searches at one
    * table LSN index an array instead of probing the pk map per hit. Ordinals are never reused and
-   * the cached table is one LSN's rows, so an entry stays right; the index's ordinal array being
-   * replaced (an image loaded) starts a new one. Undefined when the table has no such cache.
+   * the array holds the rows of the pk map's base (shared by the versions a table's writes patch
+   * into the cache, table-patch.ts), so it stays right: a version's changed keys (its delta) are
+   * looked up first. The index's ordinal array being replaced (an image loaded) starts a new one.
+   * Undefined when the table has no such cache.
    */
   private ordRows(t: SqlTable, field: string, snap: Snapshot, txn: Txn | null): ((ord: number, id: string) => Tuple | undefined) | undefined {
-    const byPk = this.cachedByText(t, snap, txn);
-    const ids = byPk && this.sources.fts?.docIds?.(t.id, field);
-    if (!byPk || !ids) return undefined;
+    const pkMap = this.cachedByText(t, snap, txn);
+    const ids = pkMap && this.sources.fts?.docIds?.(t.id, field);
+    if (!pkMap || !ids) return undefined;
+    const byPk = pkMap.base as ReadonlyMap<string, Tuple>;
+    const delta = pkMap.delta as ReadonlyMap<string, Tuple | null> | null;
     let m = this.byOrdinal.get(byPk);
     if (!m) this.byOrdinal.set(byPk, (m = new Map()));
     let e = m.get(field);
@@ -112,6 +116,8 @@ export class MultiModelReader {
     }
     const rows = e.rows;
     return (ord, id) => {
+      const d = delta?.get(id);
+      if (d !== undefined) return d ?? undefined;
       let r = rows[ord];
       // an ordinal added to the index after the array was filled
       if (r === undefined) rows[ord] = r = byPk.get(id) ?? null;
@@ -123,11 +129,11 @@ export class MultiModelReader {
    * For a table keyed by one `str` column whose rows the table cache holds at this snapshot: its pk
    * map, which a key text indexes as is (no per-key parse, no map of the hits); else undefined.
    */
-  private cachedByText(t: SqlTable, snap: Snapshot, txn: Txn | null): { get(k: string): Tuple | undefined } | undefined {
+  private cachedByText(t: SqlTable, snap: Snapshot, txn: Txn | null): PkMap | undefined {
     if (txn?.overlay.get(t.id)?.size || this.isImplicit(t) || this.implicitKind(t) === 'fts') return undefined;
     const pk = t.manifest.primary_key;
     if (pk.length !== 1 || t.manifest.columns.find((c) => c.name === pk[0])?.ty !== 'str') return undefined;
-    return this.leaves.tables.lookup(snap, t)?.byPk as { get(k: string): Tuple | undefined } | undefined;
+    return this.leaves.tables.lookup(snap, t)?.byPk;
   }
 
   /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
