@@ -199,6 +199,21 @@ describe('users, grants and row-level security over real HTTPS', () => {
     expect([c.status, c.json.count]).toEqual([200, 1]);
     const agg = await es('alice', 'POST', 'app.people/_search', { size: 0, aggs: { r: { terms: { field: 'region' } } } });
     expect(agg.json.aggregations.r.buckets).toEqual([{ key: 'eu', doc_count: 3 }]);
+    // aggregations computed over the rows a plan read (top_hits, significant_terms, a pipeline) see the same rows
+    const post = await es('alice', 'POST', 'app.people/_search', {
+      size: 0,
+      aggs: {
+        r: { terms: { field: 'region' }, aggs: { top: { top_hits: { size: 10, sort: [{ ssn: 'desc' }] } } } },
+        sig: { significant_terms: { field: 'region', min_doc_count: 1 } },
+        most: { max_bucket: { buckets_path: 'r>_count' } },
+      },
+    });
+    expect(post.status).toBe(200);
+    expect(post.json.aggregations.r.buckets[0].top.hits.hits.map((h: { _id: string }) => h._id).sort()).toEqual(['e1', 'e2', 'w1']);
+    expect(post.json.aggregations.r.buckets[0].top.hits.total.value).toBe(3);
+    expect(post.json.aggregations.sig.doc_count).toBe(3);
+    expect(post.json.aggregations.most).toEqual({ value: 3, keys: ['eu'] });
+    expect(JSON.stringify(post.json)).not.toMatch(/199|188|"us"/);
     const hid = await es('alice', 'GET', 'app.people/_doc/u1');
     expect(hid.json.found).toBe(false);
     expect(hid.text).not.toMatch(/199/);
