@@ -157,6 +157,20 @@ class ChangeLog {
   }
 }
 
+/**
+ * A redoable group written without sync. `synced` resolves once a later synced batch of this
+ * writer went to the same log file (its fsync made this group durable too), so that its apply,
+ * and a foreground group's behind it, need not wait for the log sync started for it.
+ */
+interface Deferred {
+  readonly g: PreparedGroup;
+  readonly log: string | null;
+  covered: boolean;
+  applied?: Promise<void>;
+  readonly synced: Promise<void>;
+  readonly markSynced: () => void;
+}
+
 interface PreparedGroup {
   readonly writes: WriteSet;
   readonly schemas: Map<string, SchemaEntry | null>;
@@ -220,7 +234,7 @@ export class Coordinator {
    * Redoable groups written without sync and not applied yet, oldest first (a run; DESIGN.md
    * "Deferred sync"): the log file each went to, and whether a sync covering it was started.
    */
-  private deferred: Array<{ readonly g: PreparedGroup; readonly log: string | null; covered: boolean; applied?: Promise<void> }> = [];
+  private deferred: Array<Deferred> = [];
   /**
    * The current run's recovery clue (M ‖ "deferred"), written in every batch while `deferred`
    * is not empty: its first LSN and each backfill cursor key its groups write, with the key's
@@ -533,7 +547,7 @@ export class Coordinator {
     const batch = this.host.db.batch();
     let counted = false;
     // Deferred groups this synced batch is written over before a sync covering them started.
-    const under = deferred ? [] : this.deferred.filter((d) => !d.covered);
+    const under = deferred ? [] : this.deferred.slice();
     // What recovery needs should a power loss keep a later batch and lose one of the run's groups.
     if (deferred) await this.noteRun(g);
     if (deferred && this.lastLog === null) await this.readLog();
@@ -588,7 +602,9 @@ export class Coordinator {
       // Which log file it went to: the newest one, if it was already the newest before the write
       // (LevelDB numbers its log files in order; any other writer could switch files meanwhile).
       const after = await this.readLog();
-      this.deferred.push({ g, log: logBefore !== null && logBefore === after ? after : null, covered: false });
+      let markSynced!: () => void;
+      const synced = new Promise<void>((r) => (markSynced = r));
+      this.deferred.push({ g, log: logBefore !== null && logBefore === after ? after : null, covered: false, synced, markSynced });
       // Synced once SYNC_EVERY are waiting; until then a foreground batch's own sync covers them.
       if (this.deferred.filter((d) => !d.covered).length >= SYNC_EVERY) this.coverDeferred();
       onLand(true);
@@ -596,10 +612,14 @@ export class Coordinator {
     }
     // Its own fsync covered the deferred groups written before it if LevelDB appended them all
     // to the same log file; if it switched files in between, the older ones are synced first.
+    // Those a log sync already covers but that are still waiting for it are durable now too when
+    // they went to the same log file: their apply (and this group's, after them) need not wait for it.
     const open = under.filter((d) => !d.covered);
-    if (open.length) {
+    const waiting = under.filter((d) => d.covered && this.deferred.includes(d));
+    if (open.length || waiting.length) {
       const now = await this.readLog();
-      this.coverDeferred(now !== null && open.every((d) => d.log === now) ? Promise.resolve() : undefined, open);
+      if (open.length) this.coverDeferred(now !== null && open.every((d) => d.log === now) ? Promise.resolve() : undefined, open);
+      for (const d of waiting) if (now !== null && d.log === now) d.markSynced();
     }
     // Durable: the next group's batch is issued now (in gather), before this one is applied.
     onLand(true);
@@ -621,7 +641,7 @@ export class Coordinator {
     if (!durable) this.stats.logSyncs++;
     for (const d of which) {
       this.applyChain = d.applied = this.applyChain
-        .then(() => p)
+        .then(() => Promise.race([p, d.synced]))
         .then(
           () => this.applyGroup(d.g),
           (e) => this.breakOn(e, d.g),

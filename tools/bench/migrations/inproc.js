@@ -12,7 +12,7 @@
  * `trace` hook): queue, preparation, wait below, write (batch + fsync), apply, per window.
  * DEFER=off opens the store with `deferRedoableSync: false` (each backfill frame fsynced); WB=<MB>
  * sets LevelDB's write buffer (the store's `writeBufferBytes`, apps/api's DB_WRITE_BUFFER_BYTES;
- * default 16). CEIL=<rows/s> sets the throttle's ceiling (default 1,000,000: none).
+ * default 16). CEIL=<rows/s> sets the throttle's ceiling (default 1,000,000: none); SLICE=<ms> its slice_ms.
  *
  * Attribution (attribution.js): the disk bytes the process wrote in each phase (load, baseline,
  * backfill; per row copied), GC pauses by kind and event-loop stalls during the copy, LevelDB's
@@ -38,6 +38,8 @@ const ROWS = Number(process.env.ROWS ?? 300_000);
 const FG_WPS = Number(process.env.FG_WPS ?? 100);
 const BASE_S = Number(process.env.BASE_S ?? 10);
 const CEIL = Number(process.env.CEIL ?? 1_000_000);
+/** SLICE=<ms>: the throttle's slice_ms (default: the migration's default). */
+const SLICE = process.env.SLICE ? Number(process.env.SLICE) : undefined;
 const TOML = 'namespace = "bench"\ntable = "m"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "f64"\n[[columns]]\nname = "tag"\nty = "str"\n[[indexes]]\nname = "by_tag"\ncolumns = ["tag"]\n';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
@@ -144,7 +146,7 @@ async function main() {
     const probe = A.probeLevelCalls(store.db, ctlFd);
     const during = foreground(store);
     const t0 = performance.now();
-    const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: CEIL } }, 'bench');
+    const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: CEIL, ...(SLICE ? { slice_ms: SLICE } : {}) } }, 'bench');
     while (!['ReadyToCutover', 'Failed', 'Aborted'].includes(m.get(r.id).state)) await sleep(10);
     const backfillS = (performance.now() - t0) / 1000;
     io.push(A.diskWrites());
