@@ -13,7 +13,7 @@ import { Answer, RowsService } from './rows.service';
 
 function send(reply: FastifyReply, a: Answer): unknown {
   reply.status(a.status);
-  for (const [k, v] of Object.entries(a.headers)) reply.header(k, v);
+  for (const k in a.headers) reply.header(k, a.headers[k]);
   if (a.replayed) reply.header('x-db-idempotent-replay', 'true');
   if (a.json !== undefined) {
     reply.header('content-type', 'application/json; charset=utf-8');
