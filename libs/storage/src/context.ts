@@ -2,7 +2,7 @@
  * Read-your-group's-writes views used while a group of requests is prepared.
  * Lookups go: this request's own writes → earlier requests of the group → the store.
  */
-import { stringifyJson, type TableManifest } from '@mmdb/core';
+import { parseJsonExact, stringifyJson, type TableManifest } from '@mmdb/core';
 import type { DeriveContext, KeyWrite, PkTuple, StoredRow } from './api';
 
 /** Marks "not known without a read". */
@@ -16,23 +16,41 @@ export interface KeyReader {
   peek?(bin: string): Buffer | string | null | typeof MISS;
   range(opts: { gte: Buffer; lt: Buffer; limit: number; reverse: boolean }): Promise<Array<[Buffer, Buffer]>>;
 }
-import { decodeRowText, keyIdOf, rowKey, splitRowRecord } from './records';
+import { keyIdOf, rowKey, splitRowRecord } from './records';
 
 const bin = (b: Buffer) => b.toString('latin1');
 
-/** The values JSON of the rows a RequestContext decoded: their record's own text (exactly stringifyJson(values), as encodeRow wrote it). */
-const valuesText = new WeakMap<StoredRow, string>();
+/**
+ * A row a RequestContext decoded, holding its record's own values text (exactly
+ * stringifyJson(values), as encodeRow wrote it) in a private field: invisible to spreads,
+ * JSON and equality, and cheaper than a WeakMap entry per decoded row (an ephemeron each).
+ */
+class KeptRow implements StoredRow {
+  readonly #json: string;
+  constructor(
+    readonly schema: string,
+    readonly pk: PkTuple,
+    readonly version: number,
+    readonly lsn: number,
+    readonly values: StoredRow['values'],
+    json: string,
+  ) {
+    this.#json = json;
+  }
+  static json(r: KeptRow): string {
+    return r.#json;
+  }
+}
 
 /** stringifyJson(r.values), from the record text when a RequestContext decoded `r` (a put logs the values it replaced). */
 export function storedValuesJson(r: StoredRow): string {
-  return valuesText.get(r) ?? stringifyJson(r.values);
+  return r instanceof KeptRow ? KeptRow.json(r) : stringifyJson(r.values);
 }
 
 function decodeKept(schema: string, pk: PkTuple, v: Buffer | string): StoredRow {
   const text = typeof v === 'string' ? v : v.toString('utf8');
-  const r = decodeRowText(schema, pk, text);
-  valuesText.set(r, splitRowRecord(text).json);
-  return r;
+  const { version, lsn, json } = splitRowRecord(text);
+  return new KeptRow(schema, pk, version, lsn, parseJsonExact(json) as StoredRow['values'], json);
 }
 const unbin = (s: string) => Buffer.from(s, 'latin1');
 

@@ -304,6 +304,15 @@ export class Metrics {
     s.latency.observe(ms);
   }
 
+  /** Credit counter children by tenant and class, looked up once each (a write charges on every request). */
+  private readonly creditSeries = new Map<string, { inc(n: number): void }>();
+  creditUsed(tenant: string, cls: string, cost: number): void {
+    const key = `${tenant}\u0000${cls}`;
+    let c = this.creditSeries.get(key);
+    if (!c) this.creditSeries.set(key, (c = this.creditsUsed.labels({ tenant, class: cls })));
+    c.inc(cost);
+  }
+
   /**
    * Events sent, tallied per event name and added to the counter at scrape: one per stream and
    * burst (thousands a second with hundreds of streams), where a prom-client `inc` each was a

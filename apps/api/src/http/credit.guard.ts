@@ -29,11 +29,12 @@ export class CreditGuard implements CanActivate {
     const go = (c: SecurityCatalog): boolean => {
       if (operator) return true;
       admit(c, cls, addon);
-      reply.raw.once('finish', () => {
+      // `on`, not `once`: a response finishes once, and `once` wraps and later removes the listener per request
+      reply.raw.on('finish', () => {
         if (reply.statusCode < 400) {
           const cost = charge(c, cls);
           if (cost) {
-            this.metrics.creditsUsed.inc({ tenant: t.tenant, class: cls }, cost);
+            this.metrics.creditUsed(t.tenant, cls, cost);
             // under a credit limit the totals reach the tenant's log within a second (one frame per interval, not per request)
             if (c.credits !== null) scheduleUsageFlush(c, (changes) => t.commit({ changes, actor: 'system', route: 'usage' }));
           }

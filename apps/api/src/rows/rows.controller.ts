@@ -13,7 +13,7 @@ import { Answer, RowsService } from './rows.service';
 
 function send(reply: FastifyReply, a: Answer): unknown {
   reply.status(a.status);
-  for (const [k, v] of Object.entries(a.headers)) reply.header(k, v);
+  for (const k in a.headers) reply.header(k, a.headers[k]);
   if (a.replayed) reply.header('x-db-idempotent-replay', 'true');
   if (a.json !== undefined) {
     reply.header('content-type', 'application/json; charset=utf-8');
@@ -90,8 +90,10 @@ export class RowsController {
     const t = tenantOf(req);
     const schema = (req.params as { schema: string }).schema;
     const body: unknown = req.body;
-    const { pk, pre } = await this.gated(t, schema, req);
-    await checkRows(t, t.acting, schema, [body as Record<string, unknown>]);
+    // the owner (no row policy applies): neither gate is awaited, one async step less each
+    const owner = !t.acting || t.acting.isOwner;
+    const { pk, pre } = owner ? this.target(t, schema, req) : await this.gated(t, schema, req);
+    if (!owner) await checkRows(t, t.acting, schema, [body as Record<string, unknown>]);
     return send(reply, await this.rows.put(t, req, schema, pk, body, pre));
   }
 

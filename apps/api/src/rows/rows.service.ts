@@ -52,8 +52,9 @@ export class RowsService {
     const idempotency = idempotencyFor(req, this.config.idempotencyTtlMs, render);
     const res: CommitResult = await t.commit({ changes, idempotency });
     if (res.replayed) return fromStored(res.replayed);
+    // render builds a fresh answer: its headers need no copy
     const s = render(res.results);
-    return { status: s.status, body: s.body, headers: { ...(s.headers ?? {}) } };
+    return { status: s.status, body: s.body, headers: s.headers ?? {} };
   }
 
   /** POST rows/{schema}: upsert (or insert-only with expect=insert). */
@@ -67,7 +68,9 @@ export class RowsService {
   /** PUT rows/{schema}/{pk}: the body's key must agree with the path's. */
   put(t: TenantHandle, req: ReqLike, schema: string, pk: JsonValue[], body: unknown, pre?: Precondition): Promise<Answer> {
     const m = this.manifest(t, schema);
-    const row: Row = { ...asRow(body) };
+    const given = asRow(body);
+    // the path's key first (the usual body leaves it out): one object literal, not a copy grown by a property
+    const row: Row = m.primary_key.length === 1 && given[m.primary_key[0]] === undefined ? { [m.primary_key[0]]: pk[0], ...given } : { ...given };
     m.primary_key.forEach((col, i) => {
       if (row[col] === undefined) row[col] = pk[i];
       else if (stringifyJson(normalizeKeyValue(row[col])) !== stringifyJson(pk[i])) {

@@ -56,10 +56,7 @@ export class TenantHandle {
     try {
       return await fn(this.store);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException)?.code === 'ENOSPC') {
-        throw new DbError('service_unavailable', 'the disk is full: writes are refused', { pressure: 'disk_full' });
-      }
-      throw e;
+      throw diskFull(e);
     }
   }
 
@@ -71,10 +68,22 @@ export class TenantHandle {
       const m = (() => { try { return parseManifest(c.toml); } catch { return undefined; } })();
       if (m && isInternalTable(m.table) && !this.store.manifest(m.id)) throw reservedTableName(m.table);
     }
-    const res = await this.write((s) => s.commit(req));
+    // as `write` does, without its own async step (every row write passes here)
+    let res: CommitResult;
+    try {
+      res = await this.store.commit(req);
+    } catch (e) {
+      throw diskFull(e);
+    }
     if (this.afterCommit && res.lsn > 0 && (await this.afterCommit(res.lsn)) === 'degraded') this.onDegraded?.();
     return res;
   }
+}
+
+/** A raw ENOSPC as 503 `service_unavailable` (disk_full); any other error as is. */
+function diskFull(e: unknown): unknown {
+  if ((e as NodeJS.ErrnoException)?.code === 'ENOSPC') return new DbError('service_unavailable', 'the disk is full: writes are refused', { pressure: 'disk_full' });
+  return e;
 }
 
 /** Called for every tenant store the registry opens, and before it closes (replication). */
