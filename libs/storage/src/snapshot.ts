@@ -30,8 +30,6 @@ export class LevelSnapshotReader implements Snapshot {
     private readonly snap: LevelSnapshot,
     private readonly manifestOf: (schema: string) => TableManifest | undefined,
     at: { lsn: number; stable: boolean; tableLsns: ReadonlyMap<string, number> } = { lsn: 0, stable: false, tableLsns: new Map() },
-    /** Gives the snapshot back (shared snapshots: store.ts); by default closes it. */
-    private readonly giveBack: () => Promise<void> = () => snap.close(),
   ) {
     this.lsn = at.lsn;
     this.stable = at.stable;
@@ -128,6 +126,6 @@ export class LevelSnapshotReader implements Snapshot {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await this.giveBack();
+    await this.snap.close();
   }
 }

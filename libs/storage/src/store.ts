@@ -16,7 +16,6 @@ import { statfs } from 'fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Observable, Subject } from 'rxjs';
 import { DbError, isInternalTable, JsonValue, Row, TableManifest } from '@mmdb/core';
-import { SnapshotShare } from './shared-snapshot';
 import type {
   CatalogKind,
   CheckEvaluator,
@@ -251,8 +250,6 @@ export class TenantStore implements StoreReader {
   /** setEpoch calls run one at a time. */
   private epochChain: Promise<unknown> = Promise.resolve();
   private closed = false;
-  /** Readers share one LevelDB snapshot until the next write (shared-snapshot.ts). */
-  private readonly snapshots: SnapshotShare;
   private readonly fences = new Set<string>();
   private diskFull = false;
   private freeBytes: number | null = null;
@@ -280,7 +277,6 @@ export class TenantStore implements StoreReader {
   ) {
     this.participantList = [indexParticipant, idempotencyParticipant, ...(opts.participants ?? [])];
     this.checkFn = opts.checkEvaluator;
-    this.snapshots = new SnapshotShare(db);
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
     this.log = new LogView(db, this.segments, () => this.lastLsn);
@@ -857,12 +853,11 @@ export class TenantStore implements StoreReader {
     // Stable: no group is between its batch and its apply, so the snapshot holds exactly
     // the frames up to lastLsn and tableLsn() describes it.
     const stable = !this.coordinator?.writing;
-    const held = this.snapshots.acquire(`${this.lastLsn}:${stable}`);
-    return new LevelSnapshotReader(this.db, held.snap, (id) => this.manifest(id), {
+    return new LevelSnapshotReader(this.db, this.db.snapshot(), (id) => this.manifest(id), {
       lsn: this.lastLsn,
       stable,
       tableLsns: new Map(this.tableLsns),
-    }, held.release);
+    });
   }
 
   /** Raw range over the live store (not a snapshot); for recovery and maintenance. */
@@ -1163,7 +1158,6 @@ export class TenantStore implements StoreReader {
     } finally {
       this.hub.closeAll();
       this.feed.complete();
-      this.snapshots.close();
       await this.db.close();
     }
   }

@@ -10,23 +10,13 @@ export class Pressure implements OnApplicationShutdown {
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.refresh();
-    // the periodic sample is async: a statfs stuck on a busy disk must not block the event loop
-    this.timer = setInterval(() => void this.sample(), 5000);
+    this.timer = setInterval(() => this.refresh(), 5000);
     this.timer.unref();
   }
 
   refresh(): void {
     try {
       const s = fs.statfsSync(this.config.dataDir);
-      this.freeBytes = s.bavail * s.bsize;
-    } catch {
-      this.freeBytes = null;
-    }
-  }
-
-  private async sample(): Promise<void> {
-    try {
-      const s = await fs.promises.statfs(this.config.dataDir);
       this.freeBytes = s.bavail * s.bsize;
     } catch {
       this.freeBytes = null;
