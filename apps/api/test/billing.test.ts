@@ -32,6 +32,17 @@ describe('credits and add-ons over real HTTPS', () => {
   let srv: TestServer;
   const req = (method: string, p: string, body?: unknown, token = TOKEN) => srv.request(method, `${T}${p}`, { token, body });
   const used = async () => (await req('GET', '/usage')).json.used as number;
+  // a request is charged when its response finishes on the server, which can come after the client
+  // has read it: wait (up to 2 s) for the charge to land, then compare
+  const usedReaches = async (want: number): Promise<number> => {
+    const end = Date.now() + 2_000;
+    let v = await used();
+    while (v !== want && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 20));
+      v = await used();
+    }
+    return v;
+  };
   const surfaces: Array<[string, string, unknown?]> = [
     ['GET', '/rows/app.docs/a'],
     ['PUT', '/rows/app.docs/z', { id: 'z', body: 'zzz' }],
@@ -67,10 +78,10 @@ describe('credits and add-ons over real HTTPS', () => {
     const costs = (await req('GET', '/usage')).json.costs;
     let before = await used();
     expect((await req('GET', '/rows/app.docs/a')).status).toBe(200);
-    expect(await used()).toBe(before + costs.read);
+    expect(await usedReaches(before + costs.read)).toBe(before + costs.read);
     before = await used();
     expect((await req('POST', '/sql', { sql: 'SELECT 1' })).status).toBe(200);
-    expect(await used()).toBe(before + costs.query);
+    expect(await usedReaches(before + costs.query)).toBe(before + costs.query);
     before = await used();
     expect((await req('GET', '/rows/app.docs/nope')).status).toBe(404);
     expect((await req('POST', '/sql', { sql: 'SELEC nonsense' })).status).toBe(400);
@@ -116,7 +127,7 @@ describe('credits and add-ons over real HTTPS', () => {
       }
       expect([p, r.status, r.json?.error]).toEqual([p, 402, 'quota_exceeded']);
     }
-    expect(await used()).toBe(before + 1);
+    expect(await usedReaches(before + 1)).toBe(before + 1);
     expect((await req('GET', '/rows/app.docs/a')).status).toBe(402);
     expect((await req('GET', '/tokens')).status).toBe(200); // management is free
     // auth comes first: a bad token is 401, not 402
