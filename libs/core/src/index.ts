@@ -4,3 +4,4 @@ export * from './types';
 export * from './manifest';
 export * from './json';
 export * from './zones';
+export * from './kahan';

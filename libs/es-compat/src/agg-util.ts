@@ -5,6 +5,7 @@ import type { Field, Json, JsonObject } from './mapping';
 import { isDate, isNumeric, isText, indexAnalyzer } from './fields';
 import { DEFAULT_DATE_FORMAT, formatDate, parseDate } from './dates';
 import { scriptRefused } from './query';
+import { KahanSum } from '@mmdb/core';
 
 export const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -131,25 +132,8 @@ export function badAgg(reason: string): EsError {
   return new EsError(400, 'parsing_exception', reason, { line: 1, col: 1 });
 }
 
-/**
- * Elasticsearch's sum of doubles: Kahan (compensated) summation in document order, as its sum,
- * avg, stats, extended_stats and weighted_avg aggregators add values (`CompensatedSum`); a
- * non-finite value turns the sum non-finite. So ten 0.1 sum to 1.0 there (and here), where a
- * plain loop gives 0.9999999999999999.
- */
-export class KahanSum {
-  value = 0;
-  private delta = 0;
-  add(x: number): this {
-    if (!Number.isFinite(x)) { this.value = x + this.value; return this; }
-    if (!Number.isFinite(this.value)) return this;
-    const corrected = x + this.delta;
-    const updated = this.value + corrected;
-    this.delta = corrected - (updated - this.value);
-    this.value = updated;
-    return this;
-  }
-}
+/** Elasticsearch's compensated sum of doubles, shared with the executor's `kahan_sum` (libs/core). */
+export { KahanSum };
 
 export function kahanSum(xs: readonly number[], f: (x: number) => number = (x) => x): number {
   const k = new KahanSum();

@@ -10,6 +10,7 @@
  */
 import type { Value } from '../values';
 import { toReal } from '../values';
+import { KahanSum } from '@mmdb/core';
 
 const SPLIT = 4503599627370496n; // 2^52: beyond it an int64 is added as two doubles
 
@@ -44,20 +45,11 @@ export class Kbn {
   }
 }
 
-/** Elasticsearch's CompensatedSum.add: a non-finite value turns the sum non-finite. */
+/** Elasticsearch's CompensatedSum over `xs` in `order` (KahanSum, libs/core: the ES aggregation code's too). */
 function kahan(xs: ArrayLike<number>, order?: ArrayLike<number>): number {
-  let value = 0;
-  let delta = 0;
-  for (let i = 0; i < xs.length; i++) {
-    const x = xs[order ? order[i] : i];
-    if (!Number.isFinite(x)) { value = x + value; continue; }
-    if (!Number.isFinite(value)) continue;
-    const corrected = x + delta;
-    const updated = value + corrected;
-    delta = corrected - (updated - value);
-    value = updated;
-  }
-  return value;
+  const k = new KahanSum();
+  for (let i = 0; i < xs.length; i++) k.add(xs[order ? order[i] : i]);
+  return k.value;
 }
 
 /**
