@@ -70,8 +70,13 @@ export function textTermDocs(ix: IndexView, path: string, analyzer: string, term
  */
 interface Ordinals { readonly of: Map<Doc, number>; bound: number }
 const ordinalsOf = new WeakMap<Doc[], Ordinals>();
+/**
+ * A term list's document numbers: the first `len` of `buf`, which has room to grow (appends are
+ * amortized, as the list's own pushes are; removals compact it in place).
+ */
+interface ListNumbers { buf: Int32Array; len: number }
 /** Per docs array: a term list's document numbers (lists outlive a docs array when `carryPostings` extends them). */
-const listOrdinals = new WeakMap<Doc[], WeakMap<readonly Doc[], Int32Array>>();
+const listOrdinals = new WeakMap<Doc[], WeakMap<readonly Doc[], ListNumbers>>();
 
 function ordinals(ix: IndexView): Ordinals {
   let o = ordinalsOf.get(ix.docs);
@@ -90,10 +95,11 @@ export function textTermOrdinals(ix: IndexView, path: string, analyzer: string, 
   const lo = listOrdinals.get(ix.docs)!;
   let out = lo.get(list);
   if (!out) {
-    out = Int32Array.from(list, (d) => o.of.get(d)!);
+    const buf = Int32Array.from(list, (d) => o.of.get(d)!);
+    out = { buf, len: buf.length };
     lo.set(list, out);
   }
-  return out;
+  return out.len === out.buf.length ? out.buf : out.buf.subarray(0, out.len);
 }
 
 /** The bound of the numbers `textTermOrdinals` gives (the size of a seen-array over them). */
@@ -233,10 +239,15 @@ function termsOfKey(key: string): (d: Doc) => Iterable<string> {
 /**
  * Moves the term → documents lists (and the id map, document numbers and lists' number arrays)
  * built for `oldDocs` to `newDocs`, the same documents less `removed` followed by `added` (in
- * `_seq_no` order, after all others): only the touched terms' lists change — a removal copies the
- * list without the removed documents (found by binary search, copied in slices), an addition
- * appends in place — so the cost is the change's terms, not the index. What the old array had not
- * built is left to be built on first use, as before.
+ * `_seq_no` order, after all others): only the touched terms' lists change, **in place** — a
+ * removal compacts the list over the removed documents' positions (found by binary search), an
+ * addition appends (amortized: the list keeps its spare capacity) — and so do their number arrays.
+ * No list is copied: with a small vocabulary (or a frequent term) a touched list holds a large part
+ * of the index, and copying every touched list per write batch (as this did before) was an
+ * O(index) allocation per write (~100 ms at 200,000 documents: tools/bench/stalls README, "What the
+ * stalls under writes were"). In place is safe because every reader of a list (`textDocs`,
+ * `keywordDocs`, topk.ts `countTo`) walks it within one synchronous call, and this runs between
+ * them. What the old array had not built is left to be built on first use, as before.
  */
 export function carryPostings(oldDocs: Doc[], newDocs: Doc[], removed: readonly Doc[], added: readonly Doc[]): void {
   // document numbers: removed ones freed, added ones numbered next; renumbered on use when half are free
@@ -264,13 +275,13 @@ export function carryPostings(oldDocs: Doc[], newDocs: Doc[], removed: readonly 
       }
       for (const [t, at] of drop) {
         const l = p.get(t)!;
+        const cut = positions(at);
+        removeAt(l, cut);
+        if (!l.length) { p.delete(t); continue; }
         const o = lo?.get(l);
-        const kept = without(l, at);
-        if (!kept.length) { p.delete(t); continue; }
-        p.set(t, kept);
-        if (o) lo!.set(kept, without(o, at));
+        if (o) o.len = removeNumbersAt(o.buf, o.len, cut);
       }
-      // additions appended: the list in place (its numbers array extended), a new term a new list
+      // additions appended: the list in place (its numbers extended), a new term a new list
       const adds = new Map<string, Doc[]>();
       for (const d of added) for (const t of termsOf(d)) {
         const xs = adds.get(t);
@@ -282,10 +293,12 @@ export function carryPostings(oldDocs: Doc[], newDocs: Doc[], removed: readonly 
         const o = lo?.get(l);
         for (const d of ds) l.push(d);
         if (!o) continue;
-        const ext = new Int32Array(o.length + ds.length);
-        ext.set(o);
-        for (let i = 0; i < ds.length; i++) ext[o.length + i] = ords!.of.get(ds[i])!;
-        lo!.set(l, ext);
+        if (o.len + ds.length > o.buf.length) {
+          const grown = new Int32Array(Math.max(o.len + ds.length, o.len + (o.len >> 1) + 16));
+          grown.set(o.buf.subarray(0, o.len));
+          o.buf = grown;
+        }
+        for (const d of ds) o.buf[o.len++] = ords!.of.get(d)!;
       }
     }
     cache.delete(oldDocs);
@@ -298,6 +311,33 @@ export function carryPostings(oldDocs: Doc[], newDocs: Doc[], removed: readonly 
     byIdCache.delete(oldDocs);
     byIdCache.set(newDocs, ids);
   }
+}
+
+/** Distinct positions, ascending. */
+function positions(at: readonly number[]): number[] {
+  return at.length === 1 ? [at[0]] : [...new Set(at)].sort((a, b) => a - b);
+}
+
+/** Removes the elements at the ascending distinct positions `cut` from `l`, in place (one pass from the first). */
+export function removeAt(l: Doc[], cut: readonly number[]): void {
+  if (!cut.length) return;
+  let w = cut[0];
+  for (let k = 0; k < cut.length; k++) {
+    const end = k + 1 < cut.length ? cut[k + 1] : l.length;
+    for (let r = cut[k] + 1; r < end; r++) l[w++] = l[r];
+  }
+  l.length = w;
+}
+
+/** `removeAt` for the first `len` numbers of `buf` (moved with copyWithin); the new length. */
+function removeNumbersAt(buf: Int32Array, len: number, cut: readonly number[]): number {
+  let w = cut[0];
+  for (let k = 0; k < cut.length; k++) {
+    const end = k + 1 < cut.length ? cut[k + 1] : len;
+    buf.copyWithin(w, cut[k] + 1, end);
+    w += end - cut[k] - 1;
+  }
+  return w;
 }
 
 /** The position of `d` in `l` (documents in ascending `_seq_no`), or -1. */
@@ -313,21 +353,9 @@ export function indexOfSeq(l: readonly Doc[], d: Doc): number {
   return -1;
 }
 
-/** `xs` without the elements at positions `at` (copied in slices between them). */
-export function without<T extends Doc[] | Int32Array>(xs: T, at: number[]): T {
-  const cut = [...new Set(at)].sort((a, b) => a - b);
-  if (xs instanceof Int32Array) {
-    const out = new Int32Array(xs.length - cut.length);
-    let w = 0;
-    let from = 0;
-    for (const i of cut) { out.set(xs.subarray(from, i), w); w += i - from; from = i + 1; }
-    out.set(xs.subarray(from), w);
-    return out as T;
-  }
-  const l = xs as Doc[];
-  const parts: Doc[][] = [];
-  let from = 0;
-  for (const i of cut) { parts.push(l.slice(from, i)); from = i + 1; }
-  parts.push(l.slice(from));
-  return ([] as Doc[]).concat(...parts) as T;
+/** A copy of `xs` without the elements at positions `at` (one copy, then compacted in place). */
+export function without(xs: Doc[], at: readonly number[]): Doc[] {
+  const out = xs.slice();
+  removeAt(out, positions(at));
+  return out;
 }

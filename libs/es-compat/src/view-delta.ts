@@ -16,8 +16,13 @@ export function applyDelta(ix: IndexView, removed: readonly Doc[], added: readon
   if (!removed.length && !added.length) return;
   const old = ix.docs;
   // the removed documents found by binary search (the array is in _seq_no order), copied around in slices
+  // (a new array: the caches of derived state are keyed by it, and a reader holding the old one keeps it)
   const at = removed.map((d) => indexOfSeq(old, d)).filter((i) => i >= 0);
-  const docs = (at.length ? without(old, at) : old).concat(added);
+  let docs: Doc[];
+  if (at.length) {
+    docs = without(old, at);
+    for (const d of added) docs.push(d);
+  } else docs = old.concat(added);
   (ix as { docs: Doc[] }).docs = docs;
   for (const [k, s] of [...ix.stats]) {
     const ok = k.startsWith('kw\u0000') ? keywordDelta(s, k.slice(3), removed, added) : textDelta(s, k.slice(0, k.indexOf('\u0000')), k.slice(k.indexOf('\u0000') + 1), removed, added);

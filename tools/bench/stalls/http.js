@@ -35,6 +35,8 @@ const SECONDS = numArg('seconds', 60);
 const SEMI = numArg('semi', 0);
 const WRITES = numArg('writes-per-s', 0);
 const WRITE_BATCH = numArg('write-batch', 10);
+/** `--cpu-prof FILE`: a CPU profile of the server over the timed window to FILE, its stalls to FILE.stalls.json (prof-stalls.js reads both). */
+const CPU_PROF = (() => { const i = process.argv.indexOf('--cpu-prof'); return i >= 0 ? path.resolve(process.argv[i + 1]) : null; })();
 const CHUNK = 5000;
 const TENANT = '01J0S7A11SBENCH00000000000';
 const TOKEN = 'stalls-bench-token-0123456789';
@@ -55,7 +57,8 @@ function hostCpu() {
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-stalls-'));
   const out = path.join(dir, 'probe.json');
-  const env = { NODE_OPTIONS: `--require ${path.join(__dirname, 'probe.js')}`, STALLS_PROBE_OUT: out };
+  if (CPU_PROF) fs.rmSync(CPU_PROF, { force: true });
+  const env = { NODE_OPTIONS: `--require ${path.join(__dirname, 'probe.js')}`, STALLS_PROBE_OUT: out, ...(CPU_PROF ? { STALLS_CPU_PROF: CPU_PROF } : {}) };
   const nodeArgs = SEMI ? [`--max-semi-space-size=${SEMI}`] : undefined;
   const { proc, url } = await startBuiltServer(path.join(dir, 'data'), { tenant: TENANT, token: TOKEN, env, nodeArgs });
   proc.on('exit', (c, sig) => process.env.STALLS_DEBUG && console.error('server exit', c, sig));
@@ -134,6 +137,10 @@ async function main() {
     }
     await writer;
     const r = await probe();
+    if (CPU_PROF) {
+      for (let i = 0; i < 100 && !fs.existsSync(CPU_PROF); i++) await new Promise((res) => setTimeout(res, 100));
+      fs.writeFileSync(`${CPU_PROF}.stalls.json`, JSON.stringify(r.stalls));
+    }
     const cpu1 = hostCpu();
     const dt = cpu1.total - cpu0.total || 1;
 

@@ -83,6 +83,30 @@ function tableCaches() {
   }
 }
 
+// STALLS_CPU_PROF=<file>: a V8 CPU profile of the main thread over each window (started at an
+// ask, written at the next one), its timestamps on the same monotonic clock as the stalls' `at`
+// (µs), so prof-stalls.js can attribute each stall to the samples inside it.
+const PROF = process.env.STALLS_CPU_PROF;
+let session = null;
+function profileWindow() {
+  if (!PROF) return;
+  const inspector = require('inspector');
+  const start = () => {
+    session.post('Profiler.setSamplingInterval', { interval: Number(process.env.STALLS_CPU_PROF_US ?? 500) }, () =>
+      session.post('Profiler.start'));
+  };
+  if (!session) {
+    session = new inspector.Session();
+    session.connect();
+    session.post('Profiler.enable', start);
+    return;
+  }
+  session.post('Profiler.stop', (err, res) => {
+    if (!err) fs.writeFileSync(PROF, JSON.stringify(res.profile));
+    start();
+  });
+}
+
 function report() {
   const t = now();
   const r = {
@@ -111,6 +135,7 @@ function report() {
   stalls = [];
   gcs = [];
   since = t;
+  profileWindow(); // after the window's figures: stopping the profiler takes a while (the next window's first stall)
 }
 if (OUT) {
   setInterval(() => {
