@@ -29,8 +29,28 @@ export function applyDelta(ix: IndexView, removed: readonly Doc[], added: readon
     if (!ok) ix.stats.delete(k);
   }
   carryPostings(old, docs, removed, added);
-  if (removed.length) ix.ordinals?.clear();
-  else if (ix.ordinals) for (const [path, o] of ix.ordinals) ix.ordinals.set(path, mergeOrdinals(o, added, path));
+  if (ix.ordinals) for (const [path, o] of ix.ordinals) {
+    const kept = removed.length ? dropOrdinals(ix, o, removed, path) : o;
+    if (kept) ix.ordinals.set(path, mergeOrdinals(kept, added, path));
+    else ix.ordinals.delete(path); // rebuilt at the next terms aggregation
+  }
+}
+
+/**
+ * The ordinals without the values no document holds any more, known from the field's keyword
+ * statistics (their df, already adjusted by this change); null when those are not built.
+ */
+function dropOrdinals(ix: IndexView, o: { terms: string[]; bytes: number }, removed: readonly Doc[], path: string): { terms: string[]; bytes: number } | null {
+  const s = ix.stats.get(`kw\u0000${path}`);
+  if (!s) return null;
+  const gone = new Set<string>();
+  for (const d of removed) for (const v of d.values(path)) {
+    const t = String(v);
+    if (!s.df.has(t)) gone.add(t);
+  }
+  if (!gone.size) return o;
+  const terms = o.terms.filter((t) => !gone.has(t));
+  return { terms, bytes: [...gone].reduce((b, t) => b - (2 * t.length + 40), o.bytes) };
 }
 
 function textDelta(s: FieldStats, path: string, analyzer: string, removed: readonly Doc[], added: readonly Doc[]): boolean {
