@@ -16,6 +16,8 @@ const { numArg } = require('../server');
 
 const file = process.argv[2];
 const TOP = numArg('top', 12);
+/** `--on-cpu`: only the stalls mostly on CPU (on CPU ≥ run-queue wait + blocked). */
+const ON_CPU = process.argv.includes('--on-cpu');
 const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
 const stalls = JSON.parse(fs.readFileSync(`${file}.stalls.json`, 'utf8'));
 
@@ -38,7 +40,7 @@ let t = prof.startTime;
 for (const d of prof.timeDeltas) times.push((t += d));
 
 const f1 = (x) => x.toFixed(1);
-for (const s of [...stalls].sort((a, b) => a.at - b.at)) {
+for (const s of [...stalls].sort((a, b) => a.at - b.at).filter((x) => !ON_CPU || x.cpu >= x.runq + x.blocked)) {
   const from = s.at * 1000;
   const to = (s.at + s.ms) * 1000;
   const incl = new Map();

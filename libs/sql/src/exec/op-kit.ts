@@ -55,6 +55,26 @@ export function drain(op: Op, ctx: ExecCtx, up: Env | null): readonly Tuple[] {
   return out;
 }
 
+/**
+ * All rows of an op, as `drain`, for an operator's generator that must not hold the event loop
+ * for its whole input: a childless op (a leaf, values, a CTE reference) answers its array at once;
+ * any other is pulled batch by batch with an empty batch yielded after each, so the driver can
+ * give the loop back between slices (a filter or projection over a 200,000-row table is ~30 ms
+ * of one turn through `all`). `const rows = yield* drainSteps(op, ctx, up)`.
+ */
+export function* drainSteps(op: Op, ctx: ExecCtx, up: Env | null): Generator<Tuple[], readonly Tuple[]> {
+  if (op.all && !op.children.length) return op.all(ctx, up);
+  const out: Tuple[] = [];
+  for (const b of op.run(ctx, up)) {
+    for (const r of b) out.push(r);
+    yield [];
+  }
+  return out;
+}
+
+/** True when `op.all` only hands over an array it holds (a childless op), so calling it is not a long turn. */
+export const cheapAll = (op: Op): boolean => !!op.all && !op.children.length;
+
 export function expr(c: C, cols: readonly ColInfo[]) {
   const scope = new Scope(cols, c.outer);
   const comp = new ExprCompiler(c.ctx);

@@ -10,7 +10,7 @@ import { makeAggregate } from './aggregates';
 import { ftsSearchOp, fuseOp, graphExpandOp, graphPathOp, vectorTopkOp } from './multimodel-ops';
 import { windowOp } from './window';
 import { streamedRefOp, withOp } from './with-op';
-import { BATCH, cat, drain, expr, leafAll, leafColumns, mk, qualify, slices, type C, type Op } from './op-kit';
+import { BATCH, cat, cheapAll, drain, drainSteps, expr, leafAll, leafColumns, mk, qualify, slices, type C, type Op } from './op-kit';
 
 export { BATCH, leafColumns, type Op } from './op-kit';
 
@@ -62,6 +62,21 @@ const VISITOR: PlanVisitor<Op, C> = {
     const input = compile(n.input, c);
     const pred = expr(c, input.cols)(n.predicate);
     return mk(n, input.cols, [input], function* (ctx, up) {
+      if (cheapAll(input)) {
+        // over a leaf's own array: its rows in batches without copying them (a leaf's run copies each batch)
+        const rows = input.all!(ctx, up);
+        for (let i = 0; i < rows.length; i += BATCH) {
+          ctx.check();
+          const out: Tuple[] = [];
+          for (let j = i, end = Math.min(rows.length, i + BATCH); j < end; j++) {
+            const r = rows[j];
+            const v = pred(r, up);
+            if (v !== null && v !== 0n && (typeof v === 'bigint' || truthy(v) === true)) out.push(r);
+          }
+          yield out; // empty batches too (see below)
+        }
+        return;
+      }
       for (const b of input.run(ctx, up)) {
         ctx.check();
         const out: Tuple[] = [];
@@ -196,8 +211,10 @@ const VISITOR: PlanVisitor<Op, C> = {
       const fresh = () => aggs.map((a) => makeAggregate(a.spec));
       // argument arrays are reused row to row: aggregate states read them, never keep them
       const argv = aggs.map((a) => new Array<Value>(a.args.length));
-      if (input.all) {
-        const rows = input.all(ctx, up);
+      // a leaf's array fed in ranges; anything else (a filter over a large table) pulled batch by
+      // batch, so its per-row work is split across the driver's slices (op-kit drainSteps)
+      if (cheapAll(input)) {
+        const rows = input.all!(ctx, up);
         for (let i = 0; i < rows.length; i += BATCH) {
           ctx.check();
           feed(rows, i, Math.min(rows.length, i + BATCH), up, groups, argv, fresh, ctx);
@@ -565,7 +582,7 @@ function joinOp(n: NodeOf<'join'>, c: C): Op {
       yield* probePk(onRight ? rpk! : lpk!, onRight ? rightKeys! : leftKeys!, onRight, ctx, up);
       return;
     }
-    const rrows = drain(right, ctx, up);
+    const rrows = yield* drainSteps(right, ctx, up);
     ctx.hold(rrows.length);
     let table: Map<unknown, number[]> | null = null;
     if (hash) {

@@ -14,7 +14,7 @@ import { collationKey, comparisonCollation } from './collation';
 import type { ExecCtx } from './context';
 import type { Compiled } from './expr';
 import { AGGREGATES } from './functions';
-import { drain, expr, mk, slices, type C, type CompileFn, type Op } from './op-kit';
+import { drainSteps, expr, mk, slices, type C, type CompileFn, type Op } from './op-kit';
 import type { ColInfo, Env } from './scope';
 
 const RANKING = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead']);
@@ -89,7 +89,7 @@ export function windowOp(n: NodeOf<'window'>, c: C, compile: CompileFn): Op {
   const width = input.cols.length;
   const cols: ColInfo[] = [...input.cols, ...n.functions.map((w) => ({ name: w.name }))];
   return mk(n, cols, [input], function* (ctx, up) {
-    const rows: Tuple[] = drain(input, ctx, up).map((r) => r.slice(0, width));
+    const rows: Tuple[] = (yield* drainSteps(input, ctx, up)).map((r) => r.slice(0, width));
     ctx.hold(rows.length);
     // as SQLite: the last-listed window is computed first, over the input's order (which an
     // OVER () numbering sees); each function appends its value, so columns are put back in order
