@@ -224,12 +224,19 @@ export class TableCache implements PoolMember {
    */
   private readonly known = new Map<string, number>();
   private tracking = false;
+  /**
+   * The LSN of the last frame the store published to this cache (-1: none yet). A read that spans
+   * awaits and must see one state of the store (executor `preloadCurrentFts`) compares it before
+   * and after: unchanged, no frame was applied in between.
+   */
+  lastFrame = -1;
 
   /** Follows the store's committed frames, so `current` can answer without a snapshot. */
   track(feed: FrameFeed): void {
     this.tracking = true;
     feed.subscribe({
       next: (f) => {
+        this.lastFrame = f.lsn;
         for (const c of f.changes) {
           if (!('schema' in c)) continue;
           this.raise(c.schema, f.lsn);

@@ -6,7 +6,7 @@
  */
 import { DbError, isInternalTable } from '@mmdb/core';
 import type { PkTuple, Snapshot, StoredResponse } from '@mmdb/storage';
-import type { PlanNode } from '@mmdb/plan';
+import type { NodeOf, PlanNode } from '@mmdb/plan';
 import type { Row, TableManifest } from '@mmdb/core';
 import { findManifest, sqlTable, type SqlTable } from '../catalog';
 import { DEFAULT_LIMITS, ExecCtx, type Budget, type QueryLimits, type Writer } from '../exec/context';
@@ -206,7 +206,8 @@ export class PlanExecutor {
     let snap: Snapshot | null = null;
     try {
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
-      if (opts.snapshot || !(!txn || txn.overlay.size === 0) || !this.preloadCurrent(leafList, ctx)) {
+      const plain = !opts.snapshot && (!txn || txn.overlay.size === 0);
+      if (!plain || !(this.preloadCurrent(leafList, ctx) || (await this.preloadCurrentFts(leafList, ctx)))) {
         // one snapshot; the multi-model leaves start their in-memory reads in this same turn
         const s = opts.snapshot ?? (snap = await this.snapshotFor(leafList));
         await Promise.all([this.leafReader.preload(leafList, s, ctx.leaves, txn, ctx), this.multi.preload(leafList, s, ctx, txn)]);
@@ -247,6 +248,41 @@ export class PlanExecutor {
     if (!graph) return this.leafReader.preloadCurrent(leaves, ctx);
     return this.multi.expandCurrent(leaves.filter((n) => n.op === 'graph_expand'), ctx) && this.leafReader.preloadCurrent(leaves.filter((n) => n.op !== 'graph_expand'), ctx);
   }
+
+  /**
+   * Answers a plan whose leaves are `fts_search` leaves and table-cache leaves from the store as it
+   * is now, with no storage snapshot: each LevelDB snapshot is taken under LevelDB's mutex on this
+   * thread, which its background thread holds after a flush (the blocked stalls of issue 25 §1).
+   * The search is asynchronous, so the table cache's last published LSN is compared before and
+   * after: a frame applied in between (or a lazily taken snapshot for positions that is not stable)
+   * discards what was read, and the caller takes a snapshot as before. False also when a leaf
+   * cannot be answered so (another multi-model leaf, a table not cached by key text).
+   */
+  private async preloadCurrentFts(leaves: readonly PlanNode[], ctx: ExecCtx): Promise<boolean> {
+    const fts = leaves.filter((n): n is NodeOf<'fts_search'> => n.op === 'fts_search');
+    const rest = leaves.filter((n) => n.op !== 'fts_search');
+    if (!fts.length || !this.sources.fts || rest.some((n) => n.op !== 'scan' && n.op !== 'get' && n.op !== 'index_scan')) return false;
+    const seen = this.tables.lastFrame;
+    if (seen < 0 || !this.leafReader.preloadCurrent(rest, ctx)) return false;
+    let lazy: Snapshot | undefined;
+    const positions = { rawGetMany: (keys: Buffer[]) => (lazy ??= this.sources.store.snapshot()).rawGetMany(keys) } as unknown as Snapshot;
+    let ok = false;
+    try {
+      ok = (await this.multi.ftsCurrent(fts, positions, ctx)) && this.tables.lastFrame === seen && (!lazy || lazy.stable);
+    } finally {
+      if (lazy) await lazy.release();
+      if (!ok) {
+        for (const n of rest) ctx.release(ctx.leaves.get(n)?.length ?? 0); // held by preloadCurrent
+        for (const n of leaves) ctx.leaves.delete(n);
+        ctx.pkIndex.clear();
+      }
+    }
+    if (ok) this.currentFts++;
+    return ok;
+  }
+
+  /** Plans with full-text leaves answered at the current LSN, without a storage snapshot (tests and metrics). */
+  currentFts = 0;
 
   /**
    * The query's storage snapshot. A snapshot taken while a commit group is between its write and

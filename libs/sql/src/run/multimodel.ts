@@ -27,6 +27,8 @@ import type { Txn } from './writer';
 
 /** Rows fetched one by one from the snapshot up to this many keys; beyond, the table is read whole. */
 const POINT_READS = 256;
+/** Thrown inside `fts` answering at the current LSN when a leaf cannot be (ftsCurrent answers false). */
+const NOT_CURRENT = Symbol('not current');
 /** Largest k a vector_topk may ask for. */
 export const MAX_K = 10_000;
 
@@ -99,8 +101,8 @@ export class MultiModelReader {
    * looked up first. The index's ordinal array being replaced (an image loaded) starts a new one.
    * Undefined when the table has no such cache.
    */
-  private ordRows(t: SqlTable, field: string, snap: Snapshot, txn: Txn | null): ((ord: number, id: string) => Tuple | undefined) | undefined {
-    const pkMap = this.cachedByText(t, snap, txn);
+  private ordRows(t: SqlTable, field: string, snap: Snapshot, txn: Txn | null, current = false): ((ord: number, id: string) => Tuple | undefined) | undefined {
+    const pkMap = this.cachedByText(t, snap, txn, current);
     const ids = pkMap && this.sources.fts?.docIds?.(t.id, field);
     if (!pkMap || !ids) return undefined;
     const byPk = pkMap.base as ReadonlyMap<string, Tuple>;
@@ -130,11 +132,29 @@ export class MultiModelReader {
    * For a table keyed by one `str` column whose rows the table cache holds at this snapshot: its pk
    * map, which a key text indexes as is (no per-key parse, no map of the hits); else undefined.
    */
-  private cachedByText(t: SqlTable, snap: Snapshot, txn: Txn | null): PkMap | undefined {
+  private cachedByText(t: SqlTable, snap: Snapshot, txn: Txn | null, current = false): PkMap | undefined {
     if (txn?.overlay.get(t.id)?.size || this.isImplicit(t) || this.implicitKind(t) === 'fts') return undefined;
     const pk = t.manifest.primary_key;
     if (pk.length !== 1 || t.manifest.columns.find((c) => c.name === pk[0])?.ty !== 'str') return undefined;
-    return this.leaves.tables.lookup(snap, t)?.byPk;
+    return (current ? this.leaves.tables.current(t) : this.leaves.tables.lookup(snap, t))?.byPk;
+  }
+
+  /**
+   * Answers `fts_search` leaves from the store as it is now, with no storage snapshot (as the
+   * table cache answers storage leaves, executor `preloadCurrentFts`): the full-text index and the
+   * table cache both follow the applied frames, so a search and its hits' rows taken while no frame
+   * is applied agree. A ranking that reads documents' positions reads them through `lazy` (a
+   * snapshot taken on first use). False when a leaf cannot be answered so (its table's rows are not
+   * in the cache by key text, a transaction's overlay): the caller takes a snapshot.
+   */
+  async ftsCurrent(nodes: readonly NodeOf<'fts_search'>[], lazy: Snapshot, ctx: ExecCtx): Promise<boolean> {
+    try {
+      for (const n of nodes) await this.fts(n, lazy, ctx, null, true);
+      return true;
+    } catch (e) {
+      if (e === NOT_CURRENT) return false;
+      throw e;
+    }
   }
 
   /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
@@ -292,7 +312,7 @@ export class MultiModelReader {
 
   // ---- fts_search ----
 
-  private async fts(n: NodeOf<'fts_search'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+  private async fts(n: NodeOf<'fts_search'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null, current = false): Promise<void> {
     const reader = need(this.sources.fts, 'full-text');
     const t = this.table(n.schema);
     const fields = n.fields ?? (n.field !== undefined ? [{ field: n.field }] : []);
@@ -323,8 +343,10 @@ export class MultiModelReader {
         ranked = [...scores].map(([doc_id, score]) => ({ doc_id, score })).sort((a, b) => b.score - a.score || (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0));
       }
       const keysOnly = n.keys_only && !pass && !txn?.overlay.get(t.id)?.size && !this.isImplicit(t);
-      const byOrd = every && !keysOnly && fields.length === 1 ? this.ordRows(t, fields[0].field, snap, txn) : undefined;
-      const row = (!keysOnly && this.cachedByText(t, snap, txn)) || (keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn));
+      const byOrd = every && !keysOnly && fields.length === 1 ? this.ordRows(t, fields[0].field, snap, txn, current) : undefined;
+      const cached = !keysOnly && this.cachedByText(t, snap, txn, current);
+      if (current && !keysOnly && !cached) throw NOT_CURRENT; // the rows would need a snapshot
+      const row = cached || (keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn));
       const out: Tuple[] = [];
       for (const d of ranked) {
         const r = byOrd && d.ord !== undefined ? byOrd(d.ord, d.doc_id) : row.get(d.doc_id);
