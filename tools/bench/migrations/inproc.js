@@ -114,7 +114,7 @@ function attribute(ts, proc, dir) {
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-mig-inproc-'));
   // DEFER=off: every backfill frame written with its own fsync (the store's behaviour before deferred sync).
-  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
+  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.PIECE ? { backgroundPieceMs: Number(process.env.PIECE) } : {}), ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
   try {
     await store.registerSchema(TOML);
     let loadMs = 0;
