@@ -197,6 +197,8 @@ interface Flight extends PreparedGroup {
   readonly durable: Promise<boolean>;
   /** Resolves once the group is applied and its callers answered (false: its write failed). */
   readonly done: Promise<boolean>;
+  /** Written without its own fsync (a redoable background group; "Deferred sync"). */
+  readonly deferred: boolean;
 }
 
 /**
@@ -409,7 +411,13 @@ export class Coordinator {
         }
         // A background request waits before its preparation (not after it) while MAX_DEFERRED
         // deferred groups are not applied, so a foreground request arriving meanwhile goes first.
-        if (this.deferred.length >= MAX_DEFERRED && this.queue.every((p) => p.req.background === true)) {
+        const inAir = flight?.deferred === true && flight.landed === undefined;
+        if (this.deferred.length + (inAir ? 1 : 0) >= MAX_DEFERRED && this.queue.every((p) => p.req.background === true)) {
+          if (inAir && this.deferred.length < MAX_DEFERRED) {
+            // The deferred group in flight is one of them once written.
+            await flight!.durable;
+            continue;
+          }
           this.coverDeferred();
           await Promise.race([this.deferred[0].applied, new Promise<void>((r) => (this.arrival = r))]);
           this.arrival = null;
@@ -503,7 +511,7 @@ export class Coordinator {
   private launch(g: PreparedGroup, deferred: boolean): Flight {
     let land!: (ok: boolean) => void;
     const durable = new Promise<boolean>((r) => (land = r));
-    const f: { -readonly [K in keyof Flight]: Flight[K] } = { ...g, durable, done: Promise.resolve(false) };
+    const f: { -readonly [K in keyof Flight]: Flight[K] } = { ...g, durable, done: Promise.resolve(false), deferred };
     f.done = this.writeGroup(g, deferred, (ok) => {
       f.landed = ok;
       land(ok);
