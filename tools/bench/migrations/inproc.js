@@ -13,6 +13,9 @@
  * DEFER=off opens the store with `deferRedoableSync: false` (each backfill frame fsynced); WB=<MB>
  * sets LevelDB's write buffer (the store's `writeBufferBytes`, apps/api's DB_WRITE_BUFFER_BYTES;
  * default 16). CEIL=<rows/s> sets the throttle's ceiling (default 1,000,000: none); SLICE=<ms> its slice_ms.
+ * PIECE=<ms> sets the store's `backgroundPieceMs` (apps/api DB_BACKFILL_PIECE_US / 1000; default 0.5:
+ * frames prepared in pieces and cut short for a foreground put; 0: prepared whole); the store line
+ * at the end counts the frames cut (`splits`).
  *
  * Attribution (attribution.js): the disk bytes the process wrote in each phase (load, baseline,
  * backfill; per row copied), GC pauses by kind and event-loop stalls during the copy, LevelDB's
