@@ -185,7 +185,7 @@ export interface CommitRequest {
    * null, commits `head` (which must begin with those k changes, unchanged) as this frame and
    * queues `tail` as the next background request, ahead of the others, after the foreground
    * ones. The caller's promise settles with the last piece: its result (with `prepare_ms` the
-   * sum of every piece's), or the first error of any piece (a head refused at its preparation
+   * sum of every piece's, `fg_wait_ms` and `fg_queue_ms` the longest any piece saw), or the first error of any piece (a head refused at its preparation
    * is not followed by its tail).
    */
   readonly split?: (k: number) => { readonly head: readonly Change[]; readonly tail: CommitRequest } | null;

@@ -90,8 +90,9 @@ interface Pending {
   prepared?: number;
   issued?: number;
   written?: number;
-  /** A tail of a split background request: the preparation its earlier pieces took (ms). */
+  /** A tail of a split background request: the preparation its earlier pieces took (ms), and the foreground waits they saw (fg_wait_ms, fg_queue_ms). */
   readonly spent?: number;
+  readonly waits?: readonly [number, number];
   readonly resolve: (r: CommitResult) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -549,14 +550,15 @@ export class Coordinator {
           continue;
         }
         const spent = (p.spent ?? 0) + performance.now() - t0 - (r.away ?? 0);
-        const out = { ...r, result: { ...r.result, prepare_ms: spent, fg_wait_ms: this.fgWait, fg_queue_ms: this.fgQueue } };
+        const waits = [Math.max(this.fgWait, p.waits?.[0] ?? 0), Math.max(this.fgQueue, p.waits?.[1] ?? 0)] as const;
+        const out = { ...r, result: { ...r.result, prepare_ms: spent, fg_wait_ms: waits[0], fg_queue_ms: waits[1] } };
         if (!r.tail) {
           prepared.push(out);
           continue;
         }
         // Cut short for a foreground request: this piece answers nobody; its tail, queued
         // first among the background requests, answers the caller (or fails it).
-        this.queue.unshift({ req: r.tail, at: p.at, spent, resolve: p.resolve, reject: p.reject });
+        this.queue.unshift({ req: r.tail, at: p.at, spent, waits, resolve: p.resolve, reject: p.reject });
         this.stats.splits++;
         prepared.push({ ...out, pending: { ...p, resolve: () => undefined, reject: () => undefined } });
       } catch (e) {
