@@ -3,9 +3,11 @@
  * the same LSNs; one behind the clock takes the bounds that passed, one by one, without waiting),
  * the event shared by the subscribers of one query, and the slices of burst work per loop turn.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import { Subject } from 'rxjs';
+import { TURN_CHANNEL } from './turns';
 import { burstBound, DELIVERED, endTurn, fanoutYieldsTo, LOOP, sharedEvent, sliceTurn, TAKE_TURN, turn, windowTurn } from './fanout';
 
 /**
@@ -115,6 +117,28 @@ describe('turn / endTurn: one stream of the fan-out at a time, in order', () => 
     await b;
     expect(order).toEqual(['a', 'b']);
     endTurn();
+  });
+});
+
+describe('the turn channel (a diagnostic: tools/bench/watch/trace.js)', () => {
+  withLongSlice();
+  it('publishes each turn (start, length) while subscribed, and nothing once unsubscribed', async () => {
+    await new Promise((r) => setImmediate(r));
+    const seen: Array<{ start: number; ms: number }> = [];
+    const on = (m: unknown) => seen.push(m as { start: number; ms: number });
+    subscribe(TURN_CHANNEL, on);
+    const before = performance.now();
+    expect(turn()).toBeNull();
+    const end = performance.now() + 2;
+    while (performance.now() < end); // 2 ms of burst work
+    endTurn();
+    unsubscribe(TURN_CHANNEL, on);
+    expect(seen).toHaveLength(1);
+    expect(seen[0].start).toBeGreaterThanOrEqual(before);
+    expect(seen[0].ms).toBeGreaterThanOrEqual(2);
+    expect(turn()).toBeNull();
+    endTurn();
+    expect(seen).toHaveLength(1);
   });
 });
 
