@@ -5,7 +5,7 @@
  */
 'use strict';
 const { pooled } = require('./server-side');
-const { attribute, rows, HEADER } = require('./slow-writes');
+const { attribute, rows, HEADER, longTurns } = require('./slow-writes');
 
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 const pct = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] : NaN);
@@ -94,6 +94,9 @@ function report({ withouts, withs, trace }, o) {
       for (const r of rows(`W${i}`, attribute(p.writes, trace))) line(r);
       if (i < R) for (const r of rows(`S${i + 1}`, attribute(withs[i].writes, trace))) line(r);
     });
+    // what the long turns were: fan-out work, or a GC pause / a wait for a CPU inside one
+    const lt = withs.map((p, i) => ({ i, ...longTurns(trace, p.t0, p.t1) }));
+    line(`\nfan-out turns over 1 ms per phase with subscribers (of them overlapping a GC; else a loop stall with under half its length in CPU, i.e. waiting for a CPU; longest ms): ${lt.map((x) => `S${x.i + 1} ${x.n} (${x.gc}; ${x.waited}; ${f(x.longest, 2)})`).join(', ')}`);
   }
   return out.join('\n');
 }

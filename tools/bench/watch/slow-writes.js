@@ -109,19 +109,41 @@ function attribute(writes, trace) {
   return { p99, slow: sum(writes.filter((w) => w.a - w.s >= p99)), all: sum(writes) };
 }
 
+/**
+ * The fan-out's turns over `ms` (default 1) between t0 and t1, and how many of them overlapped a
+ * GC pause or an event-loop stall with little CPU in it (the turn then measured the pause or the
+ * wait for a CPU, not fan-out work): what a long turn was.
+ */
+function longTurns(trace, t0, t1, ms = 1) {
+  const md = trace.gc.reduce((m, x) => Math.max(m, x.d), 0);
+  const ms2 = trace.stall.reduce((m, x) => Math.max(m, x.d), 0);
+  let n = 0;
+  let gc = 0;
+  let waited = 0;
+  let longest = 0;
+  for (const t of trace.turn) {
+    if (t.s < t0 || t.s > t1 || t.d < ms) continue;
+    n++;
+    longest = Math.max(longest, t.d);
+    if (overlap(trace.gc, md, t.s, t.s + t.d).any) gc++;
+    else if (overlap(trace.stall, ms2, t.s, t.s + t.d, (x) => x.c < x.d / 2).any) waited++;
+  }
+  return { n, gc, waited, longest };
+}
+
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 const pc = (k, n) => `${f((100 * k) / Math.max(1, n), 0)} %`;
 
 /** One table row per phase: the slow writes' figures, then (in brackets) every write's. */
 function rows(label, a) {
   const r = (o) =>
-    `${f(median(o.client), 2)} / ${f(median(o.server), 2)} | ${pc(o.major, o.n)} / ${pc(o.minor, o.n)} (${f(o.gcMs / Math.max(1, o.n), 2)}) | ${f(o.fanMs / Math.max(1, o.n), 2)} (${pc(o.fan1, o.n)}) | ${pc(o.stalls, o.n)} (${f(o.stallMs / Math.max(1, o.n), 2)}; CPU ${f(o.stallCpu / Math.max(1, o.n), 2)}) | ${pc(o.catchups, o.n)} | ${pc(o.none, o.n)}`;
+    `${f(median(o.client), 2)} / ${f(median(o.server), 2)} | ${pc(o.major, o.n)} / ${pc(o.minor, o.n)} (${f(o.gcMs / Math.max(1, o.n), 2)}) | ${f(o.fanMs / Math.max(1, o.n), 2)} (${pc(o.fan1, o.n)}; ${f(o.turnMax, 2)}) | ${pc(o.stalls, o.n)} (${f(o.stallMs / Math.max(1, o.n), 2)}; CPU ${f(o.stallCpu / Math.max(1, o.n), 2)}) | ${pc(o.catchups, o.n)} | ${pc(o.none, o.n)}`;
   return [`| ${label}: ${a.slow.n} slow (≥ p99 ${f(a.p99, 2)} ms) | ${r(a.slow)} |`, `| ${label}: all ${a.all.n} | ${r(a.all)} |`];
 }
 
 const HEADER = [
-  '| writes (phase) | median ms: client / server | overlapping a GC: major / minor only (GC ms inside, mean) | fan-out ms inside, mean (share ≥ 1 ms) | overlapping a loop stall > 2 ms (stall ms inside, mean; server CPU ms in it: ≪ stall = waiting for a CPU) | with a catch-up inside | none of these |',
+  '| writes (phase) | median ms: client / server | overlapping a GC: major / minor only (GC ms inside, mean) | fan-out ms inside, mean (share ≥ 1 ms; longest turn met, ms) | overlapping a loop stall > 2 ms (stall ms inside, mean; server CPU ms in it: ≪ stall = waiting for a CPU) | with a catch-up inside | none of these |',
   '|---|---|---|---|---|---|---|',
 ];
 
-module.exports = { readTrace, attribute, rows, HEADER };
+module.exports = { readTrace, attribute, rows, HEADER, longTurns };
