@@ -230,6 +230,42 @@ describe('windowTurn', () => {
     });
   });
 
+  it('parked streams behind the clock take each passed bound once, in order, across slices, then stay parked', async () => {
+    fanoutYieldsTo(() => true, TEST_SLICE_MS);
+    try {
+      await new Promise((r) => setImmediate(r));
+      const { store, publish, s } = liveStore();
+      for (const from of [1, 2]) {
+        const x = windowTurn(store, from, 5); // two windows pass (bounds 1 and 2) before any stream parks
+        publish();
+        expect(await x.bound).toBe(from);
+        endTurn();
+      }
+      const g = {};
+      const log: Record<string, number[]> = { a: [], b: [], c: [] };
+      const spend = () => {
+        const end = performance.now() + TEST_SLICE_MS + 1;
+        while (performance.now() < end); // a slice's worth of work
+      };
+      const mk = (name: string) =>
+        windowTurn(store, 1, 5, (bound) => {
+          log[name].push(bound);
+          if (name === 'a' && bound === 1) spend();
+          return bound + 1;
+        }, g);
+      const waits = [mk('a'), mk('b'), mk('c')];
+      expect(log).toEqual({ a: [1], b: [], c: [] }); // the slice is spent: the rest at later turns of the loop
+      await until(() => Object.values(log).every((l) => l.length === 2));
+      expect(log).toEqual({ a: [1, 2], b: [1, 2], c: [1, 2] });
+      publish(); // the next window delivers each once more: they stayed parked
+      await until(() => Object.values(log).every((l) => l.length === 3));
+      expect(log).toEqual({ a: [1, 2, s.lsn], b: [1, 2, s.lsn], c: [1, 2, s.lsn] });
+      for (const w of waits) w.cancel();
+    } finally {
+      fanoutYieldsTo(() => false);
+    }
+  });
+
   it('a cancelled wait answers null and holds no turn', async () => {
     const { store } = liveStore();
     const w = windowTurn(store, 1, 10);
