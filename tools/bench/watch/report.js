@@ -76,6 +76,9 @@ function report({ withouts, withs, trace }, o) {
   line(`| CPU cores: server (of it kernel) | ${cores(withouts, 'server')} | ${cores(withs, 'server')} | | |`);
   line(`| CPU cores: bench writer / subscribers' process | ${cores(withouts, 'bench')} | ${cores(withs, 'bench')} / ${cores(withs, 'subscribers')} | | |`);
   line(`| host: busy cores of ${withs[0].use.host.cpus}, steal %, load average (max) | ${host(withouts)} | ${host(withs)} | | |`);
+  // the host's busy cores beyond this run's three processes: other work on the machine (a quiet host: near 0)
+  const others = (ps) => f(mean(ps.map((p) => p.use.host.cores - Object.values(p.use.procs).reduce((a, x) => a + (Number.isFinite(x.cores) ? x.cores : 0), 0))), 2);
+  line(`| host: busy cores outside this run's processes (a quiet host: ~0) | ${others(withouts)} | ${others(withs)} | | |`);
   // the fan-out's turns (take frames, match, serialize, write the socket), timed by the server: its event loop's time per second
   line(`| server: fan-out main-thread ms/s (µs per turn, ≈ per stream and burst) | | ${f((fan('fs') * 1000) / secs)} (${f((fan('fs') * 1e6) / Math.max(1, fan('ft')))} µs × ${f(fan('ft') / secs, 0)}/s) | | |`);
   line(`| server: bursts delivered in a group's turn (of all) | | ${f((fan('fg') * 100) / Math.max(1, fan('ft')))} % | | |`);
