@@ -14,25 +14,11 @@ import { SqlEngine } from '@mmdb/sql';
 
 jest.setTimeout(60_000);
 
-const DOCS = `
-namespace = "app"
-table = "docs"
-primary_key = ["id"]
-[[columns]]
-name = "id"
-ty = "str"
-required = true
-[[columns]]
-name = "body"
-ty = "str"
-required = true
-[[columns]]
-name = "n"
-ty = "i64"
-required = true
-[[fulltext]]
-field = "body"
-`;
+const DOCS = [
+  'namespace = "app"', 'table = "docs"', 'primary_key = ["id"]',
+  ...[['id', 'str'], ['body', 'str'], ['n', 'i64']].map(([name, ty]) => `[[columns]]\nname = "${name}"\nty = "${ty}"\nrequired = true`),
+  '[[fulltext]]\nfield = "body"',
+].join('\n');
 const WORDS = ['river', 'stone', 'cloud', 'forest', 'ember', 'harbor'];
 
 let dir: string;
