@@ -9,7 +9,11 @@
  * the main thread's alone (the event loop, /proc/<pid>/task/<pid>/stat) and the process's.
  *
  *   npm run build && cp -r dist/apps /tmp/base-apps   # before the change: keep a copy of the build
- *   node tools/bench/http/ab.js --a /tmp/base-apps/api/main.js [--b dist/apps/api/main.js] [--routes put] [--duration 3] [--rounds 4]
+ *   node tools/bench/http/ab.js --a /tmp/base-apps/api/main.js [--b dist/apps/api/main.js] [--routes put] [--duration 3] [--rounds 4] [--nosync]
+ *
+ * `--nosync`: both servers with DB_SYNC=0 (no fsync): a PUT's CPU without the disk's latency,
+ * whose swings on a shared host (1-10 ms per fsync) change the commit groups' size and so
+ * the CPU per request more than a small change does. Not the benchmark's durable PUT.
  *
  * A copy of dist/apps/api must sit inside the repository (e.g. `.base/apps`) so that it
  * resolves node_modules (and the libs' dist) as the build does; libs are shared by both.
@@ -29,6 +33,7 @@ const ROUTES = ['noop', ...opt('routes', 'put').split(',')];
 const DURATION = Number(opt('duration', 3));
 const ROUNDS = Number(opt('rounds', 4));
 const CONNECTIONS = Number(opt('connections', 64));
+const ENV = args.includes('--nosync') ? { DB_SYNC: '0' } : {};
 
 /** CPU seconds of one thread of process `pid` (the main thread: tid = pid). */
 function threadCpu(pid) {
@@ -46,7 +51,7 @@ async function load(srv, route) {
 }
 
 async function round(script) {
-  const srv = await h.startServer({ script });
+  const srv = await h.startServer({ script, env: ENV });
   try {
     await h.prepare(srv);
     for (const r of ['noop', 'get', 'put']) await h.cannon(srv, r, { connections: CONNECTIONS, duration: 2 });

@@ -3,7 +3,9 @@
  * CPU-profiles the built server under the benchmark's load, one server per scenario, and
  * prints a summary of each profile (summarize-profile.js).
  *
- *   npm run build && node tools/bench/http/profile.js [noop get put ndjson] [--duration 10] [--connections 64] [--rows 200000] [--out /tmp/mmdb-prof] [--main <a copy of dist/apps/api/main.js>]
+ *   npm run build && node tools/bench/http/profile.js [noop get put ndjson] [--duration 10] [--connections 64] [--rows 200000] [--out /tmp/mmdb-prof] [--main <a copy of dist/apps/api/main.js>] [--nosync]
+ *
+ * `--nosync`: the server runs with DB_SYNC=0 (no fsync; see ab.js), for a steadier per-request profile of the CPU.
  *
  * Each profile is written as <out>/<scenario>.cpuprofile with <scenario>.json beside it (the
  * requests or rows served in the window): `profile-diff.js` compares two per request.
@@ -41,7 +43,7 @@ function ask(proc, msg) {
 
 async function run(name) {
   const file = path.join(OUT, `${name}.cpuprofile`);
-  const srv = await h.startServer({ script: path.join(__dirname, 'profiled-server.js'), env: { PROFILE_OUT: file, ...(MAIN ? { PROFILE_MAIN: path.resolve(MAIN) } : {}) }, ipc: true });
+  const srv = await h.startServer({ script: path.join(__dirname, 'profiled-server.js'), env: { PROFILE_OUT: file, ...(args.includes('--nosync') ? { DB_SYNC: '0' } : {}), ...(MAIN ? { PROFILE_MAIN: path.resolve(MAIN) } : {}) }, ipc: true });
   try {
     await h.prepare(srv);
     const load = name === 'ndjson' ? () => h.ingest(srv, body) : () => h.cannon(srv, name, { connections: CONNECTIONS, duration: DURATION });
