@@ -4,12 +4,9 @@ import { APP_CONFIG, AppConfig } from './config';
 import { FEATURE_MODULES } from './features';
 import { HealthController } from './health/health.controller';
 import { Metrics } from './health/metrics.service';
-import { AuthGuard } from './http/auth.guard';
-import { BodyTypeGuard } from './http/body';
 import { ErrorFilter } from './http/error.filter';
-import { RateLimitGuard } from './http/rate-limit.guard';
-import { GrantGuard } from './http/grant.guard';
-import { CreditGuard } from './http/credit.guard';
+import { globalGuards } from './http/guards';
+import { DirectRoutes } from './http/direct-route';
 import { SecurityService } from './security/security.service';
 import { UsersController } from './security/users.controller';
 import { BillingController } from './security/billing.controller';
@@ -22,7 +19,6 @@ import { SchemasModule } from './schemas/schemas.module';
 import { RowsModule } from './rows/rows.module';
 import { ReplicationModule } from './replication/replication.module';
 import { Replication } from './replication/replication.service';
-import { ReplicationGuard } from './replication/replication.guard';
 
 /** Providers every feature module can inject: config, tenants, metrics, the system store. */
 @Global()
@@ -31,8 +27,8 @@ export class CoreModule {
   static forRoot(config: AppConfig, system: SystemStore): DynamicModule {
     return {
       module: CoreModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: SystemStore, useValue: system }, Pressure, TenantRegistry, Metrics, Replication, SecurityService],
-      exports: [APP_CONFIG, SystemStore, Pressure, TenantRegistry, Metrics, Replication, SecurityService],
+      providers: [{ provide: APP_CONFIG, useValue: config }, { provide: SystemStore, useValue: system }, Pressure, TenantRegistry, Metrics, Replication, SecurityService, DirectRoutes],
+      exports: [APP_CONFIG, SystemStore, Pressure, TenantRegistry, Metrics, Replication, SecurityService, DirectRoutes],
     };
   }
 }
@@ -45,15 +41,12 @@ export class AppModule {
       imports: [CoreModule.forRoot(config, system), SchemasModule, RowsModule, ReplicationModule, ...FEATURE_MODULES],
       controllers: [HealthController, TenantsController, TokensController, UsersController, BillingController],
       providers: [
-        // Guards run in this order: the rate limit needs the token AuthGuard resolved.
-        { provide: APP_GUARD, useClass: AuthGuard },
-        { provide: APP_GUARD, useClass: RateLimitGuard },
-        { provide: APP_GUARD, useClass: CreditGuard },
-        { provide: APP_GUARD, useClass: GrantGuard },
-        { provide: APP_GUARD, useClass: BodyTypeGuard },
-        { provide: APP_FILTER, useClass: ErrorFilter },
-        // Replication: the staleness bound, a follower's lag headers, X-DB-Replication: degraded (spec §7.2).
-        ...(config.replication ? [{ provide: APP_GUARD, useClass: ReplicationGuard }] : []),
+        // The global guards run in the order of http/guards.ts (the rate limit needs the token
+        // AuthGuard resolved). Each is a provider of its own and the APP_GUARD of that instance,
+        // so the direct routes (http/direct-route.ts) run the very instances Nest runs.
+        ...globalGuards(config).flatMap((g) => [g, { provide: APP_GUARD, useExisting: g }]),
+        ErrorFilter,
+        { provide: APP_FILTER, useExisting: ErrorFilter },
       ],
     };
   }

@@ -15,6 +15,7 @@ import { Replication } from './replication/replication.service';
 import { SystemStore } from './system/system-store';
 import { loadOrCreateTls } from './tls';
 import { lingerThen } from './http/linger';
+import { CreditGuard } from './http/credit.guard';
 import { errorBody } from './http/error.filter';
 import { fanoutYieldsTo } from './watch/fanout';
 
@@ -102,6 +103,7 @@ export async function createServer(config: AppConfig): Promise<Server> {
     // Answers hold exact integers (bigint beyond ±2^53): JSON.stringify unless one is present.
     fastify.setReplySerializer((payload: unknown) => stringifyJson(payload));
     const metrics = app.get(Metrics);
+    const credit = app.get(CreditGuard);
     // Callback-style hooks: an async hook costs a promise and a microtask per request.
     // requests in flight or just served (watch streams aside): the watch fan-out yields to them
     // (watch/turns.ts). Recent ones count too: under load the next is already on its way (a
@@ -124,6 +126,7 @@ export async function createServer(config: AppConfig): Promise<Server> {
     });
     fastify.addHook('onResponse', (req: any, reply: any, done: () => void) => {
       metrics.observeRequest(req.method, req.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
+      credit.settle(req, reply);
       if (req.serving) {
         serving = Math.max(0, serving - 1);
         servedAt = performance.now();

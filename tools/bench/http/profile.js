@@ -3,7 +3,12 @@
  * CPU-profiles the built server under the benchmark's load, one server per scenario, and
  * prints a summary of each profile (summarize-profile.js).
  *
- *   npm run build && node tools/bench/http/profile.js [noop get put ndjson] [--duration 10] [--connections 64] [--rows 200000] [--out /tmp/mmdb-prof]
+ *   npm run build && node tools/bench/http/profile.js [noop get put ndjson] [--duration 10] [--connections 64] [--rows 200000] [--out /tmp/mmdb-prof] [--main <a copy of dist/apps/api/main.js>] [--nosync]
+ *
+ * `--nosync`: the server runs with DB_SYNC=0 (no fsync; see ab.js), for a steadier per-request profile of the CPU.
+ *
+ * Each profile is written as <out>/<scenario>.cpuprofile with <scenario>.json beside it (the
+ * requests or rows served in the window): `profile-diff.js` compares two per request.
  *
  * The server runs under profiled-server.js: the profile covers only the load window (after
  * schema, preload and a 2 s warm-up; a PUT profile's warm-up reads rows first, as bench.js's
@@ -23,7 +28,8 @@ const DURATION = Number(opt('duration', 10));
 const CONNECTIONS = Number(opt('connections', 64));
 const ROWS = Number(opt('rows', 200_000));
 const OUT = opt('out', '/tmp/mmdb-prof');
-const optVals = new Set(['duration', 'connections', 'rows', 'out'].map((n) => opt(n, undefined)).filter(Boolean));
+const MAIN = opt('main', undefined);
+const optVals = new Set(['duration', 'connections', 'rows', 'out', 'main'].map((n) => opt(n, undefined)).filter(Boolean));
 let scenarios = args.filter((a) => !a.startsWith('--') && !optVals.has(a));
 if (!scenarios.length) scenarios = ['noop', 'get', 'put', 'ndjson'];
 
@@ -37,7 +43,7 @@ function ask(proc, msg) {
 
 async function run(name) {
   const file = path.join(OUT, `${name}.cpuprofile`);
-  const srv = await h.startServer({ script: path.join(__dirname, 'profiled-server.js'), env: { PROFILE_OUT: file }, ipc: true });
+  const srv = await h.startServer({ script: path.join(__dirname, 'profiled-server.js'), env: { PROFILE_OUT: file, ...(args.includes('--nosync') ? { DB_SYNC: '0' } : {}), ...(MAIN ? { PROFILE_MAIN: path.resolve(MAIN) } : {}) }, ipc: true });
   try {
     await h.prepare(srv);
     const load = name === 'ndjson' ? () => h.ingest(srv, body) : () => h.cannon(srv, name, { connections: CONNECTIONS, duration: DURATION });
@@ -52,6 +58,7 @@ async function run(name) {
     await ask(srv.proc, 'start');
     const r = await load();
     await ask(srv.proc, 'stop');
+    fs.writeFileSync(file.replace(/\.cpuprofile$/, '.json'), JSON.stringify({ scenario: name, served: typeof r === 'number' ? ROWS : r.total }));
     console.log(`\n=== ${name}: ${typeof r === 'number' ? `${ROWS} rows in ${r.toFixed(2)} s = ${(ROWS / r).toFixed(0)} rows/s` : `${r.rps.toFixed(0)} req/s p50 ${r.p50} p99 ${r.p99} bad ${r.bad}`}`);
     console.log(execFileSync(process.execPath, [path.join(__dirname, 'summarize-profile.js'), file, '--top', '25'], { encoding: 'utf8' }));
   } finally {

@@ -22,4 +22,4 @@ process.on('message', (m) => {
     });
   }
 });
-require(path.join(__dirname, '../../../dist/apps/api/main.js'));
+require(process.env.PROFILE_MAIN || path.join(__dirname, '../../../dist/apps/api/main.js'));

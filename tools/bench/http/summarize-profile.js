@@ -140,4 +140,6 @@ function main() {
   }
 }
 
-main();
+if (require.main === module) main();
+
+module.exports = { component };

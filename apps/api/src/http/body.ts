@@ -79,7 +79,7 @@ export function installBodyParsers(fastify: {
   fastify.removeAllContentTypeParsers();
   // NDJSON bodies reach the handler as the raw stream; the rows controller counts its bytes.
   fastify.addContentTypeParser('application/x-ndjson', (_req: unknown, payload: unknown, done: Done) => done(null, payload));
-  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (req: unknown, body: unknown, done: Done) => {
+  const parse = (req: unknown, body: unknown, done: Done) => {
     const type = mediaType((req as { headers: Record<string, string | undefined> }).headers['content-type']);
     const buf = body as Buffer;
     // no body at all (a DELETE or a cancel sent with a Content-Type): the route sees none
@@ -97,7 +97,12 @@ export function installBodyParsers(fastify: {
     } catch (e) {
       done(new DbError('invalid_body', `the body is not valid JSON: ${(e as Error).message}`));
     }
-  });
+  };
+  // The same parser for every type; application/json is also registered by name because
+  // fastify caches the parser it finds for a Content-Type only when it is registered by type
+  // (a catch-all match parses the header again on every request).
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, parse);
+  fastify.addContentTypeParser('*', { parseAs: 'buffer' }, parse);
 }
 
 function expected(kinds: readonly BodyKind[]): string {

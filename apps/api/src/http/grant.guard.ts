@@ -11,13 +11,26 @@ import type { TokenRequest } from './auth.guard';
  */
 @Injectable()
 export class GrantGuard implements CanActivate {
+  /** Each handler's `@Requires` (metadata does not change after start; `null`: none). */
+  private readonly needs = new WeakMap<object, Requirement | null>();
+
   constructor(private readonly reflector: Reflector, private readonly security: SecurityService) {}
+
+  private requirement(ctx: ExecutionContext): Requirement | null {
+    const handler = ctx.getHandler();
+    let need = this.needs.get(handler);
+    if (need === undefined) {
+      need = this.reflector.getAllAndOverride<Requirement | undefined>(REQUIRES, [handler, ctx.getClass()]) ?? null;
+      this.needs.set(handler, need);
+    }
+    return need;
+  }
 
   canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<TokenRequest & { params?: Record<string, string> }>();
     const t = req.tenantHandle;
     if (!t) return true;
-    const need = this.reflector.getAllAndOverride<Requirement | undefined>(REQUIRES, [ctx.getHandler(), ctx.getClass()]);
+    const need = this.requirement(ctx);
     const user = req.authToken?.user ?? OWNER;
     const check = (c: SecurityCatalog): boolean => {
       const acting = this.security.acting(c, user);

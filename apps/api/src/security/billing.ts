@@ -21,7 +21,16 @@ export type RequestClass = keyof typeof COSTS;
 
 /** The class and add-on of a tenant route from its method and path after `/v1/tenants/{tenant}/`. */
 export function classify(method: string, rest: string): { cls: RequestClass; addon?: Addon } {
-  const seg = rest.split('/')[0].split('?')[0];
+  // the first segment, up to a '/' or '?' (no arrays made: every tenant request runs this)
+  let end = rest.length;
+  for (let i = 0; i < rest.length; i++) {
+    const c = rest.charCodeAt(i);
+    if (c === 47 || c === 63) {
+      end = i;
+      break;
+    }
+  }
+  const seg = rest.slice(0, end);
   const read = method === 'GET' || method === 'HEAD';
   switch (seg) {
     case 'rows':
