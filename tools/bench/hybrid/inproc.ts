@@ -5,8 +5,11 @@
  * (and the routes' functions, the client assembly's leaves), printing p50 / p90 / p99 / max and
  * this process's GCs per kind; EXPLAIN=1 prints the RRF statement's explain tree (per-node times,
  * the leaves' strategies); PROF=1 profiles each kind's loop (V8's sampling profiler, 100 µs) and
- * prints the functions with the most self and total time.
- * Env: ROWS (20000), Q (1000), ONLY (comma list of rrf,vec20,vroute,froute,get), PROF, EXPLAIN, TOP (25).
+ * prints the functions with the most self and total time. EFS=32,64,128 runs the RRF statement's 200
+ * queries with the HNSW walk held at each ef in turn and prints, per ef, the fused top-10's recall
+ * against the exact fusion (RRF over the brute-force 20 nearest and the fts route's BM25 top-20),
+ * the vector leg's recall@20 and the statement's p50: what a fusion input's ef costs in recall.
+ * Env: ROWS (20000), Q (1000), ONLY (comma list of rrf,vec20,vroute,froute,get), PROF, EXPLAIN, TOP (25), EFS.
  * Not a benchmark of record: it says where a statement's engine time goes, apart from the request.
  */
 import * as fs from 'node:fs';
@@ -19,7 +22,7 @@ import { FtsParticipant } from '@mmdb/fts';
 import { VectorParticipant } from '@mmdb/vector';
 import { GraphIndex } from '@mmdb/graph';
 import { SqlEngine, ftsSearchRoute, vectorTopkRoute } from '@mmdb/sql';
-import { makeCorpus, manifest, pct, queries, RRF_SQL, QUERY_WORDS } from './data';
+import { exactRrf, makeCorpus, manifest, pct, queries, recall, recallWithTies, RRF_SQL, QUERY_WORDS, truth } from './data';
 
 const ROWS = Number(process.env.ROWS ?? 20_000);
 const Q = Number(process.env.Q ?? 1000);
@@ -127,6 +130,31 @@ async function main(): Promise<void> {
       }
     }
     obs.disconnect();
+    if (process.env.EFS) {
+      // the walk's ef held at each value (the index's own efFor replaced on this instance only)
+      const ann = vector.table('bench.items').ann as unknown as { efFor: (k: number, mode: string, passing?: number) => number };
+      const own = ann.efFor.bind(ann);
+      const vTruth = qs.map((q) => truth(corpus, q, Infinity, 20));
+      const fTruth = await Promise.all(words.map(async (w) => (await ftsSearchRoute(sql, 'bench.items', 'body', w, 20, { feedback: 'none', proximity: 'none' })).map((d) => d.doc_id)));
+      const idsOf = (r: unknown) => ((r as Array<{ rows: unknown[][]; names: string[] }>)[0]).rows.map((x) => String(x[0]));
+      console.log(`calibrated ef for k = 20: ${own(20, 'high_recall')}`);
+      for (const ef of process.env.EFS.split(',').map(Number)) {
+        ann.efFor = (k) => Math.max(k, ef);
+        let fused = 0;
+        let vec = 0;
+        const ms: number[] = [];
+        for (let i = 0; i < qs.length; i++) {
+          const t = performance.now();
+          const got = idsOf(await sql.run(RRF_SQL, { params: [qs[i], words[i % words.length]] }));
+          ms.push(performance.now() - t);
+          const x = exactRrf(vTruth[i], fTruth[i % words.length]);
+          fused += recallWithTies(got, x.want, x.accept);
+          vec += recall(idsOf(await sql.run('SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20', { params: [qs[i]] })), vTruth[i]);
+        }
+        console.log(`ef ${String(ef).padStart(4)}: fused recall@10 ${(fused / qs.length).toFixed(3)}  vector recall@20 ${(vec / qs.length).toFixed(3)}  RRF p50 ${pct(ms, 50).toFixed(3)} ms`);
+      }
+      ann.efFor = own;
+    }
     if (process.env.EXPLAIN === '1') {
       type N = { op?: string; time_ms?: number; detail?: string; children?: N[] };
       const flat = (n: N, d = 0): string[] => [`${'  '.repeat(d)}${n.op} ${n.time_ms ?? '?'} ms ${n.detail ?? ''}`, ...(n.children ?? []).flatMap((x) => flat(x, d + 1))];
