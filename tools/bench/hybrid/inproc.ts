@@ -169,7 +169,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
+main().then(undefined, (e: unknown) => {
   console.error(e);
-  process.exit(1);
+  process.exitCode = 1;
 });
