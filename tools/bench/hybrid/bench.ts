@@ -126,12 +126,16 @@ function clientGc(): () => string {
   };
 }
 
-/** How many of the server's `db_query_latency_ms{surface}` observations so far were over 2 ms, and in all. */
-async function slowSoFar(url: string, ca: string, surface: string): Promise<{ over2: number; all: number }> {
+/** How many of the server's `db_query_latency_ms{surface}` observations so far were over `le` ms (a bucket: 2, 5, 10 …), and in all. */
+async function slowSoFar(url: string, ca: string, surface: string, le = '2'): Promise<{ over2: number; all: number }> {
   const b = await latencyBuckets(url, ca, surface);
   const all = b.get('+Inf') ?? 0;
-  return { over2: all - (b.get('2') ?? 0), all };
+  return { over2: all - (b.get(le) ?? 0), all };
 }
+
+/** The engine's slow observations between two readings per surface: `sql 3 of 1020`. */
+const slowDelta = (a: Array<{ over2: number; all: number }>, b: Array<{ over2: number; all: number }>, names: string[]) =>
+  names.map((n, i) => `${n} ${b[i].over2 - a[i].over2} of ${b[i].all - a[i].all}`).join(', ');
 
 async function timed<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ ms: number[]; out: T[] }> {
   const ms: number[] = [];
@@ -245,12 +249,21 @@ async function main(): Promise<void> {
     // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
     const rrfSql = RRF_SQL;
     // the server's GC during each side's loop: what the tail is made of (README "Where the RRF tail goes")
+    // and what the tail is made of: the bench client's own GCs, and how many statements / route
+    // calls the engine itself took over 5 ms for (the rest of a slow sample is outside the plans)
+    const surfaces = ['sql', 'vector', 'fts'];
+    const slow = () => Promise.all(surfaces.map((x) => slowSoFar(url, ca, x, '5')));
     const gc0 = await gcSoFar(url, ca);
+    const sl0 = await slow();
     const steal1 = hostSteal();
+    const cg1 = clientGc();
     const ours2 = await timed(QP99, (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i % Q], words[i % words.length]] }));
+    const cg1done = cg1();
     const stolen1 = steal1();
+    const sl1 = await slow();
     const gc1 = await gcSoFar(url, ca);
     const steal2 = hostSteal();
+    const cg2 = clientGc();
     const client2v: string[][] = [];
     const client2 = await timed(QP99, async (i) => {
       const [v, f] = await Promise.all([
@@ -265,9 +278,12 @@ async function main(): Promise<void> {
       client2v[i] = v.map((m: { id: string }) => m.id); // for the route's recall@20, after the loop
       return Promise.all(top.map(([id]) => c.req('GET', `/rows/bench.items/${id}`)));
     });
+    const cg2done = cg2();
     const stolen2 = steal2();
+    const sl2 = await slow();
     const gc2 = await gcSoFar(url, ca);
     console.log(`server GC during the RRF loops: ours ${gcDelta(gc0, gc1)}; client assembly ${gcDelta(gc1, gc2)}; host CPU steal ${stolen1.toFixed(1)} % / ${stolen2.toFixed(1)} %`);
+    console.log(`RRF loops: this client's GC ours ${cg1done}, client assembly ${cg2done}; over 5 ms in the engine: ours ${slowDelta(sl0, sl1, surfaces)}; client assembly ${slowDelta(sl1, sl2, surfaces)}; ours slowest ${[...ours2.ms].sort((a, b) => b - a).slice(0, 12).map((x) => x.toFixed(2)).join(', ')} ms`);
     const ex2 = await c.req('POST', '/sql?explain=true', { sql: rrfSql, params: [qs[0], words[0]] });
     const flat = (n: { op?: string; detail?: string; time_ms?: number; children?: unknown[] }, d = 0): string[] => [`${'  '.repeat(d)}${n.op} ${n.time_ms ?? '?'} ms ${n.detail ?? ''}`, ...((n.children ?? []) as (typeof n)[]).flatMap((x) => flat(x, d + 1))];
     if (process.env.EXPLAIN) console.log(`explain RRF:\n${flat(ex2.explain?.tree ?? {}).join('\n')}`);
