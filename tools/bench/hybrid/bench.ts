@@ -248,9 +248,9 @@ async function main(): Promise<void> {
     // The answer is the fused top-10 documents themselves (what a search page shows), so the
     // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
     const rrfSql = RRF_SQL;
-    // the server's GC during each side's loop: what the tail is made of (README "Where the RRF tail goes")
-    // and what the tail is made of: the bench client's own GCs, and how many statements / route
-    // calls the engine itself took over 5 ms for (the rest of a slow sample is outside the plans)
+    // what each side's tail is made of: the server's GCs during its loop (README "Where the RRF tail
+    // goes"), the bench client's own GCs, and how many statements / route calls the engine itself
+    // took over 5 ms for (the rest of a slow sample is outside the plans)
     const surfaces = ['sql', 'vector', 'fts'];
     const slow = () => Promise.all(surfaces.map((x) => slowSoFar(url, ca, x, '5')));
     const gc0 = await gcSoFar(url, ca);
@@ -300,7 +300,8 @@ async function main(): Promise<void> {
     const vecSql = 'SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20';
     let oursVec = 0;
     for (let i = 0; i < Q; i++) oursVec += recall((await c.req('POST', '/sql', { sql: vecSql, params: [qs[i]] })).rows.map((r: { id: string }) => r.id), vTruth[i]);
-    const clientVec = client2v.slice(0, Q).reduce((a, ids, i) => a + recall(ids, vTruth[i]), 0) / Q;
+    const routeVec = client2v.slice(0, Q);
+    const clientVec = routeVec.reduce((a, ids, i) => a + recall(ids, vTruth[i]), 0) / Math.max(1, routeVec.length);
     console.log(`RRF recall (${((performance.now() - tR) / 1000).toFixed(1)} s to measure): fused top-10 vs exact fusion ours ${oursFused.toFixed(3)}, client ${clientFused.toFixed(3)}; vector recall@20 ours ${(oursVec / Q).toFixed(3)}, route ${clientVec.toFixed(3)}`);
     row('BM25 + vector RRF top-10 rows', ours2, `fused ${oursFused.toFixed(3)} / ${(ours2.out.reduce((a, r) => a + r.rows.length, 0) / QP99).toFixed(1)}`, 'client assembly (2 routes + row GETs, parallel)', client2, `fused ${clientFused.toFixed(3)} / ${(client2.out.reduce((a, r) => a + r.length, 0) / QP99).toFixed(1)}`);
 
