@@ -467,6 +467,28 @@ describe('SQL: table-valued functions and hybrid queries', () => {
     expect(sql.planCache.hits - hits).toBe(2 + 4);
   });
 
+  it("explain times a multi-model leaf's synchronous search too (a warm BM25 top-k runs before its first await)", async () => {
+    const text = `SELECT id FROM rrf((SELECT id FROM app.reviews ORDER BY emb <-> $1 LIMIT 3), (SELECT id FROM fts_search('app.reviews', 'body', $2, 3, 'bm25')), 'id')`;
+    const leafTime = (ex: unknown, op: string): number => {
+      const find = (n: { op?: string; time_ms?: number; children?: unknown[] }): number | undefined =>
+        n.op === op ? n.time_ms : (n.children ?? []).map((c) => find(c as typeof n)).find((x) => x !== undefined);
+      return find((ex as { tree: { op?: string } }).tree) ?? NaN;
+    };
+    // the search is made to take at least 30 ms of synchronous work: explain must count it (it showed ~0 before)
+    const real = fts.search.bind(fts);
+    const spy = jest.spyOn(fts, 'search').mockImplementation((...args: Parameters<typeof fts.search>) => {
+      const until = performance.now() + 30;
+      while (performance.now() < until) { /* busy: a synchronous search */ }
+      return real(...args);
+    });
+    try {
+      const r = await sql.run(text, { params: [[0, 0, 0], 'story'], explain: true });
+      expect(leafTime((r[0] as { explain?: unknown }).explain, 'fts_search')).toBeGreaterThanOrEqual(30);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('the plain RRF form people write in PostgreSQL: CTEs and row_number() OVER', async () => {
     const rows = await q(`WITH v AS (SELECT id, row_number() OVER (ORDER BY emb <-> $1) AS r FROM app.reviews ORDER BY emb <-> $1 LIMIT 3),
       t AS (SELECT id, row_number() OVER (ORDER BY _score DESC) AS r FROM fts_search('app.reviews', 'body', 'story'))

@@ -23,7 +23,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { hostSteal } from '../vector/https';
-import { HOP_SQL, makeCorpus, manifest, pct, queries, recall, RRF_SQL, truth, vectorOf, QUERY_WORDS, type Corpus } from './data';
+import { exactRrf, HOP_SQL, makeCorpus, manifest, pct, queries, recall, recallWithTies, RRF_SQL, truth, vectorOf, QUERY_WORDS, type Corpus } from './data';
 import { latencyBuckets, metricsText, TENANT, TOKEN } from './http';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -126,12 +126,16 @@ function clientGc(): () => string {
   };
 }
 
-/** How many of the server's `db_query_latency_ms{surface}` observations so far were over 2 ms, and in all. */
-async function slowSoFar(url: string, ca: string, surface: string): Promise<{ over2: number; all: number }> {
+/** How many of the server's `db_query_latency_ms{surface}` observations so far were over `le` ms (a bucket: 2, 5, 10 …), and in all. */
+async function slowSoFar(url: string, ca: string, surface: string, le = '2'): Promise<{ over2: number; all: number }> {
   const b = await latencyBuckets(url, ca, surface);
   const all = b.get('+Inf') ?? 0;
-  return { over2: all - (b.get('2') ?? 0), all };
+  return { over2: all - (b.get(le) ?? 0), all };
 }
+
+/** The engine's slow observations between two readings per surface: `sql 3 of 1020`. */
+const slowDelta = (a: Array<{ over2: number; all: number }>, b: Array<{ over2: number; all: number }>, names: string[]) =>
+  names.map((n, i) => `${n} ${b[i].over2 - a[i].over2} of ${b[i].all - a[i].all}`).join(', ');
 
 async function timed<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ ms: number[]; out: T[] }> {
   const ms: number[] = [];
@@ -244,13 +248,23 @@ async function main(): Promise<void> {
     // The answer is the fused top-10 documents themselves (what a search page shows), so the
     // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
     const rrfSql = RRF_SQL;
-    // the server's GC during each side's loop: what the tail is made of (README "Where the RRF tail goes")
+    // what each side's tail is made of: the server's GCs during its loop (README "Where the RRF tail
+    // goes"), the bench client's own GCs, and how many statements / route calls the engine itself
+    // took over 5 ms for (the rest of a slow sample is outside the plans)
+    const surfaces = ['sql', 'vector', 'fts'];
+    const slow = () => Promise.all(surfaces.map((x) => slowSoFar(url, ca, x, '5')));
     const gc0 = await gcSoFar(url, ca);
+    const sl0 = await slow();
     const steal1 = hostSteal();
+    const cg1 = clientGc();
     const ours2 = await timed(QP99, (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i % Q], words[i % words.length]] }));
+    const cg1done = cg1();
     const stolen1 = steal1();
+    const sl1 = await slow();
     const gc1 = await gcSoFar(url, ca);
     const steal2 = hostSteal();
+    const cg2 = clientGc();
+    const client2v: string[][] = [];
     const client2 = await timed(QP99, async (i) => {
       const [v, f] = await Promise.all([
         c.req('POST', '/vector/bench.items/topk', { vector: qs[i % Q], k: 20 }),
@@ -261,15 +275,35 @@ async function main(): Promise<void> {
       v.forEach((m: { id: string }, r: number) => s.set(m.id, (s.get(m.id) ?? 0) + 1 / (61 + r)));
       f.forEach((d: { doc_id: string }, r: number) => s.set(d.doc_id, (s.get(d.doc_id) ?? 0) + 1 / (61 + r)));
       const top = [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
+      client2v[i] = v.map((m: { id: string }) => m.id); // for the route's recall@20, after the loop
       return Promise.all(top.map(([id]) => c.req('GET', `/rows/bench.items/${id}`)));
     });
+    const cg2done = cg2();
     const stolen2 = steal2();
+    const sl2 = await slow();
     const gc2 = await gcSoFar(url, ca);
     console.log(`server GC during the RRF loops: ours ${gcDelta(gc0, gc1)}; client assembly ${gcDelta(gc1, gc2)}; host CPU steal ${stolen1.toFixed(1)} % / ${stolen2.toFixed(1)} %`);
+    console.log(`RRF loops: this client's GC ours ${cg1done}, client assembly ${cg2done}; over 5 ms in the engine: ours ${slowDelta(sl0, sl1, surfaces)}; client assembly ${slowDelta(sl1, sl2, surfaces)}; ours slowest ${[...ours2.ms].sort((a, b) => b - a).slice(0, 12).map((x) => x.toFixed(2)).join(', ')} ms`);
     const ex2 = await c.req('POST', '/sql?explain=true', { sql: rrfSql, params: [qs[0], words[0]] });
     const flat = (n: { op?: string; detail?: string; time_ms?: number; children?: unknown[] }, d = 0): string[] => [`${'  '.repeat(d)}${n.op} ${n.time_ms ?? '?'} ms ${n.detail ?? ''}`, ...((n.children ?? []) as (typeof n)[]).flatMap((x) => flat(x, d + 1))];
     if (process.env.EXPLAIN) console.log(`explain RRF:\n${flat(ex2.explain?.tree ?? {}).join('\n')}`);
-    row('BM25 + vector RRF top-10 rows', ours2, '-', 'client assembly (2 routes + row GETs, parallel)', client2, '-');
+    // recall of each side's fused top-10 against the exact fusion: RRF over the exact 20 nearest
+    // (brute force) and the BM25 top-20 (the fts route's plain BM25, exact); and the vector leg's
+    // own recall@20 (the statement's `ORDER BY emb <-> $1 LIMIT 20` alone, untimed; the route's from the loop)
+    const tR = performance.now();
+    const vTruth = qs.map((q) => truth(corpus, q, Infinity, 20));
+    const fTruth = await Promise.all(words.map((w) => c.req('GET', `/fts/bench.items/body?q=${encodeURIComponent(w)}&limit=20&feedback=none&proximity=none`).then((f) => f.map((d: { doc_id: string }) => d.doc_id) as string[])));
+    const fused = (i: number) => exactRrf(vTruth[i % Q], fTruth[i % words.length]);
+    const fusedRecall = (ids: (i: number) => string[]) => Array.from({ length: QP99 }, (_, i) => recallWithTies(ids(i), fused(i).want, fused(i).accept)).reduce((a, b) => a + b, 0) / QP99;
+    const oursFused = fusedRecall((i) => ours2.out[i].rows.map((r: { id: string }) => r.id));
+    const clientFused = fusedRecall((i) => client2.out[i].map((r: { id: string }) => r.id));
+    const vecSql = 'SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20';
+    let oursVec = 0;
+    for (let i = 0; i < Q; i++) oursVec += recall((await c.req('POST', '/sql', { sql: vecSql, params: [qs[i]] })).rows.map((r: { id: string }) => r.id), vTruth[i]);
+    const routeVec = client2v.slice(0, Q);
+    const clientVec = routeVec.reduce((a, ids, i) => a + recall(ids, vTruth[i]), 0) / Math.max(1, routeVec.length);
+    console.log(`RRF recall (${((performance.now() - tR) / 1000).toFixed(1)} s to measure): fused top-10 vs exact fusion ours ${oursFused.toFixed(3)}, client ${clientFused.toFixed(3)}; vector recall@20 ours ${(oursVec / Q).toFixed(3)}, route ${clientVec.toFixed(3)}`);
+    row('BM25 + vector RRF top-10 rows', ours2, `fused ${oursFused.toFixed(3)} / ${(ours2.out.reduce((a, r) => a + r.rows.length, 0) / QP99).toFixed(1)}`, 'client assembly (2 routes + row GETs, parallel)', client2, `fused ${clientFused.toFixed(3)} / ${(client2.out.reduce((a, r) => a + r.length, 0) / QP99).toFixed(1)}`);
 
     // 3. two-hop expansion joined to rows with a filter
     const g3 = HOP_SQL;

@@ -70,6 +70,26 @@ export function truth(c: Corpus, q: number[], catBelow: number, k = 10): string[
   return best.map((x) => `r${x.i}`);
 }
 
+/**
+ * The exact RRF (k = 60) top-`limit` of two rankings, first input first on ties (the fuse node's
+ * order), and every id whose fused score equals the last one's: an answer holding any of those in
+ * the last places is as right as `want` (a tie at the cut is either side's to break).
+ */
+export function exactRrf(a: readonly string[], b: readonly string[], limit = 10): { want: string[]; accept: Set<string> } {
+  const s = new Map<string, number>();
+  for (const list of [a, b]) list.forEach((id, r) => s.set(id, (s.get(id) ?? 0) + 1 / (61 + r)));
+  const all = [...s].sort((x, y) => y[1] - x[1]);
+  const want = all.slice(0, limit).map(([id]) => id);
+  const last = all[Math.min(limit, all.length) - 1]?.[1] ?? 0;
+  return { want, accept: new Set([...want, ...all.filter(([, v]) => Math.abs(v - last) < 1e-12).map(([id]) => id)]) };
+}
+
+/** Share of `want` an answer holds, counting ids of `accept` (ties at the cut) as held. */
+export function recallWithTies(got: readonly string[], want: readonly string[], accept: ReadonlySet<string>): number {
+  if (want.length === 0) return 1;
+  return Math.min(want.length, got.filter((x) => accept.has(x)).length) / want.length;
+}
+
 export function recall(got: string[], want: string[]): number {
   if (want.length === 0) return 1;
   const w = new Set(want);

@@ -4,7 +4,7 @@
  * allocation comes from (V8's sampling heap profiler, collected objects included), for Q
  * statements of each kind against the built server at ROWS rows. Not a latency benchmark: the
  * figures hold on a loaded host, where latencies do not.
- * Env: ROWS (20000), Q (1000), ONLY (comma list of rrf,2hop,vec,fts,noop), HEAP (1: top sites).
+ * Env: ROWS (20000), Q (1000), ONLY (comma list of rrf,2hop,vec,fts,noop,row), HEAP (1: top sites).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -95,6 +95,8 @@ async function main(): Promise<void> {
       ['vec', (i) => c('POST', '/vector/bench.items/topk', { vector: qs[i % 200], k: 20 })],
       ['fts', (i) => c('GET', `/fts/bench.items/body?q=${encodeURIComponent(words[i % 4])}&limit=20&feedback=none&proximity=none`)],
       ['noop', () => c('POST', '/sql', { sql: 'SELECT 1 AS x' })],
+      // one of the client assembly's row GETs (it makes ten per RRF answer)
+      ['row', (i) => c('GET', `/rows/bench.items/r${(i * 7919) % ROWS}`)],
     ];
     const only = process.env.ONLY?.split(',');
     console.log(`${ROWS} rows, ${Q} statements per kind; server CPU and allocation per statement (allocation: the GCs' "allocated" in the loop)`);
