@@ -24,6 +24,7 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
+import { multiAggs } from './plan-multi';
 import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
 import type { Metric } from './plan-metrics';
@@ -206,6 +207,13 @@ export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields:
   return pred ? filter(source, pred) : source;
 }
 
+/** The fields a query's predicates read. */
+function queryFields(ref: IndexRef, ix: IndexView, query: unknown, match?: MatchInput): Map<string, Kind> {
+  const fields = new Map<string, Kind>();
+  queryInput(ref, ix, query, fields, match);
+  return fields;
+}
+
 /** The number of documents a query matches, counted by an aggregate plan (`_count`), or null when the query does not map. */
 export async function planCount(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, query: unknown, match?: MatchInput): Promise<number | null> {
   if (ref.readOnly) return null;
@@ -292,8 +300,12 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const global = aliasFilter === undefined ? scan(ref.table.id) : match ? match.input(aliasFilter, fields) : null;
   const level = compileLevel(ix, spec, fields, match, global);
   // a composite page larger than search.max_buckets: the aggregation code reports too_many_buckets_exception
-  if (!level || level.wants.some((w) => w.composite && w.composite.size > maxBuckets) || !(await plainValues(backend, ref, lsn, fields))) return null;
-  const { aggregations, buckets, total } = await runLevel(backend, ref, input, level);
+  if (!level || level.wants.some((w) => w.composite && w.composite.size > maxBuckets)) return null;
+  // fields of which a document holds several values: the aggregations reading them over an unnest of the rows (plan-multi.ts)
+  const ran = (await plainValues(backend, ref, lsn, fields)) ? await runLevel(backend, ref, input, level)
+    : await multiAggs(backend, ref, ix, lsn, input, queryFields(ref, ix, b.query, match), spec, match, global, (f) => plainValues(backend, ref, lsn, f));
+  if (!ran) return null;
+  const { aggregations, buckets, total } = ran;
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
   if (buckets > maxBuckets) return null;
   const restInt = q.rest_total_hits_as_int === 'true';

@@ -1,0 +1,89 @@
+/**
+ * Aggregations over multi-valued fields (arrays) as plans (libs/es-compat plan-multi.ts: the
+ * `unnest` node over the row's `_mv` column), differentially: random documents (fast-check) whose
+ * keyword, long and double fields hold zero, one or several values (repeats included), and every
+ * answer through plans equals the aggregation code's over the view (taken with a `post_filter`):
+ * terms count a document once per distinct key, metrics count every value.
+ */
+import fc from 'fast-check';
+import { EsPlanCheck, suiteServer } from './es-plan-check';
+
+const MAPPING = {
+  properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, f: { type: 'float' }, k: { type: 'keyword' }, m: { type: 'double' }, body: { type: 'text' } },
+};
+
+const AGGS = {
+  t: { terms: { field: 'tag' } },
+  t2: { terms: { field: 'tag', size: 2, order: { _key: 'asc' } }, aggs: { s: { sum: { field: 'm' } }, a: { avg: { field: 'm' } }, kk: { terms: { field: 'k' } } } },
+  t3: { terms: { field: 'tag', order: { s: 'desc' }, include: ['a', 'b', 'c'] }, aggs: { s: { max: { field: 'm' } } } },
+  tn: { terms: { field: 'n', size: 4 } }, tx: { terms: { field: 'x', size: 3, order: { _key: 'desc' } } }, tf: { terms: { field: 'f' } },
+  rt: { rare_terms: { field: 'tag' } }, rn: { rare_terms: { field: 'n', max_doc_count: 2 } },
+  mn: { min: { field: 'n' } }, mx: { max: { field: 'x' } }, sx: { sum: { field: 'x' } }, sf: { sum: { field: 'f' } }, ax: { avg: { field: 'x' } }, an: { avg: { field: 'n' } },
+  st: { stats: { field: 'n' } }, es: { extended_stats: { field: 'x' } }, vc: { value_count: { field: 'tag' } }, vn: { value_count: { field: 'n' } },
+  cd: { cardinality: { field: 'tag' } }, cx: { cardinality: { field: 'x' } },
+  pc: { percentiles: { field: 'x', percents: [5, 50, 95] } }, pr: { percentile_ranks: { field: 'n', values: [0, 5] } }, md: { median_absolute_deviation: { field: 'f' } },
+  // fields holding one value per document, beside them
+  pk: { terms: { field: 'k' }, aggs: { m: { sum: { field: 'm' } } } }, pm: { stats: { field: 'm' } },
+};
+const QUERIES: unknown[] = [
+  undefined, { term: { k: 'p' } }, { range: { m: { gte: 0 } } }, { match: { body: 'alpha' } },
+  // a query reading a multi-valued field: the aggregation code answers (any value matches)
+  { term: { tag: 'a' } },
+];
+
+const one = <T>(a: fc.Arbitrary<T>) => fc.oneof(a, fc.array(a, { maxLength: 4 }));
+const dbl = fc.oneof(fc.integer({ min: -50, max: 50 }).map((i) => i / 4), fc.double({ min: -1e6, max: 1e6, noNaN: true }));
+const doc = fc.record({
+  tag: one(fc.constantFrom('a', 'b', 'c', 'd')), n: one(fc.integer({ min: -5, max: 12 })), x: one(dbl), f: one(dbl),
+  k: fc.constantFrom('p', 'q'), m: dbl, body: fc.constantFrom('alpha', 'beta', 'alpha beta'),
+}, { requiredKeys: ['k', 'body'] });
+
+type Json = any;
+
+describe('ES aggregations over multi-valued fields as plans', () => {
+  const server = suiteServer();
+  let runs = 0;
+
+  /** `planned`: whether plans answer (undefined: either). */
+  async function same(c: EsPlanCheck, index: string, aggs: unknown, query: unknown, planned: boolean | undefined): Promise<Json> {
+    const body = { size: 0, aggs, ...(query ? { query } : {}) };
+    const { r, ran } = await c.counted(body);
+    if (planned !== undefined) expect([query, ran > 0]).toEqual([query, planned]);
+    const viewed = await c.es('POST', `/${index}/_search`, { ...body, post_filter: { match_all: {} } });
+    expect([query, r.hits.total, r.aggregations]).toEqual([query, viewed.hits.total, viewed.aggregations]);
+    return r;
+  }
+
+  it('random documents with arrays: terms, rare_terms and metrics through plans equal the aggregation code', async () => {
+    await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 40 }), async (docs) => {
+      const index = `mv${++runs}`;
+      const c = await EsPlanCheck.fresh(server(), index, MAPPING, docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]), AGGS);
+      const multiTag = docs.some((d) => Array.isArray(d.tag) && new Set(d.tag).size > 0 && d.tag.length > 1);
+      for (const query of QUERIES) await same(c, index, AGGS, query, query !== QUERIES[4] ? true : multiTag ? false : undefined);
+    }), { numRuns: 10 });
+  }, 300_000);
+
+  it('known answers: a document counts once per distinct key, every value in the metrics; writes keep the counts', async () => {
+    const c = await EsPlanCheck.fresh(server(), 'mvk', MAPPING, [
+      ['1', { tag: ['a', 'b', 'a'], n: [1, 2, 3], k: 'p', m: 1, body: 'alpha' }],
+      ['2', { tag: 'a', n: 10, k: 'q', m: 2, body: 'beta' }],
+      ['3', { tag: [], n: [], k: 'p', m: 4, body: 'alpha' }],
+    ], AGGS);
+    const aggs = { t: { terms: { field: 'tag' }, aggs: { m: { sum: { field: 'm' } } } }, s: { stats: { field: 'n' } }, v: { value_count: { field: 'tag' } } };
+    let r = await same(c, 'mvk', aggs, undefined, true);
+    expect(r.aggregations.t.buckets).toEqual([{ key: 'a', doc_count: 2, m: { value: 3 } }, { key: 'b', doc_count: 1, m: { value: 1 } }]);
+    expect(r.aggregations.s).toEqual({ count: 4, min: 1, max: 10, avg: 4, sum: 16 });
+    expect(r.aggregations.v.value).toBe(4);
+    expect(r.hits.total.value).toBe(3);
+    // an update to one value, a delete and a new array: the `_mv` counts follow this surface's own writes
+    await c.es('PUT', '/mvk/_doc/1', { tag: 'b', n: 5, k: 'p', m: 1, body: 'alpha' });
+    await c.es('DELETE', '/mvk/_doc/2');
+    await c.es('PUT', '/mvk/_doc/4', { tag: ['c', 'c'], n: [7, 7], k: 'q', m: 8, body: 'beta' });
+    r = await same(c, 'mvk', aggs, undefined, true);
+    expect(r.aggregations.t.buckets.map((b: Json) => [b.key, b.doc_count])).toEqual([['b', 1], ['c', 1]]);
+    expect(r.aggregations.s).toEqual({ count: 3, min: 5, max: 7, avg: 19 / 3, sum: 19 });
+    await c.es('DELETE', '/mvk/_doc/4');
+    r = await same(c, 'mvk', aggs, { match_all: {} }, true);
+    expect(r.aggregations.s.count).toBe(1);
+  }, 60_000);
+});

@@ -1,0 +1,104 @@
+/**
+ * Aggregations over fields of which documents hold several values (arrays), as plans. A row holds
+ * such a field's values in its `_mv` column (columns.ts `MV`) and leaves the typed column null; the
+ * `unnest` plan node (libs/plan) turns each row into one row per value, replacing the typed column,
+ * so the level plans of plan-level.ts, written over one value per row, read every value:
+ *   - `terms` / `rare_terms` on the field: `unnest(I, values, distinct)`: a document counts once per
+ *     distinct key (Elasticsearch's doc_count), its metric sub-aggregations over other fields once per bucket;
+ *   - the metrics on the field (`min`, `max`, `sum`, `avg`, `stats`, `extended_stats`, `value_count`,
+ *     `cardinality`, `percentiles`, `percentile_ranks`, `median_absolute_deviation`): `unnest(I, values)`,
+ *     every value counted, summed in index order then document order (as the aggregation code's Kahan sum).
+ * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
+ * others share one level over the query's rows (which gives the total). Not here (the aggregation
+ * code answers): a query or a sub-aggregation reading a multi-valued field, two of them in one
+ * aggregation, `missing`, terms `min_doc_count: 0`, histograms and ranges (a document counts once
+ * per bucket, not per value), `weighted_avg`.
+ */
+import { aggregate, col, lit, unnest, type Expr, type PlanNode } from '@mmdb/plan';
+import type { JsonObject } from './mapping';
+import type { IndexRef } from './indices';
+import type { IndexView } from './doc';
+import type { EsBackend } from './port';
+import { MV, columnOf } from './columns';
+import { typedMulti } from './typed';
+import { aggBody } from './plan-buckets';
+import { compileLevel, runLevel, type Level } from './plan-level';
+import type { Kind, MatchInput } from './plan-aggs';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const PER_DOC = new Set(['terms', 'rare_terms']);
+const PER_VALUE = new Set(['min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'value_count', 'cardinality', 'percentiles', 'percentile_ranks', 'median_absolute_deviation']);
+
+/** A field's values as JSON text: its one value as a one-element array, else the array `_mv` holds (null: none). */
+export function valuesOf(path: string): Expr {
+  const c = columnOf(path);
+  return {
+    kind: 'case',
+    whens: [{ when: { kind: 'is_null', arg: col(c), not: true }, then: { kind: 'call', name: 'json_array', args: [col(c)] } }],
+    else: { kind: 'call', name: 'json_extract', args: [col(MV), lit(`$.${c}`)] },
+  };
+}
+
+/** One row per value of `path` (per distinct value with `distinct`), the typed column holding it. */
+export function unnestField(input: PlanNode, path: string, kind: Kind, distinct: boolean): PlanNode {
+  return unnest(input, valuesOf(path), columnOf(path), { ...(kind === 'number' ? { affinity: 'real' as const } : {}), distinct });
+}
+
+type Plain = (fields: Map<string, Kind>) => Promise<boolean>;
+
+/**
+ * The aggregations of `spec` when some read a multi-valued field, or null when one does not map
+ * here. `plain` checks fields that must hold one value per document (plan-aggs.ts `plainValues`).
+ */
+export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, input: PlanNode, queryFields: Map<string, Kind>, spec: JsonObject, match: MatchInput | undefined, global: PlanNode | null, plain: Plain): Promise<{ aggregations: JsonObject; buckets: number; total: number } | null> {
+  if (!ref.meta.mv || !(await plain(queryFields))) return null;
+  const plainSpec: JsonObject = {};
+  const parts: Array<{ name: string; level: Level; input: PlanNode }> = [];
+  for (const [name, body] of Object.entries(spec)) {
+    const fields = new Map<string, Kind>();
+    const level = compileLevel(ix, { [name]: body }, fields, match, global);
+    if (!level) return null;
+    const typedPaths = [...fields].filter(([, k]) => k !== 'date').map(([f]) => f);
+    const multi = await typedMulti(backend, ref, lsn, typedPaths);
+    if (!multi) return null;
+    if (!multi.length) {
+      if (!(await plain(fields))) return null;
+      plainSpec[name] = body;
+      continue;
+    }
+    const a = aggBody(body);
+    if (!a || multi.length !== 1 || a.p.field !== multi[0] || a.p.missing !== undefined || a.p.script !== undefined) return null;
+    const path = multi[0];
+    const perDoc = PER_DOC.has(a.type);
+    if (!perDoc && (!PER_VALUE.has(a.type) || a.sub !== undefined)) return null;
+    if (perDoc && (a.p.min_doc_count === 0 || a.p.min_doc_count === '0')) return null;
+    if (a.sub !== undefined) {
+      // sub-aggregations read other fields, once per document and bucket
+      const subFields = new Map<string, Kind>();
+      if (!isObj(a.sub) || !compileLevel(ix, a.sub, subFields, match, null, 's', 1) || subFields.has(path)) return null;
+      if (!(await plain(subFields))) return null;
+    }
+    parts.push({ name, level, input: unnestField(input, path, fields.get(path)!, perDoc) });
+  }
+  const base = Object.keys(plainSpec).length ? compileLevel(ix, plainSpec, new Map(), match, global) : null;
+  let total: number;
+  let buckets = 0;
+  const done: JsonObject = {};
+  if (base) {
+    const r = await runLevel(backend, ref, input, base);
+    total = r.total;
+    buckets += r.buckets;
+    Object.assign(done, r.aggregations);
+  } else {
+    const [row] = await backend.read(aggregate(input, [], [{ name: 'n', fn: 'count', args: [], star: true }]));
+    total = Number(row.n);
+  }
+  for (const p of parts) {
+    const r = await runLevel(backend, ref, p.input, p.level);
+    buckets += r.buckets;
+    done[p.name] = r.aggregations[p.name];
+  }
+  const aggregations: JsonObject = {};
+  for (const name of Object.keys(spec)) aggregations[name] = done[name];
+  return { aggregations, buckets, total };
+}
