@@ -86,4 +86,24 @@ describe('ES aggregations over multi-valued fields as plans', () => {
     r = await same(c, 'mvk', aggs, { match_all: {} }, true);
     expect(r.aggregations.s.count).toBe(1);
   }, 60_000);
+
+  it('typed_keys: plans name each aggregation by its result type at every depth, as the aggregation code does', async () => {
+    const index = 'tk';
+    const c = await EsPlanCheck.fresh(server(), index, MAPPING, fc.sample(doc, { numRuns: 30, seed: 7 }).map((d, i): [string, Record<string, unknown>] => [`t${i}`, d]), AGGS);
+    const aggs = {
+      ...AGGS,
+      h: { histogram: { field: 'm', interval: 100000 }, aggs: { c: { cardinality: { field: 'k' } }, f: { filter: { term: { k: 'p' } } } } },
+      fs: { filters: { filters: { p: { term: { k: 'p' } }, q: { term: { k: 'q' } } } }, aggs: { t: { terms: { field: 'k' }, aggs: { mx: { max: { field: 'm' } } } }, f: { filter: { term: { k: 'p' } }, aggs: { pc: { percentiles: { field: 'm' } } } } } },
+      g: { global: {}, aggs: { r: { range: { field: 'm', ranges: [{ to: 0 }, { from: 0 }] } } } },
+    };
+    for (const [query, planned] of [[undefined, true], [{ term: { tag: 'a' } }, false]] as const) {
+      const body = { size: 0, aggs, ...(query ? { query } : {}) };
+      const { r, ran } = await c.counted(body, undefined, 'typed_keys=true');
+      expect(ran > 0).toBe(planned);
+      const viewed = await c.es('POST', `/${index}/_search?typed_keys=true`, { ...body, post_filter: { match_all: {} } });
+      expect(r.aggregations).toEqual(viewed.aggregations);
+      expect(Object.keys(r.aggregations)).toEqual(expect.arrayContaining(['sterms#t', 'lterms#tn', 'dterms#tx', 'tdigest_percentiles#pc', 'histogram#h', 'filters#fs', 'global#g']));
+      expect(Object.keys(r.aggregations['global#g'])).toContain('range#r');
+    }
+  }, 60_000);
 });

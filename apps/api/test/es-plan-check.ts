@@ -52,9 +52,9 @@ export class EsPlanCheck {
   }
 
   /** `_search` of the index under `token`, and the number of plans it ran. */
-  async counted(body: unknown, token = TOKEN): Promise<{ r: Json; ran: number }> {
+  async counted(body: unknown, token = TOKEN, params = ''): Promise<{ r: Json; ran: number }> {
     const before = await this.plans();
-    const r = await this.es('POST', `/${this.index}/_search`, body, token);
+    const r = await this.es('POST', `/${this.index}/_search${params ? `?${params}` : ''}`, body, token);
     return { r, ran: (await this.plans()) - before };
   }
 

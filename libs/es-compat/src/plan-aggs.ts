@@ -25,6 +25,7 @@ import type { Prepared } from './search';
 import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
 import { multiAggs } from './plan-multi';
+import { withTypedKeys } from './plan-typed-keys';
 import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
 import type { Metric } from './plan-metrics';
@@ -291,7 +292,7 @@ export interface MatchInput {
 
 /** `aliasFilter`: the filter of the alias searched (a `global` aggregation reads its documents; none: the whole index). */
 export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, aliasFilter?: unknown): Promise<Prepared | null> {
-  if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
+  if (ref.readOnly || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
@@ -305,7 +306,8 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const ran = (await plainValues(backend, ref, lsn, fields)) ? await runLevel(backend, ref, input, level)
     : await multiAggs(backend, ref, ix, lsn, input, queryFields(ref, ix, b.query, match), spec, match, global, (f) => plainValues(backend, ref, lsn, f));
   if (!ran) return null;
-  const { aggregations, buckets, total } = ran;
+  const { buckets, total } = ran;
+  const aggregations = q.typed_keys === 'true' ? withTypedKeys(ix, spec, ran.aggregations) : ran.aggregations;
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
   if (buckets > maxBuckets) return null;
   const restInt = q.rest_total_hits_as_int === 'true';
