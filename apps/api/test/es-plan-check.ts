@@ -41,6 +41,7 @@ export class EsPlanCheck {
 
   /** Indexes `docs` (id → source) with one `_bulk`, none failing. */
   async bulk(docs: Array<[string, Record<string, unknown>]>): Promise<void> {
+    if (!docs.length) return;
     const lines = docs.flatMap(([id, doc]) => [JSON.stringify({ index: { _index: this.index, _id: id } }), JSON.stringify(doc)]);
     const r = await this.srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' });
     expect(r.json.errors).toBe(false);

@@ -291,8 +291,11 @@ export interface MatchInput {
 }
 
 /** `aliasFilter`: the filter of the alias searched (a `global` aggregation reads its documents; none: the whole index). */
+/** Whether a body is a size-0 search of aggregations the plans may answer (its keys). */
+export const aggsBody = (b: JsonObject): boolean => !Object.keys(b).some((k) => !KEYS.has(k)) && b.size === 0;
+
 export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, aliasFilter?: unknown): Promise<Prepared | null> {
-  if (ref.readOnly || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
+  if (ref.readOnly || !aggsBody(b)) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
@@ -305,7 +308,11 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   // fields of which a document holds several values: the aggregations reading them over an unnest of the rows (plan-multi.ts)
   const ran = (await plainValues(backend, ref, lsn, fields)) ? await runLevel(backend, ref, input, level)
     : await multiAggs(backend, ref, ix, lsn, input, queryFields(ref, ix, b.query, match), spec, match, global, (f) => plainValues(backend, ref, lsn, f));
-  if (!ran) return null;
+  return ran && aggsAnswer(ix, b, q, spec, maxBuckets, ran, Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1));
+}
+
+/** The size-0 search answer of aggregations read by plans, or null when the full search must answer (it reports an error). */
+export function aggsAnswer(ix: IndexView, b: JsonObject, q: Record<string, string | undefined>, spec: JsonObject, maxBuckets: number, ran: { aggregations: JsonObject; buckets: number; total: number }, shards: number): Prepared | null {
   const { buckets, total } = ran;
   const aggregations = q.typed_keys === 'true' ? withTypedKeys(ix, spec, ran.aggregations) : ran.aggregations;
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
@@ -314,10 +321,7 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const trackTotal = b.track_total_hits === undefined ? (restInt ? true : 10000) : (b.track_total_hits as boolean | number);
   if (typeof trackTotal !== 'boolean' && !(Number(trackTotal) >= 0)) return null;
   if (restInt && typeof trackTotal !== 'boolean') return null; // the full search reports the error
-  return {
-    hits: [], total, sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt,
-    indices: Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1),
-  };
+  return { hits: [], total, sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt, indices: shards };
 }
 
 /**
