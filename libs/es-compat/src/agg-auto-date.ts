@@ -44,22 +44,24 @@ function span(min: number, max: number, unit: string, zone: string | undefined):
   return n;
 }
 
-export function autoDateHistogram(name: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
-  const vs = valueSource(ctx.ixs, p, name);
+/** The parameters of an auto_date_histogram (Elasticsearch's errors for bad ones). */
+export function autoParams(name: string, p: JsonObject): { target: number; zone: string | undefined; start: number } {
   const target = p.buckets === undefined ? 10 : Number(p.buckets);
   if (!(target >= 1)) throw illegalArgument(`[buckets] must be greater than or equal to 1. Found [${String(p.buckets)}] in [${name}]`);
   const zone = p.time_zone as string | undefined;
-  const fmt = p.format !== undefined ? String(p.format) : vs.format;
   let start = 0;
   if (p.minimum_interval !== undefined) {
     start = ROUNDINGS.findIndex((r) => r.name === String(p.minimum_interval));
     if (start < 0) throw illegalArgument(`minimum_interval must be one of [second, minute, hour, day, month, year]`);
   }
-  const values: Array<{ d: Doc; t: number }> = [];
-  for (const d of docs) for (const v of vs.values(d)) { const t = Number(v); if (Number.isFinite(t)) values.push({ d, t }); }
-  if (!values.length) return { buckets: [], interval: `1${ROUNDINGS[start].abbrev}` };
-  let min = Infinity, max = -Infinity;
-  for (const { t } of values) { if (t < min) min = t; if (t > max) max = t; }
+  return { target, zone, start };
+}
+
+/**
+ * The rounding of values from `min` to `max`, its keys (empty ones included) and how many
+ * consecutive keys one bucket merges (`inner`): shared by the aggregation code and the plans (plan-auto-date.ts).
+ */
+export function autoRounding(min: number, max: number, target: number, start: number, zone: string | undefined): { unit: string; abbrev: string; keys: number[]; inner: number } {
   let ri = start;
   while (ri < ROUNDINGS.length - 1 && span(min, max, ROUNDINGS[ri].unit, zone) > target * Math.max(...ROUNDINGS[ri].inner)) ri++;
   const r = ROUNDINGS[ri];
@@ -68,13 +70,29 @@ export function autoDateHistogram(name: string, p: JsonObject, subs: JsonObject 
   for (let k = roundDown(min, r.unit, zone); k <= max; k = addUnit(k, 1, r.unit, zone)) keys.push(k);
   let inner = 1;
   if (keys.length > target) inner = r.inner.find((i) => Math.ceil(keys.length / i) <= target) ?? r.inner[r.inner.length - 1];
+  return { unit: r.unit, abbrev: r.abbrev, keys, inner };
+}
+
+/** The first interval's name when there are no values. */
+export const emptyInterval = (start: number): string => `1${ROUNDINGS[start].abbrev}`;
+
+export function autoDateHistogram(name: string, p: JsonObject, subs: JsonObject | undefined, docs: Doc[], ctx: AggCtx): JsonObject {
+  const vs = valueSource(ctx.ixs, p, name);
+  const { target, zone, start } = autoParams(name, p);
+  const fmt = p.format !== undefined ? String(p.format) : vs.format;
+  const values: Array<{ d: Doc; t: number }> = [];
+  for (const d of docs) for (const v of vs.values(d)) { const t = Number(v); if (Number.isFinite(t)) values.push({ d, t }); }
+  if (!values.length) return { buckets: [], interval: emptyInterval(start) };
+  let min = Infinity, max = -Infinity;
+  for (const { t } of values) { if (t < min) min = t; if (t > max) max = t; }
+  const { unit, abbrev, keys, inner } = autoRounding(min, max, target, start, zone);
   const groups: Array<{ key: number; docs: Set<Doc> }> = [];
   const slot = new Map<number, number>();
   keys.forEach((k, i) => {
     if (i % inner === 0) groups.push({ key: k, docs: new Set() });
     slot.set(k, groups.length - 1);
   });
-  for (const { d, t } of values) groups[slot.get(roundDown(t, r.unit, zone))!].docs.add(d);
+  for (const { d, t } of values) groups[slot.get(roundDown(t, unit, zone))!].docs.add(d);
   const buckets = finishBuckets(groups.map((g) => ({ b: { key_as_string: formatDate(g.key, fmt, zone), key: g.key, doc_count: g.docs.size } as JsonObject, docs: [...g.docs] })), subs, ctx, name);
-  return { buckets: buckets as Json, interval: `${inner}${r.abbrev}` };
+  return { buckets: buckets as Json, interval: `${inner}${abbrev}` };
 }

@@ -20,11 +20,12 @@ import { childSeries, childTerms, keyOf, rareSpec, termsAlone, termsBucket, term
 import type { Kind, MatchInput } from './plan-aggs';
 import { metric, METRICS, type Metric } from './plan-metrics';
 import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
+import { autoSpec, runAuto, type AutoSpec } from './plan-auto-date';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing', 'adjacency_matrix']);
 
-interface Want { readonly name: string; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+interface Want { readonly name: string; readonly auto?: AutoSpec; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
 
 /** `global`: the documents a top-level `global` aggregation reads (`scan`, or an alias's filter: its documents); null: none maps. */
@@ -79,6 +80,10 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       // an order path names a metric sub-aggregation of this histogram
       if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
       wants.push({ name, series: subs.length ? { ...series, subs } : series });
+    } else if (type === 'auto_date_histogram') {
+      const auto = subSpec === undefined ? autoSpec(ix, name, p, fields) : null;
+      if (!auto) return null;
+      wants.push({ name, auto });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${id}`, fields);
       if (!m) return null;
@@ -100,6 +105,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
   for (let i = 1; i <= level.wants.length; i++) {
     const w = level.wants[i - 1];
     if (w.composite) aggregations[w.name] = await runComposite(backend, input, w.composite);
+    else if (w.auto) aggregations[w.name] = await runAuto(backend, input, w.auto);
     else if (w.global) {
       const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
       buckets += r.buckets;
