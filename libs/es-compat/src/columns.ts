@@ -10,14 +10,25 @@
 import { col, type Expr } from '@mmdb/plan';
 import { flatten, type Field, type Json, type JsonObject } from './mapping';
 import type { IndexView } from './doc';
+import { ipToBig } from './ip';
 
-export type ColumnTy = 'str' | 'i64' | 'f64' | 'bool' | 'timestamp';
+/** `ip`: a `str` column holding the address as 32 hex digits of its 128-bit number (`ipKey`), so it sorts as addresses do. */
+export type ColumnTy = 'str' | 'i64' | 'f64' | 'bool' | 'timestamp' | 'ip';
+
+/** The storage type of a column type (the manifest's `ty`). */
+export const storedTy = (ty: ColumnTy): string => (ty === 'ip' ? 'str' : ty);
+
+/** An IP address as its column's cell: its 128-bit number (IPv4 mapped, ip.ts) as 32 hex digits; undefined when not an address. */
+export function ipKey(v: string): string | undefined {
+  const n = ipToBig(v);
+  return n === null ? undefined : n.toString(16).padStart(32, '0');
+}
 
 const TY: Record<string, ColumnTy> = {
   keyword: 'str', constant_keyword: 'str', wildcard: 'str', version: 'str',
   long: 'i64', integer: 'i64', short: 'i64', byte: 'i64', token_count: 'i64',
   double: 'f64', float: 'f64', half_float: 'f64', scaled_float: 'f64', unsigned_long: 'f64',
-  boolean: 'bool', date: 'timestamp', date_nanos: 'timestamp',
+  boolean: 'bool', date: 'timestamp', date_nanos: 'timestamp', ip: 'ip',
 };
 
 /** The column name listing, per row, the typed fields whose column is null because the value is not one plain value. */
@@ -85,6 +96,7 @@ export function columnLayout(mappings: JsonObject, values: Record<string, string
 function cell(ty: ColumnTy, v: Json): Json | undefined {
   switch (ty) {
     case 'str': return typeof v === 'string' ? v : undefined;
+    case 'ip': return typeof v === 'string' ? ipKey(v) : undefined;
     case 'bool': return typeof v === 'boolean' ? v : undefined;
     case 'f64': return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
     default: return typeof v === 'number' && Number.isSafeInteger(v) ? v : undefined;

@@ -23,7 +23,7 @@ import { compositeSpec, runComposite, type CompositeSpec } from './plan-composit
 import { autoSpec, runAuto, type AutoSpec } from './plan-auto-date';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing', 'adjacency_matrix']);
+const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'ip_range', 'missing', 'adjacency_matrix']);
 
 interface Want { readonly name: string; readonly auto?: AutoSpec; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }

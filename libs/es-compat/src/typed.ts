@@ -29,7 +29,7 @@ function tables(backend: EsBackend): Map<string, Typed> {
 
 function same(ty: ColumnTy, stored: unknown, want: Json | undefined): boolean {
   if (stored === null || stored === undefined || want === null || want === undefined) return (stored ?? null) === (want ?? null);
-  if (ty === 'str') return stored === want;
+  if (ty === 'str' || ty === 'ip') return stored === want;
   if (ty === 'bool') return (stored === true || stored === 1 || stored === 1n) === want;
   return Number(stored) === want;
 }
