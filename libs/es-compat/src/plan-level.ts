@@ -21,11 +21,12 @@ import type { Kind, MatchInput } from './plan-aggs';
 import { metric, METRICS, type Metric } from './plan-metrics';
 import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
 import { autoSpec, runAuto, type AutoSpec } from './plan-auto-date';
+import { runSig, sigSpec, type SigSpec } from './plan-significant';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'ip_range', 'missing', 'adjacency_matrix']);
 
-interface Want { readonly name: string; readonly auto?: AutoSpec; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+interface Want { readonly name: string; readonly auto?: AutoSpec; readonly sig?: SigSpec; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
 
 /** `global`: the documents a top-level `global` aggregation reads (`scan`, or an alias's filter: its documents); null: none maps. */
@@ -80,6 +81,11 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       // an order path names a metric sub-aggregation of this histogram
       if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
       wants.push({ name, series: subs.length ? { ...series, subs } : series });
+    } else if (type === 'significant_terms') {
+      // the background is the index: at the top, where `global` reads it
+      const sig = subSpec === undefined && depth === 0 ? sigSpec(ix, name, p, fields, global) : null;
+      if (!sig) return null;
+      wants.push({ name, sig });
     } else if (type === 'auto_date_histogram') {
       const auto = subSpec === undefined ? autoSpec(ix, name, p, fields) : null;
       if (!auto) return null;
@@ -106,6 +112,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
     const w = level.wants[i - 1];
     if (w.composite) aggregations[w.name] = await runComposite(backend, input, w.composite);
     else if (w.auto) aggregations[w.name] = await runAuto(backend, input, w.auto);
+    else if (w.sig) aggregations[w.name] = await runSig(backend, input, w.sig);
     else if (w.global) {
       const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
       buckets += r.buckets;

@@ -1,0 +1,39 @@
+/**
+ * significant_terms as plans (libs/es-compat plan-significant.ts: the subset's and the index's
+ * counts per key read by grouped nodes, scored by the aggregation code's own heuristics),
+ * differentially: random documents (fast-check), keyword and long fields, every heuristic and
+ * its options, random min_doc_count and size; every answer through plans equals the aggregation
+ * code's over the view (taken with a `post_filter`).
+ */
+import fc from 'fast-check';
+import { EsPlanCheck, suiteServer } from './es-plan-check';
+
+const MAPPING = { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, g: { type: 'keyword' } } };
+const HEURISTICS: Array<Record<string, unknown>> = [
+  {}, { jlh: {} }, { mutual_information: { include_negatives: true } }, { mutual_information: { background_is_superset: false } },
+  { chi_square: {} }, { chi_square: { include_negatives: true, background_is_superset: false } }, { gnd: {} }, { gnd: { background_is_superset: false } }, { percentage: {} },
+];
+
+describe('ES significant_terms as plans', () => {
+  const server = suiteServer();
+  let runs = 0;
+
+  it('random documents, heuristics and thresholds: buckets through plans equal the aggregation code', async () => {
+    const doc = fc.record({ tag: fc.constantFrom('a', 'b', 'c', 'd', 'e'), n: fc.integer({ min: 0, max: 6 }), g: fc.constantFrom('x', 'y') }, { requiredKeys: ['g'] });
+    await fc.assert(fc.asyncProperty(fc.array(doc, { minLength: 1, maxLength: 60 }), fc.constantFrom(...HEURISTICS), fc.integer({ min: 0, max: 4 }), fc.integer({ min: 1, max: 5 }), async (docs, h, minDoc, size) => {
+      const index = `sg${++runs}`;
+      const aggs = {
+        s: { significant_terms: { field: 'tag', min_doc_count: minDoc, size, ...h } },
+        n: { significant_terms: { field: 'n', ...h } },
+      };
+      const c = await EsPlanCheck.fresh(server(), index, MAPPING, docs.map((d, i): [string, Record<string, unknown>] => [`d${i}`, d]), aggs);
+      for (const query of [{ term: { g: 'x' } }, { bool: { filter: [{ range: { n: { gte: 3 } } }] } }, undefined]) {
+        const body = { size: 0, aggs, ...(query ? { query } : {}) };
+        const { r, ran } = await c.counted(body);
+        expect(ran).toBeGreaterThan(0);
+        const viewed = await c.es('POST', `/${index}/_search`, { ...body, post_filter: { match_all: {} } });
+        expect([h, query, r.aggregations]).toEqual([h, query, viewed.aggregations]);
+      }
+    }), { numRuns: 30 });
+  }, 300_000);
+});

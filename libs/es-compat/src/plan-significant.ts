@@ -1,0 +1,57 @@
+/**
+ * significant_terms as plans (a top-level aggregation without sub-aggregations, on a keyword or
+ * integer field, the background the whole index): the subset's size `count(I)`, its keys
+ * `aggregate(filter(I, has a value), [key], [count(*)])`, the background's size `count(scan)` and
+ * the counts of the keys that may be shown `aggregate(filter(scan, key in …), [key], [count(*)])`;
+ * the heuristic scores them here with the aggregation code's own function (agg-significant.ts
+ * `significantBuckets`). Not here (the aggregation code answers): `background_filter`,
+ * `include` / `exclude`, `missing`, `format`, a script heuristic, significant_text, other field types.
+ */
+import { aggregate, filter, lit, type Expr, type PlanNode } from '@mmdb/plan';
+import type { Json, JsonObject } from './mapping';
+import type { IndexView } from './doc';
+import type { EsBackend } from './port';
+import { fieldKind, valueOf, type Kind } from './plan-aggs';
+import { heuristicOf, significantBuckets } from './agg-significant';
+import { valueSource, type ValueSource } from './agg-util';
+
+const KEYS = new Set(['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage']);
+const count = { name: 'n', fn: 'count', args: [], star: true } as const;
+
+export interface SigSpec { readonly v: Expr; readonly p: JsonObject; readonly vs: ValueSource; readonly background: PlanNode; readonly minDoc: number }
+
+export function sigSpec(ix: IndexView, name: string, p: JsonObject, fields: Map<string, Kind>, background: PlanNode | null): SigSpec | null {
+  if (!background || background.op !== 'scan' || typeof p.field !== 'string' || Object.keys(p).some((k) => !KEYS.has(k))) return null;
+  const f = ix.fields.get(p.field);
+  const k = fieldKind(ix, p.field, 'terms');
+  if (!f || (k !== 'keyword' && k !== 'integer') || f.type === 'boolean') return null;
+  const minDoc = Number(p.min_doc_count ?? 3);
+  if (!Number.isFinite(minDoc) || !Number.isFinite(Number(p.size ?? 10))) return null;
+  let vs: ValueSource;
+  try {
+    heuristicOf(p);
+    vs = valueSource([ix], p, name);
+  } catch {
+    return null; // the aggregation code reports it
+  }
+  fields.set(p.field, k);
+  return { v: valueOf(p.field), p, vs, background, minDoc };
+}
+
+export async function runSig(backend: EsBackend, input: PlanNode, s: SigSpec): Promise<JsonObject> {
+  const has: Expr = { kind: 'is_null', arg: s.v, not: true };
+  const keyOf = (v: unknown): string => JSON.stringify(typeof v === 'bigint' ? Number(v) : v);
+  const [sub] = await backend.read(aggregate(input, [], [count]));
+  const fgRows = await backend.read(aggregate(filter(input, has), [{ name: 'key', expr: s.v }], [count]));
+  const [bgAll] = await backend.read(aggregate(s.background, [], [count]));
+  const fg = new Map(fgRows.map((r) => [keyOf(r.key), Number(r.n)]));
+  const shown = fgRows.filter((r) => Number(r.n) >= s.minDoc).map((r) => r.key);
+  const bg = new Map<string, number>();
+  if (shown.length) {
+    const inList: Expr = { kind: 'in_list', arg: s.v, list: shown.map((x) => lit((typeof x === 'bigint' ? Number(x) : x) as Json)) };
+    for (const r of await backend.read(aggregate(filter(s.background, inList), [{ name: 'key', expr: s.v }], [count]))) bg.set(keyOf(r.key), Number(r.n));
+  }
+  const subset = Number(sub.n), bgSize = Number(bgAll.n);
+  const buckets = significantBuckets(fg, (k) => bg.get(k), subset, bgSize, s.p, s.vs).map((x) => x.b);
+  return { doc_count: subset, bg_count: bgSize, buckets: buckets as Json };
+}
