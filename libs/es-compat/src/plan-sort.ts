@@ -8,9 +8,11 @@
  * `_seq_no` as the full search breaks them (`sort.ts`). The values must be plain (one JSON value
  * of the field's type: an array sorts by its min or max in Elasticsearch, a string in a long
  * field is coerced), checked by the same cached plan as the aggregations; anything else takes
- * the full search over the view.
+ * the full search over the view. A `collapse` on a field (no inner_hits) is
+ *   `filter(window(I, [row_number() partitioned by the field's value, in the sort's order]), rn = 1)`
+ * under the sort: the first document of each value, as the full search keeps it.
  */
-import { aggregate, col, limit, lit, project, sort, type Expr, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, project, sort, windowNode, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { queryValue } from './fields';
@@ -21,7 +23,9 @@ import { fieldKind, plainValues, queryInput, valueOf, type Kind, type MatchInput
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a sorted page may carry. */
-const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'stats']);
+const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'stats', 'collapse']);
+/** Field types a collapse reads (the full search reports the others). */
+const COLLAPSIBLE = new Set(['keyword', 'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float', 'date']);
 /** The largest from + size answered by the plan (deeper pages take the full search). */
 const MAX_WINDOW = 1000;
 
@@ -90,9 +94,19 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
     keys.push({ expr, desc: s.desc, nulls: s.first ? 'first' : 'last' });
   }
   keys.push({ expr: col('_seq_no') });
+  // `collapse` on a field: the first document of each value in the sort's order (documents without one: one group), the total uncollapsed
+  let page: PlanNode = input;
+  if (b.collapse !== undefined) {
+    const c = b.collapse;
+    const cf = isObj(c) && Object.keys(c).length === 1 && typeof c.field === 'string' ? c.field : undefined;
+    const k = cf === undefined ? null : fieldKind(ix, cf, 'filter');
+    if (!cf || !k || k === 'date' || !COLLAPSIBLE.has(ix.fields.get(cf)!.type)) return null;
+    fields.set(cf, k);
+    page = filter(windowNode(input, [{ name: '_rn', fn: 'row_number', args: [], partition: [valueOf(cf)], order: keys }]), { kind: 'binary', op: '=', left: col('_rn'), right: lit(1) });
+  }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
   const [count] = await backend.read(aggregate(input, [], [{ name: 'total', fn: 'count', args: [], star: true }]));
-  const plan = project(limit(sort(input, keys), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
+  const plan = project(limit(sort(page, keys), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
   const rows = await backend.read(plan);
   return { docs: rows.map((r) => new Doc(toDocRow(r), ix)), total: Number(count.total), plan: plan as unknown as JsonObject };
 }
