@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { EsPlanCheck, suiteServer } from './es-plan-check';
 
 const MAPPING = {
-  properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, f: { type: 'float' }, k: { type: 'keyword' }, m: { type: 'double' }, body: { type: 'text' } },
+  properties: { tag: { type: 'keyword' }, n: { type: 'long' }, x: { type: 'double' }, f: { type: 'float' }, k: { type: 'keyword' }, m: { type: 'double' }, body: { type: 'text' }, at: { type: 'date' } },
 };
 
 const AGGS = {
@@ -22,6 +22,11 @@ const AGGS = {
   st: { stats: { field: 'n' } }, es: { extended_stats: { field: 'x' } }, vc: { value_count: { field: 'tag' } }, vn: { value_count: { field: 'n' } },
   cd: { cardinality: { field: 'tag' } }, cx: { cardinality: { field: 'x' } },
   pc: { percentiles: { field: 'x', percents: [5, 50, 95] } }, pr: { percentile_ranks: { field: 'n', values: [0, 5] } }, md: { median_absolute_deviation: { field: 'f' } },
+  // histograms and ranges: a document once per bucket, whatever its values there
+  hn: { histogram: { field: 'n', interval: 4 } }, hx: { histogram: { field: 'x', interval: 2.5, min_doc_count: 1, order: { _count: 'desc' } } },
+  dh: { date_histogram: { field: 'at', calendar_interval: 'month' } }, df: { date_histogram: { field: 'at', fixed_interval: '10d', min_doc_count: 1 } },
+  rn2: { range: { field: 'n', ranges: [{ to: 0 }, { from: 0, to: 6 }, { from: 3 }], keyed: true } }, rx2: { range: { field: 'x', ranges: [{ to: 0 }, { from: -1, to: 1 }] } },
+  dr: { date_range: { field: 'at', ranges: [{ to: '2018-01-01' }, { from: '2017-06-01' }] } },
   // fields holding one value per document, beside them
   pk: { terms: { field: 'k' }, aggs: { m: { sum: { field: 'm' } } } }, pm: { stats: { field: 'm' } },
 };
@@ -35,7 +40,7 @@ const one = <T>(a: fc.Arbitrary<T>) => fc.oneof(a, fc.array(a, { maxLength: 4 })
 const dbl = fc.oneof(fc.integer({ min: -50, max: 50 }).map((i) => i / 4), fc.double({ min: -1e6, max: 1e6, noNaN: true }));
 const doc = fc.record({
   tag: one(fc.constantFrom('a', 'b', 'c', 'd')), n: one(fc.integer({ min: -5, max: 12 })), x: one(dbl), f: one(dbl),
-  k: fc.constantFrom('p', 'q'), m: dbl, body: fc.constantFrom('alpha', 'beta', 'alpha beta'),
+  k: fc.constantFrom('p', 'q'), m: dbl, body: fc.constantFrom('alpha', 'beta', 'alpha beta'), at: one(fc.integer({ min: 1.48e12, max: 1.53e12 })),
 }, { requiredKeys: ['k', 'body'] });
 
 type Json = any;

@@ -9,7 +9,7 @@
  * histogram's metric and single-pass bucket sub-aggregations are calls of its grouped node; a
  * top-level `global` runs its level over `scan` (the whole index; through a filtered alias, the alias's documents).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import { aggregate, col, distinct, filter, limit, lit, project, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -119,7 +119,10 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
       aggregations[w.name] = { doc_count: r.total, ...r.aggregations };
     } else if (w.series) {
       const subCalls = (w.series.subs ?? []).flatMap((x) => x.m.calls);
-      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
+      const valued = filter(input, w.series.cond);
+      const grouped = w.series.perDoc
+        ? aggregate(distinct(project(valued, [{ name: '_id', expr: col('_id') }, { name: 'key', expr: w.series.key }])), [{ name: 'key', expr: col('key') }], [{ name: 'doc_count', fn: 'count', args: [], star: true }])
+        : aggregate(valued, [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])), subCalls.length ? rows : undefined);
     } else if (w.terms) {

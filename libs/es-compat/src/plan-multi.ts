@@ -8,13 +8,14 @@
  *   - the metrics on the field (`min`, `max`, `sum`, `avg`, `stats`, `extended_stats`, `value_count`,
  *     `cardinality`, `percentiles`, `percentile_ranks`, `median_absolute_deviation`): `unnest(I, values)`,
  *     every value counted, summed in index order then document order (as the aggregation code's Kahan sum).
+ *   - `histogram`, `date_histogram` (no sub-aggregations): groups of distinct (`_id`, key) pairs;
+ *     `range`, `date_range` (no sub-aggregations): per range `count(distinct _id)`: a document once per bucket.
  * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
  * others share one level over the query's rows (which gives the total). Not here (the aggregation
  * code answers): a query or a sub-aggregation reading a multi-valued field, two of them in one
- * aggregation, `missing`, terms `min_doc_count: 0`, histograms and ranges (a document counts once
- * per bucket, not per value), `weighted_avg`.
+ * aggregation, `missing`, terms `min_doc_count: 0`, histograms and ranges with sub-aggregations, `weighted_avg`.
  */
-import { aggregate, col, lit, unnest, type Expr, type PlanNode } from '@mmdb/plan';
+import { aggregate, col, lit, unnest, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -27,6 +28,8 @@ import type { Kind, MatchInput } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const PER_DOC = new Set(['terms', 'rare_terms']);
+/** Bucket aggregations keyed by a function of the value: a document in a bucket once, whatever its values there. */
+const BUCKETS = new Set(['histogram', 'date_histogram', 'range', 'date_range']);
 const PER_VALUE = new Set(['min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'value_count', 'cardinality', 'percentiles', 'percentile_ranks', 'median_absolute_deviation']);
 
 /** A field's values as JSON text: its one value as a one-element array, else the array `_mv` holds (null: none). */
@@ -69,6 +72,14 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     const a = aggBody(body);
     if (!a || multi.length !== 1 || a.p.field !== multi[0] || a.p.missing !== undefined || a.p.script !== undefined) return null;
     const path = multi[0];
+    const kind = fields.get(path)!;
+    if (BUCKETS.has(a.type)) {
+      // a document counts once per bucket: distinct (`_id`, key) pairs, distinct `_id`s per range
+      const l = a.sub === undefined ? perDocBuckets(level) : null;
+      if (!l) return null;
+      parts.push({ name, level: l, input: unnestField(input, path, kind, false) });
+      continue;
+    }
     const perDoc = PER_DOC.has(a.type);
     if (!perDoc && (!PER_VALUE.has(a.type) || a.sub !== undefined)) return null;
     if (perDoc && (a.p.min_doc_count === 0 || a.p.min_doc_count === '0')) return null;
@@ -78,7 +89,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
       if (!isObj(a.sub) || !compileLevel(ix, a.sub, subFields, match, null, 's', 1) || subFields.has(path)) return null;
       if (!(await plain(subFields))) return null;
     }
-    parts.push({ name, level, input: unnestField(input, path, fields.get(path)!, perDoc) });
+    parts.push({ name, level, input: unnestField(input, path, kind, perDoc) });
   }
   const base = Object.keys(plainSpec).length ? compileLevel(ix, plainSpec, new Map(), match, global) : null;
   let total: number;
@@ -101,4 +112,20 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
   const aggregations: JsonObject = {};
   for (const name of Object.keys(spec)) aggregations[name] = done[name];
   return { aggregations, buckets, total };
+}
+
+/**
+ * The level of one histogram or range aggregation (no sub-aggregations) over a row per value: the
+ * histogram's groups over distinct (`_id`, key) pairs, each range's count of distinct `_id`s.
+ */
+function perDocBuckets(level: Level): Level | null {
+  const [w] = level.wants;
+  if (level.wants.length !== 1) return null;
+  if (w.series) return { ...level, wants: [{ ...w, series: { ...w.series, perDoc: true } }] };
+  if (!w.counted) return null;
+  const counted = w.counted;
+  const names = new Set(counted.calls.map((c) => c.name));
+  const calls: AggregateCall[] = level.calls.filter((c) => !names.has(c.name));
+  counted.conds.forEach((when, j) => calls.push({ name: counted.calls[j].name, fn: 'count', distinct: true, args: [{ kind: 'case', whens: [{ when, then: col('_id') }] }] }));
+  return { wants: [w], calls };
 }
