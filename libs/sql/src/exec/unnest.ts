@@ -11,7 +11,8 @@ export function unnestOp(n: NodeOf<'unnest'>, c: C, compile: CompileFn): Op {
   const elems = expr(c, input.cols)(n.expr);
   const lower = n.as.toLowerCase();
   const at = input.cols.findIndex((x) => x.name.toLowerCase() === lower);
-  const cols = at >= 0 ? input.cols.map((x, i) => (i === at ? { name: x.name } : x)) : [...input.cols, { name: n.as }];
+  const aff = n.affinity ? { aff: n.affinity } : {};
+  const cols = at >= 0 ? input.cols.map((x, i) => (i === at ? { name: x.name, ...aff } : x)) : [...input.cols, { name: n.as, ...aff }];
   const cast = n.affinity ? CAST[n.affinity] : undefined;
   const distinct = n.distinct === true;
   return mk(n, cols, [input], function* (ctx, up) {
