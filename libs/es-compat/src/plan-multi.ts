@@ -12,7 +12,7 @@
  *     `range`, `date_range` (no sub-aggregations): per range `count(distinct _id)`: a document once per bucket.
  * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
  * others share one level over the query's rows (which gives the total). Not here (the aggregation
- * code answers): a query or a sub-aggregation reading a multi-valued field, two of them in one
+ * code answers): a sub-aggregation reading a multi-valued field, two of them in one
  * aggregation, `missing`, terms `min_doc_count: 0`, histograms and ranges with sub-aggregations, `weighted_avg`.
  */
 import { aggregate, col, lit, unnest, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
@@ -50,11 +50,13 @@ export function unnestField(input: PlanNode, path: string, kind: Kind, distinct:
 type Plain = (fields: Map<string, Kind>) => Promise<boolean>;
 
 /**
- * The aggregations of `spec` when some read a multi-valued field, or null when one does not map
- * here. `plain` checks fields that must hold one value per document (plan-aggs.ts `plainValues`).
+ * The aggregations of `spec` over `input` (the query's matches, plan-aggs.ts `multiInput`: its
+ * clauses on multi-valued fields match any value) when some read a multi-valued field, or null
+ * when one does not map here. `plain` checks fields that must hold one value per document
+ * (plan-aggs.ts `plainValues`).
  */
-export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, input: PlanNode, queryFields: Map<string, Kind>, spec: JsonObject, match: MatchInput | undefined, global: PlanNode | null, plain: Plain): Promise<{ aggregations: JsonObject; buckets: number; total: number } | null> {
-  if (!ref.meta.mv || !(await plain(queryFields))) return null;
+export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, input: PlanNode, spec: JsonObject, match: MatchInput | undefined, global: PlanNode | null, plain: Plain): Promise<{ aggregations: JsonObject; buckets: number; total: number } | null> {
+  if (!ref.meta.mv) return null;
   const plainSpec: JsonObject = {};
   const parts: Array<{ name: string; level: Level; input: PlanNode }> = [];
   for (const [name, body] of Object.entries(spec)) {
