@@ -67,8 +67,9 @@ describe('ES aggregations over multi-valued fields as plans', () => {
       const c = await EsPlanCheck.fresh(server(), index, MAPPING, docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]), AGGS);
       for (const query of QUERIES) {
         await same(c, index, AGGS, query, true);
-        // `_count`: one plan, equal to the scorer's count
+        // `_count`: one plan, equal to the scorer's count; a page sorted by one-valued fields: two plans, the full search's hits
         if (query) await c.count(query);
+        await c.page({ ...(query ? { query } : {}), sort: [{ m: 'desc' }, { k: 'asc' }], size: 5, from: 1 });
       }
     }), { numRuns: 10 });
   }, 300_000);

@@ -12,14 +12,14 @@
  *   `filter(window(I, [row_number() partitioned by the field's value, in the sort's order]), rn = 1)`
  * under the sort: the first document of each value, as the full search keeps it.
  */
-import { aggregate, col, filter, limit, lit, project, sort, windowNode, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, project, sort, windowNode, type Expr, type PlanNode, type SortKey, type WindowCall } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { queryValue } from './fields';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
 import { COLS, toDocRow } from './state';
-import { fieldKind, plainValues, queryInput, valueOf, type Kind, type MatchInput } from './plan-aggs';
+import { fieldKind, multiInput, plainValues, queryInput, valueOf, type Kind, type MatchInput } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a sorted page may carry. */
@@ -69,9 +69,11 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
   if (!Number.isInteger(from) || !Number.isInteger(size) || (from as number) < 0 || (size as number) < 1 || (from as number) + (size as number) > MAX_WINDOW) return null;
   const specs = sortFields(b.sort);
   if (!specs) return null;
-  const fields = new Map<string, Kind>();
-  const input = queryInput(ref, ix, b.query, fields, match);
+  const queryFields = new Map<string, Kind>();
+  let input = queryInput(ref, ix, b.query, queryFields, match);
   if (!input) return null;
+  // the sort's (and collapse's) fields hold one value per document; the query's clauses on a multi-valued field match any value
+  const fields = new Map<string, Kind>();
   const keys: SortKey[] = [];
   for (const s of specs) {
     // `_doc`: index order, the documents' `_seq_no`; `_id`: the id, compared as strings (as sort.ts reads them)
@@ -95,16 +97,22 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
   }
   keys.push({ expr: col('_seq_no') });
   // `collapse` on a field: the first document of each value in the sort's order (documents without one: one group), the total uncollapsed
-  let page: PlanNode = input;
+  let collapsed: WindowCall | null = null;
   if (b.collapse !== undefined) {
     const c = b.collapse;
     const cf = isObj(c) && Object.keys(c).length === 1 && typeof c.field === 'string' ? c.field : undefined;
     const k = cf === undefined ? null : fieldKind(ix, cf, 'filter');
     if (!cf || !k || k === 'date' || !COLLAPSIBLE.has(ix.fields.get(cf)!.type)) return null;
     fields.set(cf, k);
-    page = filter(windowNode(input, [{ name: '_rn', fn: 'row_number', args: [], partition: [valueOf(cf)], order: keys }]), { kind: 'binary', op: '=', left: col('_rn'), right: lit(1) });
+    collapsed = { name: '_rn', fn: 'row_number', args: [], partition: [valueOf(cf)], order: keys };
   }
   if (!(await plainValues(backend, ref, lsn, fields))) return null;
+  if (!(await plainValues(backend, ref, lsn, queryFields))) {
+    const aware = ref.meta.mv ? await multiInput(backend, ref, ix, lsn, b.query, match) : null;
+    if (!aware) return null;
+    input = aware;
+  }
+  const page: PlanNode = collapsed ? filter(windowNode(input, [collapsed]), { kind: 'binary', op: '=', left: col('_rn'), right: lit(1) }) : input;
   const [count] = await backend.read(aggregate(input, [], [{ name: 'total', fn: 'count', args: [], star: true }]));
   const plan = project(limit(sort(page, keys), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
   const rows = await backend.read(plan);
