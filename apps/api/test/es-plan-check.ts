@@ -69,6 +69,19 @@ export class EsPlanCheck {
     return r;
   }
 
+  /**
+   * A size-0 search of `aggs` under `query` (and query `params`): plans answer it (some ran), equal
+   * to the code over the view (hits total, aggregations); `label` names the case in a failure.
+   */
+  async planned(aggs: unknown, query: unknown, label?: unknown, params = ''): Promise<Json> {
+    const body = { size: 0, aggs, ...(query ? { query } : {}) };
+    const { r, ran } = await this.counted(body, TOKEN, params);
+    expect([label, query, ran > 0]).toEqual([label, query, true]);
+    const viewed = await this.es('POST', `/${this.index}/_search${params ? `?${params}` : ''}`, { ...body, post_filter: { match_all: {} } });
+    expect([label, query, r.hits.total, r.aggregations]).toEqual([label, query, viewed.hits.total, viewed.aggregations]);
+    return r;
+  }
+
   /** `_count` of `query`: one plan, equal to the scorer's count. */
   async count(query: unknown): Promise<number> {
     const before = await this.plans();

@@ -10,7 +10,7 @@
 import { illegalArgument } from './errors';
 import type { Doc } from './doc';
 import type { Json, JsonObject } from './mapping';
-import { addUnit, formatDate, roundDown } from './dates';
+import { addUnit, formatDate, roundDown, zoneOffset } from './dates';
 import { valueSource } from './agg-util';
 import { finishBuckets, type AggCtx } from './aggs';
 
@@ -27,6 +27,16 @@ const ROUNDINGS: readonly Rounding[] = [
 
 const FIXED: Record<string, number> = { s: 1000, m: 60000, h: 3600000, d: 86400000 };
 
+/**
+ * The start of the `unit` after the one starting at `k`: months and years by calendar; a fixed unit
+ * in a zone rounded down from 1.5 units later, since a zone's day (hour) can be 23 or 25 hours long
+ * (adding 24 hours to the start of a 25-hour day stays in it; to a 23-hour day's, passes the next start).
+ */
+function nextKey(k: number, unit: string, zone: string | undefined): number {
+  if (!FIXED[unit]) return addUnit(k, 1, unit, zone);
+  return zone ? roundDown(k + FIXED[unit] * 1.5, unit, zone) : k + FIXED[unit];
+}
+
 /** The number of buckets of `unit` from the one holding `min` to the one holding `max`. */
 function span(min: number, max: number, unit: string, zone: string | undefined): number {
   const a = roundDown(min, unit, zone), b = roundDown(max, unit, zone);
@@ -36,12 +46,10 @@ function span(min: number, max: number, unit: string, zone: string | undefined):
     const months = (db.getUTCFullYear() - da.getUTCFullYear()) * 12 + db.getUTCMonth() - da.getUTCMonth();
     return (unit === 'y' ? Math.round(months / 12) : months) + 1;
   }
-  // a zone's days and hours can be 23 or 25 hours long: count by stepping when few, else estimate
-  const est = Math.round((b - a) / FIXED[unit]) + 1;
-  if (est > 100_000) return est;
-  let n = 1;
-  for (let k = a; k < b; k = addUnit(k, 1, unit, zone)) n++;
-  return n;
+  // a zone's day is 23, 24 or 25 hours long: count local days (both ends are local midnights);
+  // hours and shorter units start on whole UTC units of the zone's offset: count UTC time
+  if (unit === 'd') return Math.round((b + zoneOffset(zone, b) - a - zoneOffset(zone, a)) / FIXED.d) + 1;
+  return Math.round((b - a) / FIXED[unit]) + 1;
 }
 
 /** The parameters of an auto_date_histogram (Elasticsearch's errors for bad ones). */
@@ -67,7 +75,7 @@ export function autoRounding(min: number, max: number, target: number, start: nu
   const r = ROUNDINGS[ri];
   // the rounding's buckets, empty ones included, then merged `inner` at a time
   const keys: number[] = [];
-  for (let k = roundDown(min, r.unit, zone); k <= max; k = addUnit(k, 1, r.unit, zone)) keys.push(k);
+  for (let k = roundDown(min, r.unit, zone); k <= max; k = nextKey(k, r.unit, zone)) keys.push(k);
   let inner = 1;
   if (keys.length > target) inner = r.inner.find((i) => Math.ceil(keys.length / i) <= target) ?? r.inner[r.inner.length - 1];
   return { unit: r.unit, abbrev: r.abbrev, keys, inner };
