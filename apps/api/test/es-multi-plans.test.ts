@@ -22,6 +22,9 @@ const AGGS = {
   st: { stats: { field: 'n' } }, es: { extended_stats: { field: 'x' } }, vc: { value_count: { field: 'tag' } }, vn: { value_count: { field: 'n' } },
   cd: { cardinality: { field: 'tag' } }, cx: { cardinality: { field: 'x' } },
   pc: { percentiles: { field: 'x', percents: [5, 50, 95] } }, pr: { percentile_ranks: { field: 'n', values: [0, 5] } }, md: { median_absolute_deviation: { field: 'f' } },
+  // `missing`: a document without a value counts once with it
+  tm: { terms: { field: 'tag', missing: 'none' } }, tnm: { terms: { field: 'n', missing: -1, size: 3 } }, sm: { sum: { field: 'x', missing: 1.5 } },
+  am: { avg: { field: 'n', missing: 100 } }, vm: { value_count: { field: 'tag', missing: 'z' } }, cm: { cardinality: { field: 'f', missing: 0 } },
   // histograms and ranges: a document once per bucket, whatever its values there
   hn: { histogram: { field: 'n', interval: 4 } }, hx: { histogram: { field: 'x', interval: 2.5, min_doc_count: 1, order: { _count: 'desc' } } },
   dh: { date_histogram: { field: 'at', calendar_interval: 'month' } }, df: { date_histogram: { field: 'at', fixed_interval: '10d', min_doc_count: 1 } },

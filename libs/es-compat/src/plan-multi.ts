@@ -13,7 +13,8 @@
  * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
  * others share one level over the query's rows (which gives the total). Not here (the aggregation
  * code answers): a sub-aggregation reading a multi-valued field, two of them in one
- * aggregation, `missing`, terms `min_doc_count: 0`, histograms and ranges with sub-aggregations, `weighted_avg`.
+ * aggregation, terms `min_doc_count: 0`, histograms and ranges with sub-aggregations or `missing`, `weighted_avg`.
+ * `missing` on terms and metrics: `unnest … outer`, a document without a value one row holding null.
  */
 import { aggregate, col, lit, unnest, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
@@ -42,9 +43,9 @@ export function valuesOf(path: string): Expr {
   };
 }
 
-/** One row per value of `path` (per distinct value with `distinct`), the typed column holding it. */
-export function unnestField(input: PlanNode, path: string, kind: Kind, distinct: boolean): PlanNode {
-  return unnest(input, valuesOf(path), columnOf(path), { ...(kind === 'number' ? { affinity: 'real' as const } : {}), distinct });
+/** One row per value of `path` (per distinct value with `distinct`; with `outer`, a document without one: a row holding null), the typed column holding it. */
+export function unnestField(input: PlanNode, path: string, kind: Kind, distinct: boolean, outer = false): PlanNode {
+  return unnest(input, valuesOf(path), columnOf(path), { ...(kind === 'number' ? { affinity: 'real' as const } : {}), distinct, outer });
 }
 
 type Plain = (fields: Map<string, Kind>) => Promise<boolean>;
@@ -72,10 +73,13 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
       continue;
     }
     const a = aggBody(body);
-    if (!a || multi.length !== 1 || a.p.field !== multi[0] || a.p.missing !== undefined || a.p.script !== undefined) return null;
+    if (!a || multi.length !== 1 || a.p.field !== multi[0] || a.p.script !== undefined) return null;
+    // `missing`: a document without a value is one row holding null (the aggregation's own `coalesce` gives it the value)
+    const outer = a.p.missing !== undefined;
     const path = multi[0];
     const kind = fields.get(path)!;
     if (BUCKETS.has(a.type)) {
+      if (outer) return null;
       // a document counts once per bucket: distinct (`_id`, key) pairs, distinct `_id`s per range
       const l = a.sub === undefined ? perDocBuckets(level) : null;
       if (!l) return null;
@@ -91,7 +95,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
       if (!isObj(a.sub) || !compileLevel(ix, a.sub, subFields, match, null, 's', 1) || subFields.has(path)) return null;
       if (!(await plain(subFields))) return null;
     }
-    parts.push({ name, level, input: unnestField(input, path, kind, perDoc) });
+    parts.push({ name, level, input: unnestField(input, path, kind, perDoc, outer) });
   }
   const base = Object.keys(plainSpec).length ? compileLevel(ix, plainSpec, new Map(), match, global) : null;
   let total: number;

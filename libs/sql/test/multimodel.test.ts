@@ -596,6 +596,10 @@ describe('unnest', () => {
     expect((formatResult(typed) as { rows: Array<{ t: string }> }).rows.map((r) => r.t)).toEqual(['real', 'real']);
     expect(await one(arr('"solo"'), {})).toEqual(['solo']);
     expect(await one(lit(null), {})).toEqual([]);
+    // outer: a row without elements is kept once, with NULL
+    expect(await one(lit(null), { outer: true })).toEqual([null]);
+    expect(await one(arr('[]'), { outer: true })).toEqual([null]);
+    expect(await one(arr('[3]'), { outer: true })).toEqual([3]);
   });
 
   it('is checked by the plan validator', async () => {

@@ -9,7 +9,8 @@ import type { PlanNode } from '../node';
  * text), any other JSON value one row holding it, SQL NULL no row. `affinity: 'real'` turns
  * numeric elements into REALs (a double column's values), `'integer'` / `'text'` as a cast does.
  * `distinct`: an element equal to an earlier one of the same row gives no second row (a document
- * counts once per value). Output: the input's columns, the element as column `as` (it replaces
+ * counts once per value). `outer`: a row with no element (NULL, an empty array) gives one row
+ * holding NULL (a LEFT JOIN LATERAL). Output: the input's columns, the element as column `as` (it replaces
  * the input column of that name, so a plan written over a one-valued column reads every value).
  */
 export interface UnnestNode {
@@ -19,7 +20,8 @@ export interface UnnestNode {
   readonly as: string;
   readonly affinity?: 'real' | 'integer' | 'text';
   readonly distinct?: boolean;
+  readonly outer?: boolean;
 }
-export const unnest = (input: PlanNode, expr: Expr, as: string, opts: { affinity?: UnnestNode['affinity']; distinct?: boolean } = {}): UnnestNode => ({
-  op: 'unnest', input, expr, as, ...(opts.affinity ? { affinity: opts.affinity } : {}), ...(opts.distinct ? { distinct: true } : {}),
+export const unnest = (input: PlanNode, expr: Expr, as: string, opts: { affinity?: UnnestNode['affinity']; distinct?: boolean; outer?: boolean } = {}): UnnestNode => ({
+  op: 'unnest', input, expr, as, ...(opts.affinity ? { affinity: opts.affinity } : {}), ...(opts.distinct ? { distinct: true } : {}), ...(opts.outer ? { outer: true } : {}),
 });

@@ -15,6 +15,7 @@ export function unnestOp(n: NodeOf<'unnest'>, c: C, compile: CompileFn): Op {
   const cols = at >= 0 ? input.cols.map((x, i) => (i === at ? { name: x.name, ...aff } : x)) : [...input.cols, { name: n.as, ...aff }];
   const cast = n.affinity ? CAST[n.affinity] : undefined;
   const distinct = n.distinct === true;
+  const outer = n.outer === true;
   return mk(n, cols, [input], function* (ctx, up) {
     for (const b of input.run(ctx, up)) {
       ctx.check();
@@ -22,6 +23,7 @@ export function unnestOp(n: NodeOf<'unnest'>, c: C, compile: CompileFn): Op {
       for (const r of b) {
         let vs = jsonElements(elems(r, up));
         if (cast) vs = vs.map(cast);
+        if (outer && !vs.length) vs = [null];
         const seen = distinct && vs.length > 1 ? new Set<string>() : null;
         for (const v of vs) {
           if (seen) {
