@@ -22,6 +22,9 @@ const AGGS = {
   st: { stats: { field: 'n' } }, es: { extended_stats: { field: 'x' } }, vc: { value_count: { field: 'tag' } }, vn: { value_count: { field: 'n' } },
   cd: { cardinality: { field: 'tag' } }, cx: { cardinality: { field: 'x' } },
   pc: { percentiles: { field: 'x', percents: [5, 50, 95] } }, pr: { percentile_ranks: { field: 'n', values: [0, 5] } }, md: { median_absolute_deviation: { field: 'f' } },
+  // filter clauses on multi-valued fields: any value matches
+  fa: { filter: { term: { tag: 'b' } }, aggs: { s: { sum: { field: 'm' } } } }, fb: { filters: { filters: { r: { range: { n: { gt: 5 } } }, e: { exists: { field: 'x' } } } } },
+  fc: { terms: { field: 'k' }, aggs: { f: { filter: { terms: { tag: ['a', 'c'] } } } } }, adj: { adjacency_matrix: { filters: { a: { term: { tag: 'a' } }, n: { range: { n: { lt: 0 } } } } } },
   // `missing`: a document without a value counts once with it
   tm: { terms: { field: 'tag', missing: 'none' } }, tnm: { terms: { field: 'n', missing: -1, size: 3 } }, sm: { sum: { field: 'x', missing: 1.5 } },
   am: { avg: { field: 'n', missing: 100 } }, vm: { value_count: { field: 'tag', missing: 'z' } }, cm: { cardinality: { field: 'f', missing: 0 } },

@@ -10,6 +10,8 @@
  *     every value counted, summed in index order then document order (as the aggregation code's Kahan sum).
  *   - `histogram`, `date_histogram` (no sub-aggregations): groups of distinct (`_id`, key) pairs;
  *     `range`, `date_range` (no sub-aggregations): per range `count(distinct _id)`: a document once per bucket.
+ *   - an aggregation reading the field in query clauses only (`filter`, `filters`, `adjacency_matrix`
+ *     at any depth): its clauses match any value (plan-aggs.ts `anyValue`), over the query's rows.
  * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
  * others share one level over the query's rows (which gives the total). Not here (the aggregation
  * code answers): a sub-aggregation reading a multi-valued field, two of them in one
@@ -25,7 +27,7 @@ import { MV, columnOf } from './columns';
 import { typedMulti } from './typed';
 import { aggBody } from './plan-buckets';
 import { compileLevel, runLevel, type Level } from './plan-level';
-import type { Kind, MatchInput } from './plan-aggs';
+import { multiAware, type Kind, type MatchInput } from './plan-aggs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const PER_DOC = new Set(['terms', 'rare_terms']);
@@ -70,6 +72,14 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     if (!multi.length) {
       if (!(await plain(fields))) return null;
       plainSpec[name] = body;
+      continue;
+    }
+    if (!valueFields(body).some((f) => multi.includes(f))) {
+      // the multi-valued fields are read by query clauses only (filter, filters, adjacency_matrix, at any depth): any value matches
+      const aware = multiAware(multi);
+      const l = compileLevel(ix, { [name]: body }, aware, match, global);
+      if (!l || !(await plain(new Map([...aware].filter(([f]) => !multi.includes(f)))))) return null;
+      parts.push({ name, level: l, input });
       continue;
     }
     const a = aggBody(body);
@@ -134,4 +144,17 @@ function perDocBuckets(level: Level): Level | null {
   const calls: AggregateCall[] = level.calls.filter((c) => !names.has(c.name));
   counted.conds.forEach((when, j) => calls.push({ name: counted.calls[j].name, fn: 'count', distinct: true, args: [{ kind: 'case', whens: [{ when, then: col('_id') }] }] }));
   return { wants: [w], calls };
+}
+
+/** The fields an aggregation spec reads as values (`field` keys at any depth, not an `exists` query's). */
+function valueFields(spec: unknown, out: string[] = []): string[] {
+  if (Array.isArray(spec)) for (const x of spec) valueFields(x, out);
+  else if (isObj(spec)) {
+    for (const [k, v] of Object.entries(spec)) {
+      if (k === 'exists') continue;
+      if (k === 'field' && typeof v === 'string') out.push(v);
+      else valueFields(v, out);
+    }
+  }
+  return out;
 }
