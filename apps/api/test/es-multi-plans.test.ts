@@ -66,6 +66,8 @@ describe('ES aggregations over multi-valued fields as plans', () => {
         // `_count`: one plan, equal to the scorer's count; a page sorted by one-valued fields: two plans, the full search's hits
         if (query) await c.count(query);
         await c.page({ ...(query ? { query } : {}), sort: [{ m: 'desc' }, { k: 'asc' }], size: 5, from: 1 });
+        // sorted by multi-valued fields: each document by its least value ascending, its greatest descending, or the mode's
+        await c.page({ ...(query ? { query } : {}), sort: [{ tag: 'asc' }, { n: { order: 'desc', missing: '_first' } }, { x: { order: 'asc', mode: 'max' } }, { at: { order: 'desc', mode: 'min', missing: 0 } }], size: 7 });
       }
     }), { numRuns: 10 });
   }, 300_000);
