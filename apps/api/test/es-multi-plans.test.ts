@@ -25,6 +25,9 @@ const AGGS = {
   // filter clauses on multi-valued fields: any value matches
   fa: { filter: { term: { tag: 'b' } }, aggs: { s: { sum: { field: 'm' } } } }, fb: { filters: { filters: { r: { range: { n: { gt: 5 } } }, e: { exists: { field: 'x' } } } } },
   fc: { terms: { field: 'k' }, aggs: { f: { filter: { terms: { tag: ['a', 'c'] } } } } }, adj: { adjacency_matrix: { filters: { a: { term: { tag: 'a' } }, n: { range: { n: { lt: 0 } } } } } },
+  // composite: a document once in each combination of its sources' values
+  cp: { composite: { size: 20, sources: [{ t: { terms: { field: 'tag' } } }, { k: { terms: { field: 'k', order: 'desc' } } }, { h: { histogram: { field: 'n', interval: 5, missing_bucket: true } } }] } },
+  cp2: { composite: { size: 3, sources: [{ x: { terms: { field: 'x', missing_bucket: true } } }], after: { x: -1 } } },
   // `missing`: a document without a value counts once with it
   tm: { terms: { field: 'tag', missing: 'none' } }, tnm: { terms: { field: 'n', missing: -1, size: 3 } }, sm: { sum: { field: 'x', missing: 1.5 } },
   am: { avg: { field: 'n', missing: 100 } }, vm: { value_count: { field: 'tag', missing: 'z' } }, cm: { cardinality: { field: 'f', missing: 0 } },

@@ -10,6 +10,8 @@
  *     every value counted, summed in index order then document order (as the aggregation code's Kahan sum).
  *   - `histogram`, `date_histogram` (no sub-aggregations): groups of distinct (`_id`, key) pairs;
  *     `range`, `date_range` (no sub-aggregations): per range `count(distinct _id)`: a document once per bucket.
+ *   - `composite` (no sub-aggregations): one unnest per multi-valued source, doc_count `count(distinct _id)`:
+ *     a document once in each combination of its sources' values (`missing_bucket`: `outer`);
  *   - an aggregation reading the field in query clauses only (`filter`, `filters`, `adjacency_matrix`
  *     at any depth): its clauses match any value (plan-aggs.ts `anyValue`), over the query's rows.
  * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
@@ -83,6 +85,16 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
       continue;
     }
     const a = aggBody(body);
+    if (a?.type === 'composite') {
+      // a document in each combination of its sources' values once: one unnest per multi-valued source, doc_count distinct `_id`s
+      const [w] = level.wants;
+      const sources = compositeFields(a.p);
+      if (a.sub !== undefined || !w.composite || !sources || multi.some((f) => !sources.has(f))) return null;
+      let rows = input;
+      for (const f of multi) rows = unnestField(rows, f, fields.get(f)!, true, sources.get(f)!);
+      parts.push({ name, level: { ...level, wants: [{ ...w, composite: { ...w.composite, perDoc: true } }] }, input: rows });
+      continue;
+    }
     if (!a || multi.length !== 1 || a.p.field !== multi[0] || a.p.script !== undefined) return null;
     // `missing`: a document without a value is one row holding null (the aggregation's own `coalesce` gives it the value)
     const outer = a.p.missing !== undefined;
@@ -155,6 +167,19 @@ function valueFields(spec: unknown, out: string[] = []): string[] {
       if (k === 'field' && typeof v === 'string') out.push(v);
       else valueFields(v, out);
     }
+  }
+  return out;
+}
+
+/** A composite's source fields and whether each has `missing_bucket` (its documents without a value kept), or null for another shape. */
+function compositeFields(p: JsonObject): Map<string, boolean> | null {
+  if (!Array.isArray(p.sources)) return null;
+  const out = new Map<string, boolean>();
+  for (const s of p.sources) {
+    const body = isObj(s) ? Object.values(s)[0] : undefined;
+    const inner = isObj(body) ? Object.values(body)[0] : undefined;
+    if (!isObj(inner) || typeof inner.field !== 'string' || out.has(inner.field)) return null;
+    out.set(inner.field, inner.missing_bucket === true);
   }
   return out;
 }
