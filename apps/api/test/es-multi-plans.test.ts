@@ -16,7 +16,7 @@ const AGGS = {
   t: { terms: { field: 'tag' } },
   t2: { terms: { field: 'tag', size: 2, order: { _key: 'asc' } }, aggs: { s: { sum: { field: 'm' } }, a: { avg: { field: 'm' } }, kk: { terms: { field: 'k' } } } },
   t3: { terms: { field: 'tag', order: { s: 'desc' }, include: ['a', 'b', 'c'] }, aggs: { s: { max: { field: 'm' } } } },
-  tn: { terms: { field: 'n', size: 4 } }, tx: { terms: { field: 'x', size: 3, order: { _key: 'desc' } } }, tf: { terms: { field: 'f' } },
+  tn: { terms: { field: 'n', size: 4 } }, t0: { terms: { field: 'tag', min_doc_count: 0, order: { _key: 'desc' } } }, tn0: { terms: { field: 'n', min_doc_count: 0, size: 30 } }, tx: { terms: { field: 'x', size: 3, order: { _key: 'desc' } } }, tf: { terms: { field: 'f' } },
   rt: { rare_terms: { field: 'tag' } }, rn: { rare_terms: { field: 'n', max_doc_count: 2 } },
   mn: { min: { field: 'n' } }, mx: { max: { field: 'x' } }, sx: { sum: { field: 'x' } }, sf: { sum: { field: 'f' } }, ax: { avg: { field: 'x' } }, an: { avg: { field: 'n' } },
   st: { stats: { field: 'n' } }, es: { extended_stats: { field: 'x' } }, vc: { value_count: { field: 'tag' } }, vn: { value_count: { field: 'n' } },

@@ -153,7 +153,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
 
 /** A terms aggregation: its top buckets, their children, and the count of the others (`values`: the rows holding a key). */
 async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number, read?: Array<Record<string, unknown>>): Promise<JsonObject> {
-  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t, input) : termsGroups(input, t);
+  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), t.universe ?? scan(ref.table.id), t, input) : termsGroups(input, t);
   const rows = read ?? (await backend.read(limit(sort(grouped, t.order), lit(t.size))));
   // rare_terms answers its buckets alone (no error bound, no other count), as Elasticsearch's InternalRareTerms
   if (t.rare !== undefined) return { buckets: rows.map((r) => termsBucket(t, r)) };

@@ -17,10 +17,10 @@
  * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
  * others share one level over the query's rows (which gives the total). Not here (the aggregation
  * code answers): a sub-aggregation reading a multi-valued field, two of them in one
- * aggregation, terms `min_doc_count: 0`, histograms and ranges with sub-aggregations or `missing`, `weighted_avg`.
+ * aggregation, terms `min_doc_count: 0` with `missing` or sub-aggregations, histograms and ranges with sub-aggregations or `missing`, `weighted_avg`.
  * `missing` on terms and metrics: `unnest … outer`, a document without a value one row holding null.
  */
-import { aggregate, col, lit, unnest, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import { aggregate, col, lit, scan, unnest, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -110,14 +110,20 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     }
     const perDoc = PER_DOC.has(a.type);
     if (!perDoc && (!PER_VALUE.has(a.type) || a.sub !== undefined)) return null;
-    if (perDoc && (a.p.min_doc_count === 0 || a.p.min_doc_count === '0')) return null;
+    let l = level;
+    if (perDoc && Number(a.p.min_doc_count) === 0) {
+      // the zero buckets are the keys of every document's values: the unnest of the whole index
+      const [w] = level.wants;
+      if (outer || !w?.terms || w.sub) return null;
+      l = { ...level, wants: [{ ...w, terms: { ...w.terms, universe: unnestField(scan(ref.table.id), path, kind, true) } }] };
+    }
     if (a.sub !== undefined) {
       // sub-aggregations read other fields, once per document and bucket
       const subFields = new Map<string, Kind>();
       if (!isObj(a.sub) || !compileLevel(ix, a.sub, subFields, match, null, 's', 1) || subFields.has(path)) return null;
       if (!(await plain(subFields))) return null;
     }
-    parts.push({ name, level, input: unnestField(input, path, kind, perDoc, outer) });
+    parts.push({ name, level: l, input: unnestField(input, path, kind, perDoc, outer) });
   }
   const base = Object.keys(plainSpec).length ? compileLevel(ix, plainSpec, new Map(), match, global) : null;
   let total: number;
