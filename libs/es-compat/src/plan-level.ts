@@ -21,6 +21,7 @@ import type { Kind, MatchInput } from './plan-aggs';
 import { metric, METRICS, type Metric } from './plan-metrics';
 import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
 import { autoSpec, runAuto, type AutoSpec } from './plan-auto-date';
+import { DOC_KEY } from './plan-multi';
 import { runSig, sigSpec, type SigSpec } from './plan-significant';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -121,7 +122,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
       const subCalls = (w.series.subs ?? []).flatMap((x) => x.m.calls);
       const valued = filter(input, w.series.cond);
       const grouped = w.series.perDoc
-        ? aggregate(distinct(project(valued, [{ name: '_id', expr: col('_id') }, { name: 'key', expr: w.series.key }])), [{ name: 'key', expr: col('key') }], [{ name: 'doc_count', fn: 'count', args: [], star: true }])
+        ? aggregate(distinct(project(valued, [{ name: '_doc', expr: DOC_KEY }, { name: 'key', expr: w.series.key }])), [{ name: 'key', expr: col('key') }], [{ name: 'doc_count', fn: 'count', args: [], star: true }])
         : aggregate(valued, [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])), subCalls.length ? rows : undefined);

@@ -8,9 +8,9 @@
  *   - the metrics on the field (`min`, `max`, `sum`, `avg`, `stats`, `extended_stats`, `value_count`,
  *     `cardinality`, `percentiles`, `percentile_ranks`, `median_absolute_deviation`): `unnest(I, values)`,
  *     every value counted, summed in index order then document order (as the aggregation code's Kahan sum).
- *   - `histogram`, `date_histogram` (no sub-aggregations): groups of distinct (`_id`, key) pairs;
- *     `range`, `date_range` (no sub-aggregations): per range `count(distinct _id)`: a document once per bucket.
- *   - `composite` (no sub-aggregations): one unnest per multi-valued source, doc_count `count(distinct _id)`:
+ *   - `histogram`, `date_histogram` (no sub-aggregations): groups of distinct (document, key) pairs;
+ *     `range`, `date_range` (no sub-aggregations): per range `count(distinct document)`: a document once per bucket.
+ *   - `composite` (no sub-aggregations): one unnest per multi-valued source, doc_count `count(distinct document)`:
  *     a document once in each combination of its sources' values (`missing_bucket`: `outer`);
  *   - an aggregation reading the field in query clauses only (`filter`, `filters`, `adjacency_matrix`
  *     at any depth): its clauses match any value (plan-aggs.ts `anyValue`), over the query's rows.
@@ -37,6 +37,13 @@ const PER_DOC = new Set(['terms', 'rare_terms']);
 const BUCKETS = new Set(['histogram', 'date_histogram', 'range', 'date_range']);
 const PER_VALUE = new Set(['min', 'max', 'sum', 'avg', 'stats', 'extended_stats', 'value_count', 'cardinality', 'percentiles', 'percentile_ranks', 'median_absolute_deviation']);
 
+/**
+ * A document's identity in the rows of one index or of the union of several (plan-indices.ts, where
+ * `_id`s repeat and `_seq_no` is offset per index): the pair, so a row another surface wrote
+ * without a `_seq_no` still counts.
+ */
+export const DOC_KEY: Expr = { kind: 'call', name: 'json_array', args: [col('_seq_no'), col('_id')] };
+
 /** A field's values as JSON text: its one value as a one-element array, else the array `_mv` holds (null: none). */
 export function valuesOf(path: string): Expr {
   const c = columnOf(path);
@@ -53,6 +60,8 @@ export function unnestField(input: PlanNode, path: string, kind: Kind, distinct:
 }
 
 type Plain = (fields: Map<string, Kind>) => Promise<boolean>;
+/** The paths of which some document holds several values (held in `_mv`), or null when one is not plain nor held (typed.ts `typedMulti`). */
+export type MultiOf = (paths: string[]) => Promise<string[] | null>;
 
 /**
  * The aggregations of `spec` over `input` (the query's matches, plan-aggs.ts `multiInput`: its
@@ -60,7 +69,7 @@ type Plain = (fields: Map<string, Kind>) => Promise<boolean>;
  * when one does not map here. `plain` checks fields that must hold one value per document
  * (plan-aggs.ts `plainValues`).
  */
-export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, input: PlanNode, spec: JsonObject, match: MatchInput | undefined, global: PlanNode | null, plain: Plain): Promise<{ aggregations: JsonObject; buckets: number; total: number } | null> {
+export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, input: PlanNode, spec: JsonObject, match: MatchInput | undefined, global: PlanNode | null, plain: Plain, multiOf: MultiOf = (paths) => typedMulti(backend, ref, lsn, paths)): Promise<{ aggregations: JsonObject; buckets: number; total: number } | null> {
   if (!ref.meta.mv) return null;
   const plainSpec: JsonObject = {};
   const parts: Array<{ name: string; level: Level; input: PlanNode }> = [];
@@ -69,7 +78,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     const level = compileLevel(ix, { [name]: body }, fields, match, global);
     if (!level) return null;
     const typedPaths = [...fields].filter(([, k]) => k !== 'date').map(([f]) => f);
-    const multi = await typedMulti(backend, ref, lsn, typedPaths);
+    const multi = await multiOf(typedPaths);
     if (!multi) return null;
     if (!multi.length) {
       if (!(await plain(fields))) return null;
@@ -86,7 +95,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     }
     const a = aggBody(body);
     if (a?.type === 'composite') {
-      // a document in each combination of its sources' values once: one unnest per multi-valued source, doc_count distinct `_id`s
+      // a document in each combination of its sources' values once: one unnest per multi-valued source, doc_count distinct documents (`DOC_KEY`)
       const [w] = level.wants;
       const sources = compositeFields(a.p);
       if (a.sub !== undefined || !w.composite || !sources || multi.some((f) => !sources.has(f))) return null;
@@ -102,7 +111,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     const kind = fields.get(path)!;
     if (BUCKETS.has(a.type)) {
       if (outer) return null;
-      // a document counts once per bucket: distinct (`_id`, key) pairs, distinct `_id`s per range
+      // a document counts once per bucket: distinct (document, key) pairs, distinct documents (`DOC_KEY`) per range
       const l = a.sub === undefined ? perDocBuckets(level) : null;
       if (!l) return null;
       parts.push({ name, level: l, input: unnestField(input, path, kind, false) });
@@ -150,7 +159,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
 
 /**
  * The level of one histogram or range aggregation (no sub-aggregations) over a row per value: the
- * histogram's groups over distinct (`_id`, key) pairs, each range's count of distinct `_id`s.
+ * histogram's groups over distinct (document, key) pairs, each range's count of distinct documents (`DOC_KEY`).
  */
 function perDocBuckets(level: Level): Level | null {
   const [w] = level.wants;
@@ -160,7 +169,7 @@ function perDocBuckets(level: Level): Level | null {
   const counted = w.counted;
   const names = new Set(counted.calls.map((c) => c.name));
   const calls: AggregateCall[] = level.calls.filter((c) => !names.has(c.name));
-  counted.conds.forEach((when, j) => calls.push({ name: counted.calls[j].name, fn: 'count', distinct: true, args: [{ kind: 'case', whens: [{ when, then: col('_id') }] }] }));
+  counted.conds.forEach((when, j) => calls.push({ name: counted.calls[j].name, fn: 'count', distinct: true, args: [{ kind: 'case', whens: [{ when, then: DOC_KEY }] }] }));
   return { wants: [w], calls };
 }
 
