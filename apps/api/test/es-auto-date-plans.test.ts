@@ -30,6 +30,8 @@ describe('ES auto_date_histogram as plans', () => {
       const aggs: Record<string, unknown> = {};
       specs.forEach((p, i) => { aggs[`a${i}`] = { auto_date_histogram: p }; });
       aggs.t = { terms: { field: 'tag' }, aggs: { h: { auto_date_histogram: specs[0] } } };
+      // sub-aggregations of each bucket: a level of plans over its keys' rows
+      aggs.s = { auto_date_histogram: specs[specs.length - 1], aggs: { t: { terms: { field: 'tag' } }, m: { max: { field: 'at' } }, c: { value_count: { field: 'ts' } } } };
       const c = await EsPlanCheck.fresh(server(), index, MAPPING, docs.map((d, i): [string, Record<string, unknown>] => [`d${i}`, d]), aggs);
       for (const query of [undefined, { term: { tag: 'a' } }]) await c.planned(aggs, query, specs);
     }), { numRuns: 25 });

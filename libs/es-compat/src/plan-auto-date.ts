@@ -1,11 +1,11 @@
 /**
- * auto_date_histogram as plans (a top-level or bucket-level aggregation without sub-aggregations,
- * on a date field's typed column): `aggregate(filter(I, has a value), [], [min(t), max(t)])`, then
+ * auto_date_histogram as plans (at any level, on a date field's typed column): `aggregate(filter(I, has a value), [], [min(t), max(t)])`, then
  * the rounding the aggregation code would take (agg-auto-date.ts `autoRounding`, shared), then
  * `aggregate(filter(I, has a value), [calendar_floor(unit, t, zone)], [count(*)])` (the executor's
  * `calendar_floor` is the aggregation code's `roundDown`); consecutive keys merged `inner` at a
  * time here, each bucket keyed by its first. A document holds one value (the plans' rule), so a
- * bucket's doc_count is the sum of its keys' counts.
+ * bucket's doc_count is the sum of its keys' counts. Sub-aggregations: a level of plans per bucket
+ * over `filter(I, first key ≤ t < the next bucket's first key)`.
  */
 import { aggregate, filter, lit, type Expr, type PlanNode } from '@mmdb/plan';
 import { calendarFloor } from '@mmdb/core';
@@ -46,7 +46,8 @@ export function autoSpec(ix: IndexView, name: string, p: JsonObject, fields: Map
   return { v: valueOf(p.field), cond: typed(p.field, k), ...params, format };
 }
 
-export async function runAuto(backend: EsBackend, input: PlanNode, a: AutoSpec): Promise<JsonObject> {
+/** `sub`: a bucket's sub-aggregations over the rows passing its condition (plan-level.ts). */
+export async function runAuto(backend: EsBackend, input: PlanNode, a: AutoSpec, sub?: (cond: Expr) => Promise<JsonObject>): Promise<JsonObject> {
   const rows = filter(input, a.cond);
   const [mm] = await backend.read(aggregate(rows, [], [{ name: 'mn', fn: 'min', args: [a.v] }, { name: 'mx', fn: 'max', args: [a.v] }]));
   if (mm.mn === null || mm.mn === undefined) return { buckets: [], interval: emptyInterval(a.start) };
@@ -62,6 +63,15 @@ export async function runAuto(backend: EsBackend, input: PlanNode, a: AutoSpec):
   for (const r of counts) {
     const b = buckets[slot.get(Number(r.key))!];
     b.doc_count = (b.doc_count as number) + Number(r.doc_count);
+  }
+  if (sub) {
+    // bucket j holds the values from its first key to the next bucket's (the last: to the end)
+    for (let j = 0; j < buckets.length; j++) {
+      const from: Expr = { kind: 'binary', op: '>=', left: a.v, right: lit(buckets[j].key as number) };
+      const next = keys[(j + 1) * inner];
+      const cond: Expr = { kind: 'binary', op: 'and', left: a.cond, right: next === undefined ? from : { kind: 'binary', op: 'and', left: from, right: { kind: 'binary', op: '<', left: a.v, right: lit(next) } } };
+      Object.assign(buckets[j], await sub(cond));
+    }
   }
   return { buckets: buckets as Json, interval: `${inner}${abbrev}` };
 }

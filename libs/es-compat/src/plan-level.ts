@@ -39,7 +39,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (!a) return null;
     const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'rare_terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'composite' && !COUNTED.has(type)))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'rare_terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'auto_date_histogram' && type !== 'composite' && !COUNTED.has(type)))) return null;
     if (type === 'composite') {
       // at the top only (under a bucket aggregation the aggregation code reports it)
       const c = depth === 0 ? compositeSpec(ix, p, subSpec, fields, (x) => bucketSubs(ix, x, `b${id}`, fields, match)) : null;
@@ -88,9 +88,11 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       if (!sig) return null;
       wants.push({ name, sig });
     } else if (type === 'auto_date_histogram') {
-      const auto = subSpec === undefined ? autoSpec(ix, name, p, fields) : null;
-      if (!auto) return null;
-      wants.push({ name, auto });
+      // sub-aggregations: a level per bucket over the rows of its keys
+      const auto = autoSpec(ix, name, p, fields);
+      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
+      if (!auto || sub === null || (subSpec !== undefined && !sub)) return null;
+      wants.push({ name, auto, ...(sub ? { sub } : {}) });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${id}`, fields);
       if (!m) return null;
@@ -112,7 +114,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
   for (let i = 1; i <= level.wants.length; i++) {
     const w = level.wants[i - 1];
     if (w.composite) aggregations[w.name] = await runComposite(backend, input, w.composite);
-    else if (w.auto) aggregations[w.name] = await runAuto(backend, input, w.auto);
+    else if (w.auto) aggregations[w.name] = await runAuto(backend, input, w.auto, w.sub && (async (cond) => (await runLevel(backend, ref, filter(input, cond), w.sub!, `${prefix}${i}_`)).aggregations));
     else if (w.sig) aggregations[w.name] = await runSig(backend, input, w.sig);
     else if (w.global) {
       const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
