@@ -25,6 +25,8 @@ describe('ES significant_terms as plans', () => {
       const aggs = {
         s: { significant_terms: { field: 'tag', min_doc_count: minDoc, size, ...h } },
         n: { significant_terms: { field: 'n', ...h } },
+        // sub-aggregations of each shown bucket: a level of plans over its key's rows
+        sub: { significant_terms: { field: 'tag', min_doc_count: 1, ...h }, aggs: { g: { terms: { field: 'g' } }, m: { avg: { field: 'n' } } } },
       };
       const c = await EsPlanCheck.fresh(server(), index, MAPPING, docs.map((d, i): [string, Record<string, unknown>] => [`d${i}`, d]), aggs);
       for (const query of [{ term: { g: 'x' } }, { bool: { filter: [{ range: { n: { gte: 3 } } }] } }, undefined]) await c.planned(aggs, query, h);

@@ -39,7 +39,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (!a) return null;
     const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'rare_terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'auto_date_histogram' && type !== 'composite' && !COUNTED.has(type)))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'rare_terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'auto_date_histogram' && type !== 'significant_terms' && type !== 'composite' && !COUNTED.has(type)))) return null;
     if (type === 'composite') {
       // at the top only (under a bucket aggregation the aggregation code reports it)
       const c = depth === 0 ? compositeSpec(ix, p, subSpec, fields, (x) => bucketSubs(ix, x, `b${id}`, fields, match)) : null;
@@ -84,9 +84,10 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       wants.push({ name, series: subs.length ? { ...series, subs } : series });
     } else if (type === 'significant_terms') {
       // the background is the index: at the top, where `global` reads it
-      const sig = subSpec === undefined && depth === 0 ? sigSpec(ix, name, p, fields, global) : null;
-      if (!sig) return null;
-      wants.push({ name, sig });
+      const sig = depth === 0 ? sigSpec(ix, name, p, fields, global) : null;
+      const sub = isObj(subSpec) ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
+      if (!sig || sub === null || (subSpec !== undefined && !sub)) return null;
+      wants.push({ name, sig, ...(sub ? { sub } : {}) });
     } else if (type === 'auto_date_histogram') {
       // sub-aggregations: a level per bucket over the rows of its keys
       const auto = autoSpec(ix, name, p, fields);
@@ -115,7 +116,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
     const w = level.wants[i - 1];
     if (w.composite) aggregations[w.name] = await runComposite(backend, input, w.composite);
     else if (w.auto) aggregations[w.name] = await runAuto(backend, input, w.auto, w.sub && (async (cond) => (await runLevel(backend, ref, filter(input, cond), w.sub!, `${prefix}${i}_`)).aggregations));
-    else if (w.sig) aggregations[w.name] = await runSig(backend, input, w.sig);
+    else if (w.sig) aggregations[w.name] = await runSig(backend, input, w.sig, w.sub && (async (cond) => (await runLevel(backend, ref, filter(input, cond), w.sub!, `${prefix}${i}_`)).aggregations));
     else if (w.global) {
       const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
       buckets += r.buckets;

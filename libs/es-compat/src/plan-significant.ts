@@ -1,11 +1,11 @@
 /**
- * significant_terms as plans (a top-level aggregation without sub-aggregations, on a keyword or
- * integer field, the background the whole index): the subset's size `count(I)`, its keys
+ * significant_terms as plans (a top-level aggregation on a keyword or integer field, the
+ * background the whole index; sub-aggregations a level per shown bucket over its key's rows): the subset's size `count(I)`, its keys
  * `aggregate(filter(I, has a value), [key], [count(*)])`, the background's size `count(scan)` and
  * the counts of the keys that may be shown `aggregate(filter(scan, key in …), [key], [count(*)])`;
  * the heuristic scores them here with the aggregation code's own function (agg-significant.ts
  * `significantBuckets`). Not here (the aggregation code answers): `background_filter`,
- * `include` / `exclude`, `missing`, `format`, a script heuristic, significant_text, other field types.
+ * `include` / `exclude`, `missing`, `format`, a script heuristic, significant_text, other field types, below the top.
  */
 import { aggregate, filter, lit, type Expr, type PlanNode } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
@@ -38,10 +38,11 @@ export function sigSpec(ix: IndexView, name: string, p: JsonObject, fields: Map<
   return { v: valueOf(p.field), p, vs, background, minDoc };
 }
 
-export async function runSig(backend: EsBackend, input: PlanNode, s: SigSpec): Promise<JsonObject> {
+/** `sub`: a shown bucket's sub-aggregations over the rows passing its condition (plan-level.ts). */
+export async function runSig(backend: EsBackend, input: PlanNode, s: SigSpec, sub?: (cond: Expr) => Promise<JsonObject>): Promise<JsonObject> {
   const has: Expr = { kind: 'is_null', arg: s.v, not: true };
   const keyOf = (v: unknown): string => JSON.stringify(typeof v === 'bigint' ? Number(v) : v);
-  const [sub] = await backend.read(aggregate(input, [], [count]));
+  const [subset0] = await backend.read(aggregate(input, [], [count]));
   const fgRows = await backend.read(aggregate(filter(input, has), [{ name: 'key', expr: s.v }], [count]));
   const [bgAll] = await backend.read(aggregate(s.background, [], [count]));
   const fg = new Map(fgRows.map((r) => [keyOf(r.key), Number(r.n)]));
@@ -51,7 +52,8 @@ export async function runSig(backend: EsBackend, input: PlanNode, s: SigSpec): P
     const inList: Expr = { kind: 'in_list', arg: s.v, list: shown.map((x) => lit((typeof x === 'bigint' ? Number(x) : x) as Json)) };
     for (const r of await backend.read(aggregate(filter(s.background, inList), [{ name: 'key', expr: s.v }], [count]))) bg.set(keyOf(r.key), Number(r.n));
   }
-  const subset = Number(sub.n), bgSize = Number(bgAll.n);
+  const subset = Number(subset0.n), bgSize = Number(bgAll.n);
   const buckets = significantBuckets(fg, (k) => bg.get(k), subset, bgSize, s.p, s.vs).map((x) => x.b);
+  if (sub) for (const b of buckets) Object.assign(b, await sub({ kind: 'binary', op: '=', left: s.v, right: lit(b.key as Json) }));
   return { doc_count: subset, bg_count: bgSize, buckets: buckets as Json };
 }
