@@ -5,7 +5,7 @@
  * the counts of the keys that may be shown `aggregate(filter(scan, key in …), [key], [count(*)])`;
  * the heuristic scores them here with the aggregation code's own function (agg-significant.ts
  * `significantBuckets`). Not here (the aggregation code answers): `background_filter`,
- * `include` / `exclude`, `missing`, `format`, a script heuristic, significant_text, other field types, below the top.
+ * `include` / `exclude` as regular expressions or partitions, `missing`, `format`, a script heuristic, significant_text, other field types, below the top.
  */
 import { aggregate, filter, lit, type Expr, type PlanNode } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
@@ -15,10 +15,11 @@ import { fieldKind, valueOf, type Kind } from './plan-aggs';
 import { heuristicOf, significantBuckets } from './agg-significant';
 import { valueSource, type ValueSource } from './agg-util';
 
-const KEYS = new Set(['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage']);
+const KEYS = new Set(['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage', 'include', 'exclude']);
 const count = { name: 'n', fn: 'count', args: [], star: true } as const;
 
-export interface SigSpec { readonly v: Expr; readonly p: JsonObject; readonly vs: ValueSource; readonly background: PlanNode; readonly minDoc: number }
+/** `keep`: the keys `include` / `exclude` lists keep (a condition on the value). */
+export interface SigSpec { readonly v: Expr; readonly p: JsonObject; readonly vs: ValueSource; readonly background: PlanNode; readonly minDoc: number; readonly keep: Expr }
 
 export function sigSpec(ix: IndexView, name: string, p: JsonObject, fields: Map<string, Kind>, background: PlanNode | null): SigSpec | null {
   if (!background || background.op !== 'scan' || typeof p.field !== 'string' || Object.keys(p).some((k) => !KEYS.has(k))) return null;
@@ -34,16 +35,25 @@ export function sigSpec(ix: IndexView, name: string, p: JsonObject, fields: Map<
   } catch {
     return null; // the aggregation code reports it
   }
+  // include / exclude as lists of keys of the field's kind (regular expressions and partitions: the aggregation code)
+  const v = valueOf(p.field);
+  const ok = (x: unknown): boolean => (k === 'keyword' ? typeof x === 'string' : typeof x === 'number' && Number.isInteger(x));
+  let keep: Expr = { kind: 'is_null', arg: v, not: true };
+  for (const [list, not] of [[p.include, false], [p.exclude, true]] as const) {
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || !list.every(ok)) return null;
+    if (!list.length) { if (!not) keep = lit(false); continue; }
+    keep = { kind: 'binary', op: 'and', left: keep, right: { kind: 'in_list', arg: v, list: list.map((x) => lit(x as Json)), ...(not ? { not: true } : {}) } };
+  }
   fields.set(p.field, k);
-  return { v: valueOf(p.field), p, vs, background, minDoc };
+  return { v, p, vs, background, minDoc, keep };
 }
 
 /** `sub`: a shown bucket's sub-aggregations over the rows passing its condition (plan-level.ts). */
 export async function runSig(backend: EsBackend, input: PlanNode, s: SigSpec, sub?: (cond: Expr) => Promise<JsonObject>): Promise<JsonObject> {
-  const has: Expr = { kind: 'is_null', arg: s.v, not: true };
   const keyOf = (v: unknown): string => JSON.stringify(typeof v === 'bigint' ? Number(v) : v);
   const [subset0] = await backend.read(aggregate(input, [], [count]));
-  const fgRows = await backend.read(aggregate(filter(input, has), [{ name: 'key', expr: s.v }], [count]));
+  const fgRows = await backend.read(aggregate(filter(input, s.keep), [{ name: 'key', expr: s.v }], [count]));
   const [bgAll] = await backend.read(aggregate(s.background, [], [count]));
   const fg = new Map(fgRows.map((r) => [keyOf(r.key), Number(r.n)]));
   const shown = fgRows.filter((r) => Number(r.n) >= s.minDoc).map((r) => r.key);
