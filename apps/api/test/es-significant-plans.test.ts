@@ -25,6 +25,7 @@ describe('ES significant_terms as plans', () => {
       const aggs = {
         s: { significant_terms: { field: 'tag', min_doc_count: minDoc, size, ...h } },
         n: { significant_terms: { field: 'n', ...h } },
+        bf: { significant_terms: { field: 'tag', min_doc_count: 1, background_filter: { bool: { filter: [{ range: { n: { lte: 4 } } }] } }, ...h } },
         ie: { significant_terms: { field: 'tag', min_doc_count: 1, include: ['a', 'b', 'c'], exclude: ['b'], ...h } }, ni: { significant_terms: { field: 'n', min_doc_count: 1, exclude: [0, 1], ...h } },
         // sub-aggregations of each shown bucket: a level of plans over its key's rows
         sub: { significant_terms: { field: 'tag', min_doc_count: 1, ...h }, aggs: { g: { terms: { field: 'g' } }, m: { avg: { field: 'n' } } } },

@@ -84,7 +84,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       wants.push({ name, series: subs.length ? { ...series, subs } : series });
     } else if (type === 'significant_terms') {
       // the background is the index: at the top, where `global` reads it
-      const sig = depth === 0 ? sigSpec(ix, name, p, fields, global) : null;
+      const sig = depth === 0 ? sigSpec(ix, name, p, fields, global, match) : null;
       const sub = isObj(subSpec) ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
       if (!sig || sub === null || (subSpec !== undefined && !sub)) return null;
       wants.push({ name, sig, ...(sub ? { sub } : {}) });

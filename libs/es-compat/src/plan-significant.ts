@@ -1,28 +1,32 @@
 /**
  * significant_terms as plans (a top-level aggregation on a keyword or integer field, the
- * background the whole index; sub-aggregations a level per shown bucket over its key's rows): the subset's size `count(I)`, its keys
+ * background the whole index or its documents `background_filter` matches; sub-aggregations a level per shown bucket over its key's rows): the subset's size `count(I)`, its keys
  * `aggregate(filter(I, has a value), [key], [count(*)])`, the background's size `count(scan)` and
  * the counts of the keys that may be shown `aggregate(filter(scan, key in …), [key], [count(*)])`;
  * the heuristic scores them here with the aggregation code's own function (agg-significant.ts
- * `significantBuckets`). Not here (the aggregation code answers): `background_filter`,
+ * `significantBuckets`). Not here (the aggregation code answers):
  * `include` / `exclude` as regular expressions or partitions, `missing`, `format`, a script heuristic, significant_text, other field types, below the top.
  */
 import { aggregate, filter, lit, type Expr, type PlanNode } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
-import { fieldKind, valueOf, type Kind } from './plan-aggs';
+import { fieldKind, filterExpr, valueOf, type Kind, type MatchInput } from './plan-aggs';
 import { heuristicOf, significantBuckets } from './agg-significant';
 import { valueSource, type ValueSource } from './agg-util';
 
-const KEYS = new Set(['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage', 'include', 'exclude']);
+const KEYS = new Set(['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage', 'include', 'exclude', 'background_filter']);
 const count = { name: 'n', fn: 'count', args: [], star: true } as const;
 
 /** `keep`: the keys `include` / `exclude` lists keep (a condition on the value). */
 export interface SigSpec { readonly v: Expr; readonly p: JsonObject; readonly vs: ValueSource; readonly background: PlanNode; readonly minDoc: number; readonly keep: Expr }
 
-export function sigSpec(ix: IndexView, name: string, p: JsonObject, fields: Map<string, Kind>, background: PlanNode | null): SigSpec | null {
-  if (!background || background.op !== 'scan' || typeof p.field !== 'string' || Object.keys(p).some((k) => !KEYS.has(k))) return null;
+export function sigSpec(ix: IndexView, name: string, p: JsonObject, fields: Map<string, Kind>, index: PlanNode | null, match?: MatchInput): SigSpec | null {
+  if (!index || index.op !== 'scan' || typeof p.field !== 'string' || Object.keys(p).some((k) => !KEYS.has(k))) return null;
+  // `background_filter`: the index's documents its query matches (any query text-plan.ts maps)
+  const bf = p.background_filter === undefined ? null : filterExpr(ix, p.background_filter, fields, match);
+  if (p.background_filter !== undefined && !bf) return null;
+  const background = bf ? filter(index, bf) : index;
   const f = ix.fields.get(p.field);
   const k = fieldKind(ix, p.field, 'terms');
   if (!f || (k !== 'keyword' && k !== 'integer') || f.type === 'boolean') return null;
