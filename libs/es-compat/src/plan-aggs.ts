@@ -16,7 +16,7 @@
  * array counts each value) and every row's columns agree with its `_source`: `plainValues`, cached
  * by the table's LSN (typed.ts); any other index takes the aggregation code over the view (`aggs.ts`).
  */
-import { aggregate, col, filter, lit, scan, unnest, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, lit, scan, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -24,10 +24,11 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
-import { multiAggs, valuesOf } from './plan-multi';
+import { multiAggs } from './plan-multi';
+import { anyValueOf, multiInput } from './plan-any-value';
 import { withTypedKeys } from './plan-typed-keys';
 import { columnOf, fieldColumn } from './columns';
-import { typedMulti, typedReady } from './typed';
+import { typedReady } from './typed';
 import type { Metric } from './plan-metrics';
 export type { Metric } from './plan-metrics';
 import { rangeBounds } from './query';
@@ -99,51 +100,9 @@ export function copiedInto(ix: Pick<IndexView, 'fields'>, name: string): boolean
   return false;
 }
 
-/**
- * Fields of which some document holds several values (in `_mv`), per fields map of a compilation:
- * a filter clause on one matches a document when any of its values does (`anyValue`).
- */
-const multiFields = new WeakMap<Map<string, Kind>, ReadonlySet<string>>();
-
-/** A fields map whose compilation reads `multi` (paths held in `_mv`) through `anyValue`. */
-export function multiAware(multi: Iterable<string>): Map<string, Kind> {
-  const fields = new Map<string, Kind>();
-  multiFields.set(fields, new Set(multi));
-  return fields;
-}
-
-/** The paths of `fields` a compilation reads as multi-valued (`multiAware`). */
-export const multiOf = (fields: Map<string, Kind>): ReadonlySet<string> => multiFields.get(fields) ?? new Set();
-
-/**
- * A clause's predicate `e` over a field some documents hold several values of: as it is where the
- * row holds one value, else true when any of the values in `_mv` passes it (Elasticsearch matches
- * a document when one of its values matches): `exists(filter(unnest(one row, the values, as the
- * field's column), e))`, correlated with the row.
- */
-function anyValue(e: Expr, name: string, k: Kind): Expr {
-  const one: PlanNode = { op: 'values', columns: ['_one'], rows: [[lit(1)]] };
-  const rows = unnest(one, valuesOf(name), columnOf(name), k === 'number' ? { affinity: 'real' } : {});
-  return { kind: 'case', whens: [{ when: has(name), then: e }], else: { kind: 'exists', plan: filter(rows, e) } };
-}
-
-/** The one field a filter clause reads, or undefined. */
-function clauseField(c: unknown): string | undefined {
-  if (!isObj(c) || Object.keys(c).length !== 1) return undefined;
-  const body = Object.values(c)[0];
-  if (!isObj(body)) return undefined;
-  if ('exists' in c) return typeof body.field === 'string' ? body.field : undefined;
-  const keys = Object.keys(body);
-  return keys.length === 1 ? keys[0] : undefined;
-}
-
 /** An exact predicate of a filter clause (over a multi-valued field of a `multiAware` compilation: any value matching), or null. */
 export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | null {
-  const e = oneClause(ix, c, fields);
-  const multi = multiFields.get(fields);
-  if (!e || !multi) return e;
-  const name = clauseField(c);
-  return name !== undefined && multi.has(name) && fields.has(name) ? anyValue(e, name, fields.get(name)!) : e;
+  return anyValueOf(c, fields, oneClause(ix, c, fields));
 }
 
 /** An exact predicate (for plain values) of a filter clause, or null. */
@@ -253,25 +212,6 @@ export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields:
   if (pred === false) return match ? match.input(query, fields) : null;
   const source: PlanNode = scan(ref.table.id);
   return pred ? filter(source, pred) : source;
-}
-
-/**
- * A query's matches as a plan input when some field it reads is held in `_mv` by some document
- * (a clause on such a field matches any value: `anyValue`), or null when a field it reads is not
- * plain nor held there. The fields it reads are checked here.
- */
-export async function multiInput(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, query: unknown, match?: MatchInput): Promise<PlanNode | null> {
-  const probe = new Map<string, Kind>();
-  const input = queryInput(ref, ix, query, probe, match);
-  if (!input) return null;
-  const typedPaths = [...probe].filter(([, k]) => k !== 'date').map(([f]) => f);
-  const multi = typedPaths.length ? await typedMulti(backend, ref, lsn, typedPaths) : [];
-  if (!multi) return null;
-  if (!multi.length) return (await plainValues(backend, ref, lsn, probe)) ? input : null;
-  const fields = multiAware(multi);
-  const aware = queryInput(ref, ix, query, fields, match);
-  if (!aware || !(await plainValues(backend, ref, lsn, new Map([...fields].filter(([f]) => !multi.includes(f)))))) return null;
-  return aware;
 }
 
 /** The number of documents a query matches, counted by an aggregate plan (`_count`), or null when the query does not map. */

@@ -29,7 +29,8 @@ import { MV, columnOf } from './columns';
 import { typedMulti } from './typed';
 import { aggBody } from './plan-buckets';
 import { compileLevel, runLevel, type Level } from './plan-level';
-import { multiAware, type Kind, type MatchInput } from './plan-aggs';
+import type { Kind, MatchInput } from './plan-aggs';
+import { multiAware } from './plan-any-value';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const PER_DOC = new Set(['terms', 'rare_terms']);

@@ -19,7 +19,8 @@ import { queryValue } from './fields';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
 import { COLS, toDocRow } from './state';
-import { fieldKind, multiInput, plainValues, queryInput, valueOf, type Kind, type MatchInput } from './plan-aggs';
+import { fieldKind, plainValues, queryInput, valueOf, type Kind, type MatchInput } from './plan-aggs';
+import { multiInput } from './plan-any-value';
 import { unnestField } from './plan-multi';
 import { typedMulti } from './typed';
 
