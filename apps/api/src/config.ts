@@ -38,6 +38,12 @@ export interface AppConfig {
    * (libs/storage DESIGN.md "Deferred sync"); `0` writes each with its own fsync.
    */
   readonly deferBackfillSync: boolean;
+  /**
+   * DB_BACKFILL_PIECE_US: a migration's backfill frame is prepared in pieces of this many µs,
+   * the event loop let go between them, and cut short there for a foreground write (libs/storage
+   * DESIGN.md "Background preparation in pieces"); `0` prepares each frame whole.
+   */
+  readonly backfillPieceUs: number;
   /** Log retention: a tenant store checkpoints and drops old log segments after this many frames (0: by time only). */
   readonly checkpointFrames: number;
   /** … or after this many ms with new frames (0: by frames only). */
@@ -252,6 +258,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     tableFileBytes: int(env, 'DB_TABLE_FILE_BYTES', 2 * 1024 * 1024, 1024 * 1024, 1024 * 1024 * 1024),
     sync: bool(env, 'DB_SYNC', true),
     deferBackfillSync: bool(env, 'DB_DEFER_BACKFILL_SYNC', true),
+    backfillPieceUs: int(env, 'DB_BACKFILL_PIECE_US', 500, 0, 1_000_000),
     checkpointFrames: int(env, 'DB_CHECKPOINT_FRAMES', 50_000, 0),
     checkpointMs: int(env, 'DB_CHECKPOINT_MS', 60 * 60_000, 0),
     logSegmentFrames: int(env, 'DB_LOG_SEGMENT_FRAMES', 4096, 16, 1 << 24),

@@ -12,6 +12,7 @@ import { DbError, type Row } from '@mmdb/core';
 import { DEFERRED_MARK, deferredMark, keyIdOf, logKey, metaKey, rowKey, TenantStore } from '@mmdb/storage';
 import { countRows, DEFAULT_SLICE_MS, KeyCursor, Slicer } from './backfill';
 import { Migrations, throttleOf } from './engine';
+import { onFollower } from './testing/fixtures';
 
 describe('throttle', () => {
   it('fills defaults and refuses bad or unknown fields, naming them', () => {
@@ -267,6 +268,57 @@ describe('a backfill frame lost by a power loss before its deferred sync', () =>
       }
       await expectCopiedOnce(store, shadow.id, 2000);
       await m.close();
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+describe('a backfill whose frames foreground writes cut short', () => {
+  it('copies every row by exactly one frame, the done counts chained; the shadow holds every write; a follower and a restart agree', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-split-'));
+    // A piece of a microsecond: the writer lets the event loop go after every row, so the
+    // foreground writes below arrive while frames are prepared and cut them short.
+    let store = await TenantStore.open({ dir, backgroundPieceMs: 0.001 });
+    try {
+      const { id: table } = await store.registerSchema('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n');
+      const N = 1500;
+      await store.commit({ changes: Array.from({ length: N }, (_, i) => ({ op: 'put' as const, schema: table, row: { id: i, v: i } })) });
+      const model = new Map<number, number>(Array.from({ length: N }, (_, i) => [i, i]));
+      const m = new Migrations(store, { evaluate: () => null });
+      await m.attach();
+      const r = await m.submit({ schema: table, operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { batch_size: 60, max_rows_per_s: 1e6 } }, 'tok');
+      let n = 0;
+      const writer = async (w: number) => {
+        while (m.get(r.id).state === 'Pending' || m.get(r.id).state === 'Backfilling') {
+          const id = (n * 37 + w * 501) % N;
+          const v = -++n;
+          await store.commit({ changes: [{ op: 'put', schema: table, row: { id, v } }] });
+          model.set(id, v);
+        }
+      };
+      await Promise.all([writer(0), writer(1)]);
+      expect(m.get(r.id)).toMatchObject({ state: 'ReadyToCutover', progress: { done: N } });
+      expect((store as unknown as { coordinator: { stats: { splits: number } } }).coordinator.stats.splits).toBeGreaterThan(0);
+      const shadow = store.manifests().find((x) => x.id.includes('__mig_'))!.id;
+      await expectCopiedOnce(store, shadow, N);
+      const rows = async (s: TenantStore) => {
+        const out = new Map<number, unknown>();
+        const snap = s.snapshot();
+        try {
+          for await (const b of snap.scanRows(shadow)) for (const row of b) out.set(Number(row.values.id), row.values.w);
+        } finally {
+          await snap.release();
+        }
+        return out;
+      };
+      expect(await rows(store)).toEqual(model);
+      await onFollower(store, async (follower) => expect(await rows(follower)).toEqual(model));
+      await m.close();
+      await store.close();
+      store = await TenantStore.open({ dir });
+      expect(await rows(store)).toEqual(model);
     } finally {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });

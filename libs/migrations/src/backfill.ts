@@ -3,7 +3,7 @@
  * kept open across slices) and how much it copies per frame (the time-sliced throttle).
  */
 import type { JsonValue } from '@mmdb/core';
-import { decodeTuple, KEYSPACE, keyIdOf, keyOf, prefixRange, rowKey, type Snapshot, type TenantStore } from '@mmdb/storage';
+import { decodeTuple, KEYSPACE, keyIdOf, keyOf, prefixRange, rowKey, type Change, type CommitRequest, type Snapshot, type TenantStore } from '@mmdb/storage';
 import type { Throttle } from './record';
 
 /** Rows read from the store per iterator step (a slice takes as many of them as it needs). */
@@ -87,6 +87,33 @@ export class KeyCursor {
       return: (v?: unknown) => (src.return ? src.return(v) : Promise.resolve({ done: true as const, value: undefined })),
     };
   }
+}
+
+/**
+ * One backfill frame's commit: a `mirror` change per primary key (the store copies each row as
+ * it is inside the commit), then the `backfill` step with the new cursor, `done` (rows copied
+ * once it lands) and the cursor its predecessor left (`expect_cursor`). `background`: prepared
+ * in a group of its own once no foreground request is queued; `redoable`: written without its
+ * own fsync (a lost frame is copied again from the cursor); `split`: the store may cut it after
+ * any row for a foreground request that arrives while it is prepared: the head's step moves the
+ * cursor to that row, and the tail is the same kind of frame for the rest, expecting it.
+ */
+export function frameRequest(schema: string, migration: string, pks: readonly JsonValue[][], done: number, expect: JsonValue[] | null): CommitRequest {
+  const step = (cursor: JsonValue[], d: number, after: JsonValue[] | null): Change => ({ op: 'migration', migration, step: 'backfill', cursor, state: { done: d }, expect_cursor: after });
+  const changes: Change[] = pks.map((pk) => ({ op: 'mirror', schema, pk }));
+  changes.push(step(pks[pks.length - 1], done, expect));
+  return {
+    changes,
+    actor: 'system',
+    route: 'migration backfill',
+    background: true,
+    redoable: true,
+    split: (k) => {
+      if (k < 1 || k >= pks.length) return null;
+      const at = pks[k - 1];
+      return { head: [...changes.slice(0, k), step(at, done - (pks.length - k), expect)], tail: frameRequest(schema, migration, pks.slice(k), done, at) };
+    },
+  };
 }
 
 /** Counts a table's rows in one snapshot, keys only (the progress total); `stop` ends it early. */

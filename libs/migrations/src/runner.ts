@@ -5,7 +5,7 @@
 import { isDbError, stringifyJson, type JsonValue, type Row } from '@mmdb/core';
 import { encodeTuple, FENCE_ROUTE, keyIdOf, parseManifest, type Change, type CommitResult, type StoredRow } from '@mmdb/storage';
 import type { Migrations, MoveOptions } from './engine';
-import { countRows, KeyCursor, Slicer, type ForegroundWait } from './backfill';
+import { countRows, frameRequest, KeyCursor, Slicer, type ForegroundWait } from './backfill';
 import { installMirror, mirrored, reshapeRow, type Shaping } from './mirror';
 import { derivedChanges, reshape } from './ops';
 import { nowS, type MigrationRecord } from './record';
@@ -211,14 +211,11 @@ export class Runner {
     }
     // Each row is copied by the table's mirror inside the commit, from the row as it is then
     // (a write since this read is never overwritten by an older copy; a deleted row is skipped).
-    const changes: Change[] = pks.map((pk) => ({ op: 'mirror', schema: r.schema, pk }));
     const done = (pos.inflight.length ? pos.inflight[pos.inflight.length - 1].done : pos.done) + pks.length;
     const cursor = pks[pks.length - 1];
-    changes.push({ op: 'migration', migration: id, step: 'backfill', cursor, state: { done }, expect_cursor: pos.cursor });
     const t0 = performance.now();
-    // `background`: the store prepares it in a group of its own once no foreground request is queued (those go first);
-    // `redoable`: its batch is written without its own fsync and synced right after (a lost frame is copied again from the cursor).
-    const commit = this.m.store.commit({ changes, actor: 'system', route: 'migration backfill', background: true, redoable: true });
+    // Background, redoable and divisible (a foreground write arriving while it is prepared cuts it short): frameRequest.
+    const commit = this.m.store.commit(frameRequest(r.schema, id, pks, done, pos.cursor));
     commit.catch(() => undefined); // awaited by finish()
     pos.inflight.push({ pks, done, t0, commit });
     pos.cursor = cursor;

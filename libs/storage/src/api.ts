@@ -177,6 +177,18 @@ export interface CommitRequest {
    * "Deferred sync"). Ignored by a store opened with `deferRedoableSync: false` or `sync: false`.
    */
   readonly redoable?: boolean;
+  /**
+   * A `background` request the writer may cut short (DESIGN.md "Background preparation in
+   * pieces"). Its changes are prepared in pieces of about half a millisecond with the event
+   * loop let go between them; if a foreground request is queued by then, the writer calls
+   * `split(k)` (k: the leading changes already prepared, at least 1) and, unless it answers
+   * null, commits `head` (which must begin with those k changes, unchanged) as this frame and
+   * queues `tail` as the next background request, ahead of the others, after the foreground
+   * ones. The caller's promise settles with the last piece: its result (with `prepare_ms` the
+   * sum of every piece's, `fg_wait_ms` and `fg_queue_ms` the longest any piece saw), or the first error of any piece (a head refused at its preparation
+   * is not followed by its tail).
+   */
+  readonly split?: (k: number) => { readonly head: readonly Change[]; readonly tail: CommitRequest } | null;
 }
 
 export type ChangeResult =

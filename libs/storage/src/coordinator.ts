@@ -10,6 +10,7 @@
  */
 import { DbError, Row, TableManifest, coerceValue, isDbError, stringifyJson } from '@mmdb/core';
 import type {
+  Change,
   ChangeResult,
   FrameMeta,
   CheckEvaluator,
@@ -35,6 +36,7 @@ import { encodeFrame, FRAME_VERSION } from './frame';
 import { DEFERRED_MARK, deferredMark } from './deferred-sync';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
+import { PieceClock } from './pieces';
 import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
 import type { Db } from './snapshot';
 
@@ -71,6 +73,8 @@ export interface CoordinatorHost {
   gate(): void;
   /** Whether a `redoable` background request is written without its own fsync ("Deferred sync" in DESIGN.md). */
   readonly deferRedoable: boolean;
+  /** A background request's preparation lets the event loop go after this many ms (0: never; PieceClock). */
+  readonly pieceMs: number;
   /** Makes every batch written so far durable: an fsync of each of the database's log files. */
   syncLog(): Promise<void>;
   /** The name of the log file LevelDB appends to now (null: unknown); a change means it switched files. */
@@ -86,6 +90,9 @@ interface Pending {
   prepared?: number;
   issued?: number;
   written?: number;
+  /** A tail of a split background request: the preparation its earlier pieces took (ms), and the foreground waits they saw (fg_wait_ms, fg_queue_ms). */
+  readonly spent?: number;
+  readonly waits?: readonly [number, number];
   readonly resolve: (r: CommitResult) => void;
   readonly reject: (e: unknown) => void;
 }
@@ -108,6 +115,10 @@ interface Prepared {
   readonly frame?: CommittedFrame;
   readonly bytes?: Buffer;
   readonly dropped?: TableManifest[];
+  /** A background request cut short: the request that carries its remaining changes (`CommitRequest.split`). */
+  readonly tail?: CommitRequest;
+  /** The time its preparation let the event loop go (ms; PieceClock). */
+  readonly away?: number;
 }
 
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
@@ -187,6 +198,8 @@ interface Flight extends PreparedGroup {
   readonly durable: Promise<boolean>;
   /** Resolves once the group is applied and its callers answered (false: its write failed). */
   readonly done: Promise<boolean>;
+  /** Written without its own fsync (a redoable background group; "Deferred sync"). */
+  readonly deferred: boolean;
 }
 
 /**
@@ -210,6 +223,8 @@ export class Coordinator {
   private unapplied: PreparedGroup[] = [];
   /** Set while the pump waits for the group in flight to land with nothing to prepare: a submit or the landing wakes it. */
   private wake: (() => void) | null = null;
+  /** Set while the pump holds a background request back (too many deferred groups): a foreground submit wakes it. */
+  private arrival: (() => void) | null = null;
   private closed = false;
   private rowidNext = new Map<string, number>();
   private readonly base: KeyReader;
@@ -224,7 +239,7 @@ export class Coordinator {
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
   /** `deferred`: groups written without their own fsync (a redoable backfill frame's); `logSyncs`: the writer's own syncs of the log files for them. */
-  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0 };
+  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0, splits: 0 };
   /** Called for every request as it resolves or fails, with its phases (a profiling hook; unset: no cost). */
   trace: ((t: CommitTrace) => void) | null = null;
   /** Groups between their batch issued and their frames applied. */
@@ -310,6 +325,7 @@ export class Coordinator {
       this.queue.push({ req, resolve, reject, at: performance.now() });
       if (!this.running) void this.pump();
       else if (this.wake && this.queue.length >= GATHER_CHUNK) this.wake();
+      else if (this.arrival && req.background !== true) this.arrival();
     });
   }
 
@@ -393,6 +409,20 @@ export class Coordinator {
         if (flight?.hasDrop) {
           await flight.done;
           flight = null;
+        }
+        // A background request waits before its preparation (not after it) while MAX_DEFERRED
+        // deferred groups are not applied, so a foreground request arriving meanwhile goes first.
+        const inAir = flight?.deferred === true && flight.landed === undefined;
+        if (this.deferred.length + (inAir ? 1 : 0) >= MAX_DEFERRED && this.queue.every((p) => p.req.background === true)) {
+          if (inAir && this.deferred.length < MAX_DEFERRED) {
+            // The deferred group in flight is one of them once written.
+            await flight!.durable;
+            continue;
+          }
+          this.coverDeferred();
+          await Promise.race([this.deferred[0].applied, new Promise<void>((r) => (this.arrival = r))]);
+          this.arrival = null;
+          continue;
         }
         let n = Math.min(this.queue.length, this.host.maxGroup);
         const dropAt = this.queue.slice(0, n).findIndex((p) => p.req.changes?.some((c) => c.op === 'schema_drop'));
@@ -482,7 +512,7 @@ export class Coordinator {
   private launch(g: PreparedGroup, deferred: boolean): Flight {
     let land!: (ok: boolean) => void;
     const durable = new Promise<boolean>((r) => (land = r));
-    const f: { -readonly [K in keyof Flight]: Flight[K] } = { ...g, durable, done: Promise.resolve(false) };
+    const f: { -readonly [K in keyof Flight]: Flight[K] } = { ...g, durable, done: Promise.resolve(false), deferred };
     f.done = this.writeGroup(g, deferred, (ok) => {
       f.landed = ok;
       land(ok);
@@ -510,11 +540,27 @@ export class Coordinator {
     }
     await this.prefetch(items);
     const prepared = g.prepared;
+    const from = prepared.length;
     for (const p of items) {
       try {
         const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
         if (r.frame) this.nextLsn = r.frame.lsn;
-        prepared.push(p.req.background && r.result ? { ...r, result: { ...r.result, prepare_ms: performance.now() - t0, fg_wait_ms: this.fgWait, fg_queue_ms: this.fgQueue } } : r);
+        if (!p.req.background || !r.result) {
+          prepared.push(r);
+          continue;
+        }
+        const spent = (p.spent ?? 0) + performance.now() - t0 - (r.away ?? 0);
+        const waits = [Math.max(this.fgWait, p.waits?.[0] ?? 0), Math.max(this.fgQueue, p.waits?.[1] ?? 0)] as const;
+        const out = { ...r, result: { ...r.result, prepare_ms: spent, fg_wait_ms: waits[0], fg_queue_ms: waits[1] } };
+        if (!r.tail) {
+          prepared.push(out);
+          continue;
+        }
+        // Cut short for a foreground request: this piece answers nobody; its tail, queued
+        // first among the background requests, answers the caller (or fails it).
+        this.queue.unshift({ req: r.tail, at: p.at, spent, waits, resolve: p.resolve, reject: p.reject });
+        this.stats.splits++;
+        prepared.push({ ...out, pending: { ...p, resolve: () => undefined, reject: () => undefined } });
       } catch (e) {
         prepared.push({ pending: p, error: e });
       }
@@ -522,6 +568,7 @@ export class Coordinator {
     this.prefetched = null;
     const t1 = performance.now();
     for (const p of items) p.prepared = t1;
+    for (const x of prepared.slice(from)) x.pending.prepared = t1;
     if (items.some((p) => p.req.background === true)) this.fgWait = this.fgQueue = 0;
     g.hasDrop ||= prepared.some((p) => p.dropped?.length);
     g.lastLsn = this.nextLsn;
@@ -809,7 +856,25 @@ export class Coordinator {
     const logged = new ChangeLog();
     const dropped: TableManifest[] = [];
     const rowids = new Map<string, number>();
-    for (const [i, change] of req.changes.entries()) {
+    // A background request is prepared in pieces (the event loop runs between them); a
+    // divisible one is cut short there when a foreground request has come (DESIGN.md).
+    const clock = req.background === true && this.host.pieceMs > 0 ? new PieceClock(this.host.pieceMs) : null;
+    let changes: readonly Change[] = req.changes;
+    let tail: CommitRequest | undefined;
+    for (let i = 0; i < changes.length; i++) {
+      if (clock && i > 0 && tail === undefined && clock.over()) {
+        await clock.pause();
+        if (req.split && this.queue.some((q) => q.req.background !== true)) {
+          const s = req.split(i);
+          if (s) {
+            if (s.head.length < i || changes.slice(0, i).some((c, j) => s.head[j] !== c)) throw new DbError('internal_error', 'a split request\'s head must begin with the changes already prepared');
+            changes = s.head;
+            tail = s.tail;
+            if (i === changes.length) break;
+          }
+        }
+      }
+      const change = changes[i];
       try {
         switch (change.op) {
           case 'put':
@@ -878,7 +943,7 @@ export class Coordinator {
       ctx.put(idempotencyKey(req.idempotency.key), json(rec));
     }
     if (ctx.own.size === 0) {
-      return { pending: p, result: { lsn: this.nextLsn, results } };
+      return { pending: p, result: { lsn: this.nextLsn, results }, tail, away: clock?.away };
     }
     // Row keys are implied by the logical changes (frameKeyWrites rebuilds them); the
     // frame carries every other key write.
@@ -891,7 +956,7 @@ export class Coordinator {
     ctx.own.mergeInto(group);
     for (const [k, v] of ownSchemas) groupSchemas.set(k, v);
     for (const [k, v] of rowids) this.rowidNext.set(k, Math.max(this.rowidNext.get(k) ?? 0, v));
-    return { pending: p, frame, bytes, dropped, result: { lsn, results } };
+    return { pending: p, frame, bytes, dropped, result: { lsn, results }, tail, away: clock?.away };
   }
 
   private allManifests(groupSchemas: Map<string, SchemaEntry | null>, own: Map<string, SchemaEntry | null>): TableManifest[] {

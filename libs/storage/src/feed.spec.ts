@@ -366,6 +366,39 @@ describe('changesFrom: the resumable change feed', () => {
     expect(() => lagging.poll()).toThrow(expect.objectContaining({ code: 'resync_required' }) as unknown as Error);
   });
 
+  it('readers at the same position taking the same frames share one array (one slice per window, not per reader)', async () => {
+    store = await TenantStore.open({ dir, sync: false });
+    await store.registerSchema(T);
+    const at = store.lastLsn;
+    const feeds = Array.from({ length: 5 }, () => store.changesFrom({ epoch: 0, lsn: at }, { bufferFrames: 100 }));
+    const firsts = feeds.map((f) => f.next());
+    await store.put('t.kv', { k: 0, v: 'x' });
+    await Promise.all(firsts);
+    for (let i = 1; i <= 4; i++) await store.put('t.kv', { k: i, v: 'y' });
+    // a window's bound at at+4: every reader takes at+2..at+4, the same array
+    const first = feeds[0].poll(at + 4)!.entries;
+    expect(first.map((e) => e.frame.lsn)).toEqual(range(at + 2, at + 4));
+    for (const f of feeds.slice(1)) expect(f.poll(at + 4)!.entries).toBe(first);
+    // the next window: other frames, another array, shared again; each reader's own position moved on
+    const second = feeds.map((f) => f.poll()!.entries);
+    expect(second[0].map((e) => e.frame.lsn)).toEqual([at + 5]);
+    expect(second[0]).not.toBe(first);
+    for (const e of second) expect(e).toBe(second[0]);
+    for (const f of feeds) expect(f.cursor.lsn).toBe(at + 5);
+    // a reader behind the others asks for other frames: its own slice, the right ones
+    const late = store.changesFrom({ epoch: 0, lsn: at + 3 }, { bufferFrames: 100 });
+    const b = await late.next();
+    expect(b!.entries.map((e) => e.frame.lsn)).toEqual([at + 4, at + 5]);
+    // once every reader took them, the buffer drops its frames and the kept slice with them
+    for (let i = 0; i < 70; i++) {
+      await store.put('t.kv', { k: 100 + i, v: 'z' });
+      for (const f of [...feeds, late]) expect(f.poll()!.entries.map((e) => e.frame.lsn)).toEqual([at + 6 + i]);
+    }
+    expect(store.feedStats().memory.frames).toBeLessThan(70);
+    for (const f of [...feeds, late]) f.close();
+    expect(store.feedStats().memory).toEqual({ frames: 0, bytes: 0 });
+  });
+
   it('tells a cursor from rewritten history to resync: another epoch at its LSN, or past the log end', async () => {
     store = await TenantStore.open({ dir });
     await store.registerSchema(T);

@@ -302,7 +302,7 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
       this.close();
       throw resync('retention', `frame ${from} is no longer in the log (it starts at ${this.source.firstLsn()})`, this.cursor);
     }
-    let entries = this.hub.recent(from, this.batchFrames);
+    let entries: readonly FeedEntry[] | null = this.hub.recent(from, this.batchFrames);
     if (!entries) {
       this.logReads++;
       try {
@@ -334,7 +334,7 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
     return this.deliver(entries);
   }
 
-  private deliver(entries: FeedEntry[]): FeedBatch {
+  private deliver(entries: readonly FeedEntry[]): FeedBatch {
     const last = entries[entries.length - 1].frame;
     this.position = last.lsn;
     this.epoch = last.epoch;
@@ -404,15 +404,29 @@ export class FeedHub {
     return { frames: this.tail.length - this.tailFrom, bytes: this.tailBytes };
   }
 
-  /** Up to `limit` buffered frames from lsn `from` on, when the buffer still holds `from` (else null: read the log). */
-  recent(from: number, limit: number): FeedEntry[] | null {
+  /**
+   * Up to `limit` buffered frames from lsn `from` on, when the buffer still holds `from` (else
+   * null: read the log). Readers at the same position asking for the same frames get the same
+   * array (the last one handed out is kept while the buffer holds its frames): a watch fan-out's
+   * streams all take the same window's frames, so one slice per window instead of one per stream.
+   * Callers never change it (`FeedBatch.entries` is read-only).
+   */
+  recent(from: number, limit: number): readonly FeedEntry[] | null {
     const n = this.tail.length - this.tailFrom;
     if (!n) return null;
     const i = from - this.tail[this.tailFrom].frame.lsn;
     if (i < 0 || i >= n) return null;
     const at = this.tailFrom + i;
-    return this.tail.slice(at, Math.min(this.tail.length, at + limit));
+    const end = Math.min(this.tail.length, at + limit);
+    const m = this.lastSlice;
+    if (m && m.from === from && m.entries.length === end - at) return m.entries;
+    const entries = this.tail.slice(at, end);
+    this.lastSlice = { from, entries };
+    return entries;
   }
+
+  /** The last slice `recent` handed out (its first LSN): the same frames asked again get it. Dropped with its first frame. */
+  private lastSlice: { readonly from: number; readonly entries: readonly FeedEntry[] } | null = null;
 
   private remember(entries: readonly FeedEntry[]): void {
     const keep = Math.max(this.maxTailFrames, this.readerFrames);
@@ -443,6 +457,7 @@ export class FeedHub {
         this.tail[this.tailFrom++] = undefined as unknown as FeedEntry;
       }
     }
+    if (this.lastSlice && (this.tailFrom === this.tail.length || this.lastSlice.from < this.tail[this.tailFrom].frame.lsn)) this.lastSlice = null;
     if (this.tailFrom === this.tail.length) this.forget();
     else if (this.tailFrom > 1024 && this.tailFrom * 2 > this.tail.length) {
       this.tail = this.tail.slice(this.tailFrom);
@@ -451,6 +466,7 @@ export class FeedHub {
   }
 
   private forget(): void {
+    this.lastSlice = null;
     this.tail = [];
     this.tailFrom = 0;
     this.tailBytes = 0;

@@ -45,6 +45,7 @@ import { FrameApplier } from './applier';
 import { ChangeCursor, ChangeFeed, FeedHub, FeedOptions, READER_KINDS, ReaderKind } from './feed';
 import { LogView } from './log-view';
 import { Coordinator, SchemaEntry } from './coordinator';
+import { PIECE_MS } from './pieces';
 import { decodeFrame } from './frame';
 import { currentLevelLog, fillLostDeferred, syncLevelLogs } from './deferred-sync';
 import { indexParticipant } from './index-participant';
@@ -79,6 +80,13 @@ export interface StoreOptions {
    * DESIGN.md "Deferred sync"). False: every batch is written with sync.
    */
   readonly deferRedoableSync?: boolean;
+  /**
+   * A background commit is prepared in pieces of this many ms with the event loop let go
+   * between them, and a divisible one (`CommitRequest.split`, a backfill frame) is cut short
+   * there for a foreground request (default 0.5; 0: prepared whole, never cut; DESIGN.md
+   * "Background preparation in pieces").
+   */
+  readonly backgroundPieceMs?: number;
   /** Fencing epoch stamped in every frame (default: the stored one, or 0). */
   readonly epoch?: number;
   /** Requests waiting beyond this are refused with 503 service_unavailable (default 10,000). */
@@ -578,6 +586,7 @@ export class TenantStore implements StoreReader {
       },
       gate: () => this.writeGate?.(),
       deferRedoable: this.opts.deferRedoableSync ?? true,
+      pieceMs: this.opts.backgroundPieceMs ?? PIECE_MS,
       syncLog: () => syncLevelLogs(this.opts.dir),
       currentLog: () => currentLevelLog(this.opts.dir),
       onWriteError: (e: Error) => {

@@ -13,6 +13,9 @@
  * DEFER=off opens the store with `deferRedoableSync: false` (each backfill frame fsynced); WB=<MB>
  * sets LevelDB's write buffer (the store's `writeBufferBytes`, apps/api's DB_WRITE_BUFFER_BYTES;
  * default 16). CEIL=<rows/s> sets the throttle's ceiling (default 1,000,000: none); SLICE=<ms> its slice_ms.
+ * PIECE=<ms> sets the store's `backgroundPieceMs` (apps/api DB_BACKFILL_PIECE_US / 1000; default 0.5:
+ * frames prepared in pieces and cut short for a foreground put; 0: prepared whole); the store line
+ * at the end counts the frames cut (`splits`).
  *
  * Attribution (attribution.js): the disk bytes the process wrote in each phase (load, baseline,
  * backfill; per row copied), GC pauses by kind and event-loop stalls during the copy, LevelDB's
@@ -114,7 +117,7 @@ function attribute(ts, proc, dir) {
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-mig-inproc-'));
   // DEFER=off: every backfill frame written with its own fsync (the store's behaviour before deferred sync).
-  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
+  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.PIECE ? { backgroundPieceMs: Number(process.env.PIECE) } : {}), ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
   try {
     await store.registerSchema(TOML);
     let loadMs = 0;

@@ -4,23 +4,26 @@
  * process) while rows are written at a fixed rate, against the built server.
  *
  *   npm run build && node tools/bench/watch/bench.js [--subscribers 200] [--tables 10] [--rate 2000]
- *       [--duration 10] [--preload 10000] [--big 1000000] [--window 50] [--idle 3] [--subs-nice 0] [--busy-slice-us 500]
+ *       [--duration 10] [--repeats 3] [--preload 10000] [--big 1000000] [--window 50] [--idle 3]
+ *       [--subs-nice 0] [--busy-slice-us 500] [--trace 0]
  *
- * In one run, one server: (1) writes at --rate rows/s for --duration s with no subscriber (the
- * peer: write p50/p99 without watch); (2) server RSS, then --subscribers streams opened and left
- * idle --idle s, RSS again: memory per idle subscriber; (3) the same write load with them:
- * write p50/p99 and commit → event latency (from the write's acknowledgement to the event's
- * arrival in the subscriber process, every delivery), and whether every expected delivery came;
- * (3b) the subscribers closed, the same load again without them: the peer is (1) and (3b) pooled,
- * before and after (3), so that what grows through a run (heap, caches, store) weighs on both sides;
- * for (1), (3) and (3b) also what the server saw (server-side.js: its PUT latency histogram, its
- * event loop's delay) and the CPU each process used (cpu.js), to tell the server's own work from
- * the client's and the scheduler's;
- * (4) once the table of (1)-(3) is printed and the subscribers are closed, matching work on a
- * --big row table loaded through NDJSON _batch (big.js; --big 0 skips it): one subscriber, a few
- * hundred updates, the server's db_watch_match_evaluations_total per changed row, beside what
- * re-running the query per burst would cost (one POST /sql of it: its time and the rows it reads).
- * The full size (the defaults) takes about 2-3 minutes on a quiet machine (README.md).
+ * In one run, one server, after a warm-up: phases of writes at --rate rows/s without (W) and with
+ * (S) subscribers, interleaved and balanced in time: W0 (--duration/2 s), then --repeats times
+ * [--subscribers streams opened by a separate process (subscribers.js) and left idle --idle s
+ * (server RSS before and after: memory per idle subscriber), S_r (--duration s: write latency,
+ * commit → event latency from the write's acknowledgement to the event's arrival, every delivery
+ * against the expected ones), the streams closed, W_r (--duration s; the last --duration/2 s)].
+ * Each S is compared with the W just before and after it (the ratio per repeat), and all S with
+ * all W pooled (as many writes on each side): what grows through a run (heap, caches, store) and
+ * a noisy stretch of the host weigh on both sides, and one noisy stretch does not decide the
+ * ratio. Per phase also what the server saw (server-side.js: its PUT latency histogram, event-loop
+ * delay, GC pauses, the fan-out's longest turn, catch-ups) and the CPU each process used (cpu.js);
+ * with --trace 1 what each phase's slow writes overlapped (trace.js, slow-writes.js).
+ * Then, once the subscribers are closed, matching work on a --big row table loaded through NDJSON
+ * _batch (big.js; --big 0 skips it): one subscriber, a few hundred updates, the server's
+ * db_watch_match_evaluations_total per changed row, beside what re-running the query per burst
+ * would cost (one POST /sql of it: its time and the rows it reads).
+ * The full size with --big 0 takes about 2 minutes on a quiet machine (README.md).
  */
 'use strict';
 const { fork } = require('child_process');
@@ -31,7 +34,9 @@ const path = require('path');
 const { startBuiltServer, httpsRequest } = require('../server');
 const { request, numberOption } = require('../request');
 const { ingest, matchingOnBigTable } = require('./big');
-const { serverSide, pooled } = require('./server-side');
+const { serverSide } = require('./server-side');
+const { report } = require('./report');
+const { readTrace } = require('./slow-writes');
 const { cpuPhase } = require('./cpu');
 const { loadOptions } = require('./options');
 
@@ -45,15 +50,20 @@ const IDLE = opt('idle', 3);
 const SUBS_NICE = opt('subs-nice', 0);
 /** The server's DB_WATCH_BUSY_SLICE_US (0: its default, 500). */
 const BUSY_SLICE_US = opt('busy-slice-us', 0);
+/** Phases with subscribers, each between two without (README.md): the ratio per repeat and pooled. */
+const REPEATS = Math.max(1, opt('repeats', 3));
+/** 1: the server records its GC pauses, fan-out turns, catch-ups and loop stalls (trace.js), and the bench says what each phase's slow writes overlapped (slow-writes.js). */
+const TRACE = opt('trace', 0) > 0;
 const TENANT = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const TOKEN = 'bench-watch-token-0123456789';
 const T = `/v1/tenants/${TENANT}`;
 const CLASSES = 4; // subscriber i follows rows with v % 4 = i % 4 of table i % TABLES
 
-const now = () => performance.timeOrigin + performance.now();
-const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+// the host's monotonic clock (CLOCK_MONOTONIC, the same in every process): the subscribers' process
+// and the server's trace (trace.js) stamp with it too, so their times align to the µs (timeOrigin
+// + performance.now() differed by ms between processes)
+const now = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const pct = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] : NaN);
 const toml = (name) => `namespace = "bench"\ntable = "${name}"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n[[columns]]\nname = "pad"\nty = "str"\n`;
 
 function rssKiB(pid) {
@@ -63,12 +73,15 @@ function rssKiB(pid) {
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-watch-'));
+  const traceFile = TRACE ? path.join(dir, 'trace.jsonl') : null;
+  const nodeOptions = [process.env.WATCH_SERVER_NODE_OPTIONS, TRACE ? `-r ${path.join(__dirname, 'trace.js')}` : ''].filter(Boolean).join(' ');
   const { proc, url } = await startBuiltServer(dir, {
     tenant: TENANT,
     token: TOKEN,
     env: {
-      // diagnostics (README.md): node options for the server (a CPU profile: cpu-profile.js) and where it writes it
-      ...(process.env.WATCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.WATCH_SERVER_NODE_OPTIONS } : {}),
+      // diagnostics (README.md): node options for the server (a CPU profile: cpu-profile.js; the trace: trace.js) and where they write
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+      ...(traceFile ? { TRACE_FILE: traceFile } : {}),
       ...(process.env.PROFILE_DIR ? { PROFILE_DIR: process.env.PROFILE_DIR } : {}),
       ...(process.env.HEAP_LIVE ? { HEAP_LIVE: process.env.HEAP_LIVE } : {}),
       ...(BUSY_SLICE_US ? { DB_WATCH_BUSY_SLICE_US: String(BUSY_SLICE_US) } : {}),
@@ -82,11 +95,17 @@ async function main() {
   const agent = new https.Agent({ keepAlive: true, maxSockets: 128, ca });
   const call = (method, p, body, type) => request(agent, url, TOKEN, method, p, body, type);
   const scrape = async () => (await httpsRequest(agent, url, TOKEN, 'GET', '/metrics')).text;
-  const metric = async (name) => {
-    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(await scrape());
+  const valueIn = (text, name) => {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
     return m ? Number(m[1]) : 0;
   };
-  // phase marks for the server's CPU profile (cpu-profile.js), when one is recorded
+  const metric = async (name) => valueIn(await scrape(), name);
+  const FANOUT = { ev: 'db_watch_match_evaluations_total', rc: 'db_watch_row_changes_total', fs: 'db_watch_fanout_seconds_total', ft: 'db_watch_fanout_turns_total', fg: 'db_watch_fanout_grouped_total' };
+  const counters = async () => {
+    const text = await scrape();
+    return Object.fromEntries(Object.entries(FANOUT).map(([k, name]) => [k, valueIn(text, name)]));
+  };
+  // phase marks for the server's CPU profile (cpu-profile.js), when one is recorded: the first phase without and the first with subscribers
   const profiling = /cpu-profile/.test(process.env.WATCH_SERVER_NODE_OPTIONS ?? '');
   const mark = () => (profiling ? proc.kill('SIGWINCH') : undefined);
   let subs = null;
@@ -96,11 +115,12 @@ async function main() {
     process.stderr.write(`preloaded ${TABLES} × ${PRELOAD} rows\n`);
 
     let nextId = 10_000_000;
-    /** --rate writes/s for --duration s (PUT, durable); ack time per "bench.tN:id" and each write's latency. */
-    const writeLoad = async (seconds = DURATION) => {
+    /** --rate writes/s for `seconds` (PUT, durable); ack time per "bench.tN:id", each write's latency, and with --trace each write's {s, a, p}. */
+    const writeLoad = async (seconds) => {
       const acks = new Map();
       const lat = [];
       const vals = new Map();
+      const writes = [];
       const t0 = now();
       let sent = 0;
       const inflight = new Set();
@@ -111,127 +131,90 @@ async function main() {
           const table = `t${id % TABLES}`;
           const v = Math.floor(Math.random() * 100);
           vals.set(`bench.${table}:${id}`, v);
+          const p = `${T}/rows/bench.${table}/${id}`;
           const s = now();
-          const p = call('PUT', `${T}/rows/bench.${table}/${id}`, { id, v, pad: 'y' }).then(() => {
+          const done = call('PUT', p, { id, v, pad: 'y' }).then(() => {
             const a = now();
             acks.set(`bench.${table}:${id}`, a);
             lat.push(a - s);
-            inflight.delete(p);
+            if (TRACE) writes.push({ s, a, p });
+            inflight.delete(done);
           });
-          inflight.add(p);
+          inflight.add(done);
           sent++;
         }
         await sleep(5);
       }
       await Promise.all(inflight);
       lat.sort((a, b) => a - b);
-      return { acks, lat, vals, rate: sent / ((now() - t0) / 1000) };
+      return { acks, lat, vals, writes, rate: sent / ((now() - t0) / 1000) };
+    };
+
+    /** One measured phase of writes: the client's latencies, the server's view (server-side.js), the CPU used (cpu.js). */
+    const phase = async (seconds, pids, marked) => {
+      const srv = await serverSide(scrape);
+      if (marked) mark();
+      const cpu = cpuPhase(pids);
+      const t0 = now();
+      const load = await writeLoad(seconds);
+      const use = cpu.end();
+      const t1 = now();
+      if (marked) mark();
+      return { ...load, use, t0, t1, seconds, server: await srv.end() };
     };
 
     await writeLoad(Math.min(3, DURATION)); // warm-up (JIT, caches): not measured
-    process.stderr.write('phase 1: writes without subscribers\n');
-    const srv1 = await serverSide(scrape);
-    mark();
-    const cpu1 = cpuPhase({ server: proc.pid, bench: process.pid });
-    const before = await writeLoad();
-    const use1 = cpu1.end();
-    mark();
-    const server1 = await srv1.end();
-    await sleep(1000);
-    const rss0 = rssKiB(proc.pid);
-    subs = fork(path.join(__dirname, 'subscribers.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    if (SUBS_NICE) os.setPriority(subs.pid, SUBS_NICE);
-    const reply = (key) => new Promise((r) => subs.once('message', (m) => (m[key] !== undefined ? r(m) : null)));
-    const paths = Array.from({ length: SUBS }, (_, i) => `${T}/watch?sql=${encodeURIComponent(`SELECT id, v FROM bench.t${i % TABLES} WHERE v % ${CLASSES} = ${i % CLASSES}`)}`);
-    process.stderr.write(`phase 2: ${SUBS} subscribers, idle ${IDLE} s\n`);
-    subs.send({ open: { url, token: TOKEN, ca, paths } });
-    await reply('ready');
-    await sleep(IDLE * 1000);
-    const rss1 = rssKiB(proc.pid);
-    const subscribers = await metric(`db_watch_subscribers\\{tenant="${TENANT}"\\}`);
-
-    process.stderr.write('phase 3: writes with subscribers\n');
-    const ev0 = await metric('db_watch_match_evaluations_total');
-    const rc0 = await metric('db_watch_row_changes_total');
-    const fs0 = await metric('db_watch_fanout_seconds_total');
-    const ft0 = await metric('db_watch_fanout_turns_total');
-    const fg0 = await metric('db_watch_fanout_grouped_total');
-    const srv3 = await serverSide(scrape);
-    mark();
-    const cpu3 = cpuPhase({ server: proc.pid, bench: process.pid, subscribers: subs.pid });
-    const during = await writeLoad();
-    const use3 = cpu3.end();
-    mark();
-    const server3 = await srv3.end();
-    await sleep(WINDOW + 1000);
-    const ev1 = await metric('db_watch_match_evaluations_total');
-    const rc1 = await metric('db_watch_row_changes_total');
-    const fs1 = await metric('db_watch_fanout_seconds_total');
-    const ft1 = await metric('db_watch_fanout_turns_total');
-    const fg1 = await metric('db_watch_fanout_grouped_total');
-    subs.send({ report: true });
-    const rep = await reply('report');
-    const delivery = [];
-    let expected = 0;
-    for (const [k, v] of during.vals) {
-      const table = Number(/t(\d+):/.exec(k)[1]);
-      for (let i = 0; i < SUBS; i++) if (i % TABLES === table && i % CLASSES === v % CLASSES) expected++;
+    // Phases without (W) and with (S) subscribers, interleaved and balanced in time:
+    // W0 (half) S1 W1 S2 W2 … S_R W_R (half). Each S is bracketed by the W before and after it
+    // (its repeat's peer), and the W phases add up to as many writes as the S phases: what grows
+    // through a run (heap, caches, store) and a noisy stretch of the host weigh on both sides.
+    const withouts = [];
+    const withs = [];
+    process.stderr.write(`phase W0: writes without subscribers (${DURATION / 2} s)\n`);
+    withouts.push(await phase(DURATION / 2, { server: proc.pid, bench: process.pid }, true));
+    for (let r = 1; r <= REPEATS; r++) {
+      await sleep(1000);
+      const rss0 = rssKiB(proc.pid);
+      subs = fork(path.join(__dirname, 'subscribers.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      if (SUBS_NICE) os.setPriority(subs.pid, SUBS_NICE);
+      const reply = (key) => new Promise((res) => subs.once('message', (m) => (m[key] !== undefined ? res(m) : null)));
+      const paths = Array.from({ length: SUBS }, (_, i) => `${T}/watch?sql=${encodeURIComponent(`SELECT id, v FROM bench.t${i % TABLES} WHERE v % ${CLASSES} = ${i % CLASSES}`)}`);
+      process.stderr.write(`repeat ${r}: ${SUBS} subscribers, idle ${IDLE} s, then writes with them (${DURATION} s)\n`);
+      subs.send({ open: { url, token: TOKEN, ca, paths } });
+      await reply('ready');
+      await sleep(IDLE * 1000);
+      const rss1 = rssKiB(proc.pid);
+      const open = await metric(`db_watch_subscribers\\{tenant="${TENANT}"\\}`);
+      const c0 = await counters();
+      const S = await phase(DURATION, { server: proc.pid, bench: process.pid, subscribers: subs.pid }, r === 1);
+      await sleep(WINDOW + 1000);
+      const c1 = await counters();
+      subs.send({ report: true });
+      const rep = await reply('report');
+      const delivery = [];
+      let expected = 0;
+      for (const [k, v] of S.vals) {
+        const table = Number(/t(\d+):/.exec(k)[1]);
+        for (let i = 0; i < SUBS; i++) if (i % TABLES === table && i % CLASSES === v % CLASSES) expected++;
+      }
+      for (const [k, times] of Object.entries(rep.report)) {
+        const ack = S.acks.get(k);
+        if (ack !== undefined) for (const t of times) delivery.push(Math.max(0, t - ack));
+      }
+      delivery.sort((a, b) => a - b);
+      withs.push({ ...S, open, rss0, rss1, perSub: (rss1 - rss0) / SUBS, delivery, expected, fan: Object.fromEntries(Object.keys(FANOUT).map((k) => [k, c1[k] - c0[k]])) });
+      // the subscribers closed: the same load without them (the next repeat's W)
+      subs.send({ close: true });
+      await new Promise((res) => subs.once('exit', res));
+      subs = null;
+      await sleep(1000);
+      const last = r === REPEATS;
+      process.stderr.write(`phase W${r}: writes without subscribers (${last ? DURATION / 2 : DURATION} s)\n`);
+      withouts.push(await phase(last ? DURATION / 2 : DURATION, { server: proc.pid, bench: process.pid }, false));
     }
-    for (const [k, times] of Object.entries(rep.report)) {
-      const ack = during.acks.get(k);
-      if (ack !== undefined) for (const t of times) delivery.push(Math.max(0, t - ack));
-    }
-    delivery.sort((a, b) => a - b);
-    // the subscribers closed, the same load once more without them: the peer is phases 1 and 3b
-    // together, before and after the phase with subscribers (a server's heap, caches and store
-    // grow through a run: the first major GCs came in phase 3 with no subscriber at all, so a peer
-    // taken only before measured the time order as much as the subscribers)
-    subs.send({ close: true });
-    await new Promise((r) => subs.once('exit', r));
-    subs = null;
-    await sleep(1000);
-    process.stderr.write('phase 3b: writes without subscribers again\n');
-    const srv5 = await serverSide(scrape);
-    const cpu5 = cpuPhase({ server: proc.pid, bench: process.pid });
-    const after = await writeLoad();
-    const use5 = cpu5.end();
-    const server5 = await srv5.end();
-    const without = { lat: [...before.lat, ...after.lat].sort((a, b) => a - b), rate: (before.rate + after.rate) / 2 };
-    const serverWithout = pooled(server1, server5);
-
-    const ratio = pct(during.lat, 0.99) / pct(without.lat, 0.99);
-    const perSub = ((rss1 - rss0) / SUBS);
-    console.log(`\nwatch benchmark: ${SUBS} subscribers (${subscribers} open) over ${TABLES} tables, ${RATE} rows/s target for ${DURATION} s, window ${WINDOW} ms${SUBS_NICE ? `, subscribers' process at nice ${SUBS_NICE}` : ''}`);
-    console.log('| measure | without subscribers (phases 1 and 3b) | with subscribers (phase 3) | ratio | target |');
-    console.log('|---|---|---|---|---|');
-    console.log(`| writes/s achieved | ${f(without.rate, 0)} | ${f(during.rate, 0)} | | ${RATE} |`);
-    console.log(`| write p50 ms | ${f(pct(without.lat, 0.5), 2)} | ${f(pct(during.lat, 0.5), 2)} | ${f(pct(during.lat, 0.5) / pct(without.lat, 0.5), 2)}× | |`);
-    console.log(`| write p99 ms | ${f(pct(without.lat, 0.99), 2)} | ${f(pct(during.lat, 0.99), 2)} | ${f(ratio, 2)}× | ≤ 1.5× ${ratio <= 1.5 ? 'met' : 'MISSED'} |`);
-    console.log(`| write p99 ms without: phase 1 (before) / phase 3b (after); ratio to each | ${f(pct(before.lat, 0.99), 2)} / ${f(pct(after.lat, 0.99), 2)} | | ${f(pct(during.lat, 0.99) / pct(before.lat, 0.99), 2)}× / ${f(pct(during.lat, 0.99) / pct(after.lat, 0.99), 2)}× | |`);
-    console.log(`| server-side write p50 / p99 ms (histogram buckets) | ${f(serverWithout.p50, 2)} / ${f(serverWithout.p99, 2)} (p99 ${f(server1.p99, 2)} before, ${f(server5.p99, 2)} after) | ${f(server3.p50, 2)} / ${f(server3.p99, 2)} | ${f(server3.p99 / serverWithout.p99, 2)}× | |`);
-    console.log(`| server event-loop delay p99 / max ms (phase 1; 3b) | ${f(server1.loopP99)} / ${f(server1.loopMax)}; ${f(server5.loopP99)} / ${f(server5.loopMax)} | ${f(server3.loopP99)} / ${f(server3.loopMax)} | | |`);
-    const gcs = (x) => `major ${x.gc.major.count} (${f(x.gc.major.ms)} ms), minor ${x.gc.minor.count} (${f(x.gc.minor.ms)} ms)`;
-    console.log(`| server GC pauses: count (total) (phase 1; 3b) | ${gcs(server1)}; ${gcs(server5)} | ${gcs(server3)} | | |`);
-    console.log(`| server: longest fan-out turn ms; stream reads behind their buffer | | ${f(server3.longestTurn, 2)}; ${server3.catchUps} | | |`);
-    const cores = (u, k) => (u.procs[k] ? `${f(u.procs[k].cores, 2)} (sys ${f(u.procs[k].sys, 2)})` : '');
-    const host = (u) => `${f(u.host.cores, 2)}, ${f(u.host.steal)} %, ${f(u.host.load, 2)}`;
-    console.log(`| CPU cores: server (of it kernel) (phase 1; 3b) | ${cores(use1, 'server')}; ${cores(use5, 'server')} | ${cores(use3, 'server')} | | |`);
-    console.log(`| CPU cores: bench writer / subscribers' process | ${cores(use1, 'bench')}; ${cores(use5, 'bench')} | ${cores(use3, 'bench')} / ${cores(use3, 'subscribers')} | | |`);
-    console.log(`| host: busy cores of ${use1.host.cpus}, steal %, load average (phase 1; 3b) | ${host(use1)}; ${host(use5)} | ${host(use3)} | | |`);
-    // the fan-out's turns (take frames, match, serialize, write the socket), timed by the server: its event loop's time per second
-    console.log(`| server: fan-out main-thread ms/s (µs per turn, ≈ per stream and burst) | | ${f(((fs1 - fs0) * 1000) / DURATION)} (${f(((fs1 - fs0) * 1e6) / Math.max(1, ft1 - ft0))} µs × ${f((ft1 - ft0) / DURATION, 0)}/s) | | |`);
-    // bursts delivered to parked streams in one turn per window (their group's), against all the streams' bursts
-    console.log(`| server: bursts delivered in a group's turn (of all) | | ${f(((fg1 - fg0) * 100) / Math.max(1, ft1 - ft0))} % | | |`);
-    console.log(`| commit → event p50 ms | | ${f(pct(delivery, 0.5))} | | |`);
-    console.log(`| commit → event p99 ms | | ${f(pct(delivery, 0.99))} | | ≤ ${WINDOW + 50} ${pct(delivery, 0.99) <= WINDOW + 50 ? 'met' : 'MISSED'} |`);
-    console.log(`| deliveries (expected) | | ${delivery.length} (${expected}) | | all |`);
-    console.log(`| server RSS KiB | ${rss0} | ${rss1} (idle) | | |`);
-    console.log(`| RSS per idle subscriber KiB | | ${f(perSub)} | | ≤ 64 ${perSub <= 64 ? 'met' : 'MISSED'} |`);
-    console.log(`| match evaluations per examined row change | | ${f((ev1 - ev0) / Math.max(1, rc1 - rc0))} | | ≤ 2 |`);
-    // subscribers compiled alike share one match per burst: 20 subscribers per table would examine
-    // each write 20 times; the distinct queries per table (2 here: i % tables and i % 4 share parity) once each
-    console.log(`| row changes examined per write (shared queries once) | | ${f((rc1 - rc0) / Math.max(1, during.lat.length), 2)} | | |`);
-    // (the subscribers were closed before phase 3b, and so before the big table is loaded: its load is not what they measure)
+    await sleep(400); // (the trace's last flush)
+    console.log(report({ withouts, withs, trace: traceFile ? readTrace(traceFile) : null }, { SUBS, TABLES, RATE, DURATION, WINDOW, SUBS_NICE }));
+    // (the subscribers were closed before the last W phase, and so before the big table is loaded: its load is not what they measure)
     if (BIG > 0) console.log(await matchingOnBigTable({ call, metric, url, ca, token: TOKEN, T, rows: BIG, window: WINDOW, classes: CLASSES, toml }));
   } finally {
     subs?.send({ close: true });

@@ -8,7 +8,7 @@
  * Required into the server (NODE_OPTIONS), it profiles the whole run (V8 sampling, 200 µs) and
  * writes the profile when the bench stops the server (SIGTERM: Nest closes, then re-raises the
  * signal, so --cpu-prof would never write). The bench sends the server SIGWINCH (ignored without this file; Nest's shutdown hooks take SIGUSR2) at the start and
- * end of phases 1 and 3 (when PROFILE_DIR is set); the marks are kept in the profile's file
+ * end of phases 1 and 3 (since session 6: W0, the first without subscribers, and S1, the first with them; when PROFILE_DIR is set); the marks are kept in the profile's file
  * (`marks`, µs on the profile's clock). Run as a script, it prints each phase's main-thread time
  * (ms of CPU per s of wall time) per function, self and inclusive, and the functions whose time
  * grew most from phase 1 to phase 3: what the subscribers cost the thread the commits run on;

@@ -77,9 +77,10 @@ async function main() {
     const without = await load(store, 2_000_000);
     let events = 0;
     const out = { write: () => (events++, true), drained: () => Promise.resolve(), pendingBytes: 0, end: () => undefined };
+    const metrics = new Metrics(); // (one for the process, as the server's: one per session was 200 registries' allocations and retained memory)
     const sessions = Array.from({ length: SUBS }, (_, i) => {
       const q = WatchQuery.compile(sql, { sql: `SELECT id, v FROM t${i % TABLES} WHERE v % 4 = ${i % 4}` });
-      const s = new WatchSession(`s${i}`, store, q, out, { coalesceMs: WINDOW, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 1024, maxLagFrames: 1_000_000 }, new Metrics(), () => undefined);
+      const s = new WatchSession(`s${i}`, store, q, out, { coalesceMs: WINDOW, heartbeatMs: 60_000, retryMs: 1000, bufferFrames: 1024, maxLagFrames: 1_000_000 }, metrics, () => undefined);
       return { s, running: s.run({ initial: false, since: null }) };
     });
     await sleep(500);

@@ -100,9 +100,10 @@ async function serverSide(scrape) {
   };
 }
 
-/** p50 / p99 of two phases' requests together (their bucket counts summed). */
-function pooled(a, b) {
-  const counts = new Map([...a.counts].map(([le, n]) => [le, n + (b.counts.get(le) ?? 0)]));
+/** p50 / p99 of several phases' requests together (their bucket counts summed). */
+function pooled(...phases) {
+  const counts = new Map();
+  for (const p of phases) for (const [le, n] of p.counts) counts.set(le, (counts.get(le) ?? 0) + n);
   return { p50: quantileOf(counts, 0.5), p99: quantileOf(counts, 0.99) };
 }
 

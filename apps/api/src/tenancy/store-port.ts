@@ -46,6 +46,8 @@ export interface OpenStoreOptions {
   readonly participants: readonly unknown[];
   readonly sync: boolean;
   readonly deferRedoableSync?: boolean;
+  /** A background request's preparation piece, ms (0: whole). */
+  readonly backgroundPieceMs?: number;
   readonly queueLimit: number;
   readonly minFreeBytes: number;
   readonly writeBufferBytes: number;
@@ -61,6 +63,7 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     participants: opts.participants as CommitParticipant[],
     sync: opts.sync,
     deferRedoableSync: opts.deferRedoableSync,
+    backgroundPieceMs: opts.backgroundPieceMs,
     queueLimit: opts.queueLimit,
     minFreeBytes: opts.minFreeBytes,
     writeBufferBytes: opts.writeBufferBytes,

@@ -289,6 +289,7 @@ export class TenantRegistry implements OnApplicationShutdown {
       participants,
       sync: this.config.sync,
       deferRedoableSync: this.config.deferBackfillSync,
+      backgroundPieceMs: this.config.backfillPieceUs / 1000,
       queueLimit: this.config.commitQueueMax,
       minFreeBytes: this.config.minFreeBytes,
       writeBufferBytes: this.config.writeBufferBytes,

@@ -3,9 +3,11 @@
  * the same LSNs; one behind the clock takes the bounds that passed, one by one, without waiting),
  * the event shared by the subscribers of one query, and the slices of burst work per loop turn.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import { Subject } from 'rxjs';
+import { TURN_CHANNEL } from './turns';
 import { burstBound, DELIVERED, endTurn, fanoutYieldsTo, LOOP, sharedEvent, sliceTurn, TAKE_TURN, turn, windowTurn } from './fanout';
 
 /**
@@ -118,6 +120,28 @@ describe('turn / endTurn: one stream of the fan-out at a time, in order', () => 
   });
 });
 
+describe('the turn channel (a diagnostic: tools/bench/watch/trace.js)', () => {
+  withLongSlice();
+  it('publishes each turn (start, length) while subscribed, and nothing once unsubscribed', async () => {
+    await new Promise((r) => setImmediate(r));
+    const seen: Array<{ start: number; ms: number }> = [];
+    const on = (m: unknown) => seen.push(m as { start: number; ms: number });
+    subscribe(TURN_CHANNEL, on);
+    const before = performance.now();
+    expect(turn()).toBeNull();
+    const end = performance.now() + 2;
+    while (performance.now() < end); // 2 ms of burst work
+    endTurn();
+    unsubscribe(TURN_CHANNEL, on);
+    expect(seen).toHaveLength(1);
+    expect(seen[0].start).toBeGreaterThanOrEqual(before);
+    expect(seen[0].ms).toBeGreaterThanOrEqual(2);
+    expect(turn()).toBeNull();
+    endTurn();
+    expect(seen).toHaveLength(1);
+  });
+});
+
 describe('windowTurn', () => {
   const liveStore = () => {
     const changes = new Subject<number>();
@@ -204,6 +228,42 @@ describe('windowTurn', () => {
       endTurn();
       first.cancel();
     });
+  });
+
+  it('parked streams behind the clock take each passed bound once, in order, across slices, then stay parked', async () => {
+    fanoutYieldsTo(() => true, TEST_SLICE_MS);
+    try {
+      await new Promise((r) => setImmediate(r));
+      const { store, publish, s } = liveStore();
+      for (const from of [1, 2]) {
+        const x = windowTurn(store, from, 5); // two windows pass (bounds 1 and 2) before any stream parks
+        publish();
+        expect(await x.bound).toBe(from);
+        endTurn();
+      }
+      const g = {};
+      const log: Record<string, number[]> = { a: [], b: [], c: [] };
+      const spend = () => {
+        const end = performance.now() + TEST_SLICE_MS + 1;
+        while (performance.now() < end); // a slice's worth of work
+      };
+      const mk = (name: string) =>
+        windowTurn(store, 1, 5, (bound) => {
+          log[name].push(bound);
+          if (name === 'a' && bound === 1) spend();
+          return bound + 1;
+        }, g);
+      const waits = [mk('a'), mk('b'), mk('c')];
+      expect(log).toEqual({ a: [1], b: [], c: [] }); // the slice is spent: the rest at later turns of the loop
+      await until(() => Object.values(log).every((l) => l.length === 2));
+      expect(log).toEqual({ a: [1, 2], b: [1, 2], c: [1, 2] });
+      publish(); // the next window delivers each once more: they stayed parked
+      await until(() => Object.values(log).every((l) => l.length === 3));
+      expect(log).toEqual({ a: [1, 2, s.lsn], b: [1, 2, s.lsn], c: [1, 2, s.lsn] });
+      for (const w of waits) w.cancel();
+    } finally {
+      fanoutYieldsTo(() => false);
+    }
   });
 
   it('a cancelled wait answers null and holds no turn', async () => {

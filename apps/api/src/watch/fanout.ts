@@ -138,13 +138,13 @@ function byGroup(ws: Waiter[]): Waiter[] {
  * Delivers the parked streams a window closed for: one turn of the fan-out for all of them (not a
  * promise and a turn each), in slices: once the slice is spent, the rest goes on at a later turn
  * of the loop, so a commit waits at most a slice. A stream that cannot be served synchronously
- * (behind its buffer, its socket full, a reset) goes back to its own loop.
+ * (behind its buffer, its socket full, a reset) goes back to its own loop. `from`: where the
+ * previous slice stopped in `due`; `again`: the streams it served that have more bounds to take.
  */
-function deliverDue(store: TenantStore, c: Clock, ms: number, due: Waiter[]): void {
+function deliverDue(store: TenantStore, c: Clock, ms: number, due: Waiter[], from = 0, again: Waiter[] = []): void {
   enqueue(() => {
-    const again: Waiter[] = [];
     let served = 0;
-    let i = 0;
+    let i = from;
     for (; i < due.length; i++) {
       if (served > 0 && sliceSpent()) break;
       const w = due[i];
@@ -168,8 +168,10 @@ function deliverDue(store: TenantStore, c: Clock, ms: number, due: Waiter[]): vo
       }
     }
     countBursts(served);
-    const rest = i < due.length ? due.slice(i).concat(again) : again;
-    if (rest.length) deliverDue(store, c, ms, rest);
+    // the rest of the list at a later turn (from where this slice stopped: no copy of what is
+    // left per slice), then the streams with more passed bounds to take, in the order they came
+    if (i < due.length) deliverDue(store, c, ms, due, i, again);
+    else if (again.length) deliverDue(store, c, ms, again);
     endTurn();
   });
 }

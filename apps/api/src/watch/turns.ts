@@ -3,6 +3,25 @@
  * its burst's synchronous work, in FIFO order, in slices of the event loop's time; between two
  * slices the loop reaches its poll phase, so a commit's next step waits at most a slice.
  */
+import { channel } from 'node:diagnostics_channel';
+
+/**
+ * Each turn of the fan-out, for a diagnostic that aligns slow requests with what held the event
+ * loop (tools/bench/watch/trace.js): `{start, ms}` (performance.now() clock) per turn, published
+ * only while someone subscribes (no cost otherwise).
+ */
+export const TURN_CHANNEL = 'mmdb:watch:turn';
+const turnChannel = channel(TURN_CHANNEL);
+
+/** A stream's read of its feed behind its buffer (`db_watch_catchups_total`), for the same diagnostic: `{at}`. */
+export const CATCHUP_CHANNEL = 'mmdb:watch:catchup';
+const catchUpChannel = channel(CATCHUP_CHANNEL);
+
+/** Publishes a catch-up on CATCHUP_CHANNEL when traced. */
+export function traceCatchUp(): void {
+  if (catchUpChannel.hasSubscribers) catchUpChannel.publish({ at: performance.now() });
+}
+
 /** Longest stretch of burst work (matching, serializing, socket writes) between two turns of the loop, in ms. */
 export const SLICE_MS = 2;
 
@@ -143,6 +162,7 @@ export function endTurn(): void {
     spent.ms += t - turnStart;
     spent.turns++;
     if (t - turnStart > longest) longest = t - turnStart;
+    if (turnChannel.hasSubscribers) turnChannel.publish({ start: turnStart, ms: t - turnStart });
   }
   holder = false;
   if (!queue.length) return;

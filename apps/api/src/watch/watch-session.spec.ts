@@ -5,6 +5,7 @@
  * `reset` with the rows to start again from, then the changes after it. An aggregate resumes from
  * the log the same way (its groups rewound through the missed frames).
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -12,6 +13,7 @@ import { TenantStore } from '@mmdb/storage';
 import { SqlEngine, WatchQuery } from '@mmdb/sql';
 import { Metrics } from '../health/metrics.service';
 import { fanoutSpent } from './fanout';
+import { CATCHUP_CHANNEL, TURN_CHANNEL } from './turns';
 import { WatchSession, type SseOut } from './watch-session';
 
 class StuckOut implements SseOut {
@@ -288,6 +290,13 @@ describe('WatchSession behind its buffer', () => {
       const s = new WatchSession(id, store, WatchQuery.compile(sql, { sql: text }), out, { coalesceMs: 150, heartbeatMs: 60_000, retryMs: 1000, bufferFrames, maxLagFrames: 100_000 }, new Metrics(), () => undefined);
       return { out, s, running: s.run({ initial: false, since: null }) };
     };
+    // (the bench's trace, tools/bench/watch/trace.js, sees each read behind the buffer and each fan-out turn)
+    const catchUps: Array<{ at: number }> = [];
+    const turns: Array<{ start: number; ms: number }> = [];
+    const onCatchUp = (m: unknown) => catchUps.push(m as { at: number });
+    const onTurn = (m: unknown) => turns.push(m as { start: number; ms: number });
+    subscribe(CATCHUP_CHANNEL, onCatchUp);
+    subscribe(TURN_CHANNEL, onTurn);
     const live = open('live', 'SELECT id, v FROM t WHERE v >= 0', 4096);
     const behind = open('behind', 'SELECT id FROM t WHERE v >= 0', 4); // overflows within every window
     await until(() => [live, behind].every((x) => x.out.events('position').length === 1), 'the start positions');
@@ -299,6 +308,12 @@ describe('WatchSession behind its buffer', () => {
     expect(ranges(behind.out)).toEqual(ranges(live.out));
     const keys = behind.out.events('change').flatMap((e) => e.changes.map((c: { key: number[] }) => c.key[0]));
     expect(keys).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    unsubscribe(CATCHUP_CHANNEL, onCatchUp);
+    unsubscribe(TURN_CHANNEL, onTurn);
+    expect(catchUps.length).toBeGreaterThan(0); // the stream with a 4-frame buffer read behind it
+    for (const c of catchUps) expect(c.at).toBeGreaterThan(0);
+    expect(turns.length).toBeGreaterThan(0);
+    for (const t of turns) expect(t.ms).toBeGreaterThanOrEqual(0);
     for (const x of [live, behind]) x.s.close();
     await Promise.all([live.running, behind.running]);
   });

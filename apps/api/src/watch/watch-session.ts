@@ -16,6 +16,7 @@ import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, SseChunk, sseComment, sseEvent } from './sse';
 import { DELIVERED, endTurn, LOOP, sharedEvent, sharedSchemaCut, TAKE_TURN, turn, windowTurn, type WindowWait } from './fanout';
+import { traceCatchUp } from './turns';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
 /** Where the session writes: the response stream. */
@@ -259,7 +260,7 @@ export class WatchSession {
         carry = [];
       } else if (!feed.pollable && !feed.atEnd) {
         // the log (or the hub's recent frames) must be read: outside the fan-out's turn
-        this.metrics.watchCatchUps.inc();
+        this.catchUp();
         const r = await feed.next();
         if (!r) return;
         frames = r.entries;
@@ -293,7 +294,7 @@ export class WatchSession {
               // cut at a batch's end would be matched again for this stream alone, and every one after)
               endTurn();
               held = false;
-              this.metrics.watchCatchUps.inc();
+              this.catchUp();
               b = await feed.next();
             }
           } catch (e) {
@@ -317,6 +318,12 @@ export class WatchSession {
       }
       if (failure !== undefined) throw failure;
     }
+  }
+
+  /** A read of the feed behind its buffer: counted (`db_watch_catchups_total`) and traced. */
+  private catchUp(): void {
+    this.metrics.watchCatchUps.inc();
+    traceCatchUp();
   }
 
   private takeStash(): readonly FeedEntry[] | undefined {

@@ -7,6 +7,7 @@
 import type { PlanNode } from '@mmdb/plan';
 import { ExecCtx, type Budget, type TableInfo } from '../exec/context';
 import { compilePlan } from '../exec/ops';
+import { drain } from '../exec/op-kit';
 import type { Tuple, Value } from '../values';
 
 export interface RowsEvaluator {
@@ -22,14 +23,19 @@ export function overRows(table: (id: string) => TableInfo, plan: PlanNode, names
   const ctx = new ExecCtx(new Array<Value>(params).fill(null), table, BUDGET, null, false);
   const op = compilePlan(plan, ctx, null);
   const width = names.length || op.cols.length;
+  const setLeaf = (rows: Tuple[], n: PlanNode): void => void ctx.leaves.set(n, rows);
+  const dropLeaf = (_: Tuple[], n: PlanNode): void => void ctx.leaves.delete(n);
   return {
     names: names.length ? names : op.cols.map((c) => c.name),
     run: (leaves, values = []) => {
       ctx.reset(values as Value[], BUDGET, null);
-      for (const [n, rows] of leaves) ctx.leaves.set(n, rows);
-      const out: Tuple[] = [];
-      for (const b of op.run(ctx, null)) for (const r of b) out.push(r.length > width ? r.slice(0, width) : r);
-      for (const n of leaves.keys()) ctx.leaves.delete(n); // (clear() would allocate a new table per row)
+      leaves.forEach(setLeaf); // (forEach: no iterator and entry pair per leaf and row)
+      // (drain: the operators' array path where they have one, as a scan, filter and projection
+      // do: no generator, no batch per operator and row; their generators otherwise)
+      const rows = drain(op, ctx, null);
+      const out: Tuple[] = new Array<Tuple>(rows.length);
+      for (let i = 0; i < rows.length; i++) out[i] = rows[i].length > width ? rows[i].slice(0, width) : rows[i];
+      leaves.forEach(dropLeaf); // (clear() would allocate a new table per row)
       return out;
     },
   };
