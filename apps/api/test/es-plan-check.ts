@@ -41,6 +41,7 @@ export class EsPlanCheck {
 
   /** Indexes `docs` (id → source) with one `_bulk`, none failing. */
   async bulk(docs: Array<[string, Record<string, unknown>]>): Promise<void> {
+    if (!docs.length) return;
     const lines = docs.flatMap(([id, doc]) => [JSON.stringify({ index: { _index: this.index, _id: id } }), JSON.stringify(doc)]);
     const r = await this.srv.request('POST', `${T}/es/_bulk`, { token: TOKEN, raw: lines.join('\n') + '\n', contentType: 'application/x-ndjson' });
     expect(r.json.errors).toBe(false);
@@ -52,9 +53,9 @@ export class EsPlanCheck {
   }
 
   /** `_search` of the index under `token`, and the number of plans it ran. */
-  async counted(body: unknown, token = TOKEN): Promise<{ r: Json; ran: number }> {
+  async counted(body: unknown, token = TOKEN, params = ''): Promise<{ r: Json; ran: number }> {
     const before = await this.plans();
-    const r = await this.es('POST', `/${this.index}/_search`, body, token);
+    const r = await this.es('POST', `/${this.index}/_search${params ? `?${params}` : ''}`, body, token);
     return { r, ran: (await this.plans()) - before };
   }
 
@@ -65,6 +66,19 @@ export class EsPlanCheck {
     expect([query, ran]).toEqual([query, n]);
     const viewed = await this.es('POST', `/${this.index}/_search`, { ...body, post_filter: { match_all: {} } });
     expect([query, r.hits.total, r.aggregations]).toEqual([query, viewed.hits.total, viewed.aggregations]);
+    return r;
+  }
+
+  /**
+   * A size-0 search of `aggs` under `query` (and query `params`): plans answer it (some ran), equal
+   * to the code over the view (hits total, aggregations); `label` names the case in a failure.
+   */
+  async planned(aggs: unknown, query: unknown, label?: unknown, params = ''): Promise<Json> {
+    const body = { size: 0, aggs, ...(query ? { query } : {}) };
+    const { r, ran } = await this.counted(body, TOKEN, params);
+    expect([label, query, ran > 0]).toEqual([label, query, true]);
+    const viewed = await this.es('POST', `/${this.index}/_search${params ? `?${params}` : ''}`, { ...body, post_filter: { match_all: {} } });
+    expect([label, query, r.hits.total, r.aggregations]).toEqual([label, query, viewed.hits.total, viewed.aggregations]);
     return r;
   }
 

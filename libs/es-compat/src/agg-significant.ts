@@ -30,7 +30,7 @@ const miTerm = (nxy0: number, nx: number, ny: number, n: number): number => {
 };
 
 /** The significance heuristic a request names (one of its keys), as Elasticsearch computes it. */
-function heuristicOf(p: JsonObject): Heuristic {
+export function heuristicOf(p: JsonObject): Heuristic {
   const opt = (k: string): JsonObject => (isObj(p[k]) ? (p[k] as JsonObject) : {});
   if (p.script_heuristic !== undefined) throw illegalArgument('[script_heuristic] scripts are not supported by this service; use jlh, mutual_information, chi_square, gnd or percentage');
   if (p.mutual_information !== undefined || p.chi_square !== undefined) {
@@ -83,7 +83,7 @@ function dedupedTerms(docs: Doc[], tokens: (d: Doc) => string[]): Map<Doc, Set<s
   return out;
 }
 
-const KNOWN = ['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'include', 'exclude', 'background_filter', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage', 'script_heuristic', 'missing', 'format', 'value_type'];
+export const KNOWN = ['field', 'size', 'shard_size', 'min_doc_count', 'shard_min_doc_count', 'execution_hint', 'include', 'exclude', 'background_filter', 'jlh', 'mutual_information', 'chi_square', 'gnd', 'percentage', 'script_heuristic', 'missing', 'format', 'value_type'];
 const TEXT_ONLY = ['source_fields', 'filter_duplicate_text'];
 
 interface Helpers {
@@ -98,9 +98,7 @@ export function significantAgg(name: string, type: 'significant_terms' | 'signif
     const near = known.find((a) => editDistance(a, k, 2) <= 2);
     throw new EsError(400, 'x_content_parse_exception', `[1:1] [${type}] unknown field [${k}]${near ? ` did you mean [${near}]?` : ''}`);
   }
-  const size = Number(p.size ?? 10);
-  const minDoc = Number(p.min_doc_count ?? 3);
-  const heuristic = heuristicOf(p);
+  heuristicOf(p); // its errors before any counting
   const bgDocs = p.background_filter !== undefined ? ctx.allDocs.filter(ctx.filter(p.background_filter)) : ctx.allDocs;
   let termsOf: (d: Doc) => Set<string>;
   let vs: ValueSource | undefined;
@@ -137,20 +135,35 @@ export function significantAgg(name: string, type: 'significant_terms' | 'signif
     return m;
   };
   const fg = count(docs, fgTerms), bg = count(bgDocs, termsOf);
-  const list: Array<{ b: JsonObject; docs: Doc[]; score: number }> = [];
-  for (const [k, ds] of fg) {
-    if (ds.length < minDoc) continue;
-    const bgCount = bg.get(k)?.length ?? ds.length;
-    const score = heuristic(ds.length, docs.length, bgCount, bgDocs.length);
+  const kept = significantBuckets(new Map([...fg].map(([k, ds]) => [k, ds.length])), (k) => bg.get(k)?.length, docs.length, bgDocs.length, p, vs);
+  const buckets = finishBuckets(kept.map(({ b, k }) => ({ b, docs: fg.get(k)! })), subs, ctx, name);
+  return { doc_count: docs.length, bg_count: bgDocs.length, buckets: buckets as Json, _kind: vs ? vs.kind : 'string' };
+}
+
+/**
+ * The shown buckets of a significant_terms / significant_text aggregation from the foreground
+ * counts per key (`fg`: a key's JSON for a field's values, the term for text) and the background
+ * counts (`bg`; a key absent there counts its foreground): min_doc_count, the heuristic's positive
+ * scores, best first, then the key, `size` of them. Shared by the aggregation code and the plans
+ * (plan-significant.ts, over counts read by grouped nodes).
+ */
+export function significantBuckets(fg: Map<string, number>, bg: (k: string) => number | undefined, subsetSize: number, bgSize: number, p: JsonObject, vs: ValueSource | undefined): Array<{ b: JsonObject; k: string }> {
+  const size = Number(p.size ?? 10);
+  const minDoc = Number(p.min_doc_count ?? 3);
+  const heuristic = heuristicOf(p);
+  const list: Array<{ b: JsonObject; k: string; score: number }> = [];
+  for (const [k, n] of fg) {
+    if (n < minDoc) continue;
+    const bgCount = bg(k) ?? n;
+    const score = heuristic(n, subsetSize, bgCount, bgSize);
     if (!(score > 0)) continue;
     const key = vs ? (JSON.parse(k) as Json) : k;
     const b: JsonObject = { key };
     const ks = vs ? bucketKeyString(vs, key) : undefined;
     if (ks !== undefined) b.key_as_string = ks;
-    Object.assign(b, { doc_count: ds.length, score, bg_count: bgCount });
-    list.push({ b, docs: ds, score });
+    Object.assign(b, { doc_count: n, score, bg_count: bgCount });
+    list.push({ b, k, score });
   }
   list.sort((a, b) => b.score - a.score || (String(a.b.key) < String(b.b.key) ? -1 : 1));
-  const buckets = finishBuckets(list.slice(0, size), subs, ctx, name);
-  return { doc_count: docs.length, bg_count: bgDocs.length, buckets: buckets as Json, _kind: vs ? vs.kind : 'string' };
+  return list.slice(0, size);
 }

@@ -3,7 +3,7 @@ import * as crypto from 'crypto';
 import { EsError, indexNotFound } from './errors';
 import type { Json, JsonObject } from './mapping';
 import { flatten } from './mapping';
-import { MULTI, columnLayout, valueColumns } from './columns';
+import { MULTI, MV, columnLayout, storedTy, valueColumns } from './columns';
 import type { EsTable } from './port';
 
 export const ES_NAMESPACE = 'es';
@@ -24,6 +24,8 @@ export interface IndexMeta {
    * columns: its next mapping change or write adds them (and backfills the rows holding values).
    */
   readonly values?: Record<string, string>;
+  /** The table has the `_mv` column (columns.ts `MV`; indices made since it exists). */
+  readonly mv?: boolean;
 }
 
 export interface IndexRef { readonly meta: IndexMeta; readonly table: EsTable; readonly readOnly?: boolean }
@@ -75,7 +77,8 @@ export function manifestToml(meta: IndexMeta): string {
   for (const [path, col] of Object.entries(meta.text)) lines.push('[[columns]]', `name = ${q(col)}`, 'ty = "str"', `description = ${q(path)}`, '');
   if (meta.values) {
     lines.push('[[columns]]', `name = ${q(MULTI)}`, 'ty = "str"', 'description = "typed columns left null: the value is not one plain value"', '');
-    for (const [path, col, ty] of columnLayout(meta.mappings, meta.values)) lines.push('[[columns]]', `name = ${q(col)}`, `ty = ${q(ty)}`, `description = ${q(path)}`, '');
+    if (meta.mv) lines.push('[[columns]]', `name = ${q(MV)}`, 'ty = "json"', 'description = "the values of typed fields holding several: {column: [values]}"', '');
+    for (const [path, col, ty] of columnLayout(meta.mappings, meta.values)) lines.push('[[columns]]', `name = ${q(col)}`, `ty = ${q(storedTy(ty))}`, `description = ${q(path)}`, '');
   }
   for (const [path, col] of Object.entries(meta.text)) {
     const an = String(fields.get(path)?.def.analyzer ?? 'standard');

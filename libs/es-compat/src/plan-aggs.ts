@@ -24,6 +24,9 @@ import type { EsBackend } from './port';
 import type { Prepared } from './search';
 import { badDate, planDateField } from './plan-dates';
 import { compileLevel, runLevel } from './plan-level';
+import { multiAggs } from './plan-multi';
+import { anyValueOf, multiInput } from './plan-any-value';
+import { withTypedKeys } from './plan-typed-keys';
 import { columnOf, fieldColumn } from './columns';
 import { typedReady } from './typed';
 import type { Metric } from './plan-metrics';
@@ -97,8 +100,13 @@ export function copiedInto(ix: Pick<IndexView, 'fields'>, name: string): boolean
   return false;
 }
 
-/** An exact predicate (for plain values) of a filter clause, or null. */
+/** An exact predicate of a filter clause (over a multi-valued field of a `multiAware` compilation: any value matching), or null. */
 export function filterClause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | null {
+  return anyValueOf(c, fields, oneClause(ix, c, fields));
+}
+
+/** An exact predicate (for plain values) of a filter clause, or null. */
+function oneClause(ix: IndexView, c: unknown, fields: Map<string, Kind>): Expr | null {
   if (!isObj(c) || Object.keys(c).length !== 1) return null;
   const [kind] = Object.keys(c);
   const body = c[kind];
@@ -210,8 +218,11 @@ export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields:
 export async function planCount(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, query: unknown, match?: MatchInput): Promise<number | null> {
   if (ref.readOnly) return null;
   const fields = new Map<string, Kind>();
-  const input = queryInput(ref, ix, query, fields, match);
-  if (!input || !(await plainValues(backend, ref, lsn, fields))) return null;
+  let input = queryInput(ref, ix, query, fields, match);
+  if (!input) return null;
+  // a field some document holds several values of: its clauses match any value
+  if (!(await plainValues(backend, ref, lsn, fields))) input = ref.meta.mv ? await multiInput(backend, ref, ix, lsn, query, match) : null;
+  if (!input) return null;
   const [row] = await backend.read(aggregate(input, [], [{ name: 'n', fn: 'count', args: [], star: true }]));
   return Number(row.n);
 }
@@ -282,8 +293,11 @@ export interface MatchInput {
 }
 
 /** `aliasFilter`: the filter of the alias searched (a `global` aggregation reads its documents; none: the whole index). */
+/** Whether a body is a size-0 search of aggregations the plans may answer (its keys). */
+export const aggsBody = (b: JsonObject): boolean => !Object.keys(b).some((k) => !KEYS.has(k)) && b.size === 0;
+
 export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number, match?: MatchInput, aliasFilter?: unknown): Promise<Prepared | null> {
-  if (ref.readOnly || q.typed_keys === 'true' || Object.keys(b).some((k) => !KEYS.has(k)) || b.size !== 0) return null;
+  if (ref.readOnly || !aggsBody(b)) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
   const fields = new Map<string, Kind>();
@@ -292,18 +306,28 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   const global = aliasFilter === undefined ? scan(ref.table.id) : match ? match.input(aliasFilter, fields) : null;
   const level = compileLevel(ix, spec, fields, match, global);
   // a composite page larger than search.max_buckets: the aggregation code reports too_many_buckets_exception
-  if (!level || level.wants.some((w) => w.composite && w.composite.size > maxBuckets) || !(await plainValues(backend, ref, lsn, fields))) return null;
-  const { aggregations, buckets, total } = await runLevel(backend, ref, input, level);
+  if (!level || level.wants.some((w) => w.composite && w.composite.size > maxBuckets)) return null;
+  // fields of which a document holds several values: the aggregations reading them over an unnest of the rows (plan-multi.ts)
+  let ran: { aggregations: JsonObject; buckets: number; total: number } | null = null;
+  if (await plainValues(backend, ref, lsn, fields)) ran = await runLevel(backend, ref, input, level);
+  else if (ref.meta.mv) {
+    const multiIn = await multiInput(backend, ref, ix, lsn, b.query, match);
+    ran = multiIn && (await multiAggs(backend, ref, ix, lsn, multiIn, spec, match, global, (f) => plainValues(backend, ref, lsn, f)));
+  }
+  return ran && aggsAnswer(ix, b, q, spec, maxBuckets, ran, Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1));
+}
+
+/** The size-0 search answer of aggregations read by plans, or null when the full search must answer (it reports an error). */
+export function aggsAnswer(ix: IndexView, b: JsonObject, q: Record<string, string | undefined>, spec: JsonObject, maxBuckets: number, ran: { aggregations: JsonObject; buckets: number; total: number }, shards: number): Prepared | null {
+  const { buckets, total } = ran;
+  const aggregations = q.typed_keys === 'true' ? withTypedKeys(ix, spec, ran.aggregations) : ran.aggregations;
   // past search.max_buckets the aggregation code reports too_many_buckets_exception
   if (buckets > maxBuckets) return null;
   const restInt = q.rest_total_hits_as_int === 'true';
   const trackTotal = b.track_total_hits === undefined ? (restInt ? true : 10000) : (b.track_total_hits as boolean | number);
   if (typeof trackTotal !== 'boolean' && !(Number(trackTotal) >= 0)) return null;
   if (restInt && typeof trackTotal !== 'boolean') return null; // the full search reports the error
-  return {
-    hits: [], total, sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt,
-    indices: Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1),
-  };
+  return { hits: [], total, sort: [], from: 0, size: 0, format: () => ({}), aggregations, maxScore: null, trackTotal, restInt, indices: shards };
 }
 
 /**

@@ -10,6 +10,8 @@ import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { fieldKind, filterExpr, typed, valueOf, type Kind, type MatchInput, type Metric } from './plan-aggs';
 import { DEFAULT_DATE_FORMAT, formatDate, parseDateMath } from './dates';
+import { bigToIp, cidr, ipToBig } from './ip';
+import { fieldColumn } from './columns';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const and = (l: Expr, r: Expr): Expr => ({ kind: 'binary', op: 'and', left: l, right: r });
@@ -125,6 +127,11 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
       if (p.keyed === true) return { buckets: Object.fromEntries(list.map(({ b }) => { const c = { ...b }; delete c.key; return [String(b.key), c]; })) };
       return { buckets: list.map((x) => x.b) };
     };
+  } else if (type === 'ip_range') {
+    const r = ipRanges(ix, p, fields);
+    if (!r) return null;
+    whens.push(...r.whens);
+    shape = r.shape;
   } else return null;
   return {
     calls: whens.map((w, j) => countIf(`${prefix}_${j}`, w)),
@@ -157,4 +164,59 @@ export function bucketCount(v: Json | undefined): number {
   n += list.length;
   for (const b of list) if (isObj(b)) for (const x of Object.values(b)) n += bucketCount(x);
   return n;
+}
+
+/**
+ * `ip_range` over an ip field's column (32 hex digits of the 128-bit address: columns.ts `ipKey`,
+ * so string order is address order): one conditional count per range, `from` inclusive and `to`
+ * exclusive, a `mask` as its CIDR block, bounds parsed and printed as the aggregation code does
+ * (ip.ts; a bound that is no address is open there too), ranges in the order given.
+ */
+function ipRanges(ix: IndexView, p: JsonObject, fields: Map<string, Kind>): { whens: Expr[]; shape: (counts: number[], extras: JsonObject[]) => JsonObject } | null {
+  const field = p.field;
+  const f = typeof field === 'string' ? ix.fields.get(field) : undefined;
+  if (!f || f.type !== 'ip' || f.aliasOf !== undefined || f.def.index === false || f.def.doc_values === false || !fieldColumn(ix, field as string)) return null;
+  if (Object.keys(p).some((x) => !['field', 'ranges', 'keyed'].includes(x)) || !Array.isArray(p.ranges) || !p.ranges.length || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+  const ranges: Array<{ from: bigint | null; to: bigint | null; key: string }> = [];
+  for (const r of p.ranges) {
+    if (!isObj(r) || Object.keys(r).some((x) => !['from', 'to', 'key', 'mask'].includes(x))) return null;
+    let from: bigint | null = null, to: bigint | null = null;
+    if (r.mask !== undefined) {
+      let c: [bigint, bigint] | null = null;
+      try {
+        c = cidr(String(r.mask));
+      } catch {
+        // a prefix past the address's bits
+      }
+      if (!c) return null; // the aggregation code reports it
+      [from, to] = c;
+    } else {
+      if (r.from !== undefined && r.from !== null) from = ipToBig(String(r.from));
+      if (r.to !== undefined && r.to !== null) to = ipToBig(String(r.to));
+    }
+    const key = r.key !== undefined ? String(r.key) : r.mask !== undefined ? String(r.mask) : `${from === null ? '*' : bigToIp(from)}-${to === null ? '*' : bigToIp(to)}`;
+    ranges.push({ from, to, key });
+  }
+  const name = field as string;
+  fields.set(name, 'keyword'); // a str column: the typed check covers it
+  const hex = (n: bigint): Expr => lit(n.toString(16).padStart(32, '0'));
+  const whens = ranges.map((r) => {
+    let when: Expr = { kind: 'is_null', arg: valueOf(name), not: true };
+    if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(name), right: hex(r.from) });
+    // past the last address (a /0 block's end): no upper bound
+    if (r.to !== null) when = r.to >= 1n << 128n ? when : and(when, { kind: 'binary', op: '<', left: valueOf(name), right: hex(r.to) });
+    return when;
+  });
+  const shape = (counts: number[], extras: JsonObject[]): JsonObject => {
+    const list = ranges.map((r, j) => {
+      const b: JsonObject = { key: r.key };
+      if (r.from !== null) b.from = bigToIp(r.from);
+      if (r.to !== null) b.to = bigToIp(r.to);
+      b.doc_count = counts[j];
+      return Object.assign(b, extras[j]);
+    });
+    if (p.keyed === true) return { buckets: Object.fromEntries(list.map((b) => { const c = { ...b }; delete c.key; return [String(b.key), c]; })) };
+    return { buckets: list };
+  };
+  return { whens, shape };
 }

@@ -12,6 +12,7 @@ import { aggregate, col, filter, limit, lit, sort, type AggregateCall, type Expr
 import type { Json, JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import type { EsBackend } from './port';
+import { DOC_KEY } from './plan-multi';
 import type { CountAgg } from './plan-buckets';
 import type { Metric } from './plan-metrics';
 import { fieldKind, typed, valueOf, type Kind } from './plan-aggs';
@@ -41,6 +42,8 @@ export interface CompositeSpec {
   readonly size: number;
   readonly after?: Json[];
   readonly subs: Array<{ name: string; m: Metric | CountAgg }>;
+  /** The input holds a row per value (combination) of multi-valued sources (plan-multi.ts): doc_count counts distinct documents (`DOC_KEY`). */
+  readonly perDoc?: boolean;
 }
 
 type Subs = (spec: JsonObject) => Array<{ name: string; m: Metric | CountAgg }> | null;
@@ -141,7 +144,8 @@ function afterCond(c: CompositeSpec): Expr | null {
 export async function runComposite(backend: EsBackend, input: PlanNode, c: CompositeSpec): Promise<JsonObject> {
   const need = c.sources.filter((s) => !s.missingBucket).map((s) => s.has);
   const rows = need.length ? filter(input, need.reduce((l, r) => bin('and', l, r))) : input;
-  const calls: AggregateCall[] = [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...c.subs.flatMap((x) => x.m.calls)];
+  const docCount: AggregateCall = c.perDoc ? { name: 'doc_count', fn: 'count', distinct: true, args: [DOC_KEY] } : { name: 'doc_count', fn: 'count', args: [], star: true };
+  const calls: AggregateCall[] = [docCount, ...c.subs.flatMap((x) => x.m.calls)];
   let grouped: PlanNode = aggregate(rows, c.sources.map((s, i) => ({ name: `k${i}`, expr: s.key })), calls);
   const after = afterCond(c);
   if (after) grouped = filter(grouped, after);

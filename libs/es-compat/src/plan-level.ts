@@ -9,7 +9,7 @@
  * histogram's metric and single-pass bucket sub-aggregations are calls of its grouped node; a
  * top-level `global` runs its level over `scan` (the whole index; through a filtered alias, the alias's documents).
  */
-import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
+import { aggregate, col, distinct, filter, limit, lit, project, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
 import type { Json, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -20,11 +20,14 @@ import { childSeries, childTerms, keyOf, rareSpec, termsAlone, termsBucket, term
 import type { Kind, MatchInput } from './plan-aggs';
 import { metric, METRICS, type Metric } from './plan-metrics';
 import { compositeSpec, runComposite, type CompositeSpec } from './plan-composite';
+import { autoSpec, runAuto, type AutoSpec } from './plan-auto-date';
+import { DOC_KEY } from './plan-multi';
+import { runSig, sigSpec, type SigSpec } from './plan-significant';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'missing', 'adjacency_matrix']);
+const COUNTED = new Set(['filter', 'filters', 'range', 'date_range', 'ip_range', 'missing', 'adjacency_matrix']);
 
-interface Want { readonly name: string; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
+interface Want { readonly name: string; readonly auto?: AutoSpec; readonly sig?: SigSpec; readonly composite?: CompositeSpec; readonly global?: PlanNode; readonly metric?: Metric; readonly counted?: CountAgg; readonly sub?: Level; readonly terms?: TermsSpec; readonly series?: Series }
 export interface Level { readonly wants: Want[]; readonly calls: AggregateCall[] }
 
 /** `global`: the documents a top-level `global` aggregation reads (`scan`, or an alias's filter: its documents); null: none maps. */
@@ -36,7 +39,7 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
     if (!a) return null;
     const { type, p, sub: subSpec } = a;
     const id = `${prefix}${wants.length + 1}`;
-    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'rare_terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'composite' && !COUNTED.has(type)))) return null;
+    if (subSpec !== undefined && (!isObj(subSpec) || (type !== 'terms' && type !== 'rare_terms' && type !== 'global' && type !== 'histogram' && type !== 'date_histogram' && type !== 'auto_date_histogram' && type !== 'significant_terms' && type !== 'composite' && !COUNTED.has(type)))) return null;
     if (type === 'composite') {
       // at the top only (under a bucket aggregation the aggregation code reports it)
       const c = depth === 0 ? compositeSpec(ix, p, subSpec, fields, (x) => bucketSubs(ix, x, `b${id}`, fields, match)) : null;
@@ -79,6 +82,18 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       // an order path names a metric sub-aggregation of this histogram
       if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
       wants.push({ name, series: subs.length ? { ...series, subs } : series });
+    } else if (type === 'significant_terms') {
+      // the background is the index: at the top, where `global` reads it
+      const sig = depth === 0 ? sigSpec(ix, name, p, fields, global, match) : null;
+      const sub = isObj(subSpec) ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
+      if (!sig || sub === null || (subSpec !== undefined && !sub)) return null;
+      wants.push({ name, sig, ...(sub ? { sub } : {}) });
+    } else if (type === 'auto_date_histogram') {
+      // sub-aggregations: a level per bucket over the rows of its keys
+      const auto = autoSpec(ix, name, p, fields);
+      const sub = isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
+      if (!auto || sub === null || (subSpec !== undefined && !sub)) return null;
+      wants.push({ name, auto, ...(sub ? { sub } : {}) });
     } else if (METRICS.has(type)) {
       const m = metric(ix, type, p, `m${id}`, fields);
       if (!m) return null;
@@ -100,13 +115,18 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
   for (let i = 1; i <= level.wants.length; i++) {
     const w = level.wants[i - 1];
     if (w.composite) aggregations[w.name] = await runComposite(backend, input, w.composite);
+    else if (w.auto) aggregations[w.name] = await runAuto(backend, input, w.auto, w.sub && (async (cond) => (await runLevel(backend, ref, filter(input, cond), w.sub!, `${prefix}${i}_`)).aggregations));
+    else if (w.sig) aggregations[w.name] = await runSig(backend, input, w.sig, w.sub && (async (cond) => (await runLevel(backend, ref, filter(input, cond), w.sub!, `${prefix}${i}_`)).aggregations));
     else if (w.global) {
       const r = await runLevel(backend, ref, w.global, w.sub!, `${prefix}${i}_`);
       buckets += r.buckets;
       aggregations[w.name] = { doc_count: r.total, ...r.aggregations };
     } else if (w.series) {
       const subCalls = (w.series.subs ?? []).flatMap((x) => x.m.calls);
-      const grouped = aggregate(filter(input, w.series.cond), [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
+      const valued = filter(input, w.series.cond);
+      const grouped = w.series.perDoc
+        ? aggregate(distinct(project(valued, [{ name: '_doc', expr: DOC_KEY }, { name: 'key', expr: w.series.key }])), [{ name: 'key', expr: col('key') }], [{ name: 'doc_count', fn: 'count', args: [], star: true }])
+        : aggregate(valued, [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])), subCalls.length ? rows : undefined);
     } else if (w.terms) {
@@ -137,7 +157,7 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
 
 /** A terms aggregation: its top buckets, their children, and the count of the others (`values`: the rows holding a key). */
 async function terms(backend: EsBackend, ref: IndexRef, input: PlanNode, t: TermsSpec, values: number, read?: Array<Record<string, unknown>>): Promise<JsonObject> {
-  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), scan(ref.table.id), t, input) : termsGroups(input, t);
+  const grouped = t.minDoc === 0 ? withZeroBuckets(termsGroups(input, t), t.universe ?? scan(ref.table.id), t, input) : termsGroups(input, t);
   const rows = read ?? (await backend.read(limit(sort(grouped, t.order), lit(t.size))));
   // rare_terms answers its buckets alone (no error bound, no other count), as Elasticsearch's InternalRareTerms
   if (t.rare !== undefined) return { buckets: rows.map((r) => termsBucket(t, r)) };

@@ -44,6 +44,8 @@ export interface Series {
   readonly keyed?: boolean;
   /** Sub-aggregations whose calls are in the grouped node (plan-level.ts `bucketSubs`): each bucket's answer from its row. */
   readonly subs?: ReadonlyArray<{ readonly name: string; readonly m: Metric }>;
+  /** The input holds a row per value of the field (plan-multi.ts): a document counts once per bucket (distinct document, key pairs). */
+  readonly perDoc?: boolean;
 }
 
 /**

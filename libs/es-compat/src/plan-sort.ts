@@ -8,9 +8,11 @@
  * `_seq_no` as the full search breaks them (`sort.ts`). The values must be plain (one JSON value
  * of the field's type: an array sorts by its min or max in Elasticsearch, a string in a long
  * field is coerced), checked by the same cached plan as the aggregations; anything else takes
- * the full search over the view.
+ * the full search over the view. A `collapse` on a field (no inner_hits) is
+ *   `filter(window(I, [row_number() partitioned by the field's value, in the sort's order]), rn = 1)`
+ * under the sort: the first document of each value, as the full search keeps it.
  */
-import { aggregate, col, limit, lit, project, sort, type Expr, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, project, sort, windowNode, type Expr, type PlanNode, type SortKey, type WindowCall } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import { queryValue } from './fields';
@@ -18,10 +20,15 @@ import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
 import { COLS, toDocRow } from './state';
 import { fieldKind, plainValues, queryInput, valueOf, type Kind, type MatchInput } from './plan-aggs';
+import { multiInput } from './plan-any-value';
+import { unnestField } from './plan-multi';
+import { typedMulti } from './typed';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a sorted page may carry. */
-const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'stats']);
+const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'stats', 'collapse']);
+/** Field types a collapse reads (the full search reports the others). */
+const COLLAPSIBLE = new Set(['keyword', 'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float', 'date']);
 /** The largest from + size answered by the plan (deeper pages take the full search). */
 const MAX_WINDOW = 1000;
 
@@ -33,10 +40,12 @@ const MODES = new Set(['min', 'max', 'sum', 'avg', 'median']);
  * of sort.ts's (every document holds one value here: each mode gives that value; keywords take
  * min / max only); `unmapped_type` has no effect on a mapped field; `format` only prints.
  */
-function sortFields(v: unknown): Array<{ field: string; desc: boolean; first: boolean; missing?: unknown; numericMode: boolean }> | null {
+type SortSpec = { field: string; desc: boolean; first: boolean; missing?: unknown; numericMode: boolean; mode?: string };
+
+function sortFields(v: unknown): SortSpec[] | null {
   const items = Array.isArray(v) ? v : [v];
   if (!items.length) return null;
-  const out: Array<{ field: string; desc: boolean; first: boolean; missing?: unknown; numericMode: boolean }> = [];
+  const out: SortSpec[] = [];
   for (const it of items) {
     if (typeof it === 'string') {
       if (it.includes(':') || it.includes(',') || (it.startsWith('_') && it !== '_doc' && it !== '_id')) return null;
@@ -53,9 +62,20 @@ function sortFields(v: unknown): Array<{ field: string; desc: boolean; first: bo
     if ((order !== 'asc' && order !== 'desc') || (mode !== undefined && !MODES.has(String(mode)))) return null;
     const literal = missing !== '_last' && missing !== '_first';
     if (literal && typeof missing !== 'string' && typeof missing !== 'number') return null;
-    out.push({ field: f, desc: order === 'desc', first: missing === '_first', ...(literal ? { missing } : {}), numericMode: mode !== undefined && mode !== 'min' && mode !== 'max' });
+    out.push({ field: f, desc: order === 'desc', first: missing === '_first', ...(literal ? { missing } : {}), numericMode: mode !== undefined && mode !== 'min' && mode !== 'max', ...(mode !== undefined ? { mode: String(mode) } : {}) });
   }
   return out;
+}
+
+/**
+ * A field's sort value over the values a document holds (`mode` min or max, Elasticsearch's
+ * default by order): its one value, else `(select min|max(v) from unnest(one row, the row's values))`.
+ */
+function extreme(field: string, k: Kind, mode: string): Expr {
+  const one: PlanNode = { op: 'values', columns: ['_one'], rows: [[lit(1)]] };
+  const values = unnestField(one, field, k, false);
+  const pick: PlanNode = aggregate(values, [], [{ name: 'v', fn: mode === 'max' ? 'max' : 'min', args: [valueOf(field)] }]);
+  return { kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(field), not: true }, then: valueOf(field) }], else: { kind: 'subquery', plan: pick } };
 }
 
 /** The sorted page's documents in order and the exact total, or null when the search does not have that shape. */
@@ -65,34 +85,64 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
   if (!Number.isInteger(from) || !Number.isInteger(size) || (from as number) < 0 || (size as number) < 1 || (from as number) + (size as number) > MAX_WINDOW) return null;
   const specs = sortFields(b.sort);
   if (!specs) return null;
-  const fields = new Map<string, Kind>();
-  const input = queryInput(ref, ix, b.query, fields, match);
+  const queryFields = new Map<string, Kind>();
+  let input = queryInput(ref, ix, b.query, queryFields, match);
   if (!input) return null;
-  const keys: SortKey[] = [];
-  for (const s of specs) {
-    // `_doc`: index order, the documents' `_seq_no`; `_id`: the id, compared as strings (as sort.ts reads them)
-    if (s.field === '_doc' || s.field === '_id') { keys.push({ expr: col(s.field === '_doc' ? '_seq_no' : '_id'), desc: s.desc }); continue; }
-    const k = fieldKind(ix, s.field, 'filter');
-    if (!k || (k === 'keyword' && s.numericMode)) return null;
-    fields.set(s.field, k);
-    let expr: Expr = valueOf(s.field);
-    if (s.missing !== undefined) {
-      // a document without a value sorts as the value `missing` gives (as sort.ts reads it)
-      let m: Json;
-      try {
-        m = queryValue(ix.fields.get(s.field)!, s.missing as Json);
-      } catch {
-        return null; // the full search reports it
+  // the sort's (and collapse's) fields hold one value per document; the query's clauses on a multi-valued field match any value
+  const fields = new Map<string, Kind>();
+  // the sort's fields some documents hold several values of (held in `_mv`): min or max of them (`extreme`)
+  const sortKeys = (multi: ReadonlySet<string>): SortKey[] | null => {
+    const keys: SortKey[] = [];
+    for (const s of specs) {
+      // `_doc`: index order, the documents' `_seq_no`; `_id`: the id, compared as strings (as sort.ts reads them)
+      if (s.field === '_doc' || s.field === '_id') { keys.push({ expr: col(s.field === '_doc' ? '_seq_no' : '_id'), desc: s.desc }); continue; }
+      const k = fieldKind(ix, s.field, 'filter');
+      if (!k || (k === 'keyword' && s.numericMode) || (multi.has(s.field) && s.numericMode)) return null;
+      fields.set(s.field, k);
+      let expr: Expr = multi.has(s.field) ? extreme(s.field, k, s.mode ?? (s.desc ? 'max' : 'min')) : valueOf(s.field);
+      if (s.missing !== undefined) {
+        // a document without a value sorts as the value `missing` gives (as sort.ts reads it)
+        let m: Json;
+        try {
+          m = queryValue(ix.fields.get(s.field)!, s.missing as Json);
+        } catch {
+          return null; // the full search reports it
+        }
+        if (k === 'keyword' ? typeof m !== 'string' : typeof m !== 'number' || !Number.isFinite(m)) return null;
+        expr = { kind: 'call', name: 'coalesce', args: [expr, lit(m)] };
       }
-      if (k === 'keyword' ? typeof m !== 'string' : typeof m !== 'number' || !Number.isFinite(m)) return null;
-      expr = { kind: 'call', name: 'coalesce', args: [expr, lit(m)] };
+      keys.push({ expr, desc: s.desc, nulls: s.first ? 'first' : 'last' });
     }
-    keys.push({ expr, desc: s.desc, nulls: s.first ? 'first' : 'last' });
+    keys.push({ expr: col('_seq_no') });
+    return keys;
+  };
+  let keys = sortKeys(new Set());
+  if (!keys) return null;
+  // `collapse` on a field: the first document of each value in the sort's order (documents without one: one group), the total uncollapsed
+  let collapsed: WindowCall | null = null;
+  if (b.collapse !== undefined) {
+    const c = b.collapse;
+    const cf = isObj(c) && Object.keys(c).length === 1 && typeof c.field === 'string' ? c.field : undefined;
+    const k = cf === undefined ? null : fieldKind(ix, cf, 'filter');
+    if (!cf || !k || k === 'date' || !COLLAPSIBLE.has(ix.fields.get(cf)!.type)) return null;
+    fields.set(cf, k);
+    collapsed = { name: '_rn', fn: 'row_number', args: [], partition: [valueOf(cf)], order: keys };
   }
-  keys.push({ expr: col('_seq_no') });
-  if (!(await plainValues(backend, ref, lsn, fields))) return null;
+  if (!(await plainValues(backend, ref, lsn, fields))) {
+    const sorted = specs.map((x) => x.field).filter((f) => fields.has(f));
+    const multi = ref.meta.mv && !collapsed ? await typedMulti(backend, ref, lsn, sorted.filter((f) => fields.get(f) !== 'date')) : null;
+    if (!multi?.length) return null;
+    keys = sortKeys(new Set(multi));
+    if (!keys || !(await plainValues(backend, ref, lsn, new Map([...fields].filter(([f]) => !multi.includes(f)))))) return null;
+  }
+  if (!(await plainValues(backend, ref, lsn, queryFields))) {
+    const aware = ref.meta.mv ? await multiInput(backend, ref, ix, lsn, b.query, match) : null;
+    if (!aware) return null;
+    input = aware;
+  }
+  const page: PlanNode = collapsed ? filter(windowNode(input, [collapsed]), { kind: 'binary', op: '=', left: col('_rn'), right: lit(1) }) : input;
   const [count] = await backend.read(aggregate(input, [], [{ name: 'total', fn: 'count', args: [], star: true }]));
-  const plan = project(limit(sort(input, keys), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
+  const plan = project(limit(sort(page, keys!), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
   const rows = await backend.read(plan);
   return { docs: rows.map((r) => new Doc(toDocRow(r), ix)), total: Number(count.total), plan: plan as unknown as JsonObject };
 }

@@ -42,6 +42,8 @@ export interface TermsSpec {
   readonly boolean?: boolean;
   /** rare_terms: its max_doc_count (the buckets at most that full, fewest first; the answer holds only `buckets`). */
   readonly rare?: number;
+  /** The rows whose keys `min_doc_count: 0` shows (absent: the index's table; a multi-valued field's: its unnest, plan-multi.ts). */
+  readonly universe?: PlanNode;
 }
 
 /**

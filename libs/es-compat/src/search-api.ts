@@ -7,6 +7,7 @@ import { checkSearchType, mergeParams, prepareSearch, searchResponse, type Prepa
 import { topK, type TopK } from './topk';
 import { textPlans } from './text-plan';
 import { planAggs, planCount } from './plan-aggs';
+import { planAggsIndices, type IndexPart } from './plan-indices';
 import { sortedPage } from './plan-sort';
 import { writeBatch, type WriteOp } from './writes';
 import { filterSource, sourceSpec } from './source-filter';
@@ -79,6 +80,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   let pitId: string | undefined;
   let plain = false;
   let aliasFilter: Json | undefined;
+  let filtersAll = false;
   if (isObj(b.pit)) {
     if (index !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: [indices] cannot be used with point in time;');
     pitId = String(b.pit.id);
@@ -92,6 +94,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     refs = rs.map((r) => r.ref);
     plain = rs.length === 1;
     aliasFilter = rs[0]?.filter;
+    filtersAll = rs.some((r) => r.filter !== undefined);
     // the shard request cache: size-0 searches are cached per index until the index changes
     const size = q.size !== undefined ? Number(q.size) : b.size;
     if (size === 0 && q.request_cache !== 'false' && q.scroll === undefined) {
@@ -113,6 +116,11 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   // (they read the whole index's view: its field statistics decide what the fts nodes answer exactly)
   // the plans read terms lookups as the values they name (resolved here, as the scorer resolves them)
   const resolved = (x: JsonObject): JsonObject => (planned ? (resolveTermsLookups(x, lookupFn, views[0].name) as JsonObject) : x);
+  // several indices (no alias filter): the aggregations over the union of each index's matches (plan-indices.ts)
+  if (refs && refs.length > 1 && !filtersAll && q.scroll === undefined && Object.keys(q).every((k) => PLAN_PARAMS.has(k))) {
+    const multi = await planAggsOfIndices(t, refs, views, resolveTermsLookups(body2, lookupFn, views[0].name) as JsonObject, q);
+    if (multi) return { status: 200, body: searchResponse(multi, [], Date.now() - t0) };
+  }
   let filtered = resolved(aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) });
   const whole = planned && aliasFilter !== undefined ? await t.state.view(refs![0]) : views[0];
   // aggregations beside a page of hits: the aggregate plans over the query's matches, the hits found as without them
@@ -193,6 +201,18 @@ async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonO
 async function planAggsOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params, aliasFilter: Json | undefined): Promise<Prepared | null> {
   const p = await planInput(t, ref, body, q);
   return p && wrapAsync(() => planAggs(t.backend, ref, view, p.lsn, p.merged, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets), textPlans(ref, view), aliasFilter));
+}
+
+async function planAggsOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params): Promise<Prepared | null> {
+  const parts: IndexPart[] = [];
+  let merged: JsonObject | undefined;
+  for (let i = 0; i < refs.length; i++) {
+    const p = await planInput(t, refs[i], body, q);
+    if (!p) return null;
+    merged = p.merged;
+    parts.push({ ref: refs[i], ix: views[i], lsn: p.lsn, match: textPlans(refs[i], views[i]) });
+  }
+  return wrapAsync(() => planAggsIndices(t.backend, parts, merged!, q, Number(t.clusterSettings.get('search.max_buckets') ?? ENV.maxBuckets)));
 }
 
 function lookup(t: EsTenant, views: IndexView[], ix: string, id: string): JsonObject | undefined {

@@ -147,7 +147,7 @@ export class EsTenant {
         if (a === name) throw new EsError(400, 'invalid_alias_name_exception', `Invalid alias name [${a}]: an index or data stream exists with the same name as the alias`);
         aliases[a] = aliasDef(isObj(def) ? def : {});
       }
-      const meta: IndexMeta = withColumns({ es_index: name, uuid: crypto.randomBytes(16).toString('base64url').slice(0, 22), created: Date.now(), settings, mappings, aliases, text: {} });
+      const meta: IndexMeta = withColumns({ es_index: name, uuid: crypto.randomBytes(16).toString('base64url').slice(0, 22), created: Date.now(), settings, mappings, aliases, text: {}, mv: true });
       await this.backend.commit([{ op: 'schema_put', toml: manifestToml(meta) }]);
       const r = this.ref(name);
       if (!r) throw new EsError(500, 'exception', `index [${name}] was not registered`);

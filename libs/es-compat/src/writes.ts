@@ -9,7 +9,7 @@ import { refuseInexact } from './numbers';
 import { EsError, documentMissing, illegalArgument, validation, versionConflict } from './errors';
 import { applyDynamic, docValues, flatten, valuesAt, type Json, type JsonObject } from './mapping';
 import { addedColumns, manifestToml, withColumns, type IndexMeta, type IndexRef } from './indices';
-import { columnLayout, typedCells } from './columns';
+import { MULTI, MV, columnLayout, typedCells } from './columns';
 import { carryTyped } from './typed';
 import { copiedInto } from './plan-aggs';
 import type { DocRow } from './doc';
@@ -158,10 +158,14 @@ async function runBatch(state: EsState, ops: WriteOp[]): Promise<ItemResult[]> {
       if (row) changes.push({ op: 'put', schema: tid, row: (stored = toRow(row, p.meta, p.values.get(id))), expect });
       else changes.push({ op: 'delete', schema: tid, pk: [id], expect });
       if (!delta) continue;
-      // rows per `_multi` column: the new row's, less the replaced one's (typed.ts carries the count)
-      if (typeof stored?._multi === 'string') for (const c of stored._multi.split(' ')) delta.set(c, (delta.get(c) ?? 0) + 1);
+      // rows per `_multi` and `_mv` column: the new row's, less the replaced one's (typed.ts carries the count)
+      if (stored) for (const c of multiKeys(stored)) delta.set(c, (delta.get(c) ?? 0) + 1);
       const old = cache.byId.get(id)?.row;
-      if (old && layout.length) for (const c of typedCells(layout, docValues(fields, old._source), {})) delta.set(c, (delta.get(c) ?? 0) - 1);
+      if (old && layout.length) {
+        const was: Record<string, Json> = {};
+        typedCells(layout, docValues(fields, old._source), was, p.meta.mv);
+        for (const c of multiKeys(was)) delta.set(c, (delta.get(c) ?? 0) - 1);
+      }
     }
     deltas.set(tid, delta);
     // typed columns new to the index: the stored documents holding those fields are rewritten in this frame
@@ -218,8 +222,16 @@ export function toRow(r: DocRow, meta: IndexMeta, seen?: Seen): Record<string, J
     const vs = values.get(path) ?? valuesAt(r._source, path).filter((v) => v !== null && typeof v !== 'object');
     if (vs.length) row[colName] = vs.map(String).join('\n');
   }
-  typedCells(layout, values, row);
+  typedCells(layout, values, row, meta.mv);
   return row;
+}
+
+/** A row's `_multi` columns, and its `_mv` ones as `mv:<column>` (typed.ts counts rows per key). */
+function multiKeys(row: Record<string, Json>): string[] {
+  const out = typeof row[MULTI] === 'string' ? (row[MULTI] as string).split(' ') : [];
+  const mv = row[MV];
+  if (mv && typeof mv === 'object' && !Array.isArray(mv)) for (const c of Object.keys(mv)) out.push(`mv:${c}`);
+  return out;
 }
 
 /** The rows of `docs` holding a value of one of `paths` (their new typed columns need a backfill), with what was read of each. */

@@ -28,3 +28,4 @@ export * from './nodes/graph_path';
 export * from './nodes/graph_dijkstra';
 export * from './nodes/fuse';
 export * from './nodes/window';
+export * from './nodes/unnest';

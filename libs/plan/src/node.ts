@@ -22,6 +22,7 @@ import type { GraphPathNode } from './nodes/graph_path';
 import type { GraphDijkstraNode } from './nodes/graph_dijkstra';
 import type { FuseNode } from './nodes/fuse';
 import type { WindowNode } from './nodes/window';
+import type { UnnestNode } from './nodes/unnest';
 
 /**
  * Every plan node. The union is closed: every per-kind table below (and in the validator, the
@@ -31,7 +32,7 @@ import type { WindowNode } from './nodes/window';
 export type PlanNode =
   | ScanNode | GetNode | IndexScanNode | FilterNode | ProjectNode | JoinNode | AggregateNode | SortNode
   | LimitNode | DistinctNode | SetOpNode | ValuesNode | WithNode | CteRefNode | InsertNode | UpdateNode | DeleteNode
-  | FtsSearchNode | VectorTopkNode | GraphExpandNode | GraphPathNode | GraphDijkstraNode | FuseNode | WindowNode;
+  | FtsSearchNode | VectorTopkNode | GraphExpandNode | GraphPathNode | GraphDijkstraNode | FuseNode | WindowNode | UnnestNode;
 
 export type NodeKind = PlanNode['op'];
 export type NodeOf<K extends NodeKind> = Extract<PlanNode, { op: K }>;
@@ -40,7 +41,7 @@ export type NodeOf<K extends NodeKind> = Extract<PlanNode, { op: K }>;
 const KIND_SET = {
   scan: 1, get: 1, index_scan: 1, filter: 1, project: 1, join: 1, aggregate: 1, sort: 1, limit: 1, distinct: 1,
   set_op: 1, values: 1, with: 1, cte_ref: 1, insert: 1, update: 1, delete: 1,
-  fts_search: 1, vector_topk: 1, graph_expand: 1, graph_path: 1, graph_dijkstra: 1, fuse: 1, window: 1,
+  fts_search: 1, vector_topk: 1, graph_expand: 1, graph_path: 1, graph_dijkstra: 1, fuse: 1, window: 1, unnest: 1,
 } as const satisfies Record<NodeKind, 1>;
 export const NODE_KINDS = Object.keys(KIND_SET) as readonly NodeKind[];
 
@@ -75,7 +76,7 @@ const KIDS: { readonly [K in NodeKind]: Kids<K> } = {
   scan: none, get: none, index_scan: none, values: none, cte_ref: none,
   fts_search: none, vector_topk: none, graph_path: none, graph_dijkstra: none,
   filter: one(), project: one(), aggregate: one(), sort: one(), limit: one(), distinct: one(),
-  insert: one(), update: one(), delete: one(), window: one(),
+  insert: one(), update: one(), delete: one(), window: one(), unnest: one(),
   join: two(), set_op: two(),
   with: {
     get: (n) => [...n.ctes.map((c) => c.plan), n.input],

@@ -38,6 +38,7 @@ export const NODE_SPECS: { readonly [K in NodeKind]: Spec } = {
   graph_dijkstra: { schema: 'str', rel: 'str', src: 'expr', dst: 'expr', weight_field: 'str?', weights: 'weights?', alias: 'str?', row_columns: 'bool?', filter: 'expr?', start_filter: 'expr?' },
   fuse: { inputs: 'nodes', method: 'str', key: 'strs', k: 'num?', weights: 'nums?', scores: 'strs?', normalization: 'str?', limit: 'num?' },
   window: { input: 'node', functions: 'wfuncs' },
+  unnest: { input: 'node', expr: 'expr', as: 'str', affinity: 'str?', distinct: 'bool?', outer: 'bool?' },
 };
 
 export const EXPR_SPECS: { readonly [K in ExprKind]: Spec } = {

@@ -133,6 +133,10 @@ const RULES: Partial<Record<PlanNode['op'], (v: Record<string, unknown>, path: s
   window: (v, path) => {
     if ((v.functions as unknown[]).length === 0) fail(`${path}.functions`, 'expected at least one function');
   },
+  unnest: (v, path) => {
+    if (v.affinity !== undefined && !['real', 'integer', 'text'].includes(v.affinity as string)) fail(`${path}.affinity`, 'expected real, integer or text');
+    if (!(v.as as string).length) fail(`${path}.as`, 'expected a column name');
+  },
 };
 
 /** Checks a JSON value is a well-formed plan; throws `validation_failed` naming the JSON path of the fault. */

@@ -591,3 +591,40 @@ describe('pgvector DDL', () => {
     await expect(run('CREATE INDEX ON items USING hnsw (embedding vector_cosine_ops)')).rejects.toMatchObject({ code: 'conflict' });
   });
 });
+
+describe('unnest', () => {
+  const follows = { kind: 'col', name: 'follows' } as const;
+
+  it('answers one row per array element beside the row, none for an empty array or NULL', async () => {
+    const rows = await plan({ op: 'project', input: { op: 'unnest', input: { op: 'scan', schema: 'app.reviews' }, expr: follows, as: 'f' }, columns: [{ name: 'id', expr: col('id') }, { name: 'f', expr: col('f') }] });
+    expect(rows.map((r) => `${r.id}>${r.f}`)).toEqual(['a>b', 'b>c', 'c>a', 'c>d', 'e>a']);
+  });
+
+  it('replaces the column it is named after, so a plan over that column reads every element', async () => {
+    const p: PlanNode = {
+      op: 'aggregate', group: [{ name: 'k', expr: col('follows') }], aggregates: [{ name: 'n', fn: 'count', args: [], star: true }],
+      input: { op: 'unnest', input: { op: 'scan', schema: 'app.reviews' }, expr: follows, as: 'follows' },
+    };
+    const rows = await plan({ op: 'sort', input: p, keys: [{ expr: col('k') }] });
+    expect(rows).toEqual([{ k: 'a', n: 2 }, { k: 'b', n: 1 }, { k: 'c', n: 1 }, { k: 'd', n: 1 }]);
+  });
+
+  it('distinct drops a repeated element of one row; affinity casts each element; a scalar is one element', async () => {
+    const arr = (s: string) => ({ kind: 'lit', value: s }) as never;
+    const one = async (e: unknown, opts: object) => (await plan({ op: 'project', input: { op: 'unnest', input: { op: 'values', columns: ['x'], rows: [[lit(1)]] }, expr: e as never, as: 'v', ...opts }, columns: [{ name: 'v', expr: col('v') }] })).map((r) => r.v);
+    expect(await one(arr('[1, 2, 1, "a", true, null]'), {})).toEqual([1, 2, 1, 'a', 1, null]);
+    expect(await one(arr('[1, 2, 1, 2.0]'), { distinct: true })).toEqual([1, 2]);
+    const typed = await sql.runPlan({ op: 'project', input: { op: 'unnest', input: { op: 'values', columns: ['x'], rows: [[lit(1)]] }, expr: arr('[1, 2.5]'), as: 'v', affinity: 'real' }, columns: [{ name: 't', expr: { kind: 'call', name: 'typeof', args: [col('v')] } }] });
+    expect((formatResult(typed) as { rows: Array<{ t: string }> }).rows.map((r) => r.t)).toEqual(['real', 'real']);
+    expect(await one(arr('"solo"'), {})).toEqual(['solo']);
+    expect(await one(lit(null), {})).toEqual([]);
+    // outer: a row without elements is kept once, with NULL
+    expect(await one(lit(null), { outer: true })).toEqual([null]);
+    expect(await one(arr('[]'), { outer: true })).toEqual([null]);
+    expect(await one(arr('[3]'), { outer: true })).toEqual([3]);
+  });
+
+  it('is checked by the plan validator', async () => {
+    await expect(sql.runPlan({ op: 'unnest', input: { op: 'scan', schema: 'app.reviews' }, expr: follows, as: 'f', affinity: 'blob' } as never)).rejects.toThrow(/affinity/);
+  });
+});

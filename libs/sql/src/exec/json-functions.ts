@@ -58,6 +58,16 @@ function toSql(j: unknown): Value {
   return text(j);
 }
 
+/**
+ * The elements of a JSON value as SQL values (the `unnest` node): an array's elements in order,
+ * any other JSON value itself, SQL NULL none. Each as `json_extract` answers it.
+ */
+export function jsonElements(v: Value): Value[] {
+  if (v === null) return [];
+  const j = parse(v);
+  return Array.isArray(j) ? j.map(toSql) : [toSql(j)];
+}
+
 type Step = string | number | { fromEnd: number };
 
 const pathCache = new Map<string, Step[]>();

@@ -9,6 +9,7 @@ import { Scope, type ColInfo, type Env } from './scope';
 import { makeAggregate } from './aggregates';
 import { ftsSearchOp, fuseOp, graphExpandOp, graphPathOp, vectorTopkOp } from './multimodel-ops';
 import { windowOp } from './window';
+import { unnestOp } from './unnest';
 import { streamedRefOp, withOp } from './with-op';
 import { BATCH, cat, cheapAll, drain, drainSteps, expr, leafAll, leafColumns, mk, qualify, slices, type C, type Op } from './op-kit';
 
@@ -441,6 +442,7 @@ const VISITOR: PlanVisitor<Op, C> = {
   graph_dijkstra: (n, c) => graphPathOp(n, c),
   fuse: (n, c) => fuseOp(n, c, compile),
   window: (n, c) => windowOp(n, c, compile),
+  unnest: (n, c) => unnestOp(n, c, compile),
 };
 
 /** Candidate pairs a join tries before it hands a batch (maybe empty) up: a few ms of work at most. */

@@ -19,6 +19,10 @@ export function exactNames(n: PlanNode, cat: OptCatalog): string[] | null {
       const own = n.op === 'vector_topk' ? '_distance' : '_score';
       return [...cat.table(n.schema).cols.map((c) => (c.name.startsWith('#') ? `${c.name}:${n.alias ?? n.schema}` : n.alias ? `${n.alias}.${c.name}` : c.name)), n.alias ? `${n.alias}.${own}` : own];
     }
+    case 'unnest': {
+      const i = exactNames(n.input, cat);
+      return i && (i.some((x) => x.toLowerCase() === n.as.toLowerCase()) ? i : [...i, n.as]);
+    }
     case 'window': {
       const i = exactNames(n.input, cat);
       return i && [...i, ...n.functions.map((f) => f.name)];
@@ -48,6 +52,8 @@ const ESTIMATES: { readonly [K in NodeKind]: (n: NodeOf<K>, cat: OptCatalog) => 
   scan: (n, cat) => n.limit ?? cat.rowCount?.(n.schema) ?? 1000,
   filter: (n, cat) => Math.max(1, Math.ceil(estimateRows(n.input, cat) / 3)),
   project: same, sort: same, distinct: same, window: same,
+  // a few values per row, as a document's array holds
+  unnest: (n, cat) => 2 * estimateRows(n.input, cat),
   limit: (n, cat) => (n.limit?.kind === 'lit' && typeof n.limit.value === 'number' ? Math.min(n.limit.value, estimateRows(n.input, cat)) : estimateRows(n.input, cat)),
   join: (n, cat) => Math.max(estimateRows(n.left, cat), estimateRows(n.right, cat)),
   values: (n) => n.rows.length,

@@ -57,6 +57,10 @@ const NAMES: { readonly [K in NodeKind]: (n: NodeOf<K>, cat: OptCatalog) => stri
     return n.kind === 'semi' || n.kind === 'anti' ? l : [...l, ...r];
   },
   aggregate: (n) => [...n.group.map((g) => g.name.toLowerCase()), ...n.aggregates.map((a) => a.name.toLowerCase())],
+  unnest: (n, cat) => {
+    const i = outputNames(n.input, cat);
+    return i && (i.includes(n.as.toLowerCase()) ? i : [...i, n.as.toLowerCase()]);
+  },
   window: (n, cat) => {
     const i = outputNames(n.input, cat);
     return i && [...i, ...n.functions.map((f) => f.name.toLowerCase())];

@@ -34,6 +34,7 @@ export function annotateTypes(plan: PlanNode, table: (id: string) => SqlTable): 
       case 'project': n.columns.forEach((c) => shadowed.add(c.name.toLowerCase())); return;
       case 'aggregate': [...n.group, ...n.aggregates].forEach((c) => shadowed.add(c.name.toLowerCase())); return;
       case 'window': n.functions.forEach((c) => shadowed.add(c.name.toLowerCase())); return;
+      case 'unnest': shadowed.add(n.as.toLowerCase()); return;
       case 'values': n.columns.forEach((c) => shadowed.add(c.toLowerCase())); return;
       case 'with': n.ctes.forEach((c) => (c.columns ?? []).forEach((x) => { shadowed.add(x.toLowerCase()); shadowed.add(`${c.name}.${x}`.toLowerCase()); })); return;
       default: return;
