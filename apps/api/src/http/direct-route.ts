@@ -20,7 +20,7 @@
  *
  * The method keeps its metadata decorators (`@Requires`, `@Accepts`, ...) but no route
  * decorator (`@Put`): the controller registers it here from its `onModuleInit`, the one place
- * it is routed. Fastify's hooks (request id, metrics, billing's `finish`, the deprecation hook
+ * it is routed. Fastify's hooks (request id, metrics, billing's charge in `onResponse`, the deprecation hook
  * of the OpenAPI route table) see it as any other route.
  */
 import { CanActivate, ExceptionFilter, ForbiddenException, Inject, Injectable, Type } from '@nestjs/common';
