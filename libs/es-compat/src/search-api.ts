@@ -179,7 +179,8 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
     return null; // the full search reports the error
   }
   if (q.rest_total_hits_as_int === 'true' && merged.track_total_hits === undefined) merged.track_total_hits = true;
-  return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn));
+  const lsn = (await t.state.cached(ref)).lsn;
+  return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn, lsn));
 }
 
 /** The body with the query parameters folded in and the view's LSN, for the sorted-page and aggregate plans; null when the parameters do not fold (the full search reports it). */

@@ -63,8 +63,8 @@ describe('top-k plan of a match page', () => {
       { query: { match: { body: 'fox' } }, aggs: { t: { terms: { field: 'tag' } } } },
       { query: { match: { eng: 'fox' } } },
       { query: { match: { body: { query: 'fox', fuzziness: 1 } } } },
-      { query: { bool: { should: [{ match: { body: 'fox' } }] } } },
       { query: { match: { body: 'fox fox' } } },
+      { query: { bool: { should: [{ match: { body: 'fox' } }, { match_phrase: { body: 'red fox' } }] } } },
       { query: { match: { body: 'fox' } }, size: 0 },
     ] as JsonObject[]) expect(await topK(backend, ref, ix, body)).toBeNull();
     expect(plans).toEqual([]);

@@ -24,6 +24,7 @@ import { compile } from './query';
 import { textTermDocs, textTermOrdinalBound, textTermOrdinals } from './candidates';
 import { COLS, toDocRow } from './state';
 import { copiedInto } from './plan-aggs';
+import { topKScored } from './topk-scored';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a top-k search may carry (anything else needs every match: aggregations, sorts, …). */
@@ -130,17 +131,18 @@ function matchTerms(ref: IndexRef, ix: IndexView, shape: Shape): { f: Field; col
  * Runs the top-k plan of a search when its body has that shape (see the file comment); null
  * when it does not, or when the page cannot be proven exact within the node's limit.
  */
-export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: JsonObject, lookup?: (index: string, id: string) => JsonObject | undefined): Promise<TopK | null> {
+export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: JsonObject, lookup?: (index: string, id: string) => JsonObject | undefined, lsn?: number): Promise<TopK | null> {
   if (ref.readOnly || Object.keys(b).some((k) => !KEYS.has(k))) return null;
   const from = b.from === undefined ? 0 : b.from, size = b.size === undefined ? 10 : b.size;
   if (!Number.isInteger(from) || !Number.isInteger(size) || (from as number) < 0 || (size as number) < 1 || (from as number) + (size as number) > 200) return null;
   const n = (from as number) + (size as number);
-  const shape = shapeOf(b.query);
-  const m = shape && matchTerms(ref, ix, shape);
-  if (!shape || !m) return null;
-  const { f, column, terms } = m;
   const track = b.track_total_hits === undefined ? 10000 : b.track_total_hits === true ? Infinity : b.track_total_hits === false ? 0 : Number(b.track_total_hits);
   if (!(track >= 0)) return null;
+  const shape = shapeOf(b.query);
+  const m = shape && matchTerms(ref, ix, shape);
+  // any other sum of text matches and term-level clauses: one fts_search plan per match (topk-scored.ts)
+  if (!shape || !m) return topKScored(backend, ref, ix, b.query, n, track, lsn, lookup);
+  const { f, column, terms } = m;
 
   const conds = shape.filters.map((c) => pushed(ix, c)).filter((e): e is Expr => e !== null).reduce<Expr | undefined>((a, e) => (a ? and(a, e) : e), undefined);
   // a `_source` that is not an object (written by another surface as a JSON string) passes: the query decides

@@ -1,0 +1,79 @@
+/**
+ * Relevance pages of bool / multi_match / dis_max queries over text matches and term-level clauses
+ * as fts_search plans (libs/es-compat topk-scored.ts), differentially on the real server: random
+ * queries (fast-check) over an index of short and long documents, each page's hits, order, scores,
+ * `max_score` and total equal to the scorer's over every document (the same search with a
+ * `post_filter`, which the plans do not take); also under a row-level policy.
+ */
+import fc from 'fast-check';
+import { EsPlanCheck, suiteServer } from './es-plan-check';
+
+type Json = any;
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'river', 'stone', 'cloud', 'ember', 'harbor', 'meadow', 'signal', 'forest'];
+const MAPPING = { properties: { title: { type: 'text' }, body: { type: 'text' }, tag: { type: 'keyword' }, n: { type: 'long' } } };
+
+const words = fc.uniqueArray(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' '));
+const boost = fc.constantFrom(undefined, 0.5, 3);
+const match = fc.record({ f: fc.constantFrom('title', 'body'), q: words, op: fc.constantFrom('or', 'and'), boost }).map(({ f, q, op, boost: b }) => ({ match: { [f]: { query: q, operator: op, ...(b ? { boost: b } : {}) } } }));
+const multi = fc.record({ q: words, type: fc.constantFrom('best_fields', 'most_fields'), tie: fc.constantFrom(0, 0.4), fields: fc.constantFrom(['title^2', 'body'], ['title', 'body^1.5']) })
+  .map(({ q, type, tie, fields }) => ({ multi_match: { query: q, fields, type, tie_breaker: tie } }));
+const termLevel = fc.constantFrom<Json>({ term: { tag: 't1' } }, { range: { n: { gte: 20, lt: 70 } } }, { exists: { field: 'title' } }, { terms: { tag: ['t2', 't3'] } }, { constant_score: { filter: { term: { tag: 't4' } }, boost: 2 } });
+const scoring = fc.oneof({ weight: 3, arbitrary: match }, { weight: 2, arbitrary: multi }, termLevel);
+const bool = fc.record({
+  must: fc.array(scoring, { maxLength: 2 }), should: fc.array(scoring, { maxLength: 3 }), filter: fc.array(termLevel, { maxLength: 1 }), must_not: fc.array(termLevel, { maxLength: 1 }), minimum_should_match: fc.constantFrom(undefined, 1),
+}).map((b) => ({ bool: Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined && (!Array.isArray(v) || v.length))) }));
+const query = fc.oneof(multi, bool, fc.array(match, { minLength: 2, maxLength: 3 }).map((qs) => ({ dis_max: { queries: qs, tie_breaker: 0.2 } })));
+const page = fc.record({ query, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40) })
+  .map(({ query: q, from, size, track }) => ({ query: q, from, size, ...(track === undefined ? {} : { track_total_hits: track }) }));
+
+describe('ES relevance pages of scored queries as plans', () => {
+  const server = suiteServer();
+
+  it('random bool / multi_match / dis_max pages equal the scorer over every document, also under a policy', async () => {
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const text = (len: number) => Array.from({ length: len }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
+    const docs: Array<[string, Record<string, unknown>]> = [];
+    for (let i = 0; i < 400; i++) {
+      // short and long bodies (norms are quantized from 24 tokens on); some documents without a title
+      const d: Record<string, unknown> = { body: text(i % 6 === 0 ? 25 + Math.floor(rnd() * 40) : 2 + Math.floor(rnd() * 9)), tag: `t${i % 5}`, n: i % 100 };
+      if (i % 4) d.title = text(1 + Math.floor(rnd() * 4));
+      docs.push([`${i % 9 === 0 ? 'h' : 'd'}${i}`, d]);
+    }
+    const c = await EsPlanCheck.fresh(server(), 'scored', MAPPING, docs, { t: { terms: { field: 'tag' } } });
+    const reader = await c.reader('scored_reader');
+    const hits = (r: Json) => r.hits.hits.map((h: Json) => [h._id, h._score]);
+    const same = async (body: Json, token?: string) => {
+      const fast = await c.es('POST', '/scored/_search', body, token);
+      const full = await c.es('POST', '/scored/_search', { ...body, post_filter: { match_all: {} } }, token);
+      expect([body, hits(fast), fast.hits.total, fast.hits.max_score]).toEqual([body, hits(full), full.hits.total, full.hits.max_score]);
+    };
+    await fc.assert(fc.asyncProperty(page, async (body) => {
+      await same(body);
+    }), { numRuns: 80, seed: 5 });
+    await fc.assert(fc.asyncProperty(page, async (body) => {
+      await same(body, reader);
+    }), { numRuns: 20, seed: 6 });
+  }, 300_000);
+
+  it('runs fts_search plans where the scorer would read the whole view', async () => {
+    // terms held by more than 1,000 documents: the scorer's retrieval does not narrow them (no plan);
+    // the top-k plans read one fts_search node per match, k rows each
+    const docs = Array.from({ length: 1100 }, (_, i): [string, Record<string, unknown>] => [`d${i}`, { title: `beta ${WORDS[i % 12]}`, body: `alpha ${WORDS[i % 7]} ${'gamma '.repeat(i % 13)}`, tag: `t${i % 3}`, n: i }]);
+    const c = await EsPlanCheck.fresh(server(), 'scored2', MAPPING, docs, { t: { terms: { field: 'tag' } } });
+    for (const query of [
+      { bool: { must: [{ match: { body: 'alpha' } }], should: [{ match: { title: 'beta river' } }, { term: { tag: 't1' } }] } },
+      { multi_match: { query: 'alpha beta', fields: ['title^2', 'body'], type: 'most_fields' } },
+    ]) {
+      const body = { query, size: 5 };
+      await c.es('POST', '/scored2/_search', { ...body, post_filter: { match_all: {} } });
+      const full = await c.counted({ ...body, post_filter: { match_all: {} } });
+      const fast = await c.counted(body);
+      expect([query, full.ran]).toEqual([query, 0]);
+      expect([query, fast.ran >= 2]).toEqual([query, true]);
+      expect([query, hits(fast.r), fast.r.hits.total]).toEqual([query, hits(full.r), full.r.hits.total]);
+    }
+  }, 60_000);
+});
+
+const hits = (r: Json) => r.hits.hits.map((h: Json) => [h._id, h._score]);

@@ -1,0 +1,234 @@
+/**
+ * The top-k plans of a relevance page whose query scores as a sum of text matches (topk.ts takes a
+ * lone `match`): `bool` (must / should / filter / must_not, `minimum_should_match`, boosts, at any
+ * depth), `multi_match` (`best_fields`, `most_fields`, field boosts, `tie_breaker`, `operator`),
+ * `dis_max`, and term-level clauses scoring beside them (`term`, `terms`, `range`, `exists`, `ids`,
+ * `match_all`, `constant_score`).
+ *
+ * Each text match on a `standard` field (a *leaf*: one field, its query's terms, its operator) is
+ * one `project(fts_search(es.i_…, t<n>_<field>, {terms, operator}, limit k), [doc columns, _score])`
+ * plan; the union of their rows is scored with Elasticsearch's formula (the scorer, `query.ts`).
+ * The page is exact by the threshold argument (Fagin's): every score combinator here is at most
+ * the sum of its parts (bool sums, dis_max / best_fields take the best plus `tie_breaker` ≤ 1 of the
+ * rest), so a document no node returned scores at most the sum, over the leaves whose node was cut
+ * at k, of that leaf's bound (its k-th fts score times the largest ES/fts ratio seen and the norms'
+ * slack, as topk.ts argues for one match), plus the largest score each term-level clause can give
+ * (`boost`; a term query's BM25 at its largest idf). A leaf whose node returned fewer than k rows
+ * lists all its matches, so a document it did not return does not match it; when no unseen
+ * document can match the query (a required leaf is complete, or every `should` of a bool that needs
+ * one is), the candidates are every match. When the page's last hit scores above the bound the page
+ * is the one scoring every document gives; otherwise k grows ×4 to the node's limit (1,000), then
+ * the search scores the view. Ties go by index order (`_seq_no`), as the scorer's path orders them.
+ *
+ * The total: the candidates that match when no unseen document can; else the count plan of the
+ * query's matches (`planCount`, text-plan.ts), or null (the scorer's path) when it does not map.
+ */
+import { col, ftsSearch, project, type PlanNode } from '@mmdb/plan';
+import { Doc, type IndexView } from './doc';
+import type { JsonObject } from './mapping';
+import type { IndexRef } from './indices';
+import type { EsBackend } from './port';
+import { analyze } from './analysis';
+import { indexAnalyzer, isText, searchAnalyzer } from './fields';
+import { fieldStats, idf } from './scoring';
+import { compile } from './query';
+import { COLS, toDocRow } from './state';
+import { planCount } from './plan-aggs';
+import { textPlans } from './text-plan';
+
+const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+const TERM = /^[a-z0-9]+$/;
+const FIELD = /^([A-Za-z0-9_][A-Za-z0-9_.]*)(?:\^(\d+(?:\.\d+)?))?$/;
+const MAX_K = 1000;
+const NORM_SLACK = 1.13;
+/** Elasticsearch's BM25 k1: a term's score is at most idf · (k1 + 1) · boost. */
+const K1 = 1.2;
+
+/** A text match on one field, answered by one fts_search node. */
+interface Leaf { readonly path: string; readonly column: string; readonly terms: string[]; readonly operator: 'or' | 'and'; readonly query: JsonObject; readonly mult: number; readonly slack: number }
+
+/** How a query scores: each part's score is at most the sum of its children's, times the boosts pushed into them. */
+type Node =
+  | { readonly kind: 'leaf'; readonly leaf: number }
+  | { readonly kind: 'const'; readonly max: number }
+  | { readonly kind: 'any'; readonly parts: readonly Node[] }
+  | { readonly kind: 'bool'; readonly must: readonly Node[]; readonly should: readonly Node[]; readonly msm: number };
+
+class Parser {
+  readonly leaves: Leaf[] = [];
+  constructor(private readonly ref: IndexRef, private readonly ix: IndexView) {}
+
+  /** The score tree of a query in scoring context, boosts multiplied down (`mult`), or null when a part is not one of the forms above. */
+  node(q: unknown, mult: number): Node | null {
+    if (!isObj(q) || Object.keys(q).length !== 1) return null;
+    const [kind] = Object.keys(q);
+    const body = q[kind];
+    if (!isObj(body)) return null;
+    const boost = boostIn(body);
+    if (boost === null) return null;
+    switch (kind) {
+      case 'match': {
+        const fields = Object.keys(body);
+        if (fields.length !== 1) return null;
+        const v = body[fields[0]];
+        const p: JsonObject = isObj(v) ? v : { query: v };
+        if (Object.keys(p).some((k) => k !== 'query' && k !== 'operator' && k !== 'boost')) return null;
+        const b = p.boost === undefined ? 1 : p.boost;
+        if (typeof b !== 'number' || !(b >= 0)) return null;
+        return this.leaf(fields[0], p.query, p.operator, b, mult);
+      }
+      case 'multi_match': {
+        if (Object.keys(body).some((k) => !['query', 'fields', 'type', 'tie_breaker', 'operator', 'boost'].includes(k))) return null;
+        const type = body.type ?? 'best_fields';
+        const tie = body.tie_breaker ?? 0;
+        if ((type !== 'best_fields' && type !== 'most_fields') || typeof tie !== 'number' || !(tie >= 0 && tie <= 1)) return null;
+        if (!Array.isArray(body.fields) || !body.fields.length) return null;
+        const parts: Node[] = [];
+        for (const spec of body.fields) {
+          const m = typeof spec === 'string' ? FIELD.exec(spec) : null;
+          if (!m) return null;
+          const leaf = this.leaf(m[1], body.query, body.operator, m[2] === undefined ? 1 : Number(m[2]), mult * boost);
+          if (!leaf) return null;
+          parts.push(leaf);
+        }
+        return { kind: 'any', parts };
+      }
+      case 'dis_max': {
+        if (Object.keys(body).some((k) => k !== 'queries' && k !== 'tie_breaker' && k !== 'boost')) return null;
+        const tie = body.tie_breaker ?? 0;
+        if (typeof tie !== 'number' || !(tie >= 0 && tie <= 1) || !Array.isArray(body.queries) || !body.queries.length) return null;
+        const parts = body.queries.map((x) => this.node(x, mult * boost));
+        return parts.every((x): x is Node => x !== null) ? { kind: 'any', parts } : null;
+      }
+      case 'bool': {
+        if (Object.keys(body).some((k) => !['must', 'should', 'filter', 'must_not', 'minimum_should_match', 'boost'].includes(k))) return null;
+        const must = list(body.must).map((x) => this.node(x, mult * boost));
+        const should = list(body.should).map((x) => this.node(x, mult * boost));
+        if (!must.every((x): x is Node => x !== null) || !should.every((x): x is Node => x !== null)) return null;
+        return { kind: 'bool', must, should, msm: requiredShould(body, should.length) };
+      }
+      case 'constant_score': case 'match_all': case 'range': case 'exists': case 'ids': case 'terms':
+        return { kind: 'const', max: mult * boost * (1 + 1e-6) };
+      case 'term': {
+        const names = Object.keys(body);
+        const f = names.length === 1 ? this.ix.fields.get(names[0]) : undefined;
+        if (!f || isText(f)) return null;
+        // a term query's BM25 (norms off) is below idf · (k1 + 1), idf largest for one holder
+        const n = Math.max(1, this.ix.docs.length);
+        return { kind: 'const', max: mult * boost * Math.max(1, idf(n, 1) * (K1 + 1)) * (1 + 1e-6) };
+      }
+      default: return null;
+    }
+  }
+
+  private leaf(name: string, text: unknown, operator: unknown, boost: number, mult: number): Node | null {
+    const op = String(operator ?? 'or').toLowerCase();
+    if ((op !== 'or' && op !== 'and') || (typeof text !== 'string' && typeof text !== 'number') || !(boost >= 0)) return null;
+    const f = this.ix.fields.get(name);
+    if (!f || !isText(f) || f.parent !== undefined || indexAnalyzer(this.ix, f) !== 'standard' || searchAnalyzer(this.ix, f) !== 'standard') return null;
+    const column = this.ref.meta.text[f.path];
+    if (!column || !this.ref.table.fulltextAllWords?.includes(column)) return null;
+    const terms = analyze(String(text), 'standard').map((t) => t.term);
+    if (!terms.length || terms.length > 64 || new Set(terms).size !== terms.length || !terms.every((t) => TERM.test(t))) return null;
+    const stats = fieldStats(this.ix, f.path, 'standard');
+    // the fts lib must make the same tokens, or lengths and frequencies differ by more than norms
+    if (!stats.asciiTokens) return null;
+    this.leaves.push({ path: f.path, column, terms, operator: op, query: { match: { [f.path]: { query: String(text), operator: op, boost } } }, mult, slack: stats.maxLen >= 24 ? NORM_SLACK : 1 });
+    return { kind: 'leaf', leaf: this.leaves.length - 1 };
+  }
+}
+
+/** The largest `boost` a clause's body names (its own or its field's parameters), 1 when none; null when one is not a number ≥ 0. */
+function boostIn(body: JsonObject): number | null {
+  let b = 1;
+  for (const v of [body, ...Object.values(body).filter(isObj)]) {
+    if (v.boost === undefined) continue;
+    if (typeof v.boost !== 'number' || !(v.boost >= 0)) return null;
+    b = Math.max(b, v.boost);
+  }
+  return b;
+}
+
+/** The `should` clauses a bool needs (Elasticsearch: 1 when it has neither must nor filter; none when it has no should); a form this does not read counts as 0 (no fewer documents may match). */
+function requiredShould(b: JsonObject, n: number): number {
+  const m = b.minimum_should_match;
+  if (n === 0) return 0;
+  if (m === undefined) return n > 0 && list(b.must).length === 0 && list(b.filter).length === 0 ? 1 : 0;
+  const v = typeof m === 'number' ? m : typeof m === 'string' && /^-?\d+$/.test(m) ? Number(m) : 0;
+  return Math.max(0, v < 0 ? n + v : v);
+}
+
+/** Whether a document no node returned can match the node (a complete leaf lists every match). */
+function possible(n: Node, complete: boolean[]): boolean {
+  switch (n.kind) {
+    case 'leaf': return !complete[n.leaf];
+    case 'const': return true;
+    case 'any': return n.parts.some((p) => possible(p, complete));
+    case 'bool': return n.must.every((p) => possible(p, complete)) && (n.msm === 0 || n.should.filter((p) => possible(p, complete)).length >= n.msm);
+  }
+}
+
+/** The most a document no node returned can score on the node. */
+function bound(n: Node, thr: number[]): number {
+  switch (n.kind) {
+    case 'leaf': return thr[n.leaf];
+    case 'const': return n.max;
+    case 'any': return n.parts.reduce((a, p) => a + bound(p, thr), 0);
+    case 'bool': return [...n.must, ...n.should].reduce((a, p) => a + bound(p, thr), 0);
+  }
+}
+
+/**
+ * The page of a relevance search of the forms above (`n` = from + size hits, `track` the total's
+ * limit), from fts_search plans and the scorer over their rows; null when the query is not of those
+ * forms or the page cannot be proven exact within the node's limit.
+ */
+export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexView, query: unknown, n: number, track: number, lsn: number | undefined, lookup?: (index: string, id: string) => JsonObject | undefined): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
+  const parser = new Parser(ref, ix);
+  const root = parser.node(query, 1);
+  const leaves = parser.leaves;
+  if (!root || !leaves.length || leaves.length > 16) return null;
+  const scorer = compile({ ix, lookup }, query);
+  const leafScorers = leaves.map((l) => compile({ ix, lookup }, l.query));
+  for (let k = Math.max(2 * n, n + 10); ; k = Math.min(MAX_K, k * 4)) {
+    const plans: PlanNode[] = leaves.map((l) => project(
+      ftsSearch({ schema: ref.table.id, field: l.column, query: { terms: l.terms, operator: l.operator }, limit: k, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } }),
+      [...COLS, '_score'].map((c) => ({ name: c, expr: col(c) })),
+    ));
+    const results = [];
+    for (const p of plans) results.push(await backend.read(p));
+    const docs = new Map<string, Doc>();
+    const complete: boolean[] = [], thr: number[] = [];
+    for (let i = 0; i < leaves.length; i++) {
+      const rows = results[i];
+      let ratio = 0;
+      for (const r of rows) {
+        const id = String(r._id);
+        let d = docs.get(id);
+        if (!d) docs.set(id, (d = new Doc(toDocRow(r), ix)));
+        const es = leafScorers[i](d), fts = Number(r._score);
+        if (es !== null && fts > 0) ratio = Math.max(ratio, es / fts);
+      }
+      complete.push(rows.length < k);
+      if (rows.length >= k && !(ratio > 0)) return null;
+      // a row left out scores at most the k-th fts score times the largest ES/fts ratio and the norms' slack
+      thr.push(rows.length < k ? 0 : Number(rows[rows.length - 1]._score) * ratio * leaves[i].slack * leaves[i].mult * (1 + 1e-6));
+    }
+    const hits: Array<{ doc: Doc; es: number }> = [];
+    for (const d of docs.values()) {
+      const es = scorer(d);
+      if (es !== null) hits.push({ doc: d, es });
+    }
+    hits.sort((x, y) => y.es - x.es || x.doc.row._seq_no - y.doc.row._seq_no);
+    const open = possible(root, complete);
+    const unseen = open ? bound(root, thr) : -Infinity;
+    if (hits.length >= n ? hits[n - 1].es > unseen : !open) {
+      const total = !open ? hits.length : track === 0 ? 0 : await planCount(backend, ref, ix, lsn ?? (await backend.tableLsn(ref.table.id)), query, textPlans(ref, ix));
+      if (total === null) return null;
+      return { docs: hits.map((h) => h.doc), total, plan: { plans } as unknown as JsonObject };
+    }
+    // every node returned all its matches: a larger k reads the same rows
+    if (k >= MAX_K || complete.every(Boolean)) return null;
+  }
+}
