@@ -39,6 +39,17 @@ const AGGS = {
   // fields holding one value per document, beside them
   pk: { terms: { field: 'k' }, aggs: { m: { sum: { field: 'm' } } } }, pm: { stats: { field: 'm' } },
 };
+/** Sub-aggregations reading multi-valued fields: a level per bucket over its documents (plan-multi-subs.ts). */
+const SUBS = {
+  s1: { terms: { field: 'k' }, aggs: { s: { sum: { field: 'n' } }, t: { terms: { field: 'tag' } }, x: { stats: { field: 'x' } } } },
+  s2: { terms: { field: 'tag', size: 3, order: { _key: 'asc' } }, aggs: { n: { avg: { field: 'n' } }, c: { cardinality: { field: 'tag' } }, m: { sum: { field: 'm' } } } },
+  s3: { filter: { range: { m: { gte: 0 } } }, aggs: { t: { terms: { field: 'tag' }, aggs: { mx: { max: { field: 'x' } }, h: { histogram: { field: 'n', interval: 5 } } } } } },
+  s4: { filters: { filters: { p: { term: { k: 'p' } }, a: { term: { tag: 'a' } } } }, aggs: { v: { value_count: { field: 'n' } } } },
+  s5: { range: { field: 'm', ranges: [{ to: 0 }, { from: 0 }] }, aggs: { pc: { percentiles: { field: 'x', percents: [50] } } } },
+  s6: { global: {}, aggs: { t: { terms: { field: 'tag' } }, f: { min: { field: 'f' } } } },
+  s7: { range: { field: 'n', ranges: [{ to: 3 }, { from: 3, to: 8 }], keyed: true }, aggs: { s: { sum: { field: 'x' } } } },
+  s8: { terms: { field: 'n', size: 4 }, aggs: { t: { terms: { field: 'tag', size: 2 }, aggs: { a: { avg: { field: 'x' } } } } } },
+};
 const QUERIES: unknown[] = [
   undefined, { term: { k: 'p' } }, { range: { m: { gte: 0 } } }, { match: { body: 'alpha' } },
   // clauses on multi-valued fields: a document matches when any of its values does
@@ -66,6 +77,7 @@ describe('ES aggregations over multi-valued fields as plans', () => {
       const c = await EsPlanCheck.fresh(server(), index, MAPPING, docs.map((d, i) => [`d${(i * 7919) % 1000}`, d]), AGGS);
       for (const query of QUERIES) {
         await c.planned(AGGS, query);
+        await c.planned(SUBS, query);
         // `_count`: one plan, equal to the scorer's count; a page sorted by one-valued fields: two plans, the full search's hits
         if (query) await c.count(query);
         await c.page({ ...(query ? { query } : {}), sort: [{ m: 'desc' }, { k: 'asc' }], size: 5, from: 1 });

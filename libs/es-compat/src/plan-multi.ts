@@ -15,9 +15,11 @@
  *   - an aggregation reading the field in query clauses only (`filter`, `filters`, `adjacency_matrix`
  *     at any depth): its clauses match any value (plan-aggs.ts `anyValue`), over the query's rows.
  * Each top-level aggregation reading a multi-valued field is its own level over its own unnest; the
- * others share one level over the query's rows (which gives the total). Not here (the aggregation
- * code answers): a sub-aggregation reading a multi-valued field, two of them in one
- * aggregation, terms `min_doc_count: 0` with `missing` or sub-aggregations, histograms and ranges with sub-aggregations or `missing`, `weighted_avg`.
+ * others share one level over the query's rows (which gives the total). A terms, filter, filters,
+ * range or global aggregation whose sub-aggregations read a multi-valued field: its buckets, then
+ * a level per bucket over the bucket's documents (plan-multi-subs.ts). Not here (the aggregation
+ * code answers): other parents of such sub-aggregations, two multi-valued fields in one
+ * aggregation's own keys, terms `min_doc_count: 0` with `missing` or sub-aggregations, histograms and ranges with sub-aggregations or `missing`, `weighted_avg`.
  * `missing` on terms and metrics: `unnest … outer`, a document without a value one row holding null.
  */
 import { aggregate, col, lit, scan, unnest, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
@@ -31,6 +33,7 @@ import { aggBody } from './plan-buckets';
 import { compileLevel, runLevel, type Level } from './plan-level';
 import type { Kind, MatchInput } from './plan-aggs';
 import { multiAware } from './plan-any-value';
+import { bucketsThenSubs } from './plan-multi-subs';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const PER_DOC = new Set(['terms', 'rare_terms']);
@@ -74,6 +77,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
   if (!ref.meta.mv) return null;
   const plainSpec: JsonObject = {};
   const parts: Array<{ name: string; level: Level; input: PlanNode }> = [];
+  const ready = new Map<string, { value: JsonObject; buckets: number }>();
   for (const [name, body] of Object.entries(spec)) {
     const fields = new Map<string, Kind>();
     const level = compileLevel(ix, { [name]: body }, fields, match, global);
@@ -95,6 +99,13 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
       continue;
     }
     const a = aggBody(body);
+    if (a && isObj(a.sub) && valueFields(a.sub).some((f) => multi.includes(f))) {
+      // its sub-aggregations read every value of their bucket's documents: a level per bucket (plan-multi-subs.ts)
+      const r = await bucketsThenSubs(ix, input, name, body, multi, match, global, (inp, s, g) => multiAggs(backend, ref, ix, lsn, inp, s, match, g, plain, multiOf));
+      if (!r) return null;
+      ready.set(name, r);
+      continue;
+    }
     if (a?.type === 'composite') {
       // a document in each combination of its sources' values once: one unnest per multi-valued source, doc_count distinct documents (`DOC_KEY`)
       const [w] = level.wants;
@@ -152,6 +163,10 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     const r = await runLevel(backend, ref, p.input, p.level);
     buckets += r.buckets;
     done[p.name] = r.aggregations[p.name];
+  }
+  for (const [name, r] of ready) {
+    buckets += r.buckets;
+    done[name] = r.value;
   }
   const aggregations: JsonObject = {};
   for (const name of Object.keys(spec)) aggregations[name] = done[name];
