@@ -73,15 +73,15 @@ const query = fc.oneof(match, multi, bool, fc.array(match, { minLength: 1, maxLe
 describe('top-k plans of scored queries', () => {
   it('answer each page as scoring every document does', async () => {
     let answered = 0, runs = 0;
-    await fc.assert(fc.asyncProperty(fc.array(docArb, { minLength: 5, maxLength: 70 }), query, fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 10 }), async (sources, q, from, size) => {
+    await fc.assert(fc.asyncProperty(fc.array(docArb, { minLength: 5, maxLength: 70 }), query, fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 10 }), fc.constantFrom(undefined, 0.5, 1.5, 3), async (sources, q, from, size, minScore) => {
       runs++;
       const { ix, ref, backend, reads } = setup(sources as JsonObject[]);
       const n = from + size;
       const scorer = compile({ ix }, q);
-      const all = ix.docs.map((d) => ({ d, s: scorer(d) })).filter((x): x is { d: Doc; s: number } => x.s !== null).sort((a, b) => b.s - a.s || a.d.row._seq_no - b.d.row._seq_no);
+      const all = ix.docs.map((d) => ({ d, s: scorer(d) })).filter((x): x is { d: Doc; s: number } => x.s !== null && (minScore === undefined || x.s >= minScore)).sort((a, b) => b.s - a.s || a.d.row._seq_no - b.d.row._seq_no);
       // no total asked: the count plan (the executor's, apps/api es-score-plans.test.ts) runs only when
       // a document no node returned may match; otherwise the total is the candidates that match
-      const r = await topKScored(backend, ref, ix, q, n, 0, 0);
+      const r = await topKScored(backend, ref, ix, q, n, 0, 0, undefined, minScore);
       if (!r) return;
       answered++;
       expect(reads()).toBeGreaterThan(0);

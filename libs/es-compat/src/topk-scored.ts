@@ -22,6 +22,9 @@
  *
  * The total: the candidates that match when no unseen document can; else the count plan of the
  * query's matches (`planCount`, text-plan.ts), or null (the scorer's path) when it does not map.
+ * `min_score` (any query of these forms, a lone `match` included): the hits scoring at least it;
+ * an unseen document can pass it only when the bound does, so the page and its total are exact
+ * once the bound is below it (the count plan knows no scores: until then k grows).
  */
 import { col, ftsSearch, project, type PlanNode } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
@@ -184,7 +187,7 @@ function bound(n: Node, thr: number[]): number {
  * limit), from fts_search plans and the scorer over their rows; null when the query is not of those
  * forms or the page cannot be proven exact within the node's limit.
  */
-export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexView, query: unknown, n: number, track: number, lsn: number | undefined, lookup?: (index: string, id: string) => JsonObject | undefined): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
+export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexView, query: unknown, n: number, track: number, lsn: number | undefined, lookup?: (index: string, id: string) => JsonObject | undefined, minScore = -Infinity): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
   const parser = new Parser(ref, ix);
   const root = parser.node(query, 1);
   const leaves = parser.leaves;
@@ -218,13 +221,15 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
     const hits: Array<{ doc: Doc; es: number }> = [];
     for (const d of docs.values()) {
       const es = scorer(d);
-      if (es !== null) hits.push({ doc: d, es });
+      if (es !== null && es >= minScore) hits.push({ doc: d, es });
     }
     hits.sort((x, y) => y.es - x.es || x.doc.row._seq_no - y.doc.row._seq_no);
-    const open = possible(root, complete);
-    const unseen = open ? bound(root, thr) : -Infinity;
-    if (hits.length >= n ? hits[n - 1].es > unseen : !open) {
-      const total = !open ? hits.length : track === 0 ? 0 : await planCount(backend, ref, ix, lsn ?? (await backend.tableLsn(ref.table.id)), query, textPlans(ref, ix));
+    const unseen = possible(root, complete) ? bound(root, thr) : -Infinity;
+    // no document outside the candidates can match (with `min_score`: can score enough)
+    const closed = unseen < minScore || unseen === -Infinity;
+    // the total of an open page: the count plan of the matches, which knows no scores (not with min_score)
+    if ((hits.length >= n ? hits[n - 1].es > unseen : closed) && (closed || track === 0 || minScore === -Infinity)) {
+      const total = closed ? hits.length : track === 0 ? 0 : await planCount(backend, ref, ix, lsn ?? (await backend.tableLsn(ref.table.id)), query, textPlans(ref, ix));
       if (total === null) return null;
       return { docs: hits.map((h) => h.doc), total, plan: { plans } as unknown as JsonObject };
     }

@@ -28,7 +28,7 @@ import { topKScored } from './topk-scored';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a top-k search may carry (anything else needs every match: aggregations, sorts, …). */
-const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats']);
+const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats', 'min_score']);
 const TERM = /^[a-z0-9]+$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_K = 1000;
@@ -138,6 +138,10 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
   const n = (from as number) + (size as number);
   const track = b.track_total_hits === undefined ? 10000 : b.track_total_hits === true ? Infinity : b.track_total_hits === false ? 0 : Number(b.track_total_hits);
   if (!(track >= 0)) return null;
+  if (b.min_score !== undefined) {
+    // hits scoring at least min_score, the total theirs: topk-scored.ts proves both from the bound
+    return typeof b.min_score === 'number' && Number.isFinite(b.min_score) ? topKScored(backend, ref, ix, b.query, n, track, lsn, lookup, b.min_score) : null;
+  }
   const shape = shapeOf(b.query);
   const m = shape && matchTerms(ref, ix, shape);
   // any other sum of text matches and term-level clauses: one fts_search plan per match (topk-scored.ts)
