@@ -77,6 +77,26 @@ describe('ES relevance pages of scored queries as plans', () => {
       expect([query, hits(fast.r), fast.r.hits.total]).toEqual([query, hits(full.r), full.r.hits.total]);
     }
   }, 60_000);
+
+  it('terminate_after: each index counts at most that many matches in index order (a plan for _count) and says whether it stopped', async () => {
+    const c = await EsPlanCheck.fresh(server(), 'term', MAPPING, Array.from({ length: 30 }, (_, i): [string, Record<string, unknown>] => [`d${i}`, { body: `${WORDS[i % 4]} ${WORDS[(i * 5) % 12]}`, tag: `t${i % 3}`, n: i }]), { t: { terms: { field: 'tag' } } });
+    for (const query of [{ match_all: {} }, { term: { tag: 't1' } }, { match: { body: 'alpha gamma' } }]) {
+      const all = (await c.es('POST', '/term/_search', { query, size: 100, sort: ['_doc'] })).hits.hits.map((h: Json) => h._id);
+      for (const n of [1, 5, all.length, 100]) {
+        const before = await c.plans();
+        const counted = await c.es('POST', `/term/_count?terminate_after=${n}`, { query });
+        expect([query, n, (await c.plans()) - before]).toEqual([query, n, 1]);
+        expect([query, n, counted.count, counted.terminated_early]).toEqual([query, n, Math.min(n, all.length), all.length > n]);
+        const viewed = await c.es('POST', `/term/_count?terminate_after=${n}&min_score=0`, { query });
+        expect([counted.count, counted.terminated_early]).toEqual([viewed.count, viewed.terminated_early]);
+        // a search collects the first n matches in index order, then ranks them
+        const r = await c.es('POST', '/term/_search', { query, terminate_after: n, size: 100 });
+        expect([query, n, r.hits.total.value, r.terminated_early]).toEqual([query, n, Math.min(n, all.length), all.length > n]);
+        expect(r.hits.hits.map((h: Json) => h._id).sort()).toEqual(all.slice(0, n).sort());
+      }
+    }
+    await expect(c.es('POST', '/term/_count?terminate_after=-1', { query: { match_all: {} } })).rejects.toThrow(/400.*terminateAfter must be > 0/);
+  }, 60_000);
 });
 
 const hits = (r: Json) => r.hits.hits.map((h: Json) => [h._id, h._score]);

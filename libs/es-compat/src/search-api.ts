@@ -3,7 +3,7 @@ import * as crypto from 'crypto';
 import { EsError, illegalArgument, parsingError, searchPhase, validation } from './errors';
 import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
-import { checkSearchType, mergeParams, prepareSearch, searchResponse, type Prepared, type SearchEnv } from './search';
+import { checkSearchType, mergeParams, prepareSearch, searchResponse, terminateAfterOf, type Prepared, type SearchEnv } from './search';
 import { topK, type TopK } from './topk';
 import { textPlans } from './text-plan';
 import { planAggs, planCount } from './plan-aggs';
@@ -300,7 +300,10 @@ export async function count(t: EsTenant, index: string | undefined, body: unknow
   } catch {
     base = undefined; // the full count reports the error
   }
-  if (Object.keys(qp).every((k) => Q_PARAMS.includes(k)) && (qp.q === undefined || base !== undefined) && rs.length) {
+  // terminate_after: each index (one shard) counts at most that many matches, as a plan too
+  const cap = wrap(() => terminateAfterOf(qp.terminate_after));
+  let terminated = false;
+  if (Object.keys(qp).every((k) => Q_PARAMS.includes(k) || k === 'terminate_after') && (qp.q === undefined || base !== undefined) && rs.length) {
     let n: number | null = 0;
     for (let i = 0; i < rs.length && n !== null; i++) {
       const ref = rs[i].ref;
@@ -309,13 +312,14 @@ export async function count(t: EsTenant, index: string | undefined, body: unknow
       const query = rs[i].filter === undefined ? whole : withFilter(whole, rs[i].filter!);
       const view = rs[i].filter === undefined ? views[i] : await t.state.view(ref);
       const c = await wrapAsync(async () => planCount(t.backend, ref, view, (await t.state.cached(ref)).lsn, query, textPlans(ref, view)));
-      n = c === null ? null : n + c;
+      if (cap !== null && c !== null && c > cap) terminated = true;
+      n = c === null ? null : n + (cap === null ? c : Math.min(c, cap));
     }
-    if (n !== null) return { status: 200, body: { count: n, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
+    if (n !== null) return { status: 200, body: { count: n, ...(cap !== null ? { terminated_early: terminated } : {}), _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
   }
   const retrieval = await retrieve(t.backend, views.map((v, i) => ({ view: v, ref: rs[i].ref })), (ix, r) => candidates(ix, b.query, r));
   const p = wrap(() => prepareSearch(views, { ...(b.query !== undefined ? { query: b.query } : {}), size: 0, track_total_hits: true }, qp, { ...ENV, lookup: (ix, id) => lookup(t, views, ix, id), retrieval }));
-  return { status: 200, body: { count: p.total, _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
+  return { status: 200, body: { count: p.total, ...(p.terminatedEarly !== undefined ? { terminated_early: p.terminatedEarly } : {}), _shards: { total: views.length, successful: views.length, skipped: 0, failed: 0 } } };
 }
 
 export async function msearch(t: EsTenant, index: string | undefined, text: string, q: Params): Promise<EsResponse> {

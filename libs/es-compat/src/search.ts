@@ -49,6 +49,8 @@ export interface Prepared {
   /** Shards the can-match phase skipped (can-match.ts). */
   readonly skipped?: number;
   readonly reducePhases?: number;
+  /** With `terminate_after`: whether some shard stopped collecting at it (Elasticsearch's `terminated_early`). */
+  readonly terminatedEarly?: boolean;
 }
 
 function num(v: unknown, name: string): number | undefined {
@@ -135,6 +137,8 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const sort = parseSort(b.sort);
   const typedKeys = q.typed_keys === 'true';
   const minScore = b.min_score === undefined ? null : Number(b.min_score);
+  const terminateAfter = terminateAfterOf(b.terminate_after);
+  let terminatedEarly = false;
   const all: Hit[] = [];
   const matched: Doc[] = [];
   const boosts = indicesBoost(b.indices_boost, views, (ix) => Object.keys((views.find((v) => v.name === ix)?.aliases ?? {})), q.ignore_unavailable === 'true');
@@ -143,13 +147,21 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     const post = b.post_filter === undefined ? null : compile({ ix, lookup: env.lookup }, b.post_filter);
     const boost = boosts.get(ix.name) ?? 1;
     const cand = env.topK ? null : candidates(ix, b.query, env.retrieval);
+    // terminate_after: each shard (index) collects, in index order, at most that many documents
+    // the min_score and post_filter accept (Elasticsearch's EarlyTerminatingCollector), then stops
+    let collected = 0;
     for (const d of env.topK ? env.topK.docs : cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs) {
       let s = scorer(d);
       if (s === null) continue;
       s *= boost;
       if (minScore !== null && s < minScore) continue;
+      const passes = !post || post(d) !== null;
+      if (passes && terminateAfter !== null && ++collected > terminateAfter) {
+        terminatedEarly = true;
+        break;
+      }
       matched.push(d);
-      if (post && post(d) === null) continue;
+      if (!passes) continue;
       all.push({ doc: d, score: s });
     }
   }
@@ -277,7 +289,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
-  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, skipped: skippedShards(views, b, q), reducePhases };
+  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, skipped: skippedShards(views, b, q), reducePhases, ...(terminateAfter !== null ? { terminatedEarly } : {}) };
 }
 
 const byRelevance = (a: Hit, b: Hit): number =>
@@ -429,6 +441,15 @@ function prepareFromHits(hits: Hit[], spec: JsonObject, views: IndexView[]): { h
   };
 }
 
+/** `terminate_after`: null when absent or 0 (Elasticsearch's default, no limit); a negative one is refused as it refuses it. */
+export function terminateAfterOf(v: unknown): number | null {
+  if (v === undefined || v === null) return null;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw parsingError('[terminate_after] failed to parse field [terminate_after]');
+  if (n < 0) throw illegalArgument('terminateAfter must be > 0');
+  return n === 0 ? null : n;
+}
+
 /** The response body for one page of a prepared search. */
 export function searchResponse(p: Prepared, page: Hit[], took: number, extra: JsonObject = {}): JsonObject {
   const hitsObj: JsonObject = {};
@@ -439,7 +460,7 @@ export function searchResponse(p: Prepared, page: Hit[], took: number, extra: Js
   }
   hitsObj.max_score = p.maxScore;
   hitsObj.hits = page.map(p.format) as Json;
-  const out: JsonObject = { ...extra, took, timed_out: false, _shards: { total: p.indices, successful: p.indices, skipped: p.skipped ?? 0, failed: 0 }, hits: hitsObj };
+  const out: JsonObject = { ...extra, took, timed_out: false, ...(p.terminatedEarly !== undefined ? { terminated_early: p.terminatedEarly } : {}), _shards: { total: p.indices, successful: p.indices, skipped: p.skipped ?? 0, failed: 0 }, hits: hitsObj };
   if (p.reducePhases) out.num_reduce_phases = p.reducePhases;
   if (p.aggregations) out.aggregations = p.aggregations;
   if (p.suggest) out.suggest = p.suggest;
