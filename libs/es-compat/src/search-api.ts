@@ -179,8 +179,8 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
     return null; // the full search reports the error
   }
   if (q.rest_total_hits_as_int === 'true' && merged.track_total_hits === undefined) merged.track_total_hits = true;
-  const lsn = (await t.state.cached(ref)).lsn;
-  return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn, lsn));
+  // the view's LSN (the count plan's typed-column check) only when a total needs the count plan
+  return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn, async () => (await t.state.cached(ref)).lsn));
 }
 
 /** The body with the query parameters folded in and the view's LSN, for the sorted-page and aggregate plans; null when the parameters do not fold (the full search reports it). */

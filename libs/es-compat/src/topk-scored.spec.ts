@@ -81,7 +81,7 @@ describe('top-k plans of scored queries', () => {
       const all = ix.docs.map((d) => ({ d, s: scorer(d) })).filter((x): x is { d: Doc; s: number } => x.s !== null && (minScore === undefined || x.s >= minScore)).sort((a, b) => b.s - a.s || a.d.row._seq_no - b.d.row._seq_no);
       // no total asked: the count plan (the executor's, apps/api es-score-plans.test.ts) runs only when
       // a document no node returned may match; otherwise the total is the candidates that match
-      const r = await topKScored(backend, ref, ix, q, n, 0, 0, undefined, minScore);
+      const r = await topKScored(backend, ref, ix, q, n, 0, undefined, undefined, minScore);
       if (!r) return;
       answered++;
       expect(reads()).toBeGreaterThan(0);
@@ -96,12 +96,12 @@ describe('top-k plans of scored queries', () => {
 
   it('reads one fts_search node per text match and leaves other forms to the scorer', async () => {
     const { ix, ref, backend, reads } = setup([{ title: 'red fox', body: 'fox jumps' }, { title: 'blue', body: 'red river' }, { title: 'stone', body: 'fox' }]);
-    const r = await topKScored(backend, ref, ix, { bool: { must: [{ multi_match: { query: 'fox', fields: ['title', 'body'] } }], should: [{ match: { body: 'jumps' } }] } }, 10, 0, 0);
+    const r = await topKScored(backend, ref, ix, { bool: { must: [{ multi_match: { query: 'fox', fields: ['title', 'body'] } }], should: [{ match: { body: 'jumps' } }] } }, 10, 0, undefined);
     expect(reads()).toBe(3);
     expect(r!.docs.map((d) => d.id)).toEqual(['d000', 'd002']);
     expect(r!.total).toBe(2);
     for (const q of [{ match_phrase: { body: 'red fox' } }, { bool: { should: [{ match: { body: { query: 'fox', fuzziness: 1 } } }] } }, { multi_match: { query: 'fox', fields: ['ti*'] } }, { multi_match: { query: 'fox', fields: ['title'], type: 'cross_fields' } }, { bool: { filter: [{ term: { tag: 'a' } }] } }]) {
-      expect(await topKScored(backend, ref, ix, q, 10, Infinity, 0)).toBeNull();
+      expect(await topKScored(backend, ref, ix, q, 10, Infinity, undefined)).toBeNull();
     }
     expect(reads()).toBe(3);
   });

@@ -187,7 +187,7 @@ function bound(n: Node, thr: number[]): number {
  * limit), from fts_search plans and the scorer over their rows; null when the query is not of those
  * forms or the page cannot be proven exact within the node's limit.
  */
-export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexView, query: unknown, n: number, track: number, lsn: number | undefined, lookup?: (index: string, id: string) => JsonObject | undefined, minScore = -Infinity): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
+export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexView, query: unknown, n: number, track: number, lsn: (() => Promise<number>) | undefined, lookup?: (index: string, id: string) => JsonObject | undefined, minScore = -Infinity): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
   const parser = new Parser(ref, ix);
   const root = parser.node(query, 1);
   const leaves = parser.leaves;
@@ -229,7 +229,7 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
     const closed = unseen < minScore || unseen === -Infinity;
     // the total of an open page: the count plan of the matches, which knows no scores (not with min_score)
     if ((hits.length >= n ? hits[n - 1].es > unseen : closed) && (closed || track === 0 || minScore === -Infinity)) {
-      const total = closed ? hits.length : track === 0 ? 0 : await planCount(backend, ref, ix, lsn ?? (await backend.tableLsn(ref.table.id)), query, textPlans(ref, ix));
+      const total = closed ? hits.length : track === 0 ? 0 : await planCount(backend, ref, ix, lsn ? await lsn() : await backend.tableLsn(ref.table.id), query, textPlans(ref, ix));
       if (total === null) return null;
       return { docs: hits.map((h) => h.doc), total, plan: { plans } as unknown as JsonObject };
     }

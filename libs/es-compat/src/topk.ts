@@ -131,7 +131,7 @@ function matchTerms(ref: IndexRef, ix: IndexView, shape: Shape): { f: Field; col
  * Runs the top-k plan of a search when its body has that shape (see the file comment); null
  * when it does not, or when the page cannot be proven exact within the node's limit.
  */
-export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: JsonObject, lookup?: (index: string, id: string) => JsonObject | undefined, lsn?: number): Promise<TopK | null> {
+export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: JsonObject, lookup?: (index: string, id: string) => JsonObject | undefined, lsn?: () => Promise<number>): Promise<TopK | null> {
   if (ref.readOnly || Object.keys(b).some((k) => !KEYS.has(k))) return null;
   const from = b.from === undefined ? 0 : b.from, size = b.size === undefined ? 10 : b.size;
   if (!Number.isInteger(from) || !Number.isInteger(size) || (from as number) < 0 || (size as number) < 1 || (from as number) + (size as number) > 200) return null;
