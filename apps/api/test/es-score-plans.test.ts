@@ -1,5 +1,5 @@
 /**
- * Relevance pages of bool / multi_match / dis_max queries over text matches and term-level clauses
+ * Relevance pages of bool / multi_match / dis_max / query_string queries over text matches and term-level clauses
  * as fts_search plans (libs/es-compat topk-scored.ts), differentially on the real server: random
  * queries (fast-check) over an index of short and long documents (`min_score` too, also on a lone
  * `match`), each page's hits, order, scores,
@@ -23,7 +23,9 @@ const scoring = fc.oneof({ weight: 3, arbitrary: match }, { weight: 2, arbitrary
 const bool = fc.record({
   must: fc.array(scoring, { maxLength: 2 }), should: fc.array(scoring, { maxLength: 3 }), filter: fc.array(termLevel, { maxLength: 1 }), must_not: fc.array(termLevel, { maxLength: 1 }), minimum_should_match: fc.constantFrom(undefined, 1),
 }).map((b) => ({ bool: Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined && (!Array.isArray(v) || v.length))) }));
-const query = fc.oneof(multi, bool, fc.array(match, { minLength: 2, maxLength: 3 }).map((qs) => ({ dis_max: { queries: qs, tie_breaker: 0.2 } })));
+const qs = fc.record({ a: fc.constantFrom(...WORDS), op: fc.constantFrom(' AND ', ' OR ', ' ', ' -', ' +'), b: words, kind: fc.constantFrom('query_string', 'simple_query_string'), fields: fc.constantFrom(['body'], ['title^2', 'body']), and: fc.boolean() })
+  .map(({ a, op, b, kind, fields, and }) => ({ [kind]: { query: kind === 'simple_query_string' ? `${a}${op.replace(' AND ', ' +').replace(' OR ', ' | ')}${b}` : `${a}${op}${b}`, fields, ...(and ? { default_operator: 'and' } : {}) } }));
+const query = fc.oneof(multi, bool, qs, fc.array(match, { minLength: 2, maxLength: 3 }).map((qs) => ({ dis_max: { queries: qs, tie_breaker: 0.2 } })));
 const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min })
   .map(({ query: x, from, size, track, min: m }) => ({ query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }) }));
 // a lone match without min_score is topk.ts's page (ties by _id there, a documented difference): here with min_score only

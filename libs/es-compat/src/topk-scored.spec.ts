@@ -68,7 +68,9 @@ const bool = fc.record({
   must: fc.array(scoring, { maxLength: 2 }), should: fc.array(scoring, { maxLength: 3 }), filter: fc.array(termLevel, { maxLength: 1 }), must_not: fc.array(termLevel, { maxLength: 1 }),
   minimum_should_match: fc.constantFrom(undefined, 1, 2), boost,
 }).map((b) => ({ bool: Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined && (!Array.isArray(v) || v.length))) }));
-const query = fc.oneof(match, multi, bool, fc.array(match, { minLength: 1, maxLength: 3 }).map((qs) => ({ dis_max: { queries: qs, tie_breaker: 0.2 } })));
+const qs = fc.record({ a: fc.constantFrom(...WORDS), op: fc.constantFrom(' AND ', ' OR ', ' ', ' -', ' +'), b: fc.constantFrom(...WORDS), kind: fc.constantFrom('query_string', 'simple_query_string'), fields: fc.constantFrom(['body'], ['title^2', 'body']), and: fc.boolean() })
+  .map(({ a, op, b, kind, fields, and }) => ({ [kind]: { query: kind === 'simple_query_string' ? `${a}${op.replace(' AND ', ' +').replace(' OR ', ' | ')}${b}` : `${a}${op}${b}`, fields, ...(and ? { default_operator: 'and' } : {}) } }));
+const query = fc.oneof(match, multi, bool, qs, fc.array(match, { minLength: 1, maxLength: 3 }).map((qs) => ({ dis_max: { queries: qs, tie_breaker: 0.2 } })));
 
 describe('top-k plans of scored queries', () => {
   it('answer each page as scoring every document does', async () => {

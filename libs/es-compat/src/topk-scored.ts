@@ -2,8 +2,9 @@
  * The top-k plans of a relevance page whose query scores as a sum of text matches (topk.ts takes a
  * lone `match`): `bool` (must / should / filter / must_not, `minimum_should_match`, boosts, at any
  * depth), `multi_match` (`best_fields`, `most_fields`, field boosts, `tie_breaker`, `operator`),
- * `dis_max`, and term-level clauses scoring beside them (`term`, `terms`, `range`, `exists`, `ids`,
- * `match_all`, `constant_score`).
+ * `dis_max`, `query_string` / `simple_query_string` parsed into those (words, `AND` / `OR` / `+` /
+ * `-`, fields with boosts), and term-level clauses scoring beside them (`term`, `terms`, `range`,
+ * `exists`, `ids`, `match_all`, `constant_score`).
  *
  * Each text match on a `standard` field (a *leaf*: one field, its query's terms, its operator) is
  * one `project(fts_search(es.i_…, t<n>_<field>, {terms, operator}, limit k), [doc columns, _score])`
@@ -38,6 +39,8 @@ import { compile } from './query';
 import { COLS, toDocRow } from './state';
 import { planCount } from './plan-aggs';
 import { textPlans } from './text-plan';
+import { queryStringFields } from './text-query';
+import { parseQueryString, parseSimpleQueryString } from './query-string';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
@@ -76,7 +79,8 @@ class Parser {
         if (fields.length !== 1) return null;
         const v = body[fields[0]];
         const p: JsonObject = isObj(v) ? v : { query: v };
-        if (Object.keys(p).some((k) => k !== 'query' && k !== 'operator' && k !== 'boost')) return null;
+        // `lenient` changes nothing on a text field (query_string's parse sets it)
+        if (Object.keys(p).some((k) => k !== 'query' && k !== 'operator' && k !== 'boost' && k !== 'lenient')) return null;
         const b = p.boost === undefined ? 1 : p.boost;
         if (typeof b !== 'number' || !(b >= 0)) return null;
         return this.leaf(fields[0], p.query, p.operator, b, mult);
@@ -110,6 +114,17 @@ class Parser {
         const should = list(body.should).map((x) => this.node(x, mult * boost));
         if (!must.every((x): x is Node => x !== null) || !should.every((x): x is Node => x !== null)) return null;
         return { kind: 'bool', must, should, msm: requiredShould(body, should.length) };
+      }
+      case 'query_string': case 'simple_query_string': {
+        // parsed into the DSL as the scorer parses it (query-string.ts): matches, dis_max over fields, bools
+        let parsed: JsonObject;
+        try {
+          const qf = queryStringFields(this.ix, body);
+          parsed = kind === 'query_string' ? parseQueryString(qf.body, qf.fields) : parseSimpleQueryString(qf.body, qf.fields);
+        } catch {
+          return null; // the scorer reports the error
+        }
+        return this.node(parsed, mult * boost);
       }
       case 'constant_score': case 'match_all': case 'range': case 'exists': case 'ids': case 'terms':
         return { kind: 'const', max: mult * boost * (1 + 1e-6) };
