@@ -25,7 +25,9 @@ const bool = fc.record({
 }).map((b) => ({ bool: Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined && (!Array.isArray(v) || v.length))) }));
 const qs = fc.record({ a: fc.constantFrom(...WORDS), op: fc.constantFrom(' AND ', ' OR ', ' ', ' -', ' +'), b: words, kind: fc.constantFrom('query_string', 'simple_query_string'), fields: fc.constantFrom(['body'], ['title^2', 'body']), and: fc.boolean() })
   .map(({ a, op, b, kind, fields, and }) => ({ [kind]: { query: kind === 'simple_query_string' ? `${a}${op.replace(' AND ', ' +').replace(' OR ', ' | ')}${b}` : `${a}${op}${b}`, fields, ...(and ? { default_operator: 'and' } : {}) } }));
-const query = fc.oneof(multi, bool, qs, fc.array(match, { minLength: 2, maxLength: 3 }).map((qs) => ({ dis_max: { queries: qs, tie_breaker: 0.2 } })));
+// a bool whose one scoring clause is a match is topk.ts's page (ties by _id there, a documented difference): left out
+const lone = (q: Json): boolean => !!q.bool && Object.keys(q.bool).every((k) => ['must', 'filter', 'must_not'].includes(k)) && q.bool.must?.length === 1 && !!q.bool.must[0].match;
+const query = fc.oneof(multi, bool, qs, fc.array(match, { minLength: 2, maxLength: 3 }).map((x) => ({ dis_max: { queries: x, tie_breaker: 0.2 } }))).filter((q) => !lone(q));
 const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min })
   .map(({ query: x, from, size, track, min: m }) => ({ query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }) }));
 // a lone match without min_score is topk.ts's page (ties by _id there, a documented difference): here with min_score only
@@ -60,6 +62,23 @@ describe('ES relevance pages of scored queries as plans', () => {
       await same(body, reader);
     }), { numRuns: 20, seed: 6 });
   }, 300_000);
+
+  it('a relevance page of several indices merges each index\'s top-k plans as the scorer ranks them', async () => {
+    let seed = 3;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const text = (len: number) => Array.from({ length: len }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
+    for (const [name, count] of [['many_b', 150], ['many_a', 90]] as const) {
+      const docs = Array.from({ length: count }, (_, i): [string, Record<string, unknown>] => [`d${i}`, { title: text(1 + (i % 3)), body: text(i % 5 === 0 ? 30 : 3 + (i % 7)), tag: `t${i % 5}`, n: i % 100 }]);
+      await EsPlanCheck.fresh(server(), name, MAPPING, docs, { t: { terms: { field: 'tag' } } });
+    }
+    const c = new EsPlanCheck(server(), 'many_a');
+    await fc.assert(fc.asyncProperty(pageOf(query, fc.constantFrom(undefined, 2)), fc.constantFrom('many_a,many_b', 'many_*'), async (body, target) => {
+      const fast = await c.es('POST', `/${target}/_search`, body);
+      const full = await c.es('POST', `/${target}/_search`, { ...body, post_filter: { match_all: {} } });
+      const hitsOf = (r: Json) => r.hits.hits.map((h: Json) => [h._index, h._id, h._score]);
+      expect([body, hitsOf(fast), fast.hits.total, fast.hits.max_score, fast._shards.total]).toEqual([body, hitsOf(full), full.hits.total, full.hits.max_score, full._shards.total]);
+    }), { numRuns: 40, seed: 9 });
+  }, 120_000);
 
   it('runs fts_search plans where the scorer would read the whole view', async () => {
     // terms held by more than 1,000 documents: the scorer's retrieval does not narrow them (no plan);

@@ -130,7 +130,10 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     delete body2.aggregations;
     filtered = resolved(aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) });
   }
-  const top = planned ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) : null;
+  const several = !planned && refs && refs.length > 1 && !filtersAll && q.scroll === undefined && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
+  const top = planned
+    ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q))
+    : several ? await topKOfIndices(t, refs!, views, body2, q, lookupFn) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
   const aggPlan = planned && !top && !beside ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
@@ -181,6 +184,25 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
   if (q.rest_total_hits_as_int === 'true' && merged.track_total_hits === undefined) merged.track_total_hits = true;
   // the view's LSN (the count plan's typed-column check) only when a total needs the count plan
   return wrapAsync(() => topK(t.backend, ref, view, merged, lookupFn, async () => (await t.state.cached(ref)).lsn));
+}
+
+/**
+ * A relevance page of several indices (each one shard, no alias filter): each index's top-k plans
+ * (topk.ts) for its best from + size, merged by score (search.ts orders ties by index name, then
+ * as each index ordered them), the total their sum; null when one index's page is not a plan.
+ */
+async function topKOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params, lookupFn: (ix: string, id: string) => JsonObject | undefined): Promise<TopK | null> {
+  const docs: TopK['docs'] = [];
+  let total = 0;
+  const plans: JsonObject[] = [];
+  for (let i = 0; i < refs.length; i++) {
+    const r = await topKOf(t, refs[i], views[i], body, q, lookupFn);
+    if (!r) return null;
+    docs.push(...r.docs);
+    total += r.total;
+    plans.push(r.plan);
+  }
+  return { docs, total, plan: { plans } as unknown as JsonObject };
 }
 
 /** The body with the query parameters folded in and the view's LSN, for the sorted-page and aggregate plans; null when the parameters do not fold (the full search reports it). */

@@ -150,7 +150,9 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     // terminate_after: each shard (index) collects, in index order, at most that many documents
     // the min_score and post_filter accept (Elasticsearch's EarlyTerminatingCollector), then stops
     let collected = 0;
-    for (const d of env.topK ? env.topK.docs : cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs) {
+    // the top-k plans' hits of this index (several indices: search-api.ts topKOfIndices)
+    const tops = env.topK && (views.length === 1 ? env.topK.docs : env.topK.docs.filter((x) => x.index === ix));
+    for (const d of tops ?? (cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs)) {
       let s = scorer(d);
       if (s === null) continue;
       s *= boost;
@@ -167,7 +169,8 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   }
   // a plain relevance search needs only its page in order: select the best from+size, do not sort every hit
   const pageOnly = !sort.length && !q.scroll && b.search_after === undefined && b.collapse === undefined && !rescores.length && from + size <= 100;
-  if (env.topK && !sort.length) { /* already in order */ } else if (pageOnly) topInPlace(all, from + size);
+  // the top-k hits are in order per index; several indices merge by score, then index name (a stable sort keeps each index's order)
+  if (env.topK && !sort.length) { if (views.length > 1) all.sort((a, b) => b.score - a.score || (a.doc.index.name < b.doc.index.name ? -1 : a.doc.index.name > b.doc.index.name ? 1 : 0)); } else if (pageOnly) topInPlace(all, from + size);
   else sortHits(all, sort, views);
   if (rescores.length && !sort.length) rescore(all, rescores, env);
   let hits = all;
