@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { Doc, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
-import type { EsBackend } from './port';
+import { readBackend } from './testing/read-backend';
 import type { IndexRef } from './indices';
 import { fieldStats, idf } from './scoring';
 import { compile } from './query';
@@ -27,32 +27,26 @@ function setup(sources: JsonObject[]) {
     table: { id: 'es.i_docs', columns: [], primaryKey: ['_id'], fulltext: Object.values(COLUMNS), fulltextAllWords: Object.values(COLUMNS) },
   };
   let reads = 0;
-  const backend: EsBackend = {
-    tables: () => [],
-    commit: async () => 0,
-    drop: async () => undefined,
-    tableLsn: async () => 0,
-    read: async (plan) => {
-      const node = (plan as unknown as { input?: { op: string; field: string; query: { terms: string[]; operator: string }; limit: number } }).input;
-      if (node?.op !== 'fts_search') throw new Error('count plan');
-      reads++;
-      const path = Object.keys(COLUMNS).find((p) => COLUMNS[p] === node.field)!;
-      const st = fieldStats(ix, path, 'standard');
-      const avg = st.sumLen / st.docCount;
-      const score = (d: Doc): number | null => {
-        const fs = node.query.terms.map((t) => d.freq(path, 'standard', t));
-        if (node.query.operator === 'and' ? fs.some((f) => !f) : fs.every((f) => !f)) return null;
-        const len = d.length(path, 'standard');
-        return node.query.terms.reduce((a, t, i) => a + (fs[i] ? idf(st.docCount, st.df.get(t) ?? 0) * 2.2 * (fs[i] / (fs[i] + 1.2 * (0.25 + (0.75 * len) / avg))) : 0), 0);
-      };
-      return ix.docs
-        .map((d) => ({ d, s: score(d) }))
-        .filter((x): x is { d: Doc; s: number } => x.s !== null)
-        .sort((a, b) => b.s - a.s || (a.d.id < b.d.id ? -1 : 1))
-        .slice(0, node.limit)
-        .map(({ d, s }) => ({ ...d.row, _source: JSON.stringify(d.source), _score: s }));
-    },
-  };
+  const backend = readBackend(async (plan) => {
+    const node = (plan as unknown as { input?: { op: string; field: string; query: { terms: string[]; operator: string }; limit: number } }).input;
+    if (node?.op !== 'fts_search') throw new Error('count plan');
+    reads++;
+    const path = Object.keys(COLUMNS).find((p) => COLUMNS[p] === node.field)!;
+    const st = fieldStats(ix, path, 'standard');
+    const avg = st.sumLen / st.docCount;
+    const score = (d: Doc): number | null => {
+      const fs = node.query.terms.map((t) => d.freq(path, 'standard', t));
+      if (node.query.operator === 'and' ? fs.some((f) => !f) : fs.every((f) => !f)) return null;
+      const len = d.length(path, 'standard');
+      return node.query.terms.reduce((a, t, i) => a + (fs[i] ? idf(st.docCount, st.df.get(t) ?? 0) * 2.2 * (fs[i] / (fs[i] + 1.2 * (0.25 + (0.75 * len) / avg))) : 0), 0);
+    };
+    return ix.docs
+      .map((d) => ({ d, s: score(d) }))
+      .filter((x): x is { d: Doc; s: number } => x.s !== null)
+      .sort((a, b) => b.s - a.s || (a.d.id < b.d.id ? -1 : 1))
+      .slice(0, node.limit)
+      .map(({ d, s }) => ({ ...d.row, _source: JSON.stringify(d.source), _score: s }));
+  });
   return { ix, ref, backend, reads: () => reads };
 }
 

@@ -1,6 +1,6 @@
 import { Doc, type IndexView } from './doc';
 import { flatten, type JsonObject } from './mapping';
-import type { EsBackend } from './port';
+import { readBackend } from './testing/read-backend';
 import type { IndexRef } from './indices';
 import { topK } from './topk';
 
@@ -15,21 +15,15 @@ function setup(sources: JsonObject[]) {
   };
   const plans: JsonObject[] = [];
   // answers an fts_search as a node would: the rows holding a term, by score (here: fewer words first)
-  const backend: EsBackend = {
-    tables: () => [],
-    commit: async () => 0,
-    drop: async () => undefined,
-    tableLsn: async () => 0,
-    read: async (plan) => {
-      plans.push(plan as unknown as JsonObject);
-      const node = (plan as unknown as { input: { query: { terms: string[] }; limit: number } }).input;
-      return ix.docs
-        .filter((d) => node.query.terms.some((t) => String(d.source.body).split(' ').includes(t)))
-        .map((d) => ({ ...d.row, _source: JSON.stringify(d.source), _score: 1 / String(d.source.body).split(' ').length }))
-        .sort((a, b) => b._score - a._score)
-        .slice(0, node.limit);
-    },
-  };
+  const backend = readBackend(async (plan) => {
+    plans.push(plan as unknown as JsonObject);
+    const node = (plan as unknown as { input: { query: { terms: string[] }; limit: number } }).input;
+    return ix.docs
+      .filter((d) => node.query.terms.some((t) => String(d.source.body).split(' ').includes(t)))
+      .map((d) => ({ ...d.row, _source: JSON.stringify(d.source), _score: 1 / String(d.source.body).split(' ').length }))
+      .sort((a, b) => b._score - a._score)
+      .slice(0, node.limit);
+  });
   return { ix, ref, backend, plans };
 }
 
