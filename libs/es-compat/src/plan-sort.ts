@@ -69,12 +69,15 @@ function sortFields(v: unknown): SortSpec[] | null {
 
 /**
  * A field's sort value over the values a document holds (`mode` min or max, Elasticsearch's
- * default by order): its one value, else `(select min|max(v) from unnest(one row, the row's values))`.
+ * default by order; sum or avg of a number field's): its one value, else `(select min|max|sum|avg(v)
+ * from unnest(one row, the row's values))`.
  */
 function extreme(field: string, k: Kind, mode: string): Expr {
   const one: PlanNode = { op: 'values', columns: ['_one'], rows: [[lit(1)]] };
   const values = unnestField(one, field, k, false);
-  const pick: PlanNode = aggregate(values, [], [{ name: 'v', fn: mode === 'max' ? 'max' : 'min', args: [valueOf(field)] }]);
+  const fn = mode === 'max' || mode === 'sum' || mode === 'avg' ? mode : 'min';
+  // sum / avg: the values in document order, as sort.ts adds them (the unnest keeps the array's order)
+  const pick: PlanNode = aggregate(values, [], [{ name: 'v', fn, args: [fn === 'sum' || fn === 'avg' ? { kind: 'cast', arg: valueOf(field), to: 'real' } as Expr : valueOf(field)] }]);
   return { kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(field), not: true }, then: valueOf(field) }], else: { kind: 'subquery', plan: pick } };
 }
 
@@ -97,7 +100,9 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
       // `_doc`: index order, the documents' `_seq_no`; `_id`: the id, compared as strings (as sort.ts reads them)
       if (s.field === '_doc' || s.field === '_id') { keys.push({ expr: col(s.field === '_doc' ? '_seq_no' : '_id'), desc: s.desc }); continue; }
       const k = fieldKind(ix, s.field, 'filter');
-      if (!k || (k === 'keyword' && s.numericMode) || (multi.has(s.field) && s.numericMode)) return null;
+      // several values: min / max, and sum / avg of a number field's (`median` stays with sort.ts)
+      const summed = s.mode === 'sum' || s.mode === 'avg';
+      if (!k || (k === 'keyword' && s.numericMode) || (multi.has(s.field) && s.numericMode && !(summed && (k === 'integer' || k === 'number')))) return null;
       fields.set(s.field, k);
       let expr: Expr = multi.has(s.field) ? extreme(s.field, k, s.mode ?? (s.desc ? 'max' : 'min')) : valueOf(s.field);
       if (s.missing !== undefined) {
