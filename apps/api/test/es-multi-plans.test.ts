@@ -49,6 +49,10 @@ const SUBS = {
   s6: { global: {}, aggs: { t: { terms: { field: 'tag' } }, f: { min: { field: 'f' } } } },
   s7: { range: { field: 'n', ranges: [{ to: 3 }, { from: 3, to: 8 }], keyed: true }, aggs: { s: { sum: { field: 'x' } } } },
   s8: { terms: { field: 'n', size: 4 }, aggs: { t: { terms: { field: 'tag', size: 2 }, aggs: { a: { avg: { field: 'x' } } } } } },
+  s9: { histogram: { field: 'm', interval: 100000 }, aggs: { t: { terms: { field: 'tag' } }, s: { sum: { field: 'n' } } } },
+  s10: { histogram: { field: 'n', interval: 4, min_doc_count: 0 }, aggs: { c: { value_count: { field: 'tag' } } } },
+  s11: { date_histogram: { field: 'at', calendar_interval: 'year' }, aggs: { x: { max: { field: 'x' } } } },
+  s12: { histogram: { field: 'm', interval: 250000, keyed: true }, aggs: { k: { terms: { field: 'k' }, aggs: { s: { sum: { field: 'm' } } } } } },
 };
 const QUERIES: unknown[] = [
   undefined, { term: { k: 'p' } }, { range: { m: { gte: 0 } } }, { match: { body: 'alpha' } },

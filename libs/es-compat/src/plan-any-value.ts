@@ -36,7 +36,7 @@ export function multiAware(multi: Iterable<string>): Map<string, Kind> {
  * a document when one of its values matches): `exists(filter(unnest(one row, the values, as the
  * field's column), e))`, correlated with the row.
  */
-function anyValue(e: Expr, name: string, k: Kind): Expr {
+export function anyValue(e: Expr, name: string, k: Kind): Expr {
   const one: PlanNode = { op: 'values', columns: ['_one'], rows: [[lit(1)]] };
   const rows = unnest(one, valuesOf(name), columnOf(name), k === 'number' ? { affinity: 'real' } : {});
   return { kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(name), not: true }, then: e }], else: { kind: 'exists', plan: filter(rows, e) } };

@@ -6,7 +6,8 @@
  * range, date_range or missing aggregation with sub-aggregations runs its sub-level once per bucket over
  * `filter(I, the bucket's condition)`, and so does a terms aggregation whose sub-aggregations its
  * grouped and window nodes do not take (per shown bucket: `filter(I, key = the bucket's key)`); a
- * histogram's metric and single-pass bucket sub-aggregations are calls of its grouped node; a
+ * histogram's metric and single-pass bucket sub-aggregations are calls of its grouped node, any
+ * other sub-aggregations a level per bucket over the rows whose key is the bucket's; a
  * top-level `global` runs its level over `scan` (the whole index; through a filtered alias, the alias's documents).
  */
 import { aggregate, col, distinct, filter, limit, lit, project, scan, sort, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
@@ -77,11 +78,15 @@ export function compileLevel(ix: IndexView, spec: JsonObject, fields: Map<string
       calls.push({ name: `n_${id}`, fn: 'count', args: [{ kind: 'case', whens: [{ when: t.rowCond, then: lit(1) }] }] });
     } else if (type === 'date_histogram' || type === 'histogram') {
       const series = seriesSpec(ix, type, p, fields);
-      const subs = isObj(subSpec) ? bucketSubs(ix, subSpec, `b${id}`, fields, match) : [];
-      if (!series || !subs) return null;
+      let subs = isObj(subSpec) ? bucketSubs(ix, subSpec, `b${id}`, fields, match) : [];
+      // sub-aggregations its grouped node does not take (terms, histograms, …): a level of plans per bucket over its rows
+      const sub = series && !subs && isObj(subSpec) && depth < 4 ? compileLevel(ix, subSpec, fields, match, null, `${id}_`, depth + 1) : undefined;
+      if (sub) subs = [];
+      if (!series || !subs || sub === null) return null;
       // an order path names a metric sub-aggregation of this histogram
-      if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !subs.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
-      wants.push({ name, series: subs.length ? { ...series, subs } : series });
+      const named = subs;
+      if (series.order?.some((o) => o.key !== '_key' && o.key !== '_count' && !named.some((x) => x.name === o.key.split('.')[0] && !('conds' in x.m)))) return null;
+      wants.push({ name, series: subs.length ? { ...series, subs } : series, ...(sub ? { sub } : {}) });
     } else if (type === 'significant_terms') {
       // the background is the index: at the top, where `global` reads it
       const sig = depth === 0 ? sigSpec(ix, name, p, fields, global, match) : null;
@@ -129,6 +134,14 @@ export async function runLevel(backend: EsBackend, ref: IndexRef, input: PlanNod
         : aggregate(valued, [{ name: 'key', expr: w.series.key }], [{ name: 'doc_count', fn: 'count', args: [], star: true }, ...subCalls]);
       const rows = await backend.read(sort(grouped, [{ expr: col('key') }]));
       aggregations[w.name] = seriesBuckets(w.series, new Map(rows.map((r) => [Number(r.key), Number(r.doc_count)])), subCalls.length ? rows : undefined);
+      if (w.sub) {
+        // each bucket's rows: a value whose key (the grouped node's own expression) is the bucket's (its buckets are counted below)
+        const bs = (aggregations[w.name] as JsonObject).buckets;
+        for (const b of (Array.isArray(bs) ? bs : Object.values(bs as JsonObject)) as JsonObject[]) {
+          const cond: Expr = { kind: 'binary', op: 'and', left: w.series.cond, right: { kind: 'binary', op: '=', left: w.series.key, right: lit(b.key as Json) } };
+          Object.assign(b, (await runLevel(backend, ref, filter(input, cond), w.sub, `${prefix}${i}_`)).aggregations);
+        }
+      }
     } else if (w.terms) {
       const t = w.terms;
       aggregations[w.name] = await terms(backend, ref, input, t, Number(row[`n_${prefix}${i}`]), alone?.rows);

@@ -9,15 +9,16 @@
  *      {field: {gte: from, lt: to}}`; `global` → every document of the index (its input);
  *   3. the sub-aggregations over `filter(I, predicate)`, again through `multiAggs` (so deeper levels,
  *      one-valued fields and several multi-valued fields in one level all work), merged into the bucket.
- * Null (the aggregation code answers) for other parents, a terms `missing` or an order by a
+ * Null (the aggregation code answers) for other parents, a `missing`, an order by a
  * sub-aggregation (the buckets would need the sub-aggregations first), `other_bucket`, date ranges.
  */
-import { filter, type Expr, type PlanNode } from '@mmdb/plan';
+import { filter, lit, type Expr, type PlanNode } from '@mmdb/plan';
 import type { JsonObject } from './mapping';
 import type { IndexView } from './doc';
 import { aggBody } from './plan-buckets';
-import { filterClause, filterExpr, type MatchInput } from './plan-aggs';
-import { multiAware } from './plan-any-value';
+import { filterClause, filterExpr, type Kind, type MatchInput } from './plan-aggs';
+import { anyValue, multiAware } from './plan-any-value';
+import { compileLevel } from './plan-level';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -66,6 +67,21 @@ export async function bucketsThenSubs(ix: IndexView, input: PlanNode, name: stri
         if (typeof b.from === 'number') r.gte = b.from;
         if (typeof b.to === 'number') r.lt = b.to;
         return { bucket: b, cond: Object.keys(r).length ? filterClause(ix, { range: { [field]: r } }, fields()) : filterClause(ix, { exists: { field } }, fields()) };
+      });
+    };
+  } else if (a.type === 'histogram' || a.type === 'date_histogram') {
+    // a bucket holds the documents one of whose values has its key: the level's own key expression (plan-series.ts), so both agree
+    if (typeof a.p.field !== 'string' || a.p.missing !== undefined || a.p.script !== undefined) return null;
+    const field = a.p.field;
+    const probe = new Map<string, Kind>();
+    const series = compileLevel(ix, { [name]: { [a.type]: a.p } }, probe, match, null)?.wants[0]?.series;
+    const kind = probe.get(field);
+    if (!series || !kind) return null;
+    conds = (v) => {
+      const bs = Array.isArray(v.buckets) ? (v.buckets as JsonObject[]) : Object.values(v.buckets as JsonObject) as JsonObject[];
+      return bs.map((b) => {
+        const e: Expr = { kind: 'binary', op: 'and', left: series.cond, right: { kind: 'binary', op: '=', left: series.key, right: lit(b.key as number) } };
+        return { bucket: b, cond: multi.includes(field) ? anyValue(e, field, kind) : e };
       });
     };
   } else return null;
