@@ -114,6 +114,12 @@ describe('ES relevance pages of scored queries as plans', () => {
         const r = await c.es('POST', '/term/_search', { query, terminate_after: n, size: 100 });
         expect([query, n, r.hits.total.value, r.terminated_early]).toEqual([query, n, Math.min(n, all.length), all.length > n]);
         expect(r.hits.hits.map((h: Json) => h._id).sort()).toEqual(all.slice(0, n).sort());
+        // aggregations over the first n matches: plans, equal to the view's code (min_score 0 takes it, and changes nothing)
+        const aggs = { t: { terms: { field: 'tag' } }, s: { sum: { field: 'n' } }, g: { global: {}, aggs: { c: { value_count: { field: 'n' } } } } };
+        const planned = await c.counted({ size: 0, query, terminate_after: n, aggs });
+        expect(planned.ran).toBeGreaterThan(0);
+        const ref = await c.es('POST', '/term/_search', { size: 0, query, terminate_after: n, aggs, min_score: 0 });
+        expect([query, n, planned.r.hits.total, planned.r.terminated_early, planned.r.aggregations]).toEqual([query, n, ref.hits.total, ref.terminated_early, ref.aggregations]);
       }
     }
     await expect(c.es('POST', '/term/_count?terminate_after=-1', { query: { match_all: {} } })).rejects.toThrow(/400.*terminateAfter must be > 0/);

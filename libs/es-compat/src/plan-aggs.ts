@@ -16,7 +16,7 @@
  * array counts each value) and every row's columns agree with its `_source`: `plainValues`, cached
  * by the table's LSN (typed.ts); any other index takes the aggregation code over the view (`aggs.ts`).
  */
-import { aggregate, col, filter, lit, scan, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
+import { aggregate, col, filter, limit, lit, scan, sort, type AggregateCall, type Expr, type PlanNode, type SortKey } from '@mmdb/plan';
 import type { JsonObject, Json } from './mapping';
 import type { IndexRef } from './indices';
 import type { IndexView } from './doc';
@@ -35,7 +35,7 @@ import { rangeBounds } from './query';
 import { queryValue } from './fields';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source']);
+const KEYS = new Set(['query', 'size', 'aggs', 'aggregations', 'track_total_hits', 'timeout', 'stats', '_source', 'terminate_after']);
 /** Date fields are still read from `_source` by JSON path (plan-dates.ts): their names must be plain. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INTEGER = new Set(['long', 'integer', 'short', 'byte']);
@@ -300,21 +300,32 @@ export async function planAggs(backend: EsBackend, ref: IndexRef, ix: IndexView,
   if (ref.readOnly || !aggsBody(b)) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length) return null;
+  // terminate_after: the aggregations read the first n matches in index order (a negative or fractional one: the full search reports it)
+  const cap = b.terminate_after === undefined || b.terminate_after === 0 ? null : b.terminate_after;
+  if (cap !== null && !(typeof cap === 'number' && Number.isInteger(cap) && cap > 0)) return null;
+  const capped = (x: PlanNode, n = cap as number): PlanNode => limit(sort(x, [{ expr: col('_seq_no') }]), lit(n));
   const fields = new Map<string, Kind>();
-  const input = queryInput(ref, ix, b.query, fields, match);
-  if (!input) return null;
+  const first = queryInput(ref, ix, b.query, fields, match);
+  if (!first) return null;
+  const input = cap === null ? first : capped(first);
   const global = aliasFilter === undefined ? scan(ref.table.id) : match ? match.input(aliasFilter, fields) : null;
   const level = compileLevel(ix, spec, fields, match, global);
   // a composite page larger than search.max_buckets: the aggregation code reports too_many_buckets_exception
   if (!level || level.wants.some((w) => w.composite && w.composite.size > maxBuckets)) return null;
   // fields of which a document holds several values: the aggregations reading them over an unnest of the rows (plan-multi.ts)
   let ran: { aggregations: JsonObject; buckets: number; total: number } | null = null;
+  let matches = first;
   if (await plainValues(backend, ref, lsn, fields)) ran = await runLevel(backend, ref, input, level);
   else if (ref.meta.mv) {
     const multiIn = await multiInput(backend, ref, ix, lsn, b.query, match);
-    ran = multiIn && (await multiAggs(backend, ref, ix, lsn, multiIn, spec, match, global, (f) => plainValues(backend, ref, lsn, f)));
+    if (multiIn) matches = multiIn;
+    ran = multiIn && (await multiAggs(backend, ref, ix, lsn, cap === null ? multiIn : capped(multiIn), spec, match, global, (f) => plainValues(backend, ref, lsn, f)));
   }
-  return ran && aggsAnswer(ix, b, q, spec, maxBuckets, ran, Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1));
+  const answer = ran && aggsAnswer(ix, b, q, spec, maxBuckets, ran, Number((ix.settings as JsonObject)['index.number_of_shards'] ?? 1));
+  if (!answer || cap === null) return answer;
+  // terminated early when a match past the first n exists
+  const [row] = await backend.read(aggregate(capped(matches, cap + 1), [], [{ name: 'n', fn: 'count', args: [], star: true }]));
+  return { ...answer, terminatedEarly: Number(row.n) > cap };
 }
 
 /** The size-0 search answer of aggregations read by plans, or null when the full search must answer (it reports an error). */

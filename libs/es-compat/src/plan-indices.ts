@@ -43,7 +43,8 @@ function readsTable(spec: unknown): boolean {
 const sameMap = (a: Map<string, Kind>, b: Map<string, Kind>): boolean => a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 
 export async function planAggsIndices(backend: EsBackend, parts: IndexPart[], b: JsonObject, q: Record<string, string | undefined>, maxBuckets: number): Promise<Prepared | null> {
-  if (parts.length < 2 || parts.some((p) => p.ref.readOnly) || !aggsBody(b)) return null;
+  // terminate_after caps each index's matches: plan-aggs.ts does it for one index, the view's code for several
+  if (parts.length < 2 || parts.some((p) => p.ref.readOnly) || !aggsBody(b) || b.terminate_after !== undefined) return null;
   const spec = b.aggs ?? b.aggregations;
   if (!isObj(spec) || !Object.keys(spec).length || readsTable(spec)) return null;
   let first: { fields: Map<string, Kind>; level: Level; json: string } | undefined;
