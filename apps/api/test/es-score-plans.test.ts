@@ -110,10 +110,18 @@ describe('ES relevance pages of scored queries as plans', () => {
         expect([query, n, counted.count, counted.terminated_early]).toEqual([query, n, Math.min(n, all.length), all.length > n]);
         const viewed = await c.es('POST', `/term/_count?terminate_after=${n}&min_score=0`, { query });
         expect([counted.count, counted.terminated_early]).toEqual([viewed.count, viewed.terminated_early]);
-        // a search collects the first n matches in index order, then ranks them
-        const r = await c.es('POST', '/term/_search', { query, terminate_after: n, size: 100 });
+        // a search collects the first n matches in index order (a plan), then ranks or sorts them
+        const { r, ran } = await c.counted({ query, terminate_after: n, size: 100 });
+        expect(ran).toBeGreaterThan(0);
         expect([query, n, r.hits.total.value, r.terminated_early]).toEqual([query, n, Math.min(n, all.length), all.length > n]);
         expect(r.hits.hits.map((h: Json) => h._id).sort()).toEqual(all.slice(0, n).sort());
+        for (const page of [{ size: 3, from: 1 }, { size: 4, sort: [{ n: 'desc' }] }, { size: 2, sort: ['_score', { tag: 'asc' }], track_scores: true }]) {
+          const body = { query, terminate_after: n, ...page };
+          const fast = await c.counted(body);
+          const viewed = await c.es('POST', '/term/_search', { ...body, min_score: 0 });
+          const shown = (x: Json) => [x.hits.total, x.terminated_early, x.hits.max_score, x.hits.hits.map((h: Json) => [h._id, h._score, h.sort])];
+          expect([body, fast.ran > 0, shown(fast.r)]).toEqual([body, true, shown(viewed)]);
+        }
         // aggregations over the first n matches: plans, equal to the view's code (min_score 0 takes it, and changes nothing)
         const aggs = { t: { terms: { field: 'tag' } }, s: { sum: { field: 'n' } }, g: { global: {}, aggs: { c: { value_count: { field: 'n' } } } } };
         const planned = await c.counted({ size: 0, query, terminate_after: n, aggs });

@@ -216,15 +216,21 @@ export function queryInput(ref: IndexRef, ix: IndexView, query: unknown, fields:
 
 /** The number of documents a query matches, counted by an aggregate plan (`_count`), or null when the query does not map. */
 export async function planCount(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, query: unknown, match?: MatchInput): Promise<number | null> {
-  if (ref.readOnly) return null;
-  const fields = new Map<string, Kind>();
-  let input = queryInput(ref, ix, query, fields, match);
-  if (!input) return null;
-  // a field some document holds several values of: its clauses match any value
-  if (!(await plainValues(backend, ref, lsn, fields))) input = ref.meta.mv ? await multiInput(backend, ref, ix, lsn, query, match) : null;
+  const input = await matchesInput(backend, ref, ix, lsn, query, match);
   if (!input) return null;
   const [row] = await backend.read(aggregate(input, [], [{ name: 'n', fn: 'count', args: [], star: true }]));
   return Number(row.n);
+}
+
+/** The rows of a query's matches as a plan input (the fields it reads checked; a multi-valued one's clauses match any value), or null. */
+export async function matchesInput(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, query: unknown, match?: MatchInput): Promise<PlanNode | null> {
+  if (ref.readOnly) return null;
+  const fields = new Map<string, Kind>();
+  const input = queryInput(ref, ix, query, fields, match);
+  if (!input) return null;
+  // a field some document holds several values of: its clauses match any value
+  if (await plainValues(backend, ref, lsn, fields)) return input;
+  return ref.meta.mv ? multiInput(backend, ref, ix, lsn, query, match) : null;
 }
 
 /** A filter / filters aggregation's query as an exact predicate (any query text-plan.ts maps, through `match`), or null when it does not map. */

@@ -5,6 +5,7 @@ import type { Json, JsonObject } from './mapping';
 import type { EsTenant } from './tenant';
 import { checkSearchType, mergeParams, prepareSearch, searchResponse, terminateAfterOf, type Prepared, type SearchEnv } from './search';
 import { topK, type TopK } from './topk';
+import { firstMatches } from './plan-first';
 import { textPlans } from './text-plan';
 import { planAggs, planCount } from './plan-aggs';
 import { planAggsIndices, type IndexPart } from './plan-indices';
@@ -132,7 +133,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   }
   const several = !planned && refs && refs.length > 1 && !filtersAll && q.scroll === undefined && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
   const top = planned
-    ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q))
+    ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) ?? (await firstOf(t, refs![0], whole, filtered, q))
     : several ? await topKOfIndices(t, refs!, views, body2, q, lookupFn) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
   const aggPlan = planned && !top && !beside ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
@@ -214,6 +215,12 @@ async function planInput(t: EsTenant, ref: IndexRef, body: JsonObject, q: Params
     return null;
   }
   return { merged, lsn: (await t.state.cached(ref)).lsn };
+}
+
+/** A page of the first `terminate_after` matches (plan-first.ts). */
+async function firstOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<SearchEnv['topK'] | null> {
+  const p = q.scroll === undefined && body.terminate_after !== undefined ? await planInput(t, ref, body, q) : null;
+  return p && wrapAsync(() => firstMatches(t.backend, ref, view, p.lsn, p.merged, textPlans(ref, view)));
 }
 
 async function sortedOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObject, q: Params): Promise<TopK | null> {

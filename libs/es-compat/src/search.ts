@@ -27,8 +27,11 @@ export interface SearchEnv {
   readonly now?: number;
   /** Text lookups answered by fts_search plans (see retrieval.ts). */
   readonly retrieval?: Retrieval;
-  /** The hits of a top-k plan (topk.ts), in order, and the total: only these are scored and shaped. */
-  readonly topK?: { readonly docs: readonly Doc[]; readonly total: number };
+  /**
+   * The hits of a top-k plan (topk.ts), in order, and the total: only these are scored and shaped;
+   * `unordered`: the first `terminate_after` matches in index order (plan-first.ts), ranked here.
+   */
+  readonly topK?: { readonly docs: readonly Doc[]; readonly total: number; readonly unordered?: boolean; readonly terminatedEarly?: boolean };
 }
 
 /** A prepared search: every matching hit in order, and how to print one. */
@@ -170,7 +173,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   // a plain relevance search needs only its page in order: select the best from+size, do not sort every hit
   const pageOnly = !sort.length && !q.scroll && b.search_after === undefined && b.collapse === undefined && !rescores.length && from + size <= 100;
   // the top-k hits are in order per index; several indices merge by score, then index name (a stable sort keeps each index's order)
-  if (env.topK && !sort.length) { if (views.length > 1) all.sort((a, b) => b.score - a.score || (a.doc.index.name < b.doc.index.name ? -1 : a.doc.index.name > b.doc.index.name ? 1 : 0)); } else if (pageOnly) topInPlace(all, from + size);
+  if (env.topK && !env.topK.unordered && !sort.length) { if (views.length > 1) all.sort((a, b) => b.score - a.score || (a.doc.index.name < b.doc.index.name ? -1 : a.doc.index.name > b.doc.index.name ? 1 : 0)); } else if (pageOnly) topInPlace(all, from + size);
   else sortHits(all, sort, views);
   if (rescores.length && !sort.length) rescore(all, rescores, env);
   let hits = all;
@@ -292,7 +295,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
   const shards = views.reduce((s, v) => s + Number((v.settings as JsonObject)['index.number_of_shards'] ?? 1), 0);
   const brs = q.batched_reduce_size === undefined ? undefined : Number(q.batched_reduce_size);
   const reducePhases = brs !== undefined && shards > brs ? Math.ceil((shards - 1) / (brs - 1)) : undefined;
-  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, skipped: skippedShards(views, b, q), reducePhases, ...(terminateAfter !== null ? { terminatedEarly } : {}) };
+  return { hits, total: env.topK ? env.topK.total : b.search_after !== undefined ? all.length : uncollapsed, sort, from, size, format, aggregations, suggest, maxScore, trackTotal, restInt, indices: shards, skipped: skippedShards(views, b, q), reducePhases, ...(terminateAfter !== null ? { terminatedEarly: env.topK?.terminatedEarly ?? terminatedEarly } : {}) };
 }
 
 const byRelevance = (a: Hit, b: Hit): number =>
