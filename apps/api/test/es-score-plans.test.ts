@@ -1,8 +1,8 @@
 /**
  * Relevance pages of bool / multi_match / dis_max / query_string queries over text matches and term-level clauses
  * as fts_search plans (libs/es-compat topk-scored.ts), differentially on the real server: random
- * queries (fast-check) over an index of short and long documents (`min_score` too, also on a lone
- * `match`), each page's hits, order, scores,
+ * queries (fast-check) over an index of short and long documents (`min_score` and `rescore` too,
+ * also on a lone `match`), each page's hits, order, scores,
  * `max_score` and total equal to the scorer's over every document (the same search with a
  * `post_filter`, which the plans do not take); also under a row-level policy.
  */
@@ -28,8 +28,10 @@ const qs = fc.record({ a: fc.constantFrom(...WORDS), op: fc.constantFrom(' AND '
 // a bool whose one scoring clause is a match is topk.ts's page (ties by _id there, a documented difference): left out
 const lone = (q: Json): boolean => !!q.bool && Object.keys(q.bool).every((k) => ['must', 'filter', 'must_not'].includes(k)) && q.bool.must?.length === 1 && !!q.bool.must[0].match;
 const query = fc.oneof(multi, bool, qs, fc.array(match, { minLength: 2, maxLength: 3 }).map((x) => ({ dis_max: { queries: x, tie_breaker: 0.2 } }))).filter((q) => !lone(q));
-const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min })
-  .map(({ query: x, from, size, track, min: m }) => ({ query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }) }));
+const rescore = fc.constantFrom<Json>(undefined, undefined, { window_size: 5, query: { rescore_query: { match: { title: 'alpha beta' } }, query_weight: 0.7, rescore_query_weight: 1.5 } },
+  [{ window_size: 3, query: { rescore_query: { term: { tag: 't1' } }, score_mode: 'multiply' } }, { window_size: 30, query: { rescore_query: { match: { body: 'river' } }, score_mode: 'max' } }]);
+const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min, rescore })
+  .map(({ query: x, from, size, track, min: m, rescore: r }) => ({ query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }), ...(r === undefined ? {} : { rescore: r }) }));
 // a lone match without min_score is topk.ts's page (ties by _id there, a documented difference): here with min_score only
 const page = fc.oneof(pageOf(query, fc.constantFrom(undefined, undefined, 1, 4)), pageOf(match, fc.constantFrom(0.5, 1.5, 4)));
 

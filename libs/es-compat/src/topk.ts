@@ -28,7 +28,7 @@ import { topKScored } from './topk-scored';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a top-k search may carry (anything else needs every match: aggregations, sorts, …). */
-const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats', 'min_score']);
+const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats', 'min_score', 'rescore']);
 const TERM = /^[a-z0-9]+$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_K = 1000;
@@ -116,6 +116,18 @@ function pushed(ix: IndexView, clause: unknown): Expr | null {
   return null;
 }
 
+/** The window sizes of a `rescore` (one or a list) of the shape the scorer reads, or null (it reports anything else). */
+function rescoreWindows(r: unknown): number[] | null {
+  const out: number[] = [];
+  for (const x of Array.isArray(r) ? r : [r]) {
+    if (!isObj(x) || !isObj(x.query) || Object.keys(x).some((k) => k !== 'query' && k !== 'window_size')) return null;
+    const w = x.window_size ?? 10, qw = x.query.query_weight ?? 1;
+    if (typeof w !== 'number' || !Number.isInteger(w) || w < 1 || typeof qw !== 'number' || !(qw >= 0)) return null;
+    out.push(w);
+  }
+  return out.length ? out : null;
+}
+
 /** The text field, its fts column and the query's terms of a match the fts lib answers alike (standard analyzer, ASCII terms), or null. */
 function matchTerms(ref: IndexRef, ix: IndexView, shape: Shape): { f: Field; column: string; terms: string[] } | null {
   const f = ix.fields.get(shape.field);
@@ -135,7 +147,15 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
   if (ref.readOnly || Object.keys(b).some((k) => !KEYS.has(k))) return null;
   const from = b.from === undefined ? 0 : b.from, size = b.size === undefined ? 10 : b.size;
   if (!Number.isInteger(from) || !Number.isInteger(size) || (from as number) < 0 || (size as number) < 1 || (from as number) + (size as number) > 200) return null;
-  const n = (from as number) + (size as number);
+  let n = (from as number) + (size as number);
+  if (b.rescore !== undefined) {
+    // rescore: the best window_size hits are scored again (search.ts), the rest keep their order, scaled by query_weight:
+    // the page needs the hits of every window and one past them (the best of the rest, for max_score)
+    const ws = rescoreWindows(b.rescore);
+    if (!ws) return null;
+    n = Math.max(n, ...ws.map((w) => w + 1));
+    if (n > 200) return null;
+  }
   const track = b.track_total_hits === undefined ? 10000 : b.track_total_hits === true ? Infinity : b.track_total_hits === false ? 0 : Number(b.track_total_hits);
   if (!(track >= 0)) return null;
   if (b.min_score !== undefined) {
