@@ -30,8 +30,10 @@ const lone = (q: Json): boolean => !!q.bool && Object.keys(q.bool).every((k) => 
 const query = fc.oneof(multi, bool, qs, fc.array(match, { minLength: 2, maxLength: 3 }).map((x) => ({ dis_max: { queries: x, tie_breaker: 0.2 } }))).filter((q) => !lone(q));
 const rescore = fc.constantFrom<Json>(undefined, undefined, { window_size: 5, query: { rescore_query: { match: { title: 'alpha beta' } }, query_weight: 0.7, rescore_query_weight: 1.5 } },
   [{ window_size: 3, query: { rescore_query: { term: { tag: 't1' } }, score_mode: 'multiply' } }, { window_size: 30, query: { rescore_query: { match: { body: 'river' } }, score_mode: 'max' } }]);
-const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min, rescore })
-  .map(({ query: x, from, size, track, min: m, rescore: r }) => ({ query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }), ...(r === undefined ? {} : { rescore: r }) }));
+// shaped per hit of the page
+const shape = fc.constantFrom<Json>({}, {}, { highlight: { fields: { body: {}, title: {} } } }, { explain: true }, { docvalue_fields: ['n', 'tag'], _source: false }, { fields: ['tag'], version: true });
+const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min, rescore, shape })
+  .map(({ query: x, from, size, track, min: m, rescore: r, shape: sh }) => ({ query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }), ...(r === undefined ? {} : { rescore: r }), ...sh }));
 // a lone match without min_score is topk.ts's page (ties by _id there, a documented difference): here with min_score only
 const page = fc.oneof(pageOf(query, fc.constantFrom(undefined, undefined, 1, 4)), pageOf(match, fc.constantFrom(0.5, 1.5, 4)));
 
@@ -56,6 +58,8 @@ describe('ES relevance pages of scored queries as plans', () => {
       const fast = await c.es('POST', '/scored/_search', body, token);
       const full = await c.es('POST', '/scored/_search', { ...body, post_filter: { match_all: {} } }, token);
       expect([body, hits(fast), fast.hits.total, fast.hits.max_score]).toEqual([body, hits(full), full.hits.total, full.hits.max_score]);
+      // every hit shaped alike (highlight, explanation, fields)
+      expect([body, fast.hits.hits]).toEqual([body, full.hits.hits]);
     };
     await fc.assert(fc.asyncProperty(page, async (body) => {
       await same(body);

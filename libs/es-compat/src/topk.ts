@@ -28,7 +28,9 @@ import { topKScored } from './topk-scored';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a top-k search may carry (anything else needs every match: aggregations, sorts, …). */
-const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats', 'min_score', 'rescore']);
+const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats', 'min_score', 'rescore',
+  // shaped per hit of the page (search.ts), over the rows the plans read
+  'highlight', 'explain', 'stored_fields', 'docvalue_fields', 'fields']);
 const TERM = /^[a-z0-9]+$/;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_K = 1000;
