@@ -38,6 +38,8 @@ const AGGS = {
   dr: { date_range: { field: 'at', ranges: [{ to: '2018-01-01' }, { from: '2017-06-01' }] } },
   // fields holding one value per document, beside them
   pk: { terms: { field: 'k' }, aggs: { m: { sum: { field: 'm' } } } }, pm: { stats: { field: 'm' } },
+  // histogram `missing`: a document without a value in that value's bucket
+  hmi: { histogram: { field: 'n', interval: 3, missing: 100 } }, hmm: { histogram: { field: 'm', interval: 100000, missing: 0, min_doc_count: 1 } },
 };
 /** Sub-aggregations reading multi-valued fields: a level per bucket over its documents (plan-multi-subs.ts). */
 const SUBS = {

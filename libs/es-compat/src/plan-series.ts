@@ -84,8 +84,11 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   }
   if (type !== 'histogram') return null;
   const k = fieldKind(ix, field, 'filter');
-  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count', 'offset', 'extended_bounds', 'order', 'keyed', 'format'].includes(x))) return null;
+  if ((k !== 'integer' && k !== 'number') || Object.keys(p).some((x) => !['field', 'interval', 'min_doc_count', 'offset', 'extended_bounds', 'order', 'keyed', 'format', 'missing'].includes(x))) return null;
   if (p.format !== undefined && typeof p.format !== 'string') return null;
+  // `missing`: a document without a value is in the bucket of that value (every document of the input counts)
+  const missing = p.missing;
+  if (missing !== undefined && (typeof missing !== 'number' || !Number.isFinite(missing))) return null;
   // keys computed with the aggregation code's double arithmetic, in its order (fractional intervals and offsets included:
   // a key and the empty buckets after it, k + interval, are the same doubles on both paths)
   const interval = p.interval, offset = p.offset ?? 0;
@@ -95,14 +98,15 @@ export function seriesSpec(ix: IndexView, type: string, p: JsonObject, fields: M
   if (eb !== undefined && (!isObj(eb) || Object.keys(eb).some((x) => x !== 'min' && x !== 'max') || typeof eb.min !== 'number' || typeof eb.max !== 'number' || !Number.isFinite(eb.min) || !Number.isFinite(eb.max))) return null;
   fields.set(field, k);
   // key = floor((v - offset) / interval) · interval + offset (CAST truncates toward zero: one less below it)
-  const v: Expr = { kind: 'binary', op: '*', left: valueOf(field), right: lit(1, true) };
+  const value: Expr = missing === undefined ? valueOf(field) : { kind: 'call', name: 'coalesce', args: [valueOf(field), lit(missing)] };
+  const v: Expr = { kind: 'binary', op: '*', left: value, right: lit(1, true) };
   const q: Expr = { kind: 'binary', op: '/', left: off ? { kind: 'binary', op: '-', left: v, right: lit(off) } : v, right: lit(iv) };
   const t: Expr = { kind: 'cast', arg: q, to: 'integer' };
   const floor: Expr = { kind: 'case', whens: [{ when: { kind: 'binary', op: '<', left: q, right: t }, then: { kind: 'binary', op: '-', left: t, right: lit(1) } }], else: t };
   const scaled: Expr = { kind: 'binary', op: '*', left: floor, right: lit(iv) };
   const keyOf = (x: number) => Math.floor((x - off) / iv) * iv + off;
   return {
-    key: off ? { kind: 'binary', op: '+', left: scaled, right: lit(off) } : scaled, next: (x) => x + iv, cond: typed(field, k), minDoc: minDoc as number,
+    key: off ? { kind: 'binary', op: '+', left: scaled, right: lit(off) } : scaled, next: (x) => x + iv, cond: missing === undefined ? typed(field, k) : lit(true), minDoc: minDoc as number,
     ...(isObj(eb) ? { bounds: [keyOf(eb.min as number), keyOf(eb.max as number)] as const } : {}), ...(typeof p.format === 'string' ? { numFormat: p.format } : {}), ...shape,
   };
 }
