@@ -40,6 +40,7 @@ const AGGS = {
   pk: { terms: { field: 'k' }, aggs: { m: { sum: { field: 'm' } } } }, pm: { stats: { field: 'm' } },
   // histogram `missing`: a document without a value in that value's bucket
   hmi: { histogram: { field: 'n', interval: 3, missing: 100 } }, hmm: { histogram: { field: 'm', interval: 100000, missing: 0, min_doc_count: 1 } },
+  rmi: { range: { field: 'n', missing: 4, ranges: [{ to: 3 }, { from: 3, to: 6 }, { from: 5 }] } }, rmx: { range: { field: 'm', missing: -1, ranges: [{ to: 0 }, { from: 0 }] } },
 };
 /** Sub-aggregations reading multi-valued fields: a level per bucket over its documents (plan-multi-subs.ts). */
 const SUBS = {

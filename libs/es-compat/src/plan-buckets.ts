@@ -84,7 +84,9 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
     const k = typeof field === 'string' ? fieldKind(ix, field, 'filter') : null;
     const date = k === 'time';
     if ((type === 'date_range' && !date) || (k !== 'integer' && k !== 'number' && !date) || !Array.isArray(p.ranges) || !p.ranges.length) return null;
-    if (Object.keys(p).some((x) => !['field', 'ranges', 'keyed', ...(date ? ['format', 'time_zone'] : [])].includes(x)) || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+    if (Object.keys(p).some((x) => !['field', 'ranges', 'keyed', ...(date ? ['format', 'time_zone'] : ['missing'])].includes(x)) || (p.keyed !== undefined && typeof p.keyed !== 'boolean')) return null;
+    // `missing` (numbers): a document without a value counts as that value
+    if (p.missing !== undefined && (typeof p.missing !== 'number' || !Number.isFinite(p.missing))) return null;
     if ((p.format !== undefined && typeof p.format !== 'string') || (p.time_zone !== undefined && typeof p.time_zone !== 'string')) return null;
     const fmt = date ? (p.format as string | undefined) ?? String(ix.fields.get(field as string)!.def.format ?? DEFAULT_DATE_FORMAT) : undefined;
     const zone = p.time_zone as string | undefined;
@@ -107,10 +109,11 @@ export function countAgg(ix: IndexView, type: string, p: JsonObject, prefix: str
       ranges.push({ from, to, ...(r.key !== undefined ? { key: r.key as string } : {}) });
     }
     fields.set(field as string, k);
+    const value: Expr = p.missing === undefined ? valueOf(field as string) : { kind: 'call', name: 'coalesce', args: [valueOf(field as string), lit(p.missing)] };
     for (const r of ranges) {
-      let when = typed(field as string, k);
-      if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: valueOf(field as string), right: lit(r.from) });
-      if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: valueOf(field as string), right: lit(r.to) });
+      let when = p.missing === undefined ? typed(field as string, k) : lit(true);
+      if (r.from !== null) when = and(when, { kind: 'binary', op: '>=', left: value, right: lit(r.from) });
+      if (r.to !== null) when = and(when, { kind: 'binary', op: '<', left: value, right: lit(r.to) });
       whens.push(when);
     }
     const str = (n: number | null): string => (n === null ? '*' : date ? formatDate(n, fmt, zone) : javaDouble(n));

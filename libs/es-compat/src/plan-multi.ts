@@ -19,7 +19,7 @@
  * range or global aggregation whose sub-aggregations read a multi-valued field: its buckets, then
  * a level per bucket over the bucket's documents (plan-multi-subs.ts). Not here (the aggregation
  * code answers): other parents of such sub-aggregations, two multi-valued fields in one
- * aggregation's own keys, terms `min_doc_count: 0` with `missing` or sub-aggregations, ranges with `missing` (a histogram's `missing`: `unnest … outer`), `weighted_avg`.
+ * aggregation's own keys, terms `min_doc_count: 0` with `missing` or sub-aggregations, date ranges with `missing` (a histogram's or range's `missing`: `unnest … outer`), `weighted_avg`.
  * `missing` on terms and metrics: `unnest … outer`, a document without a value one row holding null.
  */
 import { aggregate, col, lit, scan, unnest, type AggregateCall, type Expr, type PlanNode } from '@mmdb/plan';
@@ -123,7 +123,7 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
     const kind = fields.get(path)!;
     if (BUCKETS.has(a.type)) {
       // `missing` (a histogram's): a document without a value is one row holding null, which the key's coalesce places
-      if (outer && a.type !== 'histogram') return null;
+      if (outer && a.type !== 'histogram' && a.type !== 'range') return null;
       // a document counts once per bucket: distinct (document, key) pairs, distinct documents (`DOC_KEY`) per range
       const l = a.sub === undefined ? perDocBuckets(level) : null;
       if (!l) return null;
