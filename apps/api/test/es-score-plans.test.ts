@@ -78,7 +78,8 @@ describe('ES relevance pages of scored queries as plans', () => {
       await EsPlanCheck.fresh(server(), name, MAPPING, docs, { t: { terms: { field: 'tag' } } });
     }
     const c = new EsPlanCheck(server(), 'many_a');
-    await fc.assert(fc.asyncProperty(pageOf(query, fc.constantFrom(undefined, 2)), fc.constantFrom('many_a,many_b', 'many_*'), async (body, target) => {
+    await fc.assert(fc.asyncProperty(pageOf(query, fc.constantFrom(undefined, 2)), fc.constantFrom('many_a,many_b', 'many_*'), fc.constantFrom<Json>(undefined, [{ many_a: 1.5 }], { many_b: 0.5 }), async (page, target, boosts) => {
+      const body = boosts === undefined ? page : { ...page, indices_boost: boosts };
       const fast = await c.es('POST', `/${target}/_search`, body);
       const full = await c.es('POST', `/${target}/_search`, { ...body, post_filter: { match_all: {} } });
       const hitsOf = (r: Json) => r.hits.hits.map((h: Json) => [h._index, h._id, h._score]);

@@ -190,14 +190,20 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
 /**
  * A relevance page of several indices (each one shard, no alias filter): each index's top-k plans
  * (topk.ts) for its best from + size, merged by score (search.ts orders ties by index name, then
- * as each index ordered them), the total their sum; null when one index's page is not a plan.
+ * as each index ordered them; `indices_boost` scales each index's scores there), the total their
+ * sum; null when one index's page is not a plan.
  */
 async function topKOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params, lookupFn: (ix: string, id: string) => JsonObject | undefined): Promise<TopK | null> {
   const docs: TopK['docs'] = [];
   let total = 0;
   const plans: JsonObject[] = [];
+  // indices_boost multiplies an index's scores (search.ts): its own best hits stay its best
+  // (min_score compares the boosted score: the view's code answers both together)
+  if (body.indices_boost !== undefined && body.min_score !== undefined) return null;
+  const each = { ...body };
+  delete each.indices_boost;
   for (let i = 0; i < refs.length; i++) {
-    const r = await topKOf(t, refs[i], views[i], body, q, lookupFn);
+    const r = await topKOf(t, refs[i], views[i], each, q, lookupFn);
     if (!r) return null;
     docs.push(...r.docs);
     total += r.total;
