@@ -95,6 +95,9 @@ describe('ES relevance pages of scored queries as plans', () => {
     for (const query of [
       { bool: { must: [{ match: { body: 'alpha' } }], should: [{ match: { title: 'beta river' } }, { term: { tag: 't1' } }] } },
       { multi_match: { query: 'alpha beta', fields: ['title^2', 'body'], type: 'most_fields' } },
+      // filters pushed into the nodes: a common one, and one only documents ranked past the node's 1,000 pass
+      { bool: { must: [{ match: { body: 'alpha gamma' } }, { match: { title: 'beta' } }], filter: [{ term: { tag: 't1' } }] } },
+      { bool: { should: [{ match: { body: 'alpha' } }, { match: { title: 'beta' } }], filter: [{ range: { n: { gte: 1090 } } }] } },
     ]) {
       const body = { query, size: 5 };
       await c.es('POST', '/scored2/_search', { ...body, post_filter: { match_all: {} } });

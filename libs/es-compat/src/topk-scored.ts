@@ -21,13 +21,19 @@
  * is the one scoring every document gives; otherwise k grows ×4 to the node's limit (1,000), then
  * the search scores the view. Ties go by index order (`_seq_no`), as the scorer's path orders them.
  *
+ * The top bool's `filter` clauses, when they are exact predicates over trusted typed columns
+ * (`conjunction`, plan-aggs.ts), are pushed into every node (`filter`): its k rows are the best
+ * that pass, so the bound holds for the documents that can match; a node that returned fewer than
+ * k rows proves it listed every passing match only when at most 1,000 documents hold its terms (it
+ * ranks that many before filtering), else that leaf is read again without the filter.
+ *
  * The total: the candidates that match when no unseen document can; else the count plan of the
  * query's matches (`planCount`, text-plan.ts), or null (the scorer's path) when it does not map.
  * `min_score` (any query of these forms, a lone `match` included): the hits scoring at least it;
  * an unseen document can pass it only when the bound does, so the page and its total are exact
  * once the bound is below it (the count plan knows no scores: until then k grows).
  */
-import { col, ftsSearch, project, type PlanNode } from '@mmdb/plan';
+import { col, ftsSearch, project, type Expr, type PlanNode } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
 import type { JsonObject } from './mapping';
 import type { IndexRef } from './indices';
@@ -37,7 +43,7 @@ import { indexAnalyzer, isText, searchAnalyzer } from './fields';
 import { fieldStats, idf } from './scoring';
 import { compile } from './query';
 import { COLS, toDocRow } from './state';
-import { planCount } from './plan-aggs';
+import { conjunction, plainValues, planCount, type Kind } from './plan-aggs';
 import { textPlans } from './text-plan';
 import { queryStringFields } from './text-query';
 import { parseQueryString, parseSimpleQueryString } from './query-string';
@@ -208,14 +214,33 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
   const leaves = parser.leaves;
   if (!root || !leaves.length || leaves.length > 16) return null;
   const scorer = compile({ ix, lookup }, query);
+  // the top bool's filter clauses, when exact predicates over trusted typed columns: pushed into every node
+  let push: Expr | null = null;
+  if (isObj(query) && isObj(query.bool) && query.bool.filter !== undefined) {
+    const fields = new Map<string, Kind>();
+    const e = conjunction(ix, list(query.bool.filter), fields);
+    try {
+      if (e && (await plainValues(backend, ref, lsn ? await lsn() : await backend.tableLsn(ref.table.id), fields))) push = e;
+    } catch {
+      push = null; // an optimization only: when the columns' check cannot run, the nodes read unfiltered (the scorer decides)
+    }
+  }
   const leafScorers = leaves.map((l) => compile({ ix, lookup }, l.query));
   for (let k = Math.max(2 * n, n + 10); ; k = Math.min(MAX_K, k * 4)) {
-    const plans: PlanNode[] = leaves.map((l) => project(
-      ftsSearch({ schema: ref.table.id, field: l.column, query: { terms: l.terms, operator: l.operator }, limit: k, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' } }),
+    const node = (l: Leaf, filter?: Expr): PlanNode => project(
+      ftsSearch({ schema: ref.table.id, field: l.column, query: { terms: l.terms, operator: l.operator }, limit: k, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' }, ...(filter ? { filter } : {}) }),
       [...COLS, '_score'].map((c) => ({ name: c, expr: col(c) })),
-    ));
+    );
+    const plans: PlanNode[] = [];
     const results = [];
-    for (const p of plans) results.push(await backend.read(p));
+    for (const l of leaves) {
+      let plan = node(l, push ?? undefined);
+      let rows = await backend.read(plan);
+      // the node ranks at most 1,000 matches before its filter: fewer rows than k prove nothing when more documents hold the terms
+      if (push && rows.length < k && l.terms.reduce((a, t) => a + (fieldStats(ix, l.path, 'standard').df.get(t) ?? 0), 0) > MAX_K) rows = await backend.read((plan = node(l)));
+      plans.push(plan);
+      results.push(rows);
+    }
     const docs = new Map<string, Doc>();
     const complete: boolean[] = [], thr: number[] = [];
     for (let i = 0; i < leaves.length; i++) {
