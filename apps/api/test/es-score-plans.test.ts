@@ -15,7 +15,8 @@ const MAPPING = { properties: { title: { type: 'text' }, body: { type: 'text' },
 
 const words = fc.uniqueArray(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' '));
 const boost = fc.constantFrom(undefined, 0.5, 3);
-const match = fc.record({ f: fc.constantFrom('title', 'body'), q: words, op: fc.constantFrom('or', 'and'), boost }).map(({ f, q, op, boost: b }) => ({ match: { [f]: { query: q, operator: op, ...(b ? { boost: b } : {}) } } }));
+const match = fc.record({ f: fc.constantFrom('title', 'body'), q: words, op: fc.constantFrom('or', 'and'), boost, msm: fc.constantFrom<Json>(undefined, undefined, 2, '60%', -1) })
+  .map(({ f, q, op, boost: b, msm }) => ({ match: { [f]: { query: q, operator: op, ...(b ? { boost: b } : {}), ...(msm !== undefined && op === 'or' ? { minimum_should_match: msm } : {}) } } }));
 const multi = fc.record({ q: words, type: fc.constantFrom('best_fields', 'most_fields'), tie: fc.constantFrom(0, 0.4), fields: fc.constantFrom(['title^2', 'body'], ['title', 'body^1.5']) })
   .map(({ q, type, tie, fields }) => ({ multi_match: { query: q, fields, type, tie_breaker: tie } }));
 const termLevel = fc.constantFrom<Json>({ term: { tag: 't1' } }, { range: { n: { gte: 20, lt: 70 } } }, { exists: { field: 'title' } }, { terms: { tag: ['t2', 't3'] } }, { constant_score: { filter: { term: { tag: 't4' } }, boost: 2 } });

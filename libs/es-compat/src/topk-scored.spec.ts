@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { Doc, type IndexView } from './doc';
-import { flatten, type JsonObject } from './mapping';
+import { flatten, type Json, type JsonObject } from './mapping';
 import { readBackend } from './testing/read-backend';
 import type { IndexRef } from './indices';
 import { fieldStats, idf } from './scoring';
@@ -28,17 +28,21 @@ function setup(sources: JsonObject[]) {
   };
   let reads = 0;
   const backend = readBackend(async (plan) => {
-    const node = (plan as unknown as { input?: { op: string; field: string; query: { terms: string[]; operator: string }; limit: number } }).input;
+    type Q = { terms: string[]; operator?: string } | { bool: { should: Array<{ terms: string[] }>; minimum_should_match: number } };
+    const node = (plan as unknown as { input?: { op: string; field: string; query: Q; limit: number } }).input;
     if (node?.op !== 'fts_search') throw new Error('count plan');
+    // k of n words (a structured bool of one-word clauses), all of them (and) or any (or)
+    const words = 'bool' in node.query ? node.query.bool.should.map((c) => c.terms[0]) : node.query.terms;
+    const need = 'bool' in node.query ? node.query.bool.minimum_should_match : node.query.operator === 'and' ? words.length : 1;
     reads++;
     const path = Object.keys(COLUMNS).find((p) => COLUMNS[p] === node.field)!;
     const st = fieldStats(ix, path, 'standard');
     const avg = st.sumLen / st.docCount;
     const score = (d: Doc): number | null => {
-      const fs = node.query.terms.map((t) => d.freq(path, 'standard', t));
-      if (node.query.operator === 'and' ? fs.some((f) => !f) : fs.every((f) => !f)) return null;
+      const fs = words.map((t) => d.freq(path, 'standard', t));
+      if (fs.filter((f) => f > 0).length < need) return null;
       const len = d.length(path, 'standard');
-      return node.query.terms.reduce((a, t, i) => a + (fs[i] ? idf(st.docCount, st.df.get(t) ?? 0) * 2.2 * (fs[i] / (fs[i] + 1.2 * (0.25 + (0.75 * len) / avg))) : 0), 0);
+      return words.reduce((a, t, i) => a + (fs[i] ? idf(st.docCount, st.df.get(t) ?? 0) * 2.2 * (fs[i] / (fs[i] + 1.2 * (0.25 + (0.75 * len) / avg))) : 0), 0);
     };
     return ix.docs
       .map((d) => ({ d, s: score(d) }))
@@ -54,7 +58,8 @@ const text = (max: number) => fc.array(fc.constantFrom(...WORDS), { minLength: 1
 const docArb = fc.record({ title: text(4), body: fc.oneof(text(8), text(40)), tag: fc.constantFrom('a', 'b', 'c'), n: fc.integer({ min: 0, max: 20 }) }, { requiredKeys: ['body'] });
 const boost = fc.constantFrom(undefined, 0.5, 2);
 const words = fc.uniqueArray(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' '));
-const match = fc.record({ f: fc.constantFrom('title', 'body'), q: words, op: fc.constantFrom('or', 'and'), boost }).map(({ f, q, op, boost: b }) => ({ match: { [f]: { query: q, operator: op, ...(b ? { boost: b } : {}) } } }));
+const match = fc.record({ f: fc.constantFrom('title', 'body'), q: words, op: fc.constantFrom('or', 'and'), boost, msm: fc.constantFrom<Json>(undefined, undefined, 2, '60%', -1) })
+  .map(({ f, q, op, boost: b, msm }) => ({ match: { [f]: { query: q, operator: op, ...(b ? { boost: b } : {}), ...(msm !== undefined && op === 'or' ? { minimum_should_match: msm } : {}) } } }));
 const multi = fc.record({ q: words, type: fc.constantFrom('best_fields', 'most_fields'), tie: fc.constantFrom(0, 0.3), boost }).map(({ q, type, tie, boost: b }) => ({ multi_match: { query: q, fields: ['title^2', 'body'], type, tie_breaker: tie, ...(b ? { boost: b } : {}) } }));
 const termLevel = fc.constantFrom<JsonObject>({ term: { tag: 'a' } }, { range: { n: { gte: 5, lt: 15 } } }, { exists: { field: 'title' } }, { terms: { tag: ['b', 'c'], boost: 2 } }, { constant_score: { filter: { term: { tag: 'b' } }, boost: 1.5 } });
 const scoring = fc.oneof({ weight: 3, arbitrary: match }, { weight: 2, arbitrary: multi }, termLevel);

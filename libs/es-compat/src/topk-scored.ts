@@ -1,7 +1,8 @@
 /**
  * The top-k plans of a relevance page whose query scores as a sum of text matches (topk.ts takes a
  * lone `match`): `bool` (must / should / filter / must_not, `minimum_should_match`, boosts, at any
- * depth), `multi_match` (`best_fields`, `most_fields`, field boosts, `tie_breaker`, `operator`),
+ * depth), `multi_match` (`best_fields`, `most_fields`, field boosts, `tie_breaker`, `operator`,
+ * `minimum_should_match`: a node's structured `bool` of the words),
  * `dis_max`, `query_string` / `simple_query_string` parsed into those (words, `AND` / `OR` / `+` /
  * `-`, fields with boosts), and term-level clauses scoring beside them (`term`, `terms`, `range`,
  * `exists`, `ids`, `match_all`, `constant_score`).
@@ -33,15 +34,15 @@
  * an unseen document can pass it only when the bound does, so the page and its total are exact
  * once the bound is below it (the count plan knows no scores: until then k grows).
  */
-import { col, ftsSearch, project, type Expr, type PlanNode } from '@mmdb/plan';
+import { col, ftsSearch, project, type Expr, type FtsQuery, type PlanNode } from '@mmdb/plan';
 import { Doc, type IndexView } from './doc';
-import type { JsonObject } from './mapping';
+import type { Json, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
 import { analyze } from './analysis';
 import { indexAnalyzer, isText, searchAnalyzer } from './fields';
 import { fieldStats, idf } from './scoring';
-import { compile } from './query';
+import { compile, minimumShouldMatch } from './query';
 import { COLS, toDocRow } from './state';
 import { conjunction, plainValues, planCount, type Kind } from './plan-aggs';
 import { textPlans } from './text-plan';
@@ -58,7 +59,7 @@ const NORM_SLACK = 1.13;
 const K1 = 1.2;
 
 /** A text match on one field, answered by one fts_search node. */
-interface Leaf { readonly path: string; readonly column: string; readonly terms: string[]; readonly operator: 'or' | 'and'; readonly query: JsonObject; readonly mult: number; readonly slack: number }
+interface Leaf { readonly path: string; readonly column: string; readonly terms: string[]; readonly fts: FtsQuery; readonly query: JsonObject; readonly mult: number; readonly slack: number }
 
 /** How a query scores: each part's score is at most the sum of its children's, times the boosts pushed into them. */
 type Node =
@@ -86,13 +87,13 @@ class Parser {
         const v = body[fields[0]];
         const p: JsonObject = isObj(v) ? v : { query: v };
         // `lenient` changes nothing on a text field (query_string's parse sets it)
-        if (Object.keys(p).some((k) => k !== 'query' && k !== 'operator' && k !== 'boost' && k !== 'lenient')) return null;
+        if (Object.keys(p).some((k) => !['query', 'operator', 'minimum_should_match', 'boost', 'lenient'].includes(k))) return null;
         const b = p.boost === undefined ? 1 : p.boost;
         if (typeof b !== 'number' || !(b >= 0)) return null;
-        return this.leaf(fields[0], p.query, p.operator, b, mult);
+        return this.leaf(fields[0], p.query, p.operator, p.minimum_should_match, b, mult);
       }
       case 'multi_match': {
-        if (Object.keys(body).some((k) => !['query', 'fields', 'type', 'tie_breaker', 'operator', 'boost'].includes(k))) return null;
+        if (Object.keys(body).some((k) => !['query', 'fields', 'type', 'tie_breaker', 'operator', 'minimum_should_match', 'boost'].includes(k))) return null;
         const type = body.type ?? 'best_fields';
         const tie = body.tie_breaker ?? 0;
         if ((type !== 'best_fields' && type !== 'most_fields') || typeof tie !== 'number' || !(tie >= 0 && tie <= 1)) return null;
@@ -101,7 +102,7 @@ class Parser {
         for (const spec of body.fields) {
           const m = typeof spec === 'string' ? FIELD.exec(spec) : null;
           if (!m) return null;
-          const leaf = this.leaf(m[1], body.query, body.operator, m[2] === undefined ? 1 : Number(m[2]), mult * boost);
+          const leaf = this.leaf(m[1], body.query, body.operator, body.minimum_should_match, m[2] === undefined ? 1 : Number(m[2]), mult * boost);
           if (!leaf) return null;
           parts.push(leaf);
         }
@@ -146,7 +147,7 @@ class Parser {
     }
   }
 
-  private leaf(name: string, text: unknown, operator: unknown, boost: number, mult: number): Node | null {
+  private leaf(name: string, text: unknown, operator: unknown, msm: unknown, boost: number, mult: number): Node | null {
     const op = String(operator ?? 'or').toLowerCase();
     if ((op !== 'or' && op !== 'and') || (typeof text !== 'string' && typeof text !== 'number') || !(boost >= 0)) return null;
     const f = this.ix.fields.get(name);
@@ -158,7 +159,16 @@ class Parser {
     const stats = fieldStats(this.ix, f.path, 'standard');
     // the fts lib must make the same tokens, or lengths and frequencies differ by more than norms
     if (!stats.asciiTokens) return null;
-    this.leaves.push({ path: f.path, column, terms, operator: op, query: { match: { [f.path]: { query: String(text), operator: op, boost } } }, mult, slack: stats.maxLen >= 24 ? NORM_SLACK : 1 });
+    // how many of the words a match needs (operator and: all; minimum_should_match as the scorer reads it), as the fts node's query
+    let need: number;
+    try {
+      need = op === 'and' ? terms.length : msm !== undefined ? Math.max(1, minimumShouldMatch(msm, terms.length)) : 1;
+    } catch {
+      return null; // the scorer reports it
+    }
+    const fts: FtsQuery = need <= 1 ? { terms, operator: 'or' } : need >= terms.length ? { terms, operator: 'and' } : { bool: { should: terms.map((t) => ({ terms: [t] })), minimum_should_match: need } };
+    const query: JsonObject = { match: { [f.path]: { query: String(text), operator: op, boost, ...(msm !== undefined ? { minimum_should_match: msm as Json } : {}) } } };
+    this.leaves.push({ path: f.path, column, terms, fts, query, mult, slack: stats.maxLen >= 24 ? NORM_SLACK : 1 });
     return { kind: 'leaf', leaf: this.leaves.length - 1 };
   }
 }
@@ -228,7 +238,7 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
   const leafScorers = leaves.map((l) => compile({ ix, lookup }, l.query));
   for (let k = Math.max(2 * n, n + 10); ; k = Math.min(MAX_K, k * 4)) {
     const node = (l: Leaf, filter?: Expr): PlanNode => project(
-      ftsSearch({ schema: ref.table.id, field: l.column, query: { terms: l.terms, operator: l.operator }, limit: k, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' }, ...(filter ? { filter } : {}) }),
+      ftsSearch({ schema: ref.table.id, field: l.column, query: l.fts, limit: k, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' }, ...(filter ? { filter } : {}) }),
       [...COLS, '_score'].map((c) => ({ name: c, expr: col(c) })),
     );
     const plans: PlanNode[] = [];
