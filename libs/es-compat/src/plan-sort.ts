@@ -69,15 +69,31 @@ function sortFields(v: unknown): SortSpec[] | null {
 
 /**
  * A field's sort value over the values a document holds (`mode` min or max, Elasticsearch's
- * default by order; sum or avg of a number field's): its one value, else `(select min|max|sum|avg(v)
- * from unnest(one row, the row's values))`.
+ * default by order; sum, avg or median of a number field's): its one value, else `(select
+ * min|max|sum|avg(v) from unnest(one row, the row's values))`, the median the mean of the middle
+ * one or two by `row_number()` over the values ascending.
  */
 function extreme(field: string, k: Kind, mode: string): Expr {
   const one: PlanNode = { op: 'values', columns: ['_one'], rows: [[lit(1)]] };
   const values = unnestField(one, field, k, false);
-  const fn = mode === 'max' || mode === 'sum' || mode === 'avg' ? mode : 'min';
-  // sum / avg: the values in document order, as sort.ts adds them (the unnest keeps the array's order)
-  const pick: PlanNode = aggregate(values, [], [{ name: 'v', fn, args: [fn === 'sum' || fn === 'avg' ? { kind: 'cast', arg: valueOf(field), to: 'real' } as Expr : valueOf(field)] }]);
+  const real: Expr = { kind: 'cast', arg: valueOf(field), to: 'real' };
+  let pick: PlanNode;
+  if (mode === 'median') {
+    // the middle value (odd count) or the mean of the two middle ones: positions ⌊(n + 1) / 2⌋ and ⌊n / 2⌋ + 1 in ascending order
+    const ranked = windowNode(values, [
+      { name: '_rn', fn: 'row_number', args: [], partition: [], order: [{ expr: valueOf(field) }] },
+      { name: '_n', fn: 'count', args: [], star: true, partition: [], order: [] },
+    ]);
+    const half = (e: Expr): Expr => ({ kind: 'cast', arg: { kind: 'binary', op: '*', left: e, right: lit(0.5) }, to: 'integer' });
+    const lo = half({ kind: 'binary', op: '+', left: col('_n'), right: lit(1) });
+    const hi: Expr = { kind: 'binary', op: '+', left: half(col('_n')), right: lit(1) };
+    const middle: Expr = { kind: 'binary', op: 'or', left: { kind: 'binary', op: '=', left: col('_rn'), right: lo }, right: { kind: 'binary', op: '=', left: col('_rn'), right: hi } };
+    pick = aggregate(filter(ranked, middle), [], [{ name: 'v', fn: 'avg', args: [real] }]);
+  } else {
+    const fn = mode === 'max' || mode === 'sum' || mode === 'avg' ? mode : 'min';
+    // sum / avg: the values in document order, as sort.ts adds them (the unnest keeps the array's order)
+    pick = aggregate(values, [], [{ name: 'v', fn, args: [fn === 'sum' || fn === 'avg' ? real : valueOf(field)] }]);
+  }
   return { kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(field), not: true }, then: valueOf(field) }], else: { kind: 'subquery', plan: pick } };
 }
 
@@ -101,7 +117,7 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
       if (s.field === '_doc' || s.field === '_id') { keys.push({ expr: col(s.field === '_doc' ? '_seq_no' : '_id'), desc: s.desc }); continue; }
       const k = fieldKind(ix, s.field, 'filter');
       // several values: min / max, and sum / avg of a number field's (`median` stays with sort.ts)
-      const summed = s.mode === 'sum' || s.mode === 'avg';
+      const summed = s.mode === 'sum' || s.mode === 'avg' || s.mode === 'median';
       if (!k || (k === 'keyword' && s.numericMode) || (multi.has(s.field) && s.numericMode && !(summed && (k === 'integer' || k === 'number')))) return null;
       fields.set(s.field, k);
       let expr: Expr = multi.has(s.field) ? extreme(s.field, k, s.mode ?? (s.desc ? 'max' : 'min')) : valueOf(s.field);
