@@ -86,6 +86,17 @@ describe('ES relevance pages of scored queries as plans', () => {
       const hitsOf = (r: Json) => r.hits.hits.map((h: Json) => [h._index, h._id, h._score]);
       expect([body, hitsOf(fast), fast.hits.total, fast.hits.max_score, fast._shards.total]).toEqual([body, hitsOf(full), full.hits.total, full.hits.max_score, full._shards.total]);
     }), { numRuns: 40, seed: 9 });
+    // sorted by fields: each index's sort plans, their union sorted as every hit would be
+    const both = new EsPlanCheck(server(), 'many_a,many_b');
+    for (const query of [undefined, { term: { tag: 't2' } }, { match: { body: 'alpha' } }]) {
+      for (const page of [{ sort: [{ n: 'desc' }, { tag: 'asc' }], size: 7, from: 2 }, { sort: [{ tag: 'asc' }, '_doc'], size: 12 }]) {
+        const body = { ...(query ? { query } : {}), ...page };
+        const fast = await both.counted(body);
+        const full = await c.es('POST', '/many_a,many_b/_search', { ...body, post_filter: { match_all: {} } });
+        const shown = (x: Json) => [x.hits.total, x.hits.hits.map((h: Json) => [h._index, h._id, h.sort])];
+        expect([body, fast.ran >= 4, shown(fast.r)]).toEqual([body, true, shown(full)]);
+      }
+    }
   }, 120_000);
 
   it('runs fts_search plans where the scorer would read the whole view', async () => {

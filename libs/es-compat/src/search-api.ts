@@ -134,7 +134,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   const several = !planned && refs && refs.length > 1 && !filtersAll && q.scroll === undefined && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
   const top = planned
     ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) ?? (await firstOf(t, refs![0], whole, filtered, q))
-    : several ? await topKOfIndices(t, refs!, views, body2, q, lookupFn) : null;
+    : several ? (await topKOfIndices(t, refs!, views, body2, q, lookupFn)) ?? (await sortedOfIndices(t, refs!, views, body2, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
   const aggPlan = planned && !top && !beside ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
@@ -204,6 +204,26 @@ async function topKOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], 
   delete each.indices_boost;
   for (let i = 0; i < refs.length; i++) {
     const r = await topKOf(t, refs[i], views[i], each, q, lookupFn);
+    if (!r) return null;
+    docs.push(...r.docs);
+    total += r.total;
+    plans.push(r.plan);
+  }
+  return { docs, total, plan: { plans } as unknown as JsonObject };
+}
+
+/**
+ * A page of several indices sorted by fields: each index's sorted page plans (plan-sort.ts) for
+ * its first from + size, whose union search.ts sorts as it sorts every hit (the best from + size of
+ * all are among them); the total their sum. Not with `collapse` (a group spans indices).
+ */
+async function sortedOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params): Promise<TopK | null> {
+  if (body.collapse !== undefined || body.sort === undefined) return null;
+  const docs: TopK['docs'] = [];
+  let total = 0;
+  const plans: JsonObject[] = [];
+  for (let i = 0; i < refs.length; i++) {
+    const r = await sortedOf(t, refs[i], views[i], body, q);
     if (!r) return null;
     docs.push(...r.docs);
     total += r.total;
