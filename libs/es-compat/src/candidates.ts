@@ -3,11 +3,12 @@
  * maps of the view (built on first use, per docs array), so a selective query scores only the
  * documents holding its terms instead of every document. `null` means "every document".
  */
-import type { Doc, IndexView } from './doc';
+import { Doc, type IndexView } from './doc';
 import type { JsonObject } from './mapping';
 import { analyze } from './analysis';
 import { expandFields, indexAnalyzer, isKeyword, isText, searchAnalyzer } from './fields';
 import type { Retrieval } from './retrieval';
+import { toDocRow } from './state';
 import { parseQueryString, parseSimpleQueryString } from './query-string';
 
 type Postings = Map<string, Doc[]>;
@@ -35,6 +36,19 @@ function byId(ix: IndexView): Map<string, Doc> {
   let m = byIdCache.get(ix.docs);
   if (!m) { m = new Map(ix.docs.map((d) => [d.id, d])); byIdCache.set(ix.docs, m); }
   return m;
+}
+
+/**
+ * The document of a row a plan read (top-k pages): the view's own Doc when it holds that version
+ * of the row (same `_seq_no` and `_version`: its analysis, kept in it, is reused), else a Doc made
+ * from the row.
+ */
+/** The view's document of an id, if it holds one. */
+export const viewDoc = (ix: IndexView, id: string): Doc | undefined => byId(ix).get(id);
+
+export function docOfRow(ix: IndexView, r: Record<string, unknown>): Doc {
+  const v = byId(ix).get(String(r._id));
+  return v && v.row._seq_no === Number(r._seq_no ?? 0) && v.row._version === Number(r._version ?? 1) ? v : new Doc(toDocRow(r), ix);
 }
 
 /** The retrieval of this search (fts_search plans), set for the duration of one candidates() call. */

@@ -8,8 +8,10 @@
  * `exists`, `ids`, `match_all`, `constant_score`).
  *
  * Each text match on a `standard` field (a *leaf*: one field, its query's terms, its operator) is
- * one `project(fts_search(es.i_…, t<n>_<field>, {terms, operator}, limit k), [doc columns, _score])`
- * plan; the union of their rows is scored with Elasticsearch's formula (the scorer, `query.ts`).
+ * one `project(fts_search(es.i_…, t<n>_<field>, {terms, operator}, limit k), [_id, _score])` plan
+ * (keys only: the node reads no row); the union of their hits is scored with Elasticsearch's
+ * formula (the scorer, `query.ts`) over the view's documents (a key the view does not hold yet: its
+ * row by primary key).
  * The page is exact by the threshold argument (Fagin's): every score combinator here is at most
  * the sum of its parts (bool sums, dis_max / best_fields take the best plus `tie_breaker` ≤ 1 of the
  * rest), so a document no node returned scores at most the sum, over the leaves whose node was cut
@@ -28,14 +30,16 @@
  * k rows proves it listed every passing match only when at most 1,000 documents hold its terms (it
  * ranks that many before filtering), else that leaf is read again without the filter.
  *
- * The total: the candidates that match when no unseen document can; else the count plan of the
+ * The total: the candidates that match when no unseen document can; for a disjunction of words
+ * (should clauses, multi_match, dis_max of matches needing one word) the union of the words'
+ * postings in the view, counted until past the limit (as topk.ts counts); else the count plan of the
  * query's matches (`planCount`, text-plan.ts), or null (the scorer's path) when it does not map.
  * `min_score` (any query of these forms, a lone `match` included): the hits scoring at least it;
  * an unseen document can pass it only when the bound does, so the page and its total are exact
  * once the bound is below it (the count plan knows no scores: until then k grows).
  */
-import { col, ftsSearch, project, type Expr, type FtsQuery, type PlanNode } from '@mmdb/plan';
-import { Doc, type IndexView } from './doc';
+import { col, ftsSearch, get, lit, project, type Expr, type FtsQuery, type PlanNode } from '@mmdb/plan';
+import type { Doc, IndexView } from './doc';
 import type { Json, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
@@ -43,7 +47,8 @@ import { analyze } from './analysis';
 import { indexAnalyzer, isText, searchAnalyzer } from './fields';
 import { fieldStats, idf } from './scoring';
 import { compile, minimumShouldMatch } from './query';
-import { COLS, toDocRow } from './state';
+import { COLS } from './state';
+import { docOfRow, textTermOrdinalBound, textTermOrdinals, viewDoc } from './candidates';
 import { conjunction, plainValues, planCount, type Kind } from './plan-aggs';
 import { textPlans } from './text-plan';
 import { queryStringFields } from './text-query';
@@ -59,14 +64,38 @@ const NORM_SLACK = 1.13;
 const K1 = 1.2;
 
 /** A text match on one field, answered by one fts_search node. */
-interface Leaf { readonly path: string; readonly column: string; readonly terms: string[]; readonly fts: FtsQuery; readonly query: JsonObject; readonly mult: number; readonly slack: number }
+interface Leaf { readonly path: string; readonly column: string; readonly terms: string[]; readonly fts: FtsQuery; readonly query: JsonObject; readonly boost: number; readonly mult: number; readonly slack: number }
+
+/**
+ * The leaves of one column and one weight (boost and the boosts above it) share a node: its query
+ * the `should` of theirs, its score the sum of theirs, as Elasticsearch's is (each leaf's score on
+ * the same field), so one ranking bounds them all at once, far tighter than a bound per leaf.
+ */
+interface Group { readonly column: string; readonly path: string; readonly members: number[]; readonly fts: FtsQuery; readonly terms: string[]; readonly mult: number; readonly slack: number }
+
+function groupsOf(leaves: readonly Leaf[]): { groups: Group[]; groupOf: number[] } {
+  const byKey = new Map<string, number[]>();
+  leaves.forEach((l, i) => {
+    const key = `${l.column}\u0000${l.mult}\u0000${l.boost}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), i]);
+  });
+  const groups: Group[] = [];
+  const groupOf: number[] = [];
+  for (const members of byKey.values()) {
+    const first = leaves[members[0]];
+    members.forEach((i) => (groupOf[i] = groups.length));
+    const fts: FtsQuery = members.length === 1 ? first.fts : { bool: { should: members.map((i) => leaves[i].fts) } };
+    groups.push({ column: first.column, path: first.path, members, fts, terms: [...new Set(members.flatMap((i) => leaves[i].terms))], mult: first.mult, slack: first.slack });
+  }
+  return { groups, groupOf };
+}
 
 /** How a query scores: each part's score is at most the sum of its children's, times the boosts pushed into them. */
 type Node =
   | { readonly kind: 'leaf'; readonly leaf: number }
   | { readonly kind: 'const'; readonly max: number }
   | { readonly kind: 'any'; readonly parts: readonly Node[] }
-  | { readonly kind: 'bool'; readonly must: readonly Node[]; readonly should: readonly Node[]; readonly msm: number };
+  | { readonly kind: 'bool'; readonly must: readonly Node[]; readonly should: readonly Node[]; readonly msm: number; readonly restricted: boolean };
 
 class Parser {
   readonly leaves: Leaf[] = [];
@@ -120,7 +149,8 @@ class Parser {
         const must = list(body.must).map((x) => this.node(x, mult * boost));
         const should = list(body.should).map((x) => this.node(x, mult * boost));
         if (!must.every((x): x is Node => x !== null) || !should.every((x): x is Node => x !== null)) return null;
-        return { kind: 'bool', must, should, msm: requiredShould(body, should.length) };
+        // restricted: filter / must_not clauses narrow the matches
+        return { kind: 'bool', must, should, msm: requiredShould(body, should.length), restricted: list(body.filter).length + list(body.must_not).length > 0 };
       }
       case 'query_string': case 'simple_query_string': {
         // parsed into the DSL as the scorer parses it (query-string.ts): matches, dis_max over fields, bools
@@ -168,7 +198,7 @@ class Parser {
     }
     const fts: FtsQuery = need <= 1 ? { terms, operator: 'or' } : need >= terms.length ? { terms, operator: 'and' } : { bool: { should: terms.map((t) => ({ terms: [t] })), minimum_should_match: need } };
     const query: JsonObject = { match: { [f.path]: { query: String(text), operator: op, boost, ...(msm !== undefined ? { minimum_should_match: msm as Json } : {}) } } };
-    this.leaves.push({ path: f.path, column, terms, fts, query, mult, slack: stats.maxLen >= 24 ? NORM_SLACK : 1 });
+    this.leaves.push({ path: f.path, column, terms, fts, query, boost, mult, slack: stats.maxLen >= 24 ? NORM_SLACK : 1 });
     return { kind: 'leaf', leaf: this.leaves.length - 1 };
   }
 }
@@ -193,7 +223,7 @@ function requiredShould(b: JsonObject, n: number): number {
   return Math.max(0, v < 0 ? n + v : v);
 }
 
-/** Whether a document no node returned can match the node (a complete leaf lists every match). */
+/** Whether a document no node returned can match the node (a complete group lists every match of its leaves). */
 function possible(n: Node, complete: boolean[]): boolean {
   switch (n.kind) {
     case 'leaf': return !complete[n.leaf];
@@ -203,14 +233,45 @@ function possible(n: Node, complete: boolean[]): boolean {
   }
 }
 
-/** The most a document no node returned can score on the node. */
-function bound(n: Node, thr: number[]): number {
+/** The most the term-level clauses of the node can add (every combinator is at most the sum of its parts). */
+function constants(n: Node): number {
   switch (n.kind) {
-    case 'leaf': return thr[n.leaf];
+    case 'leaf': return 0;
     case 'const': return n.max;
-    case 'any': return n.parts.reduce((a, p) => a + bound(p, thr), 0);
-    case 'bool': return [...n.must, ...n.should].reduce((a, p) => a + bound(p, thr), 0);
+    case 'any': return n.parts.reduce((a, p) => a + constants(p), 0);
+    case 'bool': return [...n.must, ...n.should].reduce((a, p) => a + constants(p), 0);
   }
+}
+
+/**
+ * Whether the query matches exactly the documents holding any word of any leaf: a bool of `should`
+ * clauses alone (one needed), multi_match / dis_max, of leaves needing one word.
+ */
+function disjunction(n: Node, leaves: readonly Leaf[]): boolean {
+  switch (n.kind) {
+    case 'leaf': {
+      const f = leaves[n.leaf].fts;
+      return 'terms' in f && f.operator === 'or';
+    }
+    case 'const': return false;
+    case 'any': return n.parts.every((p) => disjunction(p, leaves));
+    case 'bool': return !n.must.length && !n.restricted && n.msm === 1 && n.should.every((p) => disjunction(p, leaves));
+  }
+}
+
+/**
+ * The documents holding any leaf's word, counted until past `limit` (Elasticsearch's
+ * track_total_hits), over the view's postings as topk.ts counts a match's total.
+ */
+function unionCount(ix: IndexView, leaves: readonly Leaf[], limit: number): number {
+  const seen = new Uint8Array(textTermOrdinalBound(ix));
+  let count = 0;
+  for (const l of leaves) for (const t of l.terms) for (const o of textTermOrdinals(ix, l.path, 'standard', t)) {
+    if (seen[o]) continue;
+    seen[o] = 1;
+    if (++count > limit) return count;
+  }
+  return count;
 }
 
 /**
@@ -236,14 +297,18 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
     }
   }
   const leafScorers = leaves.map((l) => compile({ ix, lookup }, l.query));
-  for (let k = Math.max(2 * n, n + 10); ; k = Math.min(MAX_K, k * 4)) {
-    const node = (l: Leaf, filter?: Expr): PlanNode => project(
+  const { groups, groupOf } = groupsOf(leaves);
+  // k grows ×4; straight to the node's limit when the page's last hit ties with the bound (a large group of equal scores)
+  let tied = false;
+  for (let k = Math.max(2 * n, n + 10); ; k = tied ? MAX_K : Math.min(MAX_K, k * 4)) {
+    const node = (l: Group, filter?: Expr): PlanNode => project(
       ftsSearch({ schema: ref.table.id, field: l.column, query: l.fts, limit: k, ranking: { feedback: 'none', proximity: 'none', query_stopwords: 'none' }, ...(filter ? { filter } : {}) }),
-      [...COLS, '_score'].map((c) => ({ name: c, expr: col(c) })),
+      // unfiltered: the hits' keys only (the node reads no row: the view's documents are scored); filtered: their rows (read to filter)
+      (filter ? [...COLS, '_score'] : ['_id', '_score']).map((c) => ({ name: c, expr: col(c) })),
     );
     const plans: PlanNode[] = [];
     const results = [];
-    for (const l of leaves) {
+    for (const l of groups) {
       let plan = node(l, push ?? undefined);
       let rows = await backend.read(plan);
       // the node ranks at most 1,000 matches before its filter: fewer rows than k prove nothing when more documents hold the terms
@@ -253,20 +318,30 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
     }
     const docs = new Map<string, Doc>();
     const complete: boolean[] = [], thr: number[] = [];
-    for (let i = 0; i < leaves.length; i++) {
+    for (let i = 0; i < groups.length; i++) {
       const rows = results[i];
+      const g = groups[i];
       let ratio = 0;
       for (const r of rows) {
         const id = String(r._id);
         let d = docs.get(id);
-        if (!d) docs.set(id, (d = new Doc(toDocRow(r), ix)));
-        const es = leafScorers[i](d), fts = Number(r._score);
-        if (es !== null && fts > 0) ratio = Math.max(ratio, es / fts);
+        if (!d) {
+          // a key the view does not hold (written since it was read): its row, by primary key
+          const row = r._source !== undefined ? r : viewDoc(ix, id) ? undefined : (await backend.read(project(get(ref.table.id, [lit(id)]), COLS.map((c) => ({ name: c, expr: col(c) })))))[0];
+          d = row ? docOfRow(ix, row) : viewDoc(ix, id);
+          if (!d) continue; // deleted since
+          docs.set(id, d);
+        }
+        // the group's Elasticsearch score: the sum of its leaves' (each with its boost; the weight above them apart)
+        let es = 0;
+        for (const j of g.members) es += leafScorers[j](d) ?? 0;
+        const fts = Number(r._score);
+        if (fts > 0) ratio = Math.max(ratio, es / fts);
       }
       complete.push(rows.length < k);
       if (rows.length >= k && !(ratio > 0)) return null;
       // a row left out scores at most the k-th fts score times the largest ES/fts ratio and the norms' slack
-      thr.push(rows.length < k ? 0 : Number(rows[rows.length - 1]._score) * ratio * leaves[i].slack * leaves[i].mult * (1 + 1e-6));
+      thr.push(rows.length < k ? 0 : Number(rows[rows.length - 1]._score) * ratio * g.slack * g.mult * (1 + 1e-6));
     }
     const hits: Array<{ doc: Doc; es: number }> = [];
     for (const d of docs.values()) {
@@ -274,16 +349,17 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
       if (es !== null && es >= minScore) hits.push({ doc: d, es });
     }
     hits.sort((x, y) => y.es - x.es || x.doc.row._seq_no - y.doc.row._seq_no);
-    const unseen = possible(root, complete) ? bound(root, thr) : -Infinity;
+    const unseen = possible(root, groupOf.map((gi) => complete[gi])) ? thr.reduce((a, x) => a + x, constants(root)) : -Infinity;
     // no document outside the candidates can match (with `min_score`: can score enough)
     const closed = unseen < minScore || unseen === -Infinity;
     // the total of an open page: the count plan of the matches, which knows no scores (not with min_score)
     if ((hits.length >= n ? hits[n - 1].es > unseen : closed) && (closed || track === 0 || minScore === -Infinity)) {
-      const total = closed ? hits.length : track === 0 ? 0 : await planCount(backend, ref, ix, lsn ? await lsn() : await backend.tableLsn(ref.table.id), query, textPlans(ref, ix));
+      const total = closed ? hits.length : track === 0 ? 0 : disjunction(root, leaves) ? unionCount(ix, leaves, track) : await planCount(backend, ref, ix, lsn ? await lsn() : await backend.tableLsn(ref.table.id), query, textPlans(ref, ix));
       if (total === null) return null;
       return { docs: hits.map((h) => h.doc), total, plan: { plans } as unknown as JsonObject };
     }
     // every node returned all its matches: a larger k reads the same rows
     if (k >= MAX_K || complete.every(Boolean)) return null;
+    tied = hits.length >= n && hits[n - 1].es >= unseen * (1 - 4e-6);
   }
 }

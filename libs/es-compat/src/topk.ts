@@ -13,7 +13,7 @@
  */
 import { col, ftsSearch, lit, project, type Expr } from '@mmdb/plan';
 import type { JsonValue } from '@mmdb/core';
-import { Doc, type IndexView } from './doc';
+import type { Doc, IndexView } from './doc';
 import type { Field, JsonObject } from './mapping';
 import type { IndexRef } from './indices';
 import type { EsBackend } from './port';
@@ -21,8 +21,8 @@ import { analyze } from './analysis';
 import { indexAnalyzer, isKeyword, isNumeric, isText, searchAnalyzer } from './fields';
 import { fieldStats } from './scoring';
 import { compile } from './query';
-import { textTermDocs, textTermOrdinalBound, textTermOrdinals } from './candidates';
-import { COLS, toDocRow } from './state';
+import { docOfRow, textTermDocs, textTermOrdinalBound, textTermOrdinals } from './candidates';
+import { COLS } from './state';
 import { copiedInto } from './plan-aggs';
 import { topKScored } from './topk-scored';
 
@@ -185,7 +185,7 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
     const hits: Array<{ doc: Doc; es: number; rank: number }> = [];
     let ratio = 0;
     for (const r of rows) {
-      const doc = new Doc(toDocRow(r), ix);
+      const doc = docOfRow(ix, r);
       const es = scorer(doc);
       if (es === null) continue;
       const fts = Number(r._score);
