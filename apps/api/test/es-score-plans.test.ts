@@ -68,6 +68,13 @@ describe('ES relevance pages of scored queries as plans', () => {
     await fc.assert(fc.asyncProperty(page, async (body) => {
       await same(body, reader);
     }), { numRuns: 20, seed: 6 });
+    // through a filtered alias: its filter one more clause, scored over the whole index as a shard scores it
+    await c.es('POST', '/_aliases', { actions: [{ add: { index: 'scored', alias: 'scored_t1', filter: { terms: { tag: ['t1', 't2'] } } } }] });
+    await fc.assert(fc.asyncProperty(page, async (body) => {
+      const fast = await c.es('POST', '/scored_t1/_search', body);
+      const full = await c.es('POST', '/scored_t1/_search', { ...body, post_filter: { match_all: {} } });
+      expect([body, fast.hits.hits, fast.hits.total, fast.hits.max_score]).toEqual([body, full.hits.hits, full.hits.total, full.hits.max_score]);
+    }), { numRuns: 30, seed: 7 });
   }, 300_000);
 
   it('a relevance page of several indices merges each index\'s top-k plans as the scorer ranks them', async () => {

@@ -133,7 +133,8 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   }
   const several = !planned && refs && refs.length > 1 && !filtersAll && q.scroll === undefined && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
   const top = planned
-    ? (aliasFilter === undefined ? await topKOf(t, refs![0], views[0], body2, q, lookupFn) : null) ?? (await sortedOf(t, refs![0], whole, filtered, q)) ?? (await firstOf(t, refs![0], whole, filtered, q))
+    // (through a filtered alias: the alias's filter one more filter clause, scored over the whole index, as a shard scores it)
+    ? (await topKOf(t, refs![0], whole, aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) }, q, lookupFn)) ?? (await sortedOf(t, refs![0], whole, filtered, q)) ?? (await firstOf(t, refs![0], whole, filtered, q))
     : several ? (await topKOfIndices(t, refs!, views, body2, q, lookupFn)) ?? (await sortedOfIndices(t, refs!, views, body2, q)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
   const aggPlan = planned && !top && !beside ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
