@@ -90,6 +90,13 @@ describe('ES aggregations over multi-valued fields as plans', () => {
         await c.page({ ...(query ? { query } : {}), sort: [{ m: 'desc' }, { k: 'asc' }], size: 5, from: 1 });
         // sorted by multi-valued fields: each document by its least value ascending, its greatest descending, or the mode's
         await c.page({ ...(query ? { query } : {}), sort: [{ tag: 'asc' }, { n: { order: 'desc', missing: '_first' } }, { x: { order: 'asc', mode: 'max' } }, { at: { order: 'desc', mode: 'min', missing: 0 } }], size: 7 });
+        // search_after the last hit's sort values: the next page, as plans
+        // (values a missing key prints, ±Long.MAX or ±Infinity, are left to the full search: missing values here)
+        for (const sort of [[{ k: 'asc' }, { m: { order: 'desc', missing: 0 } }, '_doc'], [{ tag: { order: 'asc', missing: 'zz' } }, { n: { order: 'desc', missing: -100 } }, { _id: 'asc' }]]) {
+          const first = await c.page({ ...(query ? { query } : {}), sort, size: 4 });
+          const last = first.hits.hits[first.hits.hits.length - 1]?.sort;
+          if (last) await c.page({ ...(query ? { query } : {}), sort, size: 4, search_after: last });
+        }
         // sum / avg / median of a number field's values
         await c.page({ ...(query ? { query } : {}), sort: [{ x: { order: 'desc', mode: 'median' } }, { n: { order: 'asc', mode: 'median', missing: '_first' } }], size: 5 });
         await c.page({ ...(query ? { query } : {}), sort: [{ n: { order: 'desc', mode: 'sum' } }, { x: { order: 'asc', mode: 'avg', missing: '_first' } }, { f: { order: 'desc', mode: 'sum' } }], size: 6, from: 2 });

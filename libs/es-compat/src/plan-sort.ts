@@ -26,7 +26,7 @@ import { typedMulti } from './typed';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a sorted page may carry. */
-const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'stats', 'collapse']);
+const KEYS = new Set(['query', 'from', 'size', 'sort', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'stats', 'collapse', 'search_after']);
 /** Field types a collapse reads (the full search reports the others). */
 const COLLAPSIBLE = new Set(['keyword', 'long', 'integer', 'short', 'byte', 'double', 'float', 'half_float', 'scaled_float', 'date']);
 /** The largest from + size answered by the plan (deeper pages take the full search). */
@@ -97,6 +97,34 @@ function extreme(field: string, k: Kind, mode: string): Expr {
   return { kind: 'case', whens: [{ when: { kind: 'is_null', arg: valueOf(field), not: true }, then: valueOf(field) }], else: { kind: 'subquery', plan: pick } };
 }
 
+/**
+ * `search_after` as sort.ts `afterFilter` reads it: a document comes after the values when, at the
+ * first sort key where it differs from them, it is past them in the key's direction; a document
+ * reaching a key it has no value for (no `missing` value) does not. `OR_i (k_1 = v_1 ∧ … ∧ k_(i-1) =
+ * v_(i-1) ∧ k_i is not null ∧ k_i > v_i (< descending))`. Null when a value is not of the key's
+ * kind (the full search compares it as it does).
+ */
+function afterCond(ix: IndexView, specs: SortSpec[], keys: SortKey[], after: unknown[], fields: Map<string, Kind>): Expr | null {
+  const bin = (op: string, left: Expr, right: Expr): Expr => ({ kind: 'binary', op, left, right } as Expr);
+  const values: Expr[] = [];
+  for (let i = 0; i < specs.length; i++) {
+    const f = specs[i].field, y = after[i];
+    const k = f === '_doc' ? 'integer' : f === '_id' ? 'keyword' : fields.get(f);
+    // (a date of an index without typed columns sorts by its `_source` string: the full search compares it)
+    if (!k || k === 'date' || (f !== '_doc' && f !== '_id' && ix.fields.get(f)?.type === 'boolean')) return null;
+    const v = k === 'keyword' ? (typeof y === 'string' ? y : null) : typeof y === 'number' || (typeof y === 'string' && y.trim() !== '') ? Number(y) : null;
+    if (v === null || (typeof v === 'number' && !Number.isFinite(v))) return null;
+    values.push(lit(v));
+  }
+  let cond: Expr | null = null;
+  for (let i = 0; i < specs.length; i++) {
+    let term: Expr = bin('and', { kind: 'is_null', arg: keys[i].expr, not: true }, bin(specs[i].desc ? '<' : '>', keys[i].expr, values[i]));
+    for (let j = i - 1; j >= 0; j--) term = bin('and', bin('=', keys[j].expr, values[j]), term);
+    cond = cond ? bin('or', cond, term) : term;
+  }
+  return cond;
+}
+
 /** The sorted page's documents in order and the exact total, or null when the search does not have that shape. */
 export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexView, lsn: number, b: JsonObject, match: MatchInput): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
   if (ref.readOnly || b.sort === undefined || Object.keys(b).some((k) => !KEYS.has(k))) return null;
@@ -161,7 +189,15 @@ export async function sortedPage(backend: EsBackend, ref: IndexRef, ix: IndexVie
     if (!aware) return null;
     input = aware;
   }
-  const page: PlanNode = collapsed ? filter(windowNode(input, [collapsed]), { kind: 'binary', op: '=', left: col('_rn'), right: lit(1) }) : input;
+  let page: PlanNode = collapsed ? filter(windowNode(input, [collapsed]), { kind: 'binary', op: '=', left: col('_rn'), right: lit(1) }) : input;
+  if (b.search_after !== undefined) {
+    // the documents after the given sort values (the total stays the query's); anything else the full search reports
+    const after = b.search_after;
+    if (!Array.isArray(after) || after.length !== specs.length || from !== 0 || collapsed) return null;
+    const cond = afterCond(ix, specs, keys!, after, fields);
+    if (!cond) return null;
+    page = filter(page, cond);
+  }
   const [count] = await backend.read(aggregate(input, [], [{ name: 'total', fn: 'count', args: [], star: true }]));
   const plan = project(limit(sort(page, keys!), lit((from as number) + (size as number))), COLS.map((c) => ({ name: c, expr: col(c) })));
   const rows = await backend.read(plan);
