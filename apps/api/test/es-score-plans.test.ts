@@ -33,8 +33,13 @@ const rescore = fc.constantFrom<Json>(undefined, undefined, { window_size: 5, qu
   [{ window_size: 3, query: { rescore_query: { term: { tag: 't1' } }, score_mode: 'multiply' } }, { window_size: 30, query: { rescore_query: { match: { body: 'river' } }, score_mode: 'max' } }]);
 // shaped per hit of the page
 const shape = fc.constantFrom<Json>({}, {}, { highlight: { fields: { body: {}, title: {} } } }, { explain: true }, { docvalue_fields: ['n', 'tag'], _source: false }, { fields: ['tag'], version: true });
-const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min, rescore, shape })
-  .map(({ query: x, from, size, track, min: m, rescore: r, shape: sh }) => ({ query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }), ...(r === undefined ? {} : { rescore: r }), ...sh }));
+// collapse: the best hit of each value (not with rescore, which Elasticsearch refuses beside it)
+const collapse = fc.constantFrom<Json>(undefined, undefined, { field: 'tag' }, { field: 'n' });
+const pageOf = (q: fc.Arbitrary<Json>, min: fc.Arbitrary<number | undefined>) => fc.record({ query: q, from: fc.constantFrom(0, 3), size: fc.constantFrom(5, 20), track: fc.constantFrom<Json>(undefined, true, false, 40), min, rescore, shape, collapse })
+  .map(({ query: x, from, size, track, min: m, rescore: r, shape: sh, collapse: cl }) => ({
+    query: x, from, size, ...(track === undefined ? {} : { track_total_hits: track }), ...(m === undefined ? {} : { min_score: m }),
+    ...(cl !== undefined ? { collapse: cl } : r !== undefined ? { rescore: r } : {}), ...sh,
+  }));
 // a lone match without min_score is topk.ts's page (ties by _id there, a documented difference): here with min_score only
 const page = fc.oneof(pageOf(query, fc.constantFrom(undefined, undefined, 1, 4)), pageOf(match, fc.constantFrom(0.5, 1.5, 4)));
 

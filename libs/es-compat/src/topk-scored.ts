@@ -34,7 +34,8 @@
  * (should clauses, multi_match, dis_max of matches needing one word) the union of the words'
  * postings in the view, counted until past the limit (as topk.ts counts); else the count plan of the
  * query's matches (`planCount`, text-plan.ts), or null (the scorer's path) when it does not map.
- * `min_score` (any query of these forms, a lone `match` included): the hits scoring at least it;
+ * `collapse` (no inner_hits): the page's n-th group's best hit decides exactness, the total stays
+ * uncollapsed. `min_score` (any query of these forms, a lone `match` included): the hits scoring at least it;
  * an unseen document can pass it only when the bound does, so the page and its total are exact
  * once the bound is below it (the count plan knows no scores: until then k grows).
  */
@@ -69,12 +70,24 @@ function unionCount(ix: IndexView, leaves: readonly Leaf[], limit: number): numb
   return count;
 }
 
+/** The first hit of each value of `field` (its first value; none: one group), in order, as search.ts collapses. */
+function firstPerValue<H extends { doc: Doc }>(hits: H[], field: string): H[] {
+  const seen = new Set<string>();
+  return hits.filter((h) => {
+    const v = h.doc.values(field);
+    const k = v.length ? JSON.stringify(v[0]) : 'null';
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
 /**
  * The page of a relevance search of the forms above (`n` = from + size hits, `track` the total's
  * limit), from fts_search plans and the scorer over their rows; null when the query is not of those
  * forms or the page cannot be proven exact within the node's limit.
  */
-export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexView, query: unknown, n: number, track: number, lsn: (() => Promise<number>) | undefined, lookup?: (index: string, id: string) => JsonObject | undefined, minScore = -Infinity): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
+export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexView, query: unknown, n: number, track: number, lsn: (() => Promise<number>) | undefined, lookup?: (index: string, id: string) => JsonObject | undefined, minScore = -Infinity, collapse?: string): Promise<{ docs: Doc[]; total: number; plan: JsonObject } | null> {
   const parser = new Parser(ref, ix);
   const root = parser.node(query, 1);
   const leaves = parser.leaves;
@@ -148,13 +161,15 @@ export async function topKScored(backend: EsBackend, ref: IndexRef, ix: IndexVie
     // no document outside the candidates can match (with `min_score`: can score enough)
     const closed = unseen < minScore || unseen === -Infinity;
     // the total of an open page: the count plan of the matches, which knows no scores (not with min_score)
-    if ((hits.length >= n ? hits[n - 1].es > unseen : closed) && (closed || track === 0 || minScore === -Infinity)) {
+    // collapse: the page is of the best hit of each value (search.ts keeps the first of each in this order), so the n-th group's best decides
+    const heads = collapse === undefined ? hits : firstPerValue(hits, collapse);
+    if ((heads.length >= n ? heads[n - 1].es > unseen : closed) && (closed || track === 0 || minScore === -Infinity)) {
       const total = closed ? hits.length : track === 0 ? 0 : disjunction(root, leaves) ? unionCount(ix, leaves, track) : await planCount(backend, ref, ix, lsn ? await lsn() : await backend.tableLsn(ref.table.id), query, textPlans(ref, ix));
       if (total === null) return null;
       return { docs: hits.map((h) => h.doc), total, plan: { plans } as unknown as JsonObject };
     }
     // every node returned all its matches: a larger k reads the same rows
     if (k >= MAX_K || complete.every(Boolean)) return null;
-    tied = hits.length >= n && hits[n - 1].es >= unseen * (1 - 4e-6);
+    tied = heads.length >= n && heads[n - 1].es >= unseen * (1 - 4e-6);
   }
 }

@@ -28,7 +28,7 @@ import { topKScored } from './topk-scored';
 
 const isObj = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Body keys a top-k search may carry (anything else needs every match: aggregations, sorts, …). */
-const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats', 'min_score', 'rescore',
+const KEYS = new Set(['query', 'from', 'size', '_source', 'track_total_hits', 'version', 'seq_no_primary_term', 'timeout', 'track_scores', 'stats', 'min_score', 'rescore', 'collapse',
   // shaped per hit of the page (search.ts), over the rows the plans read
   'highlight', 'explain', 'stored_fields', 'docvalue_fields', 'fields']);
 const TERM = /^[a-z0-9]+$/;
@@ -160,9 +160,14 @@ export async function topK(backend: EsBackend, ref: IndexRef, ix: IndexView, b: 
   }
   const track = b.track_total_hits === undefined ? 10000 : b.track_total_hits === true ? Infinity : b.track_total_hits === false ? 0 : Number(b.track_total_hits);
   if (!(track >= 0)) return null;
-  if (b.min_score !== undefined) {
-    // hits scoring at least min_score, the total theirs: topk-scored.ts proves both from the bound
-    return typeof b.min_score === 'number' && Number.isFinite(b.min_score) ? topKScored(backend, ref, ix, b.query, n, track, lsn, lookup, b.min_score) : null;
+  if (b.min_score !== undefined || b.collapse !== undefined) {
+    // hits scoring at least min_score, the total theirs; the best hit of each collapse value (no inner_hits):
+    // topk-scored.ts proves both from the bound (search.ts reports a collapse it refuses)
+    const min = b.min_score === undefined ? -Infinity : b.min_score;
+    const c = b.collapse;
+    const field = isObj(c) && Object.keys(c).length === 1 && typeof c.field === 'string' ? c.field : c === undefined ? undefined : null;
+    if (typeof min !== 'number' || Number.isNaN(min) || field === null || (c !== undefined && b.rescore !== undefined)) return null;
+    return topKScored(backend, ref, ix, b.query, n, track, lsn, lookup, min, field);
   }
   const shape = shapeOf(b.query);
   const m = shape && matchTerms(ref, ix, shape);
