@@ -173,13 +173,12 @@ function boostIn(body: JsonObject): number | null {
   return b;
 }
 
-/** The `should` clauses a bool needs (Elasticsearch: 1 when it has neither must nor filter; none when it has no should); a form this does not read counts as 0 (no fewer documents may match). */
+/** The `should` clauses a bool needs, as the scorer reads it (query.ts: 1 when it has neither must nor filter; `minimum_should_match` capped at their number). */
 function requiredShould(b: JsonObject, n: number): number {
   const m = b.minimum_should_match;
-  if (n === 0) return 0;
-  if (m === undefined) return n > 0 && list(b.must).length === 0 && list(b.filter).length === 0 ? 1 : 0;
-  const v = typeof m === 'number' ? m : typeof m === 'string' && /^-?\d+$/.test(m) ? Number(m) : 0;
-  return Math.max(0, v < 0 ? n + v : v);
+  // (a spec that reads as no number: the scorer's comparisons with NaN pass every document, as 0 does)
+  if (m !== undefined) return Number.isFinite(minimumShouldMatch(m, n)) ? minimumShouldMatch(m, n) : 0;
+  return list(b.must).length || list(b.filter).length ? 0 : n ? 1 : 0;
 }
 
 /** Whether a document no node returned can match the node (a complete group lists every match of its leaves). */
