@@ -9,7 +9,7 @@ import { runAggs, type AggCtx } from './aggs';
 import { runSuggest } from './suggest';
 import { highlightDoc } from './highlight';
 import { filterSource, sourceParams, sourceSpec, type SourceSpec } from './source-filter';
-import { afterFilter, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
+import { afterFilter, firstPerValue, parseSort, printSortValues, sortHits, type Hit, type SortSpec } from './sort';
 import { formatDate, DEFAULT_DATE_FORMAT } from './dates';
 import { skippedShards } from './can-match';
 import { isDate, isKeyword, isNumeric, nanosValues } from './fields';
@@ -203,7 +203,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
         throw new EsError(400, 'parse_exception', 'collapse inside inner_hits cannot have inner_hits or another collapse');
       }
     }
-    hits = collapse(hits, String(b.collapse.field));
+    hits = firstPerValue(hits, String(b.collapse.field));
   }
   const scoreSorted = !sort.length || sort[0].field === '_score';
   const trackScores = b.track_scores === true || scoreSorted || sort.some((s) => s.field === '_score');
@@ -245,7 +245,7 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
           sortHits(g, isort, views);
           let list: Hit[] = g;
           const icf = isObj(s.collapse) ? String(s.collapse.field) : undefined;
-          if (icf) list = collapse(list, icf);
+          if (icf) list = firstPerValue(list, icf);
           const from = Number(s.from ?? 0), size = Number(s.size ?? 3);
           const page = list.slice(from, from + size).map((x) => {
             const o: JsonObject = { _index: x.doc.index.name, _type: '_doc', _id: x.doc.id };
@@ -370,17 +370,6 @@ function indicesBoost(v: Json | undefined, views: IndexView[], aliases: (index: 
     for (const [k] of entries) if (!k.includes('*') && !views.some((ix) => ix.name === k || aliases(ix.name).includes(k))) throw indexNotFound(k);
   }
   return m;
-}
-
-function collapse(hits: Hit[], field: string): Hit[] {
-  const seen = new Set<string>();
-  return hits.filter((h) => {
-    const v = h.doc.values(field);
-    const k = v.length ? JSON.stringify(v[0]) : 'null';
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
 }
 
 function docvalueFields(d: Doc, dv: Json | undefined, fieldsOpt: Json | undefined): JsonObject | undefined {

@@ -158,3 +158,15 @@ export function afterFilter(hits: Hit[], specs: SortSpec[], after: Json[]): Hit[
     return false;
   });
 }
+
+/** The first hit of each value of `field` (its first value; none: one group), in order: `collapse` (search.ts, topk-scored.ts). */
+export function firstPerValue<H extends { doc: Doc }>(hits: H[], field: string): H[] {
+  const seen = new Set<string>();
+  return hits.filter((h) => {
+    const v = h.doc.values(field);
+    const k = v.length ? JSON.stringify(v[0]) : 'null';
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

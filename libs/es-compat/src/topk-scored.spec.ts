@@ -64,7 +64,7 @@ const text = (max: number) => fc.array(fc.constantFrom(...WORDS), { minLength: 1
 const docArb = fc.record({ title: text(4), body: fc.oneof(text(8), text(40)), tag: fc.constantFrom('a', 'b', 'c'), n: fc.integer({ min: 0, max: 20 }) }, { requiredKeys: ['body'] });
 const boost = fc.constantFrom(undefined, 0.5, 2);
 const words = fc.uniqueArray(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }).map((w) => w.join(' '));
-const match = fc.record({ f: fc.constantFrom('title', 'body'), q: words, op: fc.constantFrom('or', 'and'), boost, msm: fc.constantFrom<Json>(undefined, undefined, 2, '60%', -1) })
+const match = fc.record({ f: fc.constantFrom('title', 'body'), q: words, op: fc.constantFrom('or', 'and'), boost, msm: fc.constantFrom<Json | undefined>(undefined, undefined, 2, '60%', -1) })
   .map(({ f, q, op, boost: b, msm }) => ({ match: { [f]: { query: q, operator: op, ...(b ? { boost: b } : {}), ...(msm !== undefined && op === 'or' ? { minimum_should_match: msm } : {}) } } }));
 const multi = fc.record({ q: words, type: fc.constantFrom('best_fields', 'most_fields'), tie: fc.constantFrom(0, 0.3), boost }).map(({ q, type, tie, boost: b }) => ({ multi_match: { query: q, fields: ['title^2', 'body'], type, tie_breaker: tie, ...(b ? { boost: b } : {}) } }));
 const termLevel = fc.constantFrom<JsonObject>({ term: { tag: 'a' } }, { range: { n: { gte: 5, lt: 15 } } }, { exists: { field: 'title' } }, { terms: { tag: ['b', 'c'], boost: 2 } }, { constant_score: { filter: { term: { tag: 'b' } }, boost: 1.5 } });

@@ -47,6 +47,7 @@ import type { EsBackend } from './port';
 import { fieldStats } from './scoring';
 import { compile } from './query';
 import { COLS } from './state';
+import { firstPerValue } from './sort';
 import { docOfRow, textTermOrdinalBound, textTermOrdinals, viewDoc } from './candidates';
 import { conjunction, plainValues, planCount, type Kind } from './plan-aggs';
 import { textPlans } from './text-plan';
@@ -68,18 +69,6 @@ function unionCount(ix: IndexView, leaves: readonly Leaf[], limit: number): numb
     if (++count > limit) return count;
   }
   return count;
-}
-
-/** The first hit of each value of `field` (its first value; none: one group), in order, as search.ts collapses. */
-function firstPerValue<H extends { doc: Doc }>(hits: H[], field: string): H[] {
-  const seen = new Set<string>();
-  return hits.filter((h) => {
-    const v = h.doc.values(field);
-    const k = v.length ? JSON.stringify(v[0]) : 'null';
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
 }
 
 /**
