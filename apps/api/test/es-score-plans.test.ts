@@ -99,6 +99,13 @@ describe('ES relevance pages of scored queries as plans', () => {
       const hitsOf = (r: Json) => r.hits.hits.map((h: Json) => [h._index, h._id, h._score]);
       expect([body, hitsOf(fast), fast.hits.total, fast.hits.max_score, fast._shards.total]).toEqual([body, hitsOf(full), full.hits.total, full.hits.max_score, full._shards.total]);
     }), { numRuns: 40, seed: 9 });
+    // one of them through a filtered alias: its filter one more clause, its page scored over the whole index
+    await c.es('POST', '/_aliases', { actions: [{ add: { index: 'many_b', alias: 'many_b_low', filter: { range: { n: { lt: 50 } } } } }] });
+    await fc.assert(fc.asyncProperty(pageOf(query, fc.constantFrom(undefined, 2)), async (body) => {
+      const fast = await c.es('POST', '/many_a,many_b_low/_search', body);
+      const full = await c.es('POST', '/many_a,many_b_low/_search', { ...body, post_filter: { match_all: {} } });
+      expect([body, fast.hits.hits, fast.hits.total, fast.hits.max_score]).toEqual([body, full.hits.hits, full.hits.total, full.hits.max_score]);
+    }), { numRuns: 25, seed: 10 });
     // sorted by fields: each index's sort plans, their union sorted as every hit would be
     const both = new EsPlanCheck(server(), 'many_a,many_b');
     for (const query of [undefined, { term: { tag: 't2' } }, { match: { body: 'alpha' } }]) {
@@ -108,6 +115,9 @@ describe('ES relevance pages of scored queries as plans', () => {
         const full = await c.es('POST', '/many_a,many_b/_search', { ...body, post_filter: { match_all: {} } });
         const shown = (x: Json) => [x.hits.total, x.hits.hits.map((h: Json) => [h._index, h._id, h.sort])];
         expect([body, fast.ran >= 4, shown(fast.r)]).toEqual([body, true, shown(full)]);
+        const lowFast = await c.es('POST', '/many_a,many_b_low/_search', body);
+        const lowFull = await c.es('POST', '/many_a,many_b_low/_search', { ...body, post_filter: { match_all: {} } });
+        expect([body, shown(lowFast)]).toEqual([body, shown(lowFull)]);
       }
     }
   }, 120_000);

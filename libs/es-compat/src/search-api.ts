@@ -82,6 +82,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
   let plain = false;
   let aliasFilter: Json | undefined;
   let filtersAll = false;
+  let filters: Array<Json | undefined> = [];
   if (isObj(b.pit)) {
     if (index !== undefined) throw new EsError(400, 'action_request_validation_exception', 'Validation Failed: 1: [indices] cannot be used with point in time;');
     pitId = String(b.pit.id);
@@ -96,6 +97,7 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     plain = rs.length === 1;
     aliasFilter = rs[0]?.filter;
     filtersAll = rs.some((r) => r.filter !== undefined);
+    filters = rs.map((r) => r.filter);
     // the shard request cache: size-0 searches are cached per index until the index changes
     const size = q.size !== undefined ? Number(q.size) : b.size;
     if (size === 0 && q.request_cache !== 'false' && q.scroll === undefined) {
@@ -131,11 +133,11 @@ export async function search(t: EsTenant, index: string | undefined, body: unkno
     delete body2.aggregations;
     filtered = resolved(aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) });
   }
-  const several = !planned && refs && refs.length > 1 && !filtersAll && q.scroll === undefined && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
+  const several = !planned && refs && refs.length > 1 && q.scroll === undefined && Object.keys(q).every((k) => PLAN_PARAMS.has(k));
   const top = planned
     // (through a filtered alias: the alias's filter one more filter clause, scored over the whole index, as a shard scores it)
     ? (await topKOf(t, refs![0], whole, aliasFilter === undefined ? body2 : { ...body2, query: withFilter(body2.query, aliasFilter) }, q, lookupFn)) ?? (await sortedOf(t, refs![0], whole, filtered, q)) ?? (await firstOf(t, refs![0], whole, filtered, q))
-    : several ? (await topKOfIndices(t, refs!, views, body2, q, lookupFn)) ?? (await sortedOfIndices(t, refs!, views, body2, q)) : null;
+    : several ? (await topKOfIndices(t, refs!, views, body2, q, lookupFn, filters)) ?? (await sortedOfIndices(t, refs!, views, body2, q, filters)) : null;
   // aggregations that map to aggregate nodes (plan-aggs.ts)
   const aggPlan = planned && !top && !beside ? await planAggsOf(t, refs![0], whole, filtered, q, aliasFilter) : null;
   if (aggPlan) return { status: 200, body: searchResponse(aggPlan, [], Date.now() - t0) };
@@ -192,9 +194,10 @@ async function topKOf(t: EsTenant, ref: IndexRef, view: IndexView, body: JsonObj
  * A relevance page of several indices (each one shard, no alias filter): each index's top-k plans
  * (topk.ts) for its best from + size, merged by score (search.ts orders ties by index name, then
  * as each index ordered them; `indices_boost` scales each index's scores there), the total their
- * sum; null when one index's page is not a plan.
+ * sum; an index through a filtered alias with its filter as one more clause; null when one index's
+ * page is not a plan.
  */
-async function topKOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params, lookupFn: (ix: string, id: string) => JsonObject | undefined): Promise<TopK | null> {
+async function topKOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params, lookupFn: (ix: string, id: string) => JsonObject | undefined, filters: Array<Json | undefined>): Promise<TopK | null> {
   const docs: TopK['docs'] = [];
   let total = 0;
   const plans: JsonObject[] = [];
@@ -204,7 +207,9 @@ async function topKOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], 
   const each = { ...body };
   delete each.indices_boost;
   for (let i = 0; i < refs.length; i++) {
-    const r = await topKOf(t, refs[i], views[i], each, q, lookupFn);
+    // through a filtered alias: its filter one more clause, over the whole index (as for one index)
+    const f = filters[i];
+    const r = await topKOf(t, refs[i], f === undefined ? views[i] : await t.state.view(refs[i]), f === undefined ? each : { ...each, query: withFilter(each.query, f) }, q, lookupFn);
     if (!r) return null;
     docs.push(...r.docs);
     total += r.total;
@@ -218,13 +223,14 @@ async function topKOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], 
  * its first from + size, whose union search.ts sorts as it sorts every hit (the best from + size of
  * all are among them); the total their sum. Not with `collapse` (a group spans indices).
  */
-async function sortedOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params): Promise<TopK | null> {
+async function sortedOfIndices(t: EsTenant, refs: IndexRef[], views: IndexView[], body: JsonObject, q: Params, filters: Array<Json | undefined>): Promise<TopK | null> {
   if (body.collapse !== undefined || body.sort === undefined) return null;
   const docs: TopK['docs'] = [];
   let total = 0;
   const plans: JsonObject[] = [];
   for (let i = 0; i < refs.length; i++) {
-    const r = await sortedOf(t, refs[i], views[i], body, q);
+    const f = filters[i];
+    const r = await sortedOf(t, refs[i], f === undefined ? views[i] : await t.state.view(refs[i]), f === undefined ? body : { ...body, query: withFilter(body.query, f) }, q);
     if (!r) return null;
     docs.push(...r.docs);
     total += r.total;

@@ -154,7 +154,8 @@ export function prepareSearch(views: IndexView[], body: JsonObject, q: Params, e
     // the min_score and post_filter accept (Elasticsearch's EarlyTerminatingCollector), then stops
     let collected = 0;
     // the top-k plans' hits of this index (several indices: search-api.ts topKOfIndices)
-    const tops = env.topK && (views.length === 1 ? env.topK.docs : env.topK.docs.filter((x) => x.index === ix));
+    // (by name: an index through a filtered alias is searched as its filtered view, its hits are the whole view's documents)
+    const tops = env.topK && (views.length === 1 ? env.topK.docs : env.topK.docs.filter((x) => x.index.name === ix.name));
     for (const d of tops ?? (cand ? ix.docs.filter((x) => cand.has(x)) : ix.docs)) {
       let s = scorer(d);
       if (s === null) continue;
