@@ -3,7 +3,8 @@
  * `unnest` node over the row's `_mv` column), differentially: random documents (fast-check) whose
  * keyword, long and double fields hold zero, one or several values (repeats included), and every
  * answer through plans equals the aggregation code's over the view (taken with a `post_filter`):
- * terms count a document once per distinct key, metrics count every value.
+ * terms count a document once per distinct key, metrics count every value. ES_MULTI_SEED (and
+ * ES_MULTI_PATH) replay a run fast-check reported.
  */
 import fc from 'fast-check';
 import { EsPlanCheck, suiteServer } from './es-plan-check';
@@ -101,7 +102,7 @@ describe('ES aggregations over multi-valued fields as plans', () => {
         await c.page({ ...(query ? { query } : {}), sort: [{ x: { order: 'desc', mode: 'median' } }, { n: { order: 'asc', mode: 'median', missing: '_first' } }], size: 5 });
         await c.page({ ...(query ? { query } : {}), sort: [{ n: { order: 'desc', mode: 'sum' } }, { x: { order: 'asc', mode: 'avg', missing: '_first' } }, { f: { order: 'desc', mode: 'sum' } }], size: 6, from: 2 });
       }
-    }), { numRuns: 10 });
+    }), { numRuns: 10, ...(process.env.ES_MULTI_SEED ? { seed: Number(process.env.ES_MULTI_SEED), path: process.env.ES_MULTI_PATH, endOnFailure: true } : {}) });
   }, 300_000);
 
   it('known answers: a document counts once per distinct key, every value in the metrics; writes keep the counts', async () => {

@@ -99,8 +99,9 @@ export async function multiAggs(backend: EsBackend, ref: IndexRef, ix: IndexView
       continue;
     }
     const a = aggBody(body);
-    if (a && isObj(a.sub) && valueFields(a.sub).some((f) => multi.includes(f))) {
-      // its sub-aggregations read every value of their bucket's documents: a level per bucket (plan-multi-subs.ts)
+    if (a && isObj(a.sub) && (valueFields(a.sub).some((f) => multi.includes(f)) || (BUCKETS.has(a.type) && multi.includes(String(a.p.field))))) {
+      // its sub-aggregations read every value of their bucket's documents, or it buckets a multi-valued field
+      // (a document once per bucket) under sub-aggregations: a level per bucket (plan-multi-subs.ts)
       const r = await bucketsThenSubs(ix, input, name, body, multi, match, global, (inp, s, g) => multiAggs(backend, ref, ix, lsn, inp, s, match, g, plain, multiOf));
       if (!r) return null;
       ready.set(name, r);
