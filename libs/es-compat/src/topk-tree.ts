@@ -33,14 +33,19 @@ export interface Leaf { readonly path: string; readonly column: string; readonly
 export interface Group { readonly column: string; readonly path: string; readonly members: number[]; readonly fts: FtsQuery; readonly terms: string[]; readonly mult: number; readonly slack: number }
 
 export function groupsOf(leaves: readonly Leaf[]): { groups: Group[]; groupOf: number[] } {
-  const byKey = new Map<string, number[]>();
+  // each key's groups, a leaf joining the first whose words it shares none of (the node's query may
+  // count a word held by two of its clauses once, where Elasticsearch scores it in each)
+  const byKey = new Map<string, Array<{ members: number[]; words: Set<string> }>>();
   leaves.forEach((l, i) => {
     const key = `${l.column}\u0000${l.mult}\u0000${l.boost}`;
-    byKey.set(key, [...(byKey.get(key) ?? []), i]);
+    const list = byKey.get(key) ?? [];
+    const g = list.find((x) => !l.terms.some((t) => x.words.has(t)));
+    if (g) { g.members.push(i); for (const t of l.terms) g.words.add(t); } else list.push({ members: [i], words: new Set(l.terms) });
+    byKey.set(key, list);
   });
   const groups: Group[] = [];
   const groupOf: number[] = [];
-  for (const members of byKey.values()) {
+  for (const members of [...byKey.values()].flatMap((list) => list.map((x) => x.members))) {
     const first = leaves[members[0]];
     members.forEach((i) => (groupOf[i] = groups.length));
     const fts: FtsQuery = members.length === 1 ? first.fts : { bool: { should: members.map((i) => leaves[i].fts) } };
