@@ -37,6 +37,7 @@ import { DEFERRED_MARK, deferredMark } from './deferred-sync';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { PieceClock } from './pieces';
+import { RowTops } from './row-tops';
 import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
 import type { Db } from './snapshot';
 
@@ -228,6 +229,8 @@ export class Coordinator {
   private closed = false;
   private rowidNext = new Map<string, number>();
   private readonly base: KeyReader;
+  /** Per key id, an upper bound of its row keys: a put above it reads nothing (row-tops.ts). */
+  private readonly tops: RowTops;
   /** Row values read ahead for the current group (one getMany instead of a get per change). */
   private prefetched: Map<string, Buffer | undefined> | null = null;
   /** The longest wait, queued to its batch issued, of a foreground request written since the last background one was prepared (ms). */
@@ -289,6 +292,11 @@ export class Coordinator {
     this.nextLsn = lastLsn;
     this.writtenLsn = lastLsn;
     const db = host.db;
+    this.tops = new RowTops(async (id) => {
+      const r = prefixRange(KEYSPACE.row, [id]);
+      const top = await db.keys({ gte: r.gte, lt: r.lt, reverse: true, limit: 1 }).all();
+      return top.length ? top[0].toString('latin1') : null;
+    });
     this.base = {
       get: (key, bin) => {
         const k = bin ?? key.toString('latin1');
@@ -360,8 +368,9 @@ export class Coordinator {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
     this.writtenLsn = lastLsn;
-    // hidden rowids are re-read from the rows when next needed
+    // hidden rowids and the row-key bounds are re-read from the rows when next needed
     this.rowidNext = new Map();
+    this.tops.forget();
   }
 
   /** Resolves when the queue is empty and no group is being written or waiting for its log sync. */
@@ -777,8 +786,29 @@ export class Coordinator {
    * read cache where it holds them, the rest in one getMany.
    */
   private async prefetch(items: readonly Pending[]): Promise<void> {
+    // The row-key bound of each table a put names, read once (RowTops).
+    let unknown: string[] | null = null;
+    for (const p of items) {
+      for (const c of p.req.changes ?? []) {
+        if (c.op !== 'put') continue;
+        const m = this.host.schema(c.schema)?.manifest;
+        if (m && !this.tops.known(keyIdOf(m))) (unknown ??= []).push(keyIdOf(m));
+      }
+    }
+    if (unknown) await this.tops.load(unknown);
     const keys: Buffer[] = [];
+    const bins: string[] = [];
     const known = new Map<string, Buffer | undefined>();
+    // A row key above every row its table may hold is known absent; a cached row is read from the
+    // cache when the put asks for it (peek); only the other rows are read ahead.
+    const want = (id: string, key: Buffer, put: boolean): void => {
+      const bin = key.toString('latin1');
+      if (put && this.tops.above(id, bin)) known.set(bin, undefined);
+      else if (this.host.cachedRow(bin) === undefined) {
+        keys.push(key);
+        bins.push(bin);
+      }
+    };
     for (const p of items) {
       for (const c of p.req.changes ?? []) {
         if (c.op !== 'put' && c.op !== 'delete' && c.op !== 'mirror') continue;
@@ -786,29 +816,28 @@ export class Coordinator {
         if (!m) continue;
         const pk = c.op !== 'put' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
-        const key = rowKey(keyIdOf(m), pk);
-        // A cached row is read from the cache when the put asks for it (peek): only misses are read ahead.
-        if (this.host.cachedRow(key.toString('latin1')) === undefined) keys.push(key);
+        const id = keyIdOf(m);
+        want(id, rowKey(id, pk), c.op === 'put');
         // A mirrored table's dual write (or a backfill's copy) reads the same key of its target too.
         const target = this.host.rowMirror(m.id)?.target;
         const tm = target !== undefined ? this.host.schema(target)?.manifest : undefined;
-        if (tm) {
-          const tkey = rowKey(keyIdOf(tm), pk);
-          if (this.host.cachedRow(tkey.toString('latin1')) === undefined) keys.push(tkey);
-        }
+        if (tm) want(keyIdOf(tm), rowKey(keyIdOf(tm), pk), false);
         if (c.op !== 'put') continue;
         // The unique-index entries the put will check (a miss only falls back to a get).
         for (const idx of m.indexes) {
           if (!idx.unique) continue;
           const vals = idx.columns.map((col) => (c.row as Row)[col]);
-          if (vals.every((v) => v !== undefined && v !== null)) keys.push(indexEntry(keyIdOf(m), idx, vals, pk).key);
+          if (vals.every((v) => v !== undefined && v !== null)) {
+            keys.push(indexEntry(id, idx, vals, pk).key);
+            bins.push(keys[keys.length - 1].toString('latin1'));
+          }
         }
       }
     }
     // One missing key is read by the fallback get as cheaply as by a getMany.
     if (keys.length >= 2) {
       const values = await this.host.db.getMany(keys);
-      for (let i = 0; i < keys.length; i++) known.set(keys[i].toString('latin1'), values[i]);
+      for (let i = 0; i < keys.length; i++) known.set(bins[i], values[i]);
     }
     if (known.size) this.prefetched = known;
   }
@@ -1047,8 +1076,10 @@ export class Coordinator {
     pk.forEach((v, i) => {
       if (v === null) throw new DbError('missing_required', `primary key column "${m.primary_key[i]}" is required in ${m.id}`, { field: m.primary_key[i] });
     });
-    const key = rowKey(keyIdOf(m), pk);
+    const keyId = keyIdOf(m);
+    const key = rowKey(keyId, pk);
     const bin = key.toString('latin1');
+    this.tops.wrote(keyId, bin);
     const now = ctx.getRowNow(m.id, pk, key, bin);
     const before = now === MISS ? await ctx.getRow(m.id, pk, key) : now;
     this.checkPrecondition(ch.precondition, before, m.id, pk);
