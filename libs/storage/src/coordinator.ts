@@ -38,7 +38,7 @@ import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys
 import { parseManifest } from './manifest';
 import { PieceClock } from './pieces';
 import { RowTops } from './row-tops';
-import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
+import { fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey, rowRecordText } from './records';
 import type { Db } from './snapshot';
 
 export interface SchemaEntry {
@@ -125,7 +125,7 @@ interface Prepared {
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
 /** The backfill cursor keys (M ‖ "migration" ‖ id): the steps a run of deferred groups may move. */
 const STEPS = prefixRange(KEYSPACE.meta, ['migration']);
-const isStepKey = (k: Buffer): boolean => Buffer.compare(k, STEPS.gte) >= 0 && Buffer.compare(k, STEPS.lt) < 0;
+const isStepKey = (k: Buffer): boolean => k[0] === STEPS.gte[0] && Buffer.compare(k, STEPS.gte) >= 0 && Buffer.compare(k, STEPS.lt) < 0;
 /** Deferred groups waiting for no sync, beyond which the writer syncs the log itself (DESIGN.md "Deferred sync"). */
 const SYNC_EVERY = 3;
 /** Deferred groups not applied yet, beyond which the next background group waits for them. */
@@ -233,6 +233,8 @@ export class Coordinator {
   private readonly tops: RowTops;
   /** Row values read ahead for the current group (one getMany instead of a get per change). */
   private prefetched: Map<string, Buffer | undefined> | null = null;
+  /** The row key the read-ahead built for each put of the current group (its pk as the row gave it), so the put does not build it again. */
+  private putKeys: Map<RowPutChange, { readonly id: string; readonly pk: readonly unknown[]; readonly key: Buffer; readonly bin: string }> | null = null;
   /** The longest wait, queued to its batch issued, of a foreground request written since the last background one was prepared (ms). */
   private fgWait = 0;
   /** The same requests' longest wait before their group's preparation began (ms). */
@@ -575,6 +577,7 @@ export class Coordinator {
       }
     }
     this.prefetched = null;
+    this.putKeys = null;
     const t1 = performance.now();
     for (const p of items) p.prepared = t1;
     for (const x of prepared.slice(from)) x.pending.prepared = t1;
@@ -801,8 +804,10 @@ export class Coordinator {
     const known = new Map<string, Buffer | undefined>();
     // A row key above every row its table may hold is known absent; a cached row is read from the
     // cache when the put asks for it (peek); only the other rows are read ahead.
-    const want = (id: string, key: Buffer, put: boolean): void => {
+    const putKeys = new Map<RowPutChange, { id: string; pk: readonly unknown[]; key: Buffer; bin: string }>();
+    const want = (id: string, key: Buffer, put: RowPutChange | null, pk: readonly unknown[]): void => {
       const bin = key.toString('latin1');
+      if (put) putKeys.set(put, { id, pk, key, bin });
       if (put && this.tops.above(id, bin)) known.set(bin, undefined);
       else if (this.host.cachedRow(bin) === undefined) {
         keys.push(key);
@@ -817,11 +822,11 @@ export class Coordinator {
         const pk = c.op !== 'put' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
         const id = keyIdOf(m);
-        want(id, rowKey(id, pk), c.op === 'put');
+        want(id, rowKey(id, pk), c.op === 'put' ? c : null, pk);
         // A mirrored table's dual write (or a backfill's copy) reads the same key of its target too.
         const target = this.host.rowMirror(m.id)?.target;
         const tm = target !== undefined ? this.host.schema(target)?.manifest : undefined;
-        if (tm) want(keyIdOf(tm), rowKey(keyIdOf(tm), pk), false);
+        if (tm) want(keyIdOf(tm), rowKey(keyIdOf(tm), pk), null, pk);
         if (c.op !== 'put') continue;
         // The unique-index entries the put will check (a miss only falls back to a get).
         for (const idx of m.indexes) {
@@ -840,6 +845,7 @@ export class Coordinator {
       for (let i = 0; i < keys.length; i++) known.set(bins[i], values[i]);
     }
     if (known.size) this.prefetched = known;
+    if (putKeys.size) this.putKeys = putKeys;
   }
 
   private resolveAll(prepared: Prepared[]): void {
@@ -1077,8 +1083,11 @@ export class Coordinator {
       if (v === null) throw new DbError('missing_required', `primary key column "${m.primary_key[i]}" is required in ${m.id}`, { field: m.primary_key[i] });
     });
     const keyId = keyIdOf(m);
-    const key = rowKey(keyId, pk);
-    const bin = key.toString('latin1');
+    // The read-ahead's key when it was built for the same key id and pk (the row's own values, before normalisation).
+    const early = this.putKeys?.get(ch);
+    const same = early !== undefined && early.id === keyId && early.pk.length === pk.length && pk.every((v, i) => Object.is(v, early.pk[i]));
+    const key = same ? early.key : rowKey(keyId, pk);
+    const bin = same ? early.bin : key.toString('latin1');
     this.tops.wrote(keyId, bin);
     const now = ctx.getRowNow(m.id, pk, key, bin);
     const before = now === MISS ? await ctx.getRow(m.id, pk, key) : now;
@@ -1094,7 +1103,8 @@ export class Coordinator {
     }
     // The values are serialized once: for the row record and for the frame's change.
     const valuesJson = stringifyJson(values);
-    ctx.put(key, encodeRowJson(after.version, after.lsn, valuesJson), bin);
+    const record = rowRecordText(after.version, after.lsn, valuesJson);
+    ctx.put(key, Buffer.from(record, 'utf8'), bin, record);
     for (const fk of m.foreign_keys) {
       const vals = fk.columns.map((c) => values[c] ?? null);
       if (vals.some((v) => v === null)) continue;
