@@ -332,7 +332,8 @@ export class Coordinator {
       return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
     }
     return new Promise<CommitResult>((resolve, reject) => {
-      this.queue.push({ req, resolve, reject, at: performance.now() });
+      // Every field set here, in one order: the writer adds its phase times to the same shape.
+      this.queue.push({ req, at: performance.now(), taken: undefined, prepared: undefined, issued: undefined, written: undefined, spent: undefined, waits: undefined, resolve, reject });
       if (!this.running) void this.pump();
       else if (this.wake && this.queue.length >= GATHER_CHUNK) this.wake();
       else if (this.arrival && req.background !== true) this.arrival();
@@ -543,6 +544,8 @@ export class Coordinator {
   private async prepareInto(g: PreparedGroup, items: Pending[]): Promise<void> {
     const { writes, schemas } = g;
     const below = this.unapplied.slice().reverse();
+    // What every request of these reads under its own writes: the group's, then the groups not applied yet (one array for all).
+    const layers = [writes, ...below.map((b) => b.writes)];
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
     for (const p of items) {
@@ -554,7 +557,7 @@ export class Coordinator {
     const from = prepared.length;
     for (const p of items) {
       try {
-        const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
+        const r = await this.prepare(p, writes, schemas, below, layers, this.nextLsn + 1);
         if (r.frame) this.nextLsn = r.frame.lsn;
         if (!p.req.background || !r.result) {
           prepared.push(r);
@@ -569,7 +572,7 @@ export class Coordinator {
         }
         // Cut short for a foreground request: this piece answers nobody; its tail, queued
         // first among the background requests, answers the caller (or fails it).
-        this.queue.unshift({ req: r.tail, at: p.at, spent, waits, resolve: p.resolve, reject: p.reject });
+        this.queue.unshift({ req: r.tail, at: p.at, taken: undefined, prepared: undefined, issued: undefined, written: undefined, spent, waits, resolve: p.resolve, reject: p.reject });
         this.stats.splits++;
         prepared.push({ ...out, pending: { ...p, resolve: () => undefined, reject: () => undefined } });
       } catch (e) {
@@ -859,7 +862,7 @@ export class Coordinator {
     }
   }
 
-  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: readonly PreparedGroup[], lsn: number): Promise<Prepared> {
+  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: readonly PreparedGroup[], layers: readonly WriteSet[], lsn: number): Promise<Prepared> {
     const req = p.req;
     if (!Array.isArray(req.changes) || req.changes.length === 0) throw new DbError('validation_failed', 'a commit needs at least one change');
     if (req.changes.some((c) => c.op === 'schema_drop') && req.changes.some((c) => c.op !== 'schema_drop')) {
@@ -872,7 +875,7 @@ export class Coordinator {
       for (const b of below) if (b.schemas.has(id)) return b.schemas.get(id) ?? undefined;
       return this.host.schema(id);
     };
-    const ctx = new RequestContext(lsn, this.base, [group, ...below.map((b) => b.writes)], (id) => schemaOf(id)?.manifest);
+    const ctx = new RequestContext(lsn, this.base, layers, (id) => schemaOf(id)?.manifest);
 
     if (req.idempotency) {
       const prior = await ctx.get(idempotencyKey(req.idempotency.key));
