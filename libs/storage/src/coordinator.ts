@@ -141,7 +141,8 @@ function frameMeta(req: CommitRequest): FrameMeta {
   };
 }
 /** stringifyJson(pk); JSON.stringify's text is the same for strings and safe integers (the usual keys). */
-const pkJson = (pk: PkTuple): string => (pk.every((v) => typeof v === 'string' || Number.isSafeInteger(v)) ? JSON.stringify(pk) : stringifyJson(pk));
+const pkJson = (pk: PkTuple): string =>
+  pk.length === 1 && Number.isSafeInteger(pk[0]) ? `[${pk[0] as number}]` : pk.every((v) => typeof v === 'string' || Number.isSafeInteger(v)) ? JSON.stringify(pk) : stringifyJson(pk);
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
 
