@@ -1092,9 +1092,11 @@ export class Coordinator {
     const same = early !== undefined && early.id === keyId && early.pk.length === pk.length && pk.every((v, i) => Object.is(v, early.pk[i]));
     const key = same ? early.key : rowKey(keyId, pk);
     const bin = same ? early.bin : key.toString('latin1');
+    // Above every row the store may hold (a hidden rowid just assigned, a key the read-ahead did not see): no read.
+    const fresh = this.tops.above(keyId, bin);
     this.tops.wrote(keyId, bin);
     const now = ctx.getRowNow(m.id, pk, key, bin);
-    const before = now === MISS ? await ctx.getRow(m.id, pk, key) : now;
+    const before = now === MISS ? (fresh ? undefined : await ctx.getRow(m.id, pk, key)) : now;
     this.checkPrecondition(ch.precondition, before, m.id, pk);
     const after: StoredRow = { schema: m.id, pk, version: version ?? (before?.version ?? 0) + 1, lsn: ctx.lsn, values };
     const evaluate = this.host.checkEvaluator();
