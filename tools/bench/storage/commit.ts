@@ -15,7 +15,8 @@
  *   beside the 64-caller run without a reader: what the feed costs the writers), and while a
  *   follower applies them to a second store through `applyFrames` (the frame applier).
  * The two comparisons with targets (batches of 1,000 beside the raw loop; 64 callers with a feed
- * reader beside without) are measured in BENCH_ROUNDS rounds, each pair back to back, and
+ * reader beside without) are measured in BENCH_ROUNDS rounds, each pair back to back (which goes
+ * first alternates by round), and
  * reported as the median of the rounds' ratios (with each round's ratio): one 4 s run of each
  * swung by several percent with the host's neighbours.
  */
@@ -177,10 +178,18 @@ async function main(): Promise<void> {
   const alone: number[] = [];
   const read: Array<{ commits: number; frames: number }> = [];
   for (let r = 0; r < ROUNDS; r++) {
-    raws.push(await rawLoop(1000));
-    batches.push(await storeBatches(1000));
-    alone.push(await storeSingles(64));
-    read.push(await singlesWithFeed(64, 'count'));
+    // Which of a pair goes first alternates by round, so a drift of the host's load weighs on both alike.
+    if (r % 2 === 0) {
+      raws.push(await rawLoop(1000));
+      batches.push(await storeBatches(1000));
+      alone.push(await storeSingles(64));
+      read.push(await singlesWithFeed(64, 'count'));
+    } else {
+      batches.push(await storeBatches(1000));
+      raws.push(await rawLoop(1000));
+      read.push(await singlesWithFeed(64, 'count'));
+      alone.push(await storeSingles(64));
+    }
   }
   const withFollower = await singlesWithFeed(64, 'follow');
   const batchRatios = batches.map((b, i) => b / raws[i]);
