@@ -15,6 +15,8 @@ export interface SqlStore {
   dropSchema(id: string): Promise<boolean>;
   commit(req: CommitRequest): Promise<CommitResult>;
   snapshot(): Snapshot;
+  /** No group between its batch and its publication (TenantStore `stable`); absent: taken as true. */
+  readonly stable?: boolean;
 }
 
 export const DEFAULT_NAMESPACE = 'main';

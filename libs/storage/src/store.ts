@@ -877,6 +877,16 @@ export class TenantStore implements StoreReader {
     return rec.expiresAt > Date.now() ? rec : undefined;
   }
 
+  /**
+   * True when no group is between its batch and the publication of its frames: the participants'
+   * in-memory indexes and the feed's readers (the SQL table cache) then hold the same frames, so a
+   * read of both in one turn sees one state of the store — what `snapshot().stable` records,
+   * without taking a LevelDB snapshot (SQL's reads at the current LSN check it).
+   */
+  get stable(): boolean {
+    return !this.coordinator?.writing;
+  }
+
   snapshot(): Snapshot {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     // Stable: no group is between its batch and its apply, so the snapshot holds exactly

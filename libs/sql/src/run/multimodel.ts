@@ -27,8 +27,11 @@ import type { Txn } from './writer';
 
 /** Rows fetched one by one from the snapshot up to this many keys; beyond, the table is read whole. */
 const POINT_READS = 256;
-/** Thrown inside `fts` answering at the current LSN when a leaf cannot be (ftsCurrent answers false). */
+/** Thrown inside `fts` / `vector` answering at the current LSN when a leaf cannot be (searchCurrent answers false). */
 const NOT_CURRENT = Symbol('not current');
+
+/** The leaves `searchCurrent` answers at the current LSN. */
+export type SearchLeaf = NodeOf<'fts_search'> | NodeOf<'vector_topk'>;
 /** Largest k a vector_topk may ask for. */
 export const MAX_K = 10_000;
 
@@ -146,16 +149,22 @@ export class MultiModelReader {
   }
 
   /**
-   * Answers `fts_search` leaves from the store as it is now, with no storage snapshot (as the
-   * table cache answers storage leaves, executor `preloadCurrentFts`): the full-text index and the
-   * table cache both follow the applied frames, so a search and its hits' rows taken while no frame
-   * is applied agree. A ranking that reads documents' positions reads them through `lazy` (a
-   * snapshot taken on first use). False when a leaf cannot be answered so (its table's rows are not
-   * in the cache by key text, a transaction's overlay): the caller takes a snapshot.
+   * Answers search leaves (`fts_search`, unfiltered `vector_topk`) from the store as it is now,
+   * with no storage snapshot (as the table cache answers storage leaves, executor
+   * `preloadCurrentFts`): the full-text and vector indexes and the table cache follow the same
+   * applied frames, so a search and its hits' rows taken while no frame is applied agree. A ranking
+   * that reads documents' positions reads them through `lazy` (a snapshot taken on first use).
+   * False when a leaf cannot be answered so (its table's rows are not in the cache by key text, a
+   * metric other than the index's): the caller takes a snapshot. Each leaf's explain time is its call's.
    */
-  async ftsCurrent(nodes: readonly NodeOf<'fts_search'>[], lazy: Snapshot, ctx: ExecCtx): Promise<boolean> {
+  async searchCurrent(nodes: readonly SearchLeaf[], lazy: Snapshot, ctx: ExecCtx): Promise<boolean> {
     try {
-      for (const n of nodes) await this.fts(n, lazy, ctx, null, true);
+      for (const n of nodes) {
+        const t0 = performance.now();
+        if (n.op === 'fts_search') await this.fts(n, lazy, ctx, null, true);
+        else await this.vector(n, lazy, ctx, null, true);
+        if (ctx.explain) ctx.loadMs.set(n, performance.now() - t0);
+      }
       return true;
     } catch (e) {
       if (e === NOT_CURRENT) return false;
@@ -238,7 +247,7 @@ export class MultiModelReader {
 
   // ---- vector_topk ----
 
-  private async vector(n: NodeOf<'vector_topk'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+  private async vector(n: NodeOf<'vector_topk'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null, current = false): Promise<void> {
     const reader = need(this.sources.vector, 'vector');
     const t = this.table(n.schema);
     const vt = reader.table(t.id);
@@ -248,6 +257,7 @@ export class MultiModelReader {
     }
     const q = queryVector(n.vector, ctx, vt.spec.dim);
     if (!Number.isInteger(n.k) || n.k < 0 || n.k > MAX_K) bad('$.k', `k must be an integer from 0 to ${MAX_K}`);
+    if (current && n.filter) throw NOT_CURRENT; // the passing rows are read from a snapshot
     const metric = (n.metric ?? vt.spec.metric) as VectorMetric;
     let ids: string[] | undefined;
     let rows: Map<string, Tuple> | undefined;
@@ -279,6 +289,7 @@ export class MultiModelReader {
     }
     let hits: { id: string; distance: number }[];
     if (metric !== vt.spec.metric || (txn?.overlay.get(t.id)?.size ?? 0) > 0) {
+      if (current) throw NOT_CURRENT; // an exact scan of the rows read from a snapshot
       // another metric than the index's (or uncommitted writes of this transaction): exact over the rows
       rows ??= new Map((await this.leaves.allRows(snap, t, ctx, txn)).map((r) => [this.keyOf(t, r), r]));
       const col = declared === undefined ? -1 : t.manifest.columns.findIndex((c) => c.name === declared);
@@ -307,7 +318,9 @@ export class MultiModelReader {
         : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
     }
     // the table cache's pk map indexed by the id text when it holds this snapshot (no map of the hits)
-    const found = rows ?? this.cachedByText(t, snap, txn) ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
+    const cached = rows ?? this.cachedByText(t, snap, txn, current);
+    if (current && !cached) throw NOT_CURRENT; // the rows would need a snapshot
+    const found = cached ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
     const out: Tuple[] = [];
     for (const h of hits) {
       const r = found.get(h.id);
