@@ -12,7 +12,6 @@ import { join } from 'path';
 import { TenantStore } from '@mmdb/storage';
 import { FtsParticipant } from '@mmdb/fts';
 import { VectorParticipant } from '@mmdb/vector';
-import type { PlanNode } from '@mmdb/plan';
 import { SqlEngine, vectorTopkRoute } from '@mmdb/sql';
 
 jest.setTimeout(60_000);
