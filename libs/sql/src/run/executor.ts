@@ -6,7 +6,7 @@
  */
 import { DbError, isInternalTable } from '@mmdb/core';
 import type { PkTuple, Snapshot, StoredResponse } from '@mmdb/storage';
-import type { NodeOf, PlanNode } from '@mmdb/plan';
+import type { PlanNode } from '@mmdb/plan';
 import type { Row, TableManifest } from '@mmdb/core';
 import { findManifest, sqlTable, type SqlTable } from '../catalog';
 import { DEFAULT_LIMITS, ExecCtx, type Budget, type QueryLimits, type Writer } from '../exec/context';
