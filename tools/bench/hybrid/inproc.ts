@@ -142,6 +142,7 @@ async function main(): Promise<void> {
         await hpost('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
       }
       const g0 = gcs.length;
+      const cur0 = sql.exec.currentFts;
       const ms: number[] = [];
       for (let i = 0; i < Q; i++) {
         const a = performance.now();
@@ -149,7 +150,7 @@ async function main(): Promise<void> {
         ms.push(performance.now() - a);
       }
       const gc = gcs.slice(g0);
-      console.log(`${name.padEnd(7)} p50 ${pct(ms, 50).toFixed(3)}  p90 ${pct(ms, 90).toFixed(3)}  p99 ${pct(ms, 99).toFixed(3)}  max ${Math.max(...ms).toFixed(2)} ms  GCs ${gc.length} (${gc.reduce((a, b) => a + b, 0).toFixed(1)} ms)`);
+      console.log(`${name.padEnd(7)} p50 ${pct(ms, 50).toFixed(3)}  p90 ${pct(ms, 90).toFixed(3)}  p99 ${pct(ms, 99).toFixed(3)}  max ${Math.max(...ms).toFixed(2)} ms  GCs ${gc.length} (${gc.reduce((a, b) => a + b, 0).toFixed(1)} ms)  without a snapshot ${sql.exec.currentFts - cur0} of ${Q}`);
       if (session === null && process.env.HEAP === '1') {
         const { profile } = await hpost<{ profile: HeapNode & { head: HeapNode } }>('HeapProfiler.stopSampling');
         heap.disconnect();
