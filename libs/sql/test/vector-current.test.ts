@@ -2,9 +2,9 @@
  * Vector leaves answered at the current LSN (executor `preloadCurrentFts`, issue 17): a plan with
  * unfiltered `vector_topk` leaves (alone, or fused with `fts_search` and joined to rows, the hybrid
  * RRF statement) over a table the cache holds reads no storage snapshot — each LevelDB snapshot
- * takes LevelDB's mutex on the event loop — and answers what a snapshot read answers. A filtered
- * top-k, another metric than the index's, or a store with a group between its batch and its
- * publication take a snapshot as before.
+ * takes LevelDB's mutex on the event loop — and answers what a snapshot read answers; a filtered
+ * top-k reads the table cache's current entry. A filter with a subquery, another metric than the
+ * index's, or a store with a group between its batch and its publication take a snapshot as before.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -34,6 +34,7 @@ const RRF = `SELECT r.id, r.cat, f._score FROM (SELECT id, _score FROM rrf((SELE
 const NEAREST = 'SELECT id, emb <-> $1 AS d FROM app.items ORDER BY emb <-> $1 LIMIT 6';
 const FILTERED = 'SELECT id FROM app.items WHERE cat < 2 ORDER BY emb <-> $1 LIMIT 4';
 const COSINE = 'SELECT id FROM app.items ORDER BY emb <=> $1 LIMIT 4';
+const SUBQUERY = 'SELECT id FROM app.items WHERE cat IN (SELECT cat FROM app.items WHERE id = $2) ORDER BY emb <-> $1 LIMIT 4';
 const q = [0.3, 0.9, 0.5, 0.2];
 
 beforeEach(async () => {
@@ -72,7 +73,7 @@ const rowsOf = (r: unknown) => (r as { rows: unknown[][] }).rows;
 
 describe('vector_topk leaves at the current LSN', () => {
   it('answers the hybrid statement and a plain top-k without a storage snapshot, as a snapshot read does, and sees each committed write', async () => {
-    const cases: Array<[string, unknown[]]> = [[RRF, [q, 'river stone']], [NEAREST, [q]], [RRF, [vec(3), 'ember']]];
+    const cases: Array<[string, unknown[]]> = [[RRF, [q, 'river stone']], [NEAREST, [q]], [RRF, [vec(3), 'ember']], [FILTERED, [q]], [FILTERED, [vec(9)]]];
     for (const [text, params] of cases) await sql.run(text, { params }); // plans cached
     const snaps = jest.spyOn(store, 'snapshot');
     const before = sql.exec.currentFts;
@@ -98,21 +99,26 @@ describe('vector_topk leaves at the current LSN', () => {
     expect(ids).not.toContain('d0');
     snaps.mockClear();
     expect(rowsOf((await sql.run(RRF, { params: [q, 'river stone'] }))[0]).map((r) => r[0])).toContain('new');
+    // the filtered top-k's passing rows are remembered per table LSN: the write is in them
+    expect(rowsOf((await sql.run(FILTERED, { params: [q] }))[0])[0][0]).toBe('new');
+    await store.put('app.items', { id: 'new', body: 'river river stone', cat: 4, emb: q });
+    expect(rowsOf((await sql.run(FILTERED, { params: [q] }))[0]).map((r) => r[0])).not.toContain('new');
     expect(snaps).not.toHaveBeenCalled();
     snaps.mockRestore();
     for (const [text, params] of cases) expect(rowsOf((await sql.run(text, { params }))[0])).toEqual(rowsOf(await fromSnapshot(text, params)));
   });
 
-  it('takes a snapshot for a filtered top-k and for another metric than the index\'s, with the same answers as before', async () => {
-    for (const text of [FILTERED, COSINE]) await sql.run(text, { params: [q] });
+  it('takes a snapshot for a top-k filter with a subquery and for another metric than the index\'s, with the same answers as before', async () => {
+    const cases: Array<[string, unknown[]]> = [[SUBQUERY, [q, 'd3']], [COSINE, [q]]];
+    for (const [text, params] of cases) await sql.run(text, { params });
     const before = sql.exec.currentFts;
-    for (const text of [FILTERED, COSINE]) {
+    for (const [text, params] of cases) {
       const snaps = jest.spyOn(store, 'snapshot');
-      const got = rowsOf((await sql.run(text, { params: [q] }))[0]);
+      const got = rowsOf((await sql.run(text, { params }))[0]);
       expect(snaps).toHaveBeenCalled();
       expect(got).toHaveLength(4);
       snaps.mockRestore();
-      expect(got).toEqual(rowsOf(await fromSnapshot(text, [q])));
+      expect(got).toEqual(rowsOf(await fromSnapshot(text, params)));
     }
     expect(sql.exec.currentFts).toBe(before);
   });

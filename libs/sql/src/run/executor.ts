@@ -250,7 +250,7 @@ export class PlanExecutor {
   }
 
   /**
-   * Answers a plan whose leaves are search leaves (`fts_search`, unfiltered `vector_topk`) and
+   * Answers a plan whose leaves are search leaves (`fts_search`, `vector_topk`) and
    * table-cache leaves from the store as it is now, with no storage snapshot: each LevelDB
    * snapshot is taken under LevelDB's mutex on this thread, which its background thread holds
    * after a flush (the blocked stalls of issue 25 §1). The in-memory indexes and the table cache
@@ -258,11 +258,11 @@ export class PlanExecutor {
    * publication (`store.stable`), checked before and after. A search may be asynchronous, so the
    * table cache's last published LSN is compared before and after too: a frame applied in between
    * (or a lazily taken snapshot for positions that is not stable) discards what was read, and the
-   * caller takes a snapshot as before. False also when a leaf cannot be answered so (a filtered
-   * vector_topk, another multi-model leaf, a table not cached by key text).
+   * caller takes a snapshot as before. False also when a leaf cannot be answered so (a top-k
+   * filter with a subquery, another multi-model leaf, a table not cached by key text).
    */
   private async preloadCurrentFts(leaves: readonly PlanNode[], ctx: ExecCtx): Promise<boolean> {
-    const searches = leaves.filter((n): n is SearchLeaf => n.op === 'fts_search' || (n.op === 'vector_topk' && !n.filter));
+    const searches = leaves.filter((n): n is SearchLeaf => n.op === 'fts_search' || n.op === 'vector_topk');
     const rest = leaves.filter((n) => !searches.includes(n as SearchLeaf));
     if (!searches.length || rest.some((n) => n.op !== 'scan' && n.op !== 'get' && n.op !== 'index_scan')) return false;
     // a leaf whose reader is missing takes the snapshot path (and its error there)

@@ -19,7 +19,7 @@ import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { nextTurn, sliceMs } from '../exec/turns';
 import { toJson, truthy, type Tuple } from '../values';
-import { pkKeyOf, type PkMap } from '../exec/table-cache';
+import { pkKeyOf, type CachedTable, type PkMap } from '../exec/table-cache';
 import { ftsQueryOf } from './fts-query';
 import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
@@ -149,13 +149,13 @@ export class MultiModelReader {
   }
 
   /**
-   * Answers search leaves (`fts_search`, unfiltered `vector_topk`) from the store as it is now,
+   * Answers search leaves (`fts_search`, `vector_topk`) from the store as it is now,
    * with no storage snapshot (as the table cache answers storage leaves, executor
    * `preloadCurrentFts`): the full-text and vector indexes and the table cache follow the same
    * applied frames, so a search and its hits' rows taken while no frame is applied agree. A ranking
    * that reads documents' positions reads them through `lazy` (a snapshot taken on first use).
    * False when a leaf cannot be answered so (its table's rows are not in the cache by key text, a
-   * metric other than the index's): the caller takes a snapshot. Each leaf's explain time is its call's.
+   * metric other than the index's, a filter with a subquery): the caller takes a snapshot. Each leaf's explain time is its call's.
    */
   async searchCurrent(nodes: readonly SearchLeaf[], lazy: Snapshot, ctx: ExecCtx): Promise<boolean> {
     try {
@@ -170,6 +170,17 @@ export class MultiModelReader {
       if (e === NOT_CURRENT) return false;
       throw e;
     }
+  }
+
+  /**
+   * The table cache's current entry of `t` for a filter evaluated at the current LSN, or
+   * NOT_CURRENT: an implicit table, a table the cache does not hold now, or a filter with a
+   * subquery (its own tables would be read from a snapshot).
+   */
+  private currentRows(t: SqlTable, filter: Expr): CachedTable {
+    const e = this.isImplicit(t) || /"kind":"(exists|in_subquery|subquery)"/.test(stringifyJson(filter)) ? undefined : this.leaves.tables.current(t);
+    if (!e) throw NOT_CURRENT;
+    return e;
   }
 
   /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
@@ -257,7 +268,8 @@ export class MultiModelReader {
     }
     const q = queryVector(n.vector, ctx, vt.spec.dim);
     if (!Number.isInteger(n.k) || n.k < 0 || n.k > MAX_K) bad('$.k', `k must be an integer from 0 to ${MAX_K}`);
-    if (current && n.filter) throw NOT_CURRENT; // the passing rows are read from a snapshot
+    // at the current LSN a filter reads the table cache's current entry (a subquery's tables would need a snapshot)
+    const entry = current && n.filter ? this.currentRows(t, n.filter) : undefined;
     const metric = (n.metric ?? vt.spec.metric) as VectorMetric;
     let ids: string[] | undefined;
     let rows: Map<string, Tuple> | undefined;
@@ -265,9 +277,9 @@ export class MultiModelReader {
     if (n.filter) {
       // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
       // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
-      const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
+      const stable = current || (snap.stable && !txn?.overlay.get(t.id)?.size);
       // keyed on the parameters the filter reads only: the query vector ($1 of `ORDER BY emb <-> $1`) changes every query
-      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${paramsOf(n.filter).map((i) => String(ctx.params[i - 1])).join('\u0001')}` : '';
+      const memoKey = stable ? `${t.id}\u0000${entry ? entry.lsn : snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${paramsOf(n.filter).map((i) => String(ctx.params[i - 1])).join('\u0001')}` : '';
       const hit = stable ? this.passing.get(memoKey) : undefined;
       if (hit) {
         rows = hit.rows;
@@ -276,7 +288,9 @@ export class MultiModelReader {
       } else {
         const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
         rows = new Map();
-        for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
+        const all = entry ? entry.rows : await this.leaves.allRows(snap, t, ctx, txn);
+        if (entry) ctx.hold(all.length); // as allRows holds them
+        for (const r of all) if (pass(r)) rows.set(this.keyOf(t, r), r);
         ids = [...rows.keys()];
         // only a filter over this row alone (no function that may vary, no subquery over other tables)
         if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(stringifyJson(n.filter))) {
