@@ -15,8 +15,8 @@ export interface SqlStore {
   dropSchema(id: string): Promise<boolean>;
   commit(req: CommitRequest): Promise<CommitResult>;
   snapshot(): Snapshot;
-  /** No group between its batch and its publication (TenantStore `stable`); absent: taken as true. */
-  readonly stable?: boolean;
+  /** Every group applied to the indexes has been published to the table cache (TenantStore `settled`); absent: taken as true. */
+  readonly settled?: boolean;
 }
 
 export const DEFAULT_NAMESPACE = 'main';

@@ -4,7 +4,7 @@
  * RRF statement) over a table the cache holds reads no storage snapshot — each LevelDB snapshot
  * takes LevelDB's mutex on the event loop — and answers what a snapshot read answers; a filtered
  * top-k reads the table cache's current entry. A filter with a subquery, another metric than the
- * index's, or a store with a group between its batch and its publication take a snapshot as before.
+ * index's, or a store with a group between its apply and its publication take a snapshot as before.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -123,12 +123,12 @@ describe('vector_topk leaves at the current LSN', () => {
     expect(sql.exec.currentFts).toBe(before);
   });
 
-  it('takes a snapshot while a group is between its batch and its publication (checked before and after the searches)', async () => {
+  it('takes a snapshot while a group is between its apply and its publication (checked before and after the searches)', async () => {
     await sql.run(RRF, { params: [q, 'river stone'] });
     const want = rowsOf(await fromSnapshot(RRF, [q, 'river stone']));
     for (const states of [[false], [true, false]]) {
-      const stable = jest.spyOn(store, 'stable', 'get');
-      for (const s of states) stable.mockReturnValueOnce(s);
+      const settled = jest.spyOn(store, 'settled', 'get');
+      for (const s of states) settled.mockReturnValueOnce(s);
       const snaps = jest.spyOn(store, 'snapshot');
       const before = sql.exec.currentFts;
       const got = rowsOf((await sql.run(RRF, { params: [q, 'river stone'] }))[0]);

@@ -254,8 +254,8 @@ export class PlanExecutor {
    * table-cache leaves from the store as it is now, with no storage snapshot: each LevelDB
    * snapshot is taken under LevelDB's mutex on this thread, which its background thread holds
    * after a flush (the blocked stalls of issue 25 §1). The in-memory indexes and the table cache
-   * follow the same applied frames; they agree while no group is between its batch and its
-   * publication (`store.stable`), checked before and after. A search may be asynchronous, so the
+   * follow the same applied frames; they agree while no group is between its apply and its
+   * publication (`store.settled`), checked before and after. A search may be asynchronous, so the
    * table cache's last published LSN is compared before and after too: a frame applied in between
    * (or a lazily taken snapshot for positions that is not stable) discards what was read, and the
    * caller takes a snapshot as before. False also when a leaf cannot be answered so (a top-k
@@ -268,14 +268,14 @@ export class PlanExecutor {
     // a leaf whose reader is missing takes the snapshot path (and its error there)
     if (searches.some((n) => (n.op === 'fts_search' ? !this.sources.fts : !this.sources.vector))) return false;
     const store = this.sources.store;
-    const stable = () => store.stable !== false;
+    const settled = () => store.settled !== false;
     const seen = this.tables.lastFrame;
-    if (seen < 0 || !stable() || !this.leafReader.preloadCurrent(rest, ctx)) return false;
+    if (seen < 0 || !settled() || !this.leafReader.preloadCurrent(rest, ctx)) return false;
     let lazy: Snapshot | undefined;
     const positions = { rawGetMany: (keys: Buffer[]) => (lazy ??= store.snapshot()).rawGetMany(keys) } as unknown as Snapshot;
     let ok = false;
     try {
-      ok = (await this.multi.searchCurrent(searches, positions, ctx)) && this.tables.lastFrame === seen && stable() && (!lazy || lazy.stable);
+      ok = (await this.multi.searchCurrent(searches, positions, ctx)) && this.tables.lastFrame === seen && settled() && (!lazy || lazy.stable);
     } finally {
       if (lazy) await lazy.release();
       if (!ok) {
