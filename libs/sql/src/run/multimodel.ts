@@ -88,6 +88,11 @@ export class MultiModelReader {
         default: break;
       }
     }
+    if (!ctx.explain) {
+      // only explain reads the times: no callback per leaf otherwise
+      await Promise.all(jobs.map((j) => j.p));
+      return;
+    }
     const started = performance.now();
     await Promise.all(jobs.map((j) => j.p.then(() => void ctx.loadMs.set(j.n, j.sync + (performance.now() - started)))));
   }
