@@ -16,11 +16,12 @@ import { SqlEngine, vectorTopkRoute } from '@mmdb/sql';
 
 jest.setTimeout(60_000);
 
-const ITEMS = [
+/** The table, its vectors under an exact index or an HNSW graph (the bench's). */
+const items = (index: 'exact' | 'hnsw') => [
   'namespace = "app"', 'table = "items"', 'primary_key = ["id"]',
   ...[['id', 'str'], ['body', 'str'], ['cat', 'i64']].map(([name, ty]) => `[[columns]]\nname = "${name}"\nty = "${ty}"\nrequired = true`),
   '[[columns]]\nname = "emb"\nty = "vector"\ndim = 4\nrequired = true',
-  '[vector]\ncolumn = "emb"\nmetric = "l2"\nindex = "exact"',
+  `[vector]\ncolumn = "emb"\nmetric = "l2"\nindex = "${index}"`,
   '[[fulltext]]\nfield = "body"',
 ].join('\n');
 const WORDS = ['river', 'stone', 'cloud', 'forest', 'ember', 'harbor'];
@@ -37,13 +38,19 @@ const COSINE = 'SELECT id FROM app.items ORDER BY emb <=> $1 LIMIT 4';
 const SUBQUERY = 'SELECT id FROM app.items WHERE cat IN (SELECT cat FROM app.items WHERE id = $2) ORDER BY emb <-> $1 LIMIT 4';
 const q = [0.3, 0.9, 0.5, 0.2];
 
-beforeEach(async () => {
+async function open(index: 'exact' | 'hnsw'): Promise<void> {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  await setUp(index);
+}
+
+async function setUp(index: 'exact' | 'hnsw'): Promise<void> {
   dir = mkdtempSync(join(tmpdir(), 'sql-vector-current-'));
   const fts = new FtsParticipant();
   const vector = new VectorParticipant();
   store = await TenantStore.open({ dir, sync: false, participants: [fts, vector] });
   sql = new SqlEngine(store, undefined, { sources: { fts, vector } });
-  await store.registerSchema(ITEMS);
+  await store.registerSchema(items(index));
   const changes = Array.from({ length: 80 }, (_, i) => ({
     op: 'put' as const, schema: 'app.items', row: { id: `d${i}`, body: `${WORDS[i % 6]} ${WORDS[(i * 7) % 6]} ${WORDS[(i * 5 + 1) % 6]}`, cat: i % 5, emb: vec(i) },
   }));
@@ -51,7 +58,9 @@ beforeEach(async () => {
   // the table in the cache at its current LSN (a scan loads it)
   await sql.run('SELECT count(*) FROM app.items');
   await sql.exec.tables.settled();
-});
+}
+
+beforeEach(() => setUp('exact'));
 
 afterEach(async () => {
   jest.restoreAllMocks();
@@ -72,7 +81,10 @@ async function fromSnapshot(text: string, params: unknown[]) {
 const rowsOf = (r: unknown) => (r as { rows: unknown[][] }).rows;
 
 describe('vector_topk leaves at the current LSN', () => {
-  it('answers the hybrid statement and a plain top-k without a storage snapshot, as a snapshot read does, and sees each committed write', async () => {
+  it.each(['exact', 'hnsw'] as const)('answers the hybrid statement and a plain top-k without a storage snapshot, as a snapshot read does, and sees each committed write (%s index)', async (index) => {
+    if (index !== 'exact') await open(index);
+    // the walk explain names is the index asked for
+    expect(JSON.stringify((await sql.run(NEAREST, { params: [q], explain: true }))[0])).toContain(index === 'hnsw' ? 'hnsw index' : 'exact');
     const cases: Array<[string, unknown[]]> = [[RRF, [q, 'river stone']], [NEAREST, [q]], [RRF, [vec(3), 'ember']], [FILTERED, [q]], [FILTERED, [vec(9)]]];
     for (const [text, params] of cases) await sql.run(text, { params }); // plans cached
     const snaps = jest.spyOn(store, 'snapshot');
