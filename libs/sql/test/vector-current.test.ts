@@ -1,5 +1,5 @@
 /**
- * Vector leaves answered at the current LSN (executor `preloadCurrentFts`, issue 17): a plan with
+ * Vector leaves answered at the current LSN (executor `preloadCurrentSearch`, issue 17): a plan with
  * unfiltered `vector_topk` leaves (alone, or fused with `fts_search` and joined to rows, the hybrid
  * RRF statement) over a table the cache holds reads no storage snapshot — each LevelDB snapshot
  * takes LevelDB's mutex on the event loop — and answers what a snapshot read answers; a filtered

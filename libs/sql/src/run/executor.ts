@@ -207,7 +207,7 @@ export class PlanExecutor {
     try {
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
       const plain = !opts.snapshot && (!txn || txn.overlay.size === 0);
-      if (!plain || !(this.preloadCurrent(leafList, ctx) || (await this.preloadCurrentFts(leafList, ctx)))) {
+      if (!plain || !(this.preloadCurrent(leafList, ctx) || (await this.preloadCurrentSearch(leafList, ctx)))) {
         // one snapshot; the multi-model leaves start their in-memory reads in this same turn
         const s = opts.snapshot ?? (snap = await this.snapshotFor(leafList));
         await Promise.all([this.leafReader.preload(leafList, s, ctx.leaves, txn, ctx), this.multi.preload(leafList, s, ctx, txn)]);
@@ -261,7 +261,7 @@ export class PlanExecutor {
    * caller takes a snapshot as before. False also when a leaf cannot be answered so (a top-k
    * filter with a subquery, another multi-model leaf, a table not cached by key text).
    */
-  private async preloadCurrentFts(leaves: readonly PlanNode[], ctx: ExecCtx): Promise<boolean> {
+  private async preloadCurrentSearch(leaves: readonly PlanNode[], ctx: ExecCtx): Promise<boolean> {
     const searches = leaves.filter((n): n is SearchLeaf => n.op === 'fts_search' || n.op === 'vector_topk');
     const rest = leaves.filter((n) => !searches.includes(n as SearchLeaf));
     if (!searches.length || rest.some((n) => n.op !== 'scan' && n.op !== 'get' && n.op !== 'index_scan')) return false;

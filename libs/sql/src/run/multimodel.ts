@@ -156,7 +156,7 @@ export class MultiModelReader {
   /**
    * Answers search leaves (`fts_search`, `vector_topk`) from the store as it is now,
    * with no storage snapshot (as the table cache answers storage leaves, executor
-   * `preloadCurrentFts`): the full-text and vector indexes and the table cache follow the same
+   * `preloadCurrentSearch`): the full-text and vector indexes and the table cache follow the same
    * applied frames, so a search and its hits' rows taken while no frame is applied agree. A ranking
    * that reads documents' positions reads them through `lazy` (a snapshot taken on first use).
    * False when a leaf cannot be answered so (its table's rows are not in the cache by key text, a
