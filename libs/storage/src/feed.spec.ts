@@ -90,6 +90,26 @@ describe('changesFrom: the resumable change feed', () => {
     }
   });
 
+  it('settled is false from a group\'s apply until its frames are published, true at rest (a participant and the changes observable agree then)', async () => {
+    const during: boolean[] = [];
+    const spy = { name: 'spy', apply: () => void during.push(store.settled) };
+    store = await TenantStore.open({ dir, participants: [spy], sync: false });
+    await store.registerSchema(T);
+    const published: boolean[] = [];
+    const sub = store.changes.subscribe(() => published.push(store.settled));
+    expect(store.settled).toBe(true);
+    await Promise.all(Array.from({ length: 3 }, async (_, w) => {
+      for (let i = 0; i < 20; i++) await store.put('t.kv', { k: w * 100 + i, v: 'x' });
+    }));
+    sub.unsubscribe();
+    expect(during.length).toBeGreaterThanOrEqual(60);
+    expect(during.every((x) => x === false)).toBe(true);
+    // published inside the window (the frame's group is still counted until publish returns)
+    expect(published.length).toBeGreaterThanOrEqual(60);
+    expect(published.every((x) => x === false)).toBe(true);
+    expect(store.settled).toBe(true);
+  });
+
   it('follows live commits after replaying the log, and a closed reader answers null', async () => {
     store = await TenantStore.open({ dir });
     await store.registerSchema(T);
@@ -227,6 +247,7 @@ describe('changesFrom: the resumable change feed', () => {
       await shipping;
       expect((await follower.getRow('t.kv', [701]))?.values).toEqual({ k: 701, v: 'w7' });
       expect(await follower.getRow('t.kv', [5])).toBeUndefined();
+      expect(follower.settled).toBe(true); // every applied run published
       expect(await readUntil(chained, store.lastLsn)).toEqual(range(1, store.lastLsn));
       chained.close();
       // the follower's epoch history is the leader's: a cursor from either checks the same way
