@@ -20,9 +20,10 @@
  * delay, GC pauses, the fan-out's longest turn, catch-ups) and the CPU each process used (cpu.js);
  * with --trace 1 what each phase's slow writes overlapped (trace.js, slow-writes.js).
  * --repeats 0 skips the write phases.
- * Then server memory per idle subscriber (idle-memory.js): --idle-subs streams opened, no writes,
- * the server's memory read after forced full GCs (memory.js, preloaded with --expose-gc) before,
- * while they are open, and after they closed (--idle-subs 0 skips it).
+ * Before the write phases (on a server that has held no stream yet), server memory per idle
+ * subscriber (idle-memory.js): --idle-subs streams opened, no writes, the server's memory read
+ * after forced full GCs (memory.js, preloaded with --expose-gc) before, while they are open, and
+ * after they closed (--idle-subs 0 skips it).
  * Then, once the subscribers are closed, matching work on a --big row table loaded through NDJSON
  * _batch (big.js; --big 0 skips it): one subscriber, a few hundred updates, the server's
  * db_watch_match_evaluations_total per changed row, beside what re-running the query per burst
@@ -76,7 +77,7 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-watch-'));
   const traceFile = TRACE ? path.join(dir, 'trace.jsonl') : null;
   const memFile = path.join(dir, 'memory.jsonl');
-  // (memory.js: forced GCs and memory readings on SIGUSR2, for the memory phase; --expose-gc gives it gc())
+  // (memory.js: forced GCs and memory readings on SIGURG, for the memory phase; --expose-gc gives it gc())
   const nodeOptions = [process.env.WATCH_SERVER_NODE_OPTIONS, TRACE ? `-r ${path.join(__dirname, 'trace.js')}` : '', `-r ${path.join(__dirname, 'memory.js')}`].filter(Boolean).join(' ');
   const { proc, url } = await startBuiltServer(dir, {
     tenant: TENANT,
@@ -118,6 +119,16 @@ async function main() {
     for (let t = 0; t < TABLES; t++) await call('POST', `${T}/schemas`, toml(`t${t}`), 'text/plain');
     for (let t = 0; t < TABLES; t++) await ingest(call, T, `t${t}`, 1, PRELOAD);
     process.stderr.write(`preloaded ${TABLES} × ${PRELOAD} rows\n`);
+
+    // memory per idle subscriber first, on a server that has held no stream yet: the room streams
+    // opened and closed before would leave in its heap and malloc arenas would be reused by the
+    // measured ones, and their memory undercounted (idle-memory.js); its forced GCs fall before
+    // the first write phase, W0 as S1
+    let memory = null;
+    if (IDLE_SUBS > 0) {
+      process.stderr.write(`memory: ${IDLE_SUBS} idle subscribers, readings after forced GCs\n`);
+      memory = memoryTable(await idleMemory({ proc, memFile, url, token: TOKEN, ca, T, n: IDLE_SUBS, tables: TABLES, classes: CLASSES, idle: IDLE, metric, tenant: TENANT }));
+    }
 
     let nextId = 10_000_000;
     /** --rate writes/s for `seconds` (PUT, durable); ack time per "bench.tN:id", each write's latency, and with --trace each write's {s, a, p}. */
@@ -219,11 +230,7 @@ async function main() {
     }
     await sleep(400); // (the trace's last flush)
     if (REPEATS > 0) console.log(report({ withouts, withs, trace: traceFile ? readTrace(traceFile) : null }, { SUBS, TABLES, RATE, DURATION, WINDOW, SUBS_NICE }));
-    // (after the write phases: its forced GCs must not fall before a measured phase)
-    if (IDLE_SUBS > 0) {
-      process.stderr.write(`memory: ${IDLE_SUBS} idle subscribers, readings after forced GCs\n`);
-      console.log(memoryTable(await idleMemory({ proc, memFile, url, token: TOKEN, ca, T, n: IDLE_SUBS, tables: TABLES, classes: CLASSES, idle: IDLE, metric, tenant: TENANT })));
-    }
+    if (memory) console.log(memory);
     // (the subscribers were closed before the last W phase, and so before the big table is loaded: its load is not what they measure)
     if (BIG > 0) console.log(await matchingOnBigTable({ call, metric, url, ca, token: TOKEN, T, rows: BIG, window: WINDOW, classes: CLASSES, toml }));
   } finally {

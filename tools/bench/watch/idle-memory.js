@@ -2,6 +2,10 @@
  * The watch benchmark's memory phase (bench.js): server memory per idle subscriber, read after
  * forced full GCs (memory.js, preloaded into the server with --expose-gc). No writes meanwhile.
  *
+ *   0. a warm-up: min(n, 50) streams opened and closed (the code that opens, holds and closes a
+ *      stream compiled before the baseline: ~1 MiB of it, not the streams' memory; few, because
+ *      the room they leave in the heap and malloc's arenas is reused by the measured streams,
+ *      whose memory would be undercounted by as much: at most 50/n of it);
  *   1. two readings of the server with no stream open, a second apart: the baseline, and how
  *      much two readings differ with nothing changing (the noise, printed per subscriber);
  *   2. `n` streams opened by a separate process (subscribers.js, the same queries as the write
@@ -35,6 +39,11 @@ function forkSubscribers() {
 
 async function idleMemory({ proc, memFile, url, token, ca, T, n, tables, classes, idle, metric, tenant }) {
   const read = () => readMemory(proc, memFile);
+  const warm = forkSubscribers();
+  warm.subs.send({ open: { url, token, ca, paths: subscriberPaths(T, Math.min(n, 50), tables, classes) } });
+  await warm.reply('ready');
+  warm.subs.send({ close: true });
+  await new Promise((res) => warm.subs.once('exit', res));
   await sleep(1000);
   const base0 = await read();
   await sleep(1000);
