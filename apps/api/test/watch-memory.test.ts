@@ -21,7 +21,7 @@ const { readMemory } = require(path.join(ROOT, 'tools/bench/watch/memory.js')) a
 
 const T = `/v1/tenants/${TENANT}`;
 const N = 300;
-/** Measured 17 KiB per idle stream (fastify request and reply, the TLS socket's JS side, the session, its feed cursor and timer, its suspended async frames). */
+/** Measured 15 KiB per idle stream (fastify request and reply, the TLS socket's JS side, the session, its feed cursor and timer, its suspended async frames). */
 const HEAP_PER_STREAM_MAX = 40 * 1024;
 /**
  * What may stay after closing, per stream: forced-GC readings of the same server with no stream
