@@ -71,7 +71,7 @@ describe('GET /watch: server memory of idle streams', () => {
     memFile = path.join(dir, 'memory.jsonl');
     srv = await new TestServer(
       dir,
-      bootstrapEnv({ NODE_OPTIONS: `--expose-gc -r ${path.join(ROOT, 'tools/bench/watch/memory.js')}`, MEM_FILE: memFile, DB_WATCH_MAX: String(N + 10), DB_WATCH_COALESCE_MS: '20' }),
+      bootstrapEnv({ NODE_OPTIONS: `--expose-gc -r "${path.join(ROOT, 'tools/bench/watch/memory.js')}"`, MEM_FILE: memFile, DB_WATCH_MAX: String(N + 10), DB_WATCH_COALESCE_MS: '20' }),
     ).start();
     for (let t = 0; t < 4; t++) {
       const toml = tableToml(`m.t${t}`, [['v', 'i64']]);

@@ -78,7 +78,7 @@ async function main() {
   const traceFile = TRACE ? path.join(dir, 'trace.jsonl') : null;
   const memFile = path.join(dir, 'memory.jsonl');
   // (memory.js: forced GCs and memory readings on SIGURG, for the memory phase; --expose-gc gives it gc())
-  const nodeOptions = [process.env.WATCH_SERVER_NODE_OPTIONS, TRACE ? `-r ${path.join(__dirname, 'trace.js')}` : '', `-r ${path.join(__dirname, 'memory.js')}`].filter(Boolean).join(' ');
+  const nodeOptions = [process.env.WATCH_SERVER_NODE_OPTIONS, TRACE ? `-r ${path.join(__dirname, 'trace.js')}` : '', `-r "${path.join(__dirname, 'memory.js')}"`].filter(Boolean).join(' ');
   const { proc, url } = await startBuiltServer(dir, {
     tenant: TENANT,
     token: TOKEN,
