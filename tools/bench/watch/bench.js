@@ -127,7 +127,7 @@ async function main() {
     let memory = null;
     if (IDLE_SUBS > 0) {
       process.stderr.write(`memory: ${IDLE_SUBS} idle subscribers, readings after forced GCs\n`);
-      memory = memoryTable(await idleMemory({ proc, memFile, url, token: TOKEN, ca, T, n: IDLE_SUBS, tables: TABLES, classes: CLASSES, idle: IDLE, metric, tenant: TENANT }));
+      memory = memoryTable(await idleMemory({ proc, memFile, dir, url, token: TOKEN, ca, T, n: IDLE_SUBS, tables: TABLES, classes: CLASSES, idle: IDLE, metric, tenant: TENANT, nodeArgs: [...NODE_ARGS, '--expose-gc'] }));
     }
 
     let nextId = 10_000_000;
