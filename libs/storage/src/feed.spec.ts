@@ -387,7 +387,7 @@ describe('changesFrom: the resumable change feed', () => {
     expect(() => lagging.poll()).toThrow(expect.objectContaining({ code: 'resync_required' }) as unknown as Error);
   });
 
-  it('readers at the same position taking the same frames share one array (one slice per window, not per reader)', async () => {
+  it('readers at the same position taking the same frames share one array and batch (one slice per window, not per reader)', async () => {
     store = await TenantStore.open({ dir, sync: false });
     await store.registerSchema(T);
     const at = store.lastLsn;
@@ -397,9 +397,12 @@ describe('changesFrom: the resumable change feed', () => {
     await Promise.all(firsts);
     for (let i = 1; i <= 4; i++) await store.put('t.kv', { k: i, v: 'y' });
     // a window's bound at at+4: every reader takes at+2..at+4, the same array
-    const first = feeds[0].poll(at + 4)!.entries;
+    const batch = feeds[0].poll(at + 4)!;
+    const first = batch.entries;
     expect(first.map((e) => e.frame.lsn)).toEqual(range(at + 2, at + 4));
-    for (const f of feeds.slice(1)) expect(f.poll(at + 4)!.entries).toBe(first);
+    expect(batch.cursor).toEqual({ epoch: 0, lsn: at + 4 });
+    // (the batch too: the frames and the cursor after them, one object for every reader)
+    for (const f of feeds.slice(1)) expect(f.poll(at + 4)).toBe(batch);
     // the next window: other frames, another array, shared again; each reader's own position moved on
     const second = feeds.map((f) => f.poll()!.entries);
     expect(second[0].map((e) => e.frame.lsn)).toEqual([at + 5]);
