@@ -15,6 +15,8 @@ export interface SqlStore {
   dropSchema(id: string): Promise<boolean>;
   commit(req: CommitRequest): Promise<CommitResult>;
   snapshot(): Snapshot;
+  /** Every group applied to the indexes has been published to the table cache (TenantStore `settled`); absent: taken as true. */
+  readonly settled?: boolean;
 }
 
 export const DEFAULT_NAMESPACE = 'main';
