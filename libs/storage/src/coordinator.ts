@@ -75,6 +75,12 @@ export interface CoordinatorHost {
   readonly deferRedoable: boolean;
   /** A background request's preparation lets the event loop go after this many ms (0: never; PieceClock). */
   readonly pieceMs: number;
+  /**
+   * A background request waits up to this many ms, before its preparation, for a foreground
+   * group in flight to be applied and answered (0: it is prepared while that group is written;
+   * DESIGN.md "Background preparation in pieces", "Hold for the foreground").
+   */
+  readonly holdMs: number;
   /** Makes every batch written so far durable: an fsync of each of the database's log files. */
   syncLog(): Promise<void>;
   /** The name of the log file LevelDB appends to now (null: unknown); a change means it switched files. */
@@ -200,6 +206,8 @@ interface Flight extends PreparedGroup {
   readonly done: Promise<boolean>;
   /** Written without its own fsync (a redoable background group; "Deferred sync"). */
   readonly deferred: boolean;
+  /** A background request already waited for it (`holdMs`). */
+  held?: boolean;
 }
 
 /**
@@ -238,8 +246,8 @@ export class Coordinator {
   lastLsn: number;
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
-  /** `deferred`: groups written without their own fsync (a redoable backfill frame's); `logSyncs`: the writer's own syncs of the log files for them. */
-  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0, splits: 0 };
+  /** `deferred`: groups written without their own fsync (a redoable backfill frame's); `logSyncs`: the writer's own syncs of the log files for them; `holds`: background requests that waited for a foreground group (`holdMs`). */
+  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0, splits: 0, holds: 0 };
   /** Called for every request as it resolves or fails, with its phases (a profiling hook; unset: no cost). */
   trace: ((t: CommitTrace) => void) | null = null;
   /** Groups between their batch issued and their frames applied. */
@@ -409,6 +417,18 @@ export class Coordinator {
         if (flight?.hasDrop) {
           await flight.done;
           flight = null;
+        }
+        // Hold for the foreground: a background request is not prepared while a foreground group
+        // it would be prepared on is still written or applied (at most holdMs, once per flight;
+        // a foreground arrival ends it: that request goes first).
+        if (this.host.holdMs > 0 && flight && !flight.deferred && !flight.held && this.queue.length && this.queue.every((p) => p.req.background === true)) {
+          flight.held = true;
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([flight.done, new Promise<void>((r) => (this.arrival = r)), new Promise<void>((r) => (timer = setTimeout(r, this.host.holdMs)))]);
+          clearTimeout(timer);
+          this.arrival = null;
+          this.stats.holds++;
+          continue;
         }
         // A background request waits before its preparation (not after it) while MAX_DEFERRED
         // deferred groups are not applied, so a foreground request arriving meanwhile goes first.
