@@ -231,6 +231,8 @@ export class Coordinator {
   private unapplied: PreparedGroup[] = [];
   /** Set while the pump waits for the group in flight to land with nothing to prepare: a submit or the landing wakes it. */
   private wake: (() => void) | null = null;
+  /** Set when a background request was held for a foreground group (`holdMs`): it is taken next, before any foreground request. */
+  private owed = false;
   /** Set while the pump holds a background request back (too many deferred groups): a foreground submit wakes it. */
   private arrival: (() => void) | null = null;
   private closed = false;
@@ -399,7 +401,7 @@ export class Coordinator {
           this.idleAtGate = false;
           continue;
         }
-        if (flight && !flight.hasDrop && !this.gate && (!this.queue.length || gatherable(this.queue[0]))) {
+        if (flight && !flight.hasDrop && !this.gate && !this.owed && (!this.queue.length || gatherable(this.queue[0]))) {
           flight = await this.gather(flight);
           continue;
         }
@@ -428,6 +430,9 @@ export class Coordinator {
           clearTimeout(timer);
           this.arrival = null;
           this.stats.holds++;
+          // The background request goes next, before foreground requests that came meanwhile
+          // (they cut it after its first piece): held once per flight, it is never starved.
+          this.owed = true;
           continue;
         }
         // A background request waits before its preparation (not after it) while MAX_DEFERRED
@@ -482,6 +487,11 @@ export class Coordinator {
    * order) and the background ones wait; a background request goes alone, the oldest first.
    */
   private take(n: number): Pending[] {
+    if (this.owed) {
+      this.owed = false;
+      const i = this.queue.findIndex((p) => p.req.background === true);
+      if (i >= 0) return this.queue.splice(i, 1);
+    }
     const window = this.queue.slice(0, n);
     if (!window.some((p) => p.req.background === true)) return this.queue.splice(0, n);
     const fg = window.filter((p) => p.req.background !== true);
