@@ -90,7 +90,7 @@ export interface StoreOptions {
   /**
    * A background commit waits up to this many ms, before its preparation, for a foreground group
    * in flight to be written, applied and answered, instead of being prepared while that group is
-   * written (default 20; 0: not held; DESIGN.md "Hold for the foreground").
+   * written (default 0: not held; DESIGN.md "Hold for the foreground").
    */
   readonly backgroundHoldMs?: number;
   /** Fencing epoch stamped in every frame (default: the stored one, or 0). */

@@ -36,8 +36,8 @@ const BASELINE_S = arg('baseline-s', 10);
 const DEFER_SYNC = arg('defer-sync', 1);
 // --piece-us N: the server's DB_BACKFILL_PIECE_US (backfill frames prepared in pieces of N µs and cut short for a foreground write; 0: whole).
 const PIECE_US = arg('piece-us', 500);
-// --hold-ms N: the server's DB_BACKFILL_HOLD_MS (a backfill frame waits up to N ms for a foreground write in flight to be answered; default 20; 0: not held).
-const HOLD_MS = arg('hold-ms', 20);
+// --hold-ms N: the server's DB_BACKFILL_HOLD_MS (a backfill frame waits up to N ms for a foreground write in flight to be answered; default 0: not held).
+const HOLD_MS = arg('hold-ms', 0);
 // --slice-ms N: the throttle's frame budget (libs/migrations DESIGN.md "Throttle"; default: the migration's default, 3).
 const SLICE_MS = arg('slice-ms', undefined);
 // --max-rows-per-s N: the throttle's ceiling (default 1,000,000: lifted, the adaptive throttle alone limits the copy).

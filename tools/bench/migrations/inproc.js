@@ -29,7 +29,7 @@
  * sleeps 1 ms per write, at 12 it stops writes) and which puts' batches were written at 8 or more,
  * and sums the copy's compactions from the LOG (how many, MB written, those a level-0 file's reads
  * started). HOLD=<ms> sets the store's `backgroundHoldMs` (apps/api DB_BACKFILL_HOLD_MS; default
- * 20; 0: off). KEEP=1 keeps the store's directory (its LevelDB LOG) and prints where.
+ * 0: off). KEEP=1 keeps the store's directory (its LevelDB LOG) and prints where.
  *
  *   npm run build && ROWS=300000 FG_WPS=100 BASE_S=10 node tools/bench/migrations/inproc.js   # ~1 min
  *   ... DEFER=off node tools/bench/migrations/inproc.js                                       # the same, frames fsynced
