@@ -54,6 +54,7 @@ import { KEYSPACE, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { LOG_END, LOG_START, decodeRowText, idempotencyKey, keyIdOf, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { RowCache } from './row-cache';
+import { PointReadSnapshot } from './point-snapshot';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
 import { verifyStore, VerifyReport } from './verify';
@@ -236,6 +237,8 @@ export class TenantStore implements StoreReader {
   private readonly rowCache: RowCache<string | null>;
   /** Counts applied groups, so a read that raced an apply is not cached. */
   private applySeq = 0;
+  /** The LevelDB snapshot point reads share while no group is applied (point-snapshot.ts). */
+  readonly pointReads: PointReadSnapshot;
   private readonly feed = new Subject<CommittedFrame>();
   /** Open cursors of `changesFrom`. */
   private readonly hub: FeedHub;
@@ -287,6 +290,7 @@ export class TenantStore implements StoreReader {
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
+    this.pointReads = new PointReadSnapshot(db);
     this.log = new LogView(db, this.segments, () => this.lastLsn);
     this.hub = new FeedHub({ frames: opts.feedTailFrames, bytes: opts.feedTailBytes });
     this.applier = new FrameApplier({
@@ -823,7 +827,14 @@ export class TenantStore implements StoreReader {
     const cached = this.rowCache.get(k);
     if (cached !== undefined) return cached ?? undefined;
     const seq = this.applySeq;
-    const v = await this.db.get(key);
+    // one LevelDB snapshot per applied group, not an implicit one per read (point-snapshot.ts)
+    const held = this.pointReads.acquire(seq, !this.coordinator.writing);
+    let v: Buffer | undefined;
+    try {
+      v = held ? await this.db.get(key, { snapshot: held.snap }) : await this.db.get(key);
+    } finally {
+      held?.release();
+    }
     const text = v === undefined ? undefined : v.toString('utf8');
     // Cache only a value no group could have changed while it was read: none was being
     // written, and none was applied since the read began.
@@ -875,6 +886,15 @@ export class TenantStore implements StoreReader {
     if (!v) return undefined;
     const rec = parseJson<IdempotencyRecordStored>(v);
     return rec.expiresAt > Date.now() ? rec : undefined;
+  }
+
+  /**
+   * What `snapshot().tableLsn(schema)` would answer now (the last applied frame that changed the
+   * schema's rows or manifest, 0 if none), without a LevelDB snapshot: creating and releasing one
+   * takes LevelDB's mutex on the event loop (point-snapshot.ts).
+   */
+  tableLsn(schema: string): number {
+    return this.tableLsns.get(schema) ?? 0;
   }
 
   snapshot(): Snapshot {
@@ -1187,6 +1207,7 @@ export class TenantStore implements StoreReader {
     } finally {
       this.hub.closeAll();
       this.feed.complete();
+      this.pointReads.retire();
       await this.db.close();
     }
   }

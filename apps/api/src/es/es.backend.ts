@@ -132,11 +132,8 @@ export class StoreEsBackend implements EsBackend {
   }
 
   async tableLsn(id: string): Promise<number> {
-    const s = this.t.store.snapshot();
-    try {
-      return s.tableLsn(id);
-    } finally {
-      await s.release();
-    }
+    // the store's own table LSN, not a snapshot's: a LevelDB snapshot per search took LevelDB's
+    // mutex on the event loop twice (libs/storage point-snapshot.ts)
+    return this.t.store.tableLsn(id);
   }
 }
