@@ -268,7 +268,9 @@ export class PlanExecutor {
     const positions = { rawGetMany: (keys: Buffer[]) => (lazy ??= this.sources.store.snapshot()).rawGetMany(keys) } as unknown as Snapshot;
     let ok = false;
     try {
-      ok = (await this.multi.ftsCurrent(fts, positions, ctx)) && this.tables.lastFrame === seen && (!lazy || lazy.stable);
+      // each leaf checks that no frame was applied once its hits and rows are in hand (not at the end:
+      // the hits' loop gives the event loop back, multimodel.ts)
+      ok = (await this.multi.ftsCurrent(fts, positions, ctx, () => this.tables.lastFrame === seen)) && (!lazy || lazy.stable);
     } finally {
       if (lazy) await lazy.release();
       if (!ok) {
