@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { KV_TOML } from '../test/kv-schema';
+import { PointReadSnapshot } from './point-snapshot';
 import { TenantStore } from './store';
 
 type Db = TenantStore['db'];
@@ -43,6 +44,8 @@ describe('point reads and LevelDB snapshots', () => {
     // no row cache: every point read goes to LevelDB
     store = await TenantStore.open({ dir, sync: false, rowCacheRows: 0 });
     await store.registerSchema(KV_TOML);
+    // no retirement by age within a test, however slow the host (the counts below are per group)
+    (store as unknown as { pointReads: PointReadSnapshot }).pointReads = new PointReadSnapshot(store.db, 600_000);
   });
 
   afterEach(async () => {
@@ -93,6 +96,25 @@ describe('point reads and LevelDB snapshots', () => {
     expect(reads).toBeGreaterThan(0);
     expect(n.snapshots).toBeLessThanOrEqual(41);
     expect(n.snapshots - n.closed).toBeLessThanOrEqual(1);
+  });
+
+  it('closes a shared snapshot no read retired once it is old (it would pin overwritten versions)', async () => {
+    await store.put('t.kv', { k: 3, v: 'c' });
+    const n = spyLevel(store.db);
+    const reads = new PointReadSnapshot(store.db, 20);
+    const held = reads.acquire(1, true)!;
+    const second = reads.acquire(1, true)!;
+    expect(second.snap).toBe(held.snap); // shared
+    held.release();
+    second.release();
+    expect(n).toEqual({ implicitGets: 0, snapshots: 1, closed: 0 }); // no group applied: kept for the next read
+    await new Promise((r) => setTimeout(r, 60));
+    expect(n).toEqual({ implicitGets: 0, snapshots: 1, closed: 1 }); // retired by age, no reader left: closed
+    const next = reads.acquire(1, true)!;
+    expect(n.snapshots).toBe(2);
+    expect(reads.acquire(2, false)).toBeUndefined(); // moved on while a group is written: none made
+    next.release();
+    expect(n.closed).toBe(2); // retired by the move, closed with its last reader
   });
 
   it('answers a table LSN without a snapshot, the same as a snapshot would', async () => {

@@ -16,7 +16,8 @@
  * holds exactly the rows committed up to N, and serves every read that starts while the count is
  * still N, also while a later group is being written (its writer is not acknowledged yet, so
  * the read is ordered before it). A read that finds no current snapshot while a group is being
- * written reads without one, as before.
+ * written reads without one, as before. A snapshot is retired at the first read after the count
+ * moved, or POINT_SNAPSHOT_MAX_AGE_MS after it was made (so none pins old versions for long).
  *
  *   const held = reads.acquire(applySeq, !writing);  // undefined: read without a snapshot
  *   try { v = await db.get(key, { snapshot: held.snap }); } finally { held.release(); }
@@ -38,12 +39,22 @@ export interface HeldSnapshot {
   release(): void;
 }
 
+/**
+ * A shared snapshot is retired this long after it was made even when no group was applied since:
+ * a snapshot pins the versions it can see, so one left open through a long run of writes with no
+ * point read to retire it would keep every overwritten row's old version out of compaction.
+ */
+export const POINT_SNAPSHOT_MAX_AGE_MS = 1000;
+
 export class PointReadSnapshot {
   private current: Shared | undefined;
   /** LevelDB snapshots this made (tests and diagnostics). */
   created = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly maxAgeMs = POINT_SNAPSHOT_MAX_AGE_MS,
+  ) {}
 
   /**
    * The shared snapshot at apply count `seq`: the current one when it was made at `seq`, else a
@@ -53,8 +64,10 @@ export class PointReadSnapshot {
     if (this.current && this.current.seq !== seq) this.retire();
     if (!this.current) {
       if (!mayCreate || this.db.status !== 'open') return undefined;
-      this.current = { snap: this.db.snapshot(), seq, refs: 0, retired: false };
+      const made: Shared = { snap: this.db.snapshot(), seq, refs: 0, retired: false };
+      this.current = made;
       this.created++;
+      setTimeout(() => this.current === made && this.retire(), this.maxAgeMs).unref();
     }
     const s = this.current;
     s.refs++;
