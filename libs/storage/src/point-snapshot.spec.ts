@@ -13,10 +13,15 @@ import { TenantStore } from './store';
 
 type Db = TenantStore['db'];
 
-/** Counts the database's `get`s without an explicit snapshot, and the snapshots made and closed. */
+/** Counts the database's `get`s and `getMany`s without an explicit snapshot, and the snapshots made and closed. */
 function spyLevel(db: Db) {
   const n = { implicitGets: 0, snapshots: 0, closed: 0 };
   const get = db.get.bind(db);
+  const getMany = db.getMany.bind(db);
+  (db as unknown as { getMany: unknown }).getMany = (keys: Buffer[], o?: { snapshot?: unknown }) => {
+    n.implicitGets += o?.snapshot ? 0 : 1;
+    return getMany(keys, o as never);
+  };
   const snapshot = db.snapshot.bind(db);
   (db as unknown as { get: unknown }).get = (key: Buffer, o?: { snapshot?: unknown }) => {
     if (!o?.snapshot) n.implicitGets++;
@@ -64,11 +69,24 @@ describe('point reads and LevelDB snapshots', () => {
 
     // a write acknowledged: the next read sees it, through a new snapshot; the old one is closed
     await store.commit({ changes: [{ op: 'put', schema: 't.kv', row: { k: 7, v: 'b7' } }, { op: 'delete', schema: 't.kv', pk: [8] }] });
+    const writer = n.implicitGets; // the writer's own reads of the rows it changes (not point reads)
     expect((await store.getRow('t.kv', [7]))?.values.v).toBe('b7');
     expect(await store.getRow('t.kv', [8])).toBeUndefined();
     expect((await store.getRow('t.kv', [9]))?.values.v).toBe('a9');
     await new Promise((r) => setImmediate(r));
-    expect(n).toEqual({ implicitGets: 0, snapshots: 2, closed: 1 });
+    expect(n).toEqual({ implicitGets: writer, snapshots: 2, closed: 1 });
+  });
+
+  it('reads several rows in one store read through the shared snapshot (getRows)', async () => {
+    await store.commit({ changes: Array.from({ length: 20 }, (_, i) => ({ op: 'put' as const, schema: 't.kv', row: { k: i, v: `r${i}` } })) });
+    const n = spyLevel(store.db);
+    const many = jest.spyOn(store.db, 'getMany');
+    const rows = await store.getRows('t.kv', [[3], [99], [0], [19], [3]]);
+    expect(rows.map((r) => r?.values.v)).toEqual(['r3', undefined, 'r0', 'r19', 'r3']);
+    expect(rows[0]).toEqual(await store.getRow('t.kv', [3]));
+    expect(many).toHaveBeenCalledTimes(1);
+    expect(n).toEqual({ implicitGets: 0, snapshots: 1, closed: 0 });
+    await expect(store.getRows('t.nope', [[1]])).rejects.toMatchObject({ code: 'schema_not_found' });
   });
 
   it('never answers older than the last acknowledged write while writes run', async () => {

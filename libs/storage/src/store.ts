@@ -817,29 +817,61 @@ export class TenantStore implements StoreReader {
     return text === undefined ? undefined : splitRowRecord(text);
   }
 
-  /** The row's record text, through the read cache. */
-  private async rowRecord(schema: string, pk: PkTuple): Promise<string | undefined> {
+  /**
+   * getRow of several rows of one schema (values in `pks` order): the cached ones from the read
+   * cache, the others in one store read (one `getMany`, not a read per row).
+   */
+  async getRows(schema: string, pks: readonly PkTuple[]): Promise<Array<StoredRow | undefined>> {
+    const keys = pks.map((pk) => this.rowKeyOf(schema, pk));
+    const out = new Array<string | undefined>(keys.length);
+    const miss: number[] = [];
+    keys.forEach((key, i) => {
+      const cached = this.rowCache.get(key.toString('latin1'));
+      if (cached === undefined) miss.push(i);
+      else out[i] = cached ?? undefined;
+    });
+    if (miss.length) {
+      const seq = this.applySeq;
+      const vs = await this.pointRead((o) => this.db.getMany(miss.map((i) => keys[i]), o));
+      miss.forEach((i, j) => (out[i] = this.cacheRead(seq, keys[i], vs[j])));
+    }
+    return out.map((text, i) => (text === undefined ? undefined : decodeRowText(schema, pks[i], text)));
+  }
+
+  /** A row's key; throws what a read of an unknown schema or a closed store throws. */
+  private rowKeyOf(schema: string, pk: PkTuple): Buffer {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     const e = this.catalog.get(schema);
     if (!e) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
-    const key = rowKey(keyIdOf(e.manifest), pk);
-    const k = key.toString('latin1');
-    const cached = this.rowCache.get(k);
-    if (cached !== undefined) return cached ?? undefined;
-    const seq = this.applySeq;
-    // one LevelDB snapshot per applied group, not an implicit one per read (point-snapshot.ts)
-    const held = this.pointReads.acquire(seq, !this.coordinator.writing);
-    let v: Buffer | undefined;
+    return rowKey(keyIdOf(e.manifest), pk);
+  }
+
+  /** A read of the store as committed: through the snapshot point reads share (point-snapshot.ts), not an implicit one per read. */
+  private async pointRead<T>(read: (o: { snapshot?: ReturnType<Db['snapshot']> }) => Promise<T>): Promise<T> {
+    const held = this.pointReads.acquire(this.applySeq, !this.coordinator.writing);
     try {
-      v = held ? await this.db.get(key, { snapshot: held.snap }) : await this.db.get(key);
+      return await read(held ? { snapshot: held.snap } : {});
     } finally {
       held?.release();
     }
+  }
+
+  /** A record read when the apply count was `seq`, as text, kept in the read cache when no group can have changed it meanwhile. */
+  private cacheRead(seq: number, key: Buffer, v: Buffer | undefined): string | undefined {
     const text = v === undefined ? undefined : v.toString('utf8');
     // Cache only a value no group could have changed while it was read: none was being
     // written, and none was applied since the read began.
-    if (seq === this.applySeq && !this.coordinator.writing) this.rowCache.set(k, text ?? null);
+    if (seq === this.applySeq && !this.coordinator.writing) this.rowCache.set(key.toString('latin1'), text ?? null);
     return text;
+  }
+
+  /** The row's record text, through the read cache. */
+  private async rowRecord(schema: string, pk: PkTuple): Promise<string | undefined> {
+    const key = this.rowKeyOf(schema, pk);
+    const cached = this.rowCache.get(key.toString('latin1'));
+    if (cached !== undefined) return cached ?? undefined;
+    const seq = this.applySeq;
+    return this.cacheRead(seq, key, await this.pointRead((o) => this.db.get(key, o)));
   }
 
   /**
