@@ -42,6 +42,7 @@ const NATIVE_MS = Number(process.env.STALLS_NATIVE_MS ?? 2);
 const MUTEX_CALLS = new Set(['snapshot_init', 'snapshot_close', 'iterator_init', 'iterator_close', 'iterator_seek', 'db_get', 'db_get_sync',
   'db_get_many', 'db_has', 'db_has_many', 'db_get_property', 'db_put', 'db_del', 'batch_do', 'batch_write']);
 const WHERE = !!process.env.STALLS_NATIVE_WHERE;
+const IMPLICIT_CALLS = new Set(['db_get', 'db_get_many', 'db_has', 'db_has_many', 'iterator_init']);
 let natives = [];
 let nativeCalls = {};
 if (process.env.STALLS_NATIVE) {
@@ -50,14 +51,17 @@ if (process.env.STALLS_NATIVE) {
     const fn = binding[name];
     if (typeof fn !== 'function' || name === 'db_init') continue;
     const split = MUTEX_CALLS.has(name);
+    // a read or iterator given no snapshot (its 4th argument) makes an implicit one under the mutex
+    const implicit = IMPLICIT_CALLS.has(name) ? `${name} (implicit snapshot)` : null;
     binding[name] = function (...args) {
       const s0 = split ? sched() : null;
       const t0 = now();
+      const label = implicit && args[3] == null ? implicit : name;
       try {
         return fn.apply(this, args);
       } finally {
         const ms = now() - t0;
-        const c = (nativeCalls[name] ??= { n: 0, ms: 0, max: 0 });
+        const c = (nativeCalls[label] ??= { n: 0, ms: 0, max: 0 });
         c.n++;
         c.ms += ms;
         if (ms > c.max) c.max = ms;
@@ -73,7 +77,7 @@ if (process.env.STALLS_NATIVE) {
           const runq = s1 ? s1.wait - s0.wait : NaN;
           const where = (new Error().stack ?? '').split('\n').slice(2).map((l) => l.trim().replace(/^at /, ''))
             .filter((l) => !l.includes('node_modules') && !l.startsWith('node:')).slice(0, 6);
-          natives.push({ at: t0, ms, name, cpu, runq, blocked: Math.max(0, ms - cpu - runq), where });
+          natives.push({ at: t0, ms, name: label, cpu, runq, blocked: Math.max(0, ms - cpu - runq), where });
         }
       }
     };
