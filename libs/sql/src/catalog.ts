@@ -15,6 +15,16 @@ export interface SqlStore {
   dropSchema(id: string): Promise<boolean>;
   commit(req: CommitRequest): Promise<CommitResult>;
   snapshot(): Snapshot;
+  /**
+   * A snapshot for a query's reads (TenantStore.readSnapshot: the one LevelDB snapshot the store's
+   * readers share until the next applied group, so a query creates none on the event loop).
+   */
+  readSnapshot?(): Snapshot;
+}
+
+/** The snapshot a query reads from: the store's shared one when it has one (SqlStore.readSnapshot). */
+export function querySnapshot(store: SqlStore): Snapshot {
+  return store.readSnapshot ? store.readSnapshot() : store.snapshot();
 }
 
 export const DEFAULT_NAMESPACE = 'main';

@@ -67,7 +67,7 @@ async function fromSnapshot(p: PlanNode) {
 describe('fts_search leaves at the current LSN', () => {
   it('answers without a storage snapshot, the rows a snapshot read gives, and sees each committed write', async () => {
     for (const p of [every, top, agg]) await sql.runPlan(p); // plans cached, the table's key map built
-    const snaps = jest.spyOn(store, 'snapshot');
+    const snaps = jest.spyOn(store, 'readSnapshot');
     const before = sql.exec.currentFts;
     for (const p of [every, top, agg]) {
       const rows = (await sql.runPlan(p)).rows;
@@ -98,7 +98,7 @@ describe('fts_search leaves at the current LSN', () => {
       await store.put('app.docs', { id: 'late', body: 'river late', n: 2 });
       return hits;
     });
-    const snaps = jest.spyOn(store, 'snapshot');
+    const snaps = jest.spyOn(store, 'readSnapshot');
     const before = sql.exec.currentFts;
     const rows = (await sql.runPlan(every)).rows;
     expect(sql.exec.currentFts).toBe(before);
@@ -114,7 +114,7 @@ describe('fts_search leaves at the current LSN', () => {
     await sql.runPlan(every);
     await sql.exec.tables.settled();
     const expected = await fromSnapshot(every);
-    const snaps = jest.spyOn(store, 'snapshot');
+    const snaps = jest.spyOn(store, 'readSnapshot');
     const before = sql.exec.currentFts;
     // a clock that moves 2 ms at every reading: each look at it finds the slice (1 ms) used up
     let t = performance.now();
@@ -138,7 +138,7 @@ describe('fts_search leaves at the current LSN', () => {
 
   it('takes a snapshot for a table the cache does not hold', async () => {
     sql.exec.tables.clear();
-    const snaps = jest.spyOn(store, 'snapshot');
+    const snaps = jest.spyOn(store, 'readSnapshot');
     const before = sql.exec.currentFts;
     const rows = (await sql.runPlan(top)).rows;
     expect(snaps).toHaveBeenCalled();

@@ -40,6 +40,8 @@ function spyLevel(db: Db) {
   return n;
 }
 
+const internals = (s: TenantStore) => s as unknown as { tableLsns: Map<string, number> };
+
 describe('point reads and LevelDB snapshots', () => {
   let dir: string;
   let store: TenantStore;
@@ -50,7 +52,7 @@ describe('point reads and LevelDB snapshots', () => {
     store = await TenantStore.open({ dir, sync: false, rowCacheRows: 0 });
     await store.registerSchema(KV_TOML);
     // no retirement by age within a test, however slow the host (the counts below are per group)
-    (store as unknown as { pointReads: PointReadSnapshot }).pointReads = new PointReadSnapshot(store.db, 600_000);
+    (store as unknown as { pointReads: PointReadSnapshot }).pointReads = new PointReadSnapshot(store.db, () => ({ lsn: store.lastLsn, tableLsns: new Map(internals(store).tableLsns) }), 600_000);
   });
 
   afterEach(async () => {
@@ -119,7 +121,7 @@ describe('point reads and LevelDB snapshots', () => {
   it('closes a shared snapshot no read retired once it is old (it would pin overwritten versions)', async () => {
     await store.put('t.kv', { k: 3, v: 'c' });
     const n = spyLevel(store.db);
-    const reads = new PointReadSnapshot(store.db, 20);
+    const reads = new PointReadSnapshot(store.db, () => ({ lsn: 0, tableLsns: new Map() }), 20);
     const held = reads.acquire(1, true)!;
     const second = reads.acquire(1, true)!;
     expect(second.snap).toBe(held.snap); // shared
@@ -133,6 +135,35 @@ describe('point reads and LevelDB snapshots', () => {
     expect(reads.acquire(2, false)).toBeUndefined(); // moved on while a group is written: none made
     next.release();
     expect(n.closed).toBe(2); // retired by the move, closed with its last reader
+  });
+
+  it("shares the point reads' snapshot with queries (readSnapshot): stable, at the store's position, one per applied group", async () => {
+    await store.commit({ changes: Array.from({ length: 5 }, (_, i) => ({ op: 'put' as const, schema: 't.kv', row: { k: i, v: `q${i}` } })) });
+    const n = spyLevel(store.db);
+    const rowsOf = async (s: ReturnType<TenantStore['snapshot']>) => {
+      const out: unknown[] = [];
+      for await (const b of s.scanRows('t.kv')) for (const r of b) out.push(r.values.v);
+      return out;
+    };
+    const a = store.readSnapshot();
+    const b = store.readSnapshot();
+    expect(await store.getRow('t.kv', [1])).toMatchObject({ values: { v: 'q1' } });
+    expect(n.snapshots).toBe(1); // one LevelDB snapshot for both queries and the point read
+    expect(a.stable).toBe(true);
+    expect(a.lsn).toBe(store.lastLsn);
+    expect(a.tableLsn('t.kv')).toBe(store.tableLsn('t.kv'));
+    await a.release();
+    expect(n.closed).toBe(0); // b still reads it
+    await store.put('t.kv', { k: 9, v: 'late' });
+    expect(await rowsOf(b)).toEqual(['q0', 'q1', 'q2', 'q3', 'q4']); // its own moment, not the later write
+    const c = store.readSnapshot();
+    expect(n.snapshots).toBe(2);
+    expect(await rowsOf(c)).toEqual(['q0', 'q1', 'q2', 'q3', 'q4', 'late']);
+    expect(c.tableLsn('t.kv')).toBe(store.tableLsn('t.kv'));
+    await b.release();
+    expect(n.closed).toBe(1); // the first, retired by the write, closed with its last reader
+    await c.release();
+    expect(n.implicitGets).toBe(1); // the writer's own read of the row it wrote (k 9)
   });
 
   it('answers a table LSN without a snapshot, the same as a snapshot would', async () => {

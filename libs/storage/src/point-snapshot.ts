@@ -1,6 +1,7 @@
 /**
  * One explicit LevelDB snapshot shared by the store's point reads (`getRow`, `getRowJson` on a
- * row-cache miss) while no commit group is applied (issue 25 §1).
+ * row-cache miss) and its queries' snapshots (`readSnapshot`) while no commit group is applied
+ * (issue 25 §1).
  *
  * classic-level's `get` without a snapshot creates an implicit one in the read's constructor, on
  * the calling thread (the event loop), under LevelDB's database mutex; its background thread
@@ -27,15 +28,24 @@ import type { ClassicLevel } from 'classic-level';
 type Db = ClassicLevel<Buffer, Buffer>;
 type LevelSnapshot = ReturnType<Db['snapshot']>;
 
+/** What the store knew when a shared snapshot was made: its last LSN and every table's LSN. */
+export interface SnapshotAt {
+  readonly lsn: number;
+  readonly tableLsns: ReadonlyMap<string, number>;
+}
+
 interface Shared {
   readonly snap: LevelSnapshot;
   readonly seq: number;
+  readonly at: SnapshotAt;
   refs: number;
   retired: boolean;
 }
 
 export interface HeldSnapshot {
   readonly snap: LevelSnapshot;
+  /** The store's position when the snapshot was made (a stable one: exactly the frames up to `at.lsn`). */
+  readonly at: SnapshotAt;
   release(): void;
 }
 
@@ -53,6 +63,8 @@ export class PointReadSnapshot {
 
   constructor(
     private readonly db: Db,
+    /** The store's position, read when a snapshot is made. */
+    private readonly position: () => SnapshotAt,
     private readonly maxAgeMs = POINT_SNAPSHOT_MAX_AGE_MS,
   ) {}
 
@@ -64,7 +76,7 @@ export class PointReadSnapshot {
     if (this.current && this.current.seq !== seq) this.retire();
     if (!this.current) {
       if (!mayCreate || this.db.status !== 'open') return undefined;
-      const made: Shared = { snap: this.db.snapshot(), seq, refs: 0, retired: false };
+      const made: Shared = { snap: this.db.snapshot(), seq, at: this.position(), refs: 0, retired: false };
       this.current = made;
       this.created++;
       setTimeout(() => this.current === made && this.retire(), this.maxAgeMs).unref();
@@ -74,6 +86,7 @@ export class PointReadSnapshot {
     let done = false;
     return {
       snap: s.snap,
+      at: s.at,
       release: () => {
         if (done) return;
         done = true;

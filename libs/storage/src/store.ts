@@ -290,7 +290,7 @@ export class TenantStore implements StoreReader {
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
-    this.pointReads = new PointReadSnapshot(db);
+    this.pointReads = new PointReadSnapshot(db, () => ({ lsn: this.lastLsn, tableLsns: new Map(this.tableLsns) }));
     this.log = new LogView(db, this.segments, () => this.lastLsn);
     this.hub = new FeedHub({ frames: opts.feedTailFrames, bytes: opts.feedTailBytes });
     this.applier = new FrameApplier({
@@ -927,6 +927,20 @@ export class TenantStore implements StoreReader {
    */
   tableLsn(schema: string): number {
     return this.tableLsns.get(schema) ?? 0;
+  }
+
+  /**
+   * A snapshot for a query's reads of rows, indexes and derived entries (everything frames
+   * write): the one LevelDB snapshot point reads share until the next applied group
+   * (point-snapshot.ts), stable, so the query creates and releases none on the event loop; a
+   * fresh `snapshot()` when there is none and a group is being written. Not for keys written
+   * outside frames (participants' checkpoint images: `snapshot()`).
+   */
+  readSnapshot(): Snapshot {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    const held = this.pointReads.acquire(this.applySeq, !this.coordinator.writing);
+    if (!held) return this.snapshot();
+    return new LevelSnapshotReader(this.db, held.snap, (id) => this.manifest(id), { lsn: held.at.lsn, stable: true, tableLsns: held.at.tableLsns }, held.release);
   }
 
   snapshot(): Snapshot {

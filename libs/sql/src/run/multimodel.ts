@@ -9,7 +9,7 @@ import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
 import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
-import type { SqlTable } from '../catalog';
+import { querySnapshot, type SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { vectorOfText } from '../exec/vector-functions';
@@ -206,7 +206,7 @@ export class MultiModelReader {
       return out;
     }
     // a table read by point reads twice at one LSN is loaded whole in the background (as pk gets do)
-    this.leaves.tables.noteMiss(snap, t, () => this.sources.store.snapshot(), (s) => readTable(s, t, () => undefined));
+    this.leaves.tables.noteMiss(snap, t, () => querySnapshot(this.sources.store), (s) => readTable(s, t, () => undefined));
     // one multi-get for all the keys (one store round trip rather than one per hit)
     const found: Array<{ k: string; pk: PkTuple }> = [];
     for (const k of keys) {
