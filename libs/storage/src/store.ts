@@ -912,9 +912,10 @@ export class TenantStore implements StoreReader {
     return res.op === 'custom' ? (res.result as { purged: number }).purged : 0;
   }
 
-  /** The live Idempotency-Key record committed with an earlier request, if any. */
+  /** The live Idempotency-Key record committed with an earlier request, if any (written in that request's frame: read as point reads are). */
   async idempotencyRecord(key: string): Promise<IdempotencyRecordStored | undefined> {
-    const v = await this.db.get(idempotencyKey(key));
+    const k = idempotencyKey(key);
+    const v = await this.pointRead((o) => this.db.get(k, o));
     if (!v) return undefined;
     const rec = parseJson<IdempotencyRecordStored>(v);
     return rec.expiresAt > Date.now() ? rec : undefined;
