@@ -19,6 +19,11 @@
  * window: N `_bulk` requests a second of `--write-batch B` (default 10) documents each, batches
  * alternating between new documents and re-indexing (replacing) existing ones, so every search
  * after a write meets a changed ES view (issue 25 §1: its derived state adjusted, not rebuilt).
+ *
+ * `--natives` has probe.js time the server's calls into classic-level's binding on its main thread
+ * (split into on CPU / run queue / blocked, with their callers; README.md "The blocked stalls, call
+ * by call"); `STALLS_NATIVE_WHERE=1` counts every call by caller, `STALLS_NATIVE_MS` (default 2)
+ * is the threshold for listing a call.
  */
 'use strict';
 const fs = require('fs');
