@@ -60,8 +60,10 @@ export class FrameApplier {
   apply(f: CommittedFrame, from?: ReadonlyMap<CommitParticipant, number>): boolean {
     let dropped = false;
     if (!from) {
+      let last: string | undefined;
       for (const c of f.changes) {
-        if ('schema' in c) this.host.tableLsns.set(c.schema, f.lsn);
+        // (once per run of changes to one table: a batch's thousand puts set it once)
+        if ('schema' in c && c.schema !== last) this.host.tableLsns.set((last = c.schema), f.lsn);
         if (c.op === 'schema_put') {
           const before = this.host.catalog.get(c.schema)?.manifest;
           const physical = c.physical ?? before?.physical;

@@ -60,18 +60,21 @@ const unbin = (s: string) => Buffer.from(s, 'latin1');
  * range read and then kept up to date by binary insertion, so write-only requests never
  * pay for ordering and range reads stay logarithmic to find.
  */
+/** A pending write: the key, its value (null: a delete), and a row record's text when the writer has it (the read cache takes it as is). */
+type Entry = [key: Buffer, value: Buffer | null, text: string | undefined];
+
 export class WriteSet {
-  private map = new Map<string, [Buffer, Buffer | null]>();
+  private map = new Map<string, Entry>();
   private sorted: string[] | null = null;
 
   get size(): number {
     return this.map.size;
   }
 
-  /** `k` is bin(key) when the caller has it already. */
-  set(key: Buffer, value: Buffer | null, k: string = bin(key)): void {
+  /** `k` is bin(key) when the caller has it already; `text`, a row record's value as text (value is its UTF-8). */
+  set(key: Buffer, value: Buffer | null, k: string = bin(key), text?: string): void {
     if (this.sorted && !this.map.has(k)) this.sorted.splice(lowerBound(this.sorted, k), 0, k);
-    this.map.set(k, [key, value]);
+    this.map.set(k, [key, value, text]);
   }
 
   lookup(key: Buffer): Buffer | null | undefined {
@@ -83,13 +86,13 @@ export class WriteSet {
     return this.map.get(k)?.[1];
   }
 
-  /** Calls fn with each entry's key (as its latin1 string) and value, in the order first written. */
-  forEachBin(fn: (k: string, value: Buffer | null) => void): void {
-    for (const [k, entry] of this.map) fn(k, entry[1]);
+  /** Calls fn with each entry's key (as its latin1 string), value and, for a row record the writer made, its text; in the order first written. */
+  forEachBin(fn: (k: string, value: Buffer | null, text: string | undefined) => void): void {
+    for (const [k, entry] of this.map) fn(k, entry[1], entry[2]);
   }
 
   /** Entries in the order they were first written. */
-  entries(): IterableIterator<[Buffer, Buffer | null]> {
+  entries(): IterableIterator<Readonly<Entry>> {
     return this.map.values();
   }
 
@@ -121,11 +124,11 @@ export class WriteSet {
   }
 
   /** Entries with keys in [gte, lt), in key order. */
-  inRange(gte: Buffer, lt: Buffer): Array<[Buffer, Buffer | null]> {
+  inRange(gte: Buffer, lt: Buffer): Array<Readonly<Entry>> {
     if (!this.map.size) return [];
     if (!this.sorted) this.sorted = [...this.map.keys()].sort();
     const hi = bin(lt);
-    const out: Array<[Buffer, Buffer | null]> = [];
+    const out: Array<Readonly<Entry>> = [];
     for (let i = lowerBound(this.sorted, bin(gte)); i < this.sorted.length && this.sorted[i] < hi; i++) out.push(this.map.get(this.sorted[i])!);
     return out;
   }
@@ -154,9 +157,9 @@ export class RequestContext implements DeriveContext {
     private readonly manifestOf: (schema: string) => TableManifest | undefined,
   ) {}
 
-  /** `k` is bin(key) when the caller has it already. */
-  put(key: Buffer, value: Buffer | null, k?: string): void {
-    this.own.set(key, value, k);
+  /** `k` is bin(key) when the caller has it already; `text`, a row record's value as text. */
+  put(key: Buffer, value: Buffer | null, k?: string, text?: string): void {
+    this.own.set(key, value, k, text);
   }
 
   /** A context over this one's writes whose own writes can be kept (`own.mergeInto(this.own)`) or dropped whole. */

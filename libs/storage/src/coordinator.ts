@@ -37,7 +37,8 @@ import { DEFERRED_MARK, deferredMark } from './deferred-sync';
 import { KEYSPACE, canonicalJson, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { PieceClock } from './pieces';
-import { encodeRowJson, fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey } from './records';
+import { RowTops } from './row-tops';
+import { fkIndexName, idempotencyKey, indexEntry, json, keyIdOf, logKey, metaKey, parseJson, pkOf, rowKey, rowRecordText } from './records';
 import type { Db } from './snapshot';
 
 export interface SchemaEntry {
@@ -124,7 +125,7 @@ interface Prepared {
 const ROW_PREFIX = KEYSPACE.row.charCodeAt(0);
 /** The backfill cursor keys (M ‖ "migration" ‖ id): the steps a run of deferred groups may move. */
 const STEPS = prefixRange(KEYSPACE.meta, ['migration']);
-const isStepKey = (k: Buffer): boolean => Buffer.compare(k, STEPS.gte) >= 0 && Buffer.compare(k, STEPS.lt) < 0;
+const isStepKey = (k: Buffer): boolean => k[0] === STEPS.gte[0] && Buffer.compare(k, STEPS.gte) >= 0 && Buffer.compare(k, STEPS.lt) < 0;
 /** Deferred groups waiting for no sync, beyond which the writer syncs the log itself (DESIGN.md "Deferred sync"). */
 const SYNC_EVERY = 3;
 /** Deferred groups not applied yet, beyond which the next background group waits for them. */
@@ -140,7 +141,8 @@ function frameMeta(req: CommitRequest): FrameMeta {
   };
 }
 /** stringifyJson(pk); JSON.stringify's text is the same for strings and safe integers (the usual keys). */
-const pkJson = (pk: PkTuple): string => (pk.every((v) => typeof v === 'string' || Number.isSafeInteger(v)) ? JSON.stringify(pk) : stringifyJson(pk));
+const pkJson = (pk: PkTuple): string =>
+  pk.length === 1 && Number.isSafeInteger(pk[0]) ? `[${pk[0] as number}]` : pk.every((v) => typeof v === 'string' || Number.isSafeInteger(v)) ? JSON.stringify(pk) : stringifyJson(pk);
 /** Column names per manifest (manifests are immutable once parsed). */
 const columnNames = new WeakMap<TableManifest, Set<string>>();
 
@@ -228,8 +230,12 @@ export class Coordinator {
   private closed = false;
   private rowidNext = new Map<string, number>();
   private readonly base: KeyReader;
+  /** Per key id, an upper bound of its row keys: a put above it reads nothing (row-tops.ts). */
+  private readonly tops: RowTops;
   /** Row values read ahead for the current group (one getMany instead of a get per change). */
   private prefetched: Map<string, Buffer | undefined> | null = null;
+  /** The row key the read-ahead built for each put of the current group (its pk as the row gave it), so the put does not build it again. */
+  private putKeys: Map<RowPutChange, { readonly id: string; readonly pk: readonly unknown[]; readonly key: Buffer; readonly bin: string }> | null = null;
   /** The longest wait, queued to its batch issued, of a foreground request written since the last background one was prepared (ms). */
   private fgWait = 0;
   /** The same requests' longest wait before their group's preparation began (ms). */
@@ -289,6 +295,11 @@ export class Coordinator {
     this.nextLsn = lastLsn;
     this.writtenLsn = lastLsn;
     const db = host.db;
+    this.tops = new RowTops(async (id) => {
+      const r = prefixRange(KEYSPACE.row, [id]);
+      const top = await db.keys({ gte: r.gte, lt: r.lt, reverse: true, limit: 1 }).all();
+      return top.length ? top[0].toString('latin1') : null;
+    });
     this.base = {
       get: (key, bin) => {
         const k = bin ?? key.toString('latin1');
@@ -322,7 +333,8 @@ export class Coordinator {
       return Promise.reject(new DbError('service_unavailable', `commit queue is full (${this.host.queueLimit} waiting requests); retry shortly`));
     }
     return new Promise<CommitResult>((resolve, reject) => {
-      this.queue.push({ req, resolve, reject, at: performance.now() });
+      // Every field set here, in one order: the writer adds its phase times to the same shape.
+      this.queue.push({ req, at: performance.now(), taken: undefined, prepared: undefined, issued: undefined, written: undefined, spent: undefined, waits: undefined, resolve, reject });
       if (!this.running) void this.pump();
       else if (this.wake && this.queue.length >= GATHER_CHUNK) this.wake();
       else if (this.arrival && req.background !== true) this.arrival();
@@ -360,8 +372,9 @@ export class Coordinator {
     this.lastLsn = lastLsn;
     this.nextLsn = lastLsn;
     this.writtenLsn = lastLsn;
-    // hidden rowids are re-read from the rows when next needed
+    // hidden rowids and the row-key bounds are re-read from the rows when next needed
     this.rowidNext = new Map();
+    this.tops.forget();
   }
 
   /** Resolves when the queue is empty and no group is being written or waiting for its log sync. */
@@ -532,6 +545,8 @@ export class Coordinator {
   private async prepareInto(g: PreparedGroup, items: Pending[]): Promise<void> {
     const { writes, schemas } = g;
     const below = this.unapplied.slice().reverse();
+    // What every request of these reads under its own writes: the group's, then the groups not applied yet (one array for all).
+    const layers = [writes, ...below.map((b) => b.writes)];
     // A background request is alone in its group: its time includes the group's reads ahead.
     const t0 = performance.now();
     for (const p of items) {
@@ -543,7 +558,7 @@ export class Coordinator {
     const from = prepared.length;
     for (const p of items) {
       try {
-        const r = await this.prepare(p, writes, schemas, below, this.nextLsn + 1);
+        const r = await this.prepare(p, writes, schemas, below, layers, this.nextLsn + 1);
         if (r.frame) this.nextLsn = r.frame.lsn;
         if (!p.req.background || !r.result) {
           prepared.push(r);
@@ -558,7 +573,7 @@ export class Coordinator {
         }
         // Cut short for a foreground request: this piece answers nobody; its tail, queued
         // first among the background requests, answers the caller (or fails it).
-        this.queue.unshift({ req: r.tail, at: p.at, spent, waits, resolve: p.resolve, reject: p.reject });
+        this.queue.unshift({ req: r.tail, at: p.at, taken: undefined, prepared: undefined, issued: undefined, written: undefined, spent, waits, resolve: p.resolve, reject: p.reject });
         this.stats.splits++;
         prepared.push({ ...out, pending: { ...p, resolve: () => undefined, reject: () => undefined } });
       } catch (e) {
@@ -566,6 +581,7 @@ export class Coordinator {
       }
     }
     this.prefetched = null;
+    this.putKeys = null;
     const t1 = performance.now();
     for (const p of items) p.prepared = t1;
     for (const x of prepared.slice(from)) x.pending.prepared = t1;
@@ -777,8 +793,31 @@ export class Coordinator {
    * read cache where it holds them, the rest in one getMany.
    */
   private async prefetch(items: readonly Pending[]): Promise<void> {
+    // The row-key bound of each table a put names, read once (RowTops).
+    let unknown: string[] | null = null;
+    for (const p of items) {
+      for (const c of p.req.changes ?? []) {
+        if (c.op !== 'put') continue;
+        const m = this.host.schema(c.schema)?.manifest;
+        if (m && !this.tops.known(keyIdOf(m))) (unknown ??= []).push(keyIdOf(m));
+      }
+    }
+    if (unknown) await this.tops.load(unknown);
     const keys: Buffer[] = [];
+    const bins: string[] = [];
     const known = new Map<string, Buffer | undefined>();
+    // A row key above every row its table may hold is known absent; a cached row is read from the
+    // cache when the put asks for it (peek); only the other rows are read ahead.
+    const putKeys = new Map<RowPutChange, { id: string; pk: readonly unknown[]; key: Buffer; bin: string }>();
+    const want = (id: string, key: Buffer, put: RowPutChange | null, pk: readonly unknown[]): void => {
+      const bin = key.toString('latin1');
+      if (put) putKeys.set(put, { id, pk, key, bin });
+      if (put && this.tops.above(id, bin)) known.set(bin, undefined);
+      else if (this.host.cachedRow(bin) === undefined) {
+        keys.push(key);
+        bins.push(bin);
+      }
+    };
     for (const p of items) {
       for (const c of p.req.changes ?? []) {
         if (c.op !== 'put' && c.op !== 'delete' && c.op !== 'mirror') continue;
@@ -786,31 +825,31 @@ export class Coordinator {
         if (!m) continue;
         const pk = c.op !== 'put' ? c.pk : c.row && typeof c.row === 'object' ? m.primary_key.map((k) => (c.row as Row)[k]) : null;
         if (!Array.isArray(pk) || pk.length !== m.primary_key.length || pk.some((v) => v === undefined || v === null)) continue;
-        const key = rowKey(keyIdOf(m), pk);
-        // A cached row is read from the cache when the put asks for it (peek): only misses are read ahead.
-        if (this.host.cachedRow(key.toString('latin1')) === undefined) keys.push(key);
+        const id = keyIdOf(m);
+        want(id, rowKey(id, pk), c.op === 'put' ? c : null, pk);
         // A mirrored table's dual write (or a backfill's copy) reads the same key of its target too.
         const target = this.host.rowMirror(m.id)?.target;
         const tm = target !== undefined ? this.host.schema(target)?.manifest : undefined;
-        if (tm) {
-          const tkey = rowKey(keyIdOf(tm), pk);
-          if (this.host.cachedRow(tkey.toString('latin1')) === undefined) keys.push(tkey);
-        }
+        if (tm) want(keyIdOf(tm), rowKey(keyIdOf(tm), pk), null, pk);
         if (c.op !== 'put') continue;
         // The unique-index entries the put will check (a miss only falls back to a get).
         for (const idx of m.indexes) {
           if (!idx.unique) continue;
           const vals = idx.columns.map((col) => (c.row as Row)[col]);
-          if (vals.every((v) => v !== undefined && v !== null)) keys.push(indexEntry(keyIdOf(m), idx, vals, pk).key);
+          if (vals.every((v) => v !== undefined && v !== null)) {
+            keys.push(indexEntry(id, idx, vals, pk).key);
+            bins.push(keys[keys.length - 1].toString('latin1'));
+          }
         }
       }
     }
     // One missing key is read by the fallback get as cheaply as by a getMany.
     if (keys.length >= 2) {
       const values = await this.host.db.getMany(keys);
-      for (let i = 0; i < keys.length; i++) known.set(keys[i].toString('latin1'), values[i]);
+      for (let i = 0; i < keys.length; i++) known.set(bins[i], values[i]);
     }
     if (known.size) this.prefetched = known;
+    if (putKeys.size) this.putKeys = putKeys;
   }
 
   private resolveAll(prepared: Prepared[]): void {
@@ -824,7 +863,7 @@ export class Coordinator {
     }
   }
 
-  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: readonly PreparedGroup[], lsn: number): Promise<Prepared> {
+  private async prepare(p: Pending, group: WriteSet, groupSchemas: Map<string, SchemaEntry | null>, below: readonly PreparedGroup[], layers: readonly WriteSet[], lsn: number): Promise<Prepared> {
     const req = p.req;
     if (!Array.isArray(req.changes) || req.changes.length === 0) throw new DbError('validation_failed', 'a commit needs at least one change');
     if (req.changes.some((c) => c.op === 'schema_drop') && req.changes.some((c) => c.op !== 'schema_drop')) {
@@ -837,7 +876,7 @@ export class Coordinator {
       for (const b of below) if (b.schemas.has(id)) return b.schemas.get(id) ?? undefined;
       return this.host.schema(id);
     };
-    const ctx = new RequestContext(lsn, this.base, [group, ...below.map((b) => b.writes)], (id) => schemaOf(id)?.manifest);
+    const ctx = new RequestContext(lsn, this.base, layers, (id) => schemaOf(id)?.manifest);
 
     if (req.idempotency) {
       const prior = await ctx.get(idempotencyKey(req.idempotency.key));
@@ -1047,10 +1086,17 @@ export class Coordinator {
     pk.forEach((v, i) => {
       if (v === null) throw new DbError('missing_required', `primary key column "${m.primary_key[i]}" is required in ${m.id}`, { field: m.primary_key[i] });
     });
-    const key = rowKey(keyIdOf(m), pk);
-    const bin = key.toString('latin1');
+    const keyId = keyIdOf(m);
+    // The read-ahead's key when it was built for the same key id and pk (the row's own values, before normalisation).
+    const early = this.putKeys?.get(ch);
+    const same = early !== undefined && early.id === keyId && early.pk.length === pk.length && pk.every((v, i) => Object.is(v, early.pk[i]));
+    const key = same ? early.key : rowKey(keyId, pk);
+    const bin = same ? early.bin : key.toString('latin1');
+    // Above every row the store may hold (a hidden rowid just assigned, a key the read-ahead did not see): no read.
+    const fresh = this.tops.above(keyId, bin);
+    this.tops.wrote(keyId, bin);
     const now = ctx.getRowNow(m.id, pk, key, bin);
-    const before = now === MISS ? await ctx.getRow(m.id, pk, key) : now;
+    const before = now === MISS ? (fresh ? undefined : await ctx.getRow(m.id, pk, key)) : now;
     this.checkPrecondition(ch.precondition, before, m.id, pk);
     const after: StoredRow = { schema: m.id, pk, version: version ?? (before?.version ?? 0) + 1, lsn: ctx.lsn, values };
     const evaluate = this.host.checkEvaluator();
@@ -1063,7 +1109,8 @@ export class Coordinator {
     }
     // The values are serialized once: for the row record and for the frame's change.
     const valuesJson = stringifyJson(values);
-    ctx.put(key, encodeRowJson(after.version, after.lsn, valuesJson), bin);
+    const record = rowRecordText(after.version, after.lsn, valuesJson);
+    ctx.put(key, Buffer.from(record, 'utf8'), bin, record);
     for (const fk of m.foreign_keys) {
       const vals = fk.columns.map((c) => values[c] ?? null);
       if (vals.some((v) => v === null)) continue;

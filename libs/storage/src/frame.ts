@@ -52,9 +52,10 @@ export function encodeFrame(f: FrameInput, changesJson: string = stringifyJson(f
   const version = f.version ?? FRAME_VERSION;
   if (!FRAME_VERSIONS.includes(version)) throw new DbError('internal_error', `cannot write log frame version ${version}`);
   if (version === 1 && f.meta) throw new DbError('internal_error', 'a v1 log frame has no annotations');
-  const changes = Buffer.from(changesJson, 'utf8');
+  // Written straight into the frame (no Buffer of the changes made and copied: ~100 KB for 1,000 rows).
+  const changesLength = Buffer.byteLength(changesJson, 'utf8');
   const meta = version >= 2 && f.meta ? Buffer.from(stringifyJson(f.meta), 'utf8') : null;
-  let size = 24 + 4 + changes.length + 4 + (version >= 2 ? 4 + (meta ? meta.length : 0) : 0);
+  let size = 24 + 4 + changesLength + 4 + (version >= 2 ? 4 + (meta ? meta.length : 0) : 0);
   for (const w of f.writes) size += 1 + 4 + w.key.length + (w.value ? 4 + w.value.length : 0);
   const out = Buffer.allocUnsafe(HEADER + size);
   let p = HEADER;
@@ -62,10 +63,9 @@ export function encodeFrame(f: FrameInput, changesJson: string = stringifyJson(f
   writeU64BE(out, f.lsn, p + 8);
   writeU64BE(out, f.time, p + 16);
   p += 24;
-  out.writeUInt32BE(changes.length, p);
+  out.writeUInt32BE(changesLength, p);
   p += 4;
-  changes.copy(out, p);
-  p += changes.length;
+  p += out.write(changesJson, p, changesLength, 'utf8');
   out.writeUInt32BE(f.writes.length, p);
   p += 4;
   // TypedArray.set and plain byte stores: cheaper than Buffer.copy/writeUInt32BE for small keys.

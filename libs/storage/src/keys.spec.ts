@@ -94,6 +94,23 @@ describe('tuple key encoding', () => {
     expect(byBytes).toEqual([...vals].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
   });
 
+  it('writes a string as its UTF-8 bytes with NULs escaped, whichever path writes it (short ASCII, long, non-ASCII, NUL)', () => {
+    // The definition: tag 0x30, the UTF-8 bytes with 0x00 escaped as 0x00 0xFF, then 0x00.
+    const byDefinition = (s: string) => {
+      const out = [0x30];
+      for (const b of Buffer.from(s, 'utf8')) out.push(...(b === 0 ? [0, 0xff] : [b]));
+      return Buffer.from([...out, 0]);
+    };
+    const r = rng(7);
+    const chars = ['a', 'Z', '0', '~', '\u007f', '\u0001', '\u0000', 'é', '😀', ' '];
+    const strings = ['', 'x'.repeat(63), 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(64) + 'é', 'é' + 'x'.repeat(10), 'a\u0000', '\u0080'];
+    for (let i = 0; i < 2000; i++) strings.push(Array.from({ length: Math.floor(r() * 80) }, () => chars[Math.floor(r() * chars.length)]).join(''));
+    for (const s of strings) {
+      expect(encodeTuple([s])).toEqual(byDefinition(s));
+      expect(keyOf('R', [s, 1]).subarray(1, 1 + byDefinition(s).length)).toEqual(byDefinition(s));
+    }
+  });
+
   it('keeps a string prefix apart from a longer string (component boundaries)', () => {
     const a = encodeTuple(['ab', 'c']);
     const b = encodeTuple(['abc']);

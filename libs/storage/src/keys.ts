@@ -48,14 +48,33 @@ function sizeOf(v: JsonValue): number {
   if (typeof v === 'number') return 9;
   if (typeof v === 'bigint') return 12;
   const s = typeof v === 'string' ? v : canonicalJson(v);
+  const ascii = asciiLength(s);
+  if (ascii >= 0) return ascii + 2;
   let n = Buffer.byteLength(s, 'utf8') + 2;
   for (let i = s.indexOf('\u0000'); i >= 0; i = s.indexOf('\u0000', i + 1)) n++;
   return n;
 }
 
+/**
+ * Short strings of ASCII without NUL (most names and values in keys) are written and measured
+ * here, one byte per character: `Buffer#write` and `Buffer.byteLength` are calls into C++ that
+ * cost more than the loop for a few characters. The length (-1: longer than 64, or another character).
+ */
+function asciiLength(s: string): number {
+  const n = s.length;
+  if (n > 64) return -1;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0 || c > 0x7f) return -1;
+  }
+  return n;
+}
+
 function writeString(out: Buffer, pos: number, tag: number, s: string): number {
   out[pos++] = tag;
-  if (s.indexOf('\u0000') < 0) pos += out.write(s, pos, 'utf8');
+  if (asciiLength(s) >= 0) {
+    for (let i = 0; i < s.length; i++) out[pos++] = s.charCodeAt(i);
+  } else if (s.indexOf('\u0000') < 0) pos += out.write(s, pos, 'utf8');
   else {
     const b = Buffer.from(s, 'utf8');
     for (let i = 0; i < b.length; i++) {

@@ -20,7 +20,12 @@ export function encodeRow(version: number, lsn: number, values: Row): Buffer {
 
 /** encodeRow with the values already serialized (stringifyJson(values)). */
 export function encodeRowJson(version: number, lsn: number, valuesJson: string): Buffer {
-  return Buffer.from(`[${version},${lsn},${valuesJson}]`, 'utf8');
+  return Buffer.from(rowRecordText(version, lsn, valuesJson), 'utf8');
+}
+
+/** A row record's text (encodeRowJson is its UTF-8): what the store's read cache holds. */
+export function rowRecordText(version: number, lsn: number, valuesJson: string): string {
+  return `[${version},${lsn},${valuesJson}]`;
 }
 
 export function decodeRow(schema: string, pk: PkTuple, b: Uint8Array): StoredRow {

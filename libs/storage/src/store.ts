@@ -611,9 +611,9 @@ export class TenantStore implements StoreReader {
     if (dropped) this.rowCache.clear();
     else if (this.rowCache.size > 0 || writes.size <= this.rowCache.bulk) {
       const through = writes.size <= this.rowCache.bulk;
-      writes.forEachBin((k, v) => {
+      writes.forEachBin((k, v, text) => {
         if (k.charCodeAt(0) !== ROW_KEY_PREFIX) return;
-        if (through || this.rowCache.has(k)) this.rowCache.set(k, v === null ? null : v.toString('utf8'));
+        if (through || this.rowCache.has(k)) this.rowCache.set(k, v === null ? null : (text ?? v.toString('utf8')));
       });
     }
   }
