@@ -15,6 +15,8 @@ export interface SqlStore {
   dropSchema(id: string): Promise<boolean>;
   commit(req: CommitRequest): Promise<CommitResult>;
   snapshot(): Snapshot;
+  /** Every group applied to the indexes has been published to the table cache (TenantStore `settled`); absent: taken as true. */
+  readonly settled?: boolean;
   /**
    * A snapshot for a query's reads (TenantStore.readSnapshot: the one LevelDB snapshot the store's
    * readers share until the next applied group, so a query creates none on the event loop).

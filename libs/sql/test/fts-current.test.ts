@@ -1,5 +1,5 @@
 /**
- * Full-text leaves answered at the current LSN (issue 25 §1, executor `preloadCurrentFts`): a plan
+ * Full-text leaves answered at the current LSN (issue 25 §1, executor `preloadCurrentSearch`): a plan
  * with `fts_search` leaves over a table the cache holds reads no storage snapshot (each LevelDB
  * snapshot takes LevelDB's mutex on the event loop), answers what a snapshot read answers, and a
  * frame applied while its search runs sends it to a snapshot instead.

@@ -90,6 +90,26 @@ describe('changesFrom: the resumable change feed', () => {
     }
   });
 
+  it('settled is false from a group\'s apply until its frames are published, true at rest (a participant and the changes observable agree then)', async () => {
+    const during: boolean[] = [];
+    const spy = { name: 'spy', apply: () => void during.push(store.settled) };
+    store = await TenantStore.open({ dir, participants: [spy], sync: false });
+    await store.registerSchema(T);
+    const published: boolean[] = [];
+    const sub = store.changes.subscribe(() => published.push(store.settled));
+    expect(store.settled).toBe(true);
+    await Promise.all(Array.from({ length: 3 }, async (_, w) => {
+      for (let i = 0; i < 20; i++) await store.put('t.kv', { k: w * 100 + i, v: 'x' });
+    }));
+    sub.unsubscribe();
+    expect(during.length).toBeGreaterThanOrEqual(60);
+    expect(during.every((x) => x === false)).toBe(true);
+    // published inside the window (the frame's group is still counted until publish returns)
+    expect(published.length).toBeGreaterThanOrEqual(60);
+    expect(published.every((x) => x === false)).toBe(true);
+    expect(store.settled).toBe(true);
+  });
+
   it('follows live commits after replaying the log, and a closed reader answers null', async () => {
     store = await TenantStore.open({ dir });
     await store.registerSchema(T);
@@ -227,6 +247,7 @@ describe('changesFrom: the resumable change feed', () => {
       await shipping;
       expect((await follower.getRow('t.kv', [701]))?.values).toEqual({ k: 701, v: 'w7' });
       expect(await follower.getRow('t.kv', [5])).toBeUndefined();
+      expect(follower.settled).toBe(true); // every applied run published
       expect(await readUntil(chained, store.lastLsn)).toEqual(range(1, store.lastLsn));
       chained.close();
       // the follower's epoch history is the leader's: a cursor from either checks the same way
@@ -366,7 +387,7 @@ describe('changesFrom: the resumable change feed', () => {
     expect(() => lagging.poll()).toThrow(expect.objectContaining({ code: 'resync_required' }) as unknown as Error);
   });
 
-  it('readers at the same position taking the same frames share one array (one slice per window, not per reader)', async () => {
+  it('readers at the same position taking the same frames share one array and batch (one slice per window, not per reader)', async () => {
     store = await TenantStore.open({ dir, sync: false });
     await store.registerSchema(T);
     const at = store.lastLsn;
@@ -376,9 +397,12 @@ describe('changesFrom: the resumable change feed', () => {
     await Promise.all(firsts);
     for (let i = 1; i <= 4; i++) await store.put('t.kv', { k: i, v: 'y' });
     // a window's bound at at+4: every reader takes at+2..at+4, the same array
-    const first = feeds[0].poll(at + 4)!.entries;
+    const batch = feeds[0].poll(at + 4)!;
+    const first = batch.entries;
     expect(first.map((e) => e.frame.lsn)).toEqual(range(at + 2, at + 4));
-    for (const f of feeds.slice(1)) expect(f.poll(at + 4)!.entries).toBe(first);
+    expect(batch.cursor).toEqual({ epoch: 0, lsn: at + 4 });
+    // (the batch too: the frames and the cursor after them, one object for every reader)
+    for (const f of feeds.slice(1)) expect(f.poll(at + 4)).toBe(batch);
     // the next window: other frames, another array, shared again; each reader's own position moved on
     const second = feeds.map((f) => f.poll()!.entries);
     expect(second[0].map((e) => e.frame.lsn)).toEqual([at + 5]);

@@ -331,14 +331,14 @@ export class ChangeFeed implements AsyncIterable<FeedBatch> {
       this.overflow();
       return null;
     }
-    return this.deliver(entries);
+    return this.deliver(entries, this.hub.batchOf(entries));
   }
 
-  private deliver(entries: readonly FeedEntry[]): FeedBatch {
+  private deliver(entries: readonly FeedEntry[], batch?: FeedBatch): FeedBatch {
     const last = entries[entries.length - 1].frame;
     this.position = last.lsn;
     this.epoch = last.epoch;
-    return { entries, cursor: { epoch: last.epoch, lsn: last.lsn } };
+    return batch ?? { entries, cursor: { epoch: last.epoch, lsn: last.lsn } };
   }
 }
 
@@ -422,11 +422,28 @@ export class FeedHub {
     if (m && m.from === from && m.entries.length === end - at) return m.entries;
     const entries = this.tail.slice(at, end);
     this.lastSlice = { from, entries };
+    this.lastBatch = null;
     return entries;
   }
 
   /** The last slice `recent` handed out (its first LSN): the same frames asked again get it. Dropped with its first frame. */
   private lastSlice: { readonly from: number; readonly entries: readonly FeedEntry[] } | null = null;
+  /** The batch of the last slice (`batchOf`). */
+  private lastBatch: FeedBatch | null = null;
+
+  /**
+   * The batch (the frames and the cursor after them) of a slice `recent` handed out: one for every
+   * reader taking the same slice, as the slice is (a watch fan-out's streams each took two new
+   * objects per window for the same frames). Callers never change it (`FeedBatch` is read-only).
+   */
+  batchOf(entries: readonly FeedEntry[]): FeedBatch {
+    const b = this.lastBatch;
+    if (b && b.entries === entries) return b;
+    const last = entries[entries.length - 1].frame;
+    const batch: FeedBatch = { entries, cursor: { epoch: last.epoch, lsn: last.lsn } };
+    if (this.lastSlice?.entries === entries) this.lastBatch = batch;
+    return batch;
+  }
 
   private remember(entries: readonly FeedEntry[]): void {
     const keep = Math.max(this.maxTailFrames, this.readerFrames);
@@ -457,7 +474,7 @@ export class FeedHub {
         this.tail[this.tailFrom++] = undefined as unknown as FeedEntry;
       }
     }
-    if (this.lastSlice && (this.tailFrom === this.tail.length || this.lastSlice.from < this.tail[this.tailFrom].frame.lsn)) this.lastSlice = null;
+    if (this.lastSlice && (this.tailFrom === this.tail.length || this.lastSlice.from < this.tail[this.tailFrom].frame.lsn)) this.lastSlice = this.lastBatch = null;
     if (this.tailFrom === this.tail.length) this.forget();
     else if (this.tailFrom > 1024 && this.tailFrom * 2 > this.tail.length) {
       this.tail = this.tail.slice(this.tailFrom);
@@ -466,7 +483,7 @@ export class FeedHub {
   }
 
   private forget(): void {
-    this.lastSlice = null;
+    this.lastSlice = this.lastBatch = null;
     this.tail = [];
     this.tailFrom = 0;
     this.tailBytes = 0;

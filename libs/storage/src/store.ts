@@ -577,6 +577,8 @@ export class TenantStore implements StoreReader {
       },
       cachedRow: (bin: string) => this.rowCache.get(bin),
       applyDurable: async (frames: readonly CommittedFrame[], droppedSchemas: readonly TableManifest[], writes: WriteSet) => {
+        // paired with `publish`: the coordinator publishes every group it applies, in a finally
+        this.applying++;
         this.applySeq++;
         let dropped = false;
         for (const f of frames) if (this.applier.apply(f)) dropped = true;
@@ -585,8 +587,12 @@ export class TenantStore implements StoreReader {
         this.diskFull = false;
       },
       publish: (frames: readonly CommittedFrame[], bytes: readonly Buffer[]) => {
-        for (const f of frames) this.feed.next(f);
-        this.hub.publish(frames, bytes);
+        try {
+          for (const f of frames) this.feed.next(f);
+          this.hub.publish(frames, bytes);
+        } finally {
+          this.applying--;
+        }
       },
       gate: () => this.writeGate?.(),
       deferRedoable: this.opts.deferRedoableSync ?? true,
@@ -944,6 +950,21 @@ export class TenantStore implements StoreReader {
     return new LevelSnapshotReader(this.db, held.snap, (id) => this.manifest(id), { lsn: held.at.lsn, stable: true, tableLsns: held.at.tableLsns }, held.release);
   }
 
+  /**
+   * True when every group applied to the participants has had its frames published: the
+   * participants' in-memory indexes and the feed's readers (the SQL table cache) then hold the
+   * same frames, so a read of both in one turn sees one state of the store without a LevelDB
+   * snapshot (SQL's reads at the current LSN check it). The leader applies a group, then awaits
+   * its finish before it publishes: a continuation queued in that gap would otherwise read an
+   * index that holds the group beside a cache that does not.
+   */
+  get settled(): boolean {
+    return this.applying === 0;
+  }
+
+  /** Groups applied to the participants whose frames are not yet published (`settled`). */
+  private applying = 0;
+
   snapshot(): Snapshot {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     // Stable: no group is between its batch and its apply, so the snapshot holds exactly
@@ -1042,18 +1063,28 @@ export class TenantStore implements StoreReader {
       await batch.write({ sync: this.opts.sync ?? true });
       this.coordinator.adopt(run[run.length - 1].f.lsn);
       this.applySeq++;
-      let dropped = false;
-      for (const { f } of run) if (this.applier.apply(f)) dropped = true;
-      this.cacheThrough(writes, dropped);
-      await this.applier.finish(run.flatMap(({ f }) => FrameApplier.dropped(f)));
+      this.applying++; // until the frames are published (`settled`)
+      try {
+        let dropped = false;
+        for (const { f } of run) if (this.applier.apply(f)) dropped = true;
+        this.cacheThrough(writes, dropped);
+        await this.applier.finish(run.flatMap(({ f }) => FrameApplier.dropped(f)));
+      } catch (e) {
+        this.applying--;
+        throw e;
+      }
     } finally {
       this.coordinator.writing = false;
     }
-    for (const { f } of run) this.feed.next(f);
-    this.hub.publish(
-      run.map(({ f }) => f),
-      run.map(({ b }) => b),
-    );
+    try {
+      for (const { f } of run) this.feed.next(f);
+      this.hub.publish(
+        run.map(({ f }) => f),
+        run.map(({ b }) => b),
+      );
+    } finally {
+      this.applying--;
+    }
   }
 
   // ---- the change feed ------------------------------------------------------

@@ -25,6 +25,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { hostSteal } from '../vector/https';
 import { exactRrf, HOP_SQL, makeCorpus, manifest, pct, queries, recall, recallWithTies, RRF_SQL, truth, vectorOf, QUERY_WORDS, type Corpus } from './data';
 import { latencyBuckets, metricsText, TENANT, TOKEN } from './http';
+import { paired, type Loop, type Watch } from './paired';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startBuiltServer } = require('../server.js');
@@ -36,6 +37,8 @@ const PEER = process.env.PEER !== '0';
 const WARM = Number(process.env.WARM ?? 20);
 /** Samples of the lines judged by their p99 against the client (RRF, 2-hop): with 200 the p99 is the 2nd-worst request. */
 const QP99 = Number(process.env.QP99 ?? Math.max(Q, 1000));
+/** Interleaved repeats of the RRF and 2-hop loops (paired.ts): each prints its own ratio; the table pools them. */
+const REPS = Math.max(1, Number(process.env.REPS ?? 3));
 
 interface Client { req(method: string, p: string, body?: unknown, raw?: string): Promise<any> }
 
@@ -137,7 +140,7 @@ async function slowSoFar(url: string, ca: string, surface: string, le = '2'): Pr
 const slowDelta = (a: Array<{ over2: number; all: number }>, b: Array<{ over2: number; all: number }>, names: string[]) =>
   names.map((n, i) => `${n} ${b[i].over2 - a[i].over2} of ${b[i].all - a[i].all}`).join(', ');
 
-async function timed<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ ms: number[]; out: T[] }> {
+async function timed<T>(n: number, fn: (i: number) => Promise<T>): Promise<Loop<T>> {
   const ms: number[] = [];
   const out: T[] = [];
   // warm-up, the same for every side: a line's first statements run code paths the JIT has not optimized yet
@@ -151,9 +154,26 @@ async function timed<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ ms:
 }
 
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
-const table: string[][] = [['measure', 'ours p50 ms', 'ours p99 ms', 'ours recall / rows', 'peer', 'peer p50 ms', 'peer p99 ms', 'peer recall / rows', 'p99 ratio']];
-const row = (m: string, a: { ms: number[] }, extra: string, peer: string, b: { ms: number[] } | null, pextra: string) =>
-  table.push([m, fmt(pct(a.ms, 50)), fmt(pct(a.ms, 99)), extra, peer, b ? fmt(pct(b.ms, 50)) : '-', b ? fmt(pct(b.ms, 99)) : '-', pextra, b ? (pct(a.ms, 99) / pct(b.ms, 99)).toFixed(2) : '-']);
+const table: string[][] = [['measure', 'ours p50 ms', 'ours p99 ms', 'ours recall / rows', 'peer', 'peer p50 ms', 'peer p99 ms', 'peer recall / rows', 'p99 ratio', 'per-repeat p99 ratios']];
+const row = (m: string, a: { ms: number[] }, extra: string, peer: string, b: { ms: number[] } | null, pextra: string, reps = '-') =>
+  table.push([m, fmt(pct(a.ms, 50)), fmt(pct(a.ms, 99)), extra, peer, b ? fmt(pct(b.ms, 50)) : '-', b ? fmt(pct(b.ms, 99)) : '-', pextra, b ? (pct(a.ms, 99) / pct(b.ms, 99)).toFixed(2) : '-', reps]);
+
+/** A loop's watch (paired.ts): the server's GCs, this client's GCs, the engine's observations of `surfaces` over `le` ms, the host's CPU steal. */
+const watchOf = (url: string, ca: string, surfaces: string[], le: string): Watch => ({
+  async start() {
+    const gcA = await gcSoFar(url, ca);
+    const slA = await Promise.all(surfaces.map((x) => slowSoFar(url, ca, x, le)));
+    const steal = hostSteal();
+    const cg = clientGc();
+    return async () => {
+      const cgDone = cg();
+      const stolen = steal();
+      const slB = await Promise.all(surfaces.map((x) => slowSoFar(url, ca, x, le)));
+      const gcB = await gcSoFar(url, ca);
+      return `server GC ${gcDelta(gcA, gcB)}, this client's GC ${cgDone}, over ${le} ms in the engine ${slowDelta(slA, slB, surfaces)}, steal ${stolen.toFixed(1)} %`;
+    };
+  },
+});
 
 async function pglite(c: Corpus): Promise<any> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -248,42 +268,33 @@ async function main(): Promise<void> {
     // The answer is the fused top-10 documents themselves (what a search page shows), so the
     // client assembly also fetches the 10 rows the fused ids name, as part 3 does.
     const rrfSql = RRF_SQL;
-    // what each side's tail is made of: the server's GCs during its loop (README "Where the RRF tail
-    // goes"), the bench client's own GCs, and how many statements / route calls the engine itself
-    // took over 5 ms for (the rest of a slow sample is outside the plans)
+    // what each side's tail is made of, per repeat: the server's GCs during its loop (README "Where
+    // the RRF tail goes"), the bench client's own GCs, how many statements / route calls the engine
+    // itself took over 5 ms for (the rest of a slow sample is outside the plans), the host's steal
     const surfaces = ['sql', 'vector', 'fts'];
-    const slow = () => Promise.all(surfaces.map((x) => slowSoFar(url, ca, x, '5')));
-    const gc0 = await gcSoFar(url, ca);
-    const sl0 = await slow();
-    const steal1 = hostSteal();
-    const cg1 = clientGc();
-    const ours2 = await timed(QP99, (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i % Q], words[i % words.length]] }));
-    const cg1done = cg1();
-    const stolen1 = steal1();
-    const sl1 = await slow();
-    const gc1 = await gcSoFar(url, ca);
-    const steal2 = hostSteal();
-    const cg2 = clientGc();
     const client2v: string[][] = [];
-    const client2 = await timed(QP99, async (i) => {
-      const [v, f] = await Promise.all([
-        c.req('POST', '/vector/bench.items/topk', { vector: qs[i % Q], k: 20 }),
-        // the same ranking as the statement's 'bm25': plain BM25, no RM3 feedback, no proximity
-        c.req('GET', `/fts/bench.items/body?q=${encodeURIComponent(words[i % words.length])}&limit=20&feedback=none&proximity=none`),
-      ]);
-      const s = new Map<string, number>();
-      v.forEach((m: { id: string }, r: number) => s.set(m.id, (s.get(m.id) ?? 0) + 1 / (61 + r)));
-      f.forEach((d: { doc_id: string }, r: number) => s.set(d.doc_id, (s.get(d.doc_id) ?? 0) + 1 / (61 + r)));
-      const top = [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
-      client2v[i] = v.map((m: { id: string }) => m.id); // for the route's recall@20, after the loop
-      return Promise.all(top.map(([id]) => c.req('GET', `/rows/bench.items/${id}`)));
+    const rrf = await paired({
+      label: 'RRF', reps: REPS, n: QP99, timed, watch: watchOf(url, ca, surfaces, '5'),
+      // each sample keeps only its ids: the bench client's heap holds no answers across the loops,
+      // so its own young-generation collections stay short (they copy what survives) on both sides
+      ours: (i) => c.req('POST', '/sql', { sql: rrfSql, params: [qs[i % Q], words[i % words.length]] }).then((r) => r.rows.map((x: { id: string }) => x.id) as string[]),
+      client: async (i) => {
+        const [v, f] = await Promise.all([
+          c.req('POST', '/vector/bench.items/topk', { vector: qs[i % Q], k: 20 }),
+          // the same ranking as the statement's 'bm25': plain BM25, no RM3 feedback, no proximity
+          c.req('GET', `/fts/bench.items/body?q=${encodeURIComponent(words[i % words.length])}&limit=20&feedback=none&proximity=none`),
+        ]);
+        const s = new Map<string, number>();
+        v.forEach((m: { id: string }, r: number) => s.set(m.id, (s.get(m.id) ?? 0) + 1 / (61 + r)));
+        f.forEach((d: { doc_id: string }, r: number) => s.set(d.doc_id, (s.get(d.doc_id) ?? 0) + 1 / (61 + r)));
+        const top = [...s].sort((a, b) => b[1] - a[1]).slice(0, 10);
+        client2v[i] = v.map((m: { id: string }) => m.id); // for the route's recall@20, after the loops
+        return (await Promise.all(top.map(([id]) => c.req('GET', `/rows/bench.items/${id}`)))).map((x: { id: string }) => x.id) as string[];
+      },
     });
-    const cg2done = cg2();
-    const stolen2 = steal2();
-    const sl2 = await slow();
-    const gc2 = await gcSoFar(url, ca);
-    console.log(`server GC during the RRF loops: ours ${gcDelta(gc0, gc1)}; client assembly ${gcDelta(gc1, gc2)}; host CPU steal ${stolen1.toFixed(1)} % / ${stolen2.toFixed(1)} %`);
-    console.log(`RRF loops: this client's GC ours ${cg1done}, client assembly ${cg2done}; over 5 ms in the engine: ours ${slowDelta(sl0, sl1, surfaces)}; client assembly ${slowDelta(sl1, sl2, surfaces)}; ours slowest ${[...ours2.ms].sort((a, b) => b - a).slice(0, 12).map((x) => x.toFixed(2)).join(', ')} ms`);
+    const ours2 = rrf.ours;
+    const client2 = rrf.client;
+    const N2 = ours2.out.length;
     const ex2 = await c.req('POST', '/sql?explain=true', { sql: rrfSql, params: [qs[0], words[0]] });
     const flat = (n: { op?: string; detail?: string; time_ms?: number; children?: unknown[] }, d = 0): string[] => [`${'  '.repeat(d)}${n.op} ${n.time_ms ?? '?'} ms ${n.detail ?? ''}`, ...((n.children ?? []) as (typeof n)[]).flatMap((x) => flat(x, d + 1))];
     if (process.env.EXPLAIN) console.log(`explain RRF:\n${flat(ex2.explain?.tree ?? {}).join('\n')}`);
@@ -294,41 +305,38 @@ async function main(): Promise<void> {
     const vTruth = qs.map((q) => truth(corpus, q, Infinity, 20));
     const fTruth = await Promise.all(words.map((w) => c.req('GET', `/fts/bench.items/body?q=${encodeURIComponent(w)}&limit=20&feedback=none&proximity=none`).then((f) => f.map((d: { doc_id: string }) => d.doc_id) as string[])));
     const fused = (i: number) => exactRrf(vTruth[i % Q], fTruth[i % words.length]);
-    const fusedRecall = (ids: (i: number) => string[]) => Array.from({ length: QP99 }, (_, i) => recallWithTies(ids(i), fused(i).want, fused(i).accept)).reduce((a, b) => a + b, 0) / QP99;
-    const oursFused = fusedRecall((i) => ours2.out[i].rows.map((r: { id: string }) => r.id));
-    const clientFused = fusedRecall((i) => client2.out[i].map((r: { id: string }) => r.id));
+    const fusedRecall = (ids: (i: number) => string[]) => Array.from({ length: N2 }, (_, i) => recallWithTies(ids(i), fused(i).want, fused(i).accept)).reduce((a, b) => a + b, 0) / N2;
+    const oursFused = fusedRecall((i) => ours2.out[i]);
+    const clientFused = fusedRecall((i) => client2.out[i]);
     const vecSql = 'SELECT id FROM bench.items ORDER BY emb <-> $1 LIMIT 20';
     let oursVec = 0;
     for (let i = 0; i < Q; i++) oursVec += recall((await c.req('POST', '/sql', { sql: vecSql, params: [qs[i]] })).rows.map((r: { id: string }) => r.id), vTruth[i]);
     const routeVec = client2v.slice(0, Q);
     const clientVec = routeVec.reduce((a, ids, i) => a + recall(ids, vTruth[i]), 0) / Math.max(1, routeVec.length);
     console.log(`RRF recall (${((performance.now() - tR) / 1000).toFixed(1)} s to measure): fused top-10 vs exact fusion ours ${oursFused.toFixed(3)}, client ${clientFused.toFixed(3)}; vector recall@20 ours ${(oursVec / Q).toFixed(3)}, route ${clientVec.toFixed(3)}`);
-    row('BM25 + vector RRF top-10 rows', ours2, `fused ${oursFused.toFixed(3)} / ${(ours2.out.reduce((a, r) => a + r.rows.length, 0) / QP99).toFixed(1)}`, 'client assembly (2 routes + row GETs, parallel)', client2, `fused ${clientFused.toFixed(3)} / ${(client2.out.reduce((a, r) => a + r.length, 0) / QP99).toFixed(1)}`);
+    row('BM25 + vector RRF top-10 rows', ours2, `fused ${oursFused.toFixed(3)} / ${(ours2.out.reduce((a, r) => a + r.length, 0) / N2).toFixed(1)}`, 'client assembly (2 routes + row GETs, parallel)', client2, `fused ${clientFused.toFixed(3)} / ${(client2.out.reduce((a, r) => a + r.length, 0) / N2).toFixed(1)}`, rrf.cell);
 
     // 3. two-hop expansion joined to rows with a filter
     const g3 = HOP_SQL;
-    // what the 2-hop tail is made of: the server's GCs, the client's own GCs, and how many statements
-    // the engine itself took over 2 ms for (`db_query_latency_ms{surface="sql"}`: the rest of a slow
-    // sample is outside the plan — the HTTPS request, a pause, the host)
-    const g3a = await gcSoFar(url, ca);
-    const s3a = await slowSoFar(url, ca, 'sql');
-    const cg3 = clientGc();
-    const ours3 = await timed(QP99, (i) => c.req('POST', '/sql', { sql: g3, params: [`r${(i * 7919) % ROWS}`] }));
-    const cg3done = cg3();
-    const s3b = await slowSoFar(url, ca, 'sql');
-    const g3b = await gcSoFar(url, ca);
-    const cg4 = clientGc();
-    const client3 = await timed(QP99, async (i) => {
-      const b = await c.req('GET', `/graph/bench.items/bfs?rel=links&src=r${(i * 7919) % ROWS}&depth=2`);
-      const rows = await Promise.all(b.slice(1).map((v: { node: string }) => c.req('GET', `/rows/bench.items/${v.node}`)));
-      return rows.filter((r: { cat: number }) => r.cat < 500);
+    // what the 2-hop tail is made of, per repeat: the server's GCs, the client's own GCs, and how
+    // many statements the engine itself took over 2 ms for (`db_query_latency_ms{surface="sql"}`:
+    // the rest of a slow sample is outside the plan — the HTTPS request, a pause, the host)
+    const hop = await paired({
+      label: '2-hop', reps: REPS, n: QP99, timed, watch: watchOf(url, ca, ['sql'], '2'),
+      ours: (i) => c.req('POST', '/sql', { sql: g3, params: [`r${(i * 7919) % ROWS}`] }).then((r) => r.rows.length as number),
+      client: async (i) => {
+        const b = await c.req('GET', `/graph/bench.items/bfs?rel=links&src=r${(i * 7919) % ROWS}&depth=2`);
+        const rows = await Promise.all(b.slice(1).map((v: { node: string }) => c.req('GET', `/rows/bench.items/${v.node}`)));
+        return rows.filter((r: { cat: number }) => r.cat < 500).length;
+      },
     });
-    const cg4done = cg4();
-    const g3c = await gcSoFar(url, ca);
-    console.log(`2-hop loops: server GC ours ${gcDelta(g3a, g3b)}, client assembly ${gcDelta(g3b, g3c)}; this client's GC ours ${cg3done}, client assembly ${cg4done}; statements over 2 ms in the engine: ${s3b.over2 - s3a.over2} of ${s3b.all - s3a.all}; ours slowest ${[...ours3.ms].sort((a, b) => b - a).slice(0, 4).map((x) => x.toFixed(2)).join(', ')} ms`);
-    row('2-hop expansion ⋈ rows, filtered', ours3, '-', 'client assembly (bfs + row GETs)', client3, '-');
+    const ours3 = hop.ours;
+    const client3 = hop.client;
+    const differ = ours3.out.filter((n, i) => n !== client3.out[i]).length;
+    console.log(`2-hop answers: ${differ} of ${ours3.out.length} samples differ in row count between the statement and the client assembly`);
+    row('2-hop expansion ⋈ rows, filtered', ours3, '-', 'client assembly (bfs + row GETs)', client3, '-', hop.cell);
 
-    console.log(`\nhybrid benchmark: ${ROWS} rows, ${DIM}-d, ${Q} queries per filtered line and ${QP99} per RRF and 2-hop line, over HTTPS (one keep-alive client)`);
+    console.log(`\nhybrid benchmark: ${ROWS} rows, ${DIM}-d, ${Q} queries per filtered line and ${REPS} × ${QP99} per RRF and 2-hop line (interleaved repeats, pooled), over HTTPS (one keep-alive client)`);
     const w = table[0].map((_, j) => Math.max(...table.map((r) => r[j].length)));
     for (const r of table) console.log(r.map((x, j) => x.padEnd(w[j])).join('  '));
     await pg?.close();

@@ -9,7 +9,9 @@
  * queries with the HNSW walk held at each ef in turn and prints, per ef, the fused top-10's recall
  * against the exact fusion (RRF over the brute-force 20 nearest and the fts route's BM25 top-20),
  * the vector leg's recall@20 and the statement's p50: what a fusion input's ef costs in recall.
- * Env: ROWS (20000), Q (1000), ONLY (comma list of rrf,vec20,vroute,froute,get), PROF, EXPLAIN, TOP (25), EFS.
+ * HEAP=1 (without PROF) samples each kind's allocation (collected objects included) and prints the
+ * sites allocating most per statement, each with its two callers: the garbage a statement makes.
+ * Env: ROWS (20000), Q (1000), ONLY (comma list of rrf,vec20,vroute,froute,get,hop), PROF, HEAP, EXPLAIN, TOP (25), EFS.
  * Not a benchmark of record: it says where a statement's engine time goes, apart from the request.
  */
 import * as fs from 'node:fs';
@@ -22,7 +24,7 @@ import { FtsParticipant } from '@mmdb/fts';
 import { VectorParticipant } from '@mmdb/vector';
 import { GraphIndex } from '@mmdb/graph';
 import { SqlEngine, ftsSearchRoute, vectorTopkRoute } from '@mmdb/sql';
-import { exactRrf, makeCorpus, manifest, pct, queries, recall, recallWithTies, RRF_SQL, QUERY_WORDS, truth } from './data';
+import { exactRrf, HOP_SQL, makeCorpus, manifest, pct, queries, recall, recallWithTies, RRF_SQL, QUERY_WORDS, truth } from './data';
 
 const ROWS = Number(process.env.ROWS ?? 20_000);
 const Q = Number(process.env.Q ?? 1000);
@@ -55,6 +57,23 @@ function summary(p: Profile): string[] {
   });
   const top = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, TOP).map(([n, t]) => `  ${((100 * t) / all).toFixed(1).padStart(5)} %  ${n}`);
   return [`profile: ${(all / 1000).toFixed(0)} ms sampled; self:`, ...top(self), 'total:', ...top(total)];
+}
+
+interface HeapNode { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: HeapNode[] }
+
+/** HEAP=1: the sites allocating most per statement (V8's sampling heap profiler, collected objects included), each with its two callers. */
+function heapSites(head: HeapNode, stmts: number): string[] {
+  const name = (x: HeapNode) => `${x.callFrame.functionName || '(anon)'} ${x.callFrame.url.split('/').slice(-2).join('/')}:${x.callFrame.lineNumber + 1}`;
+  const self = new Map<string, number>();
+  let total = 0;
+  const walk = (x: HeapNode, up: string[]) => {
+    const k = [name(x), ...up.slice(0, 2)].join(' < ');
+    self.set(k, (self.get(k) ?? 0) + x.selfSize);
+    total += x.selfSize;
+    for (const c of x.children) walk(c, [name(x), ...up]);
+  };
+  walk(head, []);
+  return [`allocated (sampled) ${(total / 1024 / stmts).toFixed(1)} KB per statement; sites:`, ...[...self].sort((a, b) => b[1] - a[1]).slice(0, TOP).map(([k, v]) => `  ${(v / 1024 / stmts).toFixed(2).padStart(6)} KB  ${k}`)];
 }
 
 async function main(): Promise<void> {
@@ -101,7 +120,11 @@ async function main(): Promise<void> {
       vroute: (i) => vectorTopkRoute(sql, 'bench.items', { vector: qs[i % 200], k: 20 }),
       froute: (i) => ftsSearchRoute(sql, 'bench.items', 'body', words[i % words.length], 20, { feedback: 'none', proximity: 'none' }),
       get: (i) => sql.run('SELECT * FROM bench.items WHERE id = $1', { params: [`r${(i * 7919) % ROWS}`] }),
+      // the 2-hop expansion joined to rows with a filter (the bench's part 3)
+      hop: (i) => sql.run(HOP_SQL, { params: [`r${(i * 7919) % ROWS}`] }),
     };
+    const heap = new Session();
+    const hpost = <T>(m: string, p: object = {}) => new Promise<T>((res, rej) => heap.post(m, p, (e, r) => (e ? rej(e) : res(r as T))));
     for (const name of process.env.ONLY?.split(',') ?? Object.keys(kinds)) {
       const fn = kinds[name];
       if (!fn) throw new Error(`unknown kind ${name}: ${Object.keys(kinds).join(', ')}`);
@@ -114,7 +137,12 @@ async function main(): Promise<void> {
         await post('Profiler.setSamplingInterval', { interval: 100 });
         await post('Profiler.start');
       }
+      if (session === null && process.env.HEAP === '1') {
+        heap.connect();
+        await hpost('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      }
       const g0 = gcs.length;
+      const cur0 = sql.exec.currentFts;
       const ms: number[] = [];
       for (let i = 0; i < Q; i++) {
         const a = performance.now();
@@ -122,7 +150,12 @@ async function main(): Promise<void> {
         ms.push(performance.now() - a);
       }
       const gc = gcs.slice(g0);
-      console.log(`${name.padEnd(7)} p50 ${pct(ms, 50).toFixed(3)}  p90 ${pct(ms, 90).toFixed(3)}  p99 ${pct(ms, 99).toFixed(3)}  max ${Math.max(...ms).toFixed(2)} ms  GCs ${gc.length} (${gc.reduce((a, b) => a + b, 0).toFixed(1)} ms)`);
+      console.log(`${name.padEnd(7)} p50 ${pct(ms, 50).toFixed(3)}  p90 ${pct(ms, 90).toFixed(3)}  p99 ${pct(ms, 99).toFixed(3)}  max ${Math.max(...ms).toFixed(2)} ms  GCs ${gc.length} (${gc.reduce((a, b) => a + b, 0).toFixed(1)} ms)  without a snapshot ${sql.exec.currentFts - cur0} of ${Q}`);
+      if (session === null && process.env.HEAP === '1') {
+        const { profile } = await hpost<{ profile: HeapNode & { head: HeapNode } }>('HeapProfiler.stopSampling');
+        heap.disconnect();
+        console.log(heapSites(profile.head, Q).join('\n'));
+      }
       if (session) {
         const { profile } = await post<{ profile: Profile }>('Profiler.stop');
         session.disconnect();

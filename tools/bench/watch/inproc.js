@@ -8,7 +8,11 @@
  * unless --sync 0: the write path without HTTP), the fan-out's main-thread time per stream and
  * burst, and the event loop's delay (p99, max) in both phases.
  *
- *   npm run build && node tools/bench/watch/inproc.js [--subscribers 200] [--tables 10] [--rate 2000] [--duration 5] [--window 50] [--sync 1] [--root .]
+ *   npm run build && node tools/bench/watch/inproc.js [--subscribers 200] [--tables 10] [--rate 2000] [--duration 5] [--window 50] [--sync 1] [--root .] [--alloc 0]
+ *
+ * `--alloc 1`: the fan-out's allocations per stream and burst in the phase with sessions, and their
+ * largest sites (alloc-profile.js; the profiler costs CPU: the CPU rows of such a run are not
+ * comparable with a run without it); `--alloc 2`: only the objects that outlived a scavenge.
  *
  * `--root` runs another build (an A/B against a previous commit built elsewhere: its dist/apps/api).
  */
@@ -18,12 +22,14 @@ const os = require('os');
 const path = require('path');
 const { monitorEventLoopDelay } = require('perf_hooks');
 const { loadOptions } = require('./options');
+const { allocProfile } = require('./alloc-profile');
 const { numberOption } = require('../request');
 
 const args = process.argv.slice(2);
 const { SUBS, TABLES, RATE, DURATION, WINDOW } = loadOptions(args, { duration: 5 });
 /** Durable commits (fsync per group, as the server's), unless `--sync 0`. */
 const SYNC = numberOption(args, 'sync', 1) !== 0;
+const ALLOC = numberOption(args, 'alloc', 0);
 const rootAt = args.indexOf('--root');
 const ROOT = path.resolve(rootAt >= 0 ? args[rootAt + 1] : path.join(__dirname, '../../..'));
 const api = (p) => require(path.join(ROOT, 'dist/apps/api', p));
@@ -76,7 +82,8 @@ async function main() {
     await load(store, 1_000_000); // warm-up
     const without = await load(store, 2_000_000);
     let events = 0;
-    const out = { write: () => (events++, true), drained: () => Promise.resolve(), pendingBytes: 0, end: () => undefined };
+    // (a shared event's bytes are made as the server's socket write makes them: `chunked`, once per event)
+    const out = { write: (c) => (typeof c === 'string' || void c.chunked, events++, true), drained: () => Promise.resolve(), pendingBytes: 0, end: () => undefined };
     const metrics = new Metrics(); // (one for the process, as the server's: one per session was 200 registries' allocations and retained memory)
     const sessions = Array.from({ length: SUBS }, (_, i) => {
       const q = WatchQuery.compile(sql, { sql: `SELECT id, v FROM t${i % TABLES} WHERE v % 4 = ${i % 4}` });
@@ -87,7 +94,10 @@ async function main() {
     const s0 = { ...fanoutSpent() };
     turnQueue.takeLongestTurn?.();
     const e0 = events;
+    const prof = ALLOC ? allocProfile(ALLOC) : null;
+    await prof?.start();
     const withSubs = await load(store, 3_000_000);
+    const alloc = await prof?.stop();
     await sleep(WINDOW * 3);
     const s1 = fanoutSpent();
     const longest = turnQueue.takeLongestTurn?.();
@@ -104,6 +114,11 @@ async function main() {
     console.log(`| longest fan-out turn ms | | ${longest === undefined ? 'n/a' : f(longest, 2)} |`);
     console.log(`| bursts delivered in a group's turn | | ${s1.grouped === undefined ? 'n/a' : `${f(((s1.grouped - s0.grouped) * 100) / Math.max(1, turns))} %`} |`);
     console.log(`| events written | | ${events - e0} |`);
+    if (alloc) {
+      const per = (b) => f(b / Math.max(1, turns), 0);
+      console.log(`\nthe fan-out's allocations (${ALLOC === 2 ? 'objects that outlived a scavenge' : 'every object'}; sampled every 256 bytes, under dist/apps/api/watch frames): ${f(alloc.bytes / 1e6, 2)} MB, ${per(alloc.bytes)} B per stream and burst; largest sites, B per stream and burst:`);
+      for (const [site, b] of alloc.sites.slice(0, 12)) console.log(`  ${per(b).padStart(6)}  ${site}`);
+    }
   } finally {
     await store.close();
     fs.rmSync(dir, { recursive: true, force: true });

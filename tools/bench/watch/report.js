@@ -48,16 +48,15 @@ function report({ withouts, withs, trace }, o) {
   const secsW = sum(withouts.map((p) => p.seconds));
   line(`\nwatch benchmark: ${o.SUBS} subscribers over ${o.TABLES} tables, ${o.RATE} rows/s target, window ${o.WINDOW} ms; ${R} repeats of ${o.DURATION} s with subscribers, each between two phases without (the first and last ${o.DURATION / 2} s): ${f(secsW, 0)} s without, ${f(secs, 0)} s with${o.SUBS_NICE ? `; subscribers' process at nice ${o.SUBS_NICE}` : ''}`);
   line('\nper repeat (each phase with subscribers against the phases without them just before and after it):');
-  line('| repeat | write p99 ms without: before / after | write p99 ms with | ratio | server-side p99 ms without / with | server GC without (2 phases) / with | longest fan-out turn ms; catch-ups | commit → event p99 ms | deliveries (expected) | RSS per idle subscriber KiB |');
-  line('|---|---|---|---|---|---|---|---|---|---|');
+  line('| repeat | write p99 ms without: before / after | write p99 ms with | ratio | server-side p99 ms without / with | server GC without (2 phases) / with | longest fan-out turn ms; catch-ups | commit → event p99 ms | deliveries (expected) |');
+  line('|---|---|---|---|---|---|---|---|---|');
   reps.forEach(({ S, W, ratio: x, wp99, serverW }, i) =>
-    line(`| ${i + 1} | ${f(wp99[0], 2)} / ${f(wp99[1], 2)} | ${f(pct(S.lat, 0.99), 2)} | ${f(x, 2)}× | ${f(serverW.p99, 2)} / ${f(S.server.p99, 2)} | ${gcText(W)} / ${gcText([S])} | ${f(S.server.longestTurn, 2)}; ${S.server.catchUps} | ${f(pct(S.delivery, 0.99))} | ${S.delivery.length} (${S.expected}) | ${f(S.perSub)} |`),
+    line(`| ${i + 1} | ${f(wp99[0], 2)} / ${f(wp99[1], 2)} | ${f(pct(S.lat, 0.99), 2)} | ${f(x, 2)}× | ${f(serverW.p99, 2)} / ${f(S.server.p99, 2)} | ${gcText(W)} / ${gcText([S])} | ${f(S.server.longestTurn, 2)}; ${S.server.catchUps} | ${f(pct(S.delivery, 0.99))} | ${S.delivery.length} (${S.expected}) |`),
   );
   const ratios = reps.map((r) => r.ratio);
   const delivery = withs.flatMap((p) => p.delivery).sort((a, b) => a - b);
   const expected = sum(withs.map((p) => p.expected));
   const fan = (k) => sum(withs.map((p) => p.fan[k]));
-  const perSub = mean(withs.map((p) => p.perSub));
   const srvW = pooled(...withouts.map((p) => p.server));
   const srvS = pooled(...withs.map((p) => p.server));
   line(`\nall repeats pooled (${withoutLat.length} writes without, ${withLat.length} with):`);
@@ -85,8 +84,6 @@ function report({ withouts, withs, trace }, o) {
   line(`| commit → event p50 ms | | ${f(pct(delivery, 0.5))} | | |`);
   line(`| commit → event p99 ms | | ${f(pct(delivery, 0.99))} | | ≤ ${o.WINDOW + 50} ${pct(delivery, 0.99) <= o.WINDOW + 50 ? 'met' : 'MISSED'} |`);
   line(`| deliveries (expected) | | ${delivery.length} (${expected}) | | all |`);
-  line(`| server RSS KiB (repeat 1: before opening / idle) | ${withs[0].rss0} | ${withs[0].rss1} | | |`);
-  line(`| RSS per idle subscriber KiB (mean of repeats) | | ${f(perSub)} (${withs.map((p) => f(p.perSub)).join(', ')}) | | ≤ 64 ${perSub <= 64 ? 'met' : 'MISSED'} |`);
   line(`| match evaluations per examined row change | | ${f(fan('ev') / Math.max(1, fan('rc')))} | | ≤ 2 |`);
   // subscribers compiled alike share one match per burst: the distinct queries per table (2 here) examine each write once each
   line(`| row changes examined per write (shared queries once) | | ${f(fan('rc') / Math.max(1, withLat.length), 2)} | | |`);

@@ -8,7 +8,7 @@ import type { TenantStore } from '@mmdb/storage';
 import type { WatchQuery } from '@mmdb/sql';
 import { Subject } from 'rxjs';
 import { TURN_CHANNEL } from './turns';
-import { burstBound, DELIVERED, endTurn, fanoutYieldsTo, LOOP, sharedEvent, sliceTurn, TAKE_TURN, turn, windowTurn } from './fanout';
+import { burstBound, type BurstEvent, DELIVERED, endTurn, fanoutYieldsTo, LOOP, sharedEvents, sliceTurn, TAKE_TURN, turn, windowTurn } from './fanout';
 
 /**
  * The slice the turn tests run with: long enough that the host descheduling this process between
@@ -58,26 +58,25 @@ describe('burstBound', () => {
   });
 });
 
-describe('sharedEvent', () => {
-  it('matches and serializes a burst once per query and frames; recent bursts stay shared', () => {
+describe('sharedEvents', () => {
+  it('keeps the event of a burst once per query and frames; recent bursts stay kept', () => {
     const q = {} as WatchQuery;
     const other = {} as WatchQuery;
-    let made = 0;
-    const make = (text: string | null) => () => {
-      made++;
-      return text;
-    };
     const at = (lsn: number, epoch = 1) => ({ lsn, epoch });
-    expect(sharedEvent(q, at(1), at(10), make('a'))).toBe('a');
-    expect(sharedEvent(q, at(1), at(10), make('x'))).toBe('a');
-    expect(sharedEvent(q, at(11), at(20), make(null))).toBeNull();
-    expect(sharedEvent(q, at(1), at(10), make('x'))).toBe('a'); // an earlier burst, still kept
-    expect(sharedEvent(q, at(11), at(20), make('x'))).toBeNull();
-    expect(made).toBe(2);
-    expect(sharedEvent(q, at(1), at(12), make('b'))).toBe('b'); // other frames
-    expect(sharedEvent(q, at(1, 2), at(10, 2), make('c'))).toBe('c'); // the same LSNs under another epoch
-    expect(sharedEvent(other, at(1), at(10), make('d'))).toBe('d'); // another query
-    expect(made).toBe(5);
+    const ev = (lsn: number): BurstEvent => ({ chunk: null, cursor: at(lsn) });
+    const a = ev(10);
+    expect(sharedEvents.get(q, at(1), at(10))).toBeUndefined();
+    expect(sharedEvents.put(q, at(1), at(10), a)).toBe(a);
+    expect(sharedEvents.get(q, at(1), at(10))).toBe(a);
+    const b = sharedEvents.put(q, at(11), at(20), ev(20));
+    expect(sharedEvents.get(q, at(1), at(10))).toBe(a); // an earlier burst, still kept
+    expect(sharedEvents.get(q, at(11), at(20))).toBe(b);
+    expect(sharedEvents.get(q, at(1), at(12))).toBeUndefined(); // other frames
+    expect(sharedEvents.get(q, at(1, 2), at(10, 2))).toBeUndefined(); // the same LSNs under another epoch
+    expect(sharedEvents.get(other, at(1), at(10))).toBeUndefined(); // another query
+    for (let i = 2; i <= 8; i++) sharedEvents.put(q, at(i * 10 + 1), at(i * 10 + 10), ev(i * 10 + 10));
+    expect(sharedEvents.get(q, at(1), at(10))).toBeUndefined(); // the oldest of 9 went (8 kept)
+    expect(sharedEvents.get(q, at(11), at(20))).toBe(b);
   });
 });
 

@@ -37,13 +37,24 @@ export function sseComment(text: string): string {
  * One event's text written to many sockets (the subscribers of one query): its UTF-8 bytes and
  * its HTTP/1.1 chunk (`<size hex>\r\n<bytes>\r\n`) are made once, at the first write that
  * needs them, and each socket takes the same `Buffer` (no per-socket encoding, framing or copy).
+ * Once the bytes are made the text is dropped (read back from them when asked: a stream whose
+ * headers are not out yet, a test): a kept event (fanout.ts keeps the last 8 per query) then
+ * holds an off-heap buffer, not a string on the V8 heap that each scavenge would copy while it
+ * is kept.
  */
 export class SseChunk {
   /** The chunk: `<size hex>\r\n`, the text's UTF-8 bytes, `\r\n` (one allocation; `bytes` is a view of it). */
   private c: Buffer | null = null;
   private head = 0;
+  private t: string | null;
 
-  constructor(readonly text: string) {}
+  constructor(text: string) {
+    this.t = text;
+  }
+
+  get text(): string {
+    return this.t ?? this.bytes.toString('utf8');
+  }
 
   toString(): string {
     return this.text;
@@ -58,14 +69,16 @@ export class SseChunk {
   /** The bytes as one chunk of a chunked HTTP/1.1 body. */
   get chunked(): Buffer {
     if (!this.c) {
-      const n = Buffer.byteLength(this.text, 'utf8');
+      const text = this.t!;
+      const n = Buffer.byteLength(text, 'utf8');
       const head = `${n.toString(16)}\r\n`;
       const c = Buffer.allocUnsafe(head.length + n + 2);
       c.write(head, 0, 'latin1');
-      c.write(this.text, head.length, 'utf8');
+      c.write(text, head.length, 'utf8');
       c.write('\r\n', head.length + n, 'latin1');
       this.c = c;
       this.head = head.length;
+      this.t = null;
     }
     return this.c;
   }

@@ -15,7 +15,7 @@ import type { ChangeCursor, ChangeFeed, CommittedFrame, FeedBatch, FeedEntry, Te
 import type { WatchQuery } from '@mmdb/sql';
 import type { Metrics } from '../health/metrics.service';
 import { formatId, SseChunk, sseComment, sseEvent } from './sse';
-import { DELIVERED, endTurn, LOOP, sharedEvent, sharedSchemaCut, TAKE_TURN, turn, windowTurn, type WindowWait } from './fanout';
+import { type BurstEvent, DELIVERED, endTurn, LOOP, sharedEvents, sharedSchemaCuts, TAKE_TURN, turn, windowTurn, type WindowWait } from './fanout';
 import { traceCatchUp } from './turns';
 import { cursorAt, rewindTo, snapshotRows } from './watch-start';
 
@@ -58,6 +58,12 @@ export interface StartAt {
 
 /** Most frames coalesced into one event (a burst over it is split at a frame boundary). */
 const MAX_BURST_FRAMES = 1024;
+
+/** The index of the first of the frames that changes the query's table's schema, or -1. */
+function schemaCut(q: WatchQuery, entries: readonly FeedEntry[]): number {
+  for (let i = 0; i < entries.length; i++) if (q.schemaChanged(entries[i].frame)) return i;
+  return -1;
+}
 
 /** The frames after a window's bound (fanout.ts), kept for the next burst. */
 function cutAfter(bound: number, frames: readonly FeedEntry[]): FeedEntry[] {
@@ -335,7 +341,7 @@ export class WatchSession {
   /**
    * A parked stream's burst, delivered synchronously in its group's turn of the fan-out (fanout.ts
    * `deliverDue`): the frames up to the window's bound from the hub's buffer, matched (once per
-   * query: `sharedEvent`) and written. Answers the stream's next frame (it stays parked), or
+   * query: `sharedEvents`) and written. Answers the stream's next frame (it stays parked), or
    * TAKE_TURN when its own loop must do the burst at its own turn (not live, not writable, or the
    * rest behind its buffer: the frames taken are stashed for it), or LOOP when it has sent its
    * burst but its loop must go on (a reset or a revoked token: `failure`; a full socket; a burst
@@ -414,11 +420,13 @@ export class WatchSession {
     this.checkToken();
     const q = this.query;
     const shared = q.kind === 'rows';
-    const scan = (): number => {
-      for (let i = 0; i < entries.length; i++) if (q.schemaChanged(entries[i].frame)) return i;
-      return -1;
-    };
-    const s = shared ? sharedSchemaCut(q, entries[0].frame, entries[entries.length - 1].frame, scan) : scan();
+    // (no closure per stream and burst: a kept value, else computed here and kept)
+    let s: number;
+    if (shared) {
+      const first = entries[0].frame;
+      const last = entries[entries.length - 1].frame;
+      s = sharedSchemaCuts.get(q, first, last) ?? sharedSchemaCuts.put(q, first, last, schemaCut(q, entries));
+    } else s = schemaCut(q, entries);
     let n = s < 0 ? entries.length : s;
     let cut: 'schema' | 'policy' | null = s < 0 ? null : 'schema';
     // (a frame that changes both the schema and the policy counts as a schema change, as before)
@@ -434,23 +442,33 @@ export class WatchSession {
     if (n > 0) {
       const first = entries[0].frame;
       const last = entries[n - 1].frame;
-      const cursor = { epoch: last.epoch, lsn: last.lsn };
-      const make = (): SseChunk | null => {
-        const ev0 = q.evaluations;
-        const rc0 = q.rowChanges;
-        const use: CommittedFrame[] = new Array<CommittedFrame>(n);
-        for (let i = 0; i < n; i++) use[i] = entries[i].frame;
-        const changes = q.match(use);
-        this.metrics.watchEvaluations.inc(q.evaluations - ev0);
-        this.metrics.watchRowChanges.inc(q.rowChanges - rc0);
-        return changes.length ? new SseChunk(sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: first.lsn, changes })) : null;
-      };
-      const chunk = shared ? sharedEvent(q, first, last, make) : make();
-      this.position = cursor;
-      if (chunk !== null) this.sendText('change', chunk);
+      let ev = shared ? sharedEvents.get(q, first, last) : undefined;
+      if (ev === undefined) {
+        ev = this.makeEvent(entries, n);
+        if (shared) sharedEvents.put(q, first, last, ev);
+      }
+      this.position = ev.cursor;
+      if (ev.chunk !== null) this.sendText('change', ev.chunk);
       else this.dirty = true;
     }
     return cut;
+  }
+
+  /** The event of the burst's first `n` frames, matched and serialized (once per shared query and burst: `burst`). */
+  private makeEvent(entries: readonly FeedEntry[], n: number): BurstEvent {
+    const q = this.query;
+    const first = entries[0].frame;
+    const last = entries[n - 1].frame;
+    const cursor = { epoch: last.epoch, lsn: last.lsn };
+    const ev0 = q.evaluations;
+    const rc0 = q.rowChanges;
+    const use: CommittedFrame[] = new Array<CommittedFrame>(n);
+    for (let i = 0; i < n; i++) use[i] = entries[i].frame;
+    const changes = q.match(use);
+    this.metrics.watchEvaluations.inc(q.evaluations - ev0);
+    this.metrics.watchRowChanges.inc(q.rowChanges - rc0);
+    const chunk = changes.length ? new SseChunk(sseEvent('change', formatId(cursor), { lsn: last.lsn, epoch: last.epoch, first_lsn: first.lsn, changes })) : null;
+    return { chunk, cursor };
   }
 
   private send(event: string, cursor: ChangeCursor, data: unknown): void {

@@ -46,6 +46,9 @@ export class WatchController {
     const token = (req as TokenRequest).authToken;
     const session = this.watch.open(t, compiled, out, token ? () => !token.revoked && token.expires > Date.now() : undefined);
     raw.on('close', () => session.close());
-    await this.watch.run(session, t.tenant, params);
+    // the handler returns now and the stream goes on (the reply is hijacked; `run` settles, never
+    // rejects: it logs a fault): awaiting it held the handler's whole async chain (Nest's route
+    // pipeline, fastify's handler) suspended per open stream, ~1.5 KiB of heap each
+    void this.watch.run(session, t.tenant, params);
   }
 }

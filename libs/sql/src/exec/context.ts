@@ -98,15 +98,19 @@ export class ExecCtx {
     return this.leaves.get(node) ?? [];
   }
 
-  /** Readies a ctx (and the tree compiled against it) for another query. */
-  reset(params: Value[], budget: Budget, writer: Writer | null): void {
+  /**
+   * Readies a ctx (and the tree compiled against it) for another query. `keepLeaves`: the caller
+   * sets every leaf's rows itself before each run (watch matching, over-rows.ts), so the leaf map
+   * keeps its keys: clearing it (or deleting a key) allocates a new hash table, once per row.
+   */
+  reset(params: Value[], budget: Budget, writer: Writer | null, keepLeaves = false): void {
     if (params.length < this.maxParam) throw new DbError('validation_failed', `no value bound for $${params.length + 1}`);
     this.params = params;
     this.budget = budget;
     this.writer = writer;
     // Map.clear() allocates a fresh table even for an empty map: a reset per row (watch
     // matching, small plans) would otherwise make six of them each time
-    if (this.leaves.size) this.leaves.clear();
+    if (this.leaves.size && !keepLeaves) this.leaves.clear();
     if (this.pkIndex.size) this.pkIndex.clear();
     if (this.aux.size) this.aux.clear();
     if (this.strategies.size) this.strategies.clear();

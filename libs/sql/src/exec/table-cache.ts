@@ -226,7 +226,7 @@ export class TableCache implements PoolMember {
   private tracking = false;
   /**
    * The LSN of the last frame the store published to this cache (-1: none yet). A read that spans
-   * awaits and must see one state of the store (executor `preloadCurrentFts`) compares it before
+   * awaits and must see one state of the store (executor `preloadCurrentSearch`) compares it before
    * and after: unchanged, no frame was applied in between.
    */
   lastFrame = -1;

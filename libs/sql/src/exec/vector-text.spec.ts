@@ -36,9 +36,29 @@ describe('vector distances read off the text', () => {
     );
   });
 
+  test('the inline reading of plain decimals equals JSON.parse at its limits (15 significant digits, 22 decimals, leading zeros, -0, whitespace)', () => {
+    // plain spellings with 0–25 decimals: the inline path up to its limits, num() past them
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: 25 })), { minLength: 1, maxLength: 8 }), fc.constantFrom(...FNS), (xs, fn) => {
+        const text = `[${xs.map(([x, d]) => x.toFixed(d)).join(',')}]`;
+        const a: number[] = JSON.parse(text);
+        const b = a.map((_, i) => (i % 3) - 0.75);
+        const want = VECTOR_FUNCTIONS[fn].fn([arr(a), arr(b)]);
+        const got = textDistance(fn, text, b);
+        expect(got === undefined ? 'undefined' : Number.isNaN(got) ? null : got).toBe(want);
+      }),
+      { numRuns: 2000 },
+    );
+    const b = [0.25, -3];
+    for (const t of ['[-0,0.0]', '[0.000000000000000000001,-0.0000000000000000000001]', '[123456789012345,0.123456789012345]', '[1234567890123456,0.1234567890123456]', '[9007199254740993,1]', '[ -1.5 ,\t2.25 ]', '[1.5,\n-2]', '[0.1e1,2]', '[-0.5E-1,3]']) {
+      const want = VECTOR_FUNCTIONS.l2_distance.fn([arr(JSON.parse(t)), arr(b)]);
+      expect(textDistance('l2_distance', t, b)).toBe(want);
+    }
+  });
+
   test('texts it does not read whole answer undefined (the general path then parses or fails)', () => {
     const b = [1, 2];
-    for (const t of ['[1,2', '[1,2,]', '[1 2]', '[01,2]', '[1.,2]', '[.5,2]', '[1,2] x', '{"a":1}', '[1]', '[1,2,3]', '["1",2]', '[1e400,2]', '[+1,2]', '[]', '1,2', '[1,2]]', '[NaN,2]', '[1e,2]'])
+    for (const t of ['[1,2', '[1,2,]', '[1 2]', '[01,2]', '[1.,2]', '[.5,2]', '[1,2] x', '{"a":1}', '[1]', '[1,2,3]', '["1",2]', '[1e400,2]', '[+1,2]', '[]', '1,2', '[1,2]]', '[NaN,2]', '[1e,2]', '[-,2]', '[-.5,2]', '[00.5,2]', '[1,,2]', '[1,2,]', '[1.5.5,2]', '[1,-]', '[1,2 ]]'])
       expect(textDistance('l2_distance', t, b)).toBeUndefined();
     expect(textDistance('no_such', '[1,2]', b)).toBeUndefined();
   });

@@ -6,7 +6,7 @@
  */
 import { DbError, isInternalTable } from '@mmdb/core';
 import type { PkTuple, Snapshot, StoredResponse } from '@mmdb/storage';
-import type { NodeOf, PlanNode } from '@mmdb/plan';
+import type { PlanNode } from '@mmdb/plan';
 import type { Row, TableManifest } from '@mmdb/core';
 import { findManifest, querySnapshot, sqlTable, type SqlTable } from '../catalog';
 import { DEFAULT_LIMITS, ExecCtx, type Budget, type QueryLimits, type Writer } from '../exec/context';
@@ -16,7 +16,7 @@ import { optimize, type OptCatalog, type PassReport } from '../optimizer/optimiz
 import { outputNames } from '../optimizer/util';
 import type { Tuple, Value } from '../values';
 import { LeafReader } from './leaves';
-import { MultiModelReader } from './multimodel';
+import { MultiModelReader, type SearchLeaf } from './multimodel';
 import { outputKinds, type OutKind } from '../column-codec';
 import { ImplicitTables } from './implicit';
 import { applyPolicy, NO_POLICY, type GraphEnds, type Policy, type Sources } from './sources';
@@ -207,7 +207,7 @@ export class PlanExecutor {
     try {
       if (running) { running.ctx = ctx; if (running.cancelled) ctx.cancelled = true; }
       const plain = !opts.snapshot && (!txn || txn.overlay.size === 0);
-      if (!plain || !(this.preloadCurrent(leafList, ctx) || (await this.preloadCurrentFts(leafList, ctx)))) {
+      if (!plain || !(this.preloadCurrent(leafList, ctx) || (await this.preloadCurrentSearch(leafList, ctx)))) {
         // one snapshot; the multi-model leaves start their in-memory reads in this same turn
         const s = opts.snapshot ?? (snap = await this.snapshotFor(leafList));
         await Promise.all([this.leafReader.preload(leafList, s, ctx.leaves, txn, ctx), this.multi.preload(leafList, s, ctx, txn)]);
@@ -250,27 +250,34 @@ export class PlanExecutor {
   }
 
   /**
-   * Answers a plan whose leaves are `fts_search` leaves and table-cache leaves from the store as it
-   * is now, with no storage snapshot: each LevelDB snapshot is taken under LevelDB's mutex on this
-   * thread, which its background thread holds after a flush (the blocked stalls of issue 25 §1).
-   * The search is asynchronous, so the table cache's last published LSN is compared before and
-   * after: a frame applied in between (or a lazily taken snapshot for positions that is not stable)
-   * discards what was read, and the caller takes a snapshot as before. False also when a leaf
-   * cannot be answered so (another multi-model leaf, a table not cached by key text).
+   * Answers a plan whose leaves are search leaves (`fts_search`, `vector_topk`) and
+   * table-cache leaves from the store as it is now, with no storage snapshot: each LevelDB
+   * snapshot is taken under LevelDB's mutex on this thread, which its background thread holds
+   * after a flush (the blocked stalls of issue 25 §1). The in-memory indexes and the table cache
+   * follow the same applied frames; they agree while no group is between its apply and its
+   * publication (`store.settled`), checked before and after. A search may be asynchronous, so the
+   * table cache's last published LSN is compared before and after too: a frame applied in between
+   * (or a lazily taken snapshot for positions that is not stable) discards what was read, and the
+   * caller takes a snapshot as before. False also when a leaf cannot be answered so (a top-k
+   * filter with a subquery, another multi-model leaf, a table not cached by key text).
    */
-  private async preloadCurrentFts(leaves: readonly PlanNode[], ctx: ExecCtx): Promise<boolean> {
-    const fts = leaves.filter((n): n is NodeOf<'fts_search'> => n.op === 'fts_search');
-    const rest = leaves.filter((n) => n.op !== 'fts_search');
-    if (!fts.length || !this.sources.fts || rest.some((n) => n.op !== 'scan' && n.op !== 'get' && n.op !== 'index_scan')) return false;
+  private async preloadCurrentSearch(leaves: readonly PlanNode[], ctx: ExecCtx): Promise<boolean> {
+    const searches = leaves.filter((n): n is SearchLeaf => n.op === 'fts_search' || n.op === 'vector_topk');
+    const rest = leaves.filter((n) => !searches.includes(n as SearchLeaf));
+    if (!searches.length || rest.some((n) => n.op !== 'scan' && n.op !== 'get' && n.op !== 'index_scan')) return false;
+    // a leaf whose reader is missing takes the snapshot path (and its error there)
+    if (searches.some((n) => (n.op === 'fts_search' ? !this.sources.fts : !this.sources.vector))) return false;
+    const store = this.sources.store;
+    const settled = () => store.settled !== false;
     const seen = this.tables.lastFrame;
-    if (seen < 0 || !this.leafReader.preloadCurrent(rest, ctx)) return false;
+    if (seen < 0 || !settled() || !this.leafReader.preloadCurrent(rest, ctx)) return false;
     let lazy: Snapshot | undefined;
-    const positions = { rawGetMany: (keys: Buffer[]) => (lazy ??= querySnapshot(this.sources.store)).rawGetMany(keys) } as unknown as Snapshot;
+    const positions = { rawGetMany: (keys: Buffer[]) => (lazy ??= querySnapshot(store)).rawGetMany(keys) } as unknown as Snapshot;
     let ok = false;
     try {
-      // each leaf checks that no frame was applied once its hits and rows are in hand (not at the end:
-      // the hits' loop gives the event loop back, multimodel.ts)
-      ok = (await this.multi.ftsCurrent(fts, positions, ctx, () => this.tables.lastFrame === seen)) && (!lazy || lazy.stable);
+      // each leaf checks that no frame was applied (and the store is settled) once its hits and
+      // rows are in hand, not at the end: an fts leaf's loop over its hits gives the event loop back
+      ok = (await this.multi.searchCurrent(searches, positions, ctx, () => this.tables.lastFrame === seen && settled())) && (!lazy || lazy.stable);
     } finally {
       if (lazy) await lazy.release();
       if (!ok) {
@@ -283,7 +290,7 @@ export class PlanExecutor {
     return ok;
   }
 
-  /** Plans with full-text leaves answered at the current LSN, without a storage snapshot (tests and metrics). */
+  /** Plans with search leaves (full-text, vector) answered at the current LSN, without a storage snapshot (tests and metrics). */
   currentFts = 0;
 
   /**

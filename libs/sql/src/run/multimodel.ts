@@ -19,7 +19,7 @@ import { leafColumns } from '../exec/ops';
 import { Scope } from '../exec/scope';
 import { nextTurn, sliceMs } from '../exec/turns';
 import { toJson, truthy, type Tuple } from '../values';
-import { pkKeyOf, type PkMap } from '../exec/table-cache';
+import { pkKeyOf, type CachedTable, type PkMap } from '../exec/table-cache';
 import { ftsQueryOf } from './fts-query';
 import { constantOf, readTable, toTuple, type LeafReader } from './leaves';
 import { need, type Sources } from './sources';
@@ -27,10 +27,13 @@ import type { Txn } from './writer';
 
 /** Rows fetched one by one from the snapshot up to this many keys; beyond, the table is read whole. */
 const POINT_READS = 256;
-/** Thrown inside `fts` answering at the current LSN when a leaf cannot be (ftsCurrent answers false). */
+/** Thrown inside `fts` / `vector` answering at the current LSN when a leaf cannot be (searchCurrent answers false). */
 const NOT_CURRENT = Symbol('not current');
 /** An fts leaf's loop over its hits looks at the clock every this many + 1 hits (a power of two, minus one). */
 const HIT_SLICE_CHECK = 1023;
+
+/** The leaves `searchCurrent` answers at the current LSN. */
+export type SearchLeaf = NodeOf<'fts_search'> | NodeOf<'vector_topk'>;
 /** Largest k a vector_topk may ask for. */
 export const MAX_K = 10_000;
 
@@ -86,6 +89,11 @@ export class MultiModelReader {
         case 'graph_dijkstra': timed(n, () => this.dijkstra(n, snap, ctx, txn)); break;
         default: break;
       }
+    }
+    if (!ctx.explain) {
+      // only explain reads the times: no callback per leaf otherwise
+      await Promise.all(jobs.map((j) => j.p));
+      return;
     }
     const started = performance.now();
     await Promise.all(jobs.map((j) => j.p.then(() => void ctx.loadMs.set(j.n, j.sync + (performance.now() - started)))));
@@ -148,24 +156,45 @@ export class MultiModelReader {
   }
 
   /**
-   * Answers `fts_search` leaves from the store as it is now, with no storage snapshot (as the
-   * table cache answers storage leaves, executor `preloadCurrentFts`): the full-text index and the
-   * table cache both follow the applied frames, so a search and its hits' rows taken while no frame
-   * is applied agree. A ranking that reads documents' positions reads them through `lazy` (a
-   * snapshot taken on first use). False when a leaf cannot be answered so (its table's rows are not
-   * in the cache by key text, a transaction's overlay) or when `unchanged` (no frame applied since
-   * the caller's other leaves were read) fails once a search's hits and their rows are in hand:
-   * the caller takes a snapshot. Checked there, not at the end, so the hits' loop may give the
-   * event loop back without a frame applied meanwhile sending the query to a snapshot.
+   * Answers search leaves (`fts_search`, `vector_topk`) from the store as it is now,
+   * with no storage snapshot (as the table cache answers storage leaves, executor
+   * `preloadCurrentSearch`): the full-text and vector indexes and the table cache follow the same
+   * applied frames, so a search and its hits' rows taken while no frame is applied agree. A ranking
+   * that reads documents' positions reads them through `lazy` (a snapshot taken on first use).
+   * False when a leaf cannot be answered so (its table's rows are not in the cache by key text, a
+   * metric other than the index's, a filter with a subquery) or when `unchanged` (no frame applied
+   * since the caller's other leaves were read) fails once a leaf's hits and their rows are in hand:
+   * the caller takes a snapshot. Checked there, not at the end, so an fts leaf's loop over its hits
+   * may give the event loop back without a frame applied meanwhile sending the query to a snapshot.
+   * Each leaf's explain time is its call's.
    */
-  async ftsCurrent(nodes: readonly NodeOf<'fts_search'>[], lazy: Snapshot, ctx: ExecCtx, unchanged: () => boolean): Promise<boolean> {
+  async searchCurrent(nodes: readonly SearchLeaf[], lazy: Snapshot, ctx: ExecCtx, unchanged: () => boolean): Promise<boolean> {
     try {
-      for (const n of nodes) await this.fts(n, lazy, ctx, null, unchanged);
+      for (const n of nodes) {
+        const t0 = performance.now();
+        if (n.op === 'fts_search') await this.fts(n, lazy, ctx, null, unchanged);
+        else {
+          await this.vector(n, lazy, ctx, null, true);
+          if (!unchanged()) throw NOT_CURRENT;
+        }
+        if (ctx.explain) ctx.loadMs.set(n, performance.now() - t0);
+      }
       return true;
     } catch (e) {
       if (e === NOT_CURRENT) return false;
       throw e;
     }
+  }
+
+  /**
+   * The table cache's current entry of `t` for a filter evaluated at the current LSN, or
+   * NOT_CURRENT: an implicit table, a table the cache does not hold now, or a filter with a
+   * subquery (its own tables would be read from a snapshot).
+   */
+  private currentRows(t: SqlTable, filter: Expr): CachedTable {
+    const e = this.isImplicit(t) || /"kind":"(exists|in_subquery|subquery)"/.test(stringifyJson(filter)) ? undefined : this.leaves.tables.current(t);
+    if (!e) throw NOT_CURRENT;
+    return e;
   }
 
   /** Rows of `t` by key text (vector id, doc id, graph node), from the snapshot. */
@@ -243,7 +272,7 @@ export class MultiModelReader {
 
   // ---- vector_topk ----
 
-  private async vector(n: NodeOf<'vector_topk'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null): Promise<void> {
+  private async vector(n: NodeOf<'vector_topk'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null, current = false): Promise<void> {
     const reader = need(this.sources.vector, 'vector');
     const t = this.table(n.schema);
     const vt = reader.table(t.id);
@@ -253,6 +282,8 @@ export class MultiModelReader {
     }
     const q = queryVector(n.vector, ctx, vt.spec.dim);
     if (!Number.isInteger(n.k) || n.k < 0 || n.k > MAX_K) bad('$.k', `k must be an integer from 0 to ${MAX_K}`);
+    // at the current LSN a filter reads the table cache's current entry (a subquery's tables would need a snapshot)
+    const entry = current && n.filter ? this.currentRows(t, n.filter) : undefined;
     const metric = (n.metric ?? vt.spec.metric) as VectorMetric;
     let ids: string[] | undefined;
     let rows: Map<string, Tuple> | undefined;
@@ -260,9 +291,9 @@ export class MultiModelReader {
     if (n.filter) {
       // the rows passing a filter, remembered per (table state, filter, parameters): a repeated
       // filtered top-k (the same category, tenant, …) does not re-evaluate the whole table
-      const stable = snap.stable && !txn?.overlay.get(t.id)?.size;
+      const stable = current || (snap.stable && !txn?.overlay.get(t.id)?.size);
       // keyed on the parameters the filter reads only: the query vector ($1 of `ORDER BY emb <-> $1`) changes every query
-      const memoKey = stable ? `${t.id}\u0000${snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${paramsOf(n.filter).map((i) => String(ctx.params[i - 1])).join('\u0001')}` : '';
+      const memoKey = stable ? `${t.id}\u0000${entry ? entry.lsn : snap.tableLsn(t.id)}\u0000${stringifyJson(n.filter)}\u0000${paramsOf(n.filter).map((i) => String(ctx.params[i - 1])).join('\u0001')}` : '';
       const hit = stable ? this.passing.get(memoKey) : undefined;
       if (hit) {
         rows = hit.rows;
@@ -271,7 +302,9 @@ export class MultiModelReader {
       } else {
         const pass = this.predicate(n.filter, ctx, n.schema, n.alias);
         rows = new Map();
-        for (const r of await this.leaves.allRows(snap, t, ctx, txn)) if (pass(r)) rows.set(this.keyOf(t, r), r);
+        const all = entry ? entry.rows : await this.leaves.allRows(snap, t, ctx, txn);
+        if (entry) ctx.hold(all.length); // as allRows holds them
+        for (const r of all) if (pass(r)) rows.set(this.keyOf(t, r), r);
         ids = [...rows.keys()];
         // only a filter over this row alone (no function that may vary, no subquery over other tables)
         if (stable && !/"kind":"(call|exists|in_subquery|subquery)"/.test(stringifyJson(n.filter))) {
@@ -284,6 +317,7 @@ export class MultiModelReader {
     }
     let hits: { id: string; distance: number }[];
     if (metric !== vt.spec.metric || (txn?.overlay.get(t.id)?.size ?? 0) > 0) {
+      if (current) throw NOT_CURRENT; // an exact scan of the rows read from a snapshot
       // another metric than the index's (or uncommitted writes of this transaction): exact over the rows
       rows ??= new Map((await this.leaves.allRows(snap, t, ctx, txn)).map((r) => [this.keyOf(t, r), r]));
       const col = declared === undefined ? -1 : t.manifest.columns.findIndex((c) => c.name === declared);
@@ -312,7 +346,9 @@ export class MultiModelReader {
         : `${kind === 'exact' ? 'exact scan' : how} ${n.mode ?? 'high_recall'} (${metric})`);
     }
     // the table cache's pk map indexed by the id text when it holds this snapshot (no map of the hits)
-    const found = rows ?? this.cachedByText(t, snap, txn) ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
+    const cached = rows ?? this.cachedByText(t, snap, txn, current);
+    if (current && !cached) throw NOT_CURRENT; // the rows would need a snapshot
+    const found = cached ?? (await this.rowsByKey(hits.map((h) => h.id), t, snap, ctx, txn));
     const out: Tuple[] = [];
     for (const h of hits) {
       const r = found.get(h.id);

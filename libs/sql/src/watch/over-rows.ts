@@ -17,6 +17,8 @@ export interface RowsEvaluator {
 }
 
 const BUDGET: Budget = { maxRows: Number.MAX_SAFE_INTEGER, deadline: Number.POSITIVE_INFINITY };
+/** A leaf's rows between runs (never written: operators only read a leaf's rows). */
+const NO_ROWS: Tuple[] = [];
 
 /** `params`: how many `$n` the plan reads (each `run` passes their values). */
 export function overRows(table: (id: string) => TableInfo, plan: PlanNode, names: readonly string[], params = 0): RowsEvaluator {
@@ -24,18 +26,21 @@ export function overRows(table: (id: string) => TableInfo, plan: PlanNode, names
   const op = compilePlan(plan, ctx, null);
   const width = names.length || op.cols.length;
   const setLeaf = (rows: Tuple[], n: PlanNode): void => void ctx.leaves.set(n, rows);
-  const dropLeaf = (_: Tuple[], n: PlanNode): void => void ctx.leaves.delete(n);
+  // (a leaf keeps its key between runs, its rows swapped for an empty array: Map.delete shrank
+  // the map's table and the next set grew it, a new table per row evaluation, referenced from
+  // the long-lived ctx, so it outlived scavenges: the fan-out's largest promotion in process)
+  const dropLeaf = (_: Tuple[], n: PlanNode): void => void ctx.leaves.set(n, NO_ROWS);
   return {
     names: names.length ? names : op.cols.map((c) => c.name),
     run: (leaves, values = []) => {
-      ctx.reset(values as Value[], BUDGET, null);
+      ctx.reset(values as Value[], BUDGET, null, true);
       leaves.forEach(setLeaf); // (forEach: no iterator and entry pair per leaf and row)
       // (drain: the operators' array path where they have one, as a scan, filter and projection
       // do: no generator, no batch per operator and row; their generators otherwise)
       const rows = drain(op, ctx, null);
       const out: Tuple[] = new Array<Tuple>(rows.length);
       for (let i = 0; i < rows.length; i++) out[i] = rows[i].length > width ? rows[i].slice(0, width) : rows[i];
-      leaves.forEach(dropLeaf); // (clear() would allocate a new table per row)
+      leaves.forEach(dropLeaf); // (the rows released; clear() would allocate a new table per row)
       return out;
     },
   };
