@@ -44,6 +44,12 @@ export interface AppConfig {
    * DESIGN.md "Background preparation in pieces"); `0` prepares each frame whole.
    */
   readonly backfillPieceUs: number;
+  /**
+   * DB_BACKFILL_HOLD_MS: a backfill frame is not prepared while a foreground write is still being
+   * written and answered (for at most this many ms per write; libs/storage DESIGN.md "Hold for the
+   * foreground"); `0` (the default) prepares it meanwhile.
+   */
+  readonly backfillHoldMs: number;
   /** Log retention: a tenant store checkpoints and drops old log segments after this many frames (0: by time only). */
   readonly checkpointFrames: number;
   /** … or after this many ms with new frames (0: by frames only). */
@@ -259,6 +265,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sync: bool(env, 'DB_SYNC', true),
     deferBackfillSync: bool(env, 'DB_DEFER_BACKFILL_SYNC', true),
     backfillPieceUs: int(env, 'DB_BACKFILL_PIECE_US', 500, 0, 1_000_000),
+    backfillHoldMs: int(env, 'DB_BACKFILL_HOLD_MS', 0, 0, 10_000),
     checkpointFrames: int(env, 'DB_CHECKPOINT_FRAMES', 50_000, 0),
     checkpointMs: int(env, 'DB_CHECKPOINT_MS', 60 * 60_000, 0),
     logSegmentFrames: int(env, 'DB_LOG_SEGMENT_FRAMES', 4096, 16, 1 << 24),

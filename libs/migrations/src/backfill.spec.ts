@@ -276,11 +276,12 @@ describe('a backfill frame lost by a power loss before its deferred sync', () =>
 });
 
 describe('a backfill whose frames foreground writes cut short', () => {
-  it('copies every row by exactly one frame, the done counts chained; the shadow holds every write; a follower and a restart agree', async () => {
+  // holdMs 50: each frame's preparation also waits for a foreground write in flight to be answered (storage's backgroundHoldMs).
+  it.each([0, 50])('copies every row by exactly one frame, the done counts chained; the shadow holds every write; a follower and a restart agree (hold %d ms)', async (holdMs) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-split-'));
     // A piece of a microsecond: the writer lets the event loop go after every row, so the
     // foreground writes below arrive while frames are prepared and cut them short.
-    let store = await TenantStore.open({ dir, backgroundPieceMs: 0.001 });
+    let store = await TenantStore.open({ dir, backgroundPieceMs: 0.001, backgroundHoldMs: holdMs });
     try {
       const { id: table } = await store.registerSchema('namespace = "app"\ntable = "n"\nprimary_key = ["id"]\n[[columns]]\nname = "id"\nty = "i64"\nrequired = true\n[[columns]]\nname = "v"\nty = "i64"\n');
       const N = 1500;
@@ -300,7 +301,10 @@ describe('a backfill whose frames foreground writes cut short', () => {
       };
       await Promise.all([writer(0), writer(1)]);
       expect(m.get(r.id)).toMatchObject({ state: 'ReadyToCutover', progress: { done: N } });
-      expect((store as unknown as { coordinator: { stats: { splits: number } } }).coordinator.stats.splits).toBeGreaterThan(0);
+      const stats = (store as unknown as { coordinator: { stats: { splits: number; holds: number } } }).coordinator.stats;
+      expect(stats.splits).toBeGreaterThan(0);
+      if (holdMs) expect(stats.holds).toBeGreaterThan(0);
+      else expect(stats.holds).toBe(0);
       const shadow = store.manifests().find((x) => x.id.includes('__mig_'))!.id;
       await expectCopiedOnce(store, shadow, N);
       const rows = async (s: TenantStore) => {

@@ -76,6 +76,12 @@ export interface CoordinatorHost {
   readonly deferRedoable: boolean;
   /** A background request's preparation lets the event loop go after this many ms (0: never; PieceClock). */
   readonly pieceMs: number;
+  /**
+   * A background request waits up to this many ms, before its preparation, for a foreground
+   * group in flight to be applied and answered (0: it is prepared while that group is written;
+   * DESIGN.md "Background preparation in pieces", "Hold for the foreground").
+   */
+  readonly holdMs: number;
   /** Makes every batch written so far durable: an fsync of each of the database's log files. */
   syncLog(): Promise<void>;
   /** The name of the log file LevelDB appends to now (null: unknown); a change means it switched files. */
@@ -202,6 +208,8 @@ interface Flight extends PreparedGroup {
   readonly done: Promise<boolean>;
   /** Written without its own fsync (a redoable background group; "Deferred sync"). */
   readonly deferred: boolean;
+  /** A background request already waited for it (`holdMs`). */
+  held?: boolean;
 }
 
 /**
@@ -225,6 +233,8 @@ export class Coordinator {
   private unapplied: PreparedGroup[] = [];
   /** Set while the pump waits for the group in flight to land with nothing to prepare: a submit or the landing wakes it. */
   private wake: (() => void) | null = null;
+  /** Set when a background request was held for a foreground group (`holdMs`): it is taken next, before any foreground request. */
+  private owed = false;
   /** Set while the pump holds a background request back (too many deferred groups): a foreground submit wakes it. */
   private arrival: (() => void) | null = null;
   private closed = false;
@@ -244,8 +254,8 @@ export class Coordinator {
   lastLsn: number;
   /** The last LSN handed out (ahead of lastLsn while a group is being written). */
   private nextLsn: number;
-  /** `deferred`: groups written without their own fsync (a redoable backfill frame's); `logSyncs`: the writer's own syncs of the log files for them. */
-  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0, splits: 0 };
+  /** `deferred`: groups written without their own fsync (a redoable backfill frame's); `logSyncs`: the writer's own syncs of the log files for them; `holds`: background requests that waited for a foreground group (`holdMs`). */
+  readonly stats = { groups: 0, requests: 0, frames: 0, deferred: 0, logSyncs: 0, splits: 0, holds: 0 };
   /** Called for every request as it resolves or fails, with its phases (a profiling hook; unset: no cost). */
   trace: ((t: CommitTrace) => void) | null = null;
   /** Groups between their batch issued and their frames applied. */
@@ -404,7 +414,7 @@ export class Coordinator {
           this.idleAtGate = false;
           continue;
         }
-        if (flight && !flight.hasDrop && !this.gate && (!this.queue.length || gatherable(this.queue[0]))) {
+        if (flight && !flight.hasDrop && !this.gate && !this.owed && (!this.queue.length || gatherable(this.queue[0]))) {
           flight = await this.gather(flight);
           continue;
         }
@@ -422,6 +432,21 @@ export class Coordinator {
         if (flight?.hasDrop) {
           await flight.done;
           flight = null;
+        }
+        // Hold for the foreground: a background request is not prepared while a foreground group
+        // it would be prepared on is still written or applied (at most holdMs, once per flight;
+        // a foreground arrival ends it: that request goes first).
+        if (this.host.holdMs > 0 && flight && !flight.deferred && !flight.held && this.queue.length && this.queue.every((p) => p.req.background === true)) {
+          flight.held = true;
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([flight.done, new Promise<void>((r) => (this.arrival = r)), new Promise<void>((r) => (timer = setTimeout(r, this.host.holdMs)))]);
+          clearTimeout(timer);
+          this.arrival = null;
+          this.stats.holds++;
+          // The background request goes next, before foreground requests that came meanwhile
+          // (they cut it after its first piece): held once per flight, it is never starved.
+          this.owed = true;
+          continue;
         }
         // A background request waits before its preparation (not after it) while MAX_DEFERRED
         // deferred groups are not applied, so a foreground request arriving meanwhile goes first.
@@ -475,6 +500,11 @@ export class Coordinator {
    * order) and the background ones wait; a background request goes alone, the oldest first.
    */
   private take(n: number): Pending[] {
+    if (this.owed) {
+      this.owed = false;
+      const i = this.queue.findIndex((p) => p.req.background === true);
+      if (i >= 0) return this.queue.splice(i, 1);
+    }
     const window = this.queue.slice(0, n);
     if (!window.some((p) => p.req.background === true)) return this.queue.splice(0, n);
     const fg = window.filter((p) => p.req.background !== true);

@@ -9,6 +9,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { KV_TOML as T } from '../test/kv-schema';
 import type { Change, CommitRequest, CommittedFrame } from './api';
+import type { CommitTrace } from './coordinator';
 import { TenantStore } from './store';
 
 /** A background request of puts of `ks`, divisible after any put (the head may end with `extra`). */
@@ -98,5 +99,32 @@ describe('background preparation in pieces', () => {
     await front;
     for (const k of ks) expect(await store.getRow('t.kv', [k])).toBeUndefined();
     expect((await frames()).flatMap(puts)).toEqual([3]);
+  });
+
+  it('holds a background request for a foreground write in flight until it is answered (backgroundHoldMs), and not without it', async () => {
+    type Traced = { coordinator: { stats: { holds: number }; trace: ((t: CommitTrace) => void) | null } };
+    for (const hold of [60_000, 0]) {
+      store = await TenantStore.open({ dir, backgroundHoldMs: hold });
+      await store.registerSchema(T);
+      const c = (store as unknown as Traced).coordinator;
+      const traces: CommitTrace[] = [];
+      c.trace = (t) => traces.push(t);
+      // Both queued in one turn: the foreground write goes first, the background request is next.
+      const f = store.commit(fg(7));
+      const b = store.commit(divisible([20, 21, 22]));
+      const [fr, br] = await Promise.all([f, b]);
+      expect(br.lsn).toBeGreaterThan(fr.lsn);
+      const [tf, tb] = [traces.find((t) => !t.background)!, traces.find((t) => t.background)!];
+      if (hold) {
+        // Its preparation began once the foreground write was answered (not while it was written).
+        expect(c.stats.holds).toBe(1);
+        expect(tb.taken!).toBeGreaterThanOrEqual(tf.resolved);
+      } else expect(c.stats.holds).toBe(0);
+      for (const k of [7, 20, 21, 22]) expect((await store.getRow('t.kv', [k]))?.values).toEqual({ k, v: k === 7 ? 'fg7' : `bg${k}` });
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+      dir = mkdtempSync(join(tmpdir(), 'pieces-'));
+    }
+    store = await TenantStore.open({ dir });
   });
 });

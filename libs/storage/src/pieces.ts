@@ -8,6 +8,9 @@
 /** The most a background request's preparation runs before it lets the event loop go, ms (the default of the store's `backgroundPieceMs`). */
 export const PIECE_MS = 0.5;
 
+/** The most a background request waits for a foreground group in flight to be answered, ms (the default of the store's `backgroundHoldMs`: 0, off; DESIGN.md "Hold for the foreground"). */
+export const HOLD_MS = 0;
+
 export class PieceClock {
   private start = performance.now();
 

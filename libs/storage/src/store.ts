@@ -45,7 +45,7 @@ import { FrameApplier } from './applier';
 import { ChangeCursor, ChangeFeed, FeedHub, FeedOptions, READER_KINDS, ReaderKind } from './feed';
 import { LogView } from './log-view';
 import { Coordinator, SchemaEntry } from './coordinator';
-import { PIECE_MS } from './pieces';
+import { HOLD_MS, PIECE_MS } from './pieces';
 import { decodeFrame } from './frame';
 import { currentLevelLog, fillLostDeferred, syncLevelLogs } from './deferred-sync';
 import { indexParticipant } from './index-participant';
@@ -88,6 +88,12 @@ export interface StoreOptions {
    * "Background preparation in pieces").
    */
   readonly backgroundPieceMs?: number;
+  /**
+   * A background commit waits up to this many ms, before its preparation, for a foreground group
+   * in flight to be written, applied and answered, instead of being prepared while that group is
+   * written (default 0: not held; DESIGN.md "Hold for the foreground").
+   */
+  readonly backgroundHoldMs?: number;
   /** Fencing epoch stamped in every frame (default: the stored one, or 0). */
   readonly epoch?: number;
   /** Requests waiting beyond this are refused with 503 service_unavailable (default 10,000). */
@@ -597,6 +603,7 @@ export class TenantStore implements StoreReader {
       gate: () => this.writeGate?.(),
       deferRedoable: this.opts.deferRedoableSync ?? true,
       pieceMs: this.opts.backgroundPieceMs ?? PIECE_MS,
+      holdMs: this.opts.backgroundHoldMs ?? HOLD_MS,
       syncLog: () => syncLevelLogs(this.opts.dir),
       currentLog: () => currentLevelLog(this.opts.dir),
       onWriteError: (e: Error) => {

@@ -50,7 +50,10 @@ function leveldbDirs(root) {
 
 /**
  * LevelDB's activity in `dir` from its LOG files, in epoch milliseconds: `busy` [from, to, what]
- * windows (flushes and compactions) and `stalls` [at, message] (its write stalls).
+ * windows (flushes and compactions), `stalls` [at, message] (its write stalls: "Current memtable
+ * full; waiting…", "Too many L0 files; waiting…"; its 1 ms slowdown at 8 level-0 files is not
+ * logged) and `compactions` ({from, to, level, files, below, bytes}: `files` of `level` merged
+ * with `below` of the next, `bytes` written).
  */
 function leveldbActivity(dir) {
   const lines = [];
@@ -69,19 +72,24 @@ function leveldbActivity(dir) {
   }
   const busy = [];
   const stalls = [];
+  const compactions = [];
   const flushes = new Map();
   let compacting = null;
+  let inputs = null;
   for (const [t, msg] of lines) {
     let m;
     if ((m = /Level-0 table #(\d+): started/.exec(msg))) flushes.set(m[1], t);
     else if ((m = /Level-0 table #(\d+): (\d+) bytes/.exec(msg)) && flushes.has(m[1])) busy.push([flushes.get(m[1]), t, 'flush']);
-    else if (/^Compacting /.test(msg)) compacting = t;
-    else if (/^Compacted /.test(msg) && compacting !== null) {
+    else if ((m = /^Compacting (\d+)@(\d+) \+ (\d+)@(\d+) files/.exec(msg))) {
+      compacting = t;
+      inputs = { level: +m[2], files: +m[1], below: +m[3] };
+    } else if ((m = /^Compacted .* => (\d+) bytes/.exec(msg)) && compacting !== null) {
       busy.push([compacting, t, 'compaction']);
+      compactions.push({ from: compacting, to: t, bytes: +m[1], ...inputs });
       compacting = null;
     } else if (/waiting/.test(msg)) stalls.push([t, msg]);
   }
-  return { busy, stalls };
+  return { busy, stalls, compactions };
 }
 
 /** GC pauses from `node --trace-gc` output: [[ms since the isolate started, pause ms, kind]]. */
@@ -206,4 +214,46 @@ function probeLevelCalls(db, fd) {
   };
 }
 
-module.exports = { probeLevelCalls, pct, diskWrites, leveldbDirs, leveldbActivity, traceGcPauses, overlap, union, tailOverlap, watchProcess };
+/**
+ * Samples the number of level-0 files of `db` (a ClassicLevel, in-process) every `everyMs`:
+ * LevelDB's `MakeRoomForWrite` sleeps 1 ms in every write once there are 8 (its slowdown
+ * trigger) and stops writes at 12. Each sample is [performance.now() ms, level-0 files].
+ * (`leveldb.approximate-memory-usage` cannot say whether a flush is pending: LevelDB 1.20 adds the
+ * block cache's charge to the memtables'.) `getProperty` takes LevelDB's lock on the calling thread.
+ */
+function sampleLevel0(db, everyMs = 2) {
+  const samples = [];
+  const t = setInterval(() => {
+    try {
+      samples.push([performance.now(), Number(db.getProperty('leveldb.num-files-at-level0'))]);
+    } catch {
+      /* closed */
+    }
+  }, everyMs);
+  return { samples, stop: () => clearInterval(t) };
+}
+
+/**
+ * LevelDB's compactions in [a, b] (epoch ms; `compactions` of `leveldbActivity`), summarized: how
+ * many, the MB they wrote, the most level-0 files one took (a level-0 compaction takes every
+ * level-0 file overlapping its range: the count there was then), and how many level-0 compactions
+ * took fewer than 4 level-0 files: LevelDB's size trigger for level 0 is 4 files, so those were
+ * started by reads (its seek trigger: a file consulted before the one holding the key, charged
+ * for it, is compacted after file_size / 16 KB such reads).
+ */
+function compactionSummary(compactions, a, b) {
+  const cs = compactions.filter((c) => c.to >= a && c.from <= b);
+  const l0 = cs.filter((c) => c.level === 0);
+  return {
+    n: cs.length,
+    mb: cs.reduce((s, c) => s + c.bytes, 0) / 1e6,
+    maxL0: Math.max(0, ...l0.map((c) => c.files)),
+    l0: l0.length,
+    l0BySeek: l0.filter((c) => c.files < 4).length,
+    text() {
+      return `${this.n} compactions writing ${this.mb.toFixed(0)} MB; ${this.l0} of level 0 (${this.l0BySeek} started by reads, with < 4 level-0 files), the most level-0 files one took ${this.maxL0} (LevelDB slows writes at 8, stops them at 12)`;
+    },
+  };
+}
+
+module.exports = { sampleLevel0, compactionSummary, probeLevelCalls, pct, diskWrites, leveldbDirs, leveldbActivity, traceGcPauses, overlap, union, tailOverlap, watchProcess };

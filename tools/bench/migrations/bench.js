@@ -6,7 +6,7 @@
 // write p99 without and with the migration (and the ratio), and the cutover stall (the
 // longest foreground write latency while the cutover ran) and the cutover's own time.
 //
-//   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10] [--defer-sync 1|0] [--slice-ms 3] [--piece-us 500]
+//   npm run build && node tools/bench/migrations/bench.js [--rows 1000000] [--load-s 300] [--fg-rps 200] [--baseline-s 10] [--defer-sync 1|0] [--slice-ms 3] [--piece-us 500] [--hold-ms 0]
 //       [--max-rows-per-s N] [--write-buffer-mb 16] [--table-file-mb 2] [--threadpool 4] [--cpu-prof DIR]
 // Then, per window (baseline, backfill), where the time went (attribution.js): the server's disk
 // writes (/proc/<pid>/io), its GC and event-loop delay (its /metrics, prom-client's process
@@ -36,6 +36,8 @@ const BASELINE_S = arg('baseline-s', 10);
 const DEFER_SYNC = arg('defer-sync', 1);
 // --piece-us N: the server's DB_BACKFILL_PIECE_US (backfill frames prepared in pieces of N µs and cut short for a foreground write; 0: whole).
 const PIECE_US = arg('piece-us', 500);
+// --hold-ms N: the server's DB_BACKFILL_HOLD_MS (a backfill frame waits up to N ms for a foreground write in flight to be answered; default 0: not held).
+const HOLD_MS = arg('hold-ms', 0);
 // --slice-ms N: the throttle's frame budget (libs/migrations DESIGN.md "Throttle"; default: the migration's default, 3).
 const SLICE_MS = arg('slice-ms', undefined);
 // --max-rows-per-s N: the throttle's ceiling (default 1,000,000: lifted, the adaptive throttle alone limits the copy).
@@ -96,7 +98,7 @@ function attribution(marks, baseWrites, copyWrites, dir) {
     ['backfill', marks[2], marks[3], copyWrites],
   ];
   const ldb = A.leveldbDirs(dir)[0];
-  const busy = ldb ? A.leveldbActivity(ldb.dir) : { busy: [], stalls: [] };
+  const busy = ldb ? A.leveldbActivity(ldb.dir) : { busy: [], stalls: [], compactions: [] };
   // The client's clock (performance.now()) against LevelDB's (epoch ms).
   const toEpoch = (ws) => ws.map(([s, l]) => [performance.timeOrigin + s, performance.timeOrigin + s + l]);
   console.log('\nwhere the time went (tools/bench/migrations/attribution.js):');
@@ -113,8 +115,10 @@ function attribution(marks, baseWrites, copyWrites, dir) {
     const epochWrites = toEpoch(writes);
     const o = A.tailOverlap(epochWrites, busy.busy, 99);
     const stalls = busy.stalls.filter(([t]) => t >= performance.timeOrigin + a.t && t <= performance.timeOrigin + b.t).length;
+    const cs = A.compactionSummary(busy.compactions ?? [], performance.timeOrigin + a.t, performance.timeOrigin + b.t);
     console.log(`  ${name.padEnd(8)} ${s.toFixed(1)} s: ${disk}; GC ms per s ${gcs} (pauses ≥ 10 ms: ${over10(b) - over10(a)}); event-loop delay beyond its 10 ms timer, ms ${lag}`);
     if (o) console.log(`  ${''.padEnd(8)} LevelDB flushing/compacting ${(100 * o.covered).toFixed(0)}% of it; writes above p99 (${o.cut.toFixed(1)} ms, n ${o.slow}) overlapping one ${(100 * o.slowHit).toFixed(0)}% (all writes ${(100 * o.allHit).toFixed(0)}%); LevelDB write stalls ${stalls}`);
+    console.log(`  ${''.padEnd(8)} LevelDB: ${cs.text()}`);
   }
 }
 
@@ -123,6 +127,7 @@ async function main() {
   const env = {
     DB_DEFER_BACKFILL_SYNC: String(DEFER_SYNC),
     DB_BACKFILL_PIECE_US: String(PIECE_US),
+    DB_BACKFILL_HOLD_MS: String(HOLD_MS),
     ...(WRITE_BUFFER_MB !== undefined ? { DB_WRITE_BUFFER_BYTES: String(WRITE_BUFFER_MB * 1024 * 1024) } : {}),
     ...(TABLE_FILE_MB !== undefined ? { DB_TABLE_FILE_BYTES: String(TABLE_FILE_MB * 1024 * 1024) } : {}),
     ...(THREADPOOL !== undefined ? { UV_THREADPOOL_SIZE: String(THREADPOOL) } : {}),
@@ -190,7 +195,7 @@ async function main() {
     const basep99 = pct(base.writes.map(([, l]) => l), 99);
     const migp99 = pct(during, 99);
     const rows = [
-      ['rows', ROWS, `${ROWS < MAX_ROWS ? `(the load stopped at --load-s ${LOAD_S}) ` : ''}backfill frames ${DEFER_SYNC ? 'deferred sync (default)' : 'each with its own fsync (--defer-sync 0)'}, prepared ${PIECE_US ? `in pieces of ${PIECE_US} µs, cut for a foreground write` : 'whole (--piece-us 0)'}`],
+      ['rows', ROWS, `${ROWS < MAX_ROWS ? `(the load stopped at --load-s ${LOAD_S}) ` : ''}backfill frames ${DEFER_SYNC ? 'deferred sync (default)' : 'each with its own fsync (--defer-sync 0)'}, prepared ${PIECE_US ? `in pieces of ${PIECE_US} µs, cut for a foreground write` : 'whole (--piece-us 0)'}, ${HOLD_MS ? `held up to ${HOLD_MS} ms for a foreground write in flight (--hold-ms)` : 'not held for a foreground write in flight'}`],
       ['NDJSON ingest rows/s (peer)', Math.round(ingestRate), `${(ingestMs / 1000).toFixed(1)} s of _batch requests, no other load`],
       ['backfill rows/s', Math.round(ROWS / backfillS), `${((ROWS / backfillS / ingestRate) * 100).toFixed(0)}% of ingest (target ≥ 30%); ${backfillS.toFixed(1)} s submit → ReadyToCutover (row count included), foreground load on; throttle ${JSON.stringify(m.throttle)}`],
       [`foreground write p99 ms, no migration (${FG_RPS} req/s, half PUT)`, basep99.toFixed(1), `${base.writes.length} writes, p50 ${pct(base.writes.map(([, l]) => l), 50).toFixed(1)} ms`],

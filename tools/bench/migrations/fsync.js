@@ -6,11 +6,11 @@
  * during a copy cannot be lower than this disk's small-fsync p99 at the copy's write rate
  * (bench.js and inproc.js print that rate: the process's disk writes, MB/s).
  *
- *   node tools/bench/migrations/fsync.js [--s 8] [--rates 0,5,10,20,40] [--dir $TMPDIR]   # ~45 s
+ *   node tools/bench/migrations/fsync.js [--s 8] [--rates 0,5,10,20,40] [--sync-kb 192] [--dir $TMPDIR]   # ~45 s
  *
  * Per rate: 300-byte appends each fdatasync'ed, one every 10 ms (~100/s, the bench's foreground
  * PUT rate) for --s seconds, beside 64 KB appends at <rate> MB/s to another file with an
- * fdatasync every third (a deferred-sync backfill's pattern). Prints p50 / p90 / p99 / max.
+ * fdatasync every --sync-kb KB (default 192: every third append, a deferred-sync backfill's pattern). Prints p50 / p90 / p99 / max.
  */
 'use strict';
 const fs = require('fs');
@@ -24,6 +24,10 @@ const arg = (name, dflt) => {
 };
 const SECONDS = Number(arg('s', 8));
 const RATES = String(arg('rates', '0,5,10,20,40')).split(',').map(Number);
+// --sync-kb N: the background stream fdatasyncs every N KB (default 192: every third 64 KB append,
+// a deferred-sync backfill's log); 2048 is a LevelDB table file of the default 2 MB synced as it
+// is finished (a flush's or a compaction's output), 0 never (the kernel's writeback alone).
+const SYNC_KB = Number(arg('sync-kb', 192));
 const DIR = fs.mkdtempSync(path.join(arg('dir', os.tmpdir()), 'bench-fsync-'));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const write = (fd, b) => new Promise((r, j) => fs.write(fd, b, (e) => (e ? j(e) : r())));
@@ -43,7 +47,7 @@ async function one(rate) {
       const t = performance.now();
       await write(bg, big);
       bgBytes += big.length;
-      if (n % 3 === 0) await datasync(bg);
+      if (SYNC_KB > 0 && (n * 64) % SYNC_KB < 64) await datasync(bg);
       const rest = every - (performance.now() - t);
       if (rest > 0) await sleep(rest);
     }
@@ -66,7 +70,7 @@ async function one(rate) {
 }
 
 async function main() {
-  console.log(`small append + fdatasync beside a stream of writes to another file (${DIR}, ${SECONDS} s each)`);
+  console.log(`small append + fdatasync beside a stream of writes to another file, synced every ${SYNC_KB} KB (${DIR}, ${SECONDS} s each)`);
   console.log('background MB/s (asked / got)   n      p50     p90     p99     max  (ms)   p99 / p99 alone');
   let alone;
   for (const rate of RATES) {

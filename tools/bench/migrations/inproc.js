@@ -25,6 +25,11 @@
  * long the event loop was blocked inside calls into LevelDB that take its database lock (get,
  * getMany), against a control syscall (attribution.js `probeLevelCalls`). FILE_MB=<MB> sets
  * LevelDB's table file size (the store's `tableFileBytes`, DB_TABLE_FILE_BYTES; default 2).
+ * It samples LevelDB's level-0 file count every 2 ms during the copy (at 8 LevelDB's write path
+ * sleeps 1 ms per write, at 12 it stops writes) and which puts' batches were written at 8 or more,
+ * and sums the copy's compactions from the LOG (how many, MB written, those a level-0 file's reads
+ * started). HOLD=<ms> sets the store's `backgroundHoldMs` (apps/api DB_BACKFILL_HOLD_MS; default
+ * 0: off). KEEP=1 keeps the store's directory (its LevelDB LOG) and prints where.
  *
  *   npm run build && ROWS=300000 FG_WPS=100 BASE_S=10 node tools/bench/migrations/inproc.js   # ~1 min
  *   ... DEFER=off node tools/bench/migrations/inproc.js                                       # the same, frames fsynced
@@ -84,7 +89,7 @@ function tracer(store) {
 }
 
 /** The attribution of the copy's slowest foreground puts (trace times and `proc` windows in performance.now() ms). */
-function attribute(ts, proc, dir) {
+function attribute(ts, proc, dir, lvl) {
   if (!ts.length) return;
   const t0 = ts[0].at;
   const t1 = ts[ts.length - 1].resolved;
@@ -112,12 +117,27 @@ function attribute(ts, proc, dir) {
     console.log(`LevelDB flushing or compacting ${(100 * o.covered).toFixed(0)}% of the copy; puts above p${p} (${o.cut.toFixed(1)} ms, n ${o.slow}) overlapping one: ${(100 * o.slowHit).toFixed(0)}% (all puts: ${(100 * o.allHit).toFixed(0)}%)`);
   }
   console.log(`LevelDB write stalls (memtable full / too many level-0 files) during the copy: ${stalls.length}${stalls.length ? ` (${stalls[0][1]})` : ''}`);
+  if (lvl) levelState(ts, slow, lvl, dir);
+}
+
+/**
+ * Level-0 files while each foreground put's own batch was written (issued → written): at 8
+ * LevelDB's MakeRoomForWrite sleeps 1 ms in the write, at 12 it waits for a compaction. And the
+ * copy's compactions (from the LOG).
+ */
+function levelState(ts, slow, samples, dir) {
+  const l0 = samples.map((s) => s[1]);
+  const at = (t, n) => samples.some(([x, k]) => k >= n && x >= (t.issued ?? t.at) - 2 && x <= (t.written ?? t.resolved));
+  const share = (xs, n) => `${((100 * xs.filter((t) => at(t, n)).length) / Math.max(1, xs.length)).toFixed(0)}%`;
+  console.log(`LevelDB level-0 files during the copy (${samples.length} samples, every 2 ms): p50 ${A.pct(l0, 50)} / p99 ${A.pct(l0, 99)} / max ${Math.max(...l0)}; puts whose batch was written at >= 8: slowest 5% ${share(slow, 8)}, all ${share(ts, 8)}`);
+  const off = performance.timeOrigin;
+  console.log(`LevelDB compactions during the copy: ${A.compactionSummary(A.leveldbActivity(dir).compactions, off + ts[0].at, off + ts[ts.length - 1].resolved).text()}`);
 }
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-mig-inproc-'));
   // DEFER=off: every backfill frame written with its own fsync (the store's behaviour before deferred sync).
-  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.PIECE ? { backgroundPieceMs: Number(process.env.PIECE) } : {}), ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
+  const store = await TenantStore.open({ dir, deferRedoableSync: process.env.DEFER !== 'off', ...(process.env.PIECE ? { backgroundPieceMs: Number(process.env.PIECE) } : {}), ...(process.env.HOLD ? { backgroundHoldMs: Number(process.env.HOLD) } : {}), ...(process.env.WB ? { writeBufferBytes: Number(process.env.WB) * 1024 * 1024 } : {}), ...(process.env.FILE_MB ? { tableFileBytes: Number(process.env.FILE_MB) * 1024 * 1024 } : {}) });
   try {
     await store.registerSchema(TOML);
     let loadMs = 0;
@@ -147,6 +167,7 @@ async function main() {
     tr.set('during');
     const proc = A.watchProcess();
     const probe = A.probeLevelCalls(store.db, ctlFd);
+    const lvl = A.sampleLevel0(store.db, 2);
     const during = foreground(store);
     const t0 = performance.now();
     const r = await m.submit({ schema: 'bench.m', operations: [{ op: 'rename_column', from: 'v', to: 'w' }], throttle: { max_rows_per_s: CEIL, ...(SLICE ? { slice_ms: SLICE } : {}) } }, 'bench');
@@ -154,6 +175,7 @@ async function main() {
     const backfillS = (performance.now() - t0) / 1000;
     io.push(A.diskWrites());
     during.stop();
+    lvl.stop();
     proc.stop();
     probe.stop();
     tr.set(null);
@@ -171,7 +193,7 @@ async function main() {
       const mb = (i) => (io[i + 1] - io[i]) / 1e6;
       console.log(`disk writes of the process: load ${mb(0).toFixed(0)} MB (${((1e6 * mb(0)) / ROWS).toFixed(0)} B/row, + 1 s after), baseline ${mb(1).toFixed(1)} MB (${(mb(1) / (BASE_S + 0.2)).toFixed(1)} MB/s), copy ${mb(2).toFixed(0)} MB (${(mb(2) / backfillS).toFixed(1)} MB/s, ${((1e6 * mb(2)) / ROWS).toFixed(0)} B per row copied)`);
     }
-    attribute(tr.win.during, proc, dir);
+    attribute(tr.win.during, proc, dir, lvl.samples);
     console.log('event-loop time blocked inside calls into LevelDB that take its lock (get, getMany: their implicit snapshot), against a control syscall every 3 ms; baseline, then during the copy:');
     baseProbe.print();
     probe.print();
@@ -179,7 +201,8 @@ async function main() {
     await m.close();
   } finally {
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.KEEP) console.log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 

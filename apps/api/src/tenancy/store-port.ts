@@ -48,6 +48,8 @@ export interface OpenStoreOptions {
   readonly deferRedoableSync?: boolean;
   /** A background request's preparation piece, ms (0: whole). */
   readonly backgroundPieceMs?: number;
+  /** How long a background request waits for a foreground group in flight, ms (0: not held). */
+  readonly backgroundHoldMs?: number;
   readonly queueLimit: number;
   readonly minFreeBytes: number;
   readonly writeBufferBytes: number;
@@ -64,6 +66,7 @@ export function openTenantStore(opts: OpenStoreOptions): Promise<TenantStore> {
     sync: opts.sync,
     deferRedoableSync: opts.deferRedoableSync,
     backgroundPieceMs: opts.backgroundPieceMs,
+    backgroundHoldMs: opts.backgroundHoldMs,
     queueLimit: opts.queueLimit,
     minFreeBytes: opts.minFreeBytes,
     writeBufferBytes: opts.writeBufferBytes,

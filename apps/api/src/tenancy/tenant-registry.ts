@@ -290,6 +290,7 @@ export class TenantRegistry implements OnApplicationShutdown {
       sync: this.config.sync,
       deferRedoableSync: this.config.deferBackfillSync,
       backgroundPieceMs: this.config.backfillPieceUs / 1000,
+      backgroundHoldMs: this.config.backfillHoldMs,
       queueLimit: this.config.commitQueueMax,
       minFreeBytes: this.config.minFreeBytes,
       writeBufferBytes: this.config.writeBufferBytes,
