@@ -17,6 +17,16 @@ export interface SqlStore {
   snapshot(): Snapshot;
   /** Every group applied to the indexes has been published to the table cache (TenantStore `settled`); absent: taken as true. */
   readonly settled?: boolean;
+  /**
+   * A snapshot for a query's reads (TenantStore.readSnapshot: the one LevelDB snapshot the store's
+   * readers share until the next applied group, so a query creates none on the event loop).
+   */
+  readSnapshot?(): Snapshot;
+}
+
+/** The snapshot a query reads from: the store's shared one when it has one (SqlStore.readSnapshot). */
+export function querySnapshot(store: SqlStore): Snapshot {
+  return store.readSnapshot ? store.readSnapshot() : store.snapshot();
 }
 
 export const DEFAULT_NAMESPACE = 'main';

@@ -95,7 +95,7 @@ describe('graph_expand without a storage snapshot', () => {
   it('answers a warm 2-hop join from the built adjacency and the cached rows, as a brute-force walk does', async () => {
     expect(await got('n0', 50)).toEqual(expected('n0', 50)); // builds the adjacency, fills the table cache
     await sql.run('SELECT count(*) FROM g.items');
-    const snapshots = jest.spyOn(store, 'snapshot');
+    const snapshots = jest.spyOn(store, 'readSnapshot');
     for (let i = 0; i < N; i += 7) expect(await got(`n${i}`, 50)).toEqual(expected(`n${i}`, 50));
     expect(snapshots).not.toHaveBeenCalled();
   });

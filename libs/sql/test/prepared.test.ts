@@ -71,7 +71,7 @@ describe('prepared plans', () => {
 
   it('answers a warm pk lookup without a storage snapshot, also after a write (the cached table is patched with it)', async () => {
     await warm();
-    const taken = jest.spyOn(store, 'snapshot');
+    const taken = jest.spyOn(store, 'readSnapshot');
     expect(await rows('SELECT v FROM t WHERE id = $1', [4])).toEqual([['v4']]);
     expect(await rows('SELECT v FROM t WHERE id = $1', [5])).toEqual([['v5']]);
     expect(await rows('SELECT count(*) FROM t WHERE id > 3 AND id < 9')).toEqual([[5]]);

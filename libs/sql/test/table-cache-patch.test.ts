@@ -413,7 +413,8 @@ describe('a query that scans tables, while a commit group is in flight', () => {
     const real = store.snapshot.bind(store);
     // the store's own answer, reporting itself unstable (taken between a group's write and its apply)
     const unstable = () => { const s = real(); return Object.create(s, { stable: { value: false } }) as Snapshot; };
-    const spy = jest.spyOn(store, 'snapshot');
+    // the snapshot a query asks for (TenantStore.readSnapshot)
+    const spy = jest.spyOn(store, 'readSnapshot');
     spy.mockImplementationOnce(unstable).mockImplementationOnce(unstable);
     expect(formatResult((await sql.run('SELECT count(*), sum(w) FROM p.c'))[0], 'arrays')).toMatchObject({ rows: [[30, 435]] });
     expect(sql.tables.stats()).toMatchObject({ unstableReads: 0, tables: 1 });

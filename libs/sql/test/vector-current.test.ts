@@ -87,7 +87,7 @@ describe('vector_topk leaves at the current LSN', () => {
     expect(JSON.stringify((await sql.run(NEAREST, { params: [q], explain: true }))[0])).toContain(index === 'hnsw' ? 'hnsw index' : 'exact');
     const cases: Array<[string, unknown[]]> = [[RRF, [q, 'river stone']], [NEAREST, [q]], [RRF, [vec(3), 'ember']], [FILTERED, [q]], [FILTERED, [vec(9)]]];
     for (const [text, params] of cases) await sql.run(text, { params }); // plans cached
-    const snaps = jest.spyOn(store, 'snapshot');
+    const snaps = jest.spyOn(store, 'readSnapshot');
     const before = sql.exec.currentFts;
     for (const [text, params] of cases) {
       const got = rowsOf((await sql.run(text, { params }))[0]);
@@ -125,7 +125,7 @@ describe('vector_topk leaves at the current LSN', () => {
     for (const [text, params] of cases) await sql.run(text, { params });
     const before = sql.exec.currentFts;
     for (const [text, params] of cases) {
-      const snaps = jest.spyOn(store, 'snapshot');
+      const snaps = jest.spyOn(store, 'readSnapshot');
       const got = rowsOf((await sql.run(text, { params }))[0]);
       expect(snaps).toHaveBeenCalled();
       expect(got).toHaveLength(4);
@@ -141,7 +141,7 @@ describe('vector_topk leaves at the current LSN', () => {
     for (const states of [[false], [true, false]]) {
       const settled = jest.spyOn(store, 'settled', 'get');
       for (const s of states) settled.mockReturnValueOnce(s);
-      const snaps = jest.spyOn(store, 'snapshot');
+      const snaps = jest.spyOn(store, 'readSnapshot');
       const before = sql.exec.currentFts;
       const got = rowsOf((await sql.run(RRF, { params: [q, 'river stone'] }))[0]);
       expect(snaps).toHaveBeenCalled();
@@ -154,7 +154,7 @@ describe('vector_topk leaves at the current LSN', () => {
   it('takes a snapshot for a table the cache does not hold', async () => {
     await sql.run(NEAREST, { params: [q] });
     sql.exec.tables.clear();
-    const snaps = jest.spyOn(store, 'snapshot');
+    const snaps = jest.spyOn(store, 'readSnapshot');
     const before = sql.exec.currentFts;
     const got = rowsOf((await sql.run(NEAREST, { params: [q] }))[0]);
     expect(snaps).toHaveBeenCalled();

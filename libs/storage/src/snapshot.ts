@@ -30,6 +30,8 @@ export class LevelSnapshotReader implements Snapshot {
     private readonly snap: LevelSnapshot,
     private readonly manifestOf: (schema: string) => TableManifest | undefined,
     at: { lsn: number; stable: boolean; tableLsns: ReadonlyMap<string, number> } = { lsn: 0, stable: false, tableLsns: new Map() },
+    /** What release does with the LevelDB snapshot (a shared one: drops this reader's hold). */
+    private readonly letGo: () => Promise<void> | void = () => snap.close(),
   ) {
     this.lsn = at.lsn;
     this.stable = at.stable;
@@ -126,6 +128,6 @@ export class LevelSnapshotReader implements Snapshot {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await this.snap.close();
+    await this.letGo();
   }
 }

@@ -54,6 +54,7 @@ import { KEYSPACE, decodeTuple, keyOf, prefixRange } from './keys';
 import { parseManifest } from './manifest';
 import { LOG_END, LOG_START, decodeRowText, idempotencyKey, keyIdOf, logKey, metaKey, parseJson, rowKey, splitRowRecord } from './records';
 import { RowCache } from './row-cache';
+import { PointReadSnapshot } from './point-snapshot';
 import { SegmentIndex } from './segments';
 import { Db, LevelSnapshotReader } from './snapshot';
 import { verifyStore, VerifyReport } from './verify';
@@ -242,6 +243,8 @@ export class TenantStore implements StoreReader {
   private readonly rowCache: RowCache<string | null>;
   /** Counts applied groups, so a read that raced an apply is not cached. */
   private applySeq = 0;
+  /** The LevelDB snapshot point reads share while no group is applied (point-snapshot.ts). */
+  readonly pointReads: PointReadSnapshot;
   private readonly feed = new Subject<CommittedFrame>();
   /** Open cursors of `changesFrom`. */
   private readonly hub: FeedHub;
@@ -293,6 +296,7 @@ export class TenantStore implements StoreReader {
     this.checkFn = opts.checkEvaluator;
     this.segments = new SegmentIndex(db, opts.segmentFrames ?? 4096);
     this.rowCache = new RowCache(opts.rowCacheRows ?? 100_000);
+    this.pointReads = new PointReadSnapshot(db, () => ({ lsn: this.lastLsn, tableLsns: new Map(this.tableLsns) }));
     this.log = new LogView(db, this.segments, () => this.lastLsn);
     this.hub = new FeedHub({ frames: opts.feedTailFrames, bytes: opts.feedTailBytes });
     this.applier = new FrameApplier({
@@ -826,22 +830,61 @@ export class TenantStore implements StoreReader {
     return text === undefined ? undefined : splitRowRecord(text);
   }
 
-  /** The row's record text, through the read cache. */
-  private async rowRecord(schema: string, pk: PkTuple): Promise<string | undefined> {
+  /**
+   * getRow of several rows of one schema (values in `pks` order): the cached ones from the read
+   * cache, the others in one store read (one `getMany`, not a read per row).
+   */
+  async getRows(schema: string, pks: readonly PkTuple[]): Promise<Array<StoredRow | undefined>> {
+    const keys = pks.map((pk) => this.rowKeyOf(schema, pk));
+    const out = new Array<string | undefined>(keys.length);
+    const miss: number[] = [];
+    keys.forEach((key, i) => {
+      const cached = this.rowCache.get(key.toString('latin1'));
+      if (cached === undefined) miss.push(i);
+      else out[i] = cached ?? undefined;
+    });
+    if (miss.length) {
+      const seq = this.applySeq;
+      const vs = await this.pointRead((o) => this.db.getMany(miss.map((i) => keys[i]), o));
+      miss.forEach((i, j) => (out[i] = this.cacheRead(seq, keys[i], vs[j])));
+    }
+    return out.map((text, i) => (text === undefined ? undefined : decodeRowText(schema, pks[i], text)));
+  }
+
+  /** A row's key; throws what a read of an unknown schema or a closed store throws. */
+  private rowKeyOf(schema: string, pk: PkTuple): Buffer {
     if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
     const e = this.catalog.get(schema);
     if (!e) throw new DbError('schema_not_found', `no schema is registered as "${schema}"`);
-    const key = rowKey(keyIdOf(e.manifest), pk);
-    const k = key.toString('latin1');
-    const cached = this.rowCache.get(k);
-    if (cached !== undefined) return cached ?? undefined;
-    const seq = this.applySeq;
-    const v = await this.db.get(key);
+    return rowKey(keyIdOf(e.manifest), pk);
+  }
+
+  /** A read of the store as committed: through the snapshot point reads share (point-snapshot.ts), not an implicit one per read. */
+  private async pointRead<T>(read: (o: { snapshot?: ReturnType<Db['snapshot']> }) => Promise<T>): Promise<T> {
+    const held = this.pointReads.acquire(this.applySeq, !this.coordinator.writing);
+    try {
+      return await read(held ? { snapshot: held.snap } : {});
+    } finally {
+      held?.release();
+    }
+  }
+
+  /** A record read when the apply count was `seq`, as text, kept in the read cache when no group can have changed it meanwhile. */
+  private cacheRead(seq: number, key: Buffer, v: Buffer | undefined): string | undefined {
     const text = v === undefined ? undefined : v.toString('utf8');
     // Cache only a value no group could have changed while it was read: none was being
     // written, and none was applied since the read began.
-    if (seq === this.applySeq && !this.coordinator.writing) this.rowCache.set(k, text ?? null);
+    if (seq === this.applySeq && !this.coordinator.writing) this.rowCache.set(key.toString('latin1'), text ?? null);
     return text;
+  }
+
+  /** The row's record text, through the read cache. */
+  private async rowRecord(schema: string, pk: PkTuple): Promise<string | undefined> {
+    const key = this.rowKeyOf(schema, pk);
+    const cached = this.rowCache.get(key.toString('latin1'));
+    if (cached !== undefined) return cached ?? undefined;
+    const seq = this.applySeq;
+    return this.cacheRead(seq, key, await this.pointRead((o) => this.db.get(key, o)));
   }
 
   /**
@@ -882,12 +925,36 @@ export class TenantStore implements StoreReader {
     return res.op === 'custom' ? (res.result as { purged: number }).purged : 0;
   }
 
-  /** The live Idempotency-Key record committed with an earlier request, if any. */
+  /** The live Idempotency-Key record committed with an earlier request, if any (written in that request's frame: read as point reads are). */
   async idempotencyRecord(key: string): Promise<IdempotencyRecordStored | undefined> {
-    const v = await this.db.get(idempotencyKey(key));
+    const k = idempotencyKey(key);
+    const v = await this.pointRead((o) => this.db.get(k, o));
     if (!v) return undefined;
     const rec = parseJson<IdempotencyRecordStored>(v);
     return rec.expiresAt > Date.now() ? rec : undefined;
+  }
+
+  /**
+   * What `snapshot().tableLsn(schema)` would answer now (the last applied frame that changed the
+   * schema's rows or manifest, 0 if none), without a LevelDB snapshot: creating and releasing one
+   * takes LevelDB's mutex on the event loop (point-snapshot.ts).
+   */
+  tableLsn(schema: string): number {
+    return this.tableLsns.get(schema) ?? 0;
+  }
+
+  /**
+   * A snapshot for a query's reads of rows, indexes and derived entries (everything frames
+   * write): the one LevelDB snapshot point reads share until the next applied group
+   * (point-snapshot.ts), stable, so the query creates and releases none on the event loop; a
+   * fresh `snapshot()` when there is none and a group is being written. Not for keys written
+   * outside frames (participants' checkpoint images: `snapshot()`).
+   */
+  readSnapshot(): Snapshot {
+    if (this.closed) throw new DbError('service_unavailable', 'the store is closed');
+    const held = this.pointReads.acquire(this.applySeq, !this.coordinator.writing);
+    if (!held) return this.snapshot();
+    return new LevelSnapshotReader(this.db, held.snap, (id) => this.manifest(id), { lsn: held.at.lsn, stable: true, tableLsns: held.at.tableLsns }, held.release);
   }
 
   /**
@@ -1225,6 +1292,7 @@ export class TenantStore implements StoreReader {
     } finally {
       this.hub.closeAll();
       this.feed.complete();
+      this.pointReads.retire();
       await this.db.close();
     }
   }

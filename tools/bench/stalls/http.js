@@ -19,6 +19,11 @@
  * window: N `_bulk` requests a second of `--write-batch B` (default 10) documents each, batches
  * alternating between new documents and re-indexing (replacing) existing ones, so every search
  * after a write meets a changed ES view (issue 25 §1: its derived state adjusted, not rebuilt).
+ *
+ * `--natives` has probe.js time the server's calls into classic-level's binding on its main thread
+ * (split into on CPU / run queue / blocked, with their callers; README.md "The blocked stalls, call
+ * by call"); `STALLS_NATIVE_WHERE=1` counts every call by caller, `STALLS_NATIVE_MS` (default 2)
+ * is the threshold for listing a call.
  */
 'use strict';
 const fs = require('fs');
@@ -37,6 +42,8 @@ const WRITES = numArg('writes-per-s', 0);
 const WRITE_BATCH = numArg('write-batch', 10);
 /** `--cpu-prof FILE`: a CPU profile of the server over the timed window to FILE, its stalls to FILE.stalls.json (prof-stalls.js reads both). */
 const CPU_PROF = (() => { const i = process.argv.indexOf('--cpu-prof'); return i >= 0 ? path.resolve(process.argv[i + 1]) : null; })();
+/** `--natives`: probe.js times the server's calls into classic-level's binding on the main thread (printed after the stalls). */
+const NATIVES = process.argv.includes('--natives');
 const CHUNK = 5000;
 const TENANT = '01J0S7A11SBENCH00000000000';
 const TOKEN = 'stalls-bench-token-0123456789';
@@ -58,7 +65,10 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mmdb-bench-stalls-'));
   const out = path.join(dir, 'probe.json');
   if (CPU_PROF) fs.rmSync(CPU_PROF, { force: true });
-  const env = { NODE_OPTIONS: `--require ${path.join(__dirname, 'probe.js')}`, STALLS_PROBE_OUT: out, ...(CPU_PROF ? { STALLS_CPU_PROF: CPU_PROF } : {}) };
+  const env = {
+    NODE_OPTIONS: `--require ${path.join(__dirname, 'probe.js')}`, STALLS_PROBE_OUT: out, ...(CPU_PROF ? { STALLS_CPU_PROF: CPU_PROF } : {}),
+    ...(NATIVES ? { STALLS_NATIVE: '1', STALLS_NATIVE_MS: process.env.STALLS_NATIVE_MS ?? '2', STALLS_NATIVE_WHERE: process.env.STALLS_NATIVE_WHERE ?? '' } : {}),
+  };
   const nodeArgs = SEMI ? [`--max-semi-space-size=${SEMI}`] : undefined;
   const { proc, url } = await startBuiltServer(path.join(dir, 'data'), { tenant: TENANT, token: TOKEN, env, nodeArgs });
   proc.on('exit', (c, sig) => process.env.STALLS_DEBUG && console.error('server exit', c, sig));
@@ -167,14 +177,16 @@ async function main() {
     }
     if (WRITES) console.log(`| _bulk writes (${WRITE_BATCH} docs) p50 / p99 / max | ${f(pct(writes, 50), 2)} / ${f(pct(writes, 99), 2)} / ${f(Math.max(...writes))} ms (${writes.length}) |`);
     if (r.stalls.length) {
-      console.log('\n| stall ms | on CPU ms | run-queue wait ms (host) | blocked ms | GCs overlapping (kind pause ms) |');
-      console.log('|---|---|---|---|---|');
+      console.log('\n| stall ms | on CPU ms | run-queue wait ms (host) | blocked ms | GCs overlapping (kind pause ms) | classic-level calls inside (ms) |');
+      console.log('|---|---|---|---|---|---|');
       for (const s of [...r.stalls].sort((a, b) => b.ms - a.ms).slice(0, 15)) {
         const g = s.gcs.filter((x) => x.kind !== 'minor' || x.ms >= 5).map((x) => `${x.kind} ${f(x.ms)}`).join(', ');
         const small = s.gcs.filter((x) => x.kind === 'minor' && x.ms < 5).length;
-        console.log(`| ${f(s.ms)} | ${f(s.cpu)} | ${f(s.runq)} | ${f(s.blocked)} | ${g}${small ? `${g ? ', ' : ''}${small} scavenges < 5 ms` : ''} |`);
+        const nat = (s.natives ?? []).map((n) => `${n.name} ${f(n.ms)}`).join(', ');
+        console.log(`| ${f(s.ms)} | ${f(s.cpu)} | ${f(s.runq)} | ${f(s.blocked)} | ${g}${small ? `${g ? ', ' : ''}${small} scavenges < 5 ms` : ''} | ${nat} |`);
       }
     }
+    printNatives(r, f);
   } finally {
     await new Promise((r) => {
       proc.once('exit', r);
@@ -182,6 +194,28 @@ async function main() {
     });
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The classic-level binding's calls on the server's main thread over the window (probe.js): per
+ * native function the calls, their total and longest time; then the slowest single calls with the
+ * JS frames that made them (what took LevelDB's mutex on the event loop when a stall is blocked).
+ */
+function printNatives(r, f) {
+  if (!r.nativeCalls) return;
+  const rows = Object.entries(r.nativeCalls).sort((a, b) => b[1].max - a[1].max);
+  console.log('\n| classic-level call (main thread) | calls | total ms | longest ms |');
+  console.log('|---|---|---|---|');
+  for (const [name, c] of rows) console.log(`| ${name} | ${c.n} | ${f(c.ms)} | ${f(c.max, 2)} |`);
+  for (const [name, c] of rows) {
+    if (!c.by) continue; // STALLS_NATIVE_WHERE=1: the callers of each call
+    for (const [w, n] of Object.entries(c.by).sort((a, b) => b[1] - a[1]).slice(0, 5)) console.log(`  ${name} × ${n}: ${w}`);
+  }
+  const slow = [...r.natives].sort((a, b) => b.ms - a.ms).slice(0, 10);
+  if (!slow.length) return;
+  console.log('\n| slowest calls ms | on CPU | run queue | blocked | GC inside | call | made by |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const n of slow) console.log(`| ${f(n.ms, 2)} | ${f(n.cpu)} | ${f(n.runq)} | ${f(n.blocked)} | ${f(n.gc)} | ${n.name} | ${n.where.slice(0, 4).join(' ← ')} |`);
 }
 
 main().catch((e) => {

@@ -10,7 +10,12 @@
 //   task), waiting in the run queue (the host gave the CPU to another process: noise), or neither
 //   (blocked: waiting on a lock, e.g. for the GC's helper threads);
 // - every GC (perf_hooks 'gc' entries): kind (minor = scavenge, major = mark-compact, incremental
-//   marking steps, weak callbacks) and pause.
+//   marking steps, weak callbacks) and pause;
+// - with STALLS_NATIVE=1, every call into classic-level's native binding that ran on the main
+//   thread for over NATIVE_MS (its name, time split by schedstat, and the JS frames that made it): the calls that can take LevelDB's
+//   mutex synchronously (snapshot_init/close, iterator_init/close/seek, the db_get / db_get_many /
+//   db_has workers' constructors, which create an implicit snapshot there) and the others, so a
+//   blocked stall is attributed to the call that waited (README.md, "The blocked stalls").
 'use strict';
 const fs = require('fs');
 const { PerformanceObserver, performance, monitorEventLoopDelay, constants } = require('perf_hooks');
@@ -26,6 +31,56 @@ function sched() {
     return { cpu: Number(f[0]) / 1e6, wait: Number(f[1]) / 1e6 };
   } catch {
     return { cpu: NaN, wait: NaN };
+  }
+}
+
+// STALLS_NATIVE=1 (http.js --natives): classic-level's binding wrapped, each call timed on the main
+// thread; the calls that can take LevelDB's mutex there also read schedstat before and after, so a
+// slow one splits into on CPU / run-queue wait / blocked (~15 µs per such call added). The binding
+// object is the one classic-level's own modules call through.
+const NATIVE_MS = Number(process.env.STALLS_NATIVE_MS ?? 2);
+const MUTEX_CALLS = new Set(['snapshot_init', 'snapshot_close', 'iterator_init', 'iterator_close', 'iterator_seek', 'db_get', 'db_get_sync',
+  'db_get_many', 'db_has', 'db_has_many', 'db_get_property', 'db_put', 'db_del', 'batch_do', 'batch_write']);
+const WHERE = !!process.env.STALLS_NATIVE_WHERE;
+const IMPLICIT_CALLS = new Set(['db_get', 'db_get_many', 'db_has', 'db_has_many', 'iterator_init']);
+let natives = [];
+let nativeCalls = {};
+if (process.env.STALLS_NATIVE) {
+  const binding = require('classic-level/binding.js');
+  for (const name of Object.keys(binding)) {
+    const fn = binding[name];
+    if (typeof fn !== 'function' || name === 'db_init') continue;
+    const split = MUTEX_CALLS.has(name);
+    // a read or iterator given no snapshot (its 4th argument) makes an implicit one under the mutex
+    const implicit = IMPLICIT_CALLS.has(name) ? `${name} (implicit snapshot)` : null;
+    binding[name] = function (...args) {
+      const s0 = split ? sched() : null;
+      const t0 = now();
+      const label = implicit && args[3] == null ? implicit : name;
+      try {
+        return fn.apply(this, args);
+      } finally {
+        const ms = now() - t0;
+        const c = (nativeCalls[label] ??= { n: 0, ms: 0, max: 0 });
+        c.n++;
+        c.ms += ms;
+        if (ms > c.max) c.max = ms;
+        if (WHERE && split) {
+          // STALLS_NATIVE_WHERE=1: every call's caller counted (a stack per call: diagnosis only)
+          const w = (new Error().stack ?? '').split('\n').slice(2).map((l) => l.trim().replace(/^at /, ''))
+            .filter((l) => !l.includes('node_modules') && !l.startsWith('node:')).slice(0, 3).map((l) => l.replace(/ \(.*\)$/, '')).join(' ← ');
+          (c.by ??= {})[w] = (c.by[w] ?? 0) + 1;
+        }
+        if (ms >= NATIVE_MS) {
+          const s1 = split ? sched() : null;
+          const cpu = s1 ? s1.cpu - s0.cpu : NaN;
+          const runq = s1 ? s1.wait - s0.wait : NaN;
+          const where = (new Error().stack ?? '').split('\n').slice(2).map((l) => l.trim().replace(/^at /, ''))
+            .filter((l) => !l.includes('node_modules') && !l.startsWith('node:')).slice(0, 6);
+          natives.push({ at: t0, ms, name: label, cpu, runq, blocked: Math.max(0, ms - cpu - runq), where });
+        }
+      }
+    };
   }
 }
 
@@ -117,7 +172,10 @@ function report() {
       ...s,
       blocked: Math.max(0, s.ms - s.cpu - s.runq),
       gcs: gcs.filter((g) => g.at + g.ms >= s.at && g.at <= s.at + s.ms).map((g) => ({ kind: g.kind, ms: g.ms })),
+      natives: natives.filter((n) => n.at + n.ms >= s.at && n.at <= s.at + s.ms),
     })),
+    natives: natives.map((n) => ({ ...n, gc: gcs.filter((g) => g.at + g.ms >= n.at && g.at <= n.at + n.ms).reduce((a, g) => a + g.ms, 0) })),
+    nativeCalls,
     gcs,
     heapUsedMb: process.memoryUsage().heapUsed / 1e6,
     oldSpaceMb: [oldAtStart, oldSpaceMb()],
@@ -134,6 +192,8 @@ function report() {
   h.enable();
   stalls = [];
   gcs = [];
+  natives = [];
+  nativeCalls = {};
   since = t;
   profileWindow(); // after the window's figures: stopping the profiler takes a while (the next window's first stall)
 }

@@ -4,6 +4,7 @@ import { checkRows, rowVisible } from '../security/row-gate';
 import type { PlanNode } from '@mmdb/plan';
 import { formatResult } from '@mmdb/sql';
 import type { EsBackend, EsChange, EsTable } from '@mmdb/es-compat';
+import type { PkTuple, StoredRow } from '@mmdb/storage';
 import type { TenantHandle } from '../tenancy/tenant-registry';
 import type { QueryRunner } from '../query/query.runner';
 import type { MigrationsEngine } from '../migrations/migrations.module';
@@ -109,16 +110,25 @@ export class StoreEsBackend implements EsBackend {
     if (changes.every((c) => c.op === 'schema_put' || !c.expect)) {
       return changes.map((c) => (c.op === 'schema_put' || c.expect === undefined ? c : c.op === 'put' ? { op: 'put', schema: c.schema, row: c.row, precondition: INSERT } : { op: 'delete', schema: c.schema, pk: c.pk, precondition: INSERT }));
     }
-    return Promise.all(changes.map(async (c) => {
+    // the rows the writes read, one store read per table (a replace batch: one getMany, not a get each)
+    const pkOf = (c: Exclude<EsChange, { op: 'schema_put' }>): PkTuple => (c.op === 'delete' ? c.pk : (t.store.manifest(c.schema)?.primary_key ?? ['_id']).map((k) => c.row[k] ?? null));
+    const reads = new Map<string, { pks: PkTuple[]; rows?: Array<StoredRow | undefined> }>();
+    const at = changes.map((c) => {
+      if (c.op === 'schema_put' || !c.expect || !t.store.manifest(c.schema)) return -1;
+      let r = reads.get(c.schema);
+      if (!r) reads.set(c.schema, (r = { pks: [] }));
+      return r.pks.push(pkOf(c)) - 1;
+    });
+    await Promise.all([...reads].map(async ([schema, r]) => void (r.rows = await t.store.getRows(schema, r.pks))));
+    return changes.map((c, i) => {
       if (c.op === 'schema_put' || c.expect === undefined) return c;
       const { expect, ...change } = c;
       if (expect === null) return { ...change, precondition: INSERT };
-      const pk = c.op === 'delete' ? c.pk : (t.store.manifest(c.schema)?.primary_key ?? ['_id']).map((k) => c.row[k] ?? null);
-      const cur = t.store.manifest(c.schema) ? await t.store.getRow(c.schema, pk) : undefined;
+      const cur = at[i] < 0 ? undefined : reads.get(c.schema)!.rows![at[i]];
       const same = cur !== undefined && Number(cur.values._version ?? 1) === expect.version && Number(cur.values._seq_no ?? 0) === expect.seqNo;
-      if (!same) throw new DbError('write_conflict', `row ${c.schema}/${stringifyJson(pk)} changed since the ES write read it`, cur ? { current_version: cur.version } : {});
+      if (!same) throw new DbError('write_conflict', `row ${c.schema}/${stringifyJson(pkOf(c))} changed since the ES write read it`, cur ? { current_version: cur.version } : {});
       return { ...change, precondition: { kind: 'if_match', version: cur.version } };
-    }));
+    });
   }
 
   async drop(id: string): Promise<void> {
@@ -132,11 +142,8 @@ export class StoreEsBackend implements EsBackend {
   }
 
   async tableLsn(id: string): Promise<number> {
-    const s = this.t.store.snapshot();
-    try {
-      return s.tableLsn(id);
-    } finally {
-      await s.release();
-    }
+    // the store's own table LSN, not a snapshot's: a LevelDB snapshot per search took LevelDB's
+    // mutex on the event loop twice (libs/storage point-snapshot.ts)
+    return this.t.store.tableLsn(id);
   }
 }

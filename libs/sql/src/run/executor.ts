@@ -8,7 +8,7 @@ import { DbError, isInternalTable } from '@mmdb/core';
 import type { PkTuple, Snapshot, StoredResponse } from '@mmdb/storage';
 import type { PlanNode } from '@mmdb/plan';
 import type { Row, TableManifest } from '@mmdb/core';
-import { findManifest, sqlTable, type SqlTable } from '../catalog';
+import { findManifest, querySnapshot, sqlTable, type SqlTable } from '../catalog';
 import { DEFAULT_LIMITS, ExecCtx, type Budget, type QueryLimits, type Writer } from '../exec/context';
 import { compilePlan, type Op } from '../exec/ops';
 import { TableCache } from '../exec/table-cache';
@@ -272,10 +272,12 @@ export class PlanExecutor {
     const seen = this.tables.lastFrame;
     if (seen < 0 || !settled() || !this.leafReader.preloadCurrent(rest, ctx)) return false;
     let lazy: Snapshot | undefined;
-    const positions = { rawGetMany: (keys: Buffer[]) => (lazy ??= store.snapshot()).rawGetMany(keys) } as unknown as Snapshot;
+    const positions = { rawGetMany: (keys: Buffer[]) => (lazy ??= querySnapshot(store)).rawGetMany(keys) } as unknown as Snapshot;
     let ok = false;
     try {
-      ok = (await this.multi.searchCurrent(searches, positions, ctx)) && this.tables.lastFrame === seen && settled() && (!lazy || lazy.stable);
+      // each leaf checks that no frame was applied (and the store is settled) once its hits and
+      // rows are in hand, not at the end: an fts leaf's loop over its hits gives the event loop back
+      ok = (await this.multi.searchCurrent(searches, positions, ctx, () => this.tables.lastFrame === seen && settled())) && (!lazy || lazy.stable);
     } finally {
       if (lazy) await lazy.release();
       if (!ok) {
@@ -301,13 +303,13 @@ export class PlanExecutor {
    * concurrent with: either order is a valid one.
    */
   private async snapshotFor(leaves: readonly PlanNode[]): Promise<Snapshot> {
-    let s = this.sources.store.snapshot();
+    let s = querySnapshot(this.sources.store);
     if (s.stable || !leaves.some((n) => n.op !== 'get' && n.op !== 'insert' && (n.op !== 'index_scan' || n.top !== undefined))) return s;
     const until = performance.now() + STABLE_WAIT_MS;
     while (!s.stable && performance.now() < until) {
       await s.release();
       await new Promise((r) => setTimeout(r, 1));
-      s = this.sources.store.snapshot();
+      s = querySnapshot(this.sources.store);
     }
     return s;
   }

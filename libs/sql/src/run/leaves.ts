@@ -6,7 +6,7 @@
 import { DbError, type JsonValue } from '@mmdb/core';
 import type { PkTuple, ScanOptions, Snapshot, StoredRow } from '@mmdb/storage';
 import type { Expr, PlanNode } from '@mmdb/plan';
-import type { SqlStore, SqlTable } from '../catalog';
+import { querySnapshot, type SqlStore, type SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { Scope } from '../exec/scope';
@@ -143,7 +143,7 @@ export class LeafReader {
           if (cached) { leaves.set(n, this.fromEntry(n, t, cached, ctx)!); return; }
           const key = n.key.map((e, i) => storeKey(t, t.pk[i], constant(e)));
           if (key.some((k) => k === undefined)) { leaves.set(n, []); return; }
-          this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
+          this.tables.noteMiss(snap, t, () => querySnapshot(this.store), (s) => readTable(s, t, () => undefined));
           const r = await snap.getRow(t.id, key as PkTuple);
           leaves.set(n, r ? [toTuple(t, r)] : []);
         })());
@@ -157,7 +157,7 @@ export class LeafReader {
           else if (['i64', 'f64', 'timestamp'].includes(t.manifest.columns[col].ty)) {
             // numbers: the index's key order is their comparison order: read it until the n-th
             // entry and its ties, then put the rows back in pk order
-            this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
+            this.tables.noteMiss(snap, t, () => querySnapshot(this.store), (s) => readTable(s, t, () => undefined));
             const top = n.top!;
             const opts: ScanOptions = { reverse: !!n.reverse, batchSize: Math.max(16, Math.min(1024, top + 1)) };
             const iter = n.index === 'primary' ? snap.scanRows(t.id, opts) : snap.scanIndex(t.id, n.index, opts);
@@ -203,7 +203,7 @@ export class LeafReader {
             ...(lo !== undefined ? { [n.lower!.inclusive ? 'gte' : 'gt']: [...prefix, lo] } : prefix.length && hi !== undefined ? { gte: prefix } : {}),
             ...(hi !== undefined ? { [n.upper!.inclusive ? 'lte' : 'lt']: [...prefix, hi] } : prefix.length && lo !== undefined ? { lte: [...prefix, '\uffff'] } : {}),
           } as never;
-          this.tables.noteMiss(snap, t, () => this.store.snapshot(), (s) => readTable(s, t, () => undefined));
+          this.tables.noteMiss(snap, t, () => querySnapshot(this.store), (s) => readTable(s, t, () => undefined));
           const iter = n.index === 'primary' ? snap.scanRows(t.id, opts) : snap.scanIndex(t.id, n.index, opts);
           const out: Tuple[] = [];
           for await (const batch of iter) {

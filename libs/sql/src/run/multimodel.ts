@@ -9,7 +9,7 @@ import type { Expr, NodeOf, PlanNode } from '@mmdb/plan';
 import { DEFAULT_LIMIT, MAX_LIMIT, RANKING_DEFAULTS, type CollectStats, type SearchOptions } from '@mmdb/fts';
 import { distance, filterExactMax, type VectorMetric } from '@mmdb/vector';
 import { nodeOf, shortestPath, tupleOfNode } from '@mmdb/graph';
-import type { SqlTable } from '../catalog';
+import { querySnapshot, type SqlTable } from '../catalog';
 import type { ExecCtx } from '../exec/context';
 import { ExprCompiler } from '../exec/expr';
 import { vectorOfText } from '../exec/vector-functions';
@@ -29,6 +29,8 @@ import type { Txn } from './writer';
 const POINT_READS = 256;
 /** Thrown inside `fts` / `vector` answering at the current LSN when a leaf cannot be (searchCurrent answers false). */
 const NOT_CURRENT = Symbol('not current');
+/** An fts leaf's loop over its hits looks at the clock every this many + 1 hits (a power of two, minus one). */
+const HIT_SLICE_CHECK = 1023;
 
 /** The leaves `searchCurrent` answers at the current LSN. */
 export type SearchLeaf = NodeOf<'fts_search'> | NodeOf<'vector_topk'>;
@@ -160,14 +162,21 @@ export class MultiModelReader {
    * applied frames, so a search and its hits' rows taken while no frame is applied agree. A ranking
    * that reads documents' positions reads them through `lazy` (a snapshot taken on first use).
    * False when a leaf cannot be answered so (its table's rows are not in the cache by key text, a
-   * metric other than the index's, a filter with a subquery): the caller takes a snapshot. Each leaf's explain time is its call's.
+   * metric other than the index's, a filter with a subquery) or when `unchanged` (no frame applied
+   * since the caller's other leaves were read) fails once a leaf's hits and their rows are in hand:
+   * the caller takes a snapshot. Checked there, not at the end, so an fts leaf's loop over its hits
+   * may give the event loop back without a frame applied meanwhile sending the query to a snapshot.
+   * Each leaf's explain time is its call's.
    */
-  async searchCurrent(nodes: readonly SearchLeaf[], lazy: Snapshot, ctx: ExecCtx): Promise<boolean> {
+  async searchCurrent(nodes: readonly SearchLeaf[], lazy: Snapshot, ctx: ExecCtx, unchanged: () => boolean): Promise<boolean> {
     try {
       for (const n of nodes) {
         const t0 = performance.now();
-        if (n.op === 'fts_search') await this.fts(n, lazy, ctx, null, true);
-        else await this.vector(n, lazy, ctx, null, true);
+        if (n.op === 'fts_search') await this.fts(n, lazy, ctx, null, unchanged);
+        else {
+          await this.vector(n, lazy, ctx, null, true);
+          if (!unchanged()) throw NOT_CURRENT;
+        }
         if (ctx.explain) ctx.loadMs.set(n, performance.now() - t0);
       }
       return true;
@@ -226,7 +235,7 @@ export class MultiModelReader {
       return out;
     }
     // a table read by point reads twice at one LSN is loaded whole in the background (as pk gets do)
-    this.leaves.tables.noteMiss(snap, t, () => this.sources.store.snapshot(), (s) => readTable(s, t, () => undefined));
+    this.leaves.tables.noteMiss(snap, t, () => querySnapshot(this.sources.store), (s) => readTable(s, t, () => undefined));
     // one multi-get for all the keys (one store round trip rather than one per hit)
     const found: Array<{ k: string; pk: PkTuple }> = [];
     for (const k of keys) {
@@ -350,7 +359,8 @@ export class MultiModelReader {
 
   // ---- fts_search ----
 
-  private async fts(n: NodeOf<'fts_search'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null, current = false): Promise<void> {
+  private async fts(n: NodeOf<'fts_search'>, snap: Snapshot, ctx: ExecCtx, txn: Txn | null, unchanged?: () => boolean): Promise<void> {
+    const current = !!unchanged;
     const reader = need(this.sources.fts, 'full-text');
     const t = this.table(n.schema);
     const fields = n.fields ?? (n.field !== undefined ? [{ field: n.field }] : []);
@@ -385,11 +395,22 @@ export class MultiModelReader {
       const cached = !keysOnly && this.cachedByText(t, snap, txn, current);
       if (current && !keysOnly && !cached) throw NOT_CURRENT; // the rows would need a snapshot
       const row = cached || (keysOnly ? this.keyRows(ranked.map((d) => d.doc_id), t) : await this.rowsByKey(ranked.map((d) => d.doc_id), t, snap, ctx, txn));
+      // the hits and the versions of their rows are in hand (immutable): one state of the store
+      if (unchanged && !unchanged()) throw NOT_CURRENT;
       const out: Tuple[] = [];
-      for (const d of ranked) {
+      let t0 = performance.now();
+      for (let i = 0; i < ranked.length; i++) {
+        const d = ranked[i];
         const r = byOrd && d.ord !== undefined ? byOrd(d.ord, d.doc_id) : row.get(d.doc_id);
         // no_score (the optimizer saw nothing read `_score`): the row itself, no copy per hit
         if (r && (!pass || pass(r))) out.push(n.no_score ? r : [...r, d.score]);
+        // every match of a frequent word is tens of thousands of hits (an aggregation's input):
+        // their rows and filter in slices, the event loop given back between them (issue 25 §1)
+        if ((i & HIT_SLICE_CHECK) === HIT_SLICE_CHECK && performance.now() - t0 > sliceMs(ctx)) {
+          await nextTurn(ctx);
+          ctx.check();
+          t0 = performance.now();
+        }
       }
       if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
         const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
