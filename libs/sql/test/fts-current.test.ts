@@ -11,8 +11,6 @@ import { TenantStore } from '@mmdb/storage';
 import { FtsParticipant } from '@mmdb/fts';
 import type { PlanNode } from '@mmdb/plan';
 import { SqlEngine } from '@mmdb/sql';
-import { onTurn } from '../src/exec/turns';
-import type { ExecCtx } from '../src/exec/context';
 
 jest.setTimeout(60_000);
 
@@ -106,34 +104,6 @@ describe('fts_search leaves at the current LSN', () => {
     expect(rows.map((r) => r[0])).toContain('late');
     snaps.mockRestore();
     expect(rows).toEqual(await fromSnapshot(every));
-  });
-
-  it('gives the event loop back while an every-match leaf reads its hits, still without a snapshot', async () => {
-    // 3,000 more matches of 'river': the leaf's loop over its hits is long enough to be sliced
-    await store.commit({ changes: Array.from({ length: 3000 }, (_, i) => ({ op: 'put' as const, schema: 'app.docs', row: { id: `m${i}`, body: `river m${i}`, n: i } })) });
-    await sql.runPlan(every);
-    await sql.exec.tables.settled();
-    const expected = await fromSnapshot(every);
-    const snaps = jest.spyOn(store, 'readSnapshot');
-    const before = sql.exec.currentFts;
-    // a clock that moves 2 ms at every reading: each look at it finds the slice (1 ms) used up
-    let t = performance.now();
-    jest.spyOn(performance, 'now').mockImplementation(() => (t += 2));
-    // the leaves the query held at each turn it gave back: none yet while its fts leaf reads its hits
-    const held: number[] = [];
-    onTurn((who) => held.push((who as ExecCtx).leaves.size));
-    let rows;
-    try {
-      rows = (await sql.runPlan(every)).rows;
-    } finally {
-      onTurn(null);
-      jest.spyOn(performance, 'now').mockRestore();
-    }
-    expect(held.filter((n) => n === 0).length).toBeGreaterThanOrEqual(2);
-    expect(snaps).not.toHaveBeenCalled();
-    expect(sql.exec.currentFts - before).toBe(1);
-    expect(rows!.length).toBeGreaterThan(3000);
-    expect(rows).toEqual(expected);
   });
 
   it('takes a snapshot for a table the cache does not hold', async () => {

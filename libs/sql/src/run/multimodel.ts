@@ -29,8 +29,6 @@ import type { Txn } from './writer';
 const POINT_READS = 256;
 /** Thrown inside `fts` / `vector` answering at the current LSN when a leaf cannot be (searchCurrent answers false). */
 const NOT_CURRENT = Symbol('not current');
-/** An fts leaf's loop over its hits looks at the clock every this many + 1 hits (a power of two, minus one). */
-const HIT_SLICE_CHECK = 1023;
 
 /** The leaves `searchCurrent` answers at the current LSN. */
 export type SearchLeaf = NodeOf<'fts_search'> | NodeOf<'vector_topk'>;
@@ -398,19 +396,11 @@ export class MultiModelReader {
       // the hits and the versions of their rows are in hand (immutable): one state of the store
       if (unchanged && !unchanged()) throw NOT_CURRENT;
       const out: Tuple[] = [];
-      let t0 = performance.now();
       for (let i = 0; i < ranked.length; i++) {
         const d = ranked[i];
         const r = byOrd && d.ord !== undefined ? byOrd(d.ord, d.doc_id) : row.get(d.doc_id);
         // no_score (the optimizer saw nothing read `_score`): the row itself, no copy per hit
         if (r && (!pass || pass(r))) out.push(n.no_score ? r : [...r, d.score]);
-        // every match of a frequent word is tens of thousands of hits (an aggregation's input):
-        // their rows and filter in slices, the event loop given back between them (issue 25 §1)
-        if ((i & HIT_SLICE_CHECK) === HIT_SLICE_CHECK && performance.now() - t0 > sliceMs(ctx)) {
-          await nextTurn(ctx);
-          ctx.check();
-          t0 = performance.now();
-        }
       }
       if (!pass || every || out.length >= limit || ranked.length < want || want >= MAX_LIMIT) {
         const how = stats.taat ? `term-at-a-time${stats.taatPartial ? ' (partial)' : ''}` : stats.tierExits ? 'champion tiers' : 'document-at-a-time block-max';
