@@ -276,7 +276,7 @@ export class PlanExecutor {
     let ok = false;
     try {
       // each leaf checks that no frame was applied (and the store is settled) once its hits and
-      // rows are in hand, not at the end: an fts leaf's loop over its hits gives the event loop back
+      // rows are in hand, before the leaf builds its output
       ok = (await this.multi.searchCurrent(searches, positions, ctx, () => this.tables.lastFrame === seen && settled())) && (!lazy || lazy.stable);
     } finally {
       if (lazy) await lazy.release();

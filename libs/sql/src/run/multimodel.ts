@@ -162,8 +162,8 @@ export class MultiModelReader {
    * False when a leaf cannot be answered so (its table's rows are not in the cache by key text, a
    * metric other than the index's, a filter with a subquery) or when `unchanged` (no frame applied
    * since the caller's other leaves were read) fails once a leaf's hits and their rows are in hand:
-   * the caller takes a snapshot. Checked there, not at the end, so an fts leaf's loop over its hits
-   * may give the event loop back without a frame applied meanwhile sending the query to a snapshot.
+   * the caller takes a snapshot. Checked there, once what the leaf read is in hand (its loop over
+   * the hits is one synchronous turn: its slicing was reverted, libs/sql DESIGN.md).
    * Each leaf's explain time is its call's.
    */
   async searchCurrent(nodes: readonly SearchLeaf[], lazy: Snapshot, ctx: ExecCtx, unchanged: () => boolean): Promise<boolean> {
